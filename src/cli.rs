@@ -1,0 +1,108 @@
+//! Command-line syntax only (clap). Nothing here touches the system: the
+//! meaning of the flags is resolved in `plan`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::units::{parse_duration, parse_size};
+
+/// Read-only array check for raw block devices: serial and parallel O_DIRECT
+/// reads, per-disk MB/s and latency, slow-disk and shared-bottleneck verdicts.
+#[derive(Debug, Parser)]
+#[command(name = "arrayburn", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the disks on this machine with identity, size and in-use state.
+    List(ListArgs),
+    /// Read disks one at a time, then all at once, and judge them (read-only).
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only these devices (paths such as /dev/sdb or /dev/disk/by-id/...).
+    pub devices: Vec<String>,
+    /// Include loop, RAM, device-mapper and md devices.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Which passes to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Passes {
+    /// Serial, then parallel.
+    Both,
+    /// Only the serial pass.
+    Serial,
+    /// Only the parallel pass (no per-disk baseline to compare with).
+    Parallel,
+}
+
+/// How progress is shown on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProgressMode {
+    /// Bars on a terminal, plain periodic lines otherwise.
+    Auto,
+    /// One bar per disk.
+    Bars,
+    /// Plain lines every --progress-interval (for logs and tmux).
+    Lines,
+    /// Nothing but read errors and warnings.
+    None,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Block devices to read (whole disks: /dev/sdb, /dev/disk/by-id/...).
+    #[arg(required = true)]
+    pub devices: Vec<String>,
+    /// How long each disk is read in a sampled pass (30s, 2m, 1.5s).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub sample: Duration,
+    /// Read whole disks in the parallel pass and judge completion times
+    /// (the serial pass stays a sample, as in solnet-array-test).
+    #[arg(long)]
+    pub full: bool,
+    /// Read whole disks in the serial pass too.
+    #[arg(long)]
+    pub full_serial: bool,
+    /// Size of each read (binary units: 4m = 4 MiB).
+    #[arg(long, default_value = "4m", value_parser = parse_size)]
+    pub block: u64,
+    /// A disk below this % of its peers' median (or of its own serial speed
+    /// in the parallel pass) is slow.
+    #[arg(long, default_value_t = 92.0)]
+    pub slow_pct: f64,
+    /// A disk above this % of its peers' median is fast.
+    #[arg(long, default_value_t = 107.0)]
+    pub fast_pct: f64,
+    /// Which passes to run.
+    #[arg(long, value_enum, default_value_t = Passes::Both)]
+    pub passes: Passes,
+    /// Write the full result as JSON to FILE (also after each pass, and on
+    /// interruption).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write the text report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Accept partitions (read them as if they were disks).
+    #[arg(long)]
+    pub allow_partitions: bool,
+    /// How progress is shown on stderr.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
+    /// Interval between plain progress lines.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub progress_interval: Duration,
+}

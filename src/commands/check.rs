@@ -1,0 +1,88 @@
+//! `arrayburn check`: plan, run the passes, save after each, report.
+
+use std::io::{IsTerminal, Write};
+use std::time::SystemTime;
+
+use anyhow::Context;
+
+use super::Outcome;
+use crate::cli::{CheckArgs, ProgressMode};
+use crate::device::SystemPaths;
+use crate::io::{Engine, PreadEngine};
+use crate::plan::Plan;
+use crate::report::progress::{Progress, Style};
+use crate::report::{self, Report, RunInfo};
+use crate::run::{PassRun, StopFlag, run_pass};
+
+/// Runs a check.
+pub fn run(args: &CheckArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
+    let plan = Plan::resolve(args, &SystemPaths::real())?;
+    for w in &plan.warnings {
+        eprintln!("arrayburn: warning: {w}");
+    }
+    let mut info = RunInfo {
+        started_at: SystemTime::now(),
+        command_line: argv,
+        interrupted: false,
+    };
+    let labels = plan.devices.iter().map(|d| d.given.clone()).collect();
+    let mut progress = Progress::new(
+        style(plan.settings.progress),
+        labels,
+        plan.settings.progress_interval,
+    );
+    let geometry = plan.geometry();
+    let engines = |d: usize| -> std::io::Result<Box<dyn Engine>> {
+        Ok(Box::new(PreadEngine::new(plan.files[d].try_clone()?)))
+    };
+    let mut passes: Vec<PassRun> = Vec::new();
+    for spec in plan.pass_specs() {
+        if stop.is_set() {
+            break;
+        }
+        passes.push(run_pass(spec, &geometry, &engines, stop, &mut progress)?);
+        info.interrupted = stop.is_set();
+        save_json(&plan, &report::build(&plan, &passes, &info))?;
+    }
+    info.interrupted = stop.is_set();
+    let report = report::build(&plan, &passes, &info);
+    finish(&plan, &report)?;
+    Ok(if info.interrupted {
+        Outcome::Interrupted
+    } else if report.summary.verdict == "healthy" {
+        Outcome::Healthy
+    } else {
+        Outcome::Flagged
+    })
+}
+
+fn style(mode: ProgressMode) -> Style {
+    match mode {
+        ProgressMode::Bars => Style::Bars,
+        ProgressMode::Lines => Style::Lines,
+        ProgressMode::None => Style::Quiet,
+        ProgressMode::Auto if std::io::stderr().is_terminal() => Style::Bars,
+        ProgressMode::Auto => Style::Lines,
+    }
+}
+
+fn save_json(plan: &Plan, report: &Report) -> anyhow::Result<()> {
+    if let Some(path) = &plan.settings.json {
+        report::json::write_atomic(path, &report::json::render(report))
+            .with_context(|| format!("writing --json {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Prints the report, then writes the JSON and text files.
+fn finish(plan: &Plan, report: &Report) -> anyhow::Result<()> {
+    let text = report::text::render(report);
+    // A closed pipe (`| head`) is not a failure of the check.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    save_json(plan, report)?;
+    if let Some(path) = &plan.settings.out {
+        report::json::write_atomic(path, text.as_bytes())
+            .with_context(|| format!("writing --out {}", path.display()))?;
+    }
+    Ok(())
+}

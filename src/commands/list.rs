@@ -1,0 +1,104 @@
+//! `arrayburn list`: the disks on this machine, from sysfs. Reads no data.
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::Outcome;
+use crate::cli::ListArgs;
+use crate::device::{self, Identity, InUse, SystemPaths, sysfs};
+use crate::report::text;
+use crate::units::human_bytes;
+
+/// One row of `list --json`.
+#[derive(Debug, Serialize)]
+struct Entry {
+    /// The path listed.
+    path: String,
+    #[serde(flatten)]
+    identity: Identity,
+    /// For a partition, its disk's kernel name.
+    partition_of: Option<String>,
+    /// Why it is in use; empty when idle.
+    in_use: Vec<InUse>,
+}
+
+/// Lists disks.
+pub fn run(args: &ListArgs) -> Result<Outcome> {
+    let paths = SystemPaths::real();
+    let entries = if args.devices.is_empty() {
+        all(&paths, args.all)
+    } else {
+        named(&paths, &args.devices)?
+    };
+    let out = if args.json {
+        serde_json::to_string_pretty(&entries)? + "\n"
+    } else {
+        table(&entries)
+    };
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    Ok(Outcome::Healthy)
+}
+
+fn entry(d: device::BlockDevice) -> Entry {
+    Entry {
+        path: d.given,
+        identity: d.identity,
+        partition_of: d.partition_of,
+        in_use: d.in_use,
+    }
+}
+
+fn named(paths: &SystemPaths, names: &[String]) -> Result<Vec<Entry>> {
+    names
+        .iter()
+        .map(|n| Ok(entry(device::resolve(paths, n, true)?)))
+        .collect()
+}
+
+/// Every disk in /sys/block with a medium; virtual ones only with `--all`.
+fn all(paths: &SystemPaths, include_virtual: bool) -> Vec<Entry> {
+    sysfs::disk_names(paths)
+        .into_iter()
+        .filter(|n| include_virtual || !sysfs::is_virtual(n))
+        .filter_map(|n| device::resolve(paths, &paths.dev.join(&n).to_string_lossy(), true).ok())
+        .filter(|d| d.identity.size_bytes > 0)
+        .map(entry)
+        .collect()
+}
+
+fn table(entries: &[Entry]) -> String {
+    let mut t = text::table(&[
+        "Disk", "By-id", "Model", "Serial", "Firmware", "Size", "Bytes", "Sector", "Rot", "Rm",
+        "RO", "In use",
+    ]);
+    let yn = |b: bool| if b { "yes" } else { "no" };
+    for e in entries {
+        let id = &e.identity;
+        let by_id = id
+            .by_id
+            .as_deref()
+            .and_then(|p| p.rsplit('/').next())
+            .unwrap_or("-");
+        let uses: Vec<String> = e.in_use.iter().map(|u| u.to_string()).collect();
+        t.add_row(vec![
+            e.path.clone(),
+            by_id.to_string(),
+            id.model.clone().unwrap_or_else(|| "-".into()),
+            id.serial.clone().unwrap_or_else(|| "-".into()),
+            id.firmware.clone().unwrap_or_else(|| "-".into()),
+            human_bytes(id.size_bytes),
+            id.size_bytes.to_string(),
+            format!("{}/{}", id.logical_block_size, id.physical_block_size),
+            yn(id.rotational).into(),
+            yn(id.removable).into(),
+            yn(id.read_only).into(),
+            if uses.is_empty() {
+                "-".into()
+            } else {
+                uses.join("; ")
+            },
+        ]);
+    }
+    format!("{}\n", text::show(&t))
+}

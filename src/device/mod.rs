@@ -1,0 +1,187 @@
+//! Block devices: turning a path the user typed into a checked disk with its
+//! identity, and refusing everything that is not a disk before any I/O.
+//! This module reads sysfs and `stat`s paths; it never reads a device.
+
+pub mod buffer;
+pub mod sysfs;
+pub mod usage;
+
+use std::fs;
+use std::io::ErrorKind;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+use nix::sys::stat::{major, minor};
+use thiserror::Error;
+
+pub use sysfs::{Identity, SystemPaths};
+pub use usage::InUse;
+
+/// A path the user named, resolved to a block device.
+#[derive(Debug, Clone)]
+pub struct BlockDevice {
+    /// The path exactly as given on the command line.
+    pub given: String,
+    /// Identity read from sysfs.
+    pub identity: Identity,
+    /// For a partition, the kernel name of its disk.
+    pub partition_of: Option<String>,
+    /// Why the device is in use (empty when it is idle).
+    pub in_use: Vec<InUse>,
+    /// The device number (`st_rdev`): equal numbers are the same disk.
+    pub rdev: u64,
+}
+
+/// Why a path cannot be checked. Each message names the path, the problem
+/// and the way out, on one line.
+#[derive(Debug, Error)]
+pub enum DeviceError {
+    #[error("{0}: no such file or device; `arrayburn list` shows the disks on this machine")]
+    NotFound(String),
+    #[error(
+        "{0} is a regular file, not a block device; attach it first with `losetup -f --show --direct-io=on {0}` and check the loop device"
+    )]
+    RegularFile(String),
+    #[error(
+        "{0} is a directory, not a block device; name a disk such as /dev/sdb (see `arrayburn list`)"
+    )]
+    Directory(String),
+    #[error(
+        "{0} is a character device, not a block device; name a disk such as /dev/sdb (see `arrayburn list`)"
+    )]
+    CharDevice(String),
+    #[error("{0} is not a block device; name a disk such as /dev/sdb (see `arrayburn list`)")]
+    NotBlock(String),
+    #[error(
+        "{path} is partition {part} of disk {disk}; the check reads whole disks: name /dev/{disk} instead (or add --allow-partitions)"
+    )]
+    Partition {
+        path: String,
+        part: String,
+        disk: String,
+    },
+    #[error("{0}: permission denied; run arrayburn as root (or as a member of the disk group)")]
+    NoPermission(String),
+    #[error("{second} is the same disk as {first} (named twice); name each disk once")]
+    Duplicate { first: String, second: String },
+    #[error("{path}: {detail}")]
+    Other { path: String, detail: String },
+}
+
+/// Resolves `given` to a block device. `allow_partition` lets a partition
+/// through (its identity is then the partition's own).
+pub fn resolve(
+    paths: &SystemPaths,
+    given: &str,
+    allow_partition: bool,
+) -> Result<BlockDevice, DeviceError> {
+    let meta = fs::metadata(given).map_err(|e| match e.kind() {
+        ErrorKind::NotFound => DeviceError::NotFound(given.into()),
+        ErrorKind::PermissionDenied => DeviceError::NoPermission(given.into()),
+        _ => DeviceError::Other {
+            path: given.into(),
+            detail: e.to_string(),
+        },
+    })?;
+    let ft = meta.file_type();
+    if !ft.is_block_device() {
+        return Err(match () {
+            _ if ft.is_file() => DeviceError::RegularFile(given.into()),
+            _ if ft.is_dir() => DeviceError::Directory(given.into()),
+            _ if ft.is_char_device() => DeviceError::CharDevice(given.into()),
+            _ => DeviceError::NotBlock(given.into()),
+        });
+    }
+    let rdev = meta.rdev();
+    let link = paths
+        .sys
+        .join(format!("dev/block/{}:{}", major(rdev), minor(rdev)));
+    let dir = fs::canonicalize(&link).map_err(|e| DeviceError::Other {
+        path: given.into(),
+        detail: format!("no sysfs entry {} ({e})", link.display()),
+    })?;
+    let is_partition = dir.join("partition").exists();
+    let queue_dir = if is_partition {
+        dir.parent().unwrap_or(&dir).to_path_buf()
+    } else {
+        dir.clone()
+    };
+    let identity = sysfs::identity(paths, &dir, &queue_dir);
+    let partition_of = is_partition.then(|| dir_name(&queue_dir));
+    if let (Some(disk), false) = (&partition_of, allow_partition) {
+        return Err(DeviceError::Partition {
+            path: given.into(),
+            part: identity.name.clone(),
+            disk: disk.clone(),
+        });
+    }
+    let in_use = match &partition_of {
+        Some(_) => Vec::new(),
+        None => usage::in_use(paths, &identity.name, Path::new(given)),
+    };
+    Ok(BlockDevice {
+        given: given.into(),
+        identity,
+        partition_of,
+        in_use,
+        rdev,
+    })
+}
+
+fn dir_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Resolves every path and refuses the same disk named twice (also through
+/// a symlink or a by-id name).
+pub fn resolve_all(
+    paths: &SystemPaths,
+    given: &[String],
+    allow_partition: bool,
+) -> Result<Vec<BlockDevice>, DeviceError> {
+    let mut out: Vec<BlockDevice> = Vec::with_capacity(given.len());
+    for g in given {
+        let dev = resolve(paths, g, allow_partition)?;
+        if let Some(first) = out.iter().find(|d| d.rdev == dev.rdev) {
+            return Err(DeviceError::Duplicate {
+                first: first.given.clone(),
+                second: g.clone(),
+            });
+        }
+        out.push(dev);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_what_is_not_a_block_device() {
+        let p = SystemPaths::real();
+        let t = tempfile::tempdir().unwrap();
+        let file = t.path().join("img");
+        fs::write(&file, b"x").unwrap();
+        let f = file.to_string_lossy().to_string();
+        let d = t.path().to_string_lossy().to_string();
+        assert!(matches!(
+            resolve(&p, &f, false),
+            Err(DeviceError::RegularFile(_))
+        ));
+        assert!(matches!(
+            resolve(&p, &d, false),
+            Err(DeviceError::Directory(_))
+        ));
+        assert!(matches!(
+            resolve(&p, "/dev/null", false),
+            Err(DeviceError::CharDevice(_))
+        ));
+        assert!(matches!(
+            resolve(&p, "/nonexistent/disk", false),
+            Err(DeviceError::NotFound(_))
+        ));
+    }
+}

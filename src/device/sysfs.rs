@@ -1,0 +1,239 @@
+//! Reading disk identity from sysfs: no libudev, no ioctls. Everything is
+//! read below an injectable root so tests can use a fake tree.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Where the kernel's views of the system live; [`SystemPaths::real`] on a
+/// live machine, a temporary tree in tests.
+#[derive(Debug, Clone)]
+pub struct SystemPaths {
+    /// sysfs mount (`/sys`).
+    pub sys: PathBuf,
+    /// `/proc/self/mountinfo`.
+    pub mountinfo: PathBuf,
+    /// `/proc/swaps`.
+    pub swaps: PathBuf,
+    /// `/dev/disk/by-id`.
+    pub by_id: PathBuf,
+    /// `/dev`.
+    pub dev: PathBuf,
+}
+
+impl SystemPaths {
+    /// The paths of the running system.
+    pub fn real() -> Self {
+        Self {
+            sys: "/sys".into(),
+            mountinfo: "/proc/self/mountinfo".into(),
+            swaps: "/proc/swaps".into(),
+            by_id: "/dev/disk/by-id".into(),
+            dev: "/dev".into(),
+        }
+    }
+}
+
+/// What sysfs says about one whole disk (or a partition, when named).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Identity {
+    /// Kernel name (`sda`, `nvme0n1`, `loop3`).
+    pub name: String,
+    /// Device node (`/dev/sda`).
+    pub dev_path: String,
+    /// The `/dev/disk/by-id` name pointing at it, where udev made one.
+    pub by_id: Option<String>,
+    /// Vendor string (SCSI/SATA), trimmed.
+    pub vendor: Option<String>,
+    /// Model string, trimmed.
+    pub model: Option<String>,
+    /// Serial number, trimmed.
+    pub serial: Option<String>,
+    /// Firmware revision.
+    pub firmware: Option<String>,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Logical block (sector) size in bytes: the O_DIRECT offset/length unit.
+    pub logical_block_size: u32,
+    /// Physical block size in bytes.
+    pub physical_block_size: u32,
+    /// Spinning disk (true) or solid state (false), as the kernel believes.
+    pub rotational: bool,
+    /// Removable medium (USB sticks, card readers).
+    pub removable: bool,
+    /// Read-only at the block layer.
+    pub read_only: bool,
+    /// `MAJ:MIN` device number.
+    pub devno: String,
+}
+
+fn read_trim(p: &Path) -> Option<String> {
+    let s = fs::read_to_string(p).ok()?;
+    let t = s.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+fn read_num(p: &Path) -> Option<u64> {
+    read_trim(p)?.parse().ok()
+}
+
+/// The serial of a SCSI/SATA disk from VPD page 0x80 (4-byte header, then
+/// ASCII), used when the driver has no plain `serial` attribute.
+fn vpd_serial(p: &Path) -> Option<String> {
+    let raw = fs::read(p).ok()?;
+    let text = String::from_utf8_lossy(raw.get(4..)?)
+        .trim_matches(|c: char| c.is_whitespace() || c == '\0')
+        .to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+/// Reads the identity of the block device whose sysfs directory is `dir`
+/// (a `/sys/block/NAME` or a partition directory below it). `queue` is the
+/// directory holding `queue/` (the parent disk's for partitions).
+pub fn identity(paths: &SystemPaths, dir: &Path, queue_dir: &Path) -> Identity {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dev = queue_dir.join("device");
+    let q = queue_dir.join("queue");
+    let flag = |p: PathBuf| read_num(&p) == Some(1);
+    Identity {
+        dev_path: paths.dev.join(&name).to_string_lossy().into_owned(),
+        by_id: by_id_name(paths, &name),
+        vendor: read_trim(&dev.join("vendor")),
+        model: read_trim(&dev.join("model")),
+        serial: read_trim(&dev.join("serial")).or_else(|| vpd_serial(&dev.join("vpd_pg80"))),
+        firmware: read_trim(&dev.join("firmware_rev")).or_else(|| read_trim(&dev.join("rev"))),
+        size_bytes: read_num(&dir.join("size")).unwrap_or(0) * 512,
+        logical_block_size: read_num(&q.join("logical_block_size")).unwrap_or(512) as u32,
+        physical_block_size: read_num(&q.join("physical_block_size")).unwrap_or(512) as u32,
+        rotational: flag(q.join("rotational")),
+        removable: flag(queue_dir.join("removable")),
+        read_only: flag(dir.join("ro")),
+        devno: read_trim(&dir.join("dev")).unwrap_or_default(),
+        name,
+    }
+}
+
+/// The most descriptive `/dev/disk/by-id` link to `/dev/NAME`: a
+/// model-and-serial name (`ata-…`, `nvme-…`, `scsi-…`) before a `wwn-` one.
+fn by_id_name(paths: &SystemPaths, name: &str) -> Option<String> {
+    let mut found: Vec<String> = fs::read_dir(&paths.by_id)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            fs::read_link(e.path())
+                .ok()
+                .and_then(|t| t.file_name().map(|f| f == name))
+                .unwrap_or(false)
+        })
+        .map(|e| e.path().to_string_lossy().into_owned())
+        .collect();
+    found.sort_by_key(|p| (p.contains("/wwn-"), p.len()));
+    found.into_iter().next()
+}
+
+/// Kernel names of whole disks in `/sys/block`, sorted naturally
+/// (`sdb` before `sdaa`, `loop2` before `loop10`).
+pub fn disk_names(paths: &SystemPaths) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(paths.sys.join("block"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort_by_key(|n| natural_key(n));
+    names
+}
+
+/// Family (first two letters), then shorter stems first, then the number:
+/// `sdb` < `sdaa` as the kernel names them, `loop2` < `loop10`.
+fn natural_key(name: &str) -> (String, usize, String, u64) {
+    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let num = name[stem.len()..].parse().unwrap_or(0);
+    (
+        name.chars().take(2).collect(),
+        stem.len(),
+        stem.to_string(),
+        num,
+    )
+}
+
+/// Names of the partitions of disk `name` (child directories with a
+/// `partition` file).
+pub fn partitions(paths: &SystemPaths, name: &str) -> Vec<String> {
+    let dir = paths.sys.join("block").join(name);
+    fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().join("partition").exists())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Disks that are not physical drives (loop, RAM disks, device-mapper, md,
+/// optical): hidden from `list` unless asked for.
+pub fn is_virtual(name: &str) -> bool {
+    ["loop", "ram", "zram", "dm-", "md", "nbd", "sr", "fd"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn reads_a_sata_disk_with_vpd_serial() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        write(root, "sys/block/sdb/size", "7814037168\n");
+        write(root, "sys/block/sdb/dev", "8:16\n");
+        write(root, "sys/block/sdb/removable", "0\n");
+        write(root, "sys/block/sdb/ro", "0\n");
+        write(root, "sys/block/sdb/queue/logical_block_size", "512\n");
+        write(root, "sys/block/sdb/queue/physical_block_size", "4096\n");
+        write(root, "sys/block/sdb/queue/rotational", "1\n");
+        write(root, "sys/block/sdb/device/model", "ST4000NM0033-9ZM\n");
+        write(root, "sys/block/sdb/device/rev", "SN06\n");
+        fs::write(
+            root.join("sys/block/sdb/device/vpd_pg80"),
+            b"\0\x80\0\x08Z1Z0ABCD",
+        )
+        .unwrap();
+        write(root, "sys/block/sdb/sdb1/partition", "1\n");
+        let paths = SystemPaths {
+            sys: root.join("sys"),
+            mountinfo: root.join("mountinfo"),
+            swaps: root.join("swaps"),
+            by_id: root.join("by-id"),
+            dev: "/dev".into(),
+        };
+        let dir = paths.sys.join("block/sdb");
+        let id = identity(&paths, &dir, &dir);
+        assert_eq!(id.size_bytes, 7814037168 * 512);
+        assert_eq!(id.serial.as_deref(), Some("Z1Z0ABCD"));
+        assert_eq!(id.firmware.as_deref(), Some("SN06"));
+        assert_eq!((id.logical_block_size, id.physical_block_size), (512, 4096));
+        assert!(id.rotational && !id.removable && !id.read_only);
+        assert_eq!(partitions(&paths, "sdb"), vec!["sdb1".to_string()]);
+    }
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec!["sdaa", "loop10", "sdb", "loop2", "sda"];
+        v.sort_by_key(|n| natural_key(n));
+        assert_eq!(v, ["loop2", "loop10", "sda", "sdb", "sdaa"]);
+    }
+}

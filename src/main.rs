@@ -1,0 +1,36 @@
+//! Parses the command line, runs the command, maps the outcome to an exit
+//! code: 0 healthy, 1 a disk flagged or failed, 2 could not run, 130
+//! interrupted.
+
+use std::process::ExitCode;
+
+use arrayburn::cli::Cli;
+use arrayburn::commands;
+use arrayburn::run::StopFlag;
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    let cli = Cli::parse();
+    let stop = StopFlag::default();
+    let handler_stop = stop.clone();
+    // SIGINT, SIGTERM and SIGHUP (ctrlc's "termination" feature): the first
+    // asks the workers to stop after their current read, so the partial
+    // report is written; a second one ends the process at once.
+    let _ = ctrlc::set_handler(move || {
+        if handler_stop.is_set() {
+            std::process::exit(130);
+        }
+        eprintln!(
+            "arrayburn: stopping (signal received); writing partial results; signal again to quit at once"
+        );
+        handler_stop.stop();
+    });
+    match commands::run(cli, argv, &stop) {
+        Ok(outcome) => ExitCode::from(outcome.exit_code()),
+        Err(e) => {
+            eprintln!("arrayburn: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! From flags to a runnable plan: devices resolved and refused or accepted,
+//! opened read-only with O_DIRECT, peer groups formed, options checked. All
+//! refusals happen here, before the first read.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::cli::{CheckArgs, Passes, ProgressMode};
+use crate::device::{self, BlockDevice, DeviceError, SystemPaths};
+use crate::io::open_direct;
+use crate::run::{Geometry, PassKind, PassSpec, Window};
+use crate::stats::verdict::Thresholds;
+
+/// Why a check cannot run. One line each, naming the problem and the way out.
+#[derive(Debug, Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    #[error("{path}: cannot open for O_DIRECT reading: {detail}")]
+    Open { path: String, detail: String },
+    #[error("{0}")]
+    Option(String),
+}
+
+/// The resolved options of a check.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Read size in bytes.
+    pub block: u64,
+    /// Sample length.
+    pub sample: Duration,
+    /// Serial pass reads whole disks.
+    pub serial_full: bool,
+    /// Parallel pass reads whole disks.
+    pub parallel_full: bool,
+    /// Which passes run.
+    pub passes: Passes,
+    /// Outlier thresholds.
+    pub thresholds: Thresholds,
+    /// JSON output file.
+    pub json: Option<PathBuf>,
+    /// Text report copy.
+    pub out: Option<PathBuf>,
+    /// Progress display.
+    pub progress: ProgressMode,
+    /// Interval of plain progress lines.
+    pub progress_interval: Duration,
+}
+
+/// A check ready to run.
+#[derive(Debug)]
+pub struct Plan {
+    /// The devices, in command-line order.
+    pub devices: Vec<BlockDevice>,
+    /// Each device opened read-only with O_DIRECT.
+    pub files: Vec<File>,
+    /// Peer group of each device.
+    pub groups: Vec<usize>,
+    /// Options.
+    pub settings: Settings,
+    /// Things the user should know before the numbers (devices in use).
+    pub warnings: Vec<String>,
+}
+
+impl Plan {
+    /// Resolves the check's arguments against the system.
+    pub fn resolve(args: &CheckArgs, paths: &SystemPaths) -> Result<Plan, PlanError> {
+        let settings = settings(args)?;
+        let devices = device::resolve_all(paths, &args.devices, args.allow_partitions)?;
+        check_block(settings.block, &devices)?;
+        let files = devices.iter().map(open).collect::<Result<Vec<_>, _>>()?;
+        let warnings = devices
+            .iter()
+            .filter(|d| !d.in_use.is_empty())
+            .map(|d| {
+                let why: Vec<String> = d.in_use.iter().map(|u| u.to_string()).collect();
+                format!(
+                    "{} is in use ({}): the check only reads, but other I/O disturbs its numbers",
+                    d.given,
+                    why.join(", ")
+                )
+            })
+            .collect();
+        let groups = peer_groups(&devices);
+        Ok(Plan {
+            devices,
+            files,
+            groups,
+            settings,
+            warnings,
+        })
+    }
+
+    /// The passes to run, in order.
+    pub fn pass_specs(&self) -> Vec<PassSpec> {
+        let s = &self.settings;
+        let window = |full: bool| {
+            if full {
+                Window::Full
+            } else {
+                Window::Sample(s.sample)
+            }
+        };
+        let serial = PassSpec {
+            kind: PassKind::Serial,
+            window: window(s.serial_full),
+            sample: s.sample,
+            block: s.block,
+        };
+        let parallel = PassSpec {
+            kind: PassKind::Parallel,
+            window: window(s.parallel_full),
+            sample: s.sample,
+            block: s.block,
+        };
+        match s.passes {
+            Passes::Both => vec![serial, parallel],
+            Passes::Serial => vec![serial],
+            Passes::Parallel => vec![parallel],
+        }
+    }
+
+    /// Read geometry of each device.
+    pub fn geometry(&self) -> Vec<Geometry> {
+        self.devices
+            .iter()
+            .map(|d| Geometry {
+                size: d.identity.size_bytes,
+                logical_block: d.identity.logical_block_size,
+            })
+            .collect()
+    }
+}
+
+fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
+    let bad = |m: String| Err(PlanError::Option(m));
+    if !(args.slow_pct > 0.0 && args.slow_pct < 100.0) {
+        return bad(format!(
+            "--slow-pct {} must be between 0 and 100 (the default is 92)",
+            args.slow_pct
+        ));
+    }
+    if !(args.fast_pct > 100.0 && args.fast_pct.is_finite()) {
+        return bad(format!(
+            "--fast-pct {} must be above 100 (the default is 107)",
+            args.fast_pct
+        ));
+    }
+    if args.block == 0 || args.block > 1 << 30 {
+        return bad(format!(
+            "--block {} must be between 4k and 1g (the default is 4m)",
+            args.block
+        ));
+    }
+    for (flag, path) in [("--json", &args.json), ("--out", &args.out)] {
+        if let Some(p) = path {
+            check_output_path(flag, p)?;
+        }
+    }
+    Ok(Settings {
+        block: args.block,
+        sample: args.sample,
+        serial_full: args.full_serial,
+        parallel_full: args.full,
+        passes: args.passes,
+        thresholds: Thresholds {
+            slow_pct: args.slow_pct,
+            fast_pct: args.fast_pct,
+        },
+        json: args.json.clone(),
+        out: args.out.clone(),
+        progress: args.progress,
+        progress_interval: args.progress_interval,
+    })
+}
+
+/// An output file must be creatable: its directory exists and it is not a
+/// directory itself. Nothing is created here.
+fn check_output_path(flag: &str, p: &Path) -> Result<(), PlanError> {
+    let parent = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if p.is_dir() {
+        return Err(PlanError::Option(format!(
+            "{flag} {}: is a directory; give a file name such as {}/report.json",
+            p.display(),
+            p.display()
+        )));
+    }
+    if !parent.is_dir() {
+        return Err(PlanError::Option(format!(
+            "{flag} {}: directory {} does not exist; create it or choose another path",
+            p.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
+fn check_block(block: u64, devices: &[BlockDevice]) -> Result<(), PlanError> {
+    for d in devices {
+        if d.identity.size_bytes == 0 {
+            return Err(PlanError::Option(format!(
+                "{} has size 0 (no medium, or a loop device with nothing attached); name a disk with data",
+                d.given
+            )));
+        }
+        let lbs = u64::from(d.identity.logical_block_size);
+        if !block.is_multiple_of(lbs) {
+            return Err(PlanError::Option(format!(
+                "--block {block} is not a multiple of {}'s logical block size ({lbs} bytes); use a power of two such as 1m or 4m",
+                d.given
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn open(d: &BlockDevice) -> Result<File, PlanError> {
+    open_direct(Path::new(&d.given)).map_err(|e| match e.raw_os_error() {
+        Some(nix::libc::EACCES) | Some(nix::libc::EPERM) => {
+            DeviceError::NoPermission(d.given.clone()).into()
+        }
+        Some(nix::libc::ENXIO) | Some(nix::libc::ENOMEDIUM) => PlanError::Open {
+            path: d.given.clone(),
+            detail: "no medium or device gone; check that the disk is attached".into(),
+        },
+        _ => PlanError::Open {
+            path: d.given.clone(),
+            detail: e.to_string(),
+        },
+    })
+}
+
+/// Disks are peers when model, size and kind (rotational or not) match:
+/// an SSD must not make every HDD look slow. Groups are numbered in order of
+/// first appearance.
+pub fn peer_groups(devices: &[BlockDevice]) -> Vec<usize> {
+    let key = |d: &BlockDevice| {
+        (
+            d.identity.model.clone(),
+            d.identity.size_bytes,
+            d.identity.rotational,
+        )
+    };
+    let mut seen: Vec<(Option<String>, u64, bool)> = Vec::new();
+    devices
+        .iter()
+        .map(|d| {
+            let k = key(d);
+            seen.iter().position(|s| *s == k).unwrap_or_else(|| {
+                seen.push(k);
+                seen.len() - 1
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,355 @@
+//! Turning measurements into the [`Report`]: numbers per disk, the peer
+//! comparisons and verdicts of `stats::verdict`, and the summary sentence.
+
+use std::time::SystemTime;
+
+use super::{Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary};
+use crate::plan::Plan;
+use crate::run::{DiskRun, PassKind, PassRun, Window};
+use crate::stats::latency_us;
+use crate::stats::verdict::{
+    PathFinding, Thresholds, Verdict, classify, pct_of_group_median, shared_path,
+};
+use crate::units::{mb_per_s, rfc3339};
+
+/// What the report needs to know about the run besides its measurements.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    /// When the check started.
+    pub started_at: SystemTime,
+    /// The command line as typed.
+    pub command_line: Vec<String>,
+    /// Whether a signal stopped the check.
+    pub interrupted: bool,
+}
+
+/// Builds the report for the passes measured so far.
+pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
+    let th = plan.settings.thresholds;
+    let serial_speed = serial_speeds(plan, passes);
+    let mut finding = None;
+    let passes: Vec<Pass> = passes
+        .iter()
+        .map(|p| {
+            let (pass, f) = judge_pass(plan, p, &serial_speed, &th);
+            finding = finding.or(f);
+            pass
+        })
+        .collect();
+    let summary = summarize(&passes, finding, info.interrupted, &th);
+    Report {
+        schema_version: SCHEMA_VERSION,
+        tool: "arrayburn".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        host: nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        started_at: rfc3339(info.started_at),
+        finished_at: rfc3339(SystemTime::now()),
+        interrupted: info.interrupted,
+        command_line: info.command_line.clone(),
+        options: options(plan),
+        disks: disks(plan),
+        passes,
+        summary,
+    }
+}
+
+fn options(plan: &Plan) -> Options {
+    let s = &plan.settings;
+    Options {
+        block_bytes: s.block,
+        sample_s: s.sample.as_secs_f64(),
+        serial_full: s.serial_full,
+        parallel_full: s.parallel_full,
+        slow_pct: s.thresholds.slow_pct,
+        fast_pct: s.thresholds.fast_pct,
+        engine: "pread".into(),
+    }
+}
+
+fn disks(plan: &Plan) -> Vec<Disk> {
+    plan.devices
+        .iter()
+        .zip(&plan.groups)
+        .map(|(d, g)| {
+            let id = &d.identity;
+            Disk {
+                path: d.given.clone(),
+                name: id.name.clone(),
+                by_id: id.by_id.clone(),
+                vendor: id.vendor.clone(),
+                model: id.model.clone(),
+                serial: id.serial.clone(),
+                firmware: id.firmware.clone(),
+                size_bytes: id.size_bytes,
+                logical_block_size: id.logical_block_size,
+                physical_block_size: id.physical_block_size,
+                rotational: id.rotational,
+                in_use: d.in_use.clone(),
+                peer_group: *g,
+            }
+        })
+        .collect()
+}
+
+/// Each disk's clean serial window speed (None: not measured, or errors).
+fn serial_speeds(plan: &Plan, passes: &[PassRun]) -> Vec<Option<f64>> {
+    let mut out = vec![None; plan.devices.len()];
+    for (disk, run) in passes
+        .iter()
+        .filter(|p| p.kind == PassKind::Serial)
+        .flat_map(|p| &p.disks)
+    {
+        out[*disk] = (run.error_count == 0).then(|| window(run).2);
+    }
+    out
+}
+
+/// (bytes, seconds, MB/s) over the sample window.
+fn window(run: &DiskRun) -> (u64, f64, f64) {
+    let (bytes, elapsed) = run.window.unwrap_or((run.bytes, run.elapsed));
+    (
+        bytes,
+        elapsed.as_secs_f64(),
+        mb_per_s(bytes, elapsed.as_secs_f64()),
+    )
+}
+
+fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
+    let (window_bytes, window_elapsed_s, window_mb_per_s) = window(run);
+    let elapsed_s = run.elapsed.as_secs_f64();
+    PassDisk {
+        path: plan.devices[disk].given.clone(),
+        bytes: run.bytes,
+        elapsed_s,
+        mb_per_s: mb_per_s(run.bytes, elapsed_s),
+        window_bytes,
+        window_elapsed_s,
+        window_mb_per_s,
+        reads: run.reads,
+        latency_us: latency_us(&run.latency_ns),
+        pct_of_peers: None,
+        pct_of_serial: None,
+        time_pct_of_peers: None,
+        reached_end: run.reached_end,
+        read_errors: run.error_count,
+        errors: run.errors.clone(),
+        verdict: Verdict::Ok,
+        reasons: Vec::new(),
+    }
+}
+
+fn judge_pass(
+    plan: &Plan,
+    p: &PassRun,
+    serial: &[Option<f64>],
+    th: &Thresholds,
+) -> (Pass, Option<PathFinding>) {
+    let mut rows: Vec<PassDisk> = p
+        .disks
+        .iter()
+        .map(|(d, r)| measure_row(plan, *d, r))
+        .collect();
+    let groups: Vec<usize> = p.disks.iter().map(|(d, _)| plan.groups[*d]).collect();
+    let clean = |r: &PassDisk, v: f64| (r.read_errors == 0).then_some(v);
+    let speeds: Vec<Option<f64>> = rows.iter().map(|r| clean(r, r.window_mb_per_s)).collect();
+    let full = p.window == Window::Full;
+    let times: Vec<Option<f64>> = rows
+        .iter()
+        .map(|r| {
+            (full && r.reached_end && r.bytes > 0)
+                .then(|| r.elapsed_s / r.bytes as f64)
+                .and_then(|t| clean(r, t))
+        })
+        .collect();
+    let time_pct = pct_of_group_median(&times, &groups);
+    let mut finding = None;
+    if p.kind == PassKind::Parallel {
+        for (row, (d, _)) in rows.iter_mut().zip(&p.disks) {
+            row.pct_of_serial = serial[*d]
+                .zip(clean(row, row.window_mb_per_s))
+                .map(|(s, v)| 100.0 * v / s);
+        }
+        let pairs: Vec<(f64, f64)> = rows
+            .iter()
+            .zip(&p.disks)
+            .filter_map(|(r, (d, _))| serial[*d].zip(clean(r, r.window_mb_per_s)))
+            .collect();
+        finding = shared_path(&pairs, th);
+    }
+    let bottleneck = finding.is_some_and(|f| f.shared_bottleneck);
+    for ((row, pct), tpct) in rows
+        .iter_mut()
+        .zip(pct_of_group_median(&speeds, &groups))
+        .zip(time_pct)
+    {
+        row.pct_of_peers = pct;
+        row.time_pct_of_peers = tpct;
+        (row.verdict, row.reasons) =
+            verdict_for(row, p.kind == PassKind::Parallel && bottleneck, th);
+    }
+    let pass = Pass {
+        kind: p.kind,
+        window: if full { "full" } else { "sample" }.into(),
+        started_at: rfc3339(p.started_at),
+        elapsed_s: p.elapsed.as_secs_f64(),
+        aggregate_mb_per_s: rows.iter().map(|r| r.window_mb_per_s).sum(),
+        interrupted: p.interrupted,
+        disks: rows,
+    };
+    (pass, finding)
+}
+
+/// The verdict of one row. Under a shared bottleneck the parallel numbers
+/// say nothing about single disks (the path decided each one's share).
+fn verdict_for(row: &PassDisk, path_limited: bool, th: &Thresholds) -> (Verdict, Vec<String>) {
+    if row.read_errors > 0 {
+        let first = row
+            .errors
+            .first()
+            .map(|e| format!(", first at byte {} ({})", e.offset, e.message))
+            .unwrap_or_default();
+        return (
+            Verdict::Error,
+            vec![format!("{} failed read(s){first}", row.read_errors)],
+        );
+    }
+    if path_limited {
+        return (Verdict::Ok, Vec::new());
+    }
+    let mut slow = Vec::new();
+    let mut fast = Vec::new();
+    let peers = classify(row.pct_of_peers, th);
+    let pct = row.pct_of_peers.unwrap_or(100.0);
+    match peers {
+        Verdict::Slow => slow.push(format!("{pct:.0}% of its peers' median speed")),
+        Verdict::Fast => fast.push(format!("{pct:.0}% of its peers' median speed")),
+        _ => {}
+    }
+    if let Some(s) = row.pct_of_serial.filter(|s| *s < th.slow_pct) {
+        slow.push(format!("{s:.0}% of its own serial speed"));
+    }
+    if let Some(t) = row.time_pct_of_peers {
+        // Time is the inverse of speed: slower than slow_pct means more than
+        // 100/slow_pct of the median time.
+        if t > 10_000.0 / th.slow_pct {
+            slow.push(format!("took {t:.0}% of its peers' median time"));
+        } else if t < 10_000.0 / th.fast_pct {
+            fast.push(format!("took {t:.0}% of its peers' median time"));
+        }
+    }
+    match (slow.is_empty(), fast.is_empty()) {
+        (false, _) => (Verdict::Slow, slow),
+        (true, false) => (Verdict::Fast, fast),
+        _ => (Verdict::Ok, Vec::new()),
+    }
+}
+
+fn summarize(
+    passes: &[Pass],
+    finding: Option<PathFinding>,
+    interrupted: bool,
+    th: &Thresholds,
+) -> Summary {
+    let flagged: Vec<Flag> = passes
+        .iter()
+        .flat_map(|p| p.disks.iter().map(move |d| (p.kind, d)))
+        .filter(|(_, d)| d.verdict != Verdict::Ok)
+        .map(|(pass, d)| Flag {
+            path: d.path.clone(),
+            pass,
+            verdict: d.verdict,
+            reasons: d.reasons.clone(),
+        })
+        .collect();
+    let sum = |k: PassKind| {
+        passes
+            .iter()
+            .find(|p| p.kind == k)
+            .map(|p| p.aggregate_mb_per_s)
+    };
+    let (serial_sum, parallel) = (sum(PassKind::Serial), sum(PassKind::Parallel));
+    let mut s = Summary {
+        verdict: if flagged.is_empty() {
+            "healthy"
+        } else {
+            "flagged"
+        }
+        .into(),
+        shared_bottleneck: finding.is_some_and(|f| f.shared_bottleneck),
+        serial_sum_mb_per_s: serial_sum,
+        parallel_mb_per_s: parallel,
+        parallel_pct_of_serial_sum: finding.map(|f| f.aggregate_pct_of_serial),
+        median_pct_of_serial: finding.map(|f| f.median_pct_of_serial),
+        flagged,
+        message: String::new(),
+    };
+    s.message = message(&s, passes, interrupted, th);
+    s
+}
+
+fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> String {
+    let mut parts = Vec::new();
+    if interrupted {
+        parts.push("INTERRUPTED: partial results.".to_string());
+    }
+    let describe = |f: &Flag| {
+        let pass = match f.pass {
+            PassKind::Serial => "serial",
+            PassKind::Parallel => "parallel",
+        };
+        format!(
+            "{} {} in the {pass} pass ({})",
+            f.path,
+            verdict_word(f.verdict),
+            f.reasons.join("; ")
+        )
+    };
+    let (fast, faults): (Vec<&Flag>, Vec<&Flag>) =
+        s.flagged.iter().partition(|f| f.verdict == Verdict::Fast);
+    let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
+    if faults.is_empty() {
+        parts.push(format!(
+            "HEALTHY: no disk below {:.0}% of its peers and no read errors ({n_disks} disks).",
+            th.slow_pct
+        ));
+    } else {
+        let named: Vec<String> = faults.iter().map(|f| describe(f)).collect();
+        parts.push(format!("FLAGGED: {}.", named.join("; ")));
+    }
+    if !fast.is_empty() {
+        let named: Vec<String> = fast.iter().map(|f| describe(f)).collect();
+        parts.push(format!(
+            "Faster than peers (not a fault, but not identical either): {}.",
+            named.join("; ")
+        ));
+    }
+    if let (Some(f), Some(ss), Some(p)) = (
+        s.parallel_pct_of_serial_sum,
+        s.serial_sum_mb_per_s,
+        s.parallel_mb_per_s,
+    ) {
+        let med = s.median_pct_of_serial.unwrap_or(0.0);
+        if s.shared_bottleneck {
+            parts.push(format!(
+                "SHARED BOTTLENECK: all disks lose speed together in parallel (median disk keeps {med:.0}% of its solo speed): \
+                 the array delivers {p:.0} MB/s, {f:.0}% of the {ss:.0} MB/s the disks read alone; the controller, expander, \
+                 bus or CPU is the limit, not the disks."
+            ));
+        } else {
+            parts.push(format!("No shared bottleneck: in parallel the array delivers {p:.0} MB/s, {f:.0}% of the serial sum."));
+        }
+    }
+    parts.join(" ")
+}
+
+/// The word for a verdict in sentences.
+pub fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Ok => "ok",
+        Verdict::Slow => "slow",
+        Verdict::Fast => "fast",
+        Verdict::Error => "failed reads",
+    }
+}

@@ -1,0 +1,202 @@
+//! The [`Report`]: everything a check found, as one value. Every output
+//! (the text tables, the JSON file) is a function of it. The `///` docs on
+//! these fields are the JSON schema's documentation (see docs/json-schema.md).
+
+mod build;
+pub mod json;
+pub mod progress;
+pub mod text;
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::InUse;
+use crate::run::{PassKind, ReadError};
+use crate::stats::LatencyUs;
+use crate::stats::verdict::Verdict;
+
+pub use build::{RunInfo, build};
+
+/// Version of the JSON layout; bumped when a field changes meaning or goes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The whole result of `arrayburn check`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    /// Layout version of this document ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// `"arrayburn"`.
+    pub tool: String,
+    /// The tool's version.
+    pub tool_version: String,
+    /// Host name of the machine that ran the check.
+    pub host: String,
+    /// When the check started (RFC 3339, UTC).
+    pub started_at: String,
+    /// When this report was written (RFC 3339, UTC).
+    pub finished_at: String,
+    /// True when a signal stopped the check early: the passes hold what was
+    /// measured until then.
+    pub interrupted: bool,
+    /// The command line, as typed.
+    pub command_line: Vec<String>,
+    /// The options the check ran with.
+    pub options: Options,
+    /// The disks checked, in command-line order.
+    pub disks: Vec<Disk>,
+    /// The passes run, in order (serial, then parallel).
+    pub passes: Vec<Pass>,
+    /// The verdict over all passes.
+    pub summary: Summary,
+}
+
+/// The options a check ran with.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Options {
+    /// Size of each read in bytes.
+    pub block_bytes: u64,
+    /// Length of the sample window in seconds.
+    pub sample_s: f64,
+    /// Whether the serial pass read whole disks.
+    pub serial_full: bool,
+    /// Whether the parallel pass read whole disks.
+    pub parallel_full: bool,
+    /// A disk below this % of its peers' median (or of its own serial speed)
+    /// is slow.
+    pub slow_pct: f64,
+    /// A disk above this % of its peers' median is fast.
+    pub fast_pct: f64,
+    /// The I/O engine (`"pread"`: one O_DIRECT read at a time).
+    pub engine: String,
+}
+
+/// One disk's identity.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Disk {
+    /// The path as given on the command line.
+    pub path: String,
+    /// Kernel name (`sdb`).
+    pub name: String,
+    /// `/dev/disk/by-id` name, where one exists.
+    pub by_id: Option<String>,
+    /// Vendor string.
+    pub vendor: Option<String>,
+    /// Model string.
+    pub model: Option<String>,
+    /// Serial number.
+    pub serial: Option<String>,
+    /// Firmware revision.
+    pub firmware: Option<String>,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Logical block size in bytes.
+    pub logical_block_size: u32,
+    /// Physical block size in bytes.
+    pub physical_block_size: u32,
+    /// Spinning disk as the kernel believes.
+    pub rotational: bool,
+    /// Why the disk was in use when the check started (other I/O disturbs
+    /// the numbers); empty when idle.
+    pub in_use: Vec<InUse>,
+    /// Peer group number: disks are compared only within their group (same
+    /// model, size and kind).
+    pub peer_group: usize,
+}
+
+/// One pass over the disks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Pass {
+    /// `"serial"` (one disk at a time) or `"parallel"` (all at once).
+    pub kind: PassKind,
+    /// `"sample"` (a time window from the start of each disk) or `"full"`.
+    pub window: String,
+    /// When the pass started (RFC 3339, UTC).
+    pub started_at: String,
+    /// Wall time of the pass in seconds.
+    pub elapsed_s: f64,
+    /// Sum of the disks' MB/s over the sample window (parallel: the array's
+    /// throughput; serial: the sum of solo speeds).
+    pub aggregate_mb_per_s: f64,
+    /// True when a signal cut this pass short.
+    pub interrupted: bool,
+    /// Per-disk results; disks a stop kept from starting are absent.
+    pub disks: Vec<PassDisk>,
+}
+
+/// One disk in one pass. MB/s are decimal (10^6 bytes per second).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PassDisk {
+    /// The path as given on the command line.
+    pub path: String,
+    /// Bytes read successfully in this pass.
+    pub bytes: u64,
+    /// Seconds from the first read's start to the last read's end.
+    pub elapsed_s: f64,
+    /// `bytes / elapsed_s` in MB/s.
+    pub mb_per_s: f64,
+    /// Bytes read within the sample window (all of them for a sample pass).
+    pub window_bytes: u64,
+    /// Seconds of the sample window actually measured.
+    pub window_elapsed_s: f64,
+    /// MB/s over the sample window: the speed compared between disks and
+    /// between passes (same zone of the disk, same length of time).
+    pub window_mb_per_s: f64,
+    /// Successful reads.
+    pub reads: u64,
+    /// Latency of the reads in microseconds.
+    pub latency_us: LatencyUs,
+    /// `window_mb_per_s` as % of the median of the disk's peer group in this
+    /// pass; null without peers.
+    pub pct_of_peers: Option<f64>,
+    /// Parallel pass: `window_mb_per_s` as % of this disk's serial speed.
+    pub pct_of_serial: Option<f64>,
+    /// Full passes: completion time per byte as % of the peer group's
+    /// median (above 100 = slower); null unless the disk was read to the end.
+    pub time_pct_of_peers: Option<f64>,
+    /// True when the disk was read to its last byte.
+    pub reached_end: bool,
+    /// Number of failed reads.
+    pub read_errors: u64,
+    /// The first failed reads, with byte offsets.
+    pub errors: Vec<ReadError>,
+    /// `"ok"`, `"slow"`, `"fast"` or `"error"`.
+    pub verdict: Verdict,
+    /// Why the verdict is not ok, in words; empty when ok.
+    pub reasons: Vec<String>,
+}
+
+/// The verdict over the whole check.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    /// `"healthy"` (no disk slow, no failed reads) or `"flagged"` (a disk is
+    /// slow or failed reads). A fast disk is marked but healthy.
+    pub verdict: String,
+    /// True when the parallel pass was limited by a path the disks share
+    /// (controller, expander, bus, CPU) rather than by the disks.
+    pub shared_bottleneck: bool,
+    /// Sum of the disks' serial MB/s (what the disks deliver alone).
+    pub serial_sum_mb_per_s: Option<f64>,
+    /// The array's parallel MB/s over the sample window.
+    pub parallel_mb_per_s: Option<f64>,
+    /// Parallel MB/s as % of the serial sum.
+    pub parallel_pct_of_serial_sum: Option<f64>,
+    /// Median over disks of parallel speed as % of own serial speed.
+    pub median_pct_of_serial: Option<f64>,
+    /// Disks marked in any pass: slow, error, and also fast (which alone
+    /// leaves the verdict healthy).
+    pub flagged: Vec<Flag>,
+    /// The verdict in one sentence.
+    pub message: String,
+}
+
+/// A disk flagged in a pass.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Flag {
+    /// The disk's path as given.
+    pub path: String,
+    /// The pass it was flagged in.
+    pub pass: PassKind,
+    /// `"slow"`, `"fast"` or `"error"`.
+    pub verdict: Verdict,
+    /// Why, in words.
+    pub reasons: Vec<String>,
+}

@@ -1,0 +1,188 @@
+//! Live progress on stderr, fed by the aggregator: one bar per disk on a
+//! terminal, plain periodic lines otherwise (these runs live in tmux and log
+//! files for hours). It only displays what the aggregator hands it.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::run::{DiskProgress, DiskRun, Observer, PassKind, ReadError, Window};
+use crate::units::{human_bytes, human_duration, mb_per_s};
+
+/// How progress is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// indicatif bars.
+    Bars,
+    /// A line per disk every interval.
+    Lines,
+    /// Only read errors.
+    Quiet,
+}
+
+/// The progress display.
+pub struct Progress {
+    style: Style,
+    labels: Vec<String>,
+    interval: Duration,
+    last_line: Option<Instant>,
+    multi: MultiProgress,
+    bars: Vec<(usize, ProgressBar)>,
+}
+
+const BAR_LEN: u64 = 1000;
+
+impl Progress {
+    /// A display for disks named `labels` (their paths as given).
+    pub fn new(style: Style, labels: Vec<String>, interval: Duration) -> Self {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        Self {
+            style,
+            labels,
+            interval,
+            last_line: None,
+            multi,
+            bars: Vec::new(),
+        }
+    }
+
+    fn line(&self, text: &str) {
+        if self.bars.is_empty() {
+            let _ = writeln!(std::io::stderr(), "{text}");
+        } else {
+            let _ = self.multi.println(text);
+        }
+    }
+}
+
+fn pass_name(kind: PassKind) -> &'static str {
+    match kind {
+        PassKind::Serial => "serial",
+        PassKind::Parallel => "parallel",
+    }
+}
+
+/// (fraction done, rate MB/s, time left) of one disk.
+fn estimate(p: &DiskProgress) -> (f64, f64, Duration) {
+    let secs = p.elapsed.as_secs_f64().max(1e-3);
+    let rate = mb_per_s(p.bytes, secs);
+    let by_bytes = if p.size > 0 {
+        p.bytes as f64 / p.size as f64
+    } else {
+        1.0
+    };
+    let left_bytes = if rate > 0.0 {
+        (p.size - p.bytes.min(p.size)) as f64 / (rate * 1e6)
+    } else {
+        f64::INFINITY
+    };
+    match p.window {
+        Window::Full => (by_bytes, rate, Duration::from_secs_f64(left_bytes.min(1e9))),
+        Window::Sample(w) => {
+            let by_time = secs / w.as_secs_f64();
+            let left = (w.as_secs_f64() - secs).max(0.0).min(left_bytes);
+            (
+                by_time.max(by_bytes).min(1.0),
+                rate,
+                Duration::from_secs_f64(left),
+            )
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn group_started(&mut self, kind: PassKind, disks: &[usize]) {
+        let names: Vec<&str> = disks.iter().map(|d| self.labels[*d].as_str()).collect();
+        match self.style {
+            Style::Bars => {
+                let style =
+                    ProgressStyle::with_template("{prefix:>9} [{bar:30}] {percent:>3}% {msg}")
+                        .map(|s| s.progress_chars("=> "))
+                        .unwrap_or_else(|_| ProgressStyle::default_bar());
+                for &d in disks {
+                    let bar = self
+                        .multi
+                        .add(ProgressBar::new(BAR_LEN).with_style(style.clone()));
+                    bar.set_prefix(pass_name(kind));
+                    bar.set_message(self.labels[d].clone());
+                    self.bars.push((d, bar));
+                }
+            }
+            Style::Lines => self.line(&format!(
+                "arrayburn: {} pass: reading {}",
+                pass_name(kind),
+                names.join(" ")
+            )),
+            Style::Quiet => {}
+        }
+        self.last_line = Some(Instant::now());
+    }
+
+    fn progress(&mut self, kind: PassKind, disks: &[DiskProgress]) {
+        match self.style {
+            Style::Bars => {
+                for p in disks {
+                    let (frac, rate, left) = estimate(p);
+                    if let Some((_, bar)) = self.bars.iter().find(|(d, _)| *d == p.disk) {
+                        bar.set_position((frac * BAR_LEN as f64) as u64);
+                        bar.set_message(format!(
+                            "{} {:.0} MB/s, {} read, ETA {}",
+                            self.labels[p.disk],
+                            rate,
+                            human_bytes(p.bytes),
+                            human_duration(left)
+                        ));
+                    }
+                }
+            }
+            Style::Lines => {
+                if self.last_line.is_some_and(|t| t.elapsed() < self.interval) {
+                    return;
+                }
+                self.last_line = Some(Instant::now());
+                for p in disks {
+                    let (frac, rate, left) = estimate(p);
+                    self.line(&format!(
+                        "arrayburn: {} {}: {:.0}% {} read, {:.0} MB/s, ETA {}",
+                        pass_name(kind),
+                        self.labels[p.disk],
+                        frac * 100.0,
+                        human_bytes(p.bytes),
+                        rate,
+                        human_duration(left)
+                    ));
+                }
+            }
+            Style::Quiet => {}
+        }
+    }
+
+    fn read_error(&mut self, disk: usize, error: &ReadError) {
+        self.line(&format!(
+            "arrayburn: read error on {} at byte {} (+{} bytes): {}",
+            self.labels[disk], error.offset, error.len, error.message
+        ));
+    }
+
+    fn group_finished(&mut self, kind: PassKind, disks: &[usize], runs: &[DiskRun]) {
+        for (_, bar) in self.bars.drain(..) {
+            bar.finish_and_clear();
+        }
+        if self.style == Style::Quiet {
+            return;
+        }
+        for (d, r) in disks.iter().zip(runs) {
+            let secs = r.elapsed.as_secs_f64();
+            self.line(&format!(
+                "arrayburn: {} {}: {} in {:.1} s, {:.0} MB/s{}",
+                pass_name(kind),
+                self.labels[*d],
+                human_bytes(r.bytes),
+                secs,
+                mb_per_s(r.bytes, secs),
+                if r.interrupted { " (interrupted)" } else { "" }
+            ));
+        }
+    }
+}

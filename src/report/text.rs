@@ -1,0 +1,296 @@
+//! The human report: solnet-array-test's tables ("Disk / Disk Size /
+//! MB/sec / %ofAvg", "Serial / Parall / % of Serial", "Bytes Transferred /
+//! Seconds / %ofAvg") with latency columns, SLOW/FAST marks, and a one-line
+//! verdict. A pure function of the [`Report`].
+
+use std::fmt::Write;
+
+use comfy_table::{CellAlignment, ContentLineStyle, LineStyle, Table, TableStyle};
+
+use super::{Pass, PassDisk, Report};
+use crate::run::PassKind;
+use crate::stats::verdict::Verdict;
+use crate::units::{human_bytes, human_bytes_binary, human_duration};
+
+/// No borders; a dashed line under the header, as solnet prints it.
+pub const STYLE: TableStyle = TableStyle::new()
+    .header_lines(ContentLineStyle::none().junction(' '))
+    .header_separator(LineStyle::none().fill('-').junction(' '))
+    .content_lines(ContentLineStyle::none().junction(' '));
+
+/// Renders the whole report.
+pub fn render(r: &Report) -> String {
+    let mut out = String::new();
+    header(&mut out, r);
+    for p in &r.passes {
+        match p.kind {
+            PassKind::Serial => serial(&mut out, r, p),
+            PassKind::Parallel => parallel(&mut out, r, p),
+        }
+    }
+    errors(&mut out, r);
+    let _ = writeln!(out, "\nVerdict: {}", r.summary.message);
+    out
+}
+
+fn header(out: &mut String, r: &Report) {
+    let o = &r.options;
+    let _ = writeln!(
+        out,
+        "arrayburn {} array read check (read-only, O_DIRECT, {} reads) on {}, started {}",
+        r.tool_version,
+        human_bytes_binary(o.block_bytes),
+        r.host,
+        r.started_at
+    );
+    if r.interrupted {
+        let _ = writeln!(
+            out,
+            "*** INTERRUPTED: the check was stopped; these are partial results ***"
+        );
+    }
+    let mut t = table(&[
+        "Disk", "Name", "Model", "Serial", "Size", "Sector", "Group", "In use",
+    ]);
+    for d in &r.disks {
+        let in_use = if d.in_use.is_empty() {
+            "-".to_string()
+        } else {
+            "IN USE".to_string()
+        };
+        t.add_row(vec![
+            d.path.clone(),
+            d.name.clone(),
+            d.model.clone().unwrap_or_else(|| "-".into()),
+            d.serial.clone().unwrap_or_else(|| "-".into()),
+            human_bytes(d.size_bytes),
+            format!("{}/{}", d.logical_block_size, d.physical_block_size),
+            d.peer_group.to_string(),
+            in_use,
+        ]);
+    }
+    let _ = writeln!(out, "\n{}", show(&t));
+}
+
+fn window_text(r: &Report, p: &Pass) -> String {
+    if p.window == "full" {
+        "whole disks".to_string()
+    } else {
+        format!(
+            "{} from the start of each disk",
+            human_duration(std::time::Duration::from_secs_f64(r.options.sample_s))
+        )
+    }
+}
+
+fn serial(out: &mut String, r: &Report, p: &Pass) {
+    let _ = writeln!(
+        out,
+        "\nSerial pass: one disk at a time, {}",
+        window_text(r, p)
+    );
+    let typical = crate::stats::median(
+        &p.disks
+            .iter()
+            .filter(|d| d.read_errors == 0)
+            .map(|d| d.window_mb_per_s)
+            .collect::<Vec<_>>(),
+    );
+    if let Some(m) = typical {
+        let _ = writeln!(
+            out,
+            "Array's typical speed (median) is {m:.1} MB/sec per disk"
+        );
+    }
+    let mut t = table(&[
+        "Disk",
+        "Disk Size",
+        "MB/sec",
+        "%ofAvg",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "Flag",
+    ]);
+    for d in &p.disks {
+        let mut row = vec![
+            d.path.clone(),
+            size_mb(r, d),
+            format!("{:.0}", d.window_mb_per_s),
+            pct(d.pct_of_peers),
+        ];
+        row.extend(latency_cells(d));
+        row.push(mark(d.verdict).into());
+        t.add_row(row);
+    }
+    right_align(&mut t, 1..8);
+    let _ = writeln!(out, "\n{}", show(&t));
+}
+
+fn parallel(out: &mut String, r: &Report, p: &Pass) {
+    let _ = writeln!(
+        out,
+        "\nParallel pass: all disks at once, {}",
+        window_text(r, p)
+    );
+    let _ = writeln!(
+        out,
+        "Array reads {:.1} MB/sec in parallel",
+        p.aggregate_mb_per_s
+    );
+    if r.summary.shared_bottleneck {
+        let _ = writeln!(
+            out,
+            "(shared bottleneck: per-disk numbers show each disk's share of the path, not the disk)"
+        );
+    }
+    let mut t = table(&[
+        "Disk",
+        "Disk Size",
+        "Serial MB/sec",
+        "Parall MB/sec",
+        "% of Serial",
+        "%ofAvg",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "Flag",
+    ]);
+    let serial = r.passes.iter().find(|x| x.kind == PassKind::Serial);
+    for d in &p.disks {
+        let s = serial
+            .and_then(|s| s.disks.iter().find(|x| x.path == d.path))
+            .map(|x| format!("{:.0}", x.window_mb_per_s));
+        let mut row = vec![
+            d.path.clone(),
+            size_mb(r, d),
+            s.unwrap_or_else(|| "-".into()),
+            format!("{:.0}", d.window_mb_per_s),
+            pct(d.pct_of_serial),
+            pct(d.pct_of_peers),
+        ];
+        row.extend(latency_cells(d));
+        row.push(mark(d.verdict).into());
+        t.add_row(row);
+    }
+    right_align(&mut t, 1..10);
+    let _ = writeln!(out, "\n{}", show(&t));
+    if p.window == "full" {
+        completion(out, p);
+    }
+}
+
+/// solnet's completion-time table, normalised for disk size.
+fn completion(out: &mut String, p: &Pass) {
+    let secs: Vec<f64> = p
+        .disks
+        .iter()
+        .filter(|d| d.reached_end)
+        .map(|d| d.elapsed_s)
+        .collect();
+    if let Some(m) = crate::stats::median(&secs) {
+        let _ = writeln!(
+            out,
+            "\nDisk's typical time (median) is {m:.0} seconds per disk; %ofAvg compares time per byte"
+        );
+    }
+    let mut t = table(&[
+        "Disk",
+        "Bytes Transferred",
+        "Seconds",
+        "%ofAvg",
+        "Complete",
+        "Flag",
+    ]);
+    for d in &p.disks {
+        let complete = if d.reached_end { "yes" } else { "no" };
+        t.add_row(vec![
+            d.path.clone(),
+            d.bytes.to_string(),
+            format!("{:.0}", d.elapsed_s),
+            pct(d.time_pct_of_peers),
+            complete.into(),
+            mark(d.verdict).into(),
+        ]);
+    }
+    right_align(&mut t, 1..4);
+    let _ = writeln!(out, "\n{}", show(&t));
+}
+
+fn errors(out: &mut String, r: &Report) {
+    for p in &r.passes {
+        for d in p.disks.iter().filter(|d| d.read_errors > 0) {
+            let _ = writeln!(
+                out,
+                "\n!!ERROR!! {} ({:?} pass): {} failed read(s)",
+                d.path, p.kind, d.read_errors
+            );
+            for e in &d.errors {
+                let _ = writeln!(
+                    out,
+                    "  at byte {} (+{} bytes): {}",
+                    e.offset, e.len, e.message
+                );
+            }
+        }
+    }
+}
+
+/// A table in [`STYLE`] with the given header.
+pub fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(STYLE);
+    t.set_header(header.to_vec());
+    for c in t.column_iter_mut() {
+        c.set_padding((0, 1));
+    }
+    t
+}
+
+/// The table as text without trailing blanks.
+pub fn show(t: &Table) -> String {
+    t.trim_fmt()
+}
+
+fn right_align(t: &mut Table, cols: std::ops::Range<usize>) {
+    for i in cols {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+/// Disk size in decimal MB, as solnet prints it (`4000787MB`).
+fn size_mb(r: &Report, d: &PassDisk) -> String {
+    let bytes = r
+        .disks
+        .iter()
+        .find(|x| x.path == d.path)
+        .map(|x| x.size_bytes)
+        .unwrap_or(0);
+    format!("{}MB", bytes / 1_000_000)
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|p| format!("{p:.0}")).unwrap_or_else(|| "-".into())
+}
+
+fn latency_cells(d: &PassDisk) -> Vec<String> {
+    let l = &d.latency_us;
+    [l.p50, l.p99, l.p999, l.max]
+        .iter()
+        .map(|us| format!("{:.1}", us / 1000.0))
+        .collect()
+}
+
+/// solnet's marks.
+pub fn mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Ok => "",
+        Verdict::Slow => "--SLOW--",
+        Verdict::Fast => "++FAST++",
+        Verdict::Error => "!!ERROR!!",
+    }
+}

@@ -1,0 +1,273 @@
+//! Running passes: workers measure, one aggregator (the calling thread) owns
+//! every piece of mutable state and feeds an [`Observer`] (the progress
+//! display). Nothing here formats text for people.
+
+mod worker;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant, SystemTime};
+
+use crossbeam_channel::{select, tick, unbounded};
+use hdrhistogram::Histogram;
+
+use crate::io::Engine;
+pub use worker::Job;
+
+/// How long each disk is read in a pass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Window {
+    /// For this long from the start of the disk, or to its end if sooner.
+    Sample(Duration),
+    /// The whole disk.
+    Full,
+}
+
+/// Serial (one disk at a time) or parallel (all at once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassKind {
+    Serial,
+    Parallel,
+}
+
+/// Set by a signal handler (or a test); workers stop at the next read.
+#[derive(Debug, Clone, Default)]
+pub struct StopFlag(Arc<AtomicBool>);
+
+impl StopFlag {
+    /// Asks every worker to stop.
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    /// Whether a stop was asked for.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// One failed read.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct ReadError {
+    /// Byte offset of the failed read on the device.
+    pub offset: u64,
+    /// Length of the failed read in bytes.
+    pub len: u64,
+    /// The OS error number (5 = EIO), when there was one.
+    pub errno: Option<i32>,
+    /// The error as the OS describes it.
+    pub message: String,
+}
+
+/// What a worker measured on one disk in one pass: the contract between
+/// measuring and judging.
+#[derive(Debug, Clone)]
+pub struct DiskRun {
+    /// Bytes read successfully.
+    pub bytes: u64,
+    /// From the first read's start to the last read's end.
+    pub elapsed: Duration,
+    /// In a full pass, (bytes, elapsed) when the sample length was first
+    /// reached; None in a sample pass or when the disk ended sooner (then
+    /// the totals are the window).
+    pub window: Option<(u64, Duration)>,
+    /// Successful reads.
+    pub reads: u64,
+    /// Latency of every successful read, in nanoseconds.
+    pub latency_ns: Histogram<u64>,
+    /// The first failed reads (at most [`worker::MAX_KEPT_ERRORS`]).
+    pub errors: Vec<ReadError>,
+    /// All failed reads, including those not kept.
+    pub error_count: u64,
+    /// Whether the read reached the end of the disk.
+    pub reached_end: bool,
+    /// Whether a stop request cut the read short.
+    pub interrupted: bool,
+}
+
+/// A live view of one disk for the progress display.
+#[derive(Debug, Clone, Copy)]
+pub struct DiskProgress {
+    /// Index of the disk in the plan.
+    pub disk: usize,
+    /// Bytes read so far.
+    pub bytes: u64,
+    /// Bytes this pass will read at most (the disk's size).
+    pub size: u64,
+    /// Time since the group started.
+    pub elapsed: Duration,
+    /// The pass's window.
+    pub window: Window,
+}
+
+/// Worker → aggregator messages.
+enum Event {
+    ReadError { disk: usize, error: ReadError },
+    Done { slot: usize, run: DiskRun },
+}
+
+/// Receives what the aggregator sees while a group of disks runs.
+pub trait Observer {
+    /// A group of disks (one for serial, all for parallel) is starting.
+    fn group_started(&mut self, kind: PassKind, disks: &[usize]);
+    /// Periodic progress of every disk in the group.
+    fn progress(&mut self, kind: PassKind, disks: &[DiskProgress]);
+    /// A read failed; the disk carries on.
+    fn read_error(&mut self, disk: usize, error: &ReadError);
+    /// The group has finished (or was stopped).
+    fn group_finished(&mut self, kind: PassKind, disks: &[usize], runs: &[DiskRun]);
+}
+
+/// How often the aggregator polls progress.
+const TICK: Duration = Duration::from_millis(250);
+
+/// Runs `jobs` at the same time, one thread each, released together by a
+/// barrier, and returns their measurements in job order.
+pub fn run_group(
+    kind: PassKind,
+    jobs: Vec<Job>,
+    stop: &StopFlag,
+    observer: &mut dyn Observer,
+) -> Vec<DiskRun> {
+    let disks: Vec<usize> = jobs.iter().map(|j| j.disk).collect();
+    let counters: Vec<AtomicU64> = jobs.iter().map(|_| AtomicU64::new(0)).collect();
+    let sizes: Vec<(u64, Window)> = jobs.iter().map(|j| (j.size, j.window)).collect();
+    let barrier = Barrier::new(jobs.len() + 1);
+    let (tx, rx) = unbounded();
+    let mut runs: Vec<Option<DiskRun>> = (0..jobs.len()).map(|_| None).collect();
+    observer.group_started(kind, &disks);
+    std::thread::scope(|s| {
+        for (slot, job) in jobs.into_iter().enumerate() {
+            let (tx, counter, barrier) = (tx.clone(), &counters[slot], &barrier);
+            s.spawn(move || {
+                barrier.wait();
+                let run = job.run(stop, counter, &|disk, error| {
+                    let _ = tx.send(Event::ReadError { disk, error });
+                });
+                let _ = tx.send(Event::Done { slot, run });
+            });
+        }
+        drop(tx);
+        barrier.wait();
+        let started = Instant::now();
+        let ticker = tick(TICK);
+        loop {
+            select! {
+                recv(rx) -> ev => match ev {
+                    Ok(Event::Done { slot, run }) => runs[slot] = Some(run),
+                    Ok(Event::ReadError { disk, error }) => observer.read_error(disk, &error),
+                    Err(_) => break,
+                },
+                recv(ticker) -> _ => {
+                    let snap: Vec<DiskProgress> = disks.iter().enumerate().map(|(i, &disk)| DiskProgress {
+                        disk, bytes: counters[i].load(Ordering::Relaxed), size: sizes[i].0,
+                        elapsed: started.elapsed(), window: sizes[i].1,
+                    }).collect();
+                    observer.progress(kind, &snap);
+                }
+            }
+        }
+    });
+    let runs: Vec<DiskRun> = runs
+        .into_iter()
+        .map(|r| r.expect("a worker ended without reporting"))
+        .collect();
+    observer.group_finished(kind, &disks, &runs);
+    runs
+}
+
+/// One pass as measured: which disks ran, and what each measured.
+#[derive(Debug)]
+pub struct PassRun {
+    /// Serial or parallel.
+    pub kind: PassKind,
+    /// The window each disk was read for.
+    pub window: Window,
+    /// When the pass started.
+    pub started_at: SystemTime,
+    /// Wall time of the pass.
+    pub elapsed: Duration,
+    /// (disk index, measurement), in plan order; disks a stop kept from
+    /// starting are absent.
+    pub disks: Vec<(usize, DiskRun)>,
+    /// Whether a stop request cut the pass short.
+    pub interrupted: bool,
+}
+
+/// Something that can produce a fresh engine for a disk at each pass.
+pub type EngineFactory<'a> = dyn Fn(usize) -> std::io::Result<Box<dyn Engine>> + 'a;
+
+/// The read geometry of one disk.
+#[derive(Debug, Clone, Copy)]
+pub struct Geometry {
+    /// Size in bytes.
+    pub size: u64,
+    /// Logical block size in bytes.
+    pub logical_block: u32,
+}
+
+/// What a pass reads.
+#[derive(Debug, Clone, Copy)]
+pub struct PassSpec {
+    /// Serial or parallel.
+    pub kind: PassKind,
+    /// Sampled or whole disks.
+    pub window: Window,
+    /// The sample length (also the comparison zone of a full pass).
+    pub sample: Duration,
+    /// Read size in bytes.
+    pub block: u64,
+}
+
+/// Runs one pass over `geometry.len()` disks: one at a time for serial, all
+/// together for parallel. Stops early (marked interrupted) on `stop`.
+pub fn run_pass(
+    spec: PassSpec,
+    geometry: &[Geometry],
+    engines: &EngineFactory,
+    stop: &StopFlag,
+    observer: &mut dyn Observer,
+) -> std::io::Result<PassRun> {
+    let (started_at, t0) = (SystemTime::now(), Instant::now());
+    let make = |disk: usize| -> std::io::Result<Job> {
+        let g = geometry[disk];
+        let (block, window, sample) = (spec.block, spec.window, spec.sample);
+        Ok(Job {
+            disk,
+            engine: engines(disk)?,
+            size: g.size,
+            logical_block: g.logical_block,
+            block,
+            window,
+            sample,
+        })
+    };
+    let groups: Vec<Vec<usize>> = match spec.kind {
+        PassKind::Serial => (0..geometry.len()).map(|d| vec![d]).collect(),
+        PassKind::Parallel => vec![(0..geometry.len()).collect()],
+    };
+    let mut disks = Vec::new();
+    for group in groups {
+        if stop.is_set() {
+            break;
+        }
+        let jobs = group
+            .iter()
+            .map(|&d| make(d))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        disks.extend(
+            group
+                .into_iter()
+                .zip(run_group(spec.kind, jobs, stop, observer)),
+        );
+    }
+    let (kind, window, interrupted) = (spec.kind, spec.window, stop.is_set());
+    Ok(PassRun {
+        kind,
+        window,
+        started_at,
+        elapsed: t0.elapsed(),
+        disks,
+        interrupted,
+    })
+}

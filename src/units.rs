@@ -1,0 +1,144 @@
+//! Units in one place: parsing sizes and durations from the command line, and
+//! formatting bytes, rates and times for people.
+//!
+//! Rates are decimal MB/s (10^6 bytes per second), as drive datasheets and
+//! solnet-array-test use. Sizes given on the command line are binary
+//! (`4m` = 4 MiB), because read sizes must be powers of two in practice.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Parses a size such as `4m`, `4MiB`, `512k` or `1048576` (bytes) with
+/// binary multiples.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    parse_size::Config::new()
+        .with_binary()
+        .parse_size(text.trim())
+        .map_err(|e| format!("'{text}' is not a size ({e}); write it like 4m, 512k or 1048576"))
+}
+
+/// Parses a duration such as `60s`, `2m`, `1.5s`, `500ms`, `1h`; a bare
+/// number means seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let factor = match unit.trim() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 0.001,
+        "m" | "min" | "mins" => 60.0,
+        "h" | "hour" | "hours" => 3600.0,
+        _ => {
+            return Err(format!(
+                "'{text}' has an unknown unit; write it like 30s, 2m, 1.5s or 1h"
+            ));
+        }
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(Duration::from_secs_f64(v * factor)),
+        _ => Err(format!(
+            "'{text}' is not a positive duration; write it like 30s, 2m, 1.5s or 1h"
+        )),
+    }
+}
+
+/// Decimal MB/s for `bytes` read in `seconds` (0 when no time has passed).
+pub fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 / 1e6 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// A size for people, decimal like disk labels: `4.00 TB`.
+pub fn human_bytes(bytes: u64) -> String {
+    humansize::format_size(bytes, humansize::DECIMAL)
+}
+
+/// A size for people in binary units: `4 MiB`.
+pub fn human_bytes_binary(bytes: u64) -> String {
+    humansize::format_size(bytes, humansize::BINARY)
+}
+
+/// A duration for people: `45 s`, `12 min 5 s`, `3 h 20 min`.
+pub fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{:.1} s", d.as_secs_f64()),
+        60..=3599 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// RFC 3339 UTC time stamp (`2026-11-30T05:04:50Z`) without a date crate.
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), Howard Hinnant's algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_binary() {
+        assert_eq!(parse_size("4m").unwrap(), 4 << 20);
+        assert_eq!(parse_size("4MiB").unwrap(), 4 << 20);
+        assert_eq!(parse_size("512k").unwrap(), 512 << 10);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("7").unwrap(), Duration::from_secs(7));
+        for bad in ["", "0s", "-1s", "2 fortnights", "s", "1.2.3s"] {
+            assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
+        }
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let t = UNIX_EPOCH + Duration::from_secs(1_796_014_290);
+        assert_eq!(rfc3339(t), "2026-11-30T04:51:30Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn rates_are_decimal() {
+        assert_eq!(mb_per_s(150_000_000, 1.0), 150.0);
+        assert_eq!(mb_per_s(1, 0.0), 0.0);
+    }
+}

@@ -1,0 +1,224 @@
+//! End-to-end checks on real loop devices: verdicts on healthy, slow and
+//! CPU-bound arrays, odd geometries, interruption.
+
+use std::time::{Duration, Instant};
+
+use crate::util::*;
+
+const MB: u64 = 1_000_000;
+const MIB: u64 = 1 << 20;
+
+/// Runs a check of `disks` inside `throttle` and returns the result.
+fn check(throttle: &Throttle, disks: &[LoopDisk], extra: &[&str]) -> Run {
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut args: Vec<&str> = vec![
+        "check",
+        "--progress",
+        "lines",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let devs: Vec<&str> = disks.iter().map(|d| d.dev.as_str()).collect();
+    args.extend(devs);
+    let r = finish(throttle.command(&args), &json);
+    assert_schema(r.json.as_ref().expect("a JSON report"));
+    r
+}
+
+fn checksum(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+fn flagged(v: &serde_json::Value, pass: &str) -> Vec<String> {
+    verdicts(v, pass)
+        .into_iter()
+        .filter(|(_, s)| s != "ok")
+        .map(|(p, s)| format!("{p}={s}"))
+        .collect()
+}
+
+#[test]
+fn a_healthy_identical_array_raises_no_flags_twice() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(6, 256 * MIB);
+    let t = Throttle::new();
+    for x in &d {
+        t.limit(x, 100 * MB);
+    }
+    for round in 0..2 {
+        let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
+        let v = r.json.unwrap();
+        assert_eq!(r.code, 0, "round {round}: {}", v["summary"]["message"]);
+        assert!(flagged(&v, "serial").is_empty() && flagged(&v, "parallel").is_empty());
+        assert_eq!(v["summary"]["verdict"], "healthy");
+        assert_eq!(v["summary"]["shared_bottleneck"], false);
+        for row in disk_rows(&v, "serial")
+            .iter()
+            .chain(&disk_rows(&v, "parallel"))
+        {
+            let mbps = row["mb_per_s"].as_f64().unwrap();
+            assert!(
+                (85.0..=120.0).contains(&mbps),
+                "measured {mbps} MB/s on a 100 MB/s disk"
+            );
+        }
+        assert!(r.stdout.contains("Verdict: HEALTHY"));
+    }
+}
+
+#[test]
+fn one_disk_at_70_percent_is_flagged_slow_in_both_passes_and_no_other() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(5, 256 * MIB);
+    let t = Throttle::new();
+    for (i, x) in d.iter().enumerate() {
+        t.limit(x, if i == 2 { 70 * MB } else { 100 * MB });
+    }
+    let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
+    let v = r.json.unwrap();
+    assert_eq!(r.code, 1);
+    let slow = format!("{}=slow", d[2].dev);
+    assert_eq!(flagged(&v, "serial"), std::slice::from_ref(&slow));
+    assert_eq!(flagged(&v, "parallel"), [slow]);
+    assert_eq!(v["summary"]["shared_bottleneck"], false);
+    let row = &disk_rows(&v, "serial")[2];
+    let pct = row["pct_of_peers"].as_f64().unwrap();
+    assert!((60.0..80.0).contains(&pct), "slow disk at {pct}% of peers");
+    assert!(r.stdout.contains("--SLOW--") && r.stdout.contains("Verdict: FLAGGED"));
+}
+
+#[test]
+fn two_slow_disks_of_eight_are_both_flagged() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(8, 192 * MIB);
+    let t = Throttle::new();
+    for (i, x) in d.iter().enumerate() {
+        t.limit(x, if i == 1 || i == 6 { 70 * MB } else { 100 * MB });
+    }
+    let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
+    let v = r.json.unwrap();
+    let expect = [format!("{}=slow", d[1].dev), format!("{}=slow", d[6].dev)];
+    assert_eq!(flagged(&v, "serial"), expect);
+    assert_eq!(flagged(&v, "parallel"), expect);
+    assert_eq!(r.code, 1);
+}
+
+#[test]
+fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
+    need_root!();
+    let _l = device_lock();
+    // Memory-backed disks: alone each reads at several GB/s; together the
+    // loop driver's copying saturates both cores, so every disk loses speed.
+    let d = disks(6, 1024 * MIB);
+    let t = Throttle::new();
+    let r = check(&t, &d, &["--sample", "1s", "--passes", "both"]);
+    let v = r.json.unwrap();
+    assert_eq!(
+        v["summary"]["shared_bottleneck"], true,
+        "{}",
+        v["summary"]["message"]
+    );
+    assert!(
+        flagged(&v, "parallel").is_empty(),
+        "parallel pass blames disks: {:?}",
+        flagged(&v, "parallel")
+    );
+    let agg = v["summary"]["parallel_pct_of_serial_sum"].as_f64().unwrap();
+    assert!(agg < 80.0, "aggregate {agg}% of the serial sum");
+    assert!(r.stdout.contains("SHARED BOTTLENECK"));
+}
+
+#[test]
+fn a_4k_sector_disk_and_an_odd_sized_disk_are_read_to_the_last_byte() {
+    need_root!();
+    let _l = device_lock();
+    let four_k = LoopDisk::new(&Spec {
+        sector: 4096,
+        ..Spec::shm(32 * MIB + 3 * 4096)
+    });
+    let odd = LoopDisk::new(&Spec::shm(32 * MIB + 5 * 512));
+    let sums = |ds: &[&LoopDisk]| -> Vec<u64> {
+        ds.iter()
+            .map(|d| checksum(&std::fs::read(&d.file).unwrap()))
+            .collect()
+    };
+    let before = sums(&[&four_k, &odd]);
+    let t = Throttle::new();
+    let both = [four_k, odd];
+    let r = check(&t, &both, &["--full", "--full-serial", "--block", "1m"]);
+    assert_eq!(
+        sums(&[&both[0], &both[1]]),
+        before,
+        "a read-only check changed a disk"
+    );
+    let v = r.json.unwrap();
+    assert_eq!(v["disks"][0]["logical_block_size"], 4096);
+    for pass in ["serial", "parallel"] {
+        let rows = disk_rows(&v, pass);
+        for (row, size) in rows.iter().zip([32 * MIB + 3 * 4096, 32 * MIB + 5 * 512]) {
+            assert_eq!(row["bytes"].as_u64().unwrap(), size, "{pass}: {row}");
+            assert_eq!(row["reached_end"], true);
+            assert_eq!(row["read_errors"], 0);
+        }
+    }
+    assert!(r.stdout.contains("Bytes Transferred"));
+}
+
+#[test]
+fn sigint_mid_run_writes_a_valid_partial_report_and_exits_130() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 256 * MIB);
+    let t = Throttle::new();
+    for x in &d {
+        t.limit(x, 20 * MB);
+    }
+    let dir = tempdir();
+    let json = dir.path().join("partial.json");
+    let mut args = vec![
+        "check",
+        "--sample",
+        "60s",
+        "--progress",
+        "none",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend(d.iter().map(|x| x.dev.as_str()));
+    let mut child = t
+        .command(&args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let sent = Instant::now();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "took {:?} to stop",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_schema(&v);
+    assert_eq!(v["interrupted"], true);
+    let serial = disk_rows(&v, "serial");
+    assert_eq!(serial.len(), 1, "only the first disk had started");
+    assert!(serial[0]["bytes"].as_u64().unwrap() > 0);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "temporary files left: {left:?}");
+}

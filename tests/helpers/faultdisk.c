@@ -1,0 +1,106 @@
+/*
+ * faultdisk: a one-file FUSE filesystem for arrayburn's tests. It serves
+ * /disk.img, a read-only file whose every 8-byte word holds its own offset,
+ * and answers EIO to any read that touches one of the given bad ranges. A
+ * loop device (losetup --direct-io=on) over it is a disk with bad sectors.
+ *
+ *   faultdisk SIZE START:LEN[,START:LEN...] MOUNTPOINT [fuse options]
+ *
+ * Build: gcc -O2 -o faultdisk faultdisk.c $(pkg-config --cflags --libs fuse3)
+ */
+#define FUSE_USE_VERSION 31
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_BAD 32
+static off_t size_bytes;
+static off_t bad_from[MAX_BAD], bad_to[MAX_BAD];
+static int bad_count;
+
+static int fd_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+    (void)fi;
+    memset(st, 0, sizeof *st);
+    if (strcmp(path, "/") == 0) {
+        st->st_mode = S_IFDIR | 0755;
+        st->st_nlink = 2;
+        return 0;
+    }
+    if (strcmp(path, "/disk.img") == 0) {
+        st->st_mode = S_IFREG | 0444;
+        st->st_nlink = 1;
+        st->st_size = size_bytes;
+        return 0;
+    }
+    return -ENOENT;
+}
+
+static int fd_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+                      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+    (void)off, (void)fi, (void)flags;
+    if (strcmp(path, "/") != 0)
+        return -ENOENT;
+    fill(buf, ".", NULL, 0, 0);
+    fill(buf, "..", NULL, 0, 0);
+    fill(buf, "disk.img", NULL, 0, 0);
+    return 0;
+}
+
+static int fd_open(const char *path, struct fuse_file_info *fi)
+{
+    if (strcmp(path, "/disk.img") != 0)
+        return -ENOENT;
+    if ((fi->flags & O_ACCMODE) != O_RDONLY)
+        return -EROFS;
+    fi->direct_io = 1; /* no FUSE page cache: every read reaches us */
+    return 0;
+}
+
+static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fuse_file_info *fi)
+{
+    (void)path, (void)fi;
+    if (off >= size_bytes)
+        return 0;
+    if ((off_t)len > size_bytes - off)
+        len = size_bytes - off;
+    for (int i = 0; i < bad_count; i++)
+        if (off < bad_to[i] && bad_from[i] < off + (off_t)len)
+            return -EIO;
+    for (size_t i = 0; i < len; i++) {
+        uint64_t pos = (uint64_t)off + i;
+        buf[i] = (char)((pos & ~7ULL) >> (8 * (pos & 7)));
+    }
+    return (int)len;
+}
+
+static const struct fuse_operations ops = {
+    .getattr = fd_getattr,
+    .readdir = fd_readdir,
+    .open = fd_open,
+    .read = fd_read,
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: faultdisk SIZE START:LEN[,START:LEN...] MOUNTPOINT [fuse options]\n");
+        return 2;
+    }
+    size_bytes = strtoll(argv[1], NULL, 10);
+    for (char *tok = strtok(argv[2], ","); tok && bad_count < MAX_BAD; tok = strtok(NULL, ",")) {
+        long long from = 0, len = 0;
+        if (sscanf(tok, "%lld:%lld", &from, &len) == 2) {
+            bad_from[bad_count] = from;
+            bad_to[bad_count++] = from + len;
+        }
+    }
+    argv[2] = argv[0];
+    return fuse_main(argc - 2, argv + 2, &ops, NULL);
+}

@@ -1,0 +1,231 @@
+//! Bad input: one line naming the path and the way out, exit 2, nothing
+//! written, before any I/O.
+
+use std::path::Path;
+
+use crate::util::*;
+
+/// Runs `arrayburn check ARGS --json J` and asserts a one-line refusal
+/// containing `needle`, exit 2, and no JSON written.
+fn refused(args: &[&str], needle: &str) {
+    let dir = tempdir();
+    let json = dir.path().join("never.json");
+    let mut all = vec!["check", "--sample", "1s", "--json", json.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = arrayburn(&all).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected '{needle}' in: {err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "not one line: {err}");
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!json.exists(), "a refused check wrote its JSON");
+}
+
+#[test]
+fn a_missing_path_is_refused() {
+    refused(
+        &["/dev/arrayburn-no-such-disk"],
+        "/dev/arrayburn-no-such-disk: no such file or device; `arrayburn list`",
+    );
+}
+
+#[test]
+fn a_regular_file_is_refused_with_the_losetup_hint() {
+    let dir = tempdir();
+    let f = dir.path().join("disk.img");
+    std::fs::write(&f, vec![1u8; 8192]).unwrap();
+    refused(
+        &[f.to_str().unwrap()],
+        "is a regular file, not a block device; attach it first with `losetup",
+    );
+}
+
+#[test]
+fn a_directory_is_refused() {
+    refused(&["/tmp"], "/tmp is a directory, not a block device");
+}
+
+#[test]
+fn a_character_device_is_refused() {
+    refused(
+        &["/dev/null"],
+        "/dev/null is a character device, not a block device",
+    );
+}
+
+#[test]
+fn bad_options_are_refused() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 8 << 20);
+    let dev = d[0].dev.as_str();
+    refused(
+        &["--slow-pct", "150", dev],
+        "--slow-pct 150 must be between 0 and 100",
+    );
+    refused(
+        &["--fast-pct", "90", dev],
+        "--fast-pct 90 must be above 100",
+    );
+    refused(&["--block", "1000", dev], "is not a multiple of");
+    refused(
+        &["--out", "/nonexistent-dir/r.txt", dev],
+        "directory /nonexistent-dir does not exist",
+    );
+    let out = arrayburn(&["check", "--sample", "2 fortnights", dev])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("30s, 2m, 1.5s or 1h"));
+}
+
+#[test]
+fn the_same_disk_twice_is_refused_also_through_a_symlink() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 8 << 20);
+    let dir = tempdir();
+    let link = dir.path().join("alias");
+    std::os::unix::fs::symlink(&d[0].dev, &link).unwrap();
+    refused(&[&d[0].dev, link.to_str().unwrap()], "is the same disk as");
+    refused(&[&d[0].dev, &d[0].dev], "named twice");
+}
+
+#[test]
+fn a_partition_is_refused_naming_its_disk() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 16 << 20);
+    let disk = &d[0];
+    // This kernel parses no partition tables; BLKPG (addpart) adds one
+    // directly, as a partitioning tool would.
+    let ok = std::process::Command::new("addpart")
+        .args([disk.dev.as_str(), "1", "2048", "20480"])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "addpart failed");
+    /// Partitions added with BLKPG outlive the loop binding: delete ours.
+    struct DelPart(String);
+    impl Drop for DelPart {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("delpart")
+                .args([self.0.as_str(), "1"])
+                .status();
+        }
+    }
+    let _part = DelPart(disk.dev.clone());
+    // Without udev no /dev/loopNp1 appears: make the node from sysfs.
+    let sys = format!("/sys/block/{0}/{0}p1/dev", disk.name());
+    for _ in 0..50 {
+        if Path::new(&sys).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let devno = std::fs::read_to_string(&sys).expect("the kernel saw the partition");
+    let (major, minor) = devno.trim().split_once(':').unwrap();
+    let dir = tempdir();
+    let node = dir.path().join(format!("{}p1", disk.name()));
+    let ok = std::process::Command::new("mknod")
+        .arg(&node)
+        .args(["b", major, minor])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let expect = format!(
+        "is partition {0}p1 of disk {0}; the check reads whole disks: name /dev/{0} instead",
+        disk.name()
+    );
+    refused(&[node.to_str().unwrap()], &expect);
+}
+
+#[test]
+fn without_permission_the_check_says_run_as_root() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 8 << 20);
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            bin(),
+            "check",
+            "--sample",
+            "1s",
+            &d[0].dev,
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: permission denied; run arrayburn as root",
+            d[0].dev
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_mounted_disk_is_checked_with_a_warning() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 64 << 20);
+    let mkfs = std::process::Command::new("mkfs.ext4")
+        .args(["-q", "-F", &d[0].dev])
+        .output()
+        .unwrap();
+    assert!(
+        mkfs.status.success(),
+        "{}",
+        String::from_utf8_lossy(&mkfs.stderr)
+    );
+    let mnt = tempdir();
+    let m = std::process::Command::new("mount")
+        .args([&d[0].dev, mnt.path().to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(m.success());
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _u = Unmount(mnt.path());
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let r = finish(
+        arrayburn(&[
+            "check",
+            "--sample",
+            "0.5s",
+            "--progress",
+            "none",
+            "--json",
+            json.to_str().unwrap(),
+            &d[0].dev,
+        ]),
+        &json,
+    );
+    assert_eq!(r.code, 0, "a lone healthy disk");
+    assert!(
+        r.stderr.contains(&format!(
+            "warning: {} is in use ({} mounted on",
+            d[0].dev,
+            d[0].name()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.json.unwrap()["disks"][0]["in_use"][0]["kind"], "mounted");
+}

@@ -1,0 +1,33 @@
+//! `arrayburn list` on real loop devices.
+
+use crate::util::*;
+
+#[test]
+fn list_shows_a_named_4k_disk_with_its_geometry() {
+    need_root!();
+    let _l = device_lock();
+    let d = LoopDisk::new(&Spec {
+        sector: 4096,
+        ..Spec::shm(16 << 20)
+    });
+    let out = arrayburn(&["list", "--json", &d.dev]).output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["name"], d.name());
+    assert_eq!(v[0]["size_bytes"], 16 << 20);
+    assert_eq!(v[0]["logical_block_size"], 4096);
+    assert_eq!(v[0]["in_use"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn list_all_includes_loop_devices_and_plain_list_does_not() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 8 << 20);
+    let all = arrayburn(&["list", "--all"]).output().unwrap();
+    let text = String::from_utf8_lossy(&all.stdout);
+    assert!(text.lines().next().unwrap().starts_with("Disk"), "{text}");
+    assert!(text.contains(&d[0].dev), "{text}");
+    let plain = arrayburn(&["list"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains(&d[0].dev));
+}

@@ -1,0 +1,12 @@
+//! One integration-test binary (fewer link steps on a 2-core machine).
+//! Tests that need root create their own loop devices and cgroups and
+//! remove exactly those, also when they fail; without root they print why
+//! and skip.
+
+#[macro_use]
+mod util;
+
+mod check;
+mod faults;
+mod inputs;
+mod list;

@@ -1,0 +1,300 @@
+//! Test helpers: filled loop devices, blkio throttles, the binary, and the
+//! JSON schema assertions. Every guard removes exactly what it created on
+//! drop (also on panic).
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::Value;
+
+/// Skips a test (with the reason printed) unless running as root.
+macro_rules! need_root {
+    () => {
+        if !nix::unistd::Uid::effective().is_root() {
+            eprintln!("skipped: this test needs root (it creates loop devices)");
+            return;
+        }
+    };
+}
+
+static SEQ: AtomicUsize = AtomicUsize::new(0);
+
+fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// Serialises the device tests across threads and processes: timing tests
+/// must not share the machine with each other.
+pub struct DeviceLock(#[allow(dead_code)] nix::fcntl::Flock<File>);
+
+pub fn device_lock() -> DeviceLock {
+    let f = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/tmp/arrayburn-tests.lock")
+        .unwrap();
+    DeviceLock(
+        nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| e)
+            .unwrap(),
+    )
+}
+
+fn run(cmd: &str, args: &[&str]) -> Output {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// How to make a loop disk.
+#[derive(Clone)]
+pub struct Spec {
+    pub size: u64,
+    pub sector: u32,
+    /// Directory for the backing file (/dev/shm: memory-backed).
+    pub dir: PathBuf,
+    pub direct_io: bool,
+}
+
+impl Spec {
+    pub fn shm(size: u64) -> Self {
+        Self {
+            size,
+            sector: 512,
+            dir: "/dev/shm".into(),
+            direct_io: false,
+        }
+    }
+}
+
+/// A loop device over a filled file; detached and deleted on drop.
+pub struct LoopDisk {
+    pub dev: String,
+    pub file: PathBuf,
+}
+
+/// Fills `f` with `size` bytes of a cheap pseudo-random stream: not sparse,
+/// not compressible.
+fn fill(f: &Path, size: u64, seed: u64) {
+    let mut out = File::create(f).unwrap();
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = size;
+    while left > 0 {
+        for w in buf.chunks_exact_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            w.copy_from_slice(&x.to_le_bytes());
+        }
+        let n = left.min(buf.len() as u64) as usize;
+        out.write_all(&buf[..n]).unwrap();
+        left -= n as u64;
+    }
+}
+
+impl LoopDisk {
+    pub fn new(spec: &Spec) -> Self {
+        let file = spec.dir.join(unique("arrayburn-test") + ".img");
+        fill(&file, spec.size, SEQ.load(Ordering::SeqCst) as u64);
+        Self::attach(file, spec, &[])
+    }
+
+    /// Attaches `file` (owned from now on: deleted on drop).
+    pub fn attach(file: PathBuf, spec: &Spec, extra: &[&str]) -> Self {
+        let sector = spec.sector.to_string();
+        let mut args = vec!["-f", "--show", "--sector-size", sector.as_str()];
+        if spec.direct_io {
+            args.push("--direct-io=on");
+        }
+        args.extend_from_slice(extra);
+        let path = file.to_string_lossy().to_string();
+        args.push(&path);
+        let out = run("losetup", &args);
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert!(dev.starts_with("/dev/loop"), "losetup said {dev}");
+        Self { dev, file }
+    }
+
+    pub fn name(&self) -> String {
+        self.dev.trim_start_matches("/dev/").to_string()
+    }
+
+    /// `MAJ:MIN` of the device.
+    pub fn devno(&self) -> String {
+        fs::read_to_string(format!("/sys/block/{}/dev", self.name()))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+}
+
+impl Drop for LoopDisk {
+    fn drop(&mut self) {
+        let back = Command::new("losetup")
+            .args(["-n", "-O", "BACK-FILE", &self.dev])
+            .output();
+        let bound = back
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == self.file.to_string_lossy())
+            .unwrap_or(false);
+        if bound {
+            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        }
+        let _ = fs::remove_file(&self.file);
+    }
+}
+
+/// Makes `n` memory-backed disks of `size` bytes.
+pub fn disks(n: usize, size: u64) -> Vec<LoopDisk> {
+    (0..n).map(|_| LoopDisk::new(&Spec::shm(size))).collect()
+}
+
+/// A cgroup-v1 blkio group that throttles reads; removed on drop.
+pub struct Throttle {
+    dir: PathBuf,
+}
+
+impl Throttle {
+    pub fn new() -> Self {
+        let dir = Path::new("/sys/fs/cgroup/blkio").join(unique("arrayburn-test"));
+        fs::create_dir(&dir).expect("cgroup v1 blkio (tests need /sys/fs/cgroup/blkio)");
+        Self { dir }
+    }
+
+    /// Limits reads from `disk` to `bytes_per_s` for processes in the group.
+    pub fn limit(&self, disk: &LoopDisk, bytes_per_s: u64) -> &Self {
+        fs::write(
+            self.dir.join("blkio.throttle.read_bps_device"),
+            format!("{} {bytes_per_s}", disk.devno()),
+        )
+        .unwrap();
+        self
+    }
+
+    /// `arrayburn ARGS` inside this group.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let procs = self.dir.join("cgroup.procs");
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(format!(
+            "echo $$ > {} && exec \"$0\" \"$@\"",
+            procs.display()
+        ));
+        c.arg(bin()).args(args);
+        c
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let root = Path::new("/sys/fs/cgroup/blkio/cgroup.procs");
+        for pid in fs::read_to_string(self.dir.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+        {
+            let _ = fs::write(root, pid);
+        }
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_arrayburn")
+}
+
+/// `arrayburn ARGS` outside any throttle.
+pub fn arrayburn(args: &[&str]) -> Command {
+    let mut c = Command::new(bin());
+    c.args(args);
+    c
+}
+
+/// A run's exit code, stdout, stderr, and its JSON report if written.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub json: Option<Value>,
+}
+
+/// Runs `cmd` (which must write `--json json_path`) and reads the result.
+pub fn finish(mut cmd: Command, json_path: &Path) -> Run {
+    let out = cmd.output().unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        json: fs::read(json_path)
+            .ok()
+            .map(|b| serde_json::from_slice(&b).expect("the JSON report parses")),
+    };
+    eprintln!("--- stdout\n{}\n--- stderr\n{}", run.stdout, run.stderr);
+    run
+}
+
+/// Checks the documented fields and their types, and that the document
+/// also deserializes into the crate's own `Report` type.
+pub fn assert_schema(v: &Value) {
+    let _: arrayburn::report::Report =
+        serde_json::from_value(v.clone()).expect("JSON matches the Report type");
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["interrupted"].is_boolean());
+    let passes = v["passes"].as_array().expect("passes is a list");
+    for p in passes {
+        assert!(["serial", "parallel"].contains(&p["kind"].as_str().unwrap()));
+        for d in p["disks"].as_array().expect("disks is a list") {
+            assert!(d["path"].is_string());
+            assert!(d["bytes"].is_u64());
+            for k in ["elapsed_s", "mb_per_s"] {
+                assert!(d[k].is_f64(), "{k} in {d}");
+            }
+            for k in ["p50", "p99", "p999", "max"] {
+                assert!(d["latency_us"][k].is_number(), "latency_us.{k} in {d}");
+            }
+            assert!(["ok", "slow", "fast", "error"].contains(&d["verdict"].as_str().unwrap()));
+        }
+    }
+    assert!(["healthy", "flagged"].contains(&v["summary"]["verdict"].as_str().unwrap()));
+    assert!(v["summary"]["shared_bottleneck"].is_boolean());
+}
+
+/// The verdicts of `pass` ("serial"/"parallel") by disk path.
+pub fn verdicts(v: &Value, pass: &str) -> Vec<(String, String)> {
+    disk_rows(v, pass)
+        .iter()
+        .map(|d| {
+            (
+                d["path"].as_str().unwrap().into(),
+                d["verdict"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+pub fn disk_rows(v: &Value, pass: &str) -> Vec<Value> {
+    let p = v["passes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["kind"] == pass)
+        .unwrap_or_else(|| panic!("no {pass} pass"));
+    p["disks"].as_array().unwrap().clone()
+}
+
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
