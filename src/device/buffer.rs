@@ -4,14 +4,28 @@
 //! Here misalignment cannot be expressed: buffers come from `Layout` with the
 //! alignment asked for, and extents only from [`Chunks`], which steps in
 //! multiples of the logical block size.
+//!
+//! Buffers of 2 MiB or more are also aligned to 2 MiB and advised as
+//! transparent huge pages. A buffer of scattered 4 KiB pages needs one
+//! scatter-gather segment per page, so the block layer splits a 4 MiB read
+//! into many small requests; physically contiguous 2 MiB pages let it build
+//! requests as large as the device allows. Measured on a disk-backed loop
+//! device: 3.3–3.8 GB/s against 0.6–0.7 GB/s with 4 KiB pages (and with fio),
+//! see docs/benchmarks.md. Where THP is off the advice is ignored and the
+//! buffer is simply aligned.
 #![allow(unsafe_code)]
 
-use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::alloc::{Layout, alloc, dealloc};
 use std::ptr::NonNull;
 
-/// The memory alignment used for every buffer. The kernel needs the queue's
+use nix::sys::mman::{MmapAdvise, madvise};
+
+/// The smallest memory alignment of a buffer. The kernel needs the queue's
 /// `dma_alignment + 1` (512 on most devices); a page is safe everywhere.
 pub const BUFFER_ALIGN: usize = 4096;
+
+/// Transparent huge page size on x86-64 and arm64 (4 KiB base pages).
+const HUGE_PAGE: usize = 2 << 20;
 
 /// A heap buffer aligned to [`BUFFER_ALIGN`], allocated once per worker and
 /// reused for every read.
@@ -24,12 +38,23 @@ pub struct AlignedBuf {
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
-    /// Allocates `len` zeroed bytes aligned to [`BUFFER_ALIGN`].
+    /// Allocates at least `len` zeroed bytes aligned to [`BUFFER_ALIGN`],
+    /// or to 2 MiB and backed by huge pages where possible when `len` is
+    /// 2 MiB or more.
     pub fn new(len: usize) -> Self {
-        let layout = Layout::from_size_align(len.max(1), BUFFER_ALIGN).expect("buffer layout");
+        let align = if len >= HUGE_PAGE { HUGE_PAGE } else { BUFFER_ALIGN };
+        let layout = Layout::from_size_align(len.max(1), align).expect("buffer layout").pad_to_align();
         // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { alloc_zeroed(layout) };
+        let raw = unsafe { alloc(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        if align == HUGE_PAGE {
+            // SAFETY: the range is our own live allocation. The advice only
+            // changes how its pages are backed; failure (THP off) is harmless.
+            let _ = unsafe { madvise(ptr.cast(), layout.size(), MmapAdvise::MADV_HUGEPAGE) };
+        }
+        // SAFETY: ptr is valid for layout.size() writable bytes. Zeroing after
+        // the advice makes the first touch fault in huge pages.
+        unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, layout.size()) };
         Self { ptr, layout }
     }
 
@@ -134,7 +159,8 @@ mod tests {
     #[test]
     fn buffer_is_aligned_and_reusable() {
         let mut b = AlignedBuf::new(4 << 20);
-        assert_eq!(b.slice_mut(10).as_ptr() as usize % BUFFER_ALIGN, 0);
+        assert_eq!(b.slice_mut(10).as_ptr() as usize % HUGE_PAGE, 0);
+        assert_eq!(AlignedBuf::new(8192).slice_mut(1).as_ptr() as usize % BUFFER_ALIGN, 0);
         assert_eq!(b.len(), 4 << 20);
         b.slice_mut(4 << 20)[(4 << 20) - 1] = 7;
     }
