@@ -16,18 +16,28 @@ fn per_op(label: &str, f: impl Fn(u64)) {
     for i in 0..N {
         f(black_box(i));
     }
-    println!("{label:<40} {:6.1} ns/op", t.elapsed().as_nanos() as f64 / N as f64);
+    println!(
+        "{label:<40} {:6.1} ns/op",
+        t.elapsed().as_nanos() as f64 / N as f64
+    );
 }
 
 fn main() {
-    let hist = std::cell::RefCell::new(Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap());
+    let hist = std::cell::RefCell::new(
+        Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap(),
+    );
     let counter = AtomicU64::new(0);
     per_op("Instant::now() pair (timing one read)", |_| {
         let a = Instant::now();
         black_box(a.elapsed());
     });
-    per_op("histogram saturating_record (ns value)", |i| hist.borrow_mut().saturating_record(500_000 + (i % 4096) * 97));
-    per_op("progress: relaxed atomic store", |i| counter.store(i, Ordering::Relaxed));
+    per_op("histogram saturating_record (ns value)", |i| {
+        hist.borrow_mut()
+            .saturating_record(500_000 + (i % 4096) * 97)
+    });
+    per_op("progress: relaxed atomic store", |i| {
+        counter.store(i, Ordering::Relaxed)
+    });
     per_op("all of it (one read's accounting)", |i| {
         let a = Instant::now();
         let ns = a.elapsed().as_nanos() as u64 + 500_000 + i % 4096;

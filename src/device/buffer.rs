@@ -5,7 +5,7 @@
 //! alignment asked for, and extents only from [`Chunks`], which steps in
 //! multiples of the logical block size.
 //!
-//! Buffers of 2 MiB or more are also aligned to 2 MiB and advised as
+//! Buffers of 1 MiB or more are also aligned to 2 MiB and advised as
 //! transparent huge pages. A buffer of scattered 4 KiB pages needs one
 //! scatter-gather segment per page, so the block layer splits a 4 MiB read
 //! into many small requests; physically contiguous 2 MiB pages let it build
@@ -39,11 +39,17 @@ unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
     /// Allocates at least `len` zeroed bytes aligned to [`BUFFER_ALIGN`],
-    /// or to 2 MiB and backed by huge pages where possible when `len` is
-    /// 2 MiB or more.
+    /// or, when `len` is 1 MiB or more, aligned to 2 MiB, rounded up to whole
+    /// huge pages and backed by them where the kernel allows.
     pub fn new(len: usize) -> Self {
-        let align = if len >= HUGE_PAGE { HUGE_PAGE } else { BUFFER_ALIGN };
-        let layout = Layout::from_size_align(len.max(1), align).expect("buffer layout").pad_to_align();
+        let align = if len >= 1 << 20 {
+            HUGE_PAGE
+        } else {
+            BUFFER_ALIGN
+        };
+        let layout = Layout::from_size_align(len.max(1), align)
+            .expect("buffer layout")
+            .pad_to_align();
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
@@ -160,7 +166,10 @@ mod tests {
     fn buffer_is_aligned_and_reusable() {
         let mut b = AlignedBuf::new(4 << 20);
         assert_eq!(b.slice_mut(10).as_ptr() as usize % HUGE_PAGE, 0);
-        assert_eq!(AlignedBuf::new(8192).slice_mut(1).as_ptr() as usize % BUFFER_ALIGN, 0);
+        assert_eq!(
+            AlignedBuf::new(8192).slice_mut(1).as_ptr() as usize % BUFFER_ALIGN,
+            0
+        );
         assert_eq!(b.len(), 4 << 20);
         b.slice_mut(4 << 20)[(4 << 20) - 1] = 7;
     }
