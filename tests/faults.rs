@@ -106,6 +106,11 @@ fn a_read_error_is_recorded_with_its_offset_and_the_other_disks_finish() {
     let size = 64 * MIB;
     let bad = FaultyDisk::new(size, &[(20 * MIB + 4096, 4096)]);
     let good = disks(2, size);
+    // Good disks at a drive-like 50 MB/s: read for over a second, so judged.
+    let t = Throttle::new();
+    for g in &good {
+        t.limit(g, 50_000_000);
+    }
     let dir = tempdir();
     let json = dir.path().join("r.json");
     let args = [
@@ -117,7 +122,7 @@ fn a_read_error_is_recorded_with_its_offset_and_the_other_disks_finish() {
         "--json",
         json.to_str().unwrap(),
     ];
-    let mut cmd = arrayburn(&args);
+    let mut cmd = t.command(&args);
     cmd.args([&good[0].dev, &bad.dev, &good[1].dev]);
     let r = finish(cmd, &json);
     let v = r.json.unwrap();

@@ -12,6 +12,10 @@ use crate::stats::verdict::{
 };
 use crate::units::{mb_per_s, rfc3339};
 
+/// A disk measured for less than this is reported but not compared: a few
+/// milliseconds of reading (a tiny or very fast device) is mostly noise.
+pub const MIN_JUDGED_S: f64 = 1.0;
+
 /// What the report needs to know about the run besides its measurements.
 #[derive(Debug, Clone)]
 pub struct RunInfo {
@@ -108,7 +112,7 @@ fn serial_speeds(plan: &Plan, passes: &[PassRun]) -> Vec<Option<f64>> {
 
 /// (bytes, seconds, MB/s) over the sample window.
 fn window(run: &DiskRun) -> (u64, f64, f64) {
-    let (bytes, elapsed) = run.window.unwrap_or((run.bytes, run.elapsed));
+    let (bytes, elapsed) = run.window;
     (
         bytes,
         elapsed.as_secs_f64(),
@@ -152,7 +156,9 @@ fn judge_pass(
         .map(|(d, r)| measure_row(plan, *d, r))
         .collect();
     let groups: Vec<usize> = p.disks.iter().map(|(d, _)| plan.groups[*d]).collect();
-    let clean = |r: &PassDisk, v: f64| (r.read_errors == 0).then_some(v);
+    let clean = |r: &PassDisk, v: f64| {
+        (r.read_errors == 0 && r.window_elapsed_s >= MIN_JUDGED_S).then_some(v)
+    };
     let speeds: Vec<Option<f64>> = rows.iter().map(|r| clean(r, r.window_mb_per_s)).collect();
     let full = p.window == Window::Full;
     let times: Vec<Option<f64>> = rows
@@ -317,6 +323,20 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
     } else {
         let named: Vec<String> = faults.iter().map(|f| describe(f)).collect();
         parts.push(format!("FLAGGED: {}.", named.join("; ")));
+    }
+    let short: Vec<String> = passes
+        .iter()
+        .flat_map(|p| &p.disks)
+        .filter(|d| d.read_errors == 0 && d.window_elapsed_s < MIN_JUDGED_S)
+        .map(|d| d.path.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !short.is_empty() {
+        parts.push(format!(
+            "Not compared (read for under {MIN_JUDGED_S:.0} s, too short to judge; use a longer --sample or larger disks): {}.",
+            short.join(", ")
+        ));
     }
     if !fast.is_empty() {
         let named: Vec<String> = fast.iter().map(|f| describe(f)).collect();

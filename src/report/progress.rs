@@ -67,23 +67,25 @@ fn pass_name(kind: PassKind) -> &'static str {
 fn estimate(p: &DiskProgress) -> (f64, f64, Duration) {
     let secs = p.elapsed.as_secs_f64().max(1e-3);
     let rate = mb_per_s(p.bytes, secs);
-    let by_bytes = if p.size > 0 {
-        p.bytes as f64 / p.size as f64
-    } else {
-        1.0
-    };
-    let left_bytes = if rate > 0.0 {
-        (p.size - p.bytes.min(p.size)) as f64 / (rate * 1e6)
-    } else {
-        f64::INFINITY
-    };
     match p.window {
-        Window::Full => (by_bytes, rate, Duration::from_secs_f64(left_bytes.min(1e9))),
+        Window::Full => {
+            let done = if p.size > 0 {
+                p.bytes as f64 / p.size as f64
+            } else {
+                1.0
+            };
+            let left = if rate > 0.0 {
+                (p.size - p.bytes.min(p.size)) as f64 / (rate * 1e6)
+            } else {
+                1e9
+            };
+            (done, rate, Duration::from_secs_f64(left.min(1e9)))
+        }
+        // A sample lasts its window (a disk that ends sooner is read again).
         Window::Sample(w) => {
-            let by_time = secs / w.as_secs_f64();
-            let left = (w.as_secs_f64() - secs).max(0.0).min(left_bytes);
+            let left = (w.as_secs_f64() - secs).max(0.0);
             (
-                by_time.max(by_bytes).min(1.0),
+                (secs / w.as_secs_f64()).min(1.0),
                 rate,
                 Duration::from_secs_f64(left),
             )

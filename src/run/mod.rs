@@ -17,7 +17,8 @@ pub use worker::Job;
 /// How long each disk is read in a pass.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Window {
-    /// For this long from the start of the disk, or to its end if sooner.
+    /// For this long from the start of the disk; a disk that ends sooner is
+    /// read again from the start until the time is up.
     Sample(Duration),
     /// The whole disk.
     Full,
@@ -67,10 +68,10 @@ pub struct DiskRun {
     pub bytes: u64,
     /// From the first read's start to the last read's end.
     pub elapsed: Duration,
-    /// In a full pass, (bytes, elapsed) when the sample length was first
-    /// reached; None in a sample pass or when the disk ended sooner (then
-    /// the totals are the window).
-    pub window: Option<(u64, Duration)>,
+    /// (bytes, elapsed) over the comparison window: from the end of the
+    /// warm-up (10 % of the sample, at most 5 s) to the sample length, or
+    /// the whole run when it was shorter.
+    pub window: (u64, Duration),
     /// Successful reads.
     pub reads: u64,
     /// Latency of every successful read, in nanoseconds.
@@ -79,7 +80,8 @@ pub struct DiskRun {
     pub errors: Vec<ReadError>,
     /// All failed reads, including those not kept.
     pub error_count: u64,
-    /// Whether the read reached the end of the disk.
+    /// Whether the read reached the end of the disk (in a sample pass, at
+    /// least once).
     pub reached_end: bool,
     /// Whether a stop request cut the read short.
     pub interrupted: bool,
