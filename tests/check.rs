@@ -193,7 +193,7 @@ fn a_4k_sector_disk_and_an_odd_sized_disk_are_read_to_the_last_byte() {
 }
 
 #[test]
-fn sigint_mid_run_writes_a_valid_partial_report_and_exits_130() {
+fn a_signal_mid_run_writes_a_valid_partial_report_and_exits_130() {
     need_root!();
     let _l = device_lock();
     let d = disks(3, 256 * MIB);
@@ -201,6 +201,15 @@ fn sigint_mid_run_writes_a_valid_partial_report_and_exits_130() {
     for x in &d {
         t.limit(x, 20 * MB);
     }
+    use nix::sys::signal::Signal;
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        interrupted_by(signal, &t, &d);
+    }
+}
+
+/// Starts a long check, sends `signal` while the first disk is being read,
+/// and checks the prompt stop, the exit code and the partial report.
+fn interrupted_by(signal: nix::sys::signal::Signal, t: &Throttle, d: &[LoopDisk]) {
     let dir = tempdir();
     let json = dir.path().join("partial.json");
     let mut args = vec![
@@ -213,32 +222,35 @@ fn sigint_mid_run_writes_a_valid_partial_report_and_exits_130() {
         json.to_str().unwrap(),
     ];
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let mut child = t
+    let child = t
         .command(&args)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(2500));
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let sent = Instant::now();
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    let status = child.wait().unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+    let out = child.wait_with_output().unwrap();
     assert!(
         sent.elapsed() < Duration::from_secs(5),
-        "took {:?} to stop",
+        "{signal}: took {:?} to stop",
         sent.elapsed()
     );
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(out.status.code(), Some(130), "{signal}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("INTERRUPTED"),
+        "{signal}: report not marked"
+    );
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_schema(&v);
-    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["interrupted"], true, "{signal}");
     let serial = disk_rows(&v, "serial");
-    assert_eq!(serial.len(), 1, "only the first disk had started");
+    assert_eq!(serial.len(), 1, "{signal}: only the first disk had started");
     assert!(serial[0]["bytes"].as_u64().unwrap() > 0);
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .flatten()
         .map(|e| e.file_name())
         .collect();
-    assert_eq!(left.len(), 1, "temporary files left: {left:?}");
+    assert_eq!(left.len(), 1, "{signal}: temporary files left: {left:?}");
 }

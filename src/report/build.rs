@@ -76,23 +76,11 @@ fn disks(plan: &Plan) -> Vec<Disk> {
     plan.devices
         .iter()
         .zip(&plan.groups)
-        .map(|(d, g)| {
-            let id = &d.identity;
-            Disk {
-                path: d.given.clone(),
-                name: id.name.clone(),
-                by_id: id.by_id.clone(),
-                vendor: id.vendor.clone(),
-                model: id.model.clone(),
-                serial: id.serial.clone(),
-                firmware: id.firmware.clone(),
-                size_bytes: id.size_bytes,
-                logical_block_size: id.logical_block_size,
-                physical_block_size: id.physical_block_size,
-                rotational: id.rotational,
-                in_use: d.in_use.clone(),
-                peer_group: *g,
-            }
+        .map(|(d, g)| Disk {
+            path: d.given.clone(),
+            identity: d.identity.clone(),
+            in_use: d.in_use.clone(),
+            peer_group: *g,
         })
         .collect()
 }

@@ -9,7 +9,7 @@ pub mod text;
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::InUse;
+use crate::device::{Identity, InUse};
 use crate::run::{PassKind, ReadError};
 use crate::stats::LatencyUs;
 use crate::stats::verdict::Verdict;
@@ -69,31 +69,17 @@ pub struct Options {
     pub engine: String,
 }
 
-/// One disk's identity.
+/// One disk: its identity as sysfs tells it (flattened into this object:
+/// `name`, `dev_path`, `by_id`, `vendor`, `model`, `serial`, `firmware`,
+/// `size_bytes`, `logical_block_size`, `physical_block_size`, `rotational`,
+/// `removable`, `read_only`, `devno`), and how the check treats it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Disk {
     /// The path as given on the command line.
     pub path: String,
-    /// Kernel name (`sdb`).
-    pub name: String,
-    /// `/dev/disk/by-id` name, where one exists.
-    pub by_id: Option<String>,
-    /// Vendor string.
-    pub vendor: Option<String>,
-    /// Model string.
-    pub model: Option<String>,
-    /// Serial number.
-    pub serial: Option<String>,
-    /// Firmware revision.
-    pub firmware: Option<String>,
-    /// Size in bytes.
-    pub size_bytes: u64,
-    /// Logical block size in bytes.
-    pub logical_block_size: u32,
-    /// Physical block size in bytes.
-    pub physical_block_size: u32,
-    /// Spinning disk as the kernel believes.
-    pub rotational: bool,
+    /// Identity from sysfs.
+    #[serde(flatten)]
+    pub identity: Identity,
     /// Why the disk was in use when the check started (other I/O disturbs
     /// the numbers); empty when idle.
     pub in_use: Vec<InUse>,

@@ -60,11 +60,14 @@ fn header(out: &mut String, r: &Report) {
         };
         t.add_row(vec![
             d.path.clone(),
-            d.name.clone(),
-            d.model.clone().unwrap_or_else(|| "-".into()),
-            d.serial.clone().unwrap_or_else(|| "-".into()),
-            human_bytes(d.size_bytes),
-            format!("{}/{}", d.logical_block_size, d.physical_block_size),
+            d.identity.name.clone(),
+            d.identity.model.clone().unwrap_or_else(|| "-".into()),
+            d.identity.serial.clone().unwrap_or_else(|| "-".into()),
+            human_bytes(d.identity.size_bytes),
+            format!(
+                "{}/{}",
+                d.identity.logical_block_size, d.identity.physical_block_size
+            ),
             d.peer_group.to_string(),
             in_use,
         ]);
@@ -114,15 +117,13 @@ fn serial(out: &mut String, r: &Report, p: &Pass) {
         "Flag",
     ]);
     for d in &p.disks {
-        let mut row = vec![
+        let row = vec![
             d.path.clone(),
             size_mb(r, d),
             format!("{:.0}", d.window_mb_per_s),
             pct(d.pct_of_peers),
         ];
-        row.extend(latency_cells(d));
-        row.push(mark(d.verdict).into());
-        t.add_row(row);
+        add_measured_row(&mut t, row, d);
     }
     right_align(&mut t, 1..8);
     let _ = writeln!(out, "\n{}", show(&t));
@@ -163,7 +164,7 @@ fn parallel(out: &mut String, r: &Report, p: &Pass) {
         let s = serial
             .and_then(|s| s.disks.iter().find(|x| x.path == d.path))
             .map(|x| format!("{:.0}", x.window_mb_per_s));
-        let mut row = vec![
+        let row = vec![
             d.path.clone(),
             size_mb(r, d),
             s.unwrap_or_else(|| "-".into()),
@@ -171,9 +172,7 @@ fn parallel(out: &mut String, r: &Report, p: &Pass) {
             pct(d.pct_of_serial),
             pct(d.pct_of_peers),
         ];
-        row.extend(latency_cells(d));
-        row.push(mark(d.verdict).into());
-        t.add_row(row);
+        add_measured_row(&mut t, row, d);
     }
     right_align(&mut t, 1..10);
     let _ = writeln!(out, "\n{}", show(&t));
@@ -268,7 +267,7 @@ fn size_mb(r: &Report, d: &PassDisk) -> String {
         .disks
         .iter()
         .find(|x| x.path == d.path)
-        .map(|x| x.size_bytes)
+        .map(|x| x.identity.size_bytes)
         .unwrap_or(0);
     format!("{}MB", bytes / 1_000_000)
 }
@@ -277,12 +276,16 @@ fn pct(v: Option<f64>) -> String {
     v.map(|p| format!("{p:.0}")).unwrap_or_else(|| "-".into())
 }
 
-fn latency_cells(d: &PassDisk) -> Vec<String> {
+/// Appends the latency columns (ms) and the mark to `row` and adds it.
+fn add_measured_row(t: &mut Table, mut row: Vec<String>, d: &PassDisk) {
     let l = &d.latency_us;
-    [l.p50, l.p99, l.p999, l.max]
-        .iter()
-        .map(|us| format!("{:.1}", us / 1000.0))
-        .collect()
+    row.extend(
+        [l.p50, l.p99, l.p999, l.max]
+            .iter()
+            .map(|us| format!("{:.1}", us / 1000.0)),
+    );
+    row.push(mark(d.verdict).into());
+    t.add_row(row);
 }
 
 /// solnet's marks.
