@@ -23,6 +23,9 @@ pub enum Command {
     List(ListArgs),
     /// Read disks one at a time, then all at once, and judge them (read-only).
     Check(CheckArgs),
+    /// Build a small array of memory-backed disks (one made slow), check it,
+    /// and remove it again: the real check, without spare disks (root).
+    Demo(DemoArgs),
 }
 
 #[derive(Debug, Args)]
@@ -89,6 +92,16 @@ pub struct CheckArgs {
     /// Which passes to run.
     #[arg(long, value_enum, default_value_t = Passes::Both)]
     pub passes: Passes,
+    /// Accept partitions (read them as if they were disks).
+    #[arg(long)]
+    pub allow_partitions: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Where results and progress go (shared by `check` and `demo`).
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
     /// Write the full result as JSON to FILE (also after each pass, and on
     /// interruption).
     #[arg(long, value_name = "FILE")]
@@ -96,13 +109,30 @@ pub struct CheckArgs {
     /// Also write the text report to FILE.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Accept partitions (read them as if they were disks).
-    #[arg(long)]
-    pub allow_partitions: bool,
     /// How progress is shown on stderr.
     #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,
     /// Interval between plain progress lines.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub progress_interval: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Number of disks in the demo array (3 to 32).
+    #[arg(long, default_value_t = 6)]
+    pub disks: usize,
+    /// Size of each memory-backed disk (it lives in /dev/shm while the demo
+    /// runs).
+    #[arg(long, default_value = "256m", value_parser = parse_size)]
+    pub size: u64,
+    /// Sample window per disk and pass.
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    pub sample: Duration,
+    /// Leave cgroups alone: no throttle, so no slow disk (what the demo
+    /// also does where cgroup-v1 blkio is missing).
+    #[arg(long)]
+    pub no_throttle: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod demo;
 pub mod device;
 pub mod io;
 pub mod plan;

@@ -16,9 +16,14 @@ fn main() -> ExitCode {
     let handler_stop = stop.clone();
     // SIGINT, SIGTERM and SIGHUP (ctrlc's "termination" feature): the first
     // asks the workers to stop after their current read, so the partial
-    // report is written; a second one ends the process at once.
+    // report is written; a second one ends the process at once (unless the
+    // demo is still removing its loop devices and cgroup).
     let _ = ctrlc::set_handler(move || {
         if handler_stop.is_set() {
+            if handler_stop.cleanup_pending() {
+                eprintln!("arrayburn: still removing what the demo created; one moment");
+                return;
+            }
             std::process::exit(130);
         }
         eprintln!(

@@ -155,7 +155,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             args.block
         ));
     }
-    for (flag, path) in [("--json", &args.json), ("--out", &args.out)] {
+    for (flag, path) in [("--json", &args.output.json), ("--out", &args.output.out)] {
         if let Some(p) = path {
             check_output_path(flag, p)?;
         }
@@ -170,10 +170,10 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             slow_pct: args.slow_pct,
             fast_pct: args.fast_pct,
         },
-        json: args.json.clone(),
-        out: args.out.clone(),
-        progress: args.progress,
-        progress_interval: args.progress_interval,
+        json: args.output.json.clone(),
+        out: args.output.out.clone(),
+        progress: args.output.progress,
+        progress_interval: args.output.progress_interval,
     })
 }
 

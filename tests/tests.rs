@@ -7,6 +7,7 @@
 mod util;
 
 mod check;
+mod demo;
 mod faults;
 mod inputs;
 mod list;

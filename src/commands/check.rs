@@ -16,6 +16,15 @@ use crate::run::{PassRun, StopFlag, run_pass};
 
 /// Runs a check.
 pub fn run(args: &CheckArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
+    execute(args, argv, stop).map(|(outcome, _)| outcome)
+}
+
+/// Runs a check and also returns its report (the demo reads it).
+pub fn execute(
+    args: &CheckArgs,
+    argv: Vec<String>,
+    stop: &StopFlag,
+) -> anyhow::Result<(Outcome, Report)> {
     let plan = Plan::resolve(args, &SystemPaths::real())?;
     for w in &plan.warnings {
         eprintln!("arrayburn: warning: {w}");
@@ -47,13 +56,14 @@ pub fn run(args: &CheckArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Resu
     info.interrupted = stop.is_set();
     let report = report::build(&plan, &passes, &info);
     finish(&plan, &report)?;
-    Ok(if info.interrupted {
+    let outcome = if info.interrupted {
         Outcome::Interrupted
     } else if report.summary.verdict == "healthy" {
         Outcome::Healthy
     } else {
         Outcome::Flagged
-    })
+    };
+    Ok((outcome, report))
 }
 
 fn style(mode: ProgressMode) -> Style {

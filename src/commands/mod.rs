@@ -1,6 +1,7 @@
 //! One file per subcommand: thin glue between plan, run and report.
 
 pub mod check;
+pub mod demo;
 pub mod list;
 
 use crate::cli::{Cli, Command};
@@ -34,5 +35,6 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
     match cli.command {
         Command::List(args) => list::run(&args),
         Command::Check(args) => check::run(&args, argv, stop),
+        Command::Demo(args) => demo::run(&args, argv, stop),
     }
 }

@@ -33,17 +33,31 @@ pub enum PassKind {
 }
 
 /// Set by a signal handler (or a test); workers stop at the next read.
+/// It also says whether the program owns things it must remove before it
+/// exits (the demo's loop devices and cgroup), so that a second signal does
+/// not cut the clean-up short.
 #[derive(Debug, Clone, Default)]
-pub struct StopFlag(Arc<AtomicBool>);
+pub struct StopFlag {
+    stop: Arc<AtomicBool>,
+    cleanup: Arc<AtomicBool>,
+}
 
 impl StopFlag {
     /// Asks every worker to stop.
     pub fn stop(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.stop.store(true, Ordering::SeqCst);
     }
     /// Whether a stop was asked for.
     pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed)
+    }
+    /// Marks whether resources are held that must be removed before exit.
+    pub fn set_cleanup_pending(&self, pending: bool) {
+        self.cleanup.store(pending, Ordering::SeqCst);
+    }
+    /// Whether exiting now would leave resources behind.
+    pub fn cleanup_pending(&self) -> bool {
+        self.cleanup.load(Ordering::SeqCst)
     }
 }
 

@@ -1,0 +1,228 @@
+//! The demo array: memory-backed loop devices and a cgroup-v1 blkio
+//! throttle that arrayburn creates, owns and removes on every exit path
+//! (success, error, signal, panic), touching nothing it did not create.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::run::StopFlag;
+
+/// Where the blkio controller of cgroup v1 is mounted.
+pub const BLKIO_ROOT: &str = "/sys/fs/cgroup/blkio";
+
+/// Fills `path` with `size` bytes of a cheap pseudo-random stream (xorshift):
+/// not sparse, not compressible, so reads are real reads. Stops early with
+/// `Interrupted` when `stop` is set.
+pub fn fill_file(path: &Path, size: u64, seed: u64, stop: &StopFlag) -> io::Result<()> {
+    let mut out = File::create(path)?;
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut buf = vec![0u8; 4 << 20];
+    let mut left = size;
+    while left > 0 {
+        if stop.is_set() {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "stopped by a signal",
+            ));
+        }
+        for w in buf.chunks_exact_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            w.copy_from_slice(&x.to_le_bytes());
+        }
+        let n = left.min(buf.len() as u64) as usize;
+        out.write_all(&buf[..n])?;
+        left -= n as u64;
+    }
+    Ok(())
+}
+
+/// A loop device over a file, both ours.
+#[derive(Debug)]
+pub struct LoopDisk {
+    /// `/dev/loopN`.
+    pub dev: String,
+    /// The backing file.
+    pub file: PathBuf,
+}
+
+impl LoopDisk {
+    /// `MAJ:MIN` of the device.
+    pub fn devno(&self) -> io::Result<String> {
+        let name = self.dev.trim_start_matches("/dev/");
+        Ok(fs::read_to_string(format!("/sys/block/{name}/dev"))?
+            .trim()
+            .to_string())
+    }
+
+    /// Detaches the device if it is still bound to our file, then deletes
+    /// the file.
+    fn remove(&self) {
+        let back = Command::new("losetup")
+            .args(["-n", "-O", "BACK-FILE", &self.dev])
+            .output();
+        let ours = back
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == self.file.to_string_lossy())
+            .unwrap_or(false);
+        if ours {
+            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        }
+        let _ = fs::remove_file(&self.file);
+    }
+}
+
+/// The demo's disks; removed on drop.
+#[derive(Debug, Default)]
+pub struct LoopArray {
+    /// The disks, in creation order.
+    pub disks: Vec<LoopDisk>,
+    pending: Option<PathBuf>,
+}
+
+impl LoopArray {
+    /// Creates `n` memory-backed disks of `size` bytes in `dir`. What was
+    /// made before a failure is removed when the array drops.
+    pub fn create(&mut self, dir: &Path, n: usize, size: u64, stop: &StopFlag) -> io::Result<()> {
+        for i in 0..n {
+            let file = dir.join(format!("arrayburn-demo-{}-{i}.img", std::process::id()));
+            self.pending = Some(file.clone());
+            fill_file(&file, size, i as u64 + 1, stop)?;
+            let out = Command::new("losetup")
+                .arg("-f")
+                .arg("--show")
+                .arg(&file)
+                .output()?;
+            if !out.status.success() {
+                let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                return Err(io::Error::other(format!(
+                    "losetup {}: {why}",
+                    file.display()
+                )));
+            }
+            let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            self.pending = None;
+            self.disks.push(LoopDisk { dev, file });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for LoopArray {
+    fn drop(&mut self) {
+        for d in &self.disks {
+            d.remove();
+        }
+        if let Some(f) = self.pending.take() {
+            let _ = fs::remove_file(f);
+        }
+    }
+}
+
+/// A blkio cgroup holding this process, with read limits on chosen
+/// devices. On drop the process goes back to the group it came from and the
+/// group is removed.
+#[derive(Debug)]
+pub struct Throttle {
+    dir: PathBuf,
+    home: PathBuf,
+}
+
+impl Throttle {
+    /// Creates the group `name` below the blkio root.
+    pub fn create(name: &str) -> io::Result<Self> {
+        let root = Path::new(BLKIO_ROOT);
+        let dir = root.join(name);
+        fs::create_dir(&dir)?;
+        Ok(Self {
+            dir,
+            home: root.join(own_blkio_group().trim_start_matches('/')),
+        })
+    }
+
+    /// Limits reads from the device `devno` (`MAJ:MIN`) to `bytes_per_s`.
+    pub fn limit(&self, devno: &str, bytes_per_s: u64) -> io::Result<()> {
+        fs::write(
+            self.dir.join("blkio.throttle.read_bps_device"),
+            format!("{devno} {bytes_per_s}"),
+        )
+    }
+
+    /// Moves this whole process (all its threads) into the group.
+    pub fn enter(&self) -> io::Result<()> {
+        fs::write(
+            self.dir.join("cgroup.procs"),
+            std::process::id().to_string(),
+        )
+    }
+
+    /// The group's directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = fs::write(
+            self.home.join("cgroup.procs"),
+            std::process::id().to_string(),
+        );
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+/// This process's group in the blkio hierarchy (`/` when at the root), from
+/// `/proc/self/cgroup` lines such as `4:blkio:/user.slice`.
+fn own_blkio_group() -> String {
+    let text = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    text.lines()
+        .find_map(|line| {
+            let mut fields = line.splitn(3, ':');
+            let (_id, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+            controllers
+                .split(',')
+                .any(|c| c == "blkio")
+                .then(|| path.to_string())
+        })
+        .unwrap_or_else(|| "/".into())
+}
+
+/// Whether cgroup v1's blkio throttling is available here.
+pub fn blkio_available() -> bool {
+    Path::new(BLKIO_ROOT)
+        .join("blkio.throttle.read_bps_device")
+        .exists()
+}
+
+/// Free bytes in the filesystem holding `dir`.
+pub fn free_bytes(dir: &Path) -> io::Result<u64> {
+    let s = nix::sys::statvfs::statvfs(dir).map_err(io::Error::from)?;
+    Ok(s.blocks_available() * s.fragment_size())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_writes_exactly_the_size_and_is_not_sparse() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("f");
+        fill_file(&p, 5 * 4096 + 512, 7, &StopFlag::default()).unwrap();
+        let data = fs::read(&p).unwrap();
+        assert_eq!(data.len(), 5 * 4096 + 512);
+        assert!(data.chunks(512).all(|c| c.iter().any(|b| *b != 0)));
+    }
+
+    #[test]
+    fn fill_stops_on_request() {
+        let t = tempfile::tempdir().unwrap();
+        let stop = StopFlag::default();
+        stop.stop();
+        let e = fill_file(&t.path().join("f"), 1 << 30, 1, &stop).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Interrupted);
+    }
+}
