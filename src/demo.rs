@@ -40,7 +40,8 @@ pub fn fill_file(path: &Path, size: u64, seed: u64, stop: &StopFlag) -> io::Resu
     Ok(())
 }
 
-/// A loop device over a file, both ours.
+/// A loop device over a file, both ours: on drop the device is detached
+/// (if it is still bound to our file) and the file deleted.
 #[derive(Debug)]
 pub struct LoopDisk {
     /// `/dev/loopN`.
@@ -50,17 +51,51 @@ pub struct LoopDisk {
 }
 
 impl LoopDisk {
-    /// `MAJ:MIN` of the device.
-    pub fn devno(&self) -> io::Result<String> {
-        let name = self.dev.trim_start_matches("/dev/");
-        Ok(fs::read_to_string(format!("/sys/block/{name}/dev"))?
-            .trim()
-            .to_string())
+    /// Attaches `file` to a free loop device with extra `losetup` options
+    /// (`--sector-size 4096`, `--direct-io=on`). The file is ours from now
+    /// on: it is deleted on drop, or at once if attaching fails.
+    pub fn attach(file: PathBuf, options: &[&str]) -> io::Result<Self> {
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .args(options)
+            .arg(&file)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Ok(Self {
+                dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
+                file,
+            }),
+            other => {
+                let _ = fs::remove_file(&file);
+                let why = match other {
+                    Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+                    Err(e) => e.to_string(),
+                };
+                Err(io::Error::other(format!(
+                    "losetup {}: {why}",
+                    file.display()
+                )))
+            }
+        }
     }
 
-    /// Detaches the device if it is still bound to our file, then deletes
-    /// the file.
-    fn remove(&self) {
+    /// Kernel name (`loop3`).
+    pub fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+
+    /// `MAJ:MIN` of the device.
+    pub fn devno(&self) -> io::Result<String> {
+        Ok(
+            fs::read_to_string(format!("/sys/block/{}/dev", self.name()))?
+                .trim()
+                .to_string(),
+        )
+    }
+}
+
+impl Drop for LoopDisk {
+    fn drop(&mut self) {
         let back = Command::new("losetup")
             .args(["-n", "-O", "BACK-FILE", &self.dev])
             .output();
@@ -74,7 +109,8 @@ impl LoopDisk {
     }
 }
 
-/// The demo's disks; removed on drop.
+/// The demo's disks; each removes itself on drop, and a file still being
+/// filled is deleted too.
 #[derive(Debug, Default)]
 pub struct LoopArray {
     /// The disks, in creation order.
@@ -90,21 +126,8 @@ impl LoopArray {
             let file = dir.join(format!("arrayburn-demo-{}-{i}.img", std::process::id()));
             self.pending = Some(file.clone());
             fill_file(&file, size, i as u64 + 1, stop)?;
-            let out = Command::new("losetup")
-                .arg("-f")
-                .arg("--show")
-                .arg(&file)
-                .output()?;
-            if !out.status.success() {
-                let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
-                return Err(io::Error::other(format!(
-                    "losetup {}: {why}",
-                    file.display()
-                )));
-            }
-            let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
             self.pending = None;
-            self.disks.push(LoopDisk { dev, file });
+            self.disks.push(LoopDisk::attach(file, &[])?);
         }
         Ok(())
     }
@@ -112,9 +135,6 @@ impl LoopArray {
 
 impl Drop for LoopArray {
     fn drop(&mut self) {
-        for d in &self.disks {
-            d.remove();
-        }
         if let Some(f) = self.pending.take() {
             let _ = fs::remove_file(f);
         }

@@ -148,11 +148,11 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
 fn a_4k_sector_disk_and_an_odd_sized_disk_are_read_to_the_last_byte() {
     need_root!();
     let _l = device_lock();
-    let four_k = LoopDisk::new(&Spec {
+    let four_k = loop_disk(&Spec {
         sector: 4096,
         ..Spec::shm(32 * MIB + 3 * 4096)
     });
-    let odd = LoopDisk::new(&Spec::shm(32 * MIB + 5 * 512));
+    let odd = loop_disk(&Spec::shm(32 * MIB + 5 * 512));
     let sums = |ds: &[&LoopDisk]| -> Vec<u64> {
         ds.iter()
             .map(|d| checksum(&std::fs::read(&d.file).unwrap()))

@@ -6,7 +6,7 @@ use crate::util::*;
 fn list_shows_a_named_4k_disk_with_its_geometry() {
     need_root!();
     let _l = device_lock();
-    let d = LoopDisk::new(&Spec {
+    let d = loop_disk(&Spec {
         sector: 4096,
         ..Spec::shm(16 << 20)
     });

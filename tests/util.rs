@@ -3,9 +3,8 @@
 //! drop (also on panic).
 
 use std::fs::{self, File};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
@@ -48,19 +47,6 @@ pub fn device_lock() -> DeviceLock {
     )
 }
 
-fn run(cmd: &str, args: &[&str]) -> Output {
-    let out = Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
 /// How to make a loop disk.
 #[derive(Clone)]
 pub struct Spec {
@@ -81,87 +67,26 @@ impl Spec {
         }
     }
 }
+/// A filled loop disk (the library's: detached and deleted on drop).
+pub use arrayburn::demo::LoopDisk;
 
-/// A loop device over a filled file; detached and deleted on drop.
-pub struct LoopDisk {
-    pub dev: String,
-    pub file: PathBuf,
-}
-
-/// Fills `f` with `size` bytes of a cheap pseudo-random stream: not sparse,
-/// not compressible.
-fn fill(f: &Path, size: u64, seed: u64) {
-    let mut out = File::create(f).unwrap();
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut buf = vec![0u8; 1 << 20];
-    let mut left = size;
-    while left > 0 {
-        for w in buf.chunks_exact_mut(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            w.copy_from_slice(&x.to_le_bytes());
-        }
-        let n = left.min(buf.len() as u64) as usize;
-        out.write_all(&buf[..n]).unwrap();
-        left -= n as u64;
+/// Makes a loop disk over a filled file as `spec` says.
+pub fn loop_disk(spec: &Spec) -> LoopDisk {
+    let file = spec.dir.join(unique("arrayburn-test") + ".img");
+    let seed = SEQ.load(Ordering::SeqCst) as u64;
+    arrayburn::demo::fill_file(&file, spec.size, seed, &arrayburn::run::StopFlag::default())
+        .unwrap();
+    let sector = spec.sector.to_string();
+    let mut options = vec!["--sector-size", sector.as_str()];
+    if spec.direct_io {
+        options.push("--direct-io=on");
     }
-}
-
-impl LoopDisk {
-    pub fn new(spec: &Spec) -> Self {
-        let file = spec.dir.join(unique("arrayburn-test") + ".img");
-        fill(&file, spec.size, SEQ.load(Ordering::SeqCst) as u64);
-        Self::attach(file, spec, &[])
-    }
-
-    /// Attaches `file` (owned from now on: deleted on drop).
-    pub fn attach(file: PathBuf, spec: &Spec, extra: &[&str]) -> Self {
-        let sector = spec.sector.to_string();
-        let mut args = vec!["-f", "--show", "--sector-size", sector.as_str()];
-        if spec.direct_io {
-            args.push("--direct-io=on");
-        }
-        args.extend_from_slice(extra);
-        let path = file.to_string_lossy().to_string();
-        args.push(&path);
-        let out = run("losetup", &args);
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        assert!(dev.starts_with("/dev/loop"), "losetup said {dev}");
-        Self { dev, file }
-    }
-
-    pub fn name(&self) -> String {
-        self.dev.trim_start_matches("/dev/").to_string()
-    }
-
-    /// `MAJ:MIN` of the device.
-    pub fn devno(&self) -> String {
-        fs::read_to_string(format!("/sys/block/{}/dev", self.name()))
-            .unwrap()
-            .trim()
-            .to_string()
-    }
-}
-
-impl Drop for LoopDisk {
-    fn drop(&mut self) {
-        let back = Command::new("losetup")
-            .args(["-n", "-O", "BACK-FILE", &self.dev])
-            .output();
-        let bound = back
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == self.file.to_string_lossy())
-            .unwrap_or(false);
-        if bound {
-            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-        }
-        let _ = fs::remove_file(&self.file);
-    }
+    LoopDisk::attach(file, &options).expect("losetup")
 }
 
 /// Makes `n` memory-backed disks of `size` bytes.
 pub fn disks(n: usize, size: u64) -> Vec<LoopDisk> {
-    (0..n).map(|_| LoopDisk::new(&Spec::shm(size))).collect()
+    (0..n).map(|_| loop_disk(&Spec::shm(size))).collect()
 }
 
 /// A cgroup-v1 blkio group that throttles reads; removed on drop.
@@ -180,7 +105,7 @@ impl Throttle {
     pub fn limit(&self, disk: &LoopDisk, bytes_per_s: u64) -> &Self {
         fs::write(
             self.dir.join("blkio.throttle.read_bps_device"),
-            format!("{} {bytes_per_s}", disk.devno()),
+            format!("{} {bytes_per_s}", disk.devno().unwrap()),
         )
         .unwrap();
         self
