@@ -92,6 +92,10 @@ pub struct CheckArgs {
     /// Which passes to run.
     #[arg(long, value_enum, default_value_t = Passes::Both)]
     pub passes: Passes,
+    /// Stop reading a disk after this many failed reads (each is re-read to
+    /// find its exact bad sectors): a dying disk can otherwise take days.
+    #[arg(long, default_value_t = 100)]
+    pub max_errors: u64,
     /// Accept partitions (read them as if they were disks).
     #[arg(long)]
     pub allow_partitions: bool,

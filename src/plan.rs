@@ -48,6 +48,8 @@ pub struct Settings {
     pub progress: ProgressMode,
     /// Interval of plain progress lines.
     pub progress_interval: Duration,
+    /// A disk stops a pass after this many failed reads.
+    pub max_errors: u64,
 }
 
 /// A check ready to run.
@@ -109,12 +111,14 @@ impl Plan {
             window: window(s.serial_full),
             sample: s.sample,
             block: s.block,
+            max_errors: s.max_errors,
         };
         let parallel = PassSpec {
             kind: PassKind::Parallel,
             window: window(s.parallel_full),
             sample: s.sample,
             block: s.block,
+            max_errors: s.max_errors,
         };
         match s.passes {
             Passes::Both => vec![serial, parallel],
@@ -149,6 +153,9 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             args.fast_pct
         ));
     }
+    if args.max_errors == 0 {
+        return bad("--max-errors 0: give at least 1 (the default is 100)".into());
+    }
     if args.block == 0 || args.block > 1 << 30 {
         return bad(format!(
             "--block {} must be between 4k and 1g (the default is 4m)",
@@ -174,6 +181,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         out: args.output.out.clone(),
         progress: args.output.progress,
         progress_interval: args.output.progress_interval,
+        max_errors: args.max_errors,
     })
 }
 

@@ -99,21 +99,16 @@ impl Drop for FaultyDisk {
     }
 }
 
-#[test]
-fn a_read_error_is_recorded_with_its_offset_and_the_other_disks_finish() {
-    need_root!();
-    let _l = device_lock();
-    let size = 64 * MIB;
-    let bad = FaultyDisk::new(size, &[(20 * MIB + 4096, 4096)]);
-    let good = disks(2, size);
-    // Good disks at a drive-like 50 MB/s: read for over a second, so judged.
+/// Checks `good` throttled to a drive-like 50 MB/s (read for over a second,
+/// so judged) and `bad`, with whole-disk reads; returns the result.
+fn check_with_faulty(good: &[LoopDisk], bad: &FaultyDisk, extra: &[&str]) -> Run {
     let t = Throttle::new();
-    for g in &good {
+    for g in good {
         t.limit(g, 50_000_000);
     }
     let dir = tempdir();
     let json = dir.path().join("r.json");
-    let args = [
+    let mut args = vec![
         "check",
         "--full",
         "--full-serial",
@@ -122,40 +117,130 @@ fn a_read_error_is_recorded_with_its_offset_and_the_other_disks_finish() {
         "--json",
         json.to_str().unwrap(),
     ];
+    args.extend_from_slice(extra);
     let mut cmd = t.command(&args);
     cmd.args([&good[0].dev, &bad.dev, &good[1].dev]);
     let r = finish(cmd, &json);
+    assert_schema(r.json.as_ref().unwrap());
+    r
+}
+
+/// The (offset, len) of each bad range a row reports.
+fn ranges(row: &serde_json::Value) -> Vec<(u64, u64)> {
+    let list = row["errors"].as_array().unwrap();
+    list.iter()
+        .map(|e| (e["offset"].as_u64().unwrap(), e["len"].as_u64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
+    need_root!();
+    let _l = device_lock();
+    let size = 64 * MIB;
+    // One bad 4 KiB, three bad sectors inside a chunk, and a bad area that
+    // crosses the 4 MiB read boundary at 40 MiB (two failed reads, one range).
+    let bad_ranges = [
+        (20 * MIB + 4096, 4096),
+        (33 * MIB + 512, 1536),
+        (40 * MIB - 1024, 2048),
+    ];
+    let bad = FaultyDisk::new(size, &bad_ranges);
+    let good = disks(2, size);
+    let r = check_with_faulty(&good, &bad, &[]);
     let v = r.json.unwrap();
-    assert_schema(&v);
     assert_eq!(r.code, 1);
+    let bad_bytes: u64 = bad_ranges.iter().map(|(_, l)| l).sum();
     for pass in ["serial", "parallel"] {
         let rows = disk_rows(&v, pass);
         assert_eq!(rows[1]["verdict"], "error", "{pass}");
-        assert_eq!(rows[1]["read_errors"], 1, "{pass}");
         assert_eq!(
-            rows[1]["errors"][0]["offset"],
-            20 * MIB,
-            "{pass}: the failed 4 MiB read starts at 20 MiB"
+            ranges(&rows[1]),
+            bad_ranges,
+            "{pass}: every bad sector, exactly"
         );
-        assert_eq!(rows[1]["errors"][0]["errno"], 5, "{pass}: EIO");
+        assert!(
+            rows[1]["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|e| e["errno"] == 5),
+            "{pass}: EIO"
+        );
+        assert_eq!(rows[1]["read_errors"], 4, "{pass}: failed 4 MiB reads");
+        assert_eq!(rows[1]["bad_ranges"], 3, "{pass}");
+        assert_eq!(rows[1]["bad_bytes"], bad_bytes, "{pass}");
         assert_eq!(
             rows[1]["bytes"],
-            size - 4 * MIB,
-            "{pass}: the rest of the disk was still read"
+            size - bad_bytes,
+            "{pass}: everything else was read"
         );
+        assert_eq!(rows[1]["reached_end"], true, "{pass}");
+        assert_eq!(rows[1]["device_gone"], false, "{pass}");
         for i in [0, 2] {
             assert_eq!(rows[i]["verdict"], "ok", "{pass}: a good disk");
             assert_eq!(
                 rows[i]["bytes"], size,
                 "{pass}: a good disk read to the end"
             );
+            let mbps = rows[i]["mb_per_s"].as_f64().unwrap();
+            assert!(
+                (42.0..58.0).contains(&mbps),
+                "{pass}: a good disk's speed undisturbed: {mbps}"
+            );
         }
     }
-    assert!(
-        r.stderr
-            .contains(&format!("read error on {} at byte {}", bad.dev, 20 * MIB)),
-        "{}",
-        r.stderr
+    let live = format!(
+        "read error on {} at byte {} (+4096 bytes)",
+        bad.dev,
+        20 * MIB + 4096
     );
-    assert!(r.stdout.contains("!!ERROR!!"));
+    assert!(r.stderr.contains(&live), "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!(
+            "unreadable: bytes {}..{}",
+            33 * MIB + 512,
+            33 * MIB + 2048
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("3 unreadable range(s), 7680 bytes, first at byte 20975616"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn max_errors_stops_only_the_failing_disk() {
+    need_root!();
+    let _l = device_lock();
+    let size = 64 * MIB;
+    let bad_ranges: Vec<(u64, u64)> = (0..6).map(|i| (i * 8 * MIB + 4 * MIB, 512)).collect();
+    let bad = FaultyDisk::new(size, &bad_ranges);
+    let good = disks(2, size);
+    let r = check_with_faulty(&good, &bad, &["--max-errors", "2"]);
+    let v = r.json.unwrap();
+    assert_eq!(v["options"]["max_errors"], 2);
+    for pass in ["serial", "parallel"] {
+        let rows = disk_rows(&v, pass);
+        assert_eq!(rows[1]["read_errors"], 2, "{pass}");
+        assert_eq!(ranges(&rows[1]), &bad_ranges[..2], "{pass}");
+        assert_eq!(rows[1]["reached_end"], false, "{pass}: stopped");
+        assert!(
+            rows[1]["reasons"][0]
+                .as_str()
+                .unwrap()
+                .contains("stopped early"),
+            "{pass}"
+        );
+        for i in [0, 2] {
+            assert_eq!(
+                rows[i]["bytes"], size,
+                "{pass}: the good disks read to the end"
+            );
+        }
+    }
 }

@@ -170,6 +170,7 @@ fn build_and_check(
         fast_pct: 107.0,
         passes: Passes::Both,
         allow_partitions: false,
+        max_errors: 100,
         output: args.output.clone(),
     };
     let (outcome, report) = super::check::execute(&check, argv, stop)?;

@@ -141,6 +141,24 @@ impl Chunks {
     }
 }
 
+impl Chunks {
+    /// The reads that cover `chunk` in steps of `step` bytes (a non-zero
+    /// multiple of `logical_block`): for re-reading a failed chunk in
+    /// smaller pieces, still aligned.
+    pub fn within(chunk: Chunk, logical_block: u32, step: u64) -> Self {
+        let lbs = u64::from(logical_block.max(1));
+        assert!(
+            step > 0 && step.is_multiple_of(lbs),
+            "step must be a multiple of the logical block size"
+        );
+        Self {
+            next: chunk.offset,
+            end: chunk.offset + chunk.len as u64,
+            block: step,
+        }
+    }
+}
+
 impl Iterator for Chunks {
     type Item = Chunk;
     fn next(&mut self) -> Option<Chunk> {
@@ -179,6 +197,17 @@ mod tests {
         let v: Vec<_> = Chunks::new(10 * 4096 + 3 * 4096, 4096, 8 * 4096).collect();
         assert_eq!(v.len(), 2);
         assert_eq!((v[1].offset(), v[1].len()), (8 * 4096, 5 * 4096));
+    }
+
+    #[test]
+    fn a_chunk_splits_into_aligned_steps() {
+        let c = Chunks::new(1 << 20, 512, 1 << 20).next().unwrap();
+        let parts: Vec<_> = Chunks::within(c, 512, 64 << 10).collect();
+        assert_eq!(parts.len(), 16);
+        assert_eq!((parts[15].offset(), parts[15].len()), (15 << 16, 1 << 16));
+        let last = Chunks::new(4096 + 1024, 512, 4096).nth(1).unwrap();
+        let blocks: Vec<_> = Chunks::within(last, 512, 512).map(|b| b.offset()).collect();
+        assert_eq!(blocks, [4096, 4608]);
     }
 
     proptest! {

@@ -69,6 +69,7 @@ fn options(plan: &Plan) -> Options {
         slow_pct: s.thresholds.slow_pct,
         fast_pct: s.thresholds.fast_pct,
         engine: "pread".into(),
+        max_errors: s.max_errors,
     }
 }
 
@@ -85,7 +86,8 @@ fn disks(plan: &Plan) -> Vec<Disk> {
         .collect()
 }
 
-/// Each disk's clean serial window speed (None: not measured, or errors).
+/// Each disk's clean serial window speed (None: not measured, errors, or
+/// measured too briefly to judge).
 fn serial_speeds(plan: &Plan, passes: &[PassRun]) -> Vec<Option<f64>> {
     let mut out = vec![None; plan.devices.len()];
     for (disk, run) in passes
@@ -93,7 +95,8 @@ fn serial_speeds(plan: &Plan, passes: &[PassRun]) -> Vec<Option<f64>> {
         .filter(|p| p.kind == PassKind::Serial)
         .flat_map(|p| &p.disks)
     {
-        out[*disk] = (run.error_count == 0).then(|| window(run).2);
+        let (_, secs, speed) = window(run);
+        out[*disk] = (run.failed_reads == 0 && secs >= MIN_JUDGED_S).then_some(speed);
     }
     out
 }
@@ -125,7 +128,10 @@ fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
         pct_of_serial: None,
         time_pct_of_peers: None,
         reached_end: run.reached_end,
-        read_errors: run.error_count,
+        read_errors: run.failed_reads,
+        bad_ranges: run.bad_ranges,
+        bad_bytes: run.bad_bytes,
+        device_gone: run.gone,
         errors: run.errors.clone(),
         verdict: Verdict::Ok,
         reasons: Vec::new(),
@@ -195,19 +201,35 @@ fn judge_pass(
     (pass, finding)
 }
 
+/// The evidence for an "error" verdict in one sentence: a device that went
+/// away, or media errors with their exact extent.
+fn fault_reason(row: &PassDisk) -> String {
+    let first = row.errors.first();
+    let at = first
+        .map(|e| format!(" at byte {} ({})", e.offset, e.message))
+        .unwrap_or_default();
+    if row.device_gone {
+        return format!("the device went away{at}; nothing more could be read");
+    }
+    let stopped = if row.reached_end {
+        ""
+    } else {
+        "; stopped early (--max-errors or interrupted)"
+    };
+    let first = first
+        .map(|e| format!(", first at byte {} ({})", e.offset, e.message))
+        .unwrap_or_default();
+    format!(
+        "{} unreadable range(s), {} bytes{first}; {} failed read(s){stopped}",
+        row.bad_ranges, row.bad_bytes, row.read_errors
+    )
+}
+
 /// The verdict of one row. Under a shared bottleneck the parallel numbers
 /// say nothing about single disks (the path decided each one's share).
 fn verdict_for(row: &PassDisk, path_limited: bool, th: &Thresholds) -> (Verdict, Vec<String>) {
     if row.read_errors > 0 {
-        let first = row
-            .errors
-            .first()
-            .map(|e| format!(", first at byte {} ({})", e.offset, e.message))
-            .unwrap_or_default();
-        return (
-            Verdict::Error,
-            vec![format!("{} failed read(s){first}", row.read_errors)],
-        );
+        return (Verdict::Error, vec![fault_reason(row)]);
     }
     if path_limited {
         return (Verdict::Ok, Vec::new());

@@ -67,6 +67,8 @@ pub struct Options {
     pub fast_pct: f64,
     /// The I/O engine (`"pread"`: one O_DIRECT read at a time).
     pub engine: String,
+    /// A disk stops a pass after this many failed reads.
+    pub max_errors: u64,
 }
 
 /// One disk: its identity as sysfs tells it (flattened into this object:
@@ -140,9 +142,18 @@ pub struct PassDisk {
     pub time_pct_of_peers: Option<f64>,
     /// True when the disk was read to its last byte.
     pub reached_end: bool,
-    /// Number of failed reads.
+    /// Reads that failed; each was re-read in smaller pieces to find its
+    /// exact bad ranges.
     pub read_errors: u64,
-    /// The first failed reads, with byte offsets.
+    /// Bad ranges found (`errors` lists the first 64).
+    pub bad_ranges: u64,
+    /// Bytes found unreadable (the sum of the bad ranges).
+    pub bad_bytes: u64,
+    /// True when the device went away (ENODEV/ENXIO) rather than failing a
+    /// read of its media; the read stopped there.
+    pub device_gone: bool,
+    /// The first bad ranges, exact to the logical block: byte offset,
+    /// length, errno, message.
     pub errors: Vec<ReadError>,
     /// `"ok"`, `"slow"`, `"fast"` or `"error"`.
     pub verdict: Verdict,

@@ -223,14 +223,26 @@ fn errors(out: &mut String, r: &Report) {
         for d in p.disks.iter().filter(|d| d.read_errors > 0) {
             let _ = writeln!(
                 out,
-                "\n!!ERROR!! {} ({:?} pass): {} failed read(s)",
-                d.path, p.kind, d.read_errors
+                "\n!!ERROR!! {} ({:?} pass): {}",
+                d.path,
+                p.kind,
+                d.reasons.join("; ")
             );
             for e in &d.errors {
                 let _ = writeln!(
                     out,
-                    "  at byte {} (+{} bytes): {}",
-                    e.offset, e.len, e.message
+                    "  unreadable: bytes {}..{} ({} bytes): {}",
+                    e.offset,
+                    e.offset + e.len,
+                    e.len,
+                    e.message
+                );
+            }
+            if d.bad_ranges > d.errors.len() as u64 {
+                let _ = writeln!(
+                    out,
+                    "  … and {} more range(s) (the first 64 are listed)",
+                    d.bad_ranges - d.errors.len() as u64
                 );
             }
         }

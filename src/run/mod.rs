@@ -61,7 +61,7 @@ impl StopFlag {
     }
 }
 
-/// One failed read.
+/// A range that could not be read.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct ReadError {
     /// Byte offset of the failed read on the device.
@@ -72,6 +72,19 @@ pub struct ReadError {
     pub errno: Option<i32>,
     /// The error as the OS describes it.
     pub message: String,
+}
+
+impl ReadError {
+    /// The failure of reading `chunk` with `e`, `note` appended to the
+    /// message.
+    pub fn at(chunk: crate::device::buffer::Chunk, e: &std::io::Error, note: &str) -> Self {
+        Self {
+            offset: chunk.offset(),
+            len: chunk.len() as u64,
+            errno: e.raw_os_error(),
+            message: format!("{e}{note}"),
+        }
+    }
 }
 
 /// What a worker measured on one disk in one pass: the contract between
@@ -90,10 +103,17 @@ pub struct DiskRun {
     pub reads: u64,
     /// Latency of every successful read, in nanoseconds.
     pub latency_ns: Histogram<u64>,
-    /// The first failed reads (at most [`worker::MAX_KEPT_ERRORS`]).
+    /// The first bad ranges, exact to the logical block (at most
+    /// [`worker::MAX_KEPT_ERRORS`]).
     pub errors: Vec<ReadError>,
-    /// All failed reads, including those not kept.
-    pub error_count: u64,
+    /// Reads that failed (each re-read to find its bad ranges).
+    pub failed_reads: u64,
+    /// Bad ranges found (all of them; `errors` keeps the first).
+    pub bad_ranges: u64,
+    /// Bytes found unreadable.
+    pub bad_bytes: u64,
+    /// The device went away (ENODEV/ENXIO): the read stopped there.
+    pub gone: bool,
     /// Whether the read reached the end of the disk (in a sample pass, at
     /// least once).
     pub reached_end: bool,
@@ -231,6 +251,8 @@ pub struct PassSpec {
     pub window: Window,
     /// The sample length (also the comparison zone of a full pass).
     pub sample: Duration,
+    /// A disk stops its pass after this many failed reads.
+    pub max_errors: u64,
     /// Read size in bytes.
     pub block: u64,
 }
@@ -256,6 +278,7 @@ pub fn run_pass(
             block,
             window,
             sample,
+            max_errors: spec.max_errors,
         })
     };
     let groups: Vec<Vec<usize>> = match spec.kind {
