@@ -96,6 +96,13 @@ pub struct CheckArgs {
     /// find its exact bad sectors): a dying disk can otherwise take days.
     #[arg(long, default_value_t = 100)]
     pub max_errors: u64,
+    /// Log every read that takes at least this many milliseconds, with its
+    /// offset (a sector the drive had to retry).
+    #[arg(long, default_value_t = 500)]
+    pub slow_read_ms: u64,
+    /// Flag a disk slow when any read takes at least this many milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    pub stall_ms: u64,
     /// Accept partitions (read them as if they were disks).
     #[arg(long)]
     pub allow_partitions: bool,

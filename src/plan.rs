@@ -50,6 +50,8 @@ pub struct Settings {
     pub progress_interval: Duration,
     /// A disk stops a pass after this many failed reads.
     pub max_errors: u64,
+    /// Reads at least this long are logged with their offset.
+    pub slow_read: Duration,
 }
 
 /// A check ready to run.
@@ -112,6 +114,7 @@ impl Plan {
             sample: s.sample,
             block: s.block,
             max_errors: s.max_errors,
+            slow_read: s.slow_read,
         };
         let parallel = PassSpec {
             kind: PassKind::Parallel,
@@ -119,6 +122,7 @@ impl Plan {
             sample: s.sample,
             block: s.block,
             max_errors: s.max_errors,
+            slow_read: s.slow_read,
         };
         match s.passes {
             Passes::Both => vec![serial, parallel],
@@ -153,6 +157,12 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             args.fast_pct
         ));
     }
+    if args.slow_read_ms == 0 || args.stall_ms < args.slow_read_ms {
+        return bad(format!(
+            "--slow-read-ms {} and --stall-ms {}: both must be above 0 and the stall threshold not below the slow-read one (defaults 500 and 2000)",
+            args.slow_read_ms, args.stall_ms
+        ));
+    }
     if args.max_errors == 0 {
         return bad("--max-errors 0: give at least 1 (the default is 100)".into());
     }
@@ -176,12 +186,14 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         thresholds: Thresholds {
             slow_pct: args.slow_pct,
             fast_pct: args.fast_pct,
+            stall_ms: args.stall_ms as f64,
         },
         json: args.output.json.clone(),
         out: args.output.out.clone(),
         progress: args.output.progress,
         progress_interval: args.output.progress_interval,
         max_errors: args.max_errors,
+        slow_read: Duration::from_millis(args.slow_read_ms),
     })
 }
 

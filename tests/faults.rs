@@ -43,12 +43,30 @@ struct FaultyDisk {
 
 impl FaultyDisk {
     fn new(size: u64, bad: &[(u64, u64)]) -> Self {
+        Self::with_slow(size, bad, &[])
+    }
+
+    /// `slow`: (start, len, delay in µs) ranges.
+    fn with_slow(size: u64, bad: &[(u64, u64)], slow: &[(u64, u64, u64)]) -> Self {
         let mnt = tempdir();
-        let ranges: Vec<String> = bad.iter().map(|(s, l)| format!("{s}:{l}")).collect();
+        let list = |v: Vec<String>| {
+            if v.is_empty() {
+                "-".to_string()
+            } else {
+                v.join(",")
+            }
+        };
+        let bad = list(bad.iter().map(|(s, l)| format!("{s}:{l}")).collect());
+        let slow = list(
+            slow.iter()
+                .map(|(s, l, u)| format!("{s}:{l}:{u}"))
+                .collect(),
+        );
         let daemon = Command::new(helper())
             .args([
                 size.to_string(),
-                ranges.join(","),
+                bad,
+                slow,
                 mnt.path().to_string_lossy().into(),
                 "-f".into(),
             ])
@@ -99,13 +117,14 @@ impl Drop for FaultyDisk {
     }
 }
 
-/// Checks `good` throttled to a drive-like 50 MB/s (read for over a second,
-/// so judged) and `bad`, with whole-disk reads; returns the result.
+/// Checks `good` and `bad`, all throttled to a drive-like 50 MB/s (read
+/// for over a second, so judged), with whole-disk reads; returns the result.
 fn check_with_faulty(good: &[LoopDisk], bad: &FaultyDisk, extra: &[&str]) -> Run {
     let t = Throttle::new();
     for g in good {
         t.limit(g, 50_000_000);
     }
+    t.limit_dev(&bad.dev, 50_000_000);
     let dir = tempdir();
     let json = dir.path().join("r.json");
     let mut args = vec![
@@ -243,4 +262,60 @@ fn max_errors_stops_only_the_failing_disk() {
             );
         }
     }
+}
+
+#[test]
+fn slow_sectors_are_logged_with_their_offset_and_flag_the_disk() {
+    need_root!();
+    let _l = device_lock();
+    let size = 64 * MIB;
+    // Every read touching 64 KiB at 30 MiB takes an extra 700 ms: a sector
+    // the drive retries.
+    let bad = FaultyDisk::with_slow(size, &[], &[(30 * MIB, 64 << 10, 700_000)]);
+    let good = disks(2, size);
+    // 1 MiB reads: 64 per pass, fine enough to compare 1.3 s runs.
+    let r = check_with_faulty(&good, &bad, &["--stall-ms", "650", "--block", "1m"]);
+    let v = r.json.unwrap();
+    assert_eq!(r.code, 1, "{}", v["summary"]["message"]);
+    for pass in ["serial", "parallel"] {
+        let rows = disk_rows(&v, pass);
+        let slow = &rows[1];
+        assert_eq!(slow["verdict"], "slow", "{pass}: {}", slow["reasons"]);
+        let logged: Vec<u64> = slow["slow_reads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["offset"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            logged,
+            [30 * MIB],
+            "{pass}: the 1 MiB read holding the slow sector"
+        );
+        assert!(
+            slow["slow_reads"][0]["latency_ms"].as_f64().unwrap() >= 650.0,
+            "{pass}"
+        );
+        assert_eq!(slow["latency_bins"]["over_500ms"], 1, "{pass}");
+        assert_eq!(slow["read_errors"], 0, "{pass}: slow, not failed");
+        let reasons = slow["reasons"].to_string();
+        assert!(
+            reasons.contains(&format!("at byte {}", 30 * MIB)),
+            "{pass}: {reasons}"
+        );
+        assert!(
+            reasons.contains("its peers' median"),
+            "{pass}: the tail against the peers: {reasons}"
+        );
+        for i in [0, 2] {
+            assert_eq!(rows[i]["verdict"], "ok", "{pass}: a good disk");
+            assert_eq!(rows[i]["slow_read_count"], 0, "{pass}");
+        }
+    }
+    assert!(
+        r.stdout
+            .contains(&format!("1 slow read(s): byte {}", 30 * MIB)),
+        "{}",
+        r.stdout
+    );
 }

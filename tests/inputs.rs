@@ -75,7 +75,10 @@ fn bad_options_are_refused() {
         "--fast-pct 90 must be above 100",
     );
     refused(&["--block", "1000", dev], "is not a multiple of");
-    refused(&["--max-errors", "0", dev], "--max-errors 0: give at least 1");
+    refused(
+        &["--max-errors", "0", dev],
+        "--max-errors 0: give at least 1",
+    );
     refused(
         &["--out", "/nonexistent-dir/r.txt", dev],
         "directory /nonexistent-dir does not exist",

@@ -103,11 +103,15 @@ impl Throttle {
 
     /// Limits reads from `disk` to `bytes_per_s` for processes in the group.
     pub fn limit(&self, disk: &LoopDisk, bytes_per_s: u64) -> &Self {
-        fs::write(
-            self.dir.join("blkio.throttle.read_bps_device"),
-            format!("{} {bytes_per_s}", disk.devno().unwrap()),
-        )
-        .unwrap();
+        self.limit_dev(&disk.dev, bytes_per_s)
+    }
+
+    /// Limits reads from the block device `dev` (`/dev/loopN`).
+    pub fn limit_dev(&self, dev: &str, bytes_per_s: u64) -> &Self {
+        let name = dev.trim_start_matches("/dev/");
+        let devno = fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
+        let rule = format!("{} {bytes_per_s}", devno.trim());
+        fs::write(self.dir.join("blkio.throttle.read_bps_device"), rule).unwrap();
         self
     }
 

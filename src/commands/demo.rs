@@ -171,6 +171,8 @@ fn build_and_check(
         passes: Passes::Both,
         allow_partitions: false,
         max_errors: 100,
+        slow_read_ms: 500,
+        stall_ms: 2000,
         output: args.output.clone(),
     };
     let (outcome, report) = super::check::execute(&check, argv, stop)?;

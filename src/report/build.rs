@@ -6,10 +6,11 @@ use std::time::SystemTime;
 use super::{Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary};
 use crate::plan::Plan;
 use crate::run::{DiskRun, PassKind, PassRun, Window};
-use crate::stats::latency_us;
 use crate::stats::verdict::{
-    PathFinding, Thresholds, Verdict, classify, pct_of_group_median, shared_path,
+    PathFinding, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict, classify, pct_of_group_median,
+    shared_path,
 };
+use crate::stats::{latency_bins, latency_us};
 use crate::units::{mb_per_s, rfc3339};
 
 /// A disk measured for less than this is reported but not compared: a few
@@ -70,6 +71,8 @@ fn options(plan: &Plan) -> Options {
         fast_pct: s.thresholds.fast_pct,
         engine: "pread".into(),
         max_errors: s.max_errors,
+        slow_read_ms: s.slow_read.as_secs_f64() * 1e3,
+        stall_ms: s.thresholds.stall_ms,
     }
 }
 
@@ -124,6 +127,10 @@ fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
         window_mb_per_s,
         reads: run.reads,
         latency_us: latency_us(&run.latency_ns),
+        latency_bins: latency_bins(&run.latency_ns),
+        slow_read_count: run.slow_read_count,
+        slow_reads: run.slow_reads.clone(),
+        p9999_pct_of_peers: None,
         pct_of_peers: None,
         pct_of_serial: None,
         time_pct_of_peers: None,
@@ -179,15 +186,17 @@ fn judge_pass(
         finding = shared_path(&pairs, th);
     }
     let bottleneck = finding.is_some_and(|f| f.shared_bottleneck);
-    for ((row, pct), tpct) in rows
-        .iter_mut()
-        .zip(pct_of_group_median(&speeds, &groups))
-        .zip(time_pct)
-    {
-        row.pct_of_peers = pct;
-        row.time_pct_of_peers = tpct;
-        (row.verdict, row.reasons) =
-            verdict_for(row, p.kind == PassKind::Parallel && bottleneck, th);
+    let path_limited = p.kind == PassKind::Parallel && bottleneck;
+    let tails: Vec<Option<f64>> = rows.iter().map(|r| clean(r, r.latency_us.p9999)).collect();
+    let pct = pct_of_group_median(&speeds, &groups);
+    let tail_pct = pct_of_group_median(&tails, &groups);
+    for (i, row) in rows.iter_mut().enumerate() {
+        (
+            row.pct_of_peers,
+            row.time_pct_of_peers,
+            row.p9999_pct_of_peers,
+        ) = (pct[i], time_pct[i], tail_pct[i]);
+        (row.verdict, row.reasons) = verdict_for(row, path_limited, th);
     }
     let pass = Pass {
         kind: p.kind,
@@ -199,6 +208,36 @@ fn judge_pass(
         disks: rows,
     };
     (pass, finding)
+}
+
+/// Slow-sector evidence: a read over the stall threshold (the first read
+/// of a run is left out: a spun-down drive takes seconds to spin up), and,
+/// unless a shared path decided the numbers, a p99.99 latency far above
+/// the peers'.
+fn latency_reasons(row: &PassDisk, path_limited: bool, th: &Thresholds) -> Vec<String> {
+    let mut out = Vec::new();
+    let worst = row
+        .slow_reads
+        .iter()
+        .filter(|s| s.index > 1)
+        .max_by(|a, b| a.latency_ms.total_cmp(&b.latency_ms));
+    if let Some(w) = worst.filter(|w| w.latency_ms >= th.stall_ms) {
+        out.push(format!(
+            "a read took {:.0} ms at byte {} (stall threshold {:.0} ms); {} slow read(s) logged",
+            w.latency_ms, w.offset, th.stall_ms, row.slow_read_count
+        ));
+    }
+    let tail_ms = row.latency_us.p9999 / 1e3;
+    if let Some(p) = row
+        .p9999_pct_of_peers
+        .filter(|p| !path_limited && *p > TAIL_FACTOR * 100.0 && tail_ms >= TAIL_FLOOR_MS)
+    {
+        out.push(format!(
+            "p99.99 read latency {tail_ms:.0} ms is {:.1}x its peers' median",
+            p / 100.0
+        ));
+    }
+    out
 }
 
 /// The evidence for an "error" verdict in one sentence: a device that went
@@ -231,10 +270,16 @@ fn verdict_for(row: &PassDisk, path_limited: bool, th: &Thresholds) -> (Verdict,
     if row.read_errors > 0 {
         return (Verdict::Error, vec![fault_reason(row)]);
     }
+    // A stalled read is a disk problem whatever the path does.
+    let stall = latency_reasons(row, path_limited, th);
     if path_limited {
-        return (Verdict::Ok, Vec::new());
+        return if stall.is_empty() {
+            (Verdict::Ok, Vec::new())
+        } else {
+            (Verdict::Slow, stall)
+        };
     }
-    let mut slow = Vec::new();
+    let mut slow = stall;
     let mut fast = Vec::new();
     let peers = classify(row.pct_of_peers, th);
     let pct = row.pct_of_peers.unwrap_or(100.0);

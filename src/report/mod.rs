@@ -10,9 +10,9 @@ pub mod text;
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Identity, InUse};
-use crate::run::{PassKind, ReadError};
-use crate::stats::LatencyUs;
+use crate::run::{PassKind, ReadError, SlowRead};
 use crate::stats::verdict::Verdict;
+use crate::stats::{LatencyBins, LatencyUs};
 
 pub use build::{RunInfo, build};
 
@@ -69,6 +69,10 @@ pub struct Options {
     pub engine: String,
     /// A disk stops a pass after this many failed reads.
     pub max_errors: u64,
+    /// Reads at least this long (ms) are logged with their offset.
+    pub slow_read_ms: f64,
+    /// A disk with a read at least this long (ms) is slow.
+    pub stall_ms: f64,
 }
 
 /// One disk: its identity as sysfs tells it (flattened into this object:
@@ -132,6 +136,15 @@ pub struct PassDisk {
     pub reads: u64,
     /// Latency of the reads in microseconds.
     pub latency_us: LatencyUs,
+    /// Reads counted in MHDD's latency bins.
+    pub latency_bins: LatencyBins,
+    /// Reads that took at least `options.slow_read_ms`.
+    pub slow_read_count: u64,
+    /// The first 256 of them: `offset`, `len` (bytes), `latency_ms`.
+    pub slow_reads: Vec<SlowRead>,
+    /// p99.99 latency as % of the peer group's median p99.99; null without
+    /// peers.
+    pub p9999_pct_of_peers: Option<f64>,
     /// `window_mb_per_s` as % of the median of the disk's peer group in this
     /// pass; null without peers.
     pub pct_of_peers: Option<f64>,

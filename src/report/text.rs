@@ -127,6 +127,7 @@ fn serial(out: &mut String, r: &Report, p: &Pass) {
     }
     right_align(&mut t, 1..8);
     let _ = writeln!(out, "\n{}", show(&t));
+    latency_table(out, r, p);
 }
 
 fn parallel(out: &mut String, r: &Report, p: &Pass) {
@@ -176,6 +177,7 @@ fn parallel(out: &mut String, r: &Report, p: &Pass) {
     }
     right_align(&mut t, 1..10);
     let _ = writeln!(out, "\n{}", show(&t));
+    latency_table(out, r, p);
     if p.window == "full" {
         completion(out, p);
     }
@@ -216,6 +218,60 @@ fn completion(out: &mut String, p: &Pass) {
     }
     right_align(&mut t, 1..4);
     let _ = writeln!(out, "\n{}", show(&t));
+}
+
+/// MHDD's latency bins per disk, and the slow reads with their offsets.
+fn latency_table(out: &mut String, r: &Report, p: &Pass) {
+    let o = &r.options;
+    let mut t = table(&[
+        "Disk",
+        "<3ms",
+        "<10ms",
+        "<50ms",
+        "<150ms",
+        "<500ms",
+        ">=500ms",
+        "slow reads",
+    ]);
+    for d in &p.disks {
+        let b = &d.latency_bins;
+        let counts = [
+            b.under_3ms,
+            b.under_10ms,
+            b.under_50ms,
+            b.under_150ms,
+            b.under_500ms,
+            b.over_500ms,
+            d.slow_read_count,
+        ];
+        let mut row = vec![d.path.clone()];
+        row.extend(counts.iter().map(|c| c.to_string()));
+        t.add_row(row);
+    }
+    right_align(&mut t, 1..8);
+    let _ = writeln!(
+        out,
+        "\nRead latency ({} reads; slow = {:.0} ms or more)\n{}",
+        human_bytes_binary(o.block_bytes),
+        o.slow_read_ms,
+        show(&t)
+    );
+    for d in p.disks.iter().filter(|d| d.slow_read_count > 0) {
+        let shown: Vec<String> = d
+            .slow_reads
+            .iter()
+            .take(5)
+            .map(|s| format!("byte {} ({:.0} ms)", s.offset, s.latency_ms))
+            .collect();
+        let more = if d.slow_read_count > 5 { ", …" } else { "" };
+        let _ = writeln!(
+            out,
+            "  {}: {} slow read(s): {}{more}",
+            d.path,
+            d.slow_read_count,
+            shown.join(", ")
+        );
+    }
 }
 
 fn errors(out: &mut String, r: &Report) {

@@ -74,6 +74,32 @@ pub struct ReadError {
     pub message: String,
 }
 
+/// A read that took long: the sign of a sector the drive had to retry.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct SlowRead {
+    /// Byte offset of the read on the device.
+    pub offset: u64,
+    /// Length of the read in bytes.
+    pub len: u64,
+    /// How long it took, in milliseconds.
+    pub latency_ms: f64,
+    /// Which read of the run it was (1 = the first, which includes any
+    /// spin-up).
+    pub index: u64,
+}
+
+impl SlowRead {
+    /// The read of `chunk` that took `took`.
+    pub fn at(chunk: crate::device::buffer::Chunk, took: Duration, index: u64) -> Self {
+        Self {
+            offset: chunk.offset(),
+            len: chunk.len() as u64,
+            latency_ms: took.as_secs_f64() * 1e3,
+            index,
+        }
+    }
+}
+
 impl ReadError {
     /// The failure of reading `chunk` with `e`, `note` appended to the
     /// message.
@@ -108,6 +134,10 @@ pub struct DiskRun {
     pub errors: Vec<ReadError>,
     /// Reads that failed (each re-read to find its bad ranges).
     pub failed_reads: u64,
+    /// The first reads that took at least the slow-read threshold.
+    pub slow_reads: Vec<SlowRead>,
+    /// All reads that took at least the slow-read threshold.
+    pub slow_read_count: u64,
     /// Bad ranges found (all of them; `errors` keeps the first).
     pub bad_ranges: u64,
     /// Bytes found unreadable.
@@ -253,6 +283,8 @@ pub struct PassSpec {
     pub sample: Duration,
     /// A disk stops its pass after this many failed reads.
     pub max_errors: u64,
+    /// Reads that take at least this long are logged with their offset.
+    pub slow_read: Duration,
     /// Read size in bytes.
     pub block: u64,
 }
@@ -279,6 +311,7 @@ pub fn run_pass(
             window,
             sample,
             max_errors: spec.max_errors,
+            slow_read: spec.slow_read,
         })
     };
     let groups: Vec<Vec<usize>> = match spec.kind {

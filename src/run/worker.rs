@@ -8,13 +8,16 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::{DiskRun, ReadError, StopFlag, Window};
+use super::{DiskRun, ReadError, SlowRead, StopFlag, Window};
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::Engine;
 
 /// At most this many bad ranges are kept with their offsets (all are
 /// counted).
 pub const MAX_KEPT_ERRORS: usize = 64;
+/// At most this many slow reads are kept with their offsets (all are
+/// counted).
+pub const MAX_KEPT_SLOW: usize = 256;
 /// A failed read is re-read in pieces of this size first, then block by
 /// block inside the pieces that fail: far fewer reads than going block by
 /// block through a whole 4 MiB chunk, the same exact answer.
@@ -81,6 +84,8 @@ pub struct Job {
     pub sample: std::time::Duration,
     /// The disk stops its pass after this many failed reads.
     pub max_errors: u64,
+    /// Reads that take at least this long are logged with their offset.
+    pub slow_read: Duration,
 }
 
 /// Latency histogram in nanoseconds, 1 ns to 1 h at 3 significant digits.
@@ -89,43 +94,54 @@ fn new_histogram() -> Histogram<u64> {
 }
 
 /// Marks the comparison window in a run: it opens after a warm-up of 10 %
-/// of the sample (at most 5 s), so start-up effects (a head seeking from
-/// idle, a drive's cache, a controller or throttle ramping) stay out of the
-/// comparison, as fio's `ramp_time` and solnet's 60 s wait keep them out;
-/// it closes at the sample length.
+/// of the sample, or of the run when that is shorter (at most 5 s), so
+/// start-up effects (a head seeking from idle, a drive's cache, a controller
+/// or throttle ramping) stay out of the comparison, as fio's `ramp_time` and
+/// solnet's 60 s wait keep them out; it closes at the sample length.
+///
+/// Because a short run's length is only known at its end, the first
+/// [`WARMUP_MAX`] of the run are kept as a trail of (bytes, time) marks, one
+/// per [`MARK_EVERY`] at most: bounded by time, never by disk size.
 struct WindowMarks {
-    warmup: Duration,
     sample: Duration,
-    open: Option<(u64, Duration)>,
+    trail: Vec<(u64, Duration)>,
     close: Option<(u64, Duration)>,
 }
+
+const WARMUP_MAX: Duration = Duration::from_secs(5);
+const MARK_EVERY: Duration = Duration::from_millis(10);
 
 impl WindowMarks {
     fn new(sample: Duration) -> Self {
         Self {
-            warmup: sample.mul_f64(0.1).min(Duration::from_secs(5)),
             sample,
-            open: None,
+            trail: Vec::new(),
             close: None,
         }
     }
 
     /// Notes `bytes` read after `t` of the run.
     fn note(&mut self, bytes: u64, t: Duration) {
-        if self.open.is_none() && t >= self.warmup {
-            self.open = Some((bytes, t));
+        let due = self
+            .trail
+            .last()
+            .is_none_or(|(_, last)| t >= *last + MARK_EVERY);
+        if t <= WARMUP_MAX + MARK_EVERY && due {
+            self.trail.push((bytes, t));
         }
         if self.close.is_none() && t >= self.sample {
             self.close = Some((bytes, t));
         }
     }
 
-    /// (bytes, elapsed) between the marks; the whole run when it was too
-    /// short to have both.
+    /// (bytes, elapsed) between the end of the warm-up and the close mark
+    /// (or the end of the run); the whole run when nothing was marked
+    /// inside it.
     fn window(&self, bytes: u64, elapsed: Duration) -> (u64, Duration) {
         let (cb, ct) = self.close.unwrap_or((bytes, elapsed));
-        match self.open {
-            Some((ob, ot)) if ot < ct => (cb - ob, ct - ot),
+        let warmup = ct.min(self.sample).mul_f64(0.1).min(WARMUP_MAX);
+        match self.trail.iter().find(|(_, t)| *t >= warmup) {
+            Some(&(ob, ot)) if ot < ct => (cb - ob, ct - ot),
             _ => (cb, ct),
         }
     }
@@ -200,7 +216,8 @@ impl Job {
     ) -> DiskRun {
         let mut buf = AlignedBuf::new(self.block as usize);
         let mut hist = new_histogram();
-        let (mut bytes, mut reads) = (0u64, 0u64);
+        let (mut bytes, mut reads, mut slow_count) = (0u64, 0u64, 0u64);
+        let mut slow_reads = Vec::new();
         let mut faults = Faults::default();
         let deadline = match self.window {
             Window::Sample(d) => Some(d),
@@ -224,7 +241,14 @@ impl Job {
             end = Instant::now();
             match result {
                 Ok(n) => {
-                    hist.saturating_record((end - t0).as_nanos() as u64);
+                    let took = end - t0;
+                    hist.saturating_record(took.as_nanos() as u64);
+                    if took >= self.slow_read {
+                        slow_count += 1;
+                        if slow_reads.len() < MAX_KEPT_SLOW {
+                            slow_reads.push(SlowRead::at(chunk, took, reads + 1));
+                        }
+                    }
                     bytes += n as u64;
                     reads += 1;
                     progress.store(bytes, Ordering::Relaxed);
@@ -254,6 +278,8 @@ impl Job {
             latency_ns: hist,
             errors: faults.kept,
             failed_reads: faults.failed_reads,
+            slow_reads,
+            slow_read_count: slow_count,
             bad_ranges: faults.bad_ranges,
             bad_bytes: faults.bad_bytes,
             gone: faults.gone,
@@ -266,6 +292,18 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_run_skips_a_warm_up_scaled_to_its_length() {
+        let ms = Duration::from_millis;
+        let mut m = WindowMarks::new(Duration::from_secs(60));
+        for k in 1..=100u64 {
+            m.note(k * 10, ms(k * 13));
+        }
+        // 1.3 s run: warm-up 130 ms; the mark there holds 100 bytes.
+        assert_eq!(m.window(1000, ms(1300)), (900, ms(1170)));
+        assert!(m.trail.len() <= 101);
+    }
 
     #[test]
     fn the_window_skips_the_warm_up_and_ends_at_the_sample() {

@@ -14,6 +14,8 @@ pub struct LatencyUs {
     pub p99: f64,
     /// 99.9th percentile (µs).
     pub p999: f64,
+    /// 99.99th percentile (µs).
+    pub p9999: f64,
     /// Slowest read (µs).
     pub max: f64,
     /// Mean (µs).
@@ -30,8 +32,48 @@ pub fn latency_us(h: &Histogram<u64>) -> LatencyUs {
         p50: us(h.value_at_quantile(0.50)),
         p99: us(h.value_at_quantile(0.99)),
         p999: us(h.value_at_quantile(0.999)),
+        p9999: us(h.value_at_quantile(0.9999)),
         max: us(h.max()),
         mean: (h.mean() / 100.0).round() / 10.0,
+    }
+}
+
+/// Reads counted by latency in MHDD's bins (read size as configured).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencyBins {
+    /// Reads under 3 ms.
+    pub under_3ms: u64,
+    /// Reads from 3 to under 10 ms.
+    pub under_10ms: u64,
+    /// Reads from 10 to under 50 ms.
+    pub under_50ms: u64,
+    /// Reads from 50 to under 150 ms.
+    pub under_150ms: u64,
+    /// Reads from 150 to under 500 ms.
+    pub under_500ms: u64,
+    /// Reads of 500 ms or more.
+    pub over_500ms: u64,
+}
+
+/// Counts a nanosecond histogram into [`LatencyBins`].
+pub fn latency_bins(h: &Histogram<u64>) -> LatencyBins {
+    const MS: u64 = 1_000_000;
+    let edges = [0, 3 * MS, 10 * MS, 50 * MS, 150 * MS, 500 * MS, u64::MAX];
+    let mut n = [0u64; 6];
+    for v in h.iter_recorded() {
+        let i = edges
+            .windows(2)
+            .position(|w| v.value_iterated_to() < w[1])
+            .unwrap_or(5);
+        n[i] += v.count_at_value();
+    }
+    LatencyBins {
+        under_3ms: n[0],
+        under_10ms: n[1],
+        under_50ms: n[2],
+        under_150ms: n[3],
+        under_500ms: n[4],
+        over_500ms: n[5],
     }
 }
 
@@ -59,6 +101,26 @@ mod tests {
         assert_eq!(median(&[]), None);
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+    }
+
+    #[test]
+    fn bins_count_every_read_once() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for ms in [1u64, 2, 5, 40, 49, 120, 300, 499, 500, 2500] {
+            h.record(ms * 1_000_000).unwrap();
+        }
+        let b = latency_bins(&h);
+        assert_eq!(
+            [
+                b.under_3ms,
+                b.under_10ms,
+                b.under_50ms,
+                b.under_150ms,
+                b.under_500ms,
+                b.over_500ms
+            ],
+            [2, 1, 2, 1, 2, 2]
+        );
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub struct Thresholds {
     pub slow_pct: f64,
     /// Fast above this percentage of the reference (default 107).
     pub fast_pct: f64,
+    /// A disk with a read this slow (ms) is slow whatever its speed
+    /// (default 2000).
+    pub stall_ms: f64,
 }
 
 impl Default for Thresholds {
@@ -47,9 +50,17 @@ impl Default for Thresholds {
         Self {
             slow_pct: 92.0,
             fast_pct: 107.0,
+            stall_ms: 2000.0,
         }
     }
 }
+
+/// A disk whose p99.99 read latency is more than this many times its peers'
+/// median p99.99 has a slow region or retrying sectors...
+pub const TAIL_FACTOR: f64 = 4.0;
+/// ...provided that tail is also long in absolute terms (ms): a few
+/// milliseconds of jitter on a fast disk is not a failing sector.
+pub const TAIL_FLOOR_MS: f64 = 100.0;
 
 /// Each value as a percentage of the median of its group (disks with the
 /// same group number); `None` where the value is missing or the disk has no

@@ -1,10 +1,13 @@
 /*
  * faultdisk: a one-file FUSE filesystem for arrayburn's tests. It serves
  * /disk.img, a read-only file whose every 8-byte word holds its own offset,
- * and answers EIO to any read that touches one of the given bad ranges. A
- * loop device (losetup --direct-io=on) over it is a disk with bad sectors.
+ * answers EIO to any read that touches one of the given bad ranges, and
+ * delays by USEC any read that touches a slow range. A loop device
+ * (losetup --direct-io=on) over it is a disk with bad or slow sectors.
  *
- *   faultdisk SIZE START:LEN[,START:LEN...] MOUNTPOINT [fuse options]
+ *   faultdisk SIZE BAD SLOW MOUNTPOINT [fuse options]
+ *     BAD  = START:LEN[,START:LEN...] or -
+ *     SLOW = START:LEN:USEC[,...] or -
  *
  * Build: gcc -O2 -o faultdisk faultdisk.c $(pkg-config --cflags --libs fuse3)
  */
@@ -17,11 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#define MAX_BAD 32
+#define MAX_RANGES 32
 static off_t size_bytes;
-static off_t bad_from[MAX_BAD], bad_to[MAX_BAD];
+static off_t bad_from[MAX_RANGES], bad_to[MAX_RANGES];
 static int bad_count;
+static off_t slow_from[MAX_RANGES], slow_to[MAX_RANGES];
+static long slow_usec[MAX_RANGES];
+static int slow_count;
 
 static int fd_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
@@ -73,6 +80,9 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
     for (int i = 0; i < bad_count; i++)
         if (off < bad_to[i] && bad_from[i] < off + (off_t)len)
             return -EIO;
+    for (int i = 0; i < slow_count; i++)
+        if (off < slow_to[i] && slow_from[i] < off + (off_t)len)
+            usleep(slow_usec[i]);
     for (size_t i = 0; i < len; i++) {
         uint64_t pos = (uint64_t)off + i;
         buf[i] = (char)((pos & ~7ULL) >> (8 * (pos & 7)));
@@ -89,18 +99,26 @@ static const struct fuse_operations ops = {
 
 int main(int argc, char **argv)
 {
-    if (argc < 4) {
-        fprintf(stderr, "usage: faultdisk SIZE START:LEN[,START:LEN...] MOUNTPOINT [fuse options]\n");
+    if (argc < 5) {
+        fprintf(stderr, "usage: faultdisk SIZE BAD SLOW MOUNTPOINT [fuse options]\n");
         return 2;
     }
     size_bytes = strtoll(argv[1], NULL, 10);
-    for (char *tok = strtok(argv[2], ","); tok && bad_count < MAX_BAD; tok = strtok(NULL, ",")) {
+    for (char *tok = strtok(argv[2], ","); tok && bad_count < MAX_RANGES; tok = strtok(NULL, ",")) {
         long long from = 0, len = 0;
         if (sscanf(tok, "%lld:%lld", &from, &len) == 2) {
             bad_from[bad_count] = from;
             bad_to[bad_count++] = from + len;
         }
     }
-    argv[2] = argv[0];
-    return fuse_main(argc - 2, argv + 2, &ops, NULL);
+    for (char *tok = strtok(argv[3], ","); tok && slow_count < MAX_RANGES; tok = strtok(NULL, ",")) {
+        long long from = 0, len = 0, usec = 0;
+        if (sscanf(tok, "%lld:%lld:%lld", &from, &len, &usec) == 3) {
+            slow_from[slow_count] = from;
+            slow_to[slow_count] = from + len;
+            slow_usec[slow_count++] = usec;
+        }
+    }
+    argv[3] = argv[0];
+    return fuse_main(argc - 3, argv + 3, &ops, NULL);
 }
