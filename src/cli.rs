@@ -92,6 +92,10 @@ pub struct CheckArgs {
     /// Which passes to run.
     #[arg(long, value_enum, default_value_t = Passes::Both)]
     pub passes: Passes,
+    /// Equal position buckets of each disk's surface profile (MB/s across
+    /// the disk).
+    #[arg(long, default_value_t = 100)]
+    pub buckets: usize,
     /// Stop reading a disk after this many failed reads (each is re-read to
     /// find its exact bad sectors): a dying disk can otherwise take days.
     #[arg(long, default_value_t = 100)]
@@ -120,6 +124,10 @@ pub struct OutputArgs {
     /// Also write the text report to FILE.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Write the surface profiles (MB/s per position bucket, per disk and
+    /// pass) as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
     /// How progress is shown on stderr.
     #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,

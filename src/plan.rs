@@ -52,6 +52,10 @@ pub struct Settings {
     pub max_errors: u64,
     /// Reads at least this long are logged with their offset.
     pub slow_read: Duration,
+    /// Buckets of the surface profile.
+    pub buckets: usize,
+    /// Surface profile CSV output.
+    pub csv: Option<PathBuf>,
 }
 
 /// A check ready to run.
@@ -115,6 +119,7 @@ impl Plan {
             block: s.block,
             max_errors: s.max_errors,
             slow_read: s.slow_read,
+            buckets: s.buckets,
         };
         let parallel = PassSpec {
             kind: PassKind::Parallel,
@@ -123,6 +128,7 @@ impl Plan {
             block: s.block,
             max_errors: s.max_errors,
             slow_read: s.slow_read,
+            buckets: s.buckets,
         };
         match s.passes {
             Passes::Both => vec![serial, parallel],
@@ -172,7 +178,17 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             args.block
         ));
     }
-    for (flag, path) in [("--json", &args.output.json), ("--out", &args.output.out)] {
+    if !(1..=10_000).contains(&args.buckets) {
+        return bad(format!(
+            "--buckets {}: give 1 to 10000 (the default is 100)",
+            args.buckets
+        ));
+    }
+    for (flag, path) in [
+        ("--json", &args.output.json),
+        ("--out", &args.output.out),
+        ("--csv", &args.output.csv),
+    ] {
         if let Some(p) = path {
             check_output_path(flag, p)?;
         }
@@ -194,6 +210,8 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         progress_interval: args.output.progress_interval,
         max_errors: args.max_errors,
         slow_read: Duration::from_millis(args.slow_read_ms),
+        buckets: args.buckets,
+        csv: args.output.csv.clone(),
     })
 }
 

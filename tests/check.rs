@@ -254,3 +254,70 @@ fn interrupted_by(signal: nix::sys::signal::Signal, t: &Throttle, d: &[LoopDisk]
         .collect();
     assert_eq!(left.len(), 1, "{signal}: temporary files left: {left:?}");
 }
+
+#[test]
+fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 64 * MIB);
+    let t = Throttle::new();
+    for x in &d {
+        t.limit(x, 100 * MB);
+    }
+    let dir = tempdir();
+    let csv_path = dir.path().join("surface.csv");
+    let r = check(
+        &t,
+        &d,
+        &[
+            "--full",
+            "--full-serial",
+            "--buckets",
+            "16",
+            "--csv",
+            csv_path.to_str().unwrap(),
+        ],
+    );
+    let v = r.json.unwrap();
+    let text = std::fs::read_to_string(&csv_path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("pass,disk,bucket,start_byte,end_byte,bytes,mb_per_s")
+    );
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    assert_eq!(rows.len(), 2 * 2 * 16, "2 passes x 2 disks x 16 buckets");
+    for pass in ["serial", "parallel"] {
+        for (i, disk) in d.iter().enumerate() {
+            let mine: Vec<&Vec<String>> = rows
+                .iter()
+                .filter(|r| r[0] == pass && r[1] == disk.dev)
+                .collect();
+            assert_eq!(mine.len(), 16);
+            let sum: u64 = mine.iter().map(|r| r[5].parse::<u64>().unwrap()).sum();
+            assert_eq!(
+                sum,
+                disk_rows(&v, pass)[i]["bytes"].as_u64().unwrap(),
+                "{pass}: the CSV sums to the bytes read"
+            );
+            assert_eq!(
+                mine[15][4],
+                (64 * MIB).to_string(),
+                "the last bucket ends at the end of the disk"
+            );
+            // One read per bucket, and the blkio throttle releases reads in
+            // bursts: a bucket's speed here is real but scattered, so only
+            // its presence is asserted.
+            for r in &mine {
+                let mbps: f64 = r[6].parse().unwrap();
+                assert!(
+                    mbps > 0.0,
+                    "{pass}: every bucket of a full read has a speed: {r:?}"
+                );
+            }
+            assert_eq!(disk_rows(&v, pass)[i]["surface"]["buckets"], 16);
+        }
+    }
+}

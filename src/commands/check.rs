@@ -51,7 +51,7 @@ pub fn execute(
         }
         passes.push(run_pass(spec, &geometry, &engines, stop, &mut progress)?);
         info.interrupted = stop.is_set();
-        save_json(&plan, &report::build(&plan, &passes, &info))?;
+        save_files(&plan, &report::build(&plan, &passes, &info))?;
     }
     info.interrupted = stop.is_set();
     let report = report::build(&plan, &passes, &info);
@@ -76,10 +76,16 @@ fn style(mode: ProgressMode) -> Style {
     }
 }
 
-fn save_json(plan: &Plan, report: &Report) -> anyhow::Result<()> {
+/// Writes the machine-readable files (JSON, surface CSV) asked for; called
+/// after each pass and at the end, so a crash or a signal loses nothing.
+fn save_files(plan: &Plan, report: &Report) -> anyhow::Result<()> {
     if let Some(path) = &plan.settings.json {
         report::json::write_atomic(path, &report::json::render(report))
             .with_context(|| format!("writing --json {}", path.display()))?;
+    }
+    if let Some(path) = &plan.settings.csv {
+        report::json::write_atomic(path, &report::csv::render(report))
+            .with_context(|| format!("writing --csv {}", path.display()))?;
     }
     Ok(())
 }
@@ -89,7 +95,7 @@ fn finish(plan: &Plan, report: &Report) -> anyhow::Result<()> {
     let text = report::text::render(report);
     // A closed pipe (`| head`) is not a failure of the check.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    save_json(plan, report)?;
+    save_files(plan, report)?;
     if let Some(path) = &plan.settings.out {
         report::json::write_atomic(path, text.as_bytes())
             .with_context(|| format!("writing --out {}", path.display()))?;

@@ -172,6 +172,7 @@ fn build_and_check(
         allow_partitions: false,
         max_errors: 100,
         slow_read_ms: 500,
+        buckets: 100,
         stall_ms: 2000,
         output: args.output.clone(),
     };

@@ -3,7 +3,7 @@
 
 use std::time::SystemTime;
 
-use super::{Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary};
+use super::{Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary, SurfaceProfile};
 use crate::plan::Plan;
 use crate::run::{DiskRun, PassKind, PassRun, Window};
 use crate::stats::verdict::{
@@ -71,6 +71,7 @@ fn options(plan: &Plan) -> Options {
         fast_pct: s.thresholds.fast_pct,
         engine: "pread".into(),
         max_errors: s.max_errors,
+        buckets: s.buckets,
         slow_read_ms: s.slow_read.as_secs_f64() * 1e3,
         stall_ms: s.thresholds.stall_ms,
     }
@@ -131,6 +132,11 @@ fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
         slow_read_count: run.slow_read_count,
         slow_reads: run.slow_reads.clone(),
         p9999_pct_of_peers: None,
+        surface: SurfaceProfile {
+            buckets: run.surface.bytes.len(),
+            bytes: run.surface.bytes.clone(),
+            mb_per_s: run.surface.mb_per_s(),
+        },
         pct_of_peers: None,
         pct_of_serial: None,
         time_pct_of_peers: None,

@@ -3,6 +3,7 @@
 //! these fields are the JSON schema's documentation (see docs/json-schema.md).
 
 mod build;
+pub mod csv;
 pub mod json;
 pub mod progress;
 pub mod text;
@@ -69,6 +70,8 @@ pub struct Options {
     pub engine: String,
     /// A disk stops a pass after this many failed reads.
     pub max_errors: u64,
+    /// Buckets of the surface profiles.
+    pub buckets: usize,
     /// Reads at least this long (ms) are logged with their offset.
     pub slow_read_ms: f64,
     /// A disk with a read at least this long (ms) is slow.
@@ -145,6 +148,8 @@ pub struct PassDisk {
     /// p99.99 latency as % of the peer group's median p99.99; null without
     /// peers.
     pub p9999_pct_of_peers: Option<f64>,
+    /// MB/s across the disk's surface.
+    pub surface: SurfaceProfile,
     /// `window_mb_per_s` as % of the median of the disk's peer group in this
     /// pass; null without peers.
     pub pct_of_peers: Option<f64>,
@@ -172,6 +177,20 @@ pub struct PassDisk {
     pub verdict: Verdict,
     /// Why the verdict is not ok, in words; empty when ok.
     pub reasons: Vec<String>,
+}
+
+/// A disk's speed across its surface: `buckets` equal ranges from its start
+/// to its end. Bucket `i` covers bytes `i * size / buckets` up to (not
+/// including) `(i + 1) * size / buckets`; a read counts where it starts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SurfaceProfile {
+    /// Number of buckets.
+    pub buckets: usize,
+    /// Bytes read in each bucket.
+    pub bytes: Vec<u64>,
+    /// MB/s while reading in each bucket (bytes over the time spent in those
+    /// reads); null where nothing was read.
+    pub mb_per_s: Vec<Option<f64>>,
 }
 
 /// The verdict over the whole check.

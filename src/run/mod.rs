@@ -74,6 +74,48 @@ pub struct ReadError {
     pub message: String,
 }
 
+/// Where on the disk the time went: bytes read and time spent reading, in
+/// equal position buckets from the start to the end of the disk. A read
+/// counts in the bucket where it starts. Its memory is fixed by the bucket
+/// count, never by the disk size.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Surface {
+    /// Device size in bytes.
+    pub size: u64,
+    /// Bytes read per bucket.
+    pub bytes: Vec<u64>,
+    /// Nanoseconds spent in reads per bucket.
+    pub busy_ns: Vec<u64>,
+}
+
+impl Surface {
+    /// `buckets` empty buckets over a disk of `size` bytes.
+    pub fn new(buckets: usize, size: u64) -> Self {
+        Self {
+            size,
+            bytes: vec![0; buckets.max(1)],
+            busy_ns: vec![0; buckets.max(1)],
+        }
+    }
+
+    /// Counts a read of `bytes` at `offset` that took `took`.
+    pub fn add(&mut self, offset: u64, bytes: u64, took: Duration) {
+        let n = self.bytes.len() as u128;
+        let i = (u128::from(offset) * n / u128::from(self.size.max(1))).min(n - 1) as usize;
+        self.bytes[i] += bytes;
+        self.busy_ns[i] += took.as_nanos() as u64;
+    }
+
+    /// MB/s per bucket (None where nothing was read).
+    pub fn mb_per_s(&self) -> Vec<Option<f64>> {
+        self.bytes
+            .iter()
+            .zip(&self.busy_ns)
+            .map(|(b, ns)| (*b > 0 && *ns > 0).then(|| *b as f64 / 1e6 / (*ns as f64 / 1e9)))
+            .collect()
+    }
+}
+
 /// A read that took long: the sign of a sector the drive had to retry.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct SlowRead {
@@ -138,6 +180,8 @@ pub struct DiskRun {
     pub slow_reads: Vec<SlowRead>,
     /// All reads that took at least the slow-read threshold.
     pub slow_read_count: u64,
+    /// Bytes and read time per position bucket across the disk.
+    pub surface: Surface,
     /// Bad ranges found (all of them; `errors` keeps the first).
     pub bad_ranges: u64,
     /// Bytes found unreadable.
@@ -169,7 +213,7 @@ pub struct DiskProgress {
 /// Worker → aggregator messages.
 enum Event {
     ReadError { disk: usize, error: ReadError },
-    Done { slot: usize, run: DiskRun },
+    Done { slot: usize, run: Box<DiskRun> },
 }
 
 /// Receives what the aggregator sees while a group of disks runs.
@@ -210,7 +254,10 @@ pub fn run_group(
                 let run = job.run(stop, counter, &|disk, error| {
                     let _ = tx.send(Event::ReadError { disk, error });
                 });
-                let _ = tx.send(Event::Done { slot, run });
+                let _ = tx.send(Event::Done {
+                    slot,
+                    run: Box::new(run),
+                });
             });
         }
         drop(tx);
@@ -220,7 +267,7 @@ pub fn run_group(
         loop {
             select! {
                 recv(rx) -> ev => match ev {
-                    Ok(Event::Done { slot, run }) => runs[slot] = Some(run),
+                    Ok(Event::Done { slot, run }) => runs[slot] = Some(*run),
                     Ok(Event::ReadError { disk, error }) => observer.read_error(disk, &error),
                     Err(_) => break,
                 },
@@ -285,6 +332,8 @@ pub struct PassSpec {
     pub max_errors: u64,
     /// Reads that take at least this long are logged with their offset.
     pub slow_read: Duration,
+    /// Buckets of the surface profile.
+    pub buckets: usize,
     /// Read size in bytes.
     pub block: u64,
 }
@@ -312,6 +361,7 @@ pub fn run_pass(
             sample,
             max_errors: spec.max_errors,
             slow_read: spec.slow_read,
+            buckets: spec.buckets,
         })
     };
     let groups: Vec<Vec<usize>> = match spec.kind {
@@ -342,4 +392,24 @@ pub fn run_pass(
         disks,
         interrupted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_counts_in_the_bucket_where_it_starts() {
+        let mut s = Surface::new(4, 1000);
+        for (offset, bytes) in [(0, 100), (249, 10), (250, 100), (999, 1)] {
+            s.add(offset, bytes, Duration::from_millis(1));
+        }
+        assert_eq!(s.bytes, [110, 100, 0, 1]);
+        let mbps = s.mb_per_s();
+        assert_eq!(mbps[2], None);
+        assert!(
+            (mbps[1].unwrap() - 0.1).abs() < 1e-9,
+            "100 bytes in 1 ms = 0.1 MB/s"
+        );
+    }
 }

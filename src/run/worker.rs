@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::{DiskRun, ReadError, SlowRead, StopFlag, Window};
+use super::{DiskRun, ReadError, SlowRead, StopFlag, Surface, Window};
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::Engine;
 
@@ -86,6 +86,8 @@ pub struct Job {
     pub max_errors: u64,
     /// Reads that take at least this long are logged with their offset.
     pub slow_read: Duration,
+    /// Number of equal position buckets of the surface profile.
+    pub buckets: usize,
 }
 
 /// Latency histogram in nanoseconds, 1 ns to 1 h at 3 significant digits.
@@ -218,6 +220,7 @@ impl Job {
         let mut hist = new_histogram();
         let (mut bytes, mut reads, mut slow_count) = (0u64, 0u64, 0u64);
         let mut slow_reads = Vec::new();
+        let mut surface = Surface::new(self.buckets, self.size);
         let mut faults = Faults::default();
         let deadline = match self.window {
             Window::Sample(d) => Some(d),
@@ -243,6 +246,7 @@ impl Job {
                 Ok(n) => {
                     let took = end - t0;
                     hist.saturating_record(took.as_nanos() as u64);
+                    surface.add(chunk.offset(), n as u64, took);
                     if took >= self.slow_read {
                         slow_count += 1;
                         if slow_reads.len() < MAX_KEPT_SLOW {
@@ -280,6 +284,7 @@ impl Job {
             failed_reads: faults.failed_reads,
             slow_reads,
             slow_read_count: slow_count,
+            surface,
             bad_ranges: faults.bad_ranges,
             bad_bytes: faults.bad_bytes,
             gone: faults.gone,

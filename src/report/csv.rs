@@ -1,0 +1,53 @@
+//! The surface profiles as CSV, one row per disk, pass and bucket: for a
+//! spreadsheet or a plotting script. A pure function of the [`Report`].
+
+use super::Report;
+use crate::run::PassKind;
+
+/// The CSV columns.
+pub const HEADER: [&str; 7] = [
+    "pass",
+    "disk",
+    "bucket",
+    "start_byte",
+    "end_byte",
+    "bytes",
+    "mb_per_s",
+];
+
+/// Renders every surface profile in the report.
+pub fn render(report: &Report) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(HEADER);
+    for p in &report.passes {
+        let pass = match p.kind {
+            PassKind::Serial => "serial",
+            PassKind::Parallel => "parallel",
+        };
+        for d in &p.disks {
+            let size = report
+                .disks
+                .iter()
+                .find(|x| x.path == d.path)
+                .map(|x| x.identity.size_bytes)
+                .unwrap_or(0);
+            let n = d.surface.buckets as u64;
+            for (i, (bytes, mbps)) in d.surface.bytes.iter().zip(&d.surface.mb_per_s).enumerate() {
+                let edge =
+                    |k: u64| (u128::from(k) * u128::from(size) / u128::from(n.max(1))) as u64;
+                let speed = mbps.map(|v| format!("{v:.3}")).unwrap_or_default();
+                let row = [
+                    pass.to_string(),
+                    d.path.clone(),
+                    i.to_string(),
+                    edge(i as u64).to_string(),
+                    edge(i as u64 + 1).to_string(),
+                    bytes.to_string(),
+                    speed,
+                ];
+                let _ = w.write_record(&row);
+            }
+        }
+    }
+    w.into_inner().unwrap_or_default()
+}
