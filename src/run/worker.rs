@@ -217,16 +217,12 @@ impl Job {
         on_error: &dyn Fn(usize, ReadError),
     ) -> DiskRun {
         let mut buf = AlignedBuf::new(self.block as usize);
-        let mut hist = new_histogram();
-        let (mut bytes, mut reads, mut slow_count) = (0u64, 0u64, 0u64);
-        let mut slow_reads = Vec::new();
-        let mut surface = Surface::new(self.buckets, self.size);
+        let mut tally = Tally::new(&self);
         let mut faults = Faults::default();
         let deadline = match self.window {
             Window::Sample(d) => Some(d),
             Window::Full => None,
         };
-        let mut marks = WindowMarks::new(self.sample);
         let mut chunks = Chunks::new(self.size, self.logical_block, self.block);
         let mut reached_end = false;
         let start = Instant::now();
@@ -243,53 +239,101 @@ impl Job {
             let result = self.engine.read(&mut buf, chunk);
             end = Instant::now();
             match result {
-                Ok(n) => {
-                    let took = end - t0;
-                    hist.saturating_record(took.as_nanos() as u64);
-                    surface.add(chunk.offset(), n as u64, took);
-                    if took >= self.slow_read {
-                        slow_count += 1;
-                        if slow_reads.len() < MAX_KEPT_SLOW {
-                            slow_reads.push(SlowRead::at(chunk, took, reads + 1));
-                        }
-                    }
-                    bytes += n as u64;
-                    reads += 1;
-                    progress.store(bytes, Ordering::Relaxed);
-                    marks.note(bytes, end - start);
+                Ok(n) => tally.read(chunk, n as u64, end - t0, end - start),
+                Err(e) if is_gone(&e) => {
+                    faults.failed_reads += 1;
+                    faults.gone = true;
+                    faults.record(ReadError::at(chunk, &e, ""), self.disk, on_error);
                 }
                 Err(e) => {
                     faults.failed_reads += 1;
-                    if is_gone(&e) {
-                        faults.gone = true;
-                        faults.record(ReadError::at(chunk, &e, ""), self.disk, on_error);
-                        continue;
-                    }
                     let (good, bad) = self.pinpoint(&mut buf, chunk, &e);
-                    bytes += good;
+                    tally.bytes += good;
                     for b in bad {
                         faults.record(b, self.disk, on_error);
                     }
+                    end = Instant::now();
                 }
             }
+            progress.store(tally.bytes, Ordering::Relaxed);
         }
-        let elapsed = end - start;
+        tally.finish(
+            end - start,
+            faults,
+            reached_end,
+            stop.is_set() && !reached_end,
+        )
+    }
+}
+
+/// What a run measured from its successful reads, kept up to date read by
+/// read (after the clock has stopped) and turned into a [`DiskRun`] at the
+/// end.
+struct Tally {
+    hist: Histogram<u64>,
+    surface: Surface,
+    marks: WindowMarks,
+    slow_read: Duration,
+    slow_reads: Vec<SlowRead>,
+    slow_count: u64,
+    bytes: u64,
+    reads: u64,
+}
+
+impl Tally {
+    fn new(job: &Job) -> Self {
+        Self {
+            hist: new_histogram(),
+            surface: Surface::new(job.buckets, job.size),
+            marks: WindowMarks::new(job.sample),
+            slow_read: job.slow_read,
+            slow_reads: Vec::new(),
+            slow_count: 0,
+            bytes: 0,
+            reads: 0,
+        }
+    }
+
+    /// Counts a read of `n` bytes of `chunk` that took `took`, ending `at`
+    /// into the run.
+    fn read(&mut self, chunk: Chunk, n: u64, took: Duration, at: Duration) {
+        self.hist.saturating_record(took.as_nanos() as u64);
+        self.surface.add(chunk.offset(), n, took);
+        if took >= self.slow_read {
+            self.slow_count += 1;
+            if self.slow_reads.len() < MAX_KEPT_SLOW {
+                self.slow_reads
+                    .push(SlowRead::at(chunk, took, self.reads + 1));
+            }
+        }
+        self.bytes += n;
+        self.reads += 1;
+        self.marks.note(self.bytes, at);
+    }
+
+    fn finish(
+        self,
+        elapsed: Duration,
+        faults: Faults,
+        reached_end: bool,
+        interrupted: bool,
+    ) -> DiskRun {
         DiskRun {
-            bytes,
+            bytes: self.bytes,
             elapsed,
-            window: marks.window(bytes, elapsed),
-            reads,
-            latency_ns: hist,
+            window: self.marks.window(self.bytes, elapsed),
+            reads: self.reads,
+            latency_ns: self.hist,
             errors: faults.kept,
             failed_reads: faults.failed_reads,
-            slow_reads,
-            slow_read_count: slow_count,
-            surface,
+            slow_reads: self.slow_reads,
+            slow_read_count: self.slow_count,
+            surface: self.surface,
             bad_ranges: faults.bad_ranges,
             bad_bytes: faults.bad_bytes,
             gone: faults.gone,
             reached_end,
-            interrupted: stop.is_set() && !reached_end,
+            interrupted,
         }
     }
 }
