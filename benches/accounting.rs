@@ -1,11 +1,14 @@
 //! What the worker's per-read accounting costs, outside the timed interval:
-//! two clock reads, one histogram record, one relaxed atomic store. Compare
+//! two clock reads, one histogram record, one surface bucket, the slow-read
+//! check, one relaxed atomic store. Compare
 //! with a read's duration (a 4 MiB O_DIRECT read takes ≥ 0.6 ms even from
 //! memory-backed loop devices). Run: `cargo bench --bench accounting`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use arrayburn::run::Surface;
 
 use hdrhistogram::Histogram;
 
@@ -38,10 +41,23 @@ fn main() {
     per_op("progress: relaxed atomic store", |i| {
         counter.store(i, Ordering::Relaxed)
     });
+    let surface = std::cell::RefCell::new(Surface::new(100, 1 << 40));
+    per_op("surface: bucket add (100 buckets)", |i| {
+        surface.borrow_mut().add(
+            (i * 4_194_304) % (1 << 40),
+            4_194_304,
+            Duration::from_micros(600),
+        )
+    });
+    let slow = Duration::from_millis(500);
     per_op("all of it (one read's accounting)", |i| {
         let a = Instant::now();
-        let ns = a.elapsed().as_nanos() as u64 + 500_000 + i % 4096;
-        hist.borrow_mut().saturating_record(ns);
+        let took = a.elapsed() + Duration::from_nanos(500_000 + i % 4096);
+        hist.borrow_mut().saturating_record(took.as_nanos() as u64);
+        surface
+            .borrow_mut()
+            .add((i * 4_194_304) % (1 << 40), 4_194_304, took);
+        black_box(took >= slow);
         counter.store(i, Ordering::Relaxed);
     });
 }
