@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Peak memory (max RSS) of `arrayburn check` on 8 and on 64 disks: memory
+# must grow with the number of disks (one read buffer, histogram and
+# surface per worker), never with their size. Needs root; makes its own
+# memory-backed loop devices and removes exactly those, also on failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+bin=$PWD/target/release/arrayburn
+devs=()   # loop devices of the current case
+files=()  # their backing files
+teardown() {
+    local i
+    for i in "${!devs[@]}"; do losetup -d "${devs[$i]}" 2>/dev/null || true; done
+    for i in "${!files[@]}"; do rm -f "${files[$i]}"; done
+    devs=(); files=()
+}
+trap teardown EXIT
+attach() { # N SIZE_MIB: fills devs/files in this shell (no subshell)
+    local i f
+    for i in $(seq "$1"); do
+        f=$(mktemp -p /dev/shm arrayburn-mem.XXXXXX.img)
+        files+=("$f")
+        head -c $(($2 << 20)) /dev/urandom >"$f"
+        devs+=("$(losetup -f --show "$f")")
+    done
+}
+echo "| disks | disk size | passes | block | max RSS (MiB) |"
+echo "|---|---|---|---|---|"
+for case in "8 64" "8 256" "64 16"; do
+    set -- $case
+    attach "$1" "$2"
+    passes=both; [ "$1" -gt 8 ] && passes=parallel
+    rss=$( { /usr/bin/time -f '%M' "$bin" check --passes $passes --sample 1s --progress none "${devs[@]}" >/dev/null; } 2>&1 | tail -1)
+    echo "| $1 | $2 MiB | $passes | 4 MiB | $((rss / 1024)) |"
+    teardown
+done
