@@ -362,10 +362,7 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
         parts.push("INTERRUPTED: partial results.".to_string());
     }
     let describe = |f: &Flag| {
-        let pass = match f.pass {
-            PassKind::Serial => "serial",
-            PassKind::Parallel => "parallel",
-        };
+        let pass = f.pass.name();
         format!(
             "{} {} in the {pass} pass ({})",
             f.path,

@@ -2,7 +2,6 @@
 //! spreadsheet or a plotting script. A pure function of the [`Report`].
 
 use super::Report;
-use crate::run::PassKind;
 
 /// The CSV columns.
 pub const HEADER: [&str; 7] = [
@@ -20,10 +19,7 @@ pub fn render(report: &Report) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record(HEADER);
     for p in &report.passes {
-        let pass = match p.kind {
-            PassKind::Serial => "serial",
-            PassKind::Parallel => "parallel",
-        };
+        let pass = p.kind.name();
         for d in &p.disks {
             let size = report
                 .disks

@@ -56,13 +56,6 @@ impl Progress {
     }
 }
 
-fn pass_name(kind: PassKind) -> &'static str {
-    match kind {
-        PassKind::Serial => "serial",
-        PassKind::Parallel => "parallel",
-    }
-}
-
 /// (fraction done, rate MB/s, time left) of one disk.
 fn estimate(p: &DiskProgress) -> (f64, f64, Duration) {
     let secs = p.elapsed.as_secs_f64().max(1e-3);
@@ -106,14 +99,14 @@ impl Observer for Progress {
                     let bar = self
                         .multi
                         .add(ProgressBar::new(BAR_LEN).with_style(style.clone()));
-                    bar.set_prefix(pass_name(kind));
+                    bar.set_prefix(kind.name());
                     bar.set_message(self.labels[d].clone());
                     self.bars.push((d, bar));
                 }
             }
             Style::Lines => self.line(&format!(
                 "arrayburn: {} pass: reading {}",
-                pass_name(kind),
+                kind.name(),
                 names.join(" ")
             )),
             Style::Quiet => {}
@@ -147,7 +140,7 @@ impl Observer for Progress {
                     let (frac, rate, left) = estimate(p);
                     self.line(&format!(
                         "arrayburn: {} {}: {:.0}% {} read, {:.0} MB/s, ETA {}",
-                        pass_name(kind),
+                        kind.name(),
                         self.labels[p.disk],
                         frac * 100.0,
                         human_bytes(p.bytes),
@@ -178,7 +171,7 @@ impl Observer for Progress {
             let secs = r.elapsed.as_secs_f64();
             self.line(&format!(
                 "arrayburn: {} {}: {} in {:.1} s, {:.0} MB/s{}",
-                pass_name(kind),
+                kind.name(),
                 self.labels[*d],
                 human_bytes(r.bytes),
                 secs,

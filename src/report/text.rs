@@ -279,9 +279,9 @@ fn errors(out: &mut String, r: &Report) {
         for d in p.disks.iter().filter(|d| d.read_errors > 0) {
             let _ = writeln!(
                 out,
-                "\n!!ERROR!! {} ({:?} pass): {}",
+                "\n!!ERROR!! {} ({} pass): {}",
                 d.path,
-                p.kind,
+                p.kind.name(),
                 d.reasons.join("; ")
             );
             for e in &d.errors {

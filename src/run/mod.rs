@@ -32,6 +32,16 @@ pub enum PassKind {
     Parallel,
 }
 
+impl PassKind {
+    /// `"serial"` or `"parallel"`, as in the JSON and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            PassKind::Serial => "serial",
+            PassKind::Parallel => "parallel",
+        }
+    }
+}
+
 /// Set by a signal handler (or a test); workers stop at the next read.
 /// It also says whether the program owns things it must remove before it
 /// exits (the demo's loop devices and cgroup), so that a second signal does
