@@ -260,9 +260,16 @@ fn check_block(block: u64, devices: &[BlockDevice]) -> Result<(), PlanError> {
 
 fn open(d: &BlockDevice) -> Result<File, PlanError> {
     open_direct(Path::new(&d.given)).map_err(|e| match e.raw_os_error() {
-        Some(nix::libc::EACCES) | Some(nix::libc::EPERM) => {
+        Some(nix::libc::EACCES) | Some(nix::libc::EPERM) if !nix::unistd::Uid::effective().is_root() => {
             DeviceError::NoPermission(d.given.clone()).into()
         }
+        // Root refused: not a matter of running as root.
+        Some(nix::libc::EACCES) | Some(nix::libc::EPERM) => PlanError::Open {
+            path: d.given.clone(),
+            detail: format!(
+                "refused even to root ({e}): a security module, the hypervisor or the device itself locks it; see dmesg"
+            ),
+        },
         Some(nix::libc::ENXIO) | Some(nix::libc::ENOMEDIUM) => PlanError::Open {
             path: d.given.clone(),
             detail: "no medium or device gone; check that the disk is attached".into(),
