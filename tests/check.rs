@@ -321,3 +321,24 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
         }
     }
 }
+
+#[test]
+fn a_faster_disk_is_marked_but_the_array_stays_healthy() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(4, 256 * MIB);
+    let t = Throttle::new();
+    for (i, x) in d.iter().enumerate() {
+        t.limit(x, if i == 3 { 150 * MB } else { 100 * MB });
+    }
+    let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
+    let v = r.json.unwrap();
+    assert_eq!(flagged(&v, "serial"), [format!("{}=fast", d[3].dev)]);
+    assert_eq!(
+        v["summary"]["verdict"], "healthy",
+        "{}",
+        v["summary"]["message"]
+    );
+    assert_eq!(r.code, 0, "a fast disk is not a fault");
+    assert!(r.stdout.contains("++FAST++") && r.stdout.contains("Verdict: HEALTHY"));
+}

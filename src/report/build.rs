@@ -337,13 +337,12 @@ fn summarize(
             .map(|p| p.aggregate_mb_per_s)
     };
     let (serial_sum, parallel) = (sum(PassKind::Serial), sum(PassKind::Parallel));
+    // A fast disk is marked, but only a slow or failing one is a fault.
+    let faulty = flagged
+        .iter()
+        .any(|f| matches!(f.verdict, Verdict::Slow | Verdict::Error));
     let mut s = Summary {
-        verdict: if flagged.is_empty() {
-            "healthy"
-        } else {
-            "flagged"
-        }
-        .into(),
+        verdict: if faulty { "flagged" } else { "healthy" }.into(),
         shared_bottleneck: finding.is_some_and(|f| f.shared_bottleneck),
         serial_sum_mb_per_s: serial_sum,
         parallel_mb_per_s: parallel,
