@@ -199,6 +199,18 @@ pub fn assert_schema(v: &Value) {
     }
     assert!(["healthy", "flagged"].contains(&v["summary"]["verdict"].as_str().unwrap()));
     assert!(v["summary"]["shared_bottleneck"].is_boolean());
+    // The verdict sentence's three numbers describe the same disks.
+    let sm = &v["summary"];
+    if let (Some(s), Some(p), Some(pct)) = (
+        sm["serial_sum_mb_per_s"].as_f64(),
+        sm["parallel_mb_per_s"].as_f64(),
+        sm["parallel_pct_of_serial_sum"].as_f64(),
+    ) {
+        assert!(
+            (pct - 100.0 * p / s).abs() < 0.01,
+            "{pct}% is not {p} / {s}"
+        );
+    }
 }
 
 /// The verdicts of `pass` ("serial"/"parallel") by disk path.

@@ -344,8 +344,10 @@ fn summarize(
     let mut s = Summary {
         verdict: if faulty { "flagged" } else { "healthy" }.into(),
         shared_bottleneck: finding.is_some_and(|f| f.shared_bottleneck),
-        serial_sum_mb_per_s: serial_sum,
-        parallel_mb_per_s: parallel,
+        // With both passes, the disks compared in both (clean in each), so
+        // that the sums and their ratio describe the same disks.
+        serial_sum_mb_per_s: finding.map(|f| f.serial_mb_per_s).or(serial_sum),
+        parallel_mb_per_s: finding.map(|f| f.parallel_mb_per_s).or(parallel),
         parallel_pct_of_serial_sum: finding.map(|f| f.aggregate_pct_of_serial),
         median_pct_of_serial: finding.map(|f| f.median_pct_of_serial),
         flagged,

@@ -202,9 +202,11 @@ pub struct Summary {
     /// True when the parallel pass was limited by a path the disks share
     /// (controller, expander, bus, CPU) rather than by the disks.
     pub shared_bottleneck: bool,
-    /// Sum of the disks' serial MB/s (what the disks deliver alone).
+    /// Sum of the disks' serial MB/s (what the disks deliver alone). With
+    /// both passes: over the disks measured cleanly in both, the same disks
+    /// as `parallel_mb_per_s` and the percentages.
     pub serial_sum_mb_per_s: Option<f64>,
-    /// The array's parallel MB/s over the sample window.
+    /// The array's parallel MB/s over the sample window (same disks).
     pub parallel_mb_per_s: Option<f64>,
     /// Parallel MB/s as % of the serial sum.
     pub parallel_pct_of_serial_sum: Option<f64>,

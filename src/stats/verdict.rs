@@ -101,6 +101,10 @@ pub struct PathFinding {
     pub median_pct_of_serial: f64,
     /// Sum of parallel speeds as % of the sum of serial speeds.
     pub aggregate_pct_of_serial: f64,
+    /// Sum of the compared disks' serial speeds (MB/s).
+    pub serial_mb_per_s: f64,
+    /// Sum of the compared disks' parallel speeds (MB/s).
+    pub parallel_mb_per_s: f64,
 }
 
 /// Compares (serial, parallel) speeds of the disks measured cleanly in both
@@ -120,6 +124,8 @@ pub fn shared_path(pairs: &[(f64, f64)], th: &Thresholds) -> Option<PathFinding>
         shared_bottleneck: median_pct_of_serial < th.slow_pct,
         median_pct_of_serial,
         aggregate_pct_of_serial: 100.0 * sum_p / sum_s,
+        serial_mb_per_s: sum_s,
+        parallel_mb_per_s: sum_p,
     })
 }
 
