@@ -78,7 +78,7 @@ impl Plan {
     pub fn resolve(args: &CheckArgs, paths: &SystemPaths) -> Result<Plan, PlanError> {
         let settings = settings(args)?;
         let devices = device::resolve_all(paths, &args.devices, args.allow_partitions)?;
-        check_block(settings.block, &devices)?;
+        check_devices(settings.block, &devices)?;
         let files = devices.iter().map(open).collect::<Result<Vec<_>, _>>()?;
         let warnings = devices
             .iter()
@@ -239,7 +239,9 @@ fn check_output_path(flag: &str, p: &Path) -> Result<(), PlanError> {
     Ok(())
 }
 
-fn check_block(block: u64, devices: &[BlockDevice]) -> Result<(), PlanError> {
+/// Refuses devices with no data and a read size their sectors do not
+/// divide.
+fn check_devices(block: u64, devices: &[BlockDevice]) -> Result<(), PlanError> {
     for d in devices {
         if d.identity.size_bytes == 0 {
             return Err(PlanError::Option(format!(
@@ -269,6 +271,12 @@ fn open(d: &BlockDevice) -> Result<File, PlanError> {
             detail: format!(
                 "refused even to root ({e}): a security module, the hypervisor or the device itself locks it; see dmesg"
             ),
+        },
+        Some(nix::libc::EINVAL) => PlanError::Open {
+            path: d.given.clone(),
+            detail: "the device does not support O_DIRECT, which arrayburn needs to measure the disk \
+                     rather than the page cache; check the disk itself, not a virtual layer over it"
+                .into(),
         },
         Some(nix::libc::ENXIO) | Some(nix::libc::ENOMEDIUM) => PlanError::Open {
             path: d.given.clone(),

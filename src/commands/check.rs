@@ -80,11 +80,11 @@ fn style(mode: ProgressMode) -> Style {
 /// after each pass and at the end, so a crash or a signal loses nothing.
 fn save_files(plan: &Plan, report: &Report) -> anyhow::Result<()> {
     if let Some(path) = &plan.settings.json {
-        report::json::write_atomic(path, &report::json::render(report))
+        report::write_atomic(path, &report::json::render(report))
             .with_context(|| format!("writing --json {}", path.display()))?;
     }
     if let Some(path) = &plan.settings.csv {
-        report::json::write_atomic(path, &report::csv::render(report))
+        report::write_atomic(path, &report::csv::render(report))
             .with_context(|| format!("writing --csv {}", path.display()))?;
     }
     Ok(())
@@ -97,7 +97,7 @@ fn finish(plan: &Plan, report: &Report) -> anyhow::Result<()> {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     save_files(plan, report)?;
     if let Some(path) = &plan.settings.out {
-        report::json::write_atomic(path, text.as_bytes())
+        report::write_atomic(path, text.as_bytes())
             .with_context(|| format!("writing --out {}", path.display()))?;
     }
     Ok(())

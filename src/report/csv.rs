@@ -21,12 +21,7 @@ pub fn render(report: &Report) -> Vec<u8> {
     for p in &report.passes {
         let pass = p.kind.name();
         for d in &p.disks {
-            let size = report
-                .disks
-                .iter()
-                .find(|x| x.path == d.path)
-                .map(|x| x.identity.size_bytes)
-                .unwrap_or(0);
+            let size = report.disk(&d.path).map_or(0, |x| x.identity.size_bytes);
             let n = d.surface.buckets as u64;
             for (i, (bytes, mbps)) in d.surface.bytes.iter().zip(&d.surface.mb_per_s).enumerate() {
                 let edge =

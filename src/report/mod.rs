@@ -17,6 +17,10 @@ use crate::stats::{LatencyBins, LatencyUs};
 
 pub use build::{RunInfo, build};
 
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
 /// Version of the JSON layout; bumped when a field changes meaning or goes.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -230,4 +234,32 @@ pub struct Flag {
     pub verdict: Verdict,
     /// Why, in words.
     pub reasons: Vec<String>,
+}
+
+impl Report {
+    /// The disk given on the command line as `path`.
+    pub fn disk(&self, path: &str) -> Option<&Disk> {
+        self.disks.iter().find(|d| d.path == path)
+    }
+}
+
+/// Output files (JSON, CSV, text) are written whole to a temporary name in
+/// the same directory and renamed, so a reader (or a crash mid-write) never
+/// sees half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.arrayburn-tmp"));
+    let result = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
 }

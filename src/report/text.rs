@@ -331,12 +331,7 @@ fn right_align(t: &mut Table, cols: std::ops::Range<usize>) {
 
 /// Disk size in decimal MB, as solnet prints it (`4000787MB`).
 fn size_mb(r: &Report, d: &PassDisk) -> String {
-    let bytes = r
-        .disks
-        .iter()
-        .find(|x| x.path == d.path)
-        .map(|x| x.identity.size_bytes)
-        .unwrap_or(0);
+    let bytes = r.disk(&d.path).map_or(0, |x| x.identity.size_bytes);
     format!("{}MB", bytes / 1_000_000)
 }
 
