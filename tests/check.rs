@@ -8,6 +8,17 @@ use crate::util::*;
 const MB: u64 = 1_000_000;
 const MIB: u64 = 1 << 20;
 
+/// `n` memory-backed disks of `size` bytes, disk `i` read at `speed(i)`
+/// bytes/s by processes in the returned throttle group.
+fn throttled(n: usize, size: u64, speed: impl Fn(usize) -> u64) -> (Vec<LoopDisk>, Throttle) {
+    let d = disks(n, size);
+    let t = Throttle::new();
+    for (i, x) in d.iter().enumerate() {
+        t.limit(x, speed(i));
+    }
+    (d, t)
+}
+
 /// Runs a check of `disks` inside `throttle` and returns the result.
 fn check(throttle: &Throttle, disks: &[LoopDisk], extra: &[&str]) -> Run {
     let dir = tempdir();
@@ -46,11 +57,7 @@ fn flagged(v: &serde_json::Value, pass: &str) -> Vec<String> {
 fn a_healthy_identical_array_raises_no_flags_twice() {
     need_root!();
     let _l = device_lock();
-    let d = disks(6, 256 * MIB);
-    let t = Throttle::new();
-    for x in &d {
-        t.limit(x, 100 * MB);
-    }
+    let (d, t) = throttled(6, 256 * MIB, |_| 100 * MB);
     for round in 0..2 {
         let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
         let v = r.json.unwrap();
@@ -76,11 +83,7 @@ fn a_healthy_identical_array_raises_no_flags_twice() {
 fn one_disk_at_70_percent_is_flagged_slow_in_both_passes_and_no_other() {
     need_root!();
     let _l = device_lock();
-    let d = disks(5, 256 * MIB);
-    let t = Throttle::new();
-    for (i, x) in d.iter().enumerate() {
-        t.limit(x, if i == 2 { 70 * MB } else { 100 * MB });
-    }
+    let (d, t) = throttled(5, 256 * MIB, |i| if i == 2 { 70 * MB } else { 100 * MB });
     let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
     let v = r.json.unwrap();
     assert_eq!(r.code, 1);
@@ -98,11 +101,9 @@ fn one_disk_at_70_percent_is_flagged_slow_in_both_passes_and_no_other() {
 fn two_slow_disks_of_eight_are_both_flagged() {
     need_root!();
     let _l = device_lock();
-    let d = disks(8, 192 * MIB);
-    let t = Throttle::new();
-    for (i, x) in d.iter().enumerate() {
-        t.limit(x, if i == 1 || i == 6 { 70 * MB } else { 100 * MB });
-    }
+    let (d, t) = throttled(8, 192 * MIB, |i| {
+        if i == 1 || i == 6 { 70 * MB } else { 100 * MB }
+    });
     let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
     let v = r.json.unwrap();
     let expect = [format!("{}=slow", d[1].dev), format!("{}=slow", d[6].dev)];
@@ -120,11 +121,7 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
     // Together they would need 24 GB/s of copying from the loop driver; two
     // cores give about half that, so every disk loses speed at once. Small
     // disks are read again from the start for the whole window.
-    let d = disks(8, 256 * MIB);
-    let t = Throttle::new();
-    for x in &d {
-        t.limit(x, 3000 * MB);
-    }
+    let (d, t) = throttled(8, 256 * MIB, |_| 3000 * MB);
     let r = check(&t, &d, &["--sample", "2s"]);
     let v = r.json.unwrap();
     let msg = v["summary"]["message"].as_str().unwrap().to_string();
@@ -196,11 +193,7 @@ fn a_4k_sector_disk_and_an_odd_sized_disk_are_read_to_the_last_byte() {
 fn a_signal_mid_run_writes_a_valid_partial_report_and_exits_130() {
     need_root!();
     let _l = device_lock();
-    let d = disks(3, 256 * MIB);
-    let t = Throttle::new();
-    for x in &d {
-        t.limit(x, 20 * MB);
-    }
+    let (d, t) = throttled(3, 256 * MIB, |_| 20 * MB);
     use nix::sys::signal::Signal;
     for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
         interrupted_by(signal, &t, &d);
@@ -259,11 +252,7 @@ fn interrupted_by(signal: nix::sys::signal::Signal, t: &Throttle, d: &[LoopDisk]
 fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
     need_root!();
     let _l = device_lock();
-    let d = disks(2, 64 * MIB);
-    let t = Throttle::new();
-    for x in &d {
-        t.limit(x, 100 * MB);
-    }
+    let (d, t) = throttled(2, 64 * MIB, |_| 100 * MB);
     let dir = tempdir();
     let csv_path = dir.path().join("surface.csv");
     let r = check(
@@ -326,11 +315,7 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
 fn a_faster_disk_is_marked_but_the_array_stays_healthy() {
     need_root!();
     let _l = device_lock();
-    let d = disks(4, 256 * MIB);
-    let t = Throttle::new();
-    for (i, x) in d.iter().enumerate() {
-        t.limit(x, if i == 3 { 150 * MB } else { 100 * MB });
-    }
+    let (d, t) = throttled(4, 256 * MIB, |i| if i == 3 { 150 * MB } else { 100 * MB });
     let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
     let v = r.json.unwrap();
     assert_eq!(flagged(&v, "serial"), [format!("{}=fast", d[3].dev)]);
