@@ -272,7 +272,7 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("pass,disk,bucket,start_byte,end_byte,bytes,mb_per_s")
+        Some("pass,disk,bucket,start_byte,end_byte,bytes,reads,mb_per_s")
     );
     let rows: Vec<Vec<String>> = lines
         .map(|l| l.split(',').map(String::from).collect())
@@ -291,6 +291,12 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
                 disk_rows(&v, pass)[i]["bytes"].as_u64().unwrap(),
                 "{pass}: the CSV sums to the bytes read"
             );
+            let reads: u64 = mine.iter().map(|r| r[6].parse::<u64>().unwrap()).sum();
+            assert_eq!(
+                reads,
+                disk_rows(&v, pass)[i]["reads"].as_u64().unwrap(),
+                "{pass}: and to the reads made"
+            );
             assert_eq!(
                 mine[15][4],
                 (64 * MIB).to_string(),
@@ -300,7 +306,7 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
             // bursts: a bucket's speed here is real but scattered, so only
             // its presence is asserted.
             for r in &mine {
-                let mbps: f64 = r[6].parse().unwrap();
+                let mbps: f64 = r[7].parse().unwrap();
                 assert!(
                     mbps > 0.0,
                     "{pass}: every bucket of a full read has a speed: {r:?}"

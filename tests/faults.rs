@@ -319,3 +319,72 @@ fn slow_sectors_are_logged_with_their_offset_and_flag_the_disk() {
         r.stdout
     );
 }
+
+#[test]
+fn a_slow_region_is_reported_where_it_is() {
+    need_root!();
+    let _l = device_lock();
+    let size = 64 * MIB;
+    // Three disks whose every read takes 10 ms more (a steady drive-like
+    // pace; the blkio throttle releases reads in bursts, too uneven for
+    // 4 MiB buckets); on the middle one reads touching 24..32 MiB take
+    // 30 ms more: a patch it reads at a third of its speed, no single read
+    // slow enough to log.
+    let pace = (0, size, 10_000);
+    let disks = [
+        FaultyDisk::with_slow(size, &[], &[pace]),
+        FaultyDisk::with_slow(size, &[], &[pace, (24 * MIB, 8 * MIB, 30_000)]),
+        FaultyDisk::with_slow(size, &[], &[pace]),
+    ];
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    // 16 buckets of 4 MiB, 16 reads of 256 KiB in each.
+    let mut cmd = arrayburn(&["check", "--full", "--full-serial", "--progress", "none"]);
+    cmd.args(["--block", "256k", "--buckets", "16", "--json"])
+        .arg(&json);
+    cmd.args(disks.iter().map(|d| &d.dev));
+    let r = finish(cmd, &json);
+    let v = r.json.unwrap();
+    assert_schema(&v);
+    assert_eq!(r.code, 1, "{}", v["summary"]["message"]);
+    for pass in ["serial", "parallel"] {
+        let rows = disk_rows(&v, pass);
+        let regions = rows[1]["slow_regions"].as_array().unwrap();
+        assert_eq!(regions.len(), 1, "{pass}: {regions:?}");
+        let g = &regions[0];
+        assert_eq!(
+            (g["start_byte"].as_u64(), g["end_byte"].as_u64()),
+            (Some(24 * MIB), Some(32 * MIB)),
+            "{pass}: {g}"
+        );
+        assert_eq!(g["against"], "peers", "{pass}");
+        assert!(
+            g["mb_per_s"].as_f64().unwrap() < 0.5 * g["reference_mb_per_s"].as_f64().unwrap(),
+            "{pass}: {g}"
+        );
+        assert_eq!(rows[1]["slow_read_count"], 0, "{pass}: no read over 500 ms");
+        assert_eq!(rows[1]["verdict"], "slow", "{pass}");
+        let reasons = rows[1]["reasons"].to_string();
+        assert!(
+            reasons.contains(&format!(
+                "slow region from byte {} to {}",
+                24 * MIB,
+                32 * MIB
+            )),
+            "{pass}: {reasons}"
+        );
+        for i in [0, 2] {
+            assert_eq!(
+                rows[i]["slow_regions"],
+                serde_json::json!([]),
+                "{pass}: a good disk"
+            );
+        }
+    }
+    assert!(
+        r.stdout
+            .contains(&format!("slow region bytes {}..{}", 24 * MIB, 32 * MIB)),
+        "{}",
+        r.stdout
+    );
+}

@@ -6,12 +6,13 @@ use std::time::SystemTime;
 use super::{Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary, SurfaceProfile};
 use crate::plan::Plan;
 use crate::run::{DiskRun, PassKind, PassRun, Window};
+use crate::stats::surface::{Against, Profile, SlowRegion, slow_regions};
 use crate::stats::verdict::{
     PathFinding, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict, classify, pct_of_group_median,
     shared_path,
 };
 use crate::stats::{latency_bins, latency_us};
-use crate::units::{mb_per_s, rfc3339};
+use crate::units::{human_bytes_binary, mb_per_s, rfc3339};
 
 /// A disk measured for less than this is reported but not compared: a few
 /// milliseconds of reading (a tiny or very fast device) is mostly noise.
@@ -135,8 +136,10 @@ fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
         surface: SurfaceProfile {
             buckets: run.surface.bytes.len(),
             bytes: run.surface.bytes.clone(),
+            reads: run.surface.reads.clone(),
             mb_per_s: run.surface.mb_per_s(),
         },
+        slow_regions: Vec::new(),
         pct_of_peers: None,
         pct_of_serial: None,
         time_pct_of_peers: None,
@@ -196,7 +199,26 @@ fn judge_pass(
     let tails: Vec<Option<f64>> = rows.iter().map(|r| clean(r, r.latency_us.p9999)).collect();
     let pct = pct_of_group_median(&speeds, &groups);
     let tail_pct = pct_of_group_median(&tails, &groups);
-    for (i, row) in rows.iter_mut().enumerate() {
+    // Under a shared bottleneck the path sets each read's pace: the serial
+    // pass judges the surface.
+    let regions = if path_limited {
+        vec![Vec::new(); rows.len()]
+    } else {
+        let profiles: Vec<Profile> = rows
+            .iter()
+            .zip(&p.disks)
+            .map(|(r, (d, _))| Profile {
+                mb_per_s: &r.surface.mb_per_s,
+                reads: &r.surface.reads,
+                bytes: &r.surface.bytes,
+                size: plan.devices[*d].identity.size_bytes,
+                group: plan.groups[*d],
+            })
+            .collect();
+        slow_regions(&profiles)
+    };
+    for ((i, row), regions) in rows.iter_mut().enumerate().zip(regions) {
+        row.slow_regions = regions;
         (
             row.pct_of_peers,
             row.time_pct_of_peers,
@@ -246,6 +268,24 @@ fn latency_reasons(row: &PassDisk, path_limited: bool, th: &Thresholds) -> Vec<S
     out
 }
 
+/// A slow region in words: where, how slow, against what.
+fn region_reason(r: &SlowRegion) -> String {
+    let against = match r.against {
+        Against::Peers => "the same region of its peers",
+        Against::Neighbours => "its neighbouring regions",
+    };
+    format!(
+        "slow region from byte {} to {} ({} to {}): {:.1} MB/s, {:.0}% of the {:.1} MB/s of {against}",
+        r.start_byte,
+        r.end_byte,
+        human_bytes_binary(r.start_byte),
+        human_bytes_binary(r.end_byte),
+        r.mb_per_s,
+        100.0 * r.mb_per_s / r.reference_mb_per_s,
+        r.reference_mb_per_s
+    )
+}
+
 /// The evidence for an "error" verdict in one sentence: a device that went
 /// away, or media errors with their exact extent.
 fn fault_reason(row: &PassDisk) -> String {
@@ -286,6 +326,7 @@ fn verdict_for(row: &PassDisk, path_limited: bool, th: &Thresholds) -> (Verdict,
         };
     }
     let mut slow = stall;
+    slow.extend(row.slow_regions.iter().map(region_reason));
     let mut fast = Vec::new();
     let peers = classify(row.pct_of_peers, th);
     let pct = row.pct_of_peers.unwrap_or(100.0);

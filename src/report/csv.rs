@@ -4,13 +4,14 @@
 use super::Report;
 
 /// The CSV columns.
-pub const HEADER: [&str; 7] = [
+pub const HEADER: [&str; 8] = [
     "pass",
     "disk",
     "bucket",
     "start_byte",
     "end_byte",
     "bytes",
+    "reads",
     "mb_per_s",
 ];
 
@@ -23,7 +24,10 @@ pub fn render(report: &Report) -> Vec<u8> {
         for d in &p.disks {
             let size = report.disk(&d.path).map_or(0, |x| x.identity.size_bytes);
             let n = d.surface.buckets as u64;
-            for (i, (bytes, mbps)) in d.surface.bytes.iter().zip(&d.surface.mb_per_s).enumerate() {
+            let s = &d.surface;
+            for (i, ((bytes, reads), mbps)) in
+                s.bytes.iter().zip(&s.reads).zip(&s.mb_per_s).enumerate()
+            {
                 let edge =
                     |k: u64| (u128::from(k) * u128::from(size) / u128::from(n.max(1))) as u64;
                 let speed = mbps.map(|v| format!("{v:.3}")).unwrap_or_default();
@@ -34,6 +38,7 @@ pub fn render(report: &Report) -> Vec<u8> {
                     edge(i as u64).to_string(),
                     edge(i as u64 + 1).to_string(),
                     bytes.to_string(),
+                    reads.to_string(),
                     speed,
                 ];
                 let _ = w.write_record(&row);

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::{Identity, InUse};
 use crate::run::{PassKind, ReadError, SlowRead};
+use crate::stats::surface::SlowRegion;
 use crate::stats::verdict::Verdict;
 use crate::stats::{LatencyBins, LatencyUs};
 
@@ -154,6 +155,9 @@ pub struct PassDisk {
     pub p9999_pct_of_peers: Option<f64>,
     /// MB/s across the disk's surface.
     pub surface: SurfaceProfile,
+    /// Regions of the surface that read at under half the speed of the same
+    /// region on the peers or of the disk's own neighbouring regions.
+    pub slow_regions: Vec<SlowRegion>,
     /// `window_mb_per_s` as % of the median of the disk's peer group in this
     /// pass; null without peers.
     pub pct_of_peers: Option<f64>,
@@ -192,6 +196,8 @@ pub struct SurfaceProfile {
     pub buckets: usize,
     /// Bytes read in each bucket.
     pub bytes: Vec<u64>,
+    /// Reads in each bucket.
+    pub reads: Vec<u64>,
     /// MB/s while reading in each bucket (bytes over the time spent in those
     /// reads); null where nothing was read.
     pub mb_per_s: Vec<Option<f64>>,

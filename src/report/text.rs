@@ -9,6 +9,7 @@ use comfy_table::{CellAlignment, ContentLineStyle, LineStyle, Table, TableStyle}
 
 use super::{Pass, PassDisk, Report};
 use crate::run::PassKind;
+use crate::stats::surface::Against;
 use crate::stats::verdict::Verdict;
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
 
@@ -271,6 +272,25 @@ fn latency_table(out: &mut String, r: &Report, p: &Pass) {
             d.slow_read_count,
             shown.join(", ")
         );
+    }
+    for d in &p.disks {
+        for g in &d.slow_regions {
+            let _ = writeln!(
+                out,
+                "  {}: slow region bytes {}..{} ({} to {}): {:.1} MB/s against {:.1} MB/s ({})",
+                d.path,
+                g.start_byte,
+                g.end_byte,
+                human_bytes_binary(g.start_byte),
+                human_bytes_binary(g.end_byte),
+                g.mb_per_s,
+                g.reference_mb_per_s,
+                match g.against {
+                    Against::Peers => "its peers there",
+                    Against::Neighbours => "its neighbouring regions",
+                }
+            );
+        }
     }
 }
 

@@ -96,6 +96,8 @@ pub struct Surface {
     pub bytes: Vec<u64>,
     /// Nanoseconds spent in reads per bucket.
     pub busy_ns: Vec<u64>,
+    /// Reads per bucket.
+    pub reads: Vec<u64>,
 }
 
 impl Surface {
@@ -105,6 +107,7 @@ impl Surface {
             size,
             bytes: vec![0; buckets.max(1)],
             busy_ns: vec![0; buckets.max(1)],
+            reads: vec![0; buckets.max(1)],
         }
     }
 
@@ -114,6 +117,7 @@ impl Surface {
         let i = (u128::from(offset) * n / u128::from(self.size.max(1))).min(n - 1) as usize;
         self.bytes[i] += bytes;
         self.busy_ns[i] += took.as_nanos() as u64;
+        self.reads[i] += 1;
     }
 
     /// MB/s per bucket (None where nothing was read).

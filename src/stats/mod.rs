@@ -1,5 +1,6 @@
 //! Statistics over measurements: pure functions, no I/O, no formatting.
 
+pub mod surface;
 pub mod verdict;
 
 use hdrhistogram::Histogram;
