@@ -92,6 +92,21 @@ pub struct CheckArgs {
     /// Which passes to run.
     #[arg(long, value_enum, default_value_t = Passes::Both)]
     pub passes: Passes,
+    /// Spread each sample over N spots of the disk (N equal slices of the
+    /// window, slice k reading from k/N of the disk, as DiskSpeed reads 11),
+    /// so the baseline covers the whole disk rather than its start (an HDD's
+    /// fastest zone). 1 reads from the start only.
+    #[arg(long, default_value_t = 1)]
+    pub spots: u32,
+    /// Add a seek-stress pass after the others (solnet's third pass): all
+    /// disks at once, each read by --seek-readers staggered readers, judged
+    /// against its own serial speed and its peers'.
+    #[arg(long)]
+    pub seek: bool,
+    /// Concurrent readers per disk in the seek-stress pass, started at
+    /// equal distances over the disk.
+    #[arg(long, default_value_t = 6)]
+    pub seek_readers: usize,
     /// Equal position buckets of each disk's surface profile (MB/s across
     /// the disk).
     #[arg(long, default_value_t = 100)]

@@ -56,6 +56,10 @@ pub struct Settings {
     pub buckets: usize,
     /// Surface profile CSV output.
     pub csv: Option<PathBuf>,
+    /// Spots a sample window is spread over.
+    pub spots: u32,
+    /// Readers per disk of the seek-stress pass, when it runs.
+    pub seek_readers: Option<usize>,
 }
 
 /// A check ready to run.
@@ -120,21 +124,29 @@ impl Plan {
             max_errors: s.max_errors,
             slow_read: s.slow_read,
             buckets: s.buckets,
+            readers: 1,
+            spots: s.spots,
         };
         let parallel = PassSpec {
             kind: PassKind::Parallel,
             window: window(s.parallel_full),
-            sample: s.sample,
-            block: s.block,
-            max_errors: s.max_errors,
-            slow_read: s.slow_read,
-            buckets: s.buckets,
+            ..serial
         };
-        match s.passes {
+        let mut specs = match s.passes {
             Passes::Both => vec![serial, parallel],
             Passes::Serial => vec![serial],
             Passes::Parallel => vec![parallel],
+        };
+        if let Some(readers) = s.seek_readers {
+            specs.push(PassSpec {
+                kind: PassKind::Seek,
+                window: Window::Sample(s.sample),
+                readers,
+                spots: 1,
+                ..serial
+            });
         }
+        specs
     }
 
     /// Read geometry of each device.
@@ -184,6 +196,24 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             args.buckets
         ));
     }
+    if !(1..=1000).contains(&args.spots) {
+        return bad(format!(
+            "--spots {}: give 1 to 1000 (11 reads every tenth of the disk)",
+            args.spots
+        ));
+    }
+    if args.spots > 1 && args.full && !args.full_serial {
+        return bad(
+            "--spots spreads the serial sample, but --full compares the parallel pass's first --sample of reading (the disk's start) with it: add --full-serial, or drop --spots"
+                .into(),
+        );
+    }
+    if !(2..=64).contains(&args.seek_readers) {
+        return bad(format!(
+            "--seek-readers {}: give 2 to 64 (the default is 6, as solnet-array-test)",
+            args.seek_readers
+        ));
+    }
     for (flag, path) in [
         ("--json", &args.output.json),
         ("--out", &args.output.out),
@@ -212,6 +242,8 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         slow_read: Duration::from_millis(args.slow_read_ms),
         buckets: args.buckets,
         csv: args.output.csv.clone(),
+        spots: args.spots,
+        seek_readers: args.seek.then_some(args.seek_readers),
     })
 }
 

@@ -45,14 +45,6 @@ fn checksum(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
-fn flagged(v: &serde_json::Value, pass: &str) -> Vec<String> {
-    verdicts(v, pass)
-        .into_iter()
-        .filter(|(_, s)| s != "ok")
-        .map(|(p, s)| format!("{p}={s}"))
-        .collect()
-}
-
 #[test]
 fn a_healthy_identical_array_raises_no_flags_twice() {
     need_root!();
@@ -332,4 +324,48 @@ fn a_faster_disk_is_marked_but_the_array_stays_healthy() {
     );
     assert_eq!(r.code, 0, "a fast disk is not a fault");
     assert!(r.stdout.contains("++FAST++") && r.stdout.contains("Verdict: HEALTHY"));
+}
+
+#[test]
+fn a_spread_sample_reads_every_spot_of_the_disk() {
+    need_root!();
+    let _l = device_lock();
+    // 2 s at 20 MB/s reads about 40 MB of a 256 MiB disk: from the start
+    // only, that is the first 16 MiB buckets; spread over 4 spots, 10 MB at
+    // each quarter.
+    let (d, t) = throttled(3, 256 * MIB, |_| 20 * MB);
+    let r = check(
+        &t,
+        &d,
+        &[
+            "--sample",
+            "2s",
+            "--block",
+            "1m",
+            "--spots",
+            "4",
+            "--buckets",
+            "16",
+        ],
+    );
+    let v = r.json.unwrap();
+    assert_eq!(v["options"]["spots"], 4);
+    for pass in ["serial", "parallel"] {
+        for row in disk_rows(&v, pass) {
+            let bytes: Vec<u64> = row["surface"]["bytes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b.as_u64().unwrap())
+                .collect();
+            for spot in [0, 4, 8, 12] {
+                assert!(bytes[spot] > 0, "{pass}: spot at bucket {spot}: {bytes:?}");
+            }
+            assert!(
+                bytes[2] == 0 && bytes[6] == 0 && bytes[10] == 0 && bytes[14] == 0,
+                "{pass}: nothing read between the spots: {bytes:?}"
+            );
+        }
+    }
+    assert!(r.stdout.contains("spread over 4 spots"), "{}", r.stdout);
 }

@@ -48,6 +48,16 @@ impl FaultyDisk {
 
     /// `slow`: (start, len, delay in µs) ranges.
     fn with_slow(size: u64, bad: &[(u64, u64)], slow: &[(u64, u64, u64)]) -> Self {
+        Self::spawn(size, bad, slow, None)
+    }
+
+    /// A one-head drive: requests one at a time, each read taking `pace`
+    /// µs, and `seek` µs more when it does not continue the previous one.
+    fn drive(size: u64, pace: u64, seek: u64) -> Self {
+        Self::spawn(size, &[], &[(0, size, pace)], Some(seek))
+    }
+
+    fn spawn(size: u64, bad: &[(u64, u64)], slow: &[(u64, u64, u64)], seek: Option<u64>) -> Self {
         let mnt = tempdir();
         let list = |v: Vec<String>| {
             if v.is_empty() {
@@ -62,16 +72,20 @@ impl FaultyDisk {
                 .map(|(s, l, u)| format!("{s}:{l}:{u}"))
                 .collect(),
         );
-        let daemon = Command::new(helper())
-            .args([
-                size.to_string(),
-                bad,
-                slow,
-                mnt.path().to_string_lossy().into(),
-                "-f".into(),
-            ])
-            .spawn()
-            .unwrap();
+        let mut daemon = Command::new(helper());
+        daemon.args([
+            size.to_string(),
+            bad,
+            slow,
+            mnt.path().to_string_lossy().into(),
+            "-f".into(),
+        ]);
+        if let Some(usec) = seek {
+            daemon
+                .arg("-s")
+                .env("FAULTDISK_SEEK_USEC", usec.to_string());
+        }
+        let daemon = daemon.spawn().unwrap();
         let img = mnt.path().join("disk.img");
         for _ in 0..100 {
             if img.exists() {
@@ -386,5 +400,70 @@ fn a_slow_region_is_reported_where_it_is() {
             .contains(&format!("slow region bytes {}..{}", 24 * MIB, 32 * MIB)),
         "{}",
         r.stdout
+    );
+}
+
+#[test]
+fn the_seek_pass_runs_staggered_readers_and_finds_the_disk_that_seeks_badly() {
+    need_root!();
+    let _l = device_lock();
+    // Large enough that a 2 s sample never wraps around (a wrap is a seek).
+    let size = 256 * MIB;
+    // Three one-head drives at 2 ms a read; the middle one's seeks take
+    // 20 ms instead of 2: equal in sequential reads, far worse when six
+    // readers make it seek.
+    let disks = [
+        FaultyDisk::drive(size, 2_000, 2_000),
+        FaultyDisk::drive(size, 2_000, 20_000),
+        FaultyDisk::drive(size, 2_000, 2_000),
+    ];
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut cmd = arrayburn(&["check", "--seek", "--sample", "2s", "--block", "256k"]);
+    cmd.args(["--buckets", "12", "--progress", "none", "--json"])
+        .arg(&json);
+    cmd.args(disks.iter().map(|d| &d.dev));
+    let r = finish(cmd, &json);
+    let v = r.json.unwrap();
+    assert_schema(&v);
+    assert_eq!(v["options"]["seek_readers"], 6);
+    assert_eq!(
+        flagged(&v, "serial"),
+        Vec::<String>::new(),
+        "{}",
+        v["summary"]["message"]
+    );
+    assert_eq!(flagged(&v, "parallel"), Vec::<String>::new());
+    assert_eq!(flagged(&v, "seek"), [format!("{}=slow", disks[1].dev)]);
+    assert_eq!(r.code, 1);
+    let rows = disk_rows(&v, "seek");
+    for (i, row) in rows.iter().enumerate() {
+        let kept = row["pct_of_serial"].as_f64().unwrap();
+        assert!(kept < 90.0, "disk {i}: seeking costs speed ({kept}%)");
+        // Six readers, started a sixth of the disk apart: six of the 12
+        // buckets (every other one) hold the reads' starts.
+        let used: Vec<usize> = row["surface"]["reads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.as_u64() > Some(0))
+            .map(|(b, _)| b)
+            .collect();
+        assert!(
+            [0, 2, 4, 6, 8, 10].iter().all(|b| used.contains(b)),
+            "disk {i}: readers at every sixth of the disk: {used:?}"
+        );
+    }
+    let reasons = rows[1]["reasons"].to_string();
+    assert!(reasons.contains("under seek stress"), "{reasons}");
+    assert_eq!(
+        rows[1]["slow_regions"],
+        serde_json::json!([]),
+        "the seek pass does not judge the surface"
+    );
+    assert!(
+        r.stdout
+            .contains("Seek-stress pass: all disks at once, 6 staggered readers per disk")
     );
 }

@@ -79,6 +79,15 @@ fn bad_options_are_refused() {
         &["--max-errors", "0", dev],
         "--max-errors 0: give at least 1",
     );
+    refused(&["--spots", "0", dev], "--spots 0: give 1 to 1000");
+    refused(
+        &["--spots", "11", "--full", dev],
+        "add --full-serial, or drop --spots",
+    );
+    refused(
+        &["--seek", "--seek-readers", "1", dev],
+        "--seek-readers 1: give 2 to 64",
+    );
     refused(
         &["--out", "/nonexistent-dir/r.txt", dev],
         "directory /nonexistent-dir does not exist",

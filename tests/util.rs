@@ -184,7 +184,7 @@ pub fn assert_schema(v: &Value) {
     assert!(v["interrupted"].is_boolean());
     let passes = v["passes"].as_array().expect("passes is a list");
     for p in passes {
-        assert!(["serial", "parallel"].contains(&p["kind"].as_str().unwrap()));
+        assert!(["serial", "parallel", "seek"].contains(&p["kind"].as_str().unwrap()));
         for d in p["disks"].as_array().expect("disks is a list") {
             assert!(d["path"].is_string());
             assert!(d["bytes"].is_u64());
@@ -213,7 +213,16 @@ pub fn assert_schema(v: &Value) {
     }
 }
 
-/// The verdicts of `pass` ("serial"/"parallel") by disk path.
+/// `PATH=VERDICT` of the disks of `pass` that are not ok.
+pub fn flagged(v: &Value, pass: &str) -> Vec<String> {
+    verdicts(v, pass)
+        .into_iter()
+        .filter(|(_, s)| s != "ok")
+        .map(|(p, s)| format!("{p}={s}"))
+        .collect()
+}
+
+/// The verdicts of `pass` ("serial"/"parallel"/"seek") by disk path.
 pub fn verdicts(v: &Value, pass: &str) -> Vec<(String, String)> {
     disk_rows(v, pass)
         .iter()

@@ -174,6 +174,9 @@ fn build_and_check(
         slow_read_ms: 500,
         buckets: 100,
         stall_ms: 2000,
+        spots: 1,
+        seek: false,
+        seek_readers: 6,
         output: args.output.clone(),
     };
     let (outcome, report) = super::check::execute(&check, argv, stop)?;

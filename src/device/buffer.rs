@@ -142,6 +142,14 @@ impl Chunks {
 }
 
 impl Chunks {
+    /// Like [`Chunks::new`], but starting at `start` rounded down to a
+    /// multiple of `block` (the reads a whole-disk pass makes from there on).
+    pub fn from_offset(size: u64, logical_block: u32, block: u64, start: u64) -> Self {
+        let mut c = Self::new(size, logical_block, block);
+        c.next = (start / block * block).min(c.end);
+        c
+    }
+
     /// The reads that cover `chunk` in steps of `step` bytes (a non-zero
     /// multiple of `logical_block`): for re-reading a failed chunk in
     /// smaller pieces, still aligned.
@@ -208,6 +216,15 @@ mod tests {
         let last = Chunks::new(4096 + 1024, 512, 4096).nth(1).unwrap();
         let blocks: Vec<_> = Chunks::within(last, 512, 512).map(|b| b.offset()).collect();
         assert_eq!(blocks, [4096, 4608]);
+    }
+
+    #[test]
+    fn chunks_can_start_inside_the_disk() {
+        let v: Vec<_> = Chunks::from_offset(10 * 4096, 4096, 4 * 4096, 5 * 4096 + 7)
+            .map(|c| (c.offset(), c.len()))
+            .collect();
+        assert_eq!(v, [(4 * 4096, 4 * 4096), (8 * 4096, 2 * 4096)]);
+        assert_eq!(Chunks::from_offset(4096, 512, 4096, 1 << 40).next(), None);
     }
 
     proptest! {

@@ -75,6 +75,8 @@ fn options(plan: &Plan) -> Options {
         buckets: s.buckets,
         slow_read_ms: s.slow_read.as_secs_f64() * 1e3,
         stall_ms: s.thresholds.stall_ms,
+        spots: s.spots,
+        seek_readers: s.seek_readers,
     }
 }
 
@@ -142,6 +144,7 @@ fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
         slow_regions: Vec::new(),
         pct_of_peers: None,
         pct_of_serial: None,
+        seek_pct_of_peers: None,
         time_pct_of_peers: None,
         reached_end: run.reached_end,
         read_errors: run.failed_reads,
@@ -181,12 +184,14 @@ fn judge_pass(
         .collect();
     let time_pct = pct_of_group_median(&times, &groups);
     let mut finding = None;
-    if p.kind == PassKind::Parallel {
+    if p.kind != PassKind::Serial {
         for (row, (d, _)) in rows.iter_mut().zip(&p.disks) {
             row.pct_of_serial = serial[*d]
                 .zip(clean(row, row.window_mb_per_s))
                 .map(|(s, v)| 100.0 * v / s);
         }
+    }
+    if p.kind == PassKind::Parallel {
         let pairs: Vec<(f64, f64)> = rows
             .iter()
             .zip(&p.disks)
@@ -199,9 +204,9 @@ fn judge_pass(
     let tails: Vec<Option<f64>> = rows.iter().map(|r| clean(r, r.latency_us.p9999)).collect();
     let pct = pct_of_group_median(&speeds, &groups);
     let tail_pct = pct_of_group_median(&tails, &groups);
-    // Under a shared bottleneck the path sets each read's pace: the serial
-    // pass judges the surface.
-    let regions = if path_limited {
+    // Under a shared bottleneck the path sets each read's pace, and under
+    // seek stress the seeks do: the serial pass judges the surface.
+    let regions = if path_limited || p.kind == PassKind::Seek {
         vec![Vec::new(); rows.len()]
     } else {
         let profiles: Vec<Profile> = rows
@@ -217,14 +222,25 @@ fn judge_pass(
             .collect();
         slow_regions(&profiles)
     };
+    // Seek pass: each disk's loss against its own serial speed, compared
+    // with its peers' loss (seeking costs every HDD most of its speed).
+    let kept: Vec<Option<f64>> = rows.iter().map(|r| r.pct_of_serial).collect();
+    let seek_pct = if kept.iter().any(Option::is_some) {
+        pct_of_group_median(&kept, &groups)
+    } else {
+        pct_of_group_median(&speeds, &groups)
+    };
     for ((i, row), regions) in rows.iter_mut().enumerate().zip(regions) {
         row.slow_regions = regions;
+        if p.kind == PassKind::Seek {
+            row.seek_pct_of_peers = seek_pct[i];
+        }
         (
             row.pct_of_peers,
             row.time_pct_of_peers,
             row.p9999_pct_of_peers,
         ) = (pct[i], time_pct[i], tail_pct[i]);
-        (row.verdict, row.reasons) = verdict_for(row, path_limited, th);
+        (row.verdict, row.reasons) = verdict_for(p.kind, row, path_limited, th);
     }
     let pass = Pass {
         kind: p.kind,
@@ -312,7 +328,12 @@ fn fault_reason(row: &PassDisk) -> String {
 
 /// The verdict of one row. Under a shared bottleneck the parallel numbers
 /// say nothing about single disks (the path decided each one's share).
-fn verdict_for(row: &PassDisk, path_limited: bool, th: &Thresholds) -> (Verdict, Vec<String>) {
+fn verdict_for(
+    kind: PassKind,
+    row: &PassDisk,
+    path_limited: bool,
+    th: &Thresholds,
+) -> (Verdict, Vec<String>) {
     if row.read_errors > 0 {
         return (Verdict::Error, vec![fault_reason(row)]);
     }
@@ -326,17 +347,36 @@ fn verdict_for(row: &PassDisk, path_limited: bool, th: &Thresholds) -> (Verdict,
         };
     }
     let mut slow = stall;
-    slow.extend(row.slow_regions.iter().map(region_reason));
-    let mut fast = Vec::new();
-    let peers = classify(row.pct_of_peers, th);
-    let pct = row.pct_of_peers.unwrap_or(100.0);
-    match peers {
-        Verdict::Slow => slow.push(format!("{pct:.0}% of its peers' median speed")),
-        Verdict::Fast => fast.push(format!("{pct:.0}% of its peers' median speed")),
-        _ => {}
+    slow.extend(row.slow_regions.iter().take(3).map(region_reason));
+    if row.slow_regions.len() > 3 {
+        slow.push(format!("{} more slow regions", row.slow_regions.len() - 3));
     }
-    if let Some(s) = row.pct_of_serial.filter(|s| *s < th.slow_pct) {
-        slow.push(format!("{s:.0}% of its own serial speed"));
+    let mut fast = Vec::new();
+    if kind == PassKind::Seek {
+        // Seeking costs every disk speed: only a loss beyond its peers'
+        // counts.
+        let pct = row.seek_pct_of_peers.unwrap_or(100.0);
+        let what = match row.pct_of_serial {
+            Some(s) => format!(
+                "under seek stress it keeps {s:.0}% of its serial speed, {pct:.0}% of what its peers keep"
+            ),
+            None => format!("under seek stress {pct:.0}% of its peers' median speed"),
+        };
+        match classify(row.seek_pct_of_peers, th) {
+            Verdict::Slow => slow.push(what),
+            Verdict::Fast => fast.push(what),
+            _ => {}
+        }
+    } else {
+        let pct = row.pct_of_peers.unwrap_or(100.0);
+        match classify(row.pct_of_peers, th) {
+            Verdict::Slow => slow.push(format!("{pct:.0}% of its peers' median speed")),
+            Verdict::Fast => fast.push(format!("{pct:.0}% of its peers' median speed")),
+            _ => {}
+        }
+        if let Some(s) = row.pct_of_serial.filter(|s| *s < th.slow_pct) {
+            slow.push(format!("{s:.0}% of its own serial speed"));
+        }
     }
     if let Some(t) = row.time_pct_of_peers {
         // Time is the inverse of speed: slower than slow_pct means more than

@@ -81,6 +81,10 @@ pub struct Options {
     pub slow_read_ms: f64,
     /// A disk with a read at least this long (ms) is slow.
     pub stall_ms: f64,
+    /// Spots each sample window was spread over (1: the start of the disk).
+    pub spots: u32,
+    /// Readers per disk in the seek-stress pass; null when it did not run.
+    pub seek_readers: Option<usize>,
 }
 
 /// One disk: its identity as sysfs tells it (flattened into this object:
@@ -105,7 +109,9 @@ pub struct Disk {
 /// One pass over the disks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Pass {
-    /// `"serial"` (one disk at a time) or `"parallel"` (all at once).
+    /// `"serial"` (one disk at a time), `"parallel"` (all at once) or
+    /// `"seek"` (all at once, `options.seek_readers` staggered readers per
+    /// disk).
     pub kind: PassKind,
     /// `"sample"` (a time window from the start of each disk) or `"full"`.
     pub window: String,
@@ -161,8 +167,13 @@ pub struct PassDisk {
     /// `window_mb_per_s` as % of the median of the disk's peer group in this
     /// pass; null without peers.
     pub pct_of_peers: Option<f64>,
-    /// Parallel pass: `window_mb_per_s` as % of this disk's serial speed.
+    /// Parallel and seek passes: `window_mb_per_s` as % of this disk's
+    /// serial speed.
     pub pct_of_serial: Option<f64>,
+    /// Seek pass: `pct_of_serial` as % of the peer group's median of it
+    /// (how this disk copes with seeking compared with its peers); without
+    /// a serial pass, `pct_of_peers`.
+    pub seek_pct_of_peers: Option<f64>,
     /// Full passes: completion time per byte as % of the peer group's
     /// median (above 100 = slower); null unless the disk was read to the end.
     pub time_pct_of_peers: Option<f64>,

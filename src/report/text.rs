@@ -27,6 +27,7 @@ pub fn render(r: &Report) -> String {
         match p.kind {
             PassKind::Serial => serial(&mut out, r, p),
             PassKind::Parallel => parallel(&mut out, r, p),
+            PassKind::Seek => seek(&mut out, r, p),
         }
     }
     errors(&mut out, r);
@@ -77,13 +78,15 @@ fn header(out: &mut String, r: &Report) {
 }
 
 fn window_text(r: &Report, p: &Pass) -> String {
+    let sample = human_duration(std::time::Duration::from_secs_f64(r.options.sample_s));
     if p.window == "full" {
         "whole disks".to_string()
+    } else if p.kind == PassKind::Seek {
+        format!("{sample} per disk")
+    } else if r.options.spots > 1 {
+        format!("{sample} per disk spread over {} spots", r.options.spots)
     } else {
-        format!(
-            "{} from the start of each disk",
-            human_duration(std::time::Duration::from_secs_f64(r.options.sample_s))
-        )
+        format!("{sample} from the start of each disk")
     }
 }
 
@@ -148,13 +151,48 @@ fn parallel(out: &mut String, r: &Report, p: &Pass) {
             "(shared bottleneck: per-disk numbers show each disk's share of the path, not the disk)"
         );
     }
+    vs_serial_table(out, r, p, "Parall MB/sec", "%ofAvg", |d| d.pct_of_peers);
+    latency_table(out, r, p);
+    if p.window == "full" {
+        completion(out, p);
+    }
+}
+
+fn seek(out: &mut String, r: &Report, p: &Pass) {
+    let _ = writeln!(
+        out,
+        "\nSeek-stress pass: all disks at once, {} staggered readers per disk, {}",
+        r.options.seek_readers.unwrap_or(0),
+        window_text(r, p)
+    );
+    let _ = writeln!(
+        out,
+        "Array reads {:.1} MB/sec under seek stress; %ofPeers compares each disk's % of Serial with its peers'",
+        p.aggregate_mb_per_s
+    );
+    vs_serial_table(out, r, p, "Seek MB/sec", "%ofPeers", |d| {
+        d.seek_pct_of_peers
+    });
+    latency_table(out, r, p);
+}
+
+/// The table of a pass compared with the serial pass: serial and this
+/// pass's MB/s, % of serial, a % against the peers, latency and flag.
+fn vs_serial_table(
+    out: &mut String,
+    r: &Report,
+    p: &Pass,
+    speed: &str,
+    peers: &str,
+    peer_pct: fn(&PassDisk) -> Option<f64>,
+) {
     let mut t = table(&[
         "Disk",
         "Disk Size",
         "Serial MB/sec",
-        "Parall MB/sec",
+        speed,
         "% of Serial",
-        "%ofAvg",
+        peers,
         "p50 ms",
         "p99 ms",
         "p99.9 ms",
@@ -172,16 +210,12 @@ fn parallel(out: &mut String, r: &Report, p: &Pass) {
             s.unwrap_or_else(|| "-".into()),
             format!("{:.0}", d.window_mb_per_s),
             pct(d.pct_of_serial),
-            pct(d.pct_of_peers),
+            pct(peer_pct(d)),
         ];
         add_measured_row(&mut t, row, d);
     }
     right_align(&mut t, 1..10);
     let _ = writeln!(out, "\n{}", show(&t));
-    latency_table(out, r, p);
-    if p.window == "full" {
-        completion(out, p);
-    }
 }
 
 /// solnet's completion-time table, normalised for disk size.

@@ -24,12 +24,14 @@ pub enum Window {
     Full,
 }
 
-/// Serial (one disk at a time) or parallel (all at once).
+/// Serial (one disk at a time), parallel (all at once), or seek stress
+/// (all at once, several staggered readers per disk).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PassKind {
     Serial,
     Parallel,
+    Seek,
 }
 
 impl PassKind {
@@ -38,6 +40,7 @@ impl PassKind {
         match self {
             PassKind::Serial => "serial",
             PassKind::Parallel => "parallel",
+            PassKind::Seek => "seek",
         }
     }
 }
@@ -209,6 +212,61 @@ pub struct DiskRun {
     pub interrupted: bool,
 }
 
+impl DiskRun {
+    /// One disk's measurement from its concurrent readers' (the seek pass):
+    /// bytes, reads, latencies, surface and faults added up; the window's
+    /// speed is the sum of the readers' speeds over the longest window; a
+    /// bad range two readers both found counts once.
+    pub fn merge(mut runs: Vec<DiskRun>) -> DiskRun {
+        let mut all = runs.remove(0);
+        if runs.is_empty() {
+            return all;
+        }
+        let rate = |(b, t): (u64, Duration)| b as f64 / t.as_secs_f64().max(1e-9);
+        let (mut speed, mut span) = (rate(all.window), all.window.1);
+        for r in runs {
+            speed += rate(r.window);
+            span = span.max(r.window.1);
+            all.bytes += r.bytes;
+            all.elapsed = all.elapsed.max(r.elapsed);
+            all.reads += r.reads;
+            let _ = all.latency_ns.add(&r.latency_ns);
+            all.failed_reads += r.failed_reads;
+            all.bad_ranges += r.bad_ranges;
+            all.bad_bytes += r.bad_bytes;
+            for e in r.errors {
+                match all
+                    .errors
+                    .iter()
+                    .find(|k| k.offset == e.offset && k.len == e.len)
+                {
+                    Some(_) => {
+                        all.bad_ranges -= 1;
+                        all.bad_bytes -= e.len;
+                    }
+                    None => all.errors.push(e),
+                }
+            }
+            all.slow_reads.extend(r.slow_reads);
+            all.slow_read_count += r.slow_read_count;
+            for (i, b) in r.surface.bytes.iter().enumerate() {
+                all.surface.bytes[i] += b;
+                all.surface.busy_ns[i] += r.surface.busy_ns[i];
+                all.surface.reads[i] += r.surface.reads[i];
+            }
+            all.gone |= r.gone;
+            all.reached_end |= r.reached_end;
+            all.interrupted |= r.interrupted;
+        }
+        all.window = ((speed * span.as_secs_f64()) as u64, span);
+        all.errors.sort_by_key(|e| e.offset);
+        all.errors.truncate(worker::MAX_KEPT_ERRORS);
+        all.slow_reads.sort_by_key(|s| s.offset);
+        all.slow_reads.truncate(worker::MAX_KEPT_SLOW);
+        all
+    }
+}
+
 /// A live view of one disk for the progress display.
 #[derive(Debug, Clone, Copy)]
 pub struct DiskProgress {
@@ -246,16 +304,30 @@ pub trait Observer {
 const TICK: Duration = Duration::from_millis(250);
 
 /// Runs `jobs` at the same time, one thread each, released together by a
-/// barrier, and returns their measurements in job order.
+/// barrier, and returns one measurement per disk, in the order the disks
+/// first appear among the jobs (several jobs on one disk, the seek pass's
+/// readers, are merged into one).
 pub fn run_group(
     kind: PassKind,
     jobs: Vec<Job>,
     stop: &StopFlag,
     observer: &mut dyn Observer,
 ) -> Vec<DiskRun> {
-    let disks: Vec<usize> = jobs.iter().map(|j| j.disk).collect();
+    let mut disks: Vec<usize> = Vec::new();
+    for j in &jobs {
+        if !disks.contains(&j.disk) {
+            disks.push(j.disk);
+        }
+    }
+    let owner: Vec<usize> = jobs
+        .iter()
+        .map(|j| disks.iter().position(|d| *d == j.disk).unwrap_or(0))
+        .collect();
     let counters: Vec<AtomicU64> = jobs.iter().map(|_| AtomicU64::new(0)).collect();
-    let sizes: Vec<(u64, Window)> = jobs.iter().map(|j| (j.size, j.window)).collect();
+    let mut sizes: Vec<(u64, Window)> = vec![(0, Window::Full); disks.len()];
+    for (j, o) in jobs.iter().zip(&owner) {
+        sizes[*o] = (j.size, j.window);
+    }
     let barrier = Barrier::new(jobs.len() + 1);
     let (tx, rx) = unbounded();
     let mut runs: Vec<Option<DiskRun>> = (0..jobs.len()).map(|_| None).collect();
@@ -286,19 +358,22 @@ pub fn run_group(
                     Err(_) => break,
                 },
                 recv(ticker) -> _ => {
-                    let snap: Vec<DiskProgress> = disks.iter().enumerate().map(|(i, &disk)| DiskProgress {
-                        disk, bytes: counters[i].load(Ordering::Relaxed), size: sizes[i].0,
-                        elapsed: started.elapsed(), window: sizes[i].1,
+                    let mut snap: Vec<DiskProgress> = disks.iter().enumerate().map(|(i, &disk)| DiskProgress {
+                        disk, bytes: 0, size: sizes[i].0, elapsed: started.elapsed(), window: sizes[i].1,
                     }).collect();
+                    for (c, o) in counters.iter().zip(&owner) {
+                        snap[*o].bytes += c.load(Ordering::Relaxed);
+                    }
                     observer.progress(kind, &snap);
                 }
             }
         }
     });
-    let runs: Vec<DiskRun> = runs
-        .into_iter()
-        .map(|r| r.expect("a worker ended without reporting"))
-        .collect();
+    let mut merged: Vec<Vec<DiskRun>> = disks.iter().map(|_| Vec::new()).collect();
+    for (r, o) in runs.into_iter().zip(&owner) {
+        merged[*o].push(r.expect("a worker ended without reporting"));
+    }
+    let runs: Vec<DiskRun> = merged.into_iter().map(DiskRun::merge).collect();
     observer.group_finished(kind, &disks, &runs);
     runs
 }
@@ -350,6 +425,11 @@ pub struct PassSpec {
     pub buckets: usize,
     /// Read size in bytes.
     pub block: u64,
+    /// Concurrent readers per disk, staggered evenly over the disk (1
+    /// except in the seek-stress pass).
+    pub readers: usize,
+    /// Sample passes: spots the window is spread over (1: the start only).
+    pub spots: u32,
 }
 
 /// Runs one pass over `geometry.len()` disks: one at a time for serial, all
@@ -362,10 +442,13 @@ pub fn run_pass(
     observer: &mut dyn Observer,
 ) -> std::io::Result<PassRun> {
     let (started_at, t0) = (SystemTime::now(), Instant::now());
-    let make = |disk: usize| -> std::io::Result<Job> {
+    let readers = spec.readers.max(1);
+    let make = |disk: usize, reader: usize| -> std::io::Result<Job> {
         let g = geometry[disk];
         let (block, window, sample) = (spec.block, spec.window, spec.sample);
         Ok(Job {
+            origin: (u128::from(g.size) * reader as u128 / readers as u128) as u64,
+            spots: spec.spots,
             disk,
             engine: engines(disk)?,
             size: g.size,
@@ -380,7 +463,7 @@ pub fn run_pass(
     };
     let groups: Vec<Vec<usize>> = match spec.kind {
         PassKind::Serial => (0..geometry.len()).map(|d| vec![d]).collect(),
-        PassKind::Parallel => vec![(0..geometry.len()).collect()],
+        PassKind::Parallel | PassKind::Seek => vec![(0..geometry.len()).collect()],
     };
     let mut disks = Vec::new();
     for group in groups {
@@ -389,7 +472,8 @@ pub fn run_pass(
         }
         let jobs = group
             .iter()
-            .map(|&d| make(d))
+            .flat_map(|&d| (0..readers).map(move |r| (d, r)))
+            .map(|(d, r)| make(d, r))
             .collect::<std::io::Result<Vec<_>>>()?;
         disks.extend(
             group

@@ -88,6 +88,12 @@ pub struct Job {
     pub slow_read: Duration,
     /// Number of equal position buckets of the surface profile.
     pub buckets: usize,
+    /// Where the read starts (a seek-stress reader's stagger), in bytes.
+    pub origin: u64,
+    /// Sample passes: the window is cut into this many equal slices of time,
+    /// and slice `k` reads on from `k / spots` of the disk (1: from the
+    /// start only).
+    pub spots: u32,
 }
 
 /// Latency histogram in nanoseconds, 1 ns to 1 h at 3 significant digits.
@@ -150,10 +156,38 @@ impl WindowMarks {
 }
 
 impl Job {
-    /// The next chunk; in a sample pass a disk that has ended starts again
-    /// from the beginning, so every disk is measured for the whole window
-    /// and a small fast disk is not judged on milliseconds of noise.
-    fn next_chunk(&self, chunks: &mut Chunks, reached_end: &mut bool) -> Option<Chunk> {
+    /// Where the reads of slice `spot` of a spread sample begin.
+    fn spot_start(&self, spot: u32) -> u64 {
+        (u128::from(self.size) * u128::from(spot) / u128::from(self.spots.max(1))) as u64
+    }
+
+    /// The next chunk, `elapsed` into the run. In a spread sample, a new
+    /// time slice jumps to its spot. In a sample pass a disk that has ended
+    /// starts again from the beginning, so every disk is measured for the
+    /// whole window and a small fast disk is not judged on milliseconds of
+    /// noise.
+    fn next_chunk(
+        &self,
+        chunks: &mut Chunks,
+        reached_end: &mut bool,
+        spot: &mut u32,
+        elapsed: Duration,
+    ) -> Option<Chunk> {
+        if let Window::Sample(d) = self.window
+            && self.spots > 1
+        {
+            let slice = elapsed.as_secs_f64() / d.as_secs_f64().max(1e-9) * f64::from(self.spots);
+            let now = (slice as u32).min(self.spots - 1);
+            if now != *spot {
+                *spot = now;
+                *chunks = Chunks::from_offset(
+                    self.size,
+                    self.logical_block,
+                    self.block,
+                    self.spot_start(now),
+                );
+            }
+        }
         if let Some(c) = chunks.next() {
             return Some(c);
         }
@@ -223,8 +257,9 @@ impl Job {
             Window::Sample(d) => Some(d),
             Window::Full => None,
         };
-        let mut chunks = Chunks::new(self.size, self.logical_block, self.block);
-        let mut reached_end = false;
+        let mut chunks =
+            Chunks::from_offset(self.size, self.logical_block, self.block, self.origin);
+        let (mut reached_end, mut spot) = (false, 0);
         let start = Instant::now();
         let mut end = start;
         while !stop.is_set()
@@ -232,7 +267,9 @@ impl Job {
             && faults.failed_reads < self.max_errors
             && !faults.gone
         {
-            let Some(chunk) = self.next_chunk(&mut chunks, &mut reached_end) else {
+            let Some(chunk) =
+                self.next_chunk(&mut chunks, &mut reached_end, &mut spot, end - start)
+            else {
                 break;
             };
             let t0 = Instant::now();

@@ -8,6 +8,9 @@
  *   faultdisk SIZE BAD SLOW MOUNTPOINT [fuse options]
  *     BAD  = START:LEN[,START:LEN...] or -
  *     SLOW = START:LEN:USEC[,...] or -
+ *   With FAULTDISK_SEEK_USEC=N in the environment, a read that does not
+ *   start where the previous one ended waits N µs more: a head seek (run
+ *   with -s, one request at a time, to make it one head).
  *
  * Build: gcc -O2 -o faultdisk faultdisk.c $(pkg-config --cflags --libs fuse3)
  */
@@ -29,6 +32,8 @@ static int bad_count;
 static off_t slow_from[MAX_RANGES], slow_to[MAX_RANGES];
 static long slow_usec[MAX_RANGES];
 static int slow_count;
+static long seek_usec;
+static off_t next_off;
 
 static int fd_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
@@ -83,6 +88,8 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
     for (int i = 0; i < slow_count; i++)
         if (off < slow_to[i] && slow_from[i] < off + (off_t)len)
             usleep(slow_usec[i]);
+    if (__atomic_exchange_n(&next_off, off + (off_t)len, __ATOMIC_SEQ_CST) != off && seek_usec > 0)
+        usleep(seek_usec);
     for (size_t i = 0; i < len; i++) {
         uint64_t pos = (uint64_t)off + i;
         buf[i] = (char)((pos & ~7ULL) >> (8 * (pos & 7)));
@@ -104,6 +111,8 @@ int main(int argc, char **argv)
         return 2;
     }
     size_bytes = strtoll(argv[1], NULL, 10);
+    if (getenv("FAULTDISK_SEEK_USEC"))
+        seek_usec = strtol(getenv("FAULTDISK_SEEK_USEC"), NULL, 10);
     for (char *tok = strtok(argv[2], ","); tok && bad_count < MAX_RANGES; tok = strtok(NULL, ",")) {
         long long from = 0, len = 0;
         if (sscanf(tok, "%lld:%lld", &from, &len) == 2) {
