@@ -86,6 +86,18 @@ fn one_disk_at_70_percent_is_flagged_slow_in_both_passes_and_no_other() {
     let row = &disk_rows(&v, "serial")[2];
     let pct = row["pct_of_peers"].as_f64().unwrap();
     assert!((60.0..80.0).contains(&pct), "slow disk at {pct}% of peers");
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(
+        said[0].1, "recheck",
+        "slower, but no media evidence: {said:?}"
+    );
+    assert!(
+        said[0]
+            .2
+            .ends_with("move it to another slot and check again; if it stays slow, return it"),
+        "{said:?}"
+    );
     assert!(r.stdout.contains("--SLOW--") && r.stdout.contains("Verdict: FLAGGED"));
 }
 

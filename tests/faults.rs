@@ -229,6 +229,24 @@ fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
         20 * MIB + 4096
     );
     assert!(r.stderr.contains(&live), "{}", r.stderr);
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(
+        (said[0].0.as_str(), said[0].1.as_str()),
+        (bad.dev.as_str(), "return")
+    );
+    let sentence = format!(
+        "{}: 3 unreadable range(s) (first at byte {}, 20.98 MB), return it",
+        bad.dev,
+        20 * MIB + 4096
+    );
+    assert_eq!(said[0].2, sentence);
+    assert!(
+        r.stdout
+            .contains(&format!("Disks to act on:\n  {sentence}\n")),
+        "{}",
+        r.stdout
+    );
     assert!(
         r.stdout.contains(&format!(
             "unreadable: bytes {}..{}",
@@ -326,6 +344,18 @@ fn slow_sectors_are_logged_with_their_offset_and_flag_the_disk() {
             assert_eq!(rows[i]["slow_read_count"], 0, "{pass}");
         }
     }
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(
+        said[0].1, "return",
+        "a stalled read is the disk's: {said:?}"
+    );
+    assert!(
+        said[0]
+            .2
+            .starts_with(&format!("{}: 1 slow read(s), a read stalled ", bad.dev)),
+        "{said:?}"
+    );
     assert!(
         r.stdout
             .contains(&format!("1 slow read(s): byte {}", 30 * MIB)),
@@ -395,6 +425,13 @@ fn a_slow_region_is_reported_where_it_is() {
             );
         }
     }
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0].1, "return", "{said:?}");
+    assert!(
+        said[0].2.contains("1 slow region(s) (first at 25.17 MB)"),
+        "{said:?}"
+    );
     assert!(
         r.stdout
             .contains(&format!("slow region bytes {}..{}", 24 * MIB, 32 * MIB)),
@@ -457,6 +494,10 @@ fn the_seek_pass_runs_staggered_readers_and_finds_the_disk_that_seeks_badly() {
     }
     let reasons = rows[1]["reasons"].to_string();
     assert!(reasons.contains("under seek stress"), "{reasons}");
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0].0, disks[1].dev);
+    assert!(said[0].2.contains("under seek stress"), "{said:?}");
     assert_eq!(
         rows[1]["slow_regions"],
         serde_json::json!([]),

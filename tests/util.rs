@@ -213,6 +213,17 @@ pub fn assert_schema(v: &Value) {
     }
 }
 
+/// `(path, action, sentence)` of each disk to act on.
+pub fn disk_verdicts(v: &Value) -> Vec<(String, String, String)> {
+    let list = v["summary"]["disk_verdicts"].as_array().unwrap();
+    list.iter()
+        .map(|a| {
+            let s = |k: &str| a[k].as_str().unwrap().to_string();
+            (s("path"), s("action"), s("sentence"))
+        })
+        .collect()
+}
+
 /// `PATH=VERDICT` of the disks of `pass` that are not ok.
 pub fn flagged(v: &Value, pass: &str) -> Vec<String> {
     verdicts(v, pass)

@@ -432,6 +432,7 @@ fn summarize(
         parallel_pct_of_serial_sum: finding.map(|f| f.aggregate_pct_of_serial),
         median_pct_of_serial: finding.map(|f| f.median_pct_of_serial),
         flagged,
+        disk_verdicts: super::advice::advise(passes, th),
         message: String::new(),
     };
     s.message = message(&s, passes, interrupted, th);

@@ -2,6 +2,7 @@
 //! (the text tables, the JSON file) is a function of it. The `///` docs on
 //! these fields are the JSON schema's documentation (see docs/json-schema.md).
 
+pub mod advice;
 mod build;
 pub mod csv;
 pub mod json;
@@ -236,6 +237,10 @@ pub struct Summary {
     /// Disks marked in any pass: slow, error, and also fast (which alone
     /// leaves the verdict healthy).
     pub flagged: Vec<Flag>,
+    /// One entry per slow or failing disk: `path`, `action` (`"return"`,
+    /// `"recheck"`: move it and check again, `"check_path"`: slot, cable or
+    /// expander), and `sentence`, the evidence from all passes in words.
+    pub disk_verdicts: Vec<advice::DiskAdvice>,
     /// The verdict in one sentence.
     pub message: String,
 }

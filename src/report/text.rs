@@ -31,6 +31,12 @@ pub fn render(r: &Report) -> String {
         }
     }
     errors(&mut out, r);
+    if !r.summary.disk_verdicts.is_empty() {
+        let _ = writeln!(out, "\nDisks to act on:");
+        for a in &r.summary.disk_verdicts {
+            let _ = writeln!(out, "  {}", a.sentence);
+        }
+    }
     let _ = writeln!(out, "\nVerdict: {}", r.summary.message);
     out
 }

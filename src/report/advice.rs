@@ -1,0 +1,198 @@
+//! One plain sentence per disk that needs action: the evidence from every
+//! pass, and what to do about it. "Return it" is said only for evidence a
+//! slot or cable cannot explain (unreadable sectors, stalled reads, slow
+//! regions); a disk that is merely slower is to be moved and re-checked
+//! first, because a slow port looks the same.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Pass, PassDisk};
+use crate::run::PassKind;
+use crate::stats::verdict::{Thresholds, Verdict};
+use crate::units::human_bytes;
+
+/// What to do with a disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Media evidence: return or replace the disk.
+    Return,
+    /// Slower than its peers: move it to another slot and check again; if
+    /// the slowness follows the disk, return it.
+    Recheck,
+    /// Slow only together with the others, or gone: check the path (slot,
+    /// cable, expander port, power).
+    CheckPath,
+}
+
+/// The verdict on one disk, over all passes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DiskAdvice {
+    /// The disk's path as given.
+    pub path: String,
+    /// What to do.
+    pub action: Action,
+    /// The evidence and the action in one sentence.
+    pub sentence: String,
+}
+
+/// Evidence about one disk gathered over the passes.
+#[derive(Default)]
+struct Evidence {
+    bad_ranges: u64,
+    first_bad: Option<u64>,
+    gone: bool,
+    slow_reads: u64,
+    stall_ms: Option<f64>,
+    regions: usize,
+    first_region: Option<u64>,
+    tail_x: Option<f64>,
+    pct_of_peers: Option<f64>,
+    pct_of_serial: Option<f64>,
+    seek_pct: Option<f64>,
+    time_pct: Option<f64>,
+}
+
+/// The larger of two optional numbers.
+fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        _ => a.or(b),
+    }
+}
+
+impl Evidence {
+    fn add(&mut self, kind: PassKind, d: &PassDisk, th: &Thresholds) {
+        self.bad_ranges = self.bad_ranges.max(d.bad_ranges);
+        if let Some(e) = d.errors.first() {
+            self.first_bad = Some(self.first_bad.map_or(e.offset, |f| f.min(e.offset)));
+        }
+        self.gone |= d.device_gone;
+        self.slow_reads = self.slow_reads.max(d.slow_read_count);
+        for s in d.slow_reads.iter().filter(|s| s.index > 1) {
+            if s.latency_ms >= th.stall_ms {
+                self.stall_ms = larger(self.stall_ms, Some(s.latency_ms));
+            }
+        }
+        if d.slow_regions.len() > self.regions {
+            self.regions = d.slow_regions.len();
+            self.first_region = d.slow_regions.first().map(|r| r.start_byte);
+        }
+        if d.verdict != Verdict::Slow {
+            return;
+        }
+        // The relative numbers count only where they made the disk slow.
+        let low = |p: Option<f64>| p.filter(|p| *p < th.slow_pct);
+        match kind {
+            PassKind::Seek => self.seek_pct = self.seek_pct.or(low(d.seek_pct_of_peers)),
+            _ => {
+                self.pct_of_peers = self.pct_of_peers.or(low(d.pct_of_peers));
+                if kind == PassKind::Parallel {
+                    self.pct_of_serial = low(d.pct_of_serial);
+                }
+                let slow_time = d.time_pct_of_peers.filter(|t| *t > 10_000.0 / th.slow_pct);
+                self.time_pct = larger(self.time_pct, slow_time);
+            }
+        }
+        let x = d.p9999_pct_of_peers.map(|p| p / 100.0);
+        if d.reasons.iter().any(|r| r.starts_with("p99.99")) {
+            self.tail_x = larger(self.tail_x, x);
+        }
+    }
+
+    fn sentence(&self) -> (Action, String) {
+        let mut said = Vec::new();
+        if self.bad_ranges > 0 {
+            let first = self
+                .first_bad
+                .map(|o| format!(" (first at byte {o}, {})", human_bytes(o)))
+                .unwrap_or_default();
+            said.push(format!("{} unreadable range(s){first}", self.bad_ranges));
+        }
+        if self.slow_reads > 0 {
+            said.push(format!("{} slow read(s)", self.slow_reads));
+        }
+        if let Some(ms) = self.stall_ms {
+            said.push(format!("a read stalled {ms:.0} ms"));
+        }
+        if self.regions > 0 {
+            let at = self
+                .first_region
+                .map(|o| format!(" (first at {})", human_bytes(o)))
+                .unwrap_or_default();
+            said.push(format!("{} slow region(s){at}", self.regions));
+        }
+        if let Some(x) = self.tail_x {
+            said.push(format!("read latency tail {x:.1}x its peers'"));
+        }
+        if let Some(p) = self.pct_of_peers {
+            said.push(format!("{p:.0}% of its peers' speed"));
+        }
+        if let Some(t) = self.time_pct {
+            said.push(format!("took {t:.0}% of its peers' time to read whole"));
+        }
+        if let Some(p) = self.pct_of_serial {
+            said.push(format!("{p:.0}% of its own speed when all disks read"));
+        }
+        if let Some(p) = self.seek_pct {
+            said.push(format!("under seek stress {p:.0}% of what its peers keep"));
+        }
+        let media = self.bad_ranges > 0
+            || self.stall_ms.is_some()
+            || self.regions > 0
+            || self.tail_x.is_some();
+        let (action, what) = if self.gone {
+            said.insert(0, "the device went away during the check".into());
+            (
+                Action::CheckPath,
+                "check its cable, slot and power, then check it again",
+            )
+        } else if media {
+            (Action::Return, "return it")
+        } else if self.pct_of_peers.is_some() || self.seek_pct.is_some() || self.time_pct.is_some()
+        {
+            (
+                Action::Recheck,
+                "move it to another slot and check again; if it stays slow, return it",
+            )
+        } else {
+            (
+                Action::CheckPath,
+                "slow only alongside the others: check its slot, cable and expander port",
+            )
+        };
+        if said.is_empty() {
+            said.push("flagged".into());
+        }
+        (action, format!("{}, {what}", said.join(", ")))
+    }
+}
+
+/// A sentence for every disk that is slow or failed reads in any pass, in
+/// the order the disks were given.
+pub fn advise(passes: &[Pass], th: &Thresholds) -> Vec<DiskAdvice> {
+    let mut paths: Vec<&str> = Vec::new();
+    for d in passes.iter().flat_map(|p| &p.disks) {
+        if matches!(d.verdict, Verdict::Slow | Verdict::Error) && !paths.contains(&d.path.as_str())
+        {
+            paths.push(&d.path);
+        }
+    }
+    paths
+        .into_iter()
+        .map(|path| {
+            let mut e = Evidence::default();
+            for p in passes {
+                for d in p.disks.iter().filter(|d| d.path == path) {
+                    e.add(p.kind, d, th);
+                }
+            }
+            let (action, sentence) = e.sentence();
+            DiskAdvice {
+                path: path.to_string(),
+                action,
+                sentence: format!("{path}: {sentence}"),
+            }
+        })
+        .collect()
+}
