@@ -136,8 +136,10 @@ pub struct OutputArgs {
     /// interruption).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Also write the text report to FILE.
-    #[arg(long, value_name = "FILE")]
+    /// Write everything to directory DIR (created if missing): report.txt,
+    /// report.json, surface.csv and charts/ (MB/s per disk, MB/s across the
+    /// surface and latency bins per pass, as SVG and PNG).
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write the surface profiles (MB/s per position bucket, per disk and
     /// pass) as CSV to FILE.

@@ -42,7 +42,7 @@ pub struct Settings {
     pub thresholds: Thresholds,
     /// JSON output file.
     pub json: Option<PathBuf>,
-    /// Text report copy.
+    /// Output directory (report, JSON, CSV, charts).
     pub out: Option<PathBuf>,
     /// Progress display.
     pub progress: ProgressMode,
@@ -214,14 +214,13 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             args.seek_readers
         ));
     }
-    for (flag, path) in [
-        ("--json", &args.output.json),
-        ("--out", &args.output.out),
-        ("--csv", &args.output.csv),
-    ] {
+    for (flag, path) in [("--json", &args.output.json), ("--csv", &args.output.csv)] {
         if let Some(p) = path {
             check_output_path(flag, p)?;
         }
+    }
+    if let Some(p) = &args.output.out {
+        check_output_dir(p)?;
     }
     Ok(Settings {
         block: args.block,
@@ -245,6 +244,29 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         spots: args.spots,
         seek_readers: args.seek.then_some(args.seek_readers),
     })
+}
+
+/// The `--out` directory is used if it exists, created if only its parent
+/// does. Nothing is created here.
+fn check_output_dir(p: &Path) -> Result<(), PlanError> {
+    if p.exists() && !p.is_dir() {
+        return Err(PlanError::Option(format!(
+            "--out {}: is a file; --out takes a directory (created if missing), the JSON alone goes to --json FILE",
+            p.display()
+        )));
+    }
+    let parent = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !p.exists() && !parent.is_dir() {
+        return Err(PlanError::Option(format!(
+            "--out {}: directory {} does not exist; create it or choose another path",
+            p.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
 }
 
 /// An output file must be creatable: its directory exists and it is not a

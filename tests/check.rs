@@ -50,10 +50,28 @@ fn a_healthy_identical_array_raises_no_flags_twice() {
     need_root!();
     let _l = device_lock();
     let (d, t) = throttled(6, 256 * MIB, |_| 100 * MB);
+    let dir = tempdir();
+    let out = dir.path().join("bundle");
     for round in 0..2 {
-        let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
+        let r = check(
+            &t,
+            &d,
+            &[
+                "--sample",
+                "2s",
+                "--block",
+                "1m",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
         let v = r.json.unwrap();
         assert_eq!(r.code, 0, "round {round}: {}", v["summary"]["message"]);
+        for pass in ["serial", "parallel"] {
+            let png = decode_png(&out.join(format!("charts/speed-{pass}.png")));
+            assert_eq!(count_colour(&png, FLAGGED_RED), 0, "{pass}: no red bar");
+        }
+        assert_eq!(v["summary"]["disk_verdicts"], serde_json::json!([]));
         assert!(flagged(&v, "serial").is_empty() && flagged(&v, "parallel").is_empty());
         assert_eq!(v["summary"]["verdict"], "healthy");
         assert_eq!(v["summary"]["shared_bottleneck"], false);
@@ -380,4 +398,99 @@ fn a_spread_sample_reads_every_spot_of_the_disk() {
         }
     }
     assert!(r.stdout.contains("spread over 4 spots"), "{}", r.stdout);
+}
+
+/// The red of a flagged disk in the charts.
+const FLAGGED_RED: [u8; 3] = [214, 39, 40];
+
+/// (width, height, RGB pixels) of a PNG file; panics unless it decodes.
+fn decode_png(path: &std::path::Path) -> (u32, u32, Vec<[u8; 3]>) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut reader = png::Decoder::new(file).read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("PNG pixels");
+    let step = info.color_type.samples();
+    let pixels = buf[..info.buffer_size()]
+        .chunks(step)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect();
+    (info.width, info.height, pixels)
+}
+
+fn count_colour(png: &(u32, u32, Vec<[u8; 3]>), rgb: [u8; 3]) -> usize {
+    png.2.iter().filter(|p| **p == rgb).count()
+}
+
+#[test]
+fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
+    need_root!();
+    let _l = device_lock();
+    let (d, t) = throttled(4, 256 * MIB, |i| if i == 1 { 60 * MB } else { 100 * MB });
+    let dir = tempdir();
+    let out = dir.path().join("run1");
+    let r = check(
+        &t,
+        &d,
+        &[
+            "--sample",
+            "2s",
+            "--block",
+            "1m",
+            "--seek",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let v = r.json.unwrap();
+    assert_eq!(flagged(&v, "serial"), [format!("{}=slow", d[1].dev)]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.txt")).unwrap(),
+        r.stdout
+    );
+    let bundled: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_schema(&bundled);
+    assert_eq!(
+        bundled["summary"], v["summary"],
+        "the same report as --json"
+    );
+    let csv = std::fs::read_to_string(out.join("surface.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        1 + 3 * 4 * 100,
+        "3 passes x 4 disks x 100 buckets"
+    );
+    for pass in ["serial", "parallel", "seek"] {
+        for chart in ["speed", "surface", "latency"] {
+            let svg =
+                std::fs::read_to_string(out.join(format!("charts/{chart}-{pass}.svg"))).unwrap();
+            assert!(
+                svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+                "{chart}-{pass}.svg"
+            );
+            let name = d[1].dev.trim_start_matches("/dev/");
+            if chart != "speed" || pass == "serial" {
+                assert!(svg.contains(name), "{chart}-{pass}.svg names the disks");
+            }
+            let png = decode_png(&out.join(format!("charts/{chart}-{pass}.png")));
+            assert_eq!((png.0, png.1), (1000, 560));
+            let white = count_colour(&png, [255, 255, 255]);
+            assert!(
+                png.2.len() - white > png.2.len() / 50,
+                "{chart}-{pass}.png is not blank"
+            );
+        }
+    }
+    // The slow disk's bar is red: a few thousand pixels of it.
+    let speed = decode_png(&out.join("charts/speed-serial.png"));
+    assert!(
+        count_colour(&speed, FLAGGED_RED) > 5_000,
+        "the slow disk stands out in red"
+    );
+    let names: Vec<String> = std::fs::read_dir(out.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(names.is_empty(), "no temporary files left: {names:?}");
 }

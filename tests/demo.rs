@@ -50,7 +50,7 @@ fn the_demo_finds_its_slow_disk_and_leaves_nothing_behind() {
     let _l = device_lock();
     let dir = tempdir();
     let json = dir.path().join("demo.json");
-    let out = dir.path().join("demo.txt");
+    let out = dir.path().join("demo");
     let r = finish(
         arrayburn(&[
             "demo",
@@ -88,10 +88,11 @@ fn the_demo_finds_its_slow_disk_and_leaves_nothing_behind() {
     }
     assert!(r.stderr.contains(&format!("found it: {slow}")));
     assert_eq!(
-        std::fs::read_to_string(&out).unwrap(),
+        std::fs::read_to_string(out.join("report.txt")).unwrap(),
         r.stdout,
         "--out holds the text report"
     );
+    assert!(out.join("charts/speed-serial.png").exists());
     assert_eq!(leftovers(&demo_pid(&r.stderr)), Vec::<String>::new());
 }
 

@@ -89,8 +89,13 @@ fn bad_options_are_refused() {
         "--seek-readers 1: give 2 to 64",
     );
     refused(
-        &["--out", "/nonexistent-dir/r.txt", dev],
+        &["--out", "/nonexistent-dir/run1", dev],
         "directory /nonexistent-dir does not exist",
+    );
+    let file = tempfile::NamedTempFile::new().unwrap();
+    refused(
+        &["--out", file.path().to_str().unwrap(), dev],
+        "--out takes a directory",
     );
     let out = arrayburn(&["check", "--sample", "2 fortnights", dev])
         .output()

@@ -1,6 +1,7 @@
 //! `arrayburn check`: plan, run the passes, save after each, report.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::time::SystemTime;
 
 use anyhow::Context;
@@ -51,7 +52,7 @@ pub fn execute(
         }
         passes.push(run_pass(spec, &geometry, &engines, stop, &mut progress)?);
         info.interrupted = stop.is_set();
-        save_files(&plan, &report::build(&plan, &passes, &info))?;
+        save_files(&plan, &report::build(&plan, &passes, &info), false)?;
     }
     info.interrupted = stop.is_set();
     let report = report::build(&plan, &passes, &info);
@@ -76,9 +77,14 @@ fn style(mode: ProgressMode) -> Style {
     }
 }
 
-/// Writes the machine-readable files (JSON, surface CSV) asked for; called
-/// after each pass and at the end, so a crash or a signal loses nothing.
-fn save_files(plan: &Plan, report: &Report) -> anyhow::Result<()> {
+/// Writes the files asked for (JSON, surface CSV, the `--out` directory);
+/// called after each pass and at the end, so a crash or a signal loses
+/// nothing.
+fn save_files(plan: &Plan, report: &Report, charts: bool) -> anyhow::Result<()> {
+    if let Some(dir) = &plan.settings.out {
+        save_bundle(dir, report, charts)
+            .with_context(|| format!("writing --out {}", dir.display()))?;
+    }
     if let Some(path) = &plan.settings.json {
         report::write_atomic(path, &report::json::render(report))
             .with_context(|| format!("writing --json {}", path.display()))?;
@@ -90,15 +96,28 @@ fn save_files(plan: &Plan, report: &Report) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints the report, then writes the JSON and text files.
+/// Prints the report, then writes the files, charts included (also when
+/// interrupted).
 fn finish(plan: &Plan, report: &Report) -> anyhow::Result<()> {
     let text = report::text::render(report);
     // A closed pipe (`| head`) is not a failure of the check.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    save_files(plan, report)?;
-    if let Some(path) = &plan.settings.out {
-        report::write_atomic(path, text.as_bytes())
-            .with_context(|| format!("writing --out {}", path.display()))?;
+    save_files(plan, report, true)
+}
+
+/// The `--out` directory: the text report, the JSON, the surface CSV and,
+/// at the end, the charts (SVG and PNG), all of one report.
+fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    report::write_atomic(
+        &dir.join("report.txt"),
+        report::text::render(report).as_bytes(),
+    )?;
+    report::write_atomic(&dir.join("report.json"), &report::json::render(report))?;
+    report::write_atomic(&dir.join("surface.csv"), &report::csv::render(report))?;
+    if charts {
+        report::chart::write_all(report, &dir.join("charts"))
+            .map_err(|e| anyhow::anyhow!("charts: {e}"))?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 pub mod advice;
 mod build;
+pub mod chart;
 pub mod csv;
 pub mod json;
 pub mod progress;

@@ -1,0 +1,383 @@
+//! Charts of a [`Report`], as SVG and PNG (plotters, with the DejaVu Sans
+//! font bundled in `assets/fonts`, so no system font library is needed):
+//! per pass, MB/s per disk with flagged disks in red and the array's median
+//! drawn across; MB/s across the surface, one line per disk, slow regions
+//! shaded; reads per MHDD latency bin, one line per disk.
+
+use std::error::Error;
+use std::fs;
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{Pass, PassDisk, Report};
+use crate::run::PassKind;
+use crate::stats::median;
+use crate::stats::verdict::Verdict;
+
+type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+const SIZE: (u32, u32) = (1000, 560);
+const FLAGGED: RGBColor = RGBColor(214, 39, 40);
+const FAST: RGBColor = RGBColor(44, 160, 44);
+const HEALTHY: RGBColor = RGBColor(70, 110, 180);
+
+/// The PNG text needs a registered font; the SVG names it only.
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+/// Something drawn on any backend.
+trait Drawing {
+    fn svg(&self, root: DrawingArea<SVGBackend, Shift>) -> Result<()>;
+    fn png(&self, root: DrawingArea<BitMapBackend, Shift>) -> Result<()>;
+}
+
+/// Writes every chart of the report into `dir` as `NAME.svg` and
+/// `NAME.png`; returns the file names written.
+pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<String>> {
+    register_font();
+    fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    for p in &report.passes {
+        let pass = p.kind.name();
+        let charts: [(String, &dyn Drawing); 3] = [
+            (format!("speed-{pass}"), &Speed(report, p)),
+            (format!("surface-{pass}"), &SurfaceChart(report, p)),
+            (format!("latency-{pass}"), &Latency(report, p)),
+        ];
+        for (stem, chart) in charts {
+            let mut svg = String::new();
+            chart.svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
+            super::write_atomic(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
+            let png = dir.join(format!("{stem}.png"));
+            let tmp = dir.join(format!(".{stem}.arrayburn-tmp.png"));
+            let drawn = chart.png(BitMapBackend::new(&tmp, SIZE).into_drawing_area());
+            match drawn {
+                Ok(()) => fs::rename(&tmp, &png)?,
+                Err(e) => {
+                    let _ = fs::remove_file(&tmp);
+                    return Err(e);
+                }
+            }
+            written.push(format!("{stem}.svg"));
+            written.push(format!("{stem}.png"));
+        }
+    }
+    Ok(written)
+}
+
+/// Implements [`Drawing`] for a type with a generic `draw`.
+macro_rules! drawing {
+    ($t:ident) => {
+        impl Drawing for $t<'_> {
+            fn svg(&self, root: DrawingArea<SVGBackend, Shift>) -> Result<()> {
+                self.draw(root)
+            }
+            fn png(&self, root: DrawingArea<BitMapBackend, Shift>) -> Result<()> {
+                self.draw(root)
+            }
+        }
+    };
+}
+
+struct Speed<'a>(&'a Report, &'a Pass);
+struct SurfaceChart<'a>(&'a Report, &'a Pass);
+struct Latency<'a>(&'a Report, &'a Pass);
+drawing!(Speed);
+drawing!(SurfaceChart);
+drawing!(Latency);
+
+/// The short name of a disk (`sdb`, `loop3`).
+fn name(r: &Report, d: &PassDisk) -> String {
+    r.disk(&d.path)
+        .map(|x| x.identity.name.clone())
+        .unwrap_or_else(|| d.path.clone())
+}
+
+/// A bar's colour: red for a slow or failing disk.
+fn bar_colour(d: &PassDisk) -> RGBColor {
+    match d.verdict {
+        Verdict::Slow | Verdict::Error => FLAGGED,
+        Verdict::Fast => FAST,
+        Verdict::Ok => HEALTHY,
+    }
+}
+
+/// Disk `i`'s line colour: red for a slow or failing disk, otherwise one
+/// of a palette (never the flagged red).
+fn colour(d: &PassDisk, i: usize) -> RGBColor {
+    match d.verdict {
+        Verdict::Slow | Verdict::Error => FLAGGED,
+        Verdict::Fast => FAST,
+        Verdict::Ok => {
+            let c = Palette99::pick(i + 1).to_rgba();
+            if c.0 > 180 && c.1 < 90 {
+                HEALTHY
+            } else {
+                RGBColor(c.0, c.1, c.2)
+            }
+        }
+    }
+}
+
+fn title(p: &Pass, what: &str) -> String {
+    let pass = match p.kind {
+        PassKind::Serial => "Serial pass",
+        PassKind::Parallel => "Parallel pass",
+        PassKind::Seek => "Seek-stress pass",
+    };
+    format!("{pass}: {what} (red: flagged)")
+}
+
+impl Speed<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (r, p) = (self.0, self.1);
+        root.fill(&WHITE)?;
+        let n = p.disks.len().max(1);
+        let serial = r.passes.iter().find(|x| x.kind == PassKind::Serial);
+        let solo = |d: &PassDisk| {
+            serial
+                .filter(|_| p.kind != PassKind::Serial)
+                .and_then(|s| s.disks.iter().find(|x| x.path == d.path))
+                .map(|x| x.window_mb_per_s)
+        };
+        let top = p
+            .disks
+            .iter()
+            .flat_map(|d| [Some(d.window_mb_per_s), solo(d)])
+            .flatten()
+            .fold(0.0, f64::max)
+            * 1.2
+            + 1.0;
+        let names: Vec<String> = p.disks.iter().map(|d| name(r, d)).collect();
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title(p, "MB/s per disk"), ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(50)
+            .y_label_area_size(70)
+            .build_cartesian_2d((0..n as i32 - 1).into_segmented(), 0.0..top)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .y_desc("MB/s")
+            .x_labels(n)
+            .x_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => names.get(*i as usize).cloned().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .draw()?;
+        chart.draw_series(p.disks.iter().enumerate().map(|(i, d)| {
+            let i = i as i32;
+            let mut bar = Rectangle::new(
+                [
+                    (SegmentValue::Exact(i), 0.0),
+                    (SegmentValue::Exact(i + 1), d.window_mb_per_s),
+                ],
+                bar_colour(d).filled(),
+            );
+            bar.set_margin(0, 0, 8, 8);
+            bar
+        }))?;
+        let speeds: Vec<f64> = p.disks.iter().map(|d| d.window_mb_per_s).collect();
+        if let Some(m) = median(&speeds) {
+            chart
+                .draw_series(LineSeries::new(
+                    [(SegmentValue::Exact(0), m), (SegmentValue::Last, m)],
+                    BLACK.stroke_width(2),
+                ))?
+                .label(format!("array median {m:.0} MB/s"))
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+        }
+        if p.kind != PassKind::Serial && p.disks.iter().any(|d| solo(d).is_some()) {
+            chart
+                .draw_series(p.disks.iter().enumerate().filter_map(|(i, d)| {
+                    let s = solo(d)?;
+                    let i = i as i32;
+                    Some(PathElement::new(
+                        [(SegmentValue::Exact(i), s), (SegmentValue::Exact(i + 1), s)],
+                        RGBColor(90, 90, 90).stroke_width(3),
+                    ))
+                }))?
+                .label("the disk's serial speed")
+                .legend(|(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], RGBColor(90, 90, 90).stroke_width(3))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.85))
+            .draw()?;
+        root.present()?;
+        Ok(())
+    }
+}
+
+impl SurfaceChart<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let (r, p) = (self.0, self.1);
+        root.fill(&WHITE)?;
+        // A bucket holding one lucky read (a cache hit, a throttle's burst)
+        // can read at 50x the rest: the axis ends above the 95th percentile
+        // and such spikes are cut at the top edge.
+        let mut all: Vec<f64> = p
+            .disks
+            .iter()
+            .flat_map(|d| d.surface.mb_per_s.iter().flatten().copied())
+            .collect();
+        all.sort_by(f64::total_cmp);
+        let p95 = all.get(all.len() * 95 / 100).copied().unwrap_or(0.0);
+        let top = p95 * 1.3 + 1.0;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title(p, "MB/s across the disk"), ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(50)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..100.0, 0.0..top)?;
+        chart
+            .configure_mesh()
+            .x_desc("position on the disk (% of its size)")
+            .y_desc("MB/s (cut at the top)")
+            .draw()?;
+        for d in &p.disks {
+            let size = r.disk(&d.path).map_or(1, |x| x.identity.size_bytes.max(1));
+            chart.draw_series(d.slow_regions.iter().map(|g| {
+                let at = |b: u64| 100.0 * b as f64 / size as f64;
+                Rectangle::new(
+                    [(at(g.start_byte), 0.0), (at(g.end_byte), top)],
+                    FLAGGED.mix(0.15).filled(),
+                )
+            }))?;
+        }
+        let legend = p.disks.len() <= 12;
+        for (i, d) in p.disks.iter().enumerate() {
+            let n = d.surface.buckets.max(1) as f64;
+            let c = colour(d, i);
+            let width = if c == FLAGGED { 3 } else { 1 };
+            // A line through the buckets read; a gap where none was.
+            let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+            for (b, v) in d.surface.mb_per_s.iter().enumerate() {
+                match v {
+                    Some(v) => segments
+                        .last_mut()
+                        .unwrap_or(&mut Vec::new())
+                        .push((100.0 * (b as f64 + 0.5) / n, v.min(top))),
+                    None => segments.push(Vec::new()),
+                }
+            }
+            let mut labelled = false;
+            for s in segments.into_iter().filter(|s| !s.is_empty()) {
+                let points = if s.len() == 1 {
+                    vec![(s[0].0 - 50.0 / n, s[0].1), (s[0].0 + 50.0 / n, s[0].1)]
+                } else {
+                    s
+                };
+                let series = chart.draw_series(LineSeries::new(points, c.stroke_width(width)))?;
+                if legend && !labelled {
+                    labelled = true;
+                    series.label(name(r, d)).legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 20, y)], c.stroke_width(width))
+                    });
+                }
+            }
+        }
+        if legend {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .border_style(BLACK)
+                .background_style(WHITE.mix(0.85))
+                .draw()?;
+        }
+        root.present()?;
+        Ok(())
+    }
+}
+
+impl Latency<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        const BINS: [&str; 6] = [
+            "<3 ms", "<10 ms", "<50 ms", "<150 ms", "<500 ms", ">=500 ms",
+        ];
+        // The log axis's bottom, where a bin without reads is drawn.
+        const FLOOR: f64 = 0.5;
+        let (r, p) = (self.0, self.1);
+        root.fill(&WHITE)?;
+        let counts = |d: &PassDisk| {
+            let b = &d.latency_bins;
+            [
+                b.under_3ms,
+                b.under_10ms,
+                b.under_50ms,
+                b.under_150ms,
+                b.under_500ms,
+                b.over_500ms,
+            ]
+        };
+        let top = p.disks.iter().flat_map(counts).max().unwrap_or(1).max(1) as f64 * 3.0;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title(p, "reads per latency bin"), ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(50)
+            .y_label_area_size(70)
+            .build_cartesian_2d((0..5).into_segmented(), (FLOOR..top).log_scale())?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc("read latency (MHDD bins)")
+            .y_desc("reads (none: drawn at the bottom)")
+            .x_labels(6)
+            .x_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => BINS.get(*i as usize).copied().unwrap_or("").into(),
+                _ => String::new(),
+            })
+            .draw()?;
+        let legend = p.disks.len() <= 12;
+        for (i, d) in p.disks.iter().enumerate() {
+            let c = colour(d, i);
+            let points: Vec<(SegmentValue<i32>, f64)> = counts(d)
+                .iter()
+                .enumerate()
+                .map(|(b, n)| (SegmentValue::CenterOf(b as i32), (*n as f64).max(FLOOR)))
+                .collect();
+            chart.draw_series(
+                points
+                    .iter()
+                    .map(|pt| Circle::new(pt.clone(), 4, c.filled())),
+            )?;
+            let series = chart.draw_series(LineSeries::new(points, c.stroke_width(2)))?;
+            if legend {
+                series.label(name(r, d)).legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+            }
+        }
+        if legend {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .border_style(BLACK)
+                .background_style(WHITE.mix(0.85))
+                .draw()?;
+        }
+        root.present()?;
+        Ok(())
+    }
+}
