@@ -136,13 +136,50 @@ fn title(p: &Pass, what: &str) -> String {
     format!("{pass}: {what} (red: flagged)")
 }
 
+/// Draws the legend (when there is one) and finishes the picture.
+fn finish<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &mut ChartContext<'a, DB, CT>,
+    legend: Option<SeriesLabelPosition>,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    if let Some(position) = legend {
+        chart
+            .configure_series_labels()
+            .position(position)
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.85))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// A white picture with a title and room for the axes' labels.
+fn frame<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    caption: String,
+) -> Result<ChartBuilder<'a, 'a, DB>>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let mut b = ChartBuilder::on(root);
+    b.caption(caption, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(50)
+        .y_label_area_size(70);
+    Ok(b)
+}
+
 impl Speed<'_> {
     fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()>
     where
         DB::ErrorType: 'static,
     {
         let (r, p) = (self.0, self.1);
-        root.fill(&WHITE)?;
         let n = p.disks.len().max(1);
         let serial = r.passes.iter().find(|x| x.kind == PassKind::Serial);
         let solo = |d: &PassDisk| {
@@ -160,11 +197,7 @@ impl Speed<'_> {
             * 1.2
             + 1.0;
         let names: Vec<String> = p.disks.iter().map(|d| name(r, d)).collect();
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title(p, "MB/s per disk"), ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(50)
-            .y_label_area_size(70)
+        let mut chart = frame(&root, title(p, "MB/s per disk"))?
             .build_cartesian_2d((0..n as i32 - 1).into_segmented(), 0.0..top)?;
         chart
             .configure_mesh()
@@ -213,14 +246,7 @@ impl Speed<'_> {
                     PathElement::new([(x, y), (x + 20, y)], RGBColor(90, 90, 90).stroke_width(3))
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.85))
-            .draw()?;
-        root.present()?;
-        Ok(())
+        finish(&root, &mut chart, Some(SeriesLabelPosition::UpperRight))
     }
 }
 
@@ -230,7 +256,6 @@ impl SurfaceChart<'_> {
         DB::ErrorType: 'static,
     {
         let (r, p) = (self.0, self.1);
-        root.fill(&WHITE)?;
         // A bucket holding one lucky read (a cache hit, a throttle's burst)
         // can read at 50x the rest: the axis ends above the 95th percentile
         // and such spikes are cut at the top edge.
@@ -242,11 +267,7 @@ impl SurfaceChart<'_> {
         all.sort_by(f64::total_cmp);
         let p95 = all.get(all.len() * 95 / 100).copied().unwrap_or(0.0);
         let top = p95 * 1.3 + 1.0;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title(p, "MB/s across the disk"), ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(50)
-            .y_label_area_size(70)
+        let mut chart = frame(&root, title(p, "MB/s across the disk"))?
             .build_cartesian_2d(0.0..100.0, 0.0..top)?;
         chart
             .configure_mesh()
@@ -295,16 +316,11 @@ impl SurfaceChart<'_> {
                 }
             }
         }
-        if legend {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .border_style(BLACK)
-                .background_style(WHITE.mix(0.85))
-                .draw()?;
-        }
-        root.present()?;
-        Ok(())
+        finish(
+            &root,
+            &mut chart,
+            legend.then_some(SeriesLabelPosition::LowerRight),
+        )
     }
 }
 
@@ -319,24 +335,9 @@ impl Latency<'_> {
         // The log axis's bottom, where a bin without reads is drawn.
         const FLOOR: f64 = 0.5;
         let (r, p) = (self.0, self.1);
-        root.fill(&WHITE)?;
-        let counts = |d: &PassDisk| {
-            let b = &d.latency_bins;
-            [
-                b.under_3ms,
-                b.under_10ms,
-                b.under_50ms,
-                b.under_150ms,
-                b.under_500ms,
-                b.over_500ms,
-            ]
-        };
+        let counts = |d: &PassDisk| d.latency_bins.counts();
         let top = p.disks.iter().flat_map(counts).max().unwrap_or(1).max(1) as f64 * 3.0;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title(p, "reads per latency bin"), ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(50)
-            .y_label_area_size(70)
+        let mut chart = frame(&root, title(p, "reads per latency bin"))?
             .build_cartesian_2d((0..5).into_segmented(), (FLOOR..top).log_scale())?;
         chart
             .configure_mesh()
@@ -369,15 +370,10 @@ impl Latency<'_> {
                 });
             }
         }
-        if legend {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .border_style(BLACK)
-                .background_style(WHITE.mix(0.85))
-                .draw()?;
-        }
-        root.present()?;
-        Ok(())
+        finish(
+            &root,
+            &mut chart,
+            legend.then_some(SeriesLabelPosition::UpperRight),
+        )
     }
 }

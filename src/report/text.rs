@@ -275,18 +275,13 @@ fn latency_table(out: &mut String, r: &Report, p: &Pass) {
         "slow reads",
     ]);
     for d in &p.disks {
-        let b = &d.latency_bins;
-        let counts = [
-            b.under_3ms,
-            b.under_10ms,
-            b.under_50ms,
-            b.under_150ms,
-            b.under_500ms,
-            b.over_500ms,
-            d.slow_read_count,
-        ];
         let mut row = vec![d.path.clone()];
-        row.extend(counts.iter().map(|c| c.to_string()));
+        let counts = d
+            .latency_bins
+            .counts()
+            .into_iter()
+            .chain([d.slow_read_count]);
+        row.extend(counts.map(|c| c.to_string()));
         t.add_row(row);
     }
     right_align(&mut t, 1..8);

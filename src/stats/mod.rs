@@ -56,6 +56,20 @@ pub struct LatencyBins {
     pub over_500ms: u64,
 }
 
+impl LatencyBins {
+    /// The counts from the fastest bin to the slowest.
+    pub fn counts(&self) -> [u64; 6] {
+        [
+            self.under_3ms,
+            self.under_10ms,
+            self.under_50ms,
+            self.under_150ms,
+            self.under_500ms,
+            self.over_500ms,
+        ]
+    }
+}
+
 /// Counts a nanosecond histogram into [`LatencyBins`].
 pub fn latency_bins(h: &Histogram<u64>) -> LatencyBins {
     const MS: u64 = 1_000_000;
@@ -110,18 +124,7 @@ mod tests {
         for ms in [1u64, 2, 5, 40, 49, 120, 300, 499, 500, 2500] {
             h.record(ms * 1_000_000).unwrap();
         }
-        let b = latency_bins(&h);
-        assert_eq!(
-            [
-                b.under_3ms,
-                b.under_10ms,
-                b.under_50ms,
-                b.under_150ms,
-                b.under_500ms,
-                b.over_500ms
-            ],
-            [2, 1, 2, 1, 2, 2]
-        );
+        assert_eq!(latency_bins(&h).counts(), [2, 1, 2, 1, 2, 2]);
     }
 
     #[test]
