@@ -26,6 +26,17 @@ pub enum Command {
     /// Build a small array of memory-backed disks (one made slow), check it,
     /// and remove it again: the real check, without spare disks (root).
     Demo(DemoArgs),
+    /// iozone-compatible file workloads on a mounted filesystem: iozone's
+    /// flags, tests and output (`arrayburn iozone -h`), plus --json.
+    #[command(disable_help_flag = true)]
+    Iozone(IozoneArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IozoneArgs {
+    /// iozone's arguments, parsed by iozone's rules.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

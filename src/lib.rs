@@ -11,6 +11,7 @@ pub mod commands;
 pub mod demo;
 pub mod device;
 pub mod io;
+pub mod iozone;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -88,6 +88,29 @@ pub fn rfc3339(t: SystemTime) -> String {
     )
 }
 
+/// C's `ctime()` layout in UTC (`Mon Nov 30 04:48:04 2026`), as iozone's
+/// "Run began:" line.
+pub fn ctime(t: SystemTime) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{} {} {d:2} {:02}:{:02}:{:02} {y}",
+        DAYS[(days % 7) as usize],
+        MONTHS[(m - 1) as usize],
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
 /// Days since 1970-01-01 to (year, month, day), Howard Hinnant's algorithm.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -104,6 +127,12 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ctime_layout() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_796_013_284);
+        assert_eq!(ctime(t), "Mon Nov 30 04:34:44 2026");
+    }
 
     #[test]
     fn sizes_are_binary() {

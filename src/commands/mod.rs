@@ -36,5 +36,6 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::List(args) => list::run(&args),
         Command::Check(args) => check::run(&args, argv, stop),
         Command::Demo(args) => demo::run(&args, argv, stop),
+        Command::Iozone(args) => crate::iozone::run(&args.args, stop),
     }
 }

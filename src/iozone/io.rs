@@ -1,0 +1,327 @@
+//! The I/O of iozone's tests: opening files as iozone does (O_DIRECT with
+//! `-I`, O_SYNC with `-o`), its buffer (the pattern of spec §9, aligned for
+//! O_DIRECT), its record orders (sequential, backward, the MT19937-64
+//! permutation of §10, the stride walk of §11), and a timed interval that
+//! includes fsync with `-e` and close with `-c` (§5).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::Instant;
+
+use rand_mt::Mt64;
+
+use super::args::Config;
+use crate::device::buffer::AlignedBuf;
+use crate::run::StopFlag;
+
+/// iozone's pattern byte for 3.487 ('m'), written in the first 8 bytes of
+/// every 4 KiB page of the buffer.
+const PATTERN: u8 = 0x6d;
+/// The `-m` work area.
+const WORK_AREA: usize = 16 << 20;
+
+/// What one timed loop did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Measure {
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Operations (records).
+    pub ops: u64,
+    /// Seconds timed.
+    pub secs: f64,
+}
+
+/// How results are shown: kB/s, ops/s (`-O`) or µs/op (`-N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    KbPerS,
+    OpsPerS,
+    UsecPerOp,
+}
+
+impl Unit {
+    /// The unit a configuration asks for.
+    pub fn of(c: &Config) -> Self {
+        if c.ops {
+            Unit::OpsPerS
+        } else if c.usec {
+            Unit::UsecPerOp
+        } else {
+            Unit::KbPerS
+        }
+    }
+
+    /// The single/auto-mode integer of §6.2: floor(floor(bytes/s)/1024),
+    /// floor(ops/s) or floor(1e6·s/ops). An interval too short to time
+    /// counts as 1 µs, as iozone's clock resolution does.
+    pub fn integer(self, m: &Measure) -> u64 {
+        let secs = m.secs.max(1e-6);
+        match self {
+            Unit::KbPerS => ((m.bytes as f64 / secs) as u64) >> 10,
+            Unit::OpsPerS => (m.ops as f64 / secs) as u64,
+            Unit::UsecPerOp => (1e6 * secs / m.ops.max(1) as f64) as u64,
+        }
+    }
+}
+
+/// The I/O buffer: one record, or the 16 MiB work area with `-m`.
+pub struct Buffer {
+    buf: AlignedBuf,
+    reclen: usize,
+    multi: bool,
+    next: usize,
+}
+
+impl Buffer {
+    /// A buffer for records of `reclen` bytes, filled with the pattern.
+    pub fn new(reclen: u64, multi: bool) -> Self {
+        let reclen = reclen as usize;
+        let len = if multi { WORK_AREA.max(reclen) } else { reclen };
+        let mut buf = AlignedBuf::new(len);
+        let all = buf.slice_mut(len);
+        all.fill(0);
+        for page in all.chunks_mut(4096) {
+            let n = page.len().min(8);
+            page[..n].fill(PATTERN);
+        }
+        Self {
+            buf,
+            reclen,
+            multi,
+            next: reclen,
+        }
+    }
+
+    /// The record to use for the next I/O: the same one, or with `-m` the
+    /// next slice of the work area (from offset `reclen`, wrapping to 0).
+    pub fn record(&mut self) -> &mut [u8] {
+        let len = self.reclen;
+        if !self.multi {
+            return self.buf.slice_mut(len);
+        }
+        if self.next + len > self.buf.len() {
+            self.next = 0;
+        }
+        let at = self.next;
+        self.next += len;
+        &mut self.buf.slice_mut(at + len)[at..]
+    }
+}
+
+/// How a test opens its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reading (O_RDONLY; O_DIRECT with -I).
+    Read,
+    /// Writing an existing or new file (O_RDWR|O_CREAT; O_SYNC with -o,
+    /// O_DIRECT with -I).
+    Write,
+}
+
+/// Opens `path` as iozone's tests do. `sync_reads`: O_SYNC on reads too
+/// (throughput mode with -o).
+pub fn open(path: &Path, access: Access, c: &Config, sync_reads: bool) -> io::Result<File> {
+    let mut flags = 0;
+    if c.direct {
+        flags |= nix::libc::O_DIRECT;
+    }
+    if c.osync && (access == Access::Write || sync_reads) {
+        flags |= nix::libc::O_SYNC;
+    }
+    let mut o = OpenOptions::new();
+    o.read(true).custom_flags(flags);
+    if access == Access::Write {
+        o.write(true).create(true).mode(0o640);
+    }
+    o.open(path).map_err(|e| explain_open(path, c, e))
+}
+
+/// An open that fails because the filesystem refuses O_DIRECT, said so.
+fn explain_open(path: &Path, c: &Config, e: io::Error) -> io::Error {
+    if c.direct && e.raw_os_error() == Some(nix::libc::EINVAL) {
+        return io::Error::new(
+            e.kind(),
+            format!(
+                "{}: the filesystem refuses O_DIRECT (-I): test on a filesystem that supports it (ext4, xfs), or drop -I",
+                path.display()
+            ),
+        );
+    }
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// Record indices in the order of each access pattern.
+pub mod order {
+    use super::Mt64;
+
+    /// The fixed permutation of iozone's random tests (spec §10).
+    pub fn random(n: u64) -> Vec<u64> {
+        let mut rng = Mt64::new_with_key([0x12345u64, 0x23456, 0x34567, 0x45678]);
+        let mut p: Vec<u64> = (0..n).collect();
+        for i in 0..n as usize {
+            let j = (rng.next_u64() % n) as usize;
+            p.swap(i, j);
+        }
+        p
+    }
+
+    /// iozone's stride walk (spec §11): `n` reads, `stride` records apart,
+    /// each pass starting one record later.
+    pub fn stride(n: u64, stride: u64) -> Vec<u64> {
+        let (mut p, mut wraps) = (0u64, 0u64);
+        let mut out = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            out.push(p);
+            if p + 1 + stride >= n.saturating_sub(1) {
+                wraps += 1;
+                p = if n <= stride { 0 } else { wraps % n };
+            } else {
+                p += stride;
+            }
+        }
+        out
+    }
+}
+
+/// Evicts the CPU cache (`-p`): reads through a buffer the size of the
+/// processor cache (1 MiB).
+pub fn purge_cpu_cache(scratch: &mut [u8]) {
+    let mut sum = 0u8;
+    for line in scratch.chunks(32) {
+        sum = sum.wrapping_add(line[0]);
+    }
+    std::hint::black_box(sum);
+}
+
+/// Runs a timed loop over an open file: `body` does the I/O; with `-e` the
+/// fsync, with `-c` the close are inside the timing, otherwise they follow
+/// it untimed. Returns the seconds timed.
+pub fn timed(
+    c: &Config,
+    file: File,
+    stop: &StopFlag,
+    body: impl FnOnce(&File, &StopFlag) -> io::Result<()>,
+) -> io::Result<f64> {
+    let t = Instant::now();
+    body(&file, stop)?;
+    if c.fsync_timed {
+        file.sync_all()?;
+    }
+    if c.close_timed {
+        drop(file);
+        return Ok(t.elapsed().as_secs_f64());
+    }
+    let secs = t.elapsed().as_secs_f64();
+    file.sync_all()?;
+    drop(file);
+    Ok(secs)
+}
+
+/// Stops a loop when a signal came.
+pub fn check_stop(stop: &StopFlag) -> io::Result<()> {
+    if stop.is_set() {
+        Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Writes `buf` at `offset`, all of it.
+pub fn write_at(f: &File, buf: &[u8], offset: u64) -> io::Result<()> {
+    f.write_all_at(buf, offset)
+}
+
+/// Reads `buf.len()` bytes at `offset`; a short file is an error.
+pub fn read_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    f.read_exact_at(buf, offset).map_err(|e| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            io::Error::new(
+                e.kind(),
+                "the test file is shorter than -s: write it first (-i 0)",
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// Sequential writes through the file position (iozone's write()).
+pub fn write_seq(f: &mut &File, buf: &[u8]) -> io::Result<()> {
+    f.write_all(buf)
+}
+
+/// Sequential reads through the file position (iozone's read()).
+pub fn read_seq(f: &mut &File, buf: &mut [u8]) -> io::Result<()> {
+    f.read_exact(buf).map_err(|e| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            io::Error::new(
+                e.kind(),
+                "the test file is shorter than -s: write it first (-i 0)",
+            )
+        } else {
+            e
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_random_order_is_iozones_permutation() {
+        assert_eq!(
+            order::random(16),
+            [3, 15, 8, 1, 12, 9, 7, 2, 5, 0, 6, 10, 14, 13, 4, 11]
+        );
+        assert_eq!(
+            order::random(40),
+            [
+                37, 33, 5, 0, 8, 35, 23, 18, 28, 19, 14, 2, 22, 15, 12, 16, 9, 4, 13, 6, 39, 29,
+                10, 36, 1, 20, 25, 32, 27, 26, 7, 31, 30, 24, 3, 38, 21, 34, 11, 17
+            ]
+        );
+    }
+
+    #[test]
+    fn the_stride_walk_is_iozones() {
+        assert_eq!(
+            order::stride(40, 17),
+            [
+                0, 17, 34, 1, 18, 35, 2, 19, 36, 3, 20, 37, 4, 21, 5, 22, 6, 23, 7, 24, 8, 25, 9,
+                26, 10, 27, 11, 28, 12, 29, 13, 30, 14, 31, 15, 32, 16, 33, 17, 34
+            ]
+        );
+        assert_eq!(order::stride(10, 17), [0; 10]);
+        let distinct: std::collections::BTreeSet<u64> =
+            order::stride(1024, 17).into_iter().collect();
+        assert_eq!(distinct.len(), 1022);
+    }
+
+    #[test]
+    fn units_are_iozones_integers() {
+        let m = Measure {
+            bytes: 16 << 20,
+            ops: 256,
+            secs: 0.5,
+        };
+        assert_eq!(Unit::KbPerS.integer(&m), 32768);
+        assert_eq!(Unit::OpsPerS.integer(&m), 512);
+        assert_eq!(Unit::UsecPerOp.integer(&m), 1953);
+    }
+
+    #[test]
+    fn the_buffer_carries_the_pattern_on_every_page() {
+        let mut b = Buffer::new(8192, false);
+        let r = b.record();
+        assert_eq!(&r[..8], &[PATTERN; 8]);
+        assert_eq!(&r[4096..4104], &[PATTERN; 8]);
+        assert_eq!(r[8], 0);
+        let mut m = Buffer::new(1 << 20, true);
+        let first = m.record().as_ptr() as usize;
+        let second = m.record().as_ptr() as usize;
+        assert_eq!(second - first, 1 << 20, "-m walks the work area");
+    }
+}

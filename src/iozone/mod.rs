@@ -1,0 +1,364 @@
+//! `arrayburn iozone`: iozone 3.487's command lines, tests and text output
+//! (docs/iozone.md lists every deviation), and what iozone lacks: JSON, a
+//! page-cache warning, a free-space check, test files removed on every
+//! exit, and a failing child that ends the run instead of hanging it.
+//!
+//! Parsing (`args`) → planning (paths, space, warnings: here) → running
+//! (`single`, `throughput`, on `io`) → printing (`output`, `biff`, `json`).
+
+pub mod args;
+pub mod biff;
+pub mod io;
+pub mod json;
+pub mod output;
+pub mod single;
+pub mod throughput;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+
+use crate::commands::Outcome;
+use crate::run::StopFlag;
+use crate::units::{ctime, human_bytes_binary};
+use args::Config;
+use single::Row;
+use throughput::{Block, Phase};
+
+/// Everything a run measured, for the text, JSON and BIFF outputs.
+#[derive(Debug, Default)]
+pub struct Results {
+    /// Single/auto mode rows.
+    pub rows: Vec<Row>,
+    /// Record sizes of the Excel header (auto: the whole -y..-q range).
+    pub recs: Vec<u64>,
+    /// Throughput blocks, per process count in order.
+    pub blocks: Vec<Block>,
+    /// Throughput mode: file size (kB) and record size (bytes).
+    pub kb: u64,
+    pub reclen: u64,
+    /// A signal stopped the run.
+    pub interrupted: bool,
+    /// The page-cache warning, when given.
+    pub warnings: Vec<String>,
+}
+
+/// Removes the test files on drop (success, error, signal, panic) unless
+/// `-w`.
+struct Cleanup {
+    paths: Vec<PathBuf>,
+    keep: bool,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if !self.keep {
+            for p in &self.paths {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+/// Runs `arrayburn iozone ARGS`.
+pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
+    let c = args::parse("arrayburn iozone", args)?;
+    if c.help {
+        print!("{}", output::HELP);
+        return Ok(Outcome::Healthy);
+    }
+    let plan = Plan::new(&c)?;
+    let _cleanup = Cleanup {
+        paths: plan.files.clone(),
+        keep: c.keep,
+    };
+    let began = ctime(SystemTime::now());
+    for w in &plan.warnings {
+        eprintln!(
+            "arrayburn iozone: {}",
+            w.replacen("WARNING: ", "warning: ", 1)
+        );
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(output::header(&c, &began, &plan.warnings).as_bytes());
+    let mut results = Results {
+        warnings: plan.warnings.clone(),
+        ..Results::default()
+    };
+    let ran = if c.throughput() {
+        run_throughput(&c, stop, &mut out, &mut results)
+    } else {
+        run_single(&c, &plan, stop, &mut out, &mut results)
+    };
+    results.interrupted = stop.is_set();
+    if let Some(path) = &c.json {
+        let doc = json::render(&c, &results, &began);
+        crate::report::write_atomic(path, &doc)
+            .with_context(|| format!("writing --json {}", path.display()))?;
+    }
+    if results.interrupted {
+        eprintln!("arrayburn iozone: interrupted; partial results kept, test files removed");
+        return Ok(Outcome::Interrupted);
+    }
+    ran?;
+    if let Some(path) = &c.biff {
+        let _ = std::fs::remove_file(path);
+        std::fs::write(path, biff::render(&c, &results))
+            .with_context(|| format!("writing -b {}", path.display()))?;
+    }
+    Ok(Outcome::Healthy)
+}
+
+/// The files a run will use and what to warn about, checked before any I/O.
+struct Plan {
+    files: Vec<PathBuf>,
+    warnings: Vec<String>,
+}
+
+impl Plan {
+    fn new(c: &Config) -> anyhow::Result<Plan> {
+        let files: Vec<PathBuf> = if c.throughput() {
+            (0..c.max_count())
+                .map(|k| throughput::child_file(c, k))
+                .collect()
+        } else {
+            vec![
+                c.file
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("iozone.tmp")),
+            ]
+        };
+        for f in &files {
+            let dir = parent(f);
+            if !dir.is_dir() {
+                bail!(
+                    "{}: directory {} does not exist; create it or choose another path",
+                    f.display(),
+                    dir.display()
+                );
+            }
+            if f.is_dir() {
+                bail!(
+                    "{}: is a directory; give a file name for the test file",
+                    f.display()
+                );
+            }
+        }
+        let max_kb = max_file_kb(c);
+        if !c.selected(0) {
+            for f in &files {
+                let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+                if len < max_kb * 1024 {
+                    bail!(
+                        "{}: the tests selected read a file that -i 0 writes, and it is {} (needs {}): add -i 0, or keep files with -w from an earlier run",
+                        f.display(),
+                        if len == 0 {
+                            "missing".to_string()
+                        } else {
+                            human_bytes_binary(len)
+                        },
+                        human_bytes_binary(max_kb * 1024)
+                    );
+                }
+            }
+        } else {
+            check_space(&files, max_kb * 1024)?;
+        }
+        let mut warnings = Vec::new();
+        if !c.direct
+            && let Some(ram) = mem_total()
+            && max_kb * 1024 <= ram
+        {
+            warnings.push(format!(
+                "WARNING: no -I and the file size ({}) is not larger than RAM ({}): reads are served by the page cache; these numbers are memory speed, not disk speed. Use -I, or files larger than RAM.",
+                human_bytes_binary(max_kb * 1024),
+                human_bytes_binary(ram)
+            ));
+        }
+        Ok(Plan { files, warnings })
+    }
+}
+
+fn parent(f: &Path) -> &Path {
+    f.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// The largest file a run writes, in kB.
+fn max_file_kb(c: &Config) -> u64 {
+    if c.auto_mode() {
+        single::auto_pairs(c)
+            .0
+            .iter()
+            .map(|p| p.0)
+            .max()
+            .unwrap_or(0)
+    } else {
+        c.sizes_kb.first().copied().unwrap_or(512)
+    }
+}
+
+/// Refuses to start when a filesystem cannot hold the files it will get.
+fn check_space(files: &[PathBuf], each: u64) -> anyhow::Result<()> {
+    let mut by_fs: Vec<(u64, PathBuf, u64, u64)> = Vec::new();
+    for f in files {
+        let dir = parent(f);
+        let st = nix::sys::statvfs::statvfs(dir)
+            .with_context(|| format!("checking free space in {}", dir.display()))?;
+        let free = st.blocks_available() * st.fragment_size();
+        let id = st.filesystem_id();
+        let have = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        match by_fs.iter_mut().find(|e| e.0 == id) {
+            Some(e) => e.3 += each.saturating_sub(have),
+            None => by_fs.push((id, dir.to_path_buf(), free, each.saturating_sub(have))),
+        }
+    }
+    for (_, dir, free, need) in by_fs {
+        if need > free {
+            bail!(
+                "{}: the test files need {} but only {} is free; give a smaller -s or another directory",
+                dir.display(),
+                human_bytes_binary(need),
+                human_bytes_binary(free)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// MemTotal from /proc/meminfo, in bytes.
+fn mem_total() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn run_single(
+    c: &Config,
+    plan: &Plan,
+    stop: &StopFlag,
+    out: &mut impl Write,
+    results: &mut Results,
+) -> anyhow::Result<()> {
+    let path = &plan.files[0];
+    let (pairs, recs) = if c.auto_mode() {
+        single::auto_pairs(c)
+    } else {
+        let kb = c.sizes_kb.first().copied().unwrap_or(512);
+        let rec = c.records.first().copied().unwrap_or(4096);
+        if rec > kb * 1024 {
+            bail!(
+                "-r {} kB is larger than the file (-s {kb} kB): no record fits",
+                rec / 1024
+            );
+        }
+        (vec![(kb, rec)], vec![rec])
+    };
+    results.recs = recs;
+    if c.auto2 {
+        let _ = writeln!(
+            out,
+            "{:>16}{:>8}{:>9}{:>9}{:>8}{:>10}",
+            "kB", "reclen", "write", "rewrite", "read", "reread"
+        );
+    } else {
+        let _ = out.write_all(output::table_header(c).as_bytes());
+    }
+    for (kb, rec) in pairs {
+        nix::unistd::sync();
+        let row = match single::run_pair(c, path, kb, rec, stop) {
+            Ok(r) => r,
+            Err(_) if stop.is_set() => return Ok(()),
+            Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display())),
+        };
+        let line = if c.auto2 {
+            output::auto2_row(c, &row)
+        } else {
+            output::table_row(c, &row)
+        };
+        let _ = out.write_all(line.as_bytes());
+        let _ = out.flush();
+        results.rows.push(row);
+    }
+    let _ = out.write_all(b"\niozone test complete.\n");
+    if c.excel {
+        let _ = out.write_all(output::excel(c, &results.rows, &results.recs).as_bytes());
+    }
+    Ok(())
+}
+
+fn run_throughput(
+    c: &Config,
+    stop: &StopFlag,
+    out: &mut impl Write,
+    results: &mut Results,
+) -> anyhow::Result<()> {
+    let kb = c.sizes_kb.first().copied().unwrap_or(512);
+    let reclen = c.records.first().copied().unwrap_or(4096);
+    if reclen > kb * 1024 {
+        bail!(
+            "-r {} kB is larger than the file (-s {kb} kB): no record fits",
+            reclen / 1024
+        );
+    }
+    (results.kb, results.reclen) = (kb, reclen);
+    let phases = throughput::phases(c);
+    let counts = c.process_counts();
+    for (i, &count) in counts.iter().enumerate() {
+        if i > 0 {
+            let _ = out.write_all(b"\n");
+        }
+        let _ = out.write_all(output::each_line(c, kb, reclen).as_bytes());
+        for &phase in &phases {
+            let block = if phase.is_retest() && c.no_retest {
+                Block::zero(phase, count)
+            } else {
+                throughput::settle(c, stop);
+                match throughput::run_phase(c, phase, count, kb, reclen, stop) {
+                    Ok(b) => b,
+                    Err(_) if stop.is_set() => return Ok(()),
+                    Err(e) => bail!(
+                        "{} phase with {count} {}: {e}",
+                        phase.label(),
+                        if c.threads { "threads" } else { "processes" }
+                    ),
+                }
+            };
+            let _ = out.write_all(output::block(c, &block).as_bytes());
+            let _ = out.flush();
+            results.blocks.push(block);
+        }
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.write_all(b"\n");
+    if c.excel {
+        let rows = report_rows(&phases, &counts, &results.blocks);
+        let _ = out.write_all(output::throughput_report(c, reclen, &rows).as_bytes());
+    }
+    let _ = out.write_all(b"\niozone test complete.\n");
+    Ok(())
+}
+
+/// The throughput report's rows: per phase, the Children-see figure of
+/// each process count.
+pub fn report_rows(phases: &[Phase], counts: &[usize], blocks: &[Block]) -> Vec<(Phase, Vec<f64>)> {
+    phases
+        .iter()
+        .map(|&p| {
+            let values = counts
+                .iter()
+                .map(|&n| {
+                    blocks
+                        .iter()
+                        .find(|b| b.phase == p && b.count == n)
+                        .map_or(0.0, |b| b.children_see)
+                })
+                .collect();
+            (p, values)
+        })
+        .collect()
+}

@@ -1,0 +1,430 @@
+//! Throughput mode (`-t`, `-l`/`-u`): for each process count, iozone's
+//! phases (spec §5.2) run by that many children at once, released together,
+//! each timing its own loop; the first to finish stops the others' clocks
+//! (stonewalling, §6.3) unless `-x`. Children are threads (`-T` or not; the
+//! output's wording follows `-T`). A child that fails stops the others and
+//! ends the run with its error: nothing waits forever.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use super::args::Config;
+use super::io::{Access, Buffer, open, order, read_at, write_at};
+use crate::run::StopFlag;
+
+/// A phase of throughput mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    InitialWrite,
+    Rewrite,
+    Read,
+    ReRead,
+    ReverseRead,
+    StrideRead,
+    RandomRead,
+    Mixed,
+    RandomWrite,
+    Pwrite,
+    Pread,
+    Fwrite,
+    Fread,
+}
+
+/// The phases in iozone's order.
+pub const PHASES: [Phase; 13] = [
+    Phase::InitialWrite,
+    Phase::Rewrite,
+    Phase::Read,
+    Phase::ReRead,
+    Phase::ReverseRead,
+    Phase::StrideRead,
+    Phase::RandomRead,
+    Phase::Mixed,
+    Phase::RandomWrite,
+    Phase::Pwrite,
+    Phase::Pread,
+    Phase::Fwrite,
+    Phase::Fread,
+];
+
+impl Phase {
+    /// The `-i` test that enables it.
+    pub fn test(self) -> u8 {
+        match self {
+            Phase::InitialWrite | Phase::Rewrite => 0,
+            Phase::Read | Phase::ReRead => 1,
+            Phase::RandomRead | Phase::RandomWrite => 2,
+            Phase::ReverseRead => 3,
+            Phase::StrideRead => 5,
+            Phase::Fwrite => 6,
+            Phase::Fread => 7,
+            Phase::Mixed => 8,
+            Phase::Pwrite => 9,
+            Phase::Pread => 10,
+        }
+    }
+
+    /// The label of the `-R` report (spec §8.5), unpadded.
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::InitialWrite => "Initial write",
+            Phase::Rewrite => "Rewrite",
+            Phase::Read => "Read",
+            Phase::ReRead => "Re-read",
+            Phase::ReverseRead => "Reverse Read",
+            Phase::StrideRead => "Stride read",
+            Phase::RandomRead => "Random read",
+            Phase::Mixed => "Mixed workload",
+            Phase::RandomWrite => "Random write",
+            Phase::Pwrite => "Pwrite",
+            Phase::Pread => "Pread",
+            Phase::Fwrite => "Fwrite",
+            Phase::Fread => "Fread",
+        }
+    }
+
+    /// A re-test (its numbers are 0 with `-+n`).
+    pub fn is_retest(self) -> bool {
+        matches!(self, Phase::Rewrite | Phase::ReRead)
+    }
+
+    /// Whether the first child to finish stops the others' clocks.
+    fn stonewalls(self) -> bool {
+        !matches!(self, Phase::Fwrite | Phase::Fread)
+    }
+
+    /// Whether the phase writes.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Phase::InitialWrite
+                | Phase::Rewrite
+                | Phase::RandomWrite
+                | Phase::Pwrite
+                | Phase::Fwrite
+                | Phase::Mixed
+        )
+    }
+}
+
+/// What one child measured in one phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Child {
+    /// kB moved (`reclen/1024` per record), or operations with `-O`.
+    pub actual: f64,
+    /// `actual` per second of the child's own clock.
+    pub throughput: f64,
+}
+
+/// One phase with one process count: iozone's six numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub phase: Phase,
+    pub count: usize,
+    pub children: Vec<Child>,
+    /// Σ child throughput.
+    pub children_see: f64,
+    /// Σ child actual over the parent's time (release to last exit).
+    pub parent_sees: f64,
+    pub min: f64,
+    pub max: f64,
+    pub avg: f64,
+    /// Smallest child `actual`.
+    pub min_xfer: f64,
+}
+
+impl Block {
+    fn new(phase: Phase, children: Vec<Child>, parent_secs: f64) -> Self {
+        let count = children.len();
+        let children_see: f64 = children.iter().map(|c| c.throughput).sum();
+        let total: f64 = children.iter().map(|c| c.actual).sum();
+        let fold = |f: fn(f64, f64) -> f64, init: f64, v: fn(&Child) -> f64| {
+            children.iter().map(v).fold(init, f)
+        };
+        Self {
+            phase,
+            count,
+            children_see,
+            parent_sees: if parent_secs > 0.0 {
+                total / parent_secs
+            } else {
+                0.0
+            },
+            min: fold(f64::min, f64::MAX, |c| c.throughput),
+            max: fold(f64::max, 0.0, |c| c.throughput),
+            avg: children_see / count.max(1) as f64,
+            min_xfer: fold(f64::min, f64::MAX, |c| c.actual),
+            children,
+        }
+    }
+
+    /// The block of a skipped re-test (`-+n`): zeros.
+    pub fn zero(phase: Phase, count: usize) -> Self {
+        Self {
+            phase,
+            count,
+            children: vec![Child::default(); count],
+            children_see: 0.0,
+            parent_sees: 0.0,
+            min: 0.0,
+            max: 0.0,
+            avg: 0.0,
+            min_xfer: 0.0,
+        }
+    }
+}
+
+/// The phases a configuration runs, in order.
+pub fn phases(c: &Config) -> Vec<Phase> {
+    PHASES
+        .iter()
+        .copied()
+        .filter(|p| c.selected(p.test()))
+        .collect()
+}
+
+/// The file of child `k`: `-F`'s, or `iozone.DUMMY.k` in the working
+/// directory.
+pub fn child_file(c: &Config, k: usize) -> PathBuf {
+    c.files
+        .get(k)
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from(format!("iozone.DUMMY.{k}")))
+}
+
+/// Shared state of one phase's children.
+struct Shared {
+    /// Set by the first child to finish (stonewall).
+    done: AtomicBool,
+    /// Set when a child failed or a signal came: everyone stops.
+    abort: AtomicBool,
+    first_error: Mutex<Option<io::Error>>,
+}
+
+/// One child's loop. Returns its numbers.
+struct ChildRun<'a> {
+    c: &'a Config,
+    phase: Phase,
+    k: usize,
+    path: &'a Path,
+    reclen: u64,
+    n: u64,
+    shared: &'a Shared,
+    stop: &'a StopFlag,
+}
+
+impl ChildRun<'_> {
+    /// The per-record unit of `actual`.
+    fn per_record(&self) -> f64 {
+        if self.c.ops {
+            1.0
+        } else {
+            (self.reclen / 1024) as f64
+        }
+    }
+
+    fn stonewall(&self) -> bool {
+        self.phase.stonewalls() && !self.c.no_stonewall
+    }
+
+    fn open_file(&self) -> io::Result<File> {
+        match self.phase {
+            Phase::Fwrite => std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(self.path),
+            Phase::Fread => File::open(self.path),
+            Phase::Pwrite => {
+                // iozone re-creates the file first (creat).
+                File::create(self.path)?;
+                open(self.path, Access::Write, self.c, false)
+            }
+            Phase::Mixed if self.k % 2 == 1 => open(self.path, Access::Write, self.c, false),
+            p if p.writes() => open(self.path, Access::Write, self.c, false),
+            _ => open(self.path, Access::Read, self.c, true),
+        }
+    }
+
+    /// The records in the order this child accesses them, and whether it
+    /// writes them.
+    fn plan(&self) -> (Vec<u64>, bool) {
+        let seq = || (0..self.n).collect::<Vec<u64>>();
+        match self.phase {
+            Phase::ReverseRead => ((0..self.n).rev().collect(), false),
+            Phase::StrideRead => (order::stride(self.n, self.c.stride), false),
+            Phase::RandomRead => (order::random(self.n), false),
+            Phase::RandomWrite => (order::random(self.n), true),
+            Phase::Mixed => (order::random(self.n), self.k % 2 == 1),
+            p => (seq(), p.writes()),
+        }
+    }
+
+    fn run(&self, barrier: &Barrier) -> io::Result<Child> {
+        let opened = self.open_file();
+        barrier.wait();
+        let file = opened?;
+        let (records, writes) = self.plan();
+        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer && self.phase.stonewalls());
+        let unbuffered = self.c.direct;
+        let mut out = match self.phase {
+            Phase::Fwrite => Some(BufWriter::with_capacity(
+                if unbuffered { 0 } else { self.reclen as usize },
+                file.try_clone()?,
+            )),
+            _ => None,
+        };
+        let mut inp = match self.phase {
+            Phase::Fread => Some(BufReader::with_capacity(
+                if unbuffered { 0 } else { self.reclen as usize },
+                file.try_clone()?,
+            )),
+            _ => None,
+        };
+        if self.phase == Phase::Fwrite {
+            file.sync_all()?;
+        }
+        let t = Instant::now();
+        let mut frozen: Option<Child> = None;
+        let mut done = 0u64;
+        for &r in &records {
+            if self.shared.abort.load(Ordering::Relaxed) || self.stop.is_set() {
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "stopped"));
+            }
+            if frozen.is_none() && self.stonewall() && self.shared.done.load(Ordering::Relaxed) {
+                frozen = Some(self.numbers(done, t));
+                // Initial writers finish the file; the others stop here.
+                if self.phase != Phase::InitialWrite {
+                    break;
+                }
+            }
+            let off = r * self.reclen;
+            match (&mut out, &mut inp) {
+                (Some(w), _) => w.write_all(buf.record())?,
+                (_, Some(rd)) => rd.read_exact(buf.record())?,
+                _ if writes => write_at(&file, buf.record(), off)?,
+                _ => read_at(&file, buf.record(), off)?,
+            }
+            done += 1;
+        }
+        if let Some(w) = out {
+            w.into_inner().map_err(|e| e.into_error())?;
+        }
+        drop(inp);
+        // -e: the fsync inside the child's time; -c: the close too.
+        if self.c.fsync_timed {
+            file.sync_all()?;
+        }
+        let untimed = if self.c.close_timed {
+            drop(file);
+            None
+        } else {
+            Some(file)
+        };
+        let mine = self.numbers(done, t);
+        self.shared.done.store(true, Ordering::Relaxed);
+        if let Some(f) = untimed {
+            // Untimed, but inside the parent's time (as iozone's children).
+            f.sync_all()?;
+        }
+        Ok(frozen.unwrap_or(mine))
+    }
+
+    /// `done` records after `t`: actual and throughput.
+    fn numbers(&self, done: u64, t: Instant) -> Child {
+        let secs = t.elapsed().as_secs_f64().max(1e-6);
+        let actual = done as f64 * self.per_record();
+        Child {
+            actual,
+            throughput: actual / secs,
+        }
+    }
+}
+
+/// Runs one phase with `count` children and returns its block.
+pub fn run_phase(
+    c: &Config,
+    phase: Phase,
+    count: usize,
+    kb: u64,
+    reclen: u64,
+    stop: &StopFlag,
+) -> io::Result<Block> {
+    let shared = Shared {
+        done: AtomicBool::new(false),
+        abort: AtomicBool::new(false),
+        first_error: Mutex::new(None),
+    };
+    let barrier = Barrier::new(count + 1);
+    let n = kb * 1024 / reclen;
+    let paths: Vec<PathBuf> = (0..count).map(|k| child_file(c, k)).collect();
+    let results: Vec<Mutex<Option<Child>>> = (0..count).map(|_| Mutex::new(None)).collect();
+    let parent_secs = std::thread::scope(|s| {
+        for k in 0..count {
+            let child = ChildRun {
+                c,
+                phase,
+                k,
+                path: &paths[k],
+                reclen,
+                n,
+                shared: &shared,
+                stop,
+            };
+            let (barrier, results) = (&barrier, &results);
+            let shared = &shared;
+            s.spawn(move || match child.run(barrier) {
+                Ok(r) => *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r),
+                Err(e) => {
+                    shared.abort.store(true, Ordering::Relaxed);
+                    let mut first = shared.first_error.lock().unwrap_or_else(|e| e.into_inner());
+                    if first.is_none() {
+                        *first = Some(io::Error::new(
+                            e.kind(),
+                            format!("child {k} ({}): {e}", child.path.display()),
+                        ));
+                    }
+                }
+            });
+        }
+        barrier.wait();
+        Instant::now()
+    })
+    .elapsed()
+    .as_secs_f64();
+    // The scope joined every child: parent time runs from the release to
+    // the last exit.
+    if let Some(e) = shared
+        .first_error
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+    {
+        return Err(e);
+    }
+    if stop.is_set() {
+        return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+    }
+    let children: Vec<Child> = results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_default()
+        })
+        .collect();
+    Ok(Block::new(phase, children, parent_secs))
+}
+
+/// Between phases: `sync()`, then iozone's pause (2 s unless `--pause`).
+pub fn settle(c: &Config, stop: &StopFlag) {
+    nix::unistd::sync();
+    let until = Instant::now() + Duration::from_secs_f64(c.pause_s);
+    while Instant::now() < until && !stop.is_set() {
+        std::thread::sleep(Duration::from_millis(20).min(until - Instant::now()));
+    }
+}
