@@ -10,4 +10,5 @@ mod check;
 mod demo;
 mod faults;
 mod inputs;
+mod iozone;
 mod list;

@@ -260,6 +260,7 @@ fn run_single(
     };
     results.recs = recs;
     if c.auto2 {
+        let _ = writeln!(out, "{}", " ".repeat(60));
         let _ = writeln!(
             out,
             "{:>16}{:>8}{:>9}{:>9}{:>8}{:>10}",
@@ -315,7 +316,9 @@ fn run_throughput(
         let _ = out.write_all(output::each_line(c, kb, reclen).as_bytes());
         for &phase in &phases {
             let block = if phase.is_retest() && c.no_retest {
-                Block::zero(phase, count)
+                // Not run and not printed; the -R report shows it as 0.00.
+                results.blocks.push(Block::zero(phase, count));
+                continue;
             } else {
                 throughput::settle(c, stop);
                 match throughput::run_phase(c, phase, count, kb, reclen, stop) {

@@ -123,7 +123,10 @@ pub fn table_row(c: &Config, row: &Row) -> String {
         let span = if pair { 2 } else { 1 };
         if row.cols[col].is_none() {
             let mut blank: usize = (col..col + span).map(width).sum();
-            if col == 11 {
+            // iozone pads a deselected fread pair with 17 blanks, not 18:
+            // kept where it only shortens the line, not with -E, where it
+            // would shift the pwrite and pread columns.
+            if col == 11 && cols == 13 {
                 blank -= 1;
             }
             o.push_str(&" ".repeat(blank));
@@ -146,7 +149,7 @@ pub fn auto2_row(c: &Config, row: &Row) -> String {
     let unit = Unit::of(c);
     let v = |k: usize| row.cols[k].map(|m| unit.integer(&m)).unwrap_or(0);
     format!(
-        "{:>16}{:>8}{:>9}{:>9}{:>8}{:>10}\n",
+        "{:>16}{:>8}{:>9}{:>9}{:>9}{:>9}\n",
         row.kb,
         row.reclen / 1024,
         v(0),
