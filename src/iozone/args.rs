@@ -74,6 +74,10 @@ pub struct Config {
     pub pwrite_tests: bool,
     /// `-j`: stride in records.
     pub stride: u64,
+    /// `-S`, `-L`: processor cache size (kB) and line size (bytes), as
+    /// the header shows them and `-p` purges.
+    pub cache_kb: u64,
+    pub cache_line: u64,
     /// `-h`: help only.
     pub help: bool,
     /// `--json FILE` (arrayburn's): every number, machine-readable.
@@ -204,6 +208,8 @@ const NOT_SUPPORTED: &str = "BDGHkKJXYQUVWZPdv";
 pub fn parse(program: &str, args: &[String]) -> Result<Config, ArgError> {
     let mut c = Config {
         stride: 17,
+        cache_kb: 1024,
+        cache_line: 32,
         pause_s: 2.0,
         ..Config::default()
     };
@@ -486,10 +492,17 @@ fn valued(c: &mut Config, flag: char, v: &str) -> Result<(), ArgError> {
                 .ok_or_else(|| ArgError(format!("-j {v}: give the stride in records, e.g. 17")))?;
         }
         'S' | 'L' => {
-            // Processor cache size / line: accepted, shown as iozone does.
-            v.trim()
+            let n = v
+                .trim()
                 .parse::<u64>()
-                .or_else(|_| bad(format!("-{flag} {v}: give a number")))?;
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| ArgError(format!("-{flag} {v}: give a positive number")))?;
+            if flag == 'S' {
+                c.cache_kb = n;
+            } else {
+                c.cache_line = n;
+            }
         }
         '+' => match v {
             "n" => {

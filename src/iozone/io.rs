@@ -186,7 +186,7 @@ pub mod order {
 }
 
 /// Evicts the CPU cache (`-p`): reads through a buffer the size of the
-/// processor cache (1 MiB).
+/// processor cache (`-S`, 1 MiB), a byte per cache line.
 pub fn purge_cpu_cache(scratch: &mut [u8]) {
     let mut sum = 0u8;
     for line in scratch.chunks(32) {

@@ -59,8 +59,12 @@ pub fn header(c: &Config, began: &str, warnings: &[String]) -> String {
         let _ = writeln!(o, "\tOutput is in kBytes/sec");
     }
     let _ = writeln!(o, "\tTime Resolution = 0.000001 seconds.");
-    let _ = writeln!(o, "\tProcessor cache size set to 1024 kBytes.");
-    let _ = writeln!(o, "\tProcessor cache line size set to 32 bytes.");
+    let _ = writeln!(o, "\tProcessor cache size set to {} kBytes.", c.cache_kb);
+    let _ = writeln!(
+        o,
+        "\tProcessor cache line size set to {} bytes.",
+        c.cache_line
+    );
     let _ = writeln!(o, "\tFile stride size set to {} * record size.", c.stride);
     if c.throughput() {
         let counts = c.process_counts();

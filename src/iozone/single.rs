@@ -231,7 +231,7 @@ pub fn run_pair(c: &Config, path: &Path, kb: u64, reclen: u64, stop: &StopFlag) 
         reclen,
         n: kb * 1024 / reclen,
         stop,
-        purge: vec![0; 1 << 20],
+        purge: vec![0; (c.cache_kb as usize) << 10],
     };
     let mut cols: [Option<Measure>; 17] = [None; 17];
     let last = if c.pwrite_tests { 10 } else { 8 };

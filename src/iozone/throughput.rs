@@ -270,7 +270,9 @@ impl ChildRun<'_> {
         barrier.wait();
         let file = opened?;
         let (records, writes) = self.plan();
-        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer && self.phase.stonewalls());
+        // -m: in throughput mode iozone uses the work area for fwrite and
+        // fread only; ours is filled with the pattern, so fread is sound.
+        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer && !self.phase.stonewalls());
         let unbuffered = self.c.direct;
         let mut out = match self.phase {
             Phase::Fwrite => Some(BufWriter::with_capacity(
@@ -298,8 +300,10 @@ impl ChildRun<'_> {
             }
             if frozen.is_none() && self.stonewall() && self.shared.done.load(Ordering::Relaxed) {
                 frozen = Some(self.numbers(done, t));
-                // Initial writers finish the file; the others stop here.
-                if self.phase != Phase::InitialWrite {
+                // Writers of a new file (initial write; pwrite, which
+                // truncates first) finish it, so the phases after read a
+                // whole file; the others stop here.
+                if !matches!(self.phase, Phase::InitialWrite | Phase::Pwrite) {
                     break;
                 }
             }
