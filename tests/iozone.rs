@@ -627,6 +627,7 @@ fn bad_command_lines_get_one_line_and_exit_2() {
         (vec!["-s", "100000g", "-i", "0"], "is free"),
         (vec!["-s", "1m", "-f", "/nonexistent/x"], "does not exist"),
         (vec![], "no arguments"),
+        (vec!["-s", "1m", "-f", "/dev/null"], "not a regular file"),
     ] {
         let out = iozone(d.path(), &args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -717,5 +718,39 @@ fn the_multi_buffer_throughput_run_that_breaks_iozone_completes() {
         std::fs::read_dir(d.path()).unwrap().count(),
         0,
         "no files left"
+    );
+}
+
+#[test]
+fn a_failing_child_ends_the_run_with_its_error_and_no_files_left() {
+    need_root!();
+    let d = scratch();
+    // Child 1's file is immutable (chattr +i): its open for writing fails,
+    // as a child failing mid-run would. iozone's parent waits forever here.
+    let locked = d.path().join("b");
+    std::fs::write(&locked, b"").unwrap();
+    let st = Command::new("chattr")
+        .arg("+i")
+        .arg(&locked)
+        .status()
+        .unwrap();
+    assert!(st.success(), "chattr +i (ext4 under the target dir)");
+    let out = iozone(
+        d.path(),
+        &[
+            "-t", "2", "-s", "1m", "-r", "64k", "-i", "0", "--pause", "0", "-F", "a", "b",
+        ],
+    );
+    let _ = Command::new("chattr").arg("-i").arg(&locked).status();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("Initial write phase with 2 processes: child 1 (b)"),
+        "{err}"
+    );
+    assert!(err.contains("Operation not permitted"), "{err}");
+    assert!(
+        !d.path().join("a").exists(),
+        "the other child's file is removed"
     );
 }

@@ -56,7 +56,11 @@ impl Drop for Cleanup {
     fn drop(&mut self) {
         if !self.keep {
             for p in &self.paths {
-                let _ = std::fs::remove_file(p);
+                // Only the regular files the run made (the plan refuses any
+                // other kind of path).
+                if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) {
+                    let _ = std::fs::remove_file(p);
+                }
             }
         }
     }
@@ -142,6 +146,14 @@ impl Plan {
             if f.is_dir() {
                 bail!(
                     "{}: is a directory; give a file name for the test file",
+                    f.display()
+                );
+            }
+            if let Ok(m) = std::fs::symlink_metadata(f)
+                && !m.is_file()
+            {
+                bail!(
+                    "{}: not a regular file; iozone mode writes and removes test files on a mounted filesystem (to read raw disks, use arrayburn check)",
                     f.display()
                 );
             }
@@ -274,7 +286,13 @@ fn run_single(
         let row = match single::run_pair(c, path, kb, rec, stop) {
             Ok(r) => r,
             Err(_) if stop.is_set() => return Ok(()),
-            Err(e) => return Err(anyhow::anyhow!("{}: {e}", path.display())),
+            Err(e) => {
+                return Err(anyhow::anyhow!(
+                    "{}: {}",
+                    path.display(),
+                    explain(c, rec, &e)
+                ));
+            }
         };
         let line = if c.auto2 {
             output::auto2_row(c, &row)
@@ -325,9 +343,10 @@ fn run_throughput(
                     Ok(b) => b,
                     Err(_) if stop.is_set() => return Ok(()),
                     Err(e) => bail!(
-                        "{} phase with {count} {}: {e}",
+                        "{} phase with {count} {}: {}",
                         phase.label(),
-                        if c.threads { "threads" } else { "processes" }
+                        if c.threads { "threads" } else { "processes" },
+                        explain(c, reclen, &e)
                     ),
                 }
             };
@@ -344,6 +363,17 @@ fn run_throughput(
     }
     let _ = out.write_all(b"\niozone test complete.\n");
     Ok(())
+}
+
+/// An I/O error in words; EINVAL under `-I` is O_DIRECT refusing the
+/// record's size or alignment.
+fn explain(c: &Config, reclen: u64, e: &std::io::Error) -> String {
+    if c.direct && e.raw_os_error() == Some(nix::libc::EINVAL) {
+        return format!(
+            "{e}: O_DIRECT (-I) refused a {reclen}-byte record; use a record size that is a multiple of the filesystem's block size (e.g. -r 4k or more), or drop -I"
+        );
+    }
+    e.to_string()
 }
 
 /// The throughput report's rows: per phase, the Children-see figure of
