@@ -420,6 +420,55 @@ mod tests {
         );
     }
 
+    /// A device that reads `ok` chunks, then is gone (ENODEV), as an
+    /// unplugged disk. (No loop device can be made to vanish under a
+    /// reader here, so this is the worker's half of that case.)
+    struct Vanishing {
+        ok: u32,
+    }
+
+    impl Engine for Vanishing {
+        fn read(&mut self, _: &mut AlignedBuf, chunk: Chunk) -> std::io::Result<usize> {
+            if self.ok == 0 {
+                return Err(std::io::Error::from_raw_os_error(nix::libc::ENODEV));
+            }
+            self.ok -= 1;
+            Ok(chunk.len())
+        }
+    }
+
+    #[test]
+    fn a_device_that_goes_away_stops_its_read_and_is_reported_gone() {
+        let job = Job {
+            disk: 0,
+            engine: Box::new(Vanishing { ok: 3 }),
+            size: 64 << 20,
+            logical_block: 512,
+            block: 1 << 20,
+            window: Window::Full,
+            sample: Duration::from_secs(1),
+            max_errors: 100,
+            slow_read: Duration::from_millis(500),
+            buckets: 4,
+            origin: 0,
+            spots: 1,
+        };
+        let seen = std::sync::Mutex::new(Vec::new());
+        let run = job.run(&StopFlag::default(), &AtomicU64::new(0), &|_, e| {
+            seen.lock().unwrap().push(e)
+        });
+        assert!(run.gone);
+        assert_eq!((run.bytes, run.reads, run.failed_reads), (3 << 20, 3, 1));
+        assert!(!run.reached_end, "nothing read after it went");
+        assert_eq!(run.errors[0].offset, 3 << 20);
+        assert_eq!(run.errors[0].errno, Some(nix::libc::ENODEV));
+        assert_eq!(
+            seen.lock().unwrap().len(),
+            1,
+            "reported once, not pinpointed"
+        );
+    }
+
     #[test]
     fn a_run_shorter_than_the_warm_up_is_its_own_window() {
         let mut m = WindowMarks::new(Duration::from_secs(60));
