@@ -74,12 +74,7 @@ pub fn human_duration(d: Duration) -> String {
 
 /// RFC 3339 UTC time stamp (`2026-11-30T05:04:50Z`) without a date crate.
 pub fn rfc3339(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
+    let (_, rem, (y, m, d)) = split_time(t);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         rem / 3600,
@@ -95,12 +90,7 @@ pub fn ctime(t: SystemTime) -> String {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
+    let (days, rem, (y, m, d)) = split_time(t);
     format!(
         "{} {} {d:2} {:02}:{:02}:{:02} {y}",
         DAYS[(days % 7) as usize],
@@ -109,6 +99,17 @@ pub fn ctime(t: SystemTime) -> String {
         (rem % 3600) / 60,
         rem % 60
     )
+}
+
+/// (days since 1970-01-01, seconds into the day, (year, month, day)) in UTC.
+fn split_time(t: SystemTime) -> (u64, u64, (i64, u32, u32)) {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    (days, rem, (y, m, d))
 }
 
 /// Days since 1970-01-01 to (year, month, day), Howard Hinnant's algorithm.

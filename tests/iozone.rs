@@ -26,6 +26,8 @@ fn scratch() -> tempfile::TempDir {
 }
 
 fn iozone(dir: &Path, args: &[&str]) -> Output {
+    // The device tests time throttled disks: no file workload beside them.
+    let _l = device_lock();
     let out = Command::new(bin())
         .arg("iozone")
         .args(args)
@@ -652,6 +654,7 @@ fn a_signal_mid_run_leaves_no_test_files() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
     let d = scratch();
+    let _l = device_lock();
     let child = Command::new(bin())
         .args([
             "iozone", "-t", "2", "-s", "32m", "-r", "1m", "-i", "0", "-i", "1", "--pause", "3",

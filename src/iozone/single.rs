@@ -52,6 +52,17 @@ pub struct Row {
     pub cols: [Option<Measure>; 17],
 }
 
+/// How a timed loop addresses its records.
+#[derive(Clone, Copy)]
+enum Walk<'o> {
+    /// Through the file position (read()/write()).
+    Sequential,
+    /// Record i at offset i × reclen (pread()/pwrite()).
+    Positional,
+    /// These records, each at its offset.
+    At(&'o [u64]),
+}
+
 /// The pair's work: file path, records and their size.
 struct Pair<'a> {
     c: &'a Config,
@@ -88,27 +99,17 @@ impl Pair<'_> {
         }
         let file = open(self.path, Access::Write, self.c, false)?;
         file.sync_all()?;
-        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer);
-        let (n, reclen) = (self.n, self.reclen);
-        let purge = self.c.purge;
-        let mut scratch = std::mem::take(&mut self.purge);
-        let secs = timed(self.c, file, self.stop, |f, stop| {
-            let mut f = f;
-            for i in 0..n {
-                check_stop(stop)?;
-                if purge {
-                    purge_cpu_cache(&mut scratch);
-                }
-                if positional {
-                    write_at(f, buf.record(), i * reclen)?;
-                } else {
-                    write_seq(&mut f, buf.record())?;
-                }
-            }
-            Ok(())
-        })?;
-        self.purge = scratch;
-        Ok(self.measure(secs, n))
+        let walk = if positional {
+            Walk::Positional
+        } else {
+            Walk::Sequential
+        };
+        self.timed_loop(
+            file,
+            Buffer::new(self.reclen, self.c.multi_buffer),
+            walk,
+            Access::Write,
+        )
     }
 
     /// Test 1 (and 10 with `pread`): sequential reads, after an untimed
@@ -116,52 +117,59 @@ impl Pair<'_> {
     fn read(&mut self, positional: bool) -> io::Result<Measure> {
         let file = open(self.path, Access::Read, self.c, false)?;
         let mut buf = Buffer::new(self.reclen, self.c.multi_buffer);
-        if !positional {
-            file.sync_all()?;
-            read_at(&file, buf.record(), 0)?;
+        if positional {
+            return self.timed_loop(file, buf, Walk::Positional, Access::Read);
         }
-        let (n, reclen, purge) = (self.n, self.reclen, self.c.purge);
-        let mut scratch = std::mem::take(&mut self.purge);
-        let secs = timed(self.c, file, self.stop, |f, stop| {
-            let mut f = f;
-            for i in 0..n {
-                check_stop(stop)?;
-                if purge {
-                    purge_cpu_cache(&mut scratch);
-                }
-                if positional {
-                    read_at(f, buf.record(), i * reclen)?;
-                } else {
-                    read_seq(&mut f, buf.record())?;
-                }
-            }
-            Ok(())
-        })?;
-        self.purge = scratch;
-        Ok(self.measure(secs, n))
+        file.sync_all()?;
+        read_at(&file, buf.record(), 0)?;
+        self.timed_loop(file, buf, Walk::Sequential, Access::Read)
     }
 
     /// Reads (or writes) the records in `order`, each at its offset.
     fn at_offsets(&mut self, order: &[u64], access: Access) -> io::Result<Measure> {
         let file = open(self.path, access, self.c, false)?;
-        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer);
+        let buf = Buffer::new(self.reclen, self.c.multi_buffer);
+        self.timed_loop(file, buf, Walk::At(order), access)
+    }
+
+    /// The timed loop of the read/write/pread/pwrite/offset tests.
+    fn timed_loop(
+        &mut self,
+        file: File,
+        mut buf: Buffer,
+        walk: Walk,
+        access: Access,
+    ) -> io::Result<Measure> {
         let (reclen, purge) = (self.reclen, self.c.purge);
+        let n = match walk {
+            Walk::At(order) => order.len() as u64,
+            _ => self.n,
+        };
         let mut scratch = std::mem::take(&mut self.purge);
         let secs = timed(self.c, file, self.stop, |f, stop| {
-            for &r in order {
+            let mut pos = f;
+            for i in 0..n {
                 check_stop(stop)?;
                 if purge {
                     purge_cpu_cache(&mut scratch);
                 }
-                match access {
-                    Access::Read => read_at(f, buf.record(), r * reclen)?,
-                    Access::Write => write_at(f, buf.record(), r * reclen)?,
+                let rec = buf.record();
+                let at = match walk {
+                    Walk::Sequential => None,
+                    Walk::Positional => Some(i * reclen),
+                    Walk::At(order) => Some(order[i as usize] * reclen),
+                };
+                match (at, access) {
+                    (None, Access::Write) => write_seq(&mut pos, rec)?,
+                    (None, Access::Read) => read_seq(&mut pos, rec)?,
+                    (Some(o), Access::Write) => write_at(f, rec, o)?,
+                    (Some(o), Access::Read) => read_at(f, rec, o)?,
                 }
             }
             Ok(())
-        })?;
+        });
         self.purge = scratch;
-        Ok(self.measure(secs, order.len() as u64))
+        Ok(self.measure(secs?, n))
     }
 
     /// Test 6: fwrite through a stdio-like buffer of one record (never
