@@ -17,11 +17,12 @@ fn main() -> ExitCode {
     // SIGINT, SIGTERM and SIGHUP (ctrlc's "termination" feature): the first
     // asks the workers to stop after their current read, so the partial
     // report is written; a second one ends the process at once (unless the
-    // demo is still removing its loop devices and cgroup).
+    // demo is still removing its loop devices and cgroup, or iozone its test
+    // files).
     let _ = ctrlc::set_handler(move || {
         if handler_stop.is_set() {
             if handler_stop.cleanup_pending() {
-                eprintln!("arrayburn: still removing what the demo created; one moment");
+                eprintln!("arrayburn: still removing what this run created; one moment");
                 return;
             }
             std::process::exit(130);

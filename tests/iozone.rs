@@ -757,3 +757,14 @@ fn a_failing_child_ends_the_run_with_its_error_and_no_files_left() {
         "the other child's file is removed"
     );
 }
+
+#[test]
+fn help_lists_the_flags_and_exits_0() {
+    let d = scratch();
+    for flag in ["-h", "--help"] {
+        let out = ok(d.path(), &[flag]);
+        for f in ["-a ", "-I ", "-+n", "--json FILE"] {
+            assert!(out.contains(f), "{flag}: {f} missing");
+        }
+    }
+}

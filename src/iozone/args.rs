@@ -232,6 +232,7 @@ pub fn parse(program: &str, args: &[String]) -> Result<Config, ArgError> {
                 v.ok_or_else(|| ArgError(format!("--{long} needs a value")))
             };
             match long {
+                "help" => c.help = true,
                 "json" => c.json = Some(PathBuf::from(value()?)),
                 "pause" => {
                     let v = value()?;

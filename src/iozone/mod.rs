@@ -50,6 +50,7 @@ pub struct Results {
 struct Cleanup {
     paths: Vec<PathBuf>,
     keep: bool,
+    stop: StopFlag,
 }
 
 impl Drop for Cleanup {
@@ -63,6 +64,7 @@ impl Drop for Cleanup {
                 }
             }
         }
+        self.stop.set_cleanup_pending(false);
     }
 }
 
@@ -74,9 +76,13 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Healthy);
     }
     let plan = Plan::new(&c)?;
+    // A second signal must not leave test files behind (workers stop at
+    // the next record, so the wait is short).
+    stop.set_cleanup_pending(!c.keep);
     let _cleanup = Cleanup {
         paths: plan.files.clone(),
         keep: c.keep,
+        stop: stop.clone(),
     };
     let began = ctime(SystemTime::now());
     for w in &plan.warnings {
