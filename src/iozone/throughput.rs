@@ -432,3 +432,52 @@ pub fn settle(c: &Config, stop: &StopFlag) {
         std::thread::sleep(Duration::from_millis(20).min(until - Instant::now()));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blocks_numbers_are_iozones() {
+        let c = |actual, throughput| Child { actual, throughput };
+        // Child 1 was stonewalled at 48 MiB of 64.
+        let b = Block::new(
+            Phase::Read,
+            vec![c(65536.0, 4000.0), c(49152.0, 3000.0)],
+            20.0,
+        );
+        assert_eq!(b.children_see, 7000.0, "the sum of the children's rates");
+        assert_eq!(
+            b.parent_sees,
+            (65536.0 + 49152.0) / 20.0,
+            "all kB over the parent's time"
+        );
+        assert_eq!((b.min, b.max, b.avg), (3000.0, 4000.0, 3500.0));
+        assert_eq!(b.min_xfer, 49152.0, "how far the slowest child got");
+        // A child with 0 first is the minimum (iozone re-seeds on 0: not copied).
+        let z = Block::new(Phase::Read, vec![c(0.0, 0.0), c(10.0, 5.0)], 1.0);
+        assert_eq!(z.min, 0.0);
+    }
+
+    #[test]
+    fn phases_follow_the_selected_tests_in_iozones_order() {
+        let cfg = |s: &str| {
+            let a: Vec<String> = s.split_whitespace().map(String::from).collect();
+            super::super::args::parse("iozone", &a).unwrap()
+        };
+        assert_eq!(
+            phases(&cfg("-t 1 -i 2 -i 0")),
+            [
+                Phase::InitialWrite,
+                Phase::Rewrite,
+                Phase::RandomRead,
+                Phase::RandomWrite
+            ]
+        );
+        assert_eq!(phases(&cfg("-t 1")).len(), 13);
+        assert!(
+            phases(&cfg("-t 1 -i 0 -i 4")).iter().all(|p| p.test() == 0),
+            "-i 4 has no throughput phase"
+        );
+    }
+}
