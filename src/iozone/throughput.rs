@@ -384,8 +384,10 @@ pub fn run_phase(
             let shared = &shared;
             s.spawn(move || match child.run(barrier) {
                 Ok(r) => *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r),
+                // Stopped because another child failed or a signal came:
+                // that cause is what gets reported.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    shared.abort.store(true, Ordering::Relaxed);
                     let mut first = shared.first_error.lock().unwrap_or_else(|e| e.into_inner());
                     if first.is_none() {
                         *first = Some(io::Error::new(
@@ -393,6 +395,8 @@ pub fn run_phase(
                             format!("child {k} ({}): {e}", child.path.display()),
                         ));
                     }
+                    // Only once the cause is recorded may the others stop.
+                    shared.abort.store(true, Ordering::Relaxed);
                 }
             });
         }
