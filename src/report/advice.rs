@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::build::{slow_time, stall, tail_factor};
 use super::{Pass, PassDisk};
 use crate::run::PassKind;
 use crate::stats::verdict::{Thresholds, Verdict};
@@ -62,18 +63,15 @@ fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 }
 
 impl Evidence {
-    fn add(&mut self, kind: PassKind, d: &PassDisk, th: &Thresholds) {
+    /// `path_limited`: this pass's numbers were decided by a shared path.
+    fn add(&mut self, kind: PassKind, d: &PassDisk, th: &Thresholds, path_limited: bool) {
         self.bad_ranges = self.bad_ranges.max(d.bad_ranges);
         if let Some(e) = d.errors.first() {
             self.first_bad = Some(self.first_bad.map_or(e.offset, |f| f.min(e.offset)));
         }
         self.gone |= d.device_gone;
         self.slow_reads = self.slow_reads.max(d.slow_read_count);
-        for s in d.slow_reads.iter().filter(|s| s.index > 1) {
-            if s.latency_ms >= th.stall_ms {
-                self.stall_ms = larger(self.stall_ms, Some(s.latency_ms));
-            }
-        }
+        self.stall_ms = larger(self.stall_ms, stall(d, th).map(|s| s.latency_ms));
         if d.slow_regions.len() > self.regions {
             self.regions = d.slow_regions.len();
             self.first_region = d.slow_regions.first().map(|r| r.start_byte);
@@ -90,14 +88,11 @@ impl Evidence {
                 if kind == PassKind::Parallel {
                     self.pct_of_serial = low(d.pct_of_serial);
                 }
-                let slow_time = d.time_pct_of_peers.filter(|t| *t > 10_000.0 / th.slow_pct);
-                self.time_pct = larger(self.time_pct, slow_time);
+                let slow = d.time_pct_of_peers.filter(|t| slow_time(*t, th));
+                self.time_pct = larger(self.time_pct, slow);
             }
         }
-        let x = d.p9999_pct_of_peers.map(|p| p / 100.0);
-        if d.reasons.iter().any(|r| r.starts_with("p99.99")) {
-            self.tail_x = larger(self.tail_x, x);
-        }
+        self.tail_x = larger(self.tail_x, tail_factor(d, path_limited));
     }
 
     fn sentence(&self) -> (Action, String) {
@@ -170,7 +165,8 @@ impl Evidence {
 
 /// A sentence for every disk that is slow or failed reads in any pass, in
 /// the order the disks were given.
-pub fn advise(passes: &[Pass], th: &Thresholds) -> Vec<DiskAdvice> {
+/// `shared_bottleneck`: the parallel pass was limited by a shared path.
+pub fn advise(passes: &[Pass], th: &Thresholds, shared_bottleneck: bool) -> Vec<DiskAdvice> {
     let mut paths: Vec<&str> = Vec::new();
     for d in passes.iter().flat_map(|p| &p.disks) {
         if matches!(d.verdict, Verdict::Slow | Verdict::Error) && !paths.contains(&d.path.as_str())
@@ -184,7 +180,8 @@ pub fn advise(passes: &[Pass], th: &Thresholds) -> Vec<DiskAdvice> {
             let mut e = Evidence::default();
             for p in passes {
                 for d in p.disks.iter().filter(|d| d.path == path) {
-                    e.add(p.kind, d, th);
+                    let path_limited = shared_bottleneck && p.kind == PassKind::Parallel;
+                    e.add(p.kind, d, th, path_limited);
                 }
             }
             let (action, sentence) = e.sentence();

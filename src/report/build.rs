@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use super::{Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary, SurfaceProfile};
 use crate::plan::Plan;
-use crate::run::{DiskRun, PassKind, PassRun, Window};
+use crate::run::{DiskRun, PassKind, PassRun, SlowRead, Window};
 use crate::stats::surface::{Against, Profile, SlowRegion, slow_regions};
 use crate::stats::verdict::{
     PathFinding, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict, classify, pct_of_group_median,
@@ -260,28 +260,45 @@ fn judge_pass(
 /// the peers'.
 fn latency_reasons(row: &PassDisk, path_limited: bool, th: &Thresholds) -> Vec<String> {
     let mut out = Vec::new();
-    let worst = row
-        .slow_reads
-        .iter()
-        .filter(|s| s.index > 1)
-        .max_by(|a, b| a.latency_ms.total_cmp(&b.latency_ms));
-    if let Some(w) = worst.filter(|w| w.latency_ms >= th.stall_ms) {
+    if let Some(w) = stall(row, th) {
         out.push(format!(
             "a read took {:.0} ms at byte {} (stall threshold {:.0} ms); {} slow read(s) logged",
             w.latency_ms, w.offset, th.stall_ms, row.slow_read_count
         ));
     }
-    let tail_ms = row.latency_us.p9999 / 1e3;
-    if let Some(p) = row
-        .p9999_pct_of_peers
-        .filter(|p| !path_limited && *p > TAIL_FACTOR * 100.0 && tail_ms >= TAIL_FLOOR_MS)
-    {
+    if let Some(x) = tail_factor(row, path_limited) {
         out.push(format!(
-            "p99.99 read latency {tail_ms:.0} ms is {:.1}x its peers' median",
-            p / 100.0
+            "p99.99 read latency {:.0} ms is {x:.1}x its peers' median",
+            row.latency_us.p9999 / 1e3
         ));
     }
     out
+}
+
+/// The slowest read at or over the stall threshold, the run's first read
+/// left out (a spun-down drive takes seconds to spin up).
+pub(super) fn stall<'a>(row: &'a PassDisk, th: &Thresholds) -> Option<&'a SlowRead> {
+    row.slow_reads
+        .iter()
+        .filter(|s| s.index > 1)
+        .max_by(|a, b| a.latency_ms.total_cmp(&b.latency_ms))
+        .filter(|w| w.latency_ms >= th.stall_ms)
+}
+
+/// How many times its peers' median p99.99 the disk's p99.99 is, when that
+/// marks it slow: over [`TAIL_FACTOR`], at least [`TAIL_FLOOR_MS`], and not
+/// decided by a shared path.
+pub(super) fn tail_factor(row: &PassDisk, path_limited: bool) -> Option<f64> {
+    let tail_ms = row.latency_us.p9999 / 1e3;
+    row.p9999_pct_of_peers
+        .filter(|p| !path_limited && *p > TAIL_FACTOR * 100.0 && tail_ms >= TAIL_FLOOR_MS)
+        .map(|p| p / 100.0)
+}
+
+/// Whether a completion time per byte, as % of the peers', is slow: time
+/// is the inverse of speed, so over 100/slow_pct of the median time.
+pub(super) fn slow_time(time_pct: f64, th: &Thresholds) -> bool {
+    time_pct > 10_000.0 / th.slow_pct
 }
 
 /// A slow region in words: where, how slow, against what.
@@ -379,9 +396,7 @@ fn verdict_for(
         }
     }
     if let Some(t) = row.time_pct_of_peers {
-        // Time is the inverse of speed: slower than slow_pct means more than
-        // 100/slow_pct of the median time.
-        if t > 10_000.0 / th.slow_pct {
+        if slow_time(t, th) {
             slow.push(format!("took {t:.0}% of its peers' median time"));
         } else if t < 10_000.0 / th.fast_pct {
             fast.push(format!("took {t:.0}% of its peers' median time"));
@@ -432,7 +447,11 @@ fn summarize(
         parallel_pct_of_serial_sum: finding.map(|f| f.aggregate_pct_of_serial),
         median_pct_of_serial: finding.map(|f| f.median_pct_of_serial),
         flagged,
-        disk_verdicts: super::advice::advise(passes, th),
+        disk_verdicts: super::advice::advise(
+            passes,
+            th,
+            finding.is_some_and(|f| f.shared_bottleneck),
+        ),
         message: String::new(),
     };
     s.message = message(&s, passes, interrupted, th);
