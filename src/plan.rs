@@ -255,10 +255,7 @@ fn check_output_dir(p: &Path) -> Result<(), PlanError> {
             p.display()
         )));
     }
-    let parent = p
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let parent = parent_dir(p);
     if !p.exists() && !parent.is_dir() {
         return Err(PlanError::Option(format!(
             "--out {}: directory {} does not exist; create it or choose another path",
@@ -269,17 +266,20 @@ fn check_output_dir(p: &Path) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// The directory a path names a file in (`.` for a bare name).
+pub fn parent_dir(p: &Path) -> &Path {
+    p.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// An output file must be creatable: its directory exists and it is not a
 /// directory itself. Nothing is created here.
-fn check_output_path(flag: &str, p: &Path) -> Result<(), PlanError> {
-    let parent = p
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+pub fn check_output_path(flag: &str, p: &Path) -> Result<(), PlanError> {
+    let parent = parent_dir(p);
     if p.is_dir() {
         return Err(PlanError::Option(format!(
-            "{flag} {}: is a directory; give a file name such as {}/report.json",
-            p.display(),
+            "{flag} {}: is a directory; give a file name inside it",
             p.display()
         )));
     }

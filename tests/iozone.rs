@@ -630,6 +630,11 @@ fn bad_command_lines_get_one_line_and_exit_2() {
         (vec!["-s", "1m", "-f", "/nonexistent/x"], "does not exist"),
         (vec![], "no arguments"),
         (vec!["-s", "1m", "-f", "/dev/null"], "not a regular file"),
+        (
+            vec!["-s", "1m", "--json", "/nonexistent/r.json"],
+            "does not exist",
+        ),
+        (vec!["-s", "1m", "-b", "."], "is a directory"),
     ] {
         let out = iozone(d.path(), &args);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -68,8 +68,6 @@ pub struct Config {
     pub purge: bool,
     /// `-x`: no stonewalling.
     pub no_stonewall: bool,
-    /// `-M`: print `uname -a`.
-    pub machine: bool,
     /// `-E`: also pwrite/pread in single and auto mode.
     pub pwrite_tests: bool,
     /// `-j`: stride in records.
@@ -229,7 +227,11 @@ pub fn parse(program: &str, args: &[String]) -> Result<Config, ArgError> {
             let mut value = || {
                 let v = args.get(i).cloned();
                 i += 1;
-                v.ok_or_else(|| ArgError(format!("--{long} needs a value")))
+                v.ok_or_else(|| {
+                    ArgError(format!(
+                        "--{long} needs a value after it (-h lists the options)"
+                    ))
+                })
             };
             match long {
                 "help" => c.help = true,
@@ -307,7 +309,11 @@ pub fn parse(program: &str, args: &[String]) -> Result<Config, ArgError> {
                 let v = args
                     .get(i)
                     .cloned()
-                    .ok_or_else(|| ArgError(format!("-{flag} needs a value")))?;
+                    .ok_or_else(|| {
+                        ArgError(format!(
+                            "-{flag} needs a value after it (e.g. -{flag} 4 or -{flag}4; -h lists the options)"
+                        ))
+                    })?;
                 i += 1;
                 v
             };
@@ -385,7 +391,6 @@ fn plain(c: &mut Config, flag: char) {
             splash(c, "Stonewall disabled");
         }
         'M' => {
-            c.machine = true;
             let uname = nix::sys::utsname::uname()
                 .map(|u| {
                     [

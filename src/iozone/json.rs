@@ -21,6 +21,9 @@ struct Doc<'a> {
     unit: &'static str,
     o_direct: bool,
     interrupted: bool,
+    /// Why the run stopped early (a failed process, a full disk); null
+    /// when it ran to the end or was interrupted.
+    error: Option<&'a str>,
     warnings: &'a [String],
     results: Vec<Entry>,
 }
@@ -116,6 +119,7 @@ pub fn render(c: &Config, r: &Results, began: &str) -> Vec<u8> {
         },
         o_direct: c.direct,
         interrupted: r.interrupted,
+        error: r.error.as_deref(),
         warnings: &r.warnings,
         results,
     };

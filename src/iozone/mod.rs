@@ -43,6 +43,8 @@ pub struct Results {
     pub reclen: u64,
     /// A signal stopped the run.
     pub interrupted: bool,
+    /// Why the run failed before the end, if it did.
+    pub error: Option<String>,
     /// The page-cache warning, when given.
     pub warnings: Vec<String>,
 }
@@ -105,19 +107,22 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         run_single(&c, &plan, stop, &mut out, &mut results)
     };
     results.interrupted = stop.is_set();
+    if let Err(e) = &ran {
+        results.error = Some(format!("{e:#}"));
+    }
     if let Some(path) = &c.json {
         let doc = json::render(&c, &results, &began);
         crate::report::write_atomic(path, &doc)
             .with_context(|| format!("writing --json {}", path.display()))?;
     }
     if results.interrupted {
-        eprintln!("arrayburn iozone: interrupted; partial results kept, test files removed");
+        let files = if c.keep { "kept (-w)" } else { "removed" };
+        eprintln!("arrayburn iozone: interrupted; partial results kept, test files {files}");
         return Ok(Outcome::Interrupted);
     }
     ran?;
     if let Some(path) = &c.biff {
-        let _ = std::fs::remove_file(path);
-        std::fs::write(path, biff::render(&c, &results))
+        crate::report::write_atomic(path, &biff::render(&c, &results))
             .with_context(|| format!("writing -b {}", path.display()))?;
     }
     Ok(Outcome::Healthy)

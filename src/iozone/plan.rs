@@ -3,12 +3,13 @@
 //! that tests reading a file `-i 0` did not write find it whole, and whether
 //! reads will be served by the page cache (the warning).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 
 use super::args::Config;
 use super::{single, throughput};
+use crate::plan::{check_output_path, parent_dir};
 use crate::units::human_bytes_binary;
 
 /// The files a run will use and what to warn about, checked before any I/O.
@@ -22,6 +23,11 @@ pub struct Plan {
 impl Plan {
     /// Checks a configuration against the system.
     pub fn new(c: &Config) -> anyhow::Result<Plan> {
+        for (flag, path) in [("--json", &c.json), ("-b", &c.biff)] {
+            if let Some(p) = path {
+                check_output_path(flag, p)?;
+            }
+        }
         let files: Vec<PathBuf> = if c.throughput() {
             (0..c.max_count())
                 .map(|k| throughput::child_file(c, k))
@@ -33,21 +39,9 @@ impl Plan {
                     .unwrap_or_else(|| PathBuf::from("iozone.tmp")),
             ]
         };
+        let flag = if c.throughput() { "-F" } else { "-f" };
         for f in &files {
-            let dir = parent(f);
-            if !dir.is_dir() {
-                bail!(
-                    "{}: directory {} does not exist; create it or choose another path",
-                    f.display(),
-                    dir.display()
-                );
-            }
-            if f.is_dir() {
-                bail!(
-                    "{}: is a directory; give a file name for the test file",
-                    f.display()
-                );
-            }
+            check_output_path(flag, f)?;
             if let Ok(m) = std::fs::symlink_metadata(f)
                 && !m.is_file()
             {
@@ -92,12 +86,6 @@ impl Plan {
     }
 }
 
-fn parent(f: &Path) -> &Path {
-    f.parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
-
 /// The largest file a run writes, in kB.
 fn max_file_kb(c: &Config) -> u64 {
     if c.auto_mode() {
@@ -116,7 +104,7 @@ fn max_file_kb(c: &Config) -> u64 {
 fn check_space(files: &[PathBuf], each: u64) -> anyhow::Result<()> {
     let mut by_fs: Vec<(u64, PathBuf, u64, u64)> = Vec::new();
     for f in files {
-        let dir = parent(f);
+        let dir = parent_dir(f);
         let st = nix::sys::statvfs::statvfs(dir)
             .with_context(|| format!("checking free space in {}", dir.display()))?;
         let free = st.blocks_available() * st.fragment_size();

@@ -38,11 +38,6 @@ pub const COLUMNS: [&str; 17] = [
 /// The test number (`-i`) that produces each column.
 pub const COLUMN_TEST: [u8; 17] = [0, 0, 1, 1, 2, 2, 3, 4, 5, 6, 6, 7, 7, 9, 9, 10, 10];
 
-/// Whether a column is a re-test (0 with `-+n`).
-pub fn is_retest(col: usize) -> bool {
-    matches!(col, 1 | 3 | 10 | 12 | 14 | 16)
-}
-
 /// One row of the table: a file size, a record size, and each column's
 /// measurement (None: not selected).
 #[derive(Debug, Clone)]
@@ -230,6 +225,23 @@ impl Pair<'_> {
     }
 }
 
+/// A test into column `k` and its re-test (run again, or 0 with `-+n`)
+/// into `k + 1`; `run` is told whether it is the re-test.
+fn with_retest(
+    cols: &mut [Option<Measure>; 17],
+    k: usize,
+    c: &Config,
+    mut run: impl FnMut(bool) -> io::Result<Measure>,
+) -> io::Result<()> {
+    cols[k] = Some(run(false)?);
+    cols[k + 1] = Some(if c.no_retest {
+        Measure::default()
+    } else {
+        run(true)?
+    });
+    Ok(())
+}
+
 /// Runs the selected tests on one (file size, record size) pair and
 /// returns the row. The file is removed at the end unless `-w`.
 pub fn run_pair(c: &Config, path: &Path, kb: u64, reclen: u64, stop: &StopFlag) -> io::Result<Row> {
@@ -250,20 +262,10 @@ pub fn run_pair(c: &Config, path: &Path, kb: u64, reclen: u64, stop: &StopFlag) 
             }
             match test {
                 0 => {
-                    cols[0] = Some(pair.write(true, false)?);
-                    cols[1] = Some(if c.no_retest {
-                        Measure::default()
-                    } else {
-                        pair.write(false, false)?
-                    });
+                    with_retest(&mut cols, 0, c, |again| pair.write(!again, false))?;
                 }
                 1 => {
-                    cols[2] = Some(pair.read(false)?);
-                    cols[3] = Some(if c.no_retest {
-                        Measure::default()
-                    } else {
-                        pair.read(false)?
-                    });
+                    with_retest(&mut cols, 2, c, |_| pair.read(false))?;
                 }
                 2 => {
                     let p = order::random(pair.n);
@@ -283,36 +285,16 @@ pub fn run_pair(c: &Config, path: &Path, kb: u64, reclen: u64, stop: &StopFlag) 
                     cols[8] = Some(pair.at_offsets(&p, Access::Read)?);
                 }
                 6 => {
-                    cols[9] = Some(pair.fwrite()?);
-                    cols[10] = Some(if c.no_retest {
-                        Measure::default()
-                    } else {
-                        pair.fwrite()?
-                    });
+                    with_retest(&mut cols, 9, c, |_| pair.fwrite())?;
                 }
                 7 => {
-                    cols[11] = Some(pair.fread()?);
-                    cols[12] = Some(if c.no_retest {
-                        Measure::default()
-                    } else {
-                        pair.fread()?
-                    });
+                    with_retest(&mut cols, 11, c, |_| pair.fread())?;
                 }
                 9 => {
-                    cols[13] = Some(pair.write(false, true)?);
-                    cols[14] = Some(if c.no_retest {
-                        Measure::default()
-                    } else {
-                        pair.write(false, true)?
-                    });
+                    with_retest(&mut cols, 13, c, |_| pair.write(false, true))?;
                 }
                 10 => {
-                    cols[15] = Some(pair.read(true)?);
-                    cols[16] = Some(if c.no_retest {
-                        Measure::default()
-                    } else {
-                        pair.read(true)?
-                    });
+                    with_retest(&mut cols, 15, c, |_| pair.read(true))?;
                 }
                 _ => {}
             }
