@@ -214,19 +214,14 @@ pub struct DiskRun {
 
 impl DiskRun {
     /// One disk's measurement from its concurrent readers' (the seek pass):
-    /// bytes, reads, latencies, surface and faults added up; the window's
-    /// speed is the sum of the readers' speeds over the longest window; a
-    /// bad range two readers both found counts once.
+    /// bytes, reads, latencies, surface and faults added up; the window is
+    /// all readers' window bytes over the longest of their windows (they
+    /// start together and read for the same sample); a bad range two
+    /// readers both found counts once.
     pub fn merge(mut runs: Vec<DiskRun>) -> DiskRun {
         let mut all = runs.remove(0);
-        if runs.is_empty() {
-            return all;
-        }
-        let rate = |(b, t): (u64, Duration)| b as f64 / t.as_secs_f64().max(1e-9);
-        let (mut speed, mut span) = (rate(all.window), all.window.1);
         for r in runs {
-            speed += rate(r.window);
-            span = span.max(r.window.1);
+            all.window = (all.window.0 + r.window.0, all.window.1.max(r.window.1));
             all.bytes += r.bytes;
             all.elapsed = all.elapsed.max(r.elapsed);
             all.reads += r.reads;
@@ -258,7 +253,6 @@ impl DiskRun {
             all.reached_end |= r.reached_end;
             all.interrupted |= r.interrupted;
         }
-        all.window = ((speed * span.as_secs_f64()) as u64, span);
         all.errors.sort_by_key(|e| e.offset);
         all.errors.truncate(worker::MAX_KEPT_ERRORS);
         all.slow_reads.sort_by_key(|s| s.offset);

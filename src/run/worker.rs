@@ -242,8 +242,8 @@ impl Job {
         (good, bad)
     }
 
-    /// Reads the disk from offset 0 for the window, reporting failed reads
-    /// through `on_error` as they happen.
+    /// Reads the disk from `origin` (0 but for seek-pass readers) for the
+    /// window, reporting failed reads through `on_error` as they happen.
     pub fn run(
         mut self,
         stop: &StopFlag,
