@@ -40,11 +40,10 @@ trait Drawing {
 }
 
 /// Writes every chart of the report into `dir` as `NAME.svg` and
-/// `NAME.png`; returns the file names written.
-pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<String>> {
+/// `NAME.png`.
+pub fn write_all(report: &Report, dir: &Path) -> Result<()> {
     register_font();
     fs::create_dir_all(dir)?;
-    let mut written = Vec::new();
     for p in &report.passes {
         let pass = p.kind.name();
         let charts: [(String, &dyn Drawing); 3] = [
@@ -66,11 +65,9 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<String>> {
                     return Err(e);
                 }
             }
-            written.push(format!("{stem}.svg"));
-            written.push(format!("{stem}.png"));
         }
     }
-    Ok(written)
+    Ok(())
 }
 
 /// Implements [`Drawing`] for a type with a generic `draw`.
