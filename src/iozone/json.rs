@@ -78,17 +78,14 @@ pub fn render(c: &Config, r: &Results, began: &str) -> Vec<u8> {
         }
     }
     for b in &r.blocks {
-        let per_op = if c.ops { 0.0 } else { 1024.0 };
+        // The printed figure is kB/s (1024 bytes), or ops/s of one record.
+        let bytes = if c.ops { r.reclen as f64 } else { 1024.0 };
         results.push(Entry {
             test: b.phase.label().into(),
             file_kb: r.kb,
             record_kb: r.reclen / 1024,
             processes: b.count,
-            bytes_per_s: if c.ops {
-                b.children_see * r.reclen as f64
-            } else {
-                b.children_see * per_op
-            },
+            bytes_per_s: b.children_see * bytes,
             value: b.children_see,
             ops: 0,
             seconds: None,
