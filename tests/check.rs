@@ -135,6 +135,65 @@ fn two_slow_disks_of_eight_are_both_flagged() {
 }
 
 #[test]
+fn a_disk_that_slows_only_when_all_read_is_flagged_in_the_parallel_pass() {
+    need_root!();
+    let _l = device_lock();
+    // Four disks at 100 MB/s; once the parallel pass begins, disk 1's limit
+    // drops to 60 MB/s (a bad expander port shows only under load). It
+    // loses speed alone, so the parallel pass flags it against its own
+    // serial speed; the serial pass flags nothing.
+    let (d, t) = throttled(4, 256 * MIB, |_| 100 * MB);
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut args = vec!["check", "--sample", "2s", "--block", "1m"];
+    args.extend(["--progress", "lines", "--json", json.to_str().unwrap()]);
+    args.extend(d.iter().map(|x| x.dev.as_str()));
+    let mut child = t
+        .command(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    for line in std::io::BufRead::lines(stderr) {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("parallel pass: reading") {
+            t.limit(&d[1], 60 * MB);
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("--- stdout\n{stdout}\n--- stderr\n{seen}");
+    assert!(seen.contains("parallel pass: reading"), "no parallel pass");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_schema(&v);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(flagged(&v, "serial"), Vec::<String>::new());
+    assert_eq!(flagged(&v, "parallel"), [format!("{}=slow", d[1].dev)]);
+    assert_eq!(v["summary"]["shared_bottleneck"], false);
+    let row = &disk_rows(&v, "parallel")[1];
+    let kept = row["pct_of_serial"].as_f64().unwrap();
+    assert!(
+        (45.0..75.0).contains(&kept),
+        "kept {kept}% of its serial speed"
+    );
+    let reasons = row["reasons"].to_string();
+    assert!(
+        reasons.contains("of its own serial speed while the array's median disk keeps"),
+        "{reasons}"
+    );
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].2.contains("of its own speed when all disks read"),
+        "{said:?}"
+    );
+}
+
+#[test]
 fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
     need_root!();
     let _l = device_lock();

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::build::{slow_time, stall, tail_factor};
 use super::{Pass, PassDisk};
 use crate::run::PassKind;
-use crate::stats::verdict::{Thresholds, Verdict};
+use crate::stats::verdict::{PathFinding, Thresholds, Verdict, lost_alone};
 use crate::units::human_bytes;
 
 /// What to do with a disk.
@@ -63,8 +63,10 @@ fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 }
 
 impl Evidence {
-    /// `path_limited`: this pass's numbers were decided by a shared path.
-    fn add(&mut self, kind: PassKind, d: &PassDisk, th: &Thresholds, path_limited: bool) {
+    /// `finding`: what the parallel pass said about the shared path.
+    fn add(&mut self, kind: PassKind, d: &PassDisk, th: &Thresholds, finding: Option<PathFinding>) {
+        let path_limited =
+            kind == PassKind::Parallel && finding.is_some_and(|f| f.shared_bottleneck);
         self.bad_ranges = self.bad_ranges.max(d.bad_ranges);
         if let Some(e) = d.errors.first() {
             self.first_bad = Some(self.first_bad.map_or(e.offset, |f| f.min(e.offset)));
@@ -86,7 +88,8 @@ impl Evidence {
             _ => {
                 self.pct_of_peers = self.pct_of_peers.or(low(d.pct_of_peers));
                 if kind == PassKind::Parallel {
-                    self.pct_of_serial = low(d.pct_of_serial);
+                    let array_kept = finding.map(|f| f.median_pct_of_serial);
+                    self.pct_of_serial = d.pct_of_serial.filter(|p| lost_alone(*p, array_kept, th));
                 }
                 let slow = d.time_pct_of_peers.filter(|t| slow_time(*t, th));
                 self.time_pct = larger(self.time_pct, slow);
@@ -165,8 +168,8 @@ impl Evidence {
 
 /// A sentence for every disk that is slow or failed reads in any pass, in
 /// the order the disks were given.
-/// `shared_bottleneck`: the parallel pass was limited by a shared path.
-pub fn advise(passes: &[Pass], th: &Thresholds, shared_bottleneck: bool) -> Vec<DiskAdvice> {
+/// `finding`: what the parallel pass said about the shared path.
+pub fn advise(passes: &[Pass], th: &Thresholds, finding: Option<PathFinding>) -> Vec<DiskAdvice> {
     let mut paths: Vec<&str> = Vec::new();
     for d in passes.iter().flat_map(|p| &p.disks) {
         if matches!(d.verdict, Verdict::Slow | Verdict::Error) && !paths.contains(&d.path.as_str())
@@ -180,8 +183,7 @@ pub fn advise(passes: &[Pass], th: &Thresholds, shared_bottleneck: bool) -> Vec<
             let mut e = Evidence::default();
             for p in passes {
                 for d in p.disks.iter().filter(|d| d.path == path) {
-                    let path_limited = shared_bottleneck && p.kind == PassKind::Parallel;
-                    e.add(p.kind, d, th, path_limited);
+                    e.add(p.kind, d, th, finding);
                 }
             }
             let (action, sentence) = e.sentence();

@@ -8,8 +8,8 @@ use crate::plan::Plan;
 use crate::run::{DiskRun, PassKind, PassRun, SlowRead, Window};
 use crate::stats::surface::{Against, Profile, SlowRegion, slow_regions};
 use crate::stats::verdict::{
-    PathFinding, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict, classify, pct_of_group_median,
-    shared_path,
+    PathFinding, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict, classify, lost_alone,
+    pct_of_group_median, shared_path,
 };
 use crate::stats::{latency_bins, latency_us};
 use crate::units::{human_bytes_binary, mb_per_s, rfc3339};
@@ -240,7 +240,8 @@ fn judge_pass(
             row.time_pct_of_peers,
             row.p9999_pct_of_peers,
         ) = (pct[i], time_pct[i], tail_pct[i]);
-        (row.verdict, row.reasons) = verdict_for(p.kind, row, path_limited, th);
+        let array_kept = finding.map(|f| f.median_pct_of_serial);
+        (row.verdict, row.reasons) = verdict_for(p.kind, row, path_limited, array_kept, th);
     }
     let pass = Pass {
         kind: p.kind,
@@ -345,10 +346,13 @@ fn fault_reason(row: &PassDisk) -> String {
 
 /// The verdict of one row. Under a shared bottleneck the parallel numbers
 /// say nothing about single disks (the path decided each one's share).
+/// `array_kept`: the % of its serial speed the array's median disk keeps in
+/// the parallel pass.
 fn verdict_for(
     kind: PassKind,
     row: &PassDisk,
     path_limited: bool,
+    array_kept: Option<f64>,
     th: &Thresholds,
 ) -> (Verdict, Vec<String>) {
     if row.read_errors > 0 {
@@ -391,8 +395,11 @@ fn verdict_for(
             Verdict::Fast => fast.push(format!("{pct:.0}% of its peers' median speed")),
             _ => {}
         }
-        if let Some(s) = row.pct_of_serial.filter(|s| *s < th.slow_pct) {
-            slow.push(format!("{s:.0}% of its own serial speed"));
+        if let Some(s) = row.pct_of_serial.filter(|s| lost_alone(*s, array_kept, th)) {
+            let median = array_kept
+                .map(|m| format!(" while the array's median disk keeps {m:.0}%"))
+                .unwrap_or_default();
+            slow.push(format!("{s:.0}% of its own serial speed{median}"));
         }
     }
     if let Some(t) = row.time_pct_of_peers {
@@ -447,11 +454,7 @@ fn summarize(
         parallel_pct_of_serial_sum: finding.map(|f| f.aggregate_pct_of_serial),
         median_pct_of_serial: finding.map(|f| f.median_pct_of_serial),
         flagged,
-        disk_verdicts: super::advice::advise(
-            passes,
-            th,
-            finding.is_some_and(|f| f.shared_bottleneck),
-        ),
+        disk_verdicts: super::advice::advise(passes, th, finding),
         message: String::new(),
     };
     s.message = message(&s, passes, interrupted, th);

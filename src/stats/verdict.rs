@@ -14,6 +14,12 @@
 //! parallel pass then says nothing about single disks, because the path, not
 //! the disk, decided each one's share; slow disks are judged from the serial
 //! pass, where each disk ran alone.
+//!
+//! **Lost speed alone.** Without a shared bottleneck, a disk is slow in the
+//! parallel pass when it keeps less than `slow_pct` % of its own serial
+//! speed *and* less than `slow_pct` % of what the array's median disk keeps
+//! (see [`lost_alone`]): a disk that lost what all disks lost did not lose it
+//! alone, however close the median is to the bottleneck threshold.
 
 use serde::{Deserialize, Serialize};
 
@@ -129,6 +135,14 @@ pub fn shared_path(pairs: &[(f64, f64)], th: &Thresholds) -> Option<PathFinding>
     })
 }
 
+/// Whether a disk that keeps `kept_pct` % of its serial speed in the
+/// parallel pass lost that speed alone: under `slow_pct` of its own speed and
+/// under `slow_pct` % of `median_kept_pct`, the share the array's median disk
+/// keeps (`None` when no other disk was compared).
+pub fn lost_alone(kept_pct: f64, median_kept_pct: Option<f64>, th: &Thresholds) -> bool {
+    kept_pct < th.slow_pct && median_kept_pct.is_none_or(|m| kept_pct < th.slow_pct * m / 100.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,7 +220,28 @@ mod tests {
         assert!(shared_path(&[(100.0, 10.0)], &Thresholds::default()).is_none());
     }
 
+    #[test]
+    fn a_disk_that_lost_what_all_lost_did_not_lose_it_alone() {
+        let th = Thresholds::default();
+        // CI once saw this: the median disk kept 93 % (no bottleneck), one
+        // disk 91.7 %. It kept 98.6 % of what the others kept.
+        assert!(!lost_alone(91.7, Some(93.0), &th));
+        // Well under what the others keep: alone.
+        assert!(lost_alone(80.0, Some(93.0), &th));
+        assert!(lost_alone(91.0, Some(100.0), &th));
+        // Parallel faster than serial for the others: 99 % of its own
+        // speed is no loss, whatever the others gained.
+        assert!(!lost_alone(99.0, Some(110.0), &th));
+        assert!(lost_alone(91.0, None, &th));
+        assert!(!lost_alone(95.0, None, &th));
+    }
+
     proptest! {
+        #[test]
+        fn a_disk_keeping_the_median_share_never_lost_alone(m in 92.0f64..150.0) {
+            prop_assert!(!lost_alone(m, Some(m), &Thresholds::default()));
+        }
+
         #[test]
         fn scaling_every_disk_changes_no_verdict(v in prop::collection::vec(1.0f64..1000.0, 1..24), k in 0.01f64..100.0) {
             let groups = vec![0; v.len()];
