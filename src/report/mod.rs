@@ -156,7 +156,8 @@ pub struct PassDisk {
     pub latency_bins: LatencyBins,
     /// Reads that took at least `options.slow_read_ms`.
     pub slow_read_count: u64,
-    /// The first 256 of them: `offset`, `len` (bytes), `latency_ms`.
+    /// The slowest 256 of them, in offset order: `offset`, `len` (bytes),
+    /// `latency_ms`, `index`.
     pub slow_reads: Vec<SlowRead>,
     /// p99.99 latency as % of the peer group's median p99.99; null without
     /// peers.

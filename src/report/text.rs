@@ -8,7 +8,7 @@ use std::fmt::Write;
 use comfy_table::{CellAlignment, ContentLineStyle, LineStyle, Table, TableStyle};
 
 use super::{Pass, PassDisk, Report};
-use crate::run::PassKind;
+use crate::run::{PassKind, keep_slowest};
 use crate::stats::surface::Against;
 use crate::stats::verdict::Verdict;
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
@@ -293,10 +293,10 @@ fn latency_table(out: &mut String, r: &Report, p: &Pass) {
         show(&t)
     );
     for d in p.disks.iter().filter(|d| d.slow_read_count > 0) {
-        let shown: Vec<String> = d
-            .slow_reads
+        let mut worst = d.slow_reads.clone();
+        keep_slowest(&mut worst, 5);
+        let shown: Vec<String> = worst
             .iter()
-            .take(5)
             .map(|s| format!("byte {} ({:.0} ms)", s.offset, s.latency_ms))
             .collect();
         let more = if d.slow_read_count > 5 { ", …" } else { "" };

@@ -35,7 +35,7 @@ pub enum PassKind {
 }
 
 impl PassKind {
-    /// `"serial"` or `"parallel"`, as in the JSON and CSV.
+    /// `"serial"`, `"parallel"` or `"seek"`, as in the JSON and CSV.
     pub fn name(self) -> &'static str {
         match self {
             PassKind::Serial => "serial",
@@ -159,6 +159,20 @@ impl SlowRead {
     }
 }
 
+/// Keeps the `n` slowest of `reads` (ties: the earlier read), in offset
+/// order: the worst reads are the evidence, wherever on the disk they are.
+pub fn keep_slowest(reads: &mut Vec<SlowRead>, n: usize) {
+    if reads.len() > n {
+        reads.sort_by(|a, b| {
+            b.latency_ms
+                .total_cmp(&a.latency_ms)
+                .then(a.index.cmp(&b.index))
+        });
+        reads.truncate(n);
+    }
+    reads.sort_by_key(|s| (s.offset, s.index));
+}
+
 impl ReadError {
     /// The failure of reading `chunk` with `e`, `note` appended to the
     /// message.
@@ -193,7 +207,8 @@ pub struct DiskRun {
     pub errors: Vec<ReadError>,
     /// Reads that failed (each re-read to find its bad ranges).
     pub failed_reads: u64,
-    /// The first reads that took at least the slow-read threshold.
+    /// The slowest reads that took at least the slow-read threshold (at
+    /// most [`worker::MAX_KEPT_SLOW`]), in offset order.
     pub slow_reads: Vec<SlowRead>,
     /// All reads that took at least the slow-read threshold.
     pub slow_read_count: u64,
@@ -255,8 +270,7 @@ impl DiskRun {
         }
         all.errors.sort_by_key(|e| e.offset);
         all.errors.truncate(worker::MAX_KEPT_ERRORS);
-        all.slow_reads.sort_by_key(|s| s.offset);
-        all.slow_reads.truncate(worker::MAX_KEPT_SLOW);
+        keep_slowest(&mut all.slow_reads, worker::MAX_KEPT_SLOW);
         all
     }
 }

@@ -8,15 +8,15 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::{DiskRun, ReadError, SlowRead, StopFlag, Surface, Window};
+use super::{DiskRun, ReadError, SlowRead, StopFlag, Surface, Window, keep_slowest};
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::Engine;
 
 /// At most this many bad ranges are kept with their offsets (all are
 /// counted).
 pub const MAX_KEPT_ERRORS: usize = 64;
-/// At most this many slow reads are kept with their offsets (all are
-/// counted).
+/// At most this many slow reads are kept with their offsets, the slowest
+/// (all are counted).
 pub const MAX_KEPT_SLOW: usize = 256;
 /// A failed read is re-read in pieces of this size first, then block by
 /// block inside the pieces that fail: far fewer reads than going block by
@@ -338,9 +338,11 @@ impl Tally {
         self.surface.add(chunk.offset(), n, took);
         if took >= self.slow_read {
             self.slow_count += 1;
-            if self.slow_reads.len() < MAX_KEPT_SLOW {
-                self.slow_reads
-                    .push(SlowRead::at(chunk, took, self.reads + 1));
+            self.slow_reads
+                .push(SlowRead::at(chunk, took, self.reads + 1));
+            // Bounded at twice the kept number, trimmed to the slowest.
+            if self.slow_reads.len() == 2 * MAX_KEPT_SLOW {
+                keep_slowest(&mut self.slow_reads, MAX_KEPT_SLOW);
             }
         }
         self.bytes += n;
@@ -349,12 +351,13 @@ impl Tally {
     }
 
     fn finish(
-        self,
+        mut self,
         elapsed: Duration,
         faults: Faults,
         reached_end: bool,
         interrupted: bool,
     ) -> DiskRun {
+        keep_slowest(&mut self.slow_reads, MAX_KEPT_SLOW);
         DiskRun {
             bytes: self.bytes,
             elapsed,
@@ -437,11 +440,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_device_that_goes_away_stops_its_read_and_is_reported_gone() {
-        let job = Job {
+    /// A full-pass job over a 64 MiB disk read in 1 MiB chunks.
+    fn job(engine: Box<dyn Engine>) -> Job {
+        Job {
             disk: 0,
-            engine: Box::new(Vanishing { ok: 3 }),
+            engine,
             size: 64 << 20,
             logical_block: 512,
             block: 1 << 20,
@@ -452,7 +455,39 @@ mod tests {
             buckets: 4,
             origin: 0,
             spots: 1,
-        };
+        }
+    }
+
+    #[test]
+    fn the_slowest_reads_are_kept_not_the_first() {
+        // A dying disk: 1000 reads of 600 ms, and one stall of 3 s late in
+        // the run. The stall must be among the kept reads (the verdict's
+        // stall rule reads them), the count must be all of them.
+        let job = job(Box::new(Vanishing { ok: 0 }));
+        let mut tally = Tally::new(&job);
+        let mut chunks = Chunks::new(1 << 40, 512, 1 << 20);
+        let ms = Duration::from_millis;
+        for i in 0..1001u64 {
+            let took = if i == 900 { ms(3000) } else { ms(600) };
+            tally.read(chunks.next().unwrap(), 1 << 20, took, ms(i));
+            assert!(tally.slow_reads.len() < 2 * MAX_KEPT_SLOW, "bounded");
+        }
+        let run = tally.finish(ms(1001), Faults::default(), false, false);
+        assert_eq!(run.slow_read_count, 1001);
+        assert_eq!(run.slow_reads.len(), MAX_KEPT_SLOW);
+        let stall: Vec<&SlowRead> = run
+            .slow_reads
+            .iter()
+            .filter(|s| s.latency_ms >= 2000.0)
+            .collect();
+        assert_eq!(stall.len(), 1);
+        assert_eq!((stall[0].offset, stall[0].index), (900 << 20, 901));
+        assert!(run.slow_reads.windows(2).all(|w| w[0].offset < w[1].offset));
+    }
+
+    #[test]
+    fn a_device_that_goes_away_stops_its_read_and_is_reported_gone() {
+        let job = job(Box::new(Vanishing { ok: 3 }));
         let seen = std::sync::Mutex::new(Vec::new());
         let run = job.run(&StopFlag::default(), &AtomicU64::new(0), &|_, e| {
             seen.lock().unwrap().push(e)
