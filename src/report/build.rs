@@ -230,6 +230,7 @@ fn judge_pass(
     } else {
         pct_of_group_median(&speeds, &groups)
     };
+    let array_kept = finding.map(|f| f.median_pct_of_serial);
     for ((i, row), regions) in rows.iter_mut().enumerate().zip(regions) {
         row.slow_regions = regions;
         if p.kind == PassKind::Seek {
@@ -240,7 +241,6 @@ fn judge_pass(
             row.time_pct_of_peers,
             row.p9999_pct_of_peers,
         ) = (pct[i], time_pct[i], tail_pct[i]);
-        let array_kept = finding.map(|f| f.median_pct_of_serial);
         (row.verdict, row.reasons) = verdict_for(p.kind, row, path_limited, array_kept, th);
     }
     let pass = Pass {
