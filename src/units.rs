@@ -43,6 +43,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// The byte at `k / n` of `size` (rounded down; `n` 0 counts as 1):
+/// bucket edges, spread-sample spots, seek readers' starts.
+pub fn fraction_of(size: u64, k: u64, n: u64) -> u64 {
+    (u128::from(size) * u128::from(k) / u128::from(n.max(1))) as u64
+}
+
 /// Decimal MB/s for `bytes` read in `seconds` (0 when no time has passed).
 pub fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
@@ -133,6 +139,14 @@ mod tests {
     fn ctime_layout() {
         let t = UNIX_EPOCH + Duration::from_secs(1_796_013_284);
         assert_eq!(ctime(t), "Mon Nov 30 04:34:44 2026");
+    }
+
+    #[test]
+    fn fractions_of_a_large_disk_do_not_overflow() {
+        let size = 20_000_000_000_000u64; // 20 TB: size * k overflows u64
+        assert_eq!(fraction_of(size, 99, 100), 19_800_000_000_000);
+        assert_eq!(fraction_of(size, 1, 3), 6_666_666_666_666);
+        assert_eq!(fraction_of(size, 0, 0), 0);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! spreadsheet or a plotting script. A pure function of the [`Report`].
 
 use super::Report;
+use crate::units::fraction_of;
 
 /// The CSV columns.
 pub const HEADER: [&str; 8] = [
@@ -28,8 +29,7 @@ pub fn render(report: &Report) -> Vec<u8> {
             for (i, ((bytes, reads), mbps)) in
                 s.bytes.iter().zip(&s.reads).zip(&s.mb_per_s).enumerate()
             {
-                let edge =
-                    |k: u64| (u128::from(k) * u128::from(size) / u128::from(n.max(1))) as u64;
+                let edge = |k: u64| fraction_of(size, k, n);
                 let speed = mbps.map(|v| format!("{v:.3}")).unwrap_or_default();
                 let row = [
                     pass.to_string(),

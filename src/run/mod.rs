@@ -12,6 +12,7 @@ use crossbeam_channel::{select, tick, unbounded};
 use hdrhistogram::Histogram;
 
 use crate::io::Engine;
+use crate::units::fraction_of;
 pub use worker::Job;
 
 /// How long each disk is read in a pass.
@@ -455,7 +456,7 @@ pub fn run_pass(
         let g = geometry[disk];
         let (block, window, sample) = (spec.block, spec.window, spec.sample);
         Ok(Job {
-            origin: (u128::from(g.size) * reader as u128 / readers as u128) as u64,
+            origin: fraction_of(g.size, reader as u64, readers as u64),
             spots: spec.spots,
             disk,
             engine: engines(disk)?,

@@ -11,6 +11,7 @@ use hdrhistogram::Histogram;
 use super::{DiskRun, ReadError, SlowRead, StopFlag, Surface, Window, keep_slowest};
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::Engine;
+use crate::units::fraction_of;
 
 /// At most this many bad ranges are kept with their offsets (all are
 /// counted).
@@ -158,7 +159,7 @@ impl WindowMarks {
 impl Job {
     /// Where the reads of slice `spot` of a spread sample begin.
     fn spot_start(&self, spot: u32) -> u64 {
-        (u128::from(self.size) * u128::from(spot) / u128::from(self.spots.max(1))) as u64
+        fraction_of(self.size, spot.into(), self.spots.into())
     }
 
     /// The next chunk, `elapsed` into the run. In a spread sample, a new

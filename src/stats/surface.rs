@@ -20,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::median;
+use crate::units::fraction_of;
 
 /// A bucket below this % of its reference is slow.
 pub const REGION_PCT: f64 = 50.0;
@@ -118,7 +119,7 @@ pub fn slow_regions(profiles: &[Profile]) -> Vec<Vec<SlowRegion>> {
 
 /// Joins adjacent slow buckets into regions.
 fn merge(slow: &[(usize, f64, f64, Against)], buckets: usize, size: u64) -> Vec<SlowRegion> {
-    let edge = |k: usize| (u128::from(size) * k as u128 / buckets.max(1) as u128) as u64;
+    let edge = |k: usize| fraction_of(size, k as u64, buckets as u64);
     let mut out: Vec<SlowRegion> = Vec::new();
     for &(i, v, r, against) in slow {
         match out.last_mut() {
