@@ -143,8 +143,10 @@ mod tests {
 
     #[test]
     fn fractions_of_a_large_disk_do_not_overflow() {
-        let size = 20_000_000_000_000u64; // 20 TB: size * k overflows u64
+        let size = 20_000_000_000_000u64; // 20 TB
         assert_eq!(fraction_of(size, 99, 100), 19_800_000_000_000);
+        // size * k is 2e19 here, over u64::MAX (1.8e19).
+        assert_eq!(fraction_of(size, 999_999, 1_000_000), 19_999_980_000_000);
         assert_eq!(fraction_of(size, 1, 3), 6_666_666_666_666);
         assert_eq!(fraction_of(size, 0, 0), 0);
     }
