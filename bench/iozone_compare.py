@@ -14,16 +14,9 @@
 
 Prints Markdown tables for docs/benchmarks.md. Removes its files.
 """
-import argparse, json, os, resource, statistics, subprocess, sys, tempfile
+import argparse, json, os, statistics, subprocess, sys, tempfile
 
-
-def run(cmd):
-    """Runs cmd, returns (stdout, cpu seconds of the child)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return out, cpu
+from fio_compare import timed as run  # (stdout, cpu seconds of the child)
 
 
 def arrayburn(binary, path, size_mb, rec, direct):
