@@ -635,6 +635,7 @@ fn bad_command_lines_get_one_line_and_exit_2() {
             "does not exist",
         ),
         (vec!["-s", "1m", "-b", "."], "is a directory"),
+        (vec!["-s", "4k", "-r", "64k"], "no record fits"),
     ] {
         let out = iozone(d.path(), &args);
         let err = String::from_utf8_lossy(&out.stderr);

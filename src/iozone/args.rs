@@ -119,6 +119,15 @@ impl Config {
         self.process_counts().into_iter().max().unwrap_or(0)
     }
 
+    /// The file size (kB) and record size (bytes) outside auto mode: the
+    /// first `-s` and `-r`, iozone's 512 kB and 4 kB without them.
+    pub fn size_and_record(&self) -> (u64, u64) {
+        (
+            self.sizes_kb.first().copied().unwrap_or(512),
+            self.records.first().copied().unwrap_or(4096),
+        )
+    }
+
     /// Whether test `n` runs (no `-i`: all).
     pub fn selected(&self, n: u8) -> bool {
         self.tests.is_empty() || self.tests.contains(&n)
@@ -576,6 +585,13 @@ fn check(c: &mut Config) -> Result<(), ArgError> {
             hi / 1024
         ));
     }
+    let (kb, rec) = c.size_and_record();
+    if !c.auto_mode() && rec > kb * 1024 {
+        return bad(format!(
+            "-r {} kB is larger than the file (-s {kb} kB): no record fits; use a smaller -r or a larger -s",
+            rec / 1024
+        ));
+    }
     if c.throughput() && !c.files.is_empty() && c.files.len() < c.max_count() {
         return bad(format!(
             "-F needs {} file names (one per process)",
@@ -653,6 +669,12 @@ mod tests {
         assert!(e("-F a b -t 2").contains("-F must come after -t"));
         assert!(e("-t 2 -N").contains("Microsecond mode"));
         assert!(e("-t 3 -F a b").contains("-F needs 3 file names"));
+        assert!(e("-s 4k -r 64k").contains("no record fits; use a smaller -r"));
+        assert!(e("-t 2 -s 4k -r 64k").contains("no record fits"));
+        assert!(
+            p("-a -s 4k -s 8k -r 64k").is_ok(),
+            "auto mode skips such pairs"
+        );
         assert!(
             e("-r 32m").contains(
                 "maximum record size 32768 kB is greater than maximum buffer size 16384 kB"

@@ -139,14 +139,7 @@ fn run_single(
     let (pairs, recs) = if c.auto_mode() {
         single::auto_pairs(c)
     } else {
-        let kb = c.sizes_kb.first().copied().unwrap_or(512);
-        let rec = c.records.first().copied().unwrap_or(4096);
-        if rec > kb * 1024 {
-            bail!(
-                "-r {} kB is larger than the file (-s {kb} kB): no record fits",
-                rec / 1024
-            );
-        }
+        let (kb, rec) = c.size_and_record();
         (vec![(kb, rec)], vec![rec])
     };
     results.recs = recs;
@@ -195,14 +188,7 @@ fn run_throughput(
     out: &mut impl Write,
     results: &mut Results,
 ) -> anyhow::Result<()> {
-    let kb = c.sizes_kb.first().copied().unwrap_or(512);
-    let reclen = c.records.first().copied().unwrap_or(4096);
-    if reclen > kb * 1024 {
-        bail!(
-            "-r {} kB is larger than the file (-s {kb} kB): no record fits",
-            reclen / 1024
-        );
-    }
+    let (kb, reclen) = c.size_and_record();
     (results.kb, results.reclen) = (kb, reclen);
     let phases = throughput::phases(c);
     let counts = c.process_counts();
