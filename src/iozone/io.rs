@@ -233,18 +233,21 @@ pub fn write_at(f: &File, buf: &[u8], offset: u64) -> io::Result<()> {
     f.write_all_at(buf, offset)
 }
 
+/// A read that met the end of the file: the file is shorter than `-s`.
+pub fn short_file(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        io::Error::new(
+            e.kind(),
+            "the test file is shorter than -s: write it first (-i 0)",
+        )
+    } else {
+        e
+    }
+}
+
 /// Reads `buf.len()` bytes at `offset`; a short file is an error.
 pub fn read_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    f.read_exact_at(buf, offset).map_err(|e| {
-        if e.kind() == io::ErrorKind::UnexpectedEof {
-            io::Error::new(
-                e.kind(),
-                "the test file is shorter than -s: write it first (-i 0)",
-            )
-        } else {
-            e
-        }
-    })
+    f.read_exact_at(buf, offset).map_err(short_file)
 }
 
 /// Sequential writes through the file position (iozone's write()).
@@ -254,16 +257,7 @@ pub fn write_seq(f: &mut &File, buf: &[u8]) -> io::Result<()> {
 
 /// Sequential reads through the file position (iozone's read()).
 pub fn read_seq(f: &mut &File, buf: &mut [u8]) -> io::Result<()> {
-    f.read_exact(buf).map_err(|e| {
-        if e.kind() == io::ErrorKind::UnexpectedEof {
-            io::Error::new(
-                e.kind(),
-                "the test file is shorter than -s: write it first (-i 0)",
-            )
-        } else {
-            e
-        }
-    })
+    f.read_exact(buf).map_err(short_file)
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use super::args::Config;
 use super::io::{
-    Access, Buffer, Measure, check_stop, open, order, purge_cpu_cache, read_at, read_seq, timed,
-    write_at, write_seq,
+    Access, Buffer, Measure, check_stop, open, order, purge_cpu_cache, read_at, read_seq,
+    short_file, timed, write_at, write_seq,
 };
 use crate::run::StopFlag;
 
@@ -201,7 +201,7 @@ impl Pair<'_> {
         for _ in 0..n {
             check_stop(self.stop)?;
             self.purge();
-            r.read_exact(buf.record())?;
+            r.read_exact(buf.record()).map_err(short_file)?;
         }
         let secs = self.finish_stdio(t, r.into_inner(), false)?;
         Ok(self.measure(secs, n))

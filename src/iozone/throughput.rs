@@ -13,7 +13,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use super::args::Config;
-use super::io::{Access, Buffer, open, order, read_at, write_at};
+use super::io::{Access, Buffer, open, order, read_at, short_file, write_at};
 use crate::run::StopFlag;
 
 /// A phase of throughput mode.
@@ -310,7 +310,7 @@ impl ChildRun<'_> {
             let off = r * self.reclen;
             match (&mut out, &mut inp) {
                 (Some(w), _) => w.write_all(buf.record())?,
-                (_, Some(rd)) => rd.read_exact(buf.record())?,
+                (_, Some(rd)) => rd.read_exact(buf.record()).map_err(short_file)?,
                 _ if writes => write_at(&file, buf.record(), off)?,
                 _ => read_at(&file, buf.record(), off)?,
             }
