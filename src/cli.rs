@@ -28,7 +28,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// iozone-compatible file workloads on a mounted filesystem: iozone's
     /// flags, tests and output (`arrayburn iozone -h`), plus --json.
-    #[command(disable_help_flag = true)]
+    // -h and -V are iozone's own (help, verify pattern): none of clap's.
+    #[command(disable_help_flag = true, disable_version_flag = true)]
     Iozone(IozoneArgs),
 }
 
@@ -80,7 +81,7 @@ pub struct CheckArgs {
     /// Block devices to read (whole disks: /dev/sdb, /dev/disk/by-id/...).
     #[arg(required = true)]
     pub devices: Vec<String>,
-    /// How long each disk is read in a sampled pass (30s, 2m, 1.5s).
+    /// How long each disk is read in a sampled pass (30s, 2m, 1m30s, 1.5s).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub sample: Duration,
     /// Read whole disks in the parallel pass and judge completion times

@@ -10,7 +10,11 @@ use arrayburn::run::StopFlag;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
+    // Paths are bytes on Linux: a non-UTF-8 argument is kept (lossily) for
+    // the record, and clap refuses it with exit 2 where it needs text.
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let cli = Cli::parse();
     let stop = StopFlag::default();
     let handler_stop = stop.clone();

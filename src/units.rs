@@ -16,30 +16,43 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .map_err(|e| format!("'{text}' is not a size ({e}); write it like 4m, 512k or 1048576"))
 }
 
-/// Parses a duration such as `60s`, `2m`, `1.5s`, `500ms`, `1h`; a bare
+/// Parses a duration such as `60s`, `2m`, `1.5s`, `500ms`, `1h`, or several
+/// of them as people write them (`1m30s`, `1h 30m`, `2m 15.5s`); a bare
 /// number means seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let factor = match unit.trim() {
-        "" | "s" | "sec" | "secs" => 1.0,
-        "ms" => 0.001,
-        "m" | "min" | "mins" => 60.0,
-        "h" | "hour" | "hours" => 3600.0,
-        _ => {
-            return Err(format!(
-                "'{text}' has an unknown unit; write it like 30s, 2m, 1.5s or 1h"
-            ));
-        }
-    };
-    match num.parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(Duration::from_secs_f64(v * factor)),
-        _ => Err(format!(
-            "'{text}' is not a positive duration; write it like 30s, 2m, 1.5s or 1h"
-        )),
+    let hint = "write it like 30s, 1m30s, 1.5s or 1h";
+    let mut rest = text.trim();
+    let mut total = 0.0;
+    if rest.is_empty() {
+        return Err(format!("'{text}' is not a duration; {hint}"));
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, tail) = rest.split_at(digits);
+        let letters = tail
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(letters);
+        let factor = match unit {
+            "" if tail.trim().is_empty() && total == 0.0 => 1.0,
+            "s" | "sec" | "secs" => 1.0,
+            "ms" => 0.001,
+            "m" | "min" | "mins" => 60.0,
+            "h" | "hour" | "hours" => 3600.0,
+            _ => return Err(format!("'{text}' has an unknown or missing unit; {hint}")),
+        };
+        let Ok(v) = num.parse::<f64>() else {
+            return Err(format!("'{text}' is not a positive duration; {hint}"));
+        };
+        total += v * factor;
+        rest = tail.trim_start();
+    }
+    if total > 0.0 && total.is_finite() {
+        Ok(Duration::from_secs_f64(total))
+    } else {
+        Err(format!("'{text}' is not a positive duration; {hint}"))
     }
 }
 
@@ -168,7 +181,28 @@ mod tests {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
         assert_eq!(parse_duration("7").unwrap(), Duration::from_secs(7));
-        for bad in ["", "0s", "-1s", "2 fortnights", "s", "1.2.3s"] {
+        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(
+            parse_duration("2m 15.5s").unwrap(),
+            Duration::from_millis(135_500)
+        );
+        assert_eq!(
+            parse_duration("1s500ms").unwrap(),
+            Duration::from_millis(1500)
+        );
+        for bad in [
+            "",
+            "0s",
+            "-1s",
+            "2 fortnights",
+            "s",
+            "1.2.3s",
+            "1m30",
+            "30 1m",
+            "1m-30s",
+            "0m0s",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
         }
     }

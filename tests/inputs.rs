@@ -101,7 +101,16 @@ fn bad_options_are_refused() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("30s, 2m, 1.5s or 1h"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("30s, 1m30s, 1.5s or 1h"));
+    // A compound duration is a duration: the refusal is about the disk.
+    let out = arrayburn(&["check", "--sample", "1m30s", "/dev/arrayburn-no-such-disk"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/dev/arrayburn-no-such-disk: no such file"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -246,4 +255,77 @@ fn a_mounted_disk_is_checked_with_a_warning() {
         r.stderr
     );
     assert_eq!(r.json.unwrap()["disks"][0]["in_use"][0]["kind"], "mounted");
+}
+
+#[test]
+fn a_non_utf8_argument_is_refused_not_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"/tmp/arrayburn-\xff");
+    for args in [
+        vec!["check".as_ref(), bad],
+        vec!["list".as_ref(), bad],
+        vec![
+            "check".as_ref(),
+            "--json".as_ref(),
+            bad,
+            "/dev/null".as_ref(),
+        ],
+        vec![
+            "demo".as_ref(),
+            "--out".as_ref(),
+            bad,
+            "--disks".as_ref(),
+            "1".as_ref(),
+        ],
+        vec![
+            "iozone".as_ref(),
+            "-f".as_ref(),
+            bad,
+            "-s".as_ref(),
+            "1m".as_ref(),
+        ],
+    ] {
+        let out = std::process::Command::new(bin())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// A device test run without root skips with the reason, but fails where
+/// `ARRAYBURN_REQUIRE_DEVICES=1` says a skip would hide a broken CI.
+#[test]
+fn a_device_test_without_root_skips_but_fails_where_devices_are_required() {
+    need_root!(); // to become another user
+    let me = std::env::current_exe().unwrap();
+    let run = |require: &str| {
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&me)
+            .args([
+                "--exact",
+                "list::list_shows_a_named_4k_disk_with_its_geometry",
+                "--nocapture",
+            ])
+            .env("ARRAYBURN_REQUIRE_DEVICES", require)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.code(), text)
+    };
+    let (code, text) = run("0");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("skipped: this test needs root"), "{text}");
+    assert!(text.contains("1 passed"), "{text}");
+    let (code, text) = run("1");
+    assert_eq!(code, Some(101), "{text}");
+    assert!(
+        text.contains("ARRAYBURN_REQUIRE_DEVICES=1 but this test needs root"),
+        "{text}"
+    );
 }

@@ -625,6 +625,11 @@ fn bad_command_lines_get_one_line_and_exit_2() {
         (vec!["-s", "lots"], "not a size"),
         (vec!["-%"], "unknown option"),
         (vec!["-B"], "does not implement"),
+        // iozone's -V (verify pattern), not a version flag of ours.
+        (
+            vec!["-V", "165", "-s", "4m", "-i", "0"],
+            "-V: an iozone option",
+        ),
         (vec!["-i", "11"], "give 0 to 10"),
         (vec!["-s", "100000g", "-i", "0"], "is free"),
         (vec!["-s", "1m", "-f", "/nonexistent/x"], "does not exist"),

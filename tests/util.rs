@@ -9,11 +9,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-/// Skips a test (with the reason printed) unless running as root.
+/// Skips a test (with the reason printed) unless running as root. Where
+/// `ARRAYBURN_REQUIRE_DEVICES=1` (CI sets it) a skip is a failure: a run
+/// that could not create devices must not pass. Loop support, FUSE and
+/// cgroup-v1 blkio are needed as root too: their helpers fail the test with
+/// what is missing, never skip it.
 macro_rules! need_root {
     () => {
         if !nix::unistd::Uid::effective().is_root() {
-            eprintln!("skipped: this test needs root (it creates loop devices)");
+            let why = "this test needs root (it creates loop devices)";
+            if std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_some_and(|v| v == "1") {
+                panic!("ARRAYBURN_REQUIRE_DEVICES=1 but {why}");
+            }
+            eprintln!("skipped: {why}");
             return;
         }
     };
