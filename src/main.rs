@@ -26,7 +26,9 @@ fn main() -> ExitCode {
     let _ = ctrlc::set_handler(move || {
         if handler_stop.is_set() {
             if handler_stop.cleanup_pending() {
-                eprintln!("arrayburn: still removing what this run created; one moment");
+                eprintln!(
+                    "arrayburn: still removing what this run created or writing its results; one moment"
+                );
                 return;
             }
             std::process::exit(130);

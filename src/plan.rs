@@ -11,6 +11,7 @@ use thiserror::Error;
 use crate::cli::{CheckArgs, Passes, ProgressMode};
 use crate::device::{self, BlockDevice, DeviceError, SystemPaths};
 use crate::io::open_direct;
+use crate::report::output::{self, Output, parent_dir};
 use crate::run::{Geometry, PassKind, PassSpec, Window};
 use crate::stats::verdict::Thresholds;
 
@@ -40,8 +41,8 @@ pub struct Settings {
     pub passes: Passes,
     /// Outlier thresholds.
     pub thresholds: Thresholds,
-    /// JSON output file.
-    pub json: Option<PathBuf>,
+    /// JSON output (a file, a special file, or `-` for stdout).
+    pub json: Option<Output>,
     /// Output directory (report, JSON, CSV, charts).
     pub out: Option<PathBuf>,
     /// Progress display.
@@ -54,8 +55,8 @@ pub struct Settings {
     pub slow_read: Duration,
     /// Buckets of the surface profile.
     pub buckets: usize,
-    /// Surface profile CSV output.
-    pub csv: Option<PathBuf>,
+    /// Surface profile CSV output (a file, a special file, or `-`).
+    pub csv: Option<Output>,
     /// Spots a sample window is spread over.
     pub spots: u32,
     /// Readers per disk of the seek-stress pass, when it runs.
@@ -214,14 +215,25 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             args.seek_readers
         ));
     }
-    for (flag, path) in [("--json", &args.output.json), ("--csv", &args.output.csv)] {
-        if let Some(p) = path {
-            check_output_path(flag, p)?;
-        }
-    }
+    let resolve = |flag: &str, p: &Option<PathBuf>| {
+        p.as_deref()
+            .map(|p| Output::resolve(flag, p, true).map_err(PlanError::Option))
+            .transpose()
+    };
+    let json = resolve("--json", &args.output.json)?;
+    let csv = resolve("--csv", &args.output.csv)?;
+    let mut named: Vec<(String, PathBuf)> = json.iter().chain(&csv).map(output::named).collect();
     if let Some(p) = &args.output.out {
         check_output_dir(p)?;
+        named.extend(BUNDLE.iter().map(|f| {
+            let file = p.join(f);
+            (
+                format!("--out {}", file.display()),
+                output::identity_of(&file),
+            )
+        }));
     }
+    output::refuse_duplicates(named).map_err(PlanError::Option)?;
     Ok(Settings {
         block: args.block,
         sample: args.sample,
@@ -233,21 +245,25 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             fast_pct: args.fast_pct,
             stall_ms: args.stall_ms as f64,
         },
-        json: args.output.json.clone(),
+        json,
         out: args.output.out.clone(),
         progress: args.output.progress,
         progress_interval: args.output.progress_interval,
         max_errors: args.max_errors,
         slow_read: Duration::from_millis(args.slow_read_ms),
         buckets: args.buckets,
-        csv: args.output.csv.clone(),
+        csv,
         spots: args.spots,
         seek_readers: args.seek.then_some(args.seek_readers),
     })
 }
 
+/// The files `--out DIR` writes (and `charts/`).
+pub const BUNDLE: [&str; 3] = ["report.txt", "report.json", "surface.csv"];
+
 /// The `--out` directory is used if it exists, created if only its parent
-/// does. Nothing is created here.
+/// does; files must be creatable in it (or in the parent). Nothing is left
+/// here.
 fn check_output_dir(p: &Path) -> Result<(), PlanError> {
     if p.exists() && !p.is_dir() {
         return Err(PlanError::Option(format!(
@@ -263,18 +279,19 @@ fn check_output_dir(p: &Path) -> Result<(), PlanError> {
             parent.display()
         )));
     }
-    Ok(())
+    let dir = if p.exists() { p } else { parent };
+    output::probe_dir(dir).map_err(|e| {
+        PlanError::Option(format!(
+            "--out {}: cannot write in {} ({e}); choose a writable directory",
+            p.display(),
+            dir.display()
+        ))
+    })
 }
 
-/// The directory a path names a file in (`.` for a bare name).
-pub fn parent_dir(p: &Path) -> &Path {
-    p.parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
-
-/// An output file must be creatable: its directory exists and it is not a
-/// directory itself. Nothing is created here.
+/// A file the run will create (iozone's test files) must be creatable: its
+/// directory exists and it is not a directory itself. Nothing is created
+/// here.
 pub fn check_output_path(flag: &str, p: &Path) -> Result<(), PlanError> {
     let parent = parent_dir(p);
     if p.is_dir() {

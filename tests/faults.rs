@@ -280,11 +280,12 @@ fn max_errors_stops_only_the_failing_disk() {
         assert_eq!(rows[1]["read_errors"], 2, "{pass}");
         assert_eq!(ranges(&rows[1]), &bad_ranges[..2], "{pass}");
         assert_eq!(rows[1]["reached_end"], false, "{pass}: stopped");
+        assert_eq!(rows[1]["stopped"], "max_errors", "{pass}");
         assert!(
             rows[1]["reasons"][0]
                 .as_str()
                 .unwrap()
-                .contains("stopped early"),
+                .contains("stopped early at --max-errors"),
             "{pass}"
         );
         for i in [0, 2] {
@@ -506,5 +507,188 @@ fn the_seek_pass_runs_staggered_readers_and_finds_the_disk_that_seeks_badly() {
     assert!(
         r.stdout
             .contains("Seek-stress pass: all disks at once, 6 staggered readers per disk")
+    );
+}
+
+/// `arrayburn check ARGS... --json J DISKS...` unthrottled; the result.
+fn check_plain(args: &[&str], disks: &[&str]) -> Run {
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut all = vec![
+        "check",
+        "--progress",
+        "none",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    all.extend_from_slice(disks);
+    let r = finish(arrayburn(&all), &json);
+    assert_schema(r.json.as_ref().unwrap());
+    r
+}
+
+#[test]
+fn a_sample_that_sweeps_a_small_disk_again_counts_each_bad_range_once() {
+    need_root!();
+    let _l = device_lock();
+    let size = 16 * MIB;
+    let bad_ranges = [(3 * MIB, 4096), (9 * MIB + 512, 512)];
+    let bad = FaultyDisk::new(size, &bad_ranges);
+    let good = disks(2, size);
+    // 2 s of a 16 MiB disk is many sweeps; each used to count both ranges
+    // again and hit --max-errors 5.
+    let r = check_plain(
+        &["--sample", "2s", "--max-errors", "5"],
+        &[&good[0].dev, &bad.dev, &good[1].dev],
+    );
+    let v = r.json.unwrap();
+    for pass in ["serial", "parallel"] {
+        let row = &disk_rows(&v, pass)[1];
+        assert_eq!(ranges(row), bad_ranges, "{pass}: each range once");
+        assert_eq!(row["bad_ranges"], 2, "{pass}");
+        assert_eq!(row["read_errors"], 2, "{pass}: distinct failed reads");
+        assert_eq!(row["bad_bytes"], 4096 + 512, "{pass}");
+        assert_eq!(row["stopped"], serde_json::Value::Null, "{pass}");
+        assert!(
+            row["bytes"].as_u64().unwrap() > 2 * size,
+            "{pass}: swept the disk more than once"
+        );
+        let reasons = row["reasons"][0].as_str().unwrap();
+        assert!(reasons.starts_with("2 unreadable range(s)"), "{reasons}");
+        assert!(!reasons.contains("stopped early"), "{pass}: {reasons}");
+    }
+    assert_eq!(
+        r.stdout.matches("  unreadable: bytes").count(),
+        4,
+        "{}",
+        r.stdout
+    );
+    let said = disk_verdicts(&v);
+    assert!(said[0].2.contains("2 unreadable range(s)"), "{said:?}");
+}
+
+#[test]
+fn an_area_that_fails_wholesale_is_skipped_not_probed_sector_by_sector() {
+    need_root!();
+    let _l = device_lock();
+    let size = 64 * MIB;
+    // 32 MiB that fail, each failing request taking 2 ms: probing each of
+    // its 65536 sectors would take over two minutes.
+    let bad = FaultyDisk::with_slow(size, &[(8 * MIB, 32 * MIB)], &[(8 * MIB, 32 * MIB, 2000)]);
+    let good = disks(2, size);
+    let r = check_plain(
+        &["--passes", "serial", "--full-serial"],
+        &[&good[0].dev, &bad.dev, &good[1].dev],
+    );
+    let row = &disk_rows(r.json.as_ref().unwrap(), "serial")[1];
+    let errors = row["errors"].as_array().unwrap();
+    let bad_bytes = row["bad_bytes"].as_u64().unwrap();
+    let unread = row["unread_bytes"].as_u64().unwrap();
+    let read = row["bytes"].as_u64().unwrap();
+    assert_eq!(
+        errors[0]["offset"],
+        8 * MIB,
+        "the first bad sector, exactly"
+    );
+    assert_eq!(errors[0]["exact"], true);
+    assert!(
+        bad_bytes <= 64 << 10,
+        "probed only until it failed wholesale: {bad_bytes}"
+    );
+    assert!(
+        unread >= 32 * MIB - bad_bytes,
+        "the rest reported unread: {unread}"
+    );
+    assert_eq!(
+        read + bad_bytes + unread,
+        size,
+        "every byte read, bad or unread"
+    );
+    assert!(errors[1..].iter().all(|e| e["exact"] == false));
+    // The unread spans cover the failing area without a gap.
+    let mut end = 8 * MIB;
+    for e in errors {
+        assert_eq!(e["offset"].as_u64().unwrap(), end, "{errors:?}");
+        end += e["len"].as_u64().unwrap();
+    }
+    assert!(end >= 40 * MIB, "{errors:?}");
+    assert!(row["read_errors"].as_u64().unwrap() <= 5, "{row}");
+    assert_eq!(row["reached_end"], true, "read on after the area");
+    assert!(r.stdout.contains("  not read: bytes"), "{}", r.stdout);
+    assert!(
+        row["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("bytes not read"),
+        "{row}"
+    );
+}
+
+#[test]
+fn pinpointing_honours_the_sample_window_and_a_signal() {
+    need_root!();
+    let _l = device_lock();
+    let size = 64 * MIB;
+    // One bad sector every 128 KiB of the first 4 MiB, every request 2 ms:
+    // pinpointing that chunk is ~4000 reads, over 8 s, and never wholesale.
+    let bad_ranges: Vec<(u64, u64)> = (0..32).map(|k| (k * (128 << 10) + 4096, 512)).collect();
+    let bad = FaultyDisk::with_slow(size, &bad_ranges, &[(0, size, 2000)]);
+    let unprobed = |row: &serde_json::Value| {
+        row["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["exact"] == false && e["message"].as_str().unwrap().contains("stopped"))
+    };
+
+    // A 1 s sample ends the probing at 1 s.
+    let r = check_plain(&["--passes", "serial", "--sample", "1s"], &[&bad.dev]);
+    let row = &disk_rows(r.json.as_ref().unwrap(), "serial")[0];
+    assert!(unprobed(row), "{row}");
+    assert!(row["elapsed_s"].as_f64().unwrap() < 2.0, "{row}");
+    assert!(row["bad_ranges"].as_u64().unwrap() < 32, "cut short: {row}");
+
+    // A signal mid-probe stops it at the next re-read.
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let child = arrayburn(&[
+        "check",
+        "--passes",
+        "serial",
+        "--full-serial",
+        "--progress",
+        "none",
+        "--json",
+        json.to_str().unwrap(),
+        &bad.dev,
+    ])
+    .stdout(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "stopped {:?} after the signal",
+        sent.elapsed()
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let row = &disk_rows(&v, "serial")[0];
+    assert!(unprobed(row), "{row}");
+    assert_eq!(row["stopped"], "interrupted");
+    assert!(
+        row["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("stopped early by a signal"),
+        "{row}"
     );
 }

@@ -329,3 +329,40 @@ fn a_device_test_without_root_skips_but_fails_where_devices_are_required() {
         "{text}"
     );
 }
+
+#[test]
+fn two_outputs_naming_one_file_are_refused() {
+    let dir = tempdir();
+    let x = dir.path().join("x");
+    let x = x.to_str().unwrap();
+    let same = format!("{}/./x", dir.path().display());
+    // A block node of its own, of an experimental-use major no driver has
+    // (were it ever opened, it would fail, never reach a disk).
+    let blk_path = dir.path().join("blk");
+    let blk = blk_path.to_str().unwrap().to_string();
+    let made = nix::sys::stat::mknod(
+        &blk_path,
+        nix::sys::stat::SFlag::S_IFBLK,
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+        nix::sys::stat::makedev(240, 77),
+    );
+    for (args, says) in [
+        (vec!["--json", x, "--csv", &same], "name the same file"),
+        (vec!["--json", "-", "--csv", "-"], "name the same file"),
+        (vec!["--json", &blk, "--csv", x], "is a block device"),
+    ] {
+        if args[1] == blk && made.is_err() {
+            continue; // not root: no mknod
+        }
+        let mut all = vec!["check", "--sample", "1s"];
+        all.extend_from_slice(&args);
+        all.push("/dev/arrayburn-no-such-disk");
+        let out = arrayburn(&all).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    let left = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(left, usize::from(made.is_ok()), "nothing written");
+}

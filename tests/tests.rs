@@ -12,3 +12,4 @@ mod faults;
 mod inputs;
 mod iozone;
 mod list;
+mod outputs;

@@ -205,7 +205,9 @@ pub fn assert_schema(v: &Value) {
             assert!(["ok", "slow", "fast", "error"].contains(&d["verdict"].as_str().unwrap()));
         }
     }
-    assert!(["healthy", "flagged"].contains(&v["summary"]["verdict"].as_str().unwrap()));
+    assert!(
+        ["healthy", "flagged", "not_judged"].contains(&v["summary"]["verdict"].as_str().unwrap())
+    );
     assert!(v["summary"]["shared_bottleneck"].is_boolean());
     // The verdict sentence's three numbers describe the same disks.
     let sm = &v["summary"];

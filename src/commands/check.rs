@@ -11,6 +11,7 @@ use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::io::{Engine, PreadEngine};
 use crate::plan::Plan;
+use crate::report::output::write_path;
 use crate::report::progress::{Progress, Style};
 use crate::report::{self, Report, RunInfo};
 use crate::run::{PassRun, StopFlag, run_pass};
@@ -34,6 +35,7 @@ pub fn execute(
         started_at: SystemTime::now(),
         command_line: argv,
         interrupted: false,
+        complete: false,
     };
     let labels = plan.devices.iter().map(|d| d.given.clone()).collect();
     let mut progress = Progress::new(
@@ -52,17 +54,17 @@ pub fn execute(
         }
         passes.push(run_pass(spec, &geometry, &engines, stop, &mut progress)?);
         info.interrupted = stop.is_set();
-        save_files(&plan, &report::build(&plan, &passes, &info), false)?;
+        save_files(&plan, &report::build(&plan, &passes, &info), false, stop);
     }
     info.interrupted = stop.is_set();
+    info.complete = true;
     let report = report::build(&plan, &passes, &info);
-    finish(&plan, &report)?;
+    print_text(&plan, &report);
+    save_files(&plan, &report, true, stop);
     let outcome = if info.interrupted {
         Outcome::Interrupted
-    } else if report.summary.verdict == "healthy" {
-        Outcome::Healthy
     } else {
-        Outcome::Flagged
+        Outcome::of(report.summary.verdict)
     };
     Ok((outcome, report))
 }
@@ -78,43 +80,67 @@ fn style(mode: ProgressMode) -> Style {
 }
 
 /// Writes the files asked for (JSON, surface CSV, the `--out` directory);
-/// called after each pass and at the end, so a crash or a signal loses
-/// nothing.
-fn save_files(plan: &Plan, report: &Report, charts: bool) -> anyhow::Result<()> {
-    if let Some(dir) = &plan.settings.out {
-        save_bundle(dir, report, charts)
-            .with_context(|| format!("writing --out {}", dir.display()))?;
+/// called after each pass (`last` false: the copies say they are partial)
+/// and at the end, so a crash or a signal loses nothing. A file that cannot
+/// be written is one line on stderr, not the end of the check: the report
+/// still reaches the terminal and the exit status is still the disks'
+/// verdict. A second signal waits for the writing to end.
+fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
+    let _hold = stop.hold();
+    let mut failed = Vec::new();
+    if let Some(dir) = &plan.settings.out
+        && let Err(e) = save_bundle(dir, report, last)
+    {
+        failed.push(format!("--out {}: {e:#}", dir.display()));
     }
-    if let Some(path) = &plan.settings.json {
-        report::write_atomic(path, &report::json::render(report))
-            .with_context(|| format!("writing --json {}", path.display()))?;
+    let s = &plan.settings;
+    for (o, bytes) in [
+        (&s.json, report::json::render as fn(&Report) -> Vec<u8>),
+        (&s.csv, report::csv::render),
+    ] {
+        if let Some(o) = o
+            && let Err(e) = o.write(&bytes(report), last)
+        {
+            failed.push(format!("{} {}: {e}", o.flag, o.given.display()));
+        }
     }
-    if let Some(path) = &plan.settings.csv {
-        report::write_atomic(path, &report::csv::render(report))
-            .with_context(|| format!("writing --csv {}", path.display()))?;
+    for f in failed {
+        let what = if last {
+            "the report on the terminal is complete; any copy left in that file says it is partial"
+        } else {
+            "the check goes on"
+        };
+        eprintln!("arrayburn: error: could not write {f} ({what})");
     }
-    Ok(())
 }
 
-/// Prints the report, then writes the files, charts included (also when
-/// interrupted).
-fn finish(plan: &Plan, report: &Report) -> anyhow::Result<()> {
+/// Prints the text report: on stdout, or on stderr where `--json -` or
+/// `--csv -` has stdout. A closed pipe (`| head`) is not a failure of the
+/// check.
+fn print_text(plan: &Plan, report: &Report) {
     let text = report::text::render(report);
-    // A closed pipe (`| head`) is not a failure of the check.
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    save_files(plan, report, true)
+    let s = &plan.settings;
+    let stdout_taken = [&s.json, &s.csv]
+        .iter()
+        .any(|o| o.as_ref().is_some_and(|o| o.is_stdout()));
+    let _ = if stdout_taken {
+        std::io::stderr().lock().write_all(text.as_bytes())
+    } else {
+        std::io::stdout().lock().write_all(text.as_bytes())
+    };
 }
 
 /// The `--out` directory: the text report, the JSON, the surface CSV and,
 /// at the end, the charts (SVG and PNG), all of one report.
 fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
-    report::write_atomic(
-        &dir.join("report.txt"),
-        report::text::render(report).as_bytes(),
-    )?;
-    report::write_atomic(&dir.join("report.json"), &report::json::render(report))?;
-    report::write_atomic(&dir.join("surface.csv"), &report::csv::render(report))?;
+    let [txt, json, csv] = crate::plan::BUNDLE;
+    let write = |name: &str, bytes: &[u8]| {
+        write_path(&dir.join(name), bytes).with_context(|| name.to_string())
+    };
+    write(txt, report::text::render(report).as_bytes())?;
+    write(json, &report::json::render(report))?;
+    write(csv, &report::csv::render(report))?;
     if charts {
         report::chart::write_all(report, &dir.join("charts"))
             .map_err(|e| anyhow::anyhow!("charts: {e}"))?;

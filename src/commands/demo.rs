@@ -29,9 +29,9 @@ pub fn run(args: &DemoArgs, argv: Vec<String>, stop: &StopFlag) -> Result<Outcom
     let size = preflight(args)?;
     let throttled = !args.no_throttle && demo::blkio_available();
     announce(args, size, throttled);
-    stop.set_cleanup_pending(true);
+    let hold = stop.hold();
     let outcome = build_and_check(args, size, throttled, argv, stop);
-    stop.set_cleanup_pending(false);
+    drop(hold);
     eprintln!("arrayburn demo: removed its loop devices, their files in {SHM} and its cgroup");
     outcome
 }

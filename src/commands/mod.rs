@@ -6,6 +6,7 @@ pub mod list;
 
 use crate::cli::{Cli, Command};
 use crate::run::StopFlag;
+use crate::stats::verdict::ArrayVerdict;
 
 /// How a command ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,16 +15,29 @@ pub enum Outcome {
     Healthy,
     /// A disk was flagged or failed reads (exit 1).
     Flagged,
+    /// Nothing found, but not every disk could be compared: health is not
+    /// claimed (exit 3).
+    NotJudged,
     /// A signal stopped the run (exit 130).
     Interrupted,
 }
 
 impl Outcome {
+    /// The outcome of a check's verdict.
+    pub fn of(v: ArrayVerdict) -> Self {
+        match v {
+            ArrayVerdict::Healthy => Outcome::Healthy,
+            ArrayVerdict::Flagged => Outcome::Flagged,
+            ArrayVerdict::NotJudged => Outcome::NotJudged,
+        }
+    }
+
     /// The process exit code.
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Healthy => 0,
             Outcome::Flagged => 1,
+            Outcome::NotJudged => 3,
             Outcome::Interrupted => 130,
         }
     }

@@ -54,7 +54,8 @@ pub struct Results {
 struct Cleanup {
     paths: Vec<PathBuf>,
     keep: bool,
-    stop: StopFlag,
+    /// A second signal waits for the removal (none with -w).
+    _hold: Option<crate::run::Hold>,
 }
 
 impl Drop for Cleanup {
@@ -68,7 +69,6 @@ impl Drop for Cleanup {
                 }
             }
         }
-        self.stop.set_cleanup_pending(false);
     }
 }
 
@@ -82,11 +82,10 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     let plan = Plan::new(&c)?;
     // A second signal must not leave test files behind (workers stop at
     // the next record, so the wait is short).
-    stop.set_cleanup_pending(!c.keep);
     let _cleanup = Cleanup {
         paths: plan.files.clone(),
         keep: c.keep,
-        stop: stop.clone(),
+        _hold: (!c.keep).then(|| stop.hold()),
     };
     let began = ctime(SystemTime::now());
     for w in &plan.warnings {
@@ -95,7 +94,14 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
             w.replacen("WARNING: ", "warning: ", 1)
         );
     }
-    let mut out = std::io::stdout().lock();
+    // With `--json -` the JSON has standard output; iozone's text goes to
+    // stderr.
+    let to_stdout = plan.json.as_ref().is_none_or(|o| !o.is_stdout());
+    let mut out: Box<dyn Write> = if to_stdout {
+        Box::new(std::io::stdout().lock())
+    } else {
+        Box::new(std::io::stderr().lock())
+    };
     let _ = out.write_all(output::header(&c, &began, &plan.warnings).as_bytes());
     let mut results = Results {
         warnings: plan.warnings.clone(),
@@ -110,10 +116,11 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     if let Err(e) = &ran {
         results.error = Some(format!("{e:#}"));
     }
-    if let Some(path) = &c.json {
+    drop(out);
+    if let Some(o) = &plan.json {
         let doc = json::render(&c, &results, &began);
-        crate::report::write_atomic(path, &doc)
-            .with_context(|| format!("writing --json {}", path.display()))?;
+        o.write(&doc, true)
+            .with_context(|| format!("writing --json {}", o.given.display()))?;
     }
     if results.interrupted {
         let files = if c.keep { "kept (-w)" } else { "removed" };
@@ -121,9 +128,9 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Interrupted);
     }
     ran?;
-    if let Some(path) = &c.biff {
-        crate::report::write_atomic(path, &biff::render(&c, &results))
-            .with_context(|| format!("writing -b {}", path.display()))?;
+    if let Some(o) = &plan.biff {
+        o.write(&biff::render(&c, &results), true)
+            .with_context(|| format!("writing -b {}", o.given.display()))?;
     }
     Ok(Outcome::Healthy)
 }

@@ -9,7 +9,8 @@ use anyhow::{Context, bail};
 
 use super::args::Config;
 use super::{single, throughput};
-use crate::plan::{check_output_path, parent_dir};
+use crate::plan::check_output_path;
+use crate::report::output::{self, Output, parent_dir};
 use crate::units::human_bytes_binary;
 
 /// The files a run will use and what to warn about, checked before any I/O.
@@ -18,16 +19,26 @@ pub struct Plan {
     pub files: Vec<PathBuf>,
     /// Lines for the header (and stderr).
     pub warnings: Vec<String>,
+    /// `--json` (ours; `-` is standard output, and then iozone's text goes
+    /// to stderr).
+    pub json: Option<Output>,
+    /// `-b` (iozone's spreadsheet; `-` is a file of that name, as in
+    /// iozone).
+    pub biff: Option<Output>,
 }
 
 impl Plan {
     /// Checks a configuration against the system.
     pub fn new(c: &Config) -> anyhow::Result<Plan> {
-        for (flag, path) in [("--json", &c.json), ("-b", &c.biff)] {
-            if let Some(p) = path {
-                check_output_path(flag, p)?;
-            }
-        }
+        let resolve = |flag: &str, p: &Option<PathBuf>, dash: bool| {
+            p.as_deref()
+                .map(|p| Output::resolve(flag, p, dash).map_err(anyhow::Error::msg))
+                .transpose()
+        };
+        let json = resolve("--json", &c.json, true)?;
+        let biff = resolve("-b", &c.biff, false)?;
+        output::refuse_duplicates(json.iter().chain(&biff).map(output::named))
+            .map_err(anyhow::Error::msg)?;
         let files: Vec<PathBuf> = if c.throughput() {
             (0..c.max_count())
                 .map(|k| throughput::child_file(c, k))
@@ -82,7 +93,12 @@ impl Plan {
                 human_bytes_binary(ram)
             ));
         }
-        Ok(Plan { files, warnings })
+        Ok(Plan {
+            files,
+            warnings,
+            json,
+            biff,
+        })
     }
 }
 

@@ -1,15 +1,16 @@
 //! Turning measurements into the [`Report`]: numbers per disk, the peer
 //! comparisons and verdicts of `stats::verdict`, and the summary sentence.
 
+use std::collections::BTreeSet;
 use std::time::SystemTime;
 
 use super::{Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary, SurfaceProfile};
 use crate::plan::Plan;
-use crate::run::{DiskRun, PassKind, PassRun, SlowRead, Window};
+use crate::run::{DiskRun, PassKind, PassRun, SlowRead, Stopped, Window};
 use crate::stats::surface::{Against, Profile, SlowRegion, slow_regions};
 use crate::stats::verdict::{
-    PathFinding, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict, classify, lost_alone,
-    pct_of_group_median, shared_path,
+    ArrayVerdict, PathFinding, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict, classify,
+    lost_alone, pct_of_group_median, shared_path,
 };
 use crate::stats::{latency_bins, latency_us};
 use crate::units::{human_bytes_binary, mb_per_s, rfc3339};
@@ -27,6 +28,9 @@ pub struct RunInfo {
     pub command_line: Vec<String>,
     /// Whether a signal stopped the check.
     pub interrupted: bool,
+    /// Whether every pass has run: the final report (false in the copies
+    /// saved after each pass).
+    pub complete: bool,
 }
 
 /// Builds the report for the passes measured so far.
@@ -53,6 +57,7 @@ pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
         started_at: rfc3339(info.started_at),
         finished_at: rfc3339(SystemTime::now()),
         interrupted: info.interrupted,
+        complete: info.complete && !info.interrupted,
         command_line: info.command_line.clone(),
         options: options(plan),
         disks: disks(plan),
@@ -150,6 +155,8 @@ fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
         read_errors: run.failed_reads,
         bad_ranges: run.bad_ranges,
         bad_bytes: run.bad_bytes,
+        unread_bytes: run.unread_bytes,
+        stopped: run.stopped,
         device_gone: run.gone,
         errors: run.errors.clone(),
         verdict: Verdict::Ok,
@@ -330,16 +337,24 @@ fn fault_reason(row: &PassDisk) -> String {
     if row.device_gone {
         return format!("the device went away{at}; nothing more could be read");
     }
-    let stopped = if row.reached_end {
-        ""
+    let stopped = match row.stopped {
+        Some(Stopped::MaxErrors) => "; stopped early at --max-errors",
+        Some(Stopped::Interrupted) => "; stopped early by a signal",
+        Some(Stopped::DeviceGone) | None => "",
+    };
+    let unread = if row.unread_bytes > 0 {
+        format!(
+            "; {} bytes not read (the area fails wholesale and was skipped, or time ran out)",
+            row.unread_bytes
+        )
     } else {
-        "; stopped early (--max-errors or interrupted)"
+        String::new()
     };
     let first = first
         .map(|e| format!(", first at byte {} ({})", e.offset, e.message))
         .unwrap_or_default();
     format!(
-        "{} unreadable range(s), {} bytes{first}; {} failed read(s){stopped}",
+        "{} unreadable range(s), {} bytes{first}; {} failed read(s){unread}{stopped}",
         row.bad_ranges, row.bad_bytes, row.read_errors
     )
 }
@@ -444,8 +459,22 @@ fn summarize(
     let faulty = flagged
         .iter()
         .any(|f| matches!(f.verdict, Verdict::Slow | Verdict::Error));
+    let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
+    let compared: BTreeSet<&str> = passes
+        .iter()
+        .flat_map(|p| &p.disks)
+        .filter(|d| d.pct_of_peers.is_some() || d.verdict != Verdict::Ok)
+        .map(|d| d.path.as_str())
+        .collect();
+    let mut not_compared: Vec<String> = Vec::new();
+    for d in passes.iter().flat_map(|p| &p.disks) {
+        if !compared.contains(d.path.as_str()) && !not_compared.contains(&d.path) {
+            not_compared.push(d.path.clone());
+        }
+    }
     let mut s = Summary {
-        verdict: if faulty { "flagged" } else { "healthy" }.into(),
+        verdict: ArrayVerdict::of(faulty, n_disks > 0 && not_compared.is_empty()),
+        not_compared,
         shared_bottleneck: finding.is_some_and(|f| f.shared_bottleneck),
         // With both passes, the disks compared in both (clean in each), so
         // that the sums and their ratio describe the same disks.
@@ -478,27 +507,47 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
     let (fast, faults): (Vec<&Flag>, Vec<&Flag>) =
         s.flagged.iter().partition(|f| f.verdict == Verdict::Fast);
     let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
-    if faults.is_empty() {
-        parts.push(format!(
+    match s.verdict {
+        ArrayVerdict::Healthy => parts.push(format!(
             "HEALTHY: no disk below {:.0}% of its peers and no read errors ({n_disks} disks).",
             th.slow_pct
-        ));
-    } else {
-        let named: Vec<String> = faults.iter().map(|f| describe(f)).collect();
-        parts.push(format!("FLAGGED: {}.", named.join("; ")));
+        )),
+        ArrayVerdict::NotJudged => parts.push(format!(
+            "NOT JUDGED: no disk slow and no read errors, but {} of {n_disks} disks could not be compared with peers, so health is not claimed (exit 3).",
+            s.not_compared.len()
+        )),
+        ArrayVerdict::Flagged => {
+            let named: Vec<String> = faults.iter().map(|f| describe(f)).collect();
+            parts.push(format!("FLAGGED: {}.", named.join("; ")));
+        }
     }
-    let short: Vec<String> = passes
+    let short: Vec<&str> = s
+        .not_compared
         .iter()
-        .flat_map(|p| &p.disks)
-        .filter(|d| d.read_errors == 0 && d.window_elapsed_s < MIN_JUDGED_S)
-        .map(|d| d.path.clone())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
+        .filter(|p| {
+            passes
+                .iter()
+                .flat_map(|x| &x.disks)
+                .any(|d| d.path == **p && d.window_elapsed_s < MIN_JUDGED_S)
+        })
+        .map(String::as_str)
+        .collect();
+    let alone: Vec<&str> = s
+        .not_compared
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !short.contains(p))
         .collect();
     if !short.is_empty() {
         parts.push(format!(
             "Not compared (read for under {MIN_JUDGED_S:.0} s, too short to judge; use a longer --sample or larger disks): {}.",
             short.join(", ")
+        ));
+    }
+    if !alone.is_empty() {
+        parts.push(format!(
+            "Not compared (no peer of the same model, size and kind to compare with; check it beside disks like it): {}.",
+            alone.join(", ")
         ));
     }
     if !fast.is_empty() {

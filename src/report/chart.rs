@@ -54,7 +54,7 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<()> {
         for (stem, chart) in charts {
             let mut svg = String::new();
             chart.svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
-            super::write_atomic(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
+            super::output::write_path(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
             let png = dir.join(format!("{stem}.png"));
             let tmp = dir.join(format!(".{stem}.arrayburn-tmp.png"));
             let drawn = chart.png(BitMapBackend::new(&tmp, SIZE).into_drawing_area());

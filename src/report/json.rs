@@ -1,4 +1,4 @@
-//! The JSON document (written by [`super::write_atomic`]).
+//! The JSON document (written by [`super::output`]).
 
 use super::Report;
 

@@ -7,22 +7,19 @@ mod build;
 pub mod chart;
 pub mod csv;
 pub mod json;
+pub mod output;
 pub mod progress;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Identity, InUse};
-use crate::run::{PassKind, ReadError, SlowRead};
+use crate::run::{PassKind, ReadError, SlowRead, Stopped};
 use crate::stats::surface::SlowRegion;
-use crate::stats::verdict::Verdict;
+use crate::stats::verdict::{ArrayVerdict, Verdict};
 use crate::stats::{LatencyBins, LatencyUs};
 
 pub use build::{RunInfo, build};
-
-use std::fs;
-use std::io::Write;
-use std::path::Path;
 
 /// Version of the JSON layout; bumped when a field changes meaning or goes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -45,6 +42,11 @@ pub struct Report {
     /// True when a signal stopped the check early: the passes hold what was
     /// measured until then.
     pub interrupted: bool,
+    /// True only in the final report of a check that ran every pass it was
+    /// asked for; false in the copies saved after each pass while the check
+    /// goes on, and when interrupted. A file that says false is partial.
+    #[serde(default)]
+    pub complete: bool,
     /// The command line, as typed.
     pub command_line: Vec<String>,
     /// The options the check ran with.
@@ -185,10 +187,21 @@ pub struct PassDisk {
     /// Reads that failed; each was re-read in smaller pieces to find its
     /// exact bad ranges.
     pub read_errors: u64,
-    /// Bad ranges found (`errors` lists the first 64).
+    /// Exact bad ranges found (`errors` lists the first 64 ranges, exact
+    /// and unread).
     pub bad_ranges: u64,
-    /// Bytes found unreadable (the sum of the bad ranges).
+    /// Bytes found unreadable (the sum of the exact bad ranges).
     pub bad_bytes: u64,
+    /// Bytes neither read nor proven bad: skipped in an area that fails
+    /// wholesale (listed in `errors` with `exact` false), or left unprobed
+    /// when the sample time ran out or a stop came.
+    #[serde(default)]
+    pub unread_bytes: u64,
+    /// Why the disk's read ended before its window or disk did:
+    /// `"max_errors"`, `"interrupted"` or `"device_gone"`; null when it ran
+    /// to the end. A sample that re-read its disk is not stopped early.
+    #[serde(default)]
+    pub stopped: Option<Stopped>,
     /// True when the device went away (ENODEV/ENXIO) rather than failing a
     /// read of its media; the read stopped there.
     pub device_gone: bool,
@@ -220,9 +233,15 @@ pub struct SurfaceProfile {
 /// The verdict over the whole check.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
-    /// `"healthy"` (no disk slow, no failed reads) or `"flagged"` (a disk is
-    /// slow or failed reads). A fast disk is marked but healthy.
-    pub verdict: String,
+    /// `"healthy"` (every disk compared with its peers; none slow, no
+    /// failed reads; a fast disk is marked but healthy), `"flagged"` (a disk
+    /// is slow or failed reads), or `"not_judged"` (nothing found, but a
+    /// disk could not be compared: read too briefly or without peers).
+    pub verdict: ArrayVerdict,
+    /// Disks that no pass could compare with their peers (read for under a
+    /// second of window, or alone in their peer group).
+    #[serde(default)]
+    pub not_compared: Vec<String>,
     /// True when the parallel pass was limited by a path the disks share
     /// (controller, expander, bus, CPU) rather than by the disks.
     pub shared_bottleneck: bool,
@@ -265,25 +284,4 @@ impl Report {
     pub fn disk(&self, path: &str) -> Option<&Disk> {
         self.disks.iter().find(|d| d.path == path)
     }
-}
-
-/// Output files (JSON, CSV, text) are written whole to a temporary name in
-/// the same directory and renamed, so a reader (or a crash mid-write) never
-/// sees half a file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.arrayburn-tmp"));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
 }

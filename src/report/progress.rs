@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::run::{DiskProgress, DiskRun, Observer, PassKind, ReadError, Window};
+use crate::run::{DiskProgress, DiskRun, Observer, PassKind, ReadError, Stopped, Window};
 use crate::units::{human_bytes, human_duration, mb_per_s};
 
 /// How progress is drawn.
@@ -176,7 +176,12 @@ impl Observer for Progress {
                 human_bytes(r.bytes),
                 secs,
                 mb_per_s(r.bytes, secs),
-                if r.interrupted { " (interrupted)" } else { "" }
+                match r.stopped {
+                    Some(Stopped::Interrupted) => " (interrupted)",
+                    Some(Stopped::MaxErrors) => " (stopped: --max-errors failed reads)",
+                    Some(Stopped::DeviceGone) => " (stopped: the device went away)",
+                    None => "",
+                }
             ));
         }
     }

@@ -56,6 +56,11 @@ fn header(out: &mut String, r: &Report) {
             out,
             "*** INTERRUPTED: the check was stopped; these are partial results ***"
         );
+    } else if !r.complete {
+        let _ = writeln!(
+            out,
+            "*** PARTIAL: saved after a pass while the check went on; not its final report ***"
+        );
     }
     let mut t = table(&[
         "Disk", "Name", "Model", "Serial", "Size", "Sector", "Group", "In use",
@@ -340,9 +345,10 @@ fn errors(out: &mut String, r: &Report) {
                 d.reasons.join("; ")
             );
             for e in &d.errors {
+                let what = if e.exact { "unreadable" } else { "not read" };
                 let _ = writeln!(
                     out,
-                    "  unreadable: bytes {}..{} ({} bytes): {}",
+                    "  {what}: bytes {}..{} ({} bytes): {}",
                     e.offset,
                     e.offset + e.len,
                     e.len,

@@ -4,7 +4,7 @@
 
 mod worker;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -47,13 +47,23 @@ impl PassKind {
 }
 
 /// Set by a signal handler (or a test); workers stop at the next read.
-/// It also says whether the program owns things it must remove before it
-/// exits (the demo's loop devices and cgroup), so that a second signal does
-/// not cut the clean-up short.
+/// It also says whether the program is doing what a second signal must not
+/// cut short (removing the demo's loop devices and cgroup or iozone's test
+/// files, writing a result file), so that the handler waits instead.
 #[derive(Debug, Clone, Default)]
 pub struct StopFlag {
     stop: Arc<AtomicBool>,
-    cleanup: Arc<AtomicBool>,
+    holds: Arc<AtomicUsize>,
+}
+
+/// While it lives, a second signal waits instead of ending the process.
+#[must_use]
+pub struct Hold(Arc<AtomicUsize>);
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl StopFlag {
@@ -65,13 +75,16 @@ impl StopFlag {
     pub fn is_set(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
-    /// Marks whether resources are held that must be removed before exit.
-    pub fn set_cleanup_pending(&self, pending: bool) {
-        self.cleanup.store(pending, Ordering::SeqCst);
+    /// Holds off a second signal's exit until the returned guard is
+    /// dropped (holds nest).
+    pub fn hold(&self) -> Hold {
+        self.holds.fetch_add(1, Ordering::SeqCst);
+        Hold(self.holds.clone())
     }
-    /// Whether exiting now would leave resources behind.
+    /// Whether exiting now would leave resources or a half-written file
+    /// behind.
     pub fn cleanup_pending(&self) -> bool {
-        self.cleanup.load(Ordering::SeqCst)
+        self.holds.load(Ordering::SeqCst) > 0
     }
 }
 
@@ -84,8 +97,30 @@ pub struct ReadError {
     pub len: u64,
     /// The OS error number (5 = EIO), when there was one.
     pub errno: Option<i32>,
-    /// The error as the OS describes it.
+    /// The error as the OS describes it, and what was done about it.
     pub message: String,
+    /// True when every logical block of the range was read alone and
+    /// failed (or the whole read failed again); false for a span not read:
+    /// skipped in an area that fails wholesale, or left unprobed when the
+    /// sample time ran out or a stop came.
+    #[serde(default = "exact_by_default")]
+    pub exact: bool,
+}
+
+fn exact_by_default() -> bool {
+    true
+}
+
+/// Why a disk's read ended before its window did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stopped {
+    /// `--max-errors` failed reads.
+    MaxErrors,
+    /// A signal (Ctrl-C, SIGTERM, SIGHUP).
+    Interrupted,
+    /// The device went away (ENODEV/ENXIO).
+    DeviceGone,
 }
 
 /// Where on the disk the time went: bytes read and time spent reading, in
@@ -183,6 +218,7 @@ impl ReadError {
             len: chunk.len() as u64,
             errno: e.raw_os_error(),
             message: format!("{e}{note}"),
+            exact: true,
         }
     }
 }
@@ -215,17 +251,22 @@ pub struct DiskRun {
     pub slow_read_count: u64,
     /// Bytes and read time per position bucket across the disk.
     pub surface: Surface,
-    /// Bad ranges found (all of them; `errors` keeps the first).
+    /// Exact bad ranges found (all of them; `errors` keeps the first
+    /// ranges, exact and unread).
     pub bad_ranges: u64,
     /// Bytes found unreadable.
     pub bad_bytes: u64,
+    /// Bytes neither read nor proven bad (skipped in an area that fails
+    /// wholesale, or unprobed when time ran out or a stop came).
+    pub unread_bytes: u64,
     /// The device went away (ENODEV/ENXIO): the read stopped there.
     pub gone: bool,
     /// Whether the read reached the end of the disk (in a sample pass, at
     /// least once).
     pub reached_end: bool,
-    /// Whether a stop request cut the read short.
-    pub interrupted: bool,
+    /// Why the read ended before its window did; None when it ran the
+    /// whole window (or disk).
+    pub stopped: Option<Stopped>,
 }
 
 impl DiskRun {
@@ -245,6 +286,7 @@ impl DiskRun {
             all.failed_reads += r.failed_reads;
             all.bad_ranges += r.bad_ranges;
             all.bad_bytes += r.bad_bytes;
+            all.unread_bytes += r.unread_bytes;
             for e in r.errors {
                 match all
                     .errors
@@ -252,8 +294,12 @@ impl DiskRun {
                     .find(|k| k.offset == e.offset && k.len == e.len)
                 {
                     Some(_) => {
-                        all.bad_ranges -= 1;
-                        all.bad_bytes -= e.len;
+                        if e.exact {
+                            all.bad_ranges -= 1;
+                            all.bad_bytes -= e.len;
+                        } else {
+                            all.unread_bytes -= e.len;
+                        }
                     }
                     None => all.errors.push(e),
                 }
@@ -267,7 +313,7 @@ impl DiskRun {
             }
             all.gone |= r.gone;
             all.reached_end |= r.reached_end;
-            all.interrupted |= r.interrupted;
+            all.stopped = all.stopped.or(r.stopped);
         }
         all.errors.sort_by_key(|e| e.offset);
         all.errors.truncate(worker::MAX_KEPT_ERRORS);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::{DiskRun, ReadError, SlowRead, StopFlag, Surface, Window, keep_slowest};
+use super::{DiskRun, ReadError, SlowRead, StopFlag, Stopped, Surface, Window, keep_slowest};
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::Engine;
 use crate::units::fraction_of;
@@ -23,38 +23,83 @@ pub const MAX_KEPT_SLOW: usize = 256;
 /// block inside the pieces that fail: far fewer reads than going block by
 /// block through a whole 4 MiB chunk, the same exact answer.
 const PROBE: u64 = 64 << 10;
+/// This many bytes failing block after block (and at least 8 blocks) make a
+/// region that fails wholesale: the rest of the read is not probed, and the
+/// reads after it skip ahead (as ddrescue does) instead of spending a
+/// drive's seconds-long retries on every sector of a dead area. One bad
+/// 4 KiB physical sector is 8 blocks of 512 bytes: well below it.
+const WHOLESALE: u64 = 32 << 10;
+/// The largest skip over a region that fails wholesale.
+const MAX_SKIP: u64 = 1 << 30;
 
 /// The faults found on one disk in one pass.
 #[derive(Debug, Default)]
 struct Faults {
     failed_reads: u64,
+    /// Exact bad ranges (unread spans are listed but not counted here).
     bad_ranges: u64,
+    /// Ranges listed or not, exact and unread.
+    ranges: u64,
     bad_bytes: u64,
     kept: Vec<ReadError>,
-    /// End and errno of the last bad range, to join a continuation.
-    last_end: Option<(u64, Option<i32>)>,
+    /// Bytes neither read nor proven bad: skipped in a region that fails
+    /// wholesale, or left unprobed when time ran out or a stop came.
+    unread_bytes: u64,
+    /// End, errno and exactness of the last bad range, to join a
+    /// continuation.
+    last_end: Option<(u64, Option<i32>, bool)>,
     gone: bool,
+    /// Spans of this pass already failed or skipped (start, end): a sample
+    /// that sweeps the disk again does not read, count or list them again.
+    /// One or two per failed read, and failed reads stop at --max-errors.
+    known: Vec<(u64, u64)>,
+    /// In a region that fails wholesale: how far the next failed read
+    /// skips (doubling, as ddrescue's skip does).
+    skip: Option<u64>,
 }
 
 impl Faults {
     /// Counts a bad range, joining it to the previous one when it continues
     /// it (a bad area across a chunk boundary is one range).
     fn record(&mut self, error: ReadError, disk: usize, on_error: &dyn Fn(usize, ReadError)) {
-        self.bad_bytes += error.len;
-        let joins = self.last_end == Some((error.offset, error.errno));
-        self.last_end = Some((error.offset + error.len, error.errno));
+        if error.exact {
+            self.bad_bytes += error.len;
+        } else {
+            self.unread_bytes += error.len;
+        }
+        let joins = self.last_end == Some((error.offset, error.errno, error.exact));
+        self.last_end = Some((error.offset + error.len, error.errno, error.exact));
         if !joins {
-            self.bad_ranges += 1;
+            self.ranges += 1;
+            self.bad_ranges += u64::from(error.exact);
             if self.kept.len() < MAX_KEPT_ERRORS {
                 self.kept.push(error.clone());
             }
-        } else if self.bad_ranges as usize <= MAX_KEPT_ERRORS
+        } else if self.ranges as usize <= MAX_KEPT_ERRORS
             && let Some(last) = self.kept.last_mut()
         {
             last.len += error.len;
         }
         on_error(disk, error);
     }
+
+    /// Where the known-bad span holding `offset` ends, if one does.
+    fn known_end(&self, offset: u64) -> Option<u64> {
+        self.known
+            .iter()
+            .find(|(a, b)| (*a..*b).contains(&offset))
+            .map(|k| k.1)
+    }
+}
+
+/// What re-reading a failed chunk found.
+struct Probed {
+    /// Bytes read after all.
+    good: u64,
+    /// Exact bad ranges, then any span left unprobed.
+    bad: Vec<ReadError>,
+    /// The chunk fails wholesale: skip ahead after it.
+    wholesale: bool,
 }
 
 /// The device itself went away (unplugged, controller reset, removed):
@@ -201,46 +246,92 @@ impl Job {
     }
 
     /// Re-reads a chunk whose read failed with `first`, to find exactly
-    /// which logical blocks cannot be read (as badblocks does). Returns the
-    /// bytes that could be read and the bad ranges, merged; when every
-    /// re-read succeeds the failure was transient and is reported as such.
+    /// which logical blocks cannot be read (as badblocks does): in 64 KiB
+    /// pieces, then block by block inside a failing piece. Before every
+    /// re-read it asks `give_up` (a stop, the end of the sample window):
+    /// what is left is then reported unread. When [`WHOLESALE`] bytes fail
+    /// in a row, the rest of the chunk is reported unread and the caller
+    /// skips ahead. When every re-read succeeds the failure was transient
+    /// and is reported as such.
     fn pinpoint(
         &mut self,
         buf: &mut AlignedBuf,
         chunk: Chunk,
         first: &std::io::Error,
-    ) -> (u64, Vec<ReadError>) {
-        let lbs = self.logical_block;
-        let probe = PROBE.max(u64::from(lbs)) / u64::from(lbs) * u64::from(lbs);
-        let (mut good, mut bad) = (0u64, Vec::<ReadError>::new());
-        for part in Chunks::within(chunk, lbs, probe) {
+        give_up: &dyn Fn() -> bool,
+    ) -> Probed {
+        let lbs = u64::from(self.logical_block);
+        let probe = PROBE.max(lbs) / lbs * lbs;
+        let wholesale = WHOLESALE.max(8 * lbs);
+        let chunk_end = chunk.offset() + chunk.len() as u64;
+        let mut p = Probed {
+            good: 0,
+            bad: Vec::new(),
+            wholesale: false,
+        };
+        let mut failing_run = 0u64;
+        let unread = |from: u64, why: &str| ReadError {
+            offset: from,
+            len: chunk_end - from,
+            errno: first.raw_os_error(),
+            message: format!("{first}; not read: {why}"),
+            exact: false,
+        };
+        for part in Chunks::within(chunk, self.logical_block, probe) {
+            if give_up() {
+                p.bad.push(unread(
+                    part.offset(),
+                    "stopped (sample time over or signal)",
+                ));
+                return p;
+            }
             if let Ok(n) = self.engine.read(buf, part) {
-                good += n as u64;
+                p.good += n as u64;
+                failing_run = 0;
                 continue;
             }
-            for block in Chunks::within(part, lbs, u64::from(lbs)) {
+            for block in Chunks::within(part, self.logical_block, lbs) {
+                if give_up() {
+                    p.bad.push(unread(
+                        block.offset(),
+                        "stopped (sample time over or signal)",
+                    ));
+                    return p;
+                }
+                if failing_run >= wholesale {
+                    p.bad
+                        .push(unread(block.offset(), "the area fails wholesale, skipped"));
+                    p.wholesale = true;
+                    return p;
+                }
                 match self.engine.read(buf, block) {
-                    Ok(n) => good += n as u64,
-                    Err(e) => match bad.last_mut() {
-                        Some(last)
-                            if last.offset + last.len == block.offset()
-                                && last.errno == e.raw_os_error() =>
-                        {
-                            last.len += block.len() as u64
+                    Ok(n) => {
+                        p.good += n as u64;
+                        failing_run = 0;
+                    }
+                    Err(e) => {
+                        failing_run += lbs;
+                        match p.bad.last_mut() {
+                            Some(last)
+                                if last.offset + last.len == block.offset()
+                                    && last.errno == e.raw_os_error() =>
+                            {
+                                last.len += block.len() as u64
+                            }
+                            _ => p.bad.push(ReadError::at(block, &e, "")),
                         }
-                        _ => bad.push(ReadError::at(block, &e, "")),
-                    },
+                    }
                 }
             }
         }
-        if bad.is_empty() {
-            bad.push(ReadError::at(
+        if p.bad.is_empty() {
+            p.bad.push(ReadError::at(
                 chunk,
                 first,
                 "; the re-read succeeded (a transient error)",
             ));
         }
-        (good, bad)
+        p
     }
 
     /// Reads the disk from `origin` (0 but for seek-pass readers) for the
@@ -263,21 +354,34 @@ impl Job {
         let (mut reached_end, mut spot) = (false, 0);
         let start = Instant::now();
         let mut end = start;
+        // Bytes passed over without a read since the last read: a disk that
+        // is known bad all over has nothing left to read.
+        let mut passed_over = 0u64;
         while !stop.is_set()
             && deadline.is_none_or(|d| end - start < d)
             && faults.failed_reads < self.max_errors
             && !faults.gone
+            && passed_over < self.size
         {
             let Some(chunk) =
                 self.next_chunk(&mut chunks, &mut reached_end, &mut spot, end - start)
             else {
                 break;
             };
+            if let Some(known_end) = faults.known_end(chunk.offset()) {
+                passed_over += known_end - chunk.offset();
+                chunks = self.chunks_from(known_end);
+                continue;
+            }
+            passed_over = 0;
             let t0 = Instant::now();
             let result = self.engine.read(&mut buf, chunk);
             end = Instant::now();
             match result {
-                Ok(n) => tally.read(chunk, n as u64, end - t0, end - start),
+                Ok(n) => {
+                    tally.read(chunk, n as u64, end - t0, end - start);
+                    faults.skip = None;
+                }
                 Err(e) if is_gone(&e) => {
                     faults.failed_reads += 1;
                     faults.gone = true;
@@ -285,22 +389,63 @@ impl Job {
                 }
                 Err(e) => {
                     faults.failed_reads += 1;
-                    let (good, bad) = self.pinpoint(&mut buf, chunk, &e);
-                    tally.bytes += good;
-                    for b in bad {
-                        faults.record(b, self.disk, on_error);
+                    let chunk_end = chunk.offset() + chunk.len() as u64;
+                    let resume = match faults.skip {
+                        // Inside a region that fails wholesale: no probing,
+                        // the read and a growing span after it are unread.
+                        Some(skip) => {
+                            let to = (chunk_end + skip).min(self.size);
+                            let mut gap = ReadError::at(chunk, &e, "");
+                            gap.len = to - chunk.offset();
+                            gap.exact = false;
+                            gap.message =
+                                format!("{e}; not read: the area fails wholesale, skipped");
+                            faults.record(gap, self.disk, on_error);
+                            faults.skip = Some((skip * 2).min(MAX_SKIP.max(self.block)));
+                            to
+                        }
+                        None => {
+                            let give_up =
+                                || stop.is_set() || deadline.is_some_and(|d| start.elapsed() >= d);
+                            let probed = self.pinpoint(&mut buf, chunk, &e, &give_up);
+                            tally.bytes += probed.good;
+                            for b in probed.bad {
+                                faults.record(b, self.disk, on_error);
+                            }
+                            if probed.wholesale {
+                                faults.skip = Some(self.block);
+                            }
+                            chunk_end
+                        }
+                    };
+                    faults.known.push((chunk.offset(), resume));
+                    if resume > chunk_end {
+                        chunks = self.chunks_from(resume);
                     }
                     end = Instant::now();
                 }
             }
             progress.store(tally.bytes, Ordering::Relaxed);
         }
-        tally.finish(
-            end - start,
-            faults,
-            reached_end,
-            stop.is_set() && !reached_end,
-        )
+        let done = match self.window {
+            Window::Full => reached_end,
+            Window::Sample(d) => end - start >= d,
+        };
+        let stopped = if faults.gone {
+            Some(Stopped::DeviceGone)
+        } else if faults.failed_reads >= self.max_errors && !done {
+            Some(Stopped::MaxErrors)
+        } else if stop.is_set() && !done {
+            Some(Stopped::Interrupted)
+        } else {
+            None
+        };
+        tally.finish(end - start, faults, reached_end, stopped)
+    }
+
+    /// The chunks from `offset` on (a skip past a bad span).
+    fn chunks_from(&self, offset: u64) -> Chunks {
+        Chunks::from_offset(self.size, self.logical_block, self.block, offset)
     }
 }
 
@@ -356,7 +501,7 @@ impl Tally {
         elapsed: Duration,
         faults: Faults,
         reached_end: bool,
-        interrupted: bool,
+        stopped: Option<Stopped>,
     ) -> DiskRun {
         keep_slowest(&mut self.slow_reads, MAX_KEPT_SLOW);
         DiskRun {
@@ -372,9 +517,10 @@ impl Tally {
             surface: self.surface,
             bad_ranges: faults.bad_ranges,
             bad_bytes: faults.bad_bytes,
+            unread_bytes: faults.unread_bytes,
             gone: faults.gone,
             reached_end,
-            interrupted,
+            stopped,
         }
     }
 }
@@ -412,6 +558,7 @@ mod tests {
             len,
             errno: Some(5),
             message: String::new(),
+            exact: true,
         };
         let mut f = Faults::default();
         for e in [at(4096, 512), at(4608, 1024), at(8192, 512)] {
@@ -473,7 +620,7 @@ mod tests {
             tally.read(chunks.next().unwrap(), 1 << 20, took, ms(i));
             assert!(tally.slow_reads.len() < 2 * MAX_KEPT_SLOW, "bounded");
         }
-        let run = tally.finish(ms(1001), Faults::default(), false, false);
+        let run = tally.finish(ms(1001), Faults::default(), false, None);
         assert_eq!(run.slow_read_count, 1001);
         assert_eq!(run.slow_reads.len(), MAX_KEPT_SLOW);
         let stall: Vec<&SlowRead> = run

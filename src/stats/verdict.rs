@@ -39,6 +39,32 @@ pub enum Verdict {
     Error,
 }
 
+/// The verdict over a whole check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrayVerdict {
+    /// Every disk was compared with its peers and none is slow or failed
+    /// reads (a fast disk is marked but healthy).
+    Healthy,
+    /// A disk is slow or failed reads.
+    Flagged,
+    /// No disk is slow or failed reads, but not every disk could be
+    /// compared (read too briefly, or no peer of its model and size): health
+    /// is not claimed.
+    NotJudged,
+}
+
+impl ArrayVerdict {
+    /// Faults decide first; without one, health needs every disk compared.
+    pub fn of(faulty: bool, all_compared: bool) -> Self {
+        match (faulty, all_compared) {
+            (true, _) => ArrayVerdict::Flagged,
+            (false, true) => ArrayVerdict::Healthy,
+            (false, false) => ArrayVerdict::NotJudged,
+        }
+    }
+}
+
 /// Percent thresholds of the outlier rule.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Thresholds {

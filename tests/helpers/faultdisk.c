@@ -2,7 +2,7 @@
  * faultdisk: a one-file FUSE filesystem for arrayburn's tests. It serves
  * /disk.img, a read-only file whose every 8-byte word holds its own offset,
  * answers EIO to any read that touches one of the given bad ranges, and
- * delays by USEC any read that touches a slow range. A loop device
+ * delays by USEC any read that touches a slow range (a failing read too). A loop device
  * (losetup --direct-io=on) over it is a disk with bad or slow sectors.
  *
  *   faultdisk SIZE BAD SLOW MOUNTPOINT [fuse options]
@@ -82,12 +82,13 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
         return 0;
     if ((off_t)len > size_bytes - off)
         len = size_bytes - off;
-    for (int i = 0; i < bad_count; i++)
-        if (off < bad_to[i] && bad_from[i] < off + (off_t)len)
-            return -EIO;
+    /* The delay comes first: a dying drive also takes its time to fail. */
     for (int i = 0; i < slow_count; i++)
         if (off < slow_to[i] && slow_from[i] < off + (off_t)len)
             usleep(slow_usec[i]);
+    for (int i = 0; i < bad_count; i++)
+        if (off < bad_to[i] && bad_from[i] < off + (off_t)len)
+            return -EIO;
     if (__atomic_exchange_n(&next_off, off + (off_t)len, __ATOMIC_SEQ_CST) != off && seek_usec > 0)
         usleep(seek_usec);
     for (size_t i = 0; i < len; i++) {

@@ -1,0 +1,220 @@
+//! Where results go: symlinks followed, special files written through and
+//! never replaced, `-` for stdout, targets proven writable before the first
+//! read, a failed write that does not throw the run away; and a verdict
+//! that does not claim health when no disk was compared.
+
+use std::fs;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::*;
+
+const MIB: u64 = 1 << 20;
+
+/// A small tmpfs mounted on a temporary directory; unmounted on drop.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn new(options: &str) -> Self {
+        let dir = tempdir();
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "arrayburn-test"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount -t tmpfs -o {options}");
+        Self { dir }
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// `arrayburn check --passes serial --sample S --progress none ARGS DISKS`.
+fn run(disks: &[LoopDisk], sample: &str, args: &[&str]) -> std::process::Output {
+    let mut all = vec![
+        "check",
+        "--passes",
+        "serial",
+        "--sample",
+        sample,
+        "--progress",
+        "none",
+    ];
+    all.extend_from_slice(args);
+    all.extend(disks.iter().map(|d| d.dev.as_str()));
+    arrayburn(&all).output().unwrap()
+}
+
+fn json_of(bytes: &[u8]) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_slice(bytes).expect("one JSON document");
+    assert_schema(&v);
+    v
+}
+
+#[test]
+fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 16 * MIB);
+    let dir = tempdir();
+    let p = |n: &str| -> PathBuf { dir.path().join(n) };
+
+    // A symlink: its target is written, the link stays a link.
+    fs::write(p("target.json"), "stale").unwrap();
+    std::os::unix::fs::symlink("target.json", p("link.json")).unwrap();
+    // A private character device (the null device's numbers, made here).
+    let null = p("null");
+    nix::sys::stat::mknod(
+        &null,
+        nix::sys::stat::SFlag::S_IFCHR,
+        nix::sys::stat::Mode::from_bits_truncate(0o666),
+        nix::sys::stat::makedev(1, 3),
+    )
+    .unwrap();
+    // A FIFO with a reader: one document at the end, not one per pass.
+    let fifo = p("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read(fifo).unwrap())
+    };
+    let out = run(
+        &d,
+        "1s",
+        &[
+            "--json",
+            p("link.json").to_str().unwrap(),
+            "--csv",
+            null.to_str().unwrap(),
+            "--out",
+            p("bundle").to_str().unwrap(),
+        ],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{out:?}");
+    assert!(
+        fs::symlink_metadata(p("link.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let v = json_of(&fs::read(p("target.json")).unwrap());
+    assert_eq!(v["complete"], true);
+    assert!(
+        fs::symlink_metadata(&null)
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    // The FIFO run: JSON to the FIFO, CSV to stdout (`-`), text to stderr.
+    let out = run(&d, "1s", &["--json", fifo.to_str().unwrap(), "--csv", "-"]);
+    let doc = reader.join().unwrap();
+    json_of(&doc);
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert!(csv.starts_with("pass,"), "{csv}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Verdict:"));
+
+    // `--json -`: the JSON alone on stdout, once.
+    let out = run(&d, "1s", &["--json", "-"]);
+    let v = json_of(&out.stdout);
+    assert_eq!(v["complete"], true);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Verdict:"));
+
+    // Nothing was left beside the outputs (no temporary or probe files).
+    let mut names: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["bundle", "fifo", "link.json", "null", "target.json"]
+    );
+}
+
+#[test]
+fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_the_run() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 16 * MIB);
+    // Read-only: refused before any read, one line, exit 2.
+    let ro = Tmpfs::new("ro,size=1m");
+    for flag in ["--json", "--csv", "--out"] {
+        let target = ro.path().join("x");
+        let out = run(&d, "1s", &[flag, target.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
+        assert!(err.contains("cannot write in"), "{flag}: {err}");
+        assert!(err.contains("Read-only file system"), "{flag}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty());
+    }
+    // Full: a 4 KiB filesystem holds no report; the run still ends with
+    // its report on stdout, the disks' verdict as exit status, one line per
+    // file it could not write, and no file there that claims to be complete.
+    let full = Tmpfs::new("size=4k");
+    let ok = tempdir();
+    let json = ok.path().join("r.json");
+    let out = run(
+        &d,
+        "1s",
+        &[
+            "--out",
+            full.path().join("bundle").to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let v = json_of(&fs::read(&json).unwrap());
+    let code = match v["summary"]["verdict"].as_str().unwrap() {
+        "healthy" => 0,
+        "flagged" => 1,
+        _ => 3,
+    };
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Verdict:"));
+    let failures: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("could not write --out"))
+        .collect();
+    assert!(!failures.is_empty(), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(!err.contains("ImageError"), "{err}");
+    if let Ok(b) = fs::read(full.path().join("bundle/report.json")) {
+        assert_eq!(
+            json_of(&b)["complete"],
+            false,
+            "a stale copy says it is partial"
+        );
+    }
+}
+
+#[test]
+fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 16 * MIB);
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    // A 1 s sample leaves a 0.9 s window: under the second a disk needs.
+    let out = run(&d, "1s", &["--json", json.to_str().unwrap()]);
+    let v = json_of(&fs::read(&json).unwrap());
+    assert_eq!(out.status.code(), Some(3), "{}", v["summary"]["message"]);
+    assert_eq!(v["summary"]["verdict"], "not_judged");
+    let names: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    assert_eq!(v["summary"]["not_compared"], serde_json::json!(names));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("NOT JUDGED"), "{text}");
+    assert!(!text.contains("HEALTHY"), "{text}");
+}
