@@ -11,7 +11,12 @@ use crate::units::{parse_duration, parse_size};
 /// Read-only array check for raw block devices: serial and parallel O_DIRECT
 /// reads, per-disk MB/s and latency, slow-disk and shared-bottleneck verdicts.
 #[derive(Debug, Parser)]
-#[command(name = "arrayburn", version, propagate_version = true)]
+#[command(
+    name = "arrayburn",
+    version,
+    propagate_version = true,
+    after_long_help = exit_and_examples()
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -31,6 +36,75 @@ pub enum Command {
     // -h and -V are iozone's own (help, verify pattern): none of clap's.
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Iozone(IozoneArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish,
+    /// powershell) to standard output.
+    Completions(CompletionsArgs),
+    /// Print a man page (roff) to standard output: arrayburn's, or one
+    /// subcommand's.
+    Man(ManArgs),
+}
+
+/// The exit codes of `check` and `demo`: (code, meaning). One table for
+/// `--help` and the man page.
+pub const EXIT_CODES: [(u8, &str); 5] = [
+    (
+        0,
+        "healthy: every disk compared with its peers, none slow, no read errors",
+    ),
+    (
+        1,
+        "a disk is slow or failed reads (the report says which and why)",
+    ),
+    (
+        2,
+        "could not run: a bad option, a refused device or output, another arrayburn run on the same disk",
+    ),
+    (
+        3,
+        "not judged: nothing found, but a disk could not be compared (sample too short, or no peer of its model and size)",
+    ),
+    (
+        130,
+        "interrupted (Ctrl-C, SIGTERM, SIGHUP): partial results were written",
+    ),
+];
+
+/// Command lines people start from.
+pub const EXAMPLES: [&str; 7] = [
+    "arrayburn list",
+    "arrayburn check /dev/sd[b-i]",
+    "arrayburn check --full --json result.json /dev/sd[b-i]",
+    "arrayburn check --spots 11 --seek --out run1 /dev/sd[b-i]",
+    "arrayburn check --json - /dev/sd[b-i] | jq .summary",
+    "arrayburn demo",
+    "arrayburn iozone -a -g 1g -f /mnt/test/iozone.tmp",
+];
+
+/// Exit codes and examples as the end of `--help`.
+fn exit_and_examples() -> String {
+    let mut s = String::from("Exit status:\n");
+    for (code, meaning) in EXIT_CODES {
+        s += &format!("  {code:<4} {meaning}\n");
+    }
+    s += "\nExamples:\n";
+    for e in EXAMPLES {
+        s += &format!("  {e}\n");
+    }
+    s
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// A subcommand whose page to print (check, list, demo, iozone...);
+    /// arrayburn's own page when left out.
+    pub subcommand: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -47,9 +121,10 @@ pub struct ListArgs {
     /// Include loop, RAM, device-mapper and md devices.
     #[arg(long)]
     pub all: bool,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    /// Write JSON to FILE instead of the table (`-` or no FILE: standard
+    /// output).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
 }
 
 /// Which passes to run.
@@ -77,65 +152,66 @@ pub enum ProgressMode {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = exit_and_examples())]
 pub struct CheckArgs {
     /// Block devices to read (whole disks: /dev/sdb, /dev/disk/by-id/...).
-    #[arg(required = true)]
+    #[arg(help_heading = "What to read", required = true)]
     pub devices: Vec<String>,
     /// How long each disk is read in a sampled pass (30s, 2m, 1m30s, 1.5s).
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    #[arg(help_heading = "What to read", long, default_value = "60s", value_parser = parse_duration)]
     pub sample: Duration,
     /// Read whole disks in the parallel pass and judge completion times
     /// (the serial pass stays a sample, as in solnet-array-test).
-    #[arg(long)]
+    #[arg(help_heading = "What to read", long)]
     pub full: bool,
     /// Read whole disks in the serial pass too.
-    #[arg(long)]
+    #[arg(help_heading = "What to read", long)]
     pub full_serial: bool,
     /// Size of each read (binary units: 4m = 4 MiB).
-    #[arg(long, default_value = "4m", value_parser = parse_size)]
+    #[arg(help_heading = "What to read", long, default_value = "4m", value_parser = parse_size)]
     pub block: u64,
     /// A disk below this % of its peers' median (or of its own serial speed
     /// in the parallel pass) is slow.
-    #[arg(long, default_value_t = 92.0)]
+    #[arg(help_heading = "How to judge", long, default_value_t = 92.0)]
     pub slow_pct: f64,
     /// A disk above this % of its peers' median is fast.
-    #[arg(long, default_value_t = 107.0)]
+    #[arg(help_heading = "How to judge", long, default_value_t = 107.0)]
     pub fast_pct: f64,
     /// Which passes to run.
-    #[arg(long, value_enum, default_value_t = Passes::Both)]
+    #[arg(help_heading = "What to read", long, value_enum, default_value_t = Passes::Both)]
     pub passes: Passes,
     /// Spread each sample over N spots of the disk (N equal slices of the
     /// window, slice k reading from k/N of the disk, as DiskSpeed reads 11),
     /// so the baseline covers the whole disk rather than its start (an HDD's
     /// fastest zone). 1 reads from the start only.
-    #[arg(long, default_value_t = 1)]
+    #[arg(help_heading = "What to read", long, default_value_t = 1)]
     pub spots: u32,
     /// Add a seek-stress pass after the others (solnet's third pass): all
     /// disks at once, each read by --seek-readers staggered readers, judged
     /// against its own serial speed and its peers'.
-    #[arg(long)]
+    #[arg(help_heading = "What to read", long)]
     pub seek: bool,
     /// Concurrent readers per disk in the seek-stress pass, started at
     /// equal distances over the disk.
-    #[arg(long, default_value_t = 6)]
+    #[arg(help_heading = "What to read", long, default_value_t = 6)]
     pub seek_readers: usize,
     /// Equal position buckets of each disk's surface profile (MB/s across
     /// the disk).
-    #[arg(long, default_value_t = 100)]
+    #[arg(help_heading = "How to judge", long, default_value_t = 100)]
     pub buckets: usize,
     /// Stop reading a disk after this many failed reads (each is re-read to
     /// find its exact bad sectors): a dying disk can otherwise take days.
-    #[arg(long, default_value_t = 100)]
+    #[arg(help_heading = "How to judge", long, default_value_t = 100)]
     pub max_errors: u64,
     /// Log every read that takes at least this many milliseconds, with its
     /// offset (a sector the drive had to retry).
-    #[arg(long, default_value_t = 500)]
+    #[arg(help_heading = "How to judge", long, default_value_t = 500)]
     pub slow_read_ms: u64,
     /// Flag a disk slow when any read takes at least this many milliseconds.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(help_heading = "How to judge", long, default_value_t = 2000)]
     pub stall_ms: u64,
     /// Accept partitions (read them as if they were disks).
-    #[arg(long)]
+    #[arg(help_heading = "What to read", long)]
     pub allow_partitions: bool,
     #[command(flatten)]
     pub output: OutputArgs,
@@ -143,9 +219,11 @@ pub struct CheckArgs {
 
 /// Where results and progress go (shared by `check` and `demo`).
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Outputs")]
 pub struct OutputArgs {
     /// Write the full result as JSON to FILE (also after each pass, and on
-    /// interruption).
+    /// interruption). `-` is standard output (the text report then goes to
+    /// stderr); a FIFO or terminal gets one document at the end.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write everything to directory DIR (created if missing): report.txt,
@@ -154,7 +232,7 @@ pub struct OutputArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write the surface profiles (MB/s per position bucket, per disk and
-    /// pass) as CSV to FILE.
+    /// pass) as CSV to FILE (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// How progress is shown on stderr.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use crate::cli::{CheckArgs, Passes, ProgressMode};
-use crate::device::{self, BlockDevice, DeviceError, SystemPaths};
+use crate::device::{self, BlockDevice, DeviceError, SystemPaths, lock};
 use crate::io::open_direct;
 use crate::report::output::{self, Output, parent_dir};
 use crate::run::{Geometry, PassKind, PassSpec, Window};
@@ -148,6 +148,15 @@ impl Plan {
             });
         }
         specs
+    }
+
+    /// Takes each disk's run lock (see [`device::lock`]): refused when
+    /// another arrayburn run reads one of them.
+    pub fn lock_disks(&self, command_line: &[String]) -> Result<Vec<lock::DiskLock>, PlanError> {
+        self.devices
+            .iter()
+            .map(|d| lock::lock(d.rdev, &d.given, command_line).map_err(PlanError::Option))
+            .collect()
     }
 
     /// Read geometry of each device.

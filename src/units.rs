@@ -5,7 +5,9 @@
 //! solnet-array-test use. Sizes given on the command line are binary
 //! (`4m` = 4 MiB), because read sizes must be powers of two in practice.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
+
+use chrono::{DateTime, Local, SecondsFormat, Utc};
 
 /// Parses a size such as `4m`, `4MiB`, `512k` or `1048576` (bytes) with
 /// binary multiples.
@@ -91,68 +93,29 @@ pub fn human_duration(d: Duration) -> String {
     }
 }
 
-/// RFC 3339 UTC time stamp (`2026-11-30T05:04:50Z`) without a date crate.
+/// RFC 3339 UTC time stamp (`2026-11-30T05:04:50Z`), for the reports.
 pub fn rfc3339(t: SystemTime) -> String {
-    let (_, rem, (y, m, d)) = split_time(t);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    DateTime::<Utc>::from(t).to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// C's `ctime()` layout in UTC (`Mon Nov 30 04:48:04 2026`), as iozone's
-/// "Run began:" line.
+/// RFC 3339 local time stamp with its offset (`2026-11-30T06:04:50+01:00`,
+/// `TZ` respected), for iozone's JSON.
+pub fn rfc3339_local(t: SystemTime) -> String {
+    DateTime::<Local>::from(t).to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// C's `ctime()` in local time (`Mon Nov 30 04:48:04 2026`, `TZ`
+/// respected), as iozone's "Run began:" line.
 pub fn ctime(t: SystemTime) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let (days, rem, (y, m, d)) = split_time(t);
-    format!(
-        "{} {} {d:2} {:02}:{:02}:{:02} {y}",
-        DAYS[(days % 7) as usize],
-        MONTHS[(m - 1) as usize],
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// (days since 1970-01-01, seconds into the day, (year, month, day)) in UTC.
-fn split_time(t: SystemTime) -> (u64, u64, (i64, u32, u32)) {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    (days, rem, (y, m, d))
-}
-
-/// Days since 1970-01-01 to (year, month, day), Howard Hinnant's algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
+    DateTime::<Local>::from(t)
+        .format("%a %b %e %H:%M:%S %Y")
+        .to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ctime_layout() {
-        let t = UNIX_EPOCH + Duration::from_secs(1_796_013_284);
-        assert_eq!(ctime(t), "Mon Nov 30 04:34:44 2026");
-    }
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn fractions_of_a_large_disk_do_not_overflow() {

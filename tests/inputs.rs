@@ -244,7 +244,9 @@ fn a_mounted_disk_is_checked_with_a_warning() {
         ]),
         &json,
     );
-    assert_eq!(r.code, 0, "a lone healthy disk");
+    // A lone disk has no peer to be compared with: no health is claimed.
+    assert_eq!(r.code, 3, "a lone disk is not judged");
+    assert!(r.stdout.contains("NOT JUDGED"), "{}", r.stdout);
     assert!(
         r.stderr.contains(&format!(
             "warning: {} is in use ({} mounted on",
@@ -365,4 +367,116 @@ fn two_outputs_naming_one_file_are_refused() {
     }
     let left = std::fs::read_dir(dir.path()).unwrap().count();
     assert_eq!(left, usize::from(made.is_ok()), "nothing written");
+}
+
+/// Runs `second` while `first` runs (1.5 s in), then stops `first`;
+/// returns the second run's output.
+fn while_running(
+    mut first: std::process::Child,
+    second: &mut std::process::Command,
+) -> std::process::Output {
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let out = second.output().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(first.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    first.wait().unwrap();
+    out
+}
+
+#[test]
+fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 16 << 20);
+    let first = arrayburn(&["check", "--sample", "20s", "--progress", "none", &d[0].dev])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = first.id();
+    let out = while_running(
+        first,
+        &mut arrayburn(&["check", "--sample", "1s", &d[0].dev]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{} is in use by arrayburn pid {pid} (", d[0].dev)),
+        "{err}"
+    );
+    assert!(err.contains("wait for that run to end"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty());
+
+    // iozone takes the lock of the disk under its files' filesystem.
+    let dir = tempdir();
+    let iozone = |extra: &[&str]| {
+        let mut c = arrayburn(&["iozone", "-s", "64k", "-r", "64k", "-i", "0", "-i", "1"]);
+        c.args(extra).current_dir(dir.path());
+        c
+    };
+    let first = iozone(&["-t", "1", "-F", "a", "--pause", "5"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = first.id();
+    let out = while_running(first, &mut iozone(&["-f", "b"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "is in use by arrayburn pid {pid} (arrayburn iozone"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn help_completions_and_man_pages_come_from_the_same_definitions() {
+    let text = |args: &[&str]| {
+        let out = arrayburn(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let help = text(&["check", "--help"]);
+    for heading in [
+        "What to read:",
+        "How to judge:",
+        "Outputs:",
+        "Exit status:",
+        "Examples:",
+    ] {
+        assert!(help.contains(heading), "{heading} in {help}");
+    }
+    assert!(help.contains("  3    not judged"), "{help}");
+    let bash = text(&["completions", "bash"]);
+    assert!(
+        bash.contains("--sample") && bash.contains("iozone"),
+        "{bash}"
+    );
+    let st = std::process::Command::new("bash")
+        .args(["-n", "-c", &bash])
+        .status()
+        .unwrap();
+    assert!(st.success(), "the bash script parses");
+    assert!(text(&["completions", "zsh"]).starts_with("#compdef arrayburn"));
+    assert!(text(&["completions", "fish"]).contains("complete -c arrayburn"));
+    let man = text(&["man"]);
+    assert!(man.contains(".TH arrayburn 1"), "{man}");
+    assert!(man.contains(".SH \"EXIT STATUS\""), "{man}");
+    for code in ["0", "1", "2", "3", "130"] {
+        assert!(
+            man.contains(&format!(".TP\n\\fB{code}\\fR\n")),
+            "exit {code}: {man}"
+        );
+    }
+    let check = text(&["man", "check"]);
+    assert!(check.contains(".TH arrayburn-check 1"), "{check}");
+    assert!(check.contains("\\-\\-sample"), "{check}");
+    assert!(check.contains(".SH EXAMPLES"), "{check}");
+    let out = arrayburn(&["man", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -779,3 +779,42 @@ fn help_lists_the_flags_and_exits_0() {
         }
     }
 }
+
+/// "Run began:" is local time as iozone's ctime() prints it (TZ respected);
+/// the JSON has RFC 3339 with the offset. `--json -` gives the JSON the
+/// standard output and iozone's text stderr; a symlinked -b stays a link.
+#[test]
+fn run_began_is_local_time_and_outputs_follow_the_output_rules() {
+    let d = scratch();
+    let _l = device_lock();
+    std::os::unix::fs::symlink("real.xls", d.path().join("link.xls")).unwrap();
+    let run = |tz: &str| {
+        let out = Command::new(bin())
+            .args(["iozone", "-s", "256k", "-r", "64k", "-i", "0"])
+            .args(["-f", "t", "--json", "-", "-b", "link.xls"])
+            .current_dir(d.path())
+            .env("TZ", tz)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        let began = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Run began: "))
+            .expect("iozone's text on stderr")
+            .to_string();
+        (v["run_began"].as_str().unwrap().to_string(), began)
+    };
+    let (utc_json, utc_text) = run("UTC0");
+    let (east_json, east_text) = run("XYZ-9");
+    assert!(utc_json.ends_with('Z'), "{utc_json}");
+    assert!(east_json.ends_with("+09:00"), "{east_json}");
+    let hour = |t: &str| -> u32 { t.split_whitespace().nth(3).unwrap()[..2].parse().unwrap() };
+    let ahead = (hour(&east_text) + 24 - hour(&utc_text)) % 24;
+    assert!([9, 10].contains(&ahead), "{utc_text} / {east_text}");
+    assert_eq!(&utc_json[11..13], format!("{:02}", hour(&utc_text)));
+    let link = std::fs::symlink_metadata(d.path().join("link.xls")).unwrap();
+    assert!(link.file_type().is_symlink());
+    assert!(std::fs::metadata(d.path().join("real.xls")).unwrap().len() > 0);
+}

@@ -10,7 +10,9 @@ fn list_shows_a_named_4k_disk_with_its_geometry() {
         sector: 4096,
         ..Spec::shm(16 << 20)
     });
-    let out = arrayburn(&["list", "--json", &d.dev]).output().unwrap();
+    let out = arrayburn(&["list", "--json", "-", &d.dev])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["name"], d.name());

@@ -217,4 +217,30 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("NOT JUDGED"), "{text}");
     assert!(!text.contains("HEALTHY"), "{text}");
+
+    // Progress lines for a log: each with the local time, the run's length
+    // up front, counted down.
+    let mut args = vec![
+        "check",
+        "--sample",
+        "1s",
+        "--progress",
+        "lines",
+        "--progress-interval",
+        "0.4s",
+    ];
+    args.extend(names.iter().copied());
+    let out = arrayburn(&args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines[0].ends_with("arrayburn: 4 read group(s) to run: about 4.0 s left"),
+        "{err}"
+    );
+    let stamp = |l: &str| {
+        let b = l.as_bytes();
+        l.len() > 20 && b[4] == b'-' && b[10] == b' ' && b[13] == b':' && b[19] == b' '
+    };
+    assert!(lines.iter().all(|l| stamp(l)), "{err}");
+    assert!(err.contains("arrayburn: run: about"), "{err}");
 }

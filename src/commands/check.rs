@@ -14,7 +14,7 @@ use crate::plan::Plan;
 use crate::report::output::write_path;
 use crate::report::progress::{Progress, Style};
 use crate::report::{self, Report, RunInfo};
-use crate::run::{PassRun, StopFlag, run_pass};
+use crate::run::{PassKind, PassRun, StopFlag, Window, run_pass};
 
 /// Runs a check.
 pub fn run(args: &CheckArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
@@ -28,6 +28,7 @@ pub fn execute(
     stop: &StopFlag,
 ) -> anyhow::Result<(Outcome, Report)> {
     let plan = Plan::resolve(args, &SystemPaths::real())?;
+    let _locks = plan.lock_disks(&argv)?;
     for w in &plan.warnings {
         eprintln!("arrayburn: warning: {w}");
     }
@@ -43,6 +44,7 @@ pub fn execute(
         labels,
         plan.settings.progress_interval,
     );
+    progress.announce(schedule(&plan));
     let geometry = plan.geometry();
     let engines = |d: usize| -> std::io::Result<Box<dyn Engine>> {
         Ok(Box::new(PreadEngine::new(plan.files[d].try_clone()?)))
@@ -67,6 +69,22 @@ pub fn execute(
         Outcome::of(report.summary.verdict)
     };
     Ok((outcome, report))
+}
+
+/// How long each group of disks reads, in order: one group per disk in a
+/// serial pass, one for a parallel or seek pass; None for whole disks.
+fn schedule(plan: &Plan) -> Vec<Option<std::time::Duration>> {
+    let n = plan.devices.len();
+    let mut groups = Vec::new();
+    for spec in plan.pass_specs() {
+        let length = match spec.window {
+            Window::Sample(d) => Some(d),
+            Window::Full => None,
+        };
+        let count = if spec.kind == PassKind::Serial { n } else { 1 };
+        groups.extend(std::iter::repeat_n(length, count));
+    }
+    groups
 }
 
 fn style(mode: ProgressMode) -> Style {

@@ -75,30 +75,47 @@ fn fit_in_shm(disks: usize, size: u64) -> Result<u64> {
             "{SHM} is not available; mount a tmpfs there (mount -t tmpfs tmpfs {SHM}) and run the demo again"
         );
     };
-    let budget = free / 10 * 8;
+    let available = crate::device::sysfs::meminfo_bytes("MemAvailable").unwrap_or(free);
+    let fitted = fit(disks, size, free, available)?;
+    if fitted < size {
+        eprintln!(
+            "arrayburn demo: {} disks of {} would take too much memory ({} free in {SHM}, {} available): \
+             using disks of {} each, at most a quarter of what is available",
+            disks,
+            human_bytes_binary(size),
+            human_bytes_binary(free),
+            human_bytes_binary(available),
+            human_bytes_binary(fitted)
+        );
+    }
+    Ok(fitted)
+}
+
+/// The disk size that keeps the demo's array within 80 % of the free space
+/// in /dev/shm and a quarter of the memory available (the disks live in
+/// RAM): `size` when it fits, smaller (whole MiB) when not; an error when
+/// even 64 MiB disks do not fit.
+fn fit(disks: usize, size: u64, shm_free: u64, mem_available: u64) -> Result<u64> {
+    let budget = (shm_free / 10 * 8).min(mem_available / 4);
     if disks as u64 * size <= budget {
         return Ok(size);
     }
     let fitted = (budget / disks as u64) & !((1 << 20) - 1);
     if fitted < MIN_SIZE {
         bail!(
-            "not enough space in {SHM}: {} free, the demo needs {} disks of at least 64 MiB; free some memory or pass --disks 3",
-            human_bytes_binary(free),
+            "not enough memory for the demo: {} free in {SHM} and {} available, the demo needs {} disks of at least 64 MiB; free some memory or pass --disks 3",
+            human_bytes_binary(shm_free),
+            human_bytes_binary(mem_available),
             disks
         );
     }
-    eprintln!(
-        "arrayburn demo: only {} free in {SHM}: using disks of {} each",
-        human_bytes_binary(free),
-        human_bytes_binary(fitted)
-    );
     Ok(fitted)
 }
 
 fn announce(args: &DemoArgs, size: u64, throttled: bool) {
     let disks = args.disks;
     eprintln!(
-        "arrayburn demo: building a throwaway array of {disks} memory-backed loop devices, {} each ({} of {SHM}).",
+        "arrayburn demo: building a throwaway array of {disks} memory-backed loop devices, {} each ({} of memory, in {SHM}).",
         human_bytes_binary(size),
         human_bytes_binary(size * disks as u64)
     );
@@ -230,4 +247,26 @@ fn throttle(array: &LoopArray, slow: usize) -> Option<Throttle> {
             )
         })
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn the_demo_takes_at_most_a_quarter_of_available_memory() {
+        // 1 TiB asked for on a 23 GiB host with 11.7 GiB in /dev/shm.
+        let size = fit(6, 1 << 40, 11 * GIB + (700 << 20), 22 * GIB).unwrap();
+        assert!(6 * size <= 22 * GIB / 4, "{size}");
+        assert!(size >= 900 << 20, "not needlessly small: {size}");
+        assert_eq!(size % (1 << 20), 0);
+        // What fits is kept as asked.
+        assert_eq!(fit(6, 256 << 20, 11 * GIB, 22 * GIB).unwrap(), 256 << 20);
+        // /dev/shm smaller than a quarter of the memory: it decides.
+        assert!(6 * fit(6, GIB, GIB, 22 * GIB).unwrap() <= GIB / 10 * 8);
+        let e = fit(32, GIB, GIB, GIB).unwrap_err().to_string();
+        assert!(e.contains("not enough memory for the demo"), "{e}");
+    }
 }

@@ -1,15 +1,16 @@
 //! `arrayburn list`: the disks on this machine, from sysfs. Reads no data.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::Outcome;
 use crate::cli::ListArgs;
 use crate::device::{self, Identity, InUse, SystemPaths, sysfs};
+use crate::report::output::Output;
 use crate::report::text;
 use crate::units::human_bytes;
 
-/// One row of `list --json`.
+/// One row of `list --json [FILE]`.
 #[derive(Debug, Serialize)]
 struct Entry {
     /// The path listed.
@@ -24,19 +25,27 @@ struct Entry {
 
 /// Lists disks.
 pub fn run(args: &ListArgs) -> Result<Outcome> {
+    let json = args
+        .json
+        .as_deref()
+        .map(|p| Output::resolve("--json", p, true).map_err(anyhow::Error::msg))
+        .transpose()?;
     let paths = SystemPaths::real();
     let entries = if args.devices.is_empty() {
         all(&paths, args.all)
     } else {
         named(&paths, &args.devices)?
     };
-    let out = if args.json {
-        serde_json::to_string_pretty(&entries)? + "\n"
+    if let Some(o) = json {
+        let doc = serde_json::to_string_pretty(&entries)? + "\n";
+        o.write(doc.as_bytes(), true)
+            .with_context(|| format!("writing --json {}", o.given.display()))?;
     } else {
-        table(&entries)
-    };
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+        use std::io::Write;
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(table(&entries).as_bytes());
+    }
     Ok(Outcome::Healthy)
 }
 

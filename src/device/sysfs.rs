@@ -184,6 +184,14 @@ pub fn is_virtual(name: &str) -> bool {
         .any(|p| name.starts_with(p))
 }
 
+/// A `/proc/meminfo` field (`MemTotal`, `MemAvailable`) in bytes.
+pub fn meminfo_bytes(key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.split(':').next() == Some(key))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

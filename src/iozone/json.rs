@@ -15,6 +15,7 @@ struct Doc<'a> {
     tool_version: &'static str,
     iozone_compatible: &'static str,
     command_line: &'a [String],
+    /// When the run began: RFC 3339, local time with its offset.
     run_began: &'a str,
     mode: &'static str,
     /// "kB/s" (kB = 1024 bytes), "ops/s" or "us/op".

@@ -23,7 +23,7 @@ use anyhow::{Context, bail};
 
 use crate::commands::Outcome;
 use crate::run::StopFlag;
-use crate::units::ctime;
+use crate::units::{ctime, rfc3339_local};
 use args::Config;
 use plan::Plan;
 use single::Row;
@@ -80,6 +80,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Healthy);
     }
     let plan = Plan::new(&c)?;
+    let _locks = plan.lock_disks(args)?;
     // A second signal must not leave test files behind (workers stop at
     // the next record, so the wait is short).
     let _cleanup = Cleanup {
@@ -87,7 +88,8 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         keep: c.keep,
         _hold: (!c.keep).then(|| stop.hold()),
     };
-    let began = ctime(SystemTime::now());
+    let began_at = SystemTime::now();
+    let began = ctime(began_at);
     for w in &plan.warnings {
         eprintln!(
             "arrayburn iozone: {}",
@@ -118,7 +120,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     }
     drop(out);
     if let Some(o) = &plan.json {
-        let doc = json::render(&c, &results, &began);
+        let doc = json::render(&c, &results, &rfc3339_local(began_at));
         o.write(&doc, true)
             .with_context(|| format!("writing --json {}", o.given.display()))?;
     }

@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 
 use super::args::Config;
 use super::{single, throughput};
+use crate::device::lock;
 use crate::plan::check_output_path;
 use crate::report::output::{self, Output, parent_dir};
 use crate::units::human_bytes_binary;
@@ -84,7 +85,7 @@ impl Plan {
         }
         let mut warnings = Vec::new();
         if !c.direct
-            && let Some(ram) = mem_total()
+            && let Some(ram) = crate::device::sysfs::meminfo_bytes("MemTotal")
             && max_kb * 1024 <= ram
         {
             warnings.push(format!(
@@ -99,6 +100,29 @@ impl Plan {
             json,
             biff,
         })
+    }
+}
+
+impl Plan {
+    /// Takes the run lock of each disk under the test files' filesystems
+    /// (see [`crate::device::lock`]): no two runs time one disk.
+    pub fn lock_disks(&self, args: &[String]) -> anyhow::Result<Vec<lock::DiskLock>> {
+        let mut command_line = vec!["arrayburn".to_string(), "iozone".to_string()];
+        command_line.extend_from_slice(args);
+        let mut disks: Vec<(u64, u64)> = Vec::new();
+        let mut locks = Vec::new();
+        for f in &self.files {
+            let dir = parent_dir(f);
+            let dev = lock::device_of_path(dir)
+                .with_context(|| format!("{}: cannot stat", dir.display()))?;
+            if disks.contains(&lock::whole_disk(dev)) {
+                continue;
+            }
+            disks.push(lock::whole_disk(dev));
+            let name = format!("the disk under {}", dir.display());
+            locks.push(lock::lock(dev, &name, &command_line).map_err(anyhow::Error::msg)?);
+        }
+        Ok(locks)
     }
 }
 
@@ -142,12 +166,4 @@ fn check_space(files: &[PathBuf], each: u64) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// MemTotal from /proc/meminfo, in bytes.
-fn mem_total() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }

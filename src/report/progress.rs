@@ -1,6 +1,8 @@
 //! Live progress on stderr, fed by the aggregator: one bar per disk on a
 //! terminal, plain periodic lines otherwise (these runs live in tmux and log
-//! files for hours). It only displays what the aggregator hands it.
+//! files for hours, so each line carries the local time). The run's
+//! schedule is announced up front (a 24-disk serial pass is 24 minutes) and
+//! counted down. It only displays what the aggregator hands it.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -29,6 +31,11 @@ pub struct Progress {
     last_line: Option<Instant>,
     multi: MultiProgress,
     bars: Vec<(usize, ProgressBar)>,
+    /// How long each group of the run (a serial disk, the parallel pass,
+    /// the seek pass) lasts: its sample, or None for a whole-disk read.
+    schedule: Vec<Option<Duration>>,
+    /// Groups started so far.
+    groups_started: usize,
 }
 
 const BAR_LEN: u64 = 1000;
@@ -44,16 +51,57 @@ impl Progress {
             last_line: None,
             multi,
             bars: Vec::new(),
+            schedule: Vec::new(),
+            groups_started: 0,
+        }
+    }
+
+    /// Announces the run's groups in order (see [`Progress::schedule`]) and
+    /// how long they take.
+    pub fn announce(&mut self, schedule: Vec<Option<Duration>>) {
+        self.schedule = schedule;
+        if self.style != Style::Quiet {
+            let n = self.schedule.len();
+            self.line(&format!(
+                "arrayburn: {n} read group(s) to run: {}",
+                run_left(&self.schedule, Duration::ZERO)
+            ));
         }
     }
 
     fn line(&self, text: &str) {
+        let text = if self.style == Style::Lines {
+            format!(
+                "{} {text}",
+                chrono::Local::now().format("%Y-%m-%d %H:%M:%S")
+            )
+        } else {
+            text.to_string()
+        };
         if self.bars.is_empty() {
             let _ = writeln!(std::io::stderr(), "{text}");
         } else {
             let _ = self.multi.println(text);
         }
     }
+
+    /// The groups after the current one.
+    fn later(&self) -> &[Option<Duration>] {
+        self.schedule.get(self.groups_started..).unwrap_or(&[])
+    }
+}
+
+/// "about 26 min 0 s left" for the current group's `left` and the `later`
+/// groups; whole-disk groups add "plus N whole-disk read(s)", whose length
+/// is only known once they run.
+fn run_left(later: &[Option<Duration>], left: Duration) -> String {
+    let timed: Duration = later.iter().flatten().sum();
+    let full = later.iter().filter(|g| g.is_none()).count();
+    let mut s = format!("about {} left", human_duration(left + timed));
+    if full > 0 {
+        s += &format!(" plus {full} whole-disk read(s)");
+    }
+    s
 }
 
 /// (fraction done, rate MB/s, time left) of one disk.
@@ -103,6 +151,18 @@ impl Observer for Progress {
                     bar.set_message(self.labels[d].clone());
                     self.bars.push((d, bar));
                 }
+                if !self.schedule.is_empty() {
+                    let group = self.schedule.get(self.groups_started).copied().flatten();
+                    let later = self.schedule.get(self.groups_started + 1..).unwrap_or(&[]);
+                    let mut rest = later.to_vec();
+                    if group.is_none() {
+                        rest.push(None);
+                    }
+                    self.line(&format!(
+                        "arrayburn: run: {}",
+                        run_left(&rest, group.unwrap_or_default())
+                    ));
+                }
             }
             Style::Lines => self.line(&format!(
                 "arrayburn: {} pass: reading {}",
@@ -111,6 +171,7 @@ impl Observer for Progress {
             )),
             Style::Quiet => {}
         }
+        self.groups_started += 1;
         self.last_line = Some(Instant::now());
     }
 
@@ -136,8 +197,10 @@ impl Observer for Progress {
                     return;
                 }
                 self.last_line = Some(Instant::now());
+                let mut group_left = Duration::ZERO;
                 for p in disks {
                     let (frac, rate, left) = estimate(p);
+                    group_left = group_left.max(left);
                     self.line(&format!(
                         "arrayburn: {} {}: {:.0}% {} read, {:.0} MB/s, ETA {}",
                         kind.name(),
@@ -146,6 +209,12 @@ impl Observer for Progress {
                         human_bytes(p.bytes),
                         rate,
                         human_duration(left)
+                    ));
+                }
+                if !self.schedule.is_empty() {
+                    self.line(&format!(
+                        "arrayburn: run: {}",
+                        run_left(self.later(), group_left)
                     ));
                 }
             }
@@ -184,5 +253,22 @@ impl Observer for Progress {
                 }
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_left_adds_the_sampled_groups_and_names_the_whole_disk_ones() {
+        let s = Duration::from_secs;
+        // 24 serial disks of 60 s, then a parallel pass of 60 s.
+        let later = vec![Some(s(60)); 24];
+        assert_eq!(run_left(&later, s(60)), "about 25 min 0 s left");
+        assert_eq!(
+            run_left(&[Some(s(60)), None], s(30)),
+            "about 1 min 30 s left plus 1 whole-disk read(s)"
+        );
     }
 }
