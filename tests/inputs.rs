@@ -480,3 +480,30 @@ fn help_completions_and_man_pages_come_from_the_same_definitions() {
     let out = arrayburn(&["man", "nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--json >(jq …)`: a pipe named /dev/fd/N is written through, not
+/// mistaken for a path to create.
+#[test]
+fn a_process_substitution_gets_the_json() {
+    let dir = tempdir();
+    let out = dir.path().join("list.json");
+    // The reader renames its file when the pipe closes: whole or absent.
+    let script = format!(
+        "'{}' list --all --json >(cat > '{o}.part' && mv '{o}.part' '{o}'); wait",
+        bin(),
+        o = out.display()
+    );
+    let st = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    for _ in 0..50 {
+        if out.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(v.is_array(), "{v}");
+}

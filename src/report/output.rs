@@ -22,8 +22,11 @@ use std::path::{Path, PathBuf};
 /// How an output path is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sink {
-    /// `-`: standard output, written once at the end.
+    /// `-` (or /dev/stdout, /dev/fd/1): standard output, written once at
+    /// the end.
     Stdout,
+    /// /dev/stderr (or /dev/fd/2): standard error, written once at the end.
+    Stderr,
     /// A FIFO, terminal or other character device (the path with its
     /// symlinks followed), written through once at the end.
     Special(PathBuf),
@@ -52,6 +55,15 @@ impl Output {
         let shown = format!("{flag} {}", given.display());
         let sink = if dash_is_stdout && given == Path::new("-") {
             Sink::Stdout
+        } else if let Some(sink) = standard_stream(given) {
+            sink
+        } else if let Ok(meta) = fs::metadata(given)
+            && !meta.is_file()
+            && !meta.is_dir()
+        {
+            // A special file, reached through its links as the kernel
+            // reaches it (/dev/fd/63 of `>(jq .)` is a pipe, not a path).
+            special(&shown, given, &meta)?
         } else {
             let path = follow(given).map_err(|e| format!("{shown}: {e}"))?;
             sink_for(&shown, path)?
@@ -82,6 +94,7 @@ impl Output {
                 out.write_all(bytes)?;
                 out.flush()
             }
+            Sink::Stderr if last => io::stderr().lock().write_all(bytes),
             _ => Ok(()),
         }
     }
@@ -92,6 +105,7 @@ impl Output {
     fn identity(&self) -> PathBuf {
         match &self.sink {
             Sink::Stdout => PathBuf::from("-"),
+            Sink::Stderr => PathBuf::from("/dev/stderr"),
             Sink::Special(p) => fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
             Sink::File(p) => identity_of(p),
         }
@@ -136,6 +150,18 @@ pub fn named(o: &Output) -> (String, PathBuf) {
     (format!("{} {}", o.flag, o.given.display()), o.identity())
 }
 
+/// This process's own standard output or error named as a path: written to
+/// the stream itself (opening the path anew would start at offset 0 of a
+/// redirected file, and following the link leads to `pipe:[N]`).
+fn standard_stream(p: &Path) -> Option<Sink> {
+    let s = p.to_str()?;
+    match s {
+        "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1" => Some(Sink::Stdout),
+        "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2" => Some(Sink::Stderr),
+        _ => None,
+    }
+}
+
 /// Follows `p` through its symlinks (a dangling link leads to the file it
 /// would create).
 fn follow(p: &Path) -> io::Result<PathBuf> {
@@ -165,24 +191,30 @@ fn sink_for(shown: &str, path: PathBuf) -> Result<Sink, String> {
         probe_dir(dir).map_err(|e| cannot_write(shown, dir, &e))?;
         return Ok(Sink::File(path));
     };
-    let ft = meta.file_type();
-    if ft.is_dir() {
+    if meta.is_dir() {
         Err(format!(
             "{shown}: is a directory; give a file name inside it"
         ))
-    } else if ft.is_block_device() {
-        Err(format!(
-            "{shown}: is a block device; results are never written to a disk, give a file name"
-        ))
-    } else if ft.is_file() {
+    } else if meta.is_file() {
         let dir = parent_dir(&path);
         probe_dir(dir).map_err(|e| cannot_write(shown, dir, &e))?;
         Ok(Sink::File(path))
     } else {
-        nix::unistd::access(&path, nix::unistd::AccessFlags::W_OK)
-            .map_err(|e| format!("{shown}: cannot write to it ({e}); choose another path"))?;
-        Ok(Sink::Special(path))
+        special(shown, &path, &meta)
     }
+}
+
+/// A FIFO, terminal or character device is written through; a block
+/// device is refused.
+fn special(shown: &str, path: &Path, meta: &fs::Metadata) -> Result<Sink, String> {
+    if meta.file_type().is_block_device() {
+        return Err(format!(
+            "{shown}: is a block device; results are never written to a disk, give a file name"
+        ));
+    }
+    nix::unistd::access(path, nix::unistd::AccessFlags::W_OK)
+        .map_err(|e| format!("{shown}: cannot write to it ({e}); choose another path"))?;
+    Ok(Sink::Special(path.to_path_buf()))
 }
 
 fn cannot_write(shown: &str, dir: &Path, e: &io::Error) -> String {
@@ -288,6 +320,21 @@ mod tests {
                 .file_type()
                 .is_symlink()
         );
+    }
+
+    #[test]
+    fn the_standard_streams_are_written_as_streams_never_as_paths() {
+        // Resolved only: nothing is written to the system's nodes here.
+        for (p, sink) in [
+            ("/dev/stdout", Sink::Stdout),
+            ("/proc/self/fd/1", Sink::Stdout),
+            ("/dev/stderr", Sink::Stderr),
+        ] {
+            assert_eq!(
+                Output::resolve("--json", Path::new(p), true).unwrap().sink,
+                sink
+            );
+        }
     }
 
     #[test]

@@ -210,6 +210,18 @@ pub fn keep_slowest(reads: &mut Vec<SlowRead>, n: usize) {
 }
 
 impl ReadError {
+    /// `len` bytes from `offset` not read (`exact` false) after the read
+    /// failed with `e`, and `why`.
+    pub fn unread(offset: u64, len: u64, e: &std::io::Error, why: &str) -> Self {
+        Self {
+            offset,
+            len,
+            errno: e.raw_os_error(),
+            message: format!("{e}; not read: {why}"),
+            exact: false,
+        }
+    }
+
     /// The failure of reading `chunk` with `e`, `note` appended to the
     /// message.
     pub fn at(chunk: crate::device::buffer::Chunk, e: &std::io::Error, note: &str) -> Self {

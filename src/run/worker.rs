@@ -29,6 +29,10 @@ const PROBE: u64 = 64 << 10;
 /// drive's seconds-long retries on every sector of a dead area. One bad
 /// 4 KiB physical sector is 8 blocks of 512 bytes: well below it.
 const WHOLESALE: u64 = 32 << 10;
+/// Why a span was not read: probing was cut short...
+const STOPPED: &str = "stopped (sample time over or signal)";
+/// ...or the area around it fails wholesale.
+const WHOLESALE_SKIPPED: &str = "the area fails wholesale, skipped";
 /// The largest skip over a region that fails wholesale.
 const MAX_SKIP: u64 = 1 << 30;
 
@@ -270,19 +274,10 @@ impl Job {
             wholesale: false,
         };
         let mut failing_run = 0u64;
-        let unread = |from: u64, why: &str| ReadError {
-            offset: from,
-            len: chunk_end - from,
-            errno: first.raw_os_error(),
-            message: format!("{first}; not read: {why}"),
-            exact: false,
-        };
+        let unread = |from: u64, why: &str| ReadError::unread(from, chunk_end - from, first, why);
         for part in Chunks::within(chunk, self.logical_block, probe) {
             if give_up() {
-                p.bad.push(unread(
-                    part.offset(),
-                    "stopped (sample time over or signal)",
-                ));
+                p.bad.push(unread(part.offset(), STOPPED));
                 return p;
             }
             if let Ok(n) = self.engine.read(buf, part) {
@@ -292,15 +287,11 @@ impl Job {
             }
             for block in Chunks::within(part, self.logical_block, lbs) {
                 if give_up() {
-                    p.bad.push(unread(
-                        block.offset(),
-                        "stopped (sample time over or signal)",
-                    ));
+                    p.bad.push(unread(block.offset(), STOPPED));
                     return p;
                 }
                 if failing_run >= wholesale {
-                    p.bad
-                        .push(unread(block.offset(), "the area fails wholesale, skipped"));
+                    p.bad.push(unread(block.offset(), WHOLESALE_SKIPPED));
                     p.wholesale = true;
                     return p;
                 }
@@ -395,11 +386,12 @@ impl Job {
                         // the read and a growing span after it are unread.
                         Some(skip) => {
                             let to = (chunk_end + skip).min(self.size);
-                            let mut gap = ReadError::at(chunk, &e, "");
-                            gap.len = to - chunk.offset();
-                            gap.exact = false;
-                            gap.message =
-                                format!("{e}; not read: the area fails wholesale, skipped");
+                            let gap = ReadError::unread(
+                                chunk.offset(),
+                                to - chunk.offset(),
+                                &e,
+                                WHOLESALE_SKIPPED,
+                            );
                             faults.record(gap, self.disk, on_error);
                             faults.skip = Some((skip * 2).min(MAX_SKIP.max(self.block)));
                             to
