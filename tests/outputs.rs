@@ -198,6 +198,19 @@ fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_th
             "a stale copy says it is partial"
         );
     }
+    // Room for the reports but not the charts: the PNG error is a plain
+    // I/O error too (it was a raw ImageError(IoError(Custom ...))).
+    let some = Tmpfs::new("size=160k");
+    let out = run(
+        &d,
+        "1.2s",
+        &["--out", some.path().join("b").to_str().unwrap()],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{err}");
+    assert!(err.contains("charts: No space left on device"), "{err}");
+    assert!(!err.contains("ImageError"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
 #[test]

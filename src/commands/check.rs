@@ -124,7 +124,7 @@ fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
     }
     for f in failed {
         let what = if last {
-            "the report on the terminal is complete; any copy left in that file says it is partial"
+            "the printed report is complete; a JSON copy left from an earlier pass says \"complete\": false"
         } else {
             "the check goes on"
         };

@@ -55,19 +55,23 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<()> {
             let mut svg = String::new();
             chart.svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
             super::output::write_path(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
-            let png = dir.join(format!("{stem}.png"));
-            let tmp = dir.join(format!(".{stem}.arrayburn-tmp.png"));
-            let drawn = chart.png(BitMapBackend::new(&tmp, SIZE).into_drawing_area());
-            match drawn {
-                Ok(()) => fs::rename(&tmp, &png)?,
-                Err(e) => {
-                    let _ = fs::remove_file(&tmp);
-                    return Err(e);
-                }
-            }
+            let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+            chart.png(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())?;
+            super::output::write_path(&dir.join(format!("{stem}.png")), &encode_png(&rgb)?)?;
         }
     }
     Ok(())
+}
+
+/// The RGB pixels as a PNG file's bytes (encoded in memory, so the file is
+/// written like every other output: atomically, its errors plain I/O ones).
+fn encode_png(rgb: &[u8]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, SIZE.0, SIZE.1);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.write_header()?.write_image_data(rgb)?;
+    Ok(out)
 }
 
 /// Implements [`Drawing`] for a type with a generic `draw`.
