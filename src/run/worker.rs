@@ -60,6 +60,11 @@ struct Faults {
     /// In a region that fails wholesale: how far the next failed read
     /// skips (doubling, as ddrescue's skip does).
     skip: Option<u64>,
+    /// The span the last skip passed over unread: (end of the last failed
+    /// read, where reading resumed). When the read there succeeds, the
+    /// span is read back from its end until a read fails, as ddrescue
+    /// trims, so the unread span ends where the failing area does.
+    gap: Option<(u64, u64)>,
 }
 
 impl Faults {
@@ -85,6 +90,28 @@ impl Faults {
             last.len += error.len;
         }
         on_error(disk, error);
+    }
+
+    /// The skipped span ending at `hi` turned out readable from `end` on:
+    /// shrink the listed range, the unread count and the known spans.
+    fn trimmed(&mut self, end: u64, hi: u64) {
+        if end >= hi {
+            return;
+        }
+        self.unread_bytes -= hi - end;
+        if let Some(e) = self
+            .kept
+            .iter_mut()
+            .find(|e| !e.exact && e.offset + e.len == hi)
+        {
+            e.len -= hi - end;
+        }
+        for k in &mut self.known {
+            if k.0 < hi && k.1 > end {
+                k.1 = end.max(k.0);
+            }
+        }
+        self.last_end = None;
     }
 
     /// Where the known-bad span holding `offset` ends, if one does.
@@ -325,6 +352,31 @@ impl Job {
         p
     }
 
+    /// Reads the skipped span `(lo, hi)` back from `hi` in whole reads
+    /// until one fails or `give_up`; returns (where reading succeeded from,
+    /// bytes read).
+    fn trim_back(
+        &mut self,
+        buf: &mut AlignedBuf,
+        (lo, hi): (u64, u64),
+        give_up: &dyn Fn() -> bool,
+    ) -> (u64, u64) {
+        let (mut end, mut good) = (hi, 0);
+        while end >= lo + self.block && !give_up() {
+            let Some(chunk) = self.chunks_from(end - self.block).next() else {
+                break;
+            };
+            match self.engine.read(buf, chunk) {
+                Ok(n) => {
+                    good += n as u64;
+                    end = chunk.offset();
+                }
+                Err(_) => break,
+            }
+        }
+        (end, good)
+    }
+
     /// Reads the disk from `origin` (0 but for seek-pass readers) for the
     /// window, reporting failed reads through `on_error` as they happen.
     pub fn run(
@@ -348,6 +400,7 @@ impl Job {
         // Bytes passed over without a read since the last read: a disk that
         // is known bad all over has nothing left to read.
         let mut passed_over = 0u64;
+        let give_up = || stop.is_set() || deadline.is_some_and(|d| start.elapsed() >= d);
         while !stop.is_set()
             && deadline.is_none_or(|d| end - start < d)
             && faults.failed_reads < self.max_errors
@@ -372,6 +425,14 @@ impl Job {
                 Ok(n) => {
                     tally.read(chunk, n as u64, end - t0, end - start);
                     faults.skip = None;
+                    if let Some((lo, hi)) = faults.gap.take()
+                        && hi == chunk.offset()
+                    {
+                        let (from, good) = self.trim_back(&mut buf, (lo, hi), &give_up);
+                        tally.bytes += good;
+                        faults.trimmed(from, hi);
+                        end = Instant::now();
+                    }
                 }
                 Err(e) if is_gone(&e) => {
                     faults.failed_reads += 1;
@@ -394,11 +455,10 @@ impl Job {
                             );
                             faults.record(gap, self.disk, on_error);
                             faults.skip = Some((skip * 2).min(MAX_SKIP.max(self.block)));
+                            faults.gap = Some((chunk_end, to));
                             to
                         }
                         None => {
-                            let give_up =
-                                || stop.is_set() || deadline.is_some_and(|d| start.elapsed() >= d);
                             let probed = self.pinpoint(&mut buf, chunk, &e, &give_up);
                             tally.bytes += probed.good;
                             for b in probed.bad {
@@ -418,6 +478,16 @@ impl Job {
                 }
             }
             progress.store(tally.bytes, Ordering::Relaxed);
+        }
+        // A skip that ran into the end of the disk: read it back too.
+        if let Some((lo, hi)) = faults.gap.take()
+            && hi == self.size
+            && !give_up()
+        {
+            let (from, good) = self.trim_back(&mut buf, (lo, hi), &give_up);
+            tally.bytes += good;
+            faults.trimmed(from, hi);
+            end = Instant::now();
         }
         let done = match self.window {
             Window::Full => reached_end,
