@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs arrayburn's tests. As root it first installs what the device tests
-# need (libfuse3-dev + fuse3 for the bad-sector disk, e2fsprogs, util-linux)
+# need (libfuse3-dev + fuse3 for the bad-sector disk, e2fsprogs, util-linux,
+# strace for iozone's system-call patterns)
 # and then runs them all on loop devices it creates and removes. Without
 # root, the device tests print why and skip.
 set -euo pipefail
@@ -11,6 +12,7 @@ command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
 command -v addpart >/dev/null || need+=(util-linux)
 command -v gcc >/dev/null || need+=(gcc)
+command -v strace >/dev/null || need+=(strace)
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         echo "scripts/test.sh: installing ${need[*]}" >&2

@@ -818,3 +818,153 @@ fn run_began_is_local_time_and_outputs_follow_the_output_rules() {
     assert!(link.file_type().is_symlink());
     assert!(std::fs::metadata(d.path().join("real.xls")).unwrap().len() > 0);
 }
+
+/// The system calls of `arrayburn iozone` on its test files (opened by a
+/// relative name), as strace sees them: `(call, offset)`, the offset of an
+/// lseek, pread or pwrite, or the byte count of a read or write.
+fn syscalls(d: &Path, args: &[&str]) -> Vec<(String, i64)> {
+    let log = d.join("strace.log");
+    let _l = device_lock();
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-e"])
+        .arg("trace=openat,close,lseek,read,write,pread64,pwrite64")
+        .arg("-o")
+        .arg(&log)
+        .arg(bin())
+        .arg("iozone")
+        .args(args)
+        .current_dir(d)
+        .output()
+        .expect("strace (the README's test command installs it)");
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let int = |t: &str| t.trim().trim_end_matches(')').parse::<i64>().ok();
+    let mut test_fds = std::collections::BTreeSet::new();
+    let mut calls = Vec::new();
+    for l in text.lines() {
+        // "PID name(args) = ret"
+        let Some((_, call)) = l.split_once(' ') else {
+            continue;
+        };
+        let Some((name, rest)) = call.split_once('(') else {
+            continue;
+        };
+        let ret = l
+            .rsplit_once(" = ")
+            .and_then(|(_, r)| int(r.split_whitespace().next()?));
+        let first = rest.split(',').next().and_then(int);
+        match name {
+            "openat"
+                if rest
+                    .split(',')
+                    .nth(1)
+                    .is_some_and(|p| !p.trim().starts_with("\"/")) =>
+            {
+                test_fds.extend(ret);
+            }
+            "close" => {
+                if let Some(fd) = first {
+                    test_fds.remove(&fd);
+                }
+            }
+            _ if !first.is_some_and(|fd| test_fds.contains(&fd)) => {}
+            "lseek" => calls.extend(
+                rest.split(',')
+                    .nth(1)
+                    .and_then(int)
+                    .map(|o| (name.to_string(), o)),
+            ),
+            "pread64" | "pwrite64" => calls.extend(
+                rest.rsplit_once(')')
+                    .and_then(|(a, _)| a.rsplit(',').next())
+                    .and_then(int)
+                    .map(|o| (name.to_string(), o)),
+            ),
+            "read" | "write" => calls.extend(ret.map(|n| (name.to_string(), n))),
+            _ => {}
+        }
+    }
+    calls
+}
+
+/// Records are reached with iozone's system calls, because in a cached run
+/// each call's cost is in the number: an lseek then a read or write per
+/// record in the random (and backward, stride, record rewrite) tests,
+/// read()/write() through the position in the sequential ones, pread and
+/// pwrite only in their own tests.
+#[test]
+fn records_are_reached_with_iozones_system_calls() {
+    let d = scratch();
+    let calls = syscalls(
+        d.path(),
+        &["-s", "64k", "-r", "4k", "-i", "0", "-i", "2", "-f", "F"],
+    );
+    let seq: Vec<&str> = calls.iter().map(|(c, _)| c.as_str()).collect();
+    assert!(
+        !seq.contains(&"pread64") && !seq.contains(&"pwrite64"),
+        "{seq:?}"
+    );
+    // write and rewrite: 2 × 16 write() without lseek.
+    assert!(seq[..32].iter().all(|c| *c == "write"), "{seq:?}");
+    // random read, then random write: lseek to each record of iozone's
+    // permutation, then the read or write.
+    let perm = [3, 15, 8, 1, 12, 9, 7, 2, 5, 0, 6, 10, 14, 13, 4, 11];
+    let tail = &calls[32..];
+    assert_eq!(tail.len(), 64, "{tail:?}");
+    for (k, pair) in tail.chunks(2).enumerate() {
+        let want = if k < 16 { "read" } else { "write" };
+        assert_eq!(
+            pair[0],
+            ("lseek".to_string(), perm[k % 16] * 4096),
+            "{tail:?}"
+        );
+        assert_eq!(pair[1].0, want, "{tail:?}");
+    }
+    // pread/pwrite (-E tests 9 and 10) use their own calls.
+    let calls = syscalls(
+        d.path(),
+        &[
+            "-s", "16k", "-r", "4k", "-i", "0", "-i", "9", "-i", "10", "-E", "-f", "G",
+        ],
+    );
+    let p: Vec<&(String, i64)> = calls.iter().filter(|(c, _)| c.starts_with('p')).collect();
+    assert_eq!(p.len(), 16, "pwrite, re-pwrite, pread, re-pread: {calls:?}");
+    assert!(calls.iter().all(|(c, _)| c != "lseek"), "{calls:?}");
+}
+
+/// iozone's numbers by default; `--huge-pages` is ours, announced in the
+/// Build line and the JSON so no one takes its numbers for iozone's.
+#[test]
+fn huge_pages_are_asked_for_and_announced() {
+    let d = scratch();
+    let build = |text: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with("Build:"))
+            .unwrap()
+            .to_string()
+    };
+    let json = |name: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(d.path().join(name)).unwrap()).unwrap()
+    };
+    let args = ["-I", "-s", "4m", "-r", "1m", "-i", "0", "-i", "1", "--json"];
+    let plain = ok(d.path(), &[&args[..], &["plain.json"]].concat());
+    assert_eq!(
+        build(&plain).trim(),
+        format!(
+            "Build: arrayburn-{} (iozone-compatible)",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    assert_eq!(json("plain.json")["huge_pages"], false);
+    let huge = ok(
+        d.path(),
+        &[&args[..], &["huge.json", "--huge-pages"]].concat(),
+    );
+    assert!(
+        build(&huge)
+            .contains("--huge-pages: 2 MiB-page buffers, numbers not comparable with iozone's"),
+        "{huge}"
+    );
+    assert_eq!(json("huge.json")["huge_pages"], true);
+    assert!(json("huge.json")["results"].as_array().unwrap().len() == 4);
+}

@@ -42,18 +42,30 @@ impl AlignedBuf {
     /// or, when `len` is 1 MiB or more, aligned to 2 MiB, rounded up to whole
     /// huge pages and backed by them where the kernel allows.
     pub fn new(len: usize) -> Self {
-        let align = if len >= 1 << 20 {
-            HUGE_PAGE
+        if len >= 1 << 20 {
+            Self::alloc(len, HUGE_PAGE, true)
         } else {
-            BUFFER_ALIGN
-        };
+            Self::alloc(len, BUFFER_ALIGN, false)
+        }
+    }
+
+    /// Allocates at least `len` zeroed bytes aligned to `align` (a power of
+    /// two, at least [`BUFFER_ALIGN`]) in the ordinary pages the allocator
+    /// gives, with no huge-page advice: the memory iozone moves its data
+    /// through (malloc, aligned to its 1 MiB cache size), so that
+    /// `arrayburn iozone` reports the numbers iozone would.
+    pub fn plain(len: usize, align: usize) -> Self {
+        Self::alloc(len, align.max(BUFFER_ALIGN), false)
+    }
+
+    fn alloc(len: usize, align: usize, huge: bool) -> Self {
         let layout = Layout::from_size_align(len.max(1), align)
             .expect("buffer layout")
             .pad_to_align();
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        if align == HUGE_PAGE {
+        if huge {
             // SAFETY: the range is our own live allocation. The advice only
             // changes how its pages are backed; failure (THP off) is harmless.
             let _ = unsafe { madvise(ptr.cast(), layout.size(), MmapAdvise::MADV_HUGEPAGE) };
@@ -198,6 +210,40 @@ mod tests {
         );
         assert_eq!(b.len(), 4 << 20);
         b.slice_mut(4 << 20)[(4 << 20) - 1] = 7;
+    }
+
+    /// AnonHugePages (kB) of the mapping holding `addr`, from smaps.
+    fn huge_kb_at(addr: usize) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ')
+                && let Some((a, b)) = range.split_once('-')
+                && let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+            {
+                inside = (a..b).contains(&addr);
+            } else if inside && let Some(kb) = line.strip_prefix("AnonHugePages:") {
+                return kb.trim().trim_end_matches(" kB").trim().parse().unwrap();
+            }
+        }
+        panic!("no mapping holds {addr:#x}");
+    }
+
+    #[test]
+    fn a_plain_buffer_is_aligned_in_small_pages_and_a_large_one_in_huge_pages() {
+        let mut plain = AlignedBuf::plain(4 << 20, 1 << 20);
+        let at = plain.slice_mut(1).as_ptr() as usize;
+        assert_eq!(at % (1 << 20), 0, "iozone's 1 MiB alignment");
+        assert_eq!(huge_kb_at(at), 0, "4 KiB pages, as iozone's malloc gives");
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_default();
+        if thp.contains("[never]") || thp.is_empty() {
+            eprintln!("transparent huge pages are off here: only the plain half is checked");
+            return;
+        }
+        let mut huge = AlignedBuf::new(4 << 20);
+        let at = huge.slice_mut(1).as_ptr() as usize;
+        assert!(huge_kb_at(at) >= 2048, "huge pages where the kernel allows");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! includes fsync with `-e` and close with `-c` (§5).
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::Instant;
@@ -21,6 +21,8 @@ use crate::run::StopFlag;
 const PATTERN: u8 = 0x6d;
 /// The `-m` work area.
 const WORK_AREA: usize = 16 << 20;
+/// iozone aligns its buffers to its processor cache size (1 MiB, `-S`).
+const IOZONE_ALIGN: usize = 1 << 20;
 
 /// What one timed loop did.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -75,11 +77,21 @@ pub struct Buffer {
 }
 
 impl Buffer {
-    /// A buffer for records of `reclen` bytes, filled with the pattern.
-    pub fn new(reclen: u64, multi: bool) -> Self {
+    /// A buffer for records of `reclen` bytes, filled with the pattern. By
+    /// default its memory is iozone's: ordinary 4 KiB pages aligned to
+    /// 1 MiB, as iozone mallocs and aligns its buffers (main, per-child and
+    /// `-m`). With `huge` (`--huge-pages`), 2 MiB pages where the kernel
+    /// allows: an O_DIRECT request then needs far fewer scatter-gather
+    /// segments, which on fast storage moves data several times faster
+    /// than iozone can (see docs/benchmarks.md), so it is never the default.
+    pub fn new(reclen: u64, multi: bool, huge: bool) -> Self {
         let reclen = reclen as usize;
         let len = if multi { WORK_AREA.max(reclen) } else { reclen };
-        let mut buf = AlignedBuf::new(len);
+        let mut buf = if huge {
+            AlignedBuf::new(len)
+        } else {
+            AlignedBuf::plain(len, IOZONE_ALIGN)
+        };
         let all = buf.slice_mut(len);
         all.fill(0);
         for page in all.chunks_mut(4096) {
@@ -228,11 +240,6 @@ pub fn check_stop(stop: &StopFlag) -> io::Result<()> {
     }
 }
 
-/// Writes `buf` at `offset`, all of it.
-pub fn write_at(f: &File, buf: &[u8], offset: u64) -> io::Result<()> {
-    f.write_all_at(buf, offset)
-}
-
 /// A read that met the end of the file: the file is shorter than `-s`.
 pub fn short_file(e: io::Error) -> io::Error {
     if e.kind() == io::ErrorKind::UnexpectedEof {
@@ -245,19 +252,42 @@ pub fn short_file(e: io::Error) -> io::Error {
     }
 }
 
-/// Reads `buf.len()` bytes at `offset`; a short file is an error.
-pub fn read_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    f.read_exact_at(buf, offset).map_err(short_file)
+/// How a test reaches its records: with the system calls iozone makes
+/// (spec's strace patterns). In a cached run each call's cost is part of
+/// the number: an lseek per record is what iozone's random, backward,
+/// stride and record-rewrite numbers include.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// read()/write() through the file position: the sequential tests.
+    Sequential,
+    /// lseek() to the record, then read()/write(): random, backward,
+    /// stride, record rewrite, the mixed workload.
+    Seek,
+    /// pread()/pwrite() at the record: tests 9 and 10, the pwrite and
+    /// pread phases.
+    Positional,
 }
 
-/// Sequential writes through the file position (iozone's write()).
-pub fn write_seq(f: &mut &File, buf: &[u8]) -> io::Result<()> {
-    f.write_all(buf)
-}
-
-/// Sequential reads through the file position (iozone's read()).
-pub fn read_seq(f: &mut &File, buf: &mut [u8]) -> io::Result<()> {
-    f.read_exact(buf).map_err(short_file)
+/// Reads or writes one record `rec` at `offset` (ignored when
+/// `Sequential`) as `reach` says; a short file is an error.
+pub fn record_io(
+    f: &File,
+    reach: Reach,
+    access: Access,
+    rec: &mut [u8],
+    offset: u64,
+) -> io::Result<()> {
+    let mut pos = f;
+    match (reach, access) {
+        (Reach::Sequential, Access::Write) => pos.write_all(rec),
+        (Reach::Sequential, Access::Read) => pos.read_exact(rec).map_err(short_file),
+        (Reach::Seek, access) => {
+            pos.seek(SeekFrom::Start(offset))?;
+            record_io(f, Reach::Sequential, access, rec, offset)
+        }
+        (Reach::Positional, Access::Write) => f.write_all_at(rec, offset),
+        (Reach::Positional, Access::Read) => f.read_exact_at(rec, offset).map_err(short_file),
+    }
 }
 
 #[cfg(test)]
@@ -308,12 +338,12 @@ mod tests {
 
     #[test]
     fn the_buffer_carries_the_pattern_on_every_page() {
-        let mut b = Buffer::new(8192, false);
+        let mut b = Buffer::new(8192, false, false);
         let r = b.record();
         assert_eq!(&r[..8], &[PATTERN; 8]);
         assert_eq!(&r[4096..4104], &[PATTERN; 8]);
         assert_eq!(r[8], 0);
-        let mut m = Buffer::new(1 << 20, true);
+        let mut m = Buffer::new(1 << 20, true, false);
         let first = m.record().as_ptr() as usize;
         let second = m.record().as_ptr() as usize;
         assert_eq!(second - first, 1 << 20, "-m walks the work area");

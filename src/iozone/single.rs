@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use super::args::Config;
 use super::io::{
-    Access, Buffer, Measure, check_stop, open, order, purge_cpu_cache, read_at, read_seq,
-    short_file, timed, write_at, write_seq,
+    Access, Buffer, Measure, Reach, check_stop, open, order, purge_cpu_cache, record_io,
+    short_file, timed,
 };
 use crate::run::StopFlag;
 
@@ -54,7 +54,8 @@ enum Walk<'o> {
     Sequential,
     /// Record i at offset i × reclen (pread()/pwrite()).
     Positional,
-    /// These records, each at its offset.
+    /// These records, each reached by an lseek() (iozone's random,
+    /// backward, stride and record-rewrite tests).
     At(&'o [u64]),
 }
 
@@ -101,7 +102,7 @@ impl Pair<'_> {
         };
         self.timed_loop(
             file,
-            Buffer::new(self.reclen, self.c.multi_buffer),
+            Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages),
             walk,
             Access::Write,
         )
@@ -111,19 +112,19 @@ impl Pair<'_> {
     /// priming read of record 0 (test 1 only).
     fn read(&mut self, positional: bool) -> io::Result<Measure> {
         let file = open(self.path, Access::Read, self.c, false)?;
-        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer);
+        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages);
         if positional {
             return self.timed_loop(file, buf, Walk::Positional, Access::Read);
         }
         file.sync_all()?;
-        read_at(&file, buf.record(), 0)?;
+        record_io(&file, Reach::Positional, Access::Read, buf.record(), 0)?;
         self.timed_loop(file, buf, Walk::Sequential, Access::Read)
     }
 
     /// Reads (or writes) the records in `order`, each at its offset.
     fn at_offsets(&mut self, order: &[u64], access: Access) -> io::Result<Measure> {
         let file = open(self.path, access, self.c, false)?;
-        let buf = Buffer::new(self.reclen, self.c.multi_buffer);
+        let buf = Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages);
         self.timed_loop(file, buf, Walk::At(order), access)
     }
 
@@ -142,24 +143,17 @@ impl Pair<'_> {
         };
         let mut scratch = std::mem::take(&mut self.purge);
         let secs = timed(self.c, file, self.stop, |f, stop| {
-            let mut pos = f;
             for i in 0..n {
                 check_stop(stop)?;
                 if purge {
                     purge_cpu_cache(&mut scratch);
                 }
-                let rec = buf.record();
-                let at = match walk {
-                    Walk::Sequential => None,
-                    Walk::Positional => Some(i * reclen),
-                    Walk::At(order) => Some(order[i as usize] * reclen),
+                let (reach, at) = match walk {
+                    Walk::Sequential => (Reach::Sequential, 0),
+                    Walk::Positional => (Reach::Positional, i * reclen),
+                    Walk::At(order) => (Reach::Seek, order[i as usize] * reclen),
                 };
-                match (at, access) {
-                    (None, Access::Write) => write_seq(&mut pos, rec)?,
-                    (None, Access::Read) => read_seq(&mut pos, rec)?,
-                    (Some(o), Access::Write) => write_at(f, rec, o)?,
-                    (Some(o), Access::Read) => read_at(f, rec, o)?,
-                }
+                record_io(f, reach, access, buf.record(), at)?;
             }
             Ok(())
         });
@@ -177,7 +171,7 @@ impl Pair<'_> {
             .truncate(false)
             .open(self.path)?;
         file.sync_all()?;
-        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer);
+        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages);
         let n = self.n;
         let mut w = BufWriter::with_capacity(self.reclen as usize, file);
         let t = Instant::now();
@@ -194,7 +188,7 @@ impl Pair<'_> {
     fn fread(&mut self) -> io::Result<Measure> {
         let file = File::open(self.path)?;
         file.sync_all()?;
-        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer);
+        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages);
         let n = self.n;
         let mut r = BufReader::with_capacity(self.reclen as usize, file);
         let t = Instant::now();

@@ -13,7 +13,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use super::args::Config;
-use super::io::{Access, Buffer, open, order, read_at, short_file, write_at};
+use super::io::{Access, Buffer, Reach, open, order, record_io, short_file};
 use crate::run::StopFlag;
 
 /// A phase of throughput mode.
@@ -52,6 +52,21 @@ pub const PHASES: [Phase; 13] = [
 ];
 
 impl Phase {
+    /// The system calls that reach a record, as iozone's children make
+    /// them: read()/write() through the position in the sequential phases,
+    /// lseek() first in the offset phases, pread()/pwrite() in theirs.
+    pub fn reach(self) -> Reach {
+        match self {
+            Phase::ReverseRead
+            | Phase::StrideRead
+            | Phase::RandomRead
+            | Phase::Mixed
+            | Phase::RandomWrite => Reach::Seek,
+            Phase::Pwrite | Phase::Pread => Reach::Positional,
+            _ => Reach::Sequential,
+        }
+    }
+
     /// The `-i` test that enables it.
     pub fn test(self) -> u8 {
         match self {
@@ -270,9 +285,15 @@ impl ChildRun<'_> {
         barrier.wait();
         let file = opened?;
         let (records, writes) = self.plan();
+        let access = if writes { Access::Write } else { Access::Read };
+        let reach = self.phase.reach();
         // -m: in throughput mode iozone uses the work area for fwrite and
         // fread only; ours is filled with the pattern, so fread is sound.
-        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer && !self.phase.stonewalls());
+        let mut buf = Buffer::new(
+            self.reclen,
+            self.c.multi_buffer && !self.phase.stonewalls(),
+            self.c.huge_pages,
+        );
         let unbuffered = self.c.direct;
         let mut out = match self.phase {
             Phase::Fwrite => Some(BufWriter::with_capacity(
@@ -307,12 +328,10 @@ impl ChildRun<'_> {
                     break;
                 }
             }
-            let off = r * self.reclen;
             match (&mut out, &mut inp) {
                 (Some(w), _) => w.write_all(buf.record())?,
                 (_, Some(rd)) => rd.read_exact(buf.record()).map_err(short_file)?,
-                _ if writes => write_at(&file, buf.record(), off)?,
-                _ => read_at(&file, buf.record(), off)?,
+                _ => record_io(&file, reach, access, buf.record(), r * self.reclen)?,
             }
             done += 1;
         }
