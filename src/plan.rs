@@ -153,10 +153,11 @@ impl Plan {
     /// Takes each disk's run lock (see [`device::lock`]): refused when
     /// another arrayburn run reads one of them.
     pub fn lock_disks(&self, command_line: &[String]) -> Result<Vec<lock::DiskLock>, PlanError> {
-        self.devices
-            .iter()
-            .map(|d| lock::lock(d.rdev, &d.given, command_line).map_err(PlanError::Option))
-            .collect()
+        let mut locks = Vec::new();
+        for d in &self.devices {
+            locks.extend(lock::lock(d.rdev, &d.given, command_line).map_err(PlanError::Option)?);
+        }
+        Ok(locks)
     }
 
     /// Read geometry of each device.

@@ -507,3 +507,24 @@ fn a_process_substitution_gets_the_json() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert!(v.is_array(), "{v}");
 }
+
+/// An ordinary user runs iozone on their own files: the run goes on even
+/// where it cannot make the disk's lock file (at most a warning).
+#[test]
+fn iozone_runs_for_an_ordinary_user() {
+    need_root!(); // to become another user
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin())
+        .args(["iozone", "-s", "64k", "-r", "4k", "-i", "0", "-f", "F"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("iozone test complete."));
+    assert!(err.lines().all(|l| l.contains("warning")), "{err}");
+}

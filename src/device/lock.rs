@@ -45,19 +45,19 @@ pub fn device_of_path(path: &Path) -> std::io::Result<u64> {
 
 /// Takes the lock of the whole disk of `rdev` for this run, `name` being
 /// how the user named it. Refused (one line, naming the other run and the
-/// way out) when another run holds it.
-pub fn lock(rdev: u64, name: &str, command_line: &[String]) -> Result<DiskLock, String> {
+/// way out) when another run holds it. Where no lock file can be made (a
+/// user without write access to /run/lock, the usual case for iozone runs
+/// by ordinary users on their own files), the run goes on unlocked: `None`,
+/// after a warning saying so.
+pub fn lock(rdev: u64, name: &str, command_line: &[String]) -> Result<Option<DiskLock>, String> {
     let (ma, mi) = whole_disk(rdev);
-    fs::create_dir_all(DIR)
-        .map_err(|e| format!("{DIR}: cannot create the lock directory ({e}); run as root"))?;
     let path = format!("{DIR}/disk-{ma}-{mi}.lock");
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| format!("{path}: cannot open the lock file ({e}); run as root"))?;
+    let Some(file) = open_lock_file(&path) else {
+        eprintln!(
+            "arrayburn: warning: cannot create {path}, so another arrayburn run on {name} would not be noticed; run as root to take the disk's lock"
+        );
+        return Ok(None);
+    };
     let mut held = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(held) => held,
         Err((mut file, _)) => {
@@ -83,7 +83,27 @@ pub fn lock(rdev: u64, name: &str, command_line: &[String]) -> Result<DiskLock, 
     let _ = held.set_len(0);
     let _ = held.rewind();
     let _ = held.write_all(me.as_bytes());
-    Ok(DiskLock(held))
+    Ok(Some(DiskLock(held)))
+}
+
+/// Opens (creating) a lock file in a directory every user may add to, as
+/// /run/lock itself; read-only where another user created the file (a
+/// read-only descriptor takes a flock just as well).
+fn open_lock_file(path: &str) -> Option<File> {
+    if !Path::new(DIR).is_dir() {
+        fs::create_dir_all(DIR).ok()?;
+        let _ = fs::set_permissions(DIR, std::os::unix::fs::PermissionsExt::from_mode(0o1777));
+    }
+    let rw = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path);
+    match rw {
+        Ok(f) => Some(f),
+        Err(_) => File::open(path).ok(),
+    }
 }
 
 #[cfg(test)]
@@ -99,6 +119,7 @@ mod tests {
         // A device number no disk has here (major 240 is for local use).
         let rdev = nix::sys::stat::makedev(240, 4242);
         let first = lock(rdev, "/dev/x", &["arrayburn".into(), "check".into()]).unwrap();
+        assert!(first.is_some(), "root can always take it");
         let err = lock(rdev, "/dev/x", &[]).unwrap_err();
         assert!(err.contains("/dev/x is in use by arrayburn pid"), "{err}");
         assert!(err.contains("(arrayburn check)"), "{err}");

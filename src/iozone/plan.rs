@@ -120,7 +120,7 @@ impl Plan {
             }
             disks.push(lock::whole_disk(dev));
             let name = format!("the disk under {}", dir.display());
-            locks.push(lock::lock(dev, &name, &command_line).map_err(anyhow::Error::msg)?);
+            locks.extend(lock::lock(dev, &name, &command_line).map_err(anyhow::Error::msg)?);
         }
         Ok(locks)
     }
