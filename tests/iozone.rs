@@ -968,3 +968,60 @@ fn huge_pages_are_asked_for_and_announced() {
     assert_eq!(json("huge.json")["huge_pages"], true);
     assert!(json("huge.json")["results"].as_array().unwrap().len() == 4);
 }
+
+/// The buffers the fread children read into, by thread: with -T iozone's
+/// children all read into its one global buffer, and so do ours; without
+/// -T each has its own (iozone's forked copies).
+#[test]
+fn thread_mode_freaders_share_one_buffer_as_iozones_do() {
+    let d = scratch();
+    let buffers = |extra: &[&str]| {
+        // -ff: one log per thread (log.TID), so no call is split in two.
+        let logs = scratch();
+        let _l = device_lock();
+        let out = Command::new("strace")
+            .args(["-ff", "-qq", "-e", "trace=read", "-e", "raw=read", "-o"])
+            .arg(logs.path().join("log"))
+            .arg(bin())
+            .args([
+                "iozone", "-t", "2", "-r", "8k", "-s", "64k", "-i", "0", "-i", "7",
+            ])
+            .args(["--pause", "0", "-x", "-F", "A", "B"])
+            .args(extra)
+            .current_dir(d.path())
+            .output()
+            .expect("strace");
+        assert!(out.status.success(), "{out:?}");
+        // "read(0xFD, 0xADDR, 0x2000) = 0x2000": whole 8 KiB records.
+        let mut by_thread =
+            std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+        for log in std::fs::read_dir(logs.path()).unwrap() {
+            let log = log.unwrap();
+            let text = std::fs::read_to_string(log.path()).unwrap();
+            let whole = |l: &&str| {
+                l.split_once(" = ").is_some_and(|(call, ret)| {
+                    call.trim_end().ends_with(", 0x2000)") && ret.trim() == "0x2000"
+                })
+            };
+            for l in text.lines().filter(whole) {
+                let addr = l.split(", ").nth(1).unwrap().to_string();
+                by_thread
+                    .entry(log.file_name().to_string_lossy().into_owned())
+                    .or_default()
+                    .insert(addr);
+            }
+        }
+        by_thread
+    };
+    let threads = buffers(&["-T"]);
+    assert_eq!(threads.len(), 2, "{threads:?}");
+    let all: std::collections::BTreeSet<&String> = threads.values().flatten().collect();
+    assert_eq!(all.len(), 1, "one buffer for both: {threads:?}");
+    let processes = buffers(&[]);
+    let all: std::collections::BTreeSet<&String> = processes.values().flatten().collect();
+    assert_eq!(
+        (processes.len(), all.len()),
+        (2, 2),
+        "one each: {processes:?}"
+    );
+}

@@ -95,6 +95,58 @@ impl AlignedBuf {
     }
 }
 
+/// One buffer several threads read into at once, as iozone's thread-mode
+/// fread children all read into its one global buffer (each fwrite thread
+/// sets the global to its own buffer; the last one wins): the cache lines
+/// the kernel copies into bounce between cores, and that is part of
+/// iozone's freaders number with `-T`. The bytes are written only by the
+/// kernel, through [`SharedBuf::read_exact_from`], and never read or
+/// written by Rust code, so no reference to them exists while threads read.
+pub struct SharedBuf(AlignedBuf);
+
+// SAFETY: the bytes are reached only as a raw pointer handed to read(2);
+// no Rust reference to them is ever created, so concurrent reads into them
+// race only in the kernel's copies, which is what this type is for.
+unsafe impl Sync for SharedBuf {}
+
+impl SharedBuf {
+    /// `len` bytes in iozone's kind of memory (4 KiB pages, 1 MiB aligned).
+    pub fn new(len: usize) -> Self {
+        Self(AlignedBuf::plain(len, 1 << 20))
+    }
+
+    /// Reads `len` bytes (at most the buffer's size) from `f`'s position
+    /// into the buffer, read(2) after read(2) until they are all there; a
+    /// file that ends first is `UnexpectedEof`.
+    pub fn read_exact_from(&self, f: &std::fs::File, len: usize) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let len = len.min(self.0.len());
+        let mut done = 0;
+        while done < len {
+            // SAFETY: [ptr + done, ptr + len) lies inside the live allocation
+            // (len ≤ its size); only the kernel writes it (see the type).
+            let n = unsafe {
+                nix::libc::read(
+                    f.as_raw_fd(),
+                    self.0.ptr.as_ptr().add(done).cast(),
+                    len - done,
+                )
+            };
+            match n {
+                n if n > 0 => done += n as usize,
+                0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                _ => {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with exactly this layout.

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::args::Config;
 use super::io::{Access, Buffer, Reach, open, order, record_io, short_file};
+use crate::device::buffer::SharedBuf;
 use crate::run::StopFlag;
 
 /// A phase of throughput mode.
@@ -230,6 +231,8 @@ struct ChildRun<'a> {
     n: u64,
     shared: &'a Shared,
     stop: &'a StopFlag,
+    /// With -T, the fread phase's one buffer for every child (iozone's).
+    fread_buf: Option<&'a SharedBuf>,
 }
 
 impl ChildRun<'_> {
@@ -330,7 +333,14 @@ impl ChildRun<'_> {
             }
             match (&mut out, &mut inp) {
                 (Some(w), _) => w.write_all(buf.record())?,
-                (_, Some(rd)) => rd.read_exact(buf.record()).map_err(short_file)?,
+                (_, Some(rd)) => match self.fread_buf {
+                    // A request of a whole stdio buffer bypasses it (as in
+                    // glibc's fread and BufReader): read(2) straight into
+                    // the one buffer all children share.
+                    Some(one) => one.read_exact_from(rd.get_ref(), self.reclen as usize),
+                    None => rd.read_exact(buf.record()),
+                }
+                .map_err(short_file)?,
                 _ => record_io(&file, reach, access, buf.record(), r * self.reclen)?,
             }
             done += 1;
@@ -387,6 +397,9 @@ pub fn run_phase(
     let n = kb * 1024 / reclen;
     let paths: Vec<PathBuf> = (0..count).map(|k| child_file(c, k)).collect();
     let results: Vec<Mutex<Option<Child>>> = (0..count).map(|_| Mutex::new(None)).collect();
+    // iozone's thread-mode fread children share one buffer (see SharedBuf);
+    // its process-mode children each read into their own copy.
+    let fread_buf = (phase == Phase::Fread && c.threads).then(|| SharedBuf::new(reclen as usize));
     let parent_secs = std::thread::scope(|s| {
         for k in 0..count {
             let child = ChildRun {
@@ -398,6 +411,7 @@ pub fn run_phase(
                 n,
                 shared: &shared,
                 stop,
+                fread_buf: fread_buf.as_ref(),
             };
             let (barrier, results) = (&barrier, &results);
             let shared = &shared;
