@@ -842,11 +842,11 @@ fn syscalls(d: &Path, args: &[&str]) -> Vec<(String, i64)> {
     let mut test_fds = std::collections::BTreeSet::new();
     let mut calls = Vec::new();
     for l in text.lines() {
-        // "PID name(args) = ret"
+        // "PID name(args) = ret" (the PID padded to five columns)
         let Some((_, call)) = l.split_once(' ') else {
             continue;
         };
-        let Some((name, rest)) = call.split_once('(') else {
+        let Some((name, rest)) = call.trim_start().split_once('(') else {
             continue;
         };
         let ret = l
