@@ -50,13 +50,17 @@ pub fn execute(
         Ok(Box::new(PreadEngine::new(plan.files[d].try_clone()?)))
     };
     let mut passes: Vec<PassRun> = Vec::new();
-    for spec in plan.pass_specs() {
+    let specs = plan.pass_specs();
+    for (i, spec) in specs.iter().enumerate() {
         if stop.is_set() {
             break;
         }
-        passes.push(run_pass(spec, &geometry, &engines, stop, &mut progress)?);
+        passes.push(run_pass(*spec, &geometry, &engines, stop, &mut progress)?);
         info.interrupted = stop.is_set();
-        save_files(&plan, &report::build(&plan, &passes, &info), false, stop);
+        // After the last pass the final save follows at once.
+        if i + 1 < specs.len() {
+            save_files(&plan, &report::build(&plan, &passes, &info), false, stop);
+        }
     }
     info.interrupted = stop.is_set();
     info.complete = true;
@@ -124,7 +128,7 @@ fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
     }
     for f in failed {
         let what = if last {
-            "the printed report is complete; a JSON copy left from an earlier pass says \"complete\": false"
+            "the printed report is complete; any JSON copy left from an earlier pass says \"complete\": false"
         } else {
             "the check goes on"
         };

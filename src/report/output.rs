@@ -265,21 +265,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Writes `bytes` to the file `path` names, by the rules of this module
-/// (symlinks followed; a special file written through; otherwise
-/// atomically): for the files inside `--out DIR`.
+/// (resolved as an output of `--out` and written as a last save): for the
+/// files inside `--out DIR`, which are named only when they are written.
 pub fn write_path(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let path = follow(path)?;
-    match fs::metadata(&path) {
-        Ok(m) if m.file_type().is_block_device() => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "a block device: results are never written to a disk",
-        )),
-        Ok(m) if !m.is_file() && !m.is_dir() => fs::OpenOptions::new()
-            .write(true)
-            .open(&path)?
-            .write_all(bytes),
-        _ => write_atomic(&path, bytes),
-    }
+    Output::resolve("--out", path, false)
+        .map_err(io::Error::other)?
+        .write(bytes, true)
 }
 
 #[cfg(test)]

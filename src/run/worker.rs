@@ -353,28 +353,30 @@ impl Job {
     }
 
     /// Reads the skipped span `(lo, hi)` back from `hi` in whole reads
-    /// until one fails or `give_up`; returns (where reading succeeded from,
-    /// bytes read).
+    /// until one fails or `give_up`, counting what it reads, and shrinks the
+    /// unread span to where reading failed.
     fn trim_back(
         &mut self,
         buf: &mut AlignedBuf,
         (lo, hi): (u64, u64),
+        faults: &mut Faults,
+        tally: &mut Tally,
         give_up: &dyn Fn() -> bool,
-    ) -> (u64, u64) {
-        let (mut end, mut good) = (hi, 0);
+    ) {
+        let mut end = hi;
         while end >= lo + self.block && !give_up() {
             let Some(chunk) = self.chunks_from(end - self.block).next() else {
                 break;
             };
             match self.engine.read(buf, chunk) {
                 Ok(n) => {
-                    good += n as u64;
+                    tally.bytes += n as u64;
                     end = chunk.offset();
                 }
                 Err(_) => break,
             }
         }
-        (end, good)
+        faults.trimmed(end, hi);
     }
 
     /// Reads the disk from `origin` (0 but for seek-pass readers) for the
@@ -425,12 +427,10 @@ impl Job {
                 Ok(n) => {
                     tally.read(chunk, n as u64, end - t0, end - start);
                     faults.skip = None;
-                    if let Some((lo, hi)) = faults.gap.take()
-                        && hi == chunk.offset()
+                    if let Some(gap) = faults.gap.take()
+                        && gap.1 == chunk.offset()
                     {
-                        let (from, good) = self.trim_back(&mut buf, (lo, hi), &give_up);
-                        tally.bytes += good;
-                        faults.trimmed(from, hi);
+                        self.trim_back(&mut buf, gap, &mut faults, &mut tally, &give_up);
                         end = Instant::now();
                     }
                 }
@@ -480,13 +480,10 @@ impl Job {
             progress.store(tally.bytes, Ordering::Relaxed);
         }
         // A skip that ran into the end of the disk: read it back too.
-        if let Some((lo, hi)) = faults.gap.take()
-            && hi == self.size
-            && !give_up()
+        if let Some(gap) = faults.gap.take()
+            && gap.1 == self.size
         {
-            let (from, good) = self.trim_back(&mut buf, (lo, hi), &give_up);
-            tally.bytes += good;
-            faults.trimmed(from, hi);
+            self.trim_back(&mut buf, gap, &mut faults, &mut tally, &give_up);
             end = Instant::now();
         }
         let done = match self.window {
