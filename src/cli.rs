@@ -53,7 +53,7 @@ pub const EXIT_CODES: [(u8, &str); 5] = [
     ),
     (
         1,
-        "a disk is slow or failed reads (the report says which and why)",
+        "a disk is slow, failed reads, or (iozone) returned data other than was written: the report says which and why",
     ),
     (
         2,

@@ -569,6 +569,76 @@ fn keep_files_with_w_and_reuse_them_without_i0() {
 }
 
 #[test]
+fn data_read_back_wrong_is_a_finding_named_by_its_byte() {
+    let d = scratch();
+    // 6 KiB records: the pattern sits at the start of each record's pages,
+    // also in -m's work area (iozone fills record by record).
+    for extra in [&[][..], &["-m"][..]] {
+        let mut args = vec!["-s", "3m", "-r", "6k", "-i", "0", "-i", "1", "-i", "7"];
+        args.extend(extra);
+        args.extend(["-w", "-f", "kept"]);
+        ok(d.path(), &args);
+    }
+    // Record 5 (6 KiB each) starts at 30720; its second page at 34816.
+    let at = 5 * 6144 + 4096 + 3;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(d.path().join("kept"))
+        .unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, b"XY", at).unwrap();
+    drop(f);
+    let json = d.path().join("r.json");
+    let single = iozone(
+        d.path(),
+        &[
+            "-s",
+            "3m",
+            "-r",
+            "6k",
+            "-i",
+            "1",
+            "-w",
+            "-f",
+            "kept",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let threads = iozone(
+        d.path(),
+        &[
+            "-t", "1", "-s", "3m", "-r", "6k", "-i", "1", "-w", "--pause", "0", "-F", "kept",
+        ],
+    );
+    for out in [&single, &threads] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "a finding, not a tool error: {err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "byte {at} (record 5, of 6 kB) holds 6d6d6d58596d6d6d, expected 6d6d6d6d6d6d6d6d"
+            )),
+            "{err}"
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(&threads.stderr)
+            .contains("Read phase with 1 processes: child 0 (kept)")
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(
+        doc["error"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("byte {at}")),
+        "{doc}"
+    );
+    assert!(d.path().join("kept").exists(), "-w keeps the evidence");
+}
+#[test]
 fn json_has_every_number() {
     let d = scratch();
     ok(

@@ -94,7 +94,9 @@ impl Buffer {
         };
         let all = buf.slice_mut(len);
         all.fill(0);
-        for page in all.chunks_mut(4096) {
+        // Per record, as iozone fills each one: with -m the records are
+        // the work area's slices of `reclen` bytes.
+        for page in all.chunks_mut(reclen).flat_map(|r| r.chunks_mut(4096)) {
             let n = page.len().min(8);
             page[..n].fill(PATTERN);
         }
@@ -280,14 +282,44 @@ pub fn record_io(
     let mut pos = f;
     match (reach, access) {
         (Reach::Sequential, Access::Write) => pos.write_all(rec),
-        (Reach::Sequential, Access::Read) => pos.read_exact(rec).map_err(short_file),
+        (Reach::Sequential, Access::Read) => {
+            pos.read_exact(rec).map_err(short_file)?;
+            verify(rec, offset)
+        }
         (Reach::Seek, access) => {
             pos.seek(SeekFrom::Start(offset))?;
             record_io(f, Reach::Sequential, access, rec, offset)
         }
         (Reach::Positional, Access::Write) => f.write_all_at(rec, offset),
-        (Reach::Positional, Access::Read) => f.read_exact_at(rec, offset).map_err(short_file),
+        (Reach::Positional, Access::Read) => {
+            f.read_exact_at(rec, offset).map_err(short_file)?;
+            verify(rec, offset)
+        }
     }
+}
+
+/// iozone's check of every record a test reads (its default `verify`
+/// with `sverify` 1): the first 8 bytes of each 4 KiB page of the record
+/// hold the pattern the writes put there. `offset`: where the record sits
+/// in the file, for the message.
+pub fn verify(rec: &[u8], offset: u64) -> io::Result<()> {
+    for (k, page) in rec.chunks(4096).enumerate() {
+        let head = &page[..page.len().min(8)];
+        if let Some(bad) = head.iter().position(|&b| b != PATTERN) {
+            let found: String = head.iter().map(|b| format!("{b:02x}")).collect();
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "data read back is not what was written: byte {} (record {}, of {} kB) holds {found}, expected {}; the file changed after it was written, or the storage returned wrong data",
+                    offset + (k * 4096 + bad) as u64,
+                    offset / rec.len() as u64,
+                    rec.len() / 1024,
+                    format!("{PATTERN:02x}").repeat(head.len()),
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 use crate::commands::Outcome;
 use crate::run::StopFlag;
@@ -129,6 +129,13 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         eprintln!("arrayburn iozone: interrupted; partial results kept, test files {files}");
         return Ok(Outcome::Interrupted);
     }
+    if let Err(e) = &ran
+        && let Some(fault) = e.downcast_ref::<StorageFault>()
+    {
+        // A finding about the storage, not a tool error: exit 1.
+        eprintln!("arrayburn iozone: {fault}");
+        return Ok(Outcome::Flagged);
+    }
     ran?;
     if let Some(o) = &plan.biff {
         o.write(&biff::render(&c, &results), true)
@@ -168,10 +175,9 @@ fn run_single(
             Ok(r) => r,
             Err(_) if stop.is_set() => return Ok(()),
             Err(e) => {
-                return Err(anyhow::anyhow!(
-                    "{}: {}",
-                    path.display(),
-                    explain(c, rec, &e)
+                return Err(fault_or_error(
+                    &e,
+                    format!("{}: {}", path.display(), explain(c, rec, &e)),
                 ));
             }
         };
@@ -216,12 +222,15 @@ fn run_throughput(
                 match throughput::run_phase(c, phase, count, kb, reclen, stop) {
                     Ok(b) => b,
                     Err(_) if stop.is_set() => return Ok(()),
-                    Err(e) => bail!(
-                        "{} phase with {count} {}: {}",
-                        phase.label(),
-                        if c.threads { "threads" } else { "processes" },
-                        explain(c, reclen, &e)
-                    ),
+                    Err(e) => {
+                        let msg = format!(
+                            "{} phase with {count} {}: {}",
+                            phase.label(),
+                            if c.threads { "threads" } else { "processes" },
+                            explain(c, reclen, &e)
+                        );
+                        return Err(fault_or_error(&e, msg));
+                    }
                 }
             };
             let _ = out.write_all(output::block(c, &block).as_bytes());
@@ -237,6 +246,23 @@ fn run_throughput(
     }
     let _ = out.write_all(b"\niozone test complete.\n");
     Ok(())
+}
+
+/// The storage failed the test: an I/O error (EIO) or data read back that
+/// is not what was written. A finding about the disk (exit 1), not a tool
+/// error (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct StorageFault(String);
+
+/// `msg` as a StorageFault when `e` is the storage's fault, else as an
+/// error of the run.
+fn fault_or_error(e: &std::io::Error, msg: String) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::InvalidData || e.raw_os_error() == Some(nix::libc::EIO) {
+        StorageFault(msg).into()
+    } else {
+        anyhow::anyhow!(msg)
+    }
 }
 
 /// An I/O error in words; EINVAL under `-I` is O_DIRECT refusing the

@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::args::Config;
 use super::io::{
     Access, Buffer, Measure, Reach, check_stop, open, order, purge_cpu_cache, record_io,
-    short_file, timed,
+    short_file, timed, verify,
 };
 use crate::run::StopFlag;
 
@@ -149,7 +149,7 @@ impl Pair<'_> {
                     purge_cpu_cache(&mut scratch);
                 }
                 let (reach, at) = match walk {
-                    Walk::Sequential => (Reach::Sequential, 0),
+                    Walk::Sequential => (Reach::Sequential, i * reclen),
                     Walk::Positional => (Reach::Positional, i * reclen),
                     Walk::At(order) => (Reach::Seek, order[i as usize] * reclen),
                 };
@@ -192,10 +192,12 @@ impl Pair<'_> {
         let n = self.n;
         let mut r = BufReader::with_capacity(self.reclen as usize, file);
         let t = Instant::now();
-        for _ in 0..n {
+        for i in 0..n {
             check_stop(self.stop)?;
             self.purge();
-            r.read_exact(buf.record()).map_err(short_file)?;
+            let rec = buf.record();
+            r.read_exact(rec).map_err(short_file)?;
+            verify(rec, i * self.reclen)?;
         }
         let secs = self.finish_stdio(t, r.into_inner(), false)?;
         Ok(self.measure(secs, n))

@@ -13,7 +13,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use super::args::Config;
-use super::io::{Access, Buffer, Reach, open, order, record_io, short_file};
+use super::io::{Access, Buffer, Reach, open, order, record_io, short_file, verify};
 use crate::device::buffer::SharedBuf;
 use crate::run::StopFlag;
 
@@ -338,7 +338,11 @@ impl ChildRun<'_> {
                     // glibc's fread and BufReader): read(2) straight into
                     // the one buffer all children share.
                     Some(one) => one.read_exact_from(rd.get_ref(), self.reclen as usize),
-                    None => rd.read_exact(buf.record()),
+                    None => {
+                        let rec = buf.record();
+                        rd.read_exact(rec)
+                            .and_then(|()| verify(rec, r * self.reclen))
+                    }
                 }
                 .map_err(short_file)?,
                 _ => record_io(&file, reach, access, buf.record(), r * self.reclen)?,
