@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use arrayburn::run::Surface;
+use arrayburn::measure::Surface;
 
 use hdrhistogram::Histogram;
 

@@ -10,10 +10,10 @@
 
 use std::time::{Duration, Instant};
 
-use arrayburn::demo::{LoopDisk, fill_file};
+use arrayburn::testbed::{LoopDisk, fill_file};
 use arrayburn::device::buffer::{AlignedBuf, Chunks};
 use arrayburn::io::{Engine, PreadEngine, open_direct};
-use arrayburn::run::{
+use arrayburn::measure::{
     DiskProgress, DiskRun, Geometry, Observer, PassKind, PassSpec, ReadError, StopFlag, Window,
     run_pass,
 };

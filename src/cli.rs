@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::defaults;
 use crate::units::{parse_duration, parse_size};
 
 /// Read-only array check for raw block devices: serial and parallel O_DIRECT
@@ -158,7 +159,7 @@ pub struct CheckArgs {
     #[arg(help_heading = "What to read", required = true)]
     pub devices: Vec<String>,
     /// How long each disk is read in a sampled pass (30s, 2m, 1m30s, 1.5s).
-    #[arg(help_heading = "What to read", long, default_value = "60s", value_parser = parse_duration)]
+    #[arg(help_heading = "What to read", long, default_value = defaults::SAMPLE, value_parser = parse_duration)]
     pub sample: Duration,
     /// Read whole disks in the parallel pass and judge completion times
     /// (the serial pass stays a sample, as in solnet-array-test).
@@ -168,14 +169,14 @@ pub struct CheckArgs {
     #[arg(help_heading = "What to read", long)]
     pub full_serial: bool,
     /// Size of each read (binary units: 4m = 4 MiB).
-    #[arg(help_heading = "What to read", long, default_value = "4m", value_parser = parse_size)]
+    #[arg(help_heading = "What to read", long, default_value = defaults::BLOCK, value_parser = parse_size)]
     pub block: u64,
     /// A disk below this % of its peers' median (or of its own serial speed
     /// in the parallel pass) is slow.
-    #[arg(help_heading = "How to judge", long, default_value_t = 92.0)]
+    #[arg(help_heading = "How to judge", long, default_value_t = defaults::SLOW_PCT)]
     pub slow_pct: f64,
     /// A disk above this % of its peers' median is fast.
-    #[arg(help_heading = "How to judge", long, default_value_t = 107.0)]
+    #[arg(help_heading = "How to judge", long, default_value_t = defaults::FAST_PCT)]
     pub fast_pct: f64,
     /// Which passes to run.
     #[arg(help_heading = "What to read", long, value_enum, default_value_t = Passes::Both)]
@@ -184,7 +185,7 @@ pub struct CheckArgs {
     /// window, slice k reading from k/N of the disk, as DiskSpeed reads 11),
     /// so the baseline covers the whole disk rather than its start (an HDD's
     /// fastest zone). 1 reads from the start only.
-    #[arg(help_heading = "What to read", long, default_value_t = 1)]
+    #[arg(help_heading = "What to read", long, default_value_t = defaults::SPOTS)]
     pub spots: u32,
     /// Add a seek-stress pass after the others (solnet's third pass): all
     /// disks at once, each read by --seek-readers staggered readers, judged
@@ -193,28 +194,42 @@ pub struct CheckArgs {
     pub seek: bool,
     /// Concurrent readers per disk in the seek-stress pass, started at
     /// equal distances over the disk.
-    #[arg(help_heading = "What to read", long, default_value_t = 6)]
+    #[arg(help_heading = "What to read", long, default_value_t = defaults::SEEK_READERS)]
     pub seek_readers: usize,
     /// Equal position buckets of each disk's surface profile (MB/s across
     /// the disk).
-    #[arg(help_heading = "How to judge", long, default_value_t = 100)]
+    #[arg(help_heading = "How to judge", long, default_value_t = defaults::BUCKETS)]
     pub buckets: usize,
     /// Stop reading a disk after this many failed reads (each is re-read to
     /// find its exact bad sectors): a dying disk can otherwise take days.
-    #[arg(help_heading = "How to judge", long, default_value_t = 100)]
+    #[arg(help_heading = "How to judge", long, default_value_t = defaults::MAX_ERRORS)]
     pub max_errors: u64,
     /// Log every read that takes at least this many milliseconds, with its
     /// offset (a sector the drive had to retry).
-    #[arg(help_heading = "How to judge", long, default_value_t = 500)]
+    #[arg(help_heading = "How to judge", long, default_value_t = defaults::SLOW_READ_MS)]
     pub slow_read_ms: u64,
     /// Flag a disk slow when any read takes at least this many milliseconds.
-    #[arg(help_heading = "How to judge", long, default_value_t = 2000)]
+    #[arg(help_heading = "How to judge", long, default_value_t = defaults::STALL_MS)]
     pub stall_ms: u64,
     /// Accept partitions (read them as if they were disks).
     #[arg(help_heading = "What to read", long)]
     pub allow_partitions: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+impl CheckArgs {
+    /// A check of `devices` with every other flag at its default, as the
+    /// declaration above gives it (the demo's check).
+    pub fn for_devices(devices: Vec<String>) -> Self {
+        use clap::FromArgMatches;
+        let cmd = Self::augment_args(clap::Command::new("check").no_binary_name(true));
+        let argv = std::iter::once("--".to_string()).chain(devices);
+        let m = cmd
+            .try_get_matches_from(argv)
+            .expect("the defaults parse");
+        Self::from_arg_matches(&m).expect("the defaults parse")
+    }
 }
 
 /// Where results and progress go (shared by `check` and `demo`).

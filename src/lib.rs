@@ -1,19 +1,28 @@
-//! arrayburn: a read-only array check for raw block devices.
+//! arrayburn: a read-only array check for raw block devices, iozone's file
+//! workloads, and (to come) a destructive burn-in.
 //!
-//! The shape is measure → judge → present: `plan` resolves devices and
-//! refuses bad input before any I/O; `run` workers read with O_DIRECT and
-//! only measure; `stats` judges with pure functions; `report` turns one
-//! [`report::Report`] value into text and JSON.
+//! The check is a pipeline, one folder or file per stage:
+//! `plan` (flags to a runnable plan; every refusal before the first read) →
+//! `measure` (workers read with O_DIRECT and only measure) → `judge` (every
+//! rule that makes a verdict, as pure functions) → `report` (one
+//! [`report::Report`] value) → `export` (text, JSON, CSV, charts) and
+//! `progress` (the live display). `commands` holds one file per
+//! subcommand; `iozone` is iozone's file workloads.
 #![deny(unsafe_code)]
 
 pub mod cli;
 pub mod commands;
-pub mod demo;
+pub mod defaults;
 pub mod device;
+pub mod export;
 pub mod io;
 pub mod iozone;
+pub mod judge;
+pub mod measure;
+pub mod outcome;
 pub mod plan;
+pub mod progress;
 pub mod report;
-pub mod run;
 pub mod stats;
+pub mod testbed;
 pub mod units;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use arrayburn::cli::Cli;
 use arrayburn::commands;
-use arrayburn::run::StopFlag;
+use arrayburn::measure::StopFlag;
 use clap::Parser;
 
 fn main() -> ExitCode {

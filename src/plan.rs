@@ -9,11 +9,12 @@ use std::time::Duration;
 use thiserror::Error;
 
 use crate::cli::{CheckArgs, Passes, ProgressMode};
+use crate::defaults;
 use crate::device::{self, BlockDevice, DeviceError, SystemPaths, lock};
 use crate::io::open_direct;
-use crate::report::output::{self, Output, parent_dir};
-use crate::run::{Geometry, PassKind, PassSpec, Window};
-use crate::stats::verdict::Thresholds;
+use crate::export::output::{self, Output, parent_dir};
+use crate::measure::{Geometry, PassKind, PassSpec, Window};
+use crate::judge::Thresholds;
 
 /// Why a check cannot run. One line each, naming the problem and the way out.
 #[derive(Debug, Error)]
@@ -22,8 +23,22 @@ pub enum PlanError {
     Device(#[from] DeviceError),
     #[error("{path}: cannot open for O_DIRECT reading: {detail}")]
     Open { path: String, detail: String },
+    /// A flag's value outside what it takes.
     #[error("{0}")]
-    Option(String),
+    BadValue(String),
+    /// Flags that cannot go together.
+    #[error("{0}")]
+    Conflict(&'static str),
+    /// An output (or iozone test file) the run could not write, or two
+    /// flags naming one file.
+    #[error("{0}")]
+    Output(String),
+    /// A device unfit for the read asked of it.
+    #[error("{0}")]
+    Unfit(String),
+    /// Another run holds the disk.
+    #[error("{0}")]
+    Busy(String),
 }
 
 /// The resolved options of a check.
@@ -155,7 +170,7 @@ impl Plan {
     pub fn lock_disks(&self, command_line: &[String]) -> Result<Vec<lock::DiskLock>, PlanError> {
         let mut locks = Vec::new();
         for d in &self.devices {
-            locks.extend(lock::lock(d.rdev, &d.given, command_line).map_err(PlanError::Option)?);
+            locks.extend(lock::lock(d.rdev, &d.given, command_line).map_err(PlanError::Busy)?);
         }
         Ok(locks)
     }
@@ -173,38 +188,48 @@ impl Plan {
 }
 
 fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
-    let bad = |m: String| Err(PlanError::Option(m));
+    let bad = |m: String| Err(PlanError::BadValue(m));
     if !(args.slow_pct > 0.0 && args.slow_pct < 100.0) {
         return bad(format!(
-            "--slow-pct {} must be between 0 and 100 (the default is 92)",
-            args.slow_pct
+            "--slow-pct {} must be between 0 and 100 (the default is {})",
+            args.slow_pct,
+            defaults::SLOW_PCT
         ));
     }
     if !(args.fast_pct > 100.0 && args.fast_pct.is_finite()) {
         return bad(format!(
-            "--fast-pct {} must be above 100 (the default is 107)",
-            args.fast_pct
+            "--fast-pct {} must be above 100 (the default is {})",
+            args.fast_pct,
+            defaults::FAST_PCT
         ));
     }
     if args.slow_read_ms == 0 || args.stall_ms < args.slow_read_ms {
         return bad(format!(
-            "--slow-read-ms {} and --stall-ms {}: both must be above 0 and the stall threshold not below the slow-read one (defaults 500 and 2000)",
-            args.slow_read_ms, args.stall_ms
+            "--slow-read-ms {} and --stall-ms {}: both must be above 0 and the stall threshold not below the slow-read one (defaults {} and {})",
+            args.slow_read_ms,
+            args.stall_ms,
+            defaults::SLOW_READ_MS,
+            defaults::STALL_MS
         ));
     }
     if args.max_errors == 0 {
-        return bad("--max-errors 0: give at least 1 (the default is 100)".into());
+        return bad(format!(
+            "--max-errors 0: give at least 1 (the default is {})",
+            defaults::MAX_ERRORS
+        ));
     }
     if args.block == 0 || args.block > 1 << 30 {
         return bad(format!(
-            "--block {} must be between 4k and 1g (the default is 4m)",
-            args.block
+            "--block {} must be between 4k and 1g (the default is {})",
+            args.block,
+            defaults::BLOCK
         ));
     }
     if !(1..=10_000).contains(&args.buckets) {
         return bad(format!(
-            "--buckets {}: give 1 to 10000 (the default is 100)",
-            args.buckets
+            "--buckets {}: give 1 to 10000 (the default is {})",
+            args.buckets,
+            defaults::BUCKETS
         ));
     }
     if !(1..=1000).contains(&args.spots) {
@@ -214,20 +239,20 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         ));
     }
     if args.spots > 1 && args.full && !args.full_serial {
-        return bad(
-            "--spots spreads the serial sample, but --full compares the parallel pass's first --sample of reading (the disk's start) with it: add --full-serial, or drop --spots"
-                .into(),
-        );
+        return Err(PlanError::Conflict(
+            "--spots spreads the serial sample, but --full compares the parallel pass's first --sample of reading (the disk's start) with it: add --full-serial, or drop --spots",
+        ));
     }
     if !(2..=64).contains(&args.seek_readers) {
         return bad(format!(
-            "--seek-readers {}: give 2 to 64 (the default is 6, as solnet-array-test)",
-            args.seek_readers
+            "--seek-readers {}: give 2 to 64 (the default is {}, as solnet-array-test)",
+            args.seek_readers,
+            defaults::SEEK_READERS
         ));
     }
     let resolve = |flag: &str, p: &Option<PathBuf>| {
         p.as_deref()
-            .map(|p| Output::resolve(flag, p, true).map_err(PlanError::Option))
+            .map(|p| Output::resolve(flag, p, true).map_err(PlanError::Output))
             .transpose()
     };
     let json = resolve("--json", &args.output.json)?;
@@ -243,7 +268,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             )
         }));
     }
-    output::refuse_duplicates(named).map_err(PlanError::Option)?;
+    output::refuse_duplicates(named).map_err(PlanError::Output)?;
     Ok(Settings {
         block: args.block,
         sample: args.sample,
@@ -276,14 +301,14 @@ pub const BUNDLE: [&str; 3] = ["report.txt", "report.json", "surface.csv"];
 /// here.
 fn check_output_dir(p: &Path) -> Result<(), PlanError> {
     if p.exists() && !p.is_dir() {
-        return Err(PlanError::Option(format!(
+        return Err(PlanError::Output(format!(
             "--out {}: is a file; --out takes a directory (created if missing), the JSON alone goes to --json FILE",
             p.display()
         )));
     }
     let parent = parent_dir(p);
     if !p.exists() && !parent.is_dir() {
-        return Err(PlanError::Option(format!(
+        return Err(PlanError::Output(format!(
             "--out {}: directory {} does not exist; create it or choose another path",
             p.display(),
             parent.display()
@@ -291,7 +316,7 @@ fn check_output_dir(p: &Path) -> Result<(), PlanError> {
     }
     let dir = if p.exists() { p } else { parent };
     output::probe_dir(dir).map_err(|e| {
-        PlanError::Option(format!(
+        PlanError::Output(format!(
             "--out {}: cannot write in {} ({e}); choose a writable directory",
             p.display(),
             dir.display()
@@ -305,13 +330,13 @@ fn check_output_dir(p: &Path) -> Result<(), PlanError> {
 pub fn check_output_path(flag: &str, p: &Path) -> Result<(), PlanError> {
     let parent = parent_dir(p);
     if p.is_dir() {
-        return Err(PlanError::Option(format!(
+        return Err(PlanError::Output(format!(
             "{flag} {}: is a directory; give a file name inside it",
             p.display()
         )));
     }
     if !parent.is_dir() {
-        return Err(PlanError::Option(format!(
+        return Err(PlanError::Output(format!(
             "{flag} {}: directory {} does not exist; create it or choose another path",
             p.display(),
             parent.display()
@@ -325,14 +350,14 @@ pub fn check_output_path(flag: &str, p: &Path) -> Result<(), PlanError> {
 fn check_devices(block: u64, devices: &[BlockDevice]) -> Result<(), PlanError> {
     for d in devices {
         if d.identity.size_bytes == 0 {
-            return Err(PlanError::Option(format!(
+            return Err(PlanError::Unfit(format!(
                 "{} has size 0 (no medium, or a loop device with nothing attached); name a disk with data",
                 d.given
             )));
         }
         let lbs = u64::from(d.identity.logical_block_size);
         if !block.is_multiple_of(lbs) {
-            return Err(PlanError::Option(format!(
+            return Err(PlanError::Unfit(format!(
                 "--block {block} is not a multiple of {}'s logical block size ({lbs} bytes); use a power of two such as 1m or 4m",
                 d.given
             )));

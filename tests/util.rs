@@ -76,13 +76,13 @@ impl Spec {
     }
 }
 /// A filled loop disk (the library's: detached and deleted on drop).
-pub use arrayburn::demo::LoopDisk;
+pub use arrayburn::testbed::LoopDisk;
 
 /// Makes a loop disk over a filled file as `spec` says.
 pub fn loop_disk(spec: &Spec) -> LoopDisk {
     let file = spec.dir.join(unique("arrayburn-test") + ".img");
     let seed = SEQ.load(Ordering::SeqCst) as u64;
-    arrayburn::demo::fill_file(&file, spec.size, seed, &arrayburn::run::StopFlag::default())
+    arrayburn::testbed::fill_file(&file, spec.size, seed, &arrayburn::measure::StopFlag::default())
         .unwrap();
     let sector = spec.sector.to_string();
     let mut options = vec!["--sector-size", sector.as_str()];
@@ -97,16 +97,16 @@ pub fn disks(n: usize, size: u64) -> Vec<LoopDisk> {
     (0..n).map(|_| loop_disk(&Spec::shm(size))).collect()
 }
 
-/// A cgroup-v1 blkio group that throttles reads; removed on drop.
-pub struct Throttle {
-    dir: PathBuf,
-}
+/// A cgroup-v1 blkio group that throttles reads; removed on drop (the
+/// crate's own, as the demo uses it).
+pub struct Throttle(arrayburn::testbed::Throttle);
 
 impl Throttle {
     pub fn new() -> Self {
-        let dir = Path::new("/sys/fs/cgroup/blkio").join(unique("arrayburn-test"));
-        fs::create_dir(&dir).expect("cgroup v1 blkio (tests need /sys/fs/cgroup/blkio)");
-        Self { dir }
+        Self(
+            arrayburn::testbed::Throttle::create(&unique("arrayburn-test"))
+                .expect("cgroup v1 blkio (tests need /sys/fs/cgroup/blkio)"),
+        )
     }
 
     /// Limits reads from `disk` to `bytes_per_s` for processes in the group.
@@ -118,34 +118,13 @@ impl Throttle {
     pub fn limit_dev(&self, dev: &str, bytes_per_s: u64) -> &Self {
         let name = dev.trim_start_matches("/dev/");
         let devno = fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
-        let rule = format!("{} {bytes_per_s}", devno.trim());
-        fs::write(self.dir.join("blkio.throttle.read_bps_device"), rule).unwrap();
+        self.0.limit(devno.trim(), bytes_per_s).unwrap();
         self
     }
 
     /// `arrayburn ARGS` inside this group.
     pub fn command(&self, args: &[&str]) -> Command {
-        let procs = self.dir.join("cgroup.procs");
-        let mut c = Command::new("sh");
-        c.arg("-c").arg(format!(
-            "echo $$ > {} && exec \"$0\" \"$@\"",
-            procs.display()
-        ));
-        c.arg(bin()).args(args);
-        c
-    }
-}
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        let root = Path::new("/sys/fs/cgroup/blkio/cgroup.procs");
-        for pid in fs::read_to_string(self.dir.join("cgroup.procs"))
-            .unwrap_or_default()
-            .lines()
-        {
-            let _ = fs::write(root, pid);
-        }
-        let _ = fs::remove_dir(&self.dir);
+        self.0.command(bin(), args)
     }
 }
 

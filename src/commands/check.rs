@@ -11,10 +11,10 @@ use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::io::{Engine, PreadEngine};
 use crate::plan::Plan;
-use crate::report::output::write_path;
-use crate::report::progress::{Progress, Style};
+use crate::export::{self, output::write_path};
+use crate::progress::{Progress, Style};
 use crate::report::{self, Report, RunInfo};
-use crate::run::{PassKind, PassRun, StopFlag, Window, run_pass};
+use crate::measure::{PassKind, PassRun, StopFlag, Window, run_pass};
 
 /// Runs a check.
 pub fn run(args: &CheckArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
@@ -117,8 +117,8 @@ fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
     }
     let s = &plan.settings;
     for (o, bytes) in [
-        (&s.json, report::json::render as fn(&Report) -> Vec<u8>),
-        (&s.csv, report::csv::render),
+        (&s.json, export::json::render as fn(&Report) -> Vec<u8>),
+        (&s.csv, export::csv::render),
     ] {
         if let Some(o) = o
             && let Err(e) = o.write(&bytes(report), last)
@@ -140,7 +140,7 @@ fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
 /// `--csv -` has stdout. A closed pipe (`| head`) is not a failure of the
 /// check.
 fn print_text(plan: &Plan, report: &Report) {
-    let text = report::text::render(report);
+    let text = export::text::render(report);
     let s = &plan.settings;
     let stdout_taken = [&s.json, &s.csv]
         .iter()
@@ -160,11 +160,11 @@ fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> 
     let write = |name: &str, bytes: &[u8]| {
         write_path(&dir.join(name), bytes).with_context(|| name.to_string())
     };
-    write(txt, report::text::render(report).as_bytes())?;
-    write(json, &report::json::render(report))?;
-    write(csv, &report::csv::render(report))?;
+    write(txt, export::text::render(report).as_bytes())?;
+    write(json, &export::json::render(report))?;
+    write(csv, &export::csv::render(report))?;
     if charts {
-        report::chart::write_all(report, &dir.join("charts"))
+        export::chart::write_all(report, &dir.join("charts"))
             .map_err(|e| anyhow::anyhow!("charts: {e}"))?;
     }
     Ok(())

@@ -9,11 +9,11 @@ use std::process::Command;
 use anyhow::{Result, bail};
 
 use super::Outcome;
-use crate::cli::{CheckArgs, DemoArgs, Passes};
-use crate::demo::{self, LoopArray, Throttle};
+use crate::cli::{CheckArgs, DemoArgs};
+use crate::testbed::{self, LoopArray, Throttle};
 use crate::report::Report;
-use crate::run::StopFlag;
-use crate::stats::verdict::Verdict;
+use crate::measure::StopFlag;
+use crate::judge::Verdict;
 use crate::units::human_bytes_binary;
 
 /// What a healthy demo disk reads at (a typical 7200 rpm drive's outer zone).
@@ -27,7 +27,7 @@ const SHM: &str = "/dev/shm";
 /// Runs the demo.
 pub fn run(args: &DemoArgs, argv: Vec<String>, stop: &StopFlag) -> Result<Outcome> {
     let size = preflight(args)?;
-    let throttled = !args.no_throttle && demo::blkio_available();
+    let throttled = !args.no_throttle && testbed::blkio_available();
     announce(args, size, throttled);
     let hold = stop.hold();
     let outcome = build_and_check(args, size, throttled, argv, stop);
@@ -70,7 +70,7 @@ fn preflight(args: &DemoArgs) -> Result<u64> {
 }
 
 fn fit_in_shm(disks: usize, size: u64) -> Result<u64> {
-    let Ok(free) = demo::free_bytes(Path::new(SHM)) else {
+    let Ok(free) = testbed::free_bytes(Path::new(SHM)) else {
         bail!(
             "{SHM} is not available; mount a tmpfs there (mount -t tmpfs tmpfs {SHM}) and run the demo again"
         );
@@ -133,7 +133,7 @@ fn announce(args: &DemoArgs, size: u64, throttled: bool) {
             format!(
                 "no cgroup-v1 blkio controller at {}, so no disk can be made slow: running without a slow disk \
                  (on a cgroup-v1 system the demo also shows one being found)",
-                demo::BLKIO_ROOT
+                testbed::BLKIO_ROOT
             )
         };
         eprintln!(
@@ -178,23 +178,9 @@ fn build_and_check(
         );
     }
     let check = CheckArgs {
-        devices,
         sample: args.sample,
-        full: false,
-        full_serial: false,
-        block: 4 << 20,
-        slow_pct: 92.0,
-        fast_pct: 107.0,
-        passes: Passes::Both,
-        allow_partitions: false,
-        max_errors: 100,
-        slow_read_ms: 500,
-        buckets: 100,
-        stall_ms: 2000,
-        spots: 1,
-        seek: false,
-        seek_readers: 6,
         output: args.output.clone(),
+        ..CheckArgs::for_devices(devices)
     };
     let (outcome, report) = super::check::execute(&check, argv, stop)?;
     if limits.is_some() && outcome != Outcome::Interrupted {

@@ -6,8 +6,8 @@ use serde::Serialize;
 use super::Outcome;
 use crate::cli::ListArgs;
 use crate::device::{self, Identity, InUse, SystemPaths, sysfs};
-use crate::report::output::Output;
-use crate::report::text;
+use crate::export::output::Output;
+use crate::export::text;
 use crate::units::human_bytes;
 
 /// One row of `list --json [FILE]`.

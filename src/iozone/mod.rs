@@ -21,8 +21,8 @@ use std::time::SystemTime;
 
 use anyhow::Context;
 
-use crate::commands::Outcome;
-use crate::run::StopFlag;
+use crate::outcome::Outcome;
+use crate::measure::StopFlag;
 use crate::units::{ctime, rfc3339_local};
 use args::Config;
 use plan::Plan;
@@ -55,7 +55,7 @@ struct Cleanup {
     paths: Vec<PathBuf>,
     keep: bool,
     /// A second signal waits for the removal (none with -w).
-    _hold: Option<crate::run::Hold>,
+    _hold: Option<crate::measure::Hold>,
 }
 
 impl Drop for Cleanup {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::args::Config;
 use super::io::{Access, Buffer, Reach, open, order, record_io, short_file, verify};
 use crate::device::buffer::SharedBuf;
-use crate::run::StopFlag;
+use crate::measure::StopFlag;
 
 /// A phase of throughput mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

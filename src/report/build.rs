@@ -1,23 +1,24 @@
-//! Turning measurements into the [`Report`]: numbers per disk, the peer
-//! comparisons and verdicts of `stats::verdict`, and the summary sentence.
+//! Building the [`Report`] from what was measured and what the judge made
+//! of it. No rule lives here: every verdict, percentage, reference and
+//! reason comes from `judge`; this file copies numbers into the report's
+//! layout and words the summary.
 
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
-use super::{Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary, SurfaceProfile};
-use crate::plan::Plan;
-use crate::run::{DiskRun, PassKind, PassRun, SlowRead, Stopped, Window};
-use crate::stats::surface::{Against, Profile, SlowRegion, slow_regions};
-use crate::stats::verdict::{
-    ArrayVerdict, PathFinding, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict, classify,
-    lost_alone, pct_of_group_median, shared_path,
+use super::{
+    Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary, SurfaceProfile,
+    WindowKind,
 };
+use crate::judge::advice::{DiskAdvice, Seen, advise};
+use crate::judge::disk::Judged;
+use crate::judge::pass::{PassJudgement, judge};
+use crate::judge::peers::PathFinding;
+use crate::judge::{ArrayVerdict, Facts, MIN_JUDGED_S, Thresholds, Verdict};
+use crate::measure::{DiskRun, PassKind, PassRun, Window};
+use crate::plan::Plan;
 use crate::stats::{latency_bins, latency_us};
-use crate::units::{human_bytes_binary, mb_per_s, rfc3339};
-
-/// A disk measured for less than this is reported but not compared: a few
-/// milliseconds of reading (a tiny or very fast device) is mostly noise.
-pub const MIN_JUDGED_S: f64 = 1.0;
+use crate::units::{mb_per_s, rfc3339};
 
 /// What the report needs to know about the run besides its measurements.
 #[derive(Debug, Clone)]
@@ -36,17 +37,26 @@ pub struct RunInfo {
 /// Builds the report for the passes measured so far.
 pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
     let th = plan.settings.thresholds;
-    let serial_speed = serial_speeds(plan, passes);
-    let mut finding = None;
-    let passes: Vec<Pass> = passes
+    let serial = serial_speeds(plan, passes);
+    let (passes, judgements): (Vec<Pass>, Vec<PassJudgement>) = passes
         .iter()
-        .map(|p| {
-            let (pass, f) = judge_pass(plan, p, &serial_speed, &th);
-            finding = finding.or(f);
-            pass
+        .map(|p| judge_pass(plan, p, &serial, &th))
+        .unzip();
+    let finding = judgements.iter().find_map(|j| j.finding);
+    let seen: Vec<Seen> = passes
+        .iter()
+        .zip(&judgements)
+        .flat_map(|(p, j)| {
+            p.disks.iter().zip(&j.disks).map(|(row, judged)| Seen {
+                path: &row.path,
+                kind: p.kind,
+                facts: facts(row, 0, 0),
+                judged,
+            })
         })
         .collect();
-    let summary = summarize(&passes, finding, info.interrupted, &th);
+    let advice = advise(&seen, &th, finding);
+    let summary = summarize(&passes, finding, advice, info.interrupted, &th);
     Report {
         schema_version: SCHEMA_VERSION,
         tool: "arrayburn".into(),
@@ -107,8 +117,7 @@ fn serial_speeds(plan: &Plan, passes: &[PassRun]) -> Vec<Option<f64>> {
         .filter(|p| p.kind == PassKind::Serial)
         .flat_map(|p| &p.disks)
     {
-        let (_, secs, speed) = window(run);
-        out[*disk] = (run.failed_reads == 0 && secs >= MIN_JUDGED_S).then_some(speed);
+        out[*disk] = facts(&measure_row(plan, *disk, run), 0, 0).clean_speed();
     }
     out
 }
@@ -140,6 +149,7 @@ fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
         slow_read_count: run.slow_read_count,
         slow_reads: run.slow_reads.clone(),
         p9999_pct_of_peers: None,
+        peers_median_mb_per_s: None,
         surface: SurfaceProfile {
             buckets: run.surface.bytes.len(),
             bytes: run.surface.bytes.clone(),
@@ -164,276 +174,94 @@ fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
     }
 }
 
+/// One pass: its rows as measured, judged by `judge::pass`.
 fn judge_pass(
     plan: &Plan,
     p: &PassRun,
     serial: &[Option<f64>],
     th: &Thresholds,
-) -> (Pass, Option<PathFinding>) {
+) -> (Pass, PassJudgement) {
     let mut rows: Vec<PassDisk> = p
         .disks
         .iter()
         .map(|(d, r)| measure_row(plan, *d, r))
         .collect();
-    let groups: Vec<usize> = p.disks.iter().map(|(d, _)| plan.groups[*d]).collect();
-    let clean = |r: &PassDisk, v: f64| {
-        (r.read_errors == 0 && r.window_elapsed_s >= MIN_JUDGED_S).then_some(v)
-    };
-    let speeds: Vec<Option<f64>> = rows.iter().map(|r| clean(r, r.window_mb_per_s)).collect();
     let full = p.window == Window::Full;
-    let times: Vec<Option<f64>> = rows
-        .iter()
-        .map(|r| {
-            (full && r.reached_end && r.bytes > 0)
-                .then(|| r.elapsed_s / r.bytes as f64)
-                .and_then(|t| clean(r, t))
-        })
-        .collect();
-    let time_pct = pct_of_group_median(&times, &groups);
-    let mut finding = None;
-    if p.kind != PassKind::Serial {
-        for (row, (d, _)) in rows.iter_mut().zip(&p.disks) {
-            row.pct_of_serial = serial[*d]
-                .zip(clean(row, row.window_mb_per_s))
-                .map(|(s, v)| 100.0 * v / s);
-        }
-    }
-    if p.kind == PassKind::Parallel {
-        let pairs: Vec<(f64, f64)> = rows
+    let judgement = {
+        let facts: Vec<Facts> = rows
             .iter()
             .zip(&p.disks)
-            .filter_map(|(r, (d, _))| serial[*d].zip(clean(r, r.window_mb_per_s)))
-            .collect();
-        finding = shared_path(&pairs, th);
-    }
-    let bottleneck = finding.is_some_and(|f| f.shared_bottleneck);
-    let path_limited = p.kind == PassKind::Parallel && bottleneck;
-    let tails: Vec<Option<f64>> = rows.iter().map(|r| clean(r, r.latency_us.p9999)).collect();
-    let pct = pct_of_group_median(&speeds, &groups);
-    let tail_pct = pct_of_group_median(&tails, &groups);
-    // Under a shared bottleneck the path sets each read's pace, and under
-    // seek stress the seeks do: the serial pass judges the surface.
-    let regions = if path_limited || p.kind == PassKind::Seek {
-        vec![Vec::new(); rows.len()]
-    } else {
-        let profiles: Vec<Profile> = rows
-            .iter()
-            .zip(&p.disks)
-            .map(|(r, (d, _))| Profile {
-                mb_per_s: &r.surface.mb_per_s,
-                reads: &r.surface.reads,
-                bytes: &r.surface.bytes,
-                size: plan.devices[*d].identity.size_bytes,
-                group: plan.groups[*d],
+            .map(|(row, (d, _))| {
+                facts(row, plan.groups[*d], plan.devices[*d].identity.size_bytes)
             })
             .collect();
-        slow_regions(&profiles)
+        let serial: Vec<Option<f64>> = p.disks.iter().map(|(d, _)| serial[*d]).collect();
+        judge(p.kind, full, &facts, &serial, th)
     };
-    // Seek pass: each disk's loss against its own serial speed, compared
-    // with its peers' loss (seeking costs every HDD most of its speed).
-    let kept: Vec<Option<f64>> = rows.iter().map(|r| r.pct_of_serial).collect();
-    let seek_pct = if kept.iter().any(Option::is_some) {
-        pct_of_group_median(&kept, &groups)
-    } else {
-        pct_of_group_median(&speeds, &groups)
-    };
-    let array_kept = finding.map(|f| f.median_pct_of_serial);
-    for ((i, row), regions) in rows.iter_mut().enumerate().zip(regions) {
-        row.slow_regions = regions;
-        if p.kind == PassKind::Seek {
-            row.seek_pct_of_peers = seek_pct[i];
-        }
-        (
-            row.pct_of_peers,
-            row.time_pct_of_peers,
-            row.p9999_pct_of_peers,
-        ) = (pct[i], time_pct[i], tail_pct[i]);
-        (row.verdict, row.reasons) = verdict_for(p.kind, row, path_limited, array_kept, th);
+    for (row, j) in rows.iter_mut().zip(&judgement.disks) {
+        apply(row, j);
     }
     let pass = Pass {
         kind: p.kind,
-        window: if full { "full" } else { "sample" }.into(),
+        window: if full {
+            WindowKind::Full
+        } else {
+            WindowKind::Sample
+        },
         started_at: rfc3339(p.started_at),
         elapsed_s: p.elapsed.as_secs_f64(),
         aggregate_mb_per_s: rows.iter().map(|r| r.window_mb_per_s).sum(),
+        median_mb_per_s: judgement.median_mb_per_s,
+        median_elapsed_s: judgement.median_elapsed_s,
         interrupted: p.interrupted,
         disks: rows,
     };
-    (pass, finding)
+    (pass, judgement)
 }
 
-/// Slow-sector evidence: a read over the stall threshold (the first read
-/// of a run is left out: a spun-down drive takes seconds to spin up), and,
-/// unless a shared path decided the numbers, a p99.99 latency far above
-/// the peers'.
-fn latency_reasons(row: &PassDisk, path_limited: bool, th: &Thresholds) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(w) = stall(row, th) {
-        out.push(format!(
-            "a read took {:.0} ms at byte {} (stall threshold {:.0} ms); {} slow read(s) logged",
-            w.latency_ms, w.offset, th.stall_ms, row.slow_read_count
-        ));
+/// What the judge needs of a row: its measured numbers.
+fn facts(row: &PassDisk, group: usize, size_bytes: u64) -> Facts<'_> {
+    Facts {
+        group,
+        size_bytes,
+        window_mb_per_s: row.window_mb_per_s,
+        window_s: row.window_elapsed_s,
+        bytes: row.bytes,
+        elapsed_s: row.elapsed_s,
+        reached_end: row.reached_end,
+        p9999_us: row.latency_us.p9999,
+        slow_reads: &row.slow_reads,
+        slow_read_count: row.slow_read_count,
+        read_errors: row.read_errors,
+        bad_ranges: row.bad_ranges,
+        bad_bytes: row.bad_bytes,
+        unread_bytes: row.unread_bytes,
+        stopped: row.stopped,
+        device_gone: row.device_gone,
+        errors: &row.errors,
+        surface_mb_per_s: &row.surface.mb_per_s,
+        surface_reads: &row.surface.reads,
+        surface_bytes: &row.surface.bytes,
     }
-    if let Some(x) = tail_factor(row, path_limited) {
-        out.push(format!(
-            "p99.99 read latency {:.0} ms is {x:.1}x its peers' median",
-            row.latency_us.p9999 / 1e3
-        ));
-    }
-    out
 }
 
-/// The slowest read at or over the stall threshold, the run's first read
-/// left out (a spun-down drive takes seconds to spin up).
-pub(super) fn stall<'a>(row: &'a PassDisk, th: &Thresholds) -> Option<&'a SlowRead> {
-    row.slow_reads
-        .iter()
-        .filter(|s| s.index > 1)
-        .max_by(|a, b| a.latency_ms.total_cmp(&b.latency_ms))
-        .filter(|w| w.latency_ms >= th.stall_ms)
-}
-
-/// How many times its peers' median p99.99 the disk's p99.99 is, when that
-/// marks it slow: over [`TAIL_FACTOR`], at least [`TAIL_FLOOR_MS`], and not
-/// decided by a shared path.
-pub(super) fn tail_factor(row: &PassDisk, path_limited: bool) -> Option<f64> {
-    let tail_ms = row.latency_us.p9999 / 1e3;
-    row.p9999_pct_of_peers
-        .filter(|p| !path_limited && *p > TAIL_FACTOR * 100.0 && tail_ms >= TAIL_FLOOR_MS)
-        .map(|p| p / 100.0)
-}
-
-/// Whether a completion time per byte, as % of the peers', is slow: time
-/// is the inverse of speed, so over 100/slow_pct of the median time.
-pub(super) fn slow_time(time_pct: f64, th: &Thresholds) -> bool {
-    time_pct > 10_000.0 / th.slow_pct
-}
-
-/// A slow region in words: where, how slow, against what.
-fn region_reason(r: &SlowRegion) -> String {
-    let against = match r.against {
-        Against::Peers => "the same region of its peers",
-        Against::Neighbours => "its neighbouring regions",
-    };
-    format!(
-        "slow region from byte {} to {} ({} to {}): {:.1} MB/s, {:.0}% of the {:.1} MB/s of {against}",
-        r.start_byte,
-        r.end_byte,
-        human_bytes_binary(r.start_byte),
-        human_bytes_binary(r.end_byte),
-        r.mb_per_s,
-        100.0 * r.mb_per_s / r.reference_mb_per_s,
-        r.reference_mb_per_s
-    )
-}
-
-/// The evidence for an "error" verdict in one sentence: a device that went
-/// away, or media errors with their exact extent.
-fn fault_reason(row: &PassDisk) -> String {
-    let first = row.errors.first();
-    let at = first
-        .map(|e| format!(" at byte {} ({})", e.offset, e.message))
-        .unwrap_or_default();
-    if row.device_gone {
-        return format!("the device went away{at}; nothing more could be read");
-    }
-    let stopped = match row.stopped {
-        Some(Stopped::MaxErrors) => "; stopped early at --max-errors",
-        Some(Stopped::Interrupted) => "; stopped early by a signal",
-        Some(Stopped::DeviceGone) | None => "",
-    };
-    let unread = if row.unread_bytes > 0 {
-        format!(
-            "; {} bytes not read (the area fails wholesale and was skipped, or time ran out)",
-            row.unread_bytes
-        )
-    } else {
-        String::new()
-    };
-    let first = first
-        .map(|e| format!(", first at byte {} ({})", e.offset, e.message))
-        .unwrap_or_default();
-    format!(
-        "{} unreadable range(s), {} bytes{first}; {} failed read(s){unread}{stopped}",
-        row.bad_ranges, row.bad_bytes, row.read_errors
-    )
-}
-
-/// The verdict of one row. Under a shared bottleneck the parallel numbers
-/// say nothing about single disks (the path decided each one's share).
-/// `array_kept`: the % of its serial speed the array's median disk keeps in
-/// the parallel pass.
-fn verdict_for(
-    kind: PassKind,
-    row: &PassDisk,
-    path_limited: bool,
-    array_kept: Option<f64>,
-    th: &Thresholds,
-) -> (Verdict, Vec<String>) {
-    if row.read_errors > 0 {
-        return (Verdict::Error, vec![fault_reason(row)]);
-    }
-    // A stalled read is a disk problem whatever the path does.
-    let stall = latency_reasons(row, path_limited, th);
-    if path_limited {
-        return if stall.is_empty() {
-            (Verdict::Ok, Vec::new())
-        } else {
-            (Verdict::Slow, stall)
-        };
-    }
-    let mut slow = stall;
-    slow.extend(row.slow_regions.iter().take(3).map(region_reason));
-    if row.slow_regions.len() > 3 {
-        slow.push(format!("{} more slow regions", row.slow_regions.len() - 3));
-    }
-    let mut fast = Vec::new();
-    if kind == PassKind::Seek {
-        // Seeking costs every disk speed: only a loss beyond its peers'
-        // counts.
-        let pct = row.seek_pct_of_peers.unwrap_or(100.0);
-        let what = match row.pct_of_serial {
-            Some(s) => format!(
-                "under seek stress it keeps {s:.0}% of its serial speed, {pct:.0}% of what its peers keep"
-            ),
-            None => format!("under seek stress {pct:.0}% of its peers' median speed"),
-        };
-        match classify(row.seek_pct_of_peers, th) {
-            Verdict::Slow => slow.push(what),
-            Verdict::Fast => fast.push(what),
-            _ => {}
-        }
-    } else {
-        let pct = row.pct_of_peers.unwrap_or(100.0);
-        match classify(row.pct_of_peers, th) {
-            Verdict::Slow => slow.push(format!("{pct:.0}% of its peers' median speed")),
-            Verdict::Fast => fast.push(format!("{pct:.0}% of its peers' median speed")),
-            _ => {}
-        }
-        if let Some(s) = row.pct_of_serial.filter(|s| lost_alone(*s, array_kept, th)) {
-            let median = array_kept
-                .map(|m| format!(" while the array's median disk keeps {m:.0}%"))
-                .unwrap_or_default();
-            slow.push(format!("{s:.0}% of its own serial speed{median}"));
-        }
-    }
-    if let Some(t) = row.time_pct_of_peers {
-        if slow_time(t, th) {
-            slow.push(format!("took {t:.0}% of its peers' median time"));
-        } else if t < 10_000.0 / th.fast_pct {
-            fast.push(format!("took {t:.0}% of its peers' median time"));
-        }
-    }
-    match (slow.is_empty(), fast.is_empty()) {
-        (false, _) => (Verdict::Slow, slow),
-        (true, false) => (Verdict::Fast, fast),
-        _ => (Verdict::Ok, Vec::new()),
-    }
+/// The judge's findings copied into a row.
+fn apply(row: &mut PassDisk, j: &Judged) {
+    row.pct_of_peers = j.pct_of_peers;
+    row.pct_of_serial = j.pct_of_serial;
+    row.seek_pct_of_peers = j.seek_pct_of_peers;
+    row.time_pct_of_peers = j.time_pct_of_peers;
+    row.p9999_pct_of_peers = j.p9999_pct_of_peers;
+    row.peers_median_mb_per_s = j.peers_median_mb_per_s;
+    row.slow_regions = j.slow_regions.clone();
+    row.verdict = j.verdict;
+    row.reasons = j.reasons.clone();
 }
 
 fn summarize(
     passes: &[Pass],
     finding: Option<PathFinding>,
+    advice: Vec<DiskAdvice>,
     interrupted: bool,
     th: &Thresholds,
 ) -> Summary {
@@ -456,9 +284,7 @@ fn summarize(
     };
     let (serial_sum, parallel) = (sum(PassKind::Serial), sum(PassKind::Parallel));
     // A fast disk is marked, but only a slow or failing one is a fault.
-    let faulty = flagged
-        .iter()
-        .any(|f| matches!(f.verdict, Verdict::Slow | Verdict::Error));
+    let faulty = flagged.iter().any(|f| f.verdict.is_fault());
     let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
     let compared: BTreeSet<&str> = passes
         .iter()
@@ -483,7 +309,7 @@ fn summarize(
         parallel_pct_of_serial_sum: finding.map(|f| f.aggregate_pct_of_serial),
         median_pct_of_serial: finding.map(|f| f.median_pct_of_serial),
         flagged,
-        disk_verdicts: super::advice::advise(passes, th, finding),
+        disk_verdicts: advice,
         message: String::new(),
     };
     s.message = message(&s, passes, interrupted, th);
@@ -500,7 +326,7 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
         format!(
             "{} {} in the {pass} pass ({})",
             f.path,
-            verdict_word(f.verdict),
+            f.verdict.word(),
             f.reasons.join("; ")
         )
     };
@@ -574,14 +400,4 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
         }
     }
     parts.join(" ")
-}
-
-/// The word for a verdict in sentences.
-pub fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Ok => "ok",
-        Verdict::Slow => "slow",
-        Verdict::Fast => "fast",
-        Verdict::Error => "failed reads",
-    }
 }

@@ -1,22 +1,20 @@
-//! The [`Report`]: everything a check found, as one value. Every output
-//! (the text tables, the JSON file) is a function of it. The `///` docs on
-//! these fields are the JSON schema's documentation (see docs/json-schema.md).
+//! The [`Report`]: everything a check found, as one value, and how it is
+//! built from what was measured and judged. Every output (text, JSON, CSV,
+//! charts: `export`) is a function of it. The `///` docs on these fields
+//! are the JSON schema's documentation (see docs/json-schema.md).
+//!
+//! It must not decide anything (verdicts, references and reasons come from
+//! `judge`) and must not read devices.
 
-pub mod advice;
 mod build;
-pub mod chart;
-pub mod csv;
-pub mod json;
-pub mod output;
-pub mod progress;
-pub mod text;
 
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Identity, InUse};
-use crate::run::{PassKind, ReadError, SlowRead, Stopped};
-use crate::stats::surface::SlowRegion;
-use crate::stats::verdict::{ArrayVerdict, Verdict};
+use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
+use crate::judge::advice::DiskAdvice;
+use crate::judge::surface::SlowRegion;
+use crate::judge::{ArrayVerdict, Verdict};
 use crate::stats::{LatencyBins, LatencyUs};
 
 pub use build::{RunInfo, build};
@@ -110,6 +108,16 @@ pub struct Disk {
     pub peer_group: usize,
 }
 
+/// How much of each disk a pass read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowKind {
+    /// A time window per disk.
+    Sample,
+    /// Whole disks.
+    Full,
+}
+
 /// One pass over the disks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Pass {
@@ -118,7 +126,7 @@ pub struct Pass {
     /// disk).
     pub kind: PassKind,
     /// `"sample"` (a time window from the start of each disk) or `"full"`.
-    pub window: String,
+    pub window: WindowKind,
     /// When the pass started (RFC 3339, UTC).
     pub started_at: String,
     /// Wall time of the pass in seconds.
@@ -126,6 +134,15 @@ pub struct Pass {
     /// Sum of the disks' MB/s over the sample window (parallel: the array's
     /// throughput; serial: the sum of solo speeds).
     pub aggregate_mb_per_s: f64,
+    /// The median window MB/s of the disks that could be compared (no
+    /// failed read, at least a second of window): the array's typical speed,
+    /// as the text and the charts show it. Null when none could.
+    #[serde(default)]
+    pub median_mb_per_s: Option<f64>,
+    /// Full passes: the median seconds to read a whole disk, over the disks
+    /// read cleanly to the end; null otherwise.
+    #[serde(default)]
+    pub median_elapsed_s: Option<f64>,
     /// True when a signal cut this pass short.
     pub interrupted: bool,
     /// Per-disk results; disks a stop kept from starting are absent.
@@ -164,6 +181,10 @@ pub struct PassDisk {
     /// p99.99 latency as % of the peer group's median p99.99; null without
     /// peers.
     pub p9999_pct_of_peers: Option<f64>,
+    /// The median window MB/s of the disk's peer group in this pass (the
+    /// reference of `pct_of_peers`); null without peers.
+    #[serde(default)]
+    pub peers_median_mb_per_s: Option<f64>,
     /// MB/s across the disk's surface.
     pub surface: SurfaceProfile,
     /// Regions of the surface that read at under half the speed of the same
@@ -261,7 +282,7 @@ pub struct Summary {
     /// One entry per slow or failing disk: `path`, `action` (`"return"`,
     /// `"recheck"`: move it and check again, `"check_path"`: slot, cable or
     /// expander), and `sentence`, the evidence from all passes in words.
-    pub disk_verdicts: Vec<advice::DiskAdvice>,
+    pub disk_verdicts: Vec<DiskAdvice>,
     /// The verdict in one sentence.
     pub message: String,
 }

@@ -1,7 +1,6 @@
-//! Statistics over measurements: pure functions, no I/O, no formatting.
-
-pub mod surface;
-pub mod verdict;
+//! Statistics over measurements: percentiles, latency bins, the median.
+//! Pure functions; no I/O, no formatting, and no rule that calls a disk
+//! slow (that is `judge`).
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};

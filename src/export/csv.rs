@@ -1,7 +1,7 @@
 //! The surface profiles as CSV, one row per disk, pass and bucket: for a
 //! spreadsheet or a plotting script. A pure function of the [`Report`].
 
-use super::Report;
+use crate::report::Report;
 use crate::units::fraction_of;
 
 /// The CSV columns.

@@ -1,6 +1,6 @@
 //! The JSON document (written by [`super::output`]).
 
-use super::Report;
+use crate::report::Report;
 
 /// Serializes the report.
 pub fn render(report: &Report) -> Vec<u8> {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::run::{DiskProgress, DiskRun, Observer, PassKind, ReadError, Stopped, Window};
+use crate::measure::{DiskProgress, DiskRun, Observer, PassKind, ReadError, Stopped, Window};
 use crate::units::{human_bytes, human_duration, mb_per_s};
 
 /// How progress is drawn.

@@ -12,10 +12,9 @@ use std::sync::Once;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Pass, PassDisk, Report};
-use crate::run::PassKind;
-use crate::stats::median;
-use crate::stats::verdict::Verdict;
+use crate::report::{Pass, PassDisk, Report};
+use crate::measure::PassKind;
+use crate::judge::Verdict;
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
@@ -222,8 +221,7 @@ impl Speed<'_> {
             bar.set_margin(0, 0, 8, 8);
             bar
         }))?;
-        let speeds: Vec<f64> = p.disks.iter().map(|d| d.window_mb_per_s).collect();
-        if let Some(m) = median(&speeds) {
+        if let Some(m) = p.median_mb_per_s {
             chart
                 .draw_series(LineSeries::new(
                     [(SegmentValue::Exact(0), m), (SegmentValue::Last, m)],

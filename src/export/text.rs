@@ -7,10 +7,9 @@ use std::fmt::Write;
 
 use comfy_table::{CellAlignment, ContentLineStyle, LineStyle, Table, TableStyle};
 
-use super::{Pass, PassDisk, Report};
-use crate::run::{PassKind, keep_slowest};
-use crate::stats::surface::Against;
-use crate::stats::verdict::Verdict;
+use crate::report::{Pass, PassDisk, Report, WindowKind};
+use crate::measure::{PassKind, keep_slowest};
+use crate::judge::surface::Against;
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
 
 /// No borders; a dashed line under the header, as solnet prints it.
@@ -90,7 +89,7 @@ fn header(out: &mut String, r: &Report) {
 
 fn window_text(r: &Report, p: &Pass) -> String {
     let sample = human_duration(std::time::Duration::from_secs_f64(r.options.sample_s));
-    if p.window == "full" {
+    if p.window == WindowKind::Full {
         "whole disks".to_string()
     } else if p.kind == PassKind::Seek {
         format!("{sample} per disk")
@@ -107,14 +106,7 @@ fn serial(out: &mut String, r: &Report, p: &Pass) {
         "\nSerial pass: one disk at a time, {}",
         window_text(r, p)
     );
-    let typical = crate::stats::median(
-        &p.disks
-            .iter()
-            .filter(|d| d.read_errors == 0)
-            .map(|d| d.window_mb_per_s)
-            .collect::<Vec<_>>(),
-    );
-    if let Some(m) = typical {
+    if let Some(m) = p.median_mb_per_s {
         let _ = writeln!(
             out,
             "Array's typical speed (median) is {m:.1} MB/sec per disk"
@@ -164,7 +156,7 @@ fn parallel(out: &mut String, r: &Report, p: &Pass) {
     }
     vs_serial_table(out, r, p, "Parall MB/sec", "%ofAvg", |d| d.pct_of_peers);
     latency_table(out, r, p);
-    if p.window == "full" {
+    if p.window == WindowKind::Full {
         completion(out, p);
     }
 }
@@ -231,13 +223,7 @@ fn vs_serial_table(
 
 /// solnet's completion-time table, normalised for disk size.
 fn completion(out: &mut String, p: &Pass) {
-    let secs: Vec<f64> = p
-        .disks
-        .iter()
-        .filter(|d| d.reached_end)
-        .map(|d| d.elapsed_s)
-        .collect();
-    if let Some(m) = crate::stats::median(&secs) {
+    if let Some(m) = p.median_elapsed_s {
         let _ = writeln!(
             out,
             "\nDisk's typical time (median) is {m:.0} seconds per disk; %ofAvg compares time per byte"
@@ -259,7 +245,7 @@ fn completion(out: &mut String, p: &Pass) {
             format!("{:.0}", d.elapsed_s),
             pct(d.time_pct_of_peers),
             complete.into(),
-            mark(d.verdict).into(),
+            d.verdict.mark().into(),
         ]);
     }
     right_align(&mut t, 1..4);
@@ -408,16 +394,6 @@ fn add_measured_row(t: &mut Table, mut row: Vec<String>, d: &PassDisk) {
             .iter()
             .map(|us| format!("{:.1}", us / 1000.0)),
     );
-    row.push(mark(d.verdict).into());
+    row.push(d.verdict.mark().into());
     t.add_row(row);
-}
-
-/// solnet's marks.
-pub fn mark(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Ok => "",
-        Verdict::Slow => "--SLOW--",
-        Verdict::Fast => "++FAST++",
-        Verdict::Error => "!!ERROR!!",
-    }
 }

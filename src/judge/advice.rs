@@ -6,10 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::build::{slow_time, stall, tail_factor};
-use super::{Pass, PassDisk};
-use crate::run::PassKind;
-use crate::stats::verdict::{PathFinding, Thresholds, Verdict, lost_alone};
+use super::disk::{Facts, Judged, slow_time, stall, tail_factor};
+use super::peers::{PathFinding, lost_alone};
+use super::{Thresholds, Verdict};
+use crate::measure::PassKind;
 use crate::units::human_bytes;
 
 /// What to do with a disk.
@@ -64,16 +64,17 @@ fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 impl Evidence {
     /// `finding`: what the parallel pass said about the shared path.
-    fn add(&mut self, kind: PassKind, d: &PassDisk, th: &Thresholds, finding: Option<PathFinding>) {
+    fn add(&mut self, seen: &Seen, th: &Thresholds, finding: Option<PathFinding>) {
+        let (kind, f, d) = (seen.kind, &seen.facts, seen.judged);
         let path_limited =
             kind == PassKind::Parallel && finding.is_some_and(|f| f.shared_bottleneck);
-        self.bad_ranges = self.bad_ranges.max(d.bad_ranges);
-        if let Some(e) = d.errors.first() {
+        self.bad_ranges = self.bad_ranges.max(f.bad_ranges);
+        if let Some(e) = f.errors.first() {
             self.first_bad = Some(self.first_bad.map_or(e.offset, |f| f.min(e.offset)));
         }
-        self.gone |= d.device_gone;
-        self.slow_reads = self.slow_reads.max(d.slow_read_count);
-        self.stall_ms = larger(self.stall_ms, stall(d, th).map(|s| s.latency_ms));
+        self.gone |= f.device_gone;
+        self.slow_reads = self.slow_reads.max(f.slow_read_count);
+        self.stall_ms = larger(self.stall_ms, stall(f.slow_reads, th).map(|s| s.latency_ms));
         if d.slow_regions.len() > self.regions {
             self.regions = d.slow_regions.len();
             self.first_region = d.slow_regions.first().map(|r| r.start_byte);
@@ -95,7 +96,10 @@ impl Evidence {
                 self.time_pct = larger(self.time_pct, slow);
             }
         }
-        self.tail_x = larger(self.tail_x, tail_factor(d, path_limited));
+        self.tail_x = larger(
+            self.tail_x,
+            tail_factor(f.p9999_us, d.p9999_pct_of_peers, path_limited),
+        );
     }
 
     fn sentence(&self) -> (Action, String) {
@@ -166,25 +170,33 @@ impl Evidence {
     }
 }
 
+/// One disk in one pass, as the advice reads it.
+pub struct Seen<'a> {
+    /// The disk's path as given.
+    pub path: &'a str,
+    /// The pass.
+    pub kind: PassKind,
+    /// Its numbers, and what the judge made of them.
+    pub facts: Facts<'a>,
+    pub judged: &'a Judged,
+}
+
 /// A sentence for every disk that is slow or failed reads in any pass, in
-/// the order the disks were given.
+/// the order the disks were first seen.
 /// `finding`: what the parallel pass said about the shared path.
-pub fn advise(passes: &[Pass], th: &Thresholds, finding: Option<PathFinding>) -> Vec<DiskAdvice> {
+pub fn advise(seen: &[Seen], th: &Thresholds, finding: Option<PathFinding>) -> Vec<DiskAdvice> {
     let mut paths: Vec<&str> = Vec::new();
-    for d in passes.iter().flat_map(|p| &p.disks) {
-        if matches!(d.verdict, Verdict::Slow | Verdict::Error) && !paths.contains(&d.path.as_str())
-        {
-            paths.push(&d.path);
+    for s in seen {
+        if s.judged.verdict.is_fault() && !paths.contains(&s.path) {
+            paths.push(s.path);
         }
     }
     paths
         .into_iter()
         .map(|path| {
             let mut e = Evidence::default();
-            for p in passes {
-                for d in p.disks.iter().filter(|d| d.path == path) {
-                    e.add(p.kind, d, th, finding);
-                }
+            for s in seen.iter().filter(|s| s.path == path) {
+                e.add(s, th, finding);
             }
             let (action, sentence) = e.sentence();
             DiskAdvice {
@@ -194,4 +206,108 @@ pub fn advise(passes: &[Pass], th: &Thresholds, finding: Option<PathFinding>) ->
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{ReadError, SlowRead};
+
+    fn slow(pct: f64) -> Judged {
+        Judged {
+            verdict: Verdict::Slow,
+            pct_of_peers: Some(pct),
+            ..Judged::default()
+        }
+    }
+
+    #[test]
+    fn action_table() {
+        let th = Thresholds::default();
+        let err = [ReadError {
+            offset: 1 << 30,
+            len: 4096,
+            errno: Some(5),
+            message: "Input/output error".into(),
+            exact: true,
+        }];
+        let stalled = [SlowRead {
+            offset: 0,
+            len: 4096,
+            latency_ms: 3000.0,
+            index: 7,
+        }];
+        let failed = Judged {
+            verdict: Verdict::Error,
+            ..Judged::default()
+        };
+        let lost = Judged {
+            verdict: Verdict::Slow,
+            pct_of_serial: Some(60.0),
+            ..Judged::default()
+        };
+        let cases: Vec<(&str, Vec<(PassKind, Facts, Judged)>, Action, &str)> = vec![
+            (
+                "unreadable sectors",
+                vec![(PassKind::Serial, Facts { bad_ranges: 2, errors: &err, ..Facts::default() }, failed.clone())],
+                Action::Return,
+                "2 unreadable range(s) (first at byte 1073741824, 1.07 GB), return it",
+            ),
+            (
+                "a stall",
+                vec![(PassKind::Serial, Facts { slow_reads: &stalled, slow_read_count: 1, ..Facts::default() }, slow(100.0))],
+                Action::Return,
+                "1 slow read(s), a read stalled 3000 ms, return it",
+            ),
+            (
+                "only slower, in two passes",
+                vec![
+                    (PassKind::Serial, Facts::default(), slow(80.0)),
+                    (PassKind::Parallel, Facts::default(), slow(85.0)),
+                ],
+                Action::Recheck,
+                "80% of its peers' speed, move it to another slot and check again; if it stays slow, return it",
+            ),
+            (
+                "gone",
+                vec![(PassKind::Parallel, Facts { device_gone: true, ..Facts::default() }, failed.clone())],
+                Action::CheckPath,
+                "the device went away during the check, check its cable, slot and power, then check it again",
+            ),
+            (
+                "slow only against its own serial speed",
+                vec![(PassKind::Parallel, Facts::default(), lost)],
+                Action::CheckPath,
+                "60% of its own speed when all disks read, slow only alongside the others",
+            ),
+        ];
+        for (what, passes, action, sentence) in cases {
+            let seen: Vec<Seen> = passes
+                .iter()
+                .map(|(kind, facts, judged)| Seen {
+                    path: "/dev/x",
+                    kind: *kind,
+                    facts: facts.clone(),
+                    judged,
+                })
+                .collect();
+            let got = advise(&seen, &th, None);
+            assert_eq!(got.len(), 1, "{what}");
+            assert_eq!(got[0].action, action, "{what}: {}", got[0].sentence);
+            assert!(
+                got[0].sentence.starts_with(&format!("/dev/x: {sentence}")),
+                "{what}: {}",
+                got[0].sentence
+            );
+        }
+        // An ok or fast disk gets no advice.
+        let fine = Judged::default();
+        let seen = [Seen {
+            path: "/dev/y",
+            kind: PassKind::Serial,
+            facts: Facts::default(),
+            judged: &fine,
+        }];
+        assert!(advise(&seen, &th, None).is_empty());
+    }
 }

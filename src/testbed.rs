@@ -1,13 +1,14 @@
-//! The demo array: memory-backed loop devices and a cgroup-v1 blkio
-//! throttle that arrayburn creates, owns and removes on every exit path
-//! (success, error, signal, panic), touching nothing it did not create.
+//! The test bed: memory-backed loop devices and a cgroup-v1 blkio throttle
+//! that arrayburn creates, owns and removes on every exit path (success,
+//! error, signal, panic), touching nothing it did not create. The demo's
+//! array is built from it, and so are the tests' and benchmarks' disks.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::run::StopFlag;
+use crate::measure::StopFlag;
 
 /// Where the blkio controller of cgroup v1 is mounted.
 pub const BLKIO_ROOT: &str = "/sys/fs/cgroup/blkio";
@@ -178,6 +179,20 @@ impl Throttle {
         )
     }
 
+    /// `program ARGS` run inside the group (it joins before it starts),
+    /// this process staying where it is.
+    pub fn command(&self, program: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(format!(
+                "echo $$ > {} && exec \"$0\" \"$@\"",
+                self.dir.join("cgroup.procs").display()
+            ))
+            .arg(program)
+            .args(args);
+        c
+    }
+
     /// The group's directory.
     pub fn path(&self) -> &Path {
         &self.dir
@@ -186,10 +201,15 @@ impl Throttle {
 
 impl Drop for Throttle {
     fn drop(&mut self) {
-        let _ = fs::write(
-            self.home.join("cgroup.procs"),
-            std::process::id().to_string(),
-        );
+        // Whatever is still in the group (this process, a child that
+        // outlived its run) goes back to this process's own group.
+        let home = self.home.join("cgroup.procs");
+        for pid in fs::read_to_string(self.dir.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+        {
+            let _ = fs::write(&home, pid);
+        }
         let _ = fs::remove_dir(&self.dir);
     }
 }

@@ -1,4 +1,5 @@
-//! The judging rules, as pure functions over per-disk numbers.
+//! The peer rules: a disk against the median of its peer group, and the
+//! array's parallel pass against its serial pass.
 //!
 //! **Outlier rule.** Each disk is compared with the median of its peer group
 //! (same model, size and kind; see `plan::peer_groups`), the disk itself
@@ -23,76 +24,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::median;
-
-/// A disk's verdict in one pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Within the thresholds (or no peers to compare with).
-    Ok,
-    /// Below the slow threshold.
-    Slow,
-    /// Above the fast threshold.
-    Fast,
-    /// At least one read failed.
-    Error,
-}
-
-/// The verdict over a whole check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ArrayVerdict {
-    /// Every disk was compared with its peers and none is slow or failed
-    /// reads (a fast disk is marked but healthy).
-    Healthy,
-    /// A disk is slow or failed reads.
-    Flagged,
-    /// No disk is slow or failed reads, but not every disk could be
-    /// compared (read too briefly, or no peer of its model and size): health
-    /// is not claimed.
-    NotJudged,
-}
-
-impl ArrayVerdict {
-    /// Faults decide first; without one, health needs every disk compared.
-    pub fn of(faulty: bool, all_compared: bool) -> Self {
-        match (faulty, all_compared) {
-            (true, _) => ArrayVerdict::Flagged,
-            (false, true) => ArrayVerdict::Healthy,
-            (false, false) => ArrayVerdict::NotJudged,
-        }
-    }
-}
-
-/// Percent thresholds of the outlier rule.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Thresholds {
-    /// Slow below this percentage of the reference (default 92).
-    pub slow_pct: f64,
-    /// Fast above this percentage of the reference (default 107).
-    pub fast_pct: f64,
-    /// A disk with a read this slow (ms) is slow whatever its speed
-    /// (default 2000).
-    pub stall_ms: f64,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Self {
-            slow_pct: 92.0,
-            fast_pct: 107.0,
-            stall_ms: 2000.0,
-        }
-    }
-}
-
-/// A disk whose p99.99 read latency is more than this many times its peers'
-/// median p99.99 has a slow region or retrying sectors...
-pub const TAIL_FACTOR: f64 = 4.0;
-/// ...provided that tail is also long in absolute terms (ms): a few
-/// milliseconds of jitter on a fast disk is not a failing sector.
-pub const TAIL_FLOOR_MS: f64 = 100.0;
+use super::{Thresholds, Verdict};
+use crate::stats::median;
 
 /// Each value as a percentage of the median of its group (disks with the
 /// same group number); `None` where the value is missing or the disk has no

@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::median;
+use crate::stats::median;
 use crate::units::fraction_of;
 
 /// A bucket below this % of its reference is slow.

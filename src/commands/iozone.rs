@@ -1,0 +1,11 @@
+//! `arrayburn iozone ARGS`: iozone's command lines, handed to the iozone
+//! runner (`crate::iozone`), which parses them itself (iozone's flags are
+//! not clap's).
+
+use super::Outcome;
+use crate::measure::StopFlag;
+
+/// Runs iozone's workloads as ARGS ask.
+pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
+    crate::iozone::run(args, stop)
+}

@@ -1,0 +1,38 @@
+//! Every default of `arrayburn check`, in one place: the flags' defaults
+//! (`cli`), the judge's thresholds, the demo's check and the messages that
+//! name a default all read them from here.
+
+/// Sample window per disk and pass (`--sample`).
+pub const SAMPLE: &str = "60s";
+/// Size of each read (`--block`), as the help shows it...
+pub const BLOCK: &str = "4m";
+/// ...and in bytes.
+pub const BLOCK_BYTES: u64 = 4 << 20;
+/// A disk below this % of its peers' median is slow (`--slow-pct`,
+/// solnet-array-test's).
+pub const SLOW_PCT: f64 = 92.0;
+/// A disk above this % of its peers' median is fast (`--fast-pct`).
+pub const FAST_PCT: f64 = 107.0;
+/// A read this slow (ms) makes a disk slow (`--stall-ms`).
+pub const STALL_MS: u64 = 2000;
+/// Reads this slow (ms) are logged with their offset (`--slow-read-ms`).
+pub const SLOW_READ_MS: u64 = 500;
+/// A disk stops a pass after this many failed reads (`--max-errors`).
+pub const MAX_ERRORS: u64 = 100;
+/// Buckets of a surface profile (`--buckets`).
+pub const BUCKETS: usize = 100;
+/// Readers per disk in the seek-stress pass (`--seek-readers`).
+pub const SEEK_READERS: usize = 6;
+/// Spots a sample is spread over (`--spots`; 1: the start of the disk).
+pub const SPOTS: u32 = 1;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_block_default_reads_as_its_bytes() {
+        assert_eq!(
+            crate::units::parse_size(super::BLOCK).unwrap(),
+            super::BLOCK_BYTES
+        );
+    }
+}

@@ -1,0 +1,495 @@
+//! One disk in one pass: its verdict and the reasons for it, from its own
+//! numbers ([`Facts`]) and what the peer rules made of them ([`Judged`]).
+//!
+//! - **Failed reads** make it `error`, whatever else holds.
+//! - **Stall**: a read at or over `stall_ms` (the first read of a run left
+//!   out: a spun-down drive takes seconds to spin up) makes it slow, also
+//!   under a shared bottleneck.
+//! - **Latency tail**: p99.99 over [`TAIL_FACTOR`]× its peers' median and
+//!   at least [`TAIL_FLOOR_MS`]: slow, unless a shared path set the pace.
+//! - **Slow regions** (see `surface`): slow.
+//! - **Speed**: under `slow_pct` % of its peers' median slow, over
+//!   `fast_pct` % fast; in the seek pass the same for the share of its
+//!   serial speed it keeps, against its peers' share.
+//! - **Lost alone** (parallel and seek passes): see `peers::lost_alone`.
+//! - **Time** (full passes): completion time per byte over 100/`slow_pct`
+//!   of its peers' median slow, under 100/`fast_pct` fast.
+
+use super::peers::{classify, lost_alone};
+use super::surface::{Against, SlowRegion};
+use super::{MIN_JUDGED_S, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict};
+use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
+use crate::units::human_bytes_binary;
+
+/// What the judge needs of one disk in one pass: measured numbers only.
+#[derive(Debug, Clone, Default)]
+pub struct Facts<'a> {
+    /// Peer group: disks are compared only within it.
+    pub group: usize,
+    /// Device size in bytes.
+    pub size_bytes: u64,
+    /// MB/s over the sample window, and its length in seconds.
+    pub window_mb_per_s: f64,
+    pub window_s: f64,
+    /// Bytes read in the pass and the seconds it took.
+    pub bytes: u64,
+    pub elapsed_s: f64,
+    /// Whether the disk was read to its last byte.
+    pub reached_end: bool,
+    /// p99.99 read latency (µs).
+    pub p9999_us: f64,
+    /// The slowest reads logged, and how many reads were slow.
+    pub slow_reads: &'a [SlowRead],
+    pub slow_read_count: u64,
+    /// Failed reads, exact bad ranges, their bytes, bytes left unread.
+    pub read_errors: u64,
+    pub bad_ranges: u64,
+    pub bad_bytes: u64,
+    pub unread_bytes: u64,
+    /// Why the read ended early, if it did, and whether the device went
+    /// away.
+    pub stopped: Option<Stopped>,
+    pub device_gone: bool,
+    /// The first bad ranges.
+    pub errors: &'a [ReadError],
+    /// The surface profile: MB/s, reads and bytes per bucket.
+    pub surface_mb_per_s: &'a [Option<f64>],
+    pub surface_reads: &'a [u64],
+    pub surface_bytes: &'a [u64],
+}
+
+impl Facts<'_> {
+    /// `v` when the disk's numbers can be compared: no failed read, and
+    /// read for at least [`MIN_JUDGED_S`].
+    pub fn clean(&self, v: f64) -> Option<f64> {
+        (self.read_errors == 0 && self.window_s >= MIN_JUDGED_S).then_some(v)
+    }
+
+    /// The window speed, when clean.
+    pub fn clean_speed(&self) -> Option<f64> {
+        self.clean(self.window_mb_per_s)
+    }
+}
+
+/// What the judge made of one disk in one pass.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Judged {
+    /// Window MB/s as % of the peer group's median.
+    pub pct_of_peers: Option<f64>,
+    /// Window MB/s as % of the disk's own serial speed.
+    pub pct_of_serial: Option<f64>,
+    /// Seek pass: `pct_of_serial` as % of the peers' median of it.
+    pub seek_pct_of_peers: Option<f64>,
+    /// Full passes: time per byte as % of the peers' median.
+    pub time_pct_of_peers: Option<f64>,
+    /// p99.99 latency as % of the peers' median.
+    pub p9999_pct_of_peers: Option<f64>,
+    /// The MB/s the disk was compared with: its peer group's median.
+    pub peers_median_mb_per_s: Option<f64>,
+    /// Slow regions of its surface.
+    pub slow_regions: Vec<SlowRegion>,
+    /// The verdict, and why when not ok.
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
+}
+
+/// The slowest read at or over the stall threshold, the run's first read
+/// left out (a spun-down drive takes seconds to spin up).
+pub fn stall<'a>(slow_reads: &'a [SlowRead], th: &Thresholds) -> Option<&'a SlowRead> {
+    slow_reads
+        .iter()
+        .filter(|s| s.index > 1)
+        .max_by(|a, b| a.latency_ms.total_cmp(&b.latency_ms))
+        .filter(|w| w.latency_ms >= th.stall_ms)
+}
+
+/// How many times its peers' median p99.99 the disk's p99.99 is, when that
+/// marks it slow: over [`TAIL_FACTOR`], at least [`TAIL_FLOOR_MS`], and not
+/// decided by a shared path.
+pub fn tail_factor(p9999_us: f64, p9999_pct_of_peers: Option<f64>, path_limited: bool) -> Option<f64> {
+    let tail_ms = p9999_us / 1e3;
+    p9999_pct_of_peers
+        .filter(|p| !path_limited && *p > TAIL_FACTOR * 100.0 && tail_ms >= TAIL_FLOOR_MS)
+        .map(|p| p / 100.0)
+}
+
+/// Whether a completion time per byte, as % of the peers', is slow: time
+/// is the inverse of speed, so over 100/slow_pct of the median time.
+pub fn slow_time(time_pct: f64, th: &Thresholds) -> bool {
+    time_pct > 10_000.0 / th.slow_pct
+}
+
+/// Whether it is fast: under 100/fast_pct of the median time.
+pub fn fast_time(time_pct: f64, th: &Thresholds) -> bool {
+    time_pct < 10_000.0 / th.fast_pct
+}
+
+/// The verdict of one disk. `j` holds the peer comparisons already made;
+/// under a shared bottleneck (`path_limited`) the parallel numbers say
+/// nothing about single disks (the path decided each one's share).
+/// `array_kept`: the % of its serial speed the array's median disk keeps
+/// in the parallel pass.
+pub fn verdict(
+    kind: PassKind,
+    f: &Facts,
+    j: &Judged,
+    path_limited: bool,
+    array_kept: Option<f64>,
+    th: &Thresholds,
+) -> (Verdict, Vec<String>) {
+    if f.read_errors > 0 {
+        return (Verdict::Error, vec![fault_reason(f)]);
+    }
+    // A stalled read is a disk problem whatever the path does.
+    let stall = latency_reasons(f, j, path_limited, th);
+    if path_limited {
+        return if stall.is_empty() {
+            (Verdict::Ok, Vec::new())
+        } else {
+            (Verdict::Slow, stall)
+        };
+    }
+    let mut slow = stall;
+    slow.extend(j.slow_regions.iter().take(3).map(region_reason));
+    if j.slow_regions.len() > 3 {
+        slow.push(format!("{} more slow regions", j.slow_regions.len() - 3));
+    }
+    let mut fast = Vec::new();
+    if kind == PassKind::Seek {
+        // Seeking costs every disk speed: only a loss beyond its peers'
+        // counts.
+        let pct = j.seek_pct_of_peers.unwrap_or(100.0);
+        let what = match j.pct_of_serial {
+            Some(s) => format!(
+                "under seek stress it keeps {s:.0}% of its serial speed, {pct:.0}% of what its peers keep"
+            ),
+            None => format!("under seek stress {pct:.0}% of its peers' median speed"),
+        };
+        match classify(j.seek_pct_of_peers, th) {
+            Verdict::Slow => slow.push(what),
+            Verdict::Fast => fast.push(what),
+            _ => {}
+        }
+    } else {
+        let pct = j.pct_of_peers.unwrap_or(100.0);
+        match classify(j.pct_of_peers, th) {
+            Verdict::Slow => slow.push(format!("{pct:.0}% of its peers' median speed")),
+            Verdict::Fast => fast.push(format!("{pct:.0}% of its peers' median speed")),
+            _ => {}
+        }
+        if let Some(s) = j.pct_of_serial.filter(|s| lost_alone(*s, array_kept, th)) {
+            let median = array_kept
+                .map(|m| format!(" while the array's median disk keeps {m:.0}%"))
+                .unwrap_or_default();
+            slow.push(format!("{s:.0}% of its own serial speed{median}"));
+        }
+    }
+    if let Some(t) = j.time_pct_of_peers {
+        if slow_time(t, th) {
+            slow.push(format!("took {t:.0}% of its peers' median time"));
+        } else if fast_time(t, th) {
+            fast.push(format!("took {t:.0}% of its peers' median time"));
+        }
+    }
+    match (slow.is_empty(), fast.is_empty()) {
+        (false, _) => (Verdict::Slow, slow),
+        (true, false) => (Verdict::Fast, fast),
+        _ => (Verdict::Ok, Vec::new()),
+    }
+}
+
+/// Slow-sector evidence: a stalled read, and, unless a shared path decided
+/// the numbers, a p99.99 latency far above the peers'.
+fn latency_reasons(f: &Facts, j: &Judged, path_limited: bool, th: &Thresholds) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(w) = stall(f.slow_reads, th) {
+        out.push(format!(
+            "a read took {:.0} ms at byte {} (stall threshold {:.0} ms); {} slow read(s) logged",
+            w.latency_ms, w.offset, th.stall_ms, f.slow_read_count
+        ));
+    }
+    if let Some(x) = tail_factor(f.p9999_us, j.p9999_pct_of_peers, path_limited) {
+        out.push(format!(
+            "p99.99 read latency {:.0} ms is {x:.1}x its peers' median",
+            f.p9999_us / 1e3
+        ));
+    }
+    out
+}
+
+/// A slow region in words: where, how slow, against what.
+fn region_reason(r: &SlowRegion) -> String {
+    let against = match r.against {
+        Against::Peers => "the same region of its peers",
+        Against::Neighbours => "its neighbouring regions",
+    };
+    format!(
+        "slow region from byte {} to {} ({} to {}): {:.1} MB/s, {:.0}% of the {:.1} MB/s of {against}",
+        r.start_byte,
+        r.end_byte,
+        human_bytes_binary(r.start_byte),
+        human_bytes_binary(r.end_byte),
+        r.mb_per_s,
+        100.0 * r.mb_per_s / r.reference_mb_per_s,
+        r.reference_mb_per_s
+    )
+}
+
+/// The evidence for an "error" verdict in one sentence: a device that went
+/// away, or media errors with their exact extent.
+fn fault_reason(f: &Facts) -> String {
+    let first = f.errors.first();
+    let at = first
+        .map(|e| format!(" at byte {} ({})", e.offset, e.message))
+        .unwrap_or_default();
+    if f.device_gone {
+        return format!("the device went away{at}; nothing more could be read");
+    }
+    let stopped = match f.stopped {
+        Some(Stopped::MaxErrors) => "; stopped early at --max-errors",
+        Some(Stopped::Interrupted) => "; stopped early by a signal",
+        Some(Stopped::DeviceGone) | None => "",
+    };
+    let unread = if f.unread_bytes > 0 {
+        format!(
+            "; {} bytes not read (the area fails wholesale and was skipped, or time ran out)",
+            f.unread_bytes
+        )
+    } else {
+        String::new()
+    };
+    let first = first
+        .map(|e| format!(", first at byte {} ({})", e.offset, e.message))
+        .unwrap_or_default();
+    format!(
+        "{} unreadable range(s), {} bytes{first}; {} failed read(s){unread}{stopped}",
+        f.bad_ranges, f.bad_bytes, f.read_errors
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slow_read(index: u64, latency_ms: f64) -> SlowRead {
+        SlowRead {
+            offset: 4096 * index,
+            len: 4096,
+            latency_ms,
+            index,
+        }
+    }
+
+    fn facts() -> Facts<'static> {
+        Facts {
+            window_mb_per_s: 100.0,
+            window_s: 10.0,
+            bytes: 1 << 30,
+            elapsed_s: 10.0,
+            p9999_us: 20_000.0,
+            ..Facts::default()
+        }
+    }
+
+    #[test]
+    fn stall_table() {
+        let th = Thresholds::default();
+        for (reads, want) in [
+            (vec![], None),
+            // The first read is a spin-up, not a stall.
+            (vec![slow_read(1, 9000.0)], None),
+            (vec![slow_read(2, 1999.0)], None),
+            (vec![slow_read(2, 2000.0)], Some(2000.0)),
+            (vec![slow_read(5, 2500.0), slow_read(9, 4000.0)], Some(4000.0)),
+        ] {
+            assert_eq!(stall(&reads, &th).map(|s| s.latency_ms), want, "{reads:?}");
+        }
+    }
+
+    #[test]
+    fn tail_table() {
+        for (p9999_ms, pct, path_limited, want) in [
+            (500.0, Some(500.0), false, Some(5.0)),
+            // Not far enough above the peers.
+            (500.0, Some(400.0), false, None),
+            // Far above, but short in absolute terms.
+            (50.0, Some(900.0), false, None),
+            // A shared path set the pace.
+            (500.0, Some(900.0), true, None),
+            (500.0, None, false, None),
+        ] {
+            assert_eq!(
+                tail_factor(p9999_ms * 1e3, pct, path_limited),
+                want,
+                "{p9999_ms} ms at {pct:?}%, path limited {path_limited}"
+            );
+        }
+    }
+
+    #[test]
+    fn time_table() {
+        let th = Thresholds::default();
+        for (pct, slow, fast) in [
+            (100.0, false, false),
+            (108.0, false, false),
+            (109.0, true, false),
+            (94.0, false, false),
+            (93.0, false, true),
+        ] {
+            assert_eq!((slow_time(pct, &th), fast_time(pct, &th)), (slow, fast), "{pct}");
+        }
+    }
+
+    /// (pass, facts, judged, path limited, array kept) → verdict and the
+    /// start of its first reason.
+    #[test]
+    fn verdict_table() {
+        let th = Thresholds::default();
+        let stalled = [slow_read(3, 3000.0)];
+        let err = [ReadError {
+            offset: 8192,
+            len: 4096,
+            errno: Some(5),
+            message: "Input/output error".into(),
+            exact: true,
+        }];
+        let region = SlowRegion {
+            start_byte: 0,
+            end_byte: 1 << 20,
+            first_bucket: 0,
+            last_bucket: 0,
+            mb_per_s: 10.0,
+            reference_mb_per_s: 100.0,
+            against: Against::Peers,
+        };
+        let peers = |p: f64| Judged {
+            pct_of_peers: Some(p),
+            ..Judged::default()
+        };
+        let cases: Vec<(&str, PassKind, Facts, Judged, bool, Option<f64>, Verdict, &str)> = vec![
+            ("at the median", PassKind::Serial, facts(), peers(100.0), false, None, Verdict::Ok, ""),
+            ("peer rule, slow", PassKind::Serial, facts(), peers(80.0), false, None, Verdict::Slow, "80% of its peers' median speed"),
+            ("peer rule, fast", PassKind::Serial, facts(), peers(120.0), false, None, Verdict::Fast, "120% of its peers' median speed"),
+            ("no peers", PassKind::Serial, facts(), Judged::default(), false, None, Verdict::Ok, ""),
+            (
+                "failed reads win",
+                PassKind::Serial,
+                Facts { read_errors: 1, bad_ranges: 1, bad_bytes: 4096, errors: &err, ..facts() },
+                peers(50.0),
+                false,
+                None,
+                Verdict::Error,
+                "1 unreadable range(s), 4096 bytes, first at byte 8192",
+            ),
+            (
+                "gone",
+                PassKind::Parallel,
+                Facts { read_errors: 1, device_gone: true, errors: &err, ..facts() },
+                peers(100.0),
+                false,
+                None,
+                Verdict::Error,
+                "the device went away at byte 8192",
+            ),
+            (
+                "stall, also under a bottleneck",
+                PassKind::Parallel,
+                Facts { slow_reads: &stalled, slow_read_count: 1, ..facts() },
+                peers(100.0),
+                true,
+                Some(50.0),
+                Verdict::Slow,
+                "a read took 3000 ms",
+            ),
+            ("shared bottleneck: parallel numbers say nothing", PassKind::Parallel, facts(), peers(50.0), true, Some(50.0), Verdict::Ok, ""),
+            (
+                "own serial: lost alone",
+                PassKind::Parallel,
+                facts(),
+                Judged { pct_of_serial: Some(60.0), ..peers(100.0) },
+                false,
+                Some(98.0),
+                Verdict::Slow,
+                "60% of its own serial speed while the array's median disk keeps 98%",
+            ),
+            (
+                "own serial: lost what all lost",
+                PassKind::Parallel,
+                facts(),
+                Judged { pct_of_serial: Some(91.0), ..peers(100.0) },
+                false,
+                Some(93.0),
+                Verdict::Ok,
+                "",
+            ),
+            (
+                "tail",
+                PassKind::Serial,
+                Facts { p9999_us: 600_000.0, ..facts() },
+                Judged { p9999_pct_of_peers: Some(600.0), ..peers(100.0) },
+                false,
+                None,
+                Verdict::Slow,
+                "p99.99 read latency 600 ms is 6.0x",
+            ),
+            (
+                "region",
+                PassKind::Serial,
+                facts(),
+                Judged { slow_regions: vec![region.clone()], ..peers(100.0) },
+                false,
+                None,
+                Verdict::Slow,
+                "slow region from byte 0 to 1048576",
+            ),
+            (
+                "seek: loses more than its peers",
+                PassKind::Seek,
+                facts(),
+                Judged { pct_of_serial: Some(20.0), seek_pct_of_peers: Some(50.0), ..peers(100.0) },
+                false,
+                None,
+                Verdict::Slow,
+                "under seek stress it keeps 20% of its serial speed, 50% of what its peers keep",
+            ),
+            (
+                "seek: loses what its peers lose",
+                PassKind::Seek,
+                facts(),
+                Judged { pct_of_serial: Some(20.0), seek_pct_of_peers: Some(100.0), ..peers(40.0) },
+                false,
+                None,
+                Verdict::Ok,
+                "",
+            ),
+            (
+                "time",
+                PassKind::Parallel,
+                facts(),
+                Judged { time_pct_of_peers: Some(130.0), ..peers(100.0) },
+                false,
+                None,
+                Verdict::Slow,
+                "took 130% of its peers' median time",
+            ),
+            (
+                "slow beats fast",
+                PassKind::Parallel,
+                facts(),
+                Judged { time_pct_of_peers: Some(130.0), ..peers(120.0) },
+                false,
+                None,
+                Verdict::Slow,
+                "took 130%",
+            ),
+        ];
+        for (what, kind, f, j, limited, kept, want, reason) in cases {
+            let (v, reasons) = verdict(kind, &f, &j, limited, kept, &th);
+            assert_eq!(v, want, "{what}: {reasons:?}");
+            assert_eq!(reasons.is_empty(), want == Verdict::Ok, "{what}: {reasons:?}");
+            if !reason.is_empty() {
+                assert!(reasons[0].starts_with(reason), "{what}: {reasons:?}");
+            }
+        }
+    }
+}

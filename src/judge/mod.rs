@@ -1,0 +1,148 @@
+//! Judging: the one place that decides whether a disk is slow, fast or
+//! failing, whether a shared path limited the array, and what to do about a
+//! disk. Every rule takes plain numbers (a disk's [`Facts`], per-disk
+//! values of a peer group) and returns verdicts, percentages and reasons.
+//!
+//! It must not read devices, time anything, know the [`Plan`] or the
+//! report's layout, or format tables: measuring happens in `measure`,
+//! presenting in `report` and `export`.
+//!
+//! - [`peers`]: a disk against its peer group's median (the outlier rule),
+//!   the parallel pass against the serial pass (shared bottleneck), speed
+//!   lost alone.
+//! - [`surface`]: slow regions of a surface profile.
+//! - [`disk`]: one disk's verdict in one pass from all of the above plus
+//!   stalls, latency tails and completion time, with its reasons.
+//! - [`pass`]: a whole pass judged (which rules apply to which pass).
+//! - [`advice`]: one action per flagged disk over all passes.
+//!
+//! [`Plan`]: crate::plan::Plan
+
+pub mod advice;
+pub mod disk;
+pub mod pass;
+pub mod peers;
+pub mod surface;
+
+use serde::{Deserialize, Serialize};
+
+use crate::defaults;
+pub use disk::Facts;
+
+/// A disk measured for less than this (seconds of window) is reported but
+/// not compared: a few milliseconds of reading (a tiny or very fast device)
+/// is mostly noise.
+pub const MIN_JUDGED_S: f64 = 1.0;
+
+/// A disk whose p99.99 read latency is more than this many times its peers'
+/// median p99.99 has a slow region or retrying sectors...
+pub const TAIL_FACTOR: f64 = 4.0;
+/// ...provided that tail is also long in absolute terms (ms): a few
+/// milliseconds of jitter on a fast disk is not a failing sector.
+pub const TAIL_FLOOR_MS: f64 = 100.0;
+
+/// A disk's verdict in one pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Within the thresholds (or no peers to compare with).
+    #[default]
+    Ok,
+    /// Below the slow threshold.
+    Slow,
+    /// Above the fast threshold.
+    Fast,
+    /// At least one read failed.
+    Error,
+}
+
+impl Verdict {
+    /// The word in sentences ("… slow in the parallel pass").
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Slow => "slow",
+            Verdict::Fast => "fast",
+            Verdict::Error => "failed reads",
+        }
+    }
+
+    /// solnet-array-test's mark in the tables.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Verdict::Ok => "",
+            Verdict::Slow => "--SLOW--",
+            Verdict::Fast => "++FAST++",
+            Verdict::Error => "!!ERROR!!",
+        }
+    }
+
+    /// Slow or failing: a fault (a fast disk is marked, not faulty).
+    pub fn is_fault(self) -> bool {
+        matches!(self, Verdict::Slow | Verdict::Error)
+    }
+}
+
+/// The verdict over a whole check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrayVerdict {
+    /// Every disk was compared with its peers and none is slow or failed
+    /// reads (a fast disk is marked but healthy).
+    Healthy,
+    /// A disk is slow or failed reads.
+    Flagged,
+    /// No disk is slow or failed reads, but not every disk could be
+    /// compared (read too briefly, or no peer of its model and size): health
+    /// is not claimed.
+    NotJudged,
+}
+
+impl ArrayVerdict {
+    /// Faults decide first; without one, health needs every disk compared.
+    pub fn of(faulty: bool, all_compared: bool) -> Self {
+        match (faulty, all_compared) {
+            (true, _) => ArrayVerdict::Flagged,
+            (false, true) => ArrayVerdict::Healthy,
+            (false, false) => ArrayVerdict::NotJudged,
+        }
+    }
+}
+
+/// The thresholds the rules apply.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Thresholds {
+    /// Slow below this percentage of the reference.
+    pub slow_pct: f64,
+    /// Fast above this percentage of the reference.
+    pub fast_pct: f64,
+    /// A disk with a read this slow (ms) is slow whatever its speed.
+    pub stall_ms: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            slow_pct: defaults::SLOW_PCT,
+            fast_pct: defaults::FAST_PCT,
+            stall_ms: defaults::STALL_MS as f64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_array_verdict_table() {
+        for (faulty, all_compared, want) in [
+            (true, true, ArrayVerdict::Flagged),
+            (true, false, ArrayVerdict::Flagged),
+            (false, true, ArrayVerdict::Healthy),
+            (false, false, ArrayVerdict::NotJudged),
+        ] {
+            assert_eq!(ArrayVerdict::of(faulty, all_compared), want);
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! A whole pass judged: which rules apply to which pass, and the reference
+//! values (medians) every disk was compared with, so that the text and the
+//! charts show the same references the verdicts used.
+//!
+//! - Every pass: speed, latency tail and (full passes) completion time
+//!   against the peer group's median.
+//! - Parallel and seek passes: speed against the disk's own serial speed;
+//!   the parallel pass also decides whether a shared path limited the
+//!   array (`peers::shared_path`), and under such a bottleneck only stalls
+//!   count and no surface is judged.
+//! - Seek pass: the share of its serial speed a disk keeps, against its
+//!   peers' share; no surface judged (the seeks set each read's pace).
+
+use super::disk::{Facts, Judged, verdict};
+use super::peers::{PathFinding, pct_of_group_median, shared_path};
+use super::surface::{Profile, slow_regions};
+use super::Thresholds;
+use crate::measure::PassKind;
+use crate::stats::median;
+
+/// What the judge made of a pass.
+#[derive(Debug, Clone, Default)]
+pub struct PassJudgement {
+    /// Per disk, in the order given.
+    pub disks: Vec<Judged>,
+    /// Parallel pass: what it says about the shared path.
+    pub finding: Option<PathFinding>,
+    /// The median window MB/s over the disks that could be compared (no
+    /// failed read, read long enough): the array's typical speed.
+    pub median_mb_per_s: Option<f64>,
+    /// Full passes: the median completion time (seconds) over the disks
+    /// read cleanly to the end.
+    pub median_elapsed_s: Option<f64>,
+}
+
+/// Judges a pass. `full`: whole disks were read (completion times count).
+/// `serial`: each disk's clean serial speed, None where not measured.
+pub fn judge(
+    kind: PassKind,
+    full: bool,
+    disks: &[Facts],
+    serial: &[Option<f64>],
+    th: &Thresholds,
+) -> PassJudgement {
+    let groups: Vec<usize> = disks.iter().map(|f| f.group).collect();
+    let speeds: Vec<Option<f64>> = disks.iter().map(Facts::clean_speed).collect();
+    let times: Vec<Option<f64>> = disks
+        .iter()
+        .map(|f| {
+            (full && f.reached_end && f.bytes > 0)
+                .then(|| f.elapsed_s / f.bytes as f64)
+                .and_then(|t| f.clean(t))
+        })
+        .collect();
+    let pct_of_serial: Vec<Option<f64>> = disks
+        .iter()
+        .zip(serial)
+        .map(|(f, s)| match kind {
+            PassKind::Serial => None,
+            _ => s.zip(f.clean_speed()).map(|(s, v)| 100.0 * v / s),
+        })
+        .collect();
+    let finding = if kind == PassKind::Parallel {
+        let pairs: Vec<(f64, f64)> = serial
+            .iter()
+            .zip(&speeds)
+            .filter_map(|(s, v)| s.zip(*v))
+            .collect();
+        shared_path(&pairs, th)
+    } else {
+        None
+    };
+    let path_limited = kind == PassKind::Parallel && finding.is_some_and(|f| f.shared_bottleneck);
+    let tails: Vec<Option<f64>> = disks.iter().map(|f| f.clean(f.p9999_us)).collect();
+    let pct = pct_of_group_median(&speeds, &groups);
+    let tail_pct = pct_of_group_median(&tails, &groups);
+    let time_pct = pct_of_group_median(&times, &groups);
+    // Under a shared bottleneck the path sets each read's pace, and under
+    // seek stress the seeks do: the serial pass judges the surface.
+    let regions = if path_limited || kind == PassKind::Seek {
+        vec![Vec::new(); disks.len()]
+    } else {
+        let profiles: Vec<Profile> = disks
+            .iter()
+            .map(|f| Profile {
+                mb_per_s: f.surface_mb_per_s,
+                reads: f.surface_reads,
+                bytes: f.surface_bytes,
+                size: f.size_bytes,
+                group: f.group,
+            })
+            .collect();
+        slow_regions(&profiles)
+    };
+    // Seek pass: each disk's loss against its own serial speed, compared
+    // with its peers' loss (seeking costs every HDD most of its speed).
+    let seek_pct = if kind != PassKind::Seek {
+        vec![None; disks.len()]
+    } else if pct_of_serial.iter().any(Option::is_some) {
+        pct_of_group_median(&pct_of_serial, &groups)
+    } else {
+        pct_of_group_median(&speeds, &groups)
+    };
+    let array_kept = finding.map(|f| f.median_pct_of_serial);
+    let judged = regions
+        .into_iter()
+        .enumerate()
+        .map(|(i, slow_regions)| {
+            let mut j = Judged {
+                pct_of_peers: pct[i],
+                pct_of_serial: pct_of_serial[i],
+                seek_pct_of_peers: seek_pct[i],
+                time_pct_of_peers: time_pct[i],
+                p9999_pct_of_peers: tail_pct[i],
+                peers_median_mb_per_s: group_median(&speeds, &groups, groups[i]),
+                slow_regions,
+                ..Judged::default()
+            };
+            (j.verdict, j.reasons) = verdict(kind, &disks[i], &j, path_limited, array_kept, th);
+            j
+        })
+        .collect();
+    let clean = |v: &[Option<f64>]| median(&v.iter().flatten().copied().collect::<Vec<_>>());
+    let elapsed: Vec<Option<f64>> = disks
+        .iter()
+        .zip(&times)
+        .map(|(f, t)| t.map(|_| f.elapsed_s))
+        .collect();
+    PassJudgement {
+        disks: judged,
+        finding,
+        median_mb_per_s: clean(&speeds),
+        median_elapsed_s: clean(&elapsed),
+    }
+}
+
+/// The median of group `g`'s values, when it has at least two.
+fn group_median(values: &[Option<f64>], groups: &[usize], g: usize) -> Option<f64> {
+    let peers: Vec<f64> = values
+        .iter()
+        .zip(groups)
+        .filter(|(_, pg)| **pg == g)
+        .filter_map(|(v, _)| *v)
+        .collect();
+    (peers.len() >= 2).then(|| median(&peers)).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::Verdict;
+
+    fn disk(speed: f64) -> Facts<'static> {
+        Facts {
+            window_mb_per_s: speed,
+            window_s: 5.0,
+            bytes: (speed * 5e6) as u64,
+            elapsed_s: 5.0,
+            p9999_us: 10_000.0,
+            ..Facts::default()
+        }
+    }
+
+    fn verdicts(j: &PassJudgement) -> Vec<Verdict> {
+        j.disks.iter().map(|d| d.verdict).collect()
+    }
+
+    #[test]
+    fn which_rules_apply_to_which_pass() {
+        let th = Thresholds::default();
+        let serial = [Some(200.0), Some(200.0), Some(200.0), Some(200.0)];
+        // One disk loses speed alone in parallel; the serial pass saw them
+        // equal.
+        let alone = [disk(199.0), disk(198.0), disk(120.0), disk(200.0)];
+        let j = judge(PassKind::Parallel, false, &alone, &serial, &th);
+        assert_eq!(verdicts(&j), [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]);
+        assert!(!j.finding.unwrap().shared_bottleneck);
+        assert_eq!(j.disks[2].pct_of_serial, Some(60.0));
+        // All lose together: a shared bottleneck, and the parallel numbers
+        // flag nobody, even the one that lost more.
+        let together = [disk(100.0), disk(101.0), disk(70.0), disk(99.0)];
+        let j = judge(PassKind::Parallel, false, &together, &serial, &th);
+        assert!(j.finding.unwrap().shared_bottleneck);
+        assert_eq!(verdicts(&j), [Verdict::Ok; 4]);
+        // The serial pass has no own-serial rule and no path finding.
+        let j = judge(PassKind::Serial, false, &together, &serial, &th);
+        assert!(j.finding.is_none());
+        assert!(j.disks.iter().all(|d| d.pct_of_serial.is_none()));
+        assert_eq!(verdicts(&j)[2], Verdict::Slow);
+        // Seek pass: every disk keeps 20 %; one keeps 10 %.
+        let seek = [disk(40.0), disk(40.0), disk(20.0), disk(40.0)];
+        let j = judge(PassKind::Seek, false, &seek, &serial, &th);
+        assert_eq!(verdicts(&j), [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]);
+        assert_eq!(j.disks[2].seek_pct_of_peers, Some(50.0));
+    }
+
+    #[test]
+    fn the_references_are_the_ones_judged_against() {
+        let th = Thresholds::default();
+        let mut d = vec![disk(100.0), disk(102.0), disk(98.0), disk(60.0)];
+        // A disk with failed reads and one read too briefly are not part
+        // of any median.
+        d[3].read_errors = 1;
+        d.push(Facts {
+            window_s: 0.2,
+            ..disk(1.0)
+        });
+        let j = judge(PassKind::Serial, false, &d, &[None; 5], &th);
+        assert_eq!(j.median_mb_per_s, Some(100.0));
+        assert_eq!(j.disks[0].peers_median_mb_per_s, Some(100.0));
+        assert_eq!(j.disks[0].pct_of_peers, Some(100.0));
+        assert_eq!(j.median_elapsed_s, None, "a sample pass has no completion times");
+        // Full pass: times per byte; the slowest to finish is slow.
+        let mut full = vec![disk(100.0), disk(100.0), disk(100.0)];
+        for f in &mut full {
+            f.reached_end = true;
+        }
+        full[2].elapsed_s = 7.0;
+        let j = judge(PassKind::Parallel, true, &full, &[None; 3], &th);
+        assert_eq!(j.median_elapsed_s, Some(5.0));
+        assert_eq!(j.disks[2].verdict, Verdict::Slow);
+        assert!(j.disks[2].reasons[0].starts_with("took 140%"), "{:?}", j.disks[2].reasons);
+    }
+
+    #[test]
+    fn groups_are_judged_apart() {
+        let th = Thresholds::default();
+        let mut d = vec![disk(180.0), disk(178.0), disk(181.0), disk(520.0), disk(515.0)];
+        d[3].group = 1;
+        d[4].group = 1;
+        let j = judge(PassKind::Serial, false, &d, &[None; 5], &th);
+        assert_eq!(verdicts(&j), [Verdict::Ok; 5]);
+        assert_eq!(j.disks[0].peers_median_mb_per_s, Some(180.0));
+        assert_eq!(j.disks[3].peers_median_mb_per_s, Some(517.5));
+    }
+}

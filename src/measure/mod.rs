@@ -1,0 +1,58 @@
+//! Measuring: workers read with O_DIRECT and only measure; one aggregator
+//! (the calling thread) owns every piece of mutable state and feeds an
+//! [`Observer`] (the progress display).
+//!
+//! It must not judge (no thresholds, no medians: that is `judge`) and must
+//! not format text for people (`report`, `export`, `progress`).
+//!
+//! - `results`: what a pass measured ([`DiskRun`], [`PassRun`]): the
+//!   contract between measuring and judging.
+//! - `aggregate`: runs a pass or a group of disks and collects the results.
+//! - `worker`: one thread reading one disk.
+//! - `stop`: the stop flag a signal sets.
+
+mod aggregate;
+mod results;
+mod stop;
+mod worker;
+
+use std::time::Duration;
+
+pub use aggregate::{
+    DiskProgress, EngineFactory, Geometry, Observer, PassSpec, run_group, run_pass,
+};
+pub use results::{DiskRun, PassRun, ReadError, SlowRead, Stopped, Surface, keep_slowest};
+pub use stop::{Hold, StopFlag};
+pub use worker::Job;
+
+/// How long each disk is read in a pass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Window {
+    /// For this long from the start of the disk; a disk that ends sooner is
+    /// read again from the start until the time is up.
+    Sample(Duration),
+    /// The whole disk.
+    Full,
+}
+
+/// Serial (one disk at a time), parallel (all at once), or seek stress
+/// (all at once, several staggered readers per disk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassKind {
+    Serial,
+    Parallel,
+    Seek,
+}
+
+impl PassKind {
+    /// `"serial"`, `"parallel"` or `"seek"`, as in the JSON and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            PassKind::Serial => "serial",
+            PassKind::Parallel => "parallel",
+            PassKind::Seek => "seek",
+        }
+    }
+}
+

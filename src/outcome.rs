@@ -1,0 +1,39 @@
+//! How a command ended, and the exit code that says so: shared by every
+//! subcommand (and iozone's runner) without any of them importing another.
+
+use crate::judge::ArrayVerdict;
+
+/// How a command ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything healthy (exit 0).
+    Healthy,
+    /// A disk was flagged or failed reads (exit 1).
+    Flagged,
+    /// Nothing found, but not every disk could be compared: health is not
+    /// claimed (exit 3).
+    NotJudged,
+    /// A signal stopped the run (exit 130).
+    Interrupted,
+}
+
+impl Outcome {
+    /// The outcome of a check's verdict.
+    pub fn of(v: ArrayVerdict) -> Self {
+        match v {
+            ArrayVerdict::Healthy => Outcome::Healthy,
+            ArrayVerdict::Flagged => Outcome::Flagged,
+            ArrayVerdict::NotJudged => Outcome::NotJudged,
+        }
+    }
+
+    /// The process exit code.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Healthy => 0,
+            Outcome::Flagged => 1,
+            Outcome::NotJudged => 3,
+            Outcome::Interrupted => 130,
+        }
+    }
+}
