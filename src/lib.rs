@@ -20,6 +20,7 @@ pub mod iozone;
 pub mod judge;
 pub mod measure;
 pub mod outcome;
+pub mod output;
 pub mod plan;
 pub mod progress;
 pub mod report;

@@ -12,7 +12,7 @@ use crate::cli::{CheckArgs, Passes, ProgressMode};
 use crate::defaults;
 use crate::device::{self, BlockDevice, DeviceError, SystemPaths, lock};
 use crate::io::open_direct;
-use crate::export::output::{self, Output, parent_dir};
+use crate::output::{self, Output, parent_dir};
 use crate::measure::{Geometry, PassKind, PassSpec, Window};
 use crate::judge::Thresholds;
 

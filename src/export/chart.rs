@@ -53,10 +53,10 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<()> {
         for (stem, chart) in charts {
             let mut svg = String::new();
             chart.svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
-            super::output::write_path(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
+            crate::output::write_path(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
             let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
             chart.png(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())?;
-            super::output::write_path(&dir.join(format!("{stem}.png")), &encode_png(&rgb)?)?;
+            crate::output::write_path(&dir.join(format!("{stem}.png")), &encode_png(&rgb)?)?;
         }
     }
     Ok(())

@@ -1,4 +1,4 @@
-//! The JSON document (written by [`super::output`]).
+//! The JSON document (written by [`crate::output`]).
 
 use crate::report::Report;
 

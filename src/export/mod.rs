@@ -1,6 +1,6 @@
 //! Presenting a finished [`Report`](crate::report::Report): solnet-style
-//! text tables, JSON, CSV of the surface profiles, charts, and the rules
-//! for writing any of them to a path (`output`).
+//! text tables, JSON, CSV of the surface profiles, charts (written to their
+//! paths by `crate::output`).
 //!
 //! Each exporter is a pure function of the report: it must not judge (the
 //! medians and verdicts it shows are the report's) and must not read
@@ -9,5 +9,4 @@
 pub mod chart;
 pub mod csv;
 pub mod json;
-pub mod output;
 pub mod text;

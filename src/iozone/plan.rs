@@ -11,7 +11,7 @@ use super::args::Config;
 use super::{single, throughput};
 use crate::device::lock;
 use crate::plan::check_output_path;
-use crate::export::output::{self, Output, parent_dir};
+use crate::output::{self, Output, parent_dir};
 use crate::units::human_bytes_binary;
 
 /// The files a run will use and what to warn about, checked before any I/O.
