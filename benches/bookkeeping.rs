@@ -10,13 +10,13 @@
 
 use std::time::{Duration, Instant};
 
-use arrayburn::testbed::{LoopDisk, fill_file};
 use arrayburn::device::buffer::{AlignedBuf, Chunks};
 use arrayburn::io::{Engine, PreadEngine, open_direct};
 use arrayburn::measure::{
     DiskProgress, DiskRun, Geometry, Observer, PassKind, PassSpec, ReadError, StopFlag, Window,
     run_pass,
 };
+use arrayburn::testbed::{LoopDisk, fill_file};
 
 struct Silent;
 impl Observer for Silent {

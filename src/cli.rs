@@ -225,9 +225,7 @@ impl CheckArgs {
         use clap::FromArgMatches;
         let cmd = Self::augment_args(clap::Command::new("check").no_binary_name(true));
         let argv = std::iter::once("--".to_string()).chain(devices);
-        let m = cmd
-            .try_get_matches_from(argv)
-            .expect("the defaults parse");
+        let m = cmd.try_get_matches_from(argv).expect("the defaults parse");
         Self::from_arg_matches(&m).expect("the defaults parse")
     }
 }

@@ -12,9 +12,9 @@ use crate::cli::{CheckArgs, Passes, ProgressMode};
 use crate::defaults;
 use crate::device::{self, BlockDevice, DeviceError, SystemPaths, lock};
 use crate::io::open_direct;
-use crate::output::{self, Output, parent_dir};
-use crate::measure::{Geometry, PassKind, PassSpec, Window};
 use crate::judge::Thresholds;
+use crate::measure::{Geometry, PassKind, PassSpec, Window};
+use crate::output::{self, Output, parent_dir};
 
 /// Why a check cannot run. One line each, naming the problem and the way out.
 #[derive(Debug, Error)]

@@ -65,21 +65,21 @@ fn a_healthy_identical_array_raises_no_flags_twice() {
                 out.to_str().unwrap(),
             ],
         );
-        let v = r.json.unwrap();
-        assert_eq!(r.code, 0, "round {round}: {}", v["summary"]["message"]);
+        let v = r.report.unwrap();
+        assert_eq!(r.code, 0, "round {round}: {}", v.summary.message);
         for pass in ["serial", "parallel"] {
             let png = decode_png(&out.join(format!("charts/speed-{pass}.png")));
             assert_eq!(count_colour(&png, FLAGGED_RED), 0, "{pass}: no red bar");
         }
-        assert_eq!(v["summary"]["disk_verdicts"], serde_json::json!([]));
+        assert!(v.summary.disk_verdicts.is_empty());
         assert!(flagged(&v, "serial").is_empty() && flagged(&v, "parallel").is_empty());
-        assert_eq!(v["summary"]["verdict"], "healthy");
-        assert_eq!(v["summary"]["shared_bottleneck"], false);
+        assert_eq!(v.summary.verdict, ArrayVerdict::Healthy);
+        assert!(!v.summary.shared_bottleneck);
         for row in disk_rows(&v, "serial")
             .iter()
-            .chain(&disk_rows(&v, "parallel"))
+            .chain(disk_rows(&v, "parallel"))
         {
-            let mbps = row["mb_per_s"].as_f64().unwrap();
+            let mbps = row.mb_per_s;
             assert!(
                 (85.0..=120.0).contains(&mbps),
                 "measured {mbps} MB/s on a 100 MB/s disk"
@@ -95,19 +95,20 @@ fn one_disk_at_70_percent_is_flagged_slow_in_both_passes_and_no_other() {
     let _l = device_lock();
     let (d, t) = throttled(5, 256 * MIB, |i| if i == 2 { 70 * MB } else { 100 * MB });
     let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
-    let v = r.json.unwrap();
+    let v = r.report.unwrap();
     assert_eq!(r.code, 1);
     let slow = format!("{}=slow", d[2].dev);
     assert_eq!(flagged(&v, "serial"), std::slice::from_ref(&slow));
     assert_eq!(flagged(&v, "parallel"), [slow]);
-    assert_eq!(v["summary"]["shared_bottleneck"], false);
+    assert!(!v.summary.shared_bottleneck);
     let row = &disk_rows(&v, "serial")[2];
-    let pct = row["pct_of_peers"].as_f64().unwrap();
+    let pct = row.pct_of_peers.unwrap();
     assert!((60.0..80.0).contains(&pct), "slow disk at {pct}% of peers");
     let said = disk_verdicts(&v);
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(
-        said[0].1, "recheck",
+        said[0].1,
+        Action::Recheck,
         "slower, but no media evidence: {said:?}"
     );
     assert!(
@@ -127,7 +128,7 @@ fn two_slow_disks_of_eight_are_both_flagged() {
         if i == 1 || i == 6 { 70 * MB } else { 100 * MB }
     });
     let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
-    let v = r.json.unwrap();
+    let v = r.report.unwrap();
     let expect = [format!("{}=slow", d[1].dev), format!("{}=slow", d[6].dev)];
     assert_eq!(flagged(&v, "serial"), expect);
     assert_eq!(flagged(&v, "parallel"), expect);
@@ -168,19 +169,20 @@ fn a_disk_that_slows_only_when_all_read_is_flagged_in_the_parallel_pass() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     eprintln!("--- stdout\n{stdout}\n--- stderr\n{seen}");
     assert!(seen.contains("parallel pass: reading"), "no parallel pass");
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_schema(&v);
+    let bytes = std::fs::read(&json).unwrap();
+    assert_schema(&serde_json::from_slice(&bytes).unwrap());
+    let v: Report = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(flagged(&v, "serial"), Vec::<String>::new());
     assert_eq!(flagged(&v, "parallel"), [format!("{}=slow", d[1].dev)]);
-    assert_eq!(v["summary"]["shared_bottleneck"], false);
+    assert!(!v.summary.shared_bottleneck);
     let row = &disk_rows(&v, "parallel")[1];
-    let kept = row["pct_of_serial"].as_f64().unwrap();
+    let kept = row.pct_of_serial.unwrap();
     assert!(
         (45.0..75.0).contains(&kept),
         "kept {kept}% of its serial speed"
     );
-    let reasons = row["reasons"].to_string();
+    let reasons = row.reasons.join("; ");
     assert!(
         reasons.contains("of its own serial speed while the array's median disk keeps"),
         "{reasons}"
@@ -204,9 +206,9 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
     // disks are read again from the start for the whole window.
     let (d, t) = throttled(8, 256 * MIB, |_| 3000 * MB);
     let r = check(&t, &d, &["--sample", "2s"]);
-    let v = r.json.unwrap();
-    let msg = v["summary"]["message"].as_str().unwrap().to_string();
-    assert_eq!(v["summary"]["shared_bottleneck"], true, "{msg}");
+    let v = r.report.unwrap();
+    let msg = v.summary.message.to_string();
+    assert!(v.summary.shared_bottleneck, "{msg}");
     assert_eq!(r.code, 0, "{msg}");
     assert!(
         flagged(&v, "serial").is_empty(),
@@ -217,7 +219,7 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
         "parallel pass blames disks: {:?}",
         flagged(&v, "parallel")
     );
-    let agg = v["summary"]["parallel_pct_of_serial_sum"].as_f64().unwrap();
+    let agg = v.summary.parallel_pct_of_serial_sum.unwrap();
     assert!(agg < 80.0, "aggregate {agg}% of the serial sum");
     assert!(r.stdout.contains("SHARED BOTTLENECK"));
 }
@@ -245,14 +247,14 @@ fn a_4k_sector_disk_and_an_odd_sized_disk_are_read_to_the_last_byte() {
         before,
         "a read-only check changed a disk"
     );
-    let v = r.json.unwrap();
-    assert_eq!(v["disks"][0]["logical_block_size"], 4096);
+    let v = r.report.unwrap();
+    assert_eq!(v.disks[0].identity.logical_block_size, 4096);
     for pass in ["serial", "parallel"] {
         let rows = disk_rows(&v, pass);
         for (row, size) in rows.iter().zip([32 * MIB + 3 * 4096, 32 * MIB + 5 * 512]) {
-            assert_eq!(row["bytes"].as_u64().unwrap(), size, "{pass}: {row}");
-            assert_eq!(row["reached_end"], true);
-            assert_eq!(row["read_errors"], 0);
+            assert_eq!(row.bytes, size, "{pass}: {row:?}");
+            assert!(row.reached_end);
+            assert_eq!(row.read_errors, 0);
         }
     }
     assert!(r.stdout.contains("Bytes Transferred"));
@@ -260,12 +262,11 @@ fn a_4k_sector_disk_and_an_odd_sized_disk_are_read_to_the_last_byte() {
     assert!(
         disk_rows(&v, "serial")
             .iter()
-            .all(|row| row["pct_of_peers"].is_null() && row["verdict"] == "ok")
+            .all(|row| row.pct_of_peers.is_none() && row.verdict == Verdict::Ok)
     );
     assert!(
-        v["summary"]["message"]
-            .as_str()
-            .unwrap()
+        v.summary
+            .message
             .contains("Not compared (read for under 1 s")
     );
 }
@@ -315,12 +316,13 @@ fn interrupted_by(signal: nix::sys::signal::Signal, t: &Throttle, d: &[LoopDisk]
         String::from_utf8_lossy(&out.stdout).contains("INTERRUPTED"),
         "{signal}: report not marked"
     );
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_schema(&v);
-    assert_eq!(v["interrupted"], true, "{signal}");
+    let bytes = std::fs::read(&json).unwrap();
+    assert_schema(&serde_json::from_slice(&bytes).unwrap());
+    let v: Report = serde_json::from_slice(&bytes).unwrap();
+    assert!(v.interrupted, "{signal}");
     let serial = disk_rows(&v, "serial");
     assert_eq!(serial.len(), 1, "{signal}: only the first disk had started");
-    assert!(serial[0]["bytes"].as_u64().unwrap() > 0);
+    assert!(serial[0].bytes > 0);
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .flatten()
@@ -348,7 +350,7 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
             csv_path.to_str().unwrap(),
         ],
     );
-    let v = r.json.unwrap();
+    let v = r.report.unwrap();
     let text = std::fs::read_to_string(&csv_path).unwrap();
     let mut lines = text.lines();
     assert_eq!(
@@ -369,13 +371,13 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
             let sum: u64 = mine.iter().map(|r| r[5].parse::<u64>().unwrap()).sum();
             assert_eq!(
                 sum,
-                disk_rows(&v, pass)[i]["bytes"].as_u64().unwrap(),
+                disk_rows(&v, pass)[i].bytes,
                 "{pass}: the CSV sums to the bytes read"
             );
             let reads: u64 = mine.iter().map(|r| r[6].parse::<u64>().unwrap()).sum();
             assert_eq!(
                 reads,
-                disk_rows(&v, pass)[i]["reads"].as_u64().unwrap(),
+                disk_rows(&v, pass)[i].reads,
                 "{pass}: and to the reads made"
             );
             assert_eq!(
@@ -393,7 +395,7 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
                     "{pass}: every bucket of a full read has a speed: {r:?}"
                 );
             }
-            assert_eq!(disk_rows(&v, pass)[i]["surface"]["buckets"], 16);
+            assert_eq!(disk_rows(&v, pass)[i].surface.buckets, 16);
         }
     }
 }
@@ -404,12 +406,13 @@ fn a_faster_disk_is_marked_but_the_array_stays_healthy() {
     let _l = device_lock();
     let (d, t) = throttled(4, 256 * MIB, |i| if i == 3 { 150 * MB } else { 100 * MB });
     let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
-    let v = r.json.unwrap();
+    let v = r.report.unwrap();
     assert_eq!(flagged(&v, "serial"), [format!("{}=fast", d[3].dev)]);
     assert_eq!(
-        v["summary"]["verdict"], "healthy",
+        v.summary.verdict,
+        ArrayVerdict::Healthy,
         "{}",
-        v["summary"]["message"]
+        v.summary.message
     );
     assert_eq!(r.code, 0, "a fast disk is not a fault");
     assert!(r.stdout.contains("++FAST++") && r.stdout.contains("Verdict: HEALTHY"));
@@ -437,16 +440,11 @@ fn a_spread_sample_reads_every_spot_of_the_disk() {
             "16",
         ],
     );
-    let v = r.json.unwrap();
-    assert_eq!(v["options"]["spots"], 4);
+    let v = r.report.unwrap();
+    assert_eq!(v.options.spots, 4);
     for pass in ["serial", "parallel"] {
         for row in disk_rows(&v, pass) {
-            let bytes: Vec<u64> = row["surface"]["bytes"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|b| b.as_u64().unwrap())
-                .collect();
+            let bytes = &row.surface.bytes;
             for spot in [0, 4, 8, 12] {
                 assert!(bytes[spot] > 0, "{pass}: spot at bucket {spot}: {bytes:?}");
             }
@@ -500,7 +498,7 @@ fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
             out.to_str().unwrap(),
         ],
     );
-    let v = r.json.unwrap();
+    let v = r.report.unwrap();
     assert_eq!(flagged(&v, "serial"), [format!("{}=slow", d[1].dev)]);
     assert_eq!(
         std::fs::read_to_string(out.join("report.txt")).unwrap(),
@@ -510,7 +508,8 @@ fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
         serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
     assert_schema(&bundled);
     assert_eq!(
-        bundled["summary"], v["summary"],
+        bundled["summary"],
+        serde_json::to_value(&v.summary).unwrap(),
         "the same report as --json"
     );
     let csv = std::fs::read_to_string(out.join("surface.csv")).unwrap();

@@ -67,8 +67,8 @@ fn the_demo_finds_its_slow_disk_and_leaves_nothing_behind() {
         ]),
         &json,
     );
-    let v = r.json.unwrap();
-    assert_schema(&v);
+    assert_schema(r.json.as_ref().unwrap());
+    let v = r.report.unwrap();
     assert_eq!(r.code, 1, "a check that finds a slow disk exits 1");
     let at = r
         .stderr
@@ -80,11 +80,11 @@ fn the_demo_finds_its_slow_disk_and_leaves_nothing_behind() {
         .take_while(|c| !c.is_whitespace())
         .collect();
     for pass in ["serial", "parallel"] {
-        let marked: Vec<(String, String)> = verdicts(&v, pass)
+        let marked: Vec<(String, Verdict)> = verdicts(&v, pass)
             .into_iter()
-            .filter(|(_, s)| s != "ok")
+            .filter(|(_, s)| *s != Verdict::Ok)
             .collect();
-        assert_eq!(marked, [(slow.clone(), "slow".to_string())], "{pass}");
+        assert_eq!(marked, [(slow.clone(), Verdict::Slow)], "{pass}");
     }
     assert!(r.stderr.contains(&format!("found it: {slow}")));
     assert_eq!(
@@ -146,7 +146,8 @@ fn a_demo_interrupted_while_checking_writes_its_partial_report_and_removes_every
     assert_eq!(code, Some(130), "{stderr}");
     let v = json.expect("a partial report");
     assert_schema(&v);
-    assert_eq!(v["interrupted"], true);
+    let v: Report = serde_json::from_value(v).unwrap();
+    assert!(v.interrupted);
     assert_eq!(leftovers(&demo_pid(&stderr)), Vec::<String>::new());
 }
 
@@ -219,16 +220,12 @@ fn without_a_throttle_the_demo_says_so_runs_and_cleans_up() {
     );
     assert!(!r.stderr.contains("the slow one is"));
     assert!(matches!(r.code, 0 | 1), "the check ran: {}", r.stderr);
-    let v = r.json.unwrap();
-    assert_schema(&v);
-    assert_eq!(v["passes"].as_array().unwrap().len(), 2);
+    assert_schema(r.json.as_ref().unwrap());
+    let v = r.report.unwrap();
+    assert_eq!(v.passes.len(), 2);
     // Memory-backed disks read at CPU speed here, so no verdict is asserted:
     // on this shared VM their solo speeds swing with other tenants' load.
-    assert!(
-        disk_rows(&v, "serial")
-            .iter()
-            .all(|d| d["mb_per_s"].as_f64().unwrap() > 500.0)
-    );
+    assert!(disk_rows(&v, "serial").iter().all(|d| d.mb_per_s > 500.0));
     // Without a cgroup the demo does not print its pid: look for any demo's
     // leftovers (the device lock keeps other demos away meanwhile).
     assert_eq!(leftovers(""), Vec::<String>::new());

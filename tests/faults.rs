@@ -159,11 +159,8 @@ fn check_with_faulty(good: &[LoopDisk], bad: &FaultyDisk, extra: &[&str]) -> Run
 }
 
 /// The (offset, len) of each bad range a row reports.
-fn ranges(row: &serde_json::Value) -> Vec<(u64, u64)> {
-    let list = row["errors"].as_array().unwrap();
-    list.iter()
-        .map(|e| (e["offset"].as_u64().unwrap(), e["len"].as_u64().unwrap()))
-        .collect()
+fn ranges(row: &PassDisk) -> Vec<(u64, u64)> {
+    row.errors.iter().map(|e| (e.offset, e.len)).collect()
 }
 
 #[test]
@@ -181,42 +178,35 @@ fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
     let bad = FaultyDisk::new(size, &bad_ranges);
     let good = disks(2, size);
     let r = check_with_faulty(&good, &bad, &[]);
-    let v = r.json.unwrap();
+    let v = r.report.unwrap();
     assert_eq!(r.code, 1);
     let bad_bytes: u64 = bad_ranges.iter().map(|(_, l)| l).sum();
     for pass in ["serial", "parallel"] {
         let rows = disk_rows(&v, pass);
-        assert_eq!(rows[1]["verdict"], "error", "{pass}");
+        assert_eq!(rows[1].verdict, Verdict::Error, "{pass}");
         assert_eq!(
             ranges(&rows[1]),
             bad_ranges,
             "{pass}: every bad sector, exactly"
         );
         assert!(
-            rows[1]["errors"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|e| e["errno"] == 5),
+            rows[1].errors.iter().all(|e| e.errno == Some(5)),
             "{pass}: EIO"
         );
-        assert_eq!(rows[1]["read_errors"], 4, "{pass}: failed 4 MiB reads");
-        assert_eq!(rows[1]["bad_ranges"], 3, "{pass}");
-        assert_eq!(rows[1]["bad_bytes"], bad_bytes, "{pass}");
+        assert_eq!(rows[1].read_errors, 4, "{pass}: failed 4 MiB reads");
+        assert_eq!(rows[1].bad_ranges, 3, "{pass}");
+        assert_eq!(rows[1].bad_bytes, bad_bytes, "{pass}");
         assert_eq!(
-            rows[1]["bytes"],
+            rows[1].bytes,
             size - bad_bytes,
             "{pass}: everything else was read"
         );
-        assert_eq!(rows[1]["reached_end"], true, "{pass}");
-        assert_eq!(rows[1]["device_gone"], false, "{pass}");
+        assert!(rows[1].reached_end, "{pass}");
+        assert!(!rows[1].device_gone, "{pass}");
         for i in [0, 2] {
-            assert_eq!(rows[i]["verdict"], "ok", "{pass}: a good disk");
-            assert_eq!(
-                rows[i]["bytes"], size,
-                "{pass}: a good disk read to the end"
-            );
-            let mbps = rows[i]["mb_per_s"].as_f64().unwrap();
+            assert_eq!(rows[i].verdict, Verdict::Ok, "{pass}: a good disk");
+            assert_eq!(rows[i].bytes, size, "{pass}: a good disk read to the end");
+            let mbps = rows[i].mb_per_s;
             assert!(
                 (42.0..58.0).contains(&mbps),
                 "{pass}: a good disk's speed undisturbed: {mbps}"
@@ -232,8 +222,8 @@ fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
     let said = disk_verdicts(&v);
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(
-        (said[0].0.as_str(), said[0].1.as_str()),
-        (bad.dev.as_str(), "return")
+        (said[0].0.as_str(), said[0].1),
+        (bad.dev.as_str(), Action::Return)
     );
     let sentence = format!(
         "{}: 3 unreadable range(s) (first at byte {}, 20.98 MB), return it",
@@ -273,24 +263,21 @@ fn max_errors_stops_only_the_failing_disk() {
     let bad = FaultyDisk::new(size, &bad_ranges);
     let good = disks(2, size);
     let r = check_with_faulty(&good, &bad, &["--max-errors", "2"]);
-    let v = r.json.unwrap();
-    assert_eq!(v["options"]["max_errors"], 2);
+    let v = r.report.unwrap();
+    assert_eq!(v.options.max_errors, 2);
     for pass in ["serial", "parallel"] {
         let rows = disk_rows(&v, pass);
-        assert_eq!(rows[1]["read_errors"], 2, "{pass}");
+        assert_eq!(rows[1].read_errors, 2, "{pass}");
         assert_eq!(ranges(&rows[1]), &bad_ranges[..2], "{pass}");
-        assert_eq!(rows[1]["reached_end"], false, "{pass}: stopped");
-        assert_eq!(rows[1]["stopped"], "max_errors", "{pass}");
+        assert!(!rows[1].reached_end, "{pass}: stopped");
+        assert_eq!(rows[1].stopped, Some(Stopped::MaxErrors), "{pass}");
         assert!(
-            rows[1]["reasons"][0]
-                .as_str()
-                .unwrap()
-                .contains("stopped early at --max-errors"),
+            rows[1].reasons[0].contains("stopped early at --max-errors"),
             "{pass}"
         );
         for i in [0, 2] {
             assert_eq!(
-                rows[i]["bytes"], size,
+                rows[i].bytes, size,
                 "{pass}: the good disks read to the end"
             );
         }
@@ -308,30 +295,22 @@ fn slow_sectors_are_logged_with_their_offset_and_flag_the_disk() {
     let good = disks(2, size);
     // 1 MiB reads: 64 per pass, fine enough to compare 1.3 s runs.
     let r = check_with_faulty(&good, &bad, &["--stall-ms", "650", "--block", "1m"]);
-    let v = r.json.unwrap();
-    assert_eq!(r.code, 1, "{}", v["summary"]["message"]);
+    let v = r.report.unwrap();
+    assert_eq!(r.code, 1, "{}", v.summary.message);
     for pass in ["serial", "parallel"] {
         let rows = disk_rows(&v, pass);
         let slow = &rows[1];
-        assert_eq!(slow["verdict"], "slow", "{pass}: {}", slow["reasons"]);
-        let logged: Vec<u64> = slow["slow_reads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["offset"].as_u64().unwrap())
-            .collect();
+        assert_eq!(slow.verdict, Verdict::Slow, "{pass}: {:?}", slow.reasons);
+        let logged: Vec<u64> = slow.slow_reads.iter().map(|s| s.offset).collect();
         assert_eq!(
             logged,
             [30 * MIB],
             "{pass}: the 1 MiB read holding the slow sector"
         );
-        assert!(
-            slow["slow_reads"][0]["latency_ms"].as_f64().unwrap() >= 650.0,
-            "{pass}"
-        );
-        assert_eq!(slow["latency_bins"]["over_500ms"], 1, "{pass}");
-        assert_eq!(slow["read_errors"], 0, "{pass}: slow, not failed");
-        let reasons = slow["reasons"].to_string();
+        assert!(slow.slow_reads[0].latency_ms >= 650.0, "{pass}");
+        assert_eq!(slow.latency_bins.over_500ms, 1, "{pass}");
+        assert_eq!(slow.read_errors, 0, "{pass}: slow, not failed");
+        let reasons = slow.reasons.join("; ");
         assert!(
             reasons.contains(&format!("at byte {}", 30 * MIB)),
             "{pass}: {reasons}"
@@ -341,14 +320,15 @@ fn slow_sectors_are_logged_with_their_offset_and_flag_the_disk() {
             "{pass}: the tail against the peers: {reasons}"
         );
         for i in [0, 2] {
-            assert_eq!(rows[i]["verdict"], "ok", "{pass}: a good disk");
-            assert_eq!(rows[i]["slow_read_count"], 0, "{pass}");
+            assert_eq!(rows[i].verdict, Verdict::Ok, "{pass}: a good disk");
+            assert_eq!(rows[i].slow_read_count, 0, "{pass}");
         }
     }
     let said = disk_verdicts(&v);
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(
-        said[0].1, "return",
+        said[0].1,
+        Action::Return,
         "a stalled read is the disk's: {said:?}"
     );
     assert!(
@@ -389,27 +369,24 @@ fn a_slow_region_is_reported_where_it_is() {
         .arg(&json);
     cmd.args(disks.iter().map(|d| &d.dev));
     let r = finish(cmd, &json);
-    let v = r.json.unwrap();
-    assert_schema(&v);
-    assert_eq!(r.code, 1, "{}", v["summary"]["message"]);
+    assert_schema(r.json.as_ref().unwrap());
+    let v = r.report.unwrap();
+    assert_eq!(r.code, 1, "{}", v.summary.message);
     for pass in ["serial", "parallel"] {
         let rows = disk_rows(&v, pass);
-        let regions = rows[1]["slow_regions"].as_array().unwrap();
+        let regions = &rows[1].slow_regions;
         assert_eq!(regions.len(), 1, "{pass}: {regions:?}");
         let g = &regions[0];
         assert_eq!(
-            (g["start_byte"].as_u64(), g["end_byte"].as_u64()),
-            (Some(24 * MIB), Some(32 * MIB)),
-            "{pass}: {g}"
+            (g.start_byte, g.end_byte),
+            (24 * MIB, 32 * MIB),
+            "{pass}: {g:?}"
         );
-        assert_eq!(g["against"], "peers", "{pass}");
-        assert!(
-            g["mb_per_s"].as_f64().unwrap() < 0.5 * g["reference_mb_per_s"].as_f64().unwrap(),
-            "{pass}: {g}"
-        );
-        assert_eq!(rows[1]["slow_read_count"], 0, "{pass}: no read over 500 ms");
-        assert_eq!(rows[1]["verdict"], "slow", "{pass}");
-        let reasons = rows[1]["reasons"].to_string();
+        assert_eq!(g.against, Against::Peers, "{pass}");
+        assert!(g.mb_per_s < 0.5 * g.reference_mb_per_s, "{pass}: {g:?}");
+        assert_eq!(rows[1].slow_read_count, 0, "{pass}: no read over 500 ms");
+        assert_eq!(rows[1].verdict, Verdict::Slow, "{pass}");
+        let reasons = rows[1].reasons.join("; ");
         assert!(
             reasons.contains(&format!(
                 "slow region from byte {} to {}",
@@ -419,16 +396,12 @@ fn a_slow_region_is_reported_where_it_is() {
             "{pass}: {reasons}"
         );
         for i in [0, 2] {
-            assert_eq!(
-                rows[i]["slow_regions"],
-                serde_json::json!([]),
-                "{pass}: a good disk"
-            );
+            assert_eq!(rows[i].slow_regions, [], "{pass}: a good disk");
         }
     }
     let said = disk_verdicts(&v);
     assert_eq!(said.len(), 1, "{said:?}");
-    assert_eq!(said[0].1, "return", "{said:?}");
+    assert_eq!(said[0].1, Action::Return, "{said:?}");
     assert!(
         said[0].2.contains("1 slow region(s) (first at 25.17 MB)"),
         "{said:?}"
@@ -462,30 +435,30 @@ fn the_seek_pass_runs_staggered_readers_and_finds_the_disk_that_seeks_badly() {
         .arg(&json);
     cmd.args(disks.iter().map(|d| &d.dev));
     let r = finish(cmd, &json);
-    let v = r.json.unwrap();
-    assert_schema(&v);
-    assert_eq!(v["options"]["seek_readers"], 6);
+    assert_schema(r.json.as_ref().unwrap());
+    let v = r.report.unwrap();
+    assert_eq!(v.options.seek_readers, Some(6));
     assert_eq!(
         flagged(&v, "serial"),
         Vec::<String>::new(),
         "{}",
-        v["summary"]["message"]
+        v.summary.message
     );
     assert_eq!(flagged(&v, "parallel"), Vec::<String>::new());
     assert_eq!(flagged(&v, "seek"), [format!("{}=slow", disks[1].dev)]);
     assert_eq!(r.code, 1);
     let rows = disk_rows(&v, "seek");
     for (i, row) in rows.iter().enumerate() {
-        let kept = row["pct_of_serial"].as_f64().unwrap();
+        let kept = row.pct_of_serial.unwrap();
         assert!(kept < 90.0, "disk {i}: seeking costs speed ({kept}%)");
         // Six readers, started a sixth of the disk apart: six of the 12
         // buckets (every other one) hold the reads' starts.
-        let used: Vec<usize> = row["surface"]["reads"]
-            .as_array()
-            .unwrap()
+        let used: Vec<usize> = row
+            .surface
+            .reads
             .iter()
             .enumerate()
-            .filter(|(_, n)| n.as_u64() > Some(0))
+            .filter(|(_, n)| **n > 0)
             .map(|(b, _)| b)
             .collect();
         assert!(
@@ -493,15 +466,15 @@ fn the_seek_pass_runs_staggered_readers_and_finds_the_disk_that_seeks_badly() {
             "disk {i}: readers at every sixth of the disk: {used:?}"
         );
     }
-    let reasons = rows[1]["reasons"].to_string();
+    let reasons = rows[1].reasons.join("; ");
     assert!(reasons.contains("under seek stress"), "{reasons}");
     let said = disk_verdicts(&v);
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(said[0].0, disks[1].dev);
     assert!(said[0].2.contains("under seek stress"), "{said:?}");
     assert_eq!(
-        rows[1]["slow_regions"],
-        serde_json::json!([]),
+        rows[1].slow_regions,
+        [],
         "the seek pass does not judge the surface"
     );
     assert!(
@@ -542,19 +515,19 @@ fn a_sample_that_sweeps_a_small_disk_again_counts_each_bad_range_once() {
         &["--sample", "2s", "--max-errors", "5"],
         &[&good[0].dev, &bad.dev, &good[1].dev],
     );
-    let v = r.json.unwrap();
+    let v = r.report.unwrap();
     for pass in ["serial", "parallel"] {
         let row = &disk_rows(&v, pass)[1];
         assert_eq!(ranges(row), bad_ranges, "{pass}: each range once");
-        assert_eq!(row["bad_ranges"], 2, "{pass}");
-        assert_eq!(row["read_errors"], 2, "{pass}: distinct failed reads");
-        assert_eq!(row["bad_bytes"], 4096 + 512, "{pass}");
-        assert_eq!(row["stopped"], serde_json::Value::Null, "{pass}");
+        assert_eq!(row.bad_ranges, 2, "{pass}");
+        assert_eq!(row.read_errors, 2, "{pass}: distinct failed reads");
+        assert_eq!(row.bad_bytes, 4096 + 512, "{pass}");
+        assert_eq!(row.stopped, None, "{pass}");
         assert!(
-            row["bytes"].as_u64().unwrap() > 2 * size,
+            row.bytes > 2 * size,
             "{pass}: swept the disk more than once"
         );
-        let reasons = row["reasons"][0].as_str().unwrap();
+        let reasons = &row.reasons[0];
         assert!(reasons.starts_with("2 unreadable range(s)"), "{reasons}");
         assert!(!reasons.contains("stopped early"), "{pass}: {reasons}");
     }
@@ -584,28 +557,22 @@ fn an_area_that_fails_wholesale_is_skipped_not_probed_sector_by_sector() {
         &["--passes", "serial", "--full-serial"],
         &[&good[0].dev, &bad.dev, &good[1].dev, &tail.dev],
     );
-    let tail_row = &disk_rows(r.json.as_ref().unwrap(), "serial")[3];
+    let tail_row = &disk_rows(r.report.as_ref().unwrap(), "serial")[3];
     let spans: Vec<(u64, u64)> = ranges(tail_row);
     assert_eq!(spans[0].0, 40 * MIB, "{spans:?}");
     let last = spans.last().unwrap();
     assert_eq!(last.0 + last.1, 56 * MIB, "{spans:?}");
     assert_eq!(
-        tail_row["bytes"].as_u64().unwrap()
-            + tail_row["bad_bytes"].as_u64().unwrap()
-            + tail_row["unread_bytes"].as_u64().unwrap(),
+        tail_row.bytes + tail_row.bad_bytes + tail_row.unread_bytes,
         size
     );
-    let row = &disk_rows(r.json.as_ref().unwrap(), "serial")[1];
-    let errors = row["errors"].as_array().unwrap();
-    let bad_bytes = row["bad_bytes"].as_u64().unwrap();
-    let unread = row["unread_bytes"].as_u64().unwrap();
-    let read = row["bytes"].as_u64().unwrap();
-    assert_eq!(
-        errors[0]["offset"],
-        8 * MIB,
-        "the first bad sector, exactly"
-    );
-    assert_eq!(errors[0]["exact"], true);
+    let row = &disk_rows(r.report.as_ref().unwrap(), "serial")[1];
+    let errors = &row.errors;
+    let bad_bytes = row.bad_bytes;
+    let unread = row.unread_bytes;
+    let read = row.bytes;
+    assert_eq!(errors[0].offset, 8 * MIB, "the first bad sector, exactly");
+    assert!(errors[0].exact);
     assert!(
         bad_bytes <= 64 << 10,
         "probed only until it failed wholesale: {bad_bytes}"
@@ -619,26 +586,20 @@ fn an_area_that_fails_wholesale_is_skipped_not_probed_sector_by_sector() {
         size,
         "every byte read, bad or unread"
     );
-    assert!(errors[1..].iter().all(|e| e["exact"] == false));
+    assert!(errors[1..].iter().all(|e| !e.exact));
     // The unread spans cover the failing area without a gap.
     let mut end = 8 * MIB;
     for e in errors {
-        assert_eq!(e["offset"].as_u64().unwrap(), end, "{errors:?}");
-        end += e["len"].as_u64().unwrap();
+        assert_eq!(e.offset, end, "{errors:?}");
+        end += e.len;
     }
     // Skipping ahead overshot the area; reading back from where reading
     // resumed finds its end (to the read size).
     assert_eq!(end, 40 * MIB, "{errors:?}");
-    assert!(row["read_errors"].as_u64().unwrap() <= 5, "{row}");
-    assert_eq!(row["reached_end"], true, "read on after the area");
+    assert!(row.read_errors <= 5, "{row:?}");
+    assert!(row.reached_end, "read on after the area");
     assert!(r.stdout.contains("  not read: bytes"), "{}", r.stdout);
-    assert!(
-        row["reasons"][0]
-            .as_str()
-            .unwrap()
-            .contains("bytes not read"),
-        "{row}"
-    );
+    assert!(row.reasons[0].contains("bytes not read"), "{row:?}");
 }
 
 #[test]
@@ -650,20 +611,18 @@ fn pinpointing_honours_the_sample_window_and_a_signal() {
     // pinpointing that chunk is ~4000 reads, over 8 s, and never wholesale.
     let bad_ranges: Vec<(u64, u64)> = (0..32).map(|k| (k * (128 << 10) + 4096, 512)).collect();
     let bad = FaultyDisk::with_slow(size, &bad_ranges, &[(0, size, 2000)]);
-    let unprobed = |row: &serde_json::Value| {
-        row["errors"]
-            .as_array()
-            .unwrap()
+    let unprobed = |row: &PassDisk| {
+        row.errors
             .iter()
-            .any(|e| e["exact"] == false && e["message"].as_str().unwrap().contains("stopped"))
+            .any(|e| !e.exact && e.message.contains("stopped"))
     };
 
     // A 1 s sample ends the probing at 1 s.
     let r = check_plain(&["--passes", "serial", "--sample", "1s"], &[&bad.dev]);
-    let row = &disk_rows(r.json.as_ref().unwrap(), "serial")[0];
-    assert!(unprobed(row), "{row}");
-    assert!(row["elapsed_s"].as_f64().unwrap() < 2.0, "{row}");
-    assert!(row["bad_ranges"].as_u64().unwrap() < 32, "cut short: {row}");
+    let row = &disk_rows(r.report.as_ref().unwrap(), "serial")[0];
+    assert!(unprobed(row), "{row:?}");
+    assert!(row.elapsed_s < 2.0, "{row:?}");
+    assert!(row.bad_ranges < 32, "cut short: {row:?}");
 
     // A signal mid-probe stops it at the next re-read.
     let dir = tempdir();
@@ -696,15 +655,12 @@ fn pinpointing_honours_the_sample_window_and_a_signal() {
         "stopped {:?} after the signal",
         sent.elapsed()
     );
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let v: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let row = &disk_rows(&v, "serial")[0];
-    assert!(unprobed(row), "{row}");
-    assert_eq!(row["stopped"], "interrupted");
+    assert!(unprobed(row), "{row:?}");
+    assert_eq!(row.stopped, Some(Stopped::Interrupted));
     assert!(
-        row["reasons"][0]
-            .as_str()
-            .unwrap()
-            .contains("stopped early by a signal"),
-        "{row}"
+        row.reasons[0].contains("stopped early by a signal"),
+        "{row:?}"
     );
 }

@@ -55,10 +55,11 @@ fn run(disks: &[LoopDisk], sample: &str, args: &[&str]) -> std::process::Output 
     arrayburn(&all).output().unwrap()
 }
 
-fn json_of(bytes: &[u8]) -> serde_json::Value {
+/// One JSON document, schema-checked, as the crate's `Report`.
+fn json_of(bytes: &[u8]) -> Report {
     let v: serde_json::Value = serde_json::from_slice(bytes).expect("one JSON document");
     assert_schema(&v);
-    v
+    serde_json::from_value(v).unwrap()
 }
 
 #[test]
@@ -108,7 +109,7 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
             .is_symlink()
     );
     let v = json_of(&fs::read(p("target.json")).unwrap());
-    assert_eq!(v["complete"], true);
+    assert!(v.complete);
     assert!(
         fs::symlink_metadata(&null)
             .unwrap()
@@ -127,7 +128,7 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
     // `--json -`: the JSON alone on stdout, once.
     let out = run(&d, "1s", &["--json", "-"]);
     let v = json_of(&out.stdout);
-    assert_eq!(v["complete"], true);
+    assert!(v.complete);
     assert!(String::from_utf8_lossy(&out.stderr).contains("Verdict:"));
 
     // Nothing was left beside the outputs (no temporary or probe files).
@@ -177,10 +178,10 @@ fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_th
     );
     let err = String::from_utf8_lossy(&out.stderr);
     let v = json_of(&fs::read(&json).unwrap());
-    let code = match v["summary"]["verdict"].as_str().unwrap() {
-        "healthy" => 0,
-        "flagged" => 1,
-        _ => 3,
+    let code = match v.summary.verdict {
+        ArrayVerdict::Healthy => 0,
+        ArrayVerdict::Flagged => 1,
+        ArrayVerdict::NotJudged => 3,
     };
     assert_eq!(out.status.code(), Some(code), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("Verdict:"));
@@ -192,11 +193,7 @@ fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_th
     assert!(err.contains("No space left on device"), "{err}");
     assert!(!err.contains("ImageError"), "{err}");
     if let Ok(b) = fs::read(full.path().join("bundle/report.json")) {
-        assert_eq!(
-            json_of(&b)["complete"],
-            false,
-            "a stale copy says it is partial"
-        );
+        assert!(!json_of(&b).complete, "a stale copy says it is partial");
     }
     // Room for the reports but not the charts: the PNG error is a plain
     // I/O error too (it was a raw ImageError(IoError(Custom ...))).
@@ -223,10 +220,10 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
     // A 1 s sample leaves a 0.9 s window: under the second a disk needs.
     let out = run(&d, "1s", &["--json", json.to_str().unwrap()]);
     let v = json_of(&fs::read(&json).unwrap());
-    assert_eq!(out.status.code(), Some(3), "{}", v["summary"]["message"]);
-    assert_eq!(v["summary"]["verdict"], "not_judged");
+    assert_eq!(out.status.code(), Some(3), "{}", v.summary.message);
+    assert_eq!(v.summary.verdict, ArrayVerdict::NotJudged);
     let names: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
-    assert_eq!(v["summary"]["not_compared"], serde_json::json!(names));
+    assert_eq!(v.summary.not_compared, names);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("NOT JUDGED"), "{text}");
     assert!(!text.contains("HEALTHY"), "{text}");

@@ -9,6 +9,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
+pub use arrayburn::judge::advice::Action;
+pub use arrayburn::judge::surface::Against;
+pub use arrayburn::judge::{ArrayVerdict, Verdict};
+pub use arrayburn::measure::Stopped;
+pub use arrayburn::report::{PassDisk, Report};
+
 /// Skips a test (with the reason printed) unless running as root. Where
 /// `ARRAYBURN_REQUIRE_DEVICES=1` (CI sets it) a skip is a failure: a run
 /// that could not create devices must not pass. Loop support, FUSE and
@@ -82,8 +88,13 @@ pub use arrayburn::testbed::LoopDisk;
 pub fn loop_disk(spec: &Spec) -> LoopDisk {
     let file = spec.dir.join(unique("arrayburn-test") + ".img");
     let seed = SEQ.load(Ordering::SeqCst) as u64;
-    arrayburn::testbed::fill_file(&file, spec.size, seed, &arrayburn::measure::StopFlag::default())
-        .unwrap();
+    arrayburn::testbed::fill_file(
+        &file,
+        spec.size,
+        seed,
+        &arrayburn::measure::StopFlag::default(),
+    )
+    .unwrap();
     let sector = spec.sector.to_string();
     let mut options = vec!["--sector-size", sector.as_str()];
     if spec.direct_io {
@@ -144,19 +155,27 @@ pub struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
+    /// The JSON file as written, for the schema checks.
     pub json: Option<Value>,
+    /// The same file read as the crate's own `Report`: a misspelt field is
+    /// a compile error, not a Null that passes.
+    pub report: Option<Report>,
 }
 
 /// Runs `cmd` (which must write `--json json_path`) and reads the result.
 pub fn finish(mut cmd: Command, json_path: &Path) -> Run {
     let out = cmd.output().unwrap();
+    let bytes = fs::read(json_path).ok();
     let run = Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        json: fs::read(json_path)
-            .ok()
-            .map(|b| serde_json::from_slice(&b).expect("the JSON report parses")),
+        json: bytes
+            .as_ref()
+            .map(|b| serde_json::from_slice(b).expect("the JSON report parses")),
+        report: bytes
+            .as_ref()
+            .map(|b| serde_json::from_slice(b).expect("the JSON report is a Report")),
     };
     eprintln!("--- stdout\n{}\n--- stderr\n{}", run.stdout, run.stderr);
     run
@@ -203,46 +222,40 @@ pub fn assert_schema(v: &Value) {
 }
 
 /// `(path, action, sentence)` of each disk to act on.
-pub fn disk_verdicts(v: &Value) -> Vec<(String, String, String)> {
-    let list = v["summary"]["disk_verdicts"].as_array().unwrap();
-    list.iter()
-        .map(|a| {
-            let s = |k: &str| a[k].as_str().unwrap().to_string();
-            (s("path"), s("action"), s("sentence"))
-        })
+pub fn disk_verdicts(r: &Report) -> Vec<(String, Action, String)> {
+    r.summary
+        .disk_verdicts
+        .iter()
+        .map(|a| (a.path.clone(), a.action, a.sentence.clone()))
         .collect()
 }
 
-/// `PATH=VERDICT` of the disks of `pass` that are not ok.
-pub fn flagged(v: &Value, pass: &str) -> Vec<String> {
-    verdicts(v, pass)
+/// `PATH=VERDICT` of the disks of `pass` that are not ok (the verdict as
+/// the JSON writes it).
+pub fn flagged(r: &Report, pass: &str) -> Vec<String> {
+    verdicts(r, pass)
         .into_iter()
-        .filter(|(_, s)| s != "ok")
-        .map(|(p, s)| format!("{p}={s}"))
+        .filter(|(_, v)| *v != Verdict::Ok)
+        .map(|(p, v)| format!("{p}={}", serde_json::to_value(v).unwrap().as_str().unwrap()))
         .collect()
 }
 
 /// The verdicts of `pass` ("serial"/"parallel"/"seek") by disk path.
-pub fn verdicts(v: &Value, pass: &str) -> Vec<(String, String)> {
-    disk_rows(v, pass)
+pub fn verdicts(r: &Report, pass: &str) -> Vec<(String, Verdict)> {
+    disk_rows(r, pass)
         .iter()
-        .map(|d| {
-            (
-                d["path"].as_str().unwrap().into(),
-                d["verdict"].as_str().unwrap().into(),
-            )
-        })
+        .map(|d| (d.path.clone(), d.verdict))
         .collect()
 }
 
-pub fn disk_rows(v: &Value, pass: &str) -> Vec<Value> {
-    let p = v["passes"]
-        .as_array()
-        .unwrap()
+/// The rows of `pass` ("serial"/"parallel"/"seek"); panics when the report
+/// has no such pass.
+pub fn disk_rows<'a>(r: &'a Report, pass: &str) -> &'a [PassDisk] {
+    &r.passes
         .iter()
-        .find(|p| p["kind"] == pass)
-        .unwrap_or_else(|| panic!("no {pass} pass"));
-    p["disks"].as_array().unwrap().clone()
+        .find(|p| p.kind.name() == pass)
+        .unwrap_or_else(|| panic!("no {pass} pass"))
+        .disks
 }
 
 pub fn tempdir() -> tempfile::TempDir {

@@ -9,13 +9,13 @@ use anyhow::Context;
 use super::Outcome;
 use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
-use crate::io::{Engine, PreadEngine};
-use crate::plan::Plan;
 use crate::export;
+use crate::io::{Engine, PreadEngine};
+use crate::measure::{PassKind, PassRun, StopFlag, Window, run_pass};
 use crate::output::write_path;
+use crate::plan::Plan;
 use crate::progress::{Progress, Style};
 use crate::report::{self, Report, RunInfo};
-use crate::measure::{PassKind, PassRun, StopFlag, Window, run_pass};
 
 /// Runs a check.
 pub fn run(args: &CheckArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {

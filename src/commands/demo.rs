@@ -10,10 +10,10 @@ use anyhow::{Result, bail};
 
 use super::Outcome;
 use crate::cli::{CheckArgs, DemoArgs};
-use crate::testbed::{self, LoopArray, Throttle};
-use crate::report::Report;
-use crate::measure::StopFlag;
 use crate::judge::Verdict;
+use crate::measure::StopFlag;
+use crate::report::Report;
+use crate::testbed::{self, LoopArray, Throttle};
 use crate::units::human_bytes_binary;
 
 /// What a healthy demo disk reads at (a typical 7200 rpm drive's outer zone).

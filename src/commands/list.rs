@@ -6,8 +6,8 @@ use serde::Serialize;
 use super::Outcome;
 use crate::cli::ListArgs;
 use crate::device::{self, Identity, InUse, SystemPaths, sysfs};
-use crate::output::Output;
 use crate::export::text;
+use crate::output::Output;
 use crate::units::human_bytes;
 
 /// One row of `list --json [FILE]`.

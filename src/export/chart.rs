@@ -12,9 +12,9 @@ use std::sync::Once;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::report::{Pass, PassDisk, Report};
-use crate::measure::PassKind;
 use crate::judge::Verdict;
+use crate::measure::PassKind;
+use crate::report::{Pass, PassDisk, Report};
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 

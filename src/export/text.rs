@@ -7,9 +7,9 @@ use std::fmt::Write;
 
 use comfy_table::{CellAlignment, ContentLineStyle, LineStyle, Table, TableStyle};
 
-use crate::report::{Pass, PassDisk, Report, WindowKind};
-use crate::measure::{PassKind, keep_slowest};
 use crate::judge::surface::Against;
+use crate::measure::{PassKind, keep_slowest};
+use crate::report::{Pass, PassDisk, Report, WindowKind};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
 
 /// No borders; a dashed line under the header, as solnet prints it.

@@ -21,8 +21,8 @@ use std::time::SystemTime;
 
 use anyhow::Context;
 
-use crate::outcome::Outcome;
 use crate::measure::StopFlag;
+use crate::outcome::Outcome;
 use crate::units::{ctime, rfc3339_local};
 use args::Config;
 use plan::Plan;

@@ -10,8 +10,8 @@ use anyhow::{Context, bail};
 use super::args::Config;
 use super::{single, throughput};
 use crate::device::lock;
-use crate::plan::check_output_path;
 use crate::output::{self, Output, parent_dir};
+use crate::plan::check_output_path;
 use crate::units::human_bytes_binary;
 
 /// The files a run will use and what to warn about, checked before any I/O.

@@ -246,16 +246,34 @@ mod tests {
             pct_of_serial: Some(60.0),
             ..Judged::default()
         };
-        let cases: Vec<(&str, Vec<(PassKind, Facts, Judged)>, Action, &str)> = vec![
+        /// What, the disk in each pass → action and sentence.
+        type Case<'a> = (&'a str, Vec<(PassKind, Facts<'a>, Judged)>, Action, &'a str);
+        let cases: Vec<Case> = vec![
             (
                 "unreadable sectors",
-                vec![(PassKind::Serial, Facts { bad_ranges: 2, errors: &err, ..Facts::default() }, failed.clone())],
+                vec![(
+                    PassKind::Serial,
+                    Facts {
+                        bad_ranges: 2,
+                        errors: &err,
+                        ..Facts::default()
+                    },
+                    failed.clone(),
+                )],
                 Action::Return,
                 "2 unreadable range(s) (first at byte 1073741824, 1.07 GB), return it",
             ),
             (
                 "a stall",
-                vec![(PassKind::Serial, Facts { slow_reads: &stalled, slow_read_count: 1, ..Facts::default() }, slow(100.0))],
+                vec![(
+                    PassKind::Serial,
+                    Facts {
+                        slow_reads: &stalled,
+                        slow_read_count: 1,
+                        ..Facts::default()
+                    },
+                    slow(100.0),
+                )],
                 Action::Return,
                 "1 slow read(s), a read stalled 3000 ms, return it",
             ),
@@ -270,7 +288,14 @@ mod tests {
             ),
             (
                 "gone",
-                vec![(PassKind::Parallel, Facts { device_gone: true, ..Facts::default() }, failed.clone())],
+                vec![(
+                    PassKind::Parallel,
+                    Facts {
+                        device_gone: true,
+                        ..Facts::default()
+                    },
+                    failed.clone(),
+                )],
                 Action::CheckPath,
                 "the device went away during the check, check its cable, slot and power, then check it again",
             ),

@@ -106,7 +106,11 @@ pub fn stall<'a>(slow_reads: &'a [SlowRead], th: &Thresholds) -> Option<&'a Slow
 /// How many times its peers' median p99.99 the disk's p99.99 is, when that
 /// marks it slow: over [`TAIL_FACTOR`], at least [`TAIL_FLOOR_MS`], and not
 /// decided by a shared path.
-pub fn tail_factor(p9999_us: f64, p9999_pct_of_peers: Option<f64>, path_limited: bool) -> Option<f64> {
+pub fn tail_factor(
+    p9999_us: f64,
+    p9999_pct_of_peers: Option<f64>,
+    path_limited: bool,
+) -> Option<f64> {
     let tail_ms = p9999_us / 1e3;
     p9999_pct_of_peers
         .filter(|p| !path_limited && *p > TAIL_FACTOR * 100.0 && tail_ms >= TAIL_FLOOR_MS)
@@ -300,7 +304,10 @@ mod tests {
             (vec![slow_read(1, 9000.0)], None),
             (vec![slow_read(2, 1999.0)], None),
             (vec![slow_read(2, 2000.0)], Some(2000.0)),
-            (vec![slow_read(5, 2500.0), slow_read(9, 4000.0)], Some(4000.0)),
+            (
+                vec![slow_read(5, 2500.0), slow_read(9, 4000.0)],
+                Some(4000.0),
+            ),
         ] {
             assert_eq!(stall(&reads, &th).map(|s| s.latency_ms), want, "{reads:?}");
         }
@@ -336,7 +343,11 @@ mod tests {
             (94.0, false, false),
             (93.0, false, true),
         ] {
-            assert_eq!((slow_time(pct, &th), fast_time(pct, &th)), (slow, fast), "{pct}");
+            assert_eq!(
+                (slow_time(pct, &th), fast_time(pct, &th)),
+                (slow, fast),
+                "{pct}"
+            );
         }
     }
 
@@ -366,15 +377,69 @@ mod tests {
             pct_of_peers: Some(p),
             ..Judged::default()
         };
-        let cases: Vec<(&str, PassKind, Facts, Judged, bool, Option<f64>, Verdict, &str)> = vec![
-            ("at the median", PassKind::Serial, facts(), peers(100.0), false, None, Verdict::Ok, ""),
-            ("peer rule, slow", PassKind::Serial, facts(), peers(80.0), false, None, Verdict::Slow, "80% of its peers' median speed"),
-            ("peer rule, fast", PassKind::Serial, facts(), peers(120.0), false, None, Verdict::Fast, "120% of its peers' median speed"),
-            ("no peers", PassKind::Serial, facts(), Judged::default(), false, None, Verdict::Ok, ""),
+        /// What, pass, facts, judged so far, path limited, array kept →
+        /// verdict and the start of the first reason.
+        type Case<'a> = (
+            &'a str,
+            PassKind,
+            Facts<'a>,
+            Judged,
+            bool,
+            Option<f64>,
+            Verdict,
+            &'a str,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "at the median",
+                PassKind::Serial,
+                facts(),
+                peers(100.0),
+                false,
+                None,
+                Verdict::Ok,
+                "",
+            ),
+            (
+                "peer rule, slow",
+                PassKind::Serial,
+                facts(),
+                peers(80.0),
+                false,
+                None,
+                Verdict::Slow,
+                "80% of its peers' median speed",
+            ),
+            (
+                "peer rule, fast",
+                PassKind::Serial,
+                facts(),
+                peers(120.0),
+                false,
+                None,
+                Verdict::Fast,
+                "120% of its peers' median speed",
+            ),
+            (
+                "no peers",
+                PassKind::Serial,
+                facts(),
+                Judged::default(),
+                false,
+                None,
+                Verdict::Ok,
+                "",
+            ),
             (
                 "failed reads win",
                 PassKind::Serial,
-                Facts { read_errors: 1, bad_ranges: 1, bad_bytes: 4096, errors: &err, ..facts() },
+                Facts {
+                    read_errors: 1,
+                    bad_ranges: 1,
+                    bad_bytes: 4096,
+                    errors: &err,
+                    ..facts()
+                },
                 peers(50.0),
                 false,
                 None,
@@ -384,7 +449,12 @@ mod tests {
             (
                 "gone",
                 PassKind::Parallel,
-                Facts { read_errors: 1, device_gone: true, errors: &err, ..facts() },
+                Facts {
+                    read_errors: 1,
+                    device_gone: true,
+                    errors: &err,
+                    ..facts()
+                },
                 peers(100.0),
                 false,
                 None,
@@ -394,19 +464,35 @@ mod tests {
             (
                 "stall, also under a bottleneck",
                 PassKind::Parallel,
-                Facts { slow_reads: &stalled, slow_read_count: 1, ..facts() },
+                Facts {
+                    slow_reads: &stalled,
+                    slow_read_count: 1,
+                    ..facts()
+                },
                 peers(100.0),
                 true,
                 Some(50.0),
                 Verdict::Slow,
                 "a read took 3000 ms",
             ),
-            ("shared bottleneck: parallel numbers say nothing", PassKind::Parallel, facts(), peers(50.0), true, Some(50.0), Verdict::Ok, ""),
+            (
+                "shared bottleneck: parallel numbers say nothing",
+                PassKind::Parallel,
+                facts(),
+                peers(50.0),
+                true,
+                Some(50.0),
+                Verdict::Ok,
+                "",
+            ),
             (
                 "own serial: lost alone",
                 PassKind::Parallel,
                 facts(),
-                Judged { pct_of_serial: Some(60.0), ..peers(100.0) },
+                Judged {
+                    pct_of_serial: Some(60.0),
+                    ..peers(100.0)
+                },
                 false,
                 Some(98.0),
                 Verdict::Slow,
@@ -416,7 +502,10 @@ mod tests {
                 "own serial: lost what all lost",
                 PassKind::Parallel,
                 facts(),
-                Judged { pct_of_serial: Some(91.0), ..peers(100.0) },
+                Judged {
+                    pct_of_serial: Some(91.0),
+                    ..peers(100.0)
+                },
                 false,
                 Some(93.0),
                 Verdict::Ok,
@@ -425,8 +514,14 @@ mod tests {
             (
                 "tail",
                 PassKind::Serial,
-                Facts { p9999_us: 600_000.0, ..facts() },
-                Judged { p9999_pct_of_peers: Some(600.0), ..peers(100.0) },
+                Facts {
+                    p9999_us: 600_000.0,
+                    ..facts()
+                },
+                Judged {
+                    p9999_pct_of_peers: Some(600.0),
+                    ..peers(100.0)
+                },
                 false,
                 None,
                 Verdict::Slow,
@@ -436,7 +531,10 @@ mod tests {
                 "region",
                 PassKind::Serial,
                 facts(),
-                Judged { slow_regions: vec![region.clone()], ..peers(100.0) },
+                Judged {
+                    slow_regions: vec![region.clone()],
+                    ..peers(100.0)
+                },
                 false,
                 None,
                 Verdict::Slow,
@@ -446,7 +544,11 @@ mod tests {
                 "seek: loses more than its peers",
                 PassKind::Seek,
                 facts(),
-                Judged { pct_of_serial: Some(20.0), seek_pct_of_peers: Some(50.0), ..peers(100.0) },
+                Judged {
+                    pct_of_serial: Some(20.0),
+                    seek_pct_of_peers: Some(50.0),
+                    ..peers(100.0)
+                },
                 false,
                 None,
                 Verdict::Slow,
@@ -456,7 +558,11 @@ mod tests {
                 "seek: loses what its peers lose",
                 PassKind::Seek,
                 facts(),
-                Judged { pct_of_serial: Some(20.0), seek_pct_of_peers: Some(100.0), ..peers(40.0) },
+                Judged {
+                    pct_of_serial: Some(20.0),
+                    seek_pct_of_peers: Some(100.0),
+                    ..peers(40.0)
+                },
                 false,
                 None,
                 Verdict::Ok,
@@ -466,7 +572,10 @@ mod tests {
                 "time",
                 PassKind::Parallel,
                 facts(),
-                Judged { time_pct_of_peers: Some(130.0), ..peers(100.0) },
+                Judged {
+                    time_pct_of_peers: Some(130.0),
+                    ..peers(100.0)
+                },
                 false,
                 None,
                 Verdict::Slow,
@@ -476,7 +585,10 @@ mod tests {
                 "slow beats fast",
                 PassKind::Parallel,
                 facts(),
-                Judged { time_pct_of_peers: Some(130.0), ..peers(120.0) },
+                Judged {
+                    time_pct_of_peers: Some(130.0),
+                    ..peers(120.0)
+                },
                 false,
                 None,
                 Verdict::Slow,
@@ -486,7 +598,11 @@ mod tests {
         for (what, kind, f, j, limited, kept, want, reason) in cases {
             let (v, reasons) = verdict(kind, &f, &j, limited, kept, &th);
             assert_eq!(v, want, "{what}: {reasons:?}");
-            assert_eq!(reasons.is_empty(), want == Verdict::Ok, "{what}: {reasons:?}");
+            assert_eq!(
+                reasons.is_empty(),
+                want == Verdict::Ok,
+                "{what}: {reasons:?}"
+            );
             if !reason.is_empty() {
                 assert!(reasons[0].starts_with(reason), "{what}: {reasons:?}");
             }

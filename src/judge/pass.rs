@@ -11,10 +11,10 @@
 //! - Seek pass: the share of its serial speed a disk keeps, against its
 //!   peers' share; no surface judged (the seeks set each read's pace).
 
+use super::Thresholds;
 use super::disk::{Facts, Judged, verdict};
 use super::peers::{PathFinding, pct_of_group_median, shared_path};
 use super::surface::{Profile, slow_regions};
-use super::Thresholds;
 use crate::measure::PassKind;
 use crate::stats::median;
 
@@ -173,7 +173,10 @@ mod tests {
         // equal.
         let alone = [disk(199.0), disk(198.0), disk(120.0), disk(200.0)];
         let j = judge(PassKind::Parallel, false, &alone, &serial, &th);
-        assert_eq!(verdicts(&j), [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]);
+        assert_eq!(
+            verdicts(&j),
+            [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]
+        );
         assert!(!j.finding.unwrap().shared_bottleneck);
         assert_eq!(j.disks[2].pct_of_serial, Some(60.0));
         // All lose together: a shared bottleneck, and the parallel numbers
@@ -190,7 +193,10 @@ mod tests {
         // Seek pass: every disk keeps 20 %; one keeps 10 %.
         let seek = [disk(40.0), disk(40.0), disk(20.0), disk(40.0)];
         let j = judge(PassKind::Seek, false, &seek, &serial, &th);
-        assert_eq!(verdicts(&j), [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]);
+        assert_eq!(
+            verdicts(&j),
+            [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]
+        );
         assert_eq!(j.disks[2].seek_pct_of_peers, Some(50.0));
     }
 
@@ -209,7 +215,10 @@ mod tests {
         assert_eq!(j.median_mb_per_s, Some(100.0));
         assert_eq!(j.disks[0].peers_median_mb_per_s, Some(100.0));
         assert_eq!(j.disks[0].pct_of_peers, Some(100.0));
-        assert_eq!(j.median_elapsed_s, None, "a sample pass has no completion times");
+        assert_eq!(
+            j.median_elapsed_s, None,
+            "a sample pass has no completion times"
+        );
         // Full pass: times per byte; the slowest to finish is slow.
         let mut full = vec![disk(100.0), disk(100.0), disk(100.0)];
         for f in &mut full {
@@ -219,13 +228,23 @@ mod tests {
         let j = judge(PassKind::Parallel, true, &full, &[None; 3], &th);
         assert_eq!(j.median_elapsed_s, Some(5.0));
         assert_eq!(j.disks[2].verdict, Verdict::Slow);
-        assert!(j.disks[2].reasons[0].starts_with("took 140%"), "{:?}", j.disks[2].reasons);
+        assert!(
+            j.disks[2].reasons[0].starts_with("took 140%"),
+            "{:?}",
+            j.disks[2].reasons
+        );
     }
 
     #[test]
     fn groups_are_judged_apart() {
         let th = Thresholds::default();
-        let mut d = vec![disk(180.0), disk(178.0), disk(181.0), disk(520.0), disk(515.0)];
+        let mut d = vec![
+            disk(180.0),
+            disk(178.0),
+            disk(181.0),
+            disk(520.0),
+            disk(515.0),
+        ];
         d[3].group = 1;
         d[4].group = 1;
         let j = judge(PassKind::Serial, false, &d, &[None; 5], &th);

@@ -1,8 +1,8 @@
 //! Running a pass: one thread per job, released together by a barrier;
 //! the calling thread aggregates their events and feeds the [`Observer`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::{select, tick, unbounded};
@@ -218,4 +218,3 @@ pub fn run_pass(
         interrupted,
     })
 }
-

@@ -254,7 +254,6 @@ impl DiskRun {
     }
 }
 
-
 /// One pass as measured: which disks ran, and what each measured.
 #[derive(Debug)]
 pub struct PassRun {
@@ -272,7 +271,6 @@ pub struct PassRun {
     /// Whether a stop request cut the pass short.
     pub interrupted: bool,
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -293,4 +291,3 @@ mod tests {
         );
     }
 }
-

@@ -45,4 +45,3 @@ impl StopFlag {
         self.holds.load(Ordering::SeqCst) > 0
     }
 }
-

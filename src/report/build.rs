@@ -191,9 +191,7 @@ fn judge_pass(
         let facts: Vec<Facts> = rows
             .iter()
             .zip(&p.disks)
-            .map(|(row, (d, _))| {
-                facts(row, plan.groups[*d], plan.devices[*d].identity.size_bytes)
-            })
+            .map(|(row, (d, _))| facts(row, plan.groups[*d], plan.devices[*d].identity.size_bytes))
             .collect();
         let serial: Vec<Option<f64>> = p.disks.iter().map(|(d, _)| serial[*d]).collect();
         judge(p.kind, full, &facts, &serial, th)

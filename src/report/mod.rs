@@ -11,10 +11,10 @@ mod build;
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Identity, InUse};
-use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
 use crate::judge::advice::DiskAdvice;
 use crate::judge::surface::SlowRegion;
 use crate::judge::{ArrayVerdict, Verdict};
+use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
 use crate::stats::{LatencyBins, LatencyUs};
 
 pub use build::{RunInfo, build};
