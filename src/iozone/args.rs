@@ -207,12 +207,177 @@ fn count(flag: char, s: &str) -> Result<usize, ArgError> {
         .map(|n| n.clamp(0, 1024) as usize)
 }
 
-/// Option letters that take a value.
-const WITH_VALUE: &str = "ngyqirsfbtluFjSL+";
-/// Option letters without one.
-const PLAIN: &str = "aAzRITceoONmwCpxMhE";
+/// How an iozone flag takes effect.
+#[derive(Clone, Copy)]
+enum Takes {
+    /// A switch: what it sets, and the splash line iozone prints for it.
+    Switch(fn(&mut Config), Option<&'static str>),
+    /// A value (the rest of the word, or the next word), and what it sets.
+    Value(fn(&mut Config, char, &str) -> Result<(), ArgError>),
+    /// `-F`: one file name per process, as many as the largest count.
+    Files,
+}
+use Takes::{Files, Switch, Value};
+
+/// iozone's flags that arrayburn runs, as data (ripgrep's `flags/defs.rs`
+/// is the model): [`parse`] is a loop over this table.
+const FLAGS: &[(char, Takes)] = &[
+    ('a', Switch(|c| c.auto = true, Some("Auto Mode"))),
+    (
+        'A',
+        Switch(
+            |c| (c.auto2, c.no_crossover) = (true, true),
+            Some("Auto Mode 2. This option is obsolete. Use -az -i0 -i1 "),
+        ),
+    ),
+    (
+        'z',
+        Switch(
+            |c| c.no_crossover = true,
+            Some("Cross over of record size disabled."),
+        ),
+    ),
+    (
+        'R',
+        Switch(|c| c.excel = true, Some("Excel chart generation enabled")),
+    ),
+    (
+        'I',
+        Switch(|c| c.direct = true, Some("O_DIRECT feature enabled")),
+    ),
+    ('T', Switch(|c| c.threads = true, None)),
+    (
+        'c',
+        Switch(
+            |c| c.close_timed = true,
+            Some("Include close in write timing"),
+        ),
+    ),
+    (
+        'e',
+        Switch(
+            |c| c.fsync_timed = true,
+            Some("Include fsync in write timing"),
+        ),
+    ),
+    ('o', Switch(|c| c.osync = true, Some("SYNC Mode. "))),
+    (
+        'O',
+        Switch(
+            |c| c.ops = true,
+            Some("OPS Mode. Output is in operations per second."),
+        ),
+    ),
+    (
+        'N',
+        Switch(
+            |c| c.usec = true,
+            Some("Microseconds/op Mode. Output is in microseconds per operation."),
+        ),
+    ),
+    (
+        'm',
+        Switch(
+            |c| c.multi_buffer = true,
+            Some("Multi_buffer. Work area 16777216 bytes"),
+        ),
+    ),
+    ('w', Switch(|c| c.keep = true, Some("Setting no_unlink"))),
+    ('C', Switch(|c| c.per_child = true, None)),
+    ('p', Switch(|c| c.purge = true, Some("Purge Mode On"))),
+    (
+        'x',
+        Switch(|c| c.no_stonewall = true, Some("Stonewall disabled")),
+    ),
+    ('M', Switch(machine, None)),
+    ('h', Switch(|c| c.help = true, None)),
+    ('E', Switch(|c| c.pwrite_tests = true, None)),
+    ('n', Value(|c, f, v| file_range(c, f, v, "minimum"))),
+    ('g', Value(|c, f, v| file_range(c, f, v, "maximum"))),
+    ('y', Value(|c, f, v| record_range(c, f, v, "Minimum"))),
+    ('q', Value(|c, f, v| record_range(c, f, v, "Maximum"))),
+    ('r', Value(record)),
+    ('s', Value(file_size)),
+    ('i', Value(test)),
+    (
+        'f',
+        Value(|c, _, v| set(&mut c.file, Some(PathBuf::from(v)))),
+    ),
+    (
+        'b',
+        Value(|c, _, v| {
+            c.excel = true;
+            set(&mut c.biff, Some(PathBuf::from(v)))
+        }),
+    ),
+    (
+        't',
+        Value(|c, f, v| {
+            let n = count(f, v)?;
+            c.counts.push(if n == 0 { 8 } else { n });
+            Ok(())
+        }),
+    ),
+    (
+        'l',
+        Value(|c, f, v| set(&mut c.lower, Some(count(f, v)?.max(1)))),
+    ),
+    (
+        'u',
+        Value(|c, f, v| set(&mut c.upper, Some(count(f, v)?.max(1)))),
+    ),
+    (
+        'j',
+        Value(|c, f, v| {
+            set(
+                &mut c.stride,
+                positive(f, v, "give the stride in records, e.g. 17")?,
+            )
+        }),
+    ),
+    (
+        'S',
+        Value(|c, f, v| set(&mut c.cache_kb, positive(f, v, "give a positive number")?)),
+    ),
+    (
+        'L',
+        Value(|c, f, v| set(&mut c.cache_line, positive(f, v, "give a positive number")?)),
+    ),
+    ('+', Value(extended)),
+    ('F', Files),
+];
+
+/// Stores a flag's value.
+fn set<T>(field: &mut T, value: T) -> Result<(), ArgError> {
+    *field = value;
+    Ok(())
+}
+
 /// iozone options arrayburn does not implement (mmap, async I/O, telemetry…).
 const NOT_SUPPORTED: &str = "BDGHkKJXYQUVWZPdv";
+
+/// arrayburn's own long options: name, whether it takes a value, what it
+/// sets.
+type Long = (
+    &'static str,
+    bool,
+    fn(&mut Config, &str) -> Result<(), ArgError>,
+);
+const LONG: &[Long] = &[
+    ("help", false, |c, _| set(&mut c.help, true)),
+    ("huge-pages", false, |c, _| set(&mut c.huge_pages, true)),
+    ("json", true, |c, v| {
+        set(&mut c.json, Some(PathBuf::from(v)))
+    }),
+    ("pause", true, |c, v| {
+        c.pause_s = v
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .ok_or_else(|| ArgError(format!("--pause {v}: give seconds, e.g. 2 or 0.5")))?;
+        Ok(())
+    }),
+];
 
 /// Parses iozone's arguments (without the program name). `program` is
 /// what the header shows as argv[0].
@@ -232,40 +397,23 @@ pub fn parse(program: &str, args: &[String]) -> Result<Config, ArgError> {
             "no arguments: give iozone's options, e.g. `arrayburn iozone -a` or `-s 1g -r 1m -i 0 -i 1 -I` (-h lists them)",
         );
     }
-    let mut i = 0;
-    while i < args.len() {
-        let word = &args[i];
-        i += 1;
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
         if let Some(long) = word.strip_prefix("--") {
-            let mut value = || {
-                let v = args.get(i).cloned();
-                i += 1;
-                v.ok_or_else(|| {
+            let Some(&(_, takes_value, set)) = LONG.iter().find(|(n, _, _)| *n == long) else {
+                return bad(format!(
+                    "--{long}: unknown option; arrayburn iozone adds only --json FILE, --pause SECONDS and --huge-pages to iozone's flags"
+                ));
+            };
+            let value = match takes_value {
+                true => words.next().ok_or_else(|| {
                     ArgError(format!(
                         "--{long} needs a value after it (-h lists the options)"
                     ))
-                })
+                })?,
+                false => "",
             };
-            match long {
-                "help" => c.help = true,
-                "huge-pages" => c.huge_pages = true,
-                "json" => c.json = Some(PathBuf::from(value()?)),
-                "pause" => {
-                    let v = value()?;
-                    c.pause_s = v
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|s| s.is_finite() && *s >= 0.0)
-                        .ok_or_else(|| {
-                            ArgError(format!("--pause {v}: give seconds, e.g. 2 or 0.5"))
-                        })?;
-                }
-                _ => {
-                    return bad(format!(
-                        "--{long}: unknown option; arrayburn iozone adds only --json FILE, --pause SECONDS and --huge-pages to iozone's flags"
-                    ));
-                }
-            }
+            set(&mut c, value)?;
             continue;
         }
         let Some(cluster) = word.strip_prefix('-').filter(|w| !w.is_empty()) else {
@@ -274,269 +422,193 @@ pub fn parse(program: &str, args: &[String]) -> Result<Config, ArgError> {
             ));
         };
         for (at, flag) in cluster.char_indices() {
-            if NOT_SUPPORTED.contains(flag) {
-                return bad(format!(
-                    "-{flag}: an iozone option arrayburn iozone does not implement (mmap, async I/O and telemetry are out of scope); see README's iozone section"
-                ));
-            }
-            if PLAIN.contains(flag) {
-                plain(&mut c, flag);
-                continue;
-            }
-            if !WITH_VALUE.contains(flag) {
-                return bad(format!(
-                    "-{flag}: unknown option (-h lists iozone's options that arrayburn runs)"
-                ));
-            }
-            if flag == 'F' {
-                let rest = &cluster[at + 1..];
-                let n = c.max_count();
-                if n == 0 {
-                    return bad(
-                        "-F must come after -t N (or -l/-u): it takes one file name per process",
-                    );
-                }
-                let mut names: Vec<String> = Vec::new();
-                if !rest.is_empty() {
-                    names.push(rest.to_string());
-                }
-                while names.len() < n {
-                    match args.get(i) {
-                        Some(a) => names.push(a.clone()),
-                        None => {
-                            return bad(format!(
-                                "-F needs {n} file names (one per process), got {}",
-                                names.len()
-                            ));
-                        }
-                    }
-                    i += 1;
-                }
-                c.files = names.into_iter().map(PathBuf::from).collect();
-                break;
-            }
-            // The value is the rest of this word, or the next word.
             let rest = &cluster[at + 1..];
-            let value = if !rest.is_empty() {
-                rest.to_string()
-            } else {
-                let v = args
-                    .get(i)
-                    .cloned()
-                    .ok_or_else(|| {
-                        ArgError(format!(
-                            "-{flag} needs a value after it (e.g. -{flag} 4 or -{flag}4; -h lists the options)"
-                        ))
-                    })?;
-                i += 1;
-                v
-            };
-            valued(&mut c, flag, &value)?;
-            break;
+            match takes(flag)? {
+                Switch(set, splash) => {
+                    set(&mut c);
+                    c.splash.extend(splash.map(String::from));
+                }
+                Value(set) => {
+                    let value = match rest {
+                        "" => words.next().ok_or_else(|| {
+                            ArgError(format!(
+                                "-{flag} needs a value after it (e.g. -{flag} 4 or -{flag}4; -h lists the options)"
+                            ))
+                        })?,
+                        _ => rest,
+                    };
+                    set(&mut c, flag, value)?;
+                    break;
+                }
+                Files => {
+                    c.files = file_names(&c, rest, &mut words)?;
+                    break;
+                }
+            }
         }
     }
     check(&mut c)?;
     Ok(c)
 }
 
-fn plain(c: &mut Config, flag: char) {
-    let splash = |c: &mut Config, s: &str| c.splash.push(s.to_string());
-    match flag {
-        'a' => {
-            c.auto = true;
-            splash(c, "Auto Mode");
-        }
-        'A' => {
-            c.auto2 = true;
-            c.no_crossover = true;
-            splash(c, "Auto Mode 2. This option is obsolete. Use -az -i0 -i1 ");
-        }
-        'z' => {
-            c.no_crossover = true;
-            splash(c, "Cross over of record size disabled.");
-        }
-        'R' => {
-            c.excel = true;
-            splash(c, "Excel chart generation enabled");
-        }
-        'I' => {
-            c.direct = true;
-            splash(c, "O_DIRECT feature enabled");
-        }
-        'T' => c.threads = true,
-        'c' => {
-            c.close_timed = true;
-            splash(c, "Include close in write timing");
-        }
-        'e' => {
-            c.fsync_timed = true;
-            splash(c, "Include fsync in write timing");
-        }
-        'o' => {
-            c.osync = true;
-            splash(c, "SYNC Mode. ");
-        }
-        'O' => {
-            c.ops = true;
-            splash(c, "OPS Mode. Output is in operations per second.");
-        }
-        'N' => {
-            c.usec = true;
-            splash(
-                c,
-                "Microseconds/op Mode. Output is in microseconds per operation.",
-            );
-        }
-        'm' => {
-            c.multi_buffer = true;
-            splash(c, "Multi_buffer. Work area 16777216 bytes");
-        }
-        'w' => {
-            c.keep = true;
-            splash(c, "Setting no_unlink");
-        }
-        'C' => c.per_child = true,
-        'p' => {
-            c.purge = true;
-            splash(c, "Purge Mode On");
-        }
-        'x' => {
-            c.no_stonewall = true;
-            splash(c, "Stonewall disabled");
-        }
-        'M' => {
-            let uname = nix::sys::utsname::uname()
-                .map(|u| {
-                    [
-                        u.sysname(),
-                        u.nodename(),
-                        u.release(),
-                        u.version(),
-                        u.machine(),
-                    ]
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .join(" ")
-                })
-                .unwrap_or_default();
-            splash(c, "");
-            splash(c, &format!("Machine = {uname}"));
-        }
-        'h' => c.help = true,
-        'E' => c.pwrite_tests = true,
-        _ => {}
+/// How `flag` is taken, or why it is refused.
+fn takes(flag: char) -> Result<Takes, ArgError> {
+    if NOT_SUPPORTED.contains(flag) {
+        return bad(format!(
+            "-{flag}: an iozone option arrayburn iozone does not implement (mmap, async I/O and telemetry are out of scope); see README's iozone section"
+        ));
     }
+    FLAGS
+        .iter()
+        .find(|(f, _)| *f == flag)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            ArgError(format!(
+                "-{flag}: unknown option (-h lists iozone's options that arrayburn runs)"
+            ))
+        })
 }
 
-fn valued(c: &mut Config, flag: char, v: &str) -> Result<(), ArgError> {
-    match flag {
-        'n' => {
-            let kb = size_kb(flag, v)?.max(4);
-            c.min_file_kb = Some(kb);
-            c.splash
-                .push(format!("Using minimum file size of {kb} kilobytes."));
-        }
-        'g' => {
-            let kb = size_kb(flag, v)?.max(4);
-            c.max_file_kb = Some(kb);
-            c.splash
-                .push(format!("Using maximum file size of {kb} kilobytes."));
-        }
-        'y' | 'q' | 'r' => {
-            let b = record_bytes(flag, v)?;
-            if b > MAX_RECORD {
-                return bad(format!(
-                    "-{flag} {v}: maximum record size {} kB is greater than maximum buffer size 16384 kB",
-                    b / 1024
-                ));
-            }
-            match flag {
-                'y' => {
-                    c.min_rec = Some(b.max(4096));
-                    c.splash.push(format!(
-                        "Using Minimum Record Size {} kB",
-                        b.max(4096) / 1024
-                    ));
-                }
-                'q' => {
-                    c.max_rec = Some(b.max(4096));
-                    c.splash.push(format!(
-                        "Using Maximum Record Size {} kB",
-                        b.max(4096) / 1024
-                    ));
-                }
-                _ => {
-                    let b = if b == 0 { 4096 } else { b };
-                    c.records.push(b);
-                    c.splash.push(format!("Record Size {} kB", b / 1024));
-                }
-            }
-        }
-        's' => {
-            let kb = size_kb(flag, v)?;
-            let kb = if kb == 0 { 512 } else { kb };
-            c.sizes_kb.push(kb);
-            c.splash.push(format!("File size set to {kb} kB"));
-        }
-        'i' => {
-            let n: u32 = v.trim().parse().or_else(|_| {
-                bad(format!(
-                    "-i {v}: give a test number 0 to 10 (-h lists them)"
-                ))
-            })?;
-            match n {
-                0..=10 => c.tests.push(n as u8),
-                _ => {
-                    return bad(format!(
-                        "-i {v}: test {n} does not exist on Linux (pwritev/preadv, 11 and 12, are not built there); give 0 to 10"
-                    ));
-                }
-            }
-        }
-        'f' => c.file = Some(PathBuf::from(v)),
-        'b' => {
-            c.biff = Some(PathBuf::from(v));
-            c.excel = true;
-        }
-        't' => {
-            let n = count(flag, v)?;
-            c.counts.push(if n == 0 { 8 } else { n });
-        }
-        'l' => c.lower = Some(count(flag, v)?.max(1)),
-        'u' => c.upper = Some(count(flag, v)?.max(1)),
-        'j' => {
-            c.stride = v
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|s| *s > 0)
-                .ok_or_else(|| ArgError(format!("-j {v}: give the stride in records, e.g. 17")))?;
-        }
-        'S' | 'L' => {
-            let n = v
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| ArgError(format!("-{flag} {v}: give a positive number")))?;
-            if flag == 'S' {
-                c.cache_kb = n;
-            } else {
-                c.cache_line = n;
-            }
-        }
-        '+' => match v {
-            "n" => {
-                c.no_retest = true;
-                c.splash.push("No retest option selected".into());
-            }
-            _ => {
-                return bad(format!(
-                    "-+{v}: an iozone extended option arrayburn iozone does not implement (only -+n)"
-                ));
-            }
-        },
-        _ => {}
+/// `-F`'s names: the rest of its word, then words until there is one per
+/// process of the largest count.
+fn file_names<'a>(
+    c: &Config,
+    rest: &str,
+    words: &mut impl Iterator<Item = &'a String>,
+) -> Result<Vec<PathBuf>, ArgError> {
+    let n = c.max_count();
+    if n == 0 {
+        return bad("-F must come after -t N (or -l/-u): it takes one file name per process");
     }
+    let mut names: Vec<PathBuf> = Vec::new();
+    if !rest.is_empty() {
+        names.push(rest.into());
+    }
+    while names.len() < n {
+        let Some(name) = words.next() else {
+            return bad(format!(
+                "-F needs {n} file names (one per process), got {}",
+                names.len()
+            ));
+        };
+        names.push(name.into());
+    }
+    Ok(names)
+}
+
+/// `-M`: the machine's uname in the splash lines.
+fn machine(c: &mut Config) {
+    let uname = nix::sys::utsname::uname()
+        .map(|u| {
+            [
+                u.sysname(),
+                u.nodename(),
+                u.release(),
+                u.version(),
+                u.machine(),
+            ]
+            .map(|s| s.to_string_lossy().into_owned())
+            .join(" ")
+        })
+        .unwrap_or_default();
+    c.splash.push(String::new());
+    c.splash.push(format!("Machine = {uname}"));
+}
+
+/// `-n` / `-g`: the auto-mode file-size range (at least 4 kB).
+fn file_range(c: &mut Config, flag: char, v: &str, which: &str) -> Result<(), ArgError> {
+    let kb = size_kb(flag, v)?.max(4);
+    *if flag == 'n' {
+        &mut c.min_file_kb
+    } else {
+        &mut c.max_file_kb
+    } = Some(kb);
+    c.splash
+        .push(format!("Using {which} file size of {kb} kilobytes."));
+    Ok(())
+}
+
+/// A record size no larger than iozone's buffer.
+fn record_size(flag: char, v: &str) -> Result<u64, ArgError> {
+    let b = record_bytes(flag, v)?;
+    if b > MAX_RECORD {
+        return bad(format!(
+            "-{flag} {v}: maximum record size {} kB is greater than maximum buffer size 16384 kB",
+            b / 1024
+        ));
+    }
+    Ok(b)
+}
+
+/// `-y` / `-q`: the auto-mode record-size range (at least 4 kB).
+fn record_range(c: &mut Config, flag: char, v: &str, which: &str) -> Result<(), ArgError> {
+    let b = record_size(flag, v)?.max(4096);
+    *if flag == 'y' {
+        &mut c.min_rec
+    } else {
+        &mut c.max_rec
+    } = Some(b);
+    c.splash
+        .push(format!("Using {which} Record Size {} kB", b / 1024));
+    Ok(())
+}
+
+/// `-r`: a record size (0 is iozone's 4 kB).
+fn record(c: &mut Config, flag: char, v: &str) -> Result<(), ArgError> {
+    let b = match record_size(flag, v)? {
+        0 => 4096,
+        b => b,
+    };
+    c.records.push(b);
+    c.splash.push(format!("Record Size {} kB", b / 1024));
+    Ok(())
+}
+
+/// `-s`: a file size (0 is iozone's 512 kB).
+fn file_size(c: &mut Config, flag: char, v: &str) -> Result<(), ArgError> {
+    let kb = match size_kb(flag, v)? {
+        0 => 512,
+        kb => kb,
+    };
+    c.sizes_kb.push(kb);
+    c.splash.push(format!("File size set to {kb} kB"));
+    Ok(())
+}
+
+/// `-i`: a test number.
+fn test(c: &mut Config, _: char, v: &str) -> Result<(), ArgError> {
+    let n: u32 = v.trim().parse().or_else(|_| {
+        bad(format!(
+            "-i {v}: give a test number 0 to 10 (-h lists them)"
+        ))
+    })?;
+    if n > 10 {
+        return bad(format!(
+            "-i {v}: test {n} does not exist on Linux (pwritev/preadv, 11 and 12, are not built there); give 0 to 10"
+        ));
+    }
+    c.tests.push(n as u8);
+    Ok(())
+}
+
+/// A positive number, or `why` in the refusal.
+fn positive(flag: char, v: &str, why: &str) -> Result<u64, ArgError> {
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| ArgError(format!("-{flag} {v}: {why}")))
+}
+
+/// `-+X`: iozone's extended options (only `-+n`).
+fn extended(c: &mut Config, _: char, v: &str) -> Result<(), ArgError> {
+    if v != "n" {
+        return bad(format!(
+            "-+{v}: an iozone extended option arrayburn iozone does not implement (only -+n)"
+        ));
+    }
+    c.no_retest = true;
+    c.splash.push("No retest option selected".into());
     Ok(())
 }
 
