@@ -1,6 +1,6 @@
 //! Does the per-read bookkeeping (latency histogram, MHDD bins, surface
 //! buckets, slow-read log, window marks, progress) cost throughput? The
-//! real worker (`run::run_pass`, one whole-disk serial pass) against a bare
+//! real worker (`measure::run_pass`, one whole-disk serial pass) against a bare
 //! loop with the same engine and the same aligned buffer that only reads,
 //! on the same memory-backed loop device (the fastest device here, so where
 //! per-read overhead would show most), alternating which runs first.

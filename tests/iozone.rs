@@ -569,6 +569,40 @@ fn keep_files_with_w_and_reuse_them_without_i0() {
 }
 
 #[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    use std::io::BufRead;
+    let d = scratch();
+    let json = d.path().join("r.json");
+    let _l = device_lock();
+    // Auto mode, 7 file sizes: `| head -1` closes the pipe after the first
+    // line of the header.
+    let mut child = Command::new(bin())
+        .args(["iozone", "-a", "-n", "64k", "-g", "4m", "-i", "0", "-f", "t", "--json"])
+        .arg(&json)
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{first}\n--- stderr\n{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("error") && !err.contains("Broken pipe"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["error"], "standard output closed: the run stopped there");
+    assert!(
+        doc["results"].as_array().unwrap().len() < 7,
+        "the run stopped at the next line: {doc}"
+    );
+    assert!(!d.path().join("t").exists(), "test file removed");
+}
+
+#[test]
 fn data_read_back_wrong_is_a_finding_named_by_its_byte() {
     let d = scratch();
     // 6 KiB records: the pattern sits at the start of each record's pages,

@@ -165,8 +165,7 @@ fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> 
     write(json, &export::json::render(report))?;
     write(csv, &export::csv::render(report))?;
     if charts {
-        export::chart::write_all(report, &dir.join("charts"))
-            .map_err(|e| anyhow::anyhow!("charts: {e}"))?;
+        export::chart::write_all(report, &dir.join("charts")).context("charts")?;
     }
     Ok(())
 }

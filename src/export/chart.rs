@@ -4,7 +4,6 @@
 //! drawn across; MB/s across the surface, one line per disk, slow regions
 //! shaded; reads per MHDD latency bin, one line per disk.
 
-use std::error::Error;
 use std::fs;
 use std::path::Path;
 use std::sync::Once;
@@ -16,7 +15,27 @@ use crate::judge::Verdict;
 use crate::measure::PassKind;
 use crate::report::{Pass, PassDisk, Report};
 
-type Result<T> = std::result::Result<T, Box<dyn Error>>;
+/// Why the charts could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    /// Creating the directory or writing a file (a full disk, a permission).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// plotters could not draw (its errors are generic over the backend).
+    #[error("drawing: {0}")]
+    Draw(String),
+    /// Encoding the PNG in memory.
+    #[error("PNG encoding: {0}")]
+    Png(#[from] png::EncodingError),
+}
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for ChartError {
+    fn from(e: DrawingAreaErrorKind<E>) -> Self {
+        ChartError::Draw(e.to_string())
+    }
+}
+
+type Result<T> = std::result::Result<T, ChartError>;
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 const SIZE: (u32, u32) = (1000, 560);

@@ -104,16 +104,18 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     } else {
         Box::new(std::io::stderr().lock())
     };
-    let _ = out.write_all(output::header(&c, &began, &plan.warnings).as_bytes());
+    let header = emit(&mut out, output::header(&c, &began, &plan.warnings));
     let mut results = Results {
         warnings: plan.warnings.clone(),
         ..Results::default()
     };
-    let ran = if c.throughput() {
-        run_throughput(&c, stop, &mut out, &mut results)
-    } else {
-        run_single(&c, &plan, stop, &mut out, &mut results)
-    };
+    let ran = header.and_then(|()| {
+        if c.throughput() {
+            run_throughput(&c, stop, &mut out, &mut results)
+        } else {
+            run_single(&c, &plan, stop, &mut out, &mut results)
+        }
+    });
     results.interrupted = stop.is_set();
     if let Err(e) = &ran {
         results.error = Some(format!("{e:#}"));
@@ -128,6 +130,10 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         let files = if c.keep { "kept (-w)" } else { "removed" };
         eprintln!("arrayburn iozone: interrupted; partial results kept, test files {files}");
         return Ok(Outcome::Interrupted);
+    }
+    if ran.as_ref().is_err_and(|e| e.is::<OutputClosed>()) {
+        // `| head` took what it wanted: end quietly, as a pipeline expects.
+        return Ok(Outcome::Healthy);
     }
     if let Err(e) = &ran
         && let Some(fault) = e.downcast_ref::<StorageFault>()
@@ -160,14 +166,21 @@ fn run_single(
     };
     results.recs = recs;
     if c.auto2 {
-        let _ = writeln!(out, "{}", " ".repeat(60));
-        let _ = writeln!(
+        emit(
             out,
-            "{:>16}{:>8}{:>9}{:>9}{:>8}{:>10}",
-            "kB", "reclen", "write", "rewrite", "read", "reread"
-        );
+            format!(
+                "{}\n{:>16}{:>8}{:>9}{:>9}{:>8}{:>10}\n",
+                " ".repeat(60),
+                "kB",
+                "reclen",
+                "write",
+                "rewrite",
+                "read",
+                "reread"
+            ),
+        )?;
     } else {
-        let _ = out.write_all(output::table_header(c).as_bytes());
+        emit(out, output::table_header(c))?;
     }
     for (kb, rec) in pairs {
         nix::unistd::sync();
@@ -186,13 +199,12 @@ fn run_single(
         } else {
             output::table_row(c, &row)
         };
-        let _ = out.write_all(line.as_bytes());
-        let _ = out.flush();
+        emit(out, line)?;
         results.rows.push(row);
     }
-    let _ = out.write_all(b"\niozone test complete.\n");
+    emit(out, "\niozone test complete.\n")?;
     if c.excel {
-        let _ = out.write_all(output::excel(c, &results.rows, &results.recs).as_bytes());
+        emit(out, output::excel(c, &results.rows, &results.recs))?;
     }
     Ok(())
 }
@@ -209,9 +221,9 @@ fn run_throughput(
     let counts = c.process_counts();
     for (i, &count) in counts.iter().enumerate() {
         if i > 0 {
-            let _ = out.write_all(b"\n");
+            emit(out, "\n")?;
         }
-        let _ = out.write_all(output::each_line(c, kb, reclen).as_bytes());
+        emit(out, output::each_line(c, kb, reclen))?;
         for &phase in &phases {
             let block = if phase.is_retest() && c.no_retest {
                 // Not run and not printed; the -R report shows it as 0.00.
@@ -233,19 +245,37 @@ fn run_throughput(
                     }
                 }
             };
-            let _ = out.write_all(output::block(c, &block).as_bytes());
-            let _ = out.flush();
+            emit(out, output::block(c, &block))?;
             results.blocks.push(block);
         }
-        let _ = out.write_all(b"\n");
+        emit(out, "\n")?;
     }
-    let _ = out.write_all(b"\n");
+    emit(out, "\n")?;
     if c.excel {
         let rows = report_rows(&phases, &counts, &results.blocks);
-        let _ = out.write_all(output::throughput_report(c, reclen, &rows).as_bytes());
+        emit(out, output::throughput_report(c, reclen, &rows))?;
     }
-    let _ = out.write_all(b"\niozone test complete.\n");
+    emit(out, "\niozone test complete.\n")?;
     Ok(())
+}
+
+/// Standard output went away (a reader such as `head` closed the pipe).
+#[derive(Debug, thiserror::Error)]
+#[error("standard output closed: the run stopped there")]
+struct OutputClosed;
+
+/// Writes a piece of iozone's text and flushes it, so each row shows as it
+/// is measured. A closed pipe is [`OutputClosed`]; any other failure ends
+/// the run with its error.
+fn emit(out: &mut impl Write, text: impl AsRef<str>) -> anyhow::Result<()> {
+    match out
+        .write_all(text.as_ref().as_bytes())
+        .and_then(|()| out.flush())
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(OutputClosed.into()),
+        Err(e) => Err(anyhow::Error::new(e).context("writing iozone's results")),
+    }
 }
 
 /// The storage failed the test: an I/O error (EIO) or data read back that
