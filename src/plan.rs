@@ -1,6 +1,9 @@
 //! From flags to a runnable plan: devices resolved and refused or accepted,
 //! opened read-only with O_DIRECT, peer groups formed, options checked. All
 //! refusals happen here, before the first read.
+//!
+//! It must not read a device (opening it is all) and must not judge: the
+//! thresholds it checks are handed to `judge` untouched.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,9 @@
 //! files for hours, so each line carries the local time). The run's
 //! schedule is announced up front (a 24-disk serial pass is 24 minutes) and
 //! counted down. It only displays what the aggregator hands it.
+//!
+//! It must not judge (no verdict is shown before the report) and is not an
+//! exporter: a finished report is `export`'s.
 
 use std::io::Write;
 use std::time::{Duration, Instant};

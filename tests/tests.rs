@@ -8,6 +8,7 @@ mod util;
 
 mod check;
 mod demo;
+mod exports;
 mod faults;
 mod inputs;
 mod iozone;
