@@ -37,6 +37,10 @@ pub enum Command {
     // -h and -V are iozone's own (help, verify pattern): none of clap's.
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Iozone(IozoneArgs),
+    /// One child process of iozone's throughput mode (run by `iozone`).
+    #[command(name = "iozone-child", hide = true)]
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    IozoneChild(IozoneArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell) to standard output.
     Completions(CompletionsArgs),

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use arrayburn::cli::Cli;
+use arrayburn::cli::{Cli, Command};
 use arrayburn::commands;
 use arrayburn::measure::StopFlag;
 use clap::Parser;
@@ -23,7 +23,13 @@ fn main() -> ExitCode {
     // report is written; a second one ends the process at once (unless the
     // demo is still removing its loop devices and cgroup, or iozone its test
     // files).
+    // An iozone child process leaves signals to its parent, which tells it
+    // to stop (or is gone, which ends the child's input: the same).
+    let iozone_child = matches!(cli.command, Command::IozoneChild(_));
     let _ = ctrlc::set_handler(move || {
+        if iozone_child {
+            return;
+        }
         if handler_stop.is_set() {
             if handler_stop.cleanup_pending() {
                 eprintln!(

@@ -52,8 +52,8 @@ fn snapshot(file: &Path, got: &[u8]) {
 fn exporters_reproduce_each_bundle_from_its_json() {
     for dir in fixtures() {
         let json = std::fs::read(dir.join("report.json")).unwrap();
-        let report: Report = serde_json::from_slice(&json)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let report: Report =
+            serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         snapshot(
             &dir.join("report.txt"),
             export::text::render(&report).as_bytes(),
@@ -78,7 +78,8 @@ fn the_text_shows_the_judges_references() {
                 let mark = d.verdict.mark();
                 if !mark.is_empty() {
                     assert!(
-                        text.lines().any(|l| l.contains(&d.path) && l.contains(mark)),
+                        text.lines()
+                            .any(|l| l.contains(&d.path) && l.contains(mark)),
                         "{}: {} marked {mark}",
                         dir.display(),
                         d.path

@@ -577,7 +577,9 @@ fn a_closed_pipe_ends_the_run_quietly() {
     // Auto mode, 7 file sizes: `| head -1` closes the pipe after the first
     // line of the header.
     let mut child = Command::new(bin())
-        .args(["iozone", "-a", "-n", "64k", "-g", "4m", "-i", "0", "-f", "t", "--json"])
+        .args([
+            "iozone", "-a", "-n", "64k", "-g", "4m", "-i", "0", "-f", "t", "--json",
+        ])
         .arg(&json)
         .current_dir(d.path())
         .stdout(std::process::Stdio::piped())
@@ -592,9 +594,15 @@ fn a_closed_pipe_ends_the_run_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     eprintln!("{first}\n--- stderr\n{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(!err.contains("error") && !err.contains("Broken pipe"), "{err}");
+    assert!(
+        !err.contains("error") && !err.contains("Broken pipe"),
+        "{err}"
+    );
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(doc["error"], "standard output closed: the run stopped there");
+    assert_eq!(
+        doc["error"],
+        "standard output closed: the run stopped there"
+    );
     assert!(
         doc["results"].as_array().unwrap().len() < 7,
         "the run stopped at the next line: {doc}"
@@ -1084,7 +1092,15 @@ fn thread_mode_freaders_share_one_buffer_as_iozones_do() {
         let logs = scratch();
         let _l = device_lock();
         let out = Command::new("strace")
-            .args(["-ff", "-qq", "-e", "trace=read", "-e", "raw=read", "-o"])
+            .args([
+                "-ff",
+                "-qq",
+                "-e",
+                "trace=read,execve",
+                "-e",
+                "raw=read",
+                "-o",
+            ])
             .arg(logs.path().join("log"))
             .arg(bin())
             .args([
@@ -1099,9 +1115,14 @@ fn thread_mode_freaders_share_one_buffer_as_iozones_do() {
         // "read(0xFD, 0xADDR, 0x2000) = 0x2000": whole 8 KiB records.
         let mut by_thread =
             std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+        let mut children = 0;
         for log in std::fs::read_dir(logs.path()).unwrap() {
             let log = log.unwrap();
             let text = std::fs::read_to_string(log.path()).unwrap();
+            children += text
+                .lines()
+                .filter(|l| l.starts_with("execve(") && l.contains("iozone-child"))
+                .count();
             let whole = |l: &&str| {
                 l.split_once(" = ").is_some_and(|(call, ret)| {
                     call.trim_end().ends_with(", 0x2000)") && ret.trim() == "0x2000"
@@ -1115,17 +1136,24 @@ fn thread_mode_freaders_share_one_buffer_as_iozones_do() {
                     .insert(addr);
             }
         }
-        by_thread
+        (by_thread, children)
     };
-    let threads = buffers(&["-T"]);
+    let (threads, spawned) = buffers(&["-T"]);
+    assert_eq!(spawned, 0, "-T: threads of this process");
     assert_eq!(threads.len(), 2, "{threads:?}");
     let all: std::collections::BTreeSet<&String> = threads.values().flatten().collect();
     assert_eq!(all.len(), 1, "one buffer for both: {threads:?}");
-    let processes = buffers(&[]);
-    let all: std::collections::BTreeSet<&String> = processes.values().flatten().collect();
+    // Without -T the children are processes, each reading into a buffer of
+    // its own (two processes may map theirs at the same address).
+    let (processes, spawned) = buffers(&[]);
     assert_eq!(
-        (processes.len(), all.len()),
-        (2, 2),
+        spawned,
+        2 * 3,
+        "two child processes in each phase (initial write, rewrite, fread)"
+    );
+    assert_eq!(processes.len(), 2, "{processes:?}");
+    assert!(
+        processes.values().all(|b| b.len() == 1),
         "one each: {processes:?}"
     );
 }

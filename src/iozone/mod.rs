@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod biff;
+pub mod children;
 pub mod io;
 pub mod json;
 pub mod output;
@@ -288,11 +289,20 @@ struct StorageFault(String);
 /// `msg` as a StorageFault when `e` is the storage's fault, else as an
 /// error of the run.
 fn fault_or_error(e: &std::io::Error, msg: String) -> anyhow::Error {
-    if e.kind() == std::io::ErrorKind::InvalidData || e.raw_os_error() == Some(nix::libc::EIO) {
+    if storage_fault(e) {
         StorageFault(msg).into()
     } else {
         anyhow::anyhow!(msg)
     }
+}
+
+/// Whether `e`, or the error of the child it wraps, is the storage's.
+fn storage_fault(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::InvalidData
+        || e.raw_os_error() == Some(nix::libc::EIO)
+        || e.get_ref()
+            .and_then(|r| r.downcast_ref::<throughput::ChildError>())
+            .is_some_and(|c| storage_fault(&c.source))
 }
 
 /// An I/O error in words; EINVAL under `-I` is O_DIRECT refusing the

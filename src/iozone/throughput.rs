@@ -1,9 +1,10 @@
 //! Throughput mode (`-t`, `-l`/`-u`): for each process count, iozone's
 //! phases (spec §5.2) run by that many children at once, released together,
 //! each timing its own loop; the first to finish stops the others' clocks
-//! (stonewalling, §6.3) unless `-x`. Children are threads (`-T` or not; the
-//! output's wording follows `-T`). A child that fails stops the others and
-//! ends the run with its error: nothing waits forever.
+//! (stonewalling, §6.3) unless `-x`. Children are processes, as iozone's
+//! are, or threads with `-T`, as iozone's then are (`children`: the two
+//! measure differently here; docs/iozone.md). A child that fails stops the
+//! others and ends the run with its error: nothing waits forever.
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -212,7 +213,42 @@ pub fn child_file(c: &Config, k: usize) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(format!("iozone.DUMMY.{k}")))
 }
 
-/// Shared state of one phase's children.
+/// A child's failure, naming the child and its file; the OS error stays
+/// reachable (an EIO is a finding about the storage).
+#[derive(Debug, thiserror::Error)]
+#[error("child {k} ({}): {source}", path.display())]
+pub struct ChildError {
+    pub k: usize,
+    pub path: PathBuf,
+    pub source: io::Error,
+}
+
+/// `e` of child `k` as an io::Error of the same kind.
+pub fn child_error(k: usize, path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        ChildError {
+            k,
+            path: path.to_path_buf(),
+            source: e,
+        },
+    )
+}
+
+/// How a child meets the others: released together, told when one has
+/// finished (the stonewall) or when all must stop.
+pub trait Link {
+    /// Waits until every child is ready and the parent releases them.
+    fn release(&self);
+    /// Whether another child has finished (the stonewall).
+    fn stonewalled(&self) -> bool;
+    /// Whether a child failed or a signal came: stop now.
+    fn aborted(&self) -> bool;
+    /// This child has finished its loop: the others stonewall.
+    fn finished(&self);
+}
+
+/// Shared state of one phase's thread children (`-T`).
 struct Shared {
     /// Set by the first child to finish (stonewall).
     done: AtomicBool,
@@ -221,18 +257,40 @@ struct Shared {
     first_error: Mutex<Option<io::Error>>,
 }
 
-/// One child's loop. Returns its numbers.
-struct ChildRun<'a> {
-    c: &'a Config,
-    phase: Phase,
-    k: usize,
-    path: &'a Path,
-    reclen: u64,
-    n: u64,
+/// Thread children meet through a barrier and shared flags.
+struct ThreadLink<'a> {
+    barrier: &'a Barrier,
     shared: &'a Shared,
-    stop: &'a StopFlag,
+}
+
+impl Link for ThreadLink<'_> {
+    fn release(&self) {
+        self.barrier.wait();
+    }
+    fn stonewalled(&self) -> bool {
+        self.shared.done.load(Ordering::Relaxed)
+    }
+    fn aborted(&self) -> bool {
+        self.shared.abort.load(Ordering::Relaxed)
+    }
+    fn finished(&self) {
+        self.shared.done.store(true, Ordering::Relaxed);
+    }
+}
+
+/// One child's loop. Returns its numbers.
+pub struct ChildRun<'a> {
+    pub c: &'a Config,
+    pub phase: Phase,
+    pub k: usize,
+    pub path: &'a Path,
+    pub reclen: u64,
+    /// Records in the file.
+    pub n: u64,
+    pub link: &'a (dyn Link + Sync),
+    pub stop: &'a StopFlag,
     /// With -T, the fread phase's one buffer for every child (iozone's).
-    fread_buf: Option<&'a SharedBuf>,
+    pub fread_buf: Option<&'a SharedBuf>,
 }
 
 impl ChildRun<'_> {
@@ -283,9 +341,10 @@ impl ChildRun<'_> {
         }
     }
 
-    fn run(&self, barrier: &Barrier) -> io::Result<Child> {
+    /// Opens the file, waits for the release, runs the timed loop.
+    pub fn run(&self) -> io::Result<Child> {
         let opened = self.open_file();
-        barrier.wait();
+        self.link.release();
         let file = opened?;
         let (records, writes) = self.plan();
         let access = if writes { Access::Write } else { Access::Read };
@@ -319,10 +378,10 @@ impl ChildRun<'_> {
         let mut frozen: Option<Child> = None;
         let mut done = 0u64;
         for &r in &records {
-            if self.shared.abort.load(Ordering::Relaxed) || self.stop.is_set() {
+            if self.link.aborted() || self.stop.is_set() {
                 return Err(io::Error::new(io::ErrorKind::Interrupted, "stopped"));
             }
-            if frozen.is_none() && self.stonewall() && self.shared.done.load(Ordering::Relaxed) {
+            if frozen.is_none() && self.stonewall() && self.link.stonewalled() {
                 frozen = Some(self.numbers(done, t));
                 // Writers of a new file (initial write; pwrite, which
                 // truncates first) finish it, so the phases after read a
@@ -364,7 +423,7 @@ impl ChildRun<'_> {
             Some(file)
         };
         let mine = self.numbers(done, t);
-        self.shared.done.store(true, Ordering::Relaxed);
+        self.link.finished();
         if let Some(f) = untimed {
             // Untimed, but inside the parent's time (as iozone's children).
             f.sync_all()?;
@@ -383,7 +442,8 @@ impl ChildRun<'_> {
     }
 }
 
-/// Runs one phase with `count` children and returns its block.
+/// Runs one phase with `count` children (processes, or threads with -T)
+/// and returns its block.
 pub fn run_phase(
     c: &Config,
     phase: Phase,
@@ -392,6 +452,24 @@ pub fn run_phase(
     reclen: u64,
     stop: &StopFlag,
 ) -> io::Result<Block> {
+    let (children, parent_secs) = if c.threads {
+        run_threads(c, phase, count, kb, reclen, stop)?
+    } else {
+        super::children::run_processes(c, phase, count, kb, reclen, stop)?
+    };
+    Ok(Block::new(phase, children, parent_secs))
+}
+
+/// The children of a phase as threads of this process (`-T`): their
+/// numbers, and the parent's seconds from the release to the last exit.
+fn run_threads(
+    c: &Config,
+    phase: Phase,
+    count: usize,
+    kb: u64,
+    reclen: u64,
+    stop: &StopFlag,
+) -> io::Result<(Vec<Child>, f64)> {
     let shared = Shared {
         done: AtomicBool::new(false),
         abort: AtomicBool::new(false),
@@ -403,7 +481,11 @@ pub fn run_phase(
     let results: Vec<Mutex<Option<Child>>> = (0..count).map(|_| Mutex::new(None)).collect();
     // iozone's thread-mode fread children share one buffer (see SharedBuf);
     // its process-mode children each read into their own copy.
-    let fread_buf = (phase == Phase::Fread && c.threads).then(|| SharedBuf::new(reclen as usize));
+    let fread_buf = (phase == Phase::Fread).then(|| SharedBuf::new(reclen as usize));
+    let link = ThreadLink {
+        barrier: &barrier,
+        shared: &shared,
+    };
     let parent_secs = std::thread::scope(|s| {
         for k in 0..count {
             let child = ChildRun {
@@ -413,13 +495,13 @@ pub fn run_phase(
                 path: &paths[k],
                 reclen,
                 n,
-                shared: &shared,
+                link: &link,
                 stop,
                 fread_buf: fread_buf.as_ref(),
             };
-            let (barrier, results) = (&barrier, &results);
+            let results = &results;
             let shared = &shared;
-            s.spawn(move || match child.run(barrier) {
+            s.spawn(move || match child.run() {
                 Ok(r) => *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r),
                 // Stopped because another child failed or a signal came:
                 // that cause is what gets reported.
@@ -427,10 +509,7 @@ pub fn run_phase(
                 Err(e) => {
                     let mut first = shared.first_error.lock().unwrap_or_else(|e| e.into_inner());
                     if first.is_none() {
-                        *first = Some(io::Error::new(
-                            e.kind(),
-                            format!("child {k} ({}): {e}", child.path.display()),
-                        ));
+                        *first = Some(child_error(k, child.path, e));
                     }
                     // Only once the cause is recorded may the others stop.
                     shared.abort.store(true, Ordering::Relaxed);
@@ -462,7 +541,7 @@ pub fn run_phase(
                 .unwrap_or_default()
         })
         .collect();
-    Ok(Block::new(phase, children, parent_secs))
+    Ok((children, parent_secs))
 }
 
 /// Between phases: `sync()`, then iozone's pause (2 s unless `--pause`).
