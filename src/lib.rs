@@ -11,6 +11,7 @@
 #![deny(unsafe_code)]
 
 pub mod cli;
+pub mod burnin;
 pub mod commands;
 pub mod defaults;
 pub mod device;
