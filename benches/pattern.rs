@@ -23,12 +23,18 @@ fn main() {
     for i in 0..ROUNDS {
         fill(black_box(&mut buf), i * BUF as u64, stamp);
     }
-    println!("generate (header, xorshift payload, CRC32C)  {:5.2} GB/s", gbps(t));
+    println!(
+        "generate (header, xorshift payload, CRC32C)  {:5.2} GB/s",
+        gbps(t)
+    );
     let t = Instant::now();
     let mut bad = 0;
     for _ in 0..ROUNDS {
         bad += check_all(black_box(&buf), (ROUNDS - 1) * BUF as u64, stamp).len();
     }
-    println!("verify (CRC32C, header)                      {:5.2} GB/s", gbps(t));
+    println!(
+        "verify (CRC32C, header)                      {:5.2} GB/s",
+        gbps(t)
+    );
     assert_eq!(bad, 0, "the last buffer verifies");
 }

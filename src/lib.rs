@@ -10,8 +10,8 @@
 //! subcommand; `iozone` is iozone's file workloads.
 #![deny(unsafe_code)]
 
-pub mod cli;
 pub mod burnin;
+pub mod cli;
 pub mod commands;
 pub mod defaults;
 pub mod device;

@@ -60,9 +60,9 @@ pub enum Found {
 
 /// A hash of a disk's identity for the header (FNV-1a over the text).
 pub fn disk_hash(identity: &str) -> u32 {
-    identity
-        .bytes()
-        .fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+    identity.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// The payload stream's seed for one block (SplitMix64 of the fields, so
@@ -181,7 +181,10 @@ mod tests {
     #[test]
     fn what_was_written_reads_back_good_and_at_64_bit_offsets() {
         for offset in [0, 4096, 1 << 40, (20u64 << 40) - 4 * BLOCK as u64] {
-            assert!(check_all(&blocks(4, offset, S), offset, S).is_empty(), "{offset}");
+            assert!(
+                check_all(&blocks(4, offset, S), offset, S).is_empty(),
+                "{offset}"
+            );
         }
     }
 
@@ -206,17 +209,36 @@ mod tests {
             }
         );
         let twin = blocks(1, at, Stamp { disk: 7, ..S });
-        assert_eq!(check(&twin, at, S), Found::Misdirected { offset: at, disk: 7 });
+        assert_eq!(
+            check(&twin, at, S),
+            Found::Misdirected {
+                offset: at,
+                disk: 7
+            }
+        );
         // A lost write: last pass's block, or an earlier run's.
         let before = blocks(1, at, Stamp { pass: 1, ..S });
         let now = Stamp { pass: 2, ..S };
-        assert_eq!(check(&before, at, now), Found::Stale { run: S.run, pass: 1 });
+        assert_eq!(
+            check(&before, at, now),
+            Found::Stale {
+                run: S.run,
+                pass: 1
+            }
+        );
         let old = blocks(1, at, Stamp { run: 99, ..S });
         assert_eq!(check(&old, at, S), Found::Stale { run: 99, pass: 1 });
         // Not ours.
         assert_eq!(check(&[0; BLOCK], at, S), Found::Foreign { zeros: true });
-        assert_eq!(check(&[0; BLOCK], 0, S), Found::Foreign { zeros: true }, "at 0 too");
-        assert_eq!(check(&[0x5a; BLOCK], at, S), Found::Foreign { zeros: false });
+        assert_eq!(
+            check(&[0; BLOCK], 0, S),
+            Found::Foreign { zeros: true },
+            "at 0 too"
+        );
+        assert_eq!(
+            check(&[0x5a; BLOCK], at, S),
+            Found::Foreign { zeros: false }
+        );
     }
 
     #[test]
