@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
-use super::args::{self, Config};
-use super::throughput::{Child, ChildRun, Link, PHASES, Phase, child_error, child_file};
+use super::args;
+use super::throughput::{Child, ChildRun, Link, PHASES, PhaseRun, child_error, child_file};
 use crate::measure::StopFlag;
 use crate::outcome::Outcome;
 
@@ -38,16 +38,10 @@ pub const SUBCOMMAND: &str = "iozone-child";
 
 /// Runs a phase's children as processes: their numbers, and the parent's
 /// seconds from the release to the last exit.
-pub fn run_processes(
-    c: &Config,
-    phase: Phase,
-    count: usize,
-    kb: u64,
-    reclen: u64,
-    stop: &StopFlag,
-) -> io::Result<(Vec<Child>, f64)> {
+pub fn run_processes(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>, f64)> {
+    let (c, count) = (run.c, run.count);
     let exe = std::env::current_exe()?;
-    let index = PHASES.iter().position(|p| *p == phase).unwrap_or(0);
+    let index = PHASES.iter().position(|p| *p == run.phase).unwrap_or(0);
     let mut procs: Vec<Process> = Vec::with_capacity(count);
     let mut inputs: Vec<Option<ChildStdin>> = Vec::with_capacity(count);
     let (tx, rx) = unbounded::<(usize, Option<String>)>();
@@ -55,7 +49,7 @@ pub fn run_processes(
     for k in 0..count {
         let mut p = Command::new(&exe)
             .arg(SUBCOMMAND)
-            .args([index, k, kb as usize, reclen as usize].map(|n| n.to_string()))
+            .args([index, k, run.kb as usize, run.reclen as usize].map(|n| n.to_string()))
             .args(&c.command_line[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -442,6 +442,16 @@ impl ChildRun<'_> {
     }
 }
 
+/// One phase to run: with how many children, on files of `kb` kB in
+/// records of `reclen` bytes.
+pub struct PhaseRun<'a> {
+    pub c: &'a Config,
+    pub phase: Phase,
+    pub count: usize,
+    pub kb: u64,
+    pub reclen: u64,
+}
+
 /// Runs one phase with `count` children (processes, or threads with -T)
 /// and returns its block.
 pub fn run_phase(
@@ -452,24 +462,31 @@ pub fn run_phase(
     reclen: u64,
     stop: &StopFlag,
 ) -> io::Result<Block> {
+    let run = PhaseRun {
+        c,
+        phase,
+        count,
+        kb,
+        reclen,
+    };
     let (children, parent_secs) = if c.threads {
-        run_threads(c, phase, count, kb, reclen, stop)?
+        run_threads(&run, stop)?
     } else {
-        super::children::run_processes(c, phase, count, kb, reclen, stop)?
+        super::children::run_processes(&run, stop)?
     };
     Ok(Block::new(phase, children, parent_secs))
 }
 
 /// The children of a phase as threads of this process (`-T`): their
 /// numbers, and the parent's seconds from the release to the last exit.
-fn run_threads(
-    c: &Config,
-    phase: Phase,
-    count: usize,
-    kb: u64,
-    reclen: u64,
-    stop: &StopFlag,
-) -> io::Result<(Vec<Child>, f64)> {
+fn run_threads(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>, f64)> {
+    let &PhaseRun {
+        c,
+        phase,
+        count,
+        kb,
+        reclen,
+    } = run;
     let shared = Shared {
         done: AtomicBool::new(false),
         abort: AtomicBool::new(false),
