@@ -10,7 +10,7 @@ need=()
 pkg-config --exists fuse3 2>/dev/null || need+=(libfuse3-dev pkg-config)
 command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
-command -v addpart >/dev/null || need+=(util-linux)
+command -v addpart >/dev/null && command -v blkid >/dev/null || need+=(util-linux)
 command -v gcc >/dev/null || need+=(gcc)
 command -v strace >/dev/null || need+=(strace)
 if [ ${#need[@]} -gt 0 ]; then

@@ -37,6 +37,9 @@ pub enum Command {
     // -h and -V are iozone's own (help, verify pattern): none of clap's.
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Iozone(IozoneArgs),
+    /// Burn in new disks: write every block and read it back, all disks at
+    /// once (DESTROYS their data; needs --destructive).
+    Burnin(BurninArgs),
     /// One child process of iozone's throughput mode (run by `iozone`).
     #[command(name = "iozone-child", hide = true)]
     #[command(disable_help_flag = true, disable_version_flag = true)]
@@ -110,6 +113,38 @@ pub struct ManArgs {
     /// A subcommand whose page to print (check, list, demo, iozone...);
     /// arrayburn's own page when left out.
     pub subcommand: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct BurninArgs {
+    /// Whole disks to burn in; everything on them is destroyed.
+    #[arg(required = true)]
+    pub devices: Vec<String>,
+    /// Confirms that the data on these disks may be destroyed (without it,
+    /// nothing is written).
+    #[arg(long)]
+    pub destructive: bool,
+    /// Skips the question on a terminal (scripts: required).
+    #[arg(long)]
+    pub yes: bool,
+    /// Overwrite disks that carry a partition table, filesystem, RAID, LVM
+    /// or ZFS signature (refused without it).
+    #[arg(long)]
+    pub wipe_signatures: bool,
+    /// Write and verify every disk this many times, each pass with its own
+    /// blocks (a lost write of pass 2 reads back as pass 1's).
+    #[arg(long, default_value_t = 1)]
+    pub passes: u16,
+    /// Size of each write and read (a multiple of 4 KiB).
+    #[arg(long, default_value = defaults::BLOCK, value_parser = parse_size)]
+    pub block: u64,
+    /// Burn only START..END of each disk (4 KiB multiples; 17t.. for the
+    /// end of a large disk).
+    #[arg(long, value_name = "START..END")]
+    pub range: Option<String>,
+    /// Write the result as JSON to FILE (`-`: standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,17 @@
-//! Burn-in of new disks (issue 11, under construction): what a destructive
-//! write-verify writes and how a block read back is classified (`block`).
-//! The command itself, its safety refusals, checkpoints and SMART deltas
-//! are still to come; nothing here writes to a device yet.
+//! Burn-in of new disks (`arrayburn burnin --destructive`): every block of
+//! every disk written with self-identifying data, flushed, read back and
+//! classified, all disks at once.
+//!
+//! - `block`: the written format and how a block read back is classified.
+//! - `plan`: every refusal, before a byte is written.
+//! - `worker`: one disk's write-flush-verify passes; it only measures and
+//!   classifies (verdicts are `judge::burnin`'s).
+//! - `report`: the result as JSON and text.
+//!
+//! Not built yet (issue 11): checkpoints and `--resume`, SMART before and
+//! after, the read-only soak, charts.
 
 pub mod block;
+pub mod plan;
+pub mod report;
+pub mod worker;

@@ -2,6 +2,7 @@
 //! judge, report, export) or iozone's runner. A command must not hold a
 //! rule or a format of its own.
 
+pub mod burnin;
 pub mod check;
 pub mod completions;
 pub mod demo;
@@ -20,6 +21,7 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::List(args) => list::run(&args),
         Command::Check(args) => check::run(&args, argv, stop),
         Command::Demo(args) => demo::run(&args, argv, stop),
+        Command::Burnin(args) => burnin::run(&args, argv, stop),
         Command::Iozone(args) => iozone::run(&args.args, stop),
         Command::IozoneChild(args) => crate::iozone::children::child_main(&args.args, stop),
         Command::Completions(args) => completions::run(args.shell),

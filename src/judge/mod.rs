@@ -19,6 +19,7 @@
 //! [`Plan`]: crate::plan::Plan
 
 pub mod advice;
+pub mod burnin;
 pub mod disk;
 pub mod pass;
 pub mod peers;

@@ -1,0 +1,152 @@
+//! The burn-in's result as one value (JSON) and its text: a table per
+//! disk (identity, bytes, write and verify MB/s, against its peers, bad
+//! bytes by class), the ranges found, and one sentence per disk to act on.
+//! It decides nothing: the actions are `judge::burnin`'s.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::worker::{Class, DiskBurn};
+use crate::device::Identity;
+use crate::export::text::{show, table};
+use crate::judge::advice::DiskAdvice;
+use crate::units::{human_bytes, mb_per_s};
+
+/// One disk's burn-in in the report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BurnDisk {
+    /// The path as given.
+    pub path: String,
+    /// Identity from sysfs (flattened, as in the check's report).
+    #[serde(flatten)]
+    pub identity: Identity,
+    /// The bytes burned: `start_byte` up to `end_byte`.
+    pub start_byte: u64,
+    pub end_byte: u64,
+    /// What was measured and found.
+    #[serde(flatten)]
+    pub burn: DiskBurn,
+    /// Write and verify MB/s (decimal).
+    pub write_mb_per_s: f64,
+    pub verify_mb_per_s: f64,
+    /// Those as % of the peer group's median; null without peers.
+    pub write_pct_of_peers: Option<f64>,
+    pub verify_pct_of_peers: Option<f64>,
+    /// `"healthy"`, `"return"`, `"recheck"`, `"check_path"`, or
+    /// `"interrupted"` (stopped before it was burned whole, nothing found).
+    pub verdict: String,
+}
+
+/// The whole burn-in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BurnReport {
+    /// `"burnin"`.
+    pub kind: String,
+    pub tool_version: String,
+    pub host: String,
+    /// RFC 3339.
+    pub started_at: String,
+    pub finished_at: String,
+    /// A signal stopped it: the numbers cover what was done.
+    pub interrupted: bool,
+    pub command_line: Vec<String>,
+    /// The run id every block carries (hex).
+    pub run_id: String,
+    pub passes: u16,
+    /// Bytes per write and read.
+    pub io_bytes: u64,
+    pub disks: Vec<BurnDisk>,
+    /// One entry per disk to act on.
+    pub disk_verdicts: Vec<DiskAdvice>,
+    /// The verdict in one sentence.
+    pub message: String,
+}
+
+/// A fault class in words, as the findings and sentences say it.
+pub fn class_words(c: Class) -> &'static str {
+    match c {
+        Class::WriteError => "failed to write",
+        Class::FlushError => "not flushed (the cache flush failed)",
+        Class::ReadError => "failed to read back",
+        Class::Corrupted => "corrupted",
+        Class::Misdirected => "misdirected",
+        Class::Stale => "lost (stale on read-back)",
+        Class::Foreign => "foreign (not what was written)",
+    }
+}
+
+/// MB/s of `bytes` over `secs`, 0 when nothing was timed.
+pub fn speed(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        mb_per_s(bytes, secs)
+    } else {
+        0.0
+    }
+}
+
+/// The text report.
+pub fn render(r: &BurnReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "arrayburn {} burn-in (destructive write-verify, O_DIRECT, {} writes), run {}, {} pass(es), on {}, started {}\n",
+        r.tool_version,
+        human_bytes(r.io_bytes),
+        r.run_id,
+        r.passes,
+        r.host,
+        r.started_at
+    );
+    let mut t = table(&[
+        "Disk",
+        "Model",
+        "Serial",
+        "Burned",
+        "Write MB/s",
+        "%ofAvg",
+        "Verify MB/s",
+        "%ofAvg",
+        "Bad bytes",
+        "Verdict",
+    ]);
+    let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.0}"));
+    for d in &r.disks {
+        t.add_row(vec![
+            d.path.clone(),
+            d.identity.model.clone().unwrap_or_else(|| "-".into()),
+            d.identity.serial.clone().unwrap_or_else(|| "-".into()),
+            human_bytes(d.end_byte - d.start_byte),
+            format!("{:.0}", d.write_mb_per_s),
+            pct(d.write_pct_of_peers),
+            format!("{:.0}", d.verify_mb_per_s),
+            pct(d.verify_pct_of_peers),
+            d.burn.total_bad().to_string(),
+            d.verdict.clone(),
+        ]);
+    }
+    let _ = writeln!(out, "{}", show(&t));
+    for d in r.disks.iter().filter(|d| !d.burn.findings.is_empty()) {
+        let _ = writeln!(out, "\n{}:", d.path);
+        for f in &d.burn.findings {
+            let _ = writeln!(
+                out,
+                "  pass {}: bytes {}..{} ({} bytes) {}: {}",
+                f.pass,
+                f.offset,
+                f.offset + f.len,
+                f.len,
+                class_words(f.class),
+                f.detail
+            );
+        }
+    }
+    if !r.disk_verdicts.is_empty() {
+        let _ = writeln!(out, "\nDisks to act on:");
+        for a in &r.disk_verdicts {
+            let _ = writeln!(out, "  {}", a.sentence);
+        }
+    }
+    let _ = writeln!(out, "\nVerdict: {}", r.message);
+    out
+}

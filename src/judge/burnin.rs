@@ -1,0 +1,178 @@
+//! The burn-in's verdicts: what a disk's write-verify found, and its
+//! speeds against its peers', turned into an action.
+//!
+//! - The device went away → check its path (cable, slot, power).
+//! - Any block that failed to write or read, came back changed, landed
+//!   elsewhere, was lost or reads as foreign data → return the disk: a new
+//!   disk must store what it is given, and each of these says it did not.
+//!   (A corrupted block can also be a bad cable or memory; the sentence
+//!   says so, the action stays return until SMART says otherwise.)
+//! - Otherwise, a write or verify speed under `slow_pct` % of its peers'
+//!   median → move it and burn it in again (a slow port looks the same).
+//!   A phase timed for under [`MIN_JUDGED_S`] is not compared (noise).
+
+use super::advice::Action;
+use super::peers::pct_of_group_median;
+use super::{MIN_JUDGED_S, Thresholds};
+
+/// One disk's burn-in, as the verdict reads it.
+#[derive(Debug, Clone, Default)]
+pub struct BurnFacts {
+    /// Bytes per class of fault, by the class's words ("failed to write").
+    pub bad: Vec<(&'static str, u64)>,
+    /// Whether a corrupted block was among them.
+    pub corrupted: bool,
+    pub device_gone: bool,
+    /// MB/s of the write and verify phases, and their seconds.
+    pub write_mb_per_s: f64,
+    pub verify_mb_per_s: f64,
+    pub write_s: f64,
+    pub verify_s: f64,
+    /// Peer group (same model, size and kind).
+    pub group: usize,
+}
+
+/// What the judge made of one disk's burn-in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BurnVerdict {
+    /// The action and its sentence; None when healthy.
+    pub action: Option<(Action, String)>,
+    /// Write and verify speed as % of the peers' median.
+    pub write_pct: Option<f64>,
+    pub verify_pct: Option<f64>,
+}
+
+/// Each disk's verdict.
+pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
+    let groups: Vec<usize> = disks.iter().map(|d| d.group).collect();
+    // (MB/s, seconds) → the speed, when timed long enough to compare.
+    let speeds = |f: fn(&BurnFacts) -> (f64, f64)| -> Vec<Option<f64>> {
+        disks
+            .iter()
+            .map(|d| Some(f(d)).filter(|(v, s)| *v > 0.0 && *s >= MIN_JUDGED_S))
+            .map(|v| v.map(|(v, _)| v))
+            .collect()
+    };
+    let write = pct_of_group_median(&speeds(|d| (d.write_mb_per_s, d.write_s)), &groups);
+    let verify = pct_of_group_median(&speeds(|d| (d.verify_mb_per_s, d.verify_s)), &groups);
+    disks
+        .iter()
+        .enumerate()
+        .map(|(i, d)| BurnVerdict {
+            action: action(d, write[i], verify[i], th),
+            write_pct: write[i],
+            verify_pct: verify[i],
+        })
+        .collect()
+}
+
+fn action(
+    d: &BurnFacts,
+    write: Option<f64>,
+    verify: Option<f64>,
+    th: &Thresholds,
+) -> Option<(Action, String)> {
+    if d.device_gone {
+        return Some((
+            Action::CheckPath,
+            "the device went away during the burn-in, check its cable, slot and power, then burn it in again".into(),
+        ));
+    }
+    let bad: Vec<String> = d
+        .bad
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(what, n)| format!("{n} bytes {what}"))
+        .collect();
+    if !bad.is_empty() {
+        let cable = if d.corrupted {
+            " (if other disks on the same cable or HBA show corrupted blocks too, check those first)"
+        } else {
+            ""
+        };
+        return Some((
+            Action::Return,
+            format!("{}, return it{cable}", bad.join(", ")),
+        ));
+    }
+    let slow: Vec<String> = [("write", write), ("verify", verify)]
+        .iter()
+        .filter_map(|(what, p)| {
+            p.filter(|p| *p < th.slow_pct)
+                .map(|p| format!("{what} speed {p:.0}% of its peers'"))
+        })
+        .collect();
+    (!slow.is_empty()).then(|| {
+        (
+            Action::Recheck,
+            format!(
+                "{}, move it to another slot and burn it in again; if it stays slow, return it",
+                slow.join(", ")
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disk(w: f64, v: f64) -> BurnFacts {
+        BurnFacts {
+            write_mb_per_s: w,
+            verify_mb_per_s: v,
+            write_s: 10.0,
+            verify_s: 10.0,
+            ..BurnFacts::default()
+        }
+    }
+
+    #[test]
+    fn action_table() {
+        let th = Thresholds::default();
+        let lost = BurnFacts {
+            bad: vec![("lost (stale on read-back)", 8192)],
+            ..disk(100.0, 100.0)
+        };
+        let flipped = BurnFacts {
+            bad: vec![("corrupted", 4096)],
+            corrupted: true,
+            ..disk(100.0, 100.0)
+        };
+        let gone = BurnFacts {
+            device_gone: true,
+            ..disk(100.0, 100.0)
+        };
+        let out = verdicts(
+            &[
+                disk(100.0, 100.0),
+                disk(101.0, 99.0),
+                lost,
+                flipped,
+                gone,
+                disk(60.0, 100.0),
+            ],
+            &th,
+        );
+        let act: Vec<Option<Action>> = out.iter().map(|v| v.action.as_ref().map(|a| a.0)).collect();
+        assert_eq!(
+            act,
+            [
+                None,
+                None,
+                Some(Action::Return),
+                Some(Action::Return),
+                Some(Action::CheckPath),
+                Some(Action::Recheck)
+            ]
+        );
+        let said = |i: usize| out[i].action.as_ref().unwrap().1.clone();
+        assert_eq!(said(2), "8192 bytes lost (stale on read-back), return it");
+        assert!(said(3).contains("check those first"), "{}", said(3));
+        assert!(
+            said(5).starts_with("write speed 60% of its peers'"),
+            "{}",
+            said(5)
+        );
+    }
+}

@@ -1,0 +1,280 @@
+//! `arrayburn burnin` on loop devices: every refusal writes nothing (the
+//! devices' contents are checksummed before and after), a healthy array is
+//! written and read back whole (counted from the kernel's own counters),
+//! and two disks that alias each other (one backing file under two loop
+//! devices) are caught holding each other's blocks.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::*;
+
+fn sum(d: &LoopDisk) -> u64 {
+    let bytes = std::fs::read(&d.file).unwrap();
+    bytes.chunks(8).enumerate().fold(0u64, |h, (i, c)| {
+        h.rotate_left(5) ^ (c[0] as u64 + i as u64)
+    })
+}
+
+fn burnin(args: &[&str]) -> std::process::Output {
+    let out = Command::new(bin())
+        .arg("burnin")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    eprintln!(
+        "--- burnin {}\n{}\n--- stderr\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn refused(args: &[&str], why: &str) {
+    let out = burnin(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(why), "{args:?}: {err}");
+    assert!(err.contains("nothing was written"), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+}
+
+/// Sectors written to `dev` so far, from /sys/block/NAME/stat.
+fn sectors_written(dev: &str) -> u64 {
+    let name = dev.trim_start_matches("/dev/");
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    stat.split_whitespace().nth(6).unwrap().parse().unwrap()
+}
+
+#[test]
+fn every_refusal_writes_nothing() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 16 << 20);
+    let before: Vec<u64> = d.iter().map(sum).collect();
+    let all: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let with = |extra: &[&str]| -> Vec<String> {
+        extra
+            .iter()
+            .map(|s| s.to_string())
+            .chain(all.iter().map(|s| s.to_string()))
+            .collect()
+    };
+    let run = |v: Vec<String>, why: &str| {
+        let a: Vec<&str> = v.iter().map(String::as_str).collect();
+        refused(&a, why);
+    };
+    run(with(&[]), "add --destructive");
+    run(with(&["--destructive"]), "standard input is not a terminal");
+    run(
+        with(&["--destructive", "--yes", "--range", "1g..2g"]),
+        "--range 1g..2g",
+    );
+    // A disk with a filesystem, then mounted.
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &d[1].dev])
+        .output()
+        .unwrap();
+    assert!(mkfs.status.success(), "{mkfs:?}");
+    let fs_sum = sum(&d[1]);
+    run(with(&["--destructive", "--yes"]), "signature (ext4)");
+    assert_eq!(sum(&d[1]), fs_sum, "the filesystem disk was never written");
+    let mnt = tempdir();
+    assert!(
+        Command::new("mount")
+            .args([&d[1].dev, mnt.path().to_str().unwrap()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let u = Unmount(mnt.path());
+    run(
+        with(&["--destructive", "--yes", "--wipe-signatures"]),
+        "is in use (",
+    );
+    drop(u);
+    // ZFS keeps labels at the end too: one uberblock magic in the last label.
+    let size = 16u64 << 20;
+    let label = size - (256 << 10) + (128 << 10);
+    std::os::unix::fs::FileExt::write_all_at(
+        &std::fs::OpenOptions::new()
+            .write(true)
+            .open(&d[2].file)
+            .unwrap(),
+        &0x00ba_b10cu64.to_le_bytes(),
+        label,
+    )
+    .unwrap();
+    let zfs_sum = sum(&d[2]);
+    run(
+        vec!["--destructive".into(), "--yes".into(), d[2].dev.clone()],
+        "ZFS labels",
+    );
+    assert_eq!(sum(&d[0]), before[0], "the clean disk was never written");
+    assert_eq!(
+        sum(&d[2]),
+        zfs_sum,
+        "the ZFS-labelled disk was never written"
+    );
+    // Mounting changed the filesystem disk itself; no burn-in block is on it.
+    for x in &d {
+        let bytes = std::fs::read(&x.file).unwrap();
+        assert!(
+            !bytes.chunks(4096).any(|b| b.starts_with(b"ABRN")),
+            "{}: a burn-in block was written",
+            x.dev
+        );
+    }
+}
+
+#[test]
+fn a_healthy_array_is_written_flushed_and_read_back_whole() {
+    need_root!();
+    let _l = device_lock();
+    let size = 24u64 << 20;
+    let d = disks(3, size);
+    let written: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let mut args = vec![
+        "--destructive",
+        "--yes",
+        "--block",
+        "1m",
+        "--passes",
+        "2",
+        "--json",
+    ];
+    args.push(json.to_str().unwrap());
+    args.extend(d.iter().map(|x| x.dev.as_str()));
+    let out = burnin(&args);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for (i, disk) in doc["disks"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(disk["written_bytes"], 2 * size, "{disk}");
+        assert_eq!(disk["verified_bytes"], 2 * size, "{disk}");
+        assert_eq!(disk["findings"], serde_json::json!([]), "{disk}");
+        assert_eq!(disk["verdict"], "healthy");
+        // The kernel counted every byte reaching the device, twice.
+        let sectors = sectors_written(&d[i].dev) - written[i];
+        assert!(sectors >= 2 * size / 512, "{sectors} sectors written");
+        // What is on the disk is the second pass's block.
+        let bytes = std::fs::read(&d[i].file).unwrap();
+        assert_eq!(&bytes[4096 * 7..4096 * 7 + 4], b"ABRN");
+        assert_eq!(
+            u16::from_le_bytes([bytes[4096 * 7 + 6], bytes[4096 * 7 + 7]]),
+            2
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Verdict: HEALTHY"), "{text}");
+}
+
+#[test]
+fn two_disks_that_alias_each_other_are_caught_holding_each_others_blocks() {
+    need_root!();
+    let _l = device_lock();
+    let size = 16u64 << 20;
+    let ok = disks(1, size);
+    // One backing file under two loop devices: every write to one lands on
+    // the other, as a misdirected write or a wrong cabling would.
+    let file = Path::new("/dev/shm").join(format!("arrayburn-alias-{}.img", std::process::id()));
+    arrayburn::testbed::fill_file(&file, size, 7, &arrayburn::measure::StopFlag::default())
+        .unwrap();
+    let a = LoopDisk::attach(file.clone(), &["--direct-io=on"]).unwrap();
+    let b = LoopDisk::attach(file.clone(), &["--direct-io=on"]).unwrap();
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let out = burnin(&[
+        "--destructive",
+        "--yes",
+        "--block",
+        "256k",
+        "--json",
+        json.to_str().unwrap(),
+        &ok[0].dev,
+        &a.dev,
+        &b.dev,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let disks = doc["disks"].as_array().unwrap();
+    assert_eq!(disks[0]["verdict"], "healthy", "the disk of its own");
+    // Whichever wrote a block last owns it: at least one of the two reads
+    // the other's blocks back, and says so.
+    let caught: Vec<&serde_json::Value> = disks[1..]
+        .iter()
+        .filter(|d| d["verdict"] == "return")
+        .collect();
+    assert!(!caught.is_empty(), "{doc}");
+    for d in caught {
+        let f = &d["findings"][0];
+        assert_eq!(f["class"], "misdirected", "{d}");
+        assert!(
+            f["detail"]
+                .as_str()
+                .unwrap()
+                .contains("another disk's block"),
+            "{d}"
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("misdirected: holds another disk's block"),
+        "{text}"
+    );
+    assert!(text.contains("return it"), "{text}");
+    drop((a, b));
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
+    need_root!();
+    let _l = device_lock();
+    // 4 KiB writes on 256 MiB: seconds of work, stopped after 0.3 s.
+    let d = disks(1, 256 << 20);
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let child = Command::new(bin())
+        .args([
+            "burnin",
+            "--destructive",
+            "--yes",
+            "--block",
+            "4k",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(&d[0].dev)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let sent = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(sent.elapsed() < std::time::Duration::from_secs(3));
+    assert!(err.contains("run it again"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let disk = &doc["disks"][0];
+    assert_eq!(disk["verdict"], "interrupted", "{disk}");
+    let written = disk["written_bytes"].as_u64().unwrap();
+    assert!(written > 0 && written < 2 * (256 << 20), "{disk}");
+}
