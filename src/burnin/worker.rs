@@ -173,12 +173,19 @@ pub fn burn(
             pass,
             disk: t.disk,
         };
+        let p = Pass {
+            t,
+            io,
+            stamp,
+            stop,
+            live,
+        };
         live.phase.store(u64::from(pass) * 2, Ordering::Relaxed);
-        if !write_phase(t, &mut buf, io, stamp, stop, live, &mut out) {
+        if !p.write(&mut buf, &mut out) {
             break;
         }
         live.phase.store(u64::from(pass) * 2 + 1, Ordering::Relaxed);
-        if !verify_phase(t, &mut buf, io, stamp, stop, live, &mut out) {
+        if !p.verify(&mut buf, &mut out) {
             break;
         }
         out.passes_done = pass;
@@ -195,114 +202,115 @@ fn chunks(t: &Target, io: usize) -> impl Iterator<Item = (u64, usize)> {
         .map(move |at| (at, (end - at).min(io as u64) as usize))
 }
 
-/// Writes the pass's blocks and flushes; false when the run must end.
-fn write_phase(
-    t: &Target,
-    buf: &mut AlignedBuf,
+/// One pass over one disk.
+struct Pass<'a> {
+    t: &'a Target,
     io: usize,
     stamp: Stamp,
-    stop: &StopFlag,
-    live: &Live,
-    out: &mut DiskBurn,
-) -> bool {
-    let f: &File = &t.file;
-    let began = Instant::now();
-    let mut written = 0;
-    for (at, len) in chunks(t, io) {
-        if stop.is_set() {
-            out.written_bytes += written;
-            out.write_s += began.elapsed().as_secs_f64();
-            return false;
-        }
-        let b = buf.slice_mut(len);
-        fill(b, at, stamp);
-        if let Err(e) = f.write_all_at(b, at) {
-            if gone(&e) {
-                out.device_gone = true;
-                out.add(stamp.pass, at, len as u64, Class::WriteError, e.to_string());
-                return false;
-            }
-            // Block by block, to find exactly which ones fail.
-            for (i, one) in b.chunks_exact(BLOCK).enumerate() {
-                let o = at + (i * BLOCK) as u64;
-                if let Err(e) = f.write_all_at(one, o) {
-                    out.add(
-                        stamp.pass,
-                        o,
-                        BLOCK as u64,
-                        Class::WriteError,
-                        e.to_string(),
-                    );
-                }
-            }
-        }
-        written += len as u64;
-        live.done.store(written, Ordering::Relaxed);
-    }
-    if let Err(e) = f.sync_data() {
-        out.add(stamp.pass, t.start, 0, Class::FlushError, e.to_string());
-    }
-    out.written_bytes += written;
-    out.write_s += began.elapsed().as_secs_f64();
-    true
+    stop: &'a StopFlag,
+    live: &'a Live,
 }
 
-/// Reads the pass's blocks back and classifies them; false when the run
-/// must end.
-fn verify_phase(
-    t: &Target,
-    buf: &mut AlignedBuf,
-    io: usize,
-    stamp: Stamp,
-    stop: &StopFlag,
-    live: &Live,
-    out: &mut DiskBurn,
-) -> bool {
-    let f: &File = &t.file;
-    let began = Instant::now();
-    let mut read = 0;
-    for (at, len) in chunks(t, io) {
-        if stop.is_set() {
-            out.verified_bytes += read;
-            out.verify_s += began.elapsed().as_secs_f64();
-            return false;
-        }
-        let b = buf.slice_mut(len);
-        match f.read_exact_at(b, at) {
-            Ok(()) => {
-                for (o, found) in check_all(b, at, stamp) {
-                    let (class, detail) = describe(found, stamp);
-                    out.add(stamp.pass, o, BLOCK as u64, class, detail);
-                }
-            }
-            Err(e) if gone(&e) => {
-                out.device_gone = true;
-                out.add(stamp.pass, at, len as u64, Class::ReadError, e.to_string());
+impl Pass<'_> {
+    /// Writes the pass's blocks and flushes; false when the run must end.
+    fn write(&self, buf: &mut AlignedBuf, out: &mut DiskBurn) -> bool {
+        let (t, io, stamp, stop, live) = (self.t, self.io, self.stamp, self.stop, self.live);
+        let f: &File = &t.file;
+        let began = Instant::now();
+        let mut written = 0;
+        for (at, len) in chunks(t, io) {
+            if stop.is_set() {
+                out.written_bytes += written;
+                out.write_s += began.elapsed().as_secs_f64();
                 return false;
             }
-            Err(_) => {
-                for (i, one) in b.chunks_exact_mut(BLOCK).enumerate() {
+            let b = buf.slice_mut(len);
+            fill(b, at, stamp);
+            if let Err(e) = f.write_all_at(b, at) {
+                if gone(&e) {
+                    out.device_gone = true;
+                    out.add(stamp.pass, at, len as u64, Class::WriteError, e.to_string());
+                    return false;
+                }
+                // Block by block, to find exactly which ones fail.
+                for (i, one) in b.chunks_exact(BLOCK).enumerate() {
                     let o = at + (i * BLOCK) as u64;
-                    match f.read_exact_at(one, o) {
-                        Err(e) => {
-                            out.add(stamp.pass, o, BLOCK as u64, Class::ReadError, e.to_string())
-                        }
-                        Ok(()) => {
-                            for (o, found) in check_all(one, o, stamp) {
-                                let (class, detail) = describe(found, stamp);
-                                out.add(stamp.pass, o, BLOCK as u64, class, detail);
+                    if let Err(e) = f.write_all_at(one, o) {
+                        out.add(
+                            stamp.pass,
+                            o,
+                            BLOCK as u64,
+                            Class::WriteError,
+                            e.to_string(),
+                        );
+                    }
+                }
+            }
+            written += len as u64;
+            live.done.store(written, Ordering::Relaxed);
+        }
+        if let Err(e) = f.sync_data() {
+            out.add(stamp.pass, t.start, 0, Class::FlushError, e.to_string());
+        }
+        out.written_bytes += written;
+        out.write_s += began.elapsed().as_secs_f64();
+        true
+    }
+
+    /// Reads the pass's blocks back and classifies them; false when the run
+    /// must end.
+    fn verify(&self, buf: &mut AlignedBuf, out: &mut DiskBurn) -> bool {
+        let (t, io, stamp, stop, live) = (self.t, self.io, self.stamp, self.stop, self.live);
+        let f: &File = &t.file;
+        let began = Instant::now();
+        let mut read = 0;
+        for (at, len) in chunks(t, io) {
+            if stop.is_set() {
+                out.verified_bytes += read;
+                out.verify_s += began.elapsed().as_secs_f64();
+                return false;
+            }
+            let b = buf.slice_mut(len);
+            match f.read_exact_at(b, at) {
+                Ok(()) => {
+                    for (o, found) in check_all(b, at, stamp) {
+                        let (class, detail) = describe(found, stamp);
+                        out.add(stamp.pass, o, BLOCK as u64, class, detail);
+                    }
+                }
+                Err(e) if gone(&e) => {
+                    out.device_gone = true;
+                    out.add(stamp.pass, at, len as u64, Class::ReadError, e.to_string());
+                    return false;
+                }
+                Err(_) => {
+                    for (i, one) in b.chunks_exact_mut(BLOCK).enumerate() {
+                        let o = at + (i * BLOCK) as u64;
+                        match f.read_exact_at(one, o) {
+                            Err(e) => out.add(
+                                stamp.pass,
+                                o,
+                                BLOCK as u64,
+                                Class::ReadError,
+                                e.to_string(),
+                            ),
+                            Ok(()) => {
+                                for (o, found) in check_all(one, o, stamp) {
+                                    let (class, detail) = describe(found, stamp);
+                                    out.add(stamp.pass, o, BLOCK as u64, class, detail);
+                                }
                             }
                         }
                     }
                 }
             }
+            read += len as u64;
+            live.done.store(read, Ordering::Relaxed);
         }
-        read += len as u64;
-        live.done.store(read, Ordering::Relaxed);
+        out.verified_bytes += read;
+        out.verify_s += began.elapsed().as_secs_f64();
+        true
     }
-    out.verified_bytes += read;
-    out.verify_s += began.elapsed().as_secs_f64();
-    true
 }
 
 #[cfg(test)]

@@ -232,7 +232,7 @@ fn run_throughput(
                 continue;
             } else {
                 throughput::settle(c, stop);
-                match throughput::run_phase(c, phase, count, kb, reclen, stop) {
+                match run_phase(c, phase, count, kb, reclen, stop) {
                     Ok(b) => b,
                     Err(_) if stop.is_set() => return Ok(()),
                     Err(e) => {
@@ -258,6 +258,31 @@ fn run_throughput(
     }
     emit(out, "\niozone test complete.\n")?;
     Ok(())
+}
+
+/// Runs one phase with `count` children (processes, or threads with -T)
+/// and returns its block.
+fn run_phase(
+    c: &Config,
+    phase: Phase,
+    count: usize,
+    kb: u64,
+    reclen: u64,
+    stop: &StopFlag,
+) -> std::io::Result<Block> {
+    let run = throughput::PhaseRun {
+        c,
+        phase,
+        count,
+        kb,
+        reclen,
+    };
+    let (children, parent_secs) = if c.threads {
+        throughput::run_threads(&run, stop)?
+    } else {
+        children::run_processes(&run, stop)?
+    };
+    Ok(Block::new(phase, children, parent_secs))
 }
 
 /// Standard output went away (a reader such as `head` closed the pipe).

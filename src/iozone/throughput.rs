@@ -155,7 +155,7 @@ pub struct Block {
 }
 
 impl Block {
-    fn new(phase: Phase, children: Vec<Child>, parent_secs: f64) -> Self {
+    pub fn new(phase: Phase, children: Vec<Child>, parent_secs: f64) -> Self {
         let count = children.len();
         let children_see: f64 = children.iter().map(|c| c.throughput).sum();
         let total: f64 = children.iter().map(|c| c.actual).sum();
@@ -452,34 +452,9 @@ pub struct PhaseRun<'a> {
     pub reclen: u64,
 }
 
-/// Runs one phase with `count` children (processes, or threads with -T)
-/// and returns its block.
-pub fn run_phase(
-    c: &Config,
-    phase: Phase,
-    count: usize,
-    kb: u64,
-    reclen: u64,
-    stop: &StopFlag,
-) -> io::Result<Block> {
-    let run = PhaseRun {
-        c,
-        phase,
-        count,
-        kb,
-        reclen,
-    };
-    let (children, parent_secs) = if c.threads {
-        run_threads(&run, stop)?
-    } else {
-        super::children::run_processes(&run, stop)?
-    };
-    Ok(Block::new(phase, children, parent_secs))
-}
-
 /// The children of a phase as threads of this process (`-T`): their
 /// numbers, and the parent's seconds from the release to the last exit.
-fn run_threads(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>, f64)> {
+pub fn run_threads(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>, f64)> {
     let &PhaseRun {
         c,
         phase,
