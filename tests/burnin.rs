@@ -278,3 +278,132 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
     let written = disk["written_bytes"].as_u64().unwrap();
     assert!(written > 0 && written < 2 * (256 << 20), "{disk}");
 }
+
+#[test]
+fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
+    use crate::faults::FaultyDisk;
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let size = 16 * MIB;
+    // Each disk has one fault; the fourth has none.
+    let lose = FaultyDisk::writable(size, &[], &[(4 * MIB, 8192)], &[]);
+    let flip = FaultyDisk::writable(size, &[], &[], &[(8 * MIB, 3 * 4096)]);
+    let bad = FaultyDisk::writable(size, &[(12 * MIB + 4096, 4096)], &[], &[]);
+    let clean = FaultyDisk::writable(size, &[], &[], &[]);
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let out = burnin(&[
+        "--destructive",
+        "--yes",
+        "--passes",
+        "2",
+        "--block",
+        "1m",
+        "--json",
+        json.to_str().unwrap(),
+        &lose.dev,
+        &flip.dev,
+        &bad.dev,
+        &clean.dev,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let findings = |i: usize| -> Vec<(u64, u64, u64, String)> {
+        doc["disks"][i]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["pass"].as_u64().unwrap(),
+                    f["offset"].as_u64().unwrap(),
+                    f["len"].as_u64().unwrap(),
+                    f["class"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    // The second pass's writes there never landed: pass 1's blocks remain.
+    assert_eq!(findings(0), [(2, 4 * MIB, 8192, "stale".to_string())]);
+    assert!(
+        doc["disks"][0]["findings"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("holds pass 1's block"),
+        "{doc}"
+    );
+    // Flipped on every read: three blocks, in both passes.
+    assert_eq!(
+        findings(1),
+        [
+            (1, 8 * MIB, 3 * 4096, "corrupted".to_string()),
+            (2, 8 * MIB, 3 * 4096, "corrupted".to_string())
+        ]
+    );
+    // The failed write is pinpointed to its 4 KiB; what never landed reads
+    // back as zeros.
+    let f = findings(2);
+    assert!(
+        f.contains(&(1, 12 * MIB + 4096, 4096, "write_error".to_string())),
+        "{f:?}"
+    );
+    assert!(
+        f.contains(&(1, 12 * MIB + 4096, 4096, "foreign".to_string())),
+        "{f:?}"
+    );
+    assert_eq!(findings(3), []);
+    let verdicts: Vec<&str> = (0..4)
+        .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["return", "return", "return", "healthy"]);
+}
+
+#[test]
+fn a_range_at_the_end_of_a_20_tib_disk_is_burned_at_its_own_offsets() {
+    need_root!();
+    let _l = device_lock();
+    // A sparse 20 TiB file in memory: only what is written takes room.
+    // Its last 8 MiB lie past 2^32 blocks of 4 KiB (badblocks' limit).
+    let size = 20u64 << 40;
+    let file = Path::new("/dev/shm").join(format!("arrayburn-huge-{}.img", std::process::id()));
+    let f = std::fs::File::create(&file).unwrap();
+    f.set_len(size).unwrap();
+    drop(f);
+    let disk = LoopDisk::attach(file.clone(), &["--direct-io=on"]).unwrap();
+    let start = size - (8 << 20);
+    let range = format!("{start}..");
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let out = burnin(&[
+        "--destructive",
+        "--yes",
+        "--range",
+        &range,
+        "--json",
+        json.to_str().unwrap(),
+        &disk.dev,
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let d = &doc["disks"][0];
+    assert_eq!(
+        (d["start_byte"].as_u64(), d["end_byte"].as_u64()),
+        (Some(start), Some(size))
+    );
+    assert_eq!(d["verified_bytes"], 8 << 20);
+    // The last block says where it is: a 64-bit offset.
+    let mut head = [0u8; 24];
+    std::os::unix::fs::FileExt::read_exact_at(
+        &std::fs::File::open(&file).unwrap(),
+        &mut head,
+        size - 4096,
+    )
+    .unwrap();
+    assert_eq!(&head[..4], b"ABRN");
+    assert_eq!(
+        u64::from_le_bytes(head[16..24].try_into().unwrap()),
+        size - 4096
+    );
+    drop(disk);
+}

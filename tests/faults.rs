@@ -33,10 +33,14 @@ fn helper() -> PathBuf {
     out
 }
 
-/// A mounted faultdisk with a read-only direct-I/O loop device over it;
-/// detached, unmounted and reaped on drop.
-struct FaultyDisk {
-    dev: String,
+/// Byte ranges: (start, length).
+type Ranges<'a> = &'a [(u64, u64)];
+
+/// A mounted faultdisk with a direct-I/O loop device over it (read-only,
+/// or writable in memory for the burn-in's tests); detached, unmounted and
+/// reaped on drop.
+pub(crate) struct FaultyDisk {
+    pub(crate) dev: String,
     mnt: tempfile::TempDir,
     daemon: Child,
 }
@@ -48,16 +52,34 @@ impl FaultyDisk {
 
     /// `slow`: (start, len, delay in µs) ranges.
     fn with_slow(size: u64, bad: &[(u64, u64)], slow: &[(u64, u64, u64)]) -> Self {
-        Self::spawn(size, bad, slow, None)
+        Self::spawn(size, bad, slow, None, None)
+    }
+
+    /// A writable disk in memory: writes to `bad` fail (EIO), writes to
+    /// `lose` after the first are dropped, reads of `flip` come back with a
+    /// bit flipped in each 4 KiB block.
+    pub(crate) fn writable(
+        size: u64,
+        bad: &[(u64, u64)],
+        lose: &[(u64, u64)],
+        flip: &[(u64, u64)],
+    ) -> Self {
+        Self::spawn(size, bad, &[], None, Some((lose, flip)))
     }
 
     /// A one-head drive: requests one at a time, each read taking `pace`
     /// µs, and `seek` µs more when it does not continue the previous one.
     fn drive(size: u64, pace: u64, seek: u64) -> Self {
-        Self::spawn(size, &[], &[(0, size, pace)], Some(seek))
+        Self::spawn(size, &[], &[(0, size, pace)], Some(seek), None)
     }
 
-    fn spawn(size: u64, bad: &[(u64, u64)], slow: &[(u64, u64, u64)], seek: Option<u64>) -> Self {
+    fn spawn(
+        size: u64,
+        bad: &[(u64, u64)],
+        slow: &[(u64, u64, u64)],
+        seek: Option<u64>,
+        rw: Option<(Ranges, Ranges)>,
+    ) -> Self {
         let mnt = tempdir();
         let list = |v: Vec<String>| {
             if v.is_empty() {
@@ -85,6 +107,13 @@ impl FaultyDisk {
                 .arg("-s")
                 .env("FAULTDISK_SEEK_USEC", usec.to_string());
         }
+        if let Some((lose, flip)) = rw {
+            let env = |v: &[(u64, u64)]| list(v.iter().map(|(s, l)| format!("{s}:{l}")).collect());
+            daemon
+                .env("FAULTDISK_RW", "1")
+                .env("FAULTDISK_LOSE", env(lose))
+                .env("FAULTDISK_FLIP", env(flip));
+        }
         let daemon = daemon.spawn().unwrap();
         let img = mnt.path().join("disk.img");
         for _ in 0..100 {
@@ -93,11 +122,12 @@ impl FaultyDisk {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let out = Command::new("losetup")
-            .args(["-f", "--show", "-r", "--direct-io=on"])
-            .arg(&img)
-            .output()
-            .unwrap();
+        let mut losetup = Command::new("losetup");
+        losetup.args(["-f", "--show", "--direct-io=on"]);
+        if rw.is_none() {
+            losetup.arg("-r");
+        }
+        let out = losetup.arg(&img).output().unwrap();
         let mut me = Self {
             dev: String::new(),
             mnt,

@@ -10,7 +10,7 @@ mod burnin;
 mod check;
 mod demo;
 mod exports;
-mod faults;
+pub(crate) mod faults;
 mod inputs;
 mod iozone;
 mod list;

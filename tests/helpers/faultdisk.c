@@ -11,6 +11,12 @@
  *   With FAULTDISK_SEEK_USEC=N in the environment, a read that does not
  *   start where the previous one ended waits N µs more: a head seek (run
  *   with -s, one request at a time, to make it one head).
+ *   With FAULTDISK_RW=1 the file is a writable disk in memory (zeros at
+ *   first) for write-verify tests: BAD ranges then fail writes (EIO), and
+ *   FAULTDISK_LOSE=START:LEN[,...] keeps the first write there and drops
+ *   every later one (lost writes: a re-write reads back the old data),
+ *   FAULTDISK_FLIP=START:LEN[,...] flips bit 0 of byte 100 of every 4 KiB
+ *   block there on each read (bit rot the drive does not notice).
  *
  * Build: gcc -O2 -o faultdisk faultdisk.c $(pkg-config --cflags --libs fuse3)
  */
@@ -34,6 +40,26 @@ static long slow_usec[MAX_RANGES];
 static int slow_count;
 static long seek_usec;
 static off_t next_off;
+static int rw;
+static char *mem;
+static off_t lose_from[MAX_RANGES], lose_to[MAX_RANGES];
+static int lose_count;
+static int lose_written[MAX_RANGES];
+static off_t flip_from[MAX_RANGES], flip_to[MAX_RANGES];
+static int flip_count;
+
+static int parse_ranges(char *list, off_t *from, off_t *to)
+{
+    int n = 0;
+    for (char *tok = strtok(list, ","); tok && n < MAX_RANGES; tok = strtok(NULL, ",")) {
+        long long a = 0, len = 0;
+        if (sscanf(tok, "%lld:%lld", &a, &len) == 2) {
+            from[n] = a;
+            to[n++] = a + len;
+        }
+    }
+    return n;
+}
 
 static int fd_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
@@ -45,7 +71,7 @@ static int fd_getattr(const char *path, struct stat *st, struct fuse_file_info *
         return 0;
     }
     if (strcmp(path, "/disk.img") == 0) {
-        st->st_mode = S_IFREG | 0444;
+        st->st_mode = S_IFREG | (rw ? 0644 : 0444);
         st->st_nlink = 1;
         st->st_size = size_bytes;
         return 0;
@@ -69,7 +95,7 @@ static int fd_open(const char *path, struct fuse_file_info *fi)
 {
     if (strcmp(path, "/disk.img") != 0)
         return -ENOENT;
-    if ((fi->flags & O_ACCMODE) != O_RDONLY)
+    if (!rw && (fi->flags & O_ACCMODE) != O_RDONLY)
         return -EROFS;
     fi->direct_io = 1; /* no FUSE page cache: every read reaches us */
     return 0;
@@ -86,6 +112,14 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
     for (int i = 0; i < slow_count; i++)
         if (off < slow_to[i] && slow_from[i] < off + (off_t)len)
             usleep(slow_usec[i]);
+    if (rw) {
+        memcpy(buf, mem + off, len);
+        for (int i = 0; i < flip_count; i++)
+            for (off_t b = (off + 4095) / 4096 * 4096; b < off + (off_t)len; b += 4096)
+                if (b >= flip_from[i] && b < flip_to[i] && b + 100 < off + (off_t)len)
+                    buf[b - off + 100] ^= 1;
+        return (int)len;
+    }
     for (int i = 0; i < bad_count; i++)
         if (off < bad_to[i] && bad_from[i] < off + (off_t)len)
             return -EIO;
@@ -98,11 +132,39 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
     return (int)len;
 }
 
+static int fd_write(const char *path, const char *buf, size_t len, off_t off,
+                    struct fuse_file_info *fi)
+{
+    (void)path, (void)fi;
+    if (!rw)
+        return -EROFS;
+    if (off >= size_bytes)
+        return -ENOSPC;
+    if ((off_t)len > size_bytes - off)
+        len = size_bytes - off;
+    for (int i = 0; i < bad_count; i++)
+        if (off < bad_to[i] && bad_from[i] < off + (off_t)len)
+            return -EIO;
+    for (size_t i = 0; i < len; i++) {
+        off_t pos = off + (off_t)i;
+        int lost = 0;
+        for (int k = 0; k < lose_count && !lost; k++)
+            lost = lose_written[k] && pos >= lose_from[k] && pos < lose_to[k];
+        if (!lost)
+            mem[pos] = buf[i];
+    }
+    for (int k = 0; k < lose_count; k++)
+        if (off < lose_to[k] && lose_from[k] < off + (off_t)len)
+            lose_written[k] = 1;
+    return (int)len;
+}
+
 static const struct fuse_operations ops = {
     .getattr = fd_getattr,
     .readdir = fd_readdir,
     .open = fd_open,
     .read = fd_read,
+    .write = fd_write,
 };
 
 int main(int argc, char **argv)
@@ -114,6 +176,16 @@ int main(int argc, char **argv)
     size_bytes = strtoll(argv[1], NULL, 10);
     if (getenv("FAULTDISK_SEEK_USEC"))
         seek_usec = strtol(getenv("FAULTDISK_SEEK_USEC"), NULL, 10);
+    if (getenv("FAULTDISK_RW")) {
+        rw = 1;
+        mem = calloc(1, size_bytes);
+        if (!mem)
+            return 1;
+    }
+    if (getenv("FAULTDISK_LOSE"))
+        lose_count = parse_ranges(getenv("FAULTDISK_LOSE"), lose_from, lose_to);
+    if (getenv("FAULTDISK_FLIP"))
+        flip_count = parse_ranges(getenv("FAULTDISK_FLIP"), flip_from, flip_to);
     for (char *tok = strtok(argv[2], ","); tok && bad_count < MAX_RANGES; tok = strtok(NULL, ",")) {
         long long from = 0, len = 0;
         if (sscanf(tok, "%lld:%lld", &from, &len) == 2) {
