@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use super::block::{BLOCK, Found, Stamp, check_all, fill};
 use super::plan::Target;
+use crossbeam_channel::bounded;
+
 use crate::device::buffer::AlignedBuf;
 use crate::measure::StopFlag;
 
@@ -181,7 +183,7 @@ pub fn burn(
             live,
         };
         live.phase.store(u64::from(pass) * 2, Ordering::Relaxed);
-        if !p.write(&mut buf, &mut out) {
+        if !p.write(&mut out) {
             break;
         }
         live.phase.store(u64::from(pass) * 2 + 1, Ordering::Relaxed);
@@ -213,48 +215,71 @@ struct Pass<'a> {
 
 impl Pass<'_> {
     /// Writes the pass's blocks and flushes; false when the run must end.
-    fn write(&self, buf: &mut AlignedBuf, out: &mut DiskBurn) -> bool {
+    fn write(&self, out: &mut DiskBurn) -> bool {
         let (t, io, stamp, stop, live) = (self.t, self.io, self.stamp, self.stop, self.live);
         let f: &File = &t.file;
         let began = Instant::now();
-        let mut written = 0;
-        for (at, len) in chunks(t, io) {
-            if stop.is_set() {
-                out.written_bytes += written;
-                out.write_s += began.elapsed().as_secs_f64();
-                return false;
+        let (written, go_on) = std::thread::scope(|s| {
+            // A second thread generates the next buffer's blocks while this
+            // one writes the last: two buffers go round.
+            let (empty_tx, empty_rx) = bounded::<AlignedBuf>(2);
+            let (full_tx, full_rx) = bounded::<(AlignedBuf, u64, usize)>(2);
+            for _ in 0..2 {
+                let _ = empty_tx.send(AlignedBuf::new(io));
             }
-            let b = buf.slice_mut(len);
-            fill(b, at, stamp);
-            if let Err(e) = f.write_all_at(b, at) {
-                if gone(&e) {
-                    out.device_gone = true;
-                    out.add(stamp.pass, at, len as u64, Class::WriteError, e.to_string());
-                    return false;
-                }
-                // Block by block, to find exactly which ones fail.
-                for (i, one) in b.chunks_exact(BLOCK).enumerate() {
-                    let o = at + (i * BLOCK) as u64;
-                    if let Err(e) = f.write_all_at(one, o) {
-                        out.add(
-                            stamp.pass,
-                            o,
-                            BLOCK as u64,
-                            Class::WriteError,
-                            e.to_string(),
-                        );
+            s.spawn(move || {
+                for (at, len) in chunks(t, io) {
+                    let Ok(mut b) = empty_rx.recv() else { return };
+                    fill(b.slice_mut(len), at, stamp);
+                    if full_tx.send((b, at, len)).is_err() {
+                        return;
                     }
                 }
+            });
+            let mut written = 0;
+            let mut go_on = true;
+            for (mut b, at, len) in full_rx.iter() {
+                if stop.is_set() {
+                    go_on = false;
+                    break;
+                }
+                let chunk = b.slice_mut(len);
+                if let Err(e) = f.write_all_at(chunk, at) {
+                    if gone(&e) {
+                        out.device_gone = true;
+                        out.add(stamp.pass, at, len as u64, Class::WriteError, e.to_string());
+                        go_on = false;
+                        break;
+                    }
+                    // Block by block, to find exactly which ones fail.
+                    for (i, one) in chunk.chunks_exact(BLOCK).enumerate() {
+                        let o = at + (i * BLOCK) as u64;
+                        if let Err(e) = f.write_all_at(one, o) {
+                            out.add(
+                                stamp.pass,
+                                o,
+                                BLOCK as u64,
+                                Class::WriteError,
+                                e.to_string(),
+                            );
+                        }
+                    }
+                }
+                written += len as u64;
+                live.done.store(written, Ordering::Relaxed);
+                let _ = empty_tx.send(b);
             }
-            written += len as u64;
-            live.done.store(written, Ordering::Relaxed);
-        }
-        if let Err(e) = f.sync_data() {
+            // Unblocks the generator wherever it waits, so the scope ends.
+            drop(full_rx);
+            drop(empty_tx);
+            (written, go_on)
+        });
+        out.written_bytes += written;
+        if go_on && let Err(e) = f.sync_data() {
             out.add(stamp.pass, t.start, 0, Class::FlushError, e.to_string());
         }
-        out.written_bytes += written;
         out.write_s += began.elapsed().as_secs_f64();
-        true
+        go_on
     }
 
     /// Reads the pass's blocks back and classifies them; false when the run
