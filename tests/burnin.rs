@@ -32,6 +32,18 @@ fn burnin(args: &[&str]) -> std::process::Output {
     out
 }
 
+/// `arrayburn burnin --destructive --yes ARGS --json FILE`: the output and
+/// the JSON document.
+fn burn(args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let mut all = vec!["--destructive", "--yes", "--json", json.to_str().unwrap()];
+    all.extend(args);
+    let out = burnin(&all);
+    let doc = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (out, doc)
+}
+
 fn refused(args: &[&str], why: &str) {
     let out = burnin(args);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -142,22 +154,10 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     let size = 24u64 << 20;
     let d = disks(3, size);
     let written: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
-    let dir = tempdir();
-    let json = dir.path().join("b.json");
-    let mut args = vec![
-        "--destructive",
-        "--yes",
-        "--block",
-        "1m",
-        "--passes",
-        "2",
-        "--json",
-    ];
-    args.push(json.to_str().unwrap());
+    let mut args = vec!["--block", "1m", "--passes", "2"];
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let out = burnin(&args);
+    let (out, doc) = burn(&args);
     assert_eq!(out.status.code(), Some(0));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     for (i, disk) in doc["disks"].as_array().unwrap().iter().enumerate() {
         assert_eq!(disk["written_bytes"], 2 * size, "{disk}");
         assert_eq!(disk["verified_bytes"], 2 * size, "{disk}");
@@ -191,21 +191,8 @@ fn two_disks_that_alias_each_other_are_caught_holding_each_others_blocks() {
         .unwrap();
     let a = LoopDisk::attach(file.clone(), &["--direct-io=on"]).unwrap();
     let b = LoopDisk::attach(file.clone(), &["--direct-io=on"]).unwrap();
-    let dir = tempdir();
-    let json = dir.path().join("b.json");
-    let out = burnin(&[
-        "--destructive",
-        "--yes",
-        "--block",
-        "256k",
-        "--json",
-        json.to_str().unwrap(),
-        &ok[0].dev,
-        &a.dev,
-        &b.dev,
-    ]);
+    let (out, doc) = burn(&["--block", "256k", &ok[0].dev, &a.dev, &b.dev]);
     assert_eq!(out.status.code(), Some(1));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let disks = doc["disks"].as_array().unwrap();
     assert_eq!(disks[0]["verdict"], "healthy", "the disk of its own");
     // Whichever wrote a block last owns it: at least one of the two reads
@@ -259,17 +246,10 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let sent = std::time::Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (out, took) = interrupt_after(child, std::time::Duration::from_millis(300));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(sent.elapsed() < std::time::Duration::from_secs(3));
+    assert!(took < std::time::Duration::from_secs(3));
     assert!(err.contains("run it again"), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true);
@@ -291,24 +271,10 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
     let flip = FaultyDisk::writable(size, &[], &[], &[(8 * MIB, 3 * 4096)]);
     let bad = FaultyDisk::writable(size, &[(12 * MIB + 4096, 4096)], &[], &[]);
     let clean = FaultyDisk::writable(size, &[], &[], &[]);
-    let dir = tempdir();
-    let json = dir.path().join("b.json");
-    let out = burnin(&[
-        "--destructive",
-        "--yes",
-        "--passes",
-        "2",
-        "--block",
-        "1m",
-        "--json",
-        json.to_str().unwrap(),
-        &lose.dev,
-        &flip.dev,
-        &bad.dev,
-        &clean.dev,
+    let (out, doc) = burn(&[
+        "--passes", "2", "--block", "1m", &lose.dev, &flip.dev, &bad.dev, &clean.dev,
     ]);
     assert_eq!(out.status.code(), Some(1));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let findings = |i: usize| -> Vec<(u64, u64, u64, String)> {
         doc["disks"][i]["findings"]
             .as_array()
@@ -373,19 +339,8 @@ fn a_range_at_the_end_of_a_20_tib_disk_is_burned_at_its_own_offsets() {
     let disk = LoopDisk::attach(file.clone(), &["--direct-io=on"]).unwrap();
     let start = size - (8 << 20);
     let range = format!("{start}..");
-    let dir = tempdir();
-    let json = dir.path().join("b.json");
-    let out = burnin(&[
-        "--destructive",
-        "--yes",
-        "--range",
-        &range,
-        "--json",
-        json.to_str().unwrap(),
-        &disk.dev,
-    ]);
+    let (out, doc) = burn(&["--range", &range, &disk.dev]);
     assert_eq!(out.status.code(), Some(0));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let d = &doc["disks"][0];
     assert_eq!(
         (d["start_byte"].as_u64(), d["end_byte"].as_u64()),

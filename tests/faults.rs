@@ -671,19 +671,12 @@ fn pinpointing_honours_the_sample_window_and_a_signal() {
     .stdout(std::process::Stdio::null())
     .spawn()
     .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    let sent = std::time::Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (out, took) = interrupt_after(child, Duration::from_millis(1500));
     assert_eq!(out.status.code(), Some(130));
     assert!(
-        sent.elapsed() < Duration::from_secs(3),
+        took < Duration::from_secs(3),
         "stopped {:?} after the signal",
-        sent.elapsed()
+        took
     );
     let v: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let row = &disk_rows(&v, "serial")[0];

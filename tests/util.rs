@@ -261,3 +261,20 @@ pub fn disk_rows<'a>(r: &'a Report, pass: &str) -> &'a [PassDisk] {
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
+
+/// Lets `child` run for `after`, sends it SIGINT, and returns its output
+/// and how long it took to stop once signalled.
+pub fn interrupt_after(
+    child: std::process::Child,
+    after: std::time::Duration,
+) -> (std::process::Output, std::time::Duration) {
+    std::thread::sleep(after);
+    let sent = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out, sent.elapsed())
+}
