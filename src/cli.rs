@@ -145,6 +145,19 @@ pub struct BurninArgs {
     /// Write the result as JSON to FILE (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Read SMART before and after (smartctl --json) and judge what rose:
+    /// `auto` where smartctl and the disk allow, `require` refuses a disk
+    /// without SMART data, `off` skips it.
+    #[arg(long, value_enum, default_value_t = SmartMode::Auto)]
+    pub smart: SmartMode,
+}
+
+/// Whether the burn-in reads SMART.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SmartMode {
+    Auto,
+    Require,
+    Off,
 }
 
 #[derive(Debug, Args)]

@@ -362,3 +362,137 @@ fn a_range_at_the_end_of_a_20_tib_disk_is_burned_at_its_own_offsets() {
     );
     drop(disk);
 }
+
+#[test]
+fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 16 << 20);
+    // A fake smartctl, first in PATH, serves a real recorded output of a
+    // SATA disk for each device: as it was before, then after the run.
+    let fake = tempdir();
+    let recorded: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/ata.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let raised = |id: u64, to: u64| {
+        let mut v = recorded.clone();
+        for a in v["ata_smart_attributes"]["table"].as_array_mut().unwrap() {
+            if a["id"] == id {
+                a["raw"]["value"] = to.into();
+            }
+        }
+        v
+    };
+    let afters = [recorded.clone(), raised(197, 8), raised(199, 12)];
+    for (x, after) in d.iter().zip(&afters) {
+        let name = x.dev.trim_start_matches("/dev/");
+        for (n, doc) in [&recorded, after].iter().enumerate() {
+            std::fs::write(
+                fake.path().join(format!("{name}.{n}.json")),
+                doc.to_string(),
+            )
+            .unwrap();
+        }
+    }
+    let script = fake.path().join("smartctl");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nd=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\ncat {0}/$d.$n.json\n",
+            fake.path().display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).unwrap();
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let out = Command::new(bin())
+        .env("PATH", path)
+        .args([
+            "burnin",
+            "--destructive",
+            "--yes",
+            "--smart",
+            "require",
+            "--json",
+        ])
+        .arg(&json)
+        .args(d.iter().map(|x| &x.dev))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let verdicts: Vec<&str> = (0..3)
+        .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["healthy", "return", "check_path"], "{doc}");
+    let delta = &doc["disks"][1]["smart"]["deltas"][0];
+    assert_eq!(
+        (
+            delta["name"].as_str(),
+            delta["before"].as_u64(),
+            delta["after"].as_u64()
+        ),
+        (Some("ATA 197 Current_Pending_Sector"), Some(0), Some(8))
+    );
+    assert!(
+        text.contains("SMART ATA 197 Current_Pending_Sector 0 → 8, return it"),
+        "{text}"
+    );
+    assert!(
+        text.contains("UDMA_CRC_Error_Count 0 → 12 during the burn-in"),
+        "{text}"
+    );
+    // Without SMART data (a loop device's real answer), --smart require
+    // refuses before writing.
+    let fake_none = tempdir();
+    let none = fake_none.path().join("smartctl");
+    std::fs::write(
+        &none,
+        "#!/bin/sh\necho '{\"smartctl\":{\"messages\":[{\"string\":\"Unable to detect device type\"}],\"exit_status\":1}}'\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&none).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&none, perms).unwrap();
+    let before = sum(&d[0]);
+    let out = Command::new(bin())
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                fake_none.path().display(),
+                std::env::var("PATH").unwrap()
+            ),
+        )
+        .args([
+            "burnin",
+            "--destructive",
+            "--yes",
+            "--smart",
+            "require",
+            &d[0].dev,
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("Unable to detect device type") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert_eq!(sum(&d[0]), before);
+}

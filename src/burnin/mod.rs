@@ -7,11 +7,13 @@
 //! - `worker`: one disk's write-flush-verify passes; it only measures and
 //!   classifies (verdicts are `judge::burnin`'s).
 //! - `report`: the result as JSON and text.
+//! - `smart`: SMART before and after, and what rose.
 //!
-//! Not built yet (issue 11): checkpoints and `--resume`, SMART before and
-//! after, the read-only soak, charts.
+//! Not built yet (issue 11): checkpoints and `--resume`, the read-only
+//! soak, charts.
 
 pub mod block;
 pub mod plan;
 pub mod report;
+pub mod smart;
 pub mod worker;

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use super::smart::SmartChange;
 use super::worker::{Class, DiskBurn};
 use crate::device::Identity;
 use crate::export::text::{show, table};
@@ -33,6 +34,10 @@ pub struct BurnDisk {
     /// Those as % of the peer group's median; null without peers.
     pub write_pct_of_peers: Option<f64>,
     pub verify_pct_of_peers: Option<f64>,
+    /// SMART before and after and the counters that rose; null when not
+    /// read (`smart_note` says why).
+    pub smart: Option<SmartChange>,
+    pub smart_note: Option<String>,
     /// `"healthy"`, `"return"`, `"recheck"`, `"check_path"`, or
     /// `"interrupted"` (stopped before it was burned whole, nothing found).
     pub verdict: String,
@@ -126,6 +131,27 @@ pub fn render(r: &BurnReport) -> String {
         ]);
     }
     let _ = writeln!(out, "{}", show(&t));
+    for d in &r.disks {
+        match (&d.smart, &d.smart_note) {
+            (Some(c), _) if !c.deltas.is_empty() => {
+                let rose: Vec<String> = c
+                    .deltas
+                    .iter()
+                    .map(|x| format!("{} {} → {}", x.name, x.before, x.after))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "\nSMART {}: rose during the burn-in: {}",
+                    d.path,
+                    rose.join(", ")
+                );
+            }
+            (None, Some(note)) => {
+                let _ = writeln!(out, "\nSMART {}: not compared ({note})", d.path);
+            }
+            _ => {}
+        }
+    }
     for d in r.disks.iter().filter(|d| !d.burn.findings.is_empty()) {
         let _ = writeln!(out, "\n{}:", d.path);
         for f in &d.burn.findings {

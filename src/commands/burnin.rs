@@ -12,8 +12,9 @@ use super::Outcome;
 use crate::burnin::block::BLOCK;
 use crate::burnin::plan::{Target, targets};
 use crate::burnin::report::{BurnDisk, BurnReport, class_words, render, speed};
+use crate::burnin::smart::{self, Kind, SmartChange, Snapshot};
 use crate::burnin::worker::{Class, DiskBurn, Live, burn};
-use crate::cli::BurninArgs;
+use crate::cli::{BurninArgs, SmartMode};
 use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
 use crate::judge::burnin::{BurnFacts, verdicts};
@@ -45,6 +46,13 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         args.range.as_deref(),
         &argv,
     )?;
+    if !args.yes && !std::io::stdin().is_terminal() {
+        bail!(
+            "standard input is not a terminal, so no one can confirm: add --yes to burn in {} disk(s) from a script (nothing was written)",
+            targets.len()
+        );
+    }
+    let before = smart_before(&targets, args.smart)?;
     confirm(&targets, args)?;
     let run: u64 = rand_run_id();
     let started = SystemTime::now();
@@ -63,7 +71,27 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
             .map(|h| h.join().unwrap_or_default())
             .collect()
     });
-    let report = report(&targets, burns, args, argv, run, started, stop.is_set());
+    let smart: Vec<(Option<SmartChange>, Option<String>)> = targets
+        .iter()
+        .zip(before)
+        .map(|(t, b)| match b {
+            Ok(b) => match smart::read(&t.dev.given) {
+                Ok(a) => (Some(SmartChange::of(b, a)), None),
+                Err(why) => (None, Some(format!("after the burn-in: {why}"))),
+            },
+            Err(why) => (None, Some(why)),
+        })
+        .collect();
+    let report = report(
+        &targets,
+        burns,
+        smart,
+        args,
+        argv,
+        run,
+        started,
+        stop.is_set(),
+    );
     // With `--json -` the JSON has standard output; the text goes to stderr.
     if json.as_ref().is_some_and(|o| o.is_stdout()) {
         eprint!("{}", render(&report));
@@ -87,6 +115,37 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     } else {
         Outcome::Flagged
     })
+}
+
+/// Each disk's SMART before anything is written, or why there is none.
+/// `require` refuses a disk without it (nothing written); `auto` says once
+/// that smartctl is missing and goes on.
+fn smart_before(
+    targets: &[Target],
+    mode: SmartMode,
+) -> anyhow::Result<Vec<Result<Snapshot, String>>> {
+    if mode == SmartMode::Off {
+        return Ok(targets.iter().map(|_| Err("--smart off".into())).collect());
+    }
+    let read: Vec<Result<Snapshot, String>> =
+        targets.iter().map(|t| smart::read(&t.dev.given)).collect();
+    for (t, r) in targets.iter().zip(&read) {
+        if let (SmartMode::Require, Err(why)) = (mode, r) {
+            bail!(
+                "--smart require: {} has no SMART to read ({why}); use --smart auto to burn it in without (nothing was written)",
+                t.dev.given
+            );
+        }
+    }
+    if read.iter().any(|r| {
+        r.as_ref()
+            .is_err_and(|w| w.starts_with("smartctl could not run"))
+    }) {
+        eprintln!(
+            "arrayburn burnin: smartctl not found: SMART is not compared (install smartmontools, or --smart off to say so)"
+        );
+    }
+    Ok(read)
 }
 
 /// A fresh run id (the clock's nanoseconds mixed with the process id; it
@@ -119,19 +178,15 @@ fn announce(targets: &[Target], args: &BurninArgs) {
     }
 }
 
-/// A terminal is shown the plan and asked; a script must say `--yes` (the
-/// plan is then printed as the record of what was destroyed).
+/// A terminal is shown the plan and asked; with `--yes` (a script: `run`
+/// refuses one without it) the plan is printed as the record of what was
+/// destroyed.
 fn confirm(targets: &[Target], args: &BurninArgs) -> anyhow::Result<()> {
     if args.yes {
         announce(targets, args);
         return Ok(());
     }
-    if !std::io::stdin().is_terminal() {
-        bail!(
-            "standard input is not a terminal, so no one can confirm: add --yes to burn in {} disk(s) from a script (nothing was written)",
-            targets.len()
-        );
-    }
+    announce(targets, args);
     eprint!(
         "Type yes to destroy the data on these {} disk(s): ",
         targets.len()
@@ -175,9 +230,11 @@ fn watch<T>(
 }
 
 /// Judges the disks and builds the report.
+#[allow(clippy::too_many_arguments)]
 fn report(
     targets: &[Target],
     burns: Vec<DiskBurn>,
+    smart: Vec<(Option<SmartChange>, Option<String>)>,
     args: &BurninArgs,
     argv: Vec<String>,
     run: u64,
@@ -186,10 +243,27 @@ fn report(
 ) -> BurnReport {
     let devices: Vec<_> = targets.iter().map(|t| t.dev.clone()).collect();
     let groups = crate::plan::peer_groups(&devices);
+    let words = |c: &SmartChange, kind: Kind| -> Vec<String> {
+        c.deltas
+            .iter()
+            .filter(|d| d.kind == kind)
+            .map(|d| format!("{} {} → {}", d.name, d.before, d.after))
+            .collect()
+    };
     let facts: Vec<BurnFacts> = burns
         .iter()
         .zip(&groups)
-        .map(|(b, g)| BurnFacts {
+        .zip(&smart)
+        .map(|((b, g), (sm, _))| BurnFacts {
+            smart_media: sm
+                .as_ref()
+                .map(|c| words(c, Kind::Media))
+                .unwrap_or_default(),
+            smart_transport: sm
+                .as_ref()
+                .map(|c| words(c, Kind::Transport))
+                .unwrap_or_default(),
+            smart_failed: sm.as_ref().is_some_and(|c| c.after.passed == Some(false)),
             bad: b
                 .bad_bytes
                 .iter()
@@ -209,8 +283,9 @@ fn report(
     let disks: Vec<BurnDisk> = targets
         .iter()
         .zip(burns)
+        .zip(smart)
         .zip(facts.iter().zip(judged))
-        .map(|((t, burn), (f, judged))| {
+        .map(|(((t, burn), (smart, smart_note)), (f, judged))| {
             let verdict = match &judged.action {
                 None if burn.interrupted => "interrupted".to_string(),
                 None => "healthy".to_string(),
@@ -236,6 +311,8 @@ fn report(
                 verify_mb_per_s: f.verify_mb_per_s,
                 write_pct_of_peers: judged.write_pct,
                 verify_pct_of_peers: judged.verify_pct,
+                smart,
+                smart_note,
                 verdict,
             }
         })
