@@ -496,3 +496,32 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
     );
     assert_eq!(sum(&d[0]), before);
 }
+
+#[test]
+fn fake_capacity_shows_as_blocks_that_belong_elsewhere() {
+    use crate::faults::FaultyDisk;
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    // A "16 MiB" disk that stores 8: its upper half is its lower half.
+    let fake = FaultyDisk::aliased(16 * MIB, 8 * MIB, 0);
+    let (out, doc) = burn(&["--block", "1m", &fake.dev]);
+    assert_eq!(out.status.code(), Some(1));
+    let disk = &doc["disks"][0];
+    assert_eq!(disk["verdict"], "return", "{disk}");
+    // The upper half was written last: the whole lower half reads back the
+    // upper half's blocks, one range 8 MiB away.
+    assert_eq!(disk["findings"].as_array().unwrap().len(), 1, "{disk}");
+    let f = &disk["findings"][0];
+    assert_eq!(
+        (f["offset"].as_u64(), f["len"].as_u64(), f["class"].as_str()),
+        (Some(0), Some(8 * MIB), Some("misdirected")),
+        "{disk}"
+    );
+    let shift = format!("holds the blocks written {} bytes further on", 8 * MIB);
+    assert!(f["detail"].as_str().unwrap().starts_with(&shift), "{f}");
+    assert_eq!(
+        disk["bad_bytes"][0],
+        serde_json::json!(["misdirected", 8 * MIB])
+    );
+}

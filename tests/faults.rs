@@ -36,6 +36,17 @@ fn helper() -> PathBuf {
 /// Byte ranges: (start, length).
 type Ranges<'a> = &'a [(u64, u64)];
 
+/// A writable in-memory disk's silent faults.
+#[derive(Default)]
+pub(crate) struct Writable<'a> {
+    /// Re-writes dropped here.
+    lose: Ranges<'a>,
+    /// A bit flipped on each read here.
+    flip: Ranges<'a>,
+    /// (start, length, target): these bytes are the target's.
+    alias: Option<(u64, u64, u64)>,
+}
+
 /// A mounted faultdisk with a direct-I/O loop device over it (read-only,
 /// or writable in memory for the burn-in's tests); detached, unmounted and
 /// reaped on drop.
@@ -64,7 +75,22 @@ impl FaultyDisk {
         lose: &[(u64, u64)],
         flip: &[(u64, u64)],
     ) -> Self {
-        Self::spawn(size, bad, &[], None, Some((lose, flip)))
+        let rw = Writable {
+            lose,
+            flip,
+            alias: None,
+        };
+        Self::spawn(size, bad, &[], None, Some(rw))
+    }
+
+    /// A writable disk in memory whose bytes from `at` on are the bytes from
+    /// `to` on (fake capacity wrapping around).
+    pub(crate) fn aliased(size: u64, at: u64, to: u64) -> Self {
+        let rw = Writable {
+            alias: Some((at, size - at, to)),
+            ..Writable::default()
+        };
+        Self::spawn(size, &[], &[], None, Some(rw))
     }
 
     /// A one-head drive: requests one at a time, each read taking `pace`
@@ -78,7 +104,7 @@ impl FaultyDisk {
         bad: &[(u64, u64)],
         slow: &[(u64, u64, u64)],
         seek: Option<u64>,
-        rw: Option<(Ranges, Ranges)>,
+        rw: Option<Writable>,
     ) -> Self {
         let mnt = tempdir();
         let list = |v: Vec<String>| {
@@ -107,12 +133,15 @@ impl FaultyDisk {
                 .arg("-s")
                 .env("FAULTDISK_SEEK_USEC", usec.to_string());
         }
-        if let Some((lose, flip)) = rw {
+        if let Some(rw) = &rw {
             let env = |v: &[(u64, u64)]| list(v.iter().map(|(s, l)| format!("{s}:{l}")).collect());
             daemon
                 .env("FAULTDISK_RW", "1")
-                .env("FAULTDISK_LOSE", env(lose))
-                .env("FAULTDISK_FLIP", env(flip));
+                .env("FAULTDISK_LOSE", env(rw.lose))
+                .env("FAULTDISK_FLIP", env(rw.flip));
+            if let Some((at, len, to)) = rw.alias {
+                daemon.env("FAULTDISK_ALIAS", format!("{at}:{len}:{to}"));
+            }
         }
         let daemon = daemon.spawn().unwrap();
         let img = mnt.path().join("disk.img");

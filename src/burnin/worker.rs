@@ -126,14 +126,26 @@ fn gone(e: &std::io::Error) -> bool {
 }
 
 /// Words for a block that is not what was written.
-fn describe(found: Found, stamp: Stamp) -> (Class, String) {
+/// `at`: where the block was read. A misdirected block is described by how
+/// far away it belongs, so that a run of them (fake capacity wrapping
+/// around) is one range.
+fn describe(found: Found, stamp: Stamp, at: u64) -> (Class, String) {
     match found {
         Found::Good => unreachable!("good blocks are not findings"),
         Found::Corrupted => (Class::Corrupted, "bits changed (CRC32C fails)".into()),
-        Found::Misdirected { offset, disk } if disk == stamp.disk => (
-            Class::Misdirected,
-            format!("holds the block written for byte {offset}"),
-        ),
+        Found::Misdirected { offset, disk } if disk == stamp.disk => {
+            let (by, way) = if offset > at {
+                (offset - at, "further on")
+            } else {
+                (at - offset, "earlier")
+            };
+            (
+                Class::Misdirected,
+                format!(
+                    "holds the blocks written {by} bytes {way} (the disk wraps around, or writes land elsewhere)"
+                ),
+            )
+        }
         Found::Misdirected { offset, .. } => (
             Class::Misdirected,
             format!("holds another disk's block (its byte {offset})"),
@@ -299,7 +311,7 @@ impl Pass<'_> {
             match f.read_exact_at(b, at) {
                 Ok(()) => {
                     for (o, found) in check_all(b, at, stamp) {
-                        let (class, detail) = describe(found, stamp);
+                        let (class, detail) = describe(found, stamp, o);
                         out.add(stamp.pass, o, BLOCK as u64, class, detail);
                     }
                 }
@@ -321,7 +333,7 @@ impl Pass<'_> {
                             ),
                             Ok(()) => {
                                 for (o, found) in check_all(one, o, stamp) {
-                                    let (class, detail) = describe(found, stamp);
+                                    let (class, detail) = describe(found, stamp, o);
                                     out.add(stamp.pass, o, BLOCK as u64, class, detail);
                                 }
                             }

@@ -16,7 +16,9 @@
  *   FAULTDISK_LOSE=START:LEN[,...] keeps the first write there and drops
  *   every later one (lost writes: a re-write reads back the old data),
  *   FAULTDISK_FLIP=START:LEN[,...] flips bit 0 of byte 100 of every 4 KiB
- *   block there on each read (bit rot the drive does not notice).
+ *   block there on each read (bit rot the drive does not notice), and
+ *   FAULTDISK_ALIAS=START:LEN:TO maps [START, START+LEN) onto TO for reads
+ *   and writes (fake capacity: the upper part wraps onto the lower).
  *
  * Build: gcc -O2 -o faultdisk faultdisk.c $(pkg-config --cflags --libs fuse3)
  */
@@ -47,6 +49,15 @@ static int lose_count;
 static int lose_written[MAX_RANGES];
 static off_t flip_from[MAX_RANGES], flip_to[MAX_RANGES];
 static int flip_count;
+static off_t alias_from = -1, alias_len, alias_to;
+
+/* Where byte `pos` of the disk is kept (the alias folds it back). */
+static off_t place(off_t pos)
+{
+    if (alias_from >= 0 && pos >= alias_from && pos < alias_from + alias_len)
+        return alias_to + (pos - alias_from);
+    return pos;
+}
 
 static int parse_ranges(char *list, off_t *from, off_t *to)
 {
@@ -113,7 +124,8 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
         if (off < slow_to[i] && slow_from[i] < off + (off_t)len)
             usleep(slow_usec[i]);
     if (rw) {
-        memcpy(buf, mem + off, len);
+        for (size_t i = 0; i < len; i++)
+            buf[i] = mem[place(off + (off_t)i)];
         for (int i = 0; i < flip_count; i++)
             for (off_t b = (off + 4095) / 4096 * 4096; b < off + (off_t)len; b += 4096)
                 if (b >= flip_from[i] && b < flip_to[i] && b + 100 < off + (off_t)len)
@@ -151,7 +163,7 @@ static int fd_write(const char *path, const char *buf, size_t len, off_t off,
         for (int k = 0; k < lose_count && !lost; k++)
             lost = lose_written[k] && pos >= lose_from[k] && pos < lose_to[k];
         if (!lost)
-            mem[pos] = buf[i];
+            mem[place(pos)] = buf[i];
     }
     for (int k = 0; k < lose_count; k++)
         if (off < lose_to[k] && lose_from[k] < off + (off_t)len)
@@ -184,6 +196,14 @@ int main(int argc, char **argv)
     }
     if (getenv("FAULTDISK_LOSE"))
         lose_count = parse_ranges(getenv("FAULTDISK_LOSE"), lose_from, lose_to);
+    if (getenv("FAULTDISK_ALIAS")) {
+        long long a = 0, l = 0, t = 0;
+        if (sscanf(getenv("FAULTDISK_ALIAS"), "%lld:%lld:%lld", &a, &l, &t) == 3) {
+            alias_from = a;
+            alias_len = l;
+            alias_to = t;
+        }
+    }
     if (getenv("FAULTDISK_FLIP"))
         flip_count = parse_ranges(getenv("FAULTDISK_FLIP"), flip_from, flip_to);
     for (char *tok = strtok(argv[2], ","); tok && bad_count < MAX_RANGES; tok = strtok(NULL, ",")) {
