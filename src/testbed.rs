@@ -100,8 +100,14 @@ impl Drop for LoopDisk {
         let back = Command::new("losetup")
             .args(["-n", "-O", "BACK-FILE", &self.dev])
             .output();
+        // Bound to our file, also once it is deleted (another device over
+        // the same file removed it first): losetup then adds " (deleted)".
+        let file = self.file.to_string_lossy();
         let ours = back
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == self.file.to_string_lossy())
+            .map(|o| {
+                let bound = String::from_utf8_lossy(&o.stdout).trim().to_string();
+                bound == file || bound == format!("{file} (deleted)")
+            })
             .unwrap_or(false);
         if ours {
             let _ = Command::new("losetup").args(["-d", &self.dev]).status();

@@ -219,8 +219,17 @@ fn two_disks_that_alias_each_other_are_caught_holding_each_others_blocks() {
         "{text}"
     );
     assert!(text.contains("return it"), "{text}");
+    let names = [a.name().to_string(), b.name().to_string()];
     drop((a, b));
     let _ = std::fs::remove_file(&file);
+    for n in names {
+        let bound = std::fs::read_to_string(format!("/sys/block/{n}/loop/backing_file"))
+            .unwrap_or_default();
+        assert!(
+            !bound.contains("arrayburn-alias-"),
+            "{n} left attached to {bound}"
+        );
+    }
 }
 
 #[test]
