@@ -250,7 +250,7 @@ impl Pass<'_> {
             });
             let mut written = 0;
             let mut go_on = true;
-            for (mut b, at, len) in full_rx.iter() {
+            'chunks: for (mut b, at, len) in full_rx.iter() {
                 if stop.is_set() {
                     go_on = false;
                     break;
@@ -263,10 +263,16 @@ impl Pass<'_> {
                         go_on = false;
                         break;
                     }
-                    // Block by block, to find exactly which ones fail.
+                    // Block by block, to find exactly which ones fail (a
+                    // signal or a vanished device ends it mid-chunk).
                     for (i, one) in chunk.chunks_exact(BLOCK).enumerate() {
+                        if stop.is_set() {
+                            go_on = false;
+                            break 'chunks;
+                        }
                         let o = at + (i * BLOCK) as u64;
                         if let Err(e) = f.write_all_at(one, o) {
+                            out.device_gone |= gone(&e);
                             out.add(
                                 stamp.pass,
                                 o,
@@ -274,6 +280,10 @@ impl Pass<'_> {
                                 Class::WriteError,
                                 e.to_string(),
                             );
+                            if out.device_gone {
+                                go_on = false;
+                                break 'chunks;
+                            }
                         }
                     }
                 }
@@ -301,11 +311,11 @@ impl Pass<'_> {
         let f: &File = &t.file;
         let began = Instant::now();
         let mut read = 0;
-        for (at, len) in chunks(t, io) {
+        let mut go_on = true;
+        'chunks: for (at, len) in chunks(t, io) {
             if stop.is_set() {
-                out.verified_bytes += read;
-                out.verify_s += began.elapsed().as_secs_f64();
-                return false;
+                go_on = false;
+                break;
             }
             let b = buf.slice_mut(len);
             match f.read_exact_at(b, at) {
@@ -318,19 +328,33 @@ impl Pass<'_> {
                 Err(e) if gone(&e) => {
                     out.device_gone = true;
                     out.add(stamp.pass, at, len as u64, Class::ReadError, e.to_string());
-                    return false;
+                    go_on = false;
+                    break;
                 }
                 Err(_) => {
+                    // Block by block, as the writes (a signal or a vanished
+                    // device ends it mid-chunk).
                     for (i, one) in b.chunks_exact_mut(BLOCK).enumerate() {
+                        if stop.is_set() {
+                            go_on = false;
+                            break 'chunks;
+                        }
                         let o = at + (i * BLOCK) as u64;
                         match f.read_exact_at(one, o) {
-                            Err(e) => out.add(
-                                stamp.pass,
-                                o,
-                                BLOCK as u64,
-                                Class::ReadError,
-                                e.to_string(),
-                            ),
+                            Err(e) => {
+                                out.device_gone |= gone(&e);
+                                out.add(
+                                    stamp.pass,
+                                    o,
+                                    BLOCK as u64,
+                                    Class::ReadError,
+                                    e.to_string(),
+                                );
+                                if out.device_gone {
+                                    go_on = false;
+                                    break 'chunks;
+                                }
+                            }
                             Ok(()) => {
                                 for (o, found) in check_all(one, o, stamp) {
                                     let (class, detail) = describe(found, stamp, o);
@@ -346,7 +370,7 @@ impl Pass<'_> {
         }
         out.verified_bytes += read;
         out.verify_s += began.elapsed().as_secs_f64();
-        true
+        go_on
     }
 }
 

@@ -320,7 +320,7 @@ fn report(
     let message = match (interrupted, disk_verdicts.len()) {
         (true, _) => "INTERRUPTED: partial burn-in.".to_string(),
         (false, 0) => format!(
-            "HEALTHY: every byte of {} disk(s) written, flushed and read back as written.",
+            "HEALTHY: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written.",
             disks.len()
         ),
         (false, n) => format!("FLAGGED: {n} disk(s) to act on."),
