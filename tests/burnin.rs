@@ -53,6 +53,15 @@ fn refused(args: &[&str], why: &str) {
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
 }
 
+/// An executable `smartctl` in `dir` that runs `body` (sh).
+fn fake_smartctl(dir: &Path, body: &str) {
+    let script = dir.join("smartctl");
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
+    let mut perms = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).unwrap();
+}
+
 /// Sectors written to `dev` so far, from /sys/block/NAME/stat.
 fn sectors_written(dev: &str) -> u64 {
     let name = dev.trim_start_matches("/dev/");
@@ -405,18 +414,13 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
             .unwrap();
         }
     }
-    let script = fake.path().join("smartctl");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nd=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\ncat {0}/$d.$n.json\n",
+    fake_smartctl(
+        fake.path(),
+        &format!(
+            "d=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\ncat {0}/$d.$n.json",
             fake.path().display()
         ),
-    )
-    .unwrap();
-    let mut perms = std::fs::metadata(&script).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&script, perms).unwrap();
+    );
     let path = format!(
         "{}:{}",
         fake.path().display(),
@@ -467,15 +471,10 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
     // Without SMART data (a loop device's real answer), --smart require
     // refuses before writing.
     let fake_none = tempdir();
-    let none = fake_none.path().join("smartctl");
-    std::fs::write(
-        &none,
-        "#!/bin/sh\necho '{\"smartctl\":{\"messages\":[{\"string\":\"Unable to detect device type\"}],\"exit_status\":1}}'\n",
-    )
-    .unwrap();
-    let mut perms = std::fs::metadata(&none).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&none, perms).unwrap();
+    fake_smartctl(
+        fake_none.path(),
+        "echo '{\"smartctl\":{\"messages\":[{\"string\":\"Unable to detect device type\"}],\"exit_status\":1}}'",
+    );
     let before = sum(&d[0]);
     let out = Command::new(bin())
         .env(
