@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::burnin::block::Pattern;
 use crate::defaults;
 use crate::units::{parse_duration, parse_size};
 
@@ -132,12 +133,30 @@ pub struct BurninArgs {
     #[arg(long)]
     pub wipe_signatures: bool,
     /// Write and verify every disk this many times, each pass with its own
-    /// blocks (a lost write of pass 2 reads back as pass 1's).
-    #[arg(long, default_value_t = 1)]
-    pub passes: u16,
+    /// blocks (a lost write of pass 2 reads back as pass 1's) [default: 1,
+    /// with --pattern badblocks 4].
+    #[arg(long)]
+    pub passes: Option<u16>,
+    /// What is written: `blocks` (self-identifying, every fault
+    /// classified) or `badblocks` (its four fills 0xaa 0x55 0xff 0x00, one
+    /// per pass, for procedures that name them).
+    #[arg(long, value_enum, default_value_t = Pattern::Blocks)]
+    pub pattern: Pattern,
     /// Size of each write and read (a multiple of 4 KiB).
     #[arg(long, default_value = defaults::BLOCK, value_parser = parse_size)]
     pub block: u64,
+    /// Keep a checkpoint per disk in DIR, to --resume after a reboot or
+    /// an interrupt.
+    #[arg(long, value_name = "DIR", default_value = crate::burnin::state::DEFAULT_DIR)]
+    pub state: PathBuf,
+    /// Continue the burn-in checkpointed in --state on these disks (the
+    /// same run: its passes, range and pattern).
+    #[arg(long, conflicts_with_all = ["passes", "pattern", "range", "block"])]
+    pub resume: bool,
+    /// Save each disk's checkpoint at least this often (seconds; the
+    /// disk's cache is flushed first).
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub checkpoint_every: u64,
     /// Burn only START..END of each disk (4 KiB multiples; 17t.. for the
     /// end of a large disk).
     #[arg(long, value_name = "START..END")]

@@ -148,7 +148,7 @@ impl Drop for LoopArray {
     }
 }
 
-/// A blkio cgroup holding this process, with read limits on chosen
+/// A blkio cgroup holding this process, with read or write limits on chosen
 /// devices. On drop the process goes back to the group it came from and the
 /// group is removed.
 #[derive(Debug)]
@@ -173,6 +173,14 @@ impl Throttle {
     pub fn limit(&self, devno: &str, bytes_per_s: u64) -> io::Result<()> {
         fs::write(
             self.dir.join("blkio.throttle.read_bps_device"),
+            format!("{devno} {bytes_per_s}"),
+        )
+    }
+
+    /// Limits writes to the device `devno` (`MAJ:MIN`) to `bytes_per_s`.
+    pub fn limit_write(&self, devno: &str, bytes_per_s: u64) -> io::Result<()> {
+        fs::write(
+            self.dir.join("blkio.throttle.write_bps_device"),
             format!("{devno} {bytes_per_s}"),
         )
     }

@@ -16,9 +16,18 @@ fn sum(d: &LoopDisk) -> u64 {
     })
 }
 
+/// `arrayburn burnin --state DIR` with its own checkpoint directory, kept
+/// as long as the second value is.
+fn burnin_cmd() -> (Command, tempfile::TempDir) {
+    let state = tempdir();
+    let mut c = Command::new(bin());
+    c.arg("burnin").arg("--state").arg(state.path());
+    (c, state)
+}
+
 fn burnin(args: &[&str]) -> std::process::Output {
-    let out = Command::new(bin())
-        .arg("burnin")
+    let (mut c, _state) = burnin_cmd();
+    let out = c
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
@@ -249,15 +258,9 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
     let d = disks(1, 256 << 20);
     let dir = tempdir();
     let json = dir.path().join("b.json");
-    let child = Command::new(bin())
-        .args([
-            "burnin",
-            "--destructive",
-            "--yes",
-            "--block",
-            "4k",
-            "--json",
-        ])
+    let (mut c, _state) = burnin_cmd();
+    let child = c
+        .args(["--destructive", "--yes", "--block", "4k", "--json"])
         .arg(&json)
         .arg(&d[0].dev)
         .stdout(std::process::Stdio::null())
@@ -268,7 +271,10 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(took < std::time::Duration::from_secs(3));
-    assert!(err.contains("run it again"), "{err}");
+    assert!(
+        err.contains("continue with: arrayburn burnin --resume"),
+        "{err}"
+    );
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true);
     let disk = &doc["disks"][0];
@@ -428,16 +434,10 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
     );
     let dir = tempdir();
     let json = dir.path().join("b.json");
-    let out = Command::new(bin())
+    let (mut c, _state) = burnin_cmd();
+    let out = c
         .env("PATH", path)
-        .args([
-            "burnin",
-            "--destructive",
-            "--yes",
-            "--smart",
-            "require",
-            "--json",
-        ])
+        .args(["--destructive", "--yes", "--smart", "require", "--json"])
         .arg(&json)
         .args(d.iter().map(|x| &x.dev))
         .stdin(std::process::Stdio::null())
@@ -476,7 +476,8 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
         "echo '{\"smartctl\":{\"messages\":[{\"string\":\"Unable to detect device type\"}],\"exit_status\":1}}'",
     );
     let before = sum(&d[0]);
-    let out = Command::new(bin())
+    let (mut c, _state) = burnin_cmd();
+    let out = c
         .env(
             "PATH",
             format!(
@@ -485,14 +486,7 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
                 std::env::var("PATH").unwrap()
             ),
         )
-        .args([
-            "burnin",
-            "--destructive",
-            "--yes",
-            "--smart",
-            "require",
-            &d[0].dev,
-        ])
+        .args(["--destructive", "--yes", "--smart", "require", &d[0].dev])
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
@@ -532,4 +526,144 @@ fn fake_capacity_shows_as_blocks_that_belong_elsewhere() {
         disk["bad_bytes"][0],
         serde_json::json!(["misdirected", 8 * MIB])
     );
+}
+
+/// One disk's checkpoint in `state` (named by its kernel name: loop
+/// devices have no serial).
+fn checkpoint(state: &Path, dev: &str) -> serde_json::Value {
+    let name = dev.trim_start_matches("/dev/");
+    let path = state.join(format!("burnin-{name}.json"));
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let size = 48 * MIB;
+    let d = disks(2, size);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    // Writes throttled to 16 MB/s: each write phase takes 3 s.
+    let t = Throttle::new();
+    for x in &d {
+        t.limit_write(x, 16_000_000);
+    }
+    let state = tempdir();
+    let st = state.path().to_str().unwrap();
+    let dir = tempdir();
+    let json = |n: u32| dir.path().join(format!("{n}.json"));
+    let args = |n: u32, extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["burnin", "--state", st, "--destructive", "--yes"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(["--json".into(), json(n).to_str().unwrap().into()]);
+        a.extend(devs.iter().map(|s| s.to_string()));
+        a
+    };
+    let written: Vec<u64> = devs.iter().map(|d| sectors_written(d)).collect();
+    let written_since = |i: usize| (sectors_written(devs[i]) - written[i]) * 512;
+    let spawn = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        t.command(&a)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // 1. Killed as a reboot would: the last checkpoint (at most 1 s old)
+    // is where the run stands, and it names only flushed bytes.
+    let mut child = spawn(args(
+        1,
+        &["--passes", "2", "--checkpoint-every", "1", "--smart", "off"],
+    ));
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed: Vec<serde_json::Value> = devs.iter().map(|d| checkpoint(state.path(), d)).collect();
+    for c in &killed {
+        assert_eq!(c["at"]["phase"], "write", "{c}");
+        let done = c["at"]["done_until"].as_u64().unwrap();
+        assert!(done >= 8 * MIB && done < size, "{c}");
+        assert_eq!(c["burn"]["written_bytes"].as_u64(), Some(done), "{c}");
+    }
+    // Without --resume the unfinished run is refused, nothing written.
+    let sums: Vec<u64> = d.iter().map(sum).collect();
+    let plain = |a: Vec<String>| {
+        let out = Command::new(bin())
+            .args(a)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        out
+    };
+    let out = plain(args(9, &[]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("unfinished burn-in (pass 1 of 2, write"),
+        "{err}"
+    );
+    assert!(err.contains("add --resume"), "{err}");
+    assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums);
+    // 2. Resumed, then interrupted: exit 130 and the command that goes on.
+    let child = spawn(args(2, &["--resume", "--checkpoint-every", "1"]));
+    let (out, took) = interrupt_after(child, std::time::Duration::from_millis(1500));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+    let again = format!(
+        "continue with: arrayburn burnin --resume --destructive --yes --state {st} {}",
+        devs.join(" ")
+    );
+    assert!(err.contains(&again), "{err}");
+    let stopped: Vec<serde_json::Value> =
+        devs.iter().map(|d| checkpoint(state.path(), d)).collect();
+    // 3. Resumed to the end, unthrottled: the disks are burned whole, the
+    // report covers all three runs, and this run wrote only what was left.
+    let before3: Vec<u64> = (0..2).map(written_since).collect();
+    let out = plain(args(3, &["--resume"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(json(3)).unwrap()).unwrap();
+    let first: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(json(2)).unwrap()).unwrap();
+    assert_eq!(doc["run_id"], first["run_id"]);
+    assert_eq!(doc["passes"], 2);
+    for (i, disk) in doc["disks"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(disk["verdict"], "healthy", "{disk}");
+        assert_eq!(disk["resumes"], 2, "{disk}");
+        assert_eq!(disk["verified_bytes"].as_u64(), Some(2 * size), "{disk}");
+        assert_eq!(disk["written_bytes"].as_u64(), Some(2 * size), "{disk}");
+        let c = &stopped[i]["at"];
+        let (pass, done) = (
+            c["pass"].as_u64().unwrap(),
+            c["done_until"].as_u64().unwrap(),
+        );
+        let left = match (pass, c["phase"].as_str().unwrap()) {
+            (1, "write") => 2 * size - done,
+            (1, "verify") => size,
+            (2, "write") => size - done,
+            _ => 0,
+        };
+        assert_eq!(written_since(i) - before3[i], left, "{c}");
+        assert_eq!(checkpoint(state.path(), devs[i])["at"]["phase"], "done");
+    }
+    // A checkpoint that is not this disk's (another size) is refused.
+    let name = devs[0].trim_start_matches("/dev/");
+    let path = state.path().join(format!("burnin-{name}.json"));
+    let mut c = checkpoint(state.path(), devs[0]);
+    c["at"]["phase"] = "write".into();
+    c["size_bytes"] = (size * 2).into();
+    std::fs::write(&path, serde_json::to_vec(&c).unwrap()).unwrap();
+    let sums: Vec<u64> = d.iter().map(sum).collect();
+    let out = plain(args(4, &["--resume"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not the disk checkpointed"), "{err}");
+    assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums);
 }

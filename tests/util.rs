@@ -133,6 +133,14 @@ impl Throttle {
         self
     }
 
+    /// Limits writes to `disk` to `bytes_per_s` for processes in the group.
+    pub fn limit_write(&self, disk: &LoopDisk, bytes_per_s: u64) -> &Self {
+        let name = disk.dev.trim_start_matches("/dev/");
+        let devno = fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
+        self.0.limit_write(devno.trim(), bytes_per_s).unwrap();
+        self
+    }
+
     /// `arrayburn ARGS` inside this group.
     pub fn command(&self, args: &[&str]) -> Command {
         self.0.command(bin(), args)

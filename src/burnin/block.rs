@@ -162,6 +162,93 @@ pub fn check_all(buf: &[u8], offset: u64, stamp: Stamp) -> Vec<(u64, Found)> {
         .collect()
 }
 
+/// What a burn-in writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Pattern {
+    /// Self-identifying blocks (the format above): every fault classified.
+    #[default]
+    Blocks,
+    /// badblocks' four classic fills, one per pass (0xaa, 0x55, 0xff,
+    /// 0x00), for procedures that name them. A fill cannot say where it
+    /// belongs: a block is good, stale (an earlier pass's fill: a lost
+    /// write), foreign (zeros or another fill) or corrupted (anything
+    /// else); a misdirected write of a fill cannot be seen.
+    Badblocks,
+}
+
+/// badblocks' fills, in its order.
+pub const FILLS: [u8; 4] = [0xaa, 0x55, 0xff, 0x00];
+
+impl Pattern {
+    /// How it is named (`--pattern`, the JSON and the checkpoint).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Blocks => "blocks",
+            Self::Badblocks => "badblocks",
+        }
+    }
+
+    /// The passes a burn-in makes unless `--passes` says: one for blocks,
+    /// all four fills for badblocks.
+    pub fn default_passes(self) -> u16 {
+        match self {
+            Self::Blocks => 1,
+            Self::Badblocks => FILLS.len() as u16,
+        }
+    }
+
+    /// Fills `buf` with what pass `stamp.pass` writes at `offset`.
+    pub fn fill(self, buf: &mut [u8], offset: u64, stamp: Stamp) {
+        match self {
+            Self::Blocks => fill(buf, offset, stamp),
+            Self::Badblocks => buf.fill(fill_of(stamp.pass)),
+        }
+    }
+
+    /// The blocks of `buf`, read from `offset`, that are not what pass
+    /// `stamp.pass` wrote.
+    pub fn check_all(self, buf: &[u8], offset: u64, stamp: Stamp) -> Vec<(u64, Found)> {
+        match self {
+            Self::Blocks => check_all(buf, offset, stamp),
+            Self::Badblocks => buf
+                .chunks_exact(BLOCK)
+                .enumerate()
+                .map(|(i, b)| (offset + (i * BLOCK) as u64, check_fill(b, stamp)))
+                .filter(|(_, f)| *f != Found::Good)
+                .collect(),
+        }
+    }
+}
+
+/// The byte pass `pass` (from 1) fills with.
+fn fill_of(pass: u16) -> u8 {
+    FILLS[usize::from(pass.max(1) - 1) % FILLS.len()]
+}
+
+/// Classifies one block of a badblocks fill.
+fn check_fill(block: &[u8], stamp: Stamp) -> Found {
+    let want = fill_of(stamp.pass);
+    let first = block[0];
+    if !block.iter().all(|b| *b == first) {
+        return Found::Corrupted;
+    }
+    if first == want {
+        return Found::Good;
+    }
+    // The latest earlier pass that wrote this byte: its write stands, so
+    // this pass's was lost.
+    if let Some(pass) = (1..stamp.pass).rev().find(|p| fill_of(*p) == first) {
+        return Found::Stale {
+            run: stamp.run,
+            pass,
+        };
+    }
+    if first == 0 || FILLS.contains(&first) {
+        return Found::Foreign { zeros: first == 0 };
+    }
+    Found::Corrupted
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,5 +336,39 @@ mod tests {
         assert_ne!(a[HEADER..BLOCK], b[HEADER..], "passes");
         let c = blocks(1, 0, Stamp { run: 1, ..S });
         assert_ne!(a[HEADER..BLOCK], c[HEADER..], "runs");
+    }
+
+    #[test]
+    fn badblocks_fills_tell_lost_writes_from_flipped_bits() {
+        let p = Pattern::Badblocks;
+        let mut b = vec![0u8; 2 * BLOCK];
+        for pass in 1..=4 {
+            let s = Stamp { pass, ..S };
+            p.fill(&mut b, 0, s);
+            assert!(p.check_all(&b, 0, s).is_empty(), "pass {pass}");
+        }
+        assert_eq!(b[0], 0x00, "the fourth fill");
+        let third = Stamp { pass: 3, ..S };
+        p.fill(&mut b[BLOCK..], BLOCK as u64, Stamp { pass: 2, ..S });
+        b[..BLOCK].fill(0xff);
+        b[17] ^= 0x04;
+        assert_eq!(
+            p.check_all(&b, 0, third),
+            [
+                (0, Found::Corrupted),
+                (
+                    BLOCK as u64,
+                    Found::Stale {
+                        run: S.run,
+                        pass: 2
+                    }
+                )
+            ]
+        );
+        assert_eq!(
+            check_fill(&[0; BLOCK], S),
+            Found::Foreign { zeros: true },
+            "pass 1 reads zeros"
+        );
     }
 }

@@ -8,12 +8,11 @@
 //!   classifies (verdicts are `judge::burnin`'s).
 //! - `report`: the result as JSON and text.
 //! - `smart`: SMART before and after, and what rose.
-//!
-//! Not built yet (issue 11): checkpoints and `--resume`, the read-only
-//! soak, charts.
+//! - `state`: the checkpoint per disk that a `--resume` continues from.
 
 pub mod block;
 pub mod plan;
 pub mod report;
 pub mod smart;
+pub mod state;
 pub mod worker;

@@ -59,6 +59,8 @@ pub struct BurnReport {
     /// The run id every block carries (hex).
     pub run_id: String,
     pub passes: u16,
+    /// What was written: `"blocks"` or `"badblocks"`.
+    pub pattern: String,
     /// Bytes per write and read.
     pub io_bytes: u64,
     pub disks: Vec<BurnDisk>,

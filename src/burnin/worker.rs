@@ -9,12 +9,13 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::block::{BLOCK, Found, Stamp, check_all, fill};
+use super::block::{BLOCK, Found, Pattern, Stamp};
 use super::plan::Target;
+use super::state::{At, Phase};
 use crossbeam_channel::bounded;
 
 use crate::device::buffer::AlignedBuf;
@@ -66,6 +67,10 @@ pub struct DiskBurn {
     /// Bytes read back, and the seconds that took.
     pub verified_bytes: u64,
     pub verify_s: f64,
+    /// Bytes a resumed write phase read back to prove its last interval
+    /// (not counted in `verified_bytes`).
+    #[serde(default)]
+    pub reverified_bytes: u64,
     /// Bytes per fault class.
     pub bad_bytes: Vec<(Class, u64)>,
     /// The first ranges found (at most [`MAX_FINDINGS`]).
@@ -76,6 +81,9 @@ pub struct DiskBurn {
     pub device_gone: bool,
     /// A signal stopped the run.
     pub interrupted: bool,
+    /// Times the run was resumed from a checkpoint.
+    #[serde(default)]
+    pub resumes: u32,
 }
 
 impl DiskBurn {
@@ -112,12 +120,50 @@ impl DiskBurn {
     }
 }
 
-/// Live progress of one disk for the display: bytes done in the current
-/// phase, and the phase (pass × 2, + 1 while verifying).
+/// What a disk is doing, for the display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Write,
+    /// The cache flush at the end of a write phase or before a
+    /// checkpoint.
+    Flush,
+    Verify,
+    /// A resumed write phase reading back its last interval.
+    Reverify,
+}
+
+/// Live progress of one disk for the display: the pass, the stage, and
+/// the bytes of the current phase done (from the range's start).
 #[derive(Debug, Default)]
 pub struct Live {
     pub done: AtomicU64,
-    pub phase: AtomicU64,
+    /// `pass << 2 | stage`.
+    state: AtomicU64,
+}
+
+impl Live {
+    fn set(&self, pass: u16, stage: Stage) {
+        let s = match stage {
+            Stage::Write => 0,
+            Stage::Flush => 1,
+            Stage::Verify => 2,
+            Stage::Reverify => 3,
+        };
+        self.state
+            .store(u64::from(pass) << 2 | s, Ordering::Relaxed);
+    }
+
+    /// The pass and stage now.
+    pub fn stage(&self) -> (u16, Stage) {
+        let s = self.state.load(Ordering::Relaxed);
+        let stage = match s & 3 {
+            0 => Stage::Write,
+            1 => Stage::Flush,
+            2 => Stage::Verify,
+            _ => Stage::Reverify,
+        };
+        ((s >> 2) as u16, stage)
+    }
 }
 
 /// Whether an I/O error means the device itself is gone.
@@ -169,69 +215,176 @@ fn describe(found: Found, stamp: Stamp, at: u64) -> (Class, String) {
     }
 }
 
-/// Burns in one disk: `passes` write-flush-verify rounds over its range in
-/// I/O of `io` bytes (a multiple of 4 KiB).
-pub fn burn(
-    t: &Target,
-    io: usize,
-    passes: u16,
-    run: u64,
-    stop: &StopFlag,
-    live: &Live,
-) -> DiskBurn {
-    let mut out = DiskBurn::default();
-    let mut buf = AlignedBuf::new(io);
-    for pass in 1..=passes {
-        let stamp = Stamp {
-            run,
-            pass,
-            disk: t.disk,
-        };
+/// One disk's burn-in as asked.
+pub struct Job<'a> {
+    pub t: &'a Target,
+    /// Bytes per write and read (a multiple of 4 KiB).
+    pub io: usize,
+    pub passes: u16,
+    pub pattern: Pattern,
+    pub run: u64,
+    pub stop: &'a StopFlag,
+    pub live: &'a Live,
+    /// How often a checkpoint is saved.
+    pub every: Duration,
+}
+
+/// Burns in one disk from `at` (the start, or a checkpoint's place) with
+/// what was found before it in `out`; `save` is called with the state at
+/// least every `job.every`, at each phase's end and when a signal stops
+/// the run, and never names written bytes the disk has not flushed.
+pub fn burn(job: &Job, at: At, mut out: DiskBurn, save: &mut dyn FnMut(&DiskBurn, At)) -> DiskBurn {
+    let mut buf = AlignedBuf::new(job.io);
+    let mut at = at;
+    while at.phase != Phase::Done && !job.stop.is_set() {
         let p = Pass {
-            t,
-            io,
-            stamp,
-            stop,
-            live,
+            job,
+            stamp: Stamp {
+                run: job.run,
+                pass: at.pass,
+                disk: job.t.disk,
+            },
         };
-        live.phase.store(u64::from(pass) * 2, Ordering::Relaxed);
-        if !p.write(&mut out) {
+        let go_on = match at.phase {
+            Phase::Write => {
+                let mut from = at.done_until;
+                if at.interval_from < at.done_until {
+                    // Resumed: what the last checkpoint called flushed must
+                    // be there; if it is not, it is written again.
+                    let bad = out.total_bad();
+                    let span = (at.interval_from, at.done_until);
+                    if p.verify(&mut buf, span, Check::Reverify, &mut out, save)
+                        .is_none()
+                    {
+                        break;
+                    }
+                    if out.total_bad() > bad {
+                        from = at.interval_from;
+                    }
+                }
+                p.write(from, &mut out, save)
+            }
+            Phase::Verify => p
+                .verify(
+                    &mut buf,
+                    (at.done_until, job.t.end),
+                    Check::Verify,
+                    &mut out,
+                    save,
+                )
+                .is_some(),
+            Phase::Done => unreachable!(),
+        };
+        if !go_on {
             break;
         }
-        live.phase.store(u64::from(pass) * 2 + 1, Ordering::Relaxed);
-        if !p.verify(&mut buf, &mut out) {
-            break;
-        }
-        out.passes_done = pass;
+        at = if at.phase == Phase::Write {
+            At {
+                phase: Phase::Verify,
+                ..At::first(job.t.start)
+            }
+            .with_pass(at.pass)
+        } else {
+            out.passes_done = at.pass;
+            if at.pass == job.passes {
+                At {
+                    phase: Phase::Done,
+                    ..At::first(job.t.end)
+                }
+                .with_pass(at.pass)
+            } else {
+                At::first(job.t.start).with_pass(at.pass + 1)
+            }
+        };
+        save(&out, at);
     }
-    out.interrupted = stop.is_set();
+    out.interrupted = job.stop.is_set();
     out
 }
 
-/// The chunks of the range: (offset, length).
-fn chunks(t: &Target, io: usize) -> impl Iterator<Item = (u64, usize)> {
-    let (start, end) = (t.start, t.end);
-    (start..end)
+/// The chunks of `from..end`: (offset, length).
+fn chunks(from: u64, end: u64, io: usize) -> impl Iterator<Item = (u64, usize)> {
+    (from..end)
         .step_by(io)
         .map(move |at| (at, (end - at).min(io as u64) as usize))
 }
 
+/// Whether a read-back is the pass's verify or a resumed write phase
+/// proving its last interval.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Check {
+    Verify,
+    Reverify,
+}
+
 /// One pass over one disk.
 struct Pass<'a> {
-    t: &'a Target,
-    io: usize,
+    job: &'a Job<'a>,
     stamp: Stamp,
-    stop: &'a StopFlag,
-    live: &'a Live,
 }
 
 impl Pass<'_> {
-    /// Writes the pass's blocks and flushes; false when the run must end.
-    fn write(&self, out: &mut DiskBurn) -> bool {
-        let (t, io, stamp, stop, live) = (self.t, self.io, self.stamp, self.stop, self.live);
+    /// Flushes the disk's cache and, if that held, saves a checkpoint
+    /// naming everything written up to `until` (the previous one at
+    /// `*last`).
+    fn checkpoint(
+        &self,
+        until: u64,
+        last: &mut u64,
+        began: Instant,
+        out: &mut DiskBurn,
+        save: &mut dyn FnMut(&DiskBurn, At),
+    ) -> bool {
+        let (t, live) = (self.job.t, self.job.live);
+        live.set(self.stamp.pass, Stage::Flush);
+        let flushed = t.file.sync_data();
+        live.set(self.stamp.pass, Stage::Write);
+        if let Err(e) = flushed {
+            out.add(
+                self.stamp.pass,
+                *last,
+                until - *last,
+                Class::FlushError,
+                e.to_string(),
+            );
+            return false;
+        }
+        let mut now = out.clone();
+        now.write_s += began.elapsed().as_secs_f64();
+        save(
+            &now,
+            At {
+                pass: self.stamp.pass,
+                phase: Phase::Write,
+                done_until: until,
+                interval_from: *last,
+            },
+        );
+        *last = until;
+        true
+    }
+
+    /// Writes the pass's blocks from `from` and flushes; false when the
+    /// run must end.
+    fn write(&self, from: u64, out: &mut DiskBurn, save: &mut dyn FnMut(&DiskBurn, At)) -> bool {
+        let Job {
+            t,
+            io,
+            pattern,
+            stop,
+            live,
+            every,
+            ..
+        } = *self.job;
+        let stamp = self.stamp;
         let f: &File = &t.file;
+        live.set(stamp.pass, Stage::Write);
+        live.done.store(from - t.start, Ordering::Relaxed);
         let began = Instant::now();
-        let (written, go_on) = std::thread::scope(|s| {
+        let mut saved = Instant::now();
+        let mut last = from;
+        let mut pos = from;
+        let go_on = std::thread::scope(|s| {
             // A second thread generates the next buffer's blocks while this
             // one writes the last: two buffers go round.
             let (empty_tx, empty_rx) = bounded::<AlignedBuf>(2);
@@ -240,15 +393,14 @@ impl Pass<'_> {
                 let _ = empty_tx.send(AlignedBuf::new(io));
             }
             s.spawn(move || {
-                for (at, len) in chunks(t, io) {
+                for (at, len) in chunks(from, t.end, io) {
                     let Ok(mut b) = empty_rx.recv() else { return };
-                    fill(b.slice_mut(len), at, stamp);
+                    pattern.fill(b.slice_mut(len), at, stamp);
                     if full_tx.send((b, at, len)).is_err() {
                         return;
                     }
                 }
             });
-            let mut written = 0;
             let mut go_on = true;
             'chunks: for (mut b, at, len) in full_rx.iter() {
                 if stop.is_set() {
@@ -287,44 +439,82 @@ impl Pass<'_> {
                         }
                     }
                 }
-                written += len as u64;
-                live.done.store(written, Ordering::Relaxed);
+                pos = at + len as u64;
+                out.written_bytes += len as u64;
+                live.done.store(pos - t.start, Ordering::Relaxed);
                 let _ = empty_tx.send(b);
+                if saved.elapsed() >= every {
+                    self.checkpoint(pos, &mut last, began, out, save);
+                    saved = Instant::now();
+                }
             }
             // Unblocks the generator wherever it waits, so the scope ends.
             drop(full_rx);
             drop(empty_tx);
-            (written, go_on)
+            go_on
         });
-        out.written_bytes += written;
-        if go_on && let Err(e) = f.sync_data() {
-            out.add(stamp.pass, t.start, 0, Class::FlushError, e.to_string());
+        if go_on {
+            live.set(stamp.pass, Stage::Flush);
+            if let Err(e) = f.sync_data() {
+                out.add(stamp.pass, t.start, 0, Class::FlushError, e.to_string());
+            }
+        } else if !out.device_gone && pos > last {
+            // Stopped: what was written so far is kept for a resume.
+            self.checkpoint(pos, &mut last, began, out, save);
         }
         out.write_s += began.elapsed().as_secs_f64();
         go_on
     }
 
-    /// Reads the pass's blocks back and classifies them; false when the run
-    /// must end.
-    fn verify(&self, buf: &mut AlignedBuf, out: &mut DiskBurn) -> bool {
-        let (t, io, stamp, stop, live) = (self.t, self.io, self.stamp, self.stop, self.live);
+    /// Reads `span` back and classifies it; `None` when the run must end,
+    /// else the bytes read.
+    fn verify(
+        &self,
+        buf: &mut AlignedBuf,
+        (from, until): (u64, u64),
+        check: Check,
+        out: &mut DiskBurn,
+        save: &mut dyn FnMut(&DiskBurn, At),
+    ) -> Option<u64> {
+        let Job {
+            t,
+            io,
+            pattern,
+            stop,
+            live,
+            every,
+            ..
+        } = *self.job;
+        let stamp = self.stamp;
         let f: &File = &t.file;
+        let stage = match check {
+            Check::Verify => Stage::Verify,
+            Check::Reverify => Stage::Reverify,
+        };
+        live.set(stamp.pass, stage);
         let began = Instant::now();
-        let mut read = 0;
+        let mut saved = Instant::now();
+        let mut last = from;
+        let mut pos = from;
         let mut go_on = true;
-        'chunks: for (at, len) in chunks(t, io) {
+        let found = |out: &mut DiskBurn, b: &[u8], o: u64| {
+            for (o, found) in pattern.check_all(b, o, stamp) {
+                let (class, mut detail) = describe(found, stamp, o);
+                if check == Check::Reverify {
+                    detail =
+                        format!("flushed before the interruption, not there after it: {detail}");
+                }
+                out.add(stamp.pass, o, BLOCK as u64, class, detail);
+            }
+        };
+        'chunks: for (at, len) in chunks(from, until, io) {
             if stop.is_set() {
                 go_on = false;
                 break;
             }
             let b = buf.slice_mut(len);
             match f.read_exact_at(b, at) {
-                Ok(()) => {
-                    for (o, found) in check_all(b, at, stamp) {
-                        let (class, detail) = describe(found, stamp, o);
-                        out.add(stamp.pass, o, BLOCK as u64, class, detail);
-                    }
-                }
+                Ok(()) => found(out, b, at),
                 Err(e) if gone(&e) => {
                     out.device_gone = true;
                     out.add(stamp.pass, at, len as u64, Class::ReadError, e.to_string());
@@ -355,22 +545,46 @@ impl Pass<'_> {
                                     break 'chunks;
                                 }
                             }
-                            Ok(()) => {
-                                for (o, found) in check_all(one, o, stamp) {
-                                    let (class, detail) = describe(found, stamp, o);
-                                    out.add(stamp.pass, o, BLOCK as u64, class, detail);
-                                }
-                            }
+                            Ok(()) => found(out, one, o),
                         }
                     }
                 }
             }
-            read += len as u64;
-            live.done.store(read, Ordering::Relaxed);
+            pos = at + len as u64;
+            match check {
+                Check::Verify => out.verified_bytes += len as u64,
+                Check::Reverify => out.reverified_bytes += len as u64,
+            }
+            live.done.store(pos - t.start, Ordering::Relaxed);
+            if check == Check::Verify && saved.elapsed() >= every {
+                let mut now = out.clone();
+                now.verify_s += began.elapsed().as_secs_f64();
+                save(
+                    &now,
+                    At {
+                        pass: stamp.pass,
+                        phase: Phase::Verify,
+                        done_until: pos,
+                        interval_from: last,
+                    },
+                );
+                last = pos;
+                saved = Instant::now();
+            }
         }
-        out.verified_bytes += read;
         out.verify_s += began.elapsed().as_secs_f64();
-        go_on
+        if !go_on && check == Check::Verify && !out.device_gone && pos > last {
+            save(
+                out,
+                At {
+                    pass: stamp.pass,
+                    phase: Phase::Verify,
+                    done_until: pos,
+                    interval_from: last,
+                },
+            );
+        }
+        go_on.then_some(pos - from)
     }
 }
 

@@ -10,10 +10,12 @@ use anyhow::{Context, bail};
 
 use super::Outcome;
 use crate::burnin::block::BLOCK;
+use crate::burnin::block::Pattern;
 use crate::burnin::plan::{Target, targets};
 use crate::burnin::report::{BurnDisk, BurnReport, class_words, render, speed};
 use crate::burnin::smart::{self, Kind, SmartChange, Snapshot};
-use crate::burnin::worker::{Class, DiskBurn, Live, burn};
+use crate::burnin::state::{self, At, Checkpoint, Phase};
+use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn};
 use crate::cli::{BurninArgs, SmartMode};
 use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
@@ -30,7 +32,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
             args.block
         );
     }
-    if args.passes == 0 {
+    if args.passes == Some(0) {
         bail!("--passes 0: give at least 1");
     }
     let json = args
@@ -39,59 +41,111 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         .map(|p| Output::resolve("--json", p, true))
         .transpose()
         .map_err(anyhow::Error::msg)?;
-    let (targets, _locks) = targets(
+    if args.destructive {
+        state_dir(&args.state)?;
+    }
+    // A resumed disk carries this run's blocks, not a signature of data:
+    // it is only accepted with its checkpoint (below).
+    let (mut targets, _locks) = targets(
         &args.devices,
         args.destructive,
-        args.wipe_signatures,
+        args.wipe_signatures || args.resume,
         args.range.as_deref(),
         &argv,
     )?;
+    let found = checkpoints(&targets, args)?;
     if !args.yes && !std::io::stdin().is_terminal() {
         bail!(
             "standard input is not a terminal, so no one can confirm: add --yes to burn in {} disk(s) from a script (nothing was written)",
             targets.len()
         );
     }
-    let before = smart_before(&targets, args.smart)?;
-    confirm(&targets, args)?;
-    let run: u64 = rand_run_id();
-    let started = SystemTime::now();
+    let points: Vec<Checkpoint> = match found {
+        Some(points) => {
+            // The range is the checkpoint's.
+            for (t, c) in targets.iter_mut().zip(&points) {
+                (t.start, t.end) = (c.start_byte, c.end_byte);
+            }
+            points
+        }
+        None => fresh(&targets, args, &argv)?,
+    };
+    confirm(&targets, &points, args)?;
+    for (t, c) in targets.iter().zip(&points) {
+        state::save(&state::path_for(&args.state, &t.dev), c).with_context(|| {
+            format!(
+                "--state {}: cannot save a checkpoint; give a writable directory (nothing was written)",
+                args.state.display()
+            )
+        })?;
+    }
+    let first = &points[0];
+    let run = u64::from_str_radix(&first.run_id, 16).unwrap_or_default();
+    let pattern = pattern_named(&first.pattern);
+    let (passes, io) = (first.passes, first.io_bytes as usize);
     let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
+    let every = Duration::from_secs(args.checkpoint_every);
     let burns: Vec<DiskBurn> = std::thread::scope(|s| {
         let handles: Vec<_> = targets
             .iter()
             .zip(&lives)
-            .map(|(t, live)| {
-                s.spawn(move || burn(t, args.block as usize, args.passes, run, stop, live))
+            .zip(&points)
+            .map(|((t, live), c)| {
+                let job = Job {
+                    t,
+                    io,
+                    passes,
+                    pattern,
+                    run,
+                    stop,
+                    live,
+                    every,
+                };
+                let path = state::path_for(&args.state, &t.dev);
+                s.spawn(move || {
+                    let mut warned = false;
+                    let mut save = |b: &DiskBurn, at: At| {
+                        let now = Checkpoint {
+                            saved_at: rfc3339(SystemTime::now()),
+                            at,
+                            burn: b.clone(),
+                            ..c.clone()
+                        };
+                        if let Err(e) = state::save(&path, &now)
+                            && !std::mem::replace(&mut warned, true)
+                        {
+                            eprintln!(
+                                "arrayburn burnin: warning: {}: cannot save its checkpoint ({e}); the burn-in goes on, but cannot be resumed from here",
+                                path.display()
+                            );
+                        }
+                    };
+                    let mut burn_from = c.burn.clone();
+                    burn_from.interrupted = false;
+                    burn(&job, c.at, burn_from, &mut save)
+                })
             })
             .collect();
-        watch(&targets, &lives, args.passes, &handles);
+        watch(&targets, &points, &lives, &handles);
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
             .collect()
     });
+    let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
     let smart: Vec<(Option<SmartChange>, Option<String>)> = targets
         .iter()
-        .zip(before)
-        .map(|(t, b)| match b {
-            Ok(b) => match smart::read(&t.dev.given) {
-                Ok(a) => (Some(SmartChange::of(b, a)), None),
+        .zip(&points)
+        .map(|(t, c)| match (&c.smart_before, interrupted) {
+            (Some(_), true) => (None, Some("read at the end of the burn-in".into())),
+            (Some(b), false) => match smart::read(&t.dev.given) {
+                Ok(a) => (Some(SmartChange::of(b.clone(), a)), None),
                 Err(why) => (None, Some(format!("after the burn-in: {why}"))),
             },
-            Err(why) => (None, Some(why)),
+            (None, _) => (None, c.smart_note.clone()),
         })
         .collect();
-    let report = report(
-        &targets,
-        burns,
-        smart,
-        args,
-        argv,
-        run,
-        started,
-        stop.is_set(),
-    );
+    let report = report(&targets, &points, burns, smart, interrupted);
     // With `--json -` the JSON has standard output; the text goes to stderr.
     if json.as_ref().is_some_and(|o| o.is_stdout()) {
         eprint!("{}", render(&report));
@@ -104,9 +158,13 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         o.write(&doc, true)
             .with_context(|| format!("writing --json {}", o.given.display()))?;
     }
-    if report.disks.iter().any(|d| d.burn.interrupted) {
+    if interrupted {
+        let devs: Vec<&str> = targets.iter().map(|t| t.dev.given.as_str()).collect();
         eprintln!(
-            "arrayburn burnin: interrupted; the disks hold a partial burn-in, run it again to burn them whole"
+            "arrayburn burnin: interrupted; each disk's place is saved in {}: continue with: arrayburn burnin --resume --destructive --yes --state {} {}",
+            args.state.display(),
+            args.state.display(),
+            devs.join(" ")
         );
         return Ok(Outcome::Interrupted);
     }
@@ -115,6 +173,140 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     } else {
         Outcome::Flagged
     })
+}
+
+/// Makes `--state DIR` if it is missing and proves checkpoints can be
+/// written there, before anything is written to a disk.
+fn state_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .and_then(|()| crate::output::probe_dir(dir))
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "--state {}: cannot keep checkpoints there ({e}); give a writable directory with --state (nothing was written)",
+                dir.display()
+            )
+        })
+}
+
+/// The checkpoints a `--resume` continues (every disk must have its own,
+/// of one run); without `--resume`, a disk whose burn-in is unfinished is
+/// refused rather than started over.
+fn checkpoints(targets: &[Target], args: &BurninArgs) -> anyhow::Result<Option<Vec<Checkpoint>>> {
+    let mut found = Vec::new();
+    for t in targets {
+        let path = state::path_for(&args.state, &t.dev);
+        let c = state::load(&path).map_err(|e| {
+            anyhow::anyhow!("{e}: move it away to start over (nothing was written)")
+        })?;
+        match (c, args.resume) {
+            (None, true) => bail!(
+                "--resume: {} has no checkpoint in {} (looked for {}); start its burn-in without --resume (nothing was written)",
+                t.dev.given,
+                args.state.display(),
+                path.display()
+            ),
+            (Some(mut c), true) => {
+                if let Err(why) = c.matches(&t.dev) {
+                    bail!(
+                        "--resume: {} is not the disk checkpointed in {}: {why}; start a new burn-in without --resume (nothing was written)",
+                        t.dev.given,
+                        path.display()
+                    );
+                }
+                c.burn.resumes += 1;
+                found.push(c);
+            }
+            (Some(c), false) if c.at.phase != Phase::Done => bail!(
+                "{} has an unfinished burn-in ({}) checkpointed in {}: add --resume to continue it, or move that file away to start over (nothing was written)",
+                t.dev.given,
+                place(&c),
+                path.display()
+            ),
+            (_, false) => {}
+        }
+    }
+    if !args.resume {
+        return Ok(None);
+    }
+    if let Some(other) = found.iter().find(|c| c.run_id != found[0].run_id) {
+        bail!(
+            "--resume: {} and {} were checkpointed by different burn-ins; resume each on its own (nothing was written)",
+            found[0].device,
+            other.device
+        );
+    }
+    Ok(Some(found))
+}
+
+/// Where a checkpointed run stands, in words.
+fn place(c: &Checkpoint) -> String {
+    let len = (c.end_byte - c.start_byte).max(1);
+    match c.at.phase {
+        Phase::Done => format!("all {} pass(es) done", c.passes),
+        Phase::Write | Phase::Verify => format!(
+            "pass {} of {}, {} {:.0}%",
+            c.at.pass,
+            c.passes,
+            if c.at.phase == Phase::Write {
+                "write"
+            } else {
+                "verify"
+            },
+            100.0 * (c.at.done_until - c.start_byte) as f64 / len as f64
+        ),
+    }
+}
+
+/// The checkpoints of a new burn-in: a fresh run id, SMART as it is now.
+fn fresh(
+    targets: &[Target],
+    args: &BurninArgs,
+    argv: &[String],
+) -> anyhow::Result<Vec<Checkpoint>> {
+    let before = smart_before(targets, args.smart)?;
+    let run = format!("{:016x}", rand_run_id());
+    let started = rfc3339(SystemTime::now());
+    Ok(targets
+        .iter()
+        .zip(before)
+        .map(|(t, smart)| {
+            let id = &t.dev.identity;
+            let (smart_before, smart_note) = match smart {
+                Ok(s) => (Some(s), None),
+                Err(why) => (None, Some(why)),
+            };
+            Checkpoint {
+                format: state::FORMAT,
+                run_id: run.clone(),
+                started_at: started.clone(),
+                saved_at: started.clone(),
+                device: t.dev.given.clone(),
+                by_id: id.by_id.clone(),
+                serial: id.serial.clone(),
+                model: id.model.clone(),
+                size_bytes: id.size_bytes,
+                start_byte: t.start,
+                end_byte: t.end,
+                passes: args.passes.unwrap_or(args.pattern.default_passes()),
+                io_bytes: args.block,
+                pattern: args.pattern.name().into(),
+                command_line: argv.to_vec(),
+                at: At::first(t.start),
+                burn: DiskBurn::default(),
+                smart_before,
+                smart_note,
+            }
+        })
+        .collect())
+}
+
+/// The pattern a checkpoint names.
+fn pattern_named(name: &str) -> Pattern {
+    if name == Pattern::Badblocks.name() {
+        Pattern::Badblocks
+    } else {
+        Pattern::Blocks
+    }
 }
 
 /// Each disk's SMART before anything is written, or why there is none.
@@ -158,22 +350,35 @@ fn rand_run_id() -> u64 {
 }
 
 /// The plan, before anything is written.
-fn announce(targets: &[Target], args: &BurninArgs) {
-    eprintln!(
-        "arrayburn burnin: will DESTROY all data in these ranges, writing and verifying each {} time(s):",
-        args.passes
-    );
-    for t in targets {
+fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
+    let c = &points[0];
+    if args.resume {
+        eprintln!(
+            "arrayburn burnin: will CONTINUE burn-in {} (started {}), writing and verifying each disk {} time(s) in all:",
+            c.run_id, c.started_at, c.passes
+        );
+    } else {
+        eprintln!(
+            "arrayburn burnin: will DESTROY all data in these ranges, writing ({} pattern) and verifying each {} time(s):",
+            c.pattern, c.passes
+        );
+    }
+    for (t, c) in targets.iter().zip(points) {
         let id = &t.dev.identity;
         eprintln!(
-            "  {}  {}  {}  serial {}  {}  bytes {}..{}",
+            "  {}  {}  {}  serial {}  {}  bytes {}..{}{}",
             t.dev.given,
             id.by_id.as_deref().unwrap_or("-"),
             id.model.as_deref().unwrap_or("-"),
             id.serial.as_deref().unwrap_or("-"),
             human_bytes(id.size_bytes),
             t.start,
-            t.end
+            t.end,
+            if args.resume {
+                format!("  from {}", place(c))
+            } else {
+                String::new()
+            }
         );
     }
 }
@@ -181,12 +386,11 @@ fn announce(targets: &[Target], args: &BurninArgs) {
 /// A terminal is shown the plan and asked; with `--yes` (a script: `run`
 /// refuses one without it) the plan is printed as the record of what was
 /// destroyed.
-fn confirm(targets: &[Target], args: &BurninArgs) -> anyhow::Result<()> {
+fn confirm(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) -> anyhow::Result<()> {
+    announce(targets, points, args);
     if args.yes {
-        announce(targets, args);
         return Ok(());
     }
-    announce(targets, args);
     eprint!(
         "Type yes to destroy the data on these {} disk(s): ",
         targets.len()
@@ -200,45 +404,84 @@ fn confirm(targets: &[Target], args: &BurninArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A line per disk every 10 s while the workers run.
+/// Bytes of a disk's whole burn-in done at `pass`, `stage`, `done` (its
+/// phase's bytes), out of `passes` × 2 × the range.
+fn progress_bytes(len: u64, pass: u16, stage: Stage, done: u64) -> u64 {
+    let phases_before =
+        u64::from(pass.saturating_sub(1)) * 2 + u64::from(matches!(stage, Stage::Verify));
+    phases_before * len + done.min(len)
+}
+
+/// A line per disk every 10 s while the workers run (with a time stamp:
+/// these go to logs), and the whole run's ETA at the speeds seen so far.
 fn watch<T>(
     targets: &[Target],
+    points: &[Checkpoint],
     lives: &[Live],
-    passes: u16,
     handles: &[std::thread::ScopedJoinHandle<T>],
 ) {
+    let began = Instant::now();
     let mut last = Instant::now();
+    let mut seen: Vec<Option<u64>> = vec![None; targets.len()];
+    let mut first: Vec<Option<u64>> = vec![None; targets.len()];
     while !handles.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(100));
         if last.elapsed() < Duration::from_secs(10) {
             continue;
         }
+        let dt = last.elapsed().as_secs_f64();
         last = Instant::now();
         let now = chrono::Local::now().format("%H:%M:%S");
-        for (t, l) in targets.iter().zip(lives) {
-            let phase = l.phase.load(Ordering::Relaxed);
+        let mut eta: f64 = 0.0;
+        for (i, ((t, c), l)) in targets.iter().zip(points).zip(lives).enumerate() {
+            let len = (t.end - t.start).max(1);
+            let total = u64::from(c.passes) * 2 * len;
+            let (pass, stage) = l.stage();
             let done = l.done.load(Ordering::Relaxed);
-            let what = if phase % 2 == 0 { "write" } else { "verify" };
+            let all = if c.at.phase == Phase::Done || handles[i].is_finished() {
+                total
+            } else {
+                progress_bytes(len, pass, stage, done)
+            };
+            let rate = seen[i].map_or(0.0, |s| all.saturating_sub(s) as f64 / dt);
+            seen[i] = Some(all);
+            let since = *first[i].get_or_insert(all);
+            let mean = all.saturating_sub(since) as f64 / began.elapsed().as_secs_f64();
+            if all < total && mean > 0.0 {
+                eta = eta.max((total - all) as f64 / mean);
+            }
+            let what = match stage {
+                Stage::Write => "write",
+                Stage::Flush => "flush",
+                Stage::Verify => "verify",
+                Stage::Reverify => "re-verify",
+            };
             eprintln!(
-                "{now} burnin: {} pass {}/{passes} {what} {:.0}%",
+                "{now} burnin: {} pass {pass}/{} {what} {:.0}% {:.0} MB/s",
                 t.dev.given,
-                phase / 2,
-                100.0 * done as f64 / (t.end - t.start).max(1) as f64
+                c.passes,
+                100.0 * done.min(len) as f64 / len as f64,
+                rate / 1e6
+            );
+        }
+        if eta > 0.0 {
+            let s = eta as u64;
+            eprintln!(
+                "{now} burnin: whole run ETA {}:{:02}:{:02}",
+                s / 3600,
+                s / 60 % 60,
+                s % 60
             );
         }
     }
 }
 
 /// Judges the disks and builds the report.
-#[allow(clippy::too_many_arguments)]
 fn report(
     targets: &[Target],
+    points: &[Checkpoint],
     burns: Vec<DiskBurn>,
     smart: Vec<(Option<SmartChange>, Option<String>)>,
-    args: &BurninArgs,
-    argv: Vec<String>,
-    run: u64,
-    started: SystemTime,
     interrupted: bool,
 ) -> BurnReport {
     let devices: Vec<_> = targets.iter().map(|t| t.dev.clone()).collect();
@@ -325,19 +568,21 @@ fn report(
         ),
         (false, n) => format!("FLAGGED: {n} disk(s) to act on."),
     };
+    let c = &points[0];
     BurnReport {
         kind: "burnin".into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         host: nix::unistd::gethostname()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        started_at: rfc3339(started),
+        started_at: c.started_at.clone(),
         finished_at: rfc3339(SystemTime::now()),
         interrupted,
-        command_line: argv,
-        run_id: format!("{run:016x}"),
-        passes: args.passes,
-        io_bytes: args.block,
+        command_line: c.command_line.clone(),
+        run_id: c.run_id.clone(),
+        passes: c.passes,
+        pattern: c.pattern.clone(),
+        io_bytes: c.io_bytes,
         disks,
         disk_verdicts,
         message,
