@@ -347,6 +347,49 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
         .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
         .collect();
     assert_eq!(verdicts, ["return", "return", "return", "healthy"]);
+    // badblocks' four fills on a fresh disk that loses writes, and on the
+    // flipping one: the first fill (0xaa) stays where later ones were
+    // lost, and reads back as pass 1's; flipped bits are corrupted in
+    // every pass.
+    let lose = FaultyDisk::writable(size, &[], &[(4 * MIB, 8192)], &[]);
+    let (out, doc) = burn(&[
+        "--pattern",
+        "badblocks",
+        "--block",
+        "1m",
+        &lose.dev,
+        &flip.dev,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        (doc["pattern"].as_str(), doc["passes"].as_u64()),
+        (Some("badblocks"), Some(4))
+    );
+    let findings = |i: usize| -> Vec<(u64, u64, String)> {
+        doc["disks"][i]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["pass"].as_u64().unwrap(),
+                    f["offset"].as_u64().unwrap(),
+                    f["class"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let at = |pass, offset, class: &str| (pass, offset, class.to_string());
+    assert_eq!(
+        findings(0),
+        [2, 3, 4].map(|p| at(p, 4 * MIB, "stale")),
+        "{doc}"
+    );
+    assert_eq!(
+        findings(1),
+        [1, 2, 3, 4].map(|p| at(p, 8 * MIB, "corrupted"))
+    );
+    assert_eq!(doc["disks"][0]["verified_bytes"].as_u64(), Some(4 * size));
 }
 
 #[test]
