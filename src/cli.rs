@@ -153,6 +153,15 @@ pub struct BurninArgs {
     /// same run: its passes, range and pattern).
     #[arg(long, conflicts_with_all = ["passes", "pattern", "range", "block"])]
     pub resume: bool,
+    /// A read-only soak instead: read every disk whole, --passes times
+    /// (default 2) or for --duration, each pass compared with the first
+    /// and with the peers; nothing is written (no --destructive needed).
+    #[arg(long, conflicts_with_all = ["destructive", "resume", "pattern", "wipe_signatures"])]
+    pub read_only: bool,
+    /// With --read-only: read passes until this much time has passed
+    /// (e.g. 8h; the pass then running is cut short).
+    #[arg(long, requires = "read_only", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
     /// Save each disk's checkpoint at least this often (seconds; the
     /// disk's cache is flushed first).
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]

@@ -710,3 +710,116 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     assert!(err.contains("is not the disk checkpointed"), "{err}");
     assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums);
 }
+
+#[test]
+fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows() {
+    use crate::faults::FaultyDisk;
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let size = 8 * MIB;
+    // A healthy disk, one holding a filesystem mounted read-only (a soak
+    // is for disks in use), one that slows after its first pass, one
+    // with a bad range.
+    let d = disks(3, size);
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &d[1].dev])
+        .output()
+        .unwrap();
+    assert!(mkfs.status.success(), "{mkfs:?}");
+    let mnt = tempdir();
+    assert!(
+        Command::new("mount")
+            .args(["-o", "ro", &d[1].dev, mnt.path().to_str().unwrap()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _u = Unmount(mnt.path());
+    let bad = FaultyDisk::new(size, &[(5 * MIB, 8192)]);
+    let t = Throttle::new();
+    t.limit(&d[2], 6_000_000);
+    let sums: Vec<u64> = d.iter().map(sum).collect();
+    let written: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
+    let dir = tempdir();
+    let json = dir.path().join("soak.json");
+    let child = t
+        .command(&[
+            "burnin",
+            "--read-only",
+            "--passes",
+            "3",
+            "--smart",
+            "off",
+            "--json",
+            json.to_str().unwrap(),
+            &d[0].dev,
+            &d[1].dev,
+            &d[2].dev,
+            &bad.dev,
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Pass 1 of the throttled disk takes 1.4 s; from then on it reads at a
+    // third of that.
+    std::thread::sleep(std::time::Duration::from_millis(1700));
+    t.limit(&d[2], 2_000_000);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["read_only"], true);
+    let verdicts: Vec<&str> = (0..4)
+        .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        verdicts,
+        ["healthy", "healthy", "recheck", "return"],
+        "{doc}"
+    );
+    for i in 0..3 {
+        let disk = &doc["disks"][i];
+        assert_eq!(disk["verified_bytes"].as_u64(), Some(3 * size), "{disk}");
+        assert_eq!(disk["written_bytes"].as_u64(), Some(0), "{disk}");
+        assert_eq!(disk["verify_pass_mb_per_s"].as_array().unwrap().len(), 3);
+    }
+    let slow = &doc["disks"][2]["verify_pass_mb_per_s"];
+    let first = slow[0].as_f64().unwrap();
+    assert!((5.0..7.0).contains(&first), "{slow}");
+    assert!(slow[2].as_f64().unwrap() < first / 2.0, "{slow}");
+    assert!(text.contains("reads slowed to 2 MB/s in pass 3"), "{text}");
+    // Each pass finds the bad range, to the byte.
+    let found: Vec<(u64, u64, u64, &str)> = doc["disks"][3]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["pass"].as_u64().unwrap(),
+                f["offset"].as_u64().unwrap(),
+                f["len"].as_u64().unwrap(),
+                f["class"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [1, 2, 3].map(|p| (p, 5 * MIB, 8192, "read_error")),
+        "{doc}"
+    );
+    // Nothing was written: the kernel's counters and the contents agree.
+    for (i, x) in d.iter().enumerate() {
+        assert_eq!(sectors_written(&x.dev), written[i], "{}", x.dev);
+    }
+    assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums);
+}

@@ -57,7 +57,7 @@ pub(crate) struct FaultyDisk {
 }
 
 impl FaultyDisk {
-    fn new(size: u64, bad: &[(u64, u64)]) -> Self {
+    pub(crate) fn new(size: u64, bad: &[(u64, u64)]) -> Self {
         Self::with_slow(size, bad, &[])
     }
 

@@ -214,6 +214,35 @@ pub fn targets(
     Ok((out, locks))
 }
 
+/// The disks a read-only soak reads: no refusal but a bad range and
+/// another arrayburn run on the same disk (reading is safe on a disk in
+/// use; nothing is written, so no O_EXCL).
+pub fn read_targets(
+    devices: &[String],
+    range_spec: Option<&str>,
+    command_line: &[String],
+) -> Result<(Vec<Target>, Vec<lock::DiskLock>), Refusal> {
+    let devs = device::resolve_all(&SystemPaths::real(), devices, false)?;
+    let mut locks = Vec::new();
+    let mut out = Vec::new();
+    for d in devs {
+        let (start, end) = range(range_spec, d.identity.size_bytes)?;
+        locks.extend(lock::lock(d.rdev, &d.given, command_line).map_err(Refusal::Busy)?);
+        let file = open_direct(std::path::Path::new(&d.given)).map_err(|e| Refusal::Open {
+            path: d.given.clone(),
+            detail: format!("cannot open it with O_DIRECT: {e}"),
+        })?;
+        out.push(Target {
+            dev: d,
+            file,
+            start,
+            end,
+            disk: 0,
+        });
+    }
+    Ok((out, locks))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

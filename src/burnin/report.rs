@@ -31,6 +31,9 @@ pub struct BurnDisk {
     /// Write and verify MB/s (decimal).
     pub write_mb_per_s: f64,
     pub verify_mb_per_s: f64,
+    /// Each whole pass's read-back MB/s, pass 1 first (a pass cut short
+    /// is left out).
+    pub verify_pass_mb_per_s: Vec<f64>,
     /// Those as % of the peer group's median; null without peers.
     pub write_pct_of_peers: Option<f64>,
     pub verify_pct_of_peers: Option<f64>,
@@ -59,7 +62,9 @@ pub struct BurnReport {
     /// The run id every block carries (hex).
     pub run_id: String,
     pub passes: u16,
-    /// What was written: `"blocks"` or `"badblocks"`.
+    /// A read-only soak (nothing written; `written_bytes` 0).
+    pub read_only: bool,
+    /// What was written: `"blocks"`, `"badblocks"`, or `"read-only"`.
     pub pattern: String,
     /// Bytes per write and read.
     pub io_bytes: u64,
@@ -95,24 +100,41 @@ pub fn speed(bytes: u64, secs: f64) -> f64 {
 /// The text report.
 pub fn render(r: &BurnReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "arrayburn {} burn-in (destructive write-verify, O_DIRECT, {} writes), run {}, {} pass(es), on {}, started {}\n",
-        r.tool_version,
-        human_bytes(r.io_bytes),
-        r.run_id,
-        r.passes,
-        r.host,
-        r.started_at
-    );
+    if r.read_only {
+        let _ = writeln!(
+            out,
+            "arrayburn {} read-only soak (O_DIRECT, {} reads, nothing written), {} pass(es), on {}, started {}\n",
+            r.tool_version,
+            human_bytes(r.io_bytes),
+            r.passes,
+            r.host,
+            r.started_at
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "arrayburn {} burn-in (destructive write-verify, {} pattern, O_DIRECT, {} writes), run {}, {} pass(es), on {}, started {}\n",
+            r.tool_version,
+            r.pattern,
+            human_bytes(r.io_bytes),
+            r.run_id,
+            r.passes,
+            r.host,
+            r.started_at
+        );
+    }
     let mut t = table(&[
         "Disk",
         "Model",
         "Serial",
-        "Burned",
+        if r.read_only { "Read" } else { "Burned" },
         "Write MB/s",
         "%ofAvg",
-        "Verify MB/s",
+        if r.read_only {
+            "Read MB/s"
+        } else {
+            "Verify MB/s"
+        },
         "%ofAvg",
         "Bad bytes",
         "Verdict",
@@ -124,7 +146,11 @@ pub fn render(r: &BurnReport) -> String {
             d.identity.model.clone().unwrap_or_else(|| "-".into()),
             d.identity.serial.clone().unwrap_or_else(|| "-".into()),
             human_bytes(d.end_byte - d.start_byte),
-            format!("{:.0}", d.write_mb_per_s),
+            if r.read_only {
+                "-".into()
+            } else {
+                format!("{:.0}", d.write_mb_per_s)
+            },
             pct(d.write_pct_of_peers),
             format!("{:.0}", d.verify_mb_per_s),
             pct(d.verify_pct_of_peers),
@@ -133,6 +159,34 @@ pub fn render(r: &BurnReport) -> String {
         ]);
     }
     let _ = writeln!(out, "{}", show(&t));
+    for d in r.disks.iter().filter(|d| d.verify_pass_mb_per_s.len() > 1) {
+        let v = &d.verify_pass_mb_per_s;
+        let one = |i: usize| format!("{} {:.0}", i + 1, v[i]);
+        let each: Vec<String> = if v.len() <= 8 {
+            (0..v.len()).map(one).collect()
+        } else {
+            // Many passes (a soak run by time): the first, the slowest,
+            // the fastest and the last.
+            let by = |f: fn(f64, f64) -> bool| {
+                (0..v.len())
+                    .reduce(|a, b| if f(v[b], v[a]) { b } else { a })
+                    .unwrap_or(0)
+            };
+            let (lo, hi) = (by(|a, b| a < b), by(|a, b| a > b));
+            vec![
+                one(0),
+                format!("slowest {}", one(lo)),
+                format!("fastest {}", one(hi)),
+                format!("last {}", one(v.len() - 1)),
+            ]
+        };
+        let _ = writeln!(
+            out,
+            "{} read-back MB/s by pass: {}",
+            d.path,
+            each.join(", ")
+        );
+    }
     for d in &r.disks {
         match (&d.smart, &d.smart_note) {
             (Some(c), _) if !c.deltas.is_empty() => {

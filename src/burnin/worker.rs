@@ -67,6 +67,12 @@ pub struct DiskBurn {
     /// Bytes read back, and the seconds that took.
     pub verified_bytes: u64,
     pub verify_s: f64,
+    /// Seconds of each pass's write and read-back (index 0: pass 1),
+    /// for the speed of each pass.
+    #[serde(default)]
+    pub write_pass_s: Vec<f64>,
+    #[serde(default)]
+    pub verify_pass_s: Vec<f64>,
     /// Bytes a resumed write phase read back to prove its last interval
     /// (not counted in `verified_bytes`).
     #[serde(default)]
@@ -112,6 +118,15 @@ impl DiskBurn {
                 detail,
             });
         }
+    }
+
+    /// Adds `s` seconds to pass `pass`'s entry of `times`.
+    fn time(times: &mut Vec<f64>, pass: u16, s: f64) {
+        let i = usize::from(pass.max(1) - 1);
+        if times.len() <= i {
+            times.resize(i + 1, 0.0);
+        }
+        times[i] += s;
     }
 
     /// Bytes found bad, all classes.
@@ -227,6 +242,45 @@ pub struct Job<'a> {
     pub live: &'a Live,
     /// How often a checkpoint is saved.
     pub every: Duration,
+    /// A read-only soak stops here (mid-pass too).
+    pub deadline: Option<Instant>,
+}
+
+impl Job<'_> {
+    /// Whether the run must end now: a signal, or the soak's time is up.
+    fn over(&self) -> bool {
+        self.stop.is_set() || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+/// A read-only soak of one disk: up to `job.passes` read passes over its
+/// range (until `job.deadline`), read errors pinpointed as the burn-in's;
+/// nothing is written and nothing checked but that each block reads.
+pub fn soak(job: &Job) -> DiskBurn {
+    let mut out = DiskBurn::default();
+    let mut buf = AlignedBuf::new(job.io);
+    for pass in 1..=job.passes {
+        if job.over() {
+            break;
+        }
+        let p = Pass {
+            job,
+            stamp: Stamp {
+                run: job.run,
+                pass,
+                disk: job.t.disk,
+            },
+        };
+        let span = (job.t.start, job.t.end);
+        if p.verify(&mut buf, span, Check::Read, &mut out, &mut |_, _| {})
+            .is_none()
+        {
+            break;
+        }
+        out.passes_done = pass;
+    }
+    out.interrupted = job.stop.is_set();
+    out
 }
 
 /// Burns in one disk from `at` (the start, or a checkpoint's place) with
@@ -315,6 +369,8 @@ fn chunks(from: u64, end: u64, io: usize) -> impl Iterator<Item = (u64, usize)> 
 enum Check {
     Verify,
     Reverify,
+    /// A soak: only whether each block reads.
+    Read,
 }
 
 /// One pass over one disk.
@@ -462,7 +518,9 @@ impl Pass<'_> {
             // Stopped: what was written so far is kept for a resume.
             self.checkpoint(pos, &mut last, began, out, save);
         }
-        out.write_s += began.elapsed().as_secs_f64();
+        let took = began.elapsed().as_secs_f64();
+        out.write_s += took;
+        DiskBurn::time(&mut out.write_pass_s, stamp.pass, took);
         go_on
     }
 
@@ -480,7 +538,6 @@ impl Pass<'_> {
             t,
             io,
             pattern,
-            stop,
             live,
             every,
             ..
@@ -490,6 +547,7 @@ impl Pass<'_> {
         let stage = match check {
             Check::Verify => Stage::Verify,
             Check::Reverify => Stage::Reverify,
+            Check::Read => Stage::Verify,
         };
         live.set(stamp.pass, stage);
         let began = Instant::now();
@@ -498,6 +556,9 @@ impl Pass<'_> {
         let mut pos = from;
         let mut go_on = true;
         let found = |out: &mut DiskBurn, b: &[u8], o: u64| {
+            if check == Check::Read {
+                return;
+            }
             for (o, found) in pattern.check_all(b, o, stamp) {
                 let (class, mut detail) = describe(found, stamp, o);
                 if check == Check::Reverify {
@@ -508,7 +569,7 @@ impl Pass<'_> {
             }
         };
         'chunks: for (at, len) in chunks(from, until, io) {
-            if stop.is_set() {
+            if self.job.over() {
                 go_on = false;
                 break;
             }
@@ -525,7 +586,7 @@ impl Pass<'_> {
                     // Block by block, as the writes (a signal or a vanished
                     // device ends it mid-chunk).
                     for (i, one) in b.chunks_exact_mut(BLOCK).enumerate() {
-                        if stop.is_set() {
+                        if self.job.over() {
                             go_on = false;
                             break 'chunks;
                         }
@@ -552,7 +613,7 @@ impl Pass<'_> {
             }
             pos = at + len as u64;
             match check {
-                Check::Verify => out.verified_bytes += len as u64,
+                Check::Verify | Check::Read => out.verified_bytes += len as u64,
                 Check::Reverify => out.reverified_bytes += len as u64,
             }
             live.done.store(pos - t.start, Ordering::Relaxed);
@@ -572,7 +633,11 @@ impl Pass<'_> {
                 saved = Instant::now();
             }
         }
-        out.verify_s += began.elapsed().as_secs_f64();
+        let took = began.elapsed().as_secs_f64();
+        if check != Check::Reverify {
+            out.verify_s += took;
+            DiskBurn::time(&mut out.verify_pass_s, stamp.pass, took);
+        }
         if !go_on && check == Check::Verify && !out.device_gone && pos > last {
             save(
                 out,

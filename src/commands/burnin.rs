@@ -11,11 +11,11 @@ use anyhow::{Context, bail};
 use super::Outcome;
 use crate::burnin::block::BLOCK;
 use crate::burnin::block::Pattern;
-use crate::burnin::plan::{Target, targets};
+use crate::burnin::plan::{Target, read_targets, targets};
 use crate::burnin::report::{BurnDisk, BurnReport, class_words, render, speed};
 use crate::burnin::smart::{self, Kind, SmartChange, Snapshot};
 use crate::burnin::state::{self, At, Checkpoint, Phase};
-use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn};
+use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn, soak};
 use crate::cli::{BurninArgs, SmartMode};
 use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
@@ -41,6 +41,9 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         .map(|p| Output::resolve("--json", p, true))
         .transpose()
         .map_err(anyhow::Error::msg)?;
+    if args.read_only {
+        return soak_run(args, &argv, json, stop);
+    }
     if args.destructive {
         state_dir(&args.state)?;
     }
@@ -100,6 +103,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
                     stop,
                     live,
                     every,
+                    deadline: None,
                 };
                 let path = state::path_for(&args.state, &t.dev);
                 s.spawn(move || {
@@ -126,38 +130,16 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
                 })
             })
             .collect();
-        watch(&targets, &points, &lives, &handles);
+        watch(&targets, &points, &lives, &handles, None);
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
             .collect()
     });
     let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
-    let smart: Vec<(Option<SmartChange>, Option<String>)> = targets
-        .iter()
-        .zip(&points)
-        .map(|(t, c)| match (&c.smart_before, interrupted) {
-            (Some(_), true) => (None, Some("read at the end of the burn-in".into())),
-            (Some(b), false) => match smart::read(&t.dev.given) {
-                Ok(a) => (Some(SmartChange::of(b.clone(), a)), None),
-                Err(why) => (None, Some(format!("after the burn-in: {why}"))),
-            },
-            (None, _) => (None, c.smart_note.clone()),
-        })
-        .collect();
-    let report = report(&targets, &points, burns, smart, interrupted);
-    // With `--json -` the JSON has standard output; the text goes to stderr.
-    if json.as_ref().is_some_and(|o| o.is_stdout()) {
-        eprint!("{}", render(&report));
-    } else {
-        print!("{}", render(&report));
-    }
-    if let Some(o) = &json {
-        let mut doc = serde_json::to_vec_pretty(&report)?;
-        doc.push(b'\n');
-        o.write(&doc, true)
-            .with_context(|| format!("writing --json {}", o.given.display()))?;
-    }
+    let smart = smart_after(&targets, &points, interrupted);
+    let report = report(&targets, &points, burns, smart, interrupted, false);
+    let outcome = publish(&report, json.as_ref())?;
     if interrupted {
         let devs: Vec<&str> = targets.iter().map(|t| t.dev.given.as_str()).collect();
         eprintln!(
@@ -166,13 +148,119 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
             args.state.display(),
             devs.join(" ")
         );
-        return Ok(Outcome::Interrupted);
     }
-    Ok(if report.disk_verdicts.is_empty() {
+    Ok(outcome)
+}
+
+/// Prints the report (to stderr when `--json -` has standard output),
+/// writes the JSON, and says how the run ends.
+fn publish(report: &BurnReport, json: Option<&Output>) -> anyhow::Result<Outcome> {
+    if json.is_some_and(|o| o.is_stdout()) {
+        eprint!("{}", render(report));
+    } else {
+        print!("{}", render(report));
+    }
+    if let Some(o) = json {
+        let mut doc = serde_json::to_vec_pretty(report)?;
+        doc.push(b'\n');
+        o.write(&doc, true)
+            .with_context(|| format!("writing --json {}", o.given.display()))?;
+    }
+    Ok(if report.interrupted {
+        Outcome::Interrupted
+    } else if report.disk_verdicts.is_empty() {
         Outcome::Healthy
     } else {
         Outcome::Flagged
     })
+}
+
+/// `--read-only`: every disk read whole, pass after pass, at once.
+fn soak_run(
+    args: &BurninArgs,
+    argv: &[String],
+    json: Option<Output>,
+    stop: &StopFlag,
+) -> anyhow::Result<Outcome> {
+    let (targets, _locks) = read_targets(&args.devices, args.range.as_deref(), argv)?;
+    let points = fresh(&targets, args, argv)?;
+    let deadline = args.duration.map(|d| Instant::now() + d);
+    eprintln!(
+        "arrayburn burnin: read-only soak of {} disk(s), {}; nothing is written",
+        targets.len(),
+        match (args.duration, args.passes) {
+            (Some(d), None) => format!("passes for {}", humantime(d)),
+            (Some(d), Some(n)) => format!("{n} pass(es) or {}, whichever ends first", humantime(d)),
+            (None, _) => format!("{} pass(es)", points[0].passes),
+        }
+    );
+    let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
+    let burns: Vec<DiskBurn> = std::thread::scope(|s| {
+        let handles: Vec<_> = targets
+            .iter()
+            .zip(&lives)
+            .zip(&points)
+            .map(|((t, live), c)| {
+                s.spawn(move || {
+                    soak(&Job {
+                        t,
+                        io: args.block as usize,
+                        passes: c.passes,
+                        pattern: Pattern::Blocks,
+                        run: 0,
+                        stop,
+                        live,
+                        every: Duration::MAX,
+                        deadline,
+                    })
+                })
+            })
+            .collect();
+        watch(&targets, &points, &lives, &handles, Some(deadline));
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let interrupted = stop.is_set();
+    let smart = smart_after(&targets, &points, interrupted);
+    let report = report(&targets, &points, burns, smart, interrupted, true);
+    let outcome = publish(&report, json.as_ref())?;
+    if interrupted {
+        eprintln!("arrayburn burnin: interrupted; the report covers the passes read so far");
+    }
+    Ok(outcome)
+}
+
+/// A duration in words for the plan (`8h`, `90s`).
+fn humantime(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}
+
+/// SMART after the run against SMART before it (not read when a signal
+/// stopped the run: it is read when the run is done).
+fn smart_after(
+    targets: &[Target],
+    points: &[Checkpoint],
+    interrupted: bool,
+) -> Vec<(Option<SmartChange>, Option<String>)> {
+    targets
+        .iter()
+        .zip(points)
+        .map(|(t, c)| match (&c.smart_before, interrupted) {
+            (Some(_), true) => (None, Some("read at the end of the run".into())),
+            (Some(b), false) => match smart::read(&t.dev.given) {
+                Ok(a) => (Some(SmartChange::of(b.clone(), a)), None),
+                Err(why) => (None, Some(format!("after the run: {why}"))),
+            },
+            (None, _) => (None, c.smart_note.clone()),
+        })
+        .collect()
 }
 
 /// Makes `--state DIR` if it is missing and proves checkpoints can be
@@ -287,9 +375,19 @@ fn fresh(
                 size_bytes: id.size_bytes,
                 start_byte: t.start,
                 end_byte: t.end,
-                passes: args.passes.unwrap_or(args.pattern.default_passes()),
+                passes: args
+                    .passes
+                    .unwrap_or(match (args.read_only, args.duration) {
+                        (true, Some(_)) => u16::MAX,
+                        (true, None) => 2,
+                        (false, _) => args.pattern.default_passes(),
+                    }),
                 io_bytes: args.block,
-                pattern: args.pattern.name().into(),
+                pattern: if args.read_only {
+                    "read-only".into()
+                } else {
+                    args.pattern.name().into()
+                },
                 command_line: argv.to_vec(),
                 at: At::first(t.start),
                 burn: DiskBurn::default(),
@@ -404,22 +502,26 @@ fn confirm(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) -> anyh
     Ok(())
 }
 
-/// Bytes of a disk's whole burn-in done at `pass`, `stage`, `done` (its
-/// phase's bytes), out of `passes` × 2 × the range.
-fn progress_bytes(len: u64, pass: u16, stage: Stage, done: u64) -> u64 {
-    let phases_before =
-        u64::from(pass.saturating_sub(1)) * 2 + u64::from(matches!(stage, Stage::Verify));
+/// Bytes of a disk's whole run done at `pass`, `stage`, `done` (its
+/// phase's bytes), out of `passes` × `phases` (2: write and verify; a
+/// soak's 1) × the range.
+fn progress_bytes(len: u64, phases: u64, pass: u16, stage: Stage, done: u64) -> u64 {
+    let phases_before = u64::from(pass.saturating_sub(1)) * phases
+        + u64::from(phases == 2 && matches!(stage, Stage::Verify));
     phases_before * len + done.min(len)
 }
 
 /// A line per disk every 10 s while the workers run (with a time stamp:
-/// these go to logs), and the whole run's ETA at the speeds seen so far.
+/// these go to logs), and the whole run's ETA at the speeds seen so far
+/// (a soak run by time: its deadline).
 fn watch<T>(
     targets: &[Target],
     points: &[Checkpoint],
     lives: &[Live],
     handles: &[std::thread::ScopedJoinHandle<T>],
+    soak: Option<Option<Instant>>,
 ) {
+    let phases = if soak.is_some() { 1 } else { 2 };
     let began = Instant::now();
     let mut last = Instant::now();
     let mut seen: Vec<Option<u64>> = vec![None; targets.len()];
@@ -435,13 +537,13 @@ fn watch<T>(
         let mut eta: f64 = 0.0;
         for (i, ((t, c), l)) in targets.iter().zip(points).zip(lives).enumerate() {
             let len = (t.end - t.start).max(1);
-            let total = u64::from(c.passes) * 2 * len;
+            let total = u64::from(c.passes) * phases * len;
             let (pass, stage) = l.stage();
             let done = l.done.load(Ordering::Relaxed);
             let all = if c.at.phase == Phase::Done || handles[i].is_finished() {
                 total
             } else {
-                progress_bytes(len, pass, stage, done)
+                progress_bytes(len, phases, pass, stage, done)
             };
             let rate = seen[i].map_or(0.0, |s| all.saturating_sub(s) as f64 / dt);
             seen[i] = Some(all);
@@ -453,16 +555,24 @@ fn watch<T>(
             let what = match stage {
                 Stage::Write => "write",
                 Stage::Flush => "flush",
+                Stage::Verify if soak.is_some() => "read",
                 Stage::Verify => "verify",
                 Stage::Reverify => "re-verify",
             };
+            let of = if c.passes == u16::MAX {
+                String::new()
+            } else {
+                format!("/{}", c.passes)
+            };
             eprintln!(
-                "{now} burnin: {} pass {pass}/{} {what} {:.0}% {:.0} MB/s",
+                "{now} burnin: {} pass {pass}{of} {what} {:.0}% {:.0} MB/s",
                 t.dev.given,
-                c.passes,
                 100.0 * done.min(len) as f64 / len as f64,
                 rate / 1e6
             );
+        }
+        if let Some(Some(end)) = soak {
+            eta = end.saturating_duration_since(Instant::now()).as_secs_f64();
         }
         if eta > 0.0 {
             let s = eta as u64;
@@ -483,6 +593,7 @@ fn report(
     burns: Vec<DiskBurn>,
     smart: Vec<(Option<SmartChange>, Option<String>)>,
     interrupted: bool,
+    read_only: bool,
 ) -> BurnReport {
     let devices: Vec<_> = targets.iter().map(|t| t.dev.clone()).collect();
     let groups = crate::plan::peer_groups(&devices);
@@ -497,7 +608,9 @@ fn report(
         .iter()
         .zip(&groups)
         .zip(&smart)
-        .map(|((b, g), (sm, _))| BurnFacts {
+        .zip(targets)
+        .map(|(((b, g), (sm, _)), t)| (b, g, sm, t.end - t.start))
+        .map(|(b, g, sm, len)| BurnFacts {
             smart_media: sm
                 .as_ref()
                 .map(|c| words(c, Kind::Media))
@@ -518,6 +631,10 @@ fn report(
             verify_mb_per_s: speed(b.verified_bytes, b.verify_s),
             write_s: b.write_s,
             verify_s: b.verify_s,
+            pass_mb_per_s: pass_speeds(b, len)
+                .into_iter()
+                .map(|(v, s)| (s >= crate::judge::MIN_JUDGED_S).then_some(v))
+                .collect(),
             group: *g,
         })
         .collect();
@@ -544,12 +661,17 @@ fn report(
                         .unwrap_or_default()
                 }
             };
+            let speeds = pass_speeds(&burn, t.end - t.start)
+                .into_iter()
+                .map(|(v, _)| v)
+                .collect();
             BurnDisk {
                 path: t.dev.given.clone(),
                 identity: t.dev.identity.clone(),
                 start_byte: t.start,
                 end_byte: t.end,
                 burn,
+                verify_pass_mb_per_s: speeds,
                 write_mb_per_s: f.write_mb_per_s,
                 verify_mb_per_s: f.verify_mb_per_s,
                 write_pct_of_peers: judged.write_pct,
@@ -562,6 +684,10 @@ fn report(
         .collect();
     let message = match (interrupted, disk_verdicts.len()) {
         (true, _) => "INTERRUPTED: partial burn-in.".to_string(),
+        (false, 0) if read_only => format!(
+            "HEALTHY: {} disk(s) read whole in every pass without an error, no pass much slower than the first or than the peers.",
+            disks.len()
+        ),
         (false, 0) => format!(
             "HEALTHY: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written.",
             disks.len()
@@ -580,11 +706,35 @@ fn report(
         interrupted,
         command_line: c.command_line.clone(),
         run_id: c.run_id.clone(),
-        passes: c.passes,
+        passes: burns_passes(&disks, c.passes, read_only),
+        read_only,
         pattern: c.pattern.clone(),
         io_bytes: c.io_bytes,
         disks,
         disk_verdicts,
         message,
     }
+}
+
+/// The passes the report names: as asked, or for a soak run by time, the
+/// most any disk began.
+fn burns_passes(disks: &[BurnDisk], asked: u16, read_only: bool) -> u16 {
+    if read_only && asked == u16::MAX {
+        disks
+            .iter()
+            .map(|d| d.burn.verify_pass_s.len() as u16)
+            .max()
+            .unwrap_or(0)
+    } else {
+        asked
+    }
+}
+
+/// Each pass's read-back MB/s and seconds, for the passes read whole.
+fn pass_speeds(b: &DiskBurn, len: u64) -> Vec<(f64, f64)> {
+    b.verify_pass_s
+        .iter()
+        .take(usize::from(b.passes_done))
+        .map(|s| (speed(len, *s), *s))
+        .collect()
 }

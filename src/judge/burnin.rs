@@ -37,6 +37,9 @@ pub struct BurnFacts {
     pub verify_mb_per_s: f64,
     pub write_s: f64,
     pub verify_s: f64,
+    /// Read-back MB/s of each pass read whole and timed for at least
+    /// [`MIN_JUDGED_S`] (None otherwise), pass 1 first.
+    pub pass_mb_per_s: Vec<Option<f64>>,
     /// Peer group (same model, size and kind).
     pub group: usize,
 }
@@ -122,13 +125,14 @@ fn action(
             ),
         ));
     }
-    let slow: Vec<String> = [("write", write), ("verify", verify)]
+    let mut slow: Vec<String> = [("write", write), ("verify", verify)]
         .iter()
         .filter_map(|(what, p)| {
             p.filter(|p| *p < th.slow_pct)
                 .map(|p| format!("{what} speed {p:.0}% of its peers'"))
         })
         .collect();
+    slow.extend(slowed(&d.pass_mb_per_s, th));
     (!slow.is_empty()).then(|| {
         (
             Action::Recheck,
@@ -136,6 +140,25 @@ fn action(
                 "{}, move it to another slot and burn it in again; if it stays slow, return it",
                 slow.join(", ")
             ),
+        )
+    })
+}
+
+/// A disk whose reads slowed from pass to pass (heat, sectors that start
+/// to need retries): its slowest later pass under `slow_pct` % of pass 1.
+fn slowed(passes: &[Option<f64>], th: &Thresholds) -> Option<String> {
+    let first = (*passes.first()?)?;
+    let (i, worst) = passes
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(i, v)| v.map(|v| (i, v)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let pct = 100.0 * worst / first;
+    (pct < th.slow_pct).then(|| {
+        format!(
+            "reads slowed to {worst:.0} MB/s in pass {}, {pct:.0}% of pass 1's {first:.0} MB/s (heat, or sectors that need retries: check its cooling)",
+            i + 1
         )
     })
 }
@@ -229,6 +252,27 @@ mod tests {
             "{}",
             said(5)
         );
+        // Reads that slowed from pass to pass; a pass not timed is not
+        // compared.
+        let passes = |p: &[Option<f64>]| BurnFacts {
+            pass_mb_per_s: p.to_vec(),
+            ..disk(100.0, 100.0)
+        };
+        let out = verdicts(
+            &[
+                passes(&[Some(200.0), Some(190.0), Some(120.0)]),
+                passes(&[Some(200.0), None, Some(190.0)]),
+                passes(&[None, Some(50.0)]),
+            ],
+            &th,
+        );
+        assert_eq!(
+            out[0].action.as_ref().map(|a| a.1.as_str()),
+            Some(
+                "reads slowed to 120 MB/s in pass 3, 60% of pass 1's 200 MB/s (heat, or sectors that need retries: check its cooling), move it to another slot and burn it in again; if it stays slow, return it"
+            )
+        );
+        assert!(out[1].action.is_none() && out[2].action.is_none());
         // Timed too briefly to compare: no verdict from speed.
         let brief = |w| BurnFacts {
             write_s: 0.2,
