@@ -5,8 +5,8 @@
 //!
 //! | kind | counters |
 //! |---|---|
-//! | media (→ return the disk) | ATA 5, 187, 196, 197, 198; NVMe `media_errors`, `critical_warning`; SAS grown defects and uncorrected read/write/verify errors |
-//! | transport (→ cable, backplane, HBA port) | ATA 199 (UDMA CRC); SATA phy events 0x001, 0x00A, 0x00B |
+//! | media (→ return the disk) | ATA 5, 187, 196, 197, 198; NVMe `media_errors`, `critical_warning`, available spare below its threshold; SAS grown defects and uncorrected read/write/verify errors |
+//! | transport (→ cable, backplane, HBA port) | ATA 199 (UDMA CRC); SATA phy events 0x001, 0x00A, 0x00B; SAS phys' invalid dwords, running disparity errors, loss of dword sync, phy reset problems |
 //!
 //! ATA 1, 7, 188 and 194 pack several numbers into one raw value on many
 //! drives, so they are not compared. It reads and parses; the verdict is
@@ -149,6 +149,16 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
     for key in ["media_errors", "critical_warning"] {
         push(format!("NVMe {key}"), Kind::Media, nvme[key].as_u64());
     }
+    if let (Some(spare), Some(threshold)) = (
+        nvme["available_spare"].as_u64(),
+        nvme["available_spare_threshold"].as_u64(),
+    ) {
+        push(
+            "NVMe available_spare below threshold".into(),
+            Kind::Media,
+            Some(u64::from(spare < threshold)),
+        );
+    }
     push(
         "SAS grown defects".into(),
         Kind::Media,
@@ -160,6 +170,30 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
             Kind::Media,
             v["scsi_error_counter_log"][op]["total_uncorrected_errors"].as_u64(),
         );
+    }
+    // SAS: each port's phys count link errors (smartctl -x, the
+    // protocol-specific port log page).
+    for (port, phys) in v.as_object().into_iter().flatten() {
+        let Some(n) = port.strip_prefix("scsi_sas_port_") else {
+            continue;
+        };
+        for (phy, c) in phys.as_object().into_iter().flatten() {
+            let Some(m) = phy.strip_prefix("phy_") else {
+                continue;
+            };
+            for key in [
+                "invalid_dword_count",
+                "running_disparity_error_count",
+                "loss_of_dword_synchronization_count",
+                "phy_reset_problem_count",
+            ] {
+                push(
+                    format!("SAS port {n} phy {m} {key}"),
+                    Kind::Transport,
+                    c[key].as_u64(),
+                );
+            }
+        }
     }
     let passed = v["smart_status"]["passed"].as_bool();
     if counters.is_empty() && passed.is_none() {
@@ -235,5 +269,63 @@ mod tests {
                 .any(|c| c.name == "NVMe media_errors" && c.value == 0)
         );
         assert!(parse(&serde_json::json!({"smartctl": {"exit_status": 2}})).is_none());
+    }
+
+    #[test]
+    fn a_recorded_sas_disk_has_grown_defects_and_its_phys_link_errors() {
+        let mut v = fixture("sas.json");
+        let s = parse(&v).unwrap();
+        assert_eq!((s.passed, s.temperature_c), (Some(true), Some(31)));
+        let names: Vec<&str> = s.counters.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "SAS grown defects",
+                "SAS uncorrected read errors",
+                "SAS uncorrected write errors"
+            ],
+            "this disk logs no verify errors"
+        );
+        // smartctl -x adds the port log page (its keys as smartctl writes
+        // them): invalid dwords that rise point at the link.
+        let phy = |n: u64| {
+            serde_json::json!({"phy_0": {"invalid_dword_count": n,
+                "running_disparity_error_count": 0,
+                "loss_of_dword_synchronization_count": 1,
+                "phy_reset_problem_count": 0}})
+        };
+        v["scsi_sas_port_0"] = phy(3);
+        let before = parse(&v).unwrap();
+        v["scsi_sas_port_0"] = phy(40);
+        v["scsi_grown_defect_list"] = 2.into();
+        let change = SmartChange::of(before, parse(&v).unwrap());
+        let rose: Vec<(&str, Kind, u64, u64)> = change
+            .deltas
+            .iter()
+            .map(|d| (d.name.as_str(), d.kind, d.before, d.after))
+            .collect();
+        assert_eq!(
+            rose,
+            [
+                ("SAS grown defects", Kind::Media, 0, 2),
+                ("SAS port 0 phy 0 invalid_dword_count", Kind::Transport, 3, 40)
+            ]
+        );
+    }
+
+    #[test]
+    fn nvme_spare_below_its_threshold_counts() {
+        let mut v = fixture("nvme.json");
+        let spare = |v: &Value| {
+            parse(v)
+                .unwrap()
+                .counters
+                .into_iter()
+                .find(|c| c.name == "NVMe available_spare below threshold")
+                .map(|c| c.value)
+        };
+        assert_eq!(spare(&v), Some(0));
+        v["nvme_smart_health_information_log"]["available_spare"] = 9.into();
+        assert_eq!(spare(&v), Some(1));
     }
 }
