@@ -178,6 +178,13 @@ pub struct BurninArgs {
     /// without SMART data, `off` skips it.
     #[arg(long, value_enum, default_value_t = SmartMode::Auto)]
     pub smart: SmartMode,
+    /// Run the drive's own SMART self-test first (short: minutes; long:
+    /// the whole surface, hours) and judge its result.
+    #[arg(long, value_enum, conflicts_with = "resume")]
+    pub smart_test: Option<crate::burnin::smart::TestKind>,
+    /// Read each disk's temperature this often during the run (seconds).
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub smart_every: u64,
 }
 
 /// Whether the burn-in reads SMART.

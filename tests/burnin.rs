@@ -823,3 +823,116 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
     }
     assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums);
 }
+
+#[test]
+fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 32 << 20);
+    // Writes at 16 MB/s: the run lasts over 2 s, so SMART is read during
+    // it (--smart-every 1).
+    let t = Throttle::new();
+    for x in &d {
+        t.limit_write(x, 16_000_000);
+    }
+    let recorded: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/ata.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let with = |status: serde_json::Value, temp: i64| {
+        let mut v = recorded.clone();
+        v["ata_smart_data"]["self_test"]["status"] = status;
+        v["temperature"]["current"] = temp.into();
+        v
+    };
+    let running = serde_json::json!({"value": 241, "string": "in progress, 10% remaining", "remaining_percent": 10});
+    let passed =
+        serde_json::json!({"value": 0, "string": "completed without error", "passed": true});
+    let failed = serde_json::json!({"value": 121, "string": "completed: read failure, 90% remaining", "passed": false});
+    // Each device's readings in turn: before, two polls of the self-test,
+    // a reading during the run, then the same to the end.
+    let fake = tempdir();
+    let plan = [
+        (failed.clone(), [35, 35, 35, 36, 36]),
+        (passed.clone(), [35, 35, 35, 66, 41]),
+    ];
+    for (x, (result, temps)) in d.iter().zip(&plan) {
+        let name = x.dev.trim_start_matches("/dev/");
+        let docs = [
+            with(passed.clone(), temps[0]),
+            with(running.clone(), temps[1]),
+            with(result.clone(), temps[2]),
+            with(result.clone(), temps[3]),
+            with(result.clone(), temps[4]),
+        ];
+        for (n, doc) in docs.iter().enumerate() {
+            std::fs::write(
+                fake.path().join(format!("{name}.{n}.json")),
+                doc.to_string(),
+            )
+            .unwrap();
+        }
+    }
+    fake_smartctl(
+        fake.path(),
+        &format!(
+            "case \"$1\" in -t) echo \"$2 $3\" >> {0}/started; exit 0;; -X) exit 0;; esac\nd=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt 4 ] && n=4\ncat {0}/$d.$n.json",
+            fake.path().display()
+        ),
+    );
+    let state = tempdir();
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let out = t
+        .command(&[
+            "burnin",
+            "--state",
+            state.path().to_str().unwrap(),
+            "--destructive",
+            "--yes",
+            "--smart-test",
+            "short",
+            "--smart-every",
+            "1",
+            "--json",
+            json.to_str().unwrap(),
+            &d[0].dev,
+            &d[1].dev,
+        ])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                fake.path().display(),
+                std::env::var("PATH").unwrap()
+            ),
+        )
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1));
+    let started = std::fs::read_to_string(fake.path().join("started")).unwrap();
+    assert_eq!(
+        started.lines().collect::<Vec<_>>(),
+        [format!("short {}", d[0].dev), format!("short {}", d[1].dev)]
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let disk = |i: usize| &doc["disks"][i];
+    assert_eq!(disk(0)["verdict"], "return", "{doc}");
+    assert_eq!(disk(0)["self_test"]["state"], "failed");
+    assert_eq!(disk(1)["self_test"]["state"], "passed");
+    assert_eq!(disk(0)["hottest_c"], 36);
+    // 66 °C was seen only during the run: before and after say 35 and 41.
+    assert_eq!(disk(1)["hottest_c"], 66, "{doc}");
+    assert_eq!(disk(1)["verdict"], "recheck");
+    assert!(
+        text.contains(
+            "its SMART self-test failed (completed: read failure, 90% remaining), return it"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("reached 66 °C during the run"), "{text}");
+}

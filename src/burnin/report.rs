@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::smart::SmartChange;
+use super::smart::{SelfTest, SmartChange, TestKind};
 use super::worker::{Class, DiskBurn};
 use crate::device::Identity;
 use crate::export::text::{show, table};
@@ -41,6 +41,14 @@ pub struct BurnDisk {
     /// read (`smart_note` says why).
     pub smart: Option<SmartChange>,
     pub smart_note: Option<String>,
+    /// The drive's self-test before the run (`--smart-test`): which
+    /// (`short`, `long`) and its result (`{"state": "passed"}`, `failed`
+    /// with the drive's words, `unknown` with why); null when not run.
+    pub self_test_kind: Option<TestKind>,
+    pub self_test: Option<SelfTest>,
+    /// The hottest the disk was during the run (SMART before, every
+    /// `--smart-every` seconds, after), °C.
+    pub hottest_c: Option<i64>,
     /// `"healthy"`, `"return"`, `"recheck"`, `"check_path"`, or
     /// `"interrupted"` (stopped before it was burned whole, nothing found).
     pub verdict: String,
@@ -206,6 +214,42 @@ pub fn render(r: &BurnReport) -> String {
                 let _ = writeln!(out, "\nSMART {}: not compared ({note})", d.path);
             }
             _ => {}
+        }
+    }
+    for d in &r.disks {
+        let kind = |k: &Option<TestKind>| match k {
+            Some(TestKind::Long) => "long",
+            _ => "short",
+        };
+        match &d.self_test {
+            Some(SelfTest::Passed) => {
+                let _ = writeln!(
+                    out,
+                    "SMART {}: {} self-test passed",
+                    d.path,
+                    kind(&d.self_test_kind)
+                );
+            }
+            Some(SelfTest::Failed(w)) => {
+                let _ = writeln!(
+                    out,
+                    "SMART {}: {} self-test FAILED: {w}",
+                    d.path,
+                    kind(&d.self_test_kind)
+                );
+            }
+            Some(SelfTest::Unknown(w)) => {
+                let _ = writeln!(
+                    out,
+                    "SMART {}: {} self-test not run: {w}",
+                    d.path,
+                    kind(&d.self_test_kind)
+                );
+            }
+            Some(SelfTest::Running(_)) | None => {}
+        }
+        if let Some(c) = d.hottest_c {
+            let _ = writeln!(out, "SMART {}: hottest {c} °C during the run", d.path);
         }
     }
     for d in r.disks.iter().filter(|d| !d.burn.findings.is_empty()) {

@@ -85,17 +85,22 @@ impl SmartChange {
     }
 }
 
-/// Runs `smartctl --json -x DEVICE`: the reading, or why there is none
-/// (smartctl missing, or no SMART data for this device).
-pub fn read(device: &str) -> Result<Snapshot, String> {
+/// `smartctl --json -x DEVICE` as JSON, or why there is none.
+fn read_json(device: &str) -> Result<Value, String> {
     let out = Command::new("smartctl")
         .args(["--json", "-x", device])
         .output()
         .map_err(|e| format!("smartctl could not run ({e}): install smartmontools"))?;
     // smartctl's exit status is a bit mask that is often non-zero on a
     // healthy disk; the JSON says what it could read.
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("smartctl gave no JSON for {device} ({e})"))?;
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("smartctl gave no JSON for {device} ({e})"))
+}
+
+/// Runs `smartctl --json -x DEVICE`: the reading, or why there is none
+/// (smartctl missing, or no SMART data for this device).
+pub fn read(device: &str) -> Result<Snapshot, String> {
+    let v = read_json(device)?;
     parse(&v).ok_or_else(|| {
         let why = v["smartctl"]["messages"][0]["string"]
             .as_str()
@@ -206,6 +211,104 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
     })
 }
 
+/// Which self-test `--smart-test` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    /// Minutes: electrical and mechanical checks, a read of a small part.
+    Short,
+    /// Hours: a read of the whole surface (smartctl's "extended").
+    Long,
+}
+
+/// Where a drive's self-test stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "detail")]
+pub enum SelfTest {
+    /// Running; the percent left when the drive says.
+    Running(Option<u64>),
+    Passed,
+    /// Ended with an error, in the drive's words.
+    Failed(String),
+    /// The drive reports no self-test (or smartctl could not ask).
+    Unknown(String),
+}
+
+/// The state of the latest self-test in a `smartctl --json -x` document:
+/// ATA (`ata_smart_data.self_test.status`: 0xF_ while running), NVMe
+/// (`nvme_self_test_log`: an operation in progress, else the newest
+/// result) or SCSI (`scsi_self_test_0.result`: 15 while running).
+pub fn self_test_state(v: &Value) -> SelfTest {
+    let status = &v["ata_smart_data"]["self_test"]["status"];
+    if let Some(value) = status["value"].as_u64() {
+        let words = status["string"].as_str().unwrap_or("").to_string();
+        return match (value >> 4, status["passed"].as_bool()) {
+            (0xf, _) => SelfTest::Running(status["remaining_percent"].as_u64()),
+            (_, Some(true)) | (0, None) => SelfTest::Passed,
+            _ => SelfTest::Failed(words),
+        };
+    }
+    let nvme = &v["nvme_self_test_log"];
+    if nvme.is_object() {
+        if nvme["current_self_test_operation"]["value"]
+            .as_u64()
+            .is_some_and(|op| op != 0)
+        {
+            let done = nvme["current_self_test_completion_percent"].as_u64();
+            return SelfTest::Running(done.map(|d| 100 - d.min(100)));
+        }
+        let result = &nvme["table"][0]["self_test_result"];
+        return match result["value"].as_u64() {
+            Some(0) => SelfTest::Passed,
+            Some(_) => SelfTest::Failed(result["string"].as_str().unwrap_or("").into()),
+            None => SelfTest::Unknown("no self-test in the drive's log".into()),
+        };
+    }
+    let scsi = &v["scsi_self_test_0"]["result"];
+    match scsi["value"].as_u64() {
+        Some(15) => SelfTest::Running(None),
+        Some(0) => SelfTest::Passed,
+        Some(_) => SelfTest::Failed(scsi["string"].as_str().unwrap_or("").into()),
+        None => SelfTest::Unknown("the drive reports no self-test".into()),
+    }
+}
+
+/// Starts the drive's self-test (`smartctl -t short|long`); why not, when
+/// it did not start.
+pub fn start_self_test(device: &str, kind: TestKind) -> Result<(), String> {
+    let which = match kind {
+        TestKind::Short => "short",
+        TestKind::Long => "long",
+    };
+    let out = Command::new("smartctl")
+        .args(["-t", which, device])
+        .output()
+        .map_err(|e| format!("smartctl could not run ({e}): install smartmontools"))?;
+    // Bits 0-2 of the exit status: the command line, the device, or the
+    // command failed.
+    if out.status.code().is_none_or(|c| c & 0b111 != 0) {
+        let text = String::from_utf8_lossy(&out.stdout);
+        let why = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("smartctl failed");
+        return Err(format!(
+            "the {which} self-test did not start: {}",
+            why.trim()
+        ));
+    }
+    Ok(())
+}
+
+/// Polls a running self-test: its state now.
+pub fn poll_self_test(device: &str) -> SelfTest {
+    match read_json(device) {
+        Ok(v) => self_test_state(&v),
+        Err(why) => SelfTest::Unknown(why),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,9 +411,50 @@ mod tests {
             rose,
             [
                 ("SAS grown defects", Kind::Media, 0, 2),
-                ("SAS port 0 phy 0 invalid_dword_count", Kind::Transport, 3, 40)
+                (
+                    "SAS port 0 phy 0 invalid_dword_count",
+                    Kind::Transport,
+                    3,
+                    40
+                )
             ]
         );
+    }
+
+    #[test]
+    fn self_tests_running_passed_and_failed() {
+        // The recorded ATA disk was mid-test: 0xF1, 10 % left.
+        let mut v = fixture("ata.json");
+        assert_eq!(self_test_state(&v), SelfTest::Running(Some(10)));
+        v["ata_smart_data"]["self_test"]["status"] =
+            serde_json::json!({"value": 0, "string": "completed without error", "passed": true});
+        assert_eq!(self_test_state(&v), SelfTest::Passed);
+        v["ata_smart_data"]["self_test"]["status"] = serde_json::json!({"value": 121,
+            "string": "completed: read failure, 90% remaining", "passed": false});
+        assert_eq!(
+            self_test_state(&v),
+            SelfTest::Failed("completed: read failure, 90% remaining".into())
+        );
+        // NVMe: an operation in progress, then the log's newest entry.
+        let mut n = fixture("nvme.json");
+        n["nvme_self_test_log"] = serde_json::json!({
+            "current_self_test_operation": {"value": 1, "string": "Short self-test in progress"},
+            "current_self_test_completion_percent": 30, "table": []});
+        assert_eq!(self_test_state(&n), SelfTest::Running(Some(70)));
+        n["nvme_self_test_log"] = serde_json::json!({
+            "current_self_test_operation": {"value": 0},
+            "table": [{"self_test_code": {"value": 1},
+                "self_test_result": {"value": 7, "string": "Completed with failed segment"}}]});
+        assert_eq!(
+            self_test_state(&n),
+            SelfTest::Failed("Completed with failed segment".into())
+        );
+        // SAS: the newest result.
+        let mut s = fixture("sas.json");
+        assert!(matches!(self_test_state(&s), SelfTest::Unknown(_)));
+        s["scsi_self_test_0"] = serde_json::json!({"code": {"value": 1},
+            "result": {"value": 0, "string": "Completed"}});
+        assert_eq!(self_test_state(&s), SelfTest::Passed);
     }
 
     #[test]

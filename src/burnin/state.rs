@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::smart::Snapshot;
+use super::smart::{SelfTest, Snapshot, TestKind};
 use super::worker::DiskBurn;
 use crate::device::BlockDevice;
 
@@ -102,6 +102,10 @@ pub struct Checkpoint {
     /// taken against it), or why there is none.
     pub smart_before: Option<Snapshot>,
     pub smart_note: Option<String>,
+    /// The drive's self-test before the run (`--smart-test`): which, and
+    /// how it ended.
+    #[serde(default)]
+    pub self_test: Option<(TestKind, SelfTest)>,
 }
 
 impl Checkpoint {
@@ -210,6 +214,7 @@ mod tests {
             burn: DiskBurn::default(),
             smart_before: None,
             smart_note: Some("--smart off".into()),
+            self_test: None,
         };
         save(&p, &c).unwrap();
         let back = load(&p).unwrap().unwrap();

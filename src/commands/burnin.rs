@@ -13,7 +13,7 @@ use crate::burnin::block::BLOCK;
 use crate::burnin::block::Pattern;
 use crate::burnin::plan::{Target, read_targets, targets};
 use crate::burnin::report::{BurnDisk, BurnReport, class_words, render, speed};
-use crate::burnin::smart::{self, Kind, SmartChange, Snapshot};
+use crate::burnin::smart::{self, Kind, SelfTest, SmartChange, Snapshot, TestKind};
 use crate::burnin::state::{self, At, Checkpoint, Phase};
 use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn, soak};
 use crate::cli::{BurninArgs, SmartMode};
@@ -74,6 +74,13 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         None => fresh(&targets, args, &argv)?,
     };
     confirm(&targets, &points, args)?;
+    let mut points = points;
+    if let Some(kind) = args.smart_test {
+        self_tests(&targets, &mut points, kind, stop);
+        if stop.is_set() {
+            return Ok(self_tests_interrupted());
+        }
+    }
     for (t, c) in targets.iter().zip(&points) {
         state::save(&state::path_for(&args.state, &t.dev), c).with_context(|| {
             format!(
@@ -88,6 +95,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let (passes, io) = (first.passes, first.io_bytes as usize);
     let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
     let every = Duration::from_secs(args.checkpoint_every);
+    let mut temps = Vec::new();
     let burns: Vec<DiskBurn> = std::thread::scope(|s| {
         let handles: Vec<_> = targets
             .iter()
@@ -130,7 +138,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
                 })
             })
             .collect();
-        watch(&targets, &points, &lives, &handles, None);
+        temps = watch(&targets, &points, &lives, &handles, None, args.smart_every);
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
@@ -138,7 +146,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     });
     let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
     let smart = smart_after(&targets, &points, interrupted);
-    let report = report(&targets, &points, burns, smart, interrupted, false);
+    let report = report(&targets, &points, burns, smart, temps, interrupted, false);
     let outcome = publish(&report, json.as_ref())?;
     if interrupted {
         let devs: Vec<&str> = targets.iter().map(|t| t.dev.given.as_str()).collect();
@@ -183,7 +191,13 @@ fn soak_run(
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {
     let (targets, _locks) = read_targets(&args.devices, args.range.as_deref(), argv)?;
-    let points = fresh(&targets, args, argv)?;
+    let mut points = fresh(&targets, args, argv)?;
+    if let Some(kind) = args.smart_test {
+        self_tests(&targets, &mut points, kind, stop);
+        if stop.is_set() {
+            return Ok(self_tests_interrupted());
+        }
+    }
     let deadline = args.duration.map(|d| Instant::now() + d);
     eprintln!(
         "arrayburn burnin: read-only soak of {} disk(s), {}; nothing is written",
@@ -195,6 +209,7 @@ fn soak_run(
         }
     );
     let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
+    let mut temps = Vec::new();
     let burns: Vec<DiskBurn> = std::thread::scope(|s| {
         let handles: Vec<_> = targets
             .iter()
@@ -216,7 +231,14 @@ fn soak_run(
                 })
             })
             .collect();
-        watch(&targets, &points, &lives, &handles, Some(deadline));
+        temps = watch(
+            &targets,
+            &points,
+            &lives,
+            &handles,
+            Some(deadline),
+            args.smart_every,
+        );
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
@@ -224,7 +246,7 @@ fn soak_run(
     });
     let interrupted = stop.is_set();
     let smart = smart_after(&targets, &points, interrupted);
-    let report = report(&targets, &points, burns, smart, interrupted, true);
+    let report = report(&targets, &points, burns, smart, temps, interrupted, true);
     let outcome = publish(&report, json.as_ref())?;
     if interrupted {
         eprintln!("arrayburn burnin: interrupted; the report covers the passes read so far");
@@ -393,6 +415,7 @@ fn fresh(
                 burn: DiskBurn::default(),
                 smart_before,
                 smart_note,
+                self_test: None,
             }
         })
         .collect())
@@ -520,14 +543,29 @@ fn watch<T>(
     lives: &[Live],
     handles: &[std::thread::ScopedJoinHandle<T>],
     soak: Option<Option<Instant>>,
-) {
+    smart_every: u64,
+) -> Vec<Option<i64>> {
     let phases = if soak.is_some() { 1 } else { 2 };
+    // The hottest each disk was while it ran (SMART read every
+    // `smart_every` s, where SMART was read before the run).
+    let mut hottest: Vec<Option<i64>> = vec![None; targets.len()];
+    let mut sampled = Instant::now();
     let began = Instant::now();
     let mut last = Instant::now();
     let mut seen: Vec<Option<u64>> = vec![None; targets.len()];
     let mut first: Vec<Option<u64>> = vec![None; targets.len()];
     while !handles.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(100));
+        if sampled.elapsed() >= Duration::from_secs(smart_every) {
+            sampled = Instant::now();
+            for ((t, c), h) in targets.iter().zip(points).zip(hottest.iter_mut()) {
+                if c.smart_before.is_some()
+                    && let Some(now) = smart::read(&t.dev.given).ok().and_then(|s| s.temperature_c)
+                {
+                    *h = Some(h.map_or(now, |h| h.max(now)));
+                }
+            }
+        }
         if last.elapsed() < Duration::from_secs(10) {
             continue;
         }
@@ -584,6 +622,7 @@ fn watch<T>(
             );
         }
     }
+    hottest
 }
 
 /// Judges the disks and builds the report.
@@ -592,9 +631,26 @@ fn report(
     points: &[Checkpoint],
     burns: Vec<DiskBurn>,
     smart: Vec<(Option<SmartChange>, Option<String>)>,
+    temps: Vec<Option<i64>>,
     interrupted: bool,
     read_only: bool,
 ) -> BurnReport {
+    // The hottest reading: before, during, after.
+    let hottest: Vec<Option<i64>> = smart
+        .iter()
+        .zip(points)
+        .enumerate()
+        .map(|(i, ((change, _), c))| {
+            [
+                c.smart_before.as_ref().and_then(|s| s.temperature_c),
+                temps.get(i).copied().flatten(),
+                change.as_ref().and_then(|ch| ch.after.temperature_c),
+            ]
+            .into_iter()
+            .flatten()
+            .max()
+        })
+        .collect();
     let devices: Vec<_> = targets.iter().map(|t| t.dev.clone()).collect();
     let groups = crate::plan::peer_groups(&devices);
     let words = |c: &SmartChange, kind: Kind| -> Vec<String> {
@@ -609,8 +665,14 @@ fn report(
         .zip(&groups)
         .zip(&smart)
         .zip(targets)
-        .map(|(((b, g), (sm, _)), t)| (b, g, sm, t.end - t.start))
-        .map(|(b, g, sm, len)| BurnFacts {
+        .zip(points.iter().zip(&hottest))
+        .map(|((((b, g), (sm, _)), t), (c, hot))| (b, g, sm, t.end - t.start, c, *hot))
+        .map(|(b, g, sm, len, c, hottest_c)| BurnFacts {
+            self_test_failed: match &c.self_test {
+                Some((_, SelfTest::Failed(w))) => Some(w.clone()),
+                _ => None,
+            },
+            hottest_c,
             smart_media: sm
                 .as_ref()
                 .map(|c| words(c, Kind::Media))
@@ -645,42 +707,48 @@ fn report(
         .zip(burns)
         .zip(smart)
         .zip(facts.iter().zip(judged))
-        .map(|(((t, burn), (smart, smart_note)), (f, judged))| {
-            let verdict = match &judged.action {
-                None if burn.interrupted => "interrupted".to_string(),
-                None => "healthy".to_string(),
-                Some((a, sentence)) => {
-                    disk_verdicts.push(DiskAdvice {
-                        path: t.dev.given.clone(),
-                        action: *a,
-                        sentence: format!("{}: {sentence}", t.dev.given),
-                    });
-                    serde_json::to_value(a)
-                        .ok()
-                        .and_then(|v| v.as_str().map(String::from))
-                        .unwrap_or_default()
+        .zip(points.iter().zip(hottest))
+        .map(
+            |((((t, burn), (smart, smart_note)), (f, judged)), (c, hot))| {
+                let verdict = match &judged.action {
+                    None if burn.interrupted => "interrupted".to_string(),
+                    None => "healthy".to_string(),
+                    Some((a, sentence)) => {
+                        disk_verdicts.push(DiskAdvice {
+                            path: t.dev.given.clone(),
+                            action: *a,
+                            sentence: format!("{}: {sentence}", t.dev.given),
+                        });
+                        serde_json::to_value(a)
+                            .ok()
+                            .and_then(|v| v.as_str().map(String::from))
+                            .unwrap_or_default()
+                    }
+                };
+                let speeds = pass_speeds(&burn, t.end - t.start)
+                    .into_iter()
+                    .map(|(v, _)| v)
+                    .collect();
+                BurnDisk {
+                    path: t.dev.given.clone(),
+                    identity: t.dev.identity.clone(),
+                    start_byte: t.start,
+                    end_byte: t.end,
+                    burn,
+                    verify_pass_mb_per_s: speeds,
+                    write_mb_per_s: f.write_mb_per_s,
+                    verify_mb_per_s: f.verify_mb_per_s,
+                    write_pct_of_peers: judged.write_pct,
+                    verify_pct_of_peers: judged.verify_pct,
+                    smart,
+                    smart_note,
+                    self_test_kind: c.self_test.as_ref().map(|(k, _)| *k),
+                    self_test: c.self_test.as_ref().map(|(_, s)| s.clone()),
+                    hottest_c: hot,
+                    verdict,
                 }
-            };
-            let speeds = pass_speeds(&burn, t.end - t.start)
-                .into_iter()
-                .map(|(v, _)| v)
-                .collect();
-            BurnDisk {
-                path: t.dev.given.clone(),
-                identity: t.dev.identity.clone(),
-                start_byte: t.start,
-                end_byte: t.end,
-                burn,
-                verify_pass_mb_per_s: speeds,
-                write_mb_per_s: f.write_mb_per_s,
-                verify_mb_per_s: f.verify_mb_per_s,
-                write_pct_of_peers: judged.write_pct,
-                verify_pct_of_peers: judged.verify_pct,
-                smart,
-                smart_note,
-                verdict,
-            }
-        })
+            },
+        )
         .collect();
     let message = match (interrupted, disk_verdicts.len()) {
         (true, _) => "INTERRUPTED: partial burn-in.".to_string(),
@@ -737,4 +805,75 @@ fn pass_speeds(b: &DiskBurn, len: u64) -> Vec<(f64, f64)> {
         .take(usize::from(b.passes_done))
         .map(|s| (speed(len, *s), *s))
         .collect()
+}
+
+/// A signal stopped the self-tests (aborted): nothing was written yet.
+fn self_tests_interrupted() -> Outcome {
+    eprintln!(
+        "arrayburn burnin: interrupted during the SMART self-tests (they were aborted); nothing was written"
+    );
+    Outcome::Interrupted
+}
+
+/// Runs every disk's self-test at once and waits for them (polled at 1,
+/// 3, 7, 15, 31 s, then every 30 s); a signal aborts them
+/// (`smartctl -X`).
+fn self_tests(targets: &[Target], points: &mut [Checkpoint], kind: TestKind, stop: &StopFlag) {
+    let mut state: Vec<SelfTest> = targets
+        .iter()
+        .map(|t| match smart::start_self_test(&t.dev.given, kind) {
+            Ok(()) => SelfTest::Running(None),
+            Err(why) => SelfTest::Unknown(why),
+        })
+        .collect();
+    let running = |s: &[SelfTest]| s.iter().any(|x| matches!(x, SelfTest::Running(_)));
+    if running(&state) {
+        eprintln!(
+            "arrayburn burnin: running the drives' {} SMART self-test before the burn-in",
+            match kind {
+                TestKind::Short => "short",
+                TestKind::Long => "long",
+            }
+        );
+    }
+    let mut wait = Duration::from_secs(1);
+    let mut said = Instant::now();
+    while running(&state) {
+        let until = Instant::now() + wait;
+        while Instant::now() < until {
+            if stop.is_set() {
+                for (t, s) in targets.iter().zip(&state) {
+                    if matches!(s, SelfTest::Running(_)) {
+                        let _ = std::process::Command::new("smartctl")
+                            .args(["-X", &t.dev.given])
+                            .output();
+                    }
+                }
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        wait = (wait * 2).min(Duration::from_secs(30));
+        for (t, s) in targets.iter().zip(state.iter_mut()) {
+            if matches!(s, SelfTest::Running(_)) {
+                *s = smart::poll_self_test(&t.dev.given);
+            }
+        }
+        if said.elapsed() >= Duration::from_secs(60) {
+            said = Instant::now();
+            let now = chrono::Local::now().format("%H:%M:%S");
+            for (t, s) in targets.iter().zip(&state) {
+                if let SelfTest::Running(left) = s {
+                    eprintln!(
+                        "{now} burnin: {} self-test running, {} left",
+                        t.dev.given,
+                        left.map_or("?".to_string(), |l| format!("{l}%"))
+                    );
+                }
+            }
+        }
+    }
+    for (c, s) in points.iter_mut().zip(state) {
+        c.self_test = Some((kind, s));
+    }
 }

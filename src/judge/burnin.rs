@@ -11,6 +11,8 @@
 //!   check the cable, backplane or HBA port: the disk stored everything.
 //!   (A corrupted block can also be a bad cable or memory; the sentence
 //!   says so, the action stays return until SMART says otherwise.)
+//! - The drive's own self-test failed (`--smart-test`) → return it.
+//! - Hotter than [`HOT_C`] during the run → check the cooling at its slot.
 //! - Otherwise, a write or verify speed under `slow_pct` % of its peers'
 //!   median → move it and burn it in again (a slow port looks the same).
 //!   A phase timed for under [`MIN_JUDGED_S`] is not compared (noise).
@@ -40,9 +42,17 @@ pub struct BurnFacts {
     /// Read-back MB/s of each pass read whole and timed for at least
     /// [`MIN_JUDGED_S`] (None otherwise), pass 1 first.
     pub pass_mb_per_s: Vec<Option<f64>>,
+    /// The drive's own self-test failed (`--smart-test`): its words.
+    pub self_test_failed: Option<String>,
+    /// The hottest the disk was during the run (SMART), °C.
+    pub hottest_c: Option<i64>,
     /// Peer group (same model, size and kind).
     pub group: usize,
 }
+
+/// Most drives are rated to run at up to 60 °C; a disk that gets hotter
+/// during a burn-in is in a slot the chassis does not cool enough.
+pub const HOT_C: i64 = 60;
 
 /// What the judge made of one disk's burn-in.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,6 +110,9 @@ fn action(
     if d.smart_failed {
         bad.push("SMART health check failed".into());
     }
+    if let Some(words) = &d.self_test_failed {
+        bad.push(format!("its SMART self-test failed ({words})"));
+    }
     if !bad.is_empty() {
         let cable = if d.corrupted {
             " (if other disks on the same cable or HBA show corrupted blocks too, check those first)"
@@ -122,6 +135,14 @@ fn action(
             format!(
                 "{} during the burn-in while every block read back right, check its cable, backplane or HBA port",
                 said.join(", ")
+            ),
+        ));
+    }
+    if let Some(c) = d.hottest_c.filter(|c| *c > HOT_C) {
+        return Some((
+            Action::Recheck,
+            format!(
+                "reached {c} °C during the run, above the {HOT_C} °C most drives are rated for: check the chassis cooling and airflow at its slot, then run it again"
             ),
         ));
     }
@@ -273,6 +294,41 @@ mod tests {
             )
         );
         assert!(out[1].action.is_none() && out[2].action.is_none());
+        // A failed self-test returns the disk; heat sends one to its
+        // cooling.
+        let out = verdicts(
+            &[
+                BurnFacts {
+                    self_test_failed: Some("completed: read failure".into()),
+                    ..disk(100.0, 100.0)
+                },
+                BurnFacts {
+                    hottest_c: Some(63),
+                    ..disk(100.0, 100.0)
+                },
+                BurnFacts {
+                    hottest_c: Some(HOT_C),
+                    ..disk(100.0, 100.0)
+                },
+            ],
+            &th,
+        );
+        assert_eq!(
+            out[0].action,
+            Some((
+                Action::Return,
+                "its SMART self-test failed (completed: read failure), return it".into()
+            ))
+        );
+        assert!(
+            out[1]
+                .action
+                .as_ref()
+                .is_some_and(|a| a.0 == Action::Recheck && a.1.starts_with("reached 63 °C")),
+            "{:?}",
+            out[1]
+        );
+        assert!(out[2].action.is_none());
         // Timed too briefly to compare: no verdict from speed.
         let brief = |w| BurnFacts {
             write_s: 0.2,
