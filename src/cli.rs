@@ -173,6 +173,10 @@ pub struct BurninArgs {
     /// Write the result as JSON to FILE (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also write report.txt, report.json and charts of MB/s across each
+    /// disk's surface (SVG and PNG, pass 1 and the last pass) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Read SMART before and after (smartctl --json) and judge what rose:
     /// `auto` where smartctl and the disk allow, `require` refuses a disk
     /// without SMART data, `off` skips it.

@@ -302,7 +302,7 @@ pub const BUNDLE: [&str; 3] = ["report.txt", "report.json", "surface.csv"];
 /// The `--out` directory is used if it exists, created if only its parent
 /// does; files must be creatable in it (or in the parent). Nothing is left
 /// here.
-fn check_output_dir(p: &Path) -> Result<(), PlanError> {
+pub fn check_output_dir(p: &Path) -> Result<(), PlanError> {
     if p.exists() && !p.is_dir() {
         return Err(PlanError::Output(format!(
             "--out {}: is a file; --out takes a directory (created if missing), the JSON alone goes to --json FILE",

@@ -172,10 +172,48 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     let size = 24u64 << 20;
     let d = disks(3, size);
     let written: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
-    let mut args = vec!["--block", "1m", "--passes", "2"];
+    let bundle = tempdir();
+    let out_dir = bundle.path().join("run1");
+    let mut args = vec![
+        "--block",
+        "1m",
+        "--passes",
+        "2",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ];
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let (out, doc) = burn(&args);
     assert_eq!(out.status.code(), Some(0));
+    // --out: the same report, and charts of both phases of pass 1 and 2.
+    let again: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(again, doc);
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("report.txt")).unwrap(),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    for phase in ["write", "verify"] {
+        for pass in [1, 2] {
+            for ext in ["svg", "png"] {
+                let f = out_dir.join(format!("surface-{phase}-pass{pass}.{ext}"));
+                assert!(std::fs::metadata(&f).unwrap().len() > 1000, "{f:?}");
+            }
+        }
+    }
+    // The surface points of each phase cover the range in order.
+    for disk in doc["disks"].as_array().unwrap() {
+        for (pass, phase) in [(1, "write"), (2, "verify")] {
+            let at: Vec<u64> = disk["surface"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["pass"] == pass && p["phase"] == phase)
+                .map(|p| p["offset"].as_u64().unwrap())
+                .collect();
+            assert_eq!(at, (0..24).map(|m| m << 20).collect::<Vec<_>>(), "{disk}");
+        }
+    }
     for (i, disk) in doc["disks"].as_array().unwrap().iter().enumerate() {
         assert_eq!(disk["written_bytes"], 2 * size, "{disk}");
         assert_eq!(disk["verified_bytes"], 2 * size, "{disk}");

@@ -58,6 +58,68 @@ pub struct Finding {
     pub detail: String,
 }
 
+/// The speed of one stretch of the surface in one phase of one pass.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SurfacePoint {
+    pub pass: u16,
+    /// `"write"` or `"verify"` (a soak's reads are `"verify"`).
+    pub phase: String,
+    /// Where the stretch begins (bytes), and its MB/s.
+    pub offset: u64,
+    pub mb_per_s: f64,
+}
+
+/// Stretches of the surface timed per phase.
+const SURFACE_POINTS: u64 = 200;
+/// Passes whose surface is kept (a soak run for days has hundreds).
+const SURFACE_PASSES: u16 = 8;
+
+/// Times stretches of a phase: `SURFACE_POINTS` over the range.
+struct Stretches {
+    size: u64,
+    from: u64,
+    bytes: u64,
+    began: Instant,
+    keep: bool,
+}
+
+impl Stretches {
+    fn new(t: &Target, io: usize, at: u64, pass: u16) -> Self {
+        let size = ((t.end - t.start) / SURFACE_POINTS).next_multiple_of(io as u64);
+        Self {
+            size: size.max(io as u64),
+            from: at,
+            bytes: 0,
+            began: Instant::now(),
+            keep: pass <= SURFACE_PASSES,
+        }
+    }
+
+    /// Counts `len` bytes done ending at `end`; a stretch full (or the
+    /// range's end) becomes a point.
+    fn add(&mut self, out: &mut DiskBurn, pass: u16, phase: &str, len: u64, end: u64, last: bool) {
+        self.bytes += len;
+        if !self.keep || (self.bytes < self.size && !last) {
+            return;
+        }
+        let s = self.began.elapsed().as_secs_f64();
+        if s > 0.0 {
+            out.surface.push(SurfacePoint {
+                pass,
+                phase: phase.into(),
+                offset: self.from,
+                mb_per_s: crate::units::mb_per_s(self.bytes, s),
+            });
+        }
+        *self = Self {
+            from: end,
+            bytes: 0,
+            began: Instant::now(),
+            ..*self
+        };
+    }
+}
+
 /// What one disk's burn-in measured and found.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct DiskBurn {
@@ -73,6 +135,10 @@ pub struct DiskBurn {
     pub write_pass_s: Vec<f64>,
     #[serde(default)]
     pub verify_pass_s: Vec<f64>,
+    /// MB/s across the surface, per pass and phase (the first
+    /// `SURFACE_PASSES` passes).
+    #[serde(default)]
+    pub surface: Vec<SurfacePoint>,
     /// Bytes a resumed write phase read back to prove its last interval
     /// (not counted in `verified_bytes`).
     #[serde(default)]
@@ -440,6 +506,7 @@ impl Pass<'_> {
         let mut saved = Instant::now();
         let mut last = from;
         let mut pos = from;
+        let mut stretch = Stretches::new(t, io, from, stamp.pass);
         let go_on = std::thread::scope(|s| {
             // A second thread generates the next buffer's blocks while this
             // one writes the last: two buffers go round.
@@ -497,6 +564,7 @@ impl Pass<'_> {
                 }
                 pos = at + len as u64;
                 out.written_bytes += len as u64;
+                stretch.add(out, stamp.pass, "write", len as u64, pos, pos == t.end);
                 live.done.store(pos - t.start, Ordering::Relaxed);
                 let _ = empty_tx.send(b);
                 if saved.elapsed() >= every {
@@ -555,6 +623,7 @@ impl Pass<'_> {
         let mut last = from;
         let mut pos = from;
         let mut go_on = true;
+        let mut stretch = Stretches::new(t, io, from, stamp.pass);
         let found = |out: &mut DiskBurn, b: &[u8], o: u64| {
             if check == Check::Read {
                 return;
@@ -612,6 +681,9 @@ impl Pass<'_> {
                 }
             }
             pos = at + len as u64;
+            if check != Check::Reverify {
+                stretch.add(out, stamp.pass, "verify", len as u64, pos, pos == until);
+            }
             match check {
                 Check::Verify | Check::Read => out.verified_bytes += len as u64,
                 Check::Reverify => out.reverified_bytes += len as u64,

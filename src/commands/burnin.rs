@@ -41,6 +41,10 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         .map(|p| Output::resolve("--json", p, true))
         .transpose()
         .map_err(anyhow::Error::msg)?;
+    if let Some(dir) = &args.out {
+        crate::plan::check_output_dir(dir)
+            .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
+    }
     if args.read_only {
         return soak_run(args, &argv, json, stop);
     }
@@ -147,7 +151,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
     let smart = smart_after(&targets, &points, interrupted);
     let report = report(&targets, &points, burns, smart, temps, interrupted, false);
-    let outcome = publish(&report, json.as_ref())?;
+    let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
     if interrupted {
         let devs: Vec<&str> = targets.iter().map(|t| t.dev.given.as_str()).collect();
         eprintln!(
@@ -161,12 +165,23 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
 }
 
 /// Prints the report (to stderr when `--json -` has standard output),
-/// writes the JSON, and says how the run ends.
-fn publish(report: &BurnReport, json: Option<&Output>) -> anyhow::Result<Outcome> {
+/// writes the JSON and `--out DIR`, and says how the run ends. A file that
+/// cannot be written is one line: the disks' verdict stands.
+fn publish(
+    report: &BurnReport,
+    json: Option<&Output>,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<Outcome> {
+    let text = render(report);
     if json.is_some_and(|o| o.is_stdout()) {
-        eprint!("{}", render(report));
+        eprint!("{text}");
     } else {
-        print!("{}", render(report));
+        print!("{text}");
+    }
+    if let Some(dir) = out
+        && let Err(e) = bundle(report, &text, dir)
+    {
+        eprintln!("arrayburn burnin: --out {}: {e}", dir.display());
     }
     if let Some(o) = json {
         let mut doc = serde_json::to_vec_pretty(report)?;
@@ -247,7 +262,7 @@ fn soak_run(
     let interrupted = stop.is_set();
     let smart = smart_after(&targets, &points, interrupted);
     let report = report(&targets, &points, burns, smart, temps, interrupted, true);
-    let outcome = publish(&report, json.as_ref())?;
+    let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
     if interrupted {
         eprintln!("arrayburn burnin: interrupted; the report covers the passes read so far");
     }
@@ -876,4 +891,67 @@ fn self_tests(targets: &[Target], points: &mut [Checkpoint], kind: TestKind, sto
     for (c, s) in points.iter_mut().zip(state) {
         c.self_test = Some((kind, s));
     }
+}
+
+/// `--out DIR`: the text, the JSON, and MB/s across each disk's surface
+/// for pass 1 and the last pass, each phase.
+fn bundle(report: &BurnReport, text: &str, dir: &std::path::Path) -> anyhow::Result<()> {
+    use crate::export::chart::{Line, lines};
+    std::fs::create_dir_all(dir)?;
+    crate::output::write_path(&dir.join("report.txt"), text.as_bytes())?;
+    let mut doc = serde_json::to_vec_pretty(report)?;
+    doc.push(b'\n');
+    crate::output::write_path(&dir.join("report.json"), &doc)?;
+    let last = report
+        .disks
+        .iter()
+        .flat_map(|d| d.burn.surface.iter().map(|p| p.pass))
+        .max()
+        .unwrap_or(0);
+    let mut passes = vec![1];
+    if last > 1 {
+        passes.push(last);
+    }
+    let phases: &[&str] = if report.read_only {
+        &["verify"]
+    } else {
+        &["write", "verify"]
+    };
+    for pass in passes {
+        for phase in phases {
+            let series: Vec<Line> = report
+                .disks
+                .iter()
+                .map(|d| {
+                    let len = (d.end_byte - d.start_byte).max(1) as f64;
+                    Line {
+                        label: d.identity.name.clone(),
+                        points: d
+                            .burn
+                            .surface
+                            .iter()
+                            .filter(|p| p.pass == pass && p.phase == *phase)
+                            .map(|p| (100.0 * (p.offset - d.start_byte) as f64 / len, p.mb_per_s))
+                            .collect(),
+                        flagged: !matches!(d.verdict.as_str(), "healthy" | "interrupted"),
+                    }
+                })
+                .filter(|l| !l.points.is_empty())
+                .collect();
+            if series.is_empty() {
+                continue;
+            }
+            let word = match (*phase, report.read_only) {
+                ("verify", true) => "read",
+                (p, _) => p,
+            };
+            lines(
+                dir,
+                &format!("surface-{word}-pass{pass}"),
+                &format!("Pass {pass}: {word} MB/s across each disk (red: to act on)"),
+                &series,
+            )?;
+        }
+    }
+    Ok(())
 }

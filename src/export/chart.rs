@@ -70,14 +70,20 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<()> {
             (format!("latency-{pass}"), &Latency(report, p)),
         ];
         for (stem, chart) in charts {
-            let mut svg = String::new();
-            chart.svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
-            crate::output::write_path(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
-            let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
-            chart.png(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())?;
-            crate::output::write_path(&dir.join(format!("{stem}.png")), &encode_png(&rgb)?)?;
+            save(dir, &stem, chart)?;
         }
     }
+    Ok(())
+}
+
+/// Draws `chart` into `dir` as `STEM.svg` and `STEM.png`.
+fn save(dir: &Path, stem: &str, chart: &dyn Drawing) -> Result<()> {
+    let mut svg = String::new();
+    chart.svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
+    crate::output::write_path(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
+    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    chart.png(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())?;
+    crate::output::write_path(&dir.join(format!("{stem}.png")), &encode_png(&rgb)?)?;
     Ok(())
 }
 
@@ -113,6 +119,67 @@ drawing!(Speed);
 drawing!(SurfaceChart);
 drawing!(Latency);
 
+/// One line of a [`lines`] chart: a disk's MB/s at positions in % of its
+/// range, red when `flagged`.
+pub struct Line {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    pub flagged: bool,
+}
+
+/// Writes a chart of lines (MB/s across the disks' surface, as the
+/// burn-in measures it) into `dir` as `STEM.svg` and `STEM.png`.
+pub fn lines(dir: &Path, stem: &str, caption: &str, series: &[Line]) -> Result<()> {
+    register_font();
+    fs::create_dir_all(dir)?;
+    save(dir, stem, &Lines(caption, series))
+}
+
+struct Lines<'a>(&'a str, &'a [Line]);
+drawing!(Lines);
+
+impl Lines<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        // As the check's surface chart: the axis ends above the 95th
+        // percentile, a lucky spike is cut at the top.
+        let mut all: Vec<f64> = self
+            .1
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.1))
+            .collect();
+        all.sort_by(f64::total_cmp);
+        let p95 = all.get(all.len() * 95 / 100).copied().unwrap_or(0.0);
+        let top = p95 * 1.3 + 1.0;
+        let mut chart =
+            frame(&root, self.0.to_string())?.build_cartesian_2d(0.0..100.0, 0.0..top)?;
+        chart
+            .configure_mesh()
+            .x_desc("position in the range burned (%)")
+            .y_desc("MB/s (cut at the top)")
+            .draw()?;
+        let legend = self.1.len() <= 12;
+        for (i, l) in self.1.iter().enumerate() {
+            let c = if l.flagged { FLAGGED } else { palette(i) };
+            let width = if l.flagged { 3 } else { 1 };
+            let points: Vec<(f64, f64)> = l.points.iter().map(|(x, y)| (*x, y.min(top))).collect();
+            let series = chart.draw_series(LineSeries::new(points, c.stroke_width(width)))?;
+            if legend {
+                series.label(l.label.clone()).legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], c.stroke_width(width))
+                });
+            }
+        }
+        finish(
+            &root,
+            &mut chart,
+            legend.then_some(SeriesLabelPosition::LowerRight),
+        )
+    }
+}
+
 /// The short name of a disk (`sdb`, `loop3`).
 fn name(r: &Report, d: &PassDisk) -> String {
     r.disk(&d.path)
@@ -135,14 +202,17 @@ fn colour(d: &PassDisk, i: usize) -> RGBColor {
     match d.verdict {
         Verdict::Slow | Verdict::Error => FLAGGED,
         Verdict::Fast => FAST,
-        Verdict::Ok => {
-            let c = Palette99::pick(i + 1).to_rgba();
-            if c.0 > 180 && c.1 < 90 {
-                HEALTHY
-            } else {
-                RGBColor(c.0, c.1, c.2)
-            }
-        }
+        Verdict::Ok => palette(i),
+    }
+}
+
+/// Line `i`'s colour from a palette, never the flagged red.
+fn palette(i: usize) -> RGBColor {
+    let c = Palette99::pick(i + 1).to_rgba();
+    if c.0 > 180 && c.1 < 90 {
+        HEALTHY
+    } else {
+        RGBColor(c.0, c.1, c.2)
     }
 }
 
