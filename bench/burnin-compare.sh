@@ -19,8 +19,9 @@ done
 cargo build --release --quiet
 bin=$PWD/target/release/arrayburn
 img=$(mktemp /dev/shm/arrayburn-bench-XXXXXX.img)
+state=$(mktemp -d)
 dev=
-cleanup() { [ -n "$dev" ] && losetup -d "$dev"; rm -f "$img"; }
+cleanup() { [ -n "$dev" ] && losetup -d "$dev"; rm -f "$img"; rm -rf "$state"; }
 trap cleanup EXIT
 head -c "${size}M" /dev/zero > "$img"
 dev=$(losetup -f --show --direct-io=on "$img")
@@ -38,7 +39,7 @@ for r in $(seq "$rounds"); do
     [ $((r % 2)) = 0 ] && tools=(fio badblocks arrayburn)
     for tool in "${tools[@]}"; do
         case $tool in
-            arrayburn) out=$(run arrayburn "$bin" burnin --destructive --yes --wipe-signatures --block 4m "$dev") ;;
+            arrayburn) out=$(run arrayburn "$bin" burnin --destructive --yes --wipe-signatures --smart off --state "$state" --block 4m "$dev") ;;
             badblocks) out=$(run badblocks badblocks -w -t random -b 4096 -c 1024 "$dev") ;;
             fio) out=$(run fio fio --name=v --filename="$dev" --rw=write --bs=4m --direct=1 \
                     --ioengine=psync --verify=crc32c --do_verify=1 --size="${size}M") ;;

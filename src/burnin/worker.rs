@@ -324,7 +324,6 @@ impl Job<'_> {
 /// nothing is written and nothing checked but that each block reads.
 pub fn soak(job: &Job) -> DiskBurn {
     let mut out = DiskBurn::default();
-    let mut buf = AlignedBuf::new(job.io);
     for pass in 1..=job.passes {
         if job.over() {
             break;
@@ -338,7 +337,7 @@ pub fn soak(job: &Job) -> DiskBurn {
             },
         };
         let span = (job.t.start, job.t.end);
-        if p.verify(&mut buf, span, Check::Read, &mut out, &mut |_, _| {})
+        if p.verify(span, Check::Read, &mut out, &mut |_, _| {})
             .is_none()
         {
             break;
@@ -354,7 +353,6 @@ pub fn soak(job: &Job) -> DiskBurn {
 /// least every `job.every`, at each phase's end and when a signal stops
 /// the run, and never names written bytes the disk has not flushed.
 pub fn burn(job: &Job, at: At, mut out: DiskBurn, save: &mut dyn FnMut(&DiskBurn, At)) -> DiskBurn {
-    let mut buf = AlignedBuf::new(job.io);
     let mut at = at;
     while at.phase != Phase::Done && !job.stop.is_set() {
         let p = Pass {
@@ -373,9 +371,7 @@ pub fn burn(job: &Job, at: At, mut out: DiskBurn, save: &mut dyn FnMut(&DiskBurn
                     // be there; if it is not, it is written again.
                     let bad = out.total_bad();
                     let span = (at.interval_from, at.done_until);
-                    if p.verify(&mut buf, span, Check::Reverify, &mut out, save)
-                        .is_none()
-                    {
+                    if p.verify(span, Check::Reverify, &mut out, save).is_none() {
                         break;
                     }
                     if out.total_bad() > bad {
@@ -385,13 +381,7 @@ pub fn burn(job: &Job, at: At, mut out: DiskBurn, save: &mut dyn FnMut(&DiskBurn
                 p.write(from, &mut out, save)
             }
             Phase::Verify => p
-                .verify(
-                    &mut buf,
-                    (at.done_until, job.t.end),
-                    Check::Verify,
-                    &mut out,
-                    save,
-                )
+                .verify((at.done_until, job.t.end), Check::Verify, &mut out, save)
                 .is_some(),
             Phase::Done => unreachable!(),
         };
@@ -596,7 +586,6 @@ impl Pass<'_> {
     /// else the bytes read.
     fn verify(
         &self,
-        buf: &mut AlignedBuf,
         (from, until): (u64, u64),
         check: Check,
         out: &mut DiskBurn,
@@ -637,73 +626,102 @@ impl Pass<'_> {
                 out.add(stamp.pass, o, BLOCK as u64, class, detail);
             }
         };
-        'chunks: for (at, len) in chunks(from, until, io) {
-            if self.job.over() {
-                go_on = false;
-                break;
+        std::thread::scope(|s| {
+            // A second thread reads the next chunk while this one checks
+            // the last: two buffers go round.
+            let (empty_tx, empty_rx) = bounded::<AlignedBuf>(2);
+            let (full_tx, full_rx) = bounded::<(AlignedBuf, u64, usize, std::io::Result<()>)>(2);
+            for _ in 0..2 {
+                let _ = empty_tx.send(AlignedBuf::new(io));
             }
-            let b = buf.slice_mut(len);
-            match f.read_exact_at(b, at) {
-                Ok(()) => found(out, b, at),
-                Err(e) if gone(&e) => {
-                    out.device_gone = true;
-                    out.add(stamp.pass, at, len as u64, Class::ReadError, e.to_string());
+            let job = self.job;
+            s.spawn(move || {
+                for (at, len) in chunks(from, until, io) {
+                    if job.over() {
+                        return;
+                    }
+                    let Ok(mut b) = empty_rx.recv() else { return };
+                    let read = f.read_exact_at(b.slice_mut(len), at);
+                    if full_tx.send((b, at, len, read)).is_err() {
+                        return;
+                    }
+                }
+            });
+            'chunks: for (mut buf, at, len, read) in full_rx.iter() {
+                if self.job.over() {
                     go_on = false;
                     break;
                 }
-                Err(_) => {
-                    // Block by block, as the writes (a signal or a vanished
-                    // device ends it mid-chunk).
-                    for (i, one) in b.chunks_exact_mut(BLOCK).enumerate() {
-                        if self.job.over() {
-                            go_on = false;
-                            break 'chunks;
-                        }
-                        let o = at + (i * BLOCK) as u64;
-                        match f.read_exact_at(one, o) {
-                            Err(e) => {
-                                out.device_gone |= gone(&e);
-                                out.add(
-                                    stamp.pass,
-                                    o,
-                                    BLOCK as u64,
-                                    Class::ReadError,
-                                    e.to_string(),
-                                );
-                                if out.device_gone {
-                                    go_on = false;
-                                    break 'chunks;
-                                }
+                let b = buf.slice_mut(len);
+                match read {
+                    Ok(()) => found(out, b, at),
+                    Err(e) if gone(&e) => {
+                        out.device_gone = true;
+                        out.add(stamp.pass, at, len as u64, Class::ReadError, e.to_string());
+                        go_on = false;
+                        break;
+                    }
+                    Err(_) => {
+                        // Block by block, as the writes (a signal or a vanished
+                        // device ends it mid-chunk).
+                        for (i, one) in b.chunks_exact_mut(BLOCK).enumerate() {
+                            if self.job.over() {
+                                go_on = false;
+                                break 'chunks;
                             }
-                            Ok(()) => found(out, one, o),
+                            let o = at + (i * BLOCK) as u64;
+                            match f.read_exact_at(one, o) {
+                                Err(e) => {
+                                    out.device_gone |= gone(&e);
+                                    out.add(
+                                        stamp.pass,
+                                        o,
+                                        BLOCK as u64,
+                                        Class::ReadError,
+                                        e.to_string(),
+                                    );
+                                    if out.device_gone {
+                                        go_on = false;
+                                        break 'chunks;
+                                    }
+                                }
+                                Ok(()) => found(out, one, o),
+                            }
                         }
                     }
                 }
+                pos = at + len as u64;
+                if check != Check::Reverify {
+                    stretch.add(out, stamp.pass, "verify", len as u64, pos, pos == until);
+                }
+                match check {
+                    Check::Verify | Check::Read => out.verified_bytes += len as u64,
+                    Check::Reverify => out.reverified_bytes += len as u64,
+                }
+                live.done.store(pos - t.start, Ordering::Relaxed);
+                if check == Check::Verify && saved.elapsed() >= every {
+                    let mut now = out.clone();
+                    now.verify_s += began.elapsed().as_secs_f64();
+                    save(
+                        &now,
+                        At {
+                            pass: stamp.pass,
+                            phase: Phase::Verify,
+                            done_until: pos,
+                            interval_from: last,
+                        },
+                    );
+                    last = pos;
+                    saved = Instant::now();
+                }
+                let _ = empty_tx.send(buf);
             }
-            pos = at + len as u64;
-            if check != Check::Reverify {
-                stretch.add(out, stamp.pass, "verify", len as u64, pos, pos == until);
-            }
-            match check {
-                Check::Verify | Check::Read => out.verified_bytes += len as u64,
-                Check::Reverify => out.reverified_bytes += len as u64,
-            }
-            live.done.store(pos - t.start, Ordering::Relaxed);
-            if check == Check::Verify && saved.elapsed() >= every {
-                let mut now = out.clone();
-                now.verify_s += began.elapsed().as_secs_f64();
-                save(
-                    &now,
-                    At {
-                        pass: stamp.pass,
-                        phase: Phase::Verify,
-                        done_until: pos,
-                        interval_from: last,
-                    },
-                );
-                last = pos;
-                saved = Instant::now();
-            }
+            // Unblocks the reader wherever it waits, so the scope ends.
+            drop(full_rx);
+            drop(empty_tx);
+        });
+        if self.job.over() {
+            go_on = false;
         }
         let took = began.elapsed().as_secs_f64();
         if check != Check::Reverify {
