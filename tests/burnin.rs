@@ -232,6 +232,10 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     }
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Verdict: HEALTHY"), "{text}");
+    // The plan said how long, at the speed it measured.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("all disks at once: about"), "{err}");
+    assert!(err.contains("MB/s"), "{err}");
 }
 
 #[test]

@@ -412,6 +412,25 @@ pub fn burn(job: &Job, at: At, mut out: DiskBurn, save: &mut dyn FnMut(&DiskBurn
     out
 }
 
+/// The disk's read speed now (MB/s), from at most `budget` of reading
+/// (or 256 MiB) at the range's start: what the plan's time estimate uses.
+/// Nothing is written.
+pub fn sample_speed(t: &Target, io: usize, budget: Duration) -> Option<f64> {
+    let mut buf = AlignedBuf::new(io);
+    let began = Instant::now();
+    let mut read = 0u64;
+    let end = t.end.min(t.start + (256 << 20));
+    for (at, len) in chunks(t.start, end, io) {
+        t.file.read_exact_at(buf.slice_mut(len), at).ok()?;
+        read += len as u64;
+        if began.elapsed() >= budget {
+            break;
+        }
+    }
+    let s = began.elapsed().as_secs_f64();
+    (read > 0 && s > 0.0).then(|| crate::units::mb_per_s(read, s))
+}
+
 /// The chunks of `from..end`: (offset, length).
 fn chunks(from: u64, end: u64, io: usize) -> impl Iterator<Item = (u64, usize)> {
     (from..end)

@@ -15,7 +15,7 @@ use crate::burnin::plan::{Target, read_targets, targets};
 use crate::burnin::report::{BurnDisk, BurnReport, class_words, render, speed};
 use crate::burnin::smart::{self, Kind, SelfTest, SmartChange, Snapshot, TestKind};
 use crate::burnin::state::{self, At, Checkpoint, Phase};
-use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn, soak};
+use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn, sample_speed, soak};
 use crate::cli::{BurninArgs, SmartMode};
 use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
@@ -485,8 +485,46 @@ fn rand_run_id() -> u64 {
     crate::burnin::block::disk_hash(&format!("{t}:{}", std::process::id())) as u64 | (t << 32)
 }
 
-/// The plan, before anything is written.
+/// How long `bytes` take at `mb_per_s`, in words (`2h 10m`, `1d 3h`).
+fn estimate(bytes: u64, mb_per_s: f64) -> String {
+    let s = (bytes as f64 / (mb_per_s * 1e6)) as u64;
+    match s {
+        s if s >= 86400 => format!("{}d {}h", s / 86400, s / 3600 % 24),
+        s if s >= 3600 => format!("{}h {}m", s / 3600, s / 60 % 60),
+        s if s >= 60 => format!("{}m {}s", s / 60, s % 60),
+        s => format!("{s}s"),
+    }
+}
+
+/// Bytes a checkpointed disk has left to write and read.
+fn left(c: &Checkpoint) -> u64 {
+    let len = c.end_byte - c.start_byte;
+    let phases = u64::from(c.passes) * 2;
+    let before =
+        u64::from(c.at.pass.saturating_sub(1)) * 2 + u64::from(c.at.phase == Phase::Verify);
+    match c.at.phase {
+        Phase::Done => 0,
+        _ => (phases - before.min(phases)) * len - (c.at.done_until - c.start_byte),
+    }
+}
+
+/// The plan, before anything is written: each disk, and how long its
+/// burn-in takes at the read speed measured now (1 s of reading; writes
+/// are often slower).
 fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
+    let speeds: Vec<Option<f64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = targets
+            .iter()
+            .zip(points)
+            .map(|(t, c)| {
+                s.spawn(move || sample_speed(t, c.io_bytes as usize, Duration::from_secs(1)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    });
     let c = &points[0];
     if args.resume {
         eprintln!(
@@ -499,10 +537,10 @@ fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
             c.pattern, c.passes
         );
     }
-    for (t, c) in targets.iter().zip(points) {
+    for ((t, c), speed) in targets.iter().zip(points).zip(&speeds) {
         let id = &t.dev.identity;
         eprintln!(
-            "  {}  {}  {}  serial {}  {}  bytes {}..{}{}",
+            "  {}  {}  {}  serial {}  {}  bytes {}..{}{}  {}",
             t.dev.given,
             id.by_id.as_deref().unwrap_or("-"),
             id.model.as_deref().unwrap_or("-"),
@@ -514,7 +552,24 @@ fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
                 format!("  from {}", place(c))
             } else {
                 String::new()
+            },
+            match speed {
+                Some(v) => format!("about {} at {v:.0} MB/s", estimate(left(c), *v)),
+                None => "(its speed could not be read)".into(),
             }
+        );
+    }
+    let slowest = targets
+        .iter()
+        .zip(points)
+        .zip(&speeds)
+        .filter_map(|((_, c), v)| v.map(|v| (left(c), v)))
+        .map(|(b, v)| b as f64 / v)
+        .fold(0.0, f64::max);
+    if slowest > 0.0 {
+        eprintln!(
+            "  all disks at once: about {} (the slowest disk, at the read speed measured now; writes are often slower)",
+            estimate((slowest * 1e6) as u64, 1.0)
         );
     }
 }
@@ -954,4 +1009,56 @@ fn bundle(report: &BurnReport, text: &str, dir: &std::path::Path) -> anyhow::Res
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimates_in_words() {
+        assert_eq!(estimate(20_000_000_000_000 * 2, 250.0), "1d 20h");
+        assert_eq!(estimate(130_000_000_000, 1000.0), "2m 10s");
+        assert_eq!(estimate(5_000_000, 1000.0), "0s");
+    }
+
+    #[test]
+    fn what_a_checkpoint_has_left() {
+        let mut c = fresh_point(2, 1000);
+        assert_eq!(left(&c), 4 * 1000, "two passes, each written and read");
+        c.at = At {
+            pass: 2,
+            phase: Phase::Verify,
+            done_until: 250,
+            interval_from: 0,
+        };
+        assert_eq!(left(&c), 750);
+        c.at.phase = Phase::Done;
+        assert_eq!(left(&c), 0);
+    }
+
+    fn fresh_point(passes: u16, len: u64) -> Checkpoint {
+        Checkpoint {
+            format: state::FORMAT,
+            run_id: "1".into(),
+            started_at: String::new(),
+            saved_at: String::new(),
+            device: "/dev/x".into(),
+            by_id: None,
+            serial: None,
+            model: None,
+            size_bytes: len,
+            start_byte: 0,
+            end_byte: len,
+            passes,
+            io_bytes: 4096,
+            pattern: "blocks".into(),
+            command_line: vec![],
+            at: At::first(0),
+            burn: DiskBurn::default(),
+            smart_before: None,
+            smart_note: None,
+            self_test: None,
+        }
+    }
 }
