@@ -96,6 +96,36 @@ pub fn class_words(c: Class) -> &'static str {
     }
 }
 
+/// Seconds as `h:mm:ss`.
+fn hms(s: f64) -> String {
+    let s = s.round() as u64;
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// The bytes found bad, by class, in short words (`-` for none).
+fn errors(b: &DiskBurn) -> String {
+    let short = |c: Class| match c {
+        Class::WriteError => "write err",
+        Class::FlushError => "flush err",
+        Class::ReadError => "read err",
+        Class::Corrupted => "corrupted",
+        Class::Misdirected => "misdirected",
+        Class::Stale => "lost",
+        Class::Foreign => "foreign",
+    };
+    let each: Vec<String> = b
+        .bad_bytes
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(c, n)| format!("{} {}", short(*c), human_bytes(*n)))
+        .collect();
+    if each.is_empty() {
+        "-".into()
+    } else {
+        each.join(", ")
+    }
+}
+
 /// MB/s of `bytes` over `secs`, 0 when nothing was timed.
 pub fn speed(bytes: u64, secs: f64) -> f64 {
     if secs > 0.0 {
@@ -144,7 +174,8 @@ pub fn render(r: &BurnReport) -> String {
             "Verify MB/s"
         },
         "%ofAvg",
-        "Bad bytes",
+        "Time",
+        "Errors",
         "Verdict",
     ]);
     let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.0}"));
@@ -162,7 +193,8 @@ pub fn render(r: &BurnReport) -> String {
             pct(d.write_pct_of_peers),
             format!("{:.0}", d.verify_mb_per_s),
             pct(d.verify_pct_of_peers),
-            d.burn.total_bad().to_string(),
+            hms(d.burn.write_s + d.burn.verify_s),
+            errors(&d.burn),
             d.verdict.clone(),
         ]);
     }

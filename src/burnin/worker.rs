@@ -588,8 +588,16 @@ impl Pass<'_> {
         });
         if go_on {
             live.set(stamp.pass, Stage::Flush);
+            // What the failed flush leaves unknown: the bytes written since
+            // the last one that held.
             if let Err(e) = f.sync_data() {
-                out.add(stamp.pass, t.start, 0, Class::FlushError, e.to_string());
+                out.add(
+                    stamp.pass,
+                    last,
+                    pos - last,
+                    Class::FlushError,
+                    e.to_string(),
+                );
             }
         } else if !out.device_gone && pos > last {
             // Stopped: what was written so far is kept for a resume.

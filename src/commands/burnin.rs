@@ -78,6 +78,10 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         None => fresh(&targets, args, &argv)?,
     };
     confirm(&targets, &points, args)?;
+    if stop.is_set() {
+        eprintln!("arrayburn burnin: interrupted before the burn-in began; nothing was written");
+        return Ok(Outcome::Interrupted);
+    }
     let mut points = points;
     if let Some(kind) = args.smart_test {
         self_tests(&targets, &mut points, kind, stop);
