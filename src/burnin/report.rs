@@ -12,7 +12,7 @@ use super::worker::{Class, DiskBurn};
 use crate::device::Identity;
 use crate::export::text::{show, table};
 use crate::judge::advice::DiskAdvice;
-use crate::units::{human_bytes, mb_per_s};
+use crate::units::{human_bytes, human_bytes_binary, human_duration, mb_per_s};
 
 /// One disk's burn-in in the report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -96,12 +96,6 @@ pub fn class_words(c: Class) -> &'static str {
     }
 }
 
-/// Seconds as `h:mm:ss`.
-fn hms(s: f64) -> String {
-    let s = s.round() as u64;
-    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-}
-
 /// The bytes found bad, by class, in short words (`-` for none).
 fn errors(b: &DiskBurn) -> String {
     let short = |c: Class| match c {
@@ -117,7 +111,7 @@ fn errors(b: &DiskBurn) -> String {
         .bad_bytes
         .iter()
         .filter(|(_, n)| *n > 0)
-        .map(|(c, n)| format!("{} {}", short(*c), human_bytes(*n)))
+        .map(|(c, n)| format!("{} {}", short(*c), human_bytes_binary(*n)))
         .collect();
     if each.is_empty() {
         "-".into()
@@ -193,7 +187,9 @@ pub fn render(r: &BurnReport) -> String {
             pct(d.write_pct_of_peers),
             format!("{:.0}", d.verify_mb_per_s),
             pct(d.verify_pct_of_peers),
-            hms(d.burn.write_s + d.burn.verify_s),
+            human_duration(std::time::Duration::from_secs_f64(
+                d.burn.write_s + d.burn.verify_s,
+            )),
             errors(&d.burn),
             d.verdict.clone(),
         ]);

@@ -22,7 +22,7 @@ use crate::judge::advice::DiskAdvice;
 use crate::judge::burnin::{BurnFacts, verdicts};
 use crate::measure::StopFlag;
 use crate::output::Output;
-use crate::units::{human_bytes, rfc3339};
+use crate::units::{human_bytes, human_duration, rfc3339};
 
 /// Runs the burn-in.
 pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
@@ -222,8 +222,11 @@ fn soak_run(
         "arrayburn burnin: read-only soak of {} disk(s), {}; nothing is written",
         targets.len(),
         match (args.duration, args.passes) {
-            (Some(d), None) => format!("passes for {}", humantime(d)),
-            (Some(d), Some(n)) => format!("{n} pass(es) or {}, whichever ends first", humantime(d)),
+            (Some(d), None) => format!("passes for {}", human_duration(d)),
+            (Some(d), Some(n)) => format!(
+                "{n} pass(es) or {}, whichever ends first",
+                human_duration(d)
+            ),
             (None, _) => format!("{} pass(es)", points[0].passes),
         }
     );
@@ -271,16 +274,6 @@ fn soak_run(
         eprintln!("arrayburn burnin: interrupted; the report covers the passes read so far");
     }
     Ok(outcome)
-}
-
-/// A duration in words for the plan (`8h`, `90s`).
-fn humantime(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
-        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
-        s => format!("{s}s"),
-    }
 }
 
 /// SMART after the run against SMART before it (not read when a signal
@@ -489,15 +482,9 @@ fn rand_run_id() -> u64 {
     crate::burnin::block::disk_hash(&format!("{t}:{}", std::process::id())) as u64 | (t << 32)
 }
 
-/// How long `bytes` take at `mb_per_s`, in words (`2h 10m`, `1d 3h`).
+/// How long `bytes` take at `mb_per_s`, in words.
 fn estimate(bytes: u64, mb_per_s: f64) -> String {
-    let s = (bytes as f64 / (mb_per_s * 1e6)) as u64;
-    match s {
-        s if s >= 86400 => format!("{}d {}h", s / 86400, s / 3600 % 24),
-        s if s >= 3600 => format!("{}h {}m", s / 3600, s / 60 % 60),
-        s if s >= 60 => format!("{}m {}s", s / 60, s % 60),
-        s => format!("{s}s"),
-    }
+    human_duration(Duration::from_secs_f64(bytes as f64 / (mb_per_s * 1e6)))
 }
 
 /// Bytes a checkpointed disk has left to write and read.
@@ -1021,9 +1008,8 @@ mod tests {
 
     #[test]
     fn estimates_in_words() {
-        assert_eq!(estimate(20_000_000_000_000 * 2, 250.0), "1d 20h");
-        assert_eq!(estimate(130_000_000_000, 1000.0), "2m 10s");
-        assert_eq!(estimate(5_000_000, 1000.0), "0s");
+        assert_eq!(estimate(20_000_000_000_000 * 2, 250.0), "44 h 26 min");
+        assert_eq!(estimate(130_000_000_000, 1000.0), "2 min 10 s");
     }
 
     #[test]
