@@ -79,7 +79,7 @@ pub const EXIT_CODES: [(u8, &str); 5] = [
 ];
 
 /// Command lines people start from.
-pub const EXAMPLES: [&str; 7] = [
+pub const EXAMPLES: [&str; 9] = [
     "arrayburn list",
     "arrayburn check /dev/sd[b-i]",
     "arrayburn check --full --json result.json /dev/sd[b-i]",
@@ -87,6 +87,8 @@ pub const EXAMPLES: [&str; 7] = [
     "arrayburn check --json - /dev/sd[b-i] | jq .summary",
     "arrayburn demo",
     "arrayburn iozone -a -g 1g -f /mnt/test/iozone.tmp",
+    "arrayburn burnin --destructive --smart-test short --out burn1 /dev/disk/by-id/ata-NEW*",
+    "arrayburn burnin --read-only --duration 24h /dev/sd[b-i]",
 ];
 
 /// Exit codes and examples as the end of `--help`.

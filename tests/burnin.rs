@@ -415,6 +415,18 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
         .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
         .collect();
     assert_eq!(verdicts, ["return", "return", "return", "healthy"]);
+    // The summary where the check keeps it: one sentence per disk to act on.
+    assert_eq!(doc["summary"]["verdict"], "flagged");
+    let acts: Vec<(&str, &str)> = doc["summary"]["disk_verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["path"].as_str().unwrap(), a["action"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        acts,
+        [lose.dev.as_str(), flip.dev.as_str(), bad.dev.as_str()].map(|p| (p, "return"))
+    );
     // badblocks' four fills on a fresh disk that loses writes, and on the
     // flipping one: the first fill (0xaa) stays where later ones were
     // lost, and reads back as pass 1's; flipped bits are corrupted in

@@ -77,7 +77,16 @@ pub struct BurnReport {
     /// Bytes per write and read.
     pub io_bytes: u64,
     pub disks: Vec<BurnDisk>,
-    /// One entry per disk to act on.
+    /// The verdict, where the check's report keeps it.
+    pub summary: BurnSummary,
+}
+
+/// The burn-in's verdict over all disks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BurnSummary {
+    /// `"healthy"`, `"flagged"` (a disk to act on) or `"interrupted"`.
+    pub verdict: String,
+    /// One entry per disk to act on (as the check's).
     pub disk_verdicts: Vec<DiskAdvice>,
     /// The verdict in one sentence.
     pub message: String,
@@ -295,12 +304,12 @@ pub fn render(r: &BurnReport) -> String {
             );
         }
     }
-    if !r.disk_verdicts.is_empty() {
+    if !r.summary.disk_verdicts.is_empty() {
         let _ = writeln!(out, "\nDisks to act on:");
-        for a in &r.disk_verdicts {
+        for a in &r.summary.disk_verdicts {
             let _ = writeln!(out, "  {}", a.sentence);
         }
     }
-    let _ = writeln!(out, "\nVerdict: {}", r.message);
+    let _ = writeln!(out, "\nVerdict: {}", r.summary.message);
     out
 }

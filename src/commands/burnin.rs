@@ -12,7 +12,7 @@ use super::Outcome;
 use crate::burnin::block::BLOCK;
 use crate::burnin::block::Pattern;
 use crate::burnin::plan::{Target, read_targets, targets};
-use crate::burnin::report::{BurnDisk, BurnReport, class_words, render, speed};
+use crate::burnin::report::{BurnDisk, BurnReport, BurnSummary, class_words, render, speed};
 use crate::burnin::smart::{self, Kind, SelfTest, SmartChange, Snapshot, TestKind};
 use crate::burnin::state::{self, At, Checkpoint, Phase};
 use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn, sample_speed, soak};
@@ -195,7 +195,7 @@ fn publish(
     }
     Ok(if report.interrupted {
         Outcome::Interrupted
-    } else if report.disk_verdicts.is_empty() {
+    } else if report.summary.disk_verdicts.is_empty() {
         Outcome::Healthy
     } else {
         Outcome::Flagged
@@ -840,8 +840,16 @@ fn report(
         pattern: c.pattern.clone(),
         io_bytes: c.io_bytes,
         disks,
-        disk_verdicts,
-        message,
+        summary: BurnSummary {
+            verdict: match (interrupted, disk_verdicts.is_empty()) {
+                (true, _) => "interrupted",
+                (false, true) => "healthy",
+                (false, false) => "flagged",
+            }
+            .into(),
+            disk_verdicts,
+            message,
+        },
     }
 }
 
