@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::burnin::block::Pattern;
 use crate::defaults;
+use crate::io::EngineKind;
 use crate::units::{parse_duration, parse_size};
 
 /// Read-only array check for raw block devices: serial and parallel O_DIRECT
@@ -264,6 +265,14 @@ pub struct CheckArgs {
     /// Size of each read (binary units: 4m = 4 MiB).
     #[arg(help_heading = "What to read", long, default_value = defaults::BLOCK, value_parser = parse_size)]
     pub block: u64,
+    /// How reads are issued: io_uring with --queue-depth reads in flight
+    /// per disk, psync (one pread at a time), or auto (io_uring where the
+    /// kernel allows it).
+    #[arg(help_heading = "What to read", long, value_enum, default_value_t = EngineKind::Auto)]
+    pub engine: EngineKind,
+    /// Reads in flight per disk with io_uring (1-256).
+    #[arg(help_heading = "What to read", long, default_value_t = defaults::QUEUE_DEPTH, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub queue_depth: u16,
     /// A disk below this % of its peers' median (or of its own serial speed
     /// in the parallel pass) is slow.
     #[arg(help_heading = "How to judge", long, default_value_t = defaults::SLOW_PCT)]

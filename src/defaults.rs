@@ -8,6 +8,9 @@ pub const SAMPLE: &str = "60s";
 pub const BLOCK: &str = "4m";
 /// ...and in bytes.
 pub const BLOCK_BYTES: u64 = 4 << 20;
+/// Reads in flight per disk with io_uring (docs/benchmarks.md, "Queue
+/// depth").
+pub const QUEUE_DEPTH: u16 = 4;
 /// A disk below this % of its peers' median is slow (`--slow-pct`,
 /// solnet-array-test's).
 pub const SLOW_PCT: f64 = 92.0;

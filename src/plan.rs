@@ -14,7 +14,7 @@ use thiserror::Error;
 use crate::cli::{CheckArgs, Passes, ProgressMode};
 use crate::defaults;
 use crate::device::{self, BlockDevice, DeviceError, SystemPaths, lock};
-use crate::io::open_direct;
+use crate::io::{EngineKind, open_direct};
 use crate::judge::Thresholds;
 use crate::measure::{Geometry, PassKind, PassSpec, Window};
 use crate::output::{self, Output, parent_dir};
@@ -49,6 +49,10 @@ pub enum PlanError {
 pub struct Settings {
     /// Read size in bytes.
     pub block: u64,
+    /// How reads are issued (`auto` resolved: io_uring or psync), and how
+    /// many are in flight per disk with io_uring.
+    pub engine: EngineKind,
+    pub queue_depth: usize,
     /// Sample length.
     pub sample: Duration,
     /// Serial pass reads whole disks.
@@ -274,6 +278,15 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
     output::refuse_duplicates(named).map_err(PlanError::Output)?;
     Ok(Settings {
         block: args.block,
+        engine: match args.engine {
+            EngineKind::Auto if crate::io::uring_available() => EngineKind::IoUring,
+            EngineKind::Auto => EngineKind::Psync,
+            kind => kind,
+        },
+        queue_depth: match args.engine {
+            EngineKind::Psync => 1,
+            _ => usize::from(args.queue_depth),
+        },
         sample: args.sample,
         serial_full: args.full_serial,
         parallel_full: args.full,

@@ -643,7 +643,8 @@ fn an_area_that_fails_wholesale_is_skipped_not_probed_sector_by_sector() {
     assert_eq!(
         read + bad_bytes + unread,
         size,
-        "every byte read, bad or unread"
+        "every byte read, bad or unread: {read} {bad_bytes} {unread} {:?}",
+        errors
     );
     assert!(errors[1..].iter().all(|e| !e.exact));
     // The unread spans cover the failing area without a gap.

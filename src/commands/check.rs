@@ -10,7 +10,7 @@ use super::Outcome;
 use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::export;
-use crate::io::{Engine, PreadEngine};
+use crate::io::{Engine, open_engine};
 use crate::measure::{PassKind, PassRun, StopFlag, Window, run_pass};
 use crate::output::write_path;
 use crate::plan::Plan;
@@ -48,7 +48,13 @@ pub fn execute(
     progress.announce(schedule(&plan));
     let geometry = plan.geometry();
     let engines = |d: usize| -> std::io::Result<Box<dyn Engine>> {
-        Ok(Box::new(PreadEngine::new(plan.files[d].try_clone()?)))
+        let s = &plan.settings;
+        open_engine(
+            s.engine,
+            plan.files[d].try_clone()?,
+            s.queue_depth,
+            s.block as usize,
+        )
     };
     let mut passes: Vec<PassRun> = Vec::new();
     let specs = plan.pass_specs();

@@ -76,6 +76,12 @@ impl AlignedBuf {
         Self { ptr, layout }
     }
 
+    /// The buffer's start, for a request the kernel fills in the
+    /// background (io_uring); the buffer must outlive the request.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
     /// The first `len` bytes of the buffer (at most its size).
     pub fn slice_mut(&mut self, len: usize) -> &mut [u8] {
         let len = len.min(self.layout.size());

@@ -44,9 +44,13 @@ fn header(out: &mut String, r: &Report) {
     let o = &r.options;
     let _ = writeln!(
         out,
-        "arrayburn {} array read check (read-only, O_DIRECT, {} reads) on {}, started {}",
+        "arrayburn {} array read check (read-only, O_DIRECT, {} reads, {}) on {}, started {}",
         r.tool_version,
         human_bytes_binary(o.block_bytes),
+        match o.engine.as_str() {
+            "io_uring" => format!("io_uring, {} in flight per disk", o.queue_depth),
+            other => format!("{other}, one at a time"),
+        },
         r.host,
         r.started_at
     );

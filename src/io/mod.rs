@@ -1,8 +1,9 @@
-//! I/O engines: how one aligned chunk is read from a device. The engine only
-//! reads; timing, histograms and progress belong to the worker. An io_uring
-//! engine with a queue depth plugs in behind the same trait later.
+//! I/O engines: how aligned chunks are read from a device. The engine only
+//! reads; timing, histograms and progress belong to the worker. `pread`
+//! reads one chunk at a time; `io_uring` keeps a queue of them in flight.
 
 mod pread;
+mod uring;
 
 use std::fs::File;
 use std::io;
@@ -12,12 +13,91 @@ use std::path::Path;
 use crate::device::buffer::{AlignedBuf, Chunk};
 
 pub use pread::PreadEngine;
+pub use uring::UringEngine;
 
 /// Reads chunks of one device into an aligned buffer.
 pub trait Engine: Send {
     /// Reads `chunk` into the start of `buf`, returning the bytes read (the
-    /// chunk's length unless the device ended early).
+    /// chunk's length unless the device ended early). An engine with reads
+    /// in flight keeps them: this one is read on its own.
     fn read(&mut self, buf: &mut AlignedBuf, chunk: Chunk) -> io::Result<usize>;
+
+    /// The queue of reads in flight, for an engine that keeps one.
+    fn queued(&mut self) -> Option<&mut dyn Queued> {
+        None
+    }
+
+    /// How it reads, as the report names it.
+    fn name(&self) -> &'static str {
+        "psync"
+    }
+}
+
+/// An engine with several reads in flight, into buffers of its own (the
+/// data is measured, not used).
+pub trait Queued {
+    /// Reads it keeps in flight at most.
+    fn depth(&self) -> usize;
+    /// Reads in flight now.
+    fn in_flight(&self) -> usize;
+    /// Starts reading `chunk` (only while `in_flight() < depth()`).
+    fn submit(&mut self, chunk: Chunk) -> io::Result<()>;
+    /// Waits for a read to finish; None when none is in flight.
+    fn complete(&mut self) -> Option<Completion>;
+}
+
+/// A read that finished.
+#[derive(Debug)]
+pub struct Completion {
+    pub chunk: Chunk,
+    /// Bytes read, or why not.
+    pub result: io::Result<usize>,
+    /// When it was submitted and when its completion was seen: its latency.
+    pub submitted: std::time::Instant,
+    pub done: std::time::Instant,
+}
+
+/// How the check reads (`--engine`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// io_uring where the kernel allows it, else psync.
+    Auto,
+    /// io_uring with `--queue-depth` reads in flight per disk.
+    #[value(name = "io_uring")]
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// One pread at a time per disk (queue depth 1).
+    Psync,
+}
+
+/// Opens the engine for `file`: io_uring with `depth` reads of `block`
+/// bytes in flight where asked for (and, with `auto`, where the kernel
+/// allows it), else pread.
+pub fn open_engine(
+    kind: EngineKind,
+    file: File,
+    depth: usize,
+    block: usize,
+) -> io::Result<Box<dyn Engine>> {
+    match kind {
+        EngineKind::Psync => Ok(Box::new(PreadEngine::new(file))),
+        EngineKind::IoUring => Ok(Box::new(UringEngine::new(file, depth, block)?)),
+        EngineKind::Auto => {
+            let fallback = file.try_clone()?;
+            match UringEngine::new(file, depth, block) {
+                Ok(e) => Ok(Box::new(e)),
+                Err(_) => Ok(Box::new(PreadEngine::new(fallback))),
+            }
+        }
+    }
+}
+
+/// Whether io_uring works here (a ring can be made): what `auto` picks.
+pub fn uring_available() -> bool {
+    io_uring::IoUring::new(2).is_ok()
 }
 
 /// Opens a device read-only with O_DIRECT, so reads bypass the page cache

@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 
 use super::{DiskRun, ReadError, SlowRead, StopFlag, Stopped, Surface, Window, keep_slowest};
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
-use crate::io::Engine;
+use crate::io::{Completion, Engine};
 use crate::units::fraction_of;
 
 /// At most this many bad ranges are kept with their offsets (all are
@@ -171,6 +171,85 @@ pub struct Job {
     /// and slice `k` reads on from `k / spots` of the disk (1: from the
     /// start only).
     pub spots: u32,
+}
+
+/// The reads in flight: the engine's own queue, or for an engine without
+/// one (pread) the one chunk to read, read when its result is asked for.
+/// Reads finish in any order but are handed over in the order they were
+/// submitted, so that faults are handled as reading one at a time would
+/// (a good read overtaking a failing one must not end a skip over a bad
+/// area, nor be counted again by a read-back).
+#[derive(Default)]
+struct Flight {
+    pending: Option<Chunk>,
+    /// Offsets submitted to the queue, oldest first, and reads that
+    /// finished before an older one.
+    order: std::collections::VecDeque<u64>,
+    early: Vec<Completion>,
+}
+
+impl Flight {
+    /// Whether another read may be submitted.
+    fn room(&mut self, engine: &mut dyn Engine) -> bool {
+        match engine.queued() {
+            Some(q) => self.order.len() < q.depth(),
+            None => self.pending.is_none(),
+        }
+    }
+
+    fn submit(&mut self, engine: &mut dyn Engine, chunk: Chunk) {
+        match engine.queued() {
+            Some(q) => {
+                self.order.push_back(chunk.offset());
+                let now = Instant::now();
+                if let Err(e) = q.submit(chunk) {
+                    // Refused: a failed read like any other.
+                    self.early.push(Completion {
+                        chunk,
+                        result: Err(e),
+                        submitted: now,
+                        done: now,
+                    });
+                }
+            }
+            None => self.pending = Some(chunk),
+        }
+    }
+
+    /// The oldest read submitted, once it has finished; None when nothing
+    /// is in flight.
+    fn complete(&mut self, engine: &mut dyn Engine, buf: &mut AlignedBuf) -> Option<Completion> {
+        match engine.queued() {
+            Some(q) => {
+                let first = *self.order.front()?;
+                loop {
+                    if let Some(i) = self.early.iter().position(|c| c.chunk.offset() == first) {
+                        self.order.pop_front();
+                        return Some(self.early.swap_remove(i));
+                    }
+                    match q.complete() {
+                        Some(c) => self.early.push(c),
+                        None => {
+                            // Nothing in flight yet not returned: cannot
+                            // happen; give up on what is missing.
+                            self.order.clear();
+                            return self.early.pop();
+                        }
+                    }
+                }
+            }
+            None => self.pending.take().map(|chunk| {
+                let submitted = Instant::now();
+                let result = engine.read(buf, chunk);
+                Completion {
+                    chunk,
+                    result,
+                    submitted,
+                    done: Instant::now(),
+                }
+            }),
+        }
+    }
 }
 
 /// Latency histogram in nanoseconds, 1 ns to 1 h at 3 significant digits.
@@ -381,6 +460,8 @@ impl Job {
 
     /// Reads the disk from `origin` (0 but for seek-pass readers) for the
     /// window, reporting failed reads through `on_error` as they happen.
+    /// The engine's queue is kept full (one read at a time for pread);
+    /// reads complete in any order and are counted as they complete.
     pub fn run(
         mut self,
         stop: &StopFlag,
@@ -402,30 +483,49 @@ impl Job {
         // Bytes passed over without a read since the last read: a disk that
         // is known bad all over has nothing left to read.
         let mut passed_over = 0u64;
+        let mut flight = Flight::default();
+        // Where the chunk after the last one submitted begins.
+        let mut next_at = self.origin;
         let give_up = || stop.is_set() || deadline.is_some_and(|d| start.elapsed() >= d);
-        while !stop.is_set()
-            && deadline.is_none_or(|d| end - start < d)
-            && faults.failed_reads < self.max_errors
-            && !faults.gone
-            && passed_over < self.size
-        {
-            let Some(chunk) =
-                self.next_chunk(&mut chunks, &mut reached_end, &mut spot, end - start)
-            else {
+        loop {
+            while flight.room(&mut *self.engine)
+                && !stop.is_set()
+                && deadline.is_none_or(|d| start.elapsed() < d)
+                && faults.failed_reads < self.max_errors
+                && !faults.gone
+                && passed_over < self.size
+            {
+                let Some(chunk) =
+                    self.next_chunk(&mut chunks, &mut reached_end, &mut spot, start.elapsed())
+                else {
+                    break;
+                };
+                if let Some(known_end) = faults.known_end(chunk.offset()) {
+                    passed_over += known_end - chunk.offset();
+                    chunks = self.chunks_from(known_end);
+                    continue;
+                }
+                passed_over = 0;
+                next_at = chunk.offset() + chunk.len() as u64;
+                flight.submit(&mut *self.engine, chunk);
+            }
+            let Some(read) = flight.complete(&mut *self.engine, &mut buf) else {
                 break;
             };
-            if let Some(known_end) = faults.known_end(chunk.offset()) {
-                passed_over += known_end - chunk.offset();
-                chunks = self.chunks_from(known_end);
+            end = read.done;
+            let chunk = read.chunk;
+            // Submitted before a skip found its span bad (it is already
+            // counted unread), or before the disk stopped its pass (at
+            // --max-errors, or gone): not counted.
+            if faults.known_end(chunk.offset()).is_some()
+                || faults.failed_reads >= self.max_errors
+                || faults.gone
+            {
                 continue;
             }
-            passed_over = 0;
-            let t0 = Instant::now();
-            let result = self.engine.read(&mut buf, chunk);
-            end = Instant::now();
-            match result {
+            match read.result {
                 Ok(n) => {
-                    tally.read(chunk, n as u64, end - t0, end - start);
+                    tally.read(chunk, n as u64, read.done - read.submitted, end - start);
                     faults.skip = None;
                     if let Some(gap) = faults.gap.take()
                         && gap.1 == chunk.offset()
@@ -471,8 +571,11 @@ impl Job {
                         }
                     };
                     faults.known.push((chunk.offset(), resume));
-                    if resume > chunk_end {
+                    // Reads already in flight past the skip go on; the
+                    // next submitted starts after them.
+                    if resume > next_at {
                         chunks = self.chunks_from(resume);
+                        next_at = resume;
                     }
                     end = Instant::now();
                 }

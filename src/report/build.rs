@@ -10,6 +10,7 @@ use super::{
     Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary, SurfaceProfile,
     WindowKind,
 };
+use crate::io::EngineKind;
 use crate::judge::advice::{DiskAdvice, Seen, advise};
 use crate::judge::disk::Judged;
 use crate::judge::pass::{PassJudgement, judge};
@@ -85,7 +86,12 @@ fn options(plan: &Plan) -> Options {
         parallel_full: s.parallel_full,
         slow_pct: s.thresholds.slow_pct,
         fast_pct: s.thresholds.fast_pct,
-        engine: "pread".into(),
+        engine: match s.engine {
+            EngineKind::IoUring => "io_uring",
+            _ => "psync",
+        }
+        .into(),
+        queue_depth: s.queue_depth,
         max_errors: s.max_errors,
         buckets: s.buckets,
         slow_read_ms: s.slow_read.as_secs_f64() * 1e3,

@@ -57,6 +57,10 @@ pub struct Report {
     pub summary: Summary,
 }
 
+fn one() -> usize {
+    1
+}
+
 /// The options a check ran with.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Options {
@@ -73,8 +77,12 @@ pub struct Options {
     pub slow_pct: f64,
     /// A disk above this % of its peers' median is fast.
     pub fast_pct: f64,
-    /// The I/O engine (`"pread"`: one O_DIRECT read at a time).
+    /// The I/O engine: `"io_uring"` (`queue_depth` reads in flight per
+    /// disk) or `"psync"` (one O_DIRECT pread at a time; `"pread"` in
+    /// reports before the io_uring engine).
     pub engine: String,
+    #[serde(default = "one")]
+    pub queue_depth: usize,
     /// A disk stops a pass after this many failed reads.
     pub max_errors: u64,
     /// Buckets of the surface profiles.

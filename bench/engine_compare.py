@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""arrayburn's engines (psync, io_uring at several queue depths) against
+fio's (psync, io_uring with huge-page buffers) on the same loop devices,
+alternating runs: one memory-backed disk, one disk-backed disk, and eight
+memory-backed disks read at once (aggregate MB/s and the spread between
+the fastest and the slowest disk, the fairness a parallel pass needs).
+Prints Markdown tables for docs/benchmarks.md.
+
+Run through bench/engine-compare.sh (it installs fio and builds arrayburn).
+It creates its own loop devices and files and removes exactly those; it
+reserves huge pages for fio's buffers and gives them back.
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fio_compare import GIB, drop_caches, fill, sh  # noqa: E402
+
+
+def timed(cmd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return out, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def fio(devs, engine, depth, bs):
+    """Reads each device whole, one job per device: per-device MB/s, the
+    aggregate MB/s (bytes over the longest job) and CPU s/GiB."""
+    cmd = ["fio", "--rw=read", "--direct=1", f"--bs={bs}", "--output-format=json",
+           f"--ioengine={engine}", "--iomem=shmhuge"]
+    if engine == "io_uring":
+        cmd += [f"--iodepth={depth}", "--fixedbufs", "--registerfiles"]
+    for i, d in enumerate(devs):
+        cmd += [f"--name=d{i}", f"--filename={d}"]
+    out, cpu = timed(cmd)
+    jobs = [j["read"] for j in json.loads(out)["jobs"]]
+    total = sum(j["io_bytes"] for j in jobs)
+    longest = max(j["runtime"] for j in jobs) / 1e3
+    return [j["bw_bytes"] / 1e6 for j in jobs], total / longest / 1e6, cpu / (total / GIB)
+
+
+def arrayburn(binary, devs, engine, depth, bs, tmp):
+    report = os.path.join(tmp, "r.json")
+    passes = ["--passes", "serial", "--full-serial"] if len(devs) == 1 else ["--passes", "parallel", "--full"]
+    _, cpu = timed([binary, "check", *devs, *passes, "--block", bs, "--engine", engine,
+                    "--queue-depth", str(depth), "--progress", "none", "--json", report])
+    disks = json.load(open(report))["passes"][0]["disks"]
+    total = sum(d["bytes"] for d in disks)
+    longest = max(d["elapsed_s"] for d in disks)
+    return [d["mb_per_s"] for d in disks], total / longest / 1e6, cpu / (total / GIB)
+
+
+def med(v):
+    return f"{statistics.median(v):.0f} ({min(v):.0f}–{max(v):.0f})"
+
+
+def run(configs, rounds, cold):
+    """configs: name -> callable() returning (per-disk, aggregate, cpu).
+    Rounds alternate the order; returns name -> lists."""
+    res = {n: {"agg": [], "spread": [], "cpu": []} for n in configs}
+    names = list(configs)
+    for r in range(rounds):
+        order = names if r % 2 == 0 else list(reversed(names))
+        for n in order:
+            if cold:
+                drop_caches()
+            per, agg, cpu = configs[n]()
+            res[n]["agg"].append(agg)
+            res[n]["spread"].append(max(per) / min(per))
+            res[n]["cpu"].append(cpu)
+        print(f"  round {r + 1} done", file=sys.stderr)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--depths", default="1,2,4,8,16")
+    ap.add_argument("--block", default="4m")
+    ap.add_argument("--shm-size", type=int, default=4 * GIB)
+    ap.add_argument("--disk-size", type=int, default=2 * GIB)
+    ap.add_argument("--disk-dir", default="/var/tmp")
+    ap.add_argument("--array", type=int, default=8)
+    ap.add_argument("--array-size", type=int, default=GIB // 2)
+    args = ap.parse_args()
+    depths = [int(d) for d in args.depths.split(",")]
+    bs = args.block
+
+    hp = "/proc/sys/vm/nr_hugepages"
+    hp_before = open(hp).read().strip()
+    made = []
+    try:
+        # fio's shmhuge buffers: bs x depth per job, 2 MiB pages.
+        need = args.array * max(depths) * (4 << 20) // (2 << 20) + 64
+        open(hp, "w").write(f"{need}\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            def loop(d, size, dio):
+                path = os.path.join(d, f"arrayburn-engine-{os.getpid()}-{len(made)}.img")
+                made.append([None, path])
+                fill(path, size)
+                dev = sh("losetup", "-f", "--show", *(["--direct-io=on"] if dio else []), path).strip()
+                made[-1][0] = dev
+                return dev
+
+            shm = loop("/dev/shm", args.shm_size, False)
+            disk = loop(args.disk_dir, args.disk_size, True)
+            array = [loop("/dev/shm", args.array_size, False) for _ in range(args.array)]
+
+            for title, devs, cold in [
+                (f"one memory-backed loop ({args.shm_size // GIB} GiB)", [shm], False),
+                (f"one disk-backed loop ({args.disk_size // GIB} GiB, --direct-io=on, caches dropped)", [disk], True),
+                (f"{args.array} memory-backed loops at once ({args.array_size >> 20} MiB each)", array, False),
+            ]:
+                configs = {
+                    "fio psync": lambda devs=devs: fio(devs, "psync", 1, bs),
+                    "arrayburn psync": lambda devs=devs: arrayburn(args.binary, devs, "psync", 1, bs, tmp),
+                }
+                for q in depths:
+                    configs[f"fio io_uring QD{q}"] = lambda devs=devs, q=q: fio(devs, "io_uring", q, bs)
+                    configs[f"arrayburn io_uring QD{q}"] = (
+                        lambda devs=devs, q=q: arrayburn(args.binary, devs, "io_uring", q, bs, tmp))
+                print(f"\n### {title}, {bs} reads, {args.rounds} alternating rounds\n", flush=True)
+                res = run(configs, args.rounds, cold)
+                best_fio = max((n for n in res if n.startswith("fio")),
+                               key=lambda n: statistics.median(res[n]["agg"]))
+                print(f"| reader | MB/s median (min–max) | max/min disk | CPU s/GiB | vs {best_fio} |")
+                print("|---|---|---|---|---|")
+                for n, r in res.items():
+                    ratio = [a / b for a, b in zip(r["agg"], res[best_fio]["agg"])]
+                    print(f"| {n} | {med(r['agg'])} | {statistics.median(r['spread']):.2f} | "
+                          f"{statistics.median(r['cpu']):.3f} | "
+                          f"{statistics.median(ratio):.3f} ({min(ratio):.3f}–{max(ratio):.3f}) |", flush=True)
+    finally:
+        for dev, path in reversed(made):
+            if dev:
+                subprocess.run(["losetup", "-d", dev])
+            if os.path.exists(path):
+                os.remove(path)
+        open(hp, "w").write(f"{hp_before}\n")
+
+
+if __name__ == "__main__":
+    main()
