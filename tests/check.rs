@@ -552,3 +552,47 @@ fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
         .collect();
     assert!(names.is_empty(), "no temporary files left: {names:?}");
 }
+
+#[test]
+fn a_signal_with_a_deep_queue_in_flight_stops_within_a_second() {
+    need_root!();
+    let _l = device_lock();
+    // 16 reads of 4 MiB in flight per disk at 8 MB/s: 8 s to drain.
+    let (d, t) = throttled(2, 256 * MIB, |_| 8 * MB);
+    let dir = tempdir();
+    let json = dir.path().join("partial.json");
+    let child = t
+        .command(&[
+            "check",
+            "--engine",
+            "io_uring",
+            "--queue-depth",
+            "16",
+            "--passes",
+            "parallel",
+            "--sample",
+            "60s",
+            "--progress",
+            "none",
+            "--json",
+            json.to_str().unwrap(),
+            &d[0].dev,
+            &d[1].dev,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (out, took) = interrupt_after(child, Duration::from_millis(2500));
+    assert!(took < Duration::from_secs(1), "took {took:?} to stop");
+    assert_eq!(out.status.code(), Some(130));
+    let v: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(v.interrupted);
+    assert_eq!(
+        (v.options.engine.as_str(), v.options.queue_depth),
+        ("io_uring", 16)
+    );
+    for row in disk_rows(&v, "parallel") {
+        assert!(row.bytes > 0 && row.bytes < 256 * MIB, "{row:?}");
+        assert_eq!(row.stopped, Some(Stopped::Interrupted), "{row:?}");
+    }
+}

@@ -717,3 +717,38 @@ fn pinpointing_honours_the_sample_window_and_a_signal() {
         "{row:?}"
     );
 }
+
+#[test]
+fn both_engines_find_the_same_bad_sectors_and_read_the_same_bytes() {
+    need_root!();
+    let _l = device_lock();
+    let size = 64 * MIB;
+    // Bad sectors in several 4 MiB reads, two in one read, one in the
+    // last: with 8 reads in flight several fail at once.
+    let bad_ranges = [
+        (4 * MIB + 512, 512),
+        (9 * MIB, 4096),
+        (11 * MIB, 512),
+        (13 * MIB + 4096, 8192),
+        (size - 512, 512),
+    ];
+    let bad = FaultyDisk::new(size, &bad_ranges);
+    let mut seen = Vec::new();
+    for engine in [
+        &["--engine", "psync"][..],
+        &["--engine", "io_uring", "--queue-depth", "8"],
+    ] {
+        let mut args = vec!["--passes", "serial", "--full-serial"];
+        args.extend_from_slice(engine);
+        let r = check_plain(&args, &[&bad.dev]);
+        let v = r.report.unwrap();
+        let row = &disk_rows(&v, "serial")[0];
+        assert!(row.reached_end, "{engine:?}");
+        assert_eq!(row.bytes + row.bad_bytes, size, "{engine:?}");
+        assert_eq!(ranges(row), bad_ranges, "{engine:?}");
+        seen.push((v.options.engine.clone(), row.read_errors, row.bad_bytes));
+    }
+    assert_eq!(seen[0].0, "psync");
+    assert_eq!(seen[1].0, "io_uring");
+    assert_eq!((seen[0].1, seen[0].2), (seen[1].1, seen[1].2), "{seen:?}");
+}

@@ -44,6 +44,10 @@ pub trait Queued {
     fn submit(&mut self, chunk: Chunk) -> io::Result<()>;
     /// Waits for a read to finish; None when none is in flight.
     fn complete(&mut self) -> Option<Completion>;
+    /// A stop: cancels what is in flight and waits for it at most
+    /// `within`; reads still in flight then are given up (their results
+    /// are not wanted, their buffers are never freed).
+    fn abandon(&mut self, within: std::time::Duration);
 }
 
 /// A read that finished.

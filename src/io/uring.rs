@@ -21,8 +21,10 @@ use io_uring::{IoUring, opcode, types};
 use super::{Completion, Engine, Queued};
 use crate::device::buffer::{AlignedBuf, Chunk};
 
-/// The user data of the one synchronous read (pinpointing) at a time.
+/// The user data of the one synchronous read (pinpointing) at a time, and
+/// of the cancellations when a run is stopped.
 const SYNC: u64 = u64::MAX;
+const CANCEL: u64 = u64::MAX - 1;
 
 /// Reads of one device through its own ring.
 pub struct UringEngine {
@@ -39,6 +41,9 @@ pub struct UringEngine {
     flying: Vec<Option<(Chunk, Instant)>>,
     /// Completions reaped while waiting for something else.
     ready: VecDeque<Completion>,
+    /// Requests were abandoned still in flight: their buffers are never
+    /// freed (the kernel may still fill them after this engine is gone).
+    leak: bool,
 }
 
 impl UringEngine {
@@ -71,6 +76,7 @@ impl UringEngine {
             free: (0..depth).rev().collect(),
             flying: vec![None; depth],
             ready: VecDeque::new(),
+            leak: false,
         })
     }
 
@@ -133,7 +139,25 @@ impl UringEngine {
     /// slot's read into `ready` (or submitted again when interrupted), the
     /// synchronous read's result returned.
     fn reap(&mut self) -> io::Result<Option<i32>> {
-        self.ring.submit_and_wait(1)?;
+        self.reap_within(None)
+    }
+
+    /// As [`Self::reap`], waiting at most `limit` (then nothing is reaped).
+    fn reap_within(&mut self, limit: Option<std::time::Duration>) -> io::Result<Option<i32>> {
+        match limit {
+            None => {
+                self.ring.submit_and_wait(1)?;
+            }
+            Some(d) => {
+                let ts = types::Timespec::from(d);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                match self.ring.submitter().submit_with_args(1, &args) {
+                    Ok(_) => {}
+                    Err(e) if e.raw_os_error() == Some(nix::libc::ETIME) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
         let done: Vec<(u64, i32)> = self
             .ring
             .completion()
@@ -145,11 +169,14 @@ impl UringEngine {
                 sync = Some(res);
                 continue;
             }
+            if user == CANCEL {
+                continue;
+            }
             let slot = user as usize;
             let Some((chunk, submitted)) = self.flying[slot].take() else {
                 continue;
             };
-            if res == -nix::libc::EINTR || res == -nix::libc::EAGAIN {
+            if (res == -nix::libc::EINTR || res == -nix::libc::EAGAIN) && !self.leak {
                 self.start(slot, chunk)?;
                 self.flying[slot] = Some((chunk, submitted));
                 continue;
@@ -233,6 +260,30 @@ impl Queued for UringEngine {
         Ok(())
     }
 
+    fn abandon(&mut self, within: std::time::Duration) {
+        let flying: Vec<u64> = (0..self.flying.len())
+            .filter(|i| self.flying[*i].is_some())
+            .map(|i| i as u64)
+            .collect();
+        // No retry of an interrupted read from here on.
+        self.leak = true;
+        for user in flying {
+            let entry = opcode::AsyncCancel::new(user).build().user_data(CANCEL);
+            // SAFETY: a cancellation carries no buffer.
+            let _ = unsafe { self.ring.submission().push(&entry) };
+        }
+        let _ = self.ring.submit();
+        let until = Instant::now() + within;
+        while self.in_flight() > 0 {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.reap_within(Some(left)).is_err() {
+                break;
+            }
+        }
+        self.ready.clear();
+        self.leak = self.in_flight() > 0;
+    }
+
     fn complete(&mut self) -> Option<Completion> {
         while self.ready.is_empty() {
             if self.in_flight() == 0 {
@@ -262,10 +313,15 @@ impl Drop for UringEngine {
     /// Waits for every request still in flight: the kernel may write into
     /// their buffers until then.
     fn drop(&mut self) {
-        while self.in_flight() > 0 {
+        while !self.leak && self.in_flight() > 0 {
             if self.reap().is_err() {
-                break;
+                self.leak = true;
             }
+        }
+        if self.leak {
+            // The kernel may still write into them: they stay allocated
+            // until the process ends (a run stopped by a signal ends it).
+            std::mem::forget(std::mem::take(&mut self.bufs));
         }
     }
 }

@@ -216,6 +216,16 @@ impl Flight {
         }
     }
 
+    /// Gives up the reads in flight (a stop).
+    fn abandon(&mut self, engine: &mut dyn Engine) {
+        if let Some(q) = engine.queued() {
+            q.abandon(Duration::from_millis(200));
+        }
+        self.order.clear();
+        self.early.clear();
+        self.pending = None;
+    }
+
     /// The oldest read submitted, once it has finished; None when nothing
     /// is in flight.
     fn complete(&mut self, engine: &mut dyn Engine, buf: &mut AlignedBuf) -> Option<Completion> {
@@ -508,6 +518,12 @@ impl Job {
                 passed_over = 0;
                 next_at = chunk.offset() + chunk.len() as u64;
                 flight.submit(&mut *self.engine, chunk);
+            }
+            if stop.is_set() {
+                // Stopped: the reads in flight are not waited for (on a
+                // slow disk a deep queue takes seconds to drain).
+                flight.abandon(&mut *self.engine);
+                break;
             }
             let Some(read) = flight.complete(&mut *self.engine, &mut buf) else {
                 break;
