@@ -10,7 +10,7 @@ pub const BLOCK: &str = "4m";
 pub const BLOCK_BYTES: u64 = 4 << 20;
 /// Reads in flight per disk with io_uring (docs/benchmarks.md, "Queue
 /// depth").
-pub const QUEUE_DEPTH: u16 = 4;
+pub const QUEUE_DEPTH: u16 = 2;
 /// A disk below this % of its peers' median is slow (`--slow-pct`,
 /// solnet-array-test's).
 pub const SLOW_PCT: f64 = 92.0;
