@@ -148,6 +148,14 @@ pub struct BurninArgs {
     /// Size of each write and read (a multiple of 4 KiB).
     #[arg(long, default_value = defaults::BLOCK, value_parser = parse_size)]
     pub block: u64,
+    /// How writes and reads are issued: io_uring with --queue-depth in
+    /// flight per disk, psync (one at a time), or auto (io_uring where the
+    /// kernel allows it).
+    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
+    pub engine: EngineKind,
+    /// Writes or reads in flight per disk with io_uring (1-256).
+    #[arg(long, default_value_t = defaults::QUEUE_DEPTH, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub queue_depth: u16,
     /// Keep a checkpoint per disk in DIR, to --resume after a reboot or
     /// an interrupt.
     #[arg(long, value_name = "DIR", default_value = crate::burnin::state::DEFAULT_DIR)]

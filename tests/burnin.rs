@@ -415,6 +415,11 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
         .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
         .collect();
     assert_eq!(verdicts, ["return", "return", "return", "healthy"]);
+    // Writes and reads went through io_uring (the default), two in flight.
+    assert_eq!(
+        (doc["engine"].as_str(), doc["queue_depth"].as_u64()),
+        (Some("io_uring"), Some(2))
+    );
     // The summary where the check keeps it: one sentence per disk to act on.
     assert_eq!(doc["summary"]["verdict"], "flagged");
     let acts: Vec<(&str, &str)> = doc["summary"]["disk_verdicts"]
@@ -433,6 +438,8 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
     // every pass.
     let lose = FaultyDisk::writable(size, &[], &[(4 * MIB, 8192)], &[]);
     let (out, doc) = burn(&[
+        "--engine",
+        "psync",
         "--pattern",
         "badblocks",
         "--block",
@@ -445,6 +452,7 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
         (doc["pattern"].as_str(), doc["passes"].as_u64()),
         (Some("badblocks"), Some(4))
     );
+    assert_eq!(doc["engine"], "psync", "this run: one write at a time");
     let findings = |i: usize| -> Vec<(u64, u64, String)> {
         doc["disks"][i]["findings"]
             .as_array()
@@ -706,6 +714,24 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     std::thread::sleep(std::time::Duration::from_millis(2000));
     child.kill().unwrap();
     child.wait().unwrap();
+    // Writes a killed process had in flight still land (the kernel ends
+    // them after the process, and holds the disk open until then): wait
+    // until each disk can be opened exclusively again.
+    for x in &devs {
+        use std::os::unix::fs::OpenOptionsExt;
+        let free = || {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::libc::O_EXCL)
+                .open(x)
+                .is_ok()
+        };
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !free() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(free(), "{x}: still held after the kill");
+    }
     let killed: Vec<serde_json::Value> = devs.iter().map(|d| checkpoint(state.path(), d)).collect();
     for c in &killed {
         assert_eq!(c["at"]["phase"], "write", "{c}");

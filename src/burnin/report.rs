@@ -76,6 +76,10 @@ pub struct BurnReport {
     pub pattern: String,
     /// Bytes per write and read.
     pub io_bytes: u64,
+    /// How writes and reads were issued: `"io_uring"` with `queue_depth`
+    /// in flight per disk, or `"psync"` (one at a time).
+    pub engine: String,
+    pub queue_depth: usize,
     pub disks: Vec<BurnDisk>,
     /// The verdict, where the check's report keeps it.
     pub summary: BurnSummary,
@@ -129,6 +133,14 @@ fn errors(b: &DiskBurn) -> String {
     }
 }
 
+/// The engine in words for the header.
+fn engine_words(r: &BurnReport) -> String {
+    match r.engine.as_str() {
+        "io_uring" => format!("io_uring, {} in flight per disk", r.queue_depth),
+        other => format!("{other}, one at a time"),
+    }
+}
+
 /// MB/s of `bytes` over `secs`, 0 when nothing was timed.
 pub fn speed(bytes: u64, secs: f64) -> f64 {
     if secs > 0.0 {
@@ -144,9 +156,10 @@ pub fn render(r: &BurnReport) -> String {
     if r.read_only {
         let _ = writeln!(
             out,
-            "arrayburn {} read-only soak (O_DIRECT, {} reads, nothing written), {} pass(es), on {}, started {}\n",
+            "arrayburn {} read-only soak (O_DIRECT, {} reads, {}, nothing written), {} pass(es), on {}, started {}\n",
             r.tool_version,
             human_bytes(r.io_bytes),
+            engine_words(r),
             r.passes,
             r.host,
             r.started_at
@@ -154,10 +167,11 @@ pub fn render(r: &BurnReport) -> String {
     } else {
         let _ = writeln!(
             out,
-            "arrayburn {} burn-in (destructive write-verify, {} pattern, O_DIRECT, {} writes), run {}, {} pass(es), on {}, started {}\n",
+            "arrayburn {} burn-in (destructive write-verify, {} pattern, O_DIRECT, {} writes, {}), run {}, {} pass(es), on {}, started {}\n",
             r.tool_version,
             r.pattern,
             human_bytes(r.io_bytes),
+            engine_words(r),
             r.run_id,
             r.passes,
             r.host,

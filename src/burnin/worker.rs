@@ -19,6 +19,7 @@ use super::state::{At, Phase};
 use crossbeam_channel::bounded;
 
 use crate::device::buffer::AlignedBuf;
+use crate::io::{Done, OwnedRing};
 use crate::measure::StopFlag;
 
 /// At most this many findings are kept per disk (all are counted).
@@ -310,9 +311,18 @@ pub struct Job<'a> {
     pub every: Duration,
     /// A read-only soak stops here (mid-pass too).
     pub deadline: Option<Instant>,
+    /// Through io_uring with this many requests in flight (else one
+    /// pwrite or pread at a time).
+    pub uring: Option<usize>,
 }
 
 impl Job<'_> {
+    /// The disk's io_uring, when asked for and the kernel gives one.
+    fn ring(&self) -> Option<OwnedRing> {
+        self.uring
+            .and_then(|d| OwnedRing::new(&self.t.file, d).ok())
+    }
+
     /// Whether the run must end now: a signal, or the soak's time is up.
     fn over(&self) -> bool {
         self.stop.is_set() || self.deadline.is_some_and(|d| Instant::now() >= d)
@@ -496,7 +506,10 @@ impl Pass<'_> {
     }
 
     /// Writes the pass's blocks from `from` and flushes; false when the
-    /// run must end.
+    /// run must end. One thread generates the blocks of the next buffers
+    /// while this one writes: one write at a time (psync), or `depth` in
+    /// flight through io_uring, counted as written once every write
+    /// before them has completed too.
     fn write(&self, from: u64, out: &mut DiskBurn, save: &mut dyn FnMut(&DiskBurn, At)) -> bool {
         let Job {
             t,
@@ -516,12 +529,12 @@ impl Pass<'_> {
         let mut last = from;
         let mut pos = from;
         let mut stretch = Stretches::new(t, io, from, stamp.pass);
+        let mut ring = self.job.ring();
+        let buffers = 2 + ring.as_ref().map_or(0, |_| self.job.uring.unwrap_or(0));
         let go_on = std::thread::scope(|s| {
-            // A second thread generates the next buffer's blocks while this
-            // one writes the last: two buffers go round.
-            let (empty_tx, empty_rx) = bounded::<AlignedBuf>(2);
-            let (full_tx, full_rx) = bounded::<(AlignedBuf, u64, usize)>(2);
-            for _ in 0..2 {
+            let (empty_tx, empty_rx) = bounded::<AlignedBuf>(buffers);
+            let (full_tx, full_rx) = bounded::<(AlignedBuf, u64, usize)>(buffers);
+            for _ in 0..buffers {
                 let _ = empty_tx.send(AlignedBuf::new(io));
             }
             s.spawn(move || {
@@ -533,26 +546,32 @@ impl Pass<'_> {
                     }
                 }
             });
+            // Writes submitted and not yet counted, oldest first: (offset,
+            // length, finished).
+            let mut flying: std::collections::VecDeque<(u64, usize, bool)> = Default::default();
             let mut go_on = true;
-            'chunks: for (mut b, at, len) in full_rx.iter() {
-                if stop.is_set() {
-                    go_on = false;
-                    break;
-                }
-                let chunk = b.slice_mut(len);
-                if let Err(e) = f.write_all_at(chunk, at) {
+            // A finished write: a failed one is written again block by
+            // block to find exactly which blocks fail; then the writes
+            // finished in order are counted. False when the run must end.
+            let mut finished = |out: &mut DiskBurn,
+                                flying: &mut std::collections::VecDeque<(u64, usize, bool)>,
+                                b: AlignedBuf,
+                                at: u64,
+                                len: usize,
+                                result: std::io::Result<()>|
+             -> bool {
+                let mut b = b;
+                if let Err(e) = result {
                     if gone(&e) {
                         out.device_gone = true;
                         out.add(stamp.pass, at, len as u64, Class::WriteError, e.to_string());
-                        go_on = false;
-                        break;
+                        return false;
                     }
-                    // Block by block, to find exactly which ones fail (a
-                    // signal or a vanished device ends it mid-chunk).
-                    for (i, one) in chunk.chunks_exact(BLOCK).enumerate() {
+                    for (i, one) in b.slice_mut(len).chunks_exact(BLOCK).enumerate() {
                         if stop.is_set() {
-                            go_on = false;
-                            break 'chunks;
+                            // Not all re-written: not counted.
+                            let _ = empty_tx.send(b);
+                            return false;
                         }
                         let o = at + (i * BLOCK) as u64;
                         if let Err(e) = f.write_all_at(one, o) {
@@ -565,20 +584,66 @@ impl Pass<'_> {
                                 e.to_string(),
                             );
                             if out.device_gone {
-                                go_on = false;
-                                break 'chunks;
+                                return false;
                             }
                         }
                     }
                 }
-                pos = at + len as u64;
-                out.written_bytes += len as u64;
-                stretch.add(out, stamp.pass, "write", len as u64, pos, pos == t.end);
-                live.done.store(pos - t.start, Ordering::Relaxed);
                 let _ = empty_tx.send(b);
+                if let Some(w) = flying.iter_mut().find(|w| w.0 == at) {
+                    w.2 = true;
+                }
+                while flying.front().is_some_and(|w| w.2) {
+                    let (at, len, _) = flying.pop_front().unwrap_or_default();
+                    pos = at + len as u64;
+                    out.written_bytes += len as u64;
+                    stretch.add(out, stamp.pass, "write", len as u64, pos, pos == t.end);
+                    live.done.store(pos - t.start, Ordering::Relaxed);
+                }
                 if saved.elapsed() >= every {
-                    self.checkpoint(pos, &mut last, began, out, save);
+                    self.checkpoint(pos, &mut last, began, out, &mut *save);
                     saved = Instant::now();
+                }
+                true
+            };
+            for (mut b, at, len) in full_rx.iter() {
+                if stop.is_set() {
+                    go_on = false;
+                    break;
+                }
+                flying.push_back((at, len, false));
+                let step = match ring.as_mut() {
+                    None => {
+                        let result = f.write_all_at(b.slice_mut(len), at);
+                        finished(out, &mut flying, b, at, len, result)
+                    }
+                    Some(r) => {
+                        let mut step = true;
+                        while step && !r.room() {
+                            step = match r.wait() {
+                                Some(d) => {
+                                    finished(out, &mut flying, d.buf, d.offset, d.len, d.result)
+                                }
+                                None => false,
+                            };
+                        }
+                        if step && let Err((b, e)) = r.write(b, len, at) {
+                            step = finished(out, &mut flying, b, at, len, Err(e));
+                        }
+                        step
+                    }
+                };
+                if !step {
+                    go_on = false;
+                    break;
+                }
+            }
+            // What is in flight finishes (and is counted) before the flush.
+            if let Some(r) = ring.as_mut() {
+                while let Some(d) = r.wait() {
+                    if !finished(out, &mut flying, d.buf, d.offset, d.len, d.result) {
+                        go_on = false;
+                    }
                 }
             }
             // Unblocks the generator wherever it waits, so the scope ends.
@@ -656,20 +721,59 @@ impl Pass<'_> {
         std::thread::scope(|s| {
             // A second thread reads the next chunk while this one checks
             // the last: two buffers go round.
-            let (empty_tx, empty_rx) = bounded::<AlignedBuf>(2);
-            let (full_tx, full_rx) = bounded::<(AlignedBuf, u64, usize, std::io::Result<()>)>(2);
-            for _ in 0..2 {
+            let buffers = 2 + self.job.uring.unwrap_or(0);
+            let (empty_tx, empty_rx) = bounded::<AlignedBuf>(buffers);
+            let (full_tx, full_rx) =
+                bounded::<(AlignedBuf, u64, usize, std::io::Result<()>)>(buffers);
+            for _ in 0..buffers {
                 let _ = empty_tx.send(AlignedBuf::new(io));
             }
             let job = self.job;
             s.spawn(move || {
-                for (at, len) in chunks(from, until, io) {
-                    if job.over() {
-                        return;
+                let Some(mut ring) = job.ring() else {
+                    for (at, len) in chunks(from, until, io) {
+                        if job.over() {
+                            return;
+                        }
+                        let Ok(mut b) = empty_rx.recv() else { return };
+                        let read = f.read_exact_at(b.slice_mut(len), at);
+                        if full_tx.send((b, at, len, read)).is_err() {
+                            return;
+                        }
                     }
-                    let Ok(mut b) = empty_rx.recv() else { return };
-                    let read = f.read_exact_at(b.slice_mut(len), at);
-                    if full_tx.send((b, at, len, read)).is_err() {
+                    return;
+                };
+                // Reads in flight; handed on in order (the checker counts
+                // the range read so far).
+                let mut next = chunks(from, until, io);
+                let mut order: std::collections::VecDeque<u64> = Default::default();
+                let mut early: Vec<Done> = Vec::new();
+                loop {
+                    while ring.room() && !job.over() {
+                        let Some((at, len)) = next.next() else { break };
+                        let Ok(b) = empty_rx.recv() else { return };
+                        if let Err((buf, e)) = ring.read(b, len, at) {
+                            early.push(Done {
+                                buf,
+                                offset: at,
+                                len,
+                                result: Err(e),
+                            });
+                        }
+                        order.push_back(at);
+                    }
+                    let Some(&first) = order.front() else { return };
+                    let d = loop {
+                        if let Some(i) = early.iter().position(|d| d.offset == first) {
+                            break early.swap_remove(i);
+                        }
+                        match ring.wait() {
+                            Some(d) => early.push(d),
+                            None => return,
+                        }
+                    };
+                    order.pop_front();
+                    if full_tx.send((d.buf, d.offset, d.len, d.result)).is_err() {
                         return;
                     }
                 }

@@ -17,6 +17,7 @@ use crate::burnin::smart::{self, Kind, SelfTest, SmartChange, Snapshot, TestKind
 use crate::burnin::state::{self, At, Checkpoint, Phase};
 use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn, sample_speed, soak};
 use crate::cli::{BurninArgs, SmartMode};
+use crate::io::EngineKind;
 use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
 use crate::judge::burnin::{BurnFacts, verdicts};
@@ -120,6 +121,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
                     live,
                     every,
                     deadline: None,
+                    uring: uring_depth(args),
                 };
                 let path = state::path_for(&args.state, &t.dev);
                 s.spawn(move || {
@@ -154,7 +156,8 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     });
     let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
     let smart = smart_after(&targets, &points, interrupted);
-    let report = report(&targets, &points, burns, smart, temps, interrupted, false);
+    let mut report = report(&targets, &points, burns, smart, temps, interrupted, false);
+    engine_of(&mut report, args);
     let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
     if interrupted {
         let devs: Vec<&str> = targets.iter().map(|t| t.dev.given.as_str()).collect();
@@ -166,6 +169,16 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         );
     }
     Ok(outcome)
+}
+
+/// The io_uring queue depth to use, or None for one pwrite or pread at a
+/// time (`--engine psync`, or `auto` where the kernel has no io_uring).
+fn uring_depth(args: &BurninArgs) -> Option<usize> {
+    match args.engine {
+        EngineKind::Psync => None,
+        EngineKind::Auto if !crate::io::uring_available() => None,
+        _ => Some(usize::from(args.queue_depth)),
+    }
 }
 
 /// Prints the report (to stderr when `--json -` has standard output),
@@ -249,6 +262,7 @@ fn soak_run(
                         live,
                         every: Duration::MAX,
                         deadline,
+                        uring: uring_depth(args),
                     })
                 })
             })
@@ -268,7 +282,8 @@ fn soak_run(
     });
     let interrupted = stop.is_set();
     let smart = smart_after(&targets, &points, interrupted);
-    let report = report(&targets, &points, burns, smart, temps, interrupted, true);
+    let mut report = report(&targets, &points, burns, smart, temps, interrupted, true);
+    engine_of(&mut report, args);
     let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
     if interrupted {
         eprintln!("arrayburn burnin: interrupted; the report covers the passes read so far");
@@ -836,6 +851,8 @@ fn report(
         command_line: c.command_line.clone(),
         run_id: c.run_id.clone(),
         passes: burns_passes(&disks, c.passes, read_only),
+        engine: String::new(),
+        queue_depth: 1,
         read_only,
         pattern: c.pattern.clone(),
         io_bytes: c.io_bytes,
@@ -1008,6 +1025,14 @@ fn bundle(report: &BurnReport, text: &str, dir: &std::path::Path) -> anyhow::Res
         }
     }
     Ok(())
+}
+
+/// Names the engine the run used in the report.
+fn engine_of(report: &mut BurnReport, args: &BurninArgs) {
+    match uring_depth(args) {
+        Some(d) => (report.engine, report.queue_depth) = ("io_uring".into(), d),
+        None => (report.engine, report.queue_depth) = ("psync".into(), 1),
+    }
 }
 
 #[cfg(test)]

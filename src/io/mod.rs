@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::device::buffer::{AlignedBuf, Chunk};
 
 pub use pread::PreadEngine;
-pub use uring::UringEngine;
+pub use uring::{Done, OwnedRing, UringEngine};
 
 /// Reads chunks of one device into an aligned buffer.
 pub trait Engine: Send {

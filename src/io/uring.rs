@@ -325,3 +325,152 @@ impl Drop for UringEngine {
         }
     }
 }
+
+/// A write or read that finished on an [`OwnedRing`], with its buffer
+/// back.
+pub struct Done {
+    pub buf: AlignedBuf,
+    pub offset: u64,
+    pub len: usize,
+    /// Bytes moved (all of `len`, or an error; a short transfer is an
+    /// error too: the caller redoes it block by block).
+    pub result: io::Result<()>,
+}
+
+/// A ring that takes each request's buffer for as long as the request is
+/// in flight and hands it back with the completion: safe to use from code
+/// without `unsafe` (the burn-in's writes and read-backs).
+pub struct OwnedRing {
+    ring: IoUring,
+    file: File,
+    slots: Vec<Option<(AlignedBuf, u64, usize)>>,
+    leak: bool,
+}
+
+impl OwnedRing {
+    /// A ring for `depth` requests on `file`.
+    pub fn new(file: &File, depth: usize) -> io::Result<Self> {
+        let depth = depth.clamp(1, 256);
+        Ok(Self {
+            ring: IoUring::new((depth as u32).next_power_of_two())?,
+            file: file.try_clone()?,
+            slots: (0..depth).map(|_| None).collect(),
+            leak: false,
+        })
+    }
+
+    /// Requests in flight.
+    pub fn in_flight(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+
+    /// Whether another request may be started.
+    pub fn room(&self) -> bool {
+        self.slots.iter().any(Option::is_none)
+    }
+
+    /// Starts writing the first `len` bytes of `buf` at `offset`.
+    pub fn write(
+        &mut self,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> Result<(), (AlignedBuf, io::Error)> {
+        self.start(buf, len, offset, true)
+    }
+
+    /// Starts reading `len` bytes at `offset` into `buf`.
+    pub fn read(
+        &mut self,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> Result<(), (AlignedBuf, io::Error)> {
+        self.start(buf, len, offset, false)
+    }
+
+    fn start(
+        &mut self,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+        write: bool,
+    ) -> Result<(), (AlignedBuf, io::Error)> {
+        let Some(slot) = self.slots.iter().position(Option::is_none) else {
+            return Err((buf, io::Error::other("io_uring: no free slot")));
+        };
+        let len = len.min(buf.len());
+        let fd = types::Fd(self.file.as_raw_fd());
+        let ptr = buf.as_ptr();
+        let entry = if write {
+            opcode::Write::new(fd, ptr, len as u32)
+                .offset(offset)
+                .build()
+        } else {
+            opcode::Read::new(fd, ptr, len as u32)
+                .offset(offset)
+                .build()
+        }
+        .user_data(slot as u64)
+        .flags(io_uring::squeue::Flags::ASYNC);
+        // SAFETY: the buffer is moved into the slot below and stays there,
+        // unmoved (its memory is a fixed heap allocation), until the
+        // request's completion is reaped; dropping the ring first waits
+        // for every request (or leaks their buffers).
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            return Err((buf, io::Error::other("io_uring submission queue full")));
+        }
+        self.slots[slot] = Some((buf, offset, len));
+        if let Err(e) = self.ring.submit() {
+            // The entry is in the queue and may still be carried out: its
+            // buffer stays in its slot (and is never freed); the caller
+            // gets a fresh one in its place.
+            self.leak = true;
+            return Err((AlignedBuf::new(len), e));
+        }
+        Ok(())
+    }
+
+    /// Waits for one request to finish; None when none is in flight.
+    pub fn wait(&mut self) -> Option<Done> {
+        loop {
+            if self.in_flight() == 0 {
+                return None;
+            }
+            if let Some(c) = self.ring.completion().next() {
+                let slot = c.user_data() as usize;
+                let res = c.result();
+                let (buf, offset, len) = self.slots.get_mut(slot)?.take()?;
+                let result = match res {
+                    r if r < 0 => Err(io::Error::from_raw_os_error(-r)),
+                    r if (r as usize) < len => Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("short transfer: {r} of {len} bytes"),
+                    )),
+                    _ => Ok(()),
+                };
+                return Some(Done {
+                    buf,
+                    offset,
+                    len,
+                    result,
+                });
+            }
+            if self.ring.submit_and_wait(1).is_err() {
+                self.leak = true;
+                return None;
+            }
+        }
+    }
+}
+
+impl Drop for OwnedRing {
+    /// Waits for what is in flight; if the ring fails, the buffers are
+    /// never freed (the kernel may still use them).
+    fn drop(&mut self) {
+        while !self.leak && self.wait().is_some() {}
+        if self.leak {
+            std::mem::forget(std::mem::take(&mut self.slots));
+        }
+    }
+}
