@@ -33,3 +33,48 @@ fn list_all_includes_loop_devices_and_plain_list_does_not() {
     let plain = arrayburn(&["list"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&plain.stdout).contains(&d[0].dev));
 }
+
+#[test]
+fn list_says_where_each_disk_hangs() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 8 << 20);
+    let out = arrayburn(&["list", "--all", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let disks = v.as_array().unwrap();
+    // A loop device is virtual: no controller behind it.
+    let lo = disks
+        .iter()
+        .find(|x| x["path"] == d[0].dev.as_str())
+        .unwrap();
+    assert_eq!(lo["topology"]["transport"], "virtual", "{lo}");
+    assert!(lo["topology"]["controller"].is_null(), "{lo}");
+    // The machine's own disks (this VM: virtio) sit behind a PCI
+    // function with a driver.
+    let real: Vec<&serde_json::Value> = disks
+        .iter()
+        .filter(|x| !x["name"].as_str().unwrap().starts_with("loop"))
+        .filter(|x| !x["name"].as_str().unwrap().starts_with("zram"))
+        .collect();
+    assert!(!real.is_empty(), "{v}");
+    for x in real {
+        let t = &x["topology"];
+        assert_ne!(t["transport"], "unknown", "{x}");
+        assert_ne!(t["transport"], "virtual", "{x}");
+        let pci = t["controller"]["pci"].as_str().unwrap();
+        assert_eq!(pci.len(), 12, "{x}");
+        assert!(t["controller"]["driver"].is_string(), "{x}");
+    }
+    let text = String::from_utf8_lossy(&arrayburn(&["list", "--all"]).output().unwrap().stdout)
+        .into_owned();
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("Transport  Controller"),
+        "{text}"
+    );
+}

@@ -78,8 +78,21 @@ fn all(paths: &SystemPaths, include_virtual: bool) -> Vec<Entry> {
 
 fn table(entries: &[Entry]) -> String {
     let mut t = text::table(&[
-        "Disk", "By-id", "Model", "Serial", "Firmware", "Size", "Bytes", "Sector", "Rot", "Rm",
-        "RO", "In use",
+        "Disk",
+        "By-id",
+        "Model",
+        "Serial",
+        "Firmware",
+        "Size",
+        "Bytes",
+        "Sector",
+        "Rot",
+        "Rm",
+        "RO",
+        "Transport",
+        "Controller",
+        "Slot",
+        "In use",
     ]);
     let yn = |b: bool| if b { "yes" } else { "no" };
     for e in entries {
@@ -102,6 +115,17 @@ fn table(entries: &[Entry]) -> String {
             yn(id.rotational).into(),
             yn(id.removable).into(),
             yn(id.read_only).into(),
+            id.topology.transport.clone(),
+            id.topology.controller.as_ref().map_or("-".into(), |c| {
+                format!("{} {}", c.pci, c.driver.as_deref().unwrap_or(""))
+                    .trim()
+                    .to_string()
+            }),
+            id.topology
+                .enclosure_slot
+                .clone()
+                .or_else(|| id.topology.scsi_address.clone())
+                .unwrap_or_else(|| "-".into()),
             if uses.is_empty() {
                 "-".into()
             } else {

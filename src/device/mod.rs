@@ -5,6 +5,7 @@
 pub mod buffer;
 pub mod lock;
 pub mod sysfs;
+pub mod topology;
 pub mod usage;
 
 use std::fs;

@@ -20,6 +20,11 @@ pub struct SystemPaths {
     pub by_id: PathBuf,
     /// `/dev`.
     pub dev: PathBuf,
+    /// `/dev/disk/by-path`.
+    pub by_path: PathBuf,
+    /// The PCI id database (pciutils' or hwdata's pci.ids), where the
+    /// system has one.
+    pub pci_ids: PathBuf,
 }
 
 impl SystemPaths {
@@ -31,6 +36,12 @@ impl SystemPaths {
             swaps: "/proc/swaps".into(),
             by_id: "/dev/disk/by-id".into(),
             dev: "/dev".into(),
+            by_path: "/dev/disk/by-path".into(),
+            pci_ids: ["/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids"]
+                .into_iter()
+                .map(PathBuf::from)
+                .find(|p| p.exists())
+                .unwrap_or_else(|| "/usr/share/misc/pci.ids".into()),
         }
     }
 }
@@ -66,6 +77,14 @@ pub struct Identity {
     pub read_only: bool,
     /// `MAJ:MIN` device number.
     pub devno: String,
+    /// World wide name (`naa.5000c500a1b2c3d4`, `eui.…`), where the disk
+    /// has one: the same disk under any name on any host.
+    #[serde(default)]
+    pub wwn: Option<String>,
+    /// Where it hangs: transport, controller, SCSI address, expander,
+    /// enclosure slot, by-path (only for whole disks).
+    #[serde(default)]
+    pub topology: super::topology::Topology,
 }
 
 fn read_trim(p: &Path) -> Option<String> {
@@ -113,6 +132,14 @@ pub fn identity(paths: &SystemPaths, dir: &Path, queue_dir: &Path) -> Identity {
         removable: flag(queue_dir.join("removable")),
         read_only: flag(dir.join("ro")),
         devno: read_trim(&dir.join("dev")).unwrap_or_default(),
+        wwn: read_trim(&dev.join("wwid"))
+            .or_else(|| read_trim(&queue_dir.join("wwid")))
+            .or_else(|| read_trim(&dev.join("wwn"))),
+        topology: if dir == queue_dir {
+            super::topology::topology(paths, &name)
+        } else {
+            super::topology::Topology::default()
+        },
         name,
     }
 }
@@ -227,6 +254,8 @@ mod tests {
             swaps: root.join("swaps"),
             by_id: root.join("by-id"),
             dev: "/dev".into(),
+            by_path: root.join("by-path"),
+            pci_ids: root.join("pci.ids"),
         };
         let dir = paths.sys.join("block/sdb");
         let id = identity(&paths, &dir, &dir);

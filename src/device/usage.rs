@@ -190,6 +190,8 @@ mod tests {
             swaps: r.join("swaps"),
             by_id: r.join("none"),
             dev: r.join("dev"),
+            by_path: r.join("none"),
+            pci_ids: r.join("none"),
         };
         let mut found: Vec<String> = in_use(&paths, "sdc", &r.join("dev/sdc"))
             .iter()

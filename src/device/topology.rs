@@ -1,0 +1,460 @@
+//! Where a disk hangs: its transport, the controller it sits behind (PCI
+//! address, driver, and vendor/device names where the system has
+//! pci.ids), its SCSI address, the SAS expander and port, the enclosure
+//! slot, and `/dev/disk/by-path`. All read from sysfs: the disk's device
+//! path (`/sys/block/NAME` resolves to, for instance,
+//! `/sys/devices/pci0000:00/0000:00:03.0/0000:03:00.0/host0/port-0:0/expander-0:0/port-0:0:4/end_device-0:0:4/target0:0:4/0:0:4:0/block/sde`)
+//! names each hop.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::SystemPaths;
+
+/// A PCI function a disk is reached through.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Controller {
+    /// PCI address (`0000:03:00.0`).
+    pub pci: String,
+    /// Kernel driver bound to it (`mpt3sas`, `ahci`, `nvme`, `virtio-pci`).
+    pub driver: Option<String>,
+    /// PCI vendor and device ids (`1000`, `0097`).
+    pub vendor_id: Option<String>,
+    pub device_id: Option<String>,
+    /// Their names from pci.ids, where the system has the file.
+    pub name: Option<String>,
+}
+
+impl Controller {
+    /// `0000:03:00.0 (mpt3sas, Broadcom / LSI SAS3008 ...)`.
+    pub fn words(&self) -> String {
+        let mut extra: Vec<&str> = Vec::new();
+        if let Some(d) = &self.driver {
+            extra.push(d);
+        }
+        if let Some(n) = &self.name {
+            extra.push(n);
+        }
+        if extra.is_empty() {
+            self.pci.clone()
+        } else {
+            format!("{} ({})", self.pci, extra.join(", "))
+        }
+    }
+}
+
+/// Where one disk hangs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Topology {
+    /// `sata`, `sas`, `nvme`, `usb`, `virtio`, `scsi`, `virtual` (loop,
+    /// RAM, device-mapper) or `unknown`.
+    pub transport: String,
+    /// The PCI function nearest the disk: the HBA, AHCI or NVMe controller.
+    pub controller: Option<Controller>,
+    /// SCSI host:channel:target:lun.
+    pub scsi_address: Option<String>,
+    /// The SAS expander it is behind (`expander-0:0`), and the port and
+    /// phys it is attached by (`port-0:0:4`, `phy-0:0:4`).
+    pub expander: Option<String>,
+    pub sas_port: Option<String>,
+    pub phys: Vec<String>,
+    /// Enclosure and slot (`/sys/class/enclosure`): `0:0:12:0 slot 4`.
+    pub enclosure_slot: Option<String>,
+    /// The `/dev/disk/by-path` link to it.
+    pub by_path: Option<String>,
+}
+
+/// Whether a path component is a PCI function address (`0000:03:00.0`).
+fn is_pci(c: &str) -> bool {
+    let b = c.as_bytes();
+    b.len() == 12
+        && b[4] == b':'
+        && b[7] == b':'
+        && b[10] == b'.'
+        && c.chars()
+            .enumerate()
+            .all(|(i, ch)| matches!(i, 4 | 7 | 10) || ch.is_ascii_hexdigit())
+}
+
+/// Whether a component is a SCSI address (`2:0:3:0`).
+fn is_scsi_address(c: &str) -> bool {
+    let parts: Vec<&str> = c.split(':').collect();
+    parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn read_trim(p: &Path) -> Option<String> {
+    let s = fs::read_to_string(p).ok()?;
+    let t = s.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+/// The topology of whole disk `name`.
+pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
+    let sys = fs::canonicalize(&paths.sys).unwrap_or_else(|_| paths.sys.clone());
+    let link = sys.join("block").join(name);
+    let Ok(device) = fs::canonicalize(&link) else {
+        return Topology {
+            transport: "unknown".into(),
+            ..Topology::default()
+        };
+    };
+    let rel = device
+        .strip_prefix(&sys)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| device.clone());
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let has = |p: &str| parts.iter().any(|c| c.starts_with(p));
+    let vendor = read_trim(&device.join("device/vendor"));
+    let transport = if parts.first().is_some_and(|c| c == "devices")
+        && parts.get(1).is_some_and(|c| c == "virtual")
+    {
+        "virtual"
+    } else if has("nvme") {
+        "nvme"
+    } else if parts.iter().any(|c| c.starts_with("usb")) {
+        "usb"
+    } else if has("end_device-") {
+        // A SATA disk on a SAS HBA answers its inquiry as "ATA".
+        if vendor.as_deref() == Some("ATA") {
+            "sata"
+        } else {
+            "sas"
+        }
+    } else if parts.iter().any(|c| c.starts_with("ata")) {
+        "sata"
+    } else if parts.iter().any(|c| c.starts_with("virtio")) {
+        "virtio"
+    } else if has("host") {
+        "scsi"
+    } else {
+        "unknown"
+    };
+    // The PCI function nearest the disk.
+    let mut pci_dir: Option<PathBuf> = None;
+    let mut at = sys.clone();
+    for c in &parts {
+        at.push(c);
+        if is_pci(c) {
+            pci_dir = Some(at.clone());
+        }
+    }
+    let controller = pci_dir.map(|dir| controller(paths, &dir));
+    let last = |f: &dyn Fn(&str) -> bool| parts.iter().rev().find(|c| f(c)).cloned();
+    let scsi_address = last(&is_scsi_address);
+    let expander = last(&|c: &str| c.starts_with("expander-"));
+    let sas_port = last(&|c: &str| c.starts_with("port-"));
+    let phys = sas_port
+        .as_ref()
+        .and_then(|port| {
+            let dir = parts
+                .iter()
+                .position(|c| c == port)
+                .map(|i| sys.join(parts[..=i].iter().collect::<PathBuf>()))?;
+            let mut v: Vec<String> = fs::read_dir(dir)
+                .ok()?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("phy-"))
+                .collect();
+            v.sort();
+            Some(v)
+        })
+        .unwrap_or_default();
+    let scsi_dir = scsi_address.as_ref().and_then(|a| {
+        parts
+            .iter()
+            .position(|c| c == a)
+            .map(|i| sys.join(parts[..=i].iter().collect::<PathBuf>()))
+    });
+    Topology {
+        transport: transport.into(),
+        controller,
+        enclosure_slot: scsi_dir.and_then(|d| enclosure_slot(paths, &d)),
+        scsi_address,
+        expander,
+        sas_port,
+        phys,
+        by_path: by_path(paths, name),
+    }
+}
+
+/// The PCI function at `dir`: driver, ids, and names from pci.ids.
+fn controller(paths: &SystemPaths, dir: &Path) -> Controller {
+    let pci = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let driver = fs::read_link(dir.join("driver"))
+        .ok()
+        .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let id = |f: &str| read_trim(&dir.join(f)).map(|v| v.trim_start_matches("0x").to_string());
+    let (vendor_id, device_id) = (id("vendor"), id("device"));
+    let name = match (&vendor_id, &device_id) {
+        (Some(v), Some(d)) => pci_name(&paths.pci_ids, v, d),
+        _ => None,
+    };
+    Controller {
+        pci,
+        driver,
+        vendor_id,
+        device_id,
+        name,
+    }
+}
+
+/// `Vendor Device` from a pci.ids file (vendor lines unindented, device
+/// lines one tab in); the vendor alone when the device is not listed.
+pub fn pci_name(file: &Path, vendor: &str, device: &str) -> Option<String> {
+    let text = fs::read_to_string(file).ok()?;
+    let mut vendor_name: Option<&str> = None;
+    for line in text.lines() {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        if !line.starts_with('\t') {
+            if vendor_name.is_some() {
+                break;
+            }
+            if let Some(rest) = line.strip_prefix(vendor)
+                && rest.starts_with("  ")
+            {
+                vendor_name = Some(rest.trim());
+            }
+            continue;
+        }
+        if let Some(v) = vendor_name
+            && !line.starts_with("\t\t")
+            && let Some(rest) = line[1..].strip_prefix(device)
+            && rest.starts_with("  ")
+        {
+            return Some(format!("{v} {}", rest.trim()));
+        }
+    }
+    vendor_name.map(String::from)
+}
+
+/// The enclosure slot whose `device` link is the SCSI device at
+/// `scsi_dir`: `ENCLOSURE slot N` (the slot number from the component's
+/// `slot` file, else the component's name).
+fn enclosure_slot(paths: &SystemPaths, scsi_dir: &Path) -> Option<String> {
+    let want = fs::canonicalize(scsi_dir).ok()?;
+    for enc in fs::read_dir(paths.sys.join("class/enclosure"))
+        .ok()?
+        .flatten()
+    {
+        for comp in fs::read_dir(enc.path()).ok()?.flatten() {
+            let link = comp.path().join("device");
+            if fs::canonicalize(&link).ok().as_ref() == Some(&want) {
+                let slot = read_trim(&comp.path().join("slot"))
+                    .unwrap_or_else(|| comp.file_name().to_string_lossy().into_owned());
+                return Some(format!("{} slot {slot}", enc.file_name().to_string_lossy()));
+            }
+        }
+    }
+    None
+}
+
+/// The `/dev/disk/by-path` link to `/dev/NAME`.
+fn by_path(paths: &SystemPaths, name: &str) -> Option<String> {
+    let mut found: Vec<String> = fs::read_dir(&paths.by_path)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            fs::read_link(e.path())
+                .ok()
+                .and_then(|t| t.file_name().map(|f| f == name))
+                .unwrap_or(false)
+        })
+        .map(|e| e.path().to_string_lossy().into_owned())
+        .collect();
+    found.sort_by_key(|p| p.len());
+    found.into_iter().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A fake sysfs holding one disk at `device` (relative to /sys), with
+    /// its PCI function's driver, ids, and a pci.ids naming it.
+    struct Fake {
+        dir: tempfile::TempDir,
+    }
+
+    impl Fake {
+        fn new() -> Self {
+            let f = Self {
+                dir: tempfile::tempdir().unwrap(),
+            };
+            fs::create_dir_all(f.sys().join("block")).unwrap();
+            fs::create_dir_all(f.sys().join("bus/pci/drivers")).unwrap();
+            fs::create_dir_all(f.root().join("by-path")).unwrap();
+            fs::write(
+                f.root().join("pci.ids"),
+                "# pci.ids\n1000  Broadcom / LSI\n\t0097  SAS3008 PCI-Express Fusion-MPT SAS-3\n\t\t1000 3090  SAS9311-8i\n144d  Samsung Electronics Co Ltd\n\ta808  NVMe SSD Controller SM981/PM981/PM983\n1af4  Red Hat, Inc.\n\t1042  Virtio 1.0 block device\n8086  Intel Corporation\n\t06d2  Comet Lake SATA AHCI Controller\n",
+            )
+            .unwrap();
+            f
+        }
+        fn root(&self) -> PathBuf {
+            self.dir.path().to_path_buf()
+        }
+        fn sys(&self) -> PathBuf {
+            self.root().join("sys")
+        }
+        fn paths(&self) -> SystemPaths {
+            SystemPaths {
+                sys: self.sys(),
+                by_path: self.root().join("by-path"),
+                pci_ids: self.root().join("pci.ids"),
+                ..SystemPaths::real()
+            }
+        }
+        /// Disk `name` at `device` (below /sys), its controller at the
+        /// PCI component `pci` with `driver`, `vendor:device` ids.
+        fn disk(&self, name: &str, device: &str, pci: (&str, &str, &str, &str), vendor: &str) {
+            let dev = self.sys().join(device);
+            fs::create_dir_all(dev.join("device")).unwrap();
+            fs::write(dev.join("device/vendor"), vendor).unwrap();
+            symlink(&dev, self.sys().join("block").join(name)).unwrap();
+            let (addr, driver, v, d) = pci;
+            let at = device.find(addr).unwrap() + addr.len();
+            let pdir = self.sys().join(&device[..at]);
+            fs::write(pdir.join("vendor"), format!("0x{v}\n")).unwrap();
+            fs::write(pdir.join("device"), format!("0x{d}\n")).unwrap();
+            let drv = self.sys().join("bus/pci/drivers").join(driver);
+            fs::create_dir_all(&drv).unwrap();
+            let _ = symlink(&drv, pdir.join("driver"));
+        }
+    }
+
+    #[test]
+    fn a_sas_disk_behind_an_expander_in_an_enclosure_slot() {
+        let f = Fake::new();
+        let port =
+            "devices/pci0000:00/0000:00:03.0/0000:03:00.0/host0/port-0:0/expander-0:0/port-0:0:4";
+        let dev = format!("{port}/end_device-0:0:4/target0:0:4/0:0:4:0/block/sde");
+        f.disk(
+            "sde",
+            &dev,
+            ("0000:03:00.0", "mpt3sas", "1000", "0097"),
+            "SEAGATE",
+        );
+        fs::create_dir_all(f.sys().join(port).join("phy-0:0:4")).unwrap();
+        // The enclosure's slot 4 points at the disk's SCSI device.
+        let comp = f.sys().join("class/enclosure/0:0:12:0/Slot04");
+        fs::create_dir_all(&comp).unwrap();
+        fs::write(comp.join("slot"), "4\n").unwrap();
+        let scsi = f
+            .sys()
+            .join(format!("{port}/end_device-0:0:4/target0:0:4/0:0:4:0"));
+        symlink(&scsi, comp.join("device")).unwrap();
+        symlink(
+            "../../sde",
+            f.root()
+                .join("by-path/pci-0000:03:00.0-sas-exp0x500304801f715f3f-phy4-lun-0"),
+        )
+        .unwrap();
+        let t = topology(&f.paths(), "sde");
+        assert_eq!(t.transport, "sas");
+        let c = t.controller.as_ref().unwrap();
+        assert_eq!(
+            c.words(),
+            "0000:03:00.0 (mpt3sas, Broadcom / LSI SAS3008 PCI-Express Fusion-MPT SAS-3)"
+        );
+        assert_eq!(t.scsi_address.as_deref(), Some("0:0:4:0"));
+        assert_eq!(t.expander.as_deref(), Some("expander-0:0"));
+        assert_eq!(t.sas_port.as_deref(), Some("port-0:0:4"));
+        assert_eq!(t.phys, ["phy-0:0:4"]);
+        assert_eq!(t.enclosure_slot.as_deref(), Some("0:0:12:0 slot 4"));
+        assert!(
+            t.by_path
+                .unwrap()
+                .ends_with("-sas-exp0x500304801f715f3f-phy4-lun-0")
+        );
+    }
+
+    #[test]
+    fn nvme_ahci_virtio_and_a_sata_disk_on_a_sas_hba() {
+        let f = Fake::new();
+        f.disk(
+            "nvme0n1",
+            "devices/pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0/nvme0n1",
+            ("0000:3d:00.0", "nvme", "144d", "a808"),
+            "",
+        );
+        f.disk(
+            "sda",
+            "devices/pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0/block/sda",
+            ("0000:00:17.0", "ahci", "8086", "06d2"),
+            "ATA",
+        );
+        f.disk(
+            "vda",
+            "devices/pci0000:00/0000:00:02.0/virtio1/block/vda",
+            ("0000:00:02.0", "virtio-pci", "1af4", "1042"),
+            "",
+        );
+        f.disk(
+            "sdf",
+            "devices/pci0000:00/0000:00:03.0/0000:04:00.0/host1/port-1:0/end_device-1:0/target1:0:0/1:0:0:0/block/sdf",
+            ("0000:04:00.0", "mpt3sas", "1000", "0097"),
+            "ATA",
+        );
+        let p = f.paths();
+        let got = |n: &str| {
+            let t = topology(&p, n);
+            (t.transport, t.controller.map(|c| c.words()), t.expander)
+        };
+        assert_eq!(
+            got("nvme0n1"),
+            ("nvme".into(), Some("0000:3d:00.0 (nvme, Samsung Electronics Co Ltd NVMe SSD Controller SM981/PM981/PM983)".into()), None)
+        );
+        assert_eq!(
+            got("sda"),
+            (
+                "sata".into(),
+                Some(
+                    "0000:00:17.0 (ahci, Intel Corporation Comet Lake SATA AHCI Controller)".into()
+                ),
+                None
+            )
+        );
+        assert_eq!(
+            got("vda"),
+            (
+                "virtio".into(),
+                Some("0000:00:02.0 (virtio-pci, Red Hat, Inc. Virtio 1.0 block device)".into()),
+                None
+            )
+        );
+        assert_eq!(
+            got("sdf").0,
+            "sata",
+            "a SATA disk on a SAS HBA, directly attached"
+        );
+        assert_eq!(topology(&p, "sdf").sas_port.as_deref(), Some("port-1:0"));
+        assert_eq!(topology(&p, "sdz").transport, "unknown");
+    }
+
+    #[test]
+    fn pci_names_without_the_device_or_the_file() {
+        let f = Fake::new();
+        let ids = f.root().join("pci.ids");
+        assert_eq!(
+            pci_name(&ids, "1000", "ffff").as_deref(),
+            Some("Broadcom / LSI")
+        );
+        assert_eq!(pci_name(&ids, "dead", "beef"), None);
+        assert_eq!(pci_name(&f.root().join("none"), "1000", "0097"), None);
+    }
+}
