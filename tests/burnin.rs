@@ -185,6 +185,12 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let (out, doc) = burn(&args);
     assert_eq!(out.status.code(), Some(0));
+    // The result names the machine and where each disk hangs.
+    assert!(
+        doc["machine_id"].is_string() && doc["kernel"].is_string(),
+        "{doc}"
+    );
+    assert_eq!(doc["disks"][0]["topology"]["transport"], "virtual");
     // --out: the same report, and charts of both phases of pass 1 and 2.
     let again: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();

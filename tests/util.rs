@@ -196,6 +196,16 @@ pub fn assert_schema(v: &Value) {
         serde_json::from_value(v.clone()).expect("JSON matches the Report type");
     assert_eq!(v["schema_version"], 1);
     assert!(v["interrupted"].is_boolean());
+    // The result names the machine: its id and kernel, beside the host.
+    assert_eq!(
+        v["machine_id"].as_str().map(str::len),
+        std::fs::read_to_string("/etc/machine-id")
+            .ok()
+            .map(|m| m.trim().len()),
+        "{}",
+        v["machine_id"]
+    );
+    assert!(v["kernel"].as_str().is_some_and(|k| !k.is_empty()));
     let passes = v["passes"].as_array().expect("passes is a list");
     for p in passes {
         assert!(["serial", "parallel", "seek"].contains(&p["kind"].as_str().unwrap()));

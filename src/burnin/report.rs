@@ -61,6 +61,9 @@ pub struct BurnReport {
     pub kind: String,
     pub tool_version: String,
     pub host: String,
+    /// The machine's id and kernel release.
+    #[serde(flatten, default)]
+    pub machine: crate::device::Machine,
     /// RFC 3339.
     pub started_at: String,
     pub finished_at: String,

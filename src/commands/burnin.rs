@@ -842,6 +842,7 @@ fn report(
     BurnReport {
         kind: "burnin".into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
+        machine: crate::device::Machine::this(),
         host: nix::unistd::gethostname()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_default(),

@@ -16,7 +16,7 @@ use std::path::Path;
 use nix::sys::stat::{major, minor};
 use thiserror::Error;
 
-pub use sysfs::{Identity, SystemPaths};
+pub use sysfs::{Identity, Machine, SystemPaths};
 pub use usage::InUse;
 
 /// A path the user named, resolved to a block device.

@@ -274,3 +274,21 @@ mod tests {
         assert_eq!(v, ["loop2", "loop10", "sda", "sdb", "sdaa"]);
     }
 }
+
+/// The machine a result was measured on: systemd's machine id (stable
+/// across reboots and renames) and the kernel release.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    pub machine_id: Option<String>,
+    pub kernel: Option<String>,
+}
+
+impl Machine {
+    /// This machine.
+    pub fn this() -> Self {
+        Self {
+            machine_id: read_trim(Path::new("/etc/machine-id")),
+            kernel: read_trim(Path::new("/proc/sys/kernel/osrelease")),
+        }
+    }
+}

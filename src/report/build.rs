@@ -62,6 +62,7 @@ pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
         schema_version: SCHEMA_VERSION,
         tool: "arrayburn".into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
+        machine: crate::device::Machine::this(),
         host: nix::unistd::gethostname()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_default(),

@@ -33,6 +33,9 @@ pub struct Report {
     pub tool_version: String,
     /// Host name of the machine that ran the check.
     pub host: String,
+    /// The machine's id and kernel release.
+    #[serde(flatten, default)]
+    pub machine: crate::device::Machine,
     /// When the check started (RFC 3339, UTC).
     pub started_at: String,
     /// When this report was written (RFC 3339, UTC).
