@@ -26,6 +26,9 @@ use crate::units::human_bytes_binary;
 pub struct Facts<'a> {
     /// Peer group: disks are compared only within it.
     pub group: usize,
+    /// The controller the disk sits behind (its PCI address), when it has
+    /// one: the parallel pass compares the controllers' shares.
+    pub controller: Option<String>,
     /// Device size in bytes.
     pub size_bytes: u64,
     /// MB/s over the sample window, and its length in seconds.

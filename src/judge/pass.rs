@@ -18,6 +18,19 @@ use super::surface::{Profile, slow_regions};
 use crate::measure::PassKind;
 use crate::stats::median;
 
+/// One controller's share in the parallel pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllerShare {
+    /// Its PCI address, and the disks behind it (indexes, in order).
+    pub controller: String,
+    pub disks: Vec<usize>,
+    /// The median share of their serial speed its disks kept.
+    pub kept_pct: f64,
+    /// The disks behind it lost speed together while another controller's
+    /// did not: this controller (or its link) limited them.
+    pub limited: bool,
+}
+
 /// What the judge made of a pass.
 #[derive(Debug, Clone, Default)]
 pub struct PassJudgement {
@@ -25,6 +38,9 @@ pub struct PassJudgement {
     pub disks: Vec<Judged>,
     /// Parallel pass: what it says about the shared path.
     pub finding: Option<PathFinding>,
+    /// Parallel pass, disks behind two or more controllers: each
+    /// controller's share.
+    pub controllers: Vec<ControllerShare>,
     /// The median window MB/s over the disks that could be compared (no
     /// failed read, read long enough): the array's typical speed.
     pub median_mb_per_s: Option<f64>,
@@ -70,9 +86,41 @@ pub fn judge(
     } else {
         None
     };
+    let controllers = if kind == PassKind::Parallel {
+        controller_shares(disks, &pct_of_serial, th)
+    } else {
+        Vec::new()
+    };
+    // Disks behind one controller lost speed together and the others did
+    // not: that controller is the bottleneck, not a path all disks share.
+    let mut finding = finding;
+    if controllers.iter().any(|c| c.limited)
+        && let Some(f) = finding.as_mut()
+    {
+        f.shared_bottleneck = false;
+        let fine: Vec<f64> = controllers
+            .iter()
+            .filter(|c| !c.limited)
+            .flat_map(|c| c.disks.iter().filter_map(|i| pct_of_serial[*i]))
+            .collect();
+        f.median_pct_of_serial = median(&fine).unwrap_or(f.median_pct_of_serial);
+    }
     let path_limited = kind == PassKind::Parallel && finding.is_some_and(|f| f.shared_bottleneck);
+    // The controller a disk sits behind, when that controller limited it.
+    let limited_by = |i: usize| {
+        controllers
+            .iter()
+            .find(|c| c.limited && c.disks.contains(&i))
+    };
+    // Disks behind a limiting controller are not compared with the others:
+    // their speed is the controller's share, not theirs.
+    let speeds_compared: Vec<Option<f64>> = speeds
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v.filter(|_| limited_by(i).is_none()))
+        .collect();
     let tails: Vec<Option<f64>> = disks.iter().map(|f| f.clean(f.p9999_us)).collect();
-    let pct = pct_of_group_median(&speeds, &groups);
+    let pct = pct_of_group_median(&speeds_compared, &groups);
     let tail_pct = pct_of_group_median(&tails, &groups);
     let time_pct = pct_of_group_median(&times, &groups);
     // Under a shared bottleneck the path sets each read's pace, and under
@@ -116,7 +164,16 @@ pub fn judge(
                 slow_regions,
                 ..Judged::default()
             };
-            (j.verdict, j.reasons) = verdict(kind, &disks[i], &j, path_limited, array_kept, th);
+            // Behind a limiting controller a disk is judged against its
+            // controller's share: slow only when it lost more than that.
+            let (limited, kept) = match limited_by(i) {
+                Some(c) => {
+                    j.slow_regions.clear();
+                    (false, Some(c.kept_pct))
+                }
+                None => (path_limited, array_kept),
+            };
+            (j.verdict, j.reasons) = verdict(kind, &disks[i], &j, limited, kept, th);
             j
         })
         .collect();
@@ -129,9 +186,51 @@ pub fn judge(
     PassJudgement {
         disks: judged,
         finding,
+        controllers,
         median_mb_per_s: clean(&speeds),
         median_elapsed_s: clean(&elapsed),
     }
+}
+
+/// Each controller's median share of serial speed kept in the parallel
+/// pass, when the disks sit behind two or more; a controller whose disks
+/// kept under `slow_pct` % while another's kept more is limited.
+fn controller_shares(
+    disks: &[Facts],
+    pct_of_serial: &[Option<f64>],
+    th: &Thresholds,
+) -> Vec<ControllerShare> {
+    let mut out: Vec<ControllerShare> = Vec::new();
+    for (i, f) in disks.iter().enumerate() {
+        let Some(c) = &f.controller else { continue };
+        match out.iter_mut().find(|s| &s.controller == c) {
+            Some(s) => s.disks.push(i),
+            None => out.push(ControllerShare {
+                controller: c.clone(),
+                disks: vec![i],
+                kept_pct: 0.0,
+                limited: false,
+            }),
+        }
+    }
+    out.retain_mut(|s| {
+        let kept: Vec<f64> = s.disks.iter().filter_map(|i| pct_of_serial[*i]).collect();
+        match median(&kept) {
+            Some(m) => {
+                s.kept_pct = m;
+                true
+            }
+            None => false,
+        }
+    });
+    if out.len() < 2 {
+        return Vec::new();
+    }
+    let any_fine = out.iter().any(|s| s.kept_pct >= th.slow_pct);
+    for s in &mut out {
+        s.limited = any_fine && s.kept_pct < th.slow_pct;
+    }
+    out
 }
 
 /// The median of group `g`'s values, when it has at least two.
@@ -198,6 +297,55 @@ mod tests {
             [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]
         );
         assert_eq!(j.disks[2].seek_pct_of_peers, Some(50.0));
+    }
+
+    #[test]
+    fn a_controller_whose_disks_lose_speed_together_is_named_not_its_disks() {
+        let th = Thresholds::default();
+        let on = |c: &str, f: Facts<'static>| Facts {
+            controller: Some(c.into()),
+            ..f
+        };
+        let serial = [Some(200.0); 6];
+        // Four disks on the HBA keep 60 %, two on AHCI keep 99 %; one AHCI
+        // disk... all the same model.
+        let d = [
+            on("0000:03:00.0", disk(120.0)),
+            on("0000:03:00.0", disk(122.0)),
+            on("0000:03:00.0", disk(118.0)),
+            on("0000:03:00.0", disk(121.0)),
+            on("0000:00:17.0", disk(198.0)),
+            on("0000:00:17.0", disk(199.0)),
+        ];
+        let j = judge(PassKind::Parallel, false, &d, &serial, &th);
+        assert!(
+            !j.finding.unwrap().shared_bottleneck,
+            "not a path all disks share: the HBA's"
+        );
+        let hba = &j.controllers[0];
+        assert_eq!(
+            (hba.controller.as_str(), hba.disks.len()),
+            ("0000:03:00.0", 4)
+        );
+        assert!(hba.limited && (hba.kept_pct - 60.25).abs() < 0.5, "{hba:?}");
+        assert!(!j.controllers[1].limited);
+        assert_eq!(verdicts(&j), [Verdict::Ok; 6], "no disk is blamed");
+        // One disk behind the HBA loses more than its controller's share:
+        // that one is still slow (against its controller's share).
+        let mut worse = d.clone();
+        worse[3] = on("0000:03:00.0", disk(60.0));
+        let j = judge(PassKind::Parallel, false, &worse, &serial, &th);
+        assert_eq!(verdicts(&j)[3], Verdict::Slow);
+        assert_eq!(&verdicts(&j)[..3], [Verdict::Ok; 3]);
+        // Both controllers lose alike: no controller named.
+        let alike = [
+            on("a", disk(198.0)),
+            on("a", disk(199.0)),
+            on("b", disk(197.0)),
+            on("b", disk(200.0)),
+        ];
+        let j = judge(PassKind::Parallel, false, &alike, &[Some(200.0); 4], &th);
+        assert!(j.controllers.iter().all(|c| !c.limited));
     }
 
     #[test]

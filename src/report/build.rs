@@ -3,6 +3,7 @@
 //! reason comes from `judge`; this file copies numbers into the report's
 //! layout and words the summary.
 
+use crate::report::ControllerRow;
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
@@ -198,7 +199,13 @@ fn judge_pass(
         let facts: Vec<Facts> = rows
             .iter()
             .zip(&p.disks)
-            .map(|(row, (d, _))| facts(row, plan.groups[*d], plan.devices[*d].identity.size_bytes))
+            .map(|(row, (d, _))| {
+                let id = &plan.devices[*d].identity;
+                Facts {
+                    controller: id.topology.controller.as_ref().map(|c| c.pci.clone()),
+                    ..facts(row, plan.groups[*d], id.size_bytes)
+                }
+            })
             .collect();
         let serial: Vec<Option<f64>> = p.disks.iter().map(|(d, _)| serial[*d]).collect();
         judge(p.kind, full, &facts, &serial, th)
@@ -219,6 +226,27 @@ fn judge_pass(
         median_mb_per_s: judgement.median_mb_per_s,
         median_elapsed_s: judgement.median_elapsed_s,
         interrupted: p.interrupted,
+        controllers: judgement
+            .controllers
+            .iter()
+            .map(|c| ControllerRow {
+                pci: c.controller.clone(),
+                controller: c
+                    .disks
+                    .first()
+                    .and_then(|i| {
+                        plan.devices[p.disks[*i].0]
+                            .identity
+                            .topology
+                            .controller
+                            .as_ref()
+                    })
+                    .map_or_else(|| c.controller.clone(), |x| x.words()),
+                disks: c.disks.iter().map(|i| rows[*i].path.clone()).collect(),
+                kept_pct_of_serial: c.kept_pct,
+                limited: c.limited,
+            })
+            .collect(),
         disks: rows,
     };
     (pass, judgement)
@@ -228,6 +256,7 @@ fn judge_pass(
 fn facts(row: &PassDisk, group: usize, size_bytes: u64) -> Facts<'_> {
     Facts {
         group,
+        controller: None,
         size_bytes,
         window_mb_per_s: row.window_mb_per_s,
         window_s: row.window_elapsed_s,
@@ -394,7 +423,9 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
         s.parallel_mb_per_s,
     ) {
         let med = s.median_pct_of_serial.unwrap_or(0.0);
-        if s.shared_bottleneck {
+        if let Some(named) = controller_sentence(passes) {
+            parts.push(named);
+        } else if s.shared_bottleneck {
             parts.push(format!(
                 "SHARED BOTTLENECK: all disks lose speed together in parallel (median disk keeps {med:.0}% of its solo speed): \
                  the array delivers {p:.0} MB/s, {f:.0}% of the {ss:.0} MB/s the disks read alone; the controller, expander, \
@@ -405,4 +436,76 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
         }
     }
     parts.join(" ")
+}
+
+/// "CONTROLLER BOTTLENECK: the 8 disks on X kept 61% of their serial
+/// speed; the 4 on Y kept 99%: ...", when the parallel pass found one.
+fn controller_sentence(passes: &[Pass]) -> Option<String> {
+    let c = &passes
+        .iter()
+        .find(|p| p.kind == PassKind::Parallel)?
+        .controllers;
+    if !c.iter().any(|x| x.limited) {
+        return None;
+    }
+    let mut sorted: Vec<&ControllerRow> = c.iter().collect();
+    sorted.sort_by_key(|x| !x.limited);
+    let each: Vec<String> = sorted
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            format!(
+                "the {} disk(s) on {} kept {:.0}%{}",
+                x.disks.len(),
+                x.controller,
+                x.kept_pct_of_serial,
+                if i == 0 { " of their serial speed" } else { "" }
+            )
+        })
+        .collect();
+    let limited: Vec<&str> = sorted
+        .iter()
+        .filter(|x| x.limited)
+        .map(|x| x.pci.as_str())
+        .collect();
+    Some(format!(
+        "CONTROLLER BOTTLENECK: {}: {} (or its PCIe link, cabling or firmware) limits the disks behind it, not the disks.",
+        each.join("; "),
+        limited.join(" and ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Report;
+
+    #[test]
+    fn the_limiting_controller_is_named_with_its_share() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/report/demo/report.json");
+        let mut r: Report = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        assert_eq!(controller_sentence(&r.passes), None, "no controllers known");
+        let row = |pci: &str, disks: &[&str], kept: f64, limited: bool| ControllerRow {
+            pci: pci.into(),
+            controller: format!("{pci} (drv)"),
+            disks: disks.iter().map(|d| d.to_string()).collect(),
+            kept_pct_of_serial: kept,
+            limited,
+        };
+        let par = r
+            .passes
+            .iter_mut()
+            .find(|p| p.kind == PassKind::Parallel)
+            .unwrap();
+        par.controllers = vec![
+            row("0000:00:17.0", &["/dev/sda", "/dev/sdb"], 99.0, false),
+            row("0000:03:00.0", &["/dev/sdc", "/dev/sdd", "/dev/sde"], 61.0, true),
+        ];
+        assert_eq!(
+            controller_sentence(&r.passes).unwrap(),
+            "CONTROLLER BOTTLENECK: the 3 disk(s) on 0000:03:00.0 (drv) kept 61% of their serial speed; \
+             the 2 disk(s) on 0000:00:17.0 (drv) kept 99%: 0000:03:00.0 (or its PCIe link, cabling or \
+             firmware) limits the disks behind it, not the disks."
+        );
+    }
 }

@@ -158,6 +158,25 @@ pub struct Pass {
     pub interrupted: bool,
     /// Per-disk results; disks a stop kept from starting are absent.
     pub disks: Vec<PassDisk>,
+    /// Parallel pass with disks behind two or more controllers: each
+    /// controller's share of serial speed kept.
+    #[serde(default)]
+    pub controllers: Vec<ControllerRow>,
+}
+
+/// One controller in the parallel pass.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ControllerRow {
+    /// PCI address, and in words with its driver and name.
+    pub pci: String,
+    pub controller: String,
+    /// The disks behind it.
+    pub disks: Vec<String>,
+    /// The median share of their serial speed they kept.
+    pub kept_pct_of_serial: f64,
+    /// They lost speed together while another controller's disks did not:
+    /// the controller (or its link) limited them.
+    pub limited: bool,
 }
 
 /// One disk in one pass. MB/s are decimal (10^6 bytes per second).
