@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs arrayburn's tests. As root it first installs what the device tests
 # need (libfuse3-dev + fuse3 for the bad-sector disk, e2fsprogs, util-linux,
-# strace for iozone's system-call patterns)
+# strace for iozone's system-call patterns, chromium to render the HTML
+# report headless)
 # and then runs them all on loop devices it creates and removes. Without
 # root, the device tests print why and skip.
 set -euo pipefail
@@ -13,6 +14,7 @@ command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
 command -v addpart >/dev/null && command -v blkid >/dev/null || need+=(util-linux)
 command -v gcc >/dev/null || need+=(gcc)
 command -v strace >/dev/null || need+=(strace)
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         echo "scripts/test.sh: installing ${need[*]}" >&2

@@ -49,6 +49,11 @@ pub enum Command {
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell) to standard output.
     Completions(CompletionsArgs),
+    /// Read check and burn-in results (JSON files, or directories of
+    /// them) from one host or many and compare them: disks slow for their
+    /// model across the fleet, disks worse than in their earlier runs,
+    /// each host's verdicts.
+    Report(ReportArgs),
     /// Print a man page (roff) to standard output: arrayburn's, or one
     /// subcommand's.
     Man(ManArgs),
@@ -117,6 +122,25 @@ pub struct ManArgs {
     /// A subcommand whose page to print (check, list, demo, iozone...);
     /// arrayburn's own page when left out.
     pub subcommand: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Result files (`--json` of check or burnin, or `report.json` of
+    /// `--out`), or directories searched for `*.json`.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Write the fleet report as JSON to FILE (`-`: standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write report.txt, report.json, report.md and a self-contained
+    /// report.html into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Skip a file that cannot be read (said in one line) instead of
+    /// refusing them all.
+    #[arg(long)]
+    pub keep_going: bool,
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,7 @@ pub mod commands;
 pub mod defaults;
 pub mod device;
 pub mod export;
+pub mod fleet;
 pub mod io;
 pub mod iozone;
 pub mod judge;

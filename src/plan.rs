@@ -267,7 +267,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
     let mut named: Vec<(String, PathBuf)> = json.iter().chain(&csv).map(output::named).collect();
     if let Some(p) = &args.output.out {
         check_output_dir(p)?;
-        named.extend(BUNDLE.iter().map(|f| {
+        named.extend(BUNDLE.iter().chain([&BUNDLE_PAGE]).map(|f| {
             let file = p.join(f);
             (
                 format!("--out {}", file.display()),
@@ -311,6 +311,8 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
 
 /// The files `--out DIR` writes (and `charts/`).
 pub const BUNDLE: [&str; 3] = ["report.txt", "report.json", "surface.csv"];
+/// The page the bundle ends with (at the last save, with the charts).
+pub const BUNDLE_PAGE: &str = "report.html";
 
 /// The `--out` directory is used if it exists, created if only its parent
 /// does; files must be creatable in it (or in the parent). Nothing is left

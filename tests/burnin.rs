@@ -199,6 +199,11 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
         std::fs::read_to_string(out_dir.join("report.txt")).unwrap(),
         String::from_utf8_lossy(&out.stdout)
     );
+    assert!(
+        std::fs::read_to_string(out_dir.join("report.html"))
+            .unwrap()
+            .contains("burn-in of 3 disk(s)")
+    );
     for phase in ["write", "verify"] {
         for pass in [1, 2] {
             for ext in ["svg", "png"] {

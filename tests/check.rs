@@ -551,6 +551,11 @@ fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
         .filter(|n| n.starts_with('.'))
         .collect();
     assert!(names.is_empty(), "no temporary files left: {names:?}");
+    // The page `arrayburn report` makes, for this run: its verdict and a
+    // chart, nothing to fetch.
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("<svg") && !page.contains("<script"), "{page}");
+    assert!(page.contains("1 result(s), "), "{page}");
 }
 
 #[test]

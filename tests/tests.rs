@@ -15,3 +15,4 @@ mod inputs;
 mod iozone;
 mod list;
 mod outputs;
+mod report;

@@ -974,6 +974,11 @@ fn bundle(report: &BurnReport, text: &str, dir: &std::path::Path) -> anyhow::Res
     let mut doc = serde_json::to_vec_pretty(report)?;
     doc.push(b'\n');
     crate::output::write_path(&dir.join("report.json"), &doc)?;
+    let page = crate::fleet::render::page_of(
+        crate::fleet::Doc::Burnin(Box::new(report.clone())),
+        "report.json",
+    );
+    crate::output::write_path(&dir.join("report.html"), page.as_bytes())?;
     let last = report
         .disks
         .iter()

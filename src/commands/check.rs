@@ -171,6 +171,12 @@ fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> 
     write(json, &export::json::render(report))?;
     write(csv, &export::csv::render(report))?;
     if charts {
+        // The same page `arrayburn report` makes, for this one run.
+        let page = crate::fleet::render::page_of(
+            crate::fleet::Doc::Check(Box::new(report.clone())),
+            "report.json",
+        );
+        write(crate::plan::BUNDLE_PAGE, page.as_bytes())?;
         export::chart::write_all(report, &dir.join("charts")).context("charts")?;
     }
     Ok(())

@@ -9,6 +9,7 @@ pub mod demo;
 pub mod iozone;
 pub mod list;
 pub mod man;
+pub mod report;
 
 use crate::cli::{Cli, Command};
 use crate::measure::StopFlag;
@@ -26,5 +27,6 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::IozoneChild(args) => crate::iozone::children::child_main(&args.args, stop),
         Command::Completions(args) => completions::run(args.shell),
         Command::Man(args) => man::run(args.subcommand.as_deref()),
+        Command::Report(args) => report::run(&args),
     }
 }

@@ -119,6 +119,75 @@ drawing!(Speed);
 drawing!(SurfaceChart);
 drawing!(Latency);
 
+/// A bar chart as an SVG document (for a page that embeds it): one bar
+/// per item, red when flagged, a reference line (the median) across.
+pub fn bars_svg(
+    caption: &str,
+    items: &[(String, f64, bool)],
+    reference: Option<f64>,
+) -> Result<String> {
+    register_font();
+    let mut svg = String::new();
+    Bars(caption, items, reference)
+        .svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
+    Ok(svg)
+}
+
+struct Bars<'a>(&'a str, &'a [(String, f64, bool)], Option<f64>);
+drawing!(Bars);
+
+impl Bars<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let items = self.1;
+        let n = items.len().max(1);
+        let top = items.iter().map(|i| i.1).fold(0.0, f64::max) * 1.2 + 1.0;
+        let mut chart = frame(&root, self.0.to_string())?
+            .build_cartesian_2d((0..n as i32 - 1).into_segmented(), 0.0..top)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .y_desc("MB/s")
+            .x_labels(n.min(24))
+            .x_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => items
+                    .get(*i as usize)
+                    .map(|x| x.0.clone())
+                    .unwrap_or_default(),
+                _ => String::new(),
+            })
+            .draw()?;
+        chart.draw_series(items.iter().enumerate().map(|(i, (_, v, flagged))| {
+            let i = i as i32;
+            let mut bar = Rectangle::new(
+                [
+                    (SegmentValue::Exact(i), 0.0),
+                    (SegmentValue::Exact(i + 1), *v),
+                ],
+                if *flagged { FLAGGED } else { HEALTHY }.filled(),
+            );
+            bar.set_margin(0, 0, 4, 4);
+            bar
+        }))?;
+        if let Some(m) = self.2 {
+            chart
+                .draw_series(LineSeries::new(
+                    [(SegmentValue::Exact(0), m), (SegmentValue::Last, m)],
+                    BLACK.stroke_width(2),
+                ))?
+                .label(format!("median {m:.0} MB/s"))
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+        }
+        finish(
+            &root,
+            &mut chart,
+            self.2.map(|_| SeriesLabelPosition::UpperRight),
+        )
+    }
+}
+
 /// One line of a [`lines`] chart: a disk's MB/s at positions in % of its
 /// range, red when `flagged`.
 pub struct Line {
@@ -463,5 +532,19 @@ impl Latency<'_> {
             &mut chart,
             legend.then_some(SeriesLabelPosition::UpperRight),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bars_draw() {
+        let items = vec![("a".to_string(), 10.0, false), ("b".to_string(), 5.0, true)];
+        let svg = super::bars_svg("cap", &items, Some(7.0));
+        assert!(
+            svg.as_ref().is_ok_and(|s| s.contains("<svg")),
+            "{:?}",
+            svg.err()
+        );
     }
 }

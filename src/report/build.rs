@@ -482,7 +482,10 @@ mod tests {
 
     #[test]
     fn the_limiting_controller_is_named_with_its_share() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/report/demo/report.json");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/report/demo/report.json"
+        );
         let mut r: Report = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         assert_eq!(controller_sentence(&r.passes), None, "no controllers known");
         let row = |pci: &str, disks: &[&str], kept: f64, limited: bool| ControllerRow {
@@ -499,7 +502,12 @@ mod tests {
             .unwrap();
         par.controllers = vec![
             row("0000:00:17.0", &["/dev/sda", "/dev/sdb"], 99.0, false),
-            row("0000:03:00.0", &["/dev/sdc", "/dev/sdd", "/dev/sde"], 61.0, true),
+            row(
+                "0000:03:00.0",
+                &["/dev/sdc", "/dev/sdd", "/dev/sde"],
+                61.0,
+                true,
+            ),
         ];
         assert_eq!(
             controller_sentence(&r.passes).unwrap(),

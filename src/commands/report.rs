@@ -1,0 +1,97 @@
+//! `arrayburn report FILE|DIR...`: read results, judge them together
+//! (`fleet`), and write the report (`export::fleet`).
+
+use anyhow::{Context, bail};
+
+use super::Outcome;
+use crate::cli::ReportArgs;
+use crate::fleet::render::{html, markdown, text};
+use crate::fleet::{Doc, FleetReport, Skipped, files, judge, load};
+use crate::judge::Thresholds;
+use crate::output::Output;
+
+/// Runs the report.
+pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
+    let json = args
+        .json
+        .as_deref()
+        .map(|p| Output::resolve("--json", p, true))
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    if let Some(dir) = &args.out {
+        crate::plan::check_output_dir(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    let paths = files(&args.inputs);
+    if paths.is_empty() {
+        bail!(
+            "no result files in {}: give check or burnin JSON files, or directories holding them",
+            args.inputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    let mut docs: Vec<(String, Doc)> = Vec::new();
+    let mut skipped = Vec::new();
+    for p in paths {
+        match load(&p) {
+            Ok(d) => docs.push((p.display().to_string(), d)),
+            Err(why) if args.keep_going => {
+                eprintln!("arrayburn report: skipped {why}");
+                skipped.push(Skipped {
+                    path: p.display().to_string(),
+                    why,
+                });
+            }
+            Err(why) => bail!("{why} (--keep-going reads the others)"),
+        }
+    }
+    if docs.is_empty() {
+        bail!("none of the files could be read (each said why above)");
+    }
+    let report = judge(&docs, skipped, &Thresholds::default());
+    let words = text(&report);
+    if json.as_ref().is_some_and(|o| o.is_stdout()) {
+        eprint!("{words}");
+    } else {
+        print!("{words}");
+    }
+    if let Some(o) = &json {
+        let mut doc = serde_json::to_vec_pretty(&report)?;
+        doc.push(b'\n');
+        o.write(&doc, true)
+            .with_context(|| format!("writing --json {}", o.given.display()))?;
+    }
+    if let Some(dir) = &args.out {
+        write_bundle(&report, &words, dir)
+            .with_context(|| format!("writing --out {}", dir.display()))?;
+    }
+    let flagged =
+        report.outliers.iter().any(|o| o.verdict == "slow") || !report.regressions.is_empty();
+    Ok(if flagged {
+        Outcome::Flagged
+    } else {
+        Outcome::Healthy
+    })
+}
+
+/// report.txt, report.json, report.md and report.html in `dir`.
+pub fn write_bundle(
+    report: &FleetReport,
+    words: &str,
+    dir: &std::path::Path,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut doc = serde_json::to_vec_pretty(report)?;
+    doc.push(b'\n');
+    for (name, bytes) in [
+        ("report.txt", words.as_bytes().to_vec()),
+        ("report.json", doc),
+        ("report.md", markdown(report).into_bytes()),
+        ("report.html", html(report).into_bytes()),
+    ] {
+        crate::output::write_path(&dir.join(name), &bytes)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,236 @@
+//! `arrayburn report` over results from several hosts and times (made
+//! from a real recorded check, changed per host), its files, its bad-input
+//! refusals, and its HTML page rendered by a real headless browser.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// The recorded demo check (four loop disks), as host `host`, begun at
+/// `when`, each disk given serial `HOST-i` and the serial MB/s `speeds[i]`.
+fn result(host: &str, when: &str, speeds: [f64; 4]) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/report/demo/report.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    v["host"] = host.into();
+    v["machine_id"] = format!("{host:0>32}").into();
+    v["started_at"] = when.into();
+    for (i, d) in v["disks"].as_array_mut().unwrap().iter_mut().enumerate() {
+        d["serial"] = format!("{host}-{i}").into();
+        d["model"] = "TESTDISK 20TB".into();
+    }
+    for p in v["passes"].as_array_mut().unwrap() {
+        if p["kind"] == "serial" {
+            for (i, d) in p["disks"].as_array_mut().unwrap().iter_mut().enumerate() {
+                d["window_mb_per_s"] = speeds[i].into();
+                d["read_errors"] = 0.into();
+            }
+        }
+    }
+    v
+}
+
+fn write(dir: &Path, name: &str, v: &Value) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec_pretty(v).unwrap()).unwrap();
+    p
+}
+
+fn report(args: &[&str]) -> std::process::Output {
+    let out = arrayburn(&[&["report"], args].concat()).output().unwrap();
+    eprintln!(
+        "--- report {}\n{}\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+#[test]
+fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
+    let dir = tempdir();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(runs.join("november")).unwrap();
+    // Three hosts; node3's disk 1 is slow for the model (70 %); node1's
+    // disk 2 was 270 MB/s in November and is 210 now.
+    write(
+        &runs.join("november"),
+        "node1.json",
+        &result(
+            "node1",
+            "2026-11-01T08:00:00Z",
+            [270.0, 268.0, 270.0, 272.0],
+        ),
+    );
+    write(
+        &runs,
+        "node1.json",
+        &result(
+            "node1",
+            "2026-12-01T08:00:00Z",
+            [271.0, 269.0, 210.0, 270.0],
+        ),
+    );
+    write(
+        &runs,
+        "node2.json",
+        &result(
+            "node2",
+            "2026-12-01T08:10:00Z",
+            [272.0, 270.0, 268.0, 271.0],
+        ),
+    );
+    write(
+        &runs,
+        "node3.json",
+        &result(
+            "node3",
+            "2026-12-01T08:20:00Z",
+            [269.0, 189.0, 271.0, 270.0],
+        ),
+    );
+    let json = dir.path().join("fleet.json");
+    let bundle = dir.path().join("bundle");
+    let out = report(&[
+        runs.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--out",
+        bundle.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "flagged");
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let slow: Vec<(&str, &str)> = v["outliers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["verdict"] == "slow")
+        .map(|o| (o["host"].as_str().unwrap(), o["serial"].as_str().unwrap()))
+        .collect();
+    assert_eq!(slow, [("node1", "node1-2"), ("node3", "node3-1")], "{v}");
+    let reg = &v["regressions"][0];
+    assert_eq!(reg["serial"], "node1-2", "{v}");
+    assert_eq!(reg["earlier_runs"], 1);
+    assert!(
+        reg["what"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("reads at 210 MB/s, 78% of its earlier 270 MB/s")
+    );
+    assert_eq!(v["regressions"].as_array().unwrap().len(), 1);
+    assert_eq!(v["hosts"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        v["hosts"][0]["runs"].as_array().unwrap().len(),
+        2,
+        "node1 twice"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Worse than in earlier runs:"), "{text}");
+    for f in ["report.txt", "report.json", "report.md", "report.html"] {
+        assert!(bundle.join(f).is_file(), "{f}");
+    }
+    assert!(
+        std::fs::read_to_string(bundle.join("report.md"))
+            .unwrap()
+            .contains("| node3 | /dev/loop1 |")
+    );
+    rendered_in_a_browser(&bundle.join("report.html"));
+
+    // A truncated file refuses the report (one line, exit 2); with
+    // --keep-going it is skipped and the others are read.
+    let full = std::fs::read(runs.join("node2.json")).unwrap();
+    std::fs::write(runs.join("cut.json"), &full[..full.len() / 2]).unwrap();
+    let out = report(&[runs.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("cut.json: truncated") && err.contains("--keep-going"),
+        "{err}"
+    );
+    let out = report(&[
+        runs.to_str().unwrap(),
+        "--keep-going",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["skipped"].as_array().unwrap().len(), 1);
+    assert_eq!(v["sources"].as_array().unwrap().len(), 4);
+    // A healthy fleet exits 0.
+    let calm = dir.path().join("calm");
+    std::fs::create_dir_all(&calm).unwrap();
+    write(
+        &calm,
+        "a.json",
+        &result("a", "2026-12-01T00:00:00Z", [270.0, 271.0, 269.0, 270.0]),
+    );
+    write(
+        &calm,
+        "b.json",
+        &result("b", "2026-12-01T00:00:00Z", [272.0, 270.0, 268.0, 271.0]),
+    );
+    assert_eq!(report(&[calm.to_str().unwrap()]).status.code(), Some(0));
+}
+
+/// Renders the page in headless Chromium: the verdict and the tables are
+/// in the DOM it built, and the chart is drawn (its red bar is on the
+/// screenshot).
+fn rendered_in_a_browser(page: &Path) {
+    if std::process::Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
+            "chromium is needed (scripts/test.sh installs it)"
+        );
+        eprintln!("skipping the browser check: no chromium (scripts/test.sh installs it as root)");
+        return;
+    }
+    let profile = tempdir();
+    let run = |extra: &[&str]| {
+        std::process::Command::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(format!("file://{}", page.display()))
+            .output()
+            .unwrap()
+    };
+    let dom = String::from_utf8_lossy(&run(&["--dump-dom"]).stdout).into_owned();
+    assert!(
+        dom.contains("FLAGGED: 2 disk(s) slow for their model"),
+        "{dom}"
+    );
+    assert!(dom.contains("<table id=\"outliers\">"), "{dom}");
+    assert!(dom.matches("<rect").count() >= 12, "bars drawn in the DOM");
+    let shot = profile.path().join("shot.png");
+    let out = run(&[
+        &format!("--screenshot={}", shot.display()),
+        "--window-size=1200,2600",
+    ]);
+    assert!(shot.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let step = info.color_type.samples();
+    let red = buf[..info.buffer_size()]
+        .chunks(step)
+        .filter(|p| p[0] > 200 && p[1] < 60 && p[2] < 60)
+        .count();
+    assert!(
+        red > 500,
+        "the red bar of a slow disk is on screen: {red} red pixels"
+    );
+}
