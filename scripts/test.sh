@@ -2,7 +2,7 @@
 # Runs arrayburn's tests. As root it first installs what the device tests
 # need (libfuse3-dev + fuse3 for the bad-sector disk, e2fsprogs, util-linux,
 # strace for iozone's system-call patterns, chromium to render the HTML
-# report headless)
+# report headless, ansible-core for the playbook in contrib/ansible)
 # and then runs them all on loop devices it creates and removes. Without
 # root, the device tests print why and skip.
 set -euo pipefail
@@ -15,6 +15,7 @@ command -v addpart >/dev/null && command -v blkid >/dev/null || need+=(util-linu
 command -v gcc >/dev/null || need+=(gcc)
 command -v strace >/dev/null || need+=(strace)
 command -v chromium >/dev/null || need+=(chromium)
+command -v ansible-playbook >/dev/null || need+=(ansible-core)
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         echo "scripts/test.sh: installing ${need[*]}" >&2

@@ -6,6 +6,7 @@
 #[macro_use]
 mod util;
 
+mod ansible;
 mod burnin;
 mod check;
 mod demo;

@@ -6,7 +6,7 @@ use anyhow::{Context, bail};
 use super::Outcome;
 use crate::cli::ReportArgs;
 use crate::fleet::render::{html, markdown, text};
-use crate::fleet::{Doc, FleetReport, Skipped, files, judge, load};
+use crate::fleet::{Doc, FleetReport, Skipped, files, is_fleet, judge, load};
 use crate::judge::Thresholds;
 use crate::output::Output;
 
@@ -35,6 +35,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     let mut docs: Vec<(String, Doc)> = Vec::new();
     let mut skipped = Vec::new();
     for p in paths {
+        // A fleet report of an earlier `report --out` in the same tree is
+        // ours, not a result.
+        if is_fleet(&p) {
+            continue;
+        }
         match load(&p) {
             Ok(d) => docs.push((p.display().to_string(), d)),
             Err(why) if args.keep_going => {

@@ -71,6 +71,15 @@ pub fn load(path: &Path) -> Result<Doc, String> {
     }
 }
 
+/// Whether `path` is a fleet report (`report --out` wrote it), not a run's
+/// result.
+pub fn is_fleet(path: &Path) -> bool {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .is_some_and(|v| v["kind"] == "fleet")
+}
+
 /// The files named: a file as given, a directory searched (not through
 /// symlinks) for `*.json`, sorted.
 pub fn files(given: &[PathBuf]) -> Vec<PathBuf> {

@@ -1,0 +1,95 @@
+//! contrib/ansible/arrayburn.yml end to end against localhost: it copies
+//! arrayburn, runs the check on loop devices, fetches the JSON and runs
+//! `arrayburn report` over what it fetched.
+
+use std::process::Command;
+
+use crate::util::*;
+
+#[test]
+fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
+    need_root!();
+    let _l = device_lock();
+    if Command::new("ansible-playbook")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
+            "ansible-playbook is needed (scripts/test.sh installs ansible-core)"
+        );
+        eprintln!("skipping: no ansible-playbook (scripts/test.sh installs it as root)");
+        return;
+    }
+    let d = disks(3, 32 << 20);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let dir = tempdir();
+    let results = dir.path().join("results");
+    let remote = dir.path().join("host-bin/arrayburn");
+    std::fs::create_dir_all(remote.parent().unwrap()).unwrap();
+    let playbook = concat!(env!("CARGO_MANIFEST_DIR"), "/contrib/ansible/arrayburn.yml");
+    let run = || {
+        let out = Command::new("ansible-playbook")
+            .args(["-i", "localhost,", "-c", "local", playbook])
+            .arg("-e")
+            .arg(
+                serde_json::json!({
+                    "target": "localhost",
+                    "devices": devs.join(" "),
+                    "arrayburn_args": "--sample 1s",
+                    "results_dir": results,
+                    "arrayburn_local_bin": bin(),
+                    "arrayburn_bin": remote,
+                    "arrayburn_report_bin": bin(),
+                })
+                .to_string(),
+            )
+            .env("ANSIBLE_LOCALHOST_WARNING", "false")
+            .env("ANSIBLE_NOCOLOR", "1")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stdout).into_owned();
+        eprintln!("{log}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{log}");
+        log
+    };
+    run();
+    // Run again later: two results of the same host, both reported (the
+    // first run's report in the tree is not read as a result).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let log = run();
+    assert!(remote.is_file(), "arrayburn copied to the host");
+    let mut fetched: Vec<_> = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("localhost-check-") && n.ends_with(".json"))
+        .collect();
+    fetched.sort();
+    assert_eq!(fetched.len(), 2, "{fetched:?}");
+    let one: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(results.join(&fetched[0])).unwrap()).unwrap();
+    assert_schema(&one);
+    assert_eq!(one["disks"].as_array().unwrap().len(), 3);
+    let fleet: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(results.join("report/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(fleet["kind"], "fleet");
+    assert_eq!(fleet["sources"].as_array().unwrap().len(), 2);
+    assert_eq!(fleet["samples"].as_array().unwrap().len(), 6);
+    assert!(results.join("report/report.html").is_file());
+    assert!(log.contains("fleet report: 2 result(s)"), "{log}");
+    // No result left on the host.
+    let left: Vec<_> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            fetched
+                .iter()
+                .any(|f| f.ends_with(&n.replace("arrayburn-", "")))
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
