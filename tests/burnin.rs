@@ -204,6 +204,26 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
             .unwrap()
             .contains("burn-in of 3 disk(s)")
     );
+    // `arrayburn report` reads a burn-in's result too.
+    let fleet = bundle.path().join("fleet.json");
+    let rep = Command::new(bin())
+        .args([
+            "report",
+            out_dir.join("report.json").to_str().unwrap(),
+            "--json",
+        ])
+        .arg(&fleet)
+        .output()
+        .unwrap();
+    assert_eq!(rep.status.code(), Some(0), "{rep:?}");
+    let f: serde_json::Value = serde_json::from_slice(&std::fs::read(&fleet).unwrap()).unwrap();
+    let kinds: Vec<&str> = f["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["burnin"; 3]);
     for phase in ["write", "verify"] {
         for pass in [1, 2] {
             for ext in ["svg", "png"] {
