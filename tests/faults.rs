@@ -185,7 +185,27 @@ impl Drop for FaultyDisk {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
-        let _ = Command::new("umount").arg(self.mnt.path()).status();
+        // The loop driver lets go of the file a moment after the detach:
+        // until then the mount is busy. Retry, then unmount lazily and end
+        // the daemon rather than wait for it forever.
+        let unmounted = (0..100).any(|_| {
+            let ok = Command::new("umount")
+                .arg(self.mnt.path())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            ok
+        });
+        if !unmounted {
+            let _ = Command::new("umount")
+                .arg("-l")
+                .arg(self.mnt.path())
+                .status();
+            let _ = self.daemon.kill();
+        }
         let _ = self.daemon.wait();
     }
 }

@@ -322,6 +322,12 @@ impl Drop for UringEngine {
             // The kernel may still write into them: they stay allocated
             // until the process ends (a run stopped by a signal ends it).
             std::mem::forget(std::mem::take(&mut self.bufs));
+        } else {
+            // Let go of the device now, not when the kernel gets round to
+            // tearing the ring down after the process: a disk released by
+            // arrayburn can be unplugged, detached or given to ZFS at once.
+            let _ = self.ring.submitter().unregister_files();
+            let _ = self.ring.submitter().unregister_buffers();
         }
     }
 }

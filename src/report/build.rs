@@ -202,7 +202,15 @@ fn judge_pass(
             .map(|(row, (d, _))| {
                 let id = &plan.devices[*d].identity;
                 Facts {
-                    controller: id.topology.controller.as_ref().map(|c| c.pci.clone()),
+                    // The controller, and the expander behind it where
+                    // there is one: disks behind one expander share its
+                    // uplink.
+                    controller: id.topology.controller.as_ref().map(|c| {
+                        match &id.topology.expander {
+                            Some(e) => format!("{} {e}", c.pci),
+                            None => c.pci.clone(),
+                        }
+                    }),
                     ..facts(row, plan.groups[*d], id.size_bytes)
                 }
             })
@@ -241,7 +249,13 @@ fn judge_pass(
                             .controller
                             .as_ref()
                     })
-                    .map_or_else(|| c.controller.clone(), |x| x.words()),
+                    .map_or_else(
+                        || c.controller.clone(),
+                        |x| match c.controller.split_once(' ') {
+                            Some((_, expander)) => format!("{} {expander}", x.words()),
+                            None => x.words(),
+                        },
+                    ),
                 disks: c.disks.iter().map(|i| rows[*i].path.clone()).collect(),
                 kept_pct_of_serial: c.kept_pct,
                 limited: c.limited,
