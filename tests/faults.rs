@@ -772,3 +772,88 @@ fn both_engines_find_the_same_bad_sectors_and_read_the_same_bytes() {
     assert_eq!(seen[1].0, "io_uring");
     assert_eq!((seen[0].1, seen[0].2), (seen[1].1, seen[1].2), "{seen:?}");
 }
+
+#[test]
+fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
+    need_root!();
+    let _l = device_lock();
+    let size = 32 * MIB;
+    // Every read request waits 20 ms in its FUSE daemon, one at a time: a
+    // slow disk that costs no CPU. The two disks "behind 0000:04:00.0" are two loop
+    // devices over one daemon, so read together they share its pace (a
+    // controller's limit); the two "behind 0000:03:00.0" have a daemon each.
+    let a1 = FaultyDisk::drive(size, 20_000, 0);
+    let a2 = FaultyDisk::drive(size, 20_000, 0);
+    let b1 = FaultyDisk::drive(size, 20_000, 0);
+    let b2 = arrayburn::testbed::LoopDisk::attach(
+        b1.mnt.path().join("disk.img"),
+        &["-r", "--direct-io=on"],
+    )
+    .unwrap();
+    let dir = tempdir();
+    let on = |pci: &str| serde_json::json!({"transport": "sas", "controller": {"pci": pci, "driver": "mpt3sas"}});
+    let name = |d: &str| d.trim_start_matches("/dev/").to_string();
+    let topo = dir.path().join("topology.json");
+    let map: serde_json::Map<String, serde_json::Value> = [
+        (name(&a1.dev), on("0000:03:00.0")),
+        (name(&a2.dev), on("0000:03:00.0")),
+        (name(&b1.dev), on("0000:04:00.0")),
+        (name(&b2.dev), on("0000:04:00.0")),
+    ]
+    .into_iter()
+    .collect();
+    std::fs::write(&topo, serde_json::Value::Object(map).to_string()).unwrap();
+    let json = dir.path().join("r.json");
+    let mut cmd = arrayburn(&[
+        "check",
+        "--sample",
+        "1500ms",
+        "--progress",
+        "none",
+        "--json",
+        json.to_str().unwrap(),
+        &a1.dev,
+        &a2.dev,
+        &b1.dev,
+        &b2.dev,
+    ]);
+    cmd.env("ARRAYBURN_TOPOLOGY", &topo);
+    let r = finish(cmd, &json);
+    let v = r.report.unwrap();
+    let par = v
+        .passes
+        .iter()
+        .find(|p| p.kind.name() == "parallel")
+        .unwrap();
+    let shares: Vec<(&str, usize, bool)> = par
+        .controllers
+        .iter()
+        .map(|c| (c.pci.as_str(), c.disks.len(), c.limited))
+        .collect();
+    assert_eq!(
+        shares,
+        [("0000:03:00.0", 2, false), ("0000:04:00.0", 2, true)],
+        "{:?}",
+        par.controllers
+    );
+    let b = &par.controllers[1];
+    assert!((35.0..70.0).contains(&b.kept_pct_of_serial), "{b:?}");
+    assert!(
+        par.controllers[0].kept_pct_of_serial > 85.0,
+        "{:?}",
+        par.controllers[0]
+    );
+    assert!(!v.summary.shared_bottleneck);
+    assert!(
+        flagged(&v, "parallel").is_empty(),
+        "no disk blamed: {:?}",
+        flagged(&v, "parallel")
+    );
+    assert!(
+        r.stdout
+            .contains("CONTROLLER BOTTLENECK: the 2 disk(s) on 0000:04:00.0 (mpt3sas) kept"),
+        "{}",
+        r.stdout
+    );
+    drop(b2);
+}
