@@ -791,12 +791,28 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
     )
     .unwrap();
     let dir = tempdir();
-    let on = |pci: &str| serde_json::json!({"transport": "sas", "controller": {"pci": pci, "driver": "mpt3sas"}});
+    // The second controller's PCIe link trained at x4 of x8; one disk of
+    // the first came up at 3.0 of 6.0 Gb/s.
+    let pcie = |pci: &str, width: u32| {
+        serde_json::json!({"kind": "pcie", "at": pci, "current": format!("8.0 GT/s PCIe x{width}"),
+            "max": "8.0 GT/s PCIe x8", "degraded": width < 8})
+    };
+    let on = |pci: &str| {
+        let width = if pci == "0000:04:00.0" { 4 } else { 8 };
+        serde_json::json!({"transport": "sas", "controller": {"pci": pci, "driver": "mpt3sas"},
+            "links": [pcie(pci, width)]})
+    };
+    let mut slow_sata = on("0000:03:00.0");
+    slow_sata["links"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"kind": "sata",
+        "at": "link3", "current": "3.0 Gbps", "max": "6.0 Gbps", "degraded": true}));
     let name = |d: &str| d.trim_start_matches("/dev/").to_string();
     let topo = dir.path().join("topology.json");
     let map: serde_json::Map<String, serde_json::Value> = [
         (name(&a1.dev), on("0000:03:00.0")),
-        (name(&a2.dev), on("0000:03:00.0")),
+        (name(&a2.dev), slow_sata),
         (name(&b1.dev), on("0000:04:00.0")),
         (name(&b2.dev), on("0000:04:00.0")),
     ]
@@ -855,5 +871,33 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
         "{}",
         r.stdout
     );
+    // The HBA's narrow link is named with what it can carry, and the
+    // disk on a slow SATA link is a finding of its own.
+    assert!(
+        r.stdout.contains("The controller 0000:04:00.0's PCIe link runs at 8.0 GT/s PCIe x4 where 8.0 GT/s PCIe x8 is possible: at most 3938 MB/s; the 2 disk(s) behind it read"),
+        "{}",
+        r.stdout
+    );
+    let acts = disk_verdicts(&v);
+    assert_eq!(acts.len(), 1, "{acts:?}");
+    assert_eq!(
+        (acts[0].0.as_str(), acts[0].1),
+        (a2.dev.as_str(), Action::CheckPath)
+    );
+    assert!(
+        acts[0].2.contains(
+            "its SATA link (link3) runs at 3.0 Gbps where 6.0 Gbps is possible: replace the cable"
+        ),
+        "{acts:?}"
+    );
+    assert_eq!(r.code, 1, "a link below its maximum is a finding");
+    let j = r.json.as_ref().unwrap();
+    let disk = j["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["path"] == a2.dev.as_str())
+        .unwrap();
+    assert_eq!(disk["topology"]["links"][1]["degraded"], true, "{disk}");
     drop(b2);
 }

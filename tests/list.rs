@@ -52,6 +52,11 @@ fn list_says_where_each_disk_hangs() {
         .unwrap();
     assert_eq!(lo["topology"]["transport"], "virtual", "{lo}");
     assert!(lo["topology"]["controller"].is_null(), "{lo}");
+    assert_eq!(
+        lo["topology"]["links"],
+        serde_json::json!([]),
+        "no link applies"
+    );
     // The machine's own disks (this VM: virtio) sit behind a PCI
     // function with a driver.
     let real: Vec<&serde_json::Value> = disks
@@ -67,6 +72,15 @@ fn list_says_where_each_disk_hangs() {
         let pci = t["controller"]["pci"].as_str().unwrap();
         assert_eq!(pci.len(), 12, "{x}");
         assert!(t["controller"]["driver"].is_string(), "{x}");
+        // A virtio disk on this VM's PCI bus: no link to be degraded.
+        assert!(
+            t["links"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|l| l["degraded"] == false),
+            "{x}"
+        );
     }
     let text = String::from_utf8_lossy(&arrayburn(&["list", "--all"]).output().unwrap().stdout)
         .into_owned();

@@ -92,6 +92,7 @@ fn table(entries: &[Entry]) -> String {
         "Transport",
         "Controller",
         "Slot",
+        "Link",
         "In use",
     ]);
     let yn = |b: bool| if b { "yes" } else { "no" };
@@ -116,16 +117,13 @@ fn table(entries: &[Entry]) -> String {
             yn(id.removable).into(),
             yn(id.read_only).into(),
             id.topology.transport.clone(),
-            id.topology.controller.as_ref().map_or("-".into(), |c| {
-                format!("{} {}", c.pci, c.driver.as_deref().unwrap_or(""))
-                    .trim()
-                    .to_string()
-            }),
+            id.topology.controller_words(),
             id.topology
                 .enclosure_slot
                 .clone()
                 .or_else(|| id.topology.scsi_address.clone())
                 .unwrap_or_else(|| "-".into()),
+            id.topology.link_words(),
             if uses.is_empty() {
                 "-".into()
             } else {

@@ -66,6 +66,120 @@ pub struct Topology {
     pub enclosure_slot: Option<String>,
     /// The `/dev/disk/by-path` link to it.
     pub by_path: Option<String>,
+    /// The links on the way to it (PCIe of the controller and its upstream
+    /// bridge, the SATA link, the SAS phys), as negotiated and at most.
+    pub links: Vec<Link>,
+}
+
+impl Topology {
+    /// The controller in short (`0000:03:00.0 mpt3sas`), or `-`.
+    pub fn controller_words(&self) -> String {
+        self.controller.as_ref().map_or("-".into(), |c| {
+            format!("{} {}", c.pci, c.driver.as_deref().unwrap_or(""))
+                .trim()
+                .to_string()
+        })
+    }
+
+    /// The link to show: one below its maximum first (`sata 3.0 Gbps of
+    /// 6.0 Gbps (below its maximum)`), else the nearest, else `-`.
+    pub fn link_words(&self) -> String {
+        self.links
+            .iter()
+            .find(|l| l.degraded)
+            .map(|l| format!("{} {} of {} (below its maximum)", l.kind, l.current, l.max))
+            .or_else(|| {
+                self.links
+                    .first()
+                    .map(|l| format!("{} {}", l.kind, l.current))
+            })
+            .unwrap_or_else(|| "-".into())
+    }
+}
+
+/// One link on a disk's path.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Link {
+    /// `"pcie"`, `"sata"` or `"sas"`.
+    pub kind: String,
+    /// Which: the PCI address, the ATA link (`link3`), the SAS phy.
+    pub at: String,
+    /// As negotiated and the most both ends allow, in the kernel's words
+    /// (`8.0 GT/s PCIe x2`, `3.0 Gbps`, `6.0 Gbit`).
+    pub current: String,
+    pub max: String,
+    /// It runs below its maximum: a cable, slot or riser to look at.
+    pub degraded: bool,
+}
+
+/// The number a rate starts with (`8.0 GT/s PCIe` -> 8.0).
+fn rate(s: &str) -> Option<f64> {
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// A link from its current and maximum rate (and PCIe widths).
+fn link(kind: &str, at: &str, cur: (String, Option<u32>), max: (String, Option<u32>)) -> Link {
+    let words = |(r, w): &(String, Option<u32>)| match w {
+        Some(w) => format!("{r} x{w}"),
+        None => r.clone(),
+    };
+    let slower = matches!((rate(&cur.0), rate(&max.0)), (Some(c), Some(m)) if c < m);
+    let narrower = matches!((cur.1, max.1), (Some(c), Some(m)) if c < m);
+    Link {
+        kind: kind.into(),
+        at: at.into(),
+        current: words(&cur),
+        max: words(&max),
+        degraded: slower || narrower,
+    }
+}
+
+/// The PCIe link of the PCI function at `dir`, where it has one.
+fn pcie_link(dir: &Path) -> Option<Link> {
+    let speed = |f: &str| read_trim(&dir.join(f)).filter(|v| rate(v).is_some());
+    let width = |f: &str| {
+        read_trim(&dir.join(f))
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|w| *w > 0)
+    };
+    let (cur, max) = (speed("current_link_speed")?, speed("max_link_speed")?);
+    let at = dir.file_name()?.to_string_lossy().into_owned();
+    Some(link(
+        "pcie",
+        &at,
+        (cur, width("current_link_width")),
+        (max, width("max_link_width")),
+    ))
+}
+
+/// The SATA link below the ATA port at `dir` (`.../ata3`): its speed now
+/// and the most the port allows.
+fn sata_link(dir: &Path) -> Option<Link> {
+    for e in fs::read_dir(dir).ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("link") {
+            continue;
+        }
+        let l = e.path().join("ata_link").join(&name);
+        let cur = read_trim(&l.join("sata_spd")).filter(|v| rate(v).is_some())?;
+        let max = read_trim(&l.join("hw_sata_spd_limit"))
+            .or_else(|| read_trim(&l.join("sata_spd_limit")))
+            .filter(|v| rate(v).is_some())?;
+        return Some(link("sata", &name, (cur, None), (max, None)));
+    }
+    None
+}
+
+/// A SAS phy's negotiated and hardware-maximum rate (`phy_dir` is the
+/// phy's entry in its port).
+fn sas_link(phy_dir: &Path, phy: &str) -> Option<Link> {
+    let d = phy_dir.join("sas_phy").join(phy);
+    let cur = read_trim(&d.join("negotiated_linkrate")).filter(|v| rate(v).is_some())?;
+    let max = read_trim(&d.join("maximum_linkrate_hw"))
+        .or_else(|| read_trim(&d.join("maximum_linkrate")))
+        .filter(|v| rate(v).is_some())?;
+    Some(link("sas", phy, (cur, None), (max, None)))
 }
 
 /// Whether a path component is a PCI function address (`0000:03:00.0`).
@@ -153,15 +267,21 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
     } else {
         "unknown"
     };
-    // The PCI function nearest the disk.
-    let mut pci_dir: Option<PathBuf> = None;
+    // The PCI function nearest the disk, the one above it, and the ATA
+    // port on the way.
+    let mut pci_dirs: Vec<PathBuf> = Vec::new();
+    let mut ata_dir: Option<PathBuf> = None;
     let mut at = sys.clone();
     for c in &parts {
         at.push(c);
         if is_pci(c) {
-            pci_dir = Some(at.clone());
+            pci_dirs.push(at.clone());
+        }
+        if c.starts_with("ata") && c[3..].bytes().all(|b| b.is_ascii_digit()) {
+            ata_dir = Some(at.clone());
         }
     }
+    let pci_dir = pci_dirs.last().cloned();
     let controller = pci_dir.map(|dir| controller(paths, &dir));
     let last = |f: &dyn Fn(&str) -> bool| parts.iter().rev().find(|c| f(c)).cloned();
     let scsi_address = last(&is_scsi_address);
@@ -190,9 +310,23 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
             .position(|c| c == a)
             .map(|i| sys.join(parts[..=i].iter().collect::<PathBuf>()))
     });
+    let mut links: Vec<Link> = pci_dirs
+        .iter()
+        .rev()
+        .take(2)
+        .filter_map(|d| pcie_link(d))
+        .collect();
+    links.extend(ata_dir.and_then(|d| sata_link(&d)));
+    if let Some(port) = &sas_port
+        && let Some(i) = parts.iter().position(|c| c == port)
+    {
+        let dir = sys.join(parts[..=i].iter().collect::<PathBuf>());
+        links.extend(phys.iter().filter_map(|p| sas_link(&dir.join(p), p)));
+    }
     Topology {
         transport: transport.into(),
         controller,
+        links,
         enclosure_slot: scsi_dir.and_then(|d| enclosure_slot(paths, &d)),
         scsi_address,
         expander,
@@ -460,6 +594,116 @@ mod tests {
         );
         assert_eq!(topology(&p, "sdf").sas_port.as_deref(), Some("port-1:0"));
         assert_eq!(topology(&p, "sdz").transport, "unknown");
+    }
+
+    #[test]
+    fn links_below_their_maximum_are_marked() {
+        let f = Fake::new();
+        let w = |rel: &str, v: &str| {
+            let p = f.sys().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, format!("{v}\n")).unwrap();
+        };
+        // AHCI: a disk whose SATA link came up at 3.0 of 6.0 Gb/s.
+        f.disk(
+            "sda",
+            "devices/pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0/block/sda",
+            ("0000:00:17.0", "ahci", "8086", "06d2"),
+            "ATA",
+        );
+        w(
+            "devices/pci0000:00/0000:00:17.0/ata3/link3/ata_link/link3/sata_spd",
+            "3.0 Gbps",
+        );
+        w(
+            "devices/pci0000:00/0000:00:17.0/ata3/link3/ata_link/link3/hw_sata_spd_limit",
+            "6.0 Gbps",
+        );
+        // NVMe trained at x2 of x4; its bridge at full width.
+        f.disk(
+            "nvme0n1",
+            "devices/pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0/nvme0n1",
+            ("0000:3d:00.0", "nvme", "144d", "a808"),
+            "",
+        );
+        for (dev, cw) in [("0000:00:1d.0", "4"), ("0000:00:1d.0/0000:3d:00.0", "2")] {
+            let d = format!("devices/pci0000:00/{dev}");
+            w(&format!("{d}/current_link_speed"), "8.0 GT/s PCIe");
+            w(&format!("{d}/max_link_speed"), "8.0 GT/s PCIe");
+            w(&format!("{d}/current_link_width"), cw);
+            w(&format!("{d}/max_link_width"), "4");
+        }
+        // A SAS HBA at Gen3 of Gen4, its disk's expander phy at 6 of 12 Gb/s.
+        let port =
+            "devices/pci0000:00/0000:00:03.0/0000:03:00.0/host0/port-0:0/expander-0:0/port-0:0:4";
+        f.disk(
+            "sde",
+            &format!("{port}/end_device-0:0:4/target0:0:4/0:0:4:0/block/sde"),
+            ("0000:03:00.0", "mpt3sas", "1000", "0097"),
+            "SEAGATE",
+        );
+        let hba = "devices/pci0000:00/0000:00:03.0/0000:03:00.0";
+        w(&format!("{hba}/current_link_speed"), "8.0 GT/s PCIe");
+        w(&format!("{hba}/max_link_speed"), "16.0 GT/s PCIe");
+        w(&format!("{hba}/current_link_width"), "8");
+        w(&format!("{hba}/max_link_width"), "8");
+        let phy = format!("{port}/phy-0:0:4/sas_phy/phy-0:0:4");
+        w(&format!("{phy}/negotiated_linkrate"), "6.0 Gbit");
+        w(&format!("{phy}/maximum_linkrate_hw"), "12.0 Gbit");
+        f.disk(
+            "vda",
+            "devices/pci0000:00/0000:00:02.0/virtio1/block/vda",
+            ("0000:00:02.0", "virtio-pci", "1af4", "1042"),
+            "",
+        );
+        let p = f.paths();
+        let links = |n: &str| -> Vec<(String, String, String, String, bool)> {
+            topology(&p, n)
+                .links
+                .into_iter()
+                .map(|l| (l.kind, l.at, l.current, l.max, l.degraded))
+                .collect()
+        };
+        let l = |k: &str, at: &str, c: &str, m: &str, d: bool| {
+            (k.into(), at.into(), c.into(), m.into(), d)
+        };
+        assert_eq!(
+            links("sda"),
+            [l("sata", "link3", "3.0 Gbps", "6.0 Gbps", true)]
+        );
+        assert_eq!(
+            links("nvme0n1"),
+            [
+                l(
+                    "pcie",
+                    "0000:3d:00.0",
+                    "8.0 GT/s PCIe x2",
+                    "8.0 GT/s PCIe x4",
+                    true
+                ),
+                l(
+                    "pcie",
+                    "0000:00:1d.0",
+                    "8.0 GT/s PCIe x4",
+                    "8.0 GT/s PCIe x4",
+                    false
+                )
+            ]
+        );
+        assert_eq!(
+            links("sde"),
+            [
+                l(
+                    "pcie",
+                    "0000:03:00.0",
+                    "8.0 GT/s PCIe x8",
+                    "16.0 GT/s PCIe x8",
+                    true
+                ),
+                l("sas", "phy-0:0:4", "6.0 Gbit", "12.0 Gbit", true)
+            ]
+        );
+        assert_eq!(links("vda"), [], "virtio: no link applies");
     }
 
     #[test]

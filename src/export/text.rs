@@ -66,7 +66,16 @@ fn header(out: &mut String, r: &Report) {
         );
     }
     let mut t = table(&[
-        "Disk", "Name", "Model", "Serial", "Size", "Sector", "Group", "In use",
+        "Disk",
+        "Name",
+        "Model",
+        "Serial",
+        "Size",
+        "Sector",
+        "Group",
+        "Controller",
+        "Link",
+        "In use",
     ]);
     for d in &r.disks {
         let in_use = if d.in_use.is_empty() {
@@ -85,6 +94,8 @@ fn header(out: &mut String, r: &Report) {
                 d.identity.logical_block_size, d.identity.physical_block_size
             ),
             d.peer_group.to_string(),
+            d.identity.topology.controller_words(),
+            d.identity.topology.link_words(),
             in_use,
         ]);
     }

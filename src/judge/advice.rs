@@ -27,7 +27,7 @@ pub enum Action {
 }
 
 /// The verdict on one disk, over all passes.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiskAdvice {
     /// The disk's path as given.
     pub path: String,
@@ -334,5 +334,107 @@ mod tests {
             judged: &fine,
         }];
         assert!(advise(&seen, &th, None).is_empty());
+    }
+}
+
+/// A link on a disk's path that runs below what both ends allow, as the
+/// judge reads it: its kind (`SATA`, `SAS`, `PCIe`), and its rate now and
+/// at most, in the kernel's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlowLink {
+    pub kind: String,
+    pub at: String,
+    pub current: String,
+    pub max: String,
+}
+
+/// Adds what degraded links say to a disk's advice: a link alone is a
+/// finding of its own (check_path: reseat, cable, slot); with a slow disk
+/// the link is named as the likely cause (check_path instead of moving or
+/// returning a disk that may be fine); with media evidence the disk is
+/// still returned, and the link named too.
+pub fn with_links(
+    path: &str,
+    links: &[SlowLink],
+    advice: Option<DiskAdvice>,
+) -> Option<DiskAdvice> {
+    if links.is_empty() {
+        return advice;
+    }
+    let said: Vec<String> = links
+        .iter()
+        .map(|l| {
+            format!(
+                "its {} link ({}) runs at {} where {} is possible",
+                l.kind, l.at, l.current, l.max
+            )
+        })
+        .collect();
+    let said = said.join("; ");
+    Some(match advice {
+        Some(a) if a.action == Action::Return => DiskAdvice {
+            sentence: format!(
+                "{}; also, {said}: reseat or recable it",
+                a.sentence.trim_end_matches('.')
+            ),
+            ..a
+        },
+        Some(a) => DiskAdvice {
+            action: Action::CheckPath,
+            sentence: format!(
+                "{}; but {said}: the link is the likely cause, replace the cable or move the slot, then check again",
+                a.sentence.trim_end_matches('.')
+            ),
+            ..a
+        },
+        None => DiskAdvice {
+            path: path.into(),
+            action: Action::CheckPath,
+            sentence: format!(
+                "{path}: {said}: replace the cable or move the slot (a PCIe card: reseat it, check the slot's width and generation)"
+            ),
+        },
+    })
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+
+    #[test]
+    fn a_degraded_link_is_a_finding_and_the_likely_cause_of_a_slow_disk() {
+        let sata = SlowLink {
+            kind: "SATA".into(),
+            at: "link3".into(),
+            current: "3.0 Gbps".into(),
+            max: "6.0 Gbps".into(),
+        };
+        let alone = with_links("/dev/sdf", std::slice::from_ref(&sata), None).unwrap();
+        assert_eq!(alone.action, Action::CheckPath);
+        assert_eq!(
+            alone.sentence,
+            "/dev/sdf: its SATA link (link3) runs at 3.0 Gbps where 6.0 Gbps is possible: replace the cable or move the slot (a PCIe card: reseat it, check the slot's width and generation)"
+        );
+        let slow = DiskAdvice {
+            path: "/dev/sdf".into(),
+            action: Action::Recheck,
+            sentence: "/dev/sdf: slow in the serial pass (61% of its peers' median speed), move it to another slot".into(),
+        };
+        let both = with_links("/dev/sdf", std::slice::from_ref(&sata), Some(slow)).unwrap();
+        assert_eq!(both.action, Action::CheckPath);
+        assert!(
+            both.sentence.contains("the link is the likely cause"),
+            "{}",
+            both.sentence
+        );
+        let bad = DiskAdvice {
+            action: Action::Return,
+            ..both.clone()
+        };
+        assert_eq!(
+            with_links("/dev/sdf", &[sata], Some(bad)).unwrap().action,
+            Action::Return
+        );
+        assert_eq!(with_links("/dev/sdf", &[], None), None);
     }
 }

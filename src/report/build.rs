@@ -3,6 +3,7 @@
 //! reason comes from `judge`; this file copies numbers into the report's
 //! layout and words the summary.
 
+use crate::judge::advice::{SlowLink, with_links};
 use crate::report::ControllerRow;
 use std::collections::BTreeSet;
 use std::time::SystemTime;
@@ -57,8 +58,74 @@ pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
             })
         })
         .collect();
-    let advice = advise(&seen, &th, finding);
-    let summary = summarize(&passes, finding, advice, info.interrupted, &th);
+    let mut advice = advise(&seen, &th, finding);
+    // Links below their maximum: a finding of their own, or the likely
+    // cause of a slow disk.
+    let mut link_faults = false;
+    for d in &plan.devices {
+        let slow: Vec<SlowLink> = d
+            .identity
+            .topology
+            .links
+            .iter()
+            // A controller's own PCIe link is the controller's finding
+            // (below), an NVMe drive's is the drive's.
+            .filter(|l| l.degraded && (l.kind != "pcie" || d.identity.topology.transport == "nvme"))
+            .map(|l| SlowLink {
+                kind: l.kind.to_uppercase().replace("PCIE", "PCIe"),
+                at: l.at.clone(),
+                current: l.current.clone(),
+                max: l.max.clone(),
+            })
+            .collect();
+        if slow.is_empty() {
+            continue;
+        }
+        link_faults = true;
+        let i = advice.iter().position(|a| a.path == d.given);
+        let old = i.map(|i| advice.remove(i));
+        if let Some(new) = with_links(&d.given, &slow, old) {
+            advice.insert(i.unwrap_or(advice.len()), new);
+        }
+    }
+    let mut summary = summarize(&passes, finding, advice, info.interrupted, &th);
+    let noted = controller_link_note(plan, &passes, summary.shared_bottleneck);
+    if let Some((_, note)) = &noted {
+        summary.message = format!("{} {note}", summary.message);
+    }
+    // Controllers (HBAs, AHCI) whose PCIe link runs below its maximum,
+    // once each.
+    let mut seen_pci: Vec<&str> = noted.iter().map(|(p, _)| p.as_str()).collect();
+    for d in &plan.devices {
+        let t = &d.identity.topology;
+        if t.transport == "nvme" {
+            continue;
+        }
+        for l in t.links.iter().filter(|l| l.kind == "pcie" && l.degraded) {
+            if seen_pci.contains(&l.at.as_str()) {
+                continue;
+            }
+            seen_pci.push(&l.at);
+            link_faults = true;
+            summary.message = format!(
+                "{} LINK: the controller {}'s PCIe link runs at {} where {} is possible{}: reseat the card or move it to a full-width, full-speed slot.",
+                summary.message,
+                l.at,
+                l.current,
+                l.max,
+                pcie_mb_per_s(&l.current)
+                    .map(|m| format!(" (at most {m:.0} MB/s)"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    if link_faults {
+        summary.verdict = crate::judge::ArrayVerdict::Flagged;
+        summary.message = format!(
+            "{} LINKS: a disk or controller runs below the link it can (see Disks to act on).",
+            summary.message
+        );
+    }
     Report {
         schema_version: SCHEMA_VERSION,
         tool: "arrayburn".into(),
@@ -489,10 +556,88 @@ fn controller_sentence(passes: &[Pass]) -> Option<String> {
     ))
 }
 
+/// What a PCIe link carries at most, in MB/s: GT/s per lane less the line
+/// code (8b/10b to Gen2, 128b/130b from Gen3), times the lanes.
+pub fn pcie_mb_per_s(link: &str) -> Option<f64> {
+    let gt: f64 = link.split_whitespace().next()?.parse().ok()?;
+    let lanes: f64 = link.rsplit_once(" x")?.1.trim().parse().ok()?;
+    let code = if gt <= 5.0 { 0.8 } else { 128.0 / 130.0 };
+    Some(gt * 1e3 / 8.0 * code * lanes)
+}
+
+/// When the disks that lost speed together sit behind one controller whose
+/// PCIe link runs below its maximum: that link and what it can carry, and
+/// what the disks read through it in the parallel pass.
+fn controller_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<(String, String)> {
+    let par = passes.iter().find(|p| p.kind == PassKind::Parallel)?;
+    // The disks limited together: all of them (a shared bottleneck), or
+    // those of a limited controller.
+    let limited: Vec<&str> = if shared {
+        par.disks.iter().map(|d| d.path.as_str()).collect()
+    } else {
+        par.controllers
+            .iter()
+            .filter(|c| c.limited)
+            .flat_map(|c| c.disks.iter().map(String::as_str))
+            .collect()
+    };
+    let devices: Vec<&crate::device::BlockDevice> = plan
+        .devices
+        .iter()
+        .filter(|d| limited.contains(&d.given.as_str()))
+        .collect();
+    let pci = devices
+        .first()?
+        .identity
+        .topology
+        .controller
+        .as_ref()?
+        .pci
+        .clone();
+    if !devices.iter().all(|d| {
+        d.identity
+            .topology
+            .controller
+            .as_ref()
+            .is_some_and(|c| c.pci == pci)
+    }) {
+        return None;
+    }
+    let link = devices[0]
+        .identity
+        .topology
+        .links
+        .iter()
+        .find(|l| l.kind == "pcie" && l.at == pci && l.degraded)?;
+    let read: f64 = par
+        .disks
+        .iter()
+        .filter(|d| limited.contains(&d.path.as_str()))
+        .map(|d| d.window_mb_per_s)
+        .sum();
+    let most = pcie_mb_per_s(&link.current)?;
+    let note = format!(
+        "The controller {pci}'s PCIe link runs at {} where {} is possible: at most {most:.0} MB/s; the {} disk(s) behind it read {read:.0} MB/s together.",
+        link.current,
+        link.max,
+        devices.len()
+    );
+    Some((pci, note))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::Report;
+
+    #[test]
+    fn what_a_pcie_link_carries() {
+        let mb = |l: &str| pcie_mb_per_s(l).map(|v| v.round());
+        assert_eq!(mb("8.0 GT/s PCIe x4"), Some(3938.0), "Gen3 x4");
+        assert_eq!(mb("16.0 GT/s PCIe x8"), Some(15754.0), "Gen4 x8");
+        assert_eq!(mb("5.0 GT/s PCIe x1"), Some(500.0), "Gen2 x1");
+        assert_eq!(mb("Unknown"), None);
+    }
 
     #[test]
     fn the_limiting_controller_is_named_with_its_share() {
