@@ -171,6 +171,54 @@ fn sata_link(dir: &Path) -> Option<Link> {
     None
 }
 
+/// A SATA link below its port's maximum is only degraded if the disk
+/// can go faster too (an old SATA II disk on a SATA III port is not): the
+/// disk's own maximum from `smartctl --json -i` (`interface_speed.max`),
+/// asked only for such a link.
+fn both_ends(l: Link, dev: &Path) -> Link {
+    if !l.degraded {
+        return l;
+    }
+    let disk_max = std::process::Command::new("smartctl")
+        .arg("--json")
+        .arg("-i")
+        .arg(dev)
+        .output()
+        .ok()
+        .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
+        .and_then(|v| disk_max_speed(&v));
+    with_disk_max(l, disk_max)
+}
+
+/// The link judged against the disk's maximum too; without it (no
+/// smartctl, no answer) it stays marked and says its max is the port's.
+fn with_disk_max(l: Link, disk_max: Option<String>) -> Link {
+    match disk_max {
+        Some(m) => {
+            let max = if rate(&m) < rate(&l.max) {
+                m
+            } else {
+                l.max.clone()
+            };
+            Link {
+                degraded: rate(&l.current) < rate(&max),
+                max,
+                ..l
+            }
+        }
+        None => Link {
+            max: format!("{} (the port's; the disk's unknown)", l.max),
+            ..l
+        },
+    }
+}
+
+/// A SATA disk's maximum link speed from `smartctl --json -i`.
+pub fn disk_max_speed(v: &serde_json::Value) -> Option<String> {
+    let s = v["interface_speed"]["max"]["string"].as_str()?;
+    rate(s).is_some().then(|| s.to_string())
+}
+
 /// A SAS phy's negotiated and hardware-maximum rate (`phy_dir` is the
 /// phy's entry in its port).
 fn sas_link(phy_dir: &Path, phy: &str) -> Option<Link> {
@@ -316,7 +364,11 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
         .take(2)
         .filter_map(|d| pcie_link(d))
         .collect();
-    links.extend(ata_dir.and_then(|d| sata_link(&d)));
+    links.extend(
+        ata_dir
+            .and_then(|d| sata_link(&d))
+            .map(|l| both_ends(l, &paths.dev.join(name))),
+    );
     if let Some(port) = &sas_port
         && let Some(i) = parts.iter().position(|c| c == port)
     {
@@ -466,6 +518,7 @@ mod tests {
                 sys: self.sys(),
                 by_path: self.root().join("by-path"),
                 pci_ids: self.root().join("pci.ids"),
+                dev: self.root().join("dev"),
                 ..SystemPaths::real()
             }
         }
@@ -669,7 +722,14 @@ mod tests {
         };
         assert_eq!(
             links("sda"),
-            [l("sata", "link3", "3.0 Gbps", "6.0 Gbps", true)]
+            [l(
+                "sata",
+                "link3",
+                "3.0 Gbps",
+                "6.0 Gbps (the port's; the disk's unknown)",
+                true
+            )],
+            "no smartctl answer for a disk of a fake tree"
         );
         assert_eq!(
             links("nvme0n1"),
@@ -704,6 +764,36 @@ mod tests {
             ]
         );
         assert_eq!(links("vda"), [], "virtio: no link applies");
+    }
+
+    #[test]
+    fn a_sata_link_is_degraded_only_if_the_disk_can_go_faster_too() {
+        let v: serde_json::Value = serde_json::from_slice(
+            &fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/ata.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            disk_max_speed(&v).as_deref(),
+            Some("6.0 Gb/s"),
+            "the recorded disk"
+        );
+        let l = link(
+            "sata",
+            "link3",
+            ("3.0 Gbps".into(), None),
+            ("6.0 Gbps".into(), None),
+        );
+        assert!(l.degraded);
+        // A SATA II disk: nothing wrong with the link.
+        let old = with_disk_max(l.clone(), Some("3.0 Gb/s".into()));
+        assert_eq!((old.max.as_str(), old.degraded), ("3.0 Gb/s", false));
+        // A SATA III disk: the link is below what both ends can do.
+        let new = with_disk_max(l.clone(), disk_max_speed(&v));
+        assert_eq!((new.max.as_str(), new.degraded), ("6.0 Gbps", true));
+        // Nobody asked the disk: marked, and said so.
+        let unknown = with_disk_max(l, None);
+        assert!(unknown.degraded && unknown.max.ends_with("(the port's; the disk's unknown)"));
     }
 
     #[test]
