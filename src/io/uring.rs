@@ -284,12 +284,17 @@ impl Queued for UringEngine {
         self.leak = self.in_flight() > 0;
     }
 
-    fn complete(&mut self) -> Option<Completion> {
+    fn complete(&mut self, limit: std::time::Duration) -> Option<Completion> {
+        let until = Instant::now() + limit;
         while self.ready.is_empty() {
             if self.in_flight() == 0 {
                 return None;
             }
-            if let Err(e) = self.reap() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            if let Err(e) = self.reap_within(Some(left)) {
                 // The ring itself failed: what is in flight cannot be
                 // waited for one by one; report each as failed.
                 let failed: Vec<(Chunk, Instant)> =
