@@ -42,10 +42,8 @@ pub trait Queued {
     fn in_flight(&self) -> usize;
     /// Starts reading `chunk` (only while `in_flight() < depth()`).
     fn submit(&mut self, chunk: Chunk) -> io::Result<()>;
-    /// Waits for a read to finish; None when none is in flight, or when
-    /// none finished within `limit` (so that the caller can look at its
-    /// stop flag).
-    fn complete(&mut self, limit: std::time::Duration) -> Option<Completion>;
+    /// Waits for a read to finish; None when none is in flight.
+    fn complete(&mut self) -> Option<Completion>;
     /// A stop: cancels what is in flight and waits for it at most
     /// `within`; reads still in flight then are given up (their results
     /// are not wanted, their buffers are never freed).

@@ -284,17 +284,12 @@ impl Queued for UringEngine {
         self.leak = self.in_flight() > 0;
     }
 
-    fn complete(&mut self, limit: std::time::Duration) -> Option<Completion> {
-        let until = Instant::now() + limit;
+    fn complete(&mut self) -> Option<Completion> {
         while self.ready.is_empty() {
             if self.in_flight() == 0 {
                 return None;
             }
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            if let Err(e) = self.reap_within(Some(left)) {
+            if let Err(e) = self.reap() {
                 // The ring itself failed: what is in flight cannot be
                 // waited for one by one; report each as failed.
                 let failed: Vec<(Chunk, Instant)> =

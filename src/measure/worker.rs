@@ -228,12 +228,7 @@ impl Flight {
 
     /// The oldest read submitted, once it has finished; None when nothing
     /// is in flight.
-    fn complete(
-        &mut self,
-        engine: &mut dyn Engine,
-        buf: &mut AlignedBuf,
-        stop: &StopFlag,
-    ) -> Option<Completion> {
+    fn complete(&mut self, engine: &mut dyn Engine, buf: &mut AlignedBuf) -> Option<Completion> {
         match engine.queued() {
             Some(q) => {
                 let first = *self.order.front()?;
@@ -242,11 +237,8 @@ impl Flight {
                         self.order.pop_front();
                         return Some(self.early.swap_remove(i));
                     }
-                    // Waits a little at a time, to see a stop.
-                    match q.complete(Duration::from_millis(50)) {
+                    match q.complete() {
                         Some(c) => self.early.push(c),
-                        None if stop.is_set() => return None,
-                        None if q.in_flight() > 0 => {}
                         None => {
                             // Nothing in flight yet not returned: cannot
                             // happen; give up on what is missing.
@@ -533,10 +525,7 @@ impl Job {
                 flight.abandon(&mut *self.engine);
                 break;
             }
-            let Some(read) = flight.complete(&mut *self.engine, &mut buf, stop) else {
-                if stop.is_set() {
-                    flight.abandon(&mut *self.engine);
-                }
+            let Some(read) = flight.complete(&mut *self.engine, &mut buf) else {
                 break;
             };
             end = read.done;
