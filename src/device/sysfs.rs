@@ -147,9 +147,18 @@ pub fn identity(paths: &SystemPaths, dir: &Path, queue_dir: &Path) -> Identity {
 /// The most descriptive `/dev/disk/by-id` link to `/dev/NAME`: a
 /// model-and-serial name (`ata-…`, `nvme-…`, `scsi-…`) before a `wwn-` one.
 fn by_id_name(paths: &SystemPaths, name: &str) -> Option<String> {
-    let mut found: Vec<String> = fs::read_dir(&paths.by_id)
-        .ok()?
-        .flatten()
+    let mut found = links_to(&paths.by_id, name);
+    found.sort_by_key(|p| (p.contains("/wwn-"), p.len()));
+    found.into_iter().next()
+}
+
+/// The udev links in `dir` (`/dev/disk/by-id`, `by-path`) that point at
+/// `/dev/NAME`.
+pub fn links_to(dir: &Path, name: &str) -> Vec<String> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.flatten()
         .filter(|e| {
             fs::read_link(e.path())
                 .ok()
@@ -157,9 +166,7 @@ fn by_id_name(paths: &SystemPaths, name: &str) -> Option<String> {
                 .unwrap_or(false)
         })
         .map(|e| e.path().to_string_lossy().into_owned())
-        .collect();
-    found.sort_by_key(|p| (p.contains("/wwn-"), p.len()));
-    found.into_iter().next()
+        .collect()
 }
 
 /// Kernel names of whole disks in `/sys/block`, sorted naturally

@@ -466,17 +466,7 @@ fn enclosure_slot(paths: &SystemPaths, scsi_dir: &Path) -> Option<String> {
 
 /// The `/dev/disk/by-path` link to `/dev/NAME`.
 fn by_path(paths: &SystemPaths, name: &str) -> Option<String> {
-    let mut found: Vec<String> = fs::read_dir(&paths.by_path)
-        .ok()?
-        .flatten()
-        .filter(|e| {
-            fs::read_link(e.path())
-                .ok()
-                .and_then(|t| t.file_name().map(|f| f == name))
-                .unwrap_or(false)
-        })
-        .map(|e| e.path().to_string_lossy().into_owned())
-        .collect();
+    let mut found = super::sysfs::links_to(&paths.by_path, name);
     found.sort_by_key(|p| p.len());
     found.into_iter().next()
 }
