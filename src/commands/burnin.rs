@@ -102,57 +102,41 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let run = u64::from_str_radix(&first.run_id, 16).unwrap_or_default();
     let pattern = pattern_named(&first.pattern);
     let (passes, io) = (first.passes, first.io_bytes as usize);
-    let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
     let every = Duration::from_secs(args.checkpoint_every);
-    let mut temps = Vec::new();
-    let burns: Vec<DiskBurn> = std::thread::scope(|s| {
-        let handles: Vec<_> = targets
-            .iter()
-            .zip(&lives)
-            .zip(&points)
-            .map(|((t, live), c)| {
-                let job = Job {
-                    t,
-                    io,
-                    passes,
-                    pattern,
-                    run,
-                    stop,
-                    live,
-                    every,
-                    deadline: None,
-                    uring: uring_depth(args),
-                };
-                let path = state::path_for(&args.state, &t.dev);
-                s.spawn(move || {
-                    let mut warned = false;
-                    let mut save = |b: &DiskBurn, at: At| {
-                        let now = Checkpoint {
-                            saved_at: rfc3339(SystemTime::now()),
-                            at,
-                            burn: b.clone(),
-                            ..c.clone()
-                        };
-                        if let Err(e) = state::save(&path, &now)
-                            && !std::mem::replace(&mut warned, true)
-                        {
-                            eprintln!(
-                                "arrayburn burnin: warning: {}: cannot save its checkpoint ({e}); the burn-in goes on, but cannot be resumed from here",
-                                path.display()
-                            );
-                        }
-                    };
-                    let mut burn_from = c.burn.clone();
-                    burn_from.interrupted = false;
-                    burn(&job, c.at, burn_from, &mut save)
-                })
-            })
-            .collect();
-        temps = watch(&targets, &points, &lives, &handles, None, args.smart_every);
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
+    let (burns, temps) = run_all(&targets, &points, None, args.smart_every, |t, live, c| {
+        let job = Job {
+            t,
+            io,
+            passes,
+            pattern,
+            run,
+            stop,
+            live,
+            every,
+            deadline: None,
+            uring: uring_depth(args),
+        };
+        let path = state::path_for(&args.state, &t.dev);
+        let mut warned = false;
+        let mut save = |b: &DiskBurn, at: At| {
+            let now = Checkpoint {
+                saved_at: rfc3339(SystemTime::now()),
+                at,
+                burn: b.clone(),
+                ..c.clone()
+            };
+            if let Err(e) = state::save(&path, &now)
+                && !std::mem::replace(&mut warned, true)
+            {
+                eprintln!(
+                    "arrayburn burnin: warning: {}: cannot save its checkpoint ({e}); the burn-in goes on, but cannot be resumed from here",
+                    path.display()
+                );
+            }
+        };
+        let mut burn_from = c.burn.clone();
+        burn_from.interrupted = false;
+        burn(&job, c.at, burn_from, &mut save)
     });
     let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
     let smart = smart_after(&targets, &points, interrupted);
@@ -243,43 +227,26 @@ fn soak_run(
             (None, _) => format!("{} pass(es)", points[0].passes),
         }
     );
-    let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
-    let mut temps = Vec::new();
-    let burns: Vec<DiskBurn> = std::thread::scope(|s| {
-        let handles: Vec<_> = targets
-            .iter()
-            .zip(&lives)
-            .zip(&points)
-            .map(|((t, live), c)| {
-                s.spawn(move || {
-                    soak(&Job {
-                        t,
-                        io: args.block as usize,
-                        passes: c.passes,
-                        pattern: Pattern::Blocks,
-                        run: 0,
-                        stop,
-                        live,
-                        every: Duration::MAX,
-                        deadline,
-                        uring: uring_depth(args),
-                    })
-                })
+    let (burns, temps) = run_all(
+        &targets,
+        &points,
+        Some(deadline),
+        args.smart_every,
+        |t, live, c| {
+            soak(&Job {
+                t,
+                io: args.block as usize,
+                passes: c.passes,
+                pattern: Pattern::Blocks,
+                run: 0,
+                stop,
+                live,
+                every: Duration::MAX,
+                deadline,
+                uring: uring_depth(args),
             })
-            .collect();
-        temps = watch(
-            &targets,
-            &points,
-            &lives,
-            &handles,
-            Some(deadline),
-            args.smart_every,
-        );
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+        },
+    );
     let interrupted = stop.is_set();
     let smart = smart_after(&targets, &points, interrupted);
     let mut report = report(&targets, &points, burns, smart, temps, interrupted, true);
@@ -892,6 +859,33 @@ fn pass_speeds(b: &DiskBurn, len: u64) -> Vec<(f64, f64)> {
         .take(usize::from(b.passes_done))
         .map(|s| (speed(len, *s), *s))
         .collect()
+}
+
+/// Runs `work` on every disk at once (a thread each) while `watch` shows
+/// progress: each disk's result, and the hottest it was.
+fn run_all(
+    targets: &[Target],
+    points: &[Checkpoint],
+    soak: Option<Option<Instant>>,
+    smart_every: u64,
+    work: impl Fn(&Target, &Live, &Checkpoint) -> DiskBurn + Sync,
+) -> (Vec<DiskBurn>, Vec<Option<i64>>) {
+    let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
+    std::thread::scope(|s| {
+        let work = &work;
+        let handles: Vec<_> = targets
+            .iter()
+            .zip(&lives)
+            .zip(points)
+            .map(|((t, live), c)| s.spawn(move || work(t, live, c)))
+            .collect();
+        let temps = watch(targets, points, &lives, &handles, soak, smart_every);
+        let burns = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect();
+        (burns, temps)
+    })
 }
 
 /// A signal stopped the self-tests (aborted): nothing was written yet.
