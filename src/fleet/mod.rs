@@ -217,6 +217,19 @@ pub fn samples(docs: &[(String, Doc)]) -> Vec<Sample> {
     out
 }
 
+/// Each disk's latest sample with a speed, in the order first seen.
+pub fn latest_speeds<'a>(samples: impl Iterator<Item = &'a Sample>) -> Vec<&'a Sample> {
+    let mut latest: Vec<&Sample> = Vec::new();
+    for s in samples.filter(|s| s.mb_per_s.is_some()) {
+        match latest.iter_mut().find(|l| l.key() == s.key()) {
+            Some(l) if l.started_at < s.started_at => *l = s,
+            Some(_) => {}
+            None => latest.push(s),
+        }
+    }
+    latest
+}
+
 /// A disk slow or fast for its model across the fleet.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Outlier {
@@ -237,14 +250,7 @@ pub struct Outlier {
 /// Each disk's latest check compared with every other disk of its model
 /// and size, across all hosts: the check's rule and thresholds.
 pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
-    let mut latest: Vec<&Sample> = Vec::new();
-    for s in samples.iter().filter(|s| s.mb_per_s.is_some()) {
-        match latest.iter_mut().find(|l| l.key() == s.key()) {
-            Some(l) if l.started_at < s.started_at => *l = s,
-            Some(_) => {}
-            None => latest.push(s),
-        }
-    }
+    let latest = latest_speeds(samples.iter());
     let mut models: Vec<(Option<String>, u64)> = Vec::new();
     let groups: Vec<usize> = latest
         .iter()

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::{FleetReport, Sample};
+use super::FleetReport;
 use crate::export::chart::bars_svg;
 use crate::export::text::{show, table};
 use crate::stats::median;
@@ -170,18 +170,11 @@ fn charts(r: &FleetReport) -> Vec<String> {
     models
         .iter()
         .filter_map(|(model, size)| {
-            let mut latest: Vec<&Sample> = Vec::new();
-            for s in r
-                .samples
-                .iter()
-                .filter(|s| s.mb_per_s.is_some() && &s.model == model && s.size_bytes == *size)
-            {
-                match latest.iter_mut().find(|l| l.key() == s.key()) {
-                    Some(l) if l.started_at < s.started_at => *l = s,
-                    Some(_) => {}
-                    None => latest.push(s),
-                }
-            }
+            let latest = super::latest_speeds(
+                r.samples
+                    .iter()
+                    .filter(|s| &s.model == model && s.size_bytes == *size),
+            );
             let items: Vec<(String, f64, bool)> = latest
                 .iter()
                 .map(|s| {
