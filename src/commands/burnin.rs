@@ -796,7 +796,7 @@ fn report(
     let message = match (interrupted, disk_verdicts.len()) {
         (true, _) => "INTERRUPTED: partial burn-in.".to_string(),
         (false, 0) if read_only => format!(
-            "HEALTHY: {} disk(s) read whole in every pass without an error, no pass much slower than the first or than the peers.",
+            "HEALTHY: {} disk(s) read whole in every pass without an error; of the passes read for a second or more, none much slower than the disk's first, nor any disk than its peers.",
             disks.len()
         ),
         (false, 0) => format!(
