@@ -54,6 +54,7 @@ pub fn execute(
             plan.files[d].try_clone()?,
             s.queue_depth,
             s.block as usize,
+            stop.waker(),
         )
     };
     let mut passes: Vec<PassRun> = Vec::new();

@@ -7,6 +7,7 @@ mod uring;
 
 use std::fs::File;
 use std::io;
+use std::os::fd::BorrowedFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
@@ -42,7 +43,8 @@ pub trait Queued {
     fn in_flight(&self) -> usize;
     /// Starts reading `chunk` (only while `in_flight() < depth()`).
     fn submit(&mut self, chunk: Chunk) -> io::Result<()>;
-    /// Waits for a read to finish; None when none is in flight.
+    /// Waits for a read to finish; None when none is in flight, or when a
+    /// stop woke the wait (reads are still in flight: see `abandon`).
     fn complete(&mut self) -> Option<Completion>;
     /// A stop: cancels what is in flight and waits for it at most
     /// `within`; reads still in flight then are given up (their results
@@ -79,19 +81,28 @@ pub enum EngineKind {
 
 /// Opens the engine for `file`: io_uring with `depth` reads of `block`
 /// bytes in flight where asked for (and, with `auto`, where the kernel
-/// allows it), else pread.
+/// allows it), else pread. A queued engine stops waiting for its reads
+/// when `wake` (the stop flag's waker) becomes readable.
 pub fn open_engine(
     kind: EngineKind,
     file: File,
     depth: usize,
     block: usize,
+    wake: Option<BorrowedFd<'_>>,
 ) -> io::Result<Box<dyn Engine>> {
+    let ring = |file| -> io::Result<UringEngine> {
+        let mut e = UringEngine::new(file, depth, block)?;
+        if let Some(fd) = wake {
+            e.wake_on(fd)?;
+        }
+        Ok(e)
+    };
     match kind {
         EngineKind::Psync => Ok(Box::new(PreadEngine::new(file))),
-        EngineKind::IoUring => Ok(Box::new(UringEngine::new(file, depth, block)?)),
+        EngineKind::IoUring => Ok(Box::new(ring(file)?)),
         EngineKind::Auto => {
             let fallback = file.try_clone()?;
-            match UringEngine::new(file, depth, block) {
+            match ring(file) {
                 Ok(e) => Ok(Box::new(e)),
                 Err(_) => Ok(Box::new(PreadEngine::new(fallback))),
             }

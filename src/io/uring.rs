@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Instant;
 
 use io_uring::{IoUring, opcode, types};
@@ -21,10 +21,11 @@ use io_uring::{IoUring, opcode, types};
 use super::{Completion, Engine, Queued};
 use crate::device::buffer::{AlignedBuf, Chunk};
 
-/// The user data of the one synchronous read (pinpointing) at a time, and
-/// of the cancellations when a run is stopped.
+/// The user data of the one synchronous read (pinpointing) at a time, of
+/// the cancellations when a run is stopped, and of the wait for a stop.
 const SYNC: u64 = u64::MAX;
 const CANCEL: u64 = u64::MAX - 1;
+const WAKE: u64 = u64::MAX - 2;
 
 /// Reads of one device through its own ring.
 pub struct UringEngine {
@@ -44,6 +45,8 @@ pub struct UringEngine {
     /// Requests were abandoned still in flight: their buffers are never
     /// freed (the kernel may still fill them after this engine is gone).
     leak: bool,
+    /// A stop was asked for (see [`Self::wake_on`]).
+    woken: bool,
 }
 
 impl UringEngine {
@@ -77,7 +80,24 @@ impl UringEngine {
             flying: vec![None; depth],
             ready: VecDeque::new(),
             leak: false,
+            woken: false,
         })
+    }
+
+    /// Stops waiting for reads once `fd` becomes readable (the stop
+    /// flag's waker): the ring polls it beside the reads, so a wait for a
+    /// read queued behind others on a slow disk ends at a stop, not seconds
+    /// later when the read does.
+    pub fn wake_on(&mut self, fd: BorrowedFd<'_>) -> io::Result<()> {
+        let entry = opcode::PollAdd::new(types::Fd(fd.as_raw_fd()), nix::libc::POLLIN as u32)
+            .build()
+            .user_data(WAKE);
+        // SAFETY: a poll carries no buffer; the kernel holds its own
+        // reference to the file polled.
+        unsafe { self.ring.submission().push(&entry) }
+            .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+        self.ring.submit()?;
+        Ok(())
     }
 
     /// Pushes a read of `len` bytes at `offset` into `ptr` (slot `index`
@@ -170,6 +190,10 @@ impl UringEngine {
                 continue;
             }
             if user == CANCEL {
+                continue;
+            }
+            if user == WAKE {
+                self.woken = true;
                 continue;
             }
             let slot = user as usize;
@@ -286,7 +310,7 @@ impl Queued for UringEngine {
 
     fn complete(&mut self) -> Option<Completion> {
         while self.ready.is_empty() {
-            if self.in_flight() == 0 {
+            if self.in_flight() == 0 || self.woken {
                 return None;
             }
             if let Err(e) = self.reap() {

@@ -1,17 +1,40 @@
 //! The stop flag: set by a signal handler (or a test), read by every
 //! worker before each read.
 
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use nix::sys::eventfd::{EfdFlags, EventFd};
 
 /// Set by a signal handler (or a test); workers stop at the next read.
 /// It also says whether the program is doing what a second signal must not
 /// cut short (removing the demo's loop devices and cgroup or iozone's test
 /// files, writing a result file), so that the handler waits instead.
-#[derive(Debug, Clone, Default)]
+///
+/// A stop also makes its [`StopFlag::waker`] readable, so a worker blocked
+/// in the kernel waiting for a read (a deep io_uring queue on a slow disk)
+/// wakes at once instead of when its oldest read ends.
+#[derive(Debug, Clone)]
 pub struct StopFlag {
     stop: Arc<AtomicBool>,
     holds: Arc<AtomicUsize>,
+    /// Written once by a stop and never read: readable from then on.
+    waker: Option<Arc<EventFd>>,
+}
+
+impl Default for StopFlag {
+    fn default() -> Self {
+        Self {
+            stop: Arc::default(),
+            holds: Arc::default(),
+            // Without one (no eventfd), a blocked worker sees the stop when
+            // its read ends.
+            waker: EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
+                .ok()
+                .map(Arc::new),
+        }
+    }
 }
 
 /// While it lives, a second signal waits instead of ending the process.
@@ -28,6 +51,13 @@ impl StopFlag {
     /// Asks every worker to stop.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
+        if let Some(w) = &self.waker {
+            let _ = w.write(1);
+        }
+    }
+    /// A descriptor that becomes readable when a stop is asked for.
+    pub fn waker(&self) -> Option<BorrowedFd<'_>> {
+        self.waker.as_ref().map(|w| w.as_fd())
     }
     /// Whether a stop was asked for.
     pub fn is_set(&self) -> bool {

@@ -239,6 +239,8 @@ impl Flight {
                     }
                     match q.complete() {
                         Some(c) => self.early.push(c),
+                        // A stop woke the wait: the caller abandons them.
+                        None if q.in_flight() > 0 => return None,
                         None => {
                             // Nothing in flight yet not returned: cannot
                             // happen; give up on what is missing.
@@ -526,6 +528,9 @@ impl Job {
                 break;
             }
             let Some(read) = flight.complete(&mut *self.engine, &mut buf) else {
+                if stop.is_set() {
+                    flight.abandon(&mut *self.engine);
+                }
                 break;
             };
             end = read.done;
