@@ -21,6 +21,17 @@ fn throttled(n: usize, size: u64, speed: impl Fn(usize) -> u64) -> (Vec<LoopDisk
 
 /// Runs a check of `disks` inside `throttle` and returns the result.
 fn check(throttle: &Throttle, disks: &[LoopDisk], extra: &[&str]) -> Run {
+    check_placed(throttle, disks, extra, None)
+}
+
+/// As [`check`], with the disks placed by `topology` (ARRAYBURN_TOPOLOGY:
+/// kernel names to topologies) where it is given.
+fn check_placed(
+    throttle: &Throttle,
+    disks: &[LoopDisk],
+    extra: &[&str],
+    topology: Option<serde_json::Value>,
+) -> Run {
     let dir = tempdir();
     let json = dir.path().join("r.json");
     let mut args: Vec<&str> = vec![
@@ -33,7 +44,13 @@ fn check(throttle: &Throttle, disks: &[LoopDisk], extra: &[&str]) -> Run {
     args.extend_from_slice(extra);
     let devs: Vec<&str> = disks.iter().map(|d| d.dev.as_str()).collect();
     args.extend(devs);
-    let r = finish(throttle.command(&args), &json);
+    let mut cmd = throttle.command(&args);
+    if let Some(t) = topology {
+        let file = dir.path().join("topology.json");
+        std::fs::write(&file, t.to_string()).unwrap();
+        cmd.env("ARRAYBURN_TOPOLOGY", file);
+    }
+    let r = finish(cmd, &json);
     assert_schema(r.json.as_ref().expect("a JSON report"));
     r
 }
@@ -127,12 +144,56 @@ fn two_slow_disks_of_eight_are_both_flagged() {
     let (d, t) = throttled(8, 192 * MIB, |i| {
         if i == 1 || i == 6 { 70 * MB } else { 100 * MB }
     });
-    let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
+    // The second slow disk came up on a SATA link at 3.0 of 6.0 Gb/s: the
+    // link, not the disk, is named as the likely cause of its slowness.
+    let slow_link = serde_json::json!({
+        d[6].dev.trim_start_matches("/dev/"): {"transport": "sata",
+            "links": [{"kind": "sata", "at": "link7", "current": "3.0 Gbps",
+                "max": "6.0 Gbps", "degraded": true}]}
+    });
+    let r = check_placed(
+        &t,
+        &d,
+        &["--sample", "2s", "--block", "1m"],
+        Some(slow_link),
+    );
     let v = r.report.unwrap();
     let expect = [format!("{}=slow", d[1].dev), format!("{}=slow", d[6].dev)];
     assert_eq!(flagged(&v, "serial"), expect);
     assert_eq!(flagged(&v, "parallel"), expect);
     assert_eq!(r.code, 1);
+    let said = disk_verdicts(&v);
+    let acts: Vec<(&str, Action)> = said.iter().map(|s| (s.0.as_str(), s.1)).collect();
+    assert_eq!(
+        acts,
+        [
+            (d[1].dev.as_str(), Action::Recheck),
+            (d[6].dev.as_str(), Action::CheckPath)
+        ],
+        "{said:?}"
+    );
+    assert!(
+        said[1].2.contains(
+            "but its SATA link (link7) runs at 3.0 Gbps where 6.0 Gbps is possible: the link is the likely cause, replace the cable or move the slot"
+        ),
+        "{said:?}"
+    );
+    assert!(
+        r.stdout.contains("the link is the likely cause"),
+        "{}",
+        r.stdout
+    );
+    let disk = r.json.as_ref().unwrap()["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["path"] == d[6].dev.as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        disk["topology"]["links"][0]["current"], "3.0 Gbps",
+        "{disk}"
+    );
 }
 
 #[test]
