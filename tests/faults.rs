@@ -210,14 +210,18 @@ impl Drop for FaultyDisk {
     }
 }
 
-/// Checks `good` and `bad`, all throttled to a drive-like 50 MB/s (read
-/// for over a second, so judged), with whole-disk reads; returns the result.
+/// Checks `good` and `bad`, all throttled to a drive-like 40 MB/s, with
+/// whole-disk reads; returns the result. A 64 MiB disk is then read for
+/// 1.7 s, its window (the run less its warm-up) well over the second a
+/// disk needs to be compared: at 50 MB/s the throttle's opening burst
+/// brought a good disk's window under it once, leaving two disks to
+/// compare, the slow one and a good one then called fast.
 fn check_with_faulty(good: &[LoopDisk], bad: &FaultyDisk, extra: &[&str]) -> Run {
     let t = Throttle::new();
     for g in good {
-        t.limit(g, 50_000_000);
+        t.limit(g, 40_000_000);
     }
-    t.limit_dev(&bad.dev, 50_000_000);
+    t.limit_dev(&bad.dev, 40_000_000);
     let dir = tempdir();
     let json = dir.path().join("r.json");
     let mut args = vec![
@@ -287,7 +291,7 @@ fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
             assert_eq!(rows[i].bytes, size, "{pass}: a good disk read to the end");
             let mbps = rows[i].mb_per_s;
             assert!(
-                (42.0..58.0).contains(&mbps),
+                (34.0..46.0).contains(&mbps),
                 "{pass}: a good disk's speed undisturbed: {mbps}"
             );
         }
@@ -524,7 +528,15 @@ fn the_seek_pass_runs_staggered_readers_and_finds_the_disk_that_seeks_badly() {
         v.summary.message
     );
     assert_eq!(flagged(&v, "parallel"), Vec::<String>::new());
-    assert_eq!(flagged(&v, "seek"), [format!("{}=slow", disks[1].dev)]);
+    // The good disks are not slow. Under seek stress the share of a
+    // disk's reads that happen to follow each other depends on how its six
+    // readers are scheduled, so the two good disks differ by up to ~10%
+    // here: one may be marked fast against the other (a mark, not a fault).
+    let seek: Vec<String> = flagged(&v, "seek")
+        .into_iter()
+        .filter(|f| !f.ends_with("=fast"))
+        .collect();
+    assert_eq!(seek, [format!("{}=slow", disks[1].dev)]);
     assert_eq!(r.code, 1);
     let rows = disk_rows(&v, "seek");
     for (i, row) in rows.iter().enumerate() {
