@@ -283,6 +283,42 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
     let agg = v.summary.parallel_pct_of_serial_sum.unwrap();
     assert!(agg < 80.0, "aggregate {agg}% of the serial sum");
     assert!(r.stdout.contains("SHARED BOTTLENECK"));
+    // The same array behind one HBA whose PCIe link trained at x8 of x16:
+    // the shared-bottleneck verdict names that link, what it carries at
+    // most and what the disks read through it; the link is a finding
+    // (exit 1), the disks are still not blamed.
+    let hba: serde_json::Map<String, serde_json::Value> = d
+        .iter()
+        .map(|x| {
+            let link = serde_json::json!({"kind": "pcie", "at": "0000:41:00.0",
+                "current": "16.0 GT/s PCIe x8", "max": "16.0 GT/s PCIe x16", "degraded": true});
+            let place = serde_json::json!({"transport": "sas",
+                "controller": {"pci": "0000:41:00.0", "driver": "mpt3sas"}, "links": [link]});
+            (x.dev.trim_start_matches("/dev/").to_string(), place)
+        })
+        .collect();
+    let r = check_placed(&t, &d, &["--sample", "2s"], Some(hba.into()));
+    let v = r.report.unwrap();
+    let msg = v.summary.message.to_string();
+    assert!(v.summary.shared_bottleneck, "{msg}");
+    let read: f64 = disk_rows(&v, "parallel")
+        .iter()
+        .map(|x| x.window_mb_per_s)
+        .sum();
+    assert!(
+        msg.contains(&format!(
+            "the controller, expander, bus or CPU is the limit, not the disks. 0000:41:00.0's PCIe link, at 16.0 GT/s PCIe x8, carries at most 15754 MB/s; the 8 disk(s) behind it read {read:.0} MB/s together."
+        )),
+        "{msg}"
+    );
+    assert!(flagged(&v, "parallel").is_empty(), "{msg}");
+    assert!(
+        msg.starts_with(
+            "FLAGGED: the controller 0000:41:00.0's PCIe link runs at 16.0 GT/s PCIe x8"
+        ),
+        "{msg}"
+    );
+    assert_eq!(r.code, 1, "a link below its maximum is a finding: {msg}");
 }
 
 #[test]

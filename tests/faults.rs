@@ -886,7 +886,7 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
     // The HBA's narrow link is named with what it can carry, and the
     // disk on a slow SATA link is a finding of its own.
     assert!(
-        r.stdout.contains("The controller 0000:04:00.0's PCIe link runs at 8.0 GT/s PCIe x4 where 8.0 GT/s PCIe x8 is possible: at most 3938 MB/s; the 2 disk(s) behind it read"),
+        r.stdout.contains("limits the disks behind it, not the disks. 0000:04:00.0's PCIe link, at 8.0 GT/s PCIe x4, carries at most 3938 MB/s; the 2 disk(s) behind it read"),
         "{}",
         r.stdout
     );
@@ -903,6 +903,38 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
         "{acts:?}"
     );
     assert_eq!(r.code, 1, "a link below its maximum is a finding");
+    // Each link below its maximum is named once in the verdict and listed
+    // in the summary: the HBA's with the disks behind it, the disk's own.
+    let links: Vec<(&str, bool, Vec<&str>)> = v
+        .summary
+        .links
+        .iter()
+        .map(|l| {
+            let disks = l.disks.iter().map(String::as_str).collect();
+            (l.at.as_str(), l.controller, disks)
+        })
+        .collect();
+    assert_eq!(
+        links,
+        [
+            ("link3", false, vec![a2.dev.as_str()]),
+            ("0000:04:00.0", true, vec![b1.dev.as_str(), b2.dev.as_str()])
+        ]
+    );
+    assert_eq!(
+        v.summary.links[1].carries_mb_per_s.map(f64::round),
+        Some(3938.0)
+    );
+    let msg = &v.summary.message;
+    assert!(
+        msg.starts_with(&format!(
+            "FLAGGED: {}'s SATA link (link3) runs at 3.0 Gbps where 6.0 Gbps is possible (see Disks to act on); \
+             the controller 0000:04:00.0's PCIe link runs at 8.0 GT/s PCIe x4 where 8.0 GT/s PCIe x8 is possible \
+             (2 disk(s) behind it, at most 3938 MB/s): reseat the card",
+            a2.dev
+        )),
+        "{msg}"
+    );
     let j = r.json.as_ref().unwrap();
     let disk = j["disks"]
         .as_array()

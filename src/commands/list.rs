@@ -31,11 +31,12 @@ pub fn run(args: &ListArgs) -> Result<Outcome> {
         .map(|p| Output::resolve("--json", p, true).map_err(anyhow::Error::msg))
         .transpose()?;
     let paths = SystemPaths::real();
-    let entries = if args.devices.is_empty() {
+    let mut entries = if args.devices.is_empty() {
         all(&paths, args.all)
     } else {
         named(&paths, &args.devices)?
     };
+    device::settle_links(entries.iter_mut().map(|e| &mut e.identity));
     if let Some(o) = json {
         let doc = serde_json::to_string_pretty(&entries)? + "\n";
         o.write(doc.as_bytes(), true)

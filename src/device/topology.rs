@@ -66,8 +66,9 @@ pub struct Topology {
     pub enclosure_slot: Option<String>,
     /// The `/dev/disk/by-path` link to it.
     pub by_path: Option<String>,
-    /// The links on the way to it (PCIe of the controller and its upstream
-    /// bridge, the SATA link, the SAS phys), as negotiated and at most.
+    /// The links on the way to it (the PCIe link of its controller or of
+    /// the NVMe drive itself, the SATA link, the SAS phys), as negotiated
+    /// and at most.
     pub links: Vec<Link>,
 }
 
@@ -82,7 +83,8 @@ impl Topology {
     }
 
     /// The link to show: one below its maximum first (`sata 3.0 Gbps of
-    /// 6.0 Gbps (below its maximum)`), else the nearest, else `-`.
+    /// 6.0 Gbps (below its maximum)`), else the disk's own (the last on
+    /// its way), else `-`.
     pub fn link_words(&self) -> String {
         self.links
             .iter()
@@ -90,7 +92,7 @@ impl Topology {
             .map(|l| format!("{} {} of {} (below its maximum)", l.kind, l.current, l.max))
             .or_else(|| {
                 self.links
-                    .first()
+                    .last()
                     .map(|l| format!("{} {}", l.kind, l.current))
             })
             .unwrap_or_else(|| "-".into())
@@ -135,21 +137,39 @@ fn link(kind: &str, at: &str, cur: (String, Option<u32>), max: (String, Option<u
     }
 }
 
-/// The PCIe link of the PCI function at `dir`, where it has one.
-fn pcie_link(dir: &Path) -> Option<Link> {
-    let speed = |f: &str| read_trim(&dir.join(f)).filter(|v| rate(v).is_some());
-    let width = |f: &str| {
-        read_trim(&dir.join(f))
+/// The PCIe link above the PCI function at `dir` (a controller, an NVMe
+/// drive), where it has one: as it runs now, and the most both ends allow,
+/// the function and the port above it (`port`, the bridge: a root or
+/// switch port, whose own link registers describe the same link). An x8
+/// card in an x16 slot, or a Gen4 card in a Gen3 slot, runs at its
+/// maximum; a card that trained below what it and its slot can do does
+/// not.
+fn pcie_link(dir: &Path, port: Option<&Path>) -> Option<Link> {
+    let speed = |d: &Path, f: &str| read_trim(&d.join(f)).filter(|v| rate(v).is_some());
+    let width = |d: &Path, f: &str| {
+        read_trim(&d.join(f))
             .and_then(|v| v.parse::<u32>().ok())
             .filter(|w| *w > 0)
     };
-    let (cur, max) = (speed("current_link_speed")?, speed("max_link_speed")?);
+    let cur = speed(dir, "current_link_speed")?;
+    let mut max = speed(dir, "max_link_speed")?;
+    let mut max_width = width(dir, "max_link_width");
+    if let Some(port) = port {
+        if let Some(p) = speed(port, "max_link_speed")
+            && rate(&p) < rate(&max)
+        {
+            max = p;
+        }
+        if let Some(p) = width(port, "max_link_width") {
+            max_width = Some(max_width.map_or(p, |w| w.min(p)));
+        }
+    }
     let at = dir.file_name()?.to_string_lossy().into_owned();
     Some(link(
         "pcie",
         &at,
-        (cur, width("current_link_width")),
-        (max, width("max_link_width")),
+        (cur, width(dir, "current_link_width")),
+        (max, max_width),
     ))
 }
 
@@ -207,9 +227,71 @@ fn with_disk_max(l: Link, disk_max: Option<String>) -> Link {
             }
         }
         None => Link {
-            max: format!("{} (the port's; the disk's unknown)", l.max),
+            max: format!("{}{UNKNOWN}", l.max),
             ..l
         },
+    }
+}
+
+/// What a link's maximum says when only the port's end is known.
+const UNKNOWN: &str = " (the port's; the disk's unknown)";
+
+/// A SATA or SAS link below its port's maximum whose disk's own maximum
+/// is unknown (smartctl did not answer; a SAS disk's is in no file the
+/// kernel keeps) is judged by the disks of the same model beside it
+/// (`disks`: each disk's model and topology): slower than one of them, it
+/// stays below its maximum, and says so; as fast as the fastest of them,
+/// the model's maximum is taken to be what they all run at (6 Gb/s SAS
+/// disks on a 12 Gb/s expander are not a fault). Alone, it stays marked.
+pub fn settle_by_model(disks: &mut [(Option<&str>, &mut Topology)]) {
+    let own = |k: &str| k == "sata" || k == "sas";
+    // Each disk's own links: (disk, model, kind, rate, as the kernel says).
+    let runs: Vec<(usize, Option<String>, String, f64, String)> = disks
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (model, t))| {
+            t.links
+                .iter()
+                .filter(|l| own(&l.kind))
+                .filter_map(move |l| {
+                    let r = rate(&l.current)?;
+                    Some((
+                        i,
+                        model.map(String::from),
+                        l.kind.clone(),
+                        r,
+                        l.current.clone(),
+                    ))
+                })
+        })
+        .collect();
+    for (i, (model, t)) in disks.iter_mut().enumerate() {
+        let Some(model) = *model else { continue };
+        for l in t.links.iter_mut().filter(|l| own(&l.kind) && l.degraded) {
+            let Some(port) = l.max.strip_suffix(UNKNOWN).map(String::from) else {
+                continue;
+            };
+            let Some(cur) = rate(&l.current) else {
+                continue;
+            };
+            let fastest = runs
+                .iter()
+                .filter(|r| r.0 != i && r.1.as_deref() == Some(model) && r.2 == l.kind)
+                .max_by(|a, b| a.3.total_cmp(&b.3));
+            match fastest {
+                Some(f) if f.3 > cur => {
+                    l.max = format!("{port} (a disk of the same model runs at {})", f.4);
+                }
+                Some(_) => {
+                    l.max = format!(
+                        "{} (every disk of this model here runs at it; the port allows {port})",
+                        l.current
+                    );
+                    l.degraded = false;
+                }
+                None => {}
+            }
+        }
     }
 }
 
@@ -227,7 +309,17 @@ fn sas_link(phy_dir: &Path, phy: &str) -> Option<Link> {
     let max = read_trim(&d.join("maximum_linkrate_hw"))
         .or_else(|| read_trim(&d.join("maximum_linkrate")))
         .filter(|v| rate(v).is_some())?;
-    Some(link("sas", phy, (cur, None), (max, None)))
+    // The phy is the HBA's or the expander's; the disk's end does not say
+    // what it can do (see `settle_by_model`).
+    let l = link("sas", phy, (cur, None), (max, None));
+    Some(if l.degraded {
+        Link {
+            max: format!("{}{UNKNOWN}", l.max),
+            ..l
+        }
+    } else {
+        l
+    })
 }
 
 /// Whether a path component is a PCI function address (`0000:03:00.0`).
@@ -359,10 +451,14 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
             .map(|i| sys.join(parts[..=i].iter().collect::<PathBuf>()))
     });
     let mut links: Vec<Link> = pci_dirs
-        .iter()
-        .rev()
-        .take(2)
-        .filter_map(|d| pcie_link(d))
+        .last()
+        .and_then(|d| {
+            pcie_link(
+                d,
+                pci_dirs.len().checked_sub(2).map(|i| pci_dirs[i].as_path()),
+            )
+        })
+        .into_iter()
         .collect();
     links.extend(
         ata_dir
@@ -662,21 +758,55 @@ mod tests {
             "devices/pci0000:00/0000:00:17.0/ata3/link3/ata_link/link3/hw_sata_spd_limit",
             "6.0 Gbps",
         );
-        // NVMe trained at x2 of x4; its bridge at full width.
+        // A PCIe link as both its ends report it: the root port above
+        // (whose link registers describe the same link) and the device.
+        let pcie = |port: &str,
+                    dev: &str,
+                    cur: (&str, &str),
+                    port_max: (&str, &str),
+                    dev_max: (&str, &str)| {
+            for (d, max) in [
+                (port.to_string(), port_max),
+                (format!("{port}/{dev}"), dev_max),
+            ] {
+                let d = format!("devices/pci0000:00/{d}");
+                w(&format!("{d}/current_link_speed"), cur.0);
+                w(&format!("{d}/current_link_width"), cur.1);
+                w(&format!("{d}/max_link_speed"), max.0);
+                w(&format!("{d}/max_link_width"), max.1);
+            }
+        };
+        let (gen3, gen4) = ("8.0 GT/s PCIe", "16.0 GT/s PCIe");
+        // NVMe trained at x2 of x4 in an x4 slot.
         f.disk(
             "nvme0n1",
             "devices/pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0/nvme0n1",
             ("0000:3d:00.0", "nvme", "144d", "a808"),
             "",
         );
-        for (dev, cw) in [("0000:00:1d.0", "4"), ("0000:00:1d.0/0000:3d:00.0", "2")] {
-            let d = format!("devices/pci0000:00/{dev}");
-            w(&format!("{d}/current_link_speed"), "8.0 GT/s PCIe");
-            w(&format!("{d}/max_link_speed"), "8.0 GT/s PCIe");
-            w(&format!("{d}/current_link_width"), cw);
-            w(&format!("{d}/max_link_width"), "4");
-        }
-        // A SAS HBA at Gen3 of Gen4, its disk's expander phy at 6 of 12 Gb/s.
+        pcie(
+            "0000:00:1d.0",
+            "0000:3d:00.0",
+            (gen3, "2"),
+            (gen3, "4"),
+            (gen3, "4"),
+        );
+        // A Gen4 NVMe drive in a Gen3 slot: as fast as the slot allows.
+        f.disk(
+            "nvme1n1",
+            "devices/pci0000:00/0000:00:1c.0/0000:3e:00.0/nvme/nvme1/nvme1n1",
+            ("0000:3e:00.0", "nvme", "144d", "a80a"),
+            "",
+        );
+        pcie(
+            "0000:00:1c.0",
+            "0000:3e:00.0",
+            (gen3, "4"),
+            (gen3, "4"),
+            (gen4, "4"),
+        );
+        // A SAS HBA at Gen3 of Gen4 in a Gen4 x16 slot, its disk's
+        // expander phy at 6 of 12 Gb/s.
         let port =
             "devices/pci0000:00/0000:00:03.0/0000:03:00.0/host0/port-0:0/expander-0:0/port-0:0:4";
         f.disk(
@@ -685,11 +815,27 @@ mod tests {
             ("0000:03:00.0", "mpt3sas", "1000", "0097"),
             "SEAGATE",
         );
-        let hba = "devices/pci0000:00/0000:00:03.0/0000:03:00.0";
-        w(&format!("{hba}/current_link_speed"), "8.0 GT/s PCIe");
-        w(&format!("{hba}/max_link_speed"), "16.0 GT/s PCIe");
-        w(&format!("{hba}/current_link_width"), "8");
-        w(&format!("{hba}/max_link_width"), "8");
+        pcie(
+            "0000:00:03.0",
+            "0000:03:00.0",
+            (gen3, "8"),
+            (gen4, "16"),
+            (gen4, "8"),
+        );
+        // An x8 Gen3 HBA in a Gen4 x16 slot: as fast as the card can go.
+        f.disk(
+            "sdf",
+            "devices/pci0000:00/0000:00:01.0/0000:01:00.0/host1/target1:0:0/1:0:0:0/block/sdf",
+            ("0000:01:00.0", "megaraid_sas", "1000", "005d"),
+            "LSI",
+        );
+        pcie(
+            "0000:00:01.0",
+            "0000:01:00.0",
+            (gen3, "8"),
+            (gen4, "16"),
+            (gen3, "8"),
+        );
         let phy = format!("{port}/phy-0:0:4/sas_phy/phy-0:0:4");
         w(&format!("{phy}/negotiated_linkrate"), "6.0 Gbit");
         w(&format!("{phy}/maximum_linkrate_hw"), "12.0 Gbit");
@@ -723,22 +869,35 @@ mod tests {
         );
         assert_eq!(
             links("nvme0n1"),
-            [
-                l(
-                    "pcie",
-                    "0000:3d:00.0",
-                    "8.0 GT/s PCIe x2",
-                    "8.0 GT/s PCIe x4",
-                    true
-                ),
-                l(
-                    "pcie",
-                    "0000:00:1d.0",
-                    "8.0 GT/s PCIe x4",
-                    "8.0 GT/s PCIe x4",
-                    false
-                )
-            ]
+            [l(
+                "pcie",
+                "0000:3d:00.0",
+                "8.0 GT/s PCIe x2",
+                "8.0 GT/s PCIe x4",
+                true
+            )]
+        );
+        assert_eq!(
+            links("nvme1n1"),
+            [l(
+                "pcie",
+                "0000:3e:00.0",
+                "8.0 GT/s PCIe x4",
+                "8.0 GT/s PCIe x4",
+                false
+            )],
+            "the slot's Gen3 is the link's maximum"
+        );
+        assert_eq!(
+            links("sdf"),
+            [l(
+                "pcie",
+                "0000:01:00.0",
+                "8.0 GT/s PCIe x8",
+                "8.0 GT/s PCIe x8",
+                false
+            )],
+            "the card's x8 and Gen3 are the link's maximum"
         );
         assert_eq!(
             links("sde"),
@@ -750,7 +909,13 @@ mod tests {
                     "16.0 GT/s PCIe x8",
                     true
                 ),
-                l("sas", "phy-0:0:4", "6.0 Gbit", "12.0 Gbit", true)
+                l(
+                    "sas",
+                    "phy-0:0:4",
+                    "6.0 Gbit",
+                    "12.0 Gbit (the port's; the disk's unknown)",
+                    true
+                )
             ]
         );
         assert_eq!(links("vda"), [], "virtio: no link applies");
@@ -784,6 +949,62 @@ mod tests {
         // Nobody asked the disk: marked, and said so.
         let unknown = with_disk_max(l, None);
         assert!(unknown.degraded && unknown.max.ends_with("(the port's; the disk's unknown)"));
+    }
+
+    #[test]
+    fn a_link_whose_disk_end_is_unknown_is_judged_by_the_same_model() {
+        // As read: a link below its port's maximum says the disk's end is
+        // unknown.
+        let on = |kind: &str, cur: &str, max: &str| {
+            let l = link(kind, "phy-0:0:1", (cur.into(), None), (max.into(), None));
+            Topology {
+                links: vec![if l.degraded {
+                    with_disk_max(l, None)
+                } else {
+                    l
+                }],
+                ..Topology::default()
+            }
+        };
+        let mut t = [
+            // Model A: one of two at 6 Gb/s, the other at 12.
+            on("sas", "6.0 Gbit", "12.0 Gbit"),
+            on("sas", "12.0 Gbit", "12.0 Gbit"),
+            // Model B: both at 6 of 12 Gb/s (SAS-2 disks on a SAS-3 HBA).
+            on("sas", "6.0 Gbit", "12.0 Gbit"),
+            on("sas", "6.0 Gbit", "12.0 Gbit"),
+            // Model C alone, and a disk without a model.
+            on("sas", "6.0 Gbit", "12.0 Gbit"),
+            on("sata", "3.0 Gbps", "6.0 Gbps"),
+        ];
+        let models = [Some("A"), Some("A"), Some("B"), Some("B"), Some("C"), None];
+        let mut disks: Vec<(Option<&str>, &mut Topology)> =
+            models.iter().copied().zip(t.iter_mut()).collect();
+        settle_by_model(&mut disks);
+        let said: Vec<(bool, &str)> = t
+            .iter()
+            .map(|t| (t.links[0].degraded, t.links[0].max.as_str()))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                (
+                    true,
+                    "12.0 Gbit (a disk of the same model runs at 12.0 Gbit)"
+                ),
+                (false, "12.0 Gbit"),
+                (
+                    false,
+                    "6.0 Gbit (every disk of this model here runs at it; the port allows 12.0 Gbit)"
+                ),
+                (
+                    false,
+                    "6.0 Gbit (every disk of this model here runs at it; the port allows 12.0 Gbit)"
+                ),
+                (true, "12.0 Gbit (the port's; the disk's unknown)"),
+                (true, "6.0 Gbps (the port's; the disk's unknown)"),
+            ]
+        );
     }
 
     #[test]

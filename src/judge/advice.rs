@@ -390,9 +390,13 @@ pub fn with_links(
         None => DiskAdvice {
             path: path.into(),
             action: Action::CheckPath,
-            sentence: format!(
-                "{path}: {said}: replace the cable or move the slot (a PCIe card: reseat it, check the slot's width and generation)"
-            ),
+            sentence: if links.iter().any(|l| l.kind == "PCIe") {
+                format!(
+                    "{path}: {said}: reseat the drive or move it to another slot (check the slot's width and generation)"
+                )
+            } else {
+                format!("{path}: {said}: replace the cable or move the slot")
+            },
         },
     })
 }
@@ -413,7 +417,17 @@ mod link_tests {
         assert_eq!(alone.action, Action::CheckPath);
         assert_eq!(
             alone.sentence,
-            "/dev/sdf: its SATA link (link3) runs at 3.0 Gbps where 6.0 Gbps is possible: replace the cable or move the slot (a PCIe card: reseat it, check the slot's width and generation)"
+            "/dev/sdf: its SATA link (link3) runs at 3.0 Gbps where 6.0 Gbps is possible: replace the cable or move the slot"
+        );
+        let nvme = SlowLink {
+            kind: "PCIe".into(),
+            at: "0000:3d:00.0".into(),
+            current: "8.0 GT/s PCIe x2".into(),
+            max: "8.0 GT/s PCIe x4".into(),
+        };
+        assert_eq!(
+            with_links("/dev/nvme0n1", &[nvme], None).unwrap().sentence,
+            "/dev/nvme0n1: its PCIe link (0000:3d:00.0) runs at 8.0 GT/s PCIe x2 where 8.0 GT/s PCIe x4 is possible: reseat the drive or move it to another slot (check the slot's width and generation)"
         );
         let slow = DiskAdvice {
             path: "/dev/sdf".into(),

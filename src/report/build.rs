@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::time::SystemTime;
 
 use super::{
-    Disk, Flag, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary, SurfaceProfile,
-    WindowKind,
+    Disk, Flag, LinkFinding, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary,
+    SurfaceProfile, WindowKind,
 };
 use crate::io::EngineKind;
 use crate::judge::advice::{DiskAdvice, Seen, advise};
@@ -61,70 +61,24 @@ pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
     let mut advice = advise(&seen, &th, finding);
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
-    let mut link_faults = false;
-    for d in &plan.devices {
-        let slow: Vec<SlowLink> = d
-            .identity
-            .topology
-            .links
-            .iter()
-            // A controller's own PCIe link is the controller's finding
-            // (below), an NVMe drive's is the drive's.
-            .filter(|l| l.degraded && (l.kind != "pcie" || d.identity.topology.transport == "nvme"))
-            .map(|l| SlowLink {
-                kind: l.kind.to_uppercase().replace("PCIE", "PCIe"),
-                at: l.at.clone(),
-                current: l.current.clone(),
-                max: l.max.clone(),
-            })
-            .collect();
-        if slow.is_empty() {
-            continue;
-        }
-        link_faults = true;
-        let i = advice.iter().position(|a| a.path == d.given);
+    let links = degraded_links(plan);
+    for l in links.iter().filter(|l| !l.controller) {
+        let path = &l.disks[0];
+        let slow = SlowLink {
+            kind: link_kind(&l.kind),
+            at: l.at.clone(),
+            current: l.current.clone(),
+            max: l.max.clone(),
+        };
+        let i = advice.iter().position(|a| &a.path == path);
         let old = i.map(|i| advice.remove(i));
-        if let Some(new) = with_links(&d.given, &slow, old) {
+        if let Some(new) = with_links(path, &[slow], old) {
             advice.insert(i.unwrap_or(advice.len()), new);
         }
     }
-    let mut summary = summarize(&passes, finding, advice, info.interrupted, &th);
-    let noted = controller_link_note(plan, &passes, summary.shared_bottleneck);
-    if let Some((_, note)) = &noted {
+    let mut summary = summarize(&passes, finding, advice, links, info.interrupted, &th);
+    if let Some(note) = controller_link_note(plan, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
-    }
-    // Controllers (HBAs, AHCI) whose PCIe link runs below its maximum,
-    // once each.
-    let mut seen_pci: Vec<&str> = noted.iter().map(|(p, _)| p.as_str()).collect();
-    for d in &plan.devices {
-        let t = &d.identity.topology;
-        if t.transport == "nvme" {
-            continue;
-        }
-        for l in t.links.iter().filter(|l| l.kind == "pcie" && l.degraded) {
-            if seen_pci.contains(&l.at.as_str()) {
-                continue;
-            }
-            seen_pci.push(&l.at);
-            link_faults = true;
-            summary.message = format!(
-                "{} LINK: the controller {}'s PCIe link runs at {} where {} is possible{}: reseat the card or move it to a full-width, full-speed slot.",
-                summary.message,
-                l.at,
-                l.current,
-                l.max,
-                pcie_mb_per_s(&l.current)
-                    .map(|m| format!(" (at most {m:.0} MB/s)"))
-                    .unwrap_or_default()
-            );
-        }
-    }
-    if link_faults {
-        summary.verdict = crate::judge::ArrayVerdict::Flagged;
-        summary.message = format!(
-            "{} LINKS: a disk or controller runs below the link it can (see Disks to act on).",
-            summary.message
-        );
     }
     Report {
         schema_version: SCHEMA_VERSION,
@@ -377,6 +331,7 @@ fn summarize(
     passes: &[Pass],
     finding: Option<PathFinding>,
     advice: Vec<DiskAdvice>,
+    links: Vec<LinkFinding>,
     interrupted: bool,
     th: &Thresholds,
 ) -> Summary {
@@ -414,7 +369,10 @@ fn summarize(
         }
     }
     let mut s = Summary {
-        verdict: ArrayVerdict::of(faulty, n_disks > 0 && not_compared.is_empty()),
+        verdict: ArrayVerdict::of(
+            faulty || !links.is_empty(),
+            n_disks > 0 && not_compared.is_empty(),
+        ),
         not_compared,
         shared_bottleneck: finding.is_some_and(|f| f.shared_bottleneck),
         // With both passes, the disks compared in both (clean in each), so
@@ -425,6 +383,7 @@ fn summarize(
         median_pct_of_serial: finding.map(|f| f.median_pct_of_serial),
         flagged,
         disk_verdicts: advice,
+        links,
         message: String::new(),
     };
     s.message = message(&s, passes, interrupted, th);
@@ -458,7 +417,8 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
             s.not_compared.len()
         )),
         ArrayVerdict::Flagged => {
-            let named: Vec<String> = faults.iter().map(|f| describe(f)).collect();
+            let mut named: Vec<String> = faults.iter().map(|f| describe(f)).collect();
+            named.extend(s.links.iter().map(link_sentence));
             parts.push(format!("FLAGGED: {}.", named.join("; ")));
         }
     }
@@ -565,10 +525,72 @@ pub fn pcie_mb_per_s(link: &str) -> Option<f64> {
     Some(gt * 1e3 / 8.0 * code * lanes)
 }
 
+/// The links below their maximum on the way to the disks checked: each
+/// disk's own (SATA, SAS phys, an NVMe drive's PCIe link) and, once each,
+/// the PCIe links of the controllers (HBAs, AHCI) they sit behind.
+fn degraded_links(plan: &Plan) -> Vec<LinkFinding> {
+    let mut out: Vec<LinkFinding> = Vec::new();
+    for d in &plan.devices {
+        let t = &d.identity.topology;
+        for l in t.links.iter().filter(|l| l.degraded) {
+            // A controller's PCIe link is the controller's; an NVMe
+            // drive's is the drive's own.
+            let controller = l.kind == "pcie" && t.transport != "nvme";
+            if let Some(seen) = out.iter_mut().find(|o| controller && o.at == l.at) {
+                seen.disks.push(d.given.clone());
+                continue;
+            }
+            out.push(LinkFinding {
+                kind: l.kind.clone(),
+                at: l.at.clone(),
+                current: l.current.clone(),
+                max: l.max.clone(),
+                carries_mb_per_s: (l.kind == "pcie")
+                    .then(|| pcie_mb_per_s(&l.current))
+                    .flatten(),
+                controller,
+                disks: vec![d.given.clone()],
+            });
+        }
+    }
+    out
+}
+
+/// A link's kind as the sentences name it.
+fn link_kind(kind: &str) -> String {
+    kind.to_uppercase().replace("PCIE", "PCIe")
+}
+
+/// A link below its maximum in the verdict's words.
+fn link_sentence(l: &LinkFinding) -> String {
+    let most = l
+        .carries_mb_per_s
+        .map(|m| format!(", at most {m:.0} MB/s"))
+        .unwrap_or_default();
+    if l.controller {
+        format!(
+            "the controller {}'s PCIe link runs at {} where {} is possible ({} disk(s) behind it{most}): reseat the card or move it to a full-width, full-speed slot",
+            l.at,
+            l.current,
+            l.max,
+            l.disks.len()
+        )
+    } else {
+        format!(
+            "{}'s {} link ({}) runs at {} where {} is possible{most} (see Disks to act on)",
+            l.disks[0],
+            link_kind(&l.kind),
+            l.at,
+            l.current,
+            l.max
+        )
+    }
+}
+
 /// When the disks that lost speed together sit behind one controller whose
 /// PCIe link runs below its maximum: that link and what it can carry, and
 /// what the disks read through it in the parallel pass.
-fn controller_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<(String, String)> {
+fn controller_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<String> {
     let par = passes.iter().find(|p| p.kind == PassKind::Parallel)?;
     // The disks limited together: all of them (a shared bottleneck), or
     // those of a limited controller.
@@ -617,12 +639,11 @@ fn controller_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<(S
         .sum();
     let most = pcie_mb_per_s(&link.current)?;
     let note = format!(
-        "The controller {pci}'s PCIe link runs at {} where {} is possible: at most {most:.0} MB/s; the {} disk(s) behind it read {read:.0} MB/s together.",
+        "{pci}'s PCIe link, at {}, carries at most {most:.0} MB/s; the {} disk(s) behind it read {read:.0} MB/s together.",
         link.current,
-        link.max,
         devices.len()
     );
-    Some((pci, note))
+    Some(note)
 }
 
 #[cfg(test)]

@@ -313,8 +313,31 @@ pub struct Summary {
     /// `"recheck"`: move it and check again, `"check_path"`: slot, cable or
     /// expander), and `sentence`, the evidence from all passes in words.
     pub disk_verdicts: Vec<DiskAdvice>,
+    /// Links on the way to the disks that run below their maximum: a
+    /// finding each (the verdict is then flagged).
+    #[serde(default)]
+    pub links: Vec<LinkFinding>,
     /// The verdict in one sentence.
     pub message: String,
+}
+
+/// A link that runs below what both its ends support (see a disk's
+/// `topology.links`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkFinding {
+    /// `"pcie"`, `"sata"` or `"sas"`.
+    pub kind: String,
+    /// Where: a PCI address, `linkN`, `phy-…`.
+    pub at: String,
+    /// Now and at most, in the kernel's words.
+    pub current: String,
+    pub max: String,
+    /// What a PCIe link carries at most as it runs now (MB/s).
+    pub carries_mb_per_s: Option<f64>,
+    /// A controller's (HBA, AHCI) PCIe link, rather than a disk's own.
+    pub controller: bool,
+    /// The disks checked behind it (the one disk for its own link).
+    pub disks: Vec<String>,
 }
 
 /// A disk flagged in a pass.
