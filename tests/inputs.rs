@@ -48,6 +48,39 @@ fn a_regular_file_is_refused_with_the_losetup_hint() {
 }
 
 #[test]
+fn a_placement_file_that_cannot_be_used_is_refused() {
+    // ARRAYBURN_TOPOLOGY is refused whole, before any disk is looked at,
+    // not silently ignored (the disks would stay where sysfs says).
+    let dir = tempdir();
+    let bad = dir.path().join("topology.json");
+    std::fs::write(&bad, "{\"sda\": [").unwrap();
+    let missing = dir.path().join("none.json");
+    for (file, needle) in [
+        (&bad, "not a JSON object of kernel names to topologies"),
+        (&missing, "No such file or directory"),
+    ] {
+        for cmd in [&["list"][..], &["check", "/dev/arrayburn-no-such-disk"][..]] {
+            let out = arrayburn(cmd)
+                .env("ARRAYBURN_TOPOLOGY", file)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+            assert!(
+                err.starts_with(&format!(
+                    "arrayburn: error: ARRAYBURN_TOPOLOGY={}: ",
+                    file.display()
+                )) && err.contains(needle)
+                    && err.trim_end().ends_with("or unset it"),
+                "{cmd:?}: {err}"
+            );
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            assert!(out.stdout.is_empty());
+        }
+    }
+}
+
+#[test]
 fn a_directory_is_refused() {
     refused(&["/tmp"], "/tmp is a directory, not a block device");
 }

@@ -18,6 +18,9 @@ pub use crate::outcome::Outcome;
 /// Runs the parsed command. An `Err` means the command could not run
 /// (exit 2); findings about disks are in the `Outcome`.
 pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
+    // A placement file that cannot be used is refused before anything runs
+    // (not silently ignored, leaving disks where sysfs says).
+    crate::device::topology::given_all().map_err(anyhow::Error::msg)?;
     match cli.command {
         Command::List(args) => list::run(&args),
         Command::Check(args) => check::run(&args, argv, stop),

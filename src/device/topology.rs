@@ -354,10 +354,24 @@ fn read_trim(p: &Path) -> Option<String> {
 /// disks are not where sysfs says, and for the tests, which place loop
 /// devices on controllers of their own.
 fn given(name: &str) -> Option<Topology> {
-    let file = std::env::var_os("ARRAYBURN_TOPOLOGY")?;
-    let all: std::collections::HashMap<String, Topology> =
-        serde_json::from_slice(&fs::read(file).ok()?).ok()?;
-    all.get(name).cloned()
+    given_all().ok()??.remove(name)
+}
+
+/// The topologies `ARRAYBURN_TOPOLOGY` gives (None when it is not set), or
+/// why its file cannot be used, in a line that says what to do.
+pub fn given_all() -> Result<Option<std::collections::HashMap<String, Topology>>, String> {
+    let Some(file) = std::env::var_os("ARRAYBURN_TOPOLOGY") else {
+        return Ok(None);
+    };
+    let shown = Path::new(&file).display().to_string();
+    let bytes = fs::read(&file).map_err(|e| {
+        format!("ARRAYBURN_TOPOLOGY={shown}: {e}; name a readable file or unset it")
+    })?;
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        format!(
+            "ARRAYBURN_TOPOLOGY={shown}: not a JSON object of kernel names to topologies ({e}); fix the file or unset it"
+        )
+    })
 }
 
 /// The topology of whole disk `name`.
