@@ -265,8 +265,21 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     assert!(text.contains("Verdict: HEALTHY"), "{text}");
     // The plan said how long, at the speed it measured.
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("all disks at once: about"), "{err}");
     assert!(err.contains("MB/s"), "{err}");
+    // All at once takes as long as the slowest disk, as its own line says.
+    let each: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.split_once("  about ")?.1.split_once(" at ").map(|x| x.0))
+        .collect();
+    let all = err
+        .split_once("all disks at once: about ")
+        .and_then(|x| x.1.split_once(" ("))
+        .map(|x| x.0);
+    assert_eq!(each.len(), 3, "{err}");
+    assert!(
+        all.is_some_and(|a| each.contains(&a)),
+        "{all:?} of {each:?}: {err}"
+    );
 }
 
 #[test]

@@ -532,19 +532,25 @@ fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
             }
         );
     }
-    let slowest = targets
+    let work: Vec<(u64, f64)> = points
         .iter()
-        .zip(points)
         .zip(&speeds)
-        .filter_map(|((_, c), v)| v.map(|v| (left(c), v)))
-        .map(|(b, v)| b as f64 / v)
-        .fold(0.0, f64::max);
-    if slowest > 0.0 {
+        .filter_map(|(c, v)| v.map(|v| (left(c), v)))
+        .collect();
+    if let Some(all) = all_at_once(&work) {
         eprintln!(
-            "  all disks at once: about {} (the slowest disk, at the read speed measured now; writes are often slower)",
-            estimate((slowest * 1e6) as u64, 1.0)
+            "  all disks at once: about {all} (the slowest disk, at the read speed measured now; writes are often slower)"
         );
     }
+}
+
+/// How long disks with (bytes left, MB/s) take side by side: as long as
+/// the slowest; None when nothing is left.
+fn all_at_once(work: &[(u64, f64)]) -> Option<String> {
+    work.iter()
+        .filter(|(b, v)| *b > 0 && *v > 0.0)
+        .max_by(|a, b| (a.0 as f64 / a.1).total_cmp(&(b.0 as f64 / b.1)))
+        .map(|(b, v)| estimate(*b, *v))
 }
 
 /// A terminal is shown the plan and asked; with `--yes` (a script: `run`
@@ -1043,6 +1049,17 @@ mod tests {
     fn estimates_in_words() {
         assert_eq!(estimate(20_000_000_000_000 * 2, 250.0), "44 h 26 min");
         assert_eq!(estimate(130_000_000_000, 1000.0), "2 min 10 s");
+        // Side by side, the slowest decides (it said 1e6 times too long).
+        assert_eq!(
+            all_at_once(&[
+                (130_000_000_000, 1000.0),
+                (130_000_000_000, 500.0),
+                (0, 1.0)
+            ])
+            .as_deref(),
+            Some("4 min 20 s")
+        );
+        assert_eq!(all_at_once(&[(0, 100.0)]), None);
     }
 
     #[test]
