@@ -128,6 +128,11 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Worse than in earlier runs:"), "{text}");
+    // node1's four disks are in two results: counted once each.
+    assert!(
+        text.contains("fleet report: 4 result(s), 12 disk(s), 3 host(s)"),
+        "{text}"
+    );
     for f in ["report.txt", "report.json", "report.md", "report.html"] {
         assert!(bundle.join(f).is_file(), "{f}");
     }

@@ -443,6 +443,22 @@ pub struct FleetReport {
     pub message: String,
 }
 
+impl FleetReport {
+    /// The disks the results hold, each counted once however many runs
+    /// it is in (by [`Sample::key`]).
+    pub fn disks(&self) -> usize {
+        distinct_disks(&self.samples)
+    }
+}
+
+fn distinct_disks(samples: &[Sample]) -> usize {
+    samples
+        .iter()
+        .map(Sample::key)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
 /// Judges the results read.
 pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> FleetReport {
     let samples = samples(docs);
@@ -452,7 +468,7 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
     let message = if slow == 0 && regressions.is_empty() {
         format!(
             "HEALTHY: {} disk(s) in {} result(s): none slow for its model across them, none worse than before.",
-            samples.len(),
+            distinct_disks(&samples),
             docs.len()
         )
     } else {

@@ -19,7 +19,7 @@ pub fn text(r: &FleetReport) -> String {
         "arrayburn {} fleet report: {} result(s), {} disk(s), {} host(s)\n",
         r.tool_version,
         r.sources.len(),
-        r.samples.len(),
+        r.disks(),
         r.hosts.len()
     );
     for s in &r.skipped {
@@ -92,7 +92,7 @@ pub fn markdown(r: &FleetReport) -> String {
         out,
         "# arrayburn report\n\n{} result(s), {} disk(s), {} host(s); arrayburn {}, {}.\n\n**{}**\n",
         r.sources.len(),
-        r.samples.len(),
+        r.disks(),
         r.hosts.len(),
         r.tool_version,
         r.generated_at,
@@ -218,7 +218,7 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
 .slow{{color:#b00;font-weight:bold}}figure{{margin:1em 0}}\
 </style></head><body>\n<h1>arrayburn report</h1>\n<p>{} result(s), {} disk(s), {} host(s); arrayburn {}, {}.</p>\n<p id=\"verdict\" class=\"verdict {}\">{}</p>\n",
         r.sources.len(),
-        r.samples.len(),
+        r.disks(),
         r.hosts.len(),
         esc(&r.tool_version),
         esc(&r.generated_at),
