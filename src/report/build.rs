@@ -3,11 +3,11 @@
 //! reason comes from `judge`; this file copies numbers into the report's
 //! layout and words the summary.
 
-use crate::judge::advice::{SlowLink, with_links};
 use crate::report::ControllerRow;
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
+use super::links;
 use super::{
     Disk, Flag, LinkFinding, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary,
     SurfaceProfile, WindowKind,
@@ -61,21 +61,8 @@ pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
     let mut advice = advise(&seen, &th, finding);
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
-    let links = degraded_links(plan);
-    for l in links.iter().filter(|l| !l.controller) {
-        let path = &l.disks[0];
-        let slow = SlowLink {
-            kind: link_kind(&l.kind),
-            at: l.at.clone(),
-            current: l.current.clone(),
-            max: l.max.clone(),
-        };
-        let i = advice.iter().position(|a| &a.path == path);
-        let old = i.map(|i| advice.remove(i));
-        if let Some(new) = with_links(path, &[slow], old) {
-            advice.insert(i.unwrap_or(advice.len()), new);
-        }
-    }
+    let links = links::degraded(&plan.devices);
+    links::advise(&links, &mut advice);
     let mut summary = summarize(&passes, finding, advice, links, info.interrupted, &th);
     if let Some(note) = controller_link_note(plan, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
@@ -418,7 +405,7 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
         )),
         ArrayVerdict::Flagged => {
             let mut named: Vec<String> = faults.iter().map(|f| describe(f)).collect();
-            named.extend(s.links.iter().map(link_sentence));
+            named.extend(s.links.iter().map(links::sentence));
             parts.push(format!("FLAGGED: {}.", named.join("; ")));
         }
     }
@@ -516,77 +503,6 @@ fn controller_sentence(passes: &[Pass]) -> Option<String> {
     ))
 }
 
-/// What a PCIe link carries at most, in MB/s: GT/s per lane less the line
-/// code (8b/10b to Gen2, 128b/130b from Gen3), times the lanes.
-pub fn pcie_mb_per_s(link: &str) -> Option<f64> {
-    let gt: f64 = link.split_whitespace().next()?.parse().ok()?;
-    let lanes: f64 = link.rsplit_once(" x")?.1.trim().parse().ok()?;
-    let code = if gt <= 5.0 { 0.8 } else { 128.0 / 130.0 };
-    Some(gt * 1e3 / 8.0 * code * lanes)
-}
-
-/// The links below their maximum on the way to the disks checked: each
-/// disk's own (SATA, SAS phys, an NVMe drive's PCIe link) and, once each,
-/// the PCIe links of the controllers (HBAs, AHCI) they sit behind.
-fn degraded_links(plan: &Plan) -> Vec<LinkFinding> {
-    let mut out: Vec<LinkFinding> = Vec::new();
-    for d in &plan.devices {
-        let t = &d.identity.topology;
-        for l in t.links.iter().filter(|l| l.degraded) {
-            // A controller's PCIe link is the controller's; an NVMe
-            // drive's is the drive's own.
-            let controller = l.kind == "pcie" && t.transport != "nvme";
-            if let Some(seen) = out.iter_mut().find(|o| controller && o.at == l.at) {
-                seen.disks.push(d.given.clone());
-                continue;
-            }
-            out.push(LinkFinding {
-                kind: l.kind.clone(),
-                at: l.at.clone(),
-                current: l.current.clone(),
-                max: l.max.clone(),
-                carries_mb_per_s: (l.kind == "pcie")
-                    .then(|| pcie_mb_per_s(&l.current))
-                    .flatten(),
-                controller,
-                disks: vec![d.given.clone()],
-            });
-        }
-    }
-    out
-}
-
-/// A link's kind as the sentences name it.
-fn link_kind(kind: &str) -> String {
-    kind.to_uppercase().replace("PCIE", "PCIe")
-}
-
-/// A link below its maximum in the verdict's words.
-fn link_sentence(l: &LinkFinding) -> String {
-    let most = l
-        .carries_mb_per_s
-        .map(|m| format!(", at most {m:.0} MB/s"))
-        .unwrap_or_default();
-    if l.controller {
-        format!(
-            "the controller {}'s PCIe link runs at {} where {} is possible ({} disk(s) behind it{most}): reseat the card or move it to a full-width, full-speed slot",
-            l.at,
-            l.current,
-            l.max,
-            l.disks.len()
-        )
-    } else {
-        format!(
-            "{}'s {} link ({}) runs at {} where {} is possible{most} (see Disks to act on)",
-            l.disks[0],
-            link_kind(&l.kind),
-            l.at,
-            l.current,
-            l.max
-        )
-    }
-}
-
 /// When the disks that lost speed together sit behind one controller whose
 /// PCIe link runs below its maximum: that link and what it can carry, and
 /// what the disks read through it in the parallel pass.
@@ -637,7 +553,7 @@ fn controller_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<St
         .filter(|d| limited.contains(&d.path.as_str()))
         .map(|d| d.window_mb_per_s)
         .sum();
-    let most = pcie_mb_per_s(&link.current)?;
+    let most = links::pcie_mb_per_s(&link.current)?;
     let note = format!(
         "{pci}'s PCIe link, at {}, carries at most {most:.0} MB/s; the {} disk(s) behind it read {read:.0} MB/s together.",
         link.current,
@@ -650,15 +566,6 @@ fn controller_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<St
 mod tests {
     use super::*;
     use crate::report::Report;
-
-    #[test]
-    fn what_a_pcie_link_carries() {
-        let mb = |l: &str| pcie_mb_per_s(l).map(|v| v.round());
-        assert_eq!(mb("8.0 GT/s PCIe x4"), Some(3938.0), "Gen3 x4");
-        assert_eq!(mb("16.0 GT/s PCIe x8"), Some(15754.0), "Gen4 x8");
-        assert_eq!(mb("5.0 GT/s PCIe x1"), Some(500.0), "Gen2 x1");
-        assert_eq!(mb("Unknown"), None);
-    }
 
     #[test]
     fn the_limiting_controller_is_named_with_its_share() {

@@ -1,0 +1,111 @@
+//! Links below their maximum: which of the disks' links are, the advice
+//! they change and the words the verdicts use. The reading and judging of
+//! each link belongs to `device::topology`; this file only gathers them.
+
+use super::LinkFinding;
+use crate::device::BlockDevice;
+use crate::judge::advice::{DiskAdvice, SlowLink, with_links};
+
+/// What a PCIe link carries at most, in MB/s: GT/s per lane less the line
+/// code (8b/10b to Gen2, 128b/130b from Gen3), times the lanes.
+pub fn pcie_mb_per_s(link: &str) -> Option<f64> {
+    let gt: f64 = link.split_whitespace().next()?.parse().ok()?;
+    let lanes: f64 = link.rsplit_once(" x")?.1.trim().parse().ok()?;
+    let code = if gt <= 5.0 { 0.8 } else { 128.0 / 130.0 };
+    Some(gt * 1e3 / 8.0 * code * lanes)
+}
+
+/// The links below their maximum on the way to `devices`: each
+/// disk's own (SATA, SAS phys, an NVMe drive's PCIe link) and, once each,
+/// the PCIe links of the controllers (HBAs, AHCI) they sit behind.
+pub fn degraded(devices: &[BlockDevice]) -> Vec<LinkFinding> {
+    let mut out: Vec<LinkFinding> = Vec::new();
+    for d in devices {
+        let t = &d.identity.topology;
+        for l in t.links.iter().filter(|l| l.degraded) {
+            // A controller's PCIe link is the controller's; an NVMe
+            // drive's is the drive's own.
+            let controller = l.kind == "pcie" && t.transport != "nvme";
+            if let Some(seen) = out.iter_mut().find(|o| controller && o.at == l.at) {
+                seen.disks.push(d.given.clone());
+                continue;
+            }
+            out.push(LinkFinding {
+                kind: l.kind.clone(),
+                at: l.at.clone(),
+                current: l.current.clone(),
+                max: l.max.clone(),
+                carries_mb_per_s: (l.kind == "pcie")
+                    .then(|| pcie_mb_per_s(&l.current))
+                    .flatten(),
+                controller,
+                disks: vec![d.given.clone()],
+            });
+        }
+    }
+    out
+}
+
+/// A link's kind as the sentences name it.
+pub fn kind_words(kind: &str) -> String {
+    kind.to_uppercase().replace("PCIE", "PCIe")
+}
+
+/// A link below its maximum in the verdict's words.
+pub fn sentence(l: &LinkFinding) -> String {
+    let most = l
+        .carries_mb_per_s
+        .map(|m| format!(", at most {m:.0} MB/s"))
+        .unwrap_or_default();
+    if l.controller {
+        format!(
+            "the controller {}'s PCIe link runs at {} where {} is possible ({} disk(s) behind it{most}): reseat the card or move it to a full-width, full-speed slot",
+            l.at,
+            l.current,
+            l.max,
+            l.disks.len()
+        )
+    } else {
+        format!(
+            "{}'s {} link ({}) runs at {} where {} is possible{most} (see Disks to act on)",
+            l.disks[0],
+            kind_words(&l.kind),
+            l.at,
+            l.current,
+            l.max
+        )
+    }
+}
+
+/// A disk's own links below their maximum change its advice: a finding of
+/// its own, or the likely cause of its slowness (see [`with_links`]).
+pub fn advise(links: &[LinkFinding], advice: &mut Vec<DiskAdvice>) {
+    for l in links.iter().filter(|l| !l.controller) {
+        let path = &l.disks[0];
+        let slow = SlowLink {
+            kind: kind_words(&l.kind),
+            at: l.at.clone(),
+            current: l.current.clone(),
+            max: l.max.clone(),
+        };
+        let i = advice.iter().position(|a| &a.path == path);
+        let old = i.map(|i| advice.remove(i));
+        if let Some(new) = with_links(path, &[slow], old) {
+            advice.insert(i.unwrap_or(advice.len()), new);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_pcie_link_carries() {
+        let mb = |l: &str| pcie_mb_per_s(l).map(|v| v.round());
+        assert_eq!(mb("8.0 GT/s PCIe x4"), Some(3938.0), "Gen3 x4");
+        assert_eq!(mb("16.0 GT/s PCIe x8"), Some(15754.0), "Gen4 x8");
+        assert_eq!(mb("5.0 GT/s PCIe x1"), Some(500.0), "Gen2 x1");
+        assert_eq!(mb("Unknown"), None);
+    }
+}
