@@ -283,6 +283,73 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
 }
 
 #[test]
+fn a_link_below_its_maximum_is_a_finding_of_the_burn_in_too() {
+    need_root!();
+    let _l = device_lock();
+    // Three new disks, every block of them good: the first came up on a
+    // SATA link at 3.0 of 6.0 Gb/s, the other two sit behind an HBA whose
+    // PCIe link trained at x4 of x8 (placed by ARRAYBURN_TOPOLOGY).
+    let d = disks(3, 8 << 20);
+    let name = |i: usize| d[i].dev.trim_start_matches("/dev/").to_string();
+    let hba = serde_json::json!({"transport": "sas",
+        "controller": {"pci": "0000:05:00.0", "driver": "mpt3sas"},
+        "links": [{"kind": "pcie", "at": "0000:05:00.0", "current": "8.0 GT/s PCIe x4",
+            "max": "8.0 GT/s PCIe x8", "degraded": true}]});
+    let topology = serde_json::json!({
+        name(0): {"transport": "sata", "links": [{"kind": "sata", "at": "link2",
+            "current": "3.0 Gbps", "max": "6.0 Gbps", "degraded": true}]},
+        name(1): hba,
+        name(2): hba,
+    });
+    let dir = tempdir();
+    let placed = dir.path().join("topology.json");
+    std::fs::write(&placed, topology.to_string()).unwrap();
+    let json = dir.path().join("b.json");
+    let (mut c, _state) = burnin_cmd();
+    let out = c
+        .args(["--destructive", "--yes", "--block", "1m", "--json"])
+        .arg(&json)
+        .args(d.iter().map(|x| &x.dev))
+        .env("ARRAYBURN_TOPOLOGY", &placed)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for disk in doc["disks"].as_array().unwrap() {
+        assert_eq!(disk["findings"], serde_json::json!([]), "{disk}");
+    }
+    let verdicts: Vec<&str> = doc["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["check_path", "healthy", "healthy"]);
+    assert_eq!(doc["summary"]["verdict"], "flagged");
+    assert_eq!(doc["summary"]["links"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        doc["summary"]["links"][1]["disks"],
+        serde_json::json!([d[1].dev, d[2].dev])
+    );
+    let msg = doc["summary"]["message"].as_str().unwrap();
+    assert_eq!(
+        msg,
+        "FLAGGED: 1 disk(s) to act on; the controller 0000:05:00.0's PCIe link runs at 8.0 GT/s PCIe x4 \
+         where 8.0 GT/s PCIe x8 is possible (2 disk(s) behind it, at most 3938 MB/s): reseat the card or \
+         move it to a full-width, full-speed slot."
+    );
+    assert!(
+        text.contains(&format!(
+            "{}: its SATA link (link2) runs at 3.0 Gbps where 6.0 Gbps is possible: replace the cable or move the slot",
+            d[0].dev
+        )),
+        "{text}"
+    );
+}
+
+#[test]
 fn two_disks_that_alias_each_other_are_caught_holding_each_others_blocks() {
     need_root!();
     let _l = device_lock();

@@ -95,6 +95,9 @@ pub struct BurnSummary {
     pub verdict: String,
     /// One entry per disk to act on (as the check's).
     pub disk_verdicts: Vec<DiskAdvice>,
+    /// Links below their maximum (as the check's).
+    #[serde(default)]
+    pub links: Vec<crate::report::LinkFinding>,
     /// The verdict in one sentence.
     pub message: String,
 }

@@ -192,7 +192,7 @@ fn publish(
     }
     Ok(if report.interrupted {
         Outcome::Interrupted
-    } else if report.summary.disk_verdicts.is_empty() {
+    } else if report.summary.verdict == "healthy" {
         Outcome::Healthy
     } else {
         Outcome::Flagged
@@ -799,17 +799,41 @@ fn report(
             },
         )
         .collect();
-    let message = match (interrupted, disk_verdicts.len()) {
-        (true, _) => "INTERRUPTED: partial burn-in.".to_string(),
-        (false, 0) if read_only => format!(
+    // Links below their maximum: a disk's own is a finding on it (its
+    // verdict becomes the action), a controller's is named in the verdict.
+    let links = crate::report::links::degraded(&devices);
+    crate::report::links::advise(&links, &mut disk_verdicts);
+    let mut disks = disks;
+    for d in disks.iter_mut().filter(|d| d.verdict != "interrupted") {
+        if let Some(a) = disk_verdicts.iter().find(|a| a.path == d.path) {
+            d.verdict = serde_json::to_value(a.action)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+        }
+    }
+    let controllers: Vec<String> = links
+        .iter()
+        .filter(|l| l.controller)
+        .map(crate::report::links::sentence)
+        .collect();
+    let message = match (interrupted, disk_verdicts.len(), controllers.is_empty()) {
+        (true, ..) => "INTERRUPTED: partial burn-in.".to_string(),
+        (false, 0, true) if read_only => format!(
             "HEALTHY: {} disk(s) read whole in every pass without an error; of the passes read for a second or more, none much slower than the disk's first, nor any disk than its peers.",
             disks.len()
         ),
-        (false, 0) => format!(
+        (false, 0, true) => format!(
             "HEALTHY: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written.",
             disks.len()
         ),
-        (false, n) => format!("FLAGGED: {n} disk(s) to act on."),
+        (false, n, _) => {
+            let mut named = controllers;
+            if n > 0 {
+                named.insert(0, format!("{n} disk(s) to act on"));
+            }
+            format!("FLAGGED: {}.", named.join("; "))
+        }
     };
     let c = &points[0];
     BurnReport {
@@ -832,13 +856,14 @@ fn report(
         io_bytes: c.io_bytes,
         disks,
         summary: BurnSummary {
-            verdict: match (interrupted, disk_verdicts.is_empty()) {
+            verdict: match (interrupted, disk_verdicts.is_empty() && links.is_empty()) {
                 (true, _) => "interrupted",
                 (false, true) => "healthy",
                 (false, false) => "flagged",
             }
             .into(),
             disk_verdicts,
+            links,
             message,
         },
     }
