@@ -319,8 +319,14 @@ pub const BUNDLE_PAGE: &str = "report.html";
 /// here.
 pub fn check_output_dir(p: &Path) -> Result<(), PlanError> {
     if p.exists() && !p.is_dir() {
+        use std::os::unix::fs::FileTypeExt;
+        let what = match std::fs::metadata(p).map(|m| m.file_type()) {
+            Ok(t) if t.is_block_device() => "a block device (results are never written to a disk)",
+            Ok(t) if t.is_file() => "a file",
+            _ => "not a directory",
+        };
         return Err(PlanError::Output(format!(
-            "--out {}: is a file; --out takes a directory (created if missing), the JSON alone goes to --json FILE",
+            "--out {}: is {what}; --out takes a directory (created if missing), the JSON alone goes to --json FILE",
             p.display()
         )));
     }

@@ -130,6 +130,12 @@ fn bad_options_are_refused() {
         &["--out", file.path().to_str().unwrap(), dev],
         "--out takes a directory",
     );
+    refused(
+        &["--out", dev, dev],
+        &format!(
+            "--out {dev}: is a block device (results are never written to a disk); --out takes a directory"
+        ),
+    );
     let out = arrayburn(&["check", "--sample", "2 fortnights", dev])
         .output()
         .unwrap();
