@@ -286,20 +286,24 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
 fn a_link_below_its_maximum_is_a_finding_of_the_burn_in_too() {
     need_root!();
     let _l = device_lock();
-    // Three new disks, every block of them good: the first came up on a
-    // SATA link at 3.0 of 6.0 Gb/s, the other two sit behind an HBA whose
-    // PCIe link trained at x4 of x8 (placed by ARRAYBURN_TOPOLOGY).
+    // Three new disks, every block of them good, placed by
+    // ARRAYBURN_TOPOLOGY: the first came up on a SATA link at 3.0 of 6.0
+    // Gb/s, the second sits behind an HBA whose PCIe link trained at x4 of
+    // x8, the third is an NVMe drive at full width behind a PCIe switch
+    // whose uplink trained at x8 of x16.
     let d = disks(3, 8 << 20);
     let name = |i: usize| d[i].dev.trim_start_matches("/dev/").to_string();
-    let hba = serde_json::json!({"transport": "sas",
-        "controller": {"pci": "0000:05:00.0", "driver": "mpt3sas"},
-        "links": [{"kind": "pcie", "at": "0000:05:00.0", "current": "8.0 GT/s PCIe x4",
-            "max": "8.0 GT/s PCIe x8", "degraded": true}]});
+    let pcie = |at: &str, cur: &str, max: &str| {
+        serde_json::json!({"kind": "pcie", "at": at, "current": format!("8.0 GT/s PCIe {cur}"),
+            "max": format!("8.0 GT/s PCIe {max}"), "degraded": cur != max})
+    };
     let topology = serde_json::json!({
         name(0): {"transport": "sata", "links": [{"kind": "sata", "at": "link2",
             "current": "3.0 Gbps", "max": "6.0 Gbps", "degraded": true}]},
-        name(1): hba,
-        name(2): hba,
+        name(1): {"transport": "sas", "controller": {"pci": "0000:05:00.0", "driver": "mpt3sas"},
+            "links": [pcie("0000:05:00.0", "x4", "x8")]},
+        name(2): {"transport": "nvme", "controller": {"pci": "0000:04:00.0", "driver": "nvme"},
+            "links": [pcie("0000:01:00.0", "x8", "x16"), pcie("0000:04:00.0", "x4", "x4")]},
     });
     let dir = tempdir();
     let placed = dir.path().join("topology.json");
@@ -328,17 +332,31 @@ fn a_link_below_its_maximum_is_a_finding_of_the_burn_in_too() {
         .collect();
     assert_eq!(verdicts, ["check_path", "healthy", "healthy"]);
     assert_eq!(doc["summary"]["verdict"], "flagged");
-    assert_eq!(doc["summary"]["links"].as_array().unwrap().len(), 2);
+    let links: Vec<(&str, bool, bool)> = doc["summary"]["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let b = |k: &str| l[k].as_bool().unwrap();
+            (l["at"].as_str().unwrap(), b("controller"), b("switch"))
+        })
+        .collect();
     assert_eq!(
-        doc["summary"]["links"][1]["disks"],
-        serde_json::json!([d[1].dev, d[2].dev])
+        links,
+        [
+            ("link2", false, false),
+            ("0000:05:00.0", true, false),
+            ("0000:01:00.0", true, true)
+        ]
     );
     let msg = doc["summary"]["message"].as_str().unwrap();
     assert_eq!(
         msg,
         "FLAGGED: 1 disk(s) to act on; the controller 0000:05:00.0's PCIe link runs at 8.0 GT/s PCIe x4 \
-         where 8.0 GT/s PCIe x8 is possible (2 disk(s) behind it, at most 3938 MB/s): reseat the card or \
-         move it to a full-width, full-speed slot."
+         where 8.0 GT/s PCIe x8 is possible (1 disk(s) behind it, at most 3938 MB/s): reseat the card or \
+         move it to a full-width, full-speed slot; the PCIe switch 0000:01:00.0's uplink runs at 8.0 GT/s \
+         PCIe x8 where 8.0 GT/s PCIe x16 is possible (1 disk(s) behind it, at most 7877 MB/s): reseat the \
+         switch card or its cable, or move it to a full-width, full-speed slot."
     );
     assert!(
         text.contains(&format!(

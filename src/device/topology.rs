@@ -173,6 +173,55 @@ fn pcie_link(dir: &Path, port: Option<&Path>) -> Option<Link> {
     ))
 }
 
+/// The PCIe links on the way down `chain` (the PCI functions from the root
+/// to the one nearest the disk), each judged against both its ends: the
+/// link above every function that faces up (an endpoint, a switch's
+/// upstream port: a PCIe switch's uplink carries every drive behind it),
+/// found from each function's port type in its config space. Where that
+/// cannot be read (not root), the link above the function nearest the
+/// disk alone.
+fn pcie_links(chain: &[PathBuf]) -> Vec<Link> {
+    let last = chain.len().saturating_sub(1);
+    chain
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| match port_type(d) {
+            // Endpoints (PCIe, legacy), switch upstream ports, PCIe-to-PCI
+            // bridges: their link registers describe the link above them.
+            Some(t) => matches!(t, 0 | 1 | 5 | 7),
+            None => *i == last,
+        })
+        .filter_map(|(i, d)| pcie_link(d, i.checked_sub(1).map(|j| chain[j].as_path())))
+        .collect()
+}
+
+/// The PCIe device/port type of the function at `dir` (PCIe capability
+/// register, bits 7:4: 0 endpoint, 4 root port, 5 switch upstream port, 6
+/// switch downstream port, ...), from its config space; None where that
+/// cannot be read (beyond the first 64 bytes it needs root) or the
+/// function has no PCIe capability.
+fn port_type(dir: &Path) -> Option<u8> {
+    let c = fs::read(dir.join("config")).ok()?;
+    let byte = |at: usize| c.get(at).copied();
+    // Status register: a capability list is present.
+    if byte(0x06)? & 0x10 == 0 {
+        return None;
+    }
+    let mut at = usize::from(byte(0x34)? & 0xfc);
+    // At most 48 capabilities fit in the first 256 bytes: a loop in a
+    // broken list ends there.
+    for _ in 0..48 {
+        if at < 0x40 {
+            return None;
+        }
+        if byte(at)? == 0x10 {
+            return Some(byte(at + 2)? >> 4);
+        }
+        at = usize::from(byte(at + 1)? & 0xfc);
+    }
+    None
+}
+
 /// The SATA link below the ATA port at `dir` (`.../ata3`): its speed now
 /// and the most the port allows.
 fn sata_link(dir: &Path) -> Option<Link> {
@@ -464,16 +513,7 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
             .position(|c| c == a)
             .map(|i| sys.join(parts[..=i].iter().collect::<PathBuf>()))
     });
-    let mut links: Vec<Link> = pci_dirs
-        .last()
-        .and_then(|d| {
-            pcie_link(
-                d,
-                pci_dirs.len().checked_sub(2).map(|i| pci_dirs[i].as_path()),
-            )
-        })
-        .into_iter()
-        .collect();
+    let mut links = pcie_links(&pci_dirs);
     links.extend(
         ata_dir
             .and_then(|d| sata_link(&d))
@@ -963,6 +1003,74 @@ mod tests {
         // Nobody asked the disk: marked, and said so.
         let unknown = with_disk_max(l, None);
         assert!(unknown.degraded && unknown.max.ends_with("(the port's; the disk's unknown)"));
+    }
+
+    #[test]
+    fn a_pcie_switchs_narrow_uplink_is_found_above_its_drives() {
+        let f = Fake::new();
+        // NVMe drives on a switch card: root port -> switch upstream port
+        // -> downstream port -> drive. The uplink trained at x8 of x16.
+        let chain = "0000:00:03.0/0000:01:00.0/0000:02:08.0/0000:04:00.0";
+        f.disk(
+            "nvme2n1",
+            &format!("devices/pci0000:00/{chain}/nvme/nvme2/nvme2n1"),
+            ("0000:04:00.0", "nvme", "144d", "a808"),
+            "",
+        );
+        let gen3 = "8.0 GT/s PCIe";
+        let mut at = f.sys().join("devices/pci0000:00");
+        // Each function: its port type and its link registers (a
+        // downstream-facing port's describe the link below it).
+        for (dev, kind, cur, max) in [
+            ("0000:00:03.0", 4u8, "8", "16"),
+            ("0000:01:00.0", 5, "8", "16"),
+            ("0000:02:08.0", 6, "4", "4"),
+            ("0000:04:00.0", 0, "4", "4"),
+        ] {
+            at.push(dev);
+            fs::create_dir_all(&at).unwrap();
+            // Config space: a capability list (status bit 4) starting at
+            // 0x40 with power management, then PCI Express at 0x50.
+            let mut config = vec![0u8; 256];
+            config[0x06] = 0x10;
+            config[0x34] = 0x40;
+            config[0x40..0x42].copy_from_slice(&[0x01, 0x50]);
+            config[0x50..0x54].copy_from_slice(&[0x10, 0x00, (kind << 4) | 2, 0x00]);
+            fs::write(at.join("config"), config).unwrap();
+            for (file, v) in [
+                ("current_link_speed", gen3),
+                ("max_link_speed", gen3),
+                ("current_link_width", cur),
+                ("max_link_width", max),
+            ] {
+                fs::write(at.join(file), format!("{v}\n")).unwrap();
+            }
+        }
+        assert_eq!(port_type(&at), Some(0));
+        let links: Vec<(String, String, String, bool)> = topology(&f.paths(), "nvme2n1")
+            .links
+            .into_iter()
+            .map(|l| (l.at, l.current, l.max, l.degraded))
+            .collect();
+        let l = |at: &str, c: &str, m: &str, d: bool| (at.into(), c.into(), m.into(), d);
+        assert_eq!(
+            links,
+            [
+                l(
+                    "0000:01:00.0",
+                    "8.0 GT/s PCIe x8",
+                    "8.0 GT/s PCIe x16",
+                    true
+                ),
+                l(
+                    "0000:04:00.0",
+                    "8.0 GT/s PCIe x4",
+                    "8.0 GT/s PCIe x4",
+                    false
+                ),
+            ],
+            "the uplink, judged against the root port; the drive's own link"
+        );
     }
 
     #[test]

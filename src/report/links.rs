@@ -17,15 +17,20 @@ pub fn pcie_mb_per_s(link: &str) -> Option<f64> {
 
 /// The links below their maximum on the way to `devices`: each
 /// disk's own (SATA, SAS phys, an NVMe drive's PCIe link) and, once each,
-/// the PCIe links of the controllers (HBAs, AHCI) they sit behind.
+/// the PCIe links they share: their controllers' (HBAs, AHCI) and the
+/// uplinks of PCIe switches above them.
 pub fn degraded(devices: &[BlockDevice]) -> Vec<LinkFinding> {
     let mut out: Vec<LinkFinding> = Vec::new();
     for d in devices {
         let t = &d.identity.topology;
+        // The PCI function nearest the disk: an HBA, or the NVMe drive.
+        let nearest = t.controller.as_ref().map(|c| c.pci.as_str());
         for l in t.links.iter().filter(|l| l.degraded) {
-            // A controller's PCIe link is the controller's; an NVMe
-            // drive's is the drive's own.
-            let controller = l.kind == "pcie" && t.transport != "nvme";
+            let pcie = l.kind == "pcie";
+            // An NVMe drive's own PCIe link is the drive's; a controller's,
+            // or a switch's above either, is shared by the disks behind it.
+            let switch = pcie && nearest.is_some_and(|n| n != l.at);
+            let controller = pcie && (switch || t.transport != "nvme");
             if let Some(seen) = out.iter_mut().find(|o| controller && o.at == l.at) {
                 seen.disks.push(d.given.clone());
                 continue;
@@ -39,6 +44,7 @@ pub fn degraded(devices: &[BlockDevice]) -> Vec<LinkFinding> {
                     .then(|| pcie_mb_per_s(&l.current))
                     .flatten(),
                 controller,
+                switch,
                 disks: vec![d.given.clone()],
             });
         }
@@ -57,7 +63,15 @@ pub fn sentence(l: &LinkFinding) -> String {
         .carries_mb_per_s
         .map(|m| format!(", at most {m:.0} MB/s"))
         .unwrap_or_default();
-    if l.controller {
+    if l.switch {
+        format!(
+            "the PCIe switch {}'s uplink runs at {} where {} is possible ({} disk(s) behind it{most}): reseat the switch card or its cable, or move it to a full-width, full-speed slot",
+            l.at,
+            l.current,
+            l.max,
+            l.disks.len()
+        )
+    } else if l.controller {
         format!(
             "the controller {}'s PCIe link runs at {} where {} is possible ({} disk(s) behind it{most}): reseat the card or move it to a full-width, full-speed slot",
             l.at,

@@ -335,8 +335,13 @@ pub struct LinkFinding {
     pub max: String,
     /// What a PCIe link carries at most as it runs now (MB/s).
     pub carries_mb_per_s: Option<f64>,
-    /// A controller's (HBA, AHCI) PCIe link, rather than a disk's own.
+    /// A link the disks behind it share (a controller's, an HBA's or
+    /// AHCI's, or a PCIe switch's uplink), rather than a disk's own.
     pub controller: bool,
+    /// That shared link is a PCIe switch's uplink (NVMe drives behind a
+    /// switch card or backplane), not the controller's own.
+    #[serde(default)]
+    pub switch: bool,
     /// The disks checked behind it (the one disk for its own link).
     pub disks: Vec<String>,
 }
