@@ -283,21 +283,25 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
     let agg = v.summary.parallel_pct_of_serial_sum.unwrap();
     assert!(agg < 80.0, "aggregate {agg}% of the serial sum");
     assert!(r.stdout.contains("SHARED BOTTLENECK"));
-    // The same array behind one HBA whose PCIe link trained at x8 of x16:
-    // the shared-bottleneck verdict names that link, what it carries at
-    // most and what the disks read through it; the link is a finding
-    // (exit 1), the disks are still not blamed.
-    let hba: serde_json::Map<String, serde_json::Value> = d
+    // The same array as NVMe drives behind one PCIe switch whose uplink
+    // trained at x8 of x16: the shared-bottleneck verdict names that link,
+    // what it carries at most and what the disks read through it; the
+    // link is a finding (exit 1), the disks are still not blamed.
+    let switch: serde_json::Map<String, serde_json::Value> = d
         .iter()
-        .map(|x| {
-            let link = serde_json::json!({"kind": "pcie", "at": "0000:41:00.0",
+        .enumerate()
+        .map(|(i, x)| {
+            let own = format!("0000:{:02x}:00.0", 0x41 + i);
+            let uplink = serde_json::json!({"kind": "pcie", "at": "0000:40:00.0",
                 "current": "16.0 GT/s PCIe x8", "max": "16.0 GT/s PCIe x16", "degraded": true});
-            let place = serde_json::json!({"transport": "sas",
-                "controller": {"pci": "0000:41:00.0", "driver": "mpt3sas"}, "links": [link]});
+            let drive = serde_json::json!({"kind": "pcie", "at": own,
+                "current": "16.0 GT/s PCIe x4", "max": "16.0 GT/s PCIe x4", "degraded": false});
+            let place = serde_json::json!({"transport": "nvme",
+                "controller": {"pci": own, "driver": "nvme"}, "links": [uplink, drive]});
             (x.dev.trim_start_matches("/dev/").to_string(), place)
         })
         .collect();
-    let r = check_placed(&t, &d, &["--sample", "2s"], Some(hba.into()));
+    let r = check_placed(&t, &d, &["--sample", "2s"], Some(switch.into()));
     let v = r.report.unwrap();
     let msg = v.summary.message.to_string();
     assert!(v.summary.shared_bottleneck, "{msg}");
@@ -307,15 +311,13 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
         .sum();
     assert!(
         msg.contains(&format!(
-            "the controller, expander, bus or CPU is the limit, not the disks. 0000:41:00.0's PCIe link, at 16.0 GT/s PCIe x8, carries at most 15754 MB/s; the 8 disk(s) behind it read {read:.0} MB/s together."
+            "the controller, expander, bus or CPU is the limit, not the disks. The PCIe switch 0000:40:00.0's uplink, at 16.0 GT/s PCIe x8, carries at most 15754 MB/s; the 8 disk(s) behind it read {read:.0} MB/s together."
         )),
         "{msg}"
     );
     assert!(flagged(&v, "parallel").is_empty(), "{msg}");
     assert!(
-        msg.starts_with(
-            "FLAGGED: the controller 0000:41:00.0's PCIe link runs at 16.0 GT/s PCIe x8"
-        ),
+        msg.starts_with("FLAGGED: the PCIe switch 0000:40:00.0's uplink runs at 16.0 GT/s PCIe x8"),
         "{msg}"
     );
     assert_eq!(r.code, 1, "a link below its maximum is a finding: {msg}");

@@ -64,7 +64,7 @@ pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
     let links = links::degraded(&plan.devices);
     links::advise(&links, &mut advice);
     let mut summary = summarize(&passes, finding, advice, links, info.interrupted, &th);
-    if let Some(note) = controller_link_note(plan, &passes, summary.shared_bottleneck) {
+    if let Some(note) = shared_link_note(plan, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
     }
     Report {
@@ -503,10 +503,11 @@ fn controller_sentence(passes: &[Pass]) -> Option<String> {
     ))
 }
 
-/// When the disks that lost speed together sit behind one controller whose
-/// PCIe link runs below its maximum: that link and what it can carry, and
-/// what the disks read through it in the parallel pass.
-fn controller_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<String> {
+/// When the disks that lost speed together all sit behind one PCIe link
+/// that runs below its maximum (their controller's, or a PCIe switch's
+/// uplink): that link and what it can carry, and what the disks read
+/// through it in the parallel pass.
+fn shared_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<String> {
     let par = passes.iter().find(|p| p.kind == PassKind::Parallel)?;
     // The disks limited together: all of them (a shared bottleneck), or
     // those of a limited controller.
@@ -519,43 +520,31 @@ fn controller_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<St
             .flat_map(|c| c.disks.iter().map(String::as_str))
             .collect()
     };
-    let devices: Vec<&crate::device::BlockDevice> = plan
+    let devices: Vec<crate::device::BlockDevice> = plan
         .devices
         .iter()
         .filter(|d| limited.contains(&d.given.as_str()))
+        .cloned()
         .collect();
-    let pci = devices
-        .first()?
-        .identity
-        .topology
-        .controller
-        .as_ref()?
-        .pci
-        .clone();
-    if !devices.iter().all(|d| {
-        d.identity
-            .topology
-            .controller
-            .as_ref()
-            .is_some_and(|c| c.pci == pci)
-    }) {
-        return None;
-    }
-    let link = devices[0]
-        .identity
-        .topology
-        .links
-        .iter()
-        .find(|l| l.kind == "pcie" && l.at == pci && l.degraded)?;
+    // A shared PCIe link below its maximum that every one of them is
+    // behind: their controller's, or a PCIe switch's uplink.
+    let link = links::degraded(&devices)
+        .into_iter()
+        .find(|l| l.controller && l.disks.len() == devices.len())?;
     let read: f64 = par
         .disks
         .iter()
         .filter(|d| limited.contains(&d.path.as_str()))
         .map(|d| d.window_mb_per_s)
         .sum();
-    let most = links::pcie_mb_per_s(&link.current)?;
+    let most = link.carries_mb_per_s?;
+    let which = if link.switch {
+        format!("The PCIe switch {}'s uplink", link.at)
+    } else {
+        format!("{}'s PCIe link", link.at)
+    };
     let note = format!(
-        "{pci}'s PCIe link, at {}, carries at most {most:.0} MB/s; the {} disk(s) behind it read {read:.0} MB/s together.",
+        "{which}, at {}, carries at most {most:.0} MB/s; the {} disk(s) behind it read {read:.0} MB/s together.",
         link.current,
         devices.len()
     );
