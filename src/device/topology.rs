@@ -7,6 +7,7 @@
 //! names each hop.
 
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -201,7 +202,14 @@ fn pcie_links(chain: &[PathBuf]) -> Vec<Link> {
 /// cannot be read (beyond the first 64 bytes it needs root) or the
 /// function has no PCIe capability.
 fn port_type(dir: &Path) -> Option<u8> {
-    let c = fs::read(dir.join("config")).ok()?;
+    // The standard 256 bytes only, as lspci reads by default (not the
+    // extended space some devices answer badly).
+    let mut c = Vec::with_capacity(256);
+    fs::File::open(dir.join("config"))
+        .ok()?
+        .take(256)
+        .read_to_end(&mut c)
+        .ok()?;
     let byte = |at: usize| c.get(at).copied();
     // Status register: a capability list is present.
     if byte(0x06)? & 0x10 == 0 {
