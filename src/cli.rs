@@ -224,6 +224,24 @@ pub struct BurninArgs {
     /// Read each disk's temperature this often during the run (seconds).
     #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub smart_every: u64,
+    /// How progress is shown on stderr: a line per disk and the whole
+    /// run's ETA every --progress-interval, or none (the plan, warnings and
+    /// the report are still printed).
+    #[arg(long, value_enum, default_value_t = BurnProgress::Lines)]
+    pub progress: BurnProgress,
+    /// Interval between progress lines (a burn-in of many large disks
+    /// logs less with 5m).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub progress_interval: Duration,
+}
+
+/// How the burn-in shows progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BurnProgress {
+    /// Plain lines every --progress-interval (for logs, tmux, Ansible).
+    Lines,
+    /// None.
+    None,
 }
 
 /// Whether the burn-in reads SMART.

@@ -836,13 +836,31 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     };
     // 1. Killed as a reboot would: the last checkpoint (at most 1 s old)
     // is where the run stands, and it names only flushed bytes.
+    // (Quiet: no progress lines, though they would come every 0.2 s.)
     let mut child = spawn(args(
         1,
-        &["--passes", "2", "--checkpoint-every", "1", "--smart", "off"],
+        &[
+            "--passes",
+            "2",
+            "--checkpoint-every",
+            "1",
+            "--smart",
+            "off",
+            "--progress",
+            "none",
+            "--progress-interval",
+            "0.2s",
+        ],
     ));
     std::thread::sleep(std::time::Duration::from_millis(2000));
     child.kill().unwrap();
     child.wait().unwrap();
+    let mut quiet = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut quiet).unwrap();
+    assert!(
+        quiet.contains("will DESTROY") && !quiet.contains(" burnin: /dev/"),
+        "{quiet}"
+    );
     // Writes a killed process had in flight still land (the kernel ends
     // them after the process, and holds the disk open until then): wait
     // until each disk can be opened exclusively again.
@@ -889,10 +907,28 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     assert!(err.contains("add --resume"), "{err}");
     assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums);
     // 2. Resumed, then interrupted: exit 130 and the command that goes on.
-    let child = spawn(args(2, &["--resume", "--checkpoint-every", "1"]));
+    // Progress every 0.5 s: each disk's pass, phase and speed, and the ETA.
+    let child = spawn(args(
+        2,
+        &[
+            "--resume",
+            "--checkpoint-every",
+            "1",
+            "--progress-interval",
+            "0.5s",
+        ],
+    ));
     let (out, took) = interrupt_after(child, std::time::Duration::from_millis(1500));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
+    for dev in &devs {
+        assert!(
+            err.lines()
+                .any(|l| l.contains(&format!(" burnin: {dev} pass ")) && l.contains(" MB/s")),
+            "{err}"
+        );
+    }
+    assert!(err.contains("burnin: whole run ETA "), "{err}");
     assert!(took < std::time::Duration::from_secs(3), "{took:?}");
     let again = format!(
         "continue with: arrayburn burnin --resume --destructive --yes --state {st} {}",

@@ -16,7 +16,7 @@ use crate::burnin::report::{BurnDisk, BurnReport, BurnSummary, class_words, rend
 use crate::burnin::smart::{self, Kind, SelfTest, SmartChange, Snapshot, TestKind};
 use crate::burnin::state::{self, At, Checkpoint, Phase};
 use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn, sample_speed, soak};
-use crate::cli::{BurninArgs, SmartMode};
+use crate::cli::{BurnProgress, BurninArgs, SmartMode};
 use crate::io::EngineKind;
 use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
@@ -103,7 +103,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let pattern = pattern_named(&first.pattern);
     let (passes, io) = (first.passes, first.io_bytes as usize);
     let every = Duration::from_secs(args.checkpoint_every);
-    let (burns, temps) = run_all(&targets, &points, None, args.smart_every, |t, live, c| {
+    let (burns, temps) = run_all(&targets, &points, None, Looks::of(args), |t, live, c| {
         let job = Job {
             t,
             io,
@@ -231,7 +231,7 @@ fn soak_run(
         &targets,
         &points,
         Some(deadline),
-        args.smart_every,
+        Looks::of(args),
         |t, live, c| {
             soak(&Job {
                 t,
@@ -592,7 +592,7 @@ fn watch<T>(
     lives: &[Live],
     handles: &[std::thread::ScopedJoinHandle<T>],
     soak: Option<Option<Instant>>,
-    smart_every: u64,
+    looks: Looks,
 ) -> Vec<Option<i64>> {
     let phases = if soak.is_some() { 1 } else { 2 };
     // The hottest each disk was while it ran (SMART read every
@@ -605,7 +605,7 @@ fn watch<T>(
     let mut first: Vec<Option<u64>> = vec![None; targets.len()];
     while !handles.iter().all(|h| h.is_finished()) {
         std::thread::sleep(Duration::from_millis(100));
-        if sampled.elapsed() >= Duration::from_secs(smart_every) {
+        if sampled.elapsed() >= looks.smart_every {
             sampled = Instant::now();
             for ((t, c), h) in targets.iter().zip(points).zip(hottest.iter_mut()) {
                 if c.smart_before.is_some()
@@ -615,7 +615,7 @@ fn watch<T>(
                 }
             }
         }
-        if last.elapsed() < Duration::from_secs(10) {
+        if looks.progress.is_none_or(|every| last.elapsed() < every) {
             continue;
         }
         let dt = last.elapsed().as_secs_f64();
@@ -892,13 +892,31 @@ fn pass_speeds(b: &DiskBurn, len: u64) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// How often the watch looks at the disks while they run.
+#[derive(Clone, Copy)]
+struct Looks {
+    /// Read each disk's temperature this often.
+    smart_every: Duration,
+    /// Print a progress line per disk this often (None: never).
+    progress: Option<Duration>,
+}
+
+impl Looks {
+    fn of(args: &BurninArgs) -> Self {
+        Self {
+            smart_every: Duration::from_secs(args.smart_every),
+            progress: (args.progress == BurnProgress::Lines).then_some(args.progress_interval),
+        }
+    }
+}
+
 /// Runs `work` on every disk at once (a thread each) while `watch` shows
 /// progress: each disk's result, and the hottest it was.
 fn run_all(
     targets: &[Target],
     points: &[Checkpoint],
     soak: Option<Option<Instant>>,
-    smart_every: u64,
+    looks: Looks,
     work: impl Fn(&Target, &Live, &Checkpoint) -> DiskBurn + Sync,
 ) -> (Vec<DiskBurn>, Vec<Option<i64>>) {
     let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
@@ -910,7 +928,7 @@ fn run_all(
             .zip(points)
             .map(|((t, live), c)| s.spawn(move || work(t, live, c)))
             .collect();
-        let temps = watch(targets, points, &lives, &handles, soak, smart_every);
+        let temps = watch(targets, points, &lives, &handles, soak, looks);
         let burns = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
