@@ -1,6 +1,7 @@
 //! contrib/ansible/arrayburn.yml end to end against localhost: it copies
 //! arrayburn, runs the check on loop devices, fetches the JSON and runs
-//! `arrayburn report` over what it fetched.
+//! `arrayburn report` over what it fetched; then the burn-in, detached and
+//! polled.
 
 use std::process::Command;
 
@@ -29,22 +30,20 @@ fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
     let remote = dir.path().join("host-bin/arrayburn");
     std::fs::create_dir_all(remote.parent().unwrap()).unwrap();
     let playbook = concat!(env!("CARGO_MANIFEST_DIR"), "/contrib/ansible/arrayburn.yml");
-    let run = || {
+    let vars = serde_json::json!({
+        "target": "localhost",
+        "devices": devs.join(" "),
+        "arrayburn_args": "--sample 1s",
+        "results_dir": results,
+        "arrayburn_local_bin": bin(),
+        "arrayburn_bin": remote,
+        "arrayburn_report_bin": bin(),
+    });
+    let run_with = |vars: &serde_json::Value| {
         let out = Command::new("ansible-playbook")
             .args(["-i", "localhost,", "-c", "local", playbook])
             .arg("-e")
-            .arg(
-                serde_json::json!({
-                    "target": "localhost",
-                    "devices": devs.join(" "),
-                    "arrayburn_args": "--sample 1s",
-                    "results_dir": results,
-                    "arrayburn_local_bin": bin(),
-                    "arrayburn_bin": remote,
-                    "arrayburn_report_bin": bin(),
-                })
-                .to_string(),
-            )
+            .arg(vars.to_string())
             .env("ANSIBLE_LOCALHOST_WARNING", "false")
             .env("ANSIBLE_NOCOLOR", "1")
             .output()
@@ -54,6 +53,7 @@ fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
         assert!(out.status.success(), "{log}");
         log
     };
+    let run = || run_with(&vars);
     run();
     // Run again later: two results of the same host, both reported (the
     // first run's report in the tree is not read as a result).
@@ -92,4 +92,33 @@ fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
         })
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    // The burn-in, detached and polled: its result fetched and reported
+    // beside the checks.
+    let state = dir.path().join("burnin-state");
+    let mut burn = vars.clone();
+    burn["mode"] = "burnin".into();
+    burn["arrayburn_destructive"] = true.into();
+    burn["arrayburn_poll"] = 1.into();
+    burn["arrayburn_args"] = format!("--state {} --smart off --block 1m", state.display()).into();
+    let log = run_with(&burn);
+    let burned: Vec<_> = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("localhost-burnin-") && n.ends_with(".json"))
+        .collect();
+    assert_eq!(burned.len(), 1, "{burned:?}");
+    let b: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(results.join(&burned[0])).unwrap()).unwrap();
+    assert_eq!(
+        (&b["kind"], &b["summary"]["verdict"]),
+        (&"burnin".into(), &"healthy".into()),
+        "{b}"
+    );
+    assert_eq!(b["disks"].as_array().unwrap().len(), 3);
+    assert!(
+        log.contains("ASYNC OK on localhost"),
+        "detached and polled: {log}"
+    );
+    assert!(log.contains("fleet report: 3 result(s)"), "{log}");
 }
