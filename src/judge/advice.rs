@@ -371,6 +371,13 @@ pub fn with_links(
         })
         .collect();
     let said = said.join("; ");
+    // A drive on its own PCIe link (NVMe) is reseated or moved; a SATA or
+    // SAS disk's link is a cable, backplane or slot.
+    let fix = if links.iter().any(|l| l.kind == "PCIe") {
+        "reseat the drive or move it to another slot"
+    } else {
+        "replace the cable or move the slot"
+    };
     Some(match advice {
         Some(a) if a.action == Action::Return => DiskAdvice {
             sentence: format!(
@@ -382,7 +389,7 @@ pub fn with_links(
         Some(a) => DiskAdvice {
             action: Action::CheckPath,
             sentence: format!(
-                "{}; but {said}: the link is the likely cause, replace the cable or move the slot, then check again",
+                "{}; but {said}: the link is the likely cause, {fix}, then check again",
                 a.sentence.trim_end_matches('.')
             ),
             ..a
@@ -391,11 +398,9 @@ pub fn with_links(
             path: path.into(),
             action: Action::CheckPath,
             sentence: if links.iter().any(|l| l.kind == "PCIe") {
-                format!(
-                    "{path}: {said}: reseat the drive or move it to another slot (check the slot's width and generation)"
-                )
+                format!("{path}: {said}: {fix} (check the slot's width and generation)")
             } else {
-                format!("{path}: {said}: replace the cable or move the slot")
+                format!("{path}: {said}: {fix}")
             },
         },
     })
@@ -425,6 +430,17 @@ mod link_tests {
             current: "8.0 GT/s PCIe x2".into(),
             max: "8.0 GT/s PCIe x4".into(),
         };
+        let slow_nvme = DiskAdvice {
+            path: "/dev/nvme0n1".into(),
+            action: Action::Recheck,
+            sentence: "/dev/nvme0n1: slow in the serial pass (50% of its peers' median speed), move it to another slot".into(),
+        };
+        assert!(
+            with_links("/dev/nvme0n1", std::slice::from_ref(&nvme), Some(slow_nvme))
+                .unwrap()
+                .sentence
+                .ends_with("the link is the likely cause, reseat the drive or move it to another slot, then check again")
+        );
         assert_eq!(
             with_links("/dev/nvme0n1", &[nvme], None).unwrap().sentence,
             "/dev/nvme0n1: its PCIe link (0000:3d:00.0) runs at 8.0 GT/s PCIe x2 where 8.0 GT/s PCIe x4 is possible: reseat the drive or move it to another slot (check the slot's width and generation)"
