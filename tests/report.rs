@@ -54,14 +54,25 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
     let runs = dir.path().join("runs");
     std::fs::create_dir_all(runs.join("november")).unwrap();
     // Three hosts; node3's disk 1 is slow for the model (70 %); node1's
-    // disk 2 was 270 MB/s in November and is 210 now.
+    // disk 2 was 270 MB/s in November and is 210 now. node1's disk 0 was on
+    // a SATA link at 3.0 of 6.0 Gb/s in November (recabled since); node2's
+    // HBA runs at x4 of x8 now.
+    let linked = |mut v: Value, link: Value| {
+        v["summary"]["links"] = serde_json::json!([link]);
+        v
+    };
     write(
         &runs.join("november"),
         "node1.json",
-        &result(
-            "node1",
-            "2026-11-01T08:00:00Z",
-            [270.0, 268.0, 270.0, 272.0],
+        &linked(
+            result(
+                "node1",
+                "2026-11-01T08:00:00Z",
+                [270.0, 268.0, 270.0, 272.0],
+            ),
+            serde_json::json!({"kind": "sata", "at": "link1", "current": "3.0 Gbps",
+                "max": "6.0 Gbps", "carries_mb_per_s": null, "controller": false,
+                "disks": ["/dev/loop0"]}),
         ),
     );
     write(
@@ -76,10 +87,15 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
     write(
         &runs,
         "node2.json",
-        &result(
-            "node2",
-            "2026-12-01T08:10:00Z",
-            [272.0, 270.0, 268.0, 271.0],
+        &linked(
+            result(
+                "node2",
+                "2026-12-01T08:10:00Z",
+                [272.0, 270.0, 268.0, 271.0],
+            ),
+            serde_json::json!({"kind": "pcie", "at": "0000:05:00.0",
+                "current": "8.0 GT/s PCIe x4", "max": "8.0 GT/s PCIe x8", "carries_mb_per_s": 3938.0,
+                "controller": true, "switch": false, "disks": ["/dev/loop0", "/dev/loop1"]}),
         ),
     );
     write(
@@ -128,6 +144,31 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Worse than in earlier runs:"), "{text}");
+    // Only the latest result of each host counts for links: node2's HBA,
+    // not node1's November cable.
+    let links: Vec<(&str, &str)> = v["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["host"].as_str().unwrap(),
+                l["link"]["at"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(links, [("node2", "0000:05:00.0")], "{v}");
+    assert!(
+        text.contains("Links below their maximum (each host's latest result):\n  node2: the controller 0000:05:00.0's PCIe link runs at 8.0 GT/s PCIe x4"),
+        "{text}"
+    );
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("1 worse than in earlier runs, 1 link(s) below their maximum."),
+        "{v}"
+    );
     // node1's four disks are in two results: counted once each.
     assert!(
         text.contains("fleet report: 4 result(s), 12 disk(s), 3 host(s)"),
@@ -218,6 +259,7 @@ fn rendered_in_a_browser(page: &Path) {
         "{dom}"
     );
     assert!(dom.contains("<table id=\"outliers\">"), "{dom}");
+    assert!(dom.contains("<ul id=\"links\">"), "{dom}");
     assert!(dom.matches("<rect").count() >= 12, "bars drawn in the DOM");
     let shot = profile.path().join("shot.png");
     let out = run(&[

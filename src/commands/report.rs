@@ -72,9 +72,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         write_bundle(&report, &words, dir)
             .with_context(|| format!("writing --out {}", dir.display()))?;
     }
-    let flagged =
-        report.outliers.iter().any(|o| o.verdict == "slow") || !report.regressions.is_empty();
-    Ok(if flagged {
+    Ok(if report.flagged() {
         Outcome::Flagged
     } else {
         Outcome::Healthy

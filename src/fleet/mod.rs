@@ -439,8 +439,66 @@ pub struct FleetReport {
     pub outliers: Vec<Outlier>,
     pub regressions: Vec<Regression>,
     pub hosts: Vec<HostRuns>,
+    /// Links below their maximum in each host's latest result.
+    #[serde(default)]
+    pub links: Vec<HostLink>,
     /// The verdict in one sentence.
     pub message: String,
+}
+
+/// A link below its maximum (see the check's `summary.links`) in a host's
+/// latest result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostLink {
+    pub host: String,
+    /// The result it was found in, and when that run began (RFC 3339).
+    pub source: String,
+    pub started_at: String,
+    pub link: crate::report::LinkFinding,
+}
+
+/// The links below their maximum that each host's latest result found (an
+/// earlier result's may have been fixed since), hosts in the order first
+/// read.
+pub fn links(docs: &[(String, Doc)]) -> Vec<HostLink> {
+    // Per host (machine id, else name): the latest result's links.
+    let mut latest: Vec<(String, HostLink, Vec<crate::report::LinkFinding>)> = Vec::new();
+    for (source, doc) in docs {
+        let (host, machine, when, found) = match doc {
+            Doc::Check(r) => (
+                &r.host,
+                &r.machine.machine_id,
+                &r.started_at,
+                &r.summary.links,
+            ),
+            Doc::Burnin(r) => (
+                &r.host,
+                &r.machine.machine_id,
+                &r.started_at,
+                &r.summary.links,
+            ),
+        };
+        let key = machine.clone().unwrap_or_else(|| host.clone());
+        let here = HostLink {
+            host: host.clone(),
+            source: source.clone(),
+            started_at: when.clone(),
+            link: crate::report::LinkFinding::default(),
+        };
+        match latest.iter_mut().find(|(k, ..)| *k == key) {
+            Some(l) if l.1.started_at >= *when => {}
+            Some(l) => *l = (key, here, found.clone()),
+            None => latest.push((key, here, found.clone())),
+        }
+    }
+    latest
+        .into_iter()
+        .flat_map(|(_, at, found)| {
+            found
+                .into_iter()
+                .map(move |link| HostLink { link, ..at.clone() })
+        })
+        .collect()
 }
 
 impl FleetReport {
@@ -448,6 +506,14 @@ impl FleetReport {
     /// it is in (by [`Sample::key`]).
     pub fn disks(&self) -> usize {
         distinct_disks(&self.samples)
+    }
+
+    /// Whether anything is to act on: a disk slow for its model, one worse
+    /// than before, a link below its maximum.
+    pub fn flagged(&self) -> bool {
+        self.outliers.iter().any(|o| o.verdict == "slow")
+            || !self.regressions.is_empty()
+            || !self.links.is_empty()
     }
 }
 
@@ -464,8 +530,9 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
     let samples = samples(docs);
     let outliers = outliers(&samples, th);
     let regressions = regressions(&samples, th);
+    let links = links(docs);
     let slow = outliers.iter().filter(|o| o.verdict == "slow").count();
-    let message = if slow == 0 && regressions.is_empty() {
+    let message = if slow == 0 && regressions.is_empty() && links.is_empty() {
         format!(
             "HEALTHY: {} disk(s) in {} result(s): none slow for its model across them, none worse than before.",
             distinct_disks(&samples),
@@ -473,8 +540,12 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         )
     } else {
         format!(
-            "FLAGGED: {slow} disk(s) slow for their model across the fleet, {} worse than in earlier runs.",
-            regressions.len()
+            "FLAGGED: {slow} disk(s) slow for their model across the fleet, {} worse than in earlier runs{}.",
+            regressions.len(),
+            match links.len() {
+                0 => String::new(),
+                n => format!(", {n} link(s) below their maximum"),
+            }
         )
     };
     FleetReport {
@@ -487,6 +558,7 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         samples,
         outliers,
         regressions,
+        links,
         message,
     }
 }

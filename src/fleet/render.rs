@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use super::FleetReport;
 use crate::export::chart::bars_svg;
 use crate::export::text::{show, table};
+use crate::report::links::sentence;
 use crate::stats::median;
 
 /// The text report.
@@ -63,6 +64,16 @@ pub fn text(r: &FleetReport) -> String {
                 g.serial.as_deref().unwrap_or("-"),
                 g.what.join("; ")
             );
+        }
+        let _ = writeln!(out);
+    }
+    if !r.links.is_empty() {
+        let _ = writeln!(
+            out,
+            "Links below their maximum (each host's latest result):"
+        );
+        for l in &r.links {
+            let _ = writeln!(out, "  {}: {}", l.host, sentence(&l.link));
         }
         let _ = writeln!(out);
     }
@@ -129,6 +140,13 @@ pub fn markdown(r: &FleetReport) -> String {
                 md(g.serial.as_deref().unwrap_or("-")),
                 md(&g.what.join("; "))
             );
+        }
+        let _ = writeln!(out);
+    }
+    if !r.links.is_empty() {
+        let _ = writeln!(out, "## Links below their maximum\n");
+        for l in &r.links {
+            let _ = writeln!(out, "- **{}**: {}", md(&l.host), md(&sentence(&l.link)));
         }
         let _ = writeln!(out);
     }
@@ -208,7 +226,7 @@ fn charts(r: &FleetReport) -> Vec<String> {
 /// One self-contained HTML page.
 pub fn html(r: &FleetReport) -> String {
     let mut out = String::new();
-    let flagged = !r.outliers.iter().all(|o| o.verdict != "slow") || !r.regressions.is_empty();
+    let flagged = r.flagged();
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>arrayburn report</title>\n<style>\
@@ -265,6 +283,18 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
                 esc(g.model.as_deref().unwrap_or("-")),
                 esc(g.serial.as_deref().unwrap_or("-")),
                 esc(&g.what.join("; "))
+            );
+        }
+        let _ = writeln!(out, "</ul>");
+    }
+    if !r.links.is_empty() {
+        let _ = writeln!(out, "<h2>Links below their maximum</h2>\n<ul id=\"links\">");
+        for l in &r.links {
+            let _ = writeln!(
+                out,
+                "<li><b>{}</b>: {}</li>",
+                esc(&l.host),
+                esc(&sentence(&l.link))
             );
         }
         let _ = writeln!(out, "</ul>");
