@@ -4,6 +4,7 @@
 
 pub mod buffer;
 pub mod lock;
+pub mod paths;
 pub mod sysfs;
 pub mod topology;
 pub mod usage;
@@ -16,7 +17,8 @@ use std::path::Path;
 use nix::sys::stat::{major, minor};
 use thiserror::Error;
 
-pub use sysfs::{Identity, Machine, SystemPaths};
+pub use paths::SystemPaths;
+pub use sysfs::{Identity, Machine};
 pub use usage::InUse;
 
 /// A path the user named, resolved to a block device.

@@ -6,45 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Where the kernel's views of the system live; [`SystemPaths::real`] on a
-/// live machine, a temporary tree in tests.
-#[derive(Debug, Clone)]
-pub struct SystemPaths {
-    /// sysfs mount (`/sys`).
-    pub sys: PathBuf,
-    /// `/proc/self/mountinfo`.
-    pub mountinfo: PathBuf,
-    /// `/proc/swaps`.
-    pub swaps: PathBuf,
-    /// `/dev/disk/by-id`.
-    pub by_id: PathBuf,
-    /// `/dev`.
-    pub dev: PathBuf,
-    /// `/dev/disk/by-path`.
-    pub by_path: PathBuf,
-    /// The PCI id database (pciutils' or hwdata's pci.ids), where the
-    /// system has one.
-    pub pci_ids: PathBuf,
-}
-
-impl SystemPaths {
-    /// The paths of the running system.
-    pub fn real() -> Self {
-        Self {
-            sys: "/sys".into(),
-            mountinfo: "/proc/self/mountinfo".into(),
-            swaps: "/proc/swaps".into(),
-            by_id: "/dev/disk/by-id".into(),
-            dev: "/dev".into(),
-            by_path: "/dev/disk/by-path".into(),
-            pci_ids: ["/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids"]
-                .into_iter()
-                .map(PathBuf::from)
-                .find(|p| p.exists())
-                .unwrap_or_else(|| "/usr/share/misc/pci.ids".into()),
-        }
-    }
-}
+use super::paths::{SystemPaths, links_to};
 
 /// What sysfs says about one whole disk (or a partition, when named).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -150,23 +112,6 @@ fn by_id_name(paths: &SystemPaths, name: &str) -> Option<String> {
     let mut found = links_to(&paths.by_id, name);
     found.sort_by_key(|p| (p.contains("/wwn-"), p.len()));
     found.into_iter().next()
-}
-
-/// The udev links in `dir` (`/dev/disk/by-id`, `by-path`) that point at
-/// `/dev/NAME`.
-pub fn links_to(dir: &Path, name: &str) -> Vec<String> {
-    let Ok(rd) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .filter(|e| {
-            fs::read_link(e.path())
-                .ok()
-                .and_then(|t| t.file_name().map(|f| f == name))
-                .unwrap_or(false)
-        })
-        .map(|e| e.path().to_string_lossy().into_owned())
-        .collect()
 }
 
 /// Kernel names of whole disks in `/sys/block`, sorted naturally

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::SystemPaths;
+use super::paths::SystemPaths;
 
 /// A PCI function a disk is reached through.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -624,7 +624,7 @@ fn enclosure_slot(paths: &SystemPaths, scsi_dir: &Path) -> Option<String> {
 
 /// The `/dev/disk/by-path` link to `/dev/NAME`.
 fn by_path(paths: &SystemPaths, name: &str) -> Option<String> {
-    let mut found = super::sysfs::links_to(&paths.by_path, name);
+    let mut found = super::paths::links_to(&paths.by_path, name);
     found.sort_by_key(|p| p.len());
     found.into_iter().next()
 }

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::sysfs::{self, SystemPaths};
+use super::paths::SystemPaths;
+use super::sysfs;
 
 /// One reason a disk is in use.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
