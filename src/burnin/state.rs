@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::smart::{SelfTest, Snapshot, TestKind};
 use super::worker::DiskBurn;
+pub use super::worker::{At, Phase};
 use crate::device::BlockDevice;
 
 /// Where checkpoints go unless `--state` says otherwise.
@@ -29,48 +30,6 @@ pub const DEFAULT_DIR: &str = "/var/lib/arrayburn/burnin";
 
 /// The format of the file; a resume refuses another.
 pub const FORMAT: u32 = 1;
-
-/// Which half of a pass a disk is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    Write,
-    Verify,
-    /// Every pass written and verified.
-    Done,
-}
-
-/// Where a disk's run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct At {
-    /// The pass (from 1).
-    pub pass: u16,
-    pub phase: Phase,
-    /// The phase's bytes done: from the range's start up to here (written
-    /// and flushed, or read back and classified).
-    pub done_until: u64,
-    /// Where the interval before this checkpoint began: a resumed write
-    /// phase reads `interval_from..done_until` back first, to prove that
-    /// what the disk acknowledged as flushed survived the interruption.
-    pub interval_from: u64,
-}
-
-impl At {
-    /// The start of pass 1.
-    pub fn first(start: u64) -> Self {
-        Self {
-            pass: 1,
-            phase: Phase::Write,
-            done_until: start,
-            interval_from: start,
-        }
-    }
-
-    /// The same place in pass `pass`.
-    pub fn with_pass(self, pass: u16) -> Self {
-        Self { pass, ..self }
-    }
-}
 
 /// One disk's checkpoint.
 #[derive(Debug, Clone, Serialize, Deserialize)]
