@@ -751,7 +751,7 @@ fn report(
         .collect();
     let judged = verdicts(&facts, &Thresholds::default());
     let mut disk_verdicts = Vec::new();
-    let disks: Vec<BurnDisk> = targets
+    let mut disks: Vec<BurnDisk> = targets
         .iter()
         .zip(burns)
         .zip(smart)
@@ -759,20 +759,19 @@ fn report(
         .zip(points.iter().zip(hottest))
         .map(
             |((((t, burn), (smart, smart_note)), (f, judged)), (c, hot))| {
-                let verdict = match &judged.action {
-                    None if burn.interrupted => "interrupted".to_string(),
-                    None => "healthy".to_string(),
-                    Some((a, sentence)) => {
-                        disk_verdicts.push(DiskAdvice {
-                            path: t.dev.given.clone(),
-                            action: *a,
-                            sentence: format!("{}: {sentence}", t.dev.given),
-                        });
-                        serde_json::to_value(a)
-                            .ok()
-                            .and_then(|v| v.as_str().map(String::from))
-                            .unwrap_or_default()
-                    }
+                // A disk with advice is named by its action below, once
+                // the links have had their say.
+                if let Some((a, sentence)) = &judged.action {
+                    disk_verdicts.push(DiskAdvice {
+                        path: t.dev.given.clone(),
+                        action: *a,
+                        sentence: format!("{}: {sentence}", t.dev.given),
+                    });
+                }
+                let verdict = if burn.interrupted {
+                    "interrupted"
+                } else {
+                    "healthy"
                 };
                 let speeds = pass_speeds(&burn, t.end - t.start)
                     .into_iter()
@@ -794,7 +793,7 @@ fn report(
                     self_test_kind: c.self_test.as_ref().map(|(k, _)| *k),
                     self_test: c.self_test.as_ref().map(|(_, s)| s.clone()),
                     hottest_c: hot,
-                    verdict,
+                    verdict: verdict.into(),
                 }
             },
         )
@@ -803,13 +802,9 @@ fn report(
     // verdict becomes the action), a controller's is named in the verdict.
     let links = crate::report::links::degraded(&devices);
     crate::report::links::advise(&links, &mut disk_verdicts);
-    let mut disks = disks;
-    for d in disks.iter_mut().filter(|d| d.verdict != "interrupted") {
-        if let Some(a) = disk_verdicts.iter().find(|a| a.path == d.path) {
-            d.verdict = serde_json::to_value(a.action)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
+    for a in &disk_verdicts {
+        if let Some(d) = disks.iter_mut().find(|d| d.path == a.path) {
+            d.verdict = a.action.word().into();
         }
     }
     let controllers: Vec<String> = links

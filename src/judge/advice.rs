@@ -26,6 +26,17 @@ pub enum Action {
     CheckPath,
 }
 
+impl Action {
+    /// As the JSON names it (`return`, `recheck`, `check_path`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Action::Return => "return",
+            Action::Recheck => "recheck",
+            Action::CheckPath => "check_path",
+        }
+    }
+}
+
 /// The verdict on one disk, over all passes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiskAdvice {
@@ -409,6 +420,13 @@ pub fn with_links(
 #[cfg(test)]
 mod link_tests {
     use super::*;
+
+    #[test]
+    fn each_action_is_named_as_the_json_names_it() {
+        for a in [Action::Return, Action::Recheck, Action::CheckPath] {
+            assert_eq!(serde_json::to_value(a).unwrap(), a.word());
+        }
+    }
 
     #[test]
     fn a_degraded_link_is_a_finding_and_the_likely_cause_of_a_slow_disk() {
