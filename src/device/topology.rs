@@ -370,10 +370,7 @@ fn sas_link(phy_dir: &Path, phy: &str) -> Option<Link> {
     // what it can do (see `settle_by_model`).
     let l = link("sas", phy, (cur, None), (max, None));
     Some(if l.degraded {
-        Link {
-            max: format!("{}{UNKNOWN}", l.max),
-            ..l
-        }
+        with_disk_max(l, None)
     } else {
         l
     })

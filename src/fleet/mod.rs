@@ -461,8 +461,16 @@ pub struct HostLink {
 /// earlier result's may have been fixed since), hosts in the order first
 /// read.
 pub fn links(docs: &[(String, Doc)]) -> Vec<HostLink> {
-    // Per host (machine id, else name): the latest result's links.
-    let mut latest: Vec<(String, HostLink, Vec<crate::report::LinkFinding>)> = Vec::new();
+    // Per host (machine id, else name), its latest result: (key, source,
+    // host, when, links).
+    type Latest<'a> = (
+        String,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a [crate::report::LinkFinding],
+    );
+    let mut latest: Vec<Latest> = Vec::new();
     for (source, doc) in docs {
         let (host, machine, when, found) = match doc {
             Doc::Check(r) => (
@@ -479,24 +487,28 @@ pub fn links(docs: &[(String, Doc)]) -> Vec<HostLink> {
             ),
         };
         let key = machine.clone().unwrap_or_else(|| host.clone());
-        let here = HostLink {
-            host: host.clone(),
-            source: source.clone(),
-            started_at: when.clone(),
-            link: crate::report::LinkFinding::default(),
-        };
-        match latest.iter_mut().find(|(k, ..)| *k == key) {
-            Some(l) if l.1.started_at >= *when => {}
-            Some(l) => *l = (key, here, found.clone()),
-            None => latest.push((key, here, found.clone())),
+        let this = (
+            key,
+            source.as_str(),
+            host.as_str(),
+            when.as_str(),
+            found.as_slice(),
+        );
+        match latest.iter_mut().find(|l| l.0 == this.0) {
+            Some(l) if l.3 >= this.3 => {}
+            Some(l) => *l = this,
+            None => latest.push(this),
         }
     }
     latest
         .into_iter()
-        .flat_map(|(_, at, found)| {
-            found
-                .into_iter()
-                .map(move |link| HostLink { link, ..at.clone() })
+        .flat_map(|(_, source, host, when, found)| {
+            found.iter().map(move |link| HostLink {
+                host: host.into(),
+                source: source.into(),
+                started_at: when.into(),
+                link: link.clone(),
+            })
         })
         .collect()
 }

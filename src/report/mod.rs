@@ -324,7 +324,7 @@ pub struct Summary {
 
 /// A link that runs below what both its ends support (see a disk's
 /// `topology.links`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkFinding {
     /// `"pcie"`, `"sata"` or `"sas"`.
     pub kind: String,
