@@ -522,15 +522,10 @@ impl Job {
                 flight.submit(&mut *self.engine, chunk);
             }
             if stop.is_set() {
-                // Stopped: the reads in flight are not waited for (on a
-                // slow disk a deep queue takes seconds to drain).
-                flight.abandon(&mut *self.engine);
                 break;
             }
+            // None: nothing in flight, or a stop woke the wait.
             let Some(read) = flight.complete(&mut *self.engine, &mut buf) else {
-                if stop.is_set() {
-                    flight.abandon(&mut *self.engine);
-                }
                 break;
             };
             end = read.done;
@@ -602,6 +597,11 @@ impl Job {
                 }
             }
             progress.store(tally.bytes, Ordering::Relaxed);
+        }
+        if stop.is_set() {
+            // Stopped: the reads in flight are not waited for (on a slow
+            // disk a deep queue takes seconds to drain).
+            flight.abandon(&mut *self.engine);
         }
         // A skip that ran into the end of the disk: read it back too.
         if let Some(gap) = faults.gap.take()
