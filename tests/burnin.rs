@@ -1015,7 +1015,7 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
     let _u = Unmount(mnt.path());
     let bad = FaultyDisk::new(size, &[(5 * MIB, 8192)]);
     let t = Throttle::new();
-    t.limit(&d[2], 6_000_000);
+    t.limit(&d[2], 8_000_000);
     let sums: Vec<u64> = d.iter().map(sum).collect();
     let written: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
     let dir = tempdir();
@@ -1030,6 +1030,8 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
             "off",
             "--json",
             json.to_str().unwrap(),
+            "--progress-interval",
+            "0.05s",
             &d[0].dev,
             &d[1].dev,
             &d[2].dev,
@@ -1040,13 +1042,32 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Pass 1 of the throttled disk takes 1.4 s; from then on it reads at a
-    // third of that.
-    std::thread::sleep(std::time::Duration::from_millis(1700));
+    // Pass 1 of the throttled disk takes about 1 s; from then on it reads
+    // at a quarter of that. The limit changes when the progress lines show its
+    // pass 2 (a fixed sleep raced a slow start under load).
+    let mut child = child;
+    let stderr = child.stderr.take().unwrap();
+    let (seen, second) = crossbeam_channel::bounded(1);
+    let marker = format!(" burnin: {} pass 2/3", d[2].dev);
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+            let line = line.unwrap_or_default();
+            if line.contains(&marker) {
+                let _ = seen.try_send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    second
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the throttled disk reached its second pass");
     t.limit(&d[2], 2_000_000);
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    eprintln!("{text}\n{}", reader.join().unwrap());
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["read_only"], true);
@@ -1066,7 +1087,9 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
     }
     let slow = &doc["disks"][2]["verify_pass_mb_per_s"];
     let first = slow[0].as_f64().unwrap();
-    assert!((5.0..7.0).contains(&first), "{slow}");
+    // blk-throttle lets 4 MiB reads through in slices: a pass of two
+    // blocks measured 70% to 100% of the limit.
+    assert!((5.0..9.0).contains(&first), "{slow}");
     assert!(slow[2].as_f64().unwrap() < first / 2.0, "{slow}");
     assert!(text.contains("reads slowed to 2 MB/s in pass 3"), "{text}");
     // Each pass finds the bad range, to the byte.
