@@ -287,7 +287,13 @@ fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
         assert!(rows[1].reached_end, "{pass}");
         assert!(!rows[1].device_gone, "{pass}");
         for i in [0, 2] {
-            assert_eq!(rows[i].verdict, Verdict::Ok, "{pass}: a good disk");
+            // Two identical throttled disks still differ by a few percent
+            // in time: one may be marked fast against the other, never slow.
+            assert!(
+                matches!(rows[i].verdict, Verdict::Ok | Verdict::Fast),
+                "{pass}: a good disk: {:?}",
+                rows[i].reasons
+            );
             assert_eq!(rows[i].bytes, size, "{pass}: a good disk read to the end");
             let mbps = rows[i].mb_per_s;
             assert!(
@@ -403,7 +409,13 @@ fn slow_sectors_are_logged_with_their_offset_and_flag_the_disk() {
             "{pass}: the tail against the peers: {reasons}"
         );
         for i in [0, 2] {
-            assert_eq!(rows[i].verdict, Verdict::Ok, "{pass}: a good disk");
+            // Two identical throttled disks still differ by a few percent
+            // in time: one may be marked fast against the other, never slow.
+            assert!(
+                matches!(rows[i].verdict, Verdict::Ok | Verdict::Fast),
+                "{pass}: a good disk: {:?}",
+                rows[i].reasons
+            );
             assert_eq!(rows[i].slow_read_count, 0, "{pass}");
         }
     }
