@@ -731,35 +731,69 @@ fn pinpointing_honours_the_sample_window_and_a_signal() {
     // A signal mid-probe stops it at the next re-read.
     let dir = tempdir();
     let json = dir.path().join("r.json");
-    let child = arrayburn(&[
-        "check",
-        "--passes",
-        "serial",
-        "--full-serial",
-        "--progress",
-        "none",
-        "--json",
-        json.to_str().unwrap(),
-        &bad.dev,
-    ])
-    .stdout(std::process::Stdio::null())
-    .spawn()
-    .unwrap();
-    let (out, took) = interrupt_after(child, Duration::from_millis(1500));
-    assert_eq!(out.status.code(), Some(130));
+    // Checks `dev` serially with io_uring, signalled `after` in: the time
+    // from the signal to the exit, and the disk's row of the partial report.
+    let interrupted = |dev: &str, after: u64| {
+        let child = arrayburn(&[
+            "check",
+            "--engine",
+            "io_uring",
+            "--passes",
+            "serial",
+            "--full-serial",
+            "--progress",
+            "none",
+            "--json",
+            json.to_str().unwrap(),
+            dev,
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+        let (out, took) = interrupt_after(child, Duration::from_millis(after));
+        assert_eq!(out.status.code(), Some(130));
+        let v: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let row = disk_rows(&v, "serial")[0].clone();
+        assert_eq!(row.stopped, Some(Stopped::Interrupted));
+        (took, row)
+    };
+    let (took, row) = interrupted(&bad.dev, 1500);
     assert!(
         took < Duration::from_secs(3),
-        "stopped {:?} after the signal",
-        took
+        "stopped {took:?} after the signal"
     );
-    let v: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let row = &disk_rows(&v, "serial")[0];
-    assert!(unprobed(row), "{row:?}");
-    assert_eq!(row.stopped, Some(Stopped::Interrupted));
+    assert!(unprobed(&row), "{row:?}");
     assert!(
         row.reasons[0].contains("stopped early by a signal"),
         "{row:?}"
     );
+
+    // A signal while a re-read is in flight that takes the drive 4 s (its
+    // retries, the kernel's timeout): io_uring leaves that read to the
+    // kernel and stops at once. 4 MiB reads: the one at 8 MiB fails at
+    // 4 s, its first 64 KiB re-read is then in flight until 8 s; the
+    // signal comes at 6 s.
+    let retrying = FaultyDisk::with_slow(
+        16 * MIB,
+        &[(8 * MIB, 512)],
+        &[(8 * MIB, 64 << 10, 4_000_000)],
+    );
+    let (took, row) = interrupted(&retrying.dev, 6000);
+    assert!(
+        took < Duration::from_secs(1),
+        "stopped {took:?} after the signal"
+    );
+    // The chunk being probed is reported unread from where the probing
+    // was, not the abandoned re-read as a bad sector.
+    assert_eq!(
+        row.errors
+            .iter()
+            .map(|e| (e.offset, e.len, e.exact))
+            .collect::<Vec<_>>(),
+        [(8 * MIB, 4 * MIB, false)],
+        "{row:?}"
+    );
+    assert!(row.errors[0].message.contains("stopped"), "{row:?}");
 }
 
 #[test]

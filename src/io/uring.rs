@@ -42,6 +42,11 @@ pub struct UringEngine {
     flying: Vec<Option<(Chunk, Instant)>>,
     /// Completions reaped while waiting for something else.
     ready: VecDeque<Completion>,
+    /// The buffer of the synchronous read, the engine's own (allocated at
+    /// the first), so that a stop can abandon that read too; and whether
+    /// that read is in flight.
+    sync_buf: Option<AlignedBuf>,
+    sync_flying: bool,
     /// Requests were abandoned still in flight: their buffers are never
     /// freed (the kernel may still fill them after this engine is gone).
     leak: bool,
@@ -79,6 +84,8 @@ impl UringEngine {
             free: (0..depth).rev().collect(),
             flying: vec![None; depth],
             ready: VecDeque::new(),
+            sync_buf: None,
+            sync_flying: false,
             leak: false,
             woken: false,
         })
@@ -186,6 +193,7 @@ impl UringEngine {
         let mut sync = None;
         for (user, res) in done {
             if user == SYNC {
+                self.sync_flying = false;
                 sync = Some(res);
                 continue;
             }
@@ -223,13 +231,35 @@ impl UringEngine {
 
 impl Engine for UringEngine {
     /// One read on its own (pinpointing a failed read), beside any in
-    /// flight: their completions wait in `ready`.
+    /// flight: their completions wait in `ready`. It reads into the
+    /// engine's own buffer and copies into `buf`, so a stop need not wait
+    /// for it: a read of a failing sector can take the drive half a minute
+    /// (its retries, the kernel's timeout). Stopped, it returns
+    /// `Interrupted` and leaves the read in flight.
     fn read(&mut self, buf: &mut AlignedBuf, chunk: Chunk) -> io::Result<usize> {
-        let dst = buf.slice_mut(chunk.len()).as_mut_ptr();
+        let stopped = || io::Error::new(io::ErrorKind::Interrupted, "stopped");
+        if self.woken {
+            return Err(stopped());
+        }
+        if self.sync_flying {
+            // The ring failed while waiting for the last one: its buffer
+            // may still be written.
+            return Err(io::Error::other(
+                "io_uring: an earlier read is still in flight",
+            ));
+        }
+        if self.sync_buf.as_ref().is_none_or(|b| b.len() < chunk.len()) {
+            self.sync_buf = Some(AlignedBuf::new(chunk.len()));
+        }
+        let dst = self
+            .sync_buf
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |b| b.as_ptr());
         let mut done = 0usize;
         while done < chunk.len() {
-            // SAFETY: `buf` is borrowed until this function returns, and it
-            // returns only once the request's completion was reaped.
+            // SAFETY: the buffer is the engine's: it is replaced only when
+            // no synchronous read is in flight, and leaked with the engine
+            // when one was abandoned.
             unsafe {
                 self.push(
                     dst.add(done),
@@ -239,9 +269,13 @@ impl Engine for UringEngine {
                     SYNC,
                 )
             }?;
+            self.sync_flying = true;
             let res = loop {
                 if let Some(res) = self.reap()? {
                     break res;
+                }
+                if self.woken {
+                    return Err(stopped());
                 }
             };
             match res {
@@ -250,6 +284,9 @@ impl Engine for UringEngine {
                 r if r < 0 => return Err(io::Error::from_raw_os_error(-r)),
                 n => done += n as usize,
             }
+        }
+        if let Some(own) = &mut self.sync_buf {
+            buf.slice_mut(done).copy_from_slice(own.slice_mut(done));
         }
         Ok(done)
     }
@@ -288,6 +325,7 @@ impl Queued for UringEngine {
         let flying: Vec<u64> = (0..self.flying.len())
             .filter(|i| self.flying[*i].is_some())
             .map(|i| i as u64)
+            .chain(self.sync_flying.then_some(SYNC))
             .collect();
         // No retry of an interrupted read from here on.
         self.leak = true;
@@ -298,14 +336,14 @@ impl Queued for UringEngine {
         }
         let _ = self.ring.submit();
         let until = Instant::now() + within;
-        while self.in_flight() > 0 {
+        while self.in_flight() > 0 || self.sync_flying {
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() || self.reap_within(Some(left)).is_err() {
                 break;
             }
         }
         self.ready.clear();
-        self.leak = self.in_flight() > 0;
+        self.leak = self.in_flight() > 0 || self.sync_flying;
     }
 
     fn complete(&mut self) -> Option<Completion> {
@@ -337,7 +375,7 @@ impl Drop for UringEngine {
     /// Waits for every request still in flight: the kernel may write into
     /// their buffers until then.
     fn drop(&mut self) {
-        while !self.leak && self.in_flight() > 0 {
+        while !self.leak && (self.in_flight() > 0 || self.sync_flying) {
             if self.reap().is_err() {
                 self.leak = true;
             }
@@ -346,6 +384,7 @@ impl Drop for UringEngine {
             // The kernel may still write into them: they stay allocated
             // until the process ends (a run stopped by a signal ends it).
             std::mem::forget(std::mem::take(&mut self.bufs));
+            std::mem::forget(self.sync_buf.take());
         } else {
             // Let go of the device now, not when the kernel gets round to
             // tearing the ring down after the process: a disk released by

@@ -418,6 +418,11 @@ impl Job {
                         p.good += n as u64;
                         failing_run = 0;
                     }
+                    // A stop abandoned the read (the engine's, io_uring).
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                        p.bad.push(unread(block.offset(), STOPPED));
+                        return p;
+                    }
                     Err(e) => {
                         failing_run += lbs;
                         match p.bad.last_mut() {
