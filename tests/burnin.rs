@@ -1025,7 +1025,7 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
     let _u = Unmount(mnt.path());
     let bad = FaultyDisk::new(size, &[(5 * MIB, 8192)]);
     let t = Throttle::new();
-    t.limit(&d[2], 8_000_000);
+    t.limit(&d[2], 6_000_000);
     let sums: Vec<u64> = d.iter().map(sum).collect();
     let written: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
     let dir = tempdir();
@@ -1052,8 +1052,9 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Pass 1 of the throttled disk takes about 1 s; from then on it reads
-    // at a quarter of that. The limit changes when the progress lines show its
+    // Pass 1 of the throttled disk takes about 1.4 s (over the second a
+    // pass must last to be compared); from then on it reads at a third of
+    // that. The limit changes when the progress lines show its
     // pass 2 (a fixed sleep raced a slow start under load).
     let mut child = child;
     let stderr = child.stderr.take().unwrap();
@@ -1098,9 +1099,9 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
     let slow = &doc["disks"][2]["verify_pass_mb_per_s"];
     let first = slow[0].as_f64().unwrap();
     // blk-throttle lets 4 MiB reads through in slices: a pass of two
-    // blocks measured 70% to 100% of the limit.
-    assert!((5.0..9.0).contains(&first), "{slow}");
-    assert!(slow[2].as_f64().unwrap() < first / 2.0, "{slow}");
+    // blocks measured 77% to 109% of the limit.
+    assert!((4.0..7.5).contains(&first), "{slow}");
+    assert!(slow[2].as_f64().unwrap() < first * 0.6, "{slow}");
     assert!(text.contains("reads slowed to 2 MB/s in pass 3"), "{text}");
     // Each pass finds the bad range, to the byte.
     let found: Vec<(u64, u64, u64, &str)> = doc["disks"][3]["findings"]
