@@ -384,7 +384,8 @@ pub fn with_links(
     let said = said.join("; ");
     // A drive on its own PCIe link (NVMe) is reseated or moved; a SATA or
     // SAS disk's link is a cable, backplane or slot.
-    let fix = if links.iter().any(|l| l.kind == "PCIe") {
+    let pcie = links.iter().any(|l| l.kind == "PCIe");
+    let fix = if pcie {
         "reseat the drive or move it to another slot"
     } else {
         "replace the cable or move the slot"
@@ -408,7 +409,7 @@ pub fn with_links(
         None => DiskAdvice {
             path: path.into(),
             action: Action::CheckPath,
-            sentence: if links.iter().any(|l| l.kind == "PCIe") {
+            sentence: if pcie {
                 format!("{path}: {said}: {fix} (check the slot's width and generation)")
             } else {
                 format!("{path}: {said}: {fix}")

@@ -64,7 +64,7 @@ pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
     let links = links::degraded(&plan.devices);
     links::advise(&links, &mut advice);
     let mut summary = summarize(&passes, finding, advice, links, info.interrupted, &th);
-    if let Some(note) = shared_link_note(plan, &passes, summary.shared_bottleneck) {
+    if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
     }
     Report {
@@ -507,7 +507,7 @@ fn controller_sentence(passes: &[Pass]) -> Option<String> {
 /// that runs below its maximum (their controller's, or a PCIe switch's
 /// uplink): that link and what it can carry, and what the disks read
 /// through it in the parallel pass.
-fn shared_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<String> {
+fn shared_link_note(links: &[LinkFinding], passes: &[Pass], shared: bool) -> Option<String> {
     let par = passes.iter().find(|p| p.kind == PassKind::Parallel)?;
     // The disks limited together: all of them (a shared bottleneck), or
     // those of a limited controller.
@@ -520,17 +520,13 @@ fn shared_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<String
             .flat_map(|c| c.disks.iter().map(String::as_str))
             .collect()
     };
-    let devices: Vec<crate::device::BlockDevice> = plan
-        .devices
-        .iter()
-        .filter(|d| limited.contains(&d.given.as_str()))
-        .cloned()
-        .collect();
-    // A shared PCIe link below its maximum that every one of them is
+    // A shared PCIe link below its maximum that they, and only they, are
     // behind: their controller's, or a PCIe switch's uplink.
-    let link = links::degraded(&devices)
-        .into_iter()
-        .find(|l| l.controller && l.disks.len() == devices.len())?;
+    let link = links.iter().find(|l| {
+        l.controller
+            && l.disks.len() == limited.len()
+            && l.disks.iter().all(|d| limited.contains(&d.as_str()))
+    })?;
     let read: f64 = par
         .disks
         .iter()
@@ -546,7 +542,7 @@ fn shared_link_note(plan: &Plan, passes: &[Pass], shared: bool) -> Option<String
     let note = format!(
         "{which}, at {}, carries at most {most:.0} MB/s; the {} disk(s) behind it read {read:.0} MB/s together.",
         link.current,
-        devices.len()
+        limited.len()
     );
     Some(note)
 }

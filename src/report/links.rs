@@ -40,9 +40,7 @@ pub fn degraded(devices: &[BlockDevice]) -> Vec<LinkFinding> {
                 at: l.at.clone(),
                 current: l.current.clone(),
                 max: l.max.clone(),
-                carries_mb_per_s: (l.kind == "pcie")
-                    .then(|| pcie_mb_per_s(&l.current))
-                    .flatten(),
+                carries_mb_per_s: pcie.then(|| pcie_mb_per_s(&l.current)).flatten(),
                 controller,
                 switch,
                 disks: vec![d.given.clone()],
@@ -63,18 +61,20 @@ pub fn sentence(l: &LinkFinding) -> String {
         .carries_mb_per_s
         .map(|m| format!(", at most {m:.0} MB/s"))
         .unwrap_or_default();
-    if l.switch {
+    if l.controller {
+        let (which, fix) = if l.switch {
+            (
+                format!("the PCIe switch {}'s uplink", l.at),
+                "reseat the switch card or its cable, or move it",
+            )
+        } else {
+            (
+                format!("the controller {}'s PCIe link", l.at),
+                "reseat the card or move it",
+            )
+        };
         format!(
-            "the PCIe switch {}'s uplink runs at {} where {} is possible ({} disk(s) behind it{most}): reseat the switch card or its cable, or move it to a full-width, full-speed slot",
-            l.at,
-            l.current,
-            l.max,
-            l.disks.len()
-        )
-    } else if l.controller {
-        format!(
-            "the controller {}'s PCIe link runs at {} where {} is possible ({} disk(s) behind it{most}): reseat the card or move it to a full-width, full-speed slot",
-            l.at,
+            "{which} runs at {} where {} is possible ({} disk(s) behind it{most}): {fix} to a full-width, full-speed slot",
             l.current,
             l.max,
             l.disks.len()
