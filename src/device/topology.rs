@@ -267,9 +267,13 @@ fn both_ends(l: Link, dev: &Path) -> Link {
     with_disk_max(l, disk_max)
 }
 
-/// The link judged against the disk's maximum too; without it (no
-/// smartctl, no answer) it stays marked and says its max is the port's.
+/// A link below its port's maximum judged against the disk's maximum too;
+/// without it (no smartctl, no answer) it stays marked and says its max is
+/// the port's. A link at its port's maximum is returned as it is.
 fn with_disk_max(l: Link, disk_max: Option<String>) -> Link {
+    if !l.degraded {
+        return l;
+    }
     match disk_max {
         Some(m) => {
             let max = if rate(&m) < rate(&l.max) {
@@ -368,12 +372,10 @@ fn sas_link(phy_dir: &Path, phy: &str) -> Option<Link> {
         .filter(|v| rate(v).is_some())?;
     // The phy is the HBA's or the expander's; the disk's end does not say
     // what it can do (see `settle_by_model`).
-    let l = link("sas", phy, (cur, None), (max, None));
-    Some(if l.degraded {
-        with_disk_max(l, None)
-    } else {
-        l
-    })
+    Some(with_disk_max(
+        link("sas", phy, (cur, None), (max, None)),
+        None,
+    ))
 }
 
 /// Whether a path component is a PCI function address (`0000:03:00.0`).
@@ -1085,11 +1087,7 @@ mod tests {
         let on = |kind: &str, cur: &str, max: &str| {
             let l = link(kind, "phy-0:0:1", (cur.into(), None), (max.into(), None));
             Topology {
-                links: vec![if l.degraded {
-                    with_disk_max(l, None)
-                } else {
-                    l
-                }],
+                links: vec![with_disk_max(l, None)],
                 ..Topology::default()
             }
         };
