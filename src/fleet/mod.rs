@@ -14,7 +14,7 @@ use crate::burnin::report::BurnReport;
 use crate::judge::peers::{classify, pct_of_group_median};
 use crate::judge::{Thresholds, Verdict};
 use crate::measure::PassKind;
-use crate::report::{Report, SCHEMA_VERSION};
+use crate::report::{LinkFinding, Report, SCHEMA_VERSION};
 use crate::stats::median;
 
 pub mod render;
@@ -24,6 +24,42 @@ pub mod render;
 pub enum Doc {
     Check(Box<Report>),
     Burnin(Box<BurnReport>),
+}
+
+impl Doc {
+    /// The host it ran on, and that machine's id where known.
+    fn host(&self) -> (&str, Option<&str>) {
+        let (host, machine) = match self {
+            Doc::Check(r) => (&r.host, &r.machine),
+            Doc::Burnin(r) => (&r.host, &r.machine),
+        };
+        (host, machine.machine_id.as_deref())
+    }
+
+    /// When the run began (RFC 3339).
+    fn started_at(&self) -> &str {
+        match self {
+            Doc::Check(r) => &r.started_at,
+            Doc::Burnin(r) => &r.started_at,
+        }
+    }
+
+    /// The links below their maximum it found.
+    fn links(&self) -> &[LinkFinding] {
+        match self {
+            Doc::Check(r) => &r.summary.links,
+            Doc::Burnin(r) => &r.summary.links,
+        }
+    }
+}
+
+/// Whether two results ran on one host: the same machine id where both
+/// know it, else the same host name.
+fn same_host(a: (&str, Option<&str>), b: (&str, Option<&str>)) -> bool {
+    match (a.1, b.1) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.0 == b.0,
+    }
 }
 
 /// Reads one result file; why not, in one line.
@@ -373,40 +409,35 @@ pub struct HostRuns {
 pub fn hosts(docs: &[(String, Doc)]) -> Vec<HostRuns> {
     let mut out: Vec<HostRuns> = Vec::new();
     for (source, doc) in docs {
-        let (host, machine_id, when, line) = match doc {
+        let line = match doc {
             Doc::Check(r) => {
                 let mut line = format!("check of {} disk(s): {}", r.disks.len(), r.summary.message);
                 if r.interrupted {
                     line = format!("{line} (interrupted)");
                 }
-                (&r.host, &r.machine.machine_id, &r.started_at, line)
+                line
             }
-            Doc::Burnin(r) => (
-                &r.host,
-                &r.machine.machine_id,
-                &r.started_at,
-                format!(
-                    "{} of {} disk(s): {}",
-                    if r.read_only {
-                        "read-only soak"
-                    } else {
-                        "burn-in"
-                    },
-                    r.disks.len(),
-                    r.summary.message
-                ),
+            Doc::Burnin(r) => format!(
+                "{} of {} disk(s): {}",
+                if r.read_only {
+                    "read-only soak"
+                } else {
+                    "burn-in"
+                },
+                r.disks.len(),
+                r.summary.message
             ),
         };
-        let line = format!("{when} {line} [{source}]");
-        let same = |h: &HostRuns| match (&h.machine_id, machine_id) {
-            (Some(a), Some(b)) => a == b,
-            _ => &h.host == host,
-        };
-        match out.iter_mut().find(|h| same(h)) {
+        let line = format!("{} {line} [{source}]", doc.started_at());
+        let (host, machine_id) = doc.host();
+        match out
+            .iter_mut()
+            .find(|h| same_host((&h.host, h.machine_id.as_deref()), doc.host()))
+        {
             Some(h) => h.runs.push(line),
             None => out.push(HostRuns {
-                host: host.clone(),
-                machine_id: machine_id.clone(),
+                host: host.into(),
+                machine_id: machine_id.map(String::from),
                 runs: vec![line],
             }),
         }
@@ -454,59 +485,33 @@ pub struct HostLink {
     /// The result it was found in, and when that run began (RFC 3339).
     pub source: String,
     pub started_at: String,
-    pub link: crate::report::LinkFinding,
+    pub link: LinkFinding,
 }
 
 /// The links below their maximum that each host's latest result found (an
 /// earlier result's may have been fixed since), hosts in the order first
 /// read.
 pub fn links(docs: &[(String, Doc)]) -> Vec<HostLink> {
-    // Per host (machine id, else name), its latest result: (key, source,
-    // host, when, links).
-    type Latest<'a> = (
-        String,
-        &'a str,
-        &'a str,
-        &'a str,
-        &'a [crate::report::LinkFinding],
-    );
-    let mut latest: Vec<Latest> = Vec::new();
-    for (source, doc) in docs {
-        let (host, machine, when, found) = match doc {
-            Doc::Check(r) => (
-                &r.host,
-                &r.machine.machine_id,
-                &r.started_at,
-                &r.summary.links,
-            ),
-            Doc::Burnin(r) => (
-                &r.host,
-                &r.machine.machine_id,
-                &r.started_at,
-                &r.summary.links,
-            ),
-        };
-        let key = machine.clone().unwrap_or_else(|| host.clone());
-        let this = (
-            key,
-            source.as_str(),
-            host.as_str(),
-            when.as_str(),
-            found.as_slice(),
-        );
-        match latest.iter_mut().find(|l| l.0 == this.0) {
-            Some(l) if l.3 >= this.3 => {}
-            Some(l) => *l = this,
-            None => latest.push(this),
+    // Each host's latest result, as an index into `docs`.
+    let mut latest: Vec<usize> = Vec::new();
+    for (i, (_, doc)) in docs.iter().enumerate() {
+        match latest
+            .iter_mut()
+            .find(|j| same_host(docs[**j].1.host(), doc.host()))
+        {
+            Some(j) if docs[*j].1.started_at() >= doc.started_at() => {}
+            Some(j) => *j = i,
+            None => latest.push(i),
         }
     }
     latest
         .into_iter()
-        .flat_map(|(_, source, host, when, found)| {
-            found.iter().map(move |link| HostLink {
-                host: host.into(),
-                source: source.into(),
-                started_at: when.into(),
+        .flat_map(|i| {
+            let (source, doc) = &docs[i];
+            doc.links().iter().map(move |link| HostLink {
+                host: doc.host().0.into(),
+                source: source.clone(),
+                started_at: doc.started_at().into(),
                 link: link.clone(),
             })
         })
