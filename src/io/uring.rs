@@ -248,13 +248,17 @@ impl Engine for UringEngine {
                 "io_uring: an earlier read is still in flight",
             ));
         }
-        if self.sync_buf.as_ref().is_none_or(|b| b.len() < chunk.len()) {
-            self.sync_buf = Some(AlignedBuf::new(chunk.len()));
+        if self
+            .sync_buf
+            .as_ref()
+            .is_some_and(|b| b.len() < chunk.len())
+        {
+            self.sync_buf = None;
         }
         let dst = self
             .sync_buf
-            .as_ref()
-            .map_or(std::ptr::null_mut(), |b| b.as_ptr());
+            .get_or_insert_with(|| AlignedBuf::new(chunk.len()))
+            .as_ptr();
         let mut done = 0usize;
         while done < chunk.len() {
             // SAFETY: the buffer is the engine's: it is replaced only when
