@@ -155,6 +155,10 @@ pub struct BurninArgs {
     /// Skips the question on a terminal (scripts: required).
     #[arg(long)]
     pub yes: bool,
+    /// Go ahead although process PID holds a disk's lock (the refusal
+    /// names it): only when that process is not using the disk.
+    #[arg(long, value_name = "PID")]
+    pub ignore_lock: Option<u32>,
     /// Overwrite disks that carry a partition table, filesystem, RAID, LVM
     /// or ZFS signature (refused without it).
     #[arg(long)]
@@ -221,6 +225,10 @@ pub struct BurninArgs {
     /// the whole surface, hours) and judge its result.
     #[arg(long, value_enum, conflicts_with = "resume")]
     pub smart_test: Option<crate::burnin::smart::TestKind>,
+    /// Abort a --smart-test still running after this long, as a finding
+    /// (a drive stuck at "running 10 %") [default: 30m short, 72h long].
+    #[arg(long, value_name = "DURATION", requires = "smart_test", value_parser = parse_duration)]
+    pub smart_test_timeout: Option<Duration>,
     /// Read each disk's temperature this often during the run (seconds).
     #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub smart_every: u64,
@@ -366,6 +374,10 @@ pub struct CheckArgs {
     /// Accept partitions (read them as if they were disks).
     #[arg(help_heading = "What to read", long)]
     pub allow_partitions: bool,
+    /// Go ahead although process PID holds a disk's lock (the refusal
+    /// names it): only when that process is not using the disk.
+    #[arg(help_heading = "What to read", long, value_name = "PID")]
+    pub ignore_lock: Option<u32>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -28,6 +28,11 @@ pub const BUCKETS: usize = 100;
 pub const SEEK_READERS: usize = 6;
 /// Spots a sample is spread over (`--spots`; 1: the start of the disk).
 pub const SPOTS: u32 = 1;
+/// How long a drive's short self-test may run before it is aborted as
+/// stuck (`burnin --smart-test short`; drives say 1-2 minutes).
+pub const SHORT_SELF_TEST: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+/// ...and its long self-test (a 24 TB HDD's takes about 30 hours).
+pub const LONG_SELF_TEST: std::time::Duration = std::time::Duration::from_secs(72 * 3600);
 
 #[cfg(test)]
 mod tests {

@@ -1,11 +1,22 @@
 //! Where a result goes. Every output path (`--json`, `--csv`, the files of
-//! `--out`, iozone's `--json` and `-b`, `list --json`) is resolved and
-//! proven writable before the first read, and written here:
+//! `--out`, iozone's `--json` and `-b`, `list --json`, the burn-in's
+//! checkpoints) is resolved and proven writable before the first read, and
+//! written here:
 //!
-//! - a new path or a regular file is replaced atomically (written whole to a
-//!   temporary name beside it, then renamed), so a reader or a crash never
-//!   sees half a file;
-//! - a symlink is followed: its target is what gets written, the link stays;
+//! - a new path or a regular file is replaced atomically: written whole to
+//!   a temporary file of a random name, created with O_EXCL|O_NOFOLLOW in
+//!   the same directory, then renamed over the target, so a reader or a
+//!   crash never sees half a file, and a link planted at the temporary or
+//!   the final name is never followed (the rename replaces a link at the
+//!   final name);
+//! - the directory is opened once, when the path is resolved, and every
+//!   file in it is made relative to that descriptor: a directory on the way
+//!   that is swapped for a link afterwards is not followed either;
+//! - a symlink the user names is followed (its target is written, the link
+//!   stays), but only a link owned by this user or root: one another user
+//!   owns would let them choose what root overwrites;
+//! - the files arrayburn names itself (inside `--out DIR`, `charts/`, the
+//!   checkpoints in `--state DIR`) are never reached through a link;
 //! - a FIFO, a terminal or another character device is written through,
 //!   once, at the end, and never renamed over (`--json /dev/stdout` must not
 //!   turn the machine's /dev/stdout link into a file);
@@ -14,10 +25,227 @@
 //!
 //! It must not decide what goes into a file, only how it gets there.
 
+use std::ffi::OsString;
 use std::fs;
-use std::io::{self, Write};
-use std::os::unix::fs::FileTypeExt;
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use nix::fcntl::{OFlag, openat, renameat};
+use nix::sys::stat::{Mode, mkdirat};
+use nix::unistd::{UnlinkatFlags, unlinkat};
+
+/// A directory results are written into, held open from the moment it was
+/// resolved: every file arrayburn makes in it is made through this
+/// descriptor, never by path.
+#[derive(Debug, Clone)]
+pub struct Dir {
+    fd: Arc<OwnedFd>,
+    /// The path it was opened by, for messages.
+    path: PathBuf,
+}
+
+impl PartialEq for Dir {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+    }
+}
+
+impl Eq for Dir {}
+
+/// Why a link is not followed: owned by another user than this one and
+/// root.
+fn foreign_link(p: &Path, m: &fs::Metadata) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} is a symbolic link owned by uid {}, not by you or root: another user may have planted it, so it is not followed; name the real path",
+            p.display(),
+            m.uid()
+        ),
+    )
+}
+
+/// Whether a link owned by `uid` may be followed by this process.
+fn trusted(uid: u32) -> bool {
+    uid == 0 || uid == nix::unistd::geteuid().as_raw()
+}
+
+impl Dir {
+    /// Opens the existing directory `path` (the user's: its links are
+    /// followed where they are this user's or root's).
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        let real = follow(path)?;
+        let fd = nix::fcntl::open(
+            &real,
+            OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(io::Error::from)?;
+        Ok(Dir {
+            fd: Arc::new(fd),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens `path`, making it first when only its parent exists (the
+    /// user's `--out DIR`).
+    pub fn create(path: &Path) -> io::Result<Dir> {
+        match fs::symlink_metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let name = path.file_name().unwrap_or(path.as_os_str());
+                Dir::open(parent_dir(path))?.sub(&name.to_string_lossy())?;
+            }
+            _ => {}
+        }
+        Dir::open(path)
+    }
+
+    /// The path this directory was opened by.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The subdirectory `name` (one that arrayburn names: `charts`), made
+    /// if missing and never reached through a link.
+    pub fn sub(&self, name: &str) -> io::Result<Dir> {
+        match mkdirat(self.fd.as_fd(), name, Mode::from_bits_truncate(0o777)) {
+            Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let fd = openat(
+            self.fd.as_fd(),
+            name,
+            OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            nix::errno::Errno::ELOOP | nix::errno::Errno::ENOTDIR => io::Error::other(format!(
+                "{}: is not a directory of its own (a link or a file is in its place)",
+                self.path.join(name).display()
+            )),
+            e => e.into(),
+        })?;
+        Ok(Dir {
+            fd: Arc::new(fd),
+            path: self.path.join(name),
+        })
+    }
+
+    /// A new file of a random name in this directory (O_EXCL|O_NOFOLLOW,
+    /// mode 0666 less the umask), and its name.
+    fn temporary(&self, stem: &str) -> io::Result<(fs::File, OsString)> {
+        let mut tries = 0;
+        loop {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            let name = OsString::from(format!(".{stem}.{:016x}.arrayburn-tmp", h.finish()));
+            match openat(
+                self.fd.as_fd(),
+                name.as_os_str(),
+                OFlag::O_CREAT
+                    | OFlag::O_EXCL
+                    | OFlag::O_NOFOLLOW
+                    | OFlag::O_WRONLY
+                    | OFlag::O_CLOEXEC,
+                Mode::from_bits_truncate(0o666),
+            ) {
+                Ok(fd) => return Ok((fs::File::from(fd), name)),
+                Err(nix::errno::Errno::EEXIST) if tries < 16 => tries += 1,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Writes `bytes` as the file `name` in this directory: whole, under a
+    /// temporary name, synced, then renamed over `name` (a link there is
+    /// replaced, not followed). The temporary file is removed when
+    /// anything fails.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.write_os(std::ffi::OsStr::new(name), bytes)
+    }
+
+    fn write_os(&self, name: &std::ffi::OsStr, bytes: &[u8]) -> io::Result<()> {
+        let (mut f, tmp) = self.temporary(&name.to_string_lossy())?;
+        let result = f
+            .write_all(bytes)
+            .and_then(|()| f.sync_all())
+            .and_then(|()| {
+                renameat(self.fd.as_fd(), tmp.as_os_str(), self.fd.as_fd(), name)
+                    .map_err(io::Error::from)
+            });
+        if result.is_err() {
+            let _ = unlinkat(self.fd.as_fd(), tmp.as_os_str(), UnlinkatFlags::NoRemoveDir);
+        }
+        result
+    }
+
+    /// Makes the renames in this directory durable.
+    pub fn sync(&self) -> io::Result<()> {
+        nix::unistd::fsync(self.fd.as_fd()).map_err(io::Error::from)
+    }
+
+    /// Reads the file `name` that arrayburn wrote here (a checkpoint):
+    /// never through a link, only a regular file this user or root owns
+    /// (another user's file in a shared directory may have been planted to
+    /// steer the run). `Ok(None)` when there is none.
+    pub fn read(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        let fd = match openat(
+            self.fd.as_fd(),
+            name,
+            OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(nix::errno::Errno::ENOENT) => return Ok(None),
+            Err(nix::errno::Errno::ELOOP) => {
+                return Err(io::Error::other(format!(
+                    "{}: is a symbolic link; arrayburn's own files are never read through one (move it away)",
+                    self.path.join(name).display()
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut f = fs::File::from(fd);
+        let m = f.metadata()?;
+        if !m.is_file() {
+            return Err(io::Error::other(format!(
+                "{}: is not a regular file (move it away)",
+                self.path.join(name).display()
+            )));
+        }
+        if !trusted(m.uid()) {
+            return Err(io::Error::other(format!(
+                "{}: is owned by uid {}, not by you or root: another user may have planted it (move it away)",
+                self.path.join(name).display(),
+                m.uid()
+            )));
+        }
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes)?;
+        Ok(Some(bytes))
+    }
+
+    /// Proves that files can be created here (permissions, a read-only
+    /// mount, no inodes left) by creating and removing a temporary one.
+    pub fn probe(&self) -> io::Result<()> {
+        let (_, name) = self.temporary("probe")?;
+        unlinkat(
+            self.fd.as_fd(),
+            name.as_os_str(),
+            UnlinkatFlags::NoRemoveDir,
+        )
+        .map_err(io::Error::from)
+    }
+}
 
 /// How an output path is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,9 +258,9 @@ pub enum Sink {
     /// A FIFO, terminal or other character device (the path with its
     /// symlinks followed), written through once at the end.
     Special(PathBuf),
-    /// A regular or a new file (the path with its symlinks followed),
+    /// A regular or a new file: its name in its directory (held open),
     /// replaced atomically at every save.
-    File(PathBuf),
+    File { dir: Dir, name: OsString },
 }
 
 /// An output path, resolved and proven writable.
@@ -47,26 +275,26 @@ pub struct Output {
 }
 
 impl Output {
-    /// Resolves `given` for `flag` and proves it writable (a probe file is
-    /// created and removed beside a file; a special file must grant write
-    /// access). `-` means standard output where `dash_is_stdout`. Nothing is
-    /// left behind. The error is one line naming the problem and the way out.
+    /// Resolves `given` for `flag` and proves it writable (a temporary file
+    /// is created and removed beside a file; a special file must grant
+    /// write access). `-` means standard output where `dash_is_stdout`.
+    /// Nothing is left behind. The error is one line naming the problem and
+    /// the way out.
     pub fn resolve(flag: &str, given: &Path, dash_is_stdout: bool) -> Result<Output, String> {
         let shown = format!("{flag} {}", given.display());
         let sink = if dash_is_stdout && given == Path::new("-") {
             Sink::Stdout
         } else if let Some(sink) = standard_stream(given) {
             sink
-        } else if let Ok(meta) = fs::metadata(given)
-            && !meta.is_file()
-            && !meta.is_dir()
-        {
-            // A special file, reached through its links as the kernel
-            // reaches it (/dev/fd/63 of `>(jq .)` is a pipe, not a path).
-            special(&shown, given, &meta)?
         } else {
             let path = follow(given).map_err(|e| format!("{shown}: {e}"))?;
-            sink_for(&shown, path)?
+            match fs::metadata(&path) {
+                // A special file, reached through its links as the kernel
+                // reaches it (/dev/fd/63 of `>(jq .)` is a pipe, not a
+                // path).
+                Ok(meta) if !meta.is_file() && !meta.is_dir() => special(&shown, &path, &meta)?,
+                _ => sink_for(&shown, path)?,
+            }
         };
         Ok(Output {
             flag: flag.to_string(),
@@ -85,10 +313,8 @@ impl Output {
     /// gets one document, not one per pass).
     pub fn write(&self, bytes: &[u8], last: bool) -> io::Result<()> {
         match &self.sink {
-            Sink::File(p) => write_atomic(p, bytes),
-            Sink::Special(p) if last => {
-                fs::OpenOptions::new().write(true).open(p)?.write_all(bytes)
-            }
+            Sink::File { dir, name } => dir.write_os(name, bytes),
+            Sink::Special(p) if last => write_special(p, bytes),
             Sink::Stdout if last => {
                 let mut out = io::stdout().lock();
                 out.write_all(bytes)?;
@@ -107,9 +333,34 @@ impl Output {
             Sink::Stdout => PathBuf::from("-"),
             Sink::Stderr => PathBuf::from("/dev/stderr"),
             Sink::Special(p) => fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
-            Sink::File(p) => identity_of(p),
+            Sink::File { dir, name } => identity_of(&dir.path.join(name)),
         }
     }
+
+    /// Whether this output is the file `path` names (a checkpoint, say).
+    pub fn is(&self, path: &Path) -> bool {
+        self.identity() == identity_of(path)
+    }
+}
+
+/// Writes a FIFO, terminal or character device through: opened without
+/// following a link put in its place since it was resolved (the kernel's
+/// own links, `/dev/fd/N` of a `>(...)`, excepted), and only if it is
+/// still not a regular file.
+fn write_special(p: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let kernels = p.starts_with("/proc") || p.starts_with("/dev/fd");
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(if kernels { 0 } else { nix::libc::O_NOFOLLOW })
+        .open(p)?;
+    if f.metadata()?.is_file() {
+        return Err(io::Error::other(format!(
+            "{} has become a regular file since the run began; not written",
+            p.display()
+        )));
+    }
+    f.write_all(bytes)
 }
 
 /// The canonical directory of `p` joined with its name (the directory may be
@@ -163,45 +414,69 @@ fn standard_stream(p: &Path) -> Option<Sink> {
 }
 
 /// Follows `p` through its symlinks (a dangling link leads to the file it
-/// would create).
+/// would create), refusing a link that another user owns. The links of
+/// `/proc/self/fd` and `/dev/fd` (a shell's `>(...)`) are the kernel's and
+/// are not followed here: the kernel reaches the pipe they stand for.
 fn follow(p: &Path) -> io::Result<PathBuf> {
-    let mut p = p.to_path_buf();
-    for _ in 0..40 {
-        match fs::symlink_metadata(&p) {
+    if p.starts_with("/proc") || p.starts_with("/dev/fd") {
+        return Ok(p.to_path_buf());
+    }
+    // Every component in turn, so that a link on the way (a directory
+    // another user replaced by a link) is judged as the last one is.
+    let mut rest: Vec<OsString> = p.iter().map(|c| c.to_os_string()).collect();
+    rest.reverse();
+    let mut at = PathBuf::new();
+    let mut links = 0;
+    while let Some(c) = rest.pop() {
+        let next = at.join(&c);
+        match fs::symlink_metadata(&next) {
             Ok(m) if m.file_type().is_symlink() => {
-                let target = fs::read_link(&p)?;
-                p = parent_dir(&p).join(target);
+                links += 1;
+                if links > 40 {
+                    return Err(io::Error::from_raw_os_error(nix::libc::ELOOP));
+                }
+                if !trusted(m.uid()) {
+                    return Err(foreign_link(&next, &m));
+                }
+                let target = fs::read_link(&next)?;
+                if target.is_absolute() {
+                    at = PathBuf::new();
+                }
+                rest.extend(target.iter().rev().map(|c| c.to_os_string()));
             }
-            _ => return Ok(p),
+            _ => at = next,
         }
     }
-    Err(io::Error::from_raw_os_error(nix::libc::ELOOP))
+    Ok(at)
 }
 
 /// How the resolved `path` is written, refusing what must not be.
 fn sink_for(shown: &str, path: PathBuf) -> Result<Sink, String> {
-    let Ok(meta) = fs::metadata(&path) else {
-        let dir = parent_dir(&path);
-        if !dir.is_dir() {
-            return Err(format!(
-                "{shown}: directory {} does not exist; create it or choose another path",
-                dir.display()
-            ));
-        }
-        probe_dir(dir).map_err(|e| cannot_write(shown, dir, &e))?;
-        return Ok(Sink::File(path));
-    };
-    if meta.is_dir() {
-        Err(format!(
+    let dir = parent_dir(&path);
+    if let Ok(meta) = fs::metadata(&path)
+        && meta.is_dir()
+    {
+        return Err(format!(
             "{shown}: is a directory; give a file name inside it"
-        ))
-    } else if meta.is_file() {
-        let dir = parent_dir(&path);
-        probe_dir(dir).map_err(|e| cannot_write(shown, dir, &e))?;
-        Ok(Sink::File(path))
-    } else {
-        special(shown, &path, &meta)
+        ));
     }
+    if !dir.is_dir() {
+        return Err(format!(
+            "{shown}: directory {} does not exist; create it or choose another path",
+            dir.display()
+        ));
+    }
+    let opened = Dir::open(dir)
+        .and_then(|d| d.probe().map(|()| d))
+        .map_err(|e| cannot_write(shown, dir, &e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .ok_or_else(|| format!("{shown}: names no file; give a file name"))?;
+    if name.as_bytes() == b".." || name.as_bytes() == b"." {
+        return Err(format!("{shown}: names no file; give a file name"));
+    }
+    Ok(Sink::File { dir: opened, name })
 }
 
 /// A FIFO, terminal or character device is written through; a block
@@ -224,53 +499,11 @@ fn cannot_write(shown: &str, dir: &Path, e: &io::Error) -> String {
     )
 }
 
-/// Proves that files can be created in `dir` (permissions, a read-only
-/// mount, no inodes left) by creating and removing a probe file.
-pub fn probe_dir(dir: &Path) -> io::Result<()> {
-    let probe = dir.join(format!(".arrayburn-probe-{}", std::process::id()));
-    fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)?;
-    fs::remove_file(&probe)
-}
-
 /// The directory a path names a file in (`.` for a bare name).
 pub fn parent_dir(p: &Path) -> &Path {
     p.parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
-}
-
-/// Writes `bytes` to `path` whole under a temporary name in the same
-/// directory and renames it over `path` (a regular or new file, its
-/// symlinks already followed), so a reader (or a crash mid-write) never
-/// sees half a file. The temporary file is removed when anything fails.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.arrayburn-tmp"));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Writes `bytes` to the file `path` names, by the rules of this module
-/// (resolved as an output of `--out` and written as a last save): for the
-/// files inside `--out DIR`, which are named only when they are written.
-pub fn write_path(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    Output::resolve("--out", path, false)
-        .map_err(io::Error::other)?
-        .write(bytes, true)
 }
 
 #[cfg(test)]
@@ -314,6 +547,28 @@ mod tests {
     }
 
     #[test]
+    fn a_link_planted_where_arrayburn_names_a_file_is_replaced_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let out = Dir::create(&d.path().join("out")).unwrap();
+        std::os::unix::fs::symlink(&victim, d.path().join("out/report.txt")).unwrap();
+        std::os::unix::fs::symlink(&victim, d.path().join("out/charts")).unwrap();
+        out.write("report.txt", b"report").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(
+            fs::read_to_string(d.path().join("out/report.txt")).unwrap(),
+            "report"
+        );
+        let e = out.sub("charts").unwrap_err().to_string();
+        assert!(e.contains("is not a directory of its own"), "{e}");
+        std::os::unix::fs::symlink(&victim, d.path().join("out/burnin-x.json")).unwrap();
+        let e = out.read("burnin-x.json").unwrap_err().to_string();
+        assert!(e.contains("is a symbolic link"), "{e}");
+        assert_eq!(out.read("none.json").unwrap(), None);
+    }
+
+    #[test]
     fn the_standard_streams_are_written_as_streams_never_as_paths() {
         // Resolved only: nothing is written to the system's nodes here.
         for (p, sink) in [
@@ -338,7 +593,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let dash = d.path().join("-");
         let o = Output::resolve("-b", &dash, false).unwrap();
-        assert_eq!(o.sink, Sink::File(dash));
+        assert!(matches!(o.sink, Sink::File { ref name, .. } if name == "-"));
     }
 
     #[test]

@@ -83,6 +83,8 @@ pub struct Settings {
     pub spots: u32,
     /// Readers per disk of the seek-stress pass, when it runs.
     pub seek_readers: Option<usize>,
+    /// Go ahead although this pid holds a disk's lock (`--ignore-lock`).
+    pub ignore_lock: Option<u32>,
 }
 
 /// A check ready to run.
@@ -174,10 +176,11 @@ impl Plan {
 
     /// Takes each disk's run lock (see [`device::lock`]): refused when
     /// another arrayburn run reads one of them.
-    pub fn lock_disks(&self, command_line: &[String]) -> Result<Vec<lock::DiskLock>, PlanError> {
+    pub fn lock_disks(&self) -> Result<Vec<lock::DiskLock>, PlanError> {
         let mut locks = Vec::new();
         for d in &self.devices {
-            locks.extend(lock::lock(d.rdev, &d.given, command_line).map_err(PlanError::Busy)?);
+            let ignore = self.settings.ignore_lock;
+            locks.extend(lock::lock(d.rdev, &d.given, ignore).map_err(PlanError::Busy)?);
         }
         Ok(locks)
     }
@@ -306,6 +309,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         csv,
         spots: args.spots,
         seek_readers: args.seek.then_some(args.seek_readers),
+        ignore_lock: args.ignore_lock,
     })
 }
 
@@ -339,7 +343,7 @@ pub fn check_output_dir(p: &Path) -> Result<(), PlanError> {
         )));
     }
     let dir = if p.exists() { p } else { parent };
-    output::probe_dir(dir).map_err(|e| {
+    output::Dir::open(dir).and_then(|d| d.probe()).map_err(|e| {
         PlanError::Output(format!(
             "--out {}: cannot write in {} ({e}); choose a writable directory",
             p.display(),

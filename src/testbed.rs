@@ -17,7 +17,9 @@ pub const BLKIO_ROOT: &str = "/sys/fs/cgroup/blkio";
 /// not sparse, not compressible, so reads are real reads. Stops early with
 /// `Interrupted` when `stop` is set.
 pub fn fill_file(path: &Path, size: u64, seed: u64, stop: &StopFlag) -> io::Result<()> {
-    let mut out = File::create(path)?;
+    // A new file only: never through a link planted at the name in a
+    // shared directory such as /dev/shm.
+    let mut out = File::options().write(true).create_new(true).open(path)?;
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut buf = vec![0u8; 4 << 20];
     let mut left = size;

@@ -448,7 +448,7 @@ fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains(&format!("{} is in use by arrayburn pid {pid} (", d[0].dev)),
+        err.contains(&format!("{} is in use by pid {pid} (user root: ", d[0].dev)),
         "{err}"
     );
     assert!(err.contains("wait for that run to end"), "{err}");
@@ -456,7 +456,8 @@ fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
     assert!(out.stdout.is_empty());
 
     // iozone takes the lock of the disk under its files' filesystem.
-    let dir = tempdir();
+    let fs_disk = loop_disk(&Spec::shm(32 << 20));
+    let dir = Mounted::ext4(&fs_disk);
     let iozone = |extra: &[&str]| {
         let mut c = arrayburn(&["iozone", "-s", "64k", "-r", "64k", "-i", "0", "-i", "1"]);
         c.args(extra).current_dir(dir.path());
@@ -472,9 +473,8 @@ fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains(&format!(
-            "is in use by arrayburn pid {pid} (arrayburn iozone"
-        )),
+        err.contains(&format!("is in use by pid {pid} (user root: "))
+            && err.contains(" iozone -s 64k"),
         "{err}"
     );
 }

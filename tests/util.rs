@@ -103,6 +103,41 @@ pub fn loop_disk(spec: &Spec) -> LoopDisk {
     LoopDisk::attach(file, &options).expect("losetup")
 }
 
+/// An ext4 filesystem made on a loop disk and mounted on a temporary
+/// directory; unmounted on drop (declare it after the disk, so it goes
+/// first).
+pub struct Mounted {
+    pub dir: tempfile::TempDir,
+}
+
+impl Mounted {
+    pub fn ext4(disk: &LoopDisk) -> Self {
+        let mkfs = Command::new("mkfs.ext4")
+            .args(["-q", "-F", &disk.dev])
+            .output()
+            .unwrap();
+        assert!(mkfs.status.success(), "{mkfs:?}");
+        let dir = tempdir();
+        let st = Command::new("mount")
+            .arg(&disk.dev)
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount {}", disk.dev);
+        Self { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
 /// Makes `n` memory-backed disks of `size` bytes.
 pub fn disks(n: usize, size: u64) -> Vec<LoopDisk> {
     (0..n).map(|_| loop_disk(&Spec::shm(size))).collect()

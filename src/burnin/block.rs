@@ -163,7 +163,18 @@ pub fn check_all(buf: &[u8], offset: u64, stamp: Stamp) -> Vec<(u64, Found)> {
 }
 
 /// What a burn-in writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// Self-identifying blocks (the format above): every fault classified.
     #[default]

@@ -9,10 +9,12 @@
 //! - `report`: the result as JSON and text.
 //! - `smart`: SMART before and after, and what rose.
 //! - `state`: the checkpoint per disk that a `--resume` continues from.
+//! - `resume`: what a resume proves (the disk's blocks) before it writes.
 
 pub mod block;
 pub mod plan;
 pub mod report;
+pub mod resume;
 pub mod smart;
 pub mod state;
 pub mod worker;

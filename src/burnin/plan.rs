@@ -44,7 +44,31 @@ pub enum Refusal {
     Range(String),
     #[error("{0}")]
     Busy(String),
+    #[error(
+        "{path} is partition {part} of disk {disk}; a burn-in tests whole disks: name /dev/{disk} instead (nothing was written)"
+    )]
+    Partition {
+        path: String,
+        part: String,
+        disk: String,
+    },
 }
+
+/// The devices named, resolved as whole disks (a partition is refused in
+/// the burn-in's words: it has no flag to allow one).
+fn resolve(devices: &[String]) -> Result<Vec<BlockDevice>, Refusal> {
+    device::resolve_all(&SystemPaths::real(), devices, false).map_err(|e| match e {
+        device::DeviceError::Partition { path, part, disk } => {
+            Refusal::Partition { path, part, disk }
+        }
+        e => Refusal::Device(e),
+    })
+}
+
+/// A device that was busy (opened exclusively) a moment ago is tried again
+/// for this long: right after a burn-in is killed, the kernel holds its
+/// disks until the writes in flight have drained.
+const BUSY_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// One disk a burn-in will write.
 pub struct Target {
@@ -56,6 +80,8 @@ pub struct Target {
     pub end: u64,
     /// The identity hash every block of this disk carries.
     pub disk: u32,
+    /// The name of its checkpoint in `--state DIR`.
+    pub checkpoint: String,
 }
 
 /// The range of a disk to burn, from `--range START..END` (sizes with
@@ -76,7 +102,13 @@ pub fn range(spec: Option<&str>, size: u64) -> Result<(u64, u64), Refusal> {
         }
         crate::units::parse_size(t).map_err(|e| Refusal::Range(format!("{spec}: {e}")))
     };
-    let (start, end) = (parse(a, 0)?, parse(b, whole)?.min(whole));
+    let (start, end) = (parse(a, 0)?, parse(b, whole)?);
+    if end > whole {
+        return Err(Refusal::Range(format!(
+            "{spec}: ends beyond the disk, whose last whole 4 KiB block ends at byte {whole} ({}): give an END up to that, or leave END out for the end of the disk",
+            crate::units::human_bytes(whole)
+        )));
+    }
     if !start.is_multiple_of(BLOCK as u64) || !end.is_multiple_of(BLOCK as u64) || start >= end {
         return Err(Refusal::Range(format!(
             "{spec}: give a non-empty range of whole 4 KiB blocks inside the disk ({whole} bytes)"
@@ -89,15 +121,16 @@ pub fn range(spec: Option<&str>, size: u64) -> Result<(u64, u64), Refusal> {
 /// LVM, ZFS member), in words; None when nothing. Without blkid the check
 /// cannot be made, which refuses too.
 fn blkid_signature(path: &str) -> Result<Option<String>, Refusal> {
-    let out = Command::new("blkid")
-        .args(["-p", "-o", "export", path])
-        .output()
-        .map_err(|e| Refusal::Signature {
+    let mut blkid = Command::new("blkid");
+    blkid.args(["-p", "-o", "export", path]);
+    let out = device::tool::output(&mut blkid, device::tool::LIMIT, &|| false).map_err(|e| {
+        Refusal::Signature {
             path: path.into(),
             what: format!(
                 "an unknown content (blkid from util-linux is needed to look for signatures: {e})"
             ),
-        })?;
+        }
+    })?;
     // blkid -p exits 2 when it finds nothing.
     let text = String::from_utf8_lossy(&out.stdout);
     let found: Vec<String> = text
@@ -134,39 +167,94 @@ fn zfs_label(file: &File, size: u64) -> bool {
 }
 
 /// Opens a disk for the burn-in: read-write, O_DIRECT, O_EXCL (a disk
-/// anything holds open exclusively, or mounted, fails here too).
-fn open_for_writing(path: &str) -> Result<File, Refusal> {
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(nix::libc::O_DIRECT | nix::libc::O_EXCL)
-        .open(path)
-        .map_err(|e| Refusal::Open {
+/// anything holds open exclusively, or mounted, fails here too). A busy
+/// disk is tried again for [`BUSY_PATIENCE`] (a killed run's writes
+/// draining), then refused naming what holds it.
+fn open_for_writing(d: &BlockDevice) -> Result<File, Refusal> {
+    let began = std::time::Instant::now();
+    let path = d.given.as_str();
+    loop {
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(nix::libc::O_DIRECT | nix::libc::O_EXCL)
+            .open(path);
+        let e = match opened {
+            Ok(f) => return Ok(f),
+            Err(e) => e,
+        };
+        if e.raw_os_error() != Some(nix::libc::EBUSY) {
+            return Err(Refusal::Open {
+                path: path.into(),
+                detail: format!("cannot open it for writing with O_DIRECT|O_EXCL: {e}"),
+            });
+        }
+        if began.elapsed() < BUSY_PATIENCE {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            continue;
+        }
+        let openers: Vec<String> =
+            device::usage::openers(std::path::Path::new(&d.identity.dev_path))
+                .into_iter()
+                .map(|p| lock::Holder::of(p).words())
+                .collect();
+        let why = if openers.is_empty() {
+            format!(
+                "opened exclusively for {} s by the kernel (a mount, md, dm or ZFS) or by a process in another namespace",
+                BUSY_PATIENCE.as_secs()
+            )
+        } else {
+            format!(
+                "opened exclusively for {} s; open now in {}",
+                BUSY_PATIENCE.as_secs(),
+                openers.join(", ")
+            )
+        };
+        return Err(Refusal::InUse {
             path: path.into(),
-            detail: match e.raw_os_error() {
-                Some(nix::libc::EBUSY) => {
-                    "busy: something holds it open exclusively (a mount, md, ZFS)".into()
-                }
-                _ => format!("cannot open it for writing with O_DIRECT|O_EXCL: {e}"),
-            },
-        })
+            why,
+        });
+    }
 }
 
-/// Resolves, checks and opens every disk, or refuses the whole run.
+/// Refuses a disk that carries a partition table, filesystem, RAID, LVM or
+/// ZFS signature: it may hold data (`--wipe-signatures` overrides; a
+/// resumed disk that carries its run's blocks needs no such check).
+pub fn refuse_signature(d: &BlockDevice) -> Result<(), Refusal> {
+    let zfs = open_direct(std::path::Path::new(&d.given))
+        .map(|f| zfs_label(&f, d.identity.size_bytes))
+        .unwrap_or(false);
+    let found = blkid_signature(&d.given)?.or_else(|| zfs.then(|| "ZFS labels".to_string()));
+    match found {
+        Some(what) => Err(Refusal::Signature {
+            path: d.given.clone(),
+            what,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Resolves, checks and opens every disk, or refuses the whole run (the
+/// signatures are looked for by [`refuse_signature`]). The disks' run
+/// locks come first, so that another arrayburn run is named as such
+/// rather than as something that holds the disk.
 pub fn targets(
     devices: &[String],
     destructive: bool,
-    wipe_signatures: bool,
     range_spec: Option<&str>,
-    command_line: &[String],
+    ignore_lock: Option<u32>,
 ) -> Result<(Vec<Target>, Vec<lock::DiskLock>), Refusal> {
     if !destructive {
         return Err(Refusal::NotConfirmed(devices.join(" ")));
     }
-    let paths = SystemPaths::real();
-    let devs = device::resolve_all(&paths, devices, false)?;
+    let devs = resolve(devices)?;
+    let mut locks = Vec::new();
     for d in &devs {
-        if let Some(why) = d.in_use.first() {
+        locks.extend(lock::lock(d.rdev, &d.given, ignore_lock).map_err(Refusal::Busy)?);
+    }
+    for d in &devs {
+        // Opened exclusively by someone: known when it is opened below.
+        if let Some(why) = d.in_use.iter().find(|u| **u != device::InUse::Busy) {
             return Err(Refusal::InUse {
                 path: d.given.clone(),
                 why: why.to_string(),
@@ -176,39 +264,35 @@ pub fn targets(
             return Err(Refusal::ReadOnly(d.given.clone()));
         }
         range(range_spec, d.identity.size_bytes)?;
-        if !wipe_signatures {
-            let zfs = open_direct(std::path::Path::new(&d.given))
-                .map(|f| zfs_label(&f, d.identity.size_bytes))
-                .unwrap_or(false);
-            let found =
-                blkid_signature(&d.given)?.or_else(|| zfs.then(|| "ZFS labels".to_string()));
-            if let Some(what) = found {
-                return Err(Refusal::Signature {
-                    path: d.given.clone(),
-                    what,
-                });
-            }
-        }
     }
-    let mut locks = Vec::new();
+    // Two disks that report one serial (cheap USB bridges) are told apart
+    // by their kernel names too: in their blocks and their checkpoints.
+    let serials: Vec<Option<String>> = devs.iter().map(|d| d.identity.serial.clone()).collect();
     let mut out = Vec::new();
     for d in devs {
-        locks.extend(lock::lock(d.rdev, &d.given, command_line).map_err(Refusal::Busy)?);
-        let file = open_for_writing(&d.given)?;
+        let file = open_for_writing(&d)?;
         let (start, end) = range(range_spec, d.identity.size_bytes)?;
         let id = &d.identity;
+        let shared = id.serial.is_some() && serials.iter().filter(|s| **s == id.serial).count() > 1;
         let disk = disk_hash(&format!(
-            "{}|{}|{}",
+            "{}|{}|{}{}",
             id.serial.as_deref().unwrap_or(&id.name),
             id.model.as_deref().unwrap_or(""),
-            id.size_bytes
+            id.size_bytes,
+            if shared {
+                format!("|{}", id.name)
+            } else {
+                String::new()
+            }
         ));
+        let checkpoint = super::state::file_name(&d, shared);
         out.push(Target {
             dev: d,
             file,
             start,
             end,
             disk,
+            checkpoint,
         });
     }
     Ok((out, locks))
@@ -220,14 +304,14 @@ pub fn targets(
 pub fn read_targets(
     devices: &[String],
     range_spec: Option<&str>,
-    command_line: &[String],
+    ignore_lock: Option<u32>,
 ) -> Result<(Vec<Target>, Vec<lock::DiskLock>), Refusal> {
-    let devs = device::resolve_all(&SystemPaths::real(), devices, false)?;
+    let devs = resolve(devices)?;
     let mut locks = Vec::new();
     let mut out = Vec::new();
     for d in devs {
         let (start, end) = range(range_spec, d.identity.size_bytes)?;
-        locks.extend(lock::lock(d.rdev, &d.given, command_line).map_err(Refusal::Busy)?);
+        locks.extend(lock::lock(d.rdev, &d.given, ignore_lock).map_err(Refusal::Busy)?);
         let file = open_direct(std::path::Path::new(&d.given)).map_err(|e| Refusal::Open {
             path: d.given.clone(),
             detail: format!("cannot open it with O_DIRECT: {e}"),
@@ -238,6 +322,7 @@ pub fn read_targets(
             start,
             end,
             disk: 0,
+            checkpoint: String::new(),
         });
     }
     Ok((out, locks))
@@ -259,7 +344,7 @@ mod tests {
         assert_eq!(range(Some("0..1g"), size).unwrap(), (0, 1 << 30));
         assert_eq!(range(Some("17t.."), size).unwrap(), (17 << 40, whole));
         assert_eq!(range(Some("..4k"), size).unwrap(), (0, 4096));
-        for bad in ["1g", "5..9", "2g..1g", "x..1g"] {
+        for bad in ["1g", "5..9", "2g..1g", "x..1g", "19t..21t", "21t.."] {
             assert!(range(Some(bad), size).is_err(), "{bad}");
         }
     }

@@ -14,6 +14,8 @@
 
 use std::process::Command;
 
+use crate::device::tool;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -86,21 +88,33 @@ impl SmartChange {
 }
 
 /// `smartctl --json -x DEVICE` as JSON, or why there is none.
-fn read_json(device: &str) -> Result<Value, String> {
-    let out = Command::new("smartctl")
-        .args(["--json", "-x", device])
-        .output()
-        .map_err(|e| format!("smartctl could not run ({e}): install smartmontools"))?;
+fn read_json(device: &str, give_up: &dyn Fn() -> bool) -> Result<Value, String> {
+    let out = smartctl(&["--json", "-x", device], give_up)?;
     // smartctl's exit status is a bit mask that is often non-zero on a
-    // healthy disk; the JSON says what it could read.
-    serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("smartctl gave no JSON for {device} ({e})"))
+    // healthy disk; the JSON says what it could read. What the disk says
+    // of itself is shown on terminals: its control characters escaped.
+    let mut v: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("smartctl gave no JSON for {device} ({e})"))?;
+    crate::escape::json_strings(&mut v);
+    Ok(v)
+}
+
+/// `smartctl ARGS`, given at most [`tool::LIMIT`] (a hung disk hangs
+/// smartctl too) or until `give_up`.
+fn smartctl(args: &[&str], give_up: &dyn Fn() -> bool) -> Result<std::process::Output, String> {
+    tool::output(Command::new("smartctl").args(args), tool::LIMIT, give_up).map_err(|e| {
+        if e.contains("could not run") {
+            format!("{e}: install smartmontools")
+        } else {
+            e
+        }
+    })
 }
 
 /// Runs `smartctl --json -x DEVICE`: the reading, or why there is none
 /// (smartctl missing, or no SMART data for this device).
-pub fn read(device: &str) -> Result<Snapshot, String> {
-    let v = read_json(device)?;
+pub fn read(device: &str, give_up: &dyn Fn() -> bool) -> Result<Snapshot, String> {
+    let v = read_json(device, give_up)?;
     parse(&v).ok_or_else(|| {
         let why = v["smartctl"]["messages"][0]["string"]
             .as_str()
@@ -275,15 +289,16 @@ pub fn self_test_state(v: &Value) -> SelfTest {
 
 /// Starts the drive's self-test (`smartctl -t short|long`); why not, when
 /// it did not start.
-pub fn start_self_test(device: &str, kind: TestKind) -> Result<(), String> {
+pub fn start_self_test(
+    device: &str,
+    kind: TestKind,
+    give_up: &dyn Fn() -> bool,
+) -> Result<(), String> {
     let which = match kind {
         TestKind::Short => "short",
         TestKind::Long => "long",
     };
-    let out = Command::new("smartctl")
-        .args(["-t", which, device])
-        .output()
-        .map_err(|e| format!("smartctl could not run ({e}): install smartmontools"))?;
+    let out = smartctl(&["-t", which, device], give_up)?;
     // Bits 0-2 of the exit status: the command line, the device, or the
     // command failed.
     if out.status.code().is_none_or(|c| c & 0b111 != 0) {
@@ -302,8 +317,8 @@ pub fn start_self_test(device: &str, kind: TestKind) -> Result<(), String> {
 }
 
 /// Polls a running self-test: its state now.
-pub fn poll_self_test(device: &str) -> SelfTest {
-    match read_json(device) {
+pub fn poll_self_test(device: &str, give_up: &dyn Fn() -> bool) -> SelfTest {
+    match read_json(device, give_up) {
         Ok(v) => self_test_state(&v),
         Err(why) => SelfTest::Unknown(why),
     }

@@ -15,15 +15,16 @@
 //! least every `--checkpoint-every` seconds (30), at the end of each phase,
 //! and when a signal stops the run: a reboot loses at most one interval.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::block::{BLOCK, Pattern};
 use super::smart::{SelfTest, Snapshot, TestKind};
 use super::worker::DiskBurn;
 pub use super::worker::{At, Phase};
 use crate::device::BlockDevice;
+use crate::output::Dir;
 
 /// Where checkpoints go unless `--state` says otherwise.
 pub const DEFAULT_DIR: &str = "/var/lib/arrayburn/burnin";
@@ -31,27 +32,40 @@ pub const DEFAULT_DIR: &str = "/var/lib/arrayburn/burnin";
 /// The format of the file; a resume refuses another.
 pub const FORMAT: u32 = 1;
 
+/// The most passes a burn-in makes (a soak run by time counts its own).
+pub const MAX_PASSES: u16 = 1000;
+
 /// One disk's checkpoint.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Checkpoint {
     pub format: u32,
-    /// The run every block carries (hex), and when it began (RFC 3339).
+    /// The run every block carries (16 hex digits), and when it began
+    /// (RFC 3339).
     pub run_id: String,
     pub started_at: String,
     /// When this checkpoint was saved.
     pub saved_at: String,
     /// The disk: as the user named it, and what identifies it.
     pub device: String,
+    /// Its kernel name when the checkpoint was made (`sdb`, `loop3`).
+    #[serde(default)]
+    pub name: Option<String>,
     pub by_id: Option<String>,
     pub serial: Option<String>,
+    #[serde(default)]
+    pub wwn: Option<String>,
     pub model: Option<String>,
     pub size_bytes: u64,
+    /// The identity hash every block of this disk carries (recomputed
+    /// from the identity for files that predate it).
+    #[serde(default)]
+    pub disk_hash: Option<u32>,
     /// What was asked.
     pub start_byte: u64,
     pub end_byte: u64,
     pub passes: u16,
     pub io_bytes: u64,
-    pub pattern: String,
+    pub pattern: Pattern,
     /// The command line that began the run.
     pub command_line: Vec<String>,
     /// Where the run stands, and what it measured and found so far.
@@ -68,31 +82,131 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
-    /// Whether `dev` is the disk this checkpoint was made for; the reason
-    /// when not.
+    /// The run id as a number; `None` when it is not 1 to 16 hex digits.
+    pub fn run(&self) -> Option<u64> {
+        let ok = (1..=16).contains(&self.run_id.len())
+            && self.run_id.bytes().all(|b| b.is_ascii_hexdigit());
+        ok.then(|| u64::from_str_radix(&self.run_id, 16).ok())
+            .flatten()
+    }
+
+    /// Whether every field holds what a checkpoint of a disk of
+    /// `size_bytes` (logical blocks of `lbs` bytes) can hold: a damaged
+    /// or hand-edited file that still parses is refused here, naming the
+    /// field, rather than steering a destructive run.
+    pub fn validate(&self, size_bytes: u64, lbs: u32) -> Result<(), String> {
+        let bad = |field: &str, value: String, want: &str| {
+            Err(format!("{field} is {value}, where {want}"))
+        };
+        let whole = |b: u64| b.is_multiple_of(BLOCK as u64) && b.is_multiple_of(u64::from(lbs));
+        if self.format != FORMAT {
+            return bad(
+                "format",
+                self.format.to_string(),
+                &format!("this arrayburn reads {FORMAT}"),
+            );
+        }
+        if self.run().is_none() {
+            return bad(
+                "run_id",
+                format!("{:?}", self.run_id),
+                "1 to 16 hex digits are written",
+            );
+        }
+        let (start, end) = (self.start_byte, self.end_byte);
+        if !(start < end && end <= size_bytes && whole(start) && whole(end)) {
+            return bad(
+                "start_byte..end_byte",
+                format!("{start}..{end}"),
+                &format!(
+                    "a range of whole 4 KiB blocks inside the disk ({size_bytes} bytes) is written"
+                ),
+            );
+        }
+        if !(1..=MAX_PASSES).contains(&self.passes) {
+            return bad(
+                "passes",
+                self.passes.to_string(),
+                &format!("1 to {MAX_PASSES} are written"),
+            );
+        }
+        if !(self.io_bytes > 0 && self.io_bytes <= 1 << 30 && whole(self.io_bytes)) {
+            return bad(
+                "io_bytes",
+                self.io_bytes.to_string(),
+                "a multiple of 4 KiB up to 1 GiB is written",
+            );
+        }
+        let at = &self.at;
+        if !(1..=self.passes).contains(&at.pass) {
+            return bad(
+                "at.pass",
+                at.pass.to_string(),
+                &format!("1 to passes ({}) are written", self.passes),
+            );
+        }
+        if at.phase == Phase::Done && at.pass != self.passes {
+            return bad(
+                "at.pass",
+                at.pass.to_string(),
+                "a finished run is at its last pass",
+            );
+        }
+        let inside = |b: u64| (start..=end).contains(&b) && whole(b);
+        if !(inside(at.done_until) && inside(at.interval_from) && at.interval_from <= at.done_until)
+        {
+            return bad(
+                "at.interval_from..at.done_until",
+                format!("{}..{}", at.interval_from, at.done_until),
+                "a span of whole blocks inside the range is written",
+            );
+        }
+        if self.burn.passes_done > self.passes {
+            return bad(
+                "burn.passes_done",
+                self.burn.passes_done.to_string(),
+                &format!("at most passes ({}) are written", self.passes),
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether `dev` is the disk this checkpoint was made for, by what the
+    /// disk says of itself (the blocks on it are read by the resume
+    /// itself); the reason when not.
     pub fn matches(&self, dev: &BlockDevice) -> Result<(), String> {
         let id = &dev.identity;
-        if self.format != FORMAT {
-            return Err(format!(
-                "its format is {}, this arrayburn reads {FORMAT}",
-                self.format
-            ));
-        }
         if self.size_bytes != id.size_bytes {
             return Err(format!(
                 "it was made for a disk of {} bytes, this one has {}",
                 self.size_bytes, id.size_bytes
             ));
         }
-        for (what, was, is) in [
+        let mut known = vec![
             ("serial", &self.serial, &id.serial),
             ("model", &self.model, &id.model),
+        ];
+        // Where both know it: a WWN and a by-id name stay with the disk.
+        for (what, was, is) in [
+            ("WWN", &self.wwn, &id.wwn),
+            ("by-id name", &self.by_id, &id.by_id),
         ] {
+            if was.is_some() && is.is_some() {
+                known.push((what, was, is));
+            }
+        }
+        // A disk with neither serial nor WWN (a loop device, many USB
+        // bridges) is known by its kernel name too.
+        let name = Some(id.name.clone());
+        if self.serial.is_none() && self.wwn.is_none() && self.name.is_some() {
+            known.push(("kernel name", &self.name, &name));
+        }
+        for (what, was, is) in known {
             if was != is {
                 return Err(format!(
                     "it was made for {what} {}, this disk has {}",
-                    was.as_deref().unwrap_or("(none)"),
-                    is.as_deref().unwrap_or("(none)")
+                    shown(was),
+                    shown(is)
                 ));
             }
         }
@@ -100,43 +214,75 @@ impl Checkpoint {
     }
 }
 
-/// The checkpoint file of `dev` in `dir`: named by the disk's serial, or
-/// its kernel name when it has none (a loop device), so that it is found
-/// again after a reboot renames /dev/sdX.
-pub fn path_for(dir: &Path, dev: &BlockDevice) -> PathBuf {
+fn shown(v: &Option<String>) -> String {
+    v.as_deref()
+        .map_or("(none)".into(), crate::escape::terminal)
+}
+
+/// The name of a disk's checkpoint: by its serial, or its kernel name when
+/// it has none (a loop device), so that it is found again after a reboot
+/// renames /dev/sdX; `name@kernel` where two disks of one run report the
+/// same serial (cheap USB bridges), so that they never share a file.
+pub fn file_name(dev: &BlockDevice, shared_serial: bool) -> String {
     let id = &dev.identity;
-    let key = id.serial.as_deref().unwrap_or(&id.name);
+    let key = match (&id.serial, shared_serial) {
+        (Some(s), false) => s.clone(),
+        (Some(s), true) => format!("{s}@{}", id.name),
+        (None, _) => id.name.clone(),
+    };
     let key: String = key
         .chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+            if c.is_ascii_alphanumeric() || "._-@".contains(c) {
                 c
             } else {
                 '_'
             }
         })
         .collect();
-    dir.join(format!("burnin-{key}.json"))
+    format!("burnin-{key}.json")
 }
 
-/// Reads a checkpoint; `Ok(None)` when there is none.
-pub fn load(path: &Path) -> Result<Option<Checkpoint>, String> {
-    match fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| format!("{}: not a checkpoint ({e})", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+/// The checkpoint directory (`--state DIR`), held open.
+pub struct Store {
+    dir: Dir,
+}
+
+impl Store {
+    /// Opens `dir`, making it if missing, and proves checkpoints can be
+    /// written there.
+    pub fn open(dir: &Path) -> std::io::Result<Store> {
+        std::fs::create_dir_all(dir)?;
+        let dir = Dir::open(dir)?;
+        dir.probe()?;
+        Ok(Store { dir })
     }
-}
 
-/// Saves a checkpoint whole: a crash leaves the previous one or this one.
-pub fn save(path: &Path, c: &Checkpoint) -> std::io::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(c).map_err(std::io::Error::other)?;
-    bytes.push(b'\n');
-    crate::output::write_atomic(path, &bytes)?;
-    // The rename is only durable once the directory is.
-    fs::File::open(crate::output::parent_dir(path))?.sync_all()
+    /// Where the checkpoint `name` is, for messages.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Reads the checkpoint `name`; `Ok(None)` when there is none.
+    pub fn load(&self, name: &str) -> Result<Option<Checkpoint>, String> {
+        let shown = self.path(name);
+        match self.dir.read(name) {
+            Ok(None) => Ok(None),
+            Ok(Some(bytes)) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| format!("{}: not a checkpoint ({e})", shown.display())),
+            Err(e) => Err(format!("{}: {e}", shown.display())),
+        }
+    }
+
+    /// Saves a checkpoint whole: a crash leaves the previous one or this
+    /// one (the rename is only durable once the directory is synced).
+    pub fn save(&self, name: &str, c: &Checkpoint) -> std::io::Result<()> {
+        let mut bytes = serde_json::to_vec_pretty(c).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        self.dir.write(name, &bytes)?;
+        self.dir.sync()
+    }
 }
 
 #[cfg(test)]
@@ -146,23 +292,27 @@ mod tests {
     #[test]
     fn a_saved_checkpoint_reads_back_the_same() {
         let d = tempfile::tempdir().unwrap();
+        let store = Store::open(d.path()).unwrap();
         let p = d.path().join("burnin-x.json");
-        assert!(load(&p).unwrap().is_none());
+        assert!(store.load("burnin-x.json").unwrap().is_none());
         let c = Checkpoint {
             format: FORMAT,
             run_id: "00ff".into(),
             started_at: "2026-12-01T06:00:00Z".into(),
             saved_at: "2026-12-01T06:00:30Z".into(),
             device: "/dev/sdb".into(),
+            name: Some("sdb".into()),
             by_id: None,
             serial: Some("ZL2ABC".into()),
+            wwn: None,
             model: Some("ST20000NM007D".into()),
             size_bytes: 20 << 40,
+            disk_hash: None,
             start_byte: 0,
             end_byte: 20 << 40,
             passes: 2,
             io_bytes: 4 << 20,
-            pattern: "blocks".into(),
+            pattern: Pattern::Blocks,
             command_line: vec!["arrayburn".into()],
             at: At {
                 pass: 2,
@@ -175,11 +325,31 @@ mod tests {
             smart_note: Some("--smart off".into()),
             self_test: None,
         };
-        save(&p, &c).unwrap();
-        let back = load(&p).unwrap().unwrap();
+        store.save("burnin-x.json", &c).unwrap();
+        let back = store.load("burnin-x.json").unwrap().unwrap();
         assert_eq!(back.at, c.at);
         assert_eq!(back.serial, c.serial);
+        assert_eq!(c.validate(20 << 40, 512), Ok(()));
+        // Each damaged field is named.
+        let broken = |f: &dyn Fn(&mut Checkpoint)| {
+            let mut x = c.clone();
+            f(&mut x);
+            x.validate(20 << 40, 512).unwrap_err()
+        };
+        assert!(broken(&|x| x.run_id = "zz".into()).starts_with("run_id"));
+        assert!(broken(&|x| x.start_byte = x.end_byte + 4096).starts_with("start_byte"));
+        assert!(broken(&|x| x.end_byte += 4096).starts_with("start_byte"));
+        assert!(broken(&|x| x.start_byte = 512).starts_with("start_byte"));
+        assert!(broken(&|x| x.passes = 0).starts_with("passes"));
+        assert!(broken(&|x| x.at.pass = 3).starts_with("at.pass"));
+        assert!(broken(&|x| x.at.done_until = 21 << 40).starts_with("at.interval"));
+        assert!(broken(&|x| x.io_bytes = 1000).starts_with("io_bytes"));
         std::fs::write(&p, "{").unwrap();
-        assert!(load(&p).unwrap_err().contains("not a checkpoint"));
+        assert!(
+            store
+                .load("burnin-x.json")
+                .unwrap_err()
+                .contains("not a checkpoint")
+        );
     }
 }

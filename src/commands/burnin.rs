@@ -11,10 +11,11 @@ use anyhow::{Context, bail};
 use super::Outcome;
 use crate::burnin::block::BLOCK;
 use crate::burnin::block::Pattern;
-use crate::burnin::plan::{Target, read_targets, targets};
+use crate::burnin::plan::{Target, read_targets, refuse_signature, targets};
 use crate::burnin::report::{BurnDisk, BurnReport, BurnSummary, class_words, render, speed};
+use crate::burnin::resume::Proof;
 use crate::burnin::smart::{self, Kind, SelfTest, SmartChange, Snapshot, TestKind};
-use crate::burnin::state::{self, At, Checkpoint, Phase};
+use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
 use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn, sample_speed, soak};
 use crate::cli::{BurnProgress, BurninArgs, SmartMode};
 use crate::io::EngineKind;
@@ -49,19 +50,15 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if args.read_only {
         return soak_run(args, &argv, json, stop);
     }
-    if args.destructive {
-        state_dir(&args.state)?;
-    }
-    // A resumed disk carries this run's blocks, not a signature of data:
-    // it is only accepted with its checkpoint (below).
     let (mut targets, _locks) = targets(
         &args.devices,
         args.destructive,
-        args.wipe_signatures || args.resume,
         args.range.as_deref(),
-        &argv,
+        args.ignore_lock,
     )?;
-    let found = checkpoints(&targets, args)?;
+    let store = state_store(&args.state)?;
+    refuse_outputs_in(&args.state, json.as_ref(), args.out.as_deref())?;
+    let found = checkpoints(&store, &mut targets, args)?;
     if !args.yes && !std::io::stdin().is_terminal() {
         bail!(
             "standard input is not a terminal, so no one can confirm: add --yes to burn in {} disk(s) from a script (nothing was written)",
@@ -69,14 +66,15 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         );
     }
     let points: Vec<Checkpoint> = match found {
-        Some(points) => {
-            // The range is the checkpoint's.
-            for (t, c) in targets.iter_mut().zip(&points) {
-                (t.start, t.end) = (c.start_byte, c.end_byte);
+        Some(points) => points,
+        None => {
+            if !args.wipe_signatures {
+                for t in &targets {
+                    refuse_signature(&t.dev)?;
+                }
             }
-            points
+            fresh(&targets, args, &argv, stop)?
         }
-        None => fresh(&targets, args, &argv)?,
     };
     confirm(&targets, &points, args)?;
     if stop.is_set() {
@@ -85,13 +83,19 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     }
     let mut points = points;
     if let Some(kind) = args.smart_test {
-        self_tests(&targets, &mut points, kind, stop);
+        self_tests(
+            &targets,
+            &mut points,
+            kind,
+            smart_test_limit(args, kind),
+            stop,
+        );
         if stop.is_set() {
             return Ok(self_tests_interrupted());
         }
     }
     for (t, c) in targets.iter().zip(&points) {
-        state::save(&state::path_for(&args.state, &t.dev), c).with_context(|| {
+        store.save(&t.checkpoint, c).with_context(|| {
             format!(
                 "--state {}: cannot save a checkpoint; give a writable directory (nothing was written)",
                 args.state.display()
@@ -99,47 +103,56 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         })?;
     }
     let first = &points[0];
-    let run = u64::from_str_radix(&first.run_id, 16).unwrap_or_default();
-    let pattern = pattern_named(&first.pattern);
+    let run = first.run().unwrap_or_default();
+    let pattern = first.pattern;
     let (passes, io) = (first.passes, first.io_bytes as usize);
     let every = Duration::from_secs(args.checkpoint_every);
-    let (burns, temps) = run_all(&targets, &points, None, Looks::of(args), |t, live, c| {
-        let job = Job {
-            t,
-            io,
-            passes,
-            pattern,
-            run,
-            stop,
-            live,
-            every,
-            deadline: None,
-            uring: uring_depth(args),
-        };
-        let path = state::path_for(&args.state, &t.dev);
-        let mut warned = false;
-        let mut save = |b: &DiskBurn, at: At| {
-            let now = Checkpoint {
-                saved_at: rfc3339(SystemTime::now()),
-                at,
-                burn: b.clone(),
-                ..c.clone()
+    let (burns, temps) = run_all(
+        &targets,
+        &points,
+        None,
+        Looks::of(args),
+        stop,
+        |t, live, c| {
+            let job = Job {
+                t,
+                io,
+                passes,
+                pattern,
+                run,
+                stop,
+                live,
+                every,
+                deadline: None,
+                uring: uring_depth(args),
             };
-            if let Err(e) = state::save(&path, &now)
-                && !std::mem::replace(&mut warned, true)
-            {
-                eprintln!(
-                    "arrayburn burnin: warning: {}: cannot save its checkpoint ({e}); the burn-in goes on, but cannot be resumed from here",
-                    path.display()
-                );
-            }
-        };
-        let mut burn_from = c.burn.clone();
-        burn_from.interrupted = false;
-        burn(&job, c.at, burn_from, &mut save)
-    });
+            let path = store.path(&t.checkpoint);
+            let mut warned = false;
+            let mut save = |b: &DiskBurn, at: At| {
+                let now = Checkpoint {
+                    saved_at: rfc3339(SystemTime::now()),
+                    at,
+                    burn: b.clone(),
+                    ..c.clone()
+                };
+                if let Err(e) = store.save(&t.checkpoint, &now)
+                    && !std::mem::replace(&mut warned, true)
+                {
+                    eprintln!(
+                        "arrayburn burnin: warning: {}: cannot save its checkpoint ({e}); the burn-in goes on, but cannot be resumed from here",
+                        path.display()
+                    );
+                }
+            };
+            let mut burn_from = c.burn.clone();
+            burn_from.interrupted = false;
+            burn(&job, c.at, burn_from, &mut save)
+        },
+    );
     let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
-    let smart = smart_after(&targets, &points, interrupted);
+    let smart = smart_after(&targets, &points, interrupted, stop);
+    // A signal while SMART was read: the run is not finished either.
+    let interrupted = interrupted || stop.is_set();
     let mut report = report(&targets, &points, burns, smart, temps, interrupted, false);
     engine_of(&mut report, args);
     let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
@@ -206,10 +219,16 @@ fn soak_run(
     json: Option<Output>,
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {
-    let (targets, _locks) = read_targets(&args.devices, args.range.as_deref(), argv)?;
-    let mut points = fresh(&targets, args, argv)?;
+    let (targets, _locks) = read_targets(&args.devices, args.range.as_deref(), args.ignore_lock)?;
+    let mut points = fresh(&targets, args, argv, stop)?;
     if let Some(kind) = args.smart_test {
-        self_tests(&targets, &mut points, kind, stop);
+        self_tests(
+            &targets,
+            &mut points,
+            kind,
+            smart_test_limit(args, kind),
+            stop,
+        );
         if stop.is_set() {
             return Ok(self_tests_interrupted());
         }
@@ -232,6 +251,7 @@ fn soak_run(
         &points,
         Some(deadline),
         Looks::of(args),
+        stop,
         |t, live, c| {
             soak(&Job {
                 t,
@@ -248,7 +268,8 @@ fn soak_run(
         },
     );
     let interrupted = stop.is_set();
-    let smart = smart_after(&targets, &points, interrupted);
+    let smart = smart_after(&targets, &points, interrupted, stop);
+    let interrupted = interrupted || stop.is_set();
     let mut report = report(&targets, &points, burns, smart, temps, interrupted, true);
     engine_of(&mut report, args);
     let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
@@ -259,49 +280,85 @@ fn soak_run(
 }
 
 /// SMART after the run against SMART before it (not read when a signal
-/// stopped the run: it is read when the run is done).
+/// stopped the run, or stops this reading: it is read when the run is
+/// done).
 fn smart_after(
     targets: &[Target],
     points: &[Checkpoint],
     interrupted: bool,
+    stop: &StopFlag,
 ) -> Vec<(Option<SmartChange>, Option<String>)> {
     targets
         .iter()
         .zip(points)
-        .map(|(t, c)| match (&c.smart_before, interrupted) {
-            (Some(_), true) => (None, Some("read at the end of the run".into())),
-            (Some(b), false) => match smart::read(&t.dev.given) {
-                Ok(a) => (Some(SmartChange::of(b.clone(), a)), None),
-                Err(why) => (None, Some(format!("after the run: {why}"))),
+        .map(
+            |(t, c)| match (&c.smart_before, interrupted || stop.is_set()) {
+                (Some(_), true) => (None, Some("read at the end of the run".into())),
+                (Some(b), false) => match smart::read(&t.dev.given, &|| stop.is_set()) {
+                    Ok(a) => (Some(SmartChange::of(b.clone(), a)), None),
+                    Err(why) => (None, Some(format!("after the run: {why}"))),
+                },
+                (None, _) => (None, c.smart_note.clone()),
             },
-            (None, _) => (None, c.smart_note.clone()),
-        })
+        )
         .collect()
 }
 
 /// Makes `--state DIR` if it is missing and proves checkpoints can be
 /// written there, before anything is written to a disk.
-fn state_dir(dir: &std::path::Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
-        .and_then(|()| crate::output::probe_dir(dir))
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "--state {}: cannot keep checkpoints there ({e}); give a writable directory with --state (nothing was written)",
-                dir.display()
-            )
-        })
+fn state_store(dir: &std::path::Path) -> anyhow::Result<Store> {
+    Store::open(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "--state {}: cannot keep checkpoints there ({e}); give a writable directory with --state (nothing was written)",
+            dir.display()
+        )
+    })
+}
+
+/// Refuses a `--json` file or `--out DIR` in the checkpoints' directory:
+/// a report written over a checkpoint loses the place of a run (and the
+/// next run is refused).
+fn refuse_outputs_in(
+    state: &std::path::Path,
+    json: Option<&Output>,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let state = std::fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
+    let json_dir = json.and_then(|o| match &o.sink {
+        crate::output::Sink::File { dir, .. } => Some((
+            format!("--json {}", o.given.display()),
+            dir.path().to_path_buf(),
+        )),
+        _ => None,
+    });
+    let out_dir = out.map(|d| (format!("--out {}", d.display()), d.to_path_buf()));
+    for (flag, dir) in json_dir.into_iter().chain(out_dir) {
+        if std::fs::canonicalize(&dir).is_ok_and(|d| d == state) {
+            bail!(
+                "{flag}: is in --state {}, where the checkpoints are kept: write results elsewhere (nothing was written)",
+                state.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The checkpoints a `--resume` continues (every disk must have its own,
-/// of one run); without `--resume`, a disk whose burn-in is unfinished is
+/// of one run, valid in every field, made for this disk by what it says
+/// of itself and by the run's blocks read back from it); a disk whose
+/// checkpoint names nothing written yet is then checked for signatures
+/// as a new one. The targets take the checkpoints' ranges and block
+/// identities. Without `--resume`, a disk whose burn-in is unfinished is
 /// refused rather than started over.
-fn checkpoints(targets: &[Target], args: &BurninArgs) -> anyhow::Result<Option<Vec<Checkpoint>>> {
+fn checkpoints(
+    store: &Store,
+    targets: &mut [Target],
+    args: &BurninArgs,
+) -> anyhow::Result<Option<Vec<Checkpoint>>> {
     let mut found = Vec::new();
-    for t in targets {
-        let path = state::path_for(&args.state, &t.dev);
-        let c = state::load(&path).map_err(|e| {
-            anyhow::anyhow!("{e}: move it away to start over (nothing was written)")
-        })?;
+    for t in targets.iter_mut() {
+        let (name, c) = find_checkpoint(store, t)?;
+        let path = store.path(&name);
         match (c, args.resume) {
             (None, true) => bail!(
                 "--resume: {} has no checkpoint in {} (looked for {}); start its burn-in without --resume (nothing was written)",
@@ -310,12 +367,28 @@ fn checkpoints(targets: &[Target], args: &BurninArgs) -> anyhow::Result<Option<V
                 path.display()
             ),
             (Some(mut c), true) => {
-                if let Err(why) = c.matches(&t.dev) {
+                let id = &t.dev.identity;
+                if let Err(why) = c.validate(id.size_bytes, id.logical_block_size) {
                     bail!(
-                        "--resume: {} is not the disk checkpointed in {}: {why}; start a new burn-in without --resume (nothing was written)",
-                        t.dev.given,
+                        "--resume: {}: {why}; the file is damaged or was edited: move it away and start a new burn-in without --resume (nothing was written)",
                         path.display()
                     );
+                }
+                let not_it = |why: String| {
+                    anyhow::anyhow!(
+                        "--resume: {} is not the disk checkpointed in {}: {why}; if it is another disk, move that file away and start a new burn-in without --resume (nothing was written)",
+                        t.dev.given,
+                        path.display()
+                    )
+                };
+                c.matches(&t.dev).map_err(not_it)?;
+                (t.start, t.end) = (c.start_byte, c.end_byte);
+                t.disk = c.disk_hash.unwrap_or(t.disk);
+                t.checkpoint = name;
+                let run = c.run().unwrap_or_default();
+                let proof = crate::burnin::resume::prove(t, &c, run).map_err(not_it)?;
+                if proof == Proof::NothingWritten && !args.wipe_signatures {
+                    refuse_signature(&t.dev)?;
                 }
                 c.burn.resumes += 1;
                 found.push(c);
@@ -343,6 +416,21 @@ fn checkpoints(targets: &[Target], args: &BurninArgs) -> anyhow::Result<Option<V
 }
 
 /// Where a checkpointed run stands, in words.
+/// The checkpoint of `t` in `store`, under its own name or, where two
+/// disks of one run shared a serial, under the other form of it.
+fn find_checkpoint(store: &Store, t: &Target) -> anyhow::Result<(String, Option<Checkpoint>)> {
+    let other = state::file_name(&t.dev, !t.checkpoint.contains('@'));
+    for name in [t.checkpoint.clone(), other] {
+        let c = store.load(&name).map_err(|e| {
+            anyhow::anyhow!("{e}: move it away to start over (nothing was written)")
+        })?;
+        if c.is_some() {
+            return Ok((name, c));
+        }
+    }
+    Ok((t.checkpoint.clone(), None))
+}
+
 fn place(c: &Checkpoint) -> String {
     let len = (c.end_byte - c.start_byte).max(1);
     match c.at.phase {
@@ -366,8 +454,9 @@ fn fresh(
     targets: &[Target],
     args: &BurninArgs,
     argv: &[String],
+    stop: &StopFlag,
 ) -> anyhow::Result<Vec<Checkpoint>> {
-    let before = smart_before(targets, args.smart)?;
+    let before = smart_before(targets, args.smart, &|| stop.is_set())?;
     let run = format!("{:016x}", rand_run_id());
     let started = rfc3339(SystemTime::now());
     Ok(targets
@@ -385,10 +474,13 @@ fn fresh(
                 started_at: started.clone(),
                 saved_at: started.clone(),
                 device: t.dev.given.clone(),
+                name: Some(id.name.clone()),
                 by_id: id.by_id.clone(),
                 serial: id.serial.clone(),
+                wwn: id.wwn.clone(),
                 model: id.model.clone(),
                 size_bytes: id.size_bytes,
+                disk_hash: Some(t.disk),
                 start_byte: t.start,
                 end_byte: t.end,
                 passes: args
@@ -399,11 +491,7 @@ fn fresh(
                         (false, _) => args.pattern.default_passes(),
                     }),
                 io_bytes: args.block,
-                pattern: if args.read_only {
-                    "read-only".into()
-                } else {
-                    args.pattern.name().into()
-                },
+                pattern: args.pattern,
                 command_line: argv.to_vec(),
                 at: At::first(t.start),
                 burn: DiskBurn::default(),
@@ -415,27 +503,21 @@ fn fresh(
         .collect())
 }
 
-/// The pattern a checkpoint names.
-fn pattern_named(name: &str) -> Pattern {
-    if name == Pattern::Badblocks.name() {
-        Pattern::Badblocks
-    } else {
-        Pattern::Blocks
-    }
-}
-
 /// Each disk's SMART before anything is written, or why there is none.
 /// `require` refuses a disk without it (nothing written); `auto` says once
 /// that smartctl is missing and goes on.
 fn smart_before(
     targets: &[Target],
     mode: SmartMode,
+    give_up: &dyn Fn() -> bool,
 ) -> anyhow::Result<Vec<Result<Snapshot, String>>> {
     if mode == SmartMode::Off {
         return Ok(targets.iter().map(|_| Err("--smart off".into())).collect());
     }
-    let read: Vec<Result<Snapshot, String>> =
-        targets.iter().map(|t| smart::read(&t.dev.given)).collect();
+    let read: Vec<Result<Snapshot, String>> = targets
+        .iter()
+        .map(|t| smart::read(&t.dev.given, give_up))
+        .collect();
     for (t, r) in targets.iter().zip(&read) {
         if let (SmartMode::Require, Err(why)) = (mode, r) {
             bail!(
@@ -507,7 +589,8 @@ fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
     } else {
         eprintln!(
             "arrayburn burnin: will DESTROY all data in these ranges, writing ({} pattern) and verifying each {} time(s):",
-            c.pattern, c.passes
+            c.pattern.name(),
+            c.passes
         );
     }
     for ((t, c), speed) in targets.iter().zip(points).zip(&speeds) {
@@ -593,6 +676,7 @@ fn watch<T>(
     handles: &[std::thread::ScopedJoinHandle<T>],
     soak: Option<Option<Instant>>,
     looks: Looks,
+    stop: &StopFlag,
 ) -> Vec<Option<i64>> {
     let phases = if soak.is_some() { 1 } else { 2 };
     // The hottest each disk was while it ran (SMART read every
@@ -609,7 +693,9 @@ fn watch<T>(
             sampled = Instant::now();
             for ((t, c), h) in targets.iter().zip(points).zip(hottest.iter_mut()) {
                 if c.smart_before.is_some()
-                    && let Some(now) = smart::read(&t.dev.given).ok().and_then(|s| s.temperature_c)
+                    && let Some(now) = smart::read(&t.dev.given, &|| stop.is_set())
+                        .ok()
+                        .and_then(|s| s.temperature_c)
                 {
                     *h = Some(h.map_or(now, |h| h.max(now)));
                 }
@@ -847,7 +933,11 @@ fn report(
         engine: String::new(),
         queue_depth: 1,
         read_only,
-        pattern: c.pattern.clone(),
+        pattern: if read_only {
+            "read-only".into()
+        } else {
+            c.pattern.name().into()
+        },
         io_bytes: c.io_bytes,
         disks,
         summary: BurnSummary {
@@ -912,6 +1002,7 @@ fn run_all(
     points: &[Checkpoint],
     soak: Option<Option<Instant>>,
     looks: Looks,
+    stop: &StopFlag,
     work: impl Fn(&Target, &Live, &Checkpoint) -> DiskBurn + Sync,
 ) -> (Vec<DiskBurn>, Vec<Option<i64>>) {
     let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
@@ -923,7 +1014,7 @@ fn run_all(
             .zip(points)
             .map(|((t, live), c)| s.spawn(move || work(t, live, c)))
             .collect();
-        let temps = watch(targets, points, &lives, &handles, soak, looks);
+        let temps = watch(targets, points, &lives, &handles, soak, looks, stop);
         let burns = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
@@ -941,47 +1032,71 @@ fn self_tests_interrupted() -> Outcome {
 }
 
 /// Runs every disk's self-test at once and waits for them (polled at 1,
-/// 3, 7, 15, 31 s, then every 30 s); a signal aborts them
-/// (`smartctl -X`).
-fn self_tests(targets: &[Target], points: &mut [Checkpoint], kind: TestKind, stop: &StopFlag) {
+/// 3, 7, 15, 31 s, then every 30 s) for at most `limit`: a self-test still
+/// running then is aborted and is a finding (a drive stuck at "running
+/// 10 %" would otherwise hold the burn-in before any write). A signal
+/// aborts them all (`smartctl -X`).
+fn self_tests(
+    targets: &[Target],
+    points: &mut [Checkpoint],
+    kind: TestKind,
+    limit: Duration,
+    stop: &StopFlag,
+) {
+    let give_up = || stop.is_set();
     let mut state: Vec<SelfTest> = targets
         .iter()
-        .map(|t| match smart::start_self_test(&t.dev.given, kind) {
-            Ok(()) => SelfTest::Running(None),
-            Err(why) => SelfTest::Unknown(why),
-        })
+        .map(
+            |t| match smart::start_self_test(&t.dev.given, kind, &give_up) {
+                Ok(()) => SelfTest::Running(None),
+                Err(why) => SelfTest::Unknown(why),
+            },
+        )
         .collect();
     let running = |s: &[SelfTest]| s.iter().any(|x| matches!(x, SelfTest::Running(_)));
+    let which = match kind {
+        TestKind::Short => "short",
+        TestKind::Long => "long",
+    };
     if running(&state) {
         eprintln!(
-            "arrayburn burnin: running the drives' {} SMART self-test before the burn-in",
-            match kind {
-                TestKind::Short => "short",
-                TestKind::Long => "long",
-            }
+            "arrayburn burnin: running the drives' {which} SMART self-test before the burn-in (at most {})",
+            human_duration(limit)
         );
     }
+    let began = Instant::now();
     let mut wait = Duration::from_secs(1);
     let mut said = Instant::now();
     while running(&state) {
-        let until = Instant::now() + wait;
+        let until = (Instant::now() + wait).min(began + limit);
         while Instant::now() < until {
             if stop.is_set() {
-                for (t, s) in targets.iter().zip(&state) {
-                    if matches!(s, SelfTest::Running(_)) {
-                        let _ = std::process::Command::new("smartctl")
-                            .args(["-X", &t.dev.given])
-                            .output();
-                    }
-                }
+                abort_self_tests(targets, &state);
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+        if began.elapsed() >= limit {
+            abort_self_tests(targets, &state);
+            for s in state.iter_mut() {
+                if let SelfTest::Running(left) = s {
+                    *s = SelfTest::Failed(format!(
+                        "the {which} self-test did not finish within {} ({} left): aborted",
+                        human_duration(limit),
+                        left.map_or("?".to_string(), |l| format!("{l}%"))
+                    ));
+                }
+            }
+            break;
+        }
         wait = (wait * 2).min(Duration::from_secs(30));
         for (t, s) in targets.iter().zip(state.iter_mut()) {
             if matches!(s, SelfTest::Running(_)) {
-                *s = smart::poll_self_test(&t.dev.given);
+                *s = match smart::poll_self_test(&t.dev.given, &give_up) {
+                    // A poll that could not be read keeps it running.
+                    SelfTest::Unknown(_) if stop.is_set() => s.clone(),
+                    now => now,
+                };
             }
         }
         if said.elapsed() >= Duration::from_secs(60) {
@@ -1003,20 +1118,32 @@ fn self_tests(targets: &[Target], points: &mut [Checkpoint], kind: TestKind, sto
     }
 }
 
+/// Aborts the self-tests still running (`smartctl -X`, each given a few
+/// seconds: a hung drive does not hold the run).
+fn abort_self_tests(targets: &[Target], state: &[SelfTest]) {
+    for (t, s) in targets.iter().zip(state) {
+        if matches!(s, SelfTest::Running(_)) {
+            let mut abort = std::process::Command::new("smartctl");
+            abort.args(["-X", &t.dev.given]);
+            let _ = crate::device::tool::output(&mut abort, Duration::from_secs(10), &|| false);
+        }
+    }
+}
+
 /// `--out DIR`: the text, the JSON, and MB/s across each disk's surface
 /// for pass 1 and the last pass, each phase.
 fn bundle(report: &BurnReport, text: &str, dir: &std::path::Path) -> anyhow::Result<()> {
     use crate::export::chart::{Line, lines};
-    std::fs::create_dir_all(dir)?;
-    crate::output::write_path(&dir.join("report.txt"), text.as_bytes())?;
+    let dir = crate::output::Dir::create(dir)?;
+    dir.write("report.txt", text.as_bytes())?;
     let mut doc = serde_json::to_vec_pretty(report)?;
     doc.push(b'\n');
-    crate::output::write_path(&dir.join("report.json"), &doc)?;
+    dir.write("report.json", &doc)?;
     let page = crate::fleet::render::page_of(
         crate::fleet::Doc::Burnin(Box::new(report.clone())),
         "report.json",
     );
-    crate::output::write_path(&dir.join("report.html"), page.as_bytes())?;
+    dir.write("report.html", page.as_bytes())?;
     let last = report
         .disks
         .iter()
@@ -1061,7 +1188,7 @@ fn bundle(report: &BurnReport, text: &str, dir: &std::path::Path) -> anyhow::Res
                 (p, _) => p,
             };
             lines(
-                dir,
+                &dir,
                 &format!("surface-{word}-pass{pass}"),
                 &format!("Pass {pass}: {word} MB/s across each disk (red: to act on)"),
                 &series,
@@ -1069,6 +1196,15 @@ fn bundle(report: &BurnReport, text: &str, dir: &std::path::Path) -> anyhow::Res
         }
     }
     Ok(())
+}
+
+/// How long `--smart-test` may run: as `--smart-test-timeout` says, else
+/// [`defaults::SHORT_SELF_TEST`] or [`defaults::LONG_SELF_TEST`].
+fn smart_test_limit(args: &BurninArgs, kind: TestKind) -> Duration {
+    args.smart_test_timeout.unwrap_or(match kind {
+        TestKind::Short => crate::defaults::SHORT_SELF_TEST,
+        TestKind::Long => crate::defaults::LONG_SELF_TEST,
+    })
 }
 
 /// Names the engine the run used in the report.
@@ -1122,15 +1258,18 @@ mod tests {
             started_at: String::new(),
             saved_at: String::new(),
             device: "/dev/x".into(),
+            name: None,
             by_id: None,
             serial: None,
+            wwn: None,
             model: None,
             size_bytes: len,
+            disk_hash: None,
             start_byte: 0,
             end_byte: len,
             passes,
             io_bytes: 4096,
-            pattern: "blocks".into(),
+            pattern: Pattern::Blocks,
             command_line: vec![],
             at: At::first(0),
             burn: DiskBurn::default(),

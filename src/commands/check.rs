@@ -12,7 +12,7 @@ use crate::device::SystemPaths;
 use crate::export;
 use crate::io::{Engine, open_engine};
 use crate::measure::{PassKind, PassRun, StopFlag, Window, run_pass};
-use crate::output::write_path;
+use crate::output::Dir;
 use crate::plan::Plan;
 use crate::progress::{Progress, Style};
 use crate::report::{self, Report, RunInfo};
@@ -29,7 +29,7 @@ pub fn execute(
     stop: &StopFlag,
 ) -> anyhow::Result<(Outcome, Report)> {
     let plan = Plan::resolve(args, &SystemPaths::real())?;
-    let _locks = plan.lock_disks(&argv)?;
+    let _locks = plan.lock_disks()?;
     for w in &plan.warnings {
         eprintln!("arrayburn: warning: {w}");
     }
@@ -163,11 +163,9 @@ fn print_text(plan: &Plan, report: &Report) {
 /// The `--out` directory: the text report, the JSON, the surface CSV and,
 /// at the end, the charts (SVG and PNG), all of one report.
 fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    let dir = Dir::create(dir)?;
     let [txt, json, csv] = crate::plan::BUNDLE;
-    let write = |name: &str, bytes: &[u8]| {
-        write_path(&dir.join(name), bytes).with_context(|| name.to_string())
-    };
+    let write = |name: &str, bytes: &[u8]| dir.write(name, bytes).with_context(|| name.to_string());
     write(txt, export::text::render(report).as_bytes())?;
     write(json, &export::json::render(report))?;
     write(csv, &export::csv::render(report))?;
@@ -178,7 +176,8 @@ fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> 
             "report.json",
         );
         write(crate::plan::BUNDLE_PAGE, page.as_bytes())?;
-        export::chart::write_all(report, &dir.join("charts")).context("charts")?;
+        let charts = dir.sub("charts").context("charts")?;
+        export::chart::write_all(report, &charts).context("charts")?;
     }
     Ok(())
 }

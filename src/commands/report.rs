@@ -85,7 +85,7 @@ pub fn write_bundle(
     words: &str,
     dir: &std::path::Path,
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    let dir = crate::output::Dir::create(dir)?;
     let mut doc = serde_json::to_vec_pretty(report)?;
     doc.push(b'\n');
     for (name, bytes) in [
@@ -94,7 +94,7 @@ pub fn write_bundle(
         ("report.md", markdown(report).into_bytes()),
         ("report.html", html(report).into_bytes()),
     ] {
-        crate::output::write_path(&dir.join(name), &bytes)?;
+        dir.write(name, &bytes)?;
     }
     Ok(())
 }

@@ -1,23 +1,36 @@
 //! One arrayburn run per disk at a time. Two runs on the same disks each
 //! steal the other's bandwidth and both "find" a slow disk, so every run
-//! takes an advisory lock per whole disk (`flock` on a small file in
-//! `/run/lock/arrayburn`, named by the disk's device number) and a second
-//! run is refused, naming the first. `check`, `demo` and `iozone` (on the
-//! disk under its test files' filesystem) take them; the burn-in will too.
+//! takes an advisory lock per whole disk and a second run is refused,
+//! naming the first. `check`, `demo`, `burnin` and `iozone` (on the disk
+//! under its test files' filesystem) take them.
 //!
-//! The lock files stay (removing a lock file races with its next taker);
-//! they are a few bytes in a tmpfs. The lock goes when the run's process
-//! ends, however it ends.
+//! The lock is `flock(LOCK_EX)` on the whole disk's device node itself, the
+//! convention of udev and util-linux (`flock /dev/sdb`, `mkfs --lock`,
+//! systemd's block device locking): there is no lock file, so no shared,
+//! world-writable directory in which another user could plant a symlink
+//! for root to follow, and a partitioning tool that honours the convention
+//! is kept off the disk too. Only who may open the disk may lock it. Who
+//! holds a lock is read from `/proc/locks` (its pid) and `/proc/PID`
+//! (user, command line), shown with control characters escaped; a run
+//! may go ahead despite it only with `--ignore-lock PID`, naming the pid it
+//! was shown. The lock goes when the run's process ends, however it ends.
+//!
+//! It must not read or write the device: opening it is all.
 
 use std::fs::{self, File};
-use std::io::{Read, Seek, Write};
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
-use nix::sys::stat::{major, minor};
+use nix::sys::stat::{major, makedev, minor};
 
-const DIR: &str = "/run/lock/arrayburn";
+use crate::escape::terminal;
+
+/// A busy lock is tried again for this long before the run is refused:
+/// udev holds a shared lock for a moment while it probes a disk (right
+/// after a loop device is attached, say).
+const PATIENCE: Duration = Duration::from_secs(3);
 
 /// A disk this run holds; released on drop.
 #[derive(Debug)]
@@ -43,66 +56,156 @@ pub fn device_of_path(path: &Path) -> std::io::Result<u64> {
     Ok(fs::metadata(path)?.dev())
 }
 
-/// Takes the lock of the whole disk of `rdev` for this run, `name` being
-/// how the user named it. Refused (one line, naming the other run and the
-/// way out) when another run holds it. Where no lock file can be made (a
-/// user without write access to /run/lock, the usual case for iozone runs
-/// by ordinary users on their own files), the run goes on unlocked: `None`,
-/// after a warning saying so.
-pub fn lock(rdev: u64, name: &str, command_line: &[String]) -> Result<Option<DiskLock>, String> {
-    let (ma, mi) = whole_disk(rdev);
-    let path = format!("{DIR}/disk-{ma}-{mi}.lock");
-    let Some(file) = open_lock_file(&path) else {
-        eprintln!(
-            "arrayburn: warning: cannot create {path}, so another arrayburn run on {name} would not be noticed; run as root to take the disk's lock"
-        );
-        return Ok(None);
-    };
-    let mut held = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(held) => held,
-        Err((mut file, _)) => {
-            let mut who = String::new();
-            let _ = file.read_to_string(&mut who);
-            let who = who.trim();
-            let who = if who.is_empty() {
-                "another arrayburn run"
-            } else {
-                who
-            };
-            return Err(format!(
-                "{name} is in use by {who}; two runs on one disk slow each other and both misjudge it: wait for that run to end, or stop it"
-            ));
-        }
-    };
-    let me = format!(
-        "arrayburn pid {} ({}) since {}",
-        std::process::id(),
-        command_line.join(" "),
-        crate::units::rfc3339(std::time::SystemTime::now())
-    );
-    let _ = held.set_len(0);
-    let _ = held.rewind();
-    let _ = held.write_all(me.as_bytes());
-    Ok(Some(DiskLock(held)))
+/// Who holds a lock, as `/proc` tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: u32,
+    /// The process's user (name, else uid).
+    pub user: String,
+    /// Its command line, control characters escaped.
+    pub command: String,
 }
 
-/// Opens (creating) a lock file in a directory every user may add to, as
-/// /run/lock itself; read-only where another user created the file (a
-/// read-only descriptor takes a flock just as well).
-fn open_lock_file(path: &str) -> Option<File> {
-    if !Path::new(DIR).is_dir() {
-        fs::create_dir_all(DIR).ok()?;
-        let _ = fs::set_permissions(DIR, std::os::unix::fs::PermissionsExt::from_mode(0o1777));
+impl Holder {
+    /// Reads what `/proc/PID` says of `pid`.
+    pub fn of(pid: u32) -> Self {
+        let proc = PathBuf::from(format!("/proc/{pid}"));
+        let command = fs::read(proc.join("cmdline"))
+            .map(|b| {
+                let words: Vec<String> = b
+                    .split(|c| *c == 0)
+                    .filter(|w| !w.is_empty())
+                    .map(|w| terminal(&String::from_utf8_lossy(w)))
+                    .collect();
+                words.join(" ")
+            })
+            .unwrap_or_default();
+        let uid = fs::read_to_string(proc.join("status")).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().next()?.parse::<u32>().ok())
+        });
+        let user = match uid {
+            Some(u) => nix::unistd::User::from_uid(u.into())
+                .ok()
+                .flatten()
+                .map_or_else(|| format!("uid {u}"), |x| terminal(&x.name)),
+            None => "an unknown user".into(),
+        };
+        Self { pid, user, command }
     }
-    let rw = File::options()
+
+    /// `pid 123 (user root: arrayburn check /dev/sdb)`.
+    pub fn words(&self) -> String {
+        let command = if self.command.is_empty() {
+            "its command line unreadable".to_string()
+        } else {
+            self.command.clone()
+        };
+        format!("pid {} (user {}: {command})", self.pid, self.user)
+    }
+}
+
+/// The device node of the whole disk `MAJ:MIN`: `/dev/NAME` from sysfs,
+/// proven to be that block device.
+fn node_of((ma, mi): (u64, u64)) -> Option<PathBuf> {
+    let uevent = fs::read_to_string(format!("/sys/dev/block/{ma}:{mi}/uevent")).ok()?;
+    let name = uevent.lines().find_map(|l| l.strip_prefix("DEVNAME="))?;
+    let node = Path::new("/dev").join(name);
+    let meta = fs::symlink_metadata(&node).ok()?;
+    (meta.file_type().is_block_device() && meta.rdev() == makedev(ma, mi)).then_some(node)
+}
+
+/// Who holds the lock of `node`: the live pids `/proc/locks` names for the
+/// file `(st_dev, st_ino)`; where the one that took it has gone (`flock
+/// 9` in a shell takes it for the shell that opened the file), the
+/// processes that have the node open.
+fn holders(node: &Path, dev: u64, ino: u64) -> Vec<Holder> {
+    let me = std::process::id();
+    let alive = |p: &u32| *p != me && Path::new(&format!("/proc/{p}")).exists();
+    let mut pids: Vec<u32> = holders_of(dev, ino).into_iter().filter(alive).collect();
+    if pids.is_empty() {
+        pids = super::usage::openers(node);
+    }
+    pids.into_iter().map(Holder::of).collect()
+}
+
+/// The pids holding a flock on the file `(st_dev, st_ino)`, from
+/// `/proc/locks` (device numbers in hex there).
+fn holders_of(dev: u64, ino: u64) -> Vec<u32> {
+    let want = format!("{:02x}:{:02x}:{ino}", major(dev), minor(dev));
+    fs::read_to_string("/proc/locks")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.contains("->"))
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            // "1: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END"
+            (w.get(1) == Some(&"FLOCK") && w.get(5) == Some(&want.as_str()))
+                .then(|| w.get(4)?.parse().ok())
+                .flatten()
+        })
+        .collect()
+}
+
+/// Takes the lock of the whole disk of `rdev` for this run, `name` being
+/// how the user named it. Refused (one line, naming who holds it and the
+/// way out) when another process holds it for longer than a moment;
+/// `ignore` names the pid the user was shown and goes ahead without the
+/// lock (only when that pid is the holder). Where the disk has no node or
+/// cannot be opened (iozone on a tmpfs, or run by an ordinary user on
+/// their own files; check and burn-in open their disks anyway), the run
+/// goes on unlocked: `None`.
+pub fn lock(rdev: u64, name: &str, ignore: Option<u32>) -> Result<Option<DiskLock>, String> {
+    let Some(node) = node_of(whole_disk(rdev)) else {
+        return Ok(None);
+    };
+    let Ok(file) = File::options()
         .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path);
-    match rw {
-        Ok(f) => Some(f),
-        Err(_) => File::open(path).ok(),
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW)
+        .open(&node)
+    else {
+        return Ok(None);
+    };
+    let (dev, ino) = match file.metadata() {
+        Ok(m) => (m.dev(), m.ino()),
+        Err(e) => return Err(format!("{}: {e}", node.display())),
+    };
+    let began = Instant::now();
+    let mut file = file;
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(held) => return Ok(Some(DiskLock(held))),
+            Err((back, _)) => file = back,
+        }
+        let holders = holders(&node, dev, ino);
+        if let Some(pid) = ignore
+            && let Some(h) = holders.iter().find(|h| h.pid == pid)
+        {
+            eprintln!(
+                "arrayburn: warning: {} is locked by {}; going ahead as --ignore-lock {pid} says (two runs on one disk slow each other and both misjudge it)",
+                terminal(name),
+                h.words()
+            );
+            return Ok(None);
+        }
+        if began.elapsed() < PATIENCE {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
+        return Err(match holders.first() {
+            Some(h) => format!(
+                "{} is in use by {}; two runs on one disk slow each other and both misjudge it: wait for that run to end, or stop it (kill {}); if it is not using the disk, add --ignore-lock {}",
+                terminal(name),
+                h.words(),
+                h.pid,
+                h.pid
+            ),
+            None => format!(
+                "{} is locked by a process this one cannot see (another container?); two runs on one disk slow each other and both misjudge it: wait for that run to end",
+                terminal(name)
+            ),
+        });
     }
 }
 
@@ -111,19 +214,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_second_lock_on_a_disk_is_refused_and_names_the_first() {
-        if !nix::unistd::Uid::effective().is_root() {
-            eprintln!("skipped: the lock directory is root's");
-            return;
-        }
-        // A device number no disk has here (major 240 is for local use).
-        let rdev = nix::sys::stat::makedev(240, 4242);
-        let first = lock(rdev, "/dev/x", &["arrayburn".into(), "check".into()]).unwrap();
-        assert!(first.is_some(), "root can always take it");
-        let err = lock(rdev, "/dev/x", &[]).unwrap_err();
-        assert!(err.contains("/dev/x is in use by arrayburn pid"), "{err}");
-        assert!(err.contains("(arrayburn check)"), "{err}");
-        drop(first);
-        lock(rdev, "/dev/x", &[]).expect("free again once the first run ends");
+    fn the_holder_of_a_lock_is_found_in_proc_locks() {
+        // A file of our own, flocked: /proc/locks names this process.
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x");
+        fs::write(&p, "").unwrap();
+        let f = File::open(&p).unwrap();
+        let m = f.metadata().unwrap();
+        let _held = Flock::lock(f, FlockArg::LockExclusiveNonblock).unwrap();
+        assert_eq!(holders_of(m.dev(), m.ino()), [std::process::id()]);
+        let me = Holder::of(std::process::id());
+        assert!(!me.command.is_empty() && !me.user.is_empty(), "{me:?}");
     }
 }

@@ -6,6 +6,7 @@ pub mod buffer;
 pub mod lock;
 pub mod paths;
 pub mod sysfs;
+pub mod tool;
 pub mod topology;
 pub mod usage;
 

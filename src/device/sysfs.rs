@@ -49,10 +49,12 @@ pub struct Identity {
     pub topology: super::topology::Topology,
 }
 
+/// An attribute's text, trimmed, with control characters escaped (a
+/// disk's firmware chooses its model and serial strings).
 fn read_trim(p: &Path) -> Option<String> {
     let s = fs::read_to_string(p).ok()?;
     let t = s.trim();
-    (!t.is_empty()).then(|| t.to_string())
+    (!t.is_empty()).then(|| crate::escape::terminal(t))
 }
 
 fn read_num(p: &Path) -> Option<u64> {
@@ -66,7 +68,7 @@ fn vpd_serial(p: &Path) -> Option<String> {
     let text = String::from_utf8_lossy(raw.get(4..)?)
         .trim_matches(|c: char| c.is_whitespace() || c == '\0')
         .to_string();
-    (!text.is_empty()).then_some(text)
+    (!text.is_empty()).then(|| crate::escape::terminal(&text))
 }
 
 /// Reads the identity of the block device whose sysfs directory is `dir`

@@ -256,11 +256,9 @@ fn both_ends(l: Link, dev: &Path) -> Link {
     if !l.degraded {
         return l;
     }
-    let disk_max = std::process::Command::new("smartctl")
-        .arg("--json")
-        .arg("-i")
-        .arg(dev)
-        .output()
+    let mut ask = std::process::Command::new("smartctl");
+    ask.arg("--json").arg("-i").arg(dev);
+    let disk_max = super::tool::output(&mut ask, super::tool::LIMIT, &|| false)
         .ok()
         .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
         .and_then(|v| disk_max_speed(&v));
@@ -402,7 +400,7 @@ fn is_scsi_address(c: &str) -> bool {
 fn read_trim(p: &Path) -> Option<String> {
     let s = fs::read_to_string(p).ok()?;
     let t = s.trim();
-    (!t.is_empty()).then(|| t.to_string())
+    (!t.is_empty()).then(|| crate::escape::terminal(t))
 }
 
 /// Where `ARRAYBURN_TOPOLOGY` names a JSON file (an object of kernel
@@ -420,7 +418,7 @@ pub fn given_all() -> Result<Option<std::collections::HashMap<String, Topology>>
         return Ok(None);
     };
     let shown = Path::new(&file).display().to_string();
-    let bytes = fs::read(&file).map_err(|e| {
+    let bytes = crate::input::read(Path::new(&file)).map_err(|e| {
         format!("ARRAYBURN_TOPOLOGY={shown}: {e}; name a readable file or unset it")
     })?;
     serde_json::from_slice(&bytes).map(Some).map_err(|e| {

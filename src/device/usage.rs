@@ -157,6 +157,32 @@ fn exclusively_busy(dev_node: &Path) -> bool {
     matches!(r, Err(e) if e.raw_os_error() == Some(nix::libc::EBUSY))
 }
 
+/// The processes that hold the device node `node` (`/dev/sdb`) open
+/// (other than this one): what `fuser` would name. Only the links in
+/// `/proc/PID/fd` are read (a stat through them would wait on a hung disk
+/// or FUSE file).
+pub fn openers(node: &Path) -> Vec<u32> {
+    let me = std::process::id().to_string();
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for p in procs.flatten() {
+        let pid = p.file_name().to_string_lossy().into_owned();
+        if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let holds = fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
+            fds.flatten()
+                .any(|fd| fs::read_link(fd.path()).is_ok_and(|l| l == node))
+        });
+        if holds && let Ok(pid) = pid.parse() {
+            out.push(pid);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,8 +4,6 @@
 //! drawn across; MB/s across the surface, one line per disk, slow regions
 //! shaded; reads per MHDD latency bin, one line per disk.
 
-use std::fs;
-use std::path::Path;
 use std::sync::Once;
 
 use plotters::coord::Shift;
@@ -13,6 +11,7 @@ use plotters::prelude::*;
 
 use crate::judge::Verdict;
 use crate::measure::PassKind;
+use crate::output::Dir;
 use crate::report::{Pass, PassDisk, Report};
 
 /// Why the charts could not be written.
@@ -59,9 +58,8 @@ trait Drawing {
 
 /// Writes every chart of the report into `dir` as `NAME.svg` and
 /// `NAME.png`.
-pub fn write_all(report: &Report, dir: &Path) -> Result<()> {
+pub fn write_all(report: &Report, dir: &Dir) -> Result<()> {
     register_font();
-    fs::create_dir_all(dir)?;
     for p in &report.passes {
         let pass = p.kind.name();
         let charts: [(String, &dyn Drawing); 3] = [
@@ -77,13 +75,13 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<()> {
 }
 
 /// Draws `chart` into `dir` as `STEM.svg` and `STEM.png`.
-fn save(dir: &Path, stem: &str, chart: &dyn Drawing) -> Result<()> {
+fn save(dir: &Dir, stem: &str, chart: &dyn Drawing) -> Result<()> {
     let mut svg = String::new();
     chart.svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
-    crate::output::write_path(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
+    dir.write(&format!("{stem}.svg"), svg.as_bytes())?;
     let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
     chart.png(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())?;
-    crate::output::write_path(&dir.join(format!("{stem}.png")), &encode_png(&rgb)?)?;
+    dir.write(&format!("{stem}.png"), &encode_png(&rgb)?)?;
     Ok(())
 }
 
@@ -198,9 +196,8 @@ pub struct Line {
 
 /// Writes a chart of lines (MB/s across the disks' surface, as the
 /// burn-in measures it) into `dir` as `STEM.svg` and `STEM.png`.
-pub fn lines(dir: &Path, stem: &str, caption: &str, series: &[Line]) -> Result<()> {
+pub fn lines(dir: &Dir, stem: &str, caption: &str, series: &[Line]) -> Result<()> {
     register_font();
-    fs::create_dir_all(dir)?;
     save(dir, stem, &Lines(caption, series))
 }
 

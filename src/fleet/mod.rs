@@ -18,6 +18,7 @@ use crate::report::{LinkFinding, Report, SCHEMA_VERSION};
 use crate::stats::median;
 
 pub mod render;
+mod sane;
 
 /// One result file, read.
 #[derive(Debug, Clone)]
@@ -64,8 +65,8 @@ fn same_host(a: (&str, Option<&str>), b: (&str, Option<&str>)) -> bool {
 
 /// Reads one result file; why not, in one line.
 pub fn load(path: &Path) -> Result<Doc, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+    let bytes = crate::input::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut v: Value = serde_json::from_slice(&bytes).map_err(|e| {
         if e.is_eof() {
             format!(
                 "{}: truncated (the JSON ends early; was the run or the copy cut short?)",
@@ -90,6 +91,12 @@ pub fn load(path: &Path) -> Result<Doc, String> {
             path.display()
         ));
     }
+    sane::clean(&mut v).map_err(|e| {
+        format!(
+            "{}: {e}: the file is damaged or was edited; remove it from the inputs",
+            path.display()
+        )
+    })?;
     let typed = |e: serde_json::Error| {
         format!(
             "{}: an arrayburn result this version cannot read ({e})",
@@ -110,7 +117,7 @@ pub fn load(path: &Path) -> Result<Doc, String> {
 /// Whether `path` is a fleet report (`report --out` wrote it), not a run's
 /// result.
 pub fn is_fleet(path: &Path) -> bool {
-    std::fs::read(path)
+    crate::input::read(path)
         .ok()
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         .is_some_and(|v| v["kind"] == "fleet")

@@ -105,8 +105,8 @@ pub fn markdown(r: &FleetReport) -> String {
         r.sources.len(),
         r.disks(),
         r.hosts.len(),
-        r.tool_version,
-        r.generated_at,
+        md(&r.tool_version),
+        md(&r.generated_at),
         md(&r.message)
     );
     if !r.outliers.is_empty() {
@@ -134,9 +134,9 @@ pub fn markdown(r: &FleetReport) -> String {
         for g in &r.regressions {
             let _ = writeln!(
                 out,
-                "- {} `{}` (serial {}): {}",
+                "- {} {} (serial {}): {}",
                 md(&g.host),
-                g.path,
+                md(&g.path),
                 md(g.serial.as_deref().unwrap_or("-")),
                 md(&g.what.join("; "))
             );
@@ -160,11 +160,9 @@ pub fn markdown(r: &FleetReport) -> String {
     out
 }
 
-/// Escapes what Markdown tables and emphasis would take as syntax.
+/// Text as literal Markdown: no markup, no HTML, no control characters.
 fn md(s: &str) -> String {
-    s.replace('|', "\\|")
-        .replace('*', "\\*")
-        .replace('_', "\\_")
+    crate::escape::markdown(s)
 }
 
 /// Escapes text for HTML.

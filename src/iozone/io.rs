@@ -137,7 +137,10 @@ pub enum Access {
 /// Opens `path` as iozone's tests do. `sync_reads`: O_SYNC on reads too
 /// (throughput mode with -o).
 pub fn open(path: &Path, access: Access, c: &Config, sync_reads: bool) -> io::Result<File> {
-    let mut flags = 0;
+    // A test file is never written through a link: one planted at its
+    // name in a shared directory would make root's run overwrite its
+    // target.
+    let mut flags = nix::libc::O_NOFOLLOW;
     if c.direct {
         flags |= nix::libc::O_DIRECT;
     }
@@ -152,8 +155,26 @@ pub fn open(path: &Path, access: Access, c: &Config, sync_reads: bool) -> io::Re
     o.open(path).map_err(|e| explain_open(path, c, e))
 }
 
-/// An open that fails because the filesystem refuses O_DIRECT, said so.
+/// Options for opening a test file without following a link at its name
+/// (the stdio tests' opens; [`open`] for the others).
+pub fn no_follow() -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.custom_flags(nix::libc::O_NOFOLLOW);
+    o
+}
+
+/// An open that fails because the filesystem refuses O_DIRECT, or because
+/// the name is a link, said so.
 fn explain_open(path: &Path, c: &Config, e: io::Error) -> io::Error {
+    if e.raw_os_error() == Some(nix::libc::ELOOP) {
+        return io::Error::new(
+            e.kind(),
+            format!(
+                "{}: is a symbolic link; test files are never written through one: name the real path",
+                path.display()
+            ),
+        );
+    }
     if c.direct && e.raw_os_error() == Some(nix::libc::EINVAL) {
         return io::Error::new(
             e.kind(),

@@ -81,7 +81,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Healthy);
     }
     let plan = Plan::new(&c)?;
-    let _locks = plan.lock_disks(args)?;
+    let _locks = plan.lock_disks()?;
     // A second signal must not leave test files behind (workers stop at
     // the next record, so the wait is short).
     let _cleanup = Cleanup {

@@ -106,9 +106,7 @@ impl Plan {
 impl Plan {
     /// Takes the run lock of each disk under the test files' filesystems
     /// (see [`crate::device::lock`]): no two runs time one disk.
-    pub fn lock_disks(&self, args: &[String]) -> anyhow::Result<Vec<lock::DiskLock>> {
-        let mut command_line = vec!["arrayburn".to_string(), "iozone".to_string()];
-        command_line.extend_from_slice(args);
+    pub fn lock_disks(&self) -> anyhow::Result<Vec<lock::DiskLock>> {
         let mut disks: Vec<(u64, u64)> = Vec::new();
         let mut locks = Vec::new();
         for f in &self.files {
@@ -120,7 +118,7 @@ impl Plan {
             }
             disks.push(lock::whole_disk(dev));
             let name = format!("the disk under {}", dir.display());
-            locks.extend(lock::lock(dev, &name, &command_line).map_err(anyhow::Error::msg)?);
+            locks.extend(lock::lock(dev, &name, None).map_err(anyhow::Error::msg)?);
         }
         Ok(locks)
     }

@@ -164,7 +164,7 @@ impl Pair<'_> {
     /// Test 6: fwrite through a stdio-like buffer of one record (never
     /// O_DIRECT or O_SYNC, as iozone's fopen).
     fn fwrite(&mut self) -> io::Result<Measure> {
-        let file = std::fs::OpenOptions::new()
+        let file = super::io::no_follow()
             .read(true)
             .write(true)
             .create(true)
@@ -186,7 +186,7 @@ impl Pair<'_> {
 
     /// Test 7: fread through a buffer of one record.
     fn fread(&mut self) -> io::Result<Measure> {
-        let file = File::open(self.path)?;
+        let file = super::io::no_follow().read(true).open(self.path)?;
         file.sync_all()?;
         let mut buf = Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages);
         let n = self.n;

@@ -309,16 +309,20 @@ impl ChildRun<'_> {
 
     fn open_file(&self) -> io::Result<File> {
         match self.phase {
-            Phase::Fwrite => std::fs::OpenOptions::new()
+            Phase::Fwrite => super::io::no_follow()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
                 .open(self.path),
-            Phase::Fread => File::open(self.path),
+            Phase::Fread => super::io::no_follow().read(true).open(self.path),
             Phase::Pwrite => {
                 // iozone re-creates the file first (creat).
-                File::create(self.path)?;
+                super::io::no_follow()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(self.path)?;
                 open(self.path, Access::Write, self.c, false)
             }
             Phase::Mixed if self.k % 2 == 1 => open(self.path, Access::Write, self.c, false),

@@ -1,0 +1,149 @@
+//! What a `--resume` proves before it writes a byte: that the disk now at
+//! the name is the one the checkpoint was made for. Its identity (serial,
+//! WWN, model, size) is compared by the checkpoint itself; this reads the
+//! disk back where the checkpoint says this run's blocks were written, a
+//! few spread blocks per stretch, and accepts the disk only when they are
+//! this run's. A replaced disk of the same size (loop, virtio and many USB
+//! bridges have no serial), a checkpoint copied to another disk's name,
+//! two disks that swapped names: each fails here, before anything is
+//! written.
+//!
+//! It must not write.
+
+use std::os::unix::fs::FileExt;
+
+use super::block::{BLOCK, Found, Pattern, Stamp};
+use super::plan::Target;
+use super::state::{Checkpoint, Phase};
+use crate::device::buffer::AlignedBuf;
+
+/// Blocks read back per stretch of known content.
+const SAMPLES: u64 = 16;
+
+/// What the read-back showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proof {
+    /// The checkpoint names nothing written yet: there is nothing of the
+    /// run's to find, so the disk is judged as a fresh one (its
+    /// signatures).
+    NothingWritten,
+    /// This many blocks were read back, and (almost) all were the run's.
+    Carries { read: usize },
+}
+
+/// The stretches whose content the checkpoint knows: (from, to, pass).
+fn written(c: &Checkpoint) -> Vec<(u64, u64, u16)> {
+    let (start, end, at) = (c.start_byte, c.end_byte, c.at);
+    let mut out = Vec::new();
+    match at.phase {
+        Phase::Write => {
+            if at.done_until > start {
+                out.push((start, at.done_until, at.pass));
+            }
+            // The rest still holds the previous pass, verified.
+            if at.pass > 1 && end > at.done_until {
+                out.push((at.done_until, end, at.pass - 1));
+            }
+        }
+        Phase::Verify | Phase::Done => out.push((start, end, at.pass)),
+    }
+    out
+}
+
+/// Block-aligned offsets spread over `from..to`, the last block included.
+fn spread(from: u64, to: u64) -> Vec<u64> {
+    let blocks = (to - from) / BLOCK as u64;
+    let mut at: Vec<u64> = (0..SAMPLES)
+        .map(|k| from + blocks * k / SAMPLES * BLOCK as u64)
+        .chain([to - BLOCK as u64])
+        .collect();
+    at.dedup();
+    at
+}
+
+/// Whether a block found so is one this run wrote on this disk.
+fn ours(found: Found, stamp: Stamp) -> bool {
+    match found {
+        Found::Good | Found::Corrupted => true,
+        Found::Stale { run, .. } => run == stamp.run,
+        Found::Misdirected { disk, .. } => disk == stamp.disk,
+        Found::Foreign { .. } => false,
+    }
+}
+
+/// What a block that is not the run's holds, in words.
+fn what(found: Found) -> &'static str {
+    match found {
+        Found::Foreign { zeros: true } => "reads back as zeros",
+        Found::Foreign { zeros: false } => "holds data that is not a burn-in block",
+        Found::Stale { .. } => "holds an earlier burn-in's block",
+        Found::Misdirected { .. } => {
+            "holds another disk's block (two disks may have swapped names: name each by /dev/disk/by-id)"
+        }
+        Found::Good | Found::Corrupted => "is not what this run wrote",
+    }
+}
+
+/// Reads the disk back where `c` (its checkpoint, validated) says this
+/// run wrote, with `pattern`'s check, and accepts it when at least 90 %
+/// of the blocks read are the run's; else the reason, naming the first
+/// block that is not.
+pub fn prove(t: &Target, c: &Checkpoint, run: u64) -> Result<Proof, String> {
+    let stretches = written(c);
+    if stretches.is_empty() {
+        return Ok(Proof::NothingWritten);
+    }
+    let mut buf = AlignedBuf::new(BLOCK);
+    let (mut read, mut good) = (0usize, 0usize);
+    let mut first_bad: Option<String> = None;
+    for (from, to, pass) in stretches {
+        let stamp = Stamp {
+            run,
+            pass,
+            disk: t.disk,
+        };
+        for at in spread(from, to) {
+            read += 1;
+            let b = buf.slice_mut(BLOCK);
+            let verdict = match t.file.read_exact_at(b, at) {
+                Err(e) => Err(format!("cannot be read ({e})")),
+                Ok(()) => match c.pattern.check_all(b, at, stamp).first() {
+                    None => Ok(()),
+                    Some((_, f)) if ours(*f, stamp) => Ok(()),
+                    Some((_, f)) => Err(what(*f).to_string()),
+                },
+            };
+            match verdict {
+                Ok(()) => good += 1,
+                Err(why) => {
+                    first_bad.get_or_insert_with(|| format!("byte {at} {why}"));
+                }
+            }
+        }
+    }
+    if good * 10 >= read * 9 {
+        return Ok(Proof::Carries { read });
+    }
+    let pattern = match c.pattern {
+        Pattern::Blocks => "this run's blocks",
+        Pattern::Badblocks => "this run's badblocks fills",
+    };
+    Err(format!(
+        "it does not carry {pattern} where its checkpoint says they were written: {good} of {read} blocks read back are the run's ({})",
+        first_bad.unwrap_or_default()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_whole_blocks_spread_over_the_stretch_to_its_end() {
+        let at = spread(8192, 8192 + 100 * 4096);
+        assert_eq!(at.first(), Some(&8192));
+        assert_eq!(at.last(), Some(&(8192 + 99 * 4096)));
+        assert!(at.iter().all(|a| a % 4096 == 0) && at.len() == 17, "{at:?}");
+        assert_eq!(spread(0, 4096), [0], "one block: read once");
+    }
+}
