@@ -1,9 +1,11 @@
 //! Does the per-read bookkeeping (latency histogram, MHDD bins, surface
-//! buckets, slow-read log, window marks, progress) cost throughput? The
-//! real worker (`measure::run_pass`, one whole-disk serial pass) against a bare
-//! loop with the same engine and the same aligned buffer that only reads,
-//! on the same memory-backed loop device (the fastest device here, so where
-//! per-read overhead would show most), alternating which runs first.
+//! buckets, slow-read log, window marks, progress), and the psync
+//! engine's I/O thread (which lets a hung disk's read be left behind),
+//! cost throughput? The real worker (`measure::run_pass`, one whole-disk
+//! serial pass through the psync engine) against a bare `pread` loop into
+//! the same kind of aligned buffer, on the same memory-backed loop device
+//! (the fastest device here, so where per-read overhead would show most),
+//! alternating which runs first.
 //!
 //! Run as root: `cargo bench --bench bookkeeping [-- ROUNDS SIZE_MIB]`.
 //! It makes one loop device over a file in /dev/shm and removes both.
@@ -11,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use arrayburn::device::buffer::{AlignedBuf, Chunks};
-use arrayburn::io::{Engine, PreadEngine, open_direct};
+use arrayburn::io::{Bounds, Engine, PreadEngine, open_direct};
 use arrayburn::measure::{
     DiskProgress, DiskRun, Geometry, Observer, PassKind, PassSpec, ReadError, StopFlag, Window,
     run_pass,
@@ -26,14 +28,17 @@ impl Observer for Silent {
     fn group_finished(&mut self, _: PassKind, _: &[usize], _: &[DiskRun]) {}
 }
 
-/// MB/s of a bare read loop over the whole device.
+/// MB/s of a bare pread loop over the whole device.
 fn plain(dev: &str, size: u64, block: u64) -> f64 {
-    let mut engine = PreadEngine::new(open_direct(dev.as_ref()).unwrap());
+    use std::os::unix::fs::FileExt;
+    let file = open_direct(dev.as_ref()).unwrap();
     let mut buf = AlignedBuf::new(block as usize);
     let t = Instant::now();
     let mut bytes = 0;
     for chunk in Chunks::new(size, 512, block) {
-        bytes += engine.read(&mut buf, chunk).unwrap() as u64;
+        let b = buf.slice_mut(chunk.len());
+        file.read_exact_at(b, chunk.offset()).unwrap();
+        bytes += chunk.len() as u64;
     }
     bytes as f64 / 1e6 / t.elapsed().as_secs_f64()
 }
@@ -55,10 +60,13 @@ fn worker(dev: &str, size: u64, block: u64) -> f64 {
         size,
         logical_block: 512,
     }];
+    let stop = StopFlag::default();
+    let bounds = Bounds::new(&stop, Duration::from_secs(120));
     let engines = |_: usize| -> std::io::Result<Box<dyn Engine>> {
-        Ok(Box::new(PreadEngine::new(open_direct(dev.as_ref())?)))
+        let file = open_direct(dev.as_ref())?;
+        Ok(Box::new(PreadEngine::new(&file, block as usize, &bounds)?))
     };
-    let pass = run_pass(spec, &geometry, &engines, &StopFlag::default(), &mut Silent).unwrap();
+    let pass = run_pass(spec, &geometry, &engines, &stop, &mut Silent).unwrap();
     let run = &pass.disks[0].1;
     assert_eq!(run.bytes, size);
     run.bytes as f64 / 1e6 / run.elapsed.as_secs_f64()

@@ -159,6 +159,11 @@ pub struct BurninArgs {
     /// names it): only when that process is not using the disk.
     #[arg(long, value_name = "PID")]
     pub ignore_lock: Option<u32>,
+    /// A write, read or flush with no answer after this long means the
+    /// disk hung: its run ends there and it is reported (check the path or
+    /// return it), the other disks carry on.
+    #[arg(long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration)]
+    pub io_timeout: Duration,
     /// Overwrite disks that carry a partition table, filesystem, RAID, LVM
     /// or ZFS signature (refused without it).
     #[arg(long)]
@@ -378,6 +383,11 @@ pub struct CheckArgs {
     /// names it): only when that process is not using the disk.
     #[arg(help_heading = "What to read", long, value_name = "PID")]
     pub ignore_lock: Option<u32>,
+    /// A read with no answer after this long means the disk hung: it is
+    /// given up and reported (check the path or return it), the other
+    /// disks carry on.
+    #[arg(help_heading = "What to read", long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration)]
+    pub io_timeout: Duration,
     #[command(flatten)]
     pub output: OutputArgs,
 }

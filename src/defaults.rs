@@ -28,6 +28,11 @@ pub const BUCKETS: usize = 100;
 pub const SEEK_READERS: usize = 6;
 /// Spots a sample is spread over (`--spots`; 1: the start of the disk).
 pub const SPOTS: u32 = 1;
+/// A request outstanding this long means the disk hung (`--io-timeout`):
+/// far beyond a drive's own retries of a bad sector (tens of seconds) and
+/// the kernel's command timeouts, so only a disk that stopped answering
+/// reaches it.
+pub const IO_TIMEOUT: &str = "2m";
 /// How long a drive's short self-test may run before it is aborted as
 /// stuck (`burnin --smart-test short`; drives say 1-2 minutes).
 pub const SHORT_SELF_TEST: std::time::Duration = std::time::Duration::from_secs(30 * 60);

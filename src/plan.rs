@@ -85,6 +85,8 @@ pub struct Settings {
     pub seek_readers: Option<usize>,
     /// Go ahead although this pid holds a disk's lock (`--ignore-lock`).
     pub ignore_lock: Option<u32>,
+    /// A read outstanding this long means the disk hung.
+    pub io_timeout: Duration,
 }
 
 /// A check ready to run.
@@ -108,6 +110,7 @@ impl Plan {
         let settings = settings(args)?;
         let devices = device::resolve_all(paths, &args.devices, args.allow_partitions)?;
         check_devices(settings.block, &devices)?;
+        check_memory(&settings, devices.len())?;
         let files = devices.iter().map(open).collect::<Result<Vec<_>, _>>()?;
         let warnings = devices
             .iter()
@@ -197,8 +200,22 @@ impl Plan {
     }
 }
 
+/// Refuses an I/O timeout under a second: a busy healthy disk would be
+/// called hung.
+pub fn check_io_timeout(t: Duration) -> Result<(), String> {
+    if t < Duration::from_secs(1) {
+        return Err(format!(
+            "--io-timeout {}: give at least 1s (the default is {}; a drive's own retries of a bad sector take tens of seconds)",
+            crate::units::human_duration(t),
+            defaults::IO_TIMEOUT
+        ));
+    }
+    Ok(())
+}
+
 fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
     let bad = |m: String| Err(PlanError::BadValue(m));
+    check_io_timeout(args.io_timeout).map_err(PlanError::BadValue)?;
     if !(args.slow_pct > 0.0 && args.slow_pct < 100.0) {
         return bad(format!(
             "--slow-pct {} must be between 0 and 100 (the default is {})",
@@ -281,11 +298,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
     output::refuse_duplicates(named).map_err(PlanError::Output)?;
     Ok(Settings {
         block: args.block,
-        engine: match args.engine {
-            EngineKind::Auto if crate::io::uring_available() => EngineKind::IoUring,
-            EngineKind::Auto => EngineKind::Psync,
-            kind => kind,
-        },
+        engine: args.engine.resolved(),
         queue_depth: match args.engine {
             EngineKind::Psync => 1,
             _ => usize::from(args.queue_depth),
@@ -310,6 +323,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         spots: args.spots,
         seek_readers: args.seek.then_some(args.seek_readers),
         ignore_lock: args.ignore_lock,
+        io_timeout: args.io_timeout,
     })
 }
 
@@ -371,6 +385,29 @@ pub fn check_output_path(flag: &str, p: &Path) -> Result<(), PlanError> {
         )));
     }
     Ok(())
+}
+
+/// Refuses buffers beyond the memory the run may have: each engine holds
+/// its queue depth of blocks (and one for pinpointing with io_uring), one
+/// engine per disk in the parallel pass and one per reader in the seek
+/// pass.
+fn check_memory(s: &Settings, disks: usize) -> Result<(), PlanError> {
+    let per_engine = match s.engine {
+        EngineKind::IoUring => s.queue_depth as u64 + 1,
+        _ => 1,
+    };
+    let readers = s.seek_readers.unwrap_or(1) as u64;
+    let need = per_engine * s.block * readers * disks as u64;
+    let what = format!(
+        "{per_engine} × {} per reader, {readers} reader(s) on each of {disks} disk(s)",
+        crate::units::human_bytes_binary(s.block)
+    );
+    let flags = format!(
+        "--block {} --queue-depth {}",
+        crate::units::human_bytes_binary(s.block),
+        s.queue_depth
+    );
+    crate::memory::refuse_beyond(need, &what, &flags).map_err(PlanError::BadValue)
 }
 
 /// Refuses devices with no data and a read size their sectors do not

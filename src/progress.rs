@@ -252,6 +252,7 @@ impl Observer for Progress {
                     Some(Stopped::Interrupted) => " (interrupted)",
                     Some(Stopped::MaxErrors) => " (stopped: --max-errors failed reads)",
                     Some(Stopped::DeviceGone) => " (stopped: the device went away)",
+                    Some(Stopped::Hung) => " (stopped: the disk did not answer)",
                     None => "",
                 }
             ));

@@ -102,6 +102,12 @@ fn every_refusal_writes_nothing() {
         with(&["--destructive", "--yes", "--range", "1g..2g"]),
         "--range 1g..2g",
     );
+    // An end beyond the disk is refused as a start beyond it is, never cut
+    // to the disk's end unsaid.
+    run(
+        with(&["--destructive", "--yes", "--range", "8m..2g"]),
+        "--range 8m..2g: ends beyond the disk, whose last whole 4 KiB block ends at byte 16777216",
+    );
     // A disk with a filesystem, then mounted.
     let mkfs = Command::new("mkfs.ext4")
         .args(["-q", "-F", &d[1].dev])
@@ -1240,4 +1246,103 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
         "{text}"
     );
     assert!(text.contains("reached 66 °C during the run"), "{text}");
+}
+
+/// A fake smartctl in a new directory that serves the recorded SATA disk
+/// (`fixtures/smart/ata.json`) as `doc` changes it, runs `extra` (sh)
+/// first, and a PATH with it first.
+fn recorded_smartctl(extra: &str, doc: impl Fn(&mut serde_json::Value)) -> (tempfile::TempDir, String) {
+    let fake = tempdir();
+    let mut v: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/ata.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    doc(&mut v);
+    let file = fake.path().join("doc.json");
+    std::fs::write(&file, v.to_string()).unwrap();
+    fake_smartctl(fake.path(), &format!("{extra}\ncat {}", file.display()));
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    (fake, path)
+}
+
+#[test]
+fn a_self_test_that_never_finishes_is_aborted_as_a_finding() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 16 << 20);
+    // The drive says "in progress, 10% remaining" for ever.
+    let (fake, path) = recorded_smartctl(
+        "case \"$1\" in -t) exit 0;; -X) touch \"$(dirname \"$0\")/aborted\"; exit 0;; esac",
+        |_| {},
+    );
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let (mut c, _state) = burnin_cmd();
+    let began = std::time::Instant::now();
+    let out = c
+        .env("PATH", path)
+        .args(["--destructive", "--yes", "--smart-test", "short", "--smart-test-timeout", "2s"])
+        .args(["--progress", "none", "--json"])
+        .arg(&json)
+        .args(d.iter().map(|x| &x.dev))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(began.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(fake.path().join("aborted").exists(), "smartctl -X was not run");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for disk in doc["disks"].as_array().unwrap() {
+        let words = disk["self_test"]["detail"].as_str().unwrap_or_default();
+        assert!(words.contains("did not finish within 2.0 s (10% left): aborted"), "{disk}");
+        assert_eq!(disk["verdict"], "return", "{disk}");
+        assert_eq!(disk["verified_bytes"], 16 << 20, "the burn-in went on: {disk}");
+    }
+}
+
+#[test]
+fn a_signal_while_smart_is_read_after_the_burn_in_ends_it_interrupted() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 16 << 20);
+    // The reading after the run (the second call) takes 30 s.
+    let (fake, path) = recorded_smartctl(
+        "dir=$(dirname \"$0\"); n=$(cat $dir/n 2>/dev/null || echo 0); echo $((n+1)) > $dir/n\n\
+         [ $n -ge 1 ] && { touch $dir/after; sleep 30; }",
+        |_| {},
+    );
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let (mut c, _state) = burnin_cmd();
+    let child = c
+        .env("PATH", path)
+        .args(["--destructive", "--yes", "--progress", "none", "--json"])
+        .arg(&json)
+        .arg(&d[0].dev)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let after = fake.path().join("after");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !after.exists() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(after.exists(), "SMART was never read after the run");
+    let sent = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(sent.elapsed() < std::time::Duration::from_secs(5), "{:?}", sent.elapsed());
+    assert_eq!(out.status.code(), Some(130));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true, "{doc}");
 }

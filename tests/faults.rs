@@ -83,6 +83,17 @@ impl FaultyDisk {
         Self::spawn(size, bad, &[], None, Some(rw))
     }
 
+    /// A writable file in memory whose reads of `slow` ranges (start, len,
+    /// µs) wait: a file that answers late (`image()`).
+    pub(crate) fn slow_file(size: u64, slow: &[(u64, u64, u64)]) -> Self {
+        Self::spawn(size, &[], slow, None, Some(Writable::default()))
+    }
+
+    /// The FUSE file under the loop device.
+    pub(crate) fn image(&self) -> PathBuf {
+        self.mnt.path().join("disk.img")
+    }
+
     /// A writable disk in memory whose bytes from `at` on are the bytes from
     /// `to` on (fake capacity wrapping around).
     pub(crate) fn aliased(size: u64, at: u64, to: u64) -> Self {
@@ -172,8 +183,31 @@ impl FaultyDisk {
     }
 }
 
+impl FaultyDisk {
+    /// Freezes the FUSE daemon (SIGSTOP): every read and write of the disk
+    /// then waits without end, as a dead USB bridge's or a drive's in
+    /// endless retries do. Thawed (SIGCONT) when the guard goes.
+    pub(crate) fn freeze(&self) -> Frozen {
+        let pid = nix::unistd::Pid::from_raw(self.daemon.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+        Frozen(pid)
+    }
+}
+
+/// A frozen FUSE daemon, thawed on drop.
+pub(crate) struct Frozen(nix::unistd::Pid);
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(self.0, nix::sys::signal::Signal::SIGCONT);
+    }
+}
+
 impl Drop for FaultyDisk {
     fn drop(&mut self) {
+        // Never left frozen: its disk could not be detached.
+        let pid = nix::unistd::Pid::from_raw(self.daemon.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT);
         if !self.dev.is_empty() {
             let _ = Command::new("losetup").args(["-d", &self.dev]).status();
             // Detach is deferred while the device is open: wait for it.

@@ -210,6 +210,22 @@ fn a_partition_is_refused_naming_its_disk() {
         disk.name()
     );
     refused(&[node.to_str().unwrap()], &expect);
+    // The burn-in has no flag for partitions: its refusal names none.
+    let state = tempdir();
+    let out = arrayburn(&["burnin", "--destructive", "--yes", "--state"])
+        .arg(state.path())
+        .arg(&node)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let expect = format!(
+        "is partition {0}p1 of disk {0}; a burn-in tests whole disks: name /dev/{0} instead (nothing was written)",
+        disk.name()
+    );
+    assert!(err.contains(&expect), "{err}");
+    assert!(!err.contains("--allow-partitions"), "{err}");
 }
 
 #[test]

@@ -281,3 +281,118 @@ fn rendered_in_a_browser(page: &Path) {
         "the red bar of a slow disk is on screen: {red} red pixels"
     );
 }
+
+#[test]
+fn result_files_are_input_escaped_held_to_their_units_and_never_waited_for() {
+    let dir = tempdir();
+    // A host name and a model that would retitle the admin's terminal and
+    // run script in a Markdown renderer.
+    let hostile = "evil\u{1b}]0;pwned\u{7}<script>alert(1)</script>";
+    let mut v = result(hostile, "2026-12-01T06:00:00Z", [150.0, 151.0, 149.0, 150.0]);
+    v["disks"][0]["model"] = "DISK\u{1b}[2J".into();
+    let file = write(dir.path(), "evil.json", &v);
+    let out_dir = dir.path().join("out");
+    let out = report(&[file.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}'), "raw escapes: {stdout:?}");
+    assert!(stdout.contains("evil\\x1b]0;pwned\\x07"), "{stdout}");
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(!md.contains("<script") && !md.contains('\u{1b}'), "{md}");
+    assert!(md.contains("&lt;script&gt;"), "{md}");
+    let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(!page.contains("<script") && !page.contains('\u{1b}'));
+    // Numbers outside their unit's range: refused, naming file and field.
+    for (value, says) in [
+        (serde_json::json!(-1.0), "window_mb_per_s is -1.0, not a speed"),
+        (serde_json::json!(1e308), "not a speed (0 to 1000000 MB/s)"),
+    ] {
+        let mut bad = result("node1", "2026-12-01T06:00:00Z", [150.0, 151.0, 149.0, 150.0]);
+        bad["passes"][0]["disks"][1]["window_mb_per_s"] = value;
+        let f = write(dir.path(), "bad.json", &bad);
+        let out = report(&[f.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("bad.json: passes[0].disks[1].") && err.contains(says), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    // A FIFO as a result, or as ARRAYBURN_TOPOLOGY: refused at once, not
+    // waited for without end.
+    let fifo = dir.path().join("fifo.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let at_once = |mut c: std::process::Command| {
+        let mut child = c
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > until {
+                let _ = child.kill();
+                panic!("{c:?} waited on the FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    };
+    let mut c = arrayburn(&["report"]);
+    c.arg(&fifo);
+    let out = at_once(c);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a FIFO"), "{err}");
+    let mut c = arrayburn(&["list"]);
+    c.env("ARRAYBURN_TOPOLOGY", &fifo);
+    let out = at_once(c);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("ARRAYBURN_TOPOLOGY=") && err.contains("is a FIFO"), "{err}");
+}
+
+#[test]
+fn a_signal_stops_the_report_with_130_and_nothing_written() {
+    need_root!();
+    // A result on a file that answers its reads 3 s late (a FUSE file):
+    // the signal comes while the report reads it.
+    let v = result("node1", "2026-12-01T06:00:00Z", [150.0, 151.0, 149.0, 150.0]);
+    let mut bytes = serde_json::to_vec(&v).unwrap();
+    let size = (bytes.len() as u64).next_multiple_of(1 << 20);
+    bytes.resize(size as usize, b' ');
+    let slow = crate::faults::FaultyDisk::slow_file(size, &[(0, size, 3_000_000)]);
+    let img = slow.image();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&img)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
+        .unwrap();
+    let dir = tempdir();
+    let out_dir = dir.path().join("out");
+    let child = arrayburn(&["report", img.to_str().unwrap(), "--out", out_dir.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Signalled once it has the file open.
+    let reading = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+            fds.flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == img))
+        })
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !reading() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(reading(), "never opened the result");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted; nothing was written"), "{err}");
+    assert!(!out_dir.exists(), "a report was written");
+}

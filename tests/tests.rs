@@ -17,3 +17,4 @@ mod iozone;
 mod list;
 mod outputs;
 mod report;
+mod safety;

@@ -170,7 +170,12 @@ impl Throttle {
 
     /// Limits writes to `disk` to `bytes_per_s` for processes in the group.
     pub fn limit_write(&self, disk: &LoopDisk, bytes_per_s: u64) -> &Self {
-        let name = disk.dev.trim_start_matches("/dev/");
+        self.limit_write_dev(&disk.dev, bytes_per_s)
+    }
+
+    /// Limits writes to the block device `dev` (`/dev/loopN`).
+    pub fn limit_write_dev(&self, dev: &str, bytes_per_s: u64) -> &Self {
+        let name = dev.trim_start_matches("/dev/");
         let devno = fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
         self.0.limit_write(devno.trim(), bytes_per_s).unwrap();
         self

@@ -17,7 +17,7 @@ use thiserror::Error;
 
 use super::block::{BLOCK, disk_hash};
 use crate::device::{self, BlockDevice, SystemPaths, lock};
-use crate::io::open_direct;
+use crate::io::{Bounds, Halt, OwnedIo, ThreadIo, Until, open_direct};
 
 /// Why a burn-in cannot start. One line each.
 #[derive(Debug, Error)]
@@ -148,22 +148,32 @@ fn blkid_signature(path: &str) -> Result<Option<String>, Refusal> {
 /// ZFS keeps four labels, two at the start and two in the last 512 KiB;
 /// each has 128 uberblocks from 128 KiB into it, every one starting with
 /// the magic 0x00bab10c. Looks at all four (O_DIRECT reads).
-fn zfs_label(file: &File, size: u64) -> bool {
-    use std::os::unix::fs::FileExt;
+/// A disk that does not answer these reads is refused (it may be hung).
+fn zfs_label(file: &File, size: u64, bounds: &Bounds) -> Result<bool, Halt> {
     const LABEL: u64 = 256 << 10;
     if size < 4 * LABEL {
-        return false;
+        return Ok(false);
     }
     let end = size / LABEL * LABEL;
+    let Ok(mut io) = ThreadIo::new(file, bounds) else {
+        return Ok(false);
+    };
     let mut buf = crate::device::buffer::AlignedBuf::new(LABEL as usize);
-    [0, LABEL, end - 2 * LABEL, end - LABEL].iter().any(|&at| {
-        let b = buf.slice_mut(LABEL as usize);
-        file.read_exact_at(b, at).is_ok()
+    for at in [0, LABEL, end - 2 * LABEL, end - LABEL] {
+        let mut d = io.read_now(buf, LABEL as usize, at, Until::Stop)?;
+        let read = d.whole().is_ok();
+        let b = d.buf.slice_mut(LABEL as usize);
+        if read
             && b[128 << 10..].chunks(1024).any(|u| {
                 let m = u64::from_le_bytes(u[..8].try_into().unwrap_or_default());
                 m == 0x00ba_b10c || m.swap_bytes() == 0x00ba_b10c
             })
-    })
+        {
+            return Ok(true);
+        }
+        buf = d.buf;
+    }
+    Ok(false)
 }
 
 /// Opens a disk for the burn-in: read-write, O_DIRECT, O_EXCL (a disk
@@ -220,10 +230,17 @@ fn open_for_writing(d: &BlockDevice) -> Result<File, Refusal> {
 /// Refuses a disk that carries a partition table, filesystem, RAID, LVM or
 /// ZFS signature: it may hold data (`--wipe-signatures` overrides; a
 /// resumed disk that carries its run's blocks needs no such check).
-pub fn refuse_signature(d: &BlockDevice) -> Result<(), Refusal> {
-    let zfs = open_direct(std::path::Path::new(&d.given))
-        .map(|f| zfs_label(&f, d.identity.size_bytes))
-        .unwrap_or(false);
+pub fn refuse_signature(d: &BlockDevice, bounds: &Bounds) -> Result<(), Refusal> {
+    let zfs = match open_direct(std::path::Path::new(&d.given)) {
+        Ok(f) => zfs_label(&f, d.identity.size_bytes, bounds).map_err(|h| Refusal::Signature {
+            path: d.given.clone(),
+            what: match h {
+                Halt::Hung => "an unknown content: it did not answer a read of its ZFS labels within --io-timeout (the disk may be hung)".to_string(),
+                _ => "an unknown content: the look for ZFS labels was stopped".to_string(),
+            },
+        })?,
+        Err(_) => false,
+    };
     let found = blkid_signature(&d.given)?.or_else(|| zfs.then(|| "ZFS labels".to_string()));
     match found {
         Some(what) => Err(Refusal::Signature {

@@ -10,12 +10,11 @@
 //!
 //! It must not write.
 
-use std::os::unix::fs::FileExt;
-
 use super::block::{BLOCK, Found, Pattern, Stamp};
 use super::plan::Target;
 use super::state::{Checkpoint, Phase};
 use crate::device::buffer::AlignedBuf;
+use crate::io::{Bounds, Halt, OwnedIo, ThreadIo, Until};
 
 /// Blocks read back per stretch of known content.
 const SAMPLES: u64 = 16;
@@ -88,11 +87,12 @@ fn what(found: Found) -> &'static str {
 /// run wrote, with `pattern`'s check, and accepts it when at least 90 %
 /// of the blocks read are the run's; else the reason, naming the first
 /// block that is not.
-pub fn prove(t: &Target, c: &Checkpoint, run: u64) -> Result<Proof, String> {
+pub fn prove(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<Proof, String> {
     let stretches = written(c);
     if stretches.is_empty() {
         return Ok(Proof::NothingWritten);
     }
+    let mut io = ThreadIo::new(&t.file, bounds).map_err(|e| format!("it cannot be read ({e})"))?;
     let mut buf = AlignedBuf::new(BLOCK);
     let (mut read, mut good) = (0usize, 0usize);
     let mut first_bad: Option<String> = None;
@@ -104,15 +104,24 @@ pub fn prove(t: &Target, c: &Checkpoint, run: u64) -> Result<Proof, String> {
         };
         for at in spread(from, to) {
             read += 1;
-            let b = buf.slice_mut(BLOCK);
-            let verdict = match t.file.read_exact_at(b, at) {
+            let mut d = match io.read_now(buf, BLOCK, at, Until::Stop) {
+                Ok(d) => d,
+                Err(Halt::Hung) => {
+                    return Err(format!(
+                        "it did not answer a read of byte {at} within --io-timeout (it may be hung)"
+                    ));
+                }
+                Err(_) => return Err("the reading back was stopped".into()),
+            };
+            let verdict = match d.whole() {
                 Err(e) => Err(format!("cannot be read ({e})")),
-                Ok(()) => match c.pattern.check_all(b, at, stamp).first() {
+                Ok(()) => match c.pattern.check_all(d.buf.slice_mut(BLOCK), at, stamp).first() {
                     None => Ok(()),
                     Some((_, f)) if ours(*f, stamp) => Ok(()),
                     Some((_, f)) => Err(what(*f).to_string()),
                 },
             };
+            buf = d.buf;
             match verdict {
                 Ok(()) => good += 1,
                 Err(why) => {

@@ -6,8 +6,6 @@
 //! that goes away ends its run. It only measures and classifies: verdicts
 //! are `judge::burnin`'s.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -18,8 +16,10 @@ use super::plan::Target;
 use crossbeam_channel::bounded;
 
 use crate::device::buffer::AlignedBuf;
-use crate::io::{Done, OwnedRing};
-use crate::measure::StopFlag;
+use crate::io::{
+    Bounds, Done, EngineKind, Halt, OwnedIo, ThreadIo, Until, is_hung, open_owned,
+};
+use crate::stop::StopFlag;
 
 /// Which half of a pass a disk is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -198,6 +198,22 @@ pub struct DiskBurn {
     /// Times the run was resumed from a checkpoint.
     #[serde(default)]
     pub resumes: u32,
+    /// The disk stopped answering: a request got no answer within the I/O
+    /// timeout; its run ended there.
+    #[serde(default)]
+    pub hung: Option<HungAt>,
+}
+
+/// Where a disk stopped answering.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HungAt {
+    /// The pass (from 1) and phase (`write` or `verify`).
+    pub pass: u16,
+    pub phase: Phase,
+    /// The first byte of the request that got no answer.
+    pub offset: u64,
+    /// The I/O timeout it exceeded, in seconds.
+    pub timeout_s: f64,
 }
 
 impl DiskBurn {
@@ -240,6 +256,16 @@ impl DiskBurn {
     /// Bytes found bad, all classes.
     pub fn total_bad(&self) -> u64 {
         self.bad_bytes.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Notes that the disk hung at `offset` of pass `pass`'s `phase`.
+    fn hang(&mut self, pass: u16, phase: Phase, offset: u64, bounds: &Bounds) {
+        self.hung.get_or_insert(HungAt {
+            pass,
+            phase,
+            offset,
+            timeout_s: bounds.timeout.as_secs_f64(),
+        });
     }
 }
 
@@ -352,21 +378,60 @@ pub struct Job<'a> {
     pub every: Duration,
     /// A read-only soak stops here (mid-pass too).
     pub deadline: Option<Instant>,
-    /// Through io_uring with this many requests in flight (else one
-    /// pwrite or pread at a time).
-    pub uring: Option<usize>,
+    /// How writes and reads are issued (resolved: io_uring or psync), and
+    /// how many are in flight with io_uring.
+    pub engine: EngineKind,
+    pub depth: usize,
+    /// The stop and the I/O timeout every wait is bound by; whether this
+    /// disk hung.
+    pub bounds: Bounds,
 }
 
 impl Job<'_> {
-    /// The disk's io_uring, when asked for and the kernel gives one.
-    fn ring(&self) -> Option<OwnedRing> {
-        self.uring
-            .and_then(|d| OwnedRing::new(&self.t.file, d).ok())
+    /// The disk's I/O for a phase, as asked (never silently another).
+    fn open(&self) -> std::io::Result<Box<dyn OwnedIo>> {
+        open_owned(self.engine, &self.t.file, self.depth, &self.bounds)
+    }
+
+    /// One request at a time, for the block-by-block writes and reads that
+    /// pinpoint a failure beside the phase's own I/O.
+    fn probe(&self) -> std::io::Result<ThreadIo> {
+        ThreadIo::new(&self.t.file, &self.bounds)
     }
 
     /// Whether the run must end now: a signal, or the soak's time is up.
     fn over(&self) -> bool {
         self.stop.is_set() || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+/// How long a stop still waits for the writes in flight and for the flush
+/// that lets the last checkpoint name them (a healthy disk needs
+/// milliseconds; a hung one is left).
+const DRAIN: Duration = Duration::from_secs(3);
+
+/// The bound of a wait that a stop must not cut short: until a stop, and
+/// after one until [`DRAIN`] past it.
+struct Settle<'a> {
+    stop: &'a StopFlag,
+    after: Option<Instant>,
+}
+
+impl Settle<'_> {
+    fn until(&mut self) -> Until {
+        if !self.stop.is_set() {
+            return Until::Stop;
+        }
+        Until::Deadline(*self.after.get_or_insert_with(|| Instant::now() + DRAIN))
+    }
+
+    /// Runs `op` with the bound, again with the drain's deadline when a
+    /// stop cut it short.
+    fn run<T>(&mut self, mut op: impl FnMut(Until) -> Result<T, Halt>) -> Result<T, Halt> {
+        match op(self.until()) {
+            Err(Halt::Stopped) => op(self.until()),
+            r => r,
+        }
     }
 }
 
@@ -465,14 +530,19 @@ pub fn burn(job: &Job, at: At, mut out: DiskBurn, save: &mut dyn FnMut(&DiskBurn
 
 /// The disk's read speed now (MB/s), from at most `budget` of reading
 /// (or 256 MiB) at the range's start: what the plan's time estimate uses.
-/// Nothing is written.
-pub fn sample_speed(t: &Target, io: usize, budget: Duration) -> Option<f64> {
+/// Nothing is written; a disk that does not answer within the budget (and
+/// a moment) has no speed.
+pub fn sample_speed(t: &Target, io: usize, budget: Duration, bounds: &Bounds) -> Option<f64> {
+    let mut probe = ThreadIo::new(&t.file, bounds).ok()?;
     let mut buf = AlignedBuf::new(io);
     let began = Instant::now();
+    let until = Until::Deadline(began + budget + Duration::from_secs(2));
     let mut read = 0u64;
     let end = t.end.min(t.start + (256 << 20));
     for (at, len) in chunks(t.start, end, io) {
-        t.file.read_exact_at(buf.slice_mut(len), at).ok()?;
+        let d = probe.read_now(buf, len, at, until).ok()?;
+        d.whole().ok()?;
+        buf = d.buf;
         read += len as u64;
         if began.elapsed() >= budget {
             break;
@@ -508,35 +578,44 @@ struct Pass<'a> {
 impl Pass<'_> {
     /// Flushes the disk's cache and, if that held, saves a checkpoint
     /// naming everything written up to `until` (the previous one at
-    /// `*last`).
+    /// `*last`). False when the flush failed or did not end (a stop's
+    /// drain ran out, or the disk hung): nothing new is then claimed.
     fn checkpoint(
         &self,
+        io: &mut dyn OwnedIo,
         until: u64,
         last: &mut u64,
         began: Instant,
         out: &mut DiskBurn,
         save: &mut dyn FnMut(&DiskBurn, At),
     ) -> bool {
-        let (t, live) = (self.job.t, self.job.live);
-        live.set(self.stamp.pass, Stage::Flush);
-        let flushed = t.file.sync_data();
-        live.set(self.stamp.pass, Stage::Write);
-        if let Err(e) = flushed {
-            out.add(
-                self.stamp.pass,
-                *last,
-                until - *last,
-                Class::FlushError,
-                e.to_string(),
-            );
-            return false;
+        let (live, pass) = (self.job.live, self.stamp.pass);
+        live.set(pass, Stage::Flush);
+        let mut settle = Settle {
+            stop: self.job.stop,
+            after: None,
+        };
+        let flushed = settle.run(|u| io.sync(u));
+        live.set(pass, Stage::Write);
+        match flushed {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                out.add(pass, *last, until - *last, Class::FlushError, e.to_string());
+                return false;
+            }
+            Err(h) => {
+                if h == Halt::Hung {
+                    out.hang(pass, Phase::Write, until, &self.job.bounds);
+                }
+                return false;
+            }
         }
         let mut now = out.clone();
         now.write_s += began.elapsed().as_secs_f64();
         save(
             &now,
             At {
-                pass: self.stamp.pass,
+                pass,
                 phase: Phase::Write,
                 done_until: until,
                 interval_from: *last,
@@ -554,7 +633,7 @@ impl Pass<'_> {
     fn write(&self, from: u64, out: &mut DiskBurn, save: &mut dyn FnMut(&DiskBurn, At)) -> bool {
         let Job {
             t,
-            io,
+            io: size,
             pattern,
             stop,
             live,
@@ -562,24 +641,34 @@ impl Pass<'_> {
             ..
         } = *self.job;
         let stamp = self.stamp;
-        let f: &File = &t.file;
-        live.set(stamp.pass, Stage::Write);
+        let pass = stamp.pass;
+        live.set(pass, Stage::Write);
         live.done.store(from - t.start, Ordering::Relaxed);
         let began = Instant::now();
+        let (mut io, mut probe) = match (self.job.open(), self.job.probe()) {
+            (Ok(io), Ok(probe)) => (io, probe),
+            (Err(e), _) | (_, Err(e)) => {
+                let what = format!("cannot set up {} writes: {e}", self.job.engine.name());
+                out.add(pass, from, t.end - from, Class::WriteError, what);
+                return false;
+            }
+        };
+        let mut settle = Settle { stop, after: None };
         let mut saved = Instant::now();
         let mut last = from;
-        let mut pos = from;
-        let mut stretch = Stretches::new(t, io, from, stamp.pass);
-        let mut ring = self.job.ring();
-        let buffers = 2 + ring.as_ref().map_or(0, |_| self.job.uring.unwrap_or(0));
+        // Where the writes counted so far end (set by each completion).
+        let pos = std::cell::Cell::new(from);
+        let mut stretch = Stretches::new(t, size, from, pass);
+        let buffers = 2 + io.depth();
+        let mut halted: Option<Halt> = None;
         let go_on = std::thread::scope(|s| {
             let (empty_tx, empty_rx) = bounded::<AlignedBuf>(buffers);
             let (full_tx, full_rx) = bounded::<(AlignedBuf, u64, usize)>(buffers);
             for _ in 0..buffers {
-                let _ = empty_tx.send(AlignedBuf::new(io));
+                let _ = empty_tx.send(AlignedBuf::new(size));
             }
             s.spawn(move || {
-                for (at, len) in chunks(from, t.end, io) {
+                for (at, len) in chunks(from, t.end, size) {
                     let Ok(mut b) = empty_rx.recv() else { return };
                     pattern.fill(b.slice_mut(len), at, stamp);
                     if full_tx.send((b, at, len)).is_err() {
@@ -590,45 +679,23 @@ impl Pass<'_> {
             // Writes submitted and not yet counted, oldest first: (offset,
             // length, finished).
             let mut flying: std::collections::VecDeque<(u64, usize, bool)> = Default::default();
-            let mut go_on = true;
             // A finished write: a failed one is written again block by
             // block to find exactly which blocks fail; then the writes
             // finished in order are counted. False when the run must end.
             let mut finished = |out: &mut DiskBurn,
                                 flying: &mut std::collections::VecDeque<(u64, usize, bool)>,
-                                b: AlignedBuf,
-                                at: u64,
-                                len: usize,
-                                result: std::io::Result<()>|
-             -> bool {
-                let mut b = b;
-                if let Err(e) = result {
+                                d: Done|
+             -> Result<(), Halt> {
+                let (at, len) = (d.offset, d.len);
+                let whole = d.whole();
+                let mut b = d.buf;
+                if let Err(e) = whole {
                     if gone(&e) {
                         out.device_gone = true;
-                        out.add(stamp.pass, at, len as u64, Class::WriteError, e.to_string());
-                        return false;
+                        out.add(pass, at, len as u64, Class::WriteError, e.to_string());
+                        return Err(Halt::Stopped);
                     }
-                    for (i, one) in b.slice_mut(len).chunks_exact(BLOCK).enumerate() {
-                        if stop.is_set() {
-                            // Not all re-written: not counted.
-                            let _ = empty_tx.send(b);
-                            return false;
-                        }
-                        let o = at + (i * BLOCK) as u64;
-                        if let Err(e) = f.write_all_at(one, o) {
-                            out.device_gone |= gone(&e);
-                            out.add(
-                                stamp.pass,
-                                o,
-                                BLOCK as u64,
-                                Class::WriteError,
-                                e.to_string(),
-                            );
-                            if out.device_gone {
-                                return false;
-                            }
-                        }
-                    }
+                    b = rewrite(&mut probe, b, at, len, pass, stop, out)?;
                 }
                 let _ = empty_tx.send(b);
                 if let Some(w) = flying.iter_mut().find(|w| w.0 == at) {
@@ -636,83 +703,113 @@ impl Pass<'_> {
                 }
                 while flying.front().is_some_and(|w| w.2) {
                     let (at, len, _) = flying.pop_front().unwrap_or_default();
-                    pos = at + len as u64;
+                    let end = at + len as u64;
+                    pos.set(end);
                     out.written_bytes += len as u64;
-                    stretch.add(out, stamp.pass, "write", len as u64, pos, pos == t.end);
-                    live.done.store(pos - t.start, Ordering::Relaxed);
+                    stretch.add(out, pass, "write", len as u64, end, end == t.end);
+                    live.done.store(end - t.start, Ordering::Relaxed);
                 }
+                Ok(())
+            };
+            'chunks: for (b, at, len) in full_rx.iter() {
+                if stop.is_set() {
+                    halted = Some(Halt::Stopped);
+                    break;
+                }
+                // A checkpoint is due: what is in flight lands (and is
+                // counted) first, then the flush, then the save.
                 if saved.elapsed() >= every {
-                    self.checkpoint(pos, &mut last, began, out, &mut *save);
+                    while io.in_flight() > 0 {
+                        let step = match io.wait(Until::Stop) {
+                            Ok(Some(d)) => finished(out, &mut flying, d),
+                            Ok(None) => Ok(()),
+                            Err(h) => Err(h),
+                        };
+                        if let Err(h) = step {
+                            halted = Some(h);
+                            break 'chunks;
+                        }
+                    }
+                    if !self.checkpoint(&mut *io, pos.get(), &mut last, began, out, &mut *save) {
+                        halted = Some(Halt::Stopped);
+                        break;
+                    }
                     saved = Instant::now();
                 }
-                true
-            };
-            for (mut b, at, len) in full_rx.iter() {
-                if stop.is_set() {
-                    go_on = false;
-                    break;
-                }
                 flying.push_back((at, len, false));
-                let step = match ring.as_mut() {
-                    None => {
-                        let result = f.write_all_at(b.slice_mut(len), at);
-                        finished(out, &mut flying, b, at, len, result)
+                while !io.room() {
+                    let step = match io.wait(Until::Stop) {
+                        Ok(Some(d)) => finished(out, &mut flying, d),
+                        Ok(None) => Ok(()),
+                        Err(h) => Err(h),
+                    };
+                    if let Err(h) = step {
+                        halted = Some(h);
+                        break 'chunks;
                     }
-                    Some(r) => {
-                        let mut step = true;
-                        while step && !r.room() {
-                            step = match r.wait() {
-                                Some(d) => {
-                                    finished(out, &mut flying, d.buf, d.offset, d.len, d.result)
-                                }
-                                None => false,
-                            };
-                        }
-                        if step && let Err((b, e)) = r.write(b, len, at) {
-                            step = finished(out, &mut flying, b, at, len, Err(e));
-                        }
-                        step
+                }
+                if let Err((buf, e)) = io.write(b, len, at) {
+                    let now = Instant::now();
+                    let d = Done {
+                        buf,
+                        offset: at,
+                        len,
+                        result: Err(e),
+                        began: now,
+                        ended: now,
+                    };
+                    if let Err(h) = finished(out, &mut flying, d) {
+                        halted = Some(h);
+                        break;
                     }
-                };
-                if !step {
-                    go_on = false;
-                    break;
                 }
             }
-            // What is in flight finishes (and is counted) before the flush.
-            if let Some(r) = ring.as_mut() {
-                while let Some(d) = r.wait() {
-                    if !finished(out, &mut flying, d.buf, d.offset, d.len, d.result) {
-                        go_on = false;
+            // What is in flight finishes (and is counted) before the flush;
+            // after a stop for a moment, after a hang not at all.
+            while halted != Some(Halt::Hung) && io.in_flight() > 0 {
+                match settle.run(|u| io.wait(u)) {
+                    Ok(Some(d)) => {
+                        if let Err(h) = finished(out, &mut flying, d) {
+                            halted.get_or_insert(h);
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(h) => {
+                        halted = Some(h);
+                        break;
                     }
                 }
+            }
+            if halted == Some(Halt::Hung) {
+                let at = flying.front().map_or(pos.get(), |w| w.0);
+                out.hang(pass, Phase::Write, at, &self.job.bounds);
             }
             // Unblocks the generator wherever it waits, so the scope ends.
             drop(full_rx);
             drop(empty_tx);
-            go_on
+            halted.is_none()
         });
         if go_on {
-            live.set(stamp.pass, Stage::Flush);
+            live.set(pass, Stage::Flush);
             // What the failed flush leaves unknown: the bytes written since
             // the last one that held.
-            if let Err(e) = f.sync_data() {
-                out.add(
-                    stamp.pass,
-                    last,
-                    pos - last,
-                    Class::FlushError,
-                    e.to_string(),
-                );
+            match settle.run(|u| io.sync(u)) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => out.add(pass, last, pos.get() - last, Class::FlushError, e.to_string()),
+                Err(h) => {
+                    if h == Halt::Hung {
+                        out.hang(pass, Phase::Write, pos.get(), &self.job.bounds);
+                    }
+                }
             }
-        } else if !out.device_gone && pos > last {
+        } else if !out.device_gone && out.hung.is_none() && pos.get() > last {
             // Stopped: what was written so far is kept for a resume.
-            self.checkpoint(pos, &mut last, began, out, save);
+            self.checkpoint(&mut *io, pos.get(), &mut last, began, out, save);
         }
         let took = began.elapsed().as_secs_f64();
         out.write_s += took;
-        DiskBurn::time(&mut out.write_pass_s, stamp.pass, took);
-        go_on
+        DiskBurn::time(&mut out.write_pass_s, pass, took);
+        go_on && out.hung.is_none() && !stop.is_set()
     }
 
     /// Reads `span` back and classifies it; `None` when the run must end,
@@ -726,26 +823,34 @@ impl Pass<'_> {
     ) -> Option<u64> {
         let Job {
             t,
-            io,
+            io: size,
             pattern,
             live,
             every,
             ..
         } = *self.job;
         let stamp = self.stamp;
-        let f: &File = &t.file;
+        let pass = stamp.pass;
         let stage = match check {
             Check::Verify => Stage::Verify,
             Check::Reverify => Stage::Reverify,
             Check::Read => Stage::Verify,
         };
-        live.set(stamp.pass, stage);
+        live.set(pass, stage);
         let began = Instant::now();
+        let (mut io, mut probe) = match (self.job.open(), self.job.probe()) {
+            (Ok(io), Ok(probe)) => (io, probe),
+            (Err(e), _) | (_, Err(e)) => {
+                let what = format!("cannot set up {} reads: {e}", self.job.engine.name());
+                out.add(pass, from, until - from, Class::ReadError, what);
+                return None;
+            }
+        };
         let mut saved = Instant::now();
         let mut last = from;
         let mut pos = from;
         let mut go_on = true;
-        let mut stretch = Stretches::new(t, io, from, stamp.pass);
+        let mut stretch = Stretches::new(t, size, from, pass);
         let found = |out: &mut DiskBurn, b: &[u8], o: u64| {
             if check == Check::Read {
                 return;
@@ -756,115 +861,137 @@ impl Pass<'_> {
                     detail =
                         format!("flushed before the interruption, not there after it: {detail}");
                 }
-                out.add(stamp.pass, o, BLOCK as u64, class, detail);
+                out.add(pass, o, BLOCK as u64, class, detail);
             }
         };
+        let bounds = &self.job.bounds;
         std::thread::scope(|s| {
-            // A second thread reads the next chunk while this one checks
-            // the last: two buffers go round.
-            let buffers = 2 + self.job.uring.unwrap_or(0);
+            // A second thread reads the next chunks while this one checks
+            // the last: the buffers go round.
+            let buffers = 2 + io.depth();
             let (empty_tx, empty_rx) = bounded::<AlignedBuf>(buffers);
-            let (full_tx, full_rx) =
-                bounded::<(AlignedBuf, u64, usize, std::io::Result<()>)>(buffers);
+            let (full_tx, full_rx) = bounded::<Done>(buffers);
             for _ in 0..buffers {
-                let _ = empty_tx.send(AlignedBuf::new(io));
+                let _ = empty_tx.send(AlignedBuf::new(size));
             }
             let job = self.job;
+            let io = &mut io;
             s.spawn(move || {
-                let Some(mut ring) = job.ring() else {
-                    for (at, len) in chunks(from, until, io) {
-                        if job.over() {
-                            return;
-                        }
-                        let Ok(mut b) = empty_rx.recv() else { return };
-                        let read = f.read_exact_at(b.slice_mut(len), at);
-                        if full_tx.send((b, at, len, read)).is_err() {
-                            return;
-                        }
-                    }
-                    return;
-                };
                 // Reads in flight; handed on in order (the checker counts
                 // the range read so far).
-                let mut next = chunks(from, until, io);
-                let mut order: std::collections::VecDeque<u64> = Default::default();
+                let mut next = chunks(from, until, size);
+                let mut order: std::collections::VecDeque<(u64, usize)> = Default::default();
                 let mut early: Vec<Done> = Vec::new();
                 loop {
-                    while ring.room() && !job.over() {
+                    while io.room() && !job.over() {
                         let Some((at, len)) = next.next() else { break };
                         let Ok(b) = empty_rx.recv() else { return };
-                        if let Err((buf, e)) = ring.read(b, len, at) {
+                        if let Err((buf, e)) = io.read(b, len, at) {
+                            let now = Instant::now();
                             early.push(Done {
                                 buf,
                                 offset: at,
                                 len,
                                 result: Err(e),
+                                began: now,
+                                ended: now,
                             });
                         }
-                        order.push_back(at);
+                        order.push_back((at, len));
                     }
-                    let Some(&first) = order.front() else { return };
+                    let Some(&(first, len)) = order.front() else { return };
                     let d = loop {
                         if let Some(i) = early.iter().position(|d| d.offset == first) {
                             break early.swap_remove(i);
                         }
-                        match ring.wait() {
-                            Some(d) => early.push(d),
-                            None => return,
+                        match io.wait(Until::Stop) {
+                            Ok(Some(d)) => early.push(d),
+                            Ok(None) | Err(Halt::Stopped | Halt::Late) => return,
+                            Err(Halt::Hung) => {
+                                // The buffers in flight stay the kernel's.
+                                let now = Instant::now();
+                                break Done {
+                                    buf: AlignedBuf::new(BLOCK),
+                                    offset: first,
+                                    len,
+                                    result: Err(job.bounds.hung_error()),
+                                    began: now,
+                                    ended: now,
+                                };
+                            }
                         }
                     };
                     order.pop_front();
-                    if full_tx.send((d.buf, d.offset, d.len, d.result)).is_err() {
+                    let last = d.result.as_ref().is_err_and(is_hung);
+                    if full_tx.send(d).is_err() || last {
                         return;
                     }
                 }
             });
-            'chunks: for (mut buf, at, len, read) in full_rx.iter() {
+            'chunks: for d in full_rx.iter() {
                 if self.job.over() {
                     go_on = false;
                     break;
                 }
-                let b = buf.slice_mut(len);
-                match read {
-                    Ok(()) => found(out, b, at),
-                    Err(e) if gone(&e) => {
-                        out.device_gone = true;
-                        out.add(stamp.pass, at, len as u64, Class::ReadError, e.to_string());
+                let (at, len) = (d.offset, d.len);
+                let mut buf = d.buf;
+                match d.result.map(|n| n == len) {
+                    Ok(true) => found(out, buf.slice_mut(len), at),
+                    Err(e) if is_hung(&e) => {
+                        out.hang(pass, Phase::Verify, at, bounds);
                         go_on = false;
                         break;
                     }
-                    Err(_) => {
-                        // Block by block, as the writes (a signal or a vanished
-                        // device ends it mid-chunk).
-                        for (i, one) in b.chunks_exact_mut(BLOCK).enumerate() {
+                    Err(e) if gone(&e) => {
+                        out.device_gone = true;
+                        out.add(pass, at, len as u64, Class::ReadError, e.to_string());
+                        go_on = false;
+                        break;
+                    }
+                    Ok(false) | Err(_) => {
+                        // Block by block, as the writes (a signal, a hang or
+                        // a vanished device ends it mid-chunk).
+                        let mut one = AlignedBuf::new(BLOCK);
+                        for (i, dst) in buf.slice_mut(len).chunks_exact_mut(BLOCK).enumerate() {
                             if self.job.over() {
                                 go_on = false;
                                 break 'chunks;
                             }
                             let o = at + (i * BLOCK) as u64;
-                            match f.read_exact_at(one, o) {
+                            let r = match probe.read_now(one, BLOCK, o, Until::Stop) {
+                                Ok(r) => r,
+                                Err(Halt::Hung) => {
+                                    out.hang(pass, Phase::Verify, o, bounds);
+                                    go_on = false;
+                                    break 'chunks;
+                                }
+                                Err(_) => {
+                                    go_on = false;
+                                    break 'chunks;
+                                }
+                            };
+                            let whole = r.whole();
+                            one = r.buf;
+                            match whole {
+                                Ok(()) => {
+                                    dst.copy_from_slice(one.slice_mut(BLOCK));
+                                    found(out, dst, o);
+                                }
                                 Err(e) => {
                                     out.device_gone |= gone(&e);
-                                    out.add(
-                                        stamp.pass,
-                                        o,
-                                        BLOCK as u64,
-                                        Class::ReadError,
-                                        e.to_string(),
-                                    );
+                                    out.add(pass, o, BLOCK as u64, Class::ReadError, e.to_string());
                                     if out.device_gone {
                                         go_on = false;
                                         break 'chunks;
                                     }
                                 }
-                                Ok(()) => found(out, one, o),
                             }
                         }
                     }
                 }
                 pos = at + len as u64;
                 if check != Check::Reverify {
-                    stretch.add(out, stamp.pass, "verify", len as u64, pos, pos == until);
+                    stretch.add(out, pass, "verify", len as u64, pos, pos == until);
                 }
                 match check {
                     Check::Verify | Check::Read => out.verified_bytes += len as u64,
@@ -877,7 +1004,7 @@ impl Pass<'_> {
                     save(
                         &now,
                         At {
-                            pass: stamp.pass,
+                            pass,
                             phase: Phase::Verify,
                             done_until: pos,
                             interval_from: last,
@@ -892,19 +1019,19 @@ impl Pass<'_> {
             drop(full_rx);
             drop(empty_tx);
         });
-        if self.job.over() {
+        if self.job.over() || out.hung.is_some() {
             go_on = false;
         }
         let took = began.elapsed().as_secs_f64();
         if check != Check::Reverify {
             out.verify_s += took;
-            DiskBurn::time(&mut out.verify_pass_s, stamp.pass, took);
+            DiskBurn::time(&mut out.verify_pass_s, pass, took);
         }
         if !go_on && check == Check::Verify && !out.device_gone && pos > last {
             save(
                 out,
                 At {
-                    pass: stamp.pass,
+                    pass,
                     phase: Phase::Verify,
                     done_until: pos,
                     interval_from: last,
@@ -913,6 +1040,40 @@ impl Pass<'_> {
         }
         go_on.then_some(pos - from)
     }
+}
+
+/// Writes the `len` bytes of `b` at `at` again block by block (a write of
+/// them failed) to find exactly which blocks fail, recording each; the
+/// buffer back, or how the run must end (a stop mid-way: not all written,
+/// not counted; a hang; the device gone).
+fn rewrite(
+    probe: &mut ThreadIo,
+    b: AlignedBuf,
+    at: u64,
+    len: usize,
+    pass: u16,
+    stop: &StopFlag,
+    out: &mut DiskBurn,
+) -> Result<AlignedBuf, Halt> {
+    let mut b = b;
+    let mut one = AlignedBuf::new(BLOCK);
+    for (i, block) in b.slice_mut(len).chunks_exact(BLOCK).enumerate() {
+        if stop.is_set() {
+            return Err(Halt::Stopped);
+        }
+        let o = at + (i * BLOCK) as u64;
+        one.slice_mut(BLOCK).copy_from_slice(block);
+        let d = probe.write_now(one, BLOCK, o, Until::Stop)?;
+        if let Err(e) = d.whole() {
+            out.device_gone |= gone(&e);
+            out.add(pass, o, BLOCK as u64, Class::WriteError, e.to_string());
+            if out.device_gone {
+                return Err(Halt::Stopped);
+            }
+        }
+        one = d.buf;
+    }
+    Ok(b)
 }
 
 #[cfg(test)]

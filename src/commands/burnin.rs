@@ -3,6 +3,7 @@
 //! judge, report.
 
 use std::io::{BufRead, IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -18,7 +19,7 @@ use crate::burnin::smart::{self, Kind, SelfTest, SmartChange, Snapshot, TestKind
 use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
 use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn, sample_speed, soak};
 use crate::cli::{BurnProgress, BurninArgs, SmartMode};
-use crate::io::EngineKind;
+use crate::io::{Bounds, EngineKind};
 use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
 use crate::judge::burnin::{BurnFacts, verdicts};
@@ -37,6 +38,8 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if args.passes == Some(0) {
         bail!("--passes 0: give at least 1");
     }
+    crate::plan::check_io_timeout(args.io_timeout).map_err(anyhow::Error::msg)?;
+    let (engine, depth) = engine(args)?;
     let json = args
         .json
         .as_deref()
@@ -48,7 +51,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
             .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
     }
     if args.read_only {
-        return soak_run(args, &argv, json, stop);
+        return soak_run(args, &argv, json, (engine, depth), stop);
     }
     let (mut targets, _locks) = targets(
         &args.devices,
@@ -58,7 +61,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     )?;
     let store = state_store(&args.state)?;
     refuse_outputs_in(&args.state, json.as_ref(), args.out.as_deref())?;
-    let found = checkpoints(&store, &mut targets, args)?;
+    let found = checkpoints(&store, &mut targets, args, stop)?;
     if !args.yes && !std::io::stdin().is_terminal() {
         bail!(
             "standard input is not a terminal, so no one can confirm: add --yes to burn in {} disk(s) from a script (nothing was written)",
@@ -70,14 +73,14 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         None => {
             if !args.wipe_signatures {
                 for t in &targets {
-                    refuse_signature(&t.dev)?;
+                    refuse_signature(&t.dev, &Bounds::new(stop, args.io_timeout))?;
                 }
             }
             fresh(&targets, args, &argv, stop)?
         }
     };
-    confirm(&targets, &points, args)?;
-    if stop.is_set() {
+    check_memory(&points, depth)?;
+    if !confirm(&targets, &points, args, stop)? || stop.is_set() {
         eprintln!("arrayburn burnin: interrupted before the burn-in began; nothing was written");
         return Ok(Outcome::Interrupted);
     }
@@ -124,7 +127,9 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
                 live,
                 every,
                 deadline: None,
-                uring: uring_depth(args),
+                engine,
+                depth,
+                bounds: Bounds::new(stop, args.io_timeout),
             };
             let path = store.path(&t.checkpoint);
             let mut warned = false;
@@ -154,7 +159,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     // A signal while SMART was read: the run is not finished either.
     let interrupted = interrupted || stop.is_set();
     let mut report = report(&targets, &points, burns, smart, temps, interrupted, false);
-    engine_of(&mut report, args);
+    engine_of(&mut report, (engine, depth));
     let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
     if interrupted {
         let devs: Vec<&str> = targets.iter().map(|t| t.dev.given.as_str()).collect();
@@ -168,13 +173,35 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     Ok(outcome)
 }
 
-/// The io_uring queue depth to use, or None for one pwrite or pread at a
-/// time (`--engine psync`, or `auto` where the kernel has no io_uring).
-fn uring_depth(args: &BurninArgs) -> Option<usize> {
-    match args.engine {
-        EngineKind::Psync => None,
-        EngineKind::Auto if !crate::io::uring_available() => None,
-        _ => Some(usize::from(args.queue_depth)),
+/// Refuses buffers beyond the memory the run may have: each disk's phase
+/// holds its queue depth of blocks and two more (the one being filled or
+/// checked, the one waiting), all disks at once. A resume's block is its
+/// checkpoint's; the one asked for is checked here (at most the same).
+fn check_memory(points: &[Checkpoint], depth: usize) -> anyhow::Result<()> {
+    let per_disk = depth as u64 + 2;
+    let block = points.first().map_or(0, |c| c.io_bytes);
+    let disks = points.len() as u64;
+    let what = format!(
+        "{per_disk} × {} per disk, {disks} disk(s)",
+        crate::units::human_bytes_binary(block)
+    );
+    let flags = format!(
+        "--block {} --queue-depth {depth}",
+        crate::units::human_bytes_binary(block)
+    );
+    crate::memory::refuse_beyond(per_disk * block * disks, &what, &flags)
+        .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))
+}
+
+/// How writes and reads are issued (resolved, refused where io_uring was
+/// asked for and cannot be had) and how many are in flight.
+fn engine(args: &BurninArgs) -> anyhow::Result<(EngineKind, usize)> {
+    match args.engine.resolved() {
+        EngineKind::IoUring if !crate::io::uring_available() => bail!(
+            "--engine io_uring: this kernel gives no io_uring (disabled, or too old); use --engine psync or auto (nothing was written)"
+        ),
+        EngineKind::IoUring => Ok((EngineKind::IoUring, usize::from(args.queue_depth))),
+        kind => Ok((kind, 1)),
     }
 }
 
@@ -217,10 +244,12 @@ fn soak_run(
     args: &BurninArgs,
     argv: &[String],
     json: Option<Output>,
+    (engine, depth): (EngineKind, usize),
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {
     let (targets, _locks) = read_targets(&args.devices, args.range.as_deref(), args.ignore_lock)?;
     let mut points = fresh(&targets, args, argv, stop)?;
+    check_memory(&points, depth)?;
     if let Some(kind) = args.smart_test {
         self_tests(
             &targets,
@@ -263,7 +292,9 @@ fn soak_run(
                 live,
                 every: Duration::MAX,
                 deadline,
-                uring: uring_depth(args),
+                engine,
+                depth,
+                bounds: Bounds::new(stop, args.io_timeout),
             })
         },
     );
@@ -271,7 +302,7 @@ fn soak_run(
     let smart = smart_after(&targets, &points, interrupted, stop);
     let interrupted = interrupted || stop.is_set();
     let mut report = report(&targets, &points, burns, smart, temps, interrupted, true);
-    engine_of(&mut report, args);
+    engine_of(&mut report, (engine, depth));
     let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
     if interrupted {
         eprintln!("arrayburn burnin: interrupted; the report covers the passes read so far");
@@ -354,6 +385,7 @@ fn checkpoints(
     store: &Store,
     targets: &mut [Target],
     args: &BurninArgs,
+    stop: &StopFlag,
 ) -> anyhow::Result<Option<Vec<Checkpoint>>> {
     let mut found = Vec::new();
     for t in targets.iter_mut() {
@@ -386,9 +418,10 @@ fn checkpoints(
                 t.disk = c.disk_hash.unwrap_or(t.disk);
                 t.checkpoint = name;
                 let run = c.run().unwrap_or_default();
-                let proof = crate::burnin::resume::prove(t, &c, run).map_err(not_it)?;
+                let bounds = Bounds::new(stop, args.io_timeout);
+                let proof = crate::burnin::resume::prove(t, &c, run, &bounds).map_err(not_it)?;
                 if proof == Proof::NothingWritten && !args.wipe_signatures {
-                    refuse_signature(&t.dev)?;
+                    refuse_signature(&t.dev, &bounds)?;
                 }
                 c.burn.resumes += 1;
                 found.push(c);
@@ -572,7 +605,8 @@ fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
             .iter()
             .zip(points)
             .map(|(t, c)| {
-                s.spawn(move || sample_speed(t, c.io_bytes as usize, Duration::from_secs(1)))
+                let bounds = Bounds::new(&StopFlag::default(), args.io_timeout);
+                s.spawn(move || sample_speed(t, c.io_bytes as usize, Duration::from_secs(1), &bounds))
             })
             .collect();
         handles
@@ -638,23 +672,42 @@ fn all_at_once(work: &[(u64, f64)]) -> Option<String> {
 
 /// A terminal is shown the plan and asked; with `--yes` (a script: `run`
 /// refuses one without it) the plan is printed as the record of what was
-/// destroyed.
-fn confirm(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) -> anyhow::Result<()> {
+/// destroyed. False when a signal came while it asked.
+fn confirm(
+    targets: &[Target],
+    points: &[Checkpoint],
+    args: &BurninArgs,
+    stop: &StopFlag,
+) -> anyhow::Result<bool> {
     announce(targets, points, args);
     if args.yes {
-        return Ok(());
+        return Ok(true);
     }
     eprint!(
         "Type yes to destroy the data on these {} disk(s): ",
         targets.len()
     );
     let _ = std::io::stderr().flush();
+    // Waited for without blocking, so a signal ends the question at once.
+    loop {
+        if stop.is_set() {
+            eprintln!();
+            return Ok(false);
+        }
+        let fd = std::io::stdin();
+        let mut poll = [nix::poll::PollFd::new(fd.as_fd(), nix::poll::PollFlags::POLLIN)];
+        match nix::poll::poll(&mut poll, nix::poll::PollTimeout::from(100u16)) {
+            Ok(0) => continue,
+            Err(nix::errno::Errno::EINTR) => continue,
+            _ => break,
+        }
+    }
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     if answer.trim() != "yes" {
         bail!("not confirmed (nothing was written)");
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Bytes of a disk's whole run done at `pass`, `stage`, `done` (its
@@ -824,6 +877,18 @@ fn report(
                 .collect(),
             corrupted: b.bad_bytes.iter().any(|(c, _)| *c == Class::Corrupted),
             device_gone: b.device_gone,
+            hung: b.hung.map(|h| {
+                format!(
+                    "a {} at byte {} in pass {} got no answer within {}",
+                    match h.phase {
+                        Phase::Write => "write",
+                        _ => "read",
+                    },
+                    h.offset,
+                    h.pass,
+                    human_duration(Duration::from_secs_f64(h.timeout_s))
+                )
+            }),
             write_mb_per_s: speed(b.written_bytes, b.write_s),
             verify_mb_per_s: speed(b.verified_bytes, b.verify_s),
             write_s: b.write_s,
@@ -1208,11 +1273,8 @@ fn smart_test_limit(args: &BurninArgs, kind: TestKind) -> Duration {
 }
 
 /// Names the engine the run used in the report.
-fn engine_of(report: &mut BurnReport, args: &BurninArgs) {
-    match uring_depth(args) {
-        Some(d) => (report.engine, report.queue_depth) = ("io_uring".into(), d),
-        None => (report.engine, report.queue_depth) = ("psync".into(), 1),
-    }
+fn engine_of(report: &mut BurnReport, (engine, depth): (EngineKind, usize)) {
+    (report.engine, report.queue_depth) = (engine.name().into(), depth);
 }
 
 #[cfg(test)]

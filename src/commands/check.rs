@@ -10,7 +10,7 @@ use super::Outcome;
 use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::export;
-use crate::io::{Engine, open_engine};
+use crate::io::{Bounds, Engine, open_engine};
 use crate::measure::{PassKind, PassRun, StopFlag, Window, run_pass};
 use crate::output::Dir;
 use crate::plan::Plan;
@@ -47,6 +47,13 @@ pub fn execute(
     );
     progress.announce(schedule(&plan));
     let geometry = plan.geometry();
+    // One per disk for the whole check: a disk that hung in one pass is not
+    // waited for again in the next.
+    let bounds: Vec<Bounds> = plan
+        .devices
+        .iter()
+        .map(|_| Bounds::new(stop, plan.settings.io_timeout))
+        .collect();
     let engines = |d: usize| -> std::io::Result<Box<dyn Engine>> {
         let s = &plan.settings;
         open_engine(
@@ -54,7 +61,7 @@ pub fn execute(
             plan.files[d].try_clone()?,
             s.queue_depth,
             s.block as usize,
-            stop.waker(),
+            &bounds[d],
         )
     };
     let mut passes: Vec<PassRun> = Vec::new();

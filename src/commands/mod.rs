@@ -30,6 +30,6 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::IozoneChild(args) => crate::iozone::children::child_main(&args.args, stop),
         Command::Completions(args) => completions::run(args.shell),
         Command::Man(args) => man::run(args.subcommand.as_deref()),
-        Command::Report(args) => report::run(&args),
+        Command::Report(args) => report::run(&args, stop),
     }
 }

@@ -9,9 +9,15 @@ use crate::fleet::render::{html, markdown, text};
 use crate::fleet::{Doc, FleetReport, Skipped, files, is_fleet, judge, load};
 use crate::judge::Thresholds;
 use crate::output::Output;
+use crate::stop::StopFlag;
 
-/// Runs the report.
-pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
+/// Runs the report. A signal stops it before anything is written: it only
+/// reads files, so it is simply run again.
+pub fn run(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Outcome> {
+    let interrupted = || {
+        eprintln!("arrayburn report: interrupted; nothing was written (run it again)");
+        Ok(Outcome::Interrupted)
+    };
     let json = args
         .json
         .as_deref()
@@ -35,9 +41,16 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
     let mut docs: Vec<(String, Doc)> = Vec::new();
     let mut skipped = Vec::new();
     for p in paths {
+        if stop.is_set() {
+            return interrupted();
+        }
         // A fleet report of an earlier `report --out` in the same tree is
         // ours, not a result.
-        if is_fleet(&p) {
+        let fleet = is_fleet(&p);
+        if stop.is_set() {
+            return interrupted();
+        }
+        if fleet {
             continue;
         }
         match load(&p) {
@@ -56,6 +69,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Outcome> {
         bail!("none of the files could be read (each said why above)");
     }
     let report = judge(&docs, skipped, &Thresholds::default());
+    if stop.is_set() {
+        return interrupted();
+    }
     let words = text(&report);
     if json.as_ref().is_some_and(|o| o.is_stdout()) {
         eprint!("{words}");

@@ -37,6 +37,12 @@ pub struct AlignedBuf {
 // SAFETY: the buffer owns its allocation exclusively, like a Box<[u8]>.
 unsafe impl Send for AlignedBuf {}
 
+impl std::fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBuf({} bytes)", self.layout.size())
+    }
+}
+
 impl AlignedBuf {
     /// Allocates at least `len` zeroed bytes aligned to [`BUFFER_ALIGN`],
     /// or, when `len` is 1 MiB or more, aligned to 2 MiB, rounded up to whole

@@ -377,7 +377,8 @@ mod tests {
             "nothing to fetch"
         );
         assert!(page.contains(&esc(&f.message)));
-        assert!(markdown(&f).contains("\\<evil") || markdown(&f).contains("<evil & host>"));
+        let md = markdown(&f);
+        assert!(md.contains("&lt;evil &amp; host&gt;") && !md.contains("<evil"), "{md}");
         assert!(text(&f).contains("Verdict: "));
     }
 }

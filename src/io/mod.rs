@@ -1,27 +1,34 @@
-//! I/O engines: how aligned chunks are read from a device. The engine only
-//! reads; timing, histograms and progress belong to the worker. `pread`
-//! reads one chunk at a time; `io_uring` keeps a queue of them in flight.
+//! I/O engines: how aligned chunks are read from a device (the check), and
+//! owned-buffer writes, reads and flushes (the burn-in). The engine only
+//! moves data; timing, histograms and progress belong to the worker.
+//! `pread` reads one chunk at a time; `io_uring` keeps a queue of them in
+//! flight. Every wait is bound by a stop and by the I/O timeout
+//! ([`Bounds`]): a disk that stops answering is reported hung, never
+//! waited for without end.
 
+mod owned;
 mod pread;
 mod uring;
 
 use std::fs::File;
 use std::io;
-use std::os::fd::BorrowedFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::device::buffer::{AlignedBuf, Chunk};
+use crate::device::buffer::Chunk;
 
+pub use owned::{Bounds, Done, Halt, OwnedIo, Refused, ThreadIo, Until, is_hung};
 pub use pread::PreadEngine;
-pub use uring::{Done, OwnedRing, UringEngine};
+pub use uring::{OwnedRing, UringEngine};
 
-/// Reads chunks of one device into an aligned buffer.
+/// Reads chunks of one device into buffers of its own (the check only
+/// times the reads; it never looks at the data).
 pub trait Engine: Send {
-    /// Reads `chunk` into the start of `buf`, returning the bytes read (the
-    /// chunk's length unless the device ended early). An engine with reads
-    /// in flight keeps them: this one is read on its own.
-    fn read(&mut self, buf: &mut AlignedBuf, chunk: Chunk) -> io::Result<usize>;
+    /// Reads `chunk`, returning the bytes read (the chunk's length unless
+    /// the device ended early). An engine with reads in flight keeps them:
+    /// this one is read on its own. A stop ends it with `Interrupted`, a
+    /// disk that hangs with `TimedOut` ([`is_hung`]).
+    fn read(&mut self, chunk: Chunk) -> io::Result<usize>;
 
     /// The queue of reads in flight, for an engine that keeps one.
     fn queued(&mut self) -> Option<&mut dyn Queued> {
@@ -79,34 +86,64 @@ pub enum EngineKind {
     Psync,
 }
 
-/// Opens the engine for `file`: io_uring with `depth` reads of `block`
-/// bytes in flight where asked for (and, with `auto`, where the kernel
-/// allows it), else pread. A queued engine stops waiting for its reads
-/// when `wake` (the stop flag's waker) becomes readable.
+impl EngineKind {
+    /// What `auto` means here: io_uring where the kernel allows it, else
+    /// psync. The one place it is decided.
+    pub fn resolved(self) -> EngineKind {
+        match self {
+            EngineKind::Auto if uring_available() => EngineKind::IoUring,
+            EngineKind::Auto => EngineKind::Psync,
+            kind => kind,
+        }
+    }
+
+    /// `"io_uring"` or `"psync"` (`"auto"` before it is resolved), as
+    /// reports name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Auto => "auto",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Psync => "psync",
+        }
+    }
+}
+
+/// Opens the check's engine for `file`: io_uring with `depth` reads of
+/// `block` bytes in flight, or pread (`kind` resolved; `auto` is resolved
+/// here too). Its waits are bound by `bounds`: a stop wakes them, and a
+/// read outstanding past the I/O timeout makes the disk hung.
 pub fn open_engine(
     kind: EngineKind,
     file: File,
     depth: usize,
     block: usize,
-    wake: Option<BorrowedFd<'_>>,
+    bounds: &Bounds,
 ) -> io::Result<Box<dyn Engine>> {
-    let ring = |file| -> io::Result<UringEngine> {
-        let mut e = UringEngine::new(file, depth, block)?;
-        if let Some(fd) = wake {
-            e.wake_on(fd)?;
-        }
-        Ok(e)
-    };
-    match kind {
-        EngineKind::Psync => Ok(Box::new(PreadEngine::new(file))),
-        EngineKind::IoUring => Ok(Box::new(ring(file)?)),
-        EngineKind::Auto => {
-            let fallback = file.try_clone()?;
-            match ring(file) {
-                Ok(e) => Ok(Box::new(e)),
-                Err(_) => Ok(Box::new(PreadEngine::new(fallback))),
+    match kind.resolved() {
+        EngineKind::IoUring => {
+            let mut e = UringEngine::new(file, depth, block, bounds)?;
+            if let Some(fd) = bounds.stop.waker() {
+                e.wake_on(fd)?;
             }
+            Ok(Box::new(e))
         }
+        _ => Ok(Box::new(PreadEngine::new(&file, block, bounds)?)),
+    }
+}
+
+/// Opens owned-buffer I/O on `file` (the burn-in's): an io_uring ring of
+/// `depth` requests, or psync one at a time (`kind` resolved; `auto` is
+/// resolved here too). An engine asked for that cannot be had is an
+/// error, never silently another.
+pub fn open_owned(
+    kind: EngineKind,
+    file: &File,
+    depth: usize,
+    bounds: &Bounds,
+) -> io::Result<Box<dyn OwnedIo>> {
+    match kind.resolved() {
+        EngineKind::IoUring => Ok(Box::new(OwnedRing::new(file, depth, bounds)?)),
+        _ => Ok(Box::new(ThreadIo::new(file, bounds)?)),
     }
 }
 

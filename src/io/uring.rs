@@ -14,10 +14,11 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, opcode, types};
 
+use super::owned::{Bounds, Done, Halt, OwnedIo, Refused, Until};
 use super::{Completion, Engine, Queued};
 use crate::device::buffer::{AlignedBuf, Chunk};
 
@@ -46,19 +47,23 @@ pub struct UringEngine {
     /// the first), so that a stop can abandon that read too; and whether
     /// that read is in flight.
     sync_buf: Option<AlignedBuf>,
-    sync_flying: bool,
+    sync_flying: Option<Instant>,
     /// Requests were abandoned still in flight: their buffers are never
     /// freed (the kernel may still fill them after this engine is gone).
     leak: bool,
     /// A stop was asked for (see [`Self::wake_on`]).
     woken: bool,
+    /// The stop and the I/O timeout; whether this disk hung.
+    bounds: Bounds,
+    /// The reads in flight when the disk hung were reported as failed.
+    hung_reported: bool,
 }
 
 impl UringEngine {
     /// A ring of `depth` reads of up to `block` bytes on `file` (opened
     /// with [`super::open_direct`]). Fails where the kernel has no io_uring
     /// (or it is disabled): the caller falls back to pread.
-    pub fn new(file: File, depth: usize, block: usize) -> io::Result<Self> {
+    pub fn new(file: File, depth: usize, block: usize, bounds: &Bounds) -> io::Result<Self> {
         let depth = depth.clamp(1, 256);
         // One entry more for the synchronous read of a pinpointing.
         let ring = IoUring::new((depth as u32 + 1).next_power_of_two())?;
@@ -85,10 +90,31 @@ impl UringEngine {
             flying: vec![None; depth],
             ready: VecDeque::new(),
             sync_buf: None,
-            sync_flying: false,
+            sync_flying: None,
             leak: false,
             woken: false,
+            bounds: bounds.clone(),
+            hung_reported: false,
         })
+    }
+
+    /// When the disk hangs if nothing completes: the oldest read in
+    /// flight's start plus the I/O timeout.
+    fn hung_at(&self) -> Option<Instant> {
+        self.flying
+            .iter()
+            .flatten()
+            .map(|f| f.1)
+            .chain(self.sync_flying)
+            .min()
+            .map(|t| t + self.bounds.timeout)
+    }
+
+    /// The disk hung: nothing in flight is waited for again (the buffers
+    /// stay with the kernel), and every later read fails at once.
+    fn hang(&mut self) {
+        self.bounds.set_hung();
+        self.leak = true;
     }
 
     /// Stops waiting for reads once `fd` becomes readable (the stop
@@ -162,11 +188,15 @@ impl UringEngine {
         Ok(())
     }
 
-    /// Waits for at least one completion and files each reaped one: a
-    /// slot's read into `ready` (or submitted again when interrupted), the
-    /// synchronous read's result returned.
+    /// Waits for at least one completion (at most until the disk would
+    /// count as hung) and files each reaped one: a slot's read into
+    /// `ready` (or submitted again when interrupted), the synchronous
+    /// read's result returned.
     fn reap(&mut self) -> io::Result<Option<i32>> {
-        self.reap_within(None)
+        let left = self
+            .hung_at()
+            .map(|t| t.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
+        self.reap_within(left)
     }
 
     /// As [`Self::reap`], waiting at most `limit` (then nothing is reaped).
@@ -193,7 +223,7 @@ impl UringEngine {
         let mut sync = None;
         for (user, res) in done {
             if user == SYNC {
-                self.sync_flying = false;
+                self.sync_flying = None;
                 sync = Some(res);
                 continue;
             }
@@ -232,16 +262,19 @@ impl UringEngine {
 impl Engine for UringEngine {
     /// One read on its own (pinpointing a failed read), beside any in
     /// flight: their completions wait in `ready`. It reads into the
-    /// engine's own buffer and copies into `buf`, so a stop need not wait
-    /// for it: a read of a failing sector can take the drive half a minute
-    /// (its retries, the kernel's timeout). Stopped, it returns
-    /// `Interrupted` and leaves the read in flight.
-    fn read(&mut self, buf: &mut AlignedBuf, chunk: Chunk) -> io::Result<usize> {
+    /// engine's own buffer, so a stop need not wait for it: a read of a
+    /// failing sector can take the drive half a minute (its retries, the
+    /// kernel's timeout). Stopped, it returns `Interrupted` and leaves the
+    /// read in flight; past the I/O timeout, the disk hung.
+    fn read(&mut self, chunk: Chunk) -> io::Result<usize> {
         let stopped = || io::Error::new(io::ErrorKind::Interrupted, "stopped");
         if self.woken {
             return Err(stopped());
         }
-        if self.sync_flying {
+        if self.bounds.is_hung() {
+            return Err(self.bounds.hung_error());
+        }
+        if self.sync_flying.is_some() {
             // The ring failed while waiting for the last one: its buffer
             // may still be written.
             return Err(io::Error::other(
@@ -273,13 +306,17 @@ impl Engine for UringEngine {
                     SYNC,
                 )
             }?;
-            self.sync_flying = true;
+            self.sync_flying = Some(Instant::now());
             let res = loop {
                 if let Some(res) = self.reap()? {
                     break res;
                 }
                 if self.woken {
                     return Err(stopped());
+                }
+                if self.hung_at().is_some_and(|t| Instant::now() >= t) {
+                    self.hang();
+                    return Err(self.bounds.hung_error());
                 }
             };
             match res {
@@ -288,9 +325,6 @@ impl Engine for UringEngine {
                 r if r < 0 => return Err(io::Error::from_raw_os_error(-r)),
                 n => done += n as usize,
             }
-        }
-        if let Some(own) = &mut self.sync_buf {
-            buf.slice_mut(done).copy_from_slice(own.slice_mut(done));
         }
         Ok(done)
     }
@@ -314,6 +348,9 @@ impl Queued for UringEngine {
     }
 
     fn submit(&mut self, chunk: Chunk) -> io::Result<()> {
+        if self.bounds.is_hung() {
+            return Err(self.bounds.hung_error());
+        }
         let slot = self
             .free
             .pop()
@@ -329,7 +366,7 @@ impl Queued for UringEngine {
         let flying: Vec<u64> = (0..self.flying.len())
             .filter(|i| self.flying[*i].is_some())
             .map(|i| i as u64)
-            .chain(self.sync_flying.then_some(SYNC))
+            .chain(self.sync_flying.map(|_| SYNC))
             .collect();
         // No retry of an interrupted read from here on.
         self.leak = true;
@@ -340,20 +377,37 @@ impl Queued for UringEngine {
         }
         let _ = self.ring.submit();
         let until = Instant::now() + within;
-        while self.in_flight() > 0 || self.sync_flying {
+        while self.in_flight() > 0 || self.sync_flying.is_some() {
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() || self.reap_within(Some(left)).is_err() {
                 break;
             }
         }
         self.ready.clear();
-        self.leak = self.in_flight() > 0 || self.sync_flying;
+        self.leak = self.in_flight() > 0 || self.sync_flying.is_some();
     }
 
     fn complete(&mut self) -> Option<Completion> {
         while self.ready.is_empty() {
-            if self.in_flight() == 0 || self.woken {
+            if self.in_flight() == 0 || self.woken || self.hung_reported {
                 return None;
+            }
+            if self.hung_at().is_some_and(|t| Instant::now() >= t) {
+                // Hung: every read in flight fails as timed out, oldest
+                // first; they stay the kernel's.
+                self.hang();
+                self.hung_reported = true;
+                let mut failed: Vec<(Chunk, Instant)> = self.flying.iter().flatten().copied().collect();
+                failed.sort_by_key(|f| f.1);
+                for (chunk, submitted) in failed {
+                    self.ready.push_back(Completion {
+                        chunk,
+                        result: Err(self.bounds.hung_error()),
+                        submitted,
+                        done: Instant::now(),
+                    });
+                }
+                break;
             }
             if let Err(e) = self.reap() {
                 // The ring itself failed: what is in flight cannot be
@@ -379,8 +433,9 @@ impl Drop for UringEngine {
     /// Waits for every request still in flight: the kernel may write into
     /// their buffers until then.
     fn drop(&mut self) {
-        while !self.leak && (self.in_flight() > 0 || self.sync_flying) {
-            if self.reap().is_err() {
+        while !self.leak && (self.in_flight() > 0 || self.sync_flying.is_some()) {
+            let hung = self.hung_at().is_some_and(|t| Instant::now() >= t);
+            if hung || self.reap().is_err() {
                 self.leak = true;
             }
         }
@@ -399,76 +454,65 @@ impl Drop for UringEngine {
     }
 }
 
-/// A write or read that finished on an [`OwnedRing`], with its buffer
-/// back.
-pub struct Done {
-    pub buf: AlignedBuf,
-    pub offset: u64,
-    pub len: usize,
-    /// Bytes moved (all of `len`, or an error; a short transfer is an
-    /// error too: the caller redoes it block by block).
-    pub result: io::Result<()>,
-}
+/// The user data of an [`OwnedRing`]'s flush and of its wait for a stop
+/// (its slots are numbered from 0).
+const RING_SYNC: u64 = u64::MAX;
+const RING_WAKE: u64 = u64::MAX - 1;
 
 /// A ring that takes each request's buffer for as long as the request is
 /// in flight and hands it back with the completion: safe to use from code
-/// without `unsafe` (the burn-in's writes and read-backs).
+/// without `unsafe` (the burn-in's writes and read-backs). Its waits are
+/// bound as [`OwnedIo`] says: a stop wakes them (the ring polls the stop
+/// flag's waker beside the requests), and a request outstanding longer
+/// than the I/O timeout makes the disk hung.
 pub struct OwnedRing {
     ring: IoUring,
     file: File,
-    slots: Vec<Option<(AlignedBuf, u64, usize)>>,
+    /// Each slot's request: buffer, offset, length, when it was submitted.
+    slots: Vec<Option<(AlignedBuf, u64, usize, Instant)>>,
+    /// The flush in flight (since when), and its result once reaped.
+    sync: Option<Instant>,
+    synced: Option<i32>,
+    bounds: Bounds,
+    /// A stop was seen.
+    woken: bool,
+    /// Requests were given up in flight (a stop, a hang, a failed ring):
+    /// their buffers are never freed.
     leak: bool,
 }
 
 impl OwnedRing {
-    /// A ring for `depth` requests on `file`.
-    pub fn new(file: &File, depth: usize) -> io::Result<Self> {
+    /// A ring for `depth` requests on `file`, bound by `bounds`.
+    pub fn new(file: &File, depth: usize, bounds: &Bounds) -> io::Result<Self> {
         let depth = depth.clamp(1, 256);
-        Ok(Self {
-            ring: IoUring::new((depth as u32).next_power_of_two())?,
+        let mut ring = Self {
+            // Room for the slots, a flush and the wait for a stop.
+            ring: IoUring::new((depth as u32 + 2).next_power_of_two())?,
             file: file.try_clone()?,
             slots: (0..depth).map(|_| None).collect(),
+            sync: None,
+            synced: None,
+            bounds: bounds.clone(),
+            woken: false,
             leak: false,
-        })
+        };
+        if let Some(fd) = bounds.stop.waker() {
+            let entry = opcode::PollAdd::new(types::Fd(fd.as_raw_fd()), nix::libc::POLLIN as u32)
+                .build()
+                .user_data(RING_WAKE);
+            // SAFETY: a poll carries no buffer; the kernel holds its own
+            // reference to the file polled.
+            unsafe { ring.ring.submission().push(&entry) }
+                .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+            ring.ring.submit()?;
+        }
+        Ok(ring)
     }
 
-    /// Requests in flight.
-    pub fn in_flight(&self) -> usize {
-        self.slots.iter().filter(|s| s.is_some()).count()
-    }
-
-    /// Whether another request may be started.
-    pub fn room(&self) -> bool {
-        self.slots.iter().any(Option::is_none)
-    }
-
-    /// Starts writing the first `len` bytes of `buf` at `offset`.
-    pub fn write(
-        &mut self,
-        buf: AlignedBuf,
-        len: usize,
-        offset: u64,
-    ) -> Result<(), (AlignedBuf, io::Error)> {
-        self.start(buf, len, offset, true)
-    }
-
-    /// Starts reading `len` bytes at `offset` into `buf`.
-    pub fn read(
-        &mut self,
-        buf: AlignedBuf,
-        len: usize,
-        offset: u64,
-    ) -> Result<(), (AlignedBuf, io::Error)> {
-        self.start(buf, len, offset, false)
-    }
-
-    fn start(
-        &mut self,
-        buf: AlignedBuf,
-        len: usize,
-        offset: u64,
-        write: bool,
-    ) -> Result<(), (AlignedBuf, io::Error)> {
+    fn start(&mut self, buf: AlignedBuf, len: usize, offset: u64, write: bool) -> Result<(), Refused> {
+        if self.bounds.is_hung() || self.leak {
+            return Err((buf, self.bounds.hung_error()));
+        }
         let Some(slot) = self.slots.iter().position(Option::is_none) else {
             return Err((buf, io::Error::other("io_uring: no free slot")));
         };
@@ -493,7 +537,7 @@ impl OwnedRing {
         if unsafe { self.ring.submission().push(&entry) }.is_err() {
             return Err((buf, io::Error::other("io_uring submission queue full")));
         }
-        self.slots[slot] = Some((buf, offset, len));
+        self.slots[slot] = Some((buf, offset, len, Instant::now()));
         if let Err(e) = self.ring.submit() {
             // The entry is in the queue and may still be carried out: its
             // buffer stays in its slot (and is never freed); the caller
@@ -504,44 +548,158 @@ impl OwnedRing {
         Ok(())
     }
 
-    /// Waits for one request to finish; None when none is in flight.
-    pub fn wait(&mut self) -> Option<Done> {
+    /// When the oldest request in flight (a flush included) was started.
+    fn oldest(&self) -> Option<Instant> {
+        self.slots
+            .iter()
+            .flatten()
+            .map(|s| s.3)
+            .chain(self.sync)
+            .min()
+    }
+
+    /// Waits for one completion, as [`OwnedIo::wait`] bounds it: a slot's
+    /// request returned, a flush's result kept in `synced`.
+    fn reap(&mut self, until: Until) -> Result<Option<Done>, Halt> {
         loop {
-            if self.in_flight() == 0 {
-                return None;
-            }
             if let Some(c) = self.ring.completion().next() {
-                let slot = c.user_data() as usize;
-                let res = c.result();
-                let (buf, offset, len) = self.slots.get_mut(slot)?.take()?;
-                let result = match res {
-                    r if r < 0 => Err(io::Error::from_raw_os_error(-r)),
-                    r if (r as usize) < len => Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("short transfer: {r} of {len} bytes"),
-                    )),
-                    _ => Ok(()),
-                };
-                return Some(Done {
-                    buf,
-                    offset,
-                    len,
-                    result,
-                });
+                let (user, res) = (c.user_data(), c.result());
+                match user {
+                    RING_WAKE => self.woken = true,
+                    RING_SYNC => {
+                        self.sync = None;
+                        self.synced = Some(res);
+                        return Ok(None);
+                    }
+                    slot => {
+                        let Some((buf, offset, len, began)) =
+                            self.slots.get_mut(slot as usize).and_then(Option::take)
+                        else {
+                            continue;
+                        };
+                        return Ok(Some(Done {
+                            buf,
+                            offset,
+                            len,
+                            result: if res < 0 {
+                                Err(io::Error::from_raw_os_error(-res))
+                            } else {
+                                Ok(res as usize)
+                            },
+                            began,
+                            ended: Instant::now(),
+                        }));
+                    }
+                }
+                continue;
             }
-            if self.ring.submit_and_wait(1).is_err() {
+            let Some(oldest) = self.oldest() else {
+                return Ok(None);
+            };
+            if until == Until::Stop && (self.woken || self.bounds.stop.is_set()) {
+                return Err(Halt::Stopped);
+            }
+            let now = Instant::now();
+            let hung_at = oldest + self.bounds.timeout;
+            if now >= hung_at {
+                self.bounds.set_hung();
                 self.leak = true;
-                return None;
+                return Err(Halt::Hung);
+            }
+            let next = match until {
+                Until::Deadline(d) if now >= d => return Err(Halt::Late),
+                Until::Deadline(d) => hung_at.min(d),
+                Until::Stop => hung_at,
+            };
+            let ts = types::Timespec::from(next - now);
+            let args = types::SubmitArgs::new().timespec(&ts);
+            match self.ring.submitter().submit_with_args(1, &args) {
+                Ok(_) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(nix::libc::ETIME | nix::libc::EINTR)) => {
+                }
+                Err(_) => {
+                    // The ring itself failed: what is in flight cannot be
+                    // waited for.
+                    self.leak = true;
+                    self.bounds.set_hung();
+                    return Err(Halt::Hung);
+                }
             }
         }
     }
 }
 
+impl OwnedIo for OwnedRing {
+    fn depth(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn in_flight(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+
+    fn write(&mut self, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
+        self.start(buf, len, offset, true)
+    }
+
+    fn read(&mut self, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
+        self.start(buf, len, offset, false)
+    }
+
+    fn wait(&mut self, until: Until) -> Result<Option<Done>, Halt> {
+        if self.in_flight() == 0 {
+            return Ok(None);
+        }
+        self.reap(until)
+    }
+
+    fn sync(&mut self, until: Until) -> Result<io::Result<()>, Halt> {
+        if self.bounds.is_hung() || self.leak {
+            return Ok(Err(self.bounds.hung_error()));
+        }
+        if self.in_flight() > 0 {
+            return Ok(Err(io::Error::other("io_uring: requests are in flight")));
+        }
+        if self.sync.is_none() {
+            let entry = opcode::Fsync::new(types::Fd(self.file.as_raw_fd()))
+                .flags(types::FsyncFlags::DATASYNC)
+                .build()
+                .user_data(RING_SYNC);
+            // SAFETY: a flush carries no buffer.
+            if unsafe { self.ring.submission().push(&entry) }.is_err() {
+                return Ok(Err(io::Error::other("io_uring submission queue full")));
+            }
+            if let Err(e) = self.ring.submit() {
+                return Ok(Err(e));
+            }
+            self.sync = Some(Instant::now());
+            self.synced = None;
+        }
+        while self.synced.is_none() {
+            self.reap(until)?;
+        }
+        Ok(match self.synced.take() {
+            Some(r) if r < 0 => Err(io::Error::from_raw_os_error(-r)),
+            _ => Ok(()),
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+}
+
 impl Drop for OwnedRing {
-    /// Waits for what is in flight; if the ring fails, the buffers are
-    /// never freed (the kernel may still use them).
+    /// Waits a moment for what is in flight (a write drains in
+    /// milliseconds on a healthy disk); what is still in flight then is
+    /// left to the kernel and its buffers are never freed.
     fn drop(&mut self) {
-        while !self.leak && self.wait().is_some() {}
+        let until = Until::Deadline(Instant::now() + Duration::from_secs(1));
+        while !self.leak && (self.in_flight() > 0 || self.sync.is_some()) {
+            if self.reap(until).is_err() {
+                self.leak = true;
+            }
+        }
         if self.leak {
             std::mem::forget(std::mem::take(&mut self.slots));
         }

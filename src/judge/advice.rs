@@ -54,6 +54,7 @@ struct Evidence {
     bad_ranges: u64,
     first_bad: Option<u64>,
     gone: bool,
+    hung: bool,
     slow_reads: u64,
     stall_ms: Option<f64>,
     regions: usize,
@@ -84,6 +85,7 @@ impl Evidence {
             self.first_bad = Some(self.first_bad.map_or(e.offset, |f| f.min(e.offset)));
         }
         self.gone |= f.device_gone;
+        self.hung |= f.stopped == Some(crate::measure::Stopped::Hung);
         self.slow_reads = self.slow_reads.max(f.slow_read_count);
         self.stall_ms = larger(self.stall_ms, stall(f.slow_reads, th).map(|s| s.latency_ms));
         if d.slow_regions.len() > self.regions {
@@ -159,6 +161,16 @@ impl Evidence {
             (
                 Action::CheckPath,
                 "check its cable, slot and power, then check it again",
+            )
+        } else if self.hung {
+            said.insert(
+                0,
+                "it stopped answering during the check (a read got no answer within --io-timeout)"
+                    .into(),
+            );
+            (
+                Action::CheckPath,
+                "check its cable, slot and power, then check it again; if it hangs again, return it",
             )
         } else if media {
             (Action::Return, "return it")

@@ -2,6 +2,8 @@
 //! speeds against its peers', turned into an action.
 //!
 //! - The device went away → check its path (cable, slot, power).
+//! - The disk stopped answering (a request with no answer within the I/O
+//!   timeout) → check its path; if it hangs again, return it.
 //! - Any block that failed to write or read, came back changed, landed
 //!   elsewhere, was lost or reads as foreign data, or a SMART media counter
 //!   that rose during the run, or a failed SMART health check → return the
@@ -29,6 +31,9 @@ pub struct BurnFacts {
     /// Whether a corrupted block was among them.
     pub corrupted: bool,
     pub device_gone: bool,
+    /// The disk stopped answering: where, in words ("a write at byte 8388608
+    /// in pass 1 got no answer within 2 min").
+    pub hung: Option<String>,
     /// SMART: counters that rose, in words ("ATA 197 … 0 → 8"), by kind,
     /// and whether the health check failed after the run.
     pub smart_media: Vec<String>,
@@ -98,6 +103,14 @@ fn action(
         return Some((
             Action::CheckPath,
             "the device went away during the burn-in, check its cable, slot and power, then burn it in again".into(),
+        ));
+    }
+    if let Some(where_) = &d.hung {
+        return Some((
+            Action::CheckPath,
+            format!(
+                "the disk stopped answering ({where_}); its burn-in ended there: check its cable, slot and power, then burn it in again; if it hangs again, return it"
+            ),
         ));
     }
     let mut bad: Vec<String> = d

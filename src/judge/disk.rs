@@ -252,10 +252,19 @@ fn fault_reason(f: &Facts) -> String {
     if f.device_gone {
         return format!("the device went away{at}; nothing more could be read");
     }
+    if f.stopped == Some(Stopped::Hung) {
+        let at = f
+            .errors
+            .iter()
+            .rfind(|e| !e.exact)
+            .map(|e| format!(" at byte {} ({})", e.offset, e.message))
+            .unwrap_or_default();
+        return format!("the disk stopped answering{at}; nothing more was read from it");
+    }
     let stopped = match f.stopped {
         Some(Stopped::MaxErrors) => "; stopped early at --max-errors",
         Some(Stopped::Interrupted) => "; stopped early by a signal",
-        Some(Stopped::DeviceGone) | None => "",
+        Some(Stopped::DeviceGone | Stopped::Hung) | None => "",
     };
     let unread = if f.unread_bytes > 0 {
         format!(

@@ -9,11 +9,9 @@
 //!   contract between measuring and judging.
 //! - `aggregate`: runs a pass or a group of disks and collects the results.
 //! - `worker`: one thread reading one disk.
-//! - `stop`: the stop flag a signal sets.
 
 mod aggregate;
 mod results;
-mod stop;
 mod worker;
 
 use std::time::Duration;
@@ -22,7 +20,7 @@ pub use aggregate::{
     DiskProgress, EngineFactory, Geometry, Observer, PassSpec, run_group, run_pass,
 };
 pub use results::{DiskRun, PassRun, ReadError, SlowRead, Stopped, Surface, keep_slowest};
-pub use stop::{Hold, StopFlag};
+pub use crate::stop::{Hold, StopFlag};
 pub use worker::Job;
 
 /// How long each disk is read in a pass.

@@ -41,6 +41,9 @@ pub enum Stopped {
     Interrupted,
     /// The device went away (ENODEV/ENXIO).
     DeviceGone,
+    /// A read got no answer within the I/O timeout (`--io-timeout`): the
+    /// disk, or its path, hung.
+    Hung,
 }
 
 /// Where on the disk the time went: bytes read and time spent reading, in
@@ -138,6 +141,18 @@ impl ReadError {
             len,
             errno: e.raw_os_error(),
             message: format!("{e}; not read: {why}"),
+            exact: false,
+        }
+    }
+
+    /// `len` bytes from `offset` not read because the disk stopped
+    /// answering (`e` says how long it was given).
+    pub fn hung(offset: u64, len: u64, e: &std::io::Error) -> Self {
+        Self {
+            offset,
+            len,
+            errno: e.raw_os_error(),
+            message: e.to_string(),
             exact: false,
         }
     }

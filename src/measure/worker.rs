@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::{DiskRun, ReadError, SlowRead, StopFlag, Stopped, Surface, Window, keep_slowest};
-use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
-use crate::io::{Completion, Engine};
+use crate::device::buffer::{Chunk, Chunks};
+use crate::io::{Completion, Engine, is_hung};
 use crate::units::fraction_of;
 
 /// At most this many bad ranges are kept with their offsets (all are
@@ -53,6 +53,8 @@ struct Faults {
     /// continuation.
     last_end: Option<(u64, Option<i32>, bool)>,
     gone: bool,
+    /// A read got no answer within the I/O timeout: the disk hung.
+    hung: bool,
     /// Spans of this pass already failed or skipped (start, end): a sample
     /// that sweeps the disk again does not read, count or list them again.
     /// One or two per failed read, and failed reads stop at --max-errors.
@@ -131,6 +133,8 @@ struct Probed {
     bad: Vec<ReadError>,
     /// The chunk fails wholesale: skip ahead after it.
     wholesale: bool,
+    /// A re-read got no answer: the disk hung.
+    hung: bool,
 }
 
 /// The device itself went away (unplugged, controller reset, removed):
@@ -228,7 +232,7 @@ impl Flight {
 
     /// The oldest read submitted, once it has finished; None when nothing
     /// is in flight.
-    fn complete(&mut self, engine: &mut dyn Engine, buf: &mut AlignedBuf) -> Option<Completion> {
+    fn complete(&mut self, engine: &mut dyn Engine) -> Option<Completion> {
         match engine.queued() {
             Some(q) => {
                 let first = *self.order.front()?;
@@ -252,7 +256,7 @@ impl Flight {
             }
             None => self.pending.take().map(|chunk| {
                 let submitted = Instant::now();
-                let result = engine.read(buf, chunk);
+                let result = engine.read(chunk);
                 Completion {
                     chunk,
                     result,
@@ -377,7 +381,6 @@ impl Job {
     /// and is reported as such.
     fn pinpoint(
         &mut self,
-        buf: &mut AlignedBuf,
         chunk: Chunk,
         first: &std::io::Error,
         give_up: &dyn Fn() -> bool,
@@ -390,6 +393,7 @@ impl Job {
             good: 0,
             bad: Vec::new(),
             wholesale: false,
+            hung: false,
         };
         let mut failing_run = 0u64;
         let unread = |from: u64, why: &str| ReadError::unread(from, chunk_end - from, first, why);
@@ -398,7 +402,7 @@ impl Job {
                 p.bad.push(unread(part.offset(), STOPPED));
                 return p;
             }
-            if let Ok(n) = self.engine.read(buf, part) {
+            if let Ok(n) = self.engine.read(part) {
                 p.good += n as u64;
                 failing_run = 0;
                 continue;
@@ -413,7 +417,7 @@ impl Job {
                     p.wholesale = true;
                     return p;
                 }
-                match self.engine.read(buf, block) {
+                match self.engine.read(block) {
                     Ok(n) => {
                         p.good += n as u64;
                         failing_run = 0;
@@ -421,6 +425,13 @@ impl Job {
                     // A stop abandoned the read (the engine's, io_uring).
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
                         p.bad.push(unread(block.offset(), STOPPED));
+                        return p;
+                    }
+                    // No answer: nothing more is read from this disk.
+                    Err(e) if is_hung(&e) => {
+                        p.bad
+                            .push(ReadError::hung(block.offset(), chunk_end - block.offset(), &e));
+                        p.hung = true;
                         return p;
                     }
                     Err(e) => {
@@ -453,7 +464,6 @@ impl Job {
     /// unread span to where reading failed.
     fn trim_back(
         &mut self,
-        buf: &mut AlignedBuf,
         (lo, hi): (u64, u64),
         faults: &mut Faults,
         tally: &mut Tally,
@@ -464,7 +474,7 @@ impl Job {
             let Some(chunk) = self.chunks_from(end - self.block).next() else {
                 break;
             };
-            match self.engine.read(buf, chunk) {
+            match self.engine.read(chunk) {
                 Ok(n) => {
                     tally.bytes += n as u64;
                     end = chunk.offset();
@@ -485,7 +495,6 @@ impl Job {
         progress: &AtomicU64,
         on_error: &dyn Fn(usize, ReadError),
     ) -> DiskRun {
-        let mut buf = AlignedBuf::new(self.block as usize);
         let mut tally = Tally::new(&self);
         let mut faults = Faults::default();
         let deadline = match self.window {
@@ -510,6 +519,7 @@ impl Job {
                 && deadline.is_none_or(|d| start.elapsed() < d)
                 && faults.failed_reads < self.max_errors
                 && !faults.gone
+                && !faults.hung
                 && passed_over < self.size
             {
                 let Some(chunk) =
@@ -530,7 +540,7 @@ impl Job {
                 break;
             }
             // None: nothing in flight, or a stop woke the wait.
-            let Some(read) = flight.complete(&mut *self.engine, &mut buf) else {
+            let Some(read) = flight.complete(&mut *self.engine) else {
                 break;
             };
             end = read.done;
@@ -541,6 +551,7 @@ impl Job {
             if faults.known_end(chunk.offset()).is_some()
                 || faults.failed_reads >= self.max_errors
                 || faults.gone
+                || faults.hung
             {
                 continue;
             }
@@ -551,7 +562,7 @@ impl Job {
                     if let Some(gap) = faults.gap.take()
                         && gap.1 == chunk.offset()
                     {
-                        self.trim_back(&mut buf, gap, &mut faults, &mut tally, &give_up);
+                        self.trim_back(gap, &mut faults, &mut tally, &give_up);
                         end = Instant::now();
                     }
                 }
@@ -559,6 +570,12 @@ impl Job {
                     faults.failed_reads += 1;
                     faults.gone = true;
                     faults.record(ReadError::at(chunk, &e, ""), self.disk, on_error);
+                }
+                Err(e) if is_hung(&e) => {
+                    faults.failed_reads += 1;
+                    faults.hung = true;
+                    let unread = ReadError::hung(chunk.offset(), chunk.len() as u64, &e);
+                    faults.record(unread, self.disk, on_error);
                 }
                 Err(e) => {
                     faults.failed_reads += 1;
@@ -580,7 +597,7 @@ impl Job {
                             to
                         }
                         None => {
-                            let probed = self.pinpoint(&mut buf, chunk, &e, &give_up);
+                            let probed = self.pinpoint(chunk, &e, &give_up);
                             tally.bytes += probed.good;
                             for b in probed.bad {
                                 faults.record(b, self.disk, on_error);
@@ -588,6 +605,7 @@ impl Job {
                             if probed.wholesale {
                                 faults.skip = Some(self.block);
                             }
+                            faults.hung |= probed.hung;
                             chunk_end
                         }
                     };
@@ -603,16 +621,17 @@ impl Job {
             }
             progress.store(tally.bytes, Ordering::Relaxed);
         }
-        if stop.is_set() {
-            // Stopped: the reads in flight are not waited for (on a slow
-            // disk a deep queue takes seconds to drain).
+        if stop.is_set() || faults.hung {
+            // Stopped, or hung: the reads in flight are not waited for (on
+            // a slow disk a deep queue takes seconds to drain; on a hung
+            // one they never end).
             flight.abandon(&mut *self.engine);
         }
         // A skip that ran into the end of the disk: read it back too.
         if let Some(gap) = faults.gap.take()
             && gap.1 == self.size
         {
-            self.trim_back(&mut buf, gap, &mut faults, &mut tally, &give_up);
+            self.trim_back(gap, &mut faults, &mut tally, &give_up);
             end = Instant::now();
         }
         let done = match self.window {
@@ -621,6 +640,8 @@ impl Job {
         };
         let stopped = if faults.gone {
             Some(Stopped::DeviceGone)
+        } else if faults.hung {
+            Some(Stopped::Hung)
         } else if faults.failed_reads >= self.max_errors && !done {
             Some(Stopped::MaxErrors)
         } else if stop.is_set() && !done {
@@ -767,7 +788,7 @@ mod tests {
     }
 
     impl Engine for Vanishing {
-        fn read(&mut self, _: &mut AlignedBuf, chunk: Chunk) -> std::io::Result<usize> {
+        fn read(&mut self, chunk: Chunk) -> std::io::Result<usize> {
             if self.ok == 0 {
                 return Err(std::io::Error::from_raw_os_error(nix::libc::ENODEV));
             }

@@ -1,5 +1,7 @@
 //! The stop flag: set by a signal handler (or a test), read by every
-//! worker before each read.
+//! worker before each read and woken on by every wait for the disks. It
+//! sits below everything that measures, writes or waits (measure, io,
+//! burnin, iozone, the test bed), and must not know any of them.
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
