@@ -1,6 +1,6 @@
-//! How much memory a run's I/O buffers may take. Buffers are (queue depth
-//! + a few) × block per disk and pass: `--queue-depth 64 --block 64m` on a
-//! 24-disk shelf asks for 100 GiB. A run that cannot have them is refused
+//! How much memory a run's I/O buffers may take. Buffers are the queue
+//! depth and a few more, times the block, per disk and pass: `--queue-depth
+//! 64 --block 64m` on a 24-disk shelf asks for 100 GiB. A run that cannot have them is refused
 //! before it starts, with the figure, rather than killed by the OOM killer
 //! halfway (the kernel's or a cgroup's: a systemd unit or a container sets
 //! one).
@@ -20,8 +20,8 @@ const SHARE: f64 = 0.8;
 /// system's available memory, or a memory cgroup's limit less its use
 /// (the tightest of this process's group and its parents).
 pub fn available() -> Option<(u64, &'static str)> {
-    let system = crate::device::sysfs::meminfo_bytes("MemAvailable")
-        .map(|b| (b, "the memory available"));
+    let system =
+        crate::device::sysfs::meminfo_bytes("MemAvailable").map(|b| (b, "the memory available"));
     let group = cgroup_left().map(|b| (b, "its memory cgroup's limit"));
     match (system, group) {
         (Some(s), Some(g)) => Some(if g.0 < s.0 { g } else { s }),
@@ -46,7 +46,11 @@ fn cgroup_left() -> Option<u64> {
         let rel = path.trim_start_matches('/');
         if controllers.split(',').any(|c| c == "memory") {
             let root = Path::new("/sys/fs/cgroup/memory");
-            dirs.push((root.join(rel), "memory.limit_in_bytes", "memory.usage_in_bytes"));
+            dirs.push((
+                root.join(rel),
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+            ));
         } else if controllers.is_empty() {
             let root = Path::new("/sys/fs/cgroup");
             dirs.push((root.join(rel), "memory.max", "memory.current"));

@@ -1251,7 +1251,10 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
 /// A fake smartctl in a new directory that serves the recorded SATA disk
 /// (`fixtures/smart/ata.json`) as `doc` changes it, runs `extra` (sh)
 /// first, and a PATH with it first.
-fn recorded_smartctl(extra: &str, doc: impl Fn(&mut serde_json::Value)) -> (tempfile::TempDir, String) {
+fn recorded_smartctl(
+    extra: &str,
+    doc: impl Fn(&mut serde_json::Value),
+) -> (tempfile::TempDir, String) {
     let fake = tempdir();
     let mut v: serde_json::Value = serde_json::from_slice(
         &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/ata.json"))
@@ -1262,7 +1265,11 @@ fn recorded_smartctl(extra: &str, doc: impl Fn(&mut serde_json::Value)) -> (temp
     let file = fake.path().join("doc.json");
     std::fs::write(&file, v.to_string()).unwrap();
     fake_smartctl(fake.path(), &format!("{extra}\ncat {}", file.display()));
-    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap()
+    );
     (fake, path)
 }
 
@@ -1282,7 +1289,14 @@ fn a_self_test_that_never_finishes_is_aborted_as_a_finding() {
     let began = std::time::Instant::now();
     let out = c
         .env("PATH", path)
-        .args(["--destructive", "--yes", "--smart-test", "short", "--smart-test-timeout", "2s"])
+        .args([
+            "--destructive",
+            "--yes",
+            "--smart-test",
+            "short",
+            "--smart-test-timeout",
+            "2s",
+        ])
         .args(["--progress", "none", "--json"])
         .arg(&json)
         .args(d.iter().map(|x| &x.dev))
@@ -1293,13 +1307,23 @@ fn a_self_test_that_never_finishes_is_aborted_as_a_finding() {
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(began.elapsed() < std::time::Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(1));
-    assert!(fake.path().join("aborted").exists(), "smartctl -X was not run");
+    assert!(
+        fake.path().join("aborted").exists(),
+        "smartctl -X was not run"
+    );
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     for disk in doc["disks"].as_array().unwrap() {
         let words = disk["self_test"]["detail"].as_str().unwrap_or_default();
-        assert!(words.contains("did not finish within 2.0 s (10% left): aborted"), "{disk}");
+        assert!(
+            words.contains("did not finish within 2.0 s (10% left): aborted"),
+            "{disk}"
+        );
         assert_eq!(disk["verdict"], "return", "{disk}");
-        assert_eq!(disk["verified_bytes"], 16 << 20, "the burn-in went on: {disk}");
+        assert_eq!(
+            disk["verified_bytes"],
+            16 << 20,
+            "the burn-in went on: {disk}"
+        );
     }
 }
 
@@ -1341,7 +1365,11 @@ fn a_signal_while_smart_is_read_after_the_burn_in_ends_it_interrupted() {
     .unwrap();
     let out = child.wait_with_output().unwrap();
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-    assert!(sent.elapsed() < std::time::Duration::from_secs(5), "{:?}", sent.elapsed());
+    assert!(
+        sent.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
     assert_eq!(out.status.code(), Some(130));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true, "{doc}");

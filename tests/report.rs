@@ -288,13 +288,20 @@ fn result_files_are_input_escaped_held_to_their_units_and_never_waited_for() {
     // A host name and a model that would retitle the admin's terminal and
     // run script in a Markdown renderer.
     let hostile = "evil\u{1b}]0;pwned\u{7}<script>alert(1)</script>";
-    let mut v = result(hostile, "2026-12-01T06:00:00Z", [150.0, 151.0, 149.0, 150.0]);
+    let mut v = result(
+        hostile,
+        "2026-12-01T06:00:00Z",
+        [150.0, 151.0, 149.0, 150.0],
+    );
     v["disks"][0]["model"] = "DISK\u{1b}[2J".into();
     let file = write(dir.path(), "evil.json", &v);
     let out_dir = dir.path().join("out");
     let out = report(&[file.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}'), "raw escapes: {stdout:?}");
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+        "raw escapes: {stdout:?}"
+    );
     assert!(stdout.contains("evil\\x1b]0;pwned\\x07"), "{stdout}");
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(!md.contains("<script") && !md.contains('\u{1b}'), "{md}");
@@ -303,16 +310,26 @@ fn result_files_are_input_escaped_held_to_their_units_and_never_waited_for() {
     assert!(!page.contains("<script") && !page.contains('\u{1b}'));
     // Numbers outside their unit's range: refused, naming file and field.
     for (value, says) in [
-        (serde_json::json!(-1.0), "window_mb_per_s is -1.0, not a speed"),
+        (
+            serde_json::json!(-1.0),
+            "window_mb_per_s is -1.0, not a speed",
+        ),
         (serde_json::json!(1e308), "not a speed (0 to 1000000 MB/s)"),
     ] {
-        let mut bad = result("node1", "2026-12-01T06:00:00Z", [150.0, 151.0, 149.0, 150.0]);
+        let mut bad = result(
+            "node1",
+            "2026-12-01T06:00:00Z",
+            [150.0, 151.0, 149.0, 150.0],
+        );
         bad["passes"][0]["disks"][1]["window_mb_per_s"] = value;
         let f = write(dir.path(), "bad.json", &bad);
         let out = report(&[f.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains("bad.json: passes[0].disks[1].") && err.contains(says), "{err}");
+        assert!(
+            err.contains("bad.json: passes[0].disks[1].") && err.contains(says),
+            "{err}"
+        );
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
     // A FIFO as a result, or as ARRAYBURN_TOPOLOGY: refused at once, not
@@ -346,7 +363,10 @@ fn result_files_are_input_escaped_held_to_their_units_and_never_waited_for() {
     let out = at_once(c);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("ARRAYBURN_TOPOLOGY=") && err.contains("is a FIFO"), "{err}");
+    assert!(
+        err.contains("ARRAYBURN_TOPOLOGY=") && err.contains("is a FIFO"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -354,7 +374,11 @@ fn a_signal_stops_the_report_with_130_and_nothing_written() {
     need_root!();
     // A result on a file that answers its reads 3 s late (a FUSE file):
     // the signal comes while the report reads it.
-    let v = result("node1", "2026-12-01T06:00:00Z", [150.0, 151.0, 149.0, 150.0]);
+    let v = result(
+        "node1",
+        "2026-12-01T06:00:00Z",
+        [150.0, 151.0, 149.0, 150.0],
+    );
     let mut bytes = serde_json::to_vec(&v).unwrap();
     let size = (bytes.len() as u64).next_multiple_of(1 << 20);
     bytes.resize(size as usize, b' ');
@@ -367,11 +391,16 @@ fn a_signal_stops_the_report_with_130_and_nothing_written() {
         .unwrap();
     let dir = tempdir();
     let out_dir = dir.path().join("out");
-    let child = arrayburn(&["report", img.to_str().unwrap(), "--out", out_dir.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = arrayburn(&[
+        "report",
+        img.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ])
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     let pid = child.id();
     // Signalled once it has the file open.
     let reading = || {

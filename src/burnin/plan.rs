@@ -251,6 +251,24 @@ pub fn refuse_signature(d: &BlockDevice, bounds: &Bounds) -> Result<(), Refusal>
     }
 }
 
+/// The hash every block of a disk carries: of its serial (its kernel name
+/// when it has none), model and size, and its kernel name too where
+/// another disk of the run reports the same serial (`shared`), so that
+/// neither can pass for the other.
+fn identity_hash(id: &device::Identity, shared: bool) -> u32 {
+    let own = if shared {
+        format!("|{}", id.name)
+    } else {
+        String::new()
+    };
+    disk_hash(&format!(
+        "{}|{}|{}{own}",
+        id.serial.as_deref().unwrap_or(&id.name),
+        id.model.as_deref().unwrap_or(""),
+        id.size_bytes
+    ))
+}
+
 /// Resolves, checks and opens every disk, or refuses the whole run (the
 /// signatures are looked for by [`refuse_signature`]). The disks' run
 /// locks come first, so that another arrayburn run is named as such
@@ -291,17 +309,7 @@ pub fn targets(
         let (start, end) = range(range_spec, d.identity.size_bytes)?;
         let id = &d.identity;
         let shared = id.serial.is_some() && serials.iter().filter(|s| **s == id.serial).count() > 1;
-        let disk = disk_hash(&format!(
-            "{}|{}|{}{}",
-            id.serial.as_deref().unwrap_or(&id.name),
-            id.model.as_deref().unwrap_or(""),
-            id.size_bytes,
-            if shared {
-                format!("|{}", id.name)
-            } else {
-                String::new()
-            }
-        ));
+        let disk = identity_hash(id, shared);
         let checkpoint = super::state::file_name(&d, shared);
         out.push(Target {
             dev: d,
@@ -348,6 +356,47 @@ pub fn read_targets(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_disks_with_one_serial_get_their_own_blocks_and_checkpoints() {
+        let disk = |name: &str| BlockDevice {
+            given: format!("/dev/{name}"),
+            identity: device::Identity {
+                name: name.into(),
+                dev_path: format!("/dev/{name}"),
+                by_id: None,
+                vendor: None,
+                model: Some("USB BRIDGE".into()),
+                serial: Some("000000000001".into()),
+                firmware: None,
+                size_bytes: 1 << 40,
+                logical_block_size: 512,
+                physical_block_size: 4096,
+                rotational: true,
+                removable: false,
+                read_only: false,
+                devno: String::new(),
+                wwn: None,
+                topology: Default::default(),
+            },
+            partition_of: None,
+            in_use: Vec::new(),
+            rdev: 0,
+        };
+        let (a, b) = (disk("sdb"), disk("sdc"));
+        assert_eq!(
+            identity_hash(&a.identity, false),
+            identity_hash(&b.identity, false)
+        );
+        assert_ne!(
+            identity_hash(&a.identity, true),
+            identity_hash(&b.identity, true)
+        );
+        let name = super::super::state::file_name;
+        assert_eq!(name(&a, false), name(&b, false), "alone, a serial names it");
+        assert_eq!(name(&a, true), "burnin-000000000001@sdb.json");
+        assert_ne!(name(&a, true), name(&b, true));
+    }
 
     #[test]
     fn ranges_are_whole_blocks_inside_the_disk() {

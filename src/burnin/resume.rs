@@ -115,7 +115,11 @@ pub fn prove(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<Pr
             };
             let verdict = match d.whole() {
                 Err(e) => Err(format!("cannot be read ({e})")),
-                Ok(()) => match c.pattern.check_all(d.buf.slice_mut(BLOCK), at, stamp).first() {
+                Ok(()) => match c
+                    .pattern
+                    .check_all(d.buf.slice_mut(BLOCK), at, stamp)
+                    .first()
+                {
                     None => Ok(()),
                     Some((_, f)) if ours(*f, stamp) => Ok(()),
                     Some((_, f)) => Err(what(*f).to_string()),

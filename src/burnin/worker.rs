@@ -16,9 +16,7 @@ use super::plan::Target;
 use crossbeam_channel::bounded;
 
 use crate::device::buffer::AlignedBuf;
-use crate::io::{
-    Bounds, Done, EngineKind, Halt, OwnedIo, ThreadIo, Until, is_hung, open_owned,
-};
+use crate::io::{Bounds, Done, EngineKind, Halt, OwnedIo, ThreadIo, Until, is_hung, open_owned};
 use crate::stop::StopFlag;
 
 /// Which half of a pass a disk is in.
@@ -795,7 +793,13 @@ impl Pass<'_> {
             // the last one that held.
             match settle.run(|u| io.sync(u)) {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => out.add(pass, last, pos.get() - last, Class::FlushError, e.to_string()),
+                Ok(Err(e)) => out.add(
+                    pass,
+                    last,
+                    pos.get() - last,
+                    Class::FlushError,
+                    e.to_string(),
+                ),
                 Err(h) => {
                     if h == Halt::Hung {
                         out.hang(pass, Phase::Write, pos.get(), &self.job.bounds);
@@ -899,7 +903,9 @@ impl Pass<'_> {
                         }
                         order.push_back((at, len));
                     }
-                    let Some(&(first, len)) = order.front() else { return };
+                    let Some(&(first, len)) = order.front() else {
+                        return;
+                    };
                     let d = loop {
                         if let Some(i) = early.iter().position(|d| d.offset == first) {
                             break early.swap_remove(i);

@@ -606,7 +606,9 @@ fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
             .zip(points)
             .map(|(t, c)| {
                 let bounds = Bounds::new(&StopFlag::default(), args.io_timeout);
-                s.spawn(move || sample_speed(t, c.io_bytes as usize, Duration::from_secs(1), &bounds))
+                s.spawn(move || {
+                    sample_speed(t, c.io_bytes as usize, Duration::from_secs(1), &bounds)
+                })
             })
             .collect();
         handles
@@ -695,7 +697,10 @@ fn confirm(
             return Ok(false);
         }
         let fd = std::io::stdin();
-        let mut poll = [nix::poll::PollFd::new(fd.as_fd(), nix::poll::PollFlags::POLLIN)];
+        let mut poll = [nix::poll::PollFd::new(
+            fd.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
         match nix::poll::poll(&mut poll, nix::poll::PollTimeout::from(100u16)) {
             Ok(0) => continue,
             Err(nix::errno::Errno::EINTR) => continue,

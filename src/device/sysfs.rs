@@ -194,7 +194,12 @@ mod tests {
         write(root, "sys/block/sdb/queue/logical_block_size", "512\n");
         write(root, "sys/block/sdb/queue/physical_block_size", "4096\n");
         write(root, "sys/block/sdb/queue/rotational", "1\n");
-        write(root, "sys/block/sdb/device/model", "ST4000NM0033-9ZM\n");
+        // A firmware's model string with a terminal escape in it.
+        write(
+            root,
+            "sys/block/sdb/device/model",
+            "ST4000NM0033\x1b]0;x\x07\n",
+        );
         write(root, "sys/block/sdb/device/rev", "SN06\n");
         fs::write(
             root.join("sys/block/sdb/device/vpd_pg80"),
@@ -215,6 +220,7 @@ mod tests {
         let id = identity(&paths, &dir, &dir);
         assert_eq!(id.size_bytes, 7814037168 * 512);
         assert_eq!(id.serial.as_deref(), Some("Z1Z0ABCD"));
+        assert_eq!(id.model.as_deref(), Some("ST4000NM0033\\x1b]0;x\\x07"));
         assert_eq!(id.firmware.as_deref(), Some("SN06"));
         assert_eq!((id.logical_block_size, id.physical_block_size), (512, 4096));
         assert!(id.rotational && !id.removable && !id.read_only);

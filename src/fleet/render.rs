@@ -378,7 +378,10 @@ mod tests {
         );
         assert!(page.contains(&esc(&f.message)));
         let md = markdown(&f);
-        assert!(md.contains("&lt;evil &amp; host&gt;") && !md.contains("<evil"), "{md}");
+        assert!(
+            md.contains("&lt;evil &amp; host&gt;") && !md.contains("<evil"),
+            "{md}"
+        );
         assert!(text(&f).contains("Verdict: "));
     }
 }

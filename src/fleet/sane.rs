@@ -126,7 +126,10 @@ mod tests {
         let mut huge = serde_json::json!({"summary": {"elapsed_s": 1e308}});
         let e = clean(&mut huge).unwrap_err();
         assert!(e.starts_with("summary.elapsed_s is 1"), "{e}");
-        assert!(e.ends_with("not a time (0 to 1e10 s)") && e.len() < 80, "{e}");
+        assert!(
+            e.ends_with("not a time (0 to 1e10 s)") && e.len() < 80,
+            "{e}"
+        );
         let mut lat = serde_json::json!({"latency_us": {"max": -3}});
         assert!(clean(&mut lat).unwrap_err().starts_with("latency_us.max"));
         let mut fine = serde_json::json!({"bytes": 20_000_000_000_000u64, "pct_of_peers": 135.2});

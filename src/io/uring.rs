@@ -193,9 +193,10 @@ impl UringEngine {
     /// `ready` (or submitted again when interrupted), the synchronous
     /// read's result returned.
     fn reap(&mut self) -> io::Result<Option<i32>> {
-        let left = self
-            .hung_at()
-            .map(|t| t.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
+        let left = self.hung_at().map(|t| {
+            t.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1))
+        });
         self.reap_within(left)
     }
 
@@ -397,7 +398,8 @@ impl Queued for UringEngine {
                 // first; they stay the kernel's.
                 self.hang();
                 self.hung_reported = true;
-                let mut failed: Vec<(Chunk, Instant)> = self.flying.iter().flatten().copied().collect();
+                let mut failed: Vec<(Chunk, Instant)> =
+                    self.flying.iter().flatten().copied().collect();
                 failed.sort_by_key(|f| f.1);
                 for (chunk, submitted) in failed {
                     self.ready.push_back(Completion {
@@ -509,7 +511,13 @@ impl OwnedRing {
         Ok(ring)
     }
 
-    fn start(&mut self, buf: AlignedBuf, len: usize, offset: u64, write: bool) -> Result<(), Refused> {
+    fn start(
+        &mut self,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+        write: bool,
+    ) -> Result<(), Refused> {
         if self.bounds.is_hung() || self.leak {
             return Err((buf, self.bounds.hung_error()));
         }

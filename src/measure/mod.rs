@@ -16,11 +16,11 @@ mod worker;
 
 use std::time::Duration;
 
+pub use crate::stop::{Hold, StopFlag};
 pub use aggregate::{
     DiskProgress, EngineFactory, Geometry, Observer, PassSpec, run_group, run_pass,
 };
 pub use results::{DiskRun, PassRun, ReadError, SlowRead, Stopped, Surface, keep_slowest};
-pub use crate::stop::{Hold, StopFlag};
 pub use worker::Job;
 
 /// How long each disk is read in a pass.

@@ -429,8 +429,11 @@ impl Job {
                     }
                     // No answer: nothing more is read from this disk.
                     Err(e) if is_hung(&e) => {
-                        p.bad
-                            .push(ReadError::hung(block.offset(), chunk_end - block.offset(), &e));
+                        p.bad.push(ReadError::hung(
+                            block.offset(),
+                            chunk_end - block.offset(),
+                            &e,
+                        ));
                         p.hung = true;
                         return p;
                     }
