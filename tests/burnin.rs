@@ -871,19 +871,11 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     // them after the process, and holds the disk open until then): wait
     // until each disk can be opened exclusively again.
     for x in &devs {
-        use std::os::unix::fs::OpenOptionsExt;
-        let free = || {
-            std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(nix::libc::O_EXCL)
-                .open(x)
-                .is_ok()
-        };
         let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while !free() && std::time::Instant::now() < until {
+        while !is_free(x) && std::time::Instant::now() < until {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        assert!(free(), "{x}: still held after the kill");
+        assert!(is_free(x), "{x}: still held after the kill");
     }
     let killed: Vec<serde_json::Value> = devs.iter().map(|d| checkpoint(state.path(), d)).collect();
     for c in &killed {
@@ -1357,19 +1349,9 @@ fn a_signal_while_smart_is_read_after_the_burn_in_ends_it_interrupted() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(after.exists(), "SMART was never read after the run");
-    let sent = std::time::Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (out, took) = interrupt(child);
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        sent.elapsed() < std::time::Duration::from_secs(5),
-        "{:?}",
-        sent.elapsed()
-    );
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
     assert_eq!(out.status.code(), Some(130));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true, "{doc}");

@@ -327,6 +327,22 @@ pub fn interrupt_after(
     after: std::time::Duration,
 ) -> (std::process::Output, std::time::Duration) {
     std::thread::sleep(after);
+    interrupt(child)
+}
+
+/// Whether `dev` can be opened exclusively (nothing, the kernel included,
+/// holds it).
+pub fn is_free(dev: &str) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_EXCL)
+        .open(dev)
+        .is_ok()
+}
+
+/// Sends `child` SIGINT now; its output and how long it took to stop.
+pub fn interrupt(child: std::process::Child) -> (std::process::Output, std::time::Duration) {
     let sent = std::time::Instant::now();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),

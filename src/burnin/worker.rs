@@ -714,28 +714,11 @@ impl Pass<'_> {
                     halted = Some(Halt::Stopped);
                     break;
                 }
-                // A checkpoint is due: what is in flight lands (and is
-                // counted) first, then the flush, then the save.
-                if saved.elapsed() >= every {
-                    while io.in_flight() > 0 {
-                        let step = match io.wait(Until::Stop) {
-                            Ok(Some(d)) => finished(out, &mut flying, d),
-                            Ok(None) => Ok(()),
-                            Err(h) => Err(h),
-                        };
-                        if let Err(h) = step {
-                            halted = Some(h);
-                            break 'chunks;
-                        }
-                    }
-                    if !self.checkpoint(&mut *io, pos.get(), &mut last, began, out, &mut *save) {
-                        halted = Some(Halt::Stopped);
-                        break;
-                    }
-                    saved = Instant::now();
-                }
-                flying.push_back((at, len, false));
-                while !io.room() {
+                // Room for the next write; or, a checkpoint being due, all
+                // that is in flight landed (and counted) first, then the
+                // flush, then the save.
+                let due = saved.elapsed() >= every;
+                while io.in_flight() > 0 && (due || !io.room()) {
                     let step = match io.wait(Until::Stop) {
                         Ok(Some(d)) => finished(out, &mut flying, d),
                         Ok(None) => Ok(()),
@@ -746,6 +729,14 @@ impl Pass<'_> {
                         break 'chunks;
                     }
                 }
+                if due {
+                    if !self.checkpoint(&mut *io, pos.get(), &mut last, began, out, &mut *save) {
+                        halted = Some(Halt::Stopped);
+                        break;
+                    }
+                    saved = Instant::now();
+                }
+                flying.push_back((at, len, false));
                 if let Err((buf, e)) = io.write(b, len, at) {
                     let now = Instant::now();
                     let d = Done {

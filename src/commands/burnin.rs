@@ -85,17 +85,8 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         return Ok(Outcome::Interrupted);
     }
     let mut points = points;
-    if let Some(kind) = args.smart_test {
-        self_tests(
-            &targets,
-            &mut points,
-            kind,
-            smart_test_limit(args, kind),
-            stop,
-        );
-        if stop.is_set() {
-            return Ok(self_tests_interrupted());
-        }
+    if self_tests_first(&targets, &mut points, args, stop) {
+        return Ok(self_tests_interrupted());
     }
     for (t, c) in targets.iter().zip(&points) {
         store.save(&t.checkpoint, c).with_context(|| {
@@ -250,17 +241,8 @@ fn soak_run(
     let (targets, _locks) = read_targets(&args.devices, args.range.as_deref(), args.ignore_lock)?;
     let mut points = fresh(&targets, args, argv, stop)?;
     check_memory(&points, depth)?;
-    if let Some(kind) = args.smart_test {
-        self_tests(
-            &targets,
-            &mut points,
-            kind,
-            smart_test_limit(args, kind),
-            stop,
-        );
-        if stop.is_set() {
-            return Ok(self_tests_interrupted());
-        }
+    if self_tests_first(&targets, &mut points, args, stop) {
+        return Ok(self_tests_interrupted());
     }
     let deadline = args.duration.map(|d| Instant::now() + d);
     eprintln!(
@@ -1091,6 +1073,20 @@ fn run_all(
             .collect();
         (burns, temps)
     })
+}
+
+/// Runs the drives' self-tests first where `--smart-test` asks; true when
+/// a signal stopped them.
+fn self_tests_first(
+    targets: &[Target],
+    points: &mut [Checkpoint],
+    args: &BurninArgs,
+    stop: &StopFlag,
+) -> bool {
+    if let Some(kind) = args.smart_test {
+        self_tests(targets, points, kind, smart_test_limit(args, kind), stop);
+    }
+    stop.is_set()
 }
 
 /// A signal stopped the self-tests (aborted): nothing was written yet.
