@@ -39,7 +39,7 @@ for case in "8 64" "8 256" "8 64 seek" "64 16"; do
         extra=(--seek --out "$out/run"); label="$passes + seek (6 readers) + --out charts"
     fi
     # A flagged disk (exit 1) is fine here: only the memory is measured.
-    rss=$( { /usr/bin/time -f '%M' "$bin" check --passes $passes --sample 1s --progress none "${extra[@]}" "${devs[@]}" >/dev/null || true; } 2>&1 | tail -1)
+    rss=$( { /usr/bin/time -f '%M' "$bin" check --passes $passes --sample 1.5s --progress none "${extra[@]}" "${devs[@]}" >/dev/null || true; } 2>&1 | tail -1)
     echo "| $1 | $2 MiB | $label | 4 MiB | $((rss / 1024)) |"
     teardown
 done

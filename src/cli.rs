@@ -11,8 +11,10 @@ use crate::defaults;
 use crate::io::EngineKind;
 use crate::units::{parse_duration, parse_size};
 
-/// Read-only array check for raw block devices: serial and parallel O_DIRECT
-/// reads, per-disk MB/s and latency, slow-disk and shared-bottleneck verdicts.
+/// Check disk arrays (read-only: serial and parallel O_DIRECT reads, per-disk
+/// MB/s and latency, slow-disk and shared-bottleneck verdicts), burn in new
+/// disks (destructive write-verify, resumable), run iozone's workloads, and
+/// report on many hosts' results.
 #[derive(Debug, Parser)]
 #[command(
     name = "arrayburn",
@@ -42,10 +44,6 @@ pub enum Command {
     /// Burn in new disks: write every block and read it back, all disks at
     /// once (DESTROYS their data; needs --destructive).
     Burnin(BurninArgs),
-    /// One child process of iozone's throughput mode (run by `iozone`).
-    #[command(name = "iozone-child", hide = true)]
-    #[command(disable_help_flag = true, disable_version_flag = true)]
-    IozoneChild(IozoneArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell) to standard output.
     Completions(CompletionsArgs),
@@ -279,9 +277,10 @@ pub struct ListArgs {
     /// Include loop, RAM, device-mapper and md devices.
     #[arg(long)]
     pub all: bool,
-    /// Write JSON to FILE instead of the table (`-` or no FILE: standard
-    /// output).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    /// Write JSON to FILE instead of the table (`-`: standard output), as
+    /// every other --json (a bare `--json` would take the next disk for
+    /// the file).
+    #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 }
 

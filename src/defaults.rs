@@ -4,6 +4,10 @@
 
 /// Sample window per disk and pass (`--sample`).
 pub const SAMPLE: &str = "60s";
+/// The shortest `--sample` that can be judged: its first 10 % is the
+/// warm-up and the rest must last [`crate::judge::MIN_JUDGED_S`], with
+/// room for the reads at its edges.
+pub const MIN_SAMPLE: std::time::Duration = std::time::Duration::from_millis(1500);
 /// Size of each read (`--block`), as the help shows it...
 pub const BLOCK: &str = "4m";
 /// ...and in bytes.

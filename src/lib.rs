@@ -1,5 +1,6 @@
-//! arrayburn: a read-only array check for raw block devices, iozone's file
-//! workloads, and (to come) a destructive burn-in.
+//! arrayburn: a read-only array check for raw block devices, a destructive
+//! burn-in of new disks, iozone's file workloads, and the fleet report over
+//! many hosts' results.
 //!
 //! The check is a pipeline, one folder or file per stage:
 //! `plan` (flags to a runnable plan; every refusal before the first read) →

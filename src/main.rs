@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use arrayburn::cli::{Cli, Command};
+use arrayburn::cli::Cli;
 use arrayburn::commands;
 use arrayburn::measure::StopFlag;
 use clap::Parser;
@@ -15,7 +15,11 @@ fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let cli = Cli::parse();
+    // One child process of iozone's throughput mode (run by `iozone`, not
+    // by people: it is no subcommand, so neither --help, completions nor
+    // the man pages show it).
+    let iozone_child = argv.get(1).map(String::as_str) == Some(arrayburn::iozone::children::SUBCOMMAND);
+    let cli = (!iozone_child).then(Cli::parse);
     let stop = StopFlag::default();
     let handler_stop = stop.clone();
     // SIGINT, SIGTERM and SIGHUP (ctrlc's "termination" feature): the first
@@ -25,7 +29,6 @@ fn main() -> ExitCode {
     // files).
     // An iozone child process leaves signals to its parent, which tells it
     // to stop (or is gone, which ends the child's input: the same).
-    let iozone_child = matches!(cli.command, Command::IozoneChild(_));
     let _ = ctrlc::set_handler(move || {
         if iozone_child {
             return;
@@ -44,7 +47,11 @@ fn main() -> ExitCode {
         );
         handler_stop.stop();
     });
-    match commands::run(cli, argv, &stop) {
+    let ran = match cli {
+        Some(cli) => commands::run(cli, argv, &stop),
+        None => arrayburn::iozone::children::child_main(&argv[2..], &stop),
+    };
+    match ran {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
         Err(e) => {
             eprintln!("arrayburn: error: {e:#}");

@@ -216,6 +216,14 @@ pub fn check_io_timeout(t: Duration) -> Result<(), String> {
 fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
     let bad = |m: String| Err(PlanError::BadValue(m));
     check_io_timeout(args.io_timeout).map_err(PlanError::BadValue)?;
+    if args.sample < defaults::MIN_SAMPLE {
+        return bad(format!(
+            "--sample {}: give at least {}: the first 10 % of a sample is its warm-up, and a disk must then be read for {:.0} s to be compared",
+            crate::units::human_duration(args.sample),
+            crate::units::human_duration(defaults::MIN_SAMPLE),
+            crate::judge::MIN_JUDGED_S
+        ));
+    }
     if !(args.slow_pct > 0.0 && args.slow_pct < 100.0) {
         return bad(format!(
             "--slow-pct {} must be between 0 and 100 (the default is {})",

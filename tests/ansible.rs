@@ -33,7 +33,7 @@ fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
     let vars = serde_json::json!({
         "target": "localhost",
         "devices": devs.join(" "),
-        "arrayburn_args": "--sample 1s",
+        "arrayburn_args": "--sample 1.5s",
         "results_dir": results,
         "arrayburn_local_bin": bin(),
         "arrayburn_bin": remote,

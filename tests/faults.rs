@@ -756,7 +756,7 @@ fn pinpointing_honours_the_sample_window_and_a_signal() {
     };
 
     // A 1 s sample ends the probing at 1 s.
-    let r = check_plain(&["--passes", "serial", "--sample", "1s"], &[&bad.dev]);
+    let r = check_plain(&["--passes", "serial", "--sample", "1.5s"], &[&bad.dev]);
     let row = &disk_rows(r.report.as_ref().unwrap(), "serial")[0];
     assert!(unprobed(row), "{row:?}");
     assert!(row.elapsed_s < 2.0, "{row:?}");

@@ -10,7 +10,7 @@ use crate::util::*;
 fn refused(args: &[&str], needle: &str) {
     let dir = tempdir();
     let json = dir.path().join("never.json");
-    let mut all = vec!["check", "--sample", "1s", "--json", json.to_str().unwrap()];
+    let mut all = vec!["check", "--sample", "1.5s", "--json", json.to_str().unwrap()];
     all.extend_from_slice(args);
     let out = arrayburn(&all).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -241,7 +241,7 @@ fn without_permission_the_check_says_run_as_root() {
             bin(),
             "check",
             "--sample",
-            "1s",
+            "1.5s",
             &d[0].dev,
         ])
         .output()
@@ -290,7 +290,7 @@ fn a_mounted_disk_is_checked_with_a_warning() {
         arrayburn(&[
             "check",
             "--sample",
-            "0.5s",
+            "1.5s",
             "--progress",
             "none",
             "--json",
@@ -417,7 +417,7 @@ fn two_outputs_naming_one_file_are_refused() {
         if args[1] == blk && made.is_err() {
             continue; // not root: no mknod
         }
-        let mut all = vec!["check", "--sample", "1s"];
+        let mut all = vec!["check", "--sample", "1.5s"];
         all.extend_from_slice(&args);
         all.push("/dev/arrayburn-no-such-disk");
         let out = arrayburn(&all).output().unwrap();
@@ -459,7 +459,7 @@ fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
     let pid = first.id();
     let out = while_running(
         first,
-        &mut arrayburn(&["check", "--sample", "1s", &d[0].dev]),
+        &mut arrayburn(&["check", "--sample", "1.5s", &d[0].dev]),
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");

@@ -91,7 +91,7 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
     };
     let out = run(
         &d,
-        "1s",
+        "1.5s",
         &[
             "--json",
             p("link.json").to_str().unwrap(),
@@ -117,7 +117,7 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
             .is_char_device()
     );
     // The FIFO run: JSON to the FIFO, CSV to stdout (`-`), text to stderr.
-    let out = run(&d, "1s", &["--json", fifo.to_str().unwrap(), "--csv", "-"]);
+    let out = run(&d, "1.5s", &["--json", fifo.to_str().unwrap(), "--csv", "-"]);
     let doc = reader.join().unwrap();
     json_of(&doc);
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
@@ -126,7 +126,7 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("Verdict:"));
 
     // `--json -`: the JSON alone on stdout, once.
-    let out = run(&d, "1s", &["--json", "-"]);
+    let out = run(&d, "1.5s", &["--json", "-"]);
     let v = json_of(&out.stdout);
     assert!(v.complete);
     assert!(String::from_utf8_lossy(&out.stderr).contains("Verdict:"));
@@ -152,7 +152,7 @@ fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_th
     let ro = Tmpfs::new("ro,size=1m");
     for flag in ["--json", "--csv", "--out"] {
         let target = ro.path().join("x");
-        let out = run(&d, "1s", &[flag, target.to_str().unwrap()]);
+        let out = run(&d, "1.5s", &[flag, target.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
         assert!(err.contains("cannot write in"), "{flag}: {err}");
@@ -168,7 +168,7 @@ fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_th
     let json = ok.path().join("r.json");
     let out = run(
         &d,
-        "1s",
+        "1.5s",
         &[
             "--out",
             full.path().join("bundle").to_str().unwrap(),
@@ -217,8 +217,21 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
     let d = disks(3, 16 * MIB);
     let dir = tempdir();
     let json = dir.path().join("r.json");
-    // A 1 s sample leaves a 0.9 s window: under the second a disk needs.
+    // A 1 s sample would leave a 0.9 s window, under the second a disk
+    // needs: refused up front, naming the least that is judged.
     let out = run(&d, "1s", &["--json", json.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("give at least 1.5 s"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!json.exists(), "nothing written");
+    // Whole 16 MiB disks read in milliseconds: too short to compare, so
+    // not judged, never called healthy.
+    let out = run(
+        &d,
+        "1.5s",
+        &["--full", "--full-serial", "--json", json.to_str().unwrap()],
+    );
     let v = json_of(&fs::read(&json).unwrap());
     assert_eq!(out.status.code(), Some(3), "{}", v.summary.message);
     assert_eq!(v.summary.verdict, ArrayVerdict::NotJudged);
@@ -233,7 +246,7 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
     let mut args = vec![
         "check",
         "--sample",
-        "1s",
+        "1.5s",
         "--progress",
         "lines",
         "--progress-interval",
@@ -244,7 +257,7 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
     let err = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = err.lines().collect();
     assert!(
-        lines[0].ends_with("arrayburn: 4 read group(s) to run: about 4.0 s left"),
+        lines[0].ends_with("arrayburn: 4 read group(s) to run: about 6.0 s left"),
         "{err}"
     );
     let stamp = |l: &str| {

@@ -71,7 +71,7 @@ fn links_planted_where_root_writes_are_never_followed() {
     let script = format!(
         "mount -t tmpfs arrayburn-test /run/lock && mkdir -m 1777 /run/lock/arrayburn \
          && ln -s '{v}' /run/lock/arrayburn/disk-{devno}.lock \
-         && exec '{bin}' check --sample 1s --progress none {devs}",
+         && exec '{bin}' check --sample 1.5s --progress none {devs}",
         v = victim.display(),
         bin = bin(),
         devs = devs.join(" ")
@@ -98,7 +98,7 @@ fn links_planted_where_root_writes_are_never_followed() {
     let out = run(arrayburn(&[
         "check",
         "--sample",
-        "1s",
+        "1.5s",
         "--progress",
         "none",
         "--out",
@@ -138,7 +138,7 @@ fn links_planted_where_root_writes_are_never_followed() {
     let out = run(arrayburn(&[
         "check",
         "--sample",
-        "1s",
+        "1.5s",
         "--json",
         theirs.to_str().unwrap(),
         devs[0],
@@ -188,7 +188,7 @@ fn a_lock_held_by_another_user_is_named_escaped_and_ignored_only_by_its_pid() {
         "the holder never started"
     );
     let check = |extra: &[&str]| {
-        let mut c = arrayburn(&["check", "--sample", "1s", "--progress", "none"]);
+        let mut c = arrayburn(&["check", "--sample", "1.5s", "--progress", "none"]);
         c.args(extra).arg(&d[0].dev).arg(&d[1].dev);
         run(&mut c)
     };
@@ -499,7 +499,7 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     let mut check = arrayburn(&[
         "check",
         "--sample",
-        "1s",
+        "1.5s",
         "--io-timeout",
         "2s",
         "--progress",
@@ -720,7 +720,7 @@ fn buffers_beyond_the_memory_a_run_may_have_are_refused_with_the_figure() {
             "--block",
             "64m",
             "--sample",
-            "1s",
+            "1.5s",
             &d[0].dev,
         ],
         vec![

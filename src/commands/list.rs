@@ -10,7 +10,7 @@ use crate::export::text;
 use crate::output::Output;
 use crate::units::human_bytes;
 
-/// One row of `list --json [FILE]`.
+/// One row of `list --json FILE`.
 #[derive(Debug, Serialize)]
 struct Entry {
     /// The path listed.

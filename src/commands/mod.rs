@@ -27,7 +27,6 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::Demo(args) => demo::run(&args, argv, stop),
         Command::Burnin(args) => burnin::run(&args, argv, stop),
         Command::Iozone(args) => iozone::run(&args.args, stop),
-        Command::IozoneChild(args) => crate::iozone::children::child_main(&args.args, stop),
         Command::Completions(args) => completions::run(args.shell),
         Command::Man(args) => man::run(args.subcommand.as_deref()),
         Command::Report(args) => report::run(&args, stop),
