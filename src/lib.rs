@@ -11,6 +11,10 @@
 //! subcommand; `iozone` is iozone's file workloads.
 #![deny(unsafe_code)]
 
+// First: its macros are used by the modules below.
+#[macro_use]
+pub mod tell;
+
 pub mod burnin;
 pub mod cli;
 pub mod commands;

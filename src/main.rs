@@ -18,7 +18,8 @@ fn main() -> ExitCode {
     // One child process of iozone's throughput mode (run by `iozone`, not
     // by people: it is no subcommand, so neither --help, completions nor
     // the man pages show it).
-    let iozone_child = argv.get(1).map(String::as_str) == Some(arrayburn::iozone::children::SUBCOMMAND);
+    let iozone_child =
+        argv.get(1).map(String::as_str) == Some(arrayburn::iozone::children::SUBCOMMAND);
     let cli = (!iozone_child).then(Cli::parse);
     let stop = StopFlag::default();
     let handler_stop = stop.clone();
@@ -35,14 +36,14 @@ fn main() -> ExitCode {
         }
         if handler_stop.is_set() {
             if handler_stop.cleanup_pending() {
-                eprintln!(
+                arrayburn::tell!(
                     "arrayburn: still removing what this run created or writing its results; one moment"
                 );
                 return;
             }
             std::process::exit(130);
         }
-        eprintln!(
+        arrayburn::tell!(
             "arrayburn: stopping (signal received); writing partial results; signal again to quit at once"
         );
         handler_stop.stop();
@@ -54,7 +55,7 @@ fn main() -> ExitCode {
     match ran {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
         Err(e) => {
-            eprintln!("arrayburn: error: {e:#}");
+            arrayburn::tell!("arrayburn: error: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -10,7 +10,13 @@ use crate::util::*;
 fn refused(args: &[&str], needle: &str) {
     let dir = tempdir();
     let json = dir.path().join("never.json");
-    let mut all = vec!["check", "--sample", "1.5s", "--json", json.to_str().unwrap()];
+    let mut all = vec![
+        "check",
+        "--sample",
+        "1.5s",
+        "--json",
+        json.to_str().unwrap(),
+    ];
     all.extend_from_slice(args);
     let out = arrayburn(&all).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -117,7 +117,11 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
             .is_char_device()
     );
     // The FIFO run: JSON to the FIFO, CSV to stdout (`-`), text to stderr.
-    let out = run(&d, "1.5s", &["--json", fifo.to_str().unwrap(), "--csv", "-"]);
+    let out = run(
+        &d,
+        "1.5s",
+        &["--json", fifo.to_str().unwrap(), "--csv", "-"],
+    );
     let doc = reader.join().unwrap();
     json_of(&doc);
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
@@ -266,4 +270,74 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
     };
     assert!(lines.iter().all(|l| stamp(l)), "{err}");
     assert!(err.contains("arrayburn: run: about"), "{err}");
+}
+
+/// Runs `cmd` with its standard output and error pipes closed at once (a
+/// dropped ssh session, a killed `| tee`): every line it prints fails.
+fn closed_outputs(mut cmd: Command) -> std::process::ExitStatus {
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    child.wait().unwrap()
+}
+
+#[test]
+fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 16 * MIB);
+    let dir = tempdir();
+    let json = |n: &str| dir.path().join(format!("{n}.json"));
+    let read = |n: &str| -> serde_json::Value {
+        serde_json::from_slice(&fs::read(json(n)).unwrap()).unwrap()
+    };
+    // A check, its progress lines every 0.1 s.
+    let mut c = arrayburn(&["check", "--sample", "1.5s", "--progress", "lines"]);
+    c.args(["--progress-interval", "0.1s", "--json"])
+        .arg(json("check"))
+        .args(d.iter().map(|x| &x.dev));
+    let st = closed_outputs(c);
+    assert!(matches!(st.code(), Some(0 | 1 | 3)), "{st:?}");
+    assert_eq!(read("check")["complete"], true);
+    // A burn-in whose writes last 2 s, a progress line every 0.1 s.
+    let t = Throttle::new();
+    for x in &d {
+        t.limit_write(x, 16_000_000);
+    }
+    let state = tempdir();
+    let bjson = json("burnin");
+    let mut args = vec!["burnin", "--state", state.path().to_str().unwrap()];
+    args.extend(["--destructive", "--yes", "--smart", "off", "--wipe-signatures"]);
+    args.extend(["--progress-interval", "0.1s", "--json", bjson.to_str().unwrap()]);
+    args.extend(d.iter().map(|x| x.dev.as_str()));
+    let st = closed_outputs(t.command(&args));
+    assert_eq!(st.code(), Some(0), "{st:?}");
+    let b = read("burnin");
+    assert_eq!(b["interrupted"], false);
+    assert!(b["disks"].as_array().unwrap().iter().all(|x| x["verified_bytes"] == 16 * MIB));
+    // The demo: it finds its slow disk and removes what it made.
+    let mut c = arrayburn(&["demo", "--disks", "3", "--size", "64m", "--sample", "1.5s"]);
+    c.arg("--json").arg(json("demo"));
+    let st = closed_outputs(c);
+    assert_eq!(st.code(), Some(1), "{st:?}");
+    assert_eq!(read("demo")["complete"], true);
+    // iozone with its warnings on a closed stderr (its stdout closed ends
+    // it quietly, as `| head` expects).
+    let files = tempdir();
+    let mut c = arrayburn(&["iozone", "-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "-f"]);
+    c.arg(files.path().join("t")).arg("--json").arg(json("iozone"));
+    let mut child = c
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(read("iozone")["results"].as_array().is_some_and(|r| !r.is_empty()));
 }

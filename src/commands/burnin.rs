@@ -81,7 +81,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     };
     check_memory(&points, depth)?;
     if !confirm(&targets, &points, args, stop)? || stop.is_set() {
-        eprintln!("arrayburn burnin: interrupted before the burn-in began; nothing was written");
+        tell!("arrayburn burnin: interrupted before the burn-in began; nothing was written");
         return Ok(Outcome::Interrupted);
     }
     let mut points = points;
@@ -134,7 +134,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
                 if let Err(e) = store.save(&t.checkpoint, &now)
                     && !std::mem::replace(&mut warned, true)
                 {
-                    eprintln!(
+                    tell!(
                         "arrayburn burnin: warning: {}: cannot save its checkpoint ({e}); the burn-in goes on, but cannot be resumed from here",
                         path.display()
                     );
@@ -154,7 +154,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
     if interrupted {
         let devs: Vec<&str> = targets.iter().map(|t| t.dev.given.as_str()).collect();
-        eprintln!(
+        tell!(
             "arrayburn burnin: interrupted; each disk's place is saved in {}: continue with: arrayburn burnin --resume --destructive --yes --state {} {}",
             args.state.display(),
             args.state.display(),
@@ -206,14 +206,14 @@ fn publish(
 ) -> anyhow::Result<Outcome> {
     let text = render(report);
     if json.is_some_and(|o| o.is_stdout()) {
-        eprint!("{text}");
+        tell_part!("{text}");
     } else {
-        print!("{text}");
+        show!("{text}");
     }
     if let Some(dir) = out
         && let Err(e) = bundle(report, &text, dir)
     {
-        eprintln!("arrayburn burnin: --out {}: {e}", dir.display());
+        tell!("arrayburn burnin: --out {}: {e}", dir.display());
     }
     if let Some(o) = json {
         let mut doc = serde_json::to_vec_pretty(report)?;
@@ -245,7 +245,7 @@ fn soak_run(
         return Ok(self_tests_interrupted());
     }
     let deadline = args.duration.map(|d| Instant::now() + d);
-    eprintln!(
+    tell!(
         "arrayburn burnin: read-only soak of {} disk(s), {}; nothing is written",
         targets.len(),
         match (args.duration, args.passes) {
@@ -287,7 +287,7 @@ fn soak_run(
     engine_of(&mut report, (engine, depth));
     let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
     if interrupted {
-        eprintln!("arrayburn burnin: interrupted; the report covers the passes read so far");
+        tell!("arrayburn burnin: interrupted; the report covers the passes read so far");
     }
     Ok(outcome)
 }
@@ -545,7 +545,7 @@ fn smart_before(
         r.as_ref()
             .is_err_and(|w| w.starts_with("smartctl could not run"))
     }) {
-        eprintln!(
+        tell!(
             "arrayburn burnin: smartctl not found: SMART is not compared (install smartmontools, or --smart off to say so)"
         );
     }
@@ -600,12 +600,14 @@ fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
     });
     let c = &points[0];
     if args.resume {
-        eprintln!(
+        tell!(
             "arrayburn burnin: will CONTINUE burn-in {} (started {}), writing and verifying each disk {} time(s) in all:",
-            c.run_id, c.started_at, c.passes
+            c.run_id,
+            c.started_at,
+            c.passes
         );
     } else {
-        eprintln!(
+        tell!(
             "arrayburn burnin: will DESTROY all data in these ranges, writing ({} pattern) and verifying each {} time(s):",
             c.pattern.name(),
             c.passes
@@ -613,7 +615,7 @@ fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
     }
     for ((t, c), speed) in targets.iter().zip(points).zip(&speeds) {
         let id = &t.dev.identity;
-        eprintln!(
+        tell!(
             "  {}  {}  {}  serial {}  {}  bytes {}..{}{}  {}",
             t.dev.given,
             id.by_id.as_deref().unwrap_or("-"),
@@ -639,7 +641,7 @@ fn announce(targets: &[Target], points: &[Checkpoint], args: &BurninArgs) {
         .filter_map(|(c, v)| v.map(|v| (left(c), v)))
         .collect();
     if let Some(all) = all_at_once(&work) {
-        eprintln!(
+        tell!(
             "  all disks at once: about {all} (the slowest disk, at the read speed measured now; writes are often slower)"
         );
     }
@@ -667,7 +669,7 @@ fn confirm(
     if args.yes {
         return Ok(true);
     }
-    eprint!(
+    tell_part!(
         "Type yes to destroy the data on these {} disk(s): ",
         targets.len()
     );
@@ -675,7 +677,7 @@ fn confirm(
     // Waited for without blocking, so a signal ends the question at once.
     loop {
         if stop.is_set() {
-            eprintln!();
+            tell!();
             return Ok(false);
         }
         let fd = std::io::stdin();
@@ -777,7 +779,7 @@ fn watch<T>(
             } else {
                 format!("/{}", c.passes)
             };
-            eprintln!(
+            tell!(
                 "{now} burnin: {} pass {pass}{of} {what} {:.0}% {:.0} MB/s",
                 t.dev.given,
                 100.0 * done.min(len) as f64 / len as f64,
@@ -789,7 +791,7 @@ fn watch<T>(
         }
         if eta > 0.0 {
             let s = eta as u64;
-            eprintln!(
+            tell!(
                 "{now} burnin: whole run ETA {}:{:02}:{:02}",
                 s / 3600,
                 s / 60 % 60,
@@ -1091,7 +1093,7 @@ fn self_tests_first(
 
 /// A signal stopped the self-tests (aborted): nothing was written yet.
 fn self_tests_interrupted() -> Outcome {
-    eprintln!(
+    tell!(
         "arrayburn burnin: interrupted during the SMART self-tests (they were aborted); nothing was written"
     );
     Outcome::Interrupted
@@ -1125,7 +1127,7 @@ fn self_tests(
         TestKind::Long => "long",
     };
     if running(&state) {
-        eprintln!(
+        tell!(
             "arrayburn burnin: running the drives' {which} SMART self-test before the burn-in (at most {})",
             human_duration(limit)
         );
@@ -1170,7 +1172,7 @@ fn self_tests(
             let now = chrono::Local::now().format("%H:%M:%S");
             for (t, s) in targets.iter().zip(&state) {
                 if let SelfTest::Running(left) = s {
-                    eprintln!(
+                    tell!(
                         "{now} burnin: {} self-test running, {} left",
                         t.dev.given,
                         left.map_or("?".to_string(), |l| format!("{l}%"))

@@ -31,7 +31,7 @@ pub fn execute(
     let plan = Plan::resolve(args, &SystemPaths::real())?;
     let _locks = plan.lock_disks()?;
     for w in &plan.warnings {
-        eprintln!("arrayburn: warning: {w}");
+        tell!("arrayburn: warning: {w}");
     }
     let mut info = RunInfo {
         started_at: SystemTime::now(),
@@ -147,7 +147,7 @@ fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
         } else {
             "the check goes on"
         };
-        eprintln!("arrayburn: error: could not write {f} ({what})");
+        tell!("arrayburn: error: could not write {f} ({what})");
     }
 }
 

@@ -32,7 +32,7 @@ pub fn run(args: &DemoArgs, argv: Vec<String>, stop: &StopFlag) -> Result<Outcom
     let hold = stop.hold();
     let outcome = build_and_check(args, size, throttled, argv, stop);
     drop(hold);
-    eprintln!("arrayburn demo: removed its loop devices, their files in {SHM} and its cgroup");
+    tell!("arrayburn demo: removed its loop devices, their files in {SHM} and its cgroup");
     outcome
 }
 
@@ -78,7 +78,7 @@ fn fit_in_shm(disks: usize, size: u64) -> Result<u64> {
     let available = crate::device::sysfs::meminfo_bytes("MemAvailable").unwrap_or(free);
     let fitted = fit(disks, size, free, available)?;
     if fitted < size {
-        eprintln!(
+        tell!(
             "arrayburn demo: {} disks of {} would take too much memory ({} free in {SHM}, {} available): \
              using disks of {} each, at most a quarter of what is available",
             disks,
@@ -114,13 +114,13 @@ fn fit(disks: usize, size: u64, shm_free: u64, mem_available: u64) -> Result<u64
 
 fn announce(args: &DemoArgs, size: u64, throttled: bool) {
     let disks = args.disks;
-    eprintln!(
+    tell!(
         "arrayburn demo: building a throwaway array of {disks} memory-backed loop devices, {} each ({} of memory, in {SHM}).",
         human_bytes_binary(size),
         human_bytes_binary(size * disks as u64)
     );
     if throttled {
-        eprintln!(
+        tell!(
             "arrayburn demo: a cgroup-v1 blkio group (arrayburn-demo-{}) reads them at a drive-like {} MB/s, one of them at {} MB/s: the slow disk the check should find.",
             std::process::id(),
             HEALTHY_BPS / 1_000_000,
@@ -136,12 +136,12 @@ fn announce(args: &DemoArgs, size: u64, throttled: bool) {
                 testbed::BLKIO_ROOT
             )
         };
-        eprintln!(
+        tell!(
             "arrayburn demo: {why}. The disks then read at memory speed, so the parallel pass is likely to show \
              the CPU as the shared bottleneck."
         );
     }
-    eprintln!(
+    tell!(
         "arrayburn demo: nothing else is touched, and all of it is removed when the demo ends (also on Ctrl-C)."
     );
 }
@@ -169,9 +169,9 @@ fn build_and_check(
         None
     };
     let devices: Vec<String> = array.disks.iter().map(|d| d.dev.clone()).collect();
-    eprintln!("arrayburn demo: disks {}", devices.join(" "));
+    tell!("arrayburn demo: disks {}", devices.join(" "));
     if limits.is_some() {
-        eprintln!(
+        tell!(
             "arrayburn demo: the slow one is {} ({} MB/s)",
             devices[slow],
             SLOW_BPS / 1_000_000
@@ -201,14 +201,14 @@ fn explain(report: &Report, slow: &str) {
         .collect();
     let others: Vec<&str> = flagged.iter().copied().filter(|p| *p != slow).collect();
     if flagged.contains(&slow) && others.is_empty() {
-        eprintln!(
+        tell!(
             "arrayburn demo: found it: {slow}, held to {} MB/s while its peers read at {} MB/s, is the one disk marked SLOW \
              (exit status 1, as a check that finds a slow disk exits)",
             SLOW_BPS / 1_000_000,
             HEALTHY_BPS / 1_000_000
         );
     } else {
-        eprintln!(
+        tell!(
             "arrayburn demo: expected exactly {slow} to be marked SLOW, but the check marked: {flagged:?}"
         );
     }
@@ -228,7 +228,7 @@ fn throttle(array: &LoopArray, slow: usize) -> Option<Throttle> {
     };
     setup()
         .inspect_err(|e| {
-            eprintln!(
+            tell!(
                 "arrayburn demo: could not set up the throttle ({e}): running without a slow disk"
             )
         })

@@ -15,7 +15,7 @@ use crate::stop::StopFlag;
 /// reads files, so it is simply run again.
 pub fn run(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Outcome> {
     let interrupted = || {
-        eprintln!("arrayburn report: interrupted; nothing was written (run it again)");
+        tell!("arrayburn report: interrupted; nothing was written (run it again)");
         Ok(Outcome::Interrupted)
     };
     let json = args
@@ -56,7 +56,7 @@ pub fn run(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Outcome> {
         match load(&p) {
             Ok(d) => docs.push((p.display().to_string(), d)),
             Err(why) if args.keep_going => {
-                eprintln!("arrayburn report: skipped {why}");
+                tell!("arrayburn report: skipped {why}");
                 skipped.push(Skipped {
                     path: p.display().to_string(),
                     why,
@@ -74,9 +74,9 @@ pub fn run(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Outcome> {
     }
     let words = text(&report);
     if json.as_ref().is_some_and(|o| o.is_stdout()) {
-        eprint!("{words}");
+        tell_part!("{words}");
     } else {
-        print!("{words}");
+        show!("{words}");
     }
     if let Some(o) = &json {
         let mut doc = serde_json::to_vec_pretty(&report)?;

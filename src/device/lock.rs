@@ -182,7 +182,7 @@ pub fn lock(rdev: u64, name: &str, ignore: Option<u32>) -> Result<Option<DiskLoc
         if let Some(pid) = ignore
             && let Some(h) = holders.iter().find(|h| h.pid == pid)
         {
-            eprintln!(
+            tell!(
                 "arrayburn: warning: {} is locked by {}; going ahead as --ignore-lock {pid} says (two runs on one disk slow each other and both misjudge it)",
                 terminal(name),
                 h.words()

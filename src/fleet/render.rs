@@ -215,7 +215,7 @@ fn charts(r: &FleetReport) -> Vec<String> {
                 &items,
                 median(&values),
             )
-            .map_err(|e| eprintln!("arrayburn: a chart of the report was not drawn: {e}"))
+            .map_err(|e| tell!("arrayburn: a chart of the report was not drawn: {e}"))
             .ok()
         })
         .collect()

@@ -77,7 +77,7 @@ impl Drop for Cleanup {
 pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     let c = args::parse("arrayburn iozone", args)?;
     if c.help {
-        print!("{}", output::HELP);
+        show!("{}", output::HELP);
         return Ok(Outcome::Healthy);
     }
     let plan = Plan::new(&c)?;
@@ -92,7 +92,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     let began_at = SystemTime::now();
     let began = ctime(began_at);
     for w in &plan.warnings {
-        eprintln!(
+        tell!(
             "arrayburn iozone: {}",
             w.replacen("WARNING: ", "warning: ", 1)
         );
@@ -129,7 +129,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     }
     if results.interrupted {
         let files = if c.keep { "kept (-w)" } else { "removed" };
-        eprintln!("arrayburn iozone: interrupted; partial results kept, test files {files}");
+        tell!("arrayburn iozone: interrupted; partial results kept, test files {files}");
         return Ok(Outcome::Interrupted);
     }
     if ran.as_ref().is_err_and(|e| e.is::<OutputClosed>()) {
@@ -140,7 +140,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         && let Some(fault) = e.downcast_ref::<StorageFault>()
     {
         // A finding about the storage, not a tool error: exit 1.
-        eprintln!("arrayburn iozone: {fault}");
+        tell!("arrayburn iozone: {fault}");
         return Ok(Outcome::Flagged);
     }
     ran?;
