@@ -1356,3 +1356,70 @@ fn a_signal_while_smart_is_read_after_the_burn_in_ends_it_interrupted() {
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true, "{doc}");
 }
+
+#[test]
+fn a_crash_mid_verify_keeps_each_passes_time_whole() {
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let d = disks(2, 64 * MIB);
+    // Reads at 32 MB/s: each verify lasts 2 s, every pass alike.
+    let t = Throttle::new();
+    for x in &d {
+        t.limit(x, 32_000_000);
+    }
+    let state = tempdir();
+    let st = state.path().to_str().unwrap();
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    args.extend(["--progress", "none", "--checkpoint-every", "1"]);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let first: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--passes", "2"])
+        .chain(devs.iter().copied())
+        .collect();
+    let mut child = t
+        .command(&first)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once both checkpoints are partway through pass 1's verify.
+    let mid_verify = |x: &LoopDisk| {
+        std::fs::read(state.path().join(format!("burnin-{}.json", x.name())))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|c| {
+                c["at"]["pass"] == 1 && c["at"]["phase"] == "verify" && c["at"]["done_until"].as_u64() > Some(0)
+            })
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !d.iter().all(mid_verify) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(d.iter().all(mid_verify), "never mid-verify");
+    let resume: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--resume", "--json", json.to_str().unwrap()])
+        .chain(devs.iter().copied())
+        .collect();
+    let out = t.command(&resume).stdin(std::process::Stdio::null()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    // Pass 1's time counts from its start, not from the resume: its speed
+    // is pass 2's, and no disk "slowed".
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for disk in doc["disks"].as_array().unwrap() {
+        let p = disk["verify_pass_mb_per_s"].as_array().unwrap();
+        let (p1, p2) = (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+        assert!(p1 < 1.3 * p2 && p2 < 1.3 * p1, "pass 1 {p1} MB/s, pass 2 {p2}: {disk}");
+    }
+}

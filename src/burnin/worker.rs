@@ -608,8 +608,12 @@ impl Pass<'_> {
                 return false;
             }
         }
+        // The time so far, the pass's too: a resume adds only what it
+        // takes itself, so each pass's time stays whole across a crash.
         let mut now = out.clone();
-        now.write_s += began.elapsed().as_secs_f64();
+        let took = began.elapsed().as_secs_f64();
+        now.write_s += took;
+        DiskBurn::time(&mut now.write_pass_s, pass, took);
         save(
             &now,
             At {
@@ -997,7 +1001,9 @@ impl Pass<'_> {
                 live.done.store(pos - t.start, Ordering::Relaxed);
                 if check == Check::Verify && saved.elapsed() >= every {
                     let mut now = out.clone();
-                    now.verify_s += began.elapsed().as_secs_f64();
+                    let took = began.elapsed().as_secs_f64();
+                    now.verify_s += took;
+                    DiskBurn::time(&mut now.verify_pass_s, pass, took);
                     save(
                         &now,
                         At {
