@@ -929,10 +929,11 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     assert!(err.contains("burnin: whole run ETA "), "{err}");
     assert!(took < std::time::Duration::from_secs(3), "{took:?}");
     let again = format!(
-        "continue with: arrayburn burnin --resume --destructive --yes --state {st} {}",
-        devs.join(" ")
+        "continue with: arrayburn burnin --resume --destructive --yes --state {st} --json {} --progress lines --progress-interval 0.5s --checkpoint-every 1 ",
+        json(2).display()
     );
     assert!(err.contains(&again), "{err}");
+    assert!(err.trim_end().ends_with(&devs.join(" ")), "{err}");
     let stopped: Vec<serde_json::Value> =
         devs.iter().map(|d| checkpoint(state.path(), d)).collect();
     // 3. Resumed to the end: the disks are burned whole, the report covers
@@ -1421,5 +1422,79 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
         let p = disk["verify_pass_mb_per_s"].as_array().unwrap();
         let (p1, p2) = (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
         assert!(p1 < 1.3 * p2 && p2 < 1.3 * p1, "pass 1 {p1} MB/s, pass 2 {p2}: {disk}");
+    }
+}
+
+#[test]
+fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 32 << 20);
+    // Writes at 8 MB/s: the run lasts 4 s.
+    let t = Throttle::new();
+    for x in &d {
+        t.limit_write(x, 8_000_000);
+    }
+    let state = tempdir();
+    let dir = tempdir();
+    let json = dir.path().join("first run.json");
+    let out = dir.path().join("bundle");
+    let st = state.path().to_str().unwrap();
+    let mut first = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    first.extend(["--progress-interval", "0.2s", "--json", json.to_str().unwrap()]);
+    first.extend(["--out", out.to_str().unwrap()]);
+    first.extend(d.iter().map(|x| x.dev.as_str()));
+    let spawn = |c: &mut Command| {
+        c.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Interrupted once it writes (its first progress line), then again.
+    let interrupt_writing = |mut child: std::process::Child| {
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut seen = String::new();
+        loop {
+            let mut line = String::new();
+            if std::io::BufRead::read_line(&mut err, &mut line).unwrap() == 0 {
+                break;
+            }
+            seen += &line;
+            if line.contains(" write ") && line.contains(" burnin: /dev/") {
+                break;
+            }
+        }
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        )
+        .unwrap();
+        std::io::Read::read_to_string(&mut err, &mut seen).unwrap();
+        assert_eq!(child.wait().unwrap().code(), Some(130), "{seen}");
+        let line = seen
+            .lines()
+            .find_map(|l| l.split_once("continue with: ").map(|x| x.1.to_string()))
+            .unwrap_or_else(|| panic!("no command to go on: {seen}"));
+        line
+    };
+    let line = interrupt_writing(spawn(&mut t.command(&first)));
+    for flag in ["--json '", "first run.json'", "--out ", "--progress-interval 0.2s", "--smart off"] {
+        assert!(line.contains(flag), "{flag} in {line}");
+    }
+    // The printed command, run as printed (by a shell), goes on; stopped
+    // again, it prints the same command.
+    let shell = format!("exec '{}' {}", bin(), line.strip_prefix("arrayburn ").unwrap());
+    let again = interrupt_writing(spawn(&mut t.command_of("sh", &["-c", &shell])));
+    assert_eq!(again, line);
+    // A plain --resume finishes the outputs the first command named.
+    let mut last = vec!["burnin", "--state", st, "--destructive", "--yes", "--resume"];
+    last.extend(d.iter().map(|x| x.dev.as_str()));
+    let done = t.command(&last).stdin(std::process::Stdio::null()).output().unwrap();
+    assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
+    for doc in [json.clone(), out.join("report.json")] {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&doc).unwrap()).unwrap();
+        assert_eq!(v["interrupted"], false, "{}: {v}", doc.display());
+        assert_eq!(v["disks"][0]["burn"]["resumes"].as_u64().or(v["disks"][0]["resumes"].as_u64()), Some(2));
     }
 }

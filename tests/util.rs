@@ -185,6 +185,11 @@ impl Throttle {
     pub fn command(&self, args: &[&str]) -> Command {
         self.0.command(bin(), args)
     }
+
+    /// `PROGRAM ARGS` inside this group.
+    pub fn command_of(&self, program: &str, args: &[&str]) -> Command {
+        self.0.command(program, args)
+    }
 }
 
 pub fn bin() -> &'static str {

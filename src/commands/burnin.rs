@@ -40,16 +40,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     }
     crate::plan::check_io_timeout(args.io_timeout).map_err(anyhow::Error::msg)?;
     let (engine, depth) = engine(args)?;
-    let json = args
-        .json
-        .as_deref()
-        .map(|p| Output::resolve("--json", p, true))
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    if let Some(dir) = &args.out {
-        crate::plan::check_output_dir(dir)
-            .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
-    }
+    let (mut json, mut out) = outputs(args.json.as_deref(), args.out.as_deref())?;
     if args.read_only {
         return soak_run(args, &argv, json, (engine, depth), stop);
     }
@@ -60,8 +51,16 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         args.ignore_lock,
     )?;
     let store = state_store(&args.state)?;
-    refuse_outputs_in(&args.state, json.as_ref(), args.out.as_deref())?;
     let found = checkpoints(&store, &mut targets, args, stop)?;
+    // A resume finishes the outputs the run began with, unless told others.
+    if let Some(first) = found.as_ref().and_then(|p| began_with(&p[0])) {
+        let (j, o) = outputs(
+            args.json.as_deref().or(first.json.as_deref()),
+            args.out.as_deref().or(first.out.as_deref()),
+        )?;
+        (json, out) = (j, o);
+    }
+    refuse_outputs_in(&args.state, json.as_ref(), out.as_deref())?;
     if !args.yes && !std::io::stdin().is_terminal() {
         bail!(
             "standard input is not a terminal, so no one can confirm: add --yes to burn in {} disk(s) from a script (nothing was written)",
@@ -151,17 +150,100 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let interrupted = interrupted || stop.is_set();
     let mut report = report(&targets, &points, burns, smart, temps, interrupted, false);
     engine_of(&mut report, (engine, depth));
-    let outcome = publish(&report, json.as_ref(), args.out.as_deref())?;
+    let outcome = publish(&report, json.as_ref(), out.as_deref())?;
     if interrupted {
-        let devs: Vec<&str> = targets.iter().map(|t| t.dev.given.as_str()).collect();
         tell!(
-            "arrayburn burnin: interrupted; each disk's place is saved in {}: continue with: arrayburn burnin --resume --destructive --yes --state {} {}",
+            "arrayburn burnin: interrupted; each disk's place is saved in {}: continue with: {}",
             args.state.display(),
-            args.state.display(),
-            devs.join(" ")
+            resume_line(args, json.as_ref(), out.as_deref(), &targets)
         );
     }
     Ok(outcome)
+}
+
+/// `--json FILE` and `--out DIR`, resolved and proven writable.
+fn outputs(
+    json: Option<&std::path::Path>,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<(Option<Output>, Option<std::path::PathBuf>)> {
+    let json = json
+        .map(|p| Output::resolve("--json", p, true))
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
+    if let Some(dir) = out {
+        crate::plan::check_output_dir(dir)
+            .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
+    }
+    Ok((json, out.map(std::path::Path::to_path_buf)))
+}
+
+/// The options of the command line that began a checkpointed run.
+fn began_with(c: &Checkpoint) -> Option<BurninArgs> {
+    use clap::Parser;
+    match crate::cli::Cli::try_parse_from(&c.command_line).ok()?.command {
+        crate::cli::Command::Burnin(a) => Some(a),
+        _ => None,
+    }
+}
+
+/// The command that continues an interrupted burn-in as it ran: its state,
+/// outputs, progress, checkpoint, SMART, timeout and engine options, and
+/// its disks (each shell-quoted).
+fn resume_line(
+    args: &BurninArgs,
+    json: Option<&Output>,
+    out: Option<&std::path::Path>,
+    targets: &[Target],
+) -> String {
+    let secs = |d: Duration| {
+        let s = d.as_secs_f64();
+        if s.fract() == 0.0 {
+            format!("{s:.0}s")
+        } else {
+            format!("{s}s")
+        }
+    };
+    let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    let mut words: Vec<String> = ["arrayburn", "burnin", "--resume", "--destructive", "--yes"]
+        .map(String::from)
+        .to_vec();
+    let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
+    flag("state", path(&args.state));
+    if let Some(o) = json {
+        flag("json", path(&o.given));
+    }
+    if let Some(o) = out {
+        flag("out", path(o));
+    }
+    let progress = match args.progress {
+        BurnProgress::Lines => "lines",
+        BurnProgress::None => "none",
+    };
+    flag("progress", progress.into());
+    flag("progress-interval", secs(args.progress_interval));
+    flag("checkpoint-every", args.checkpoint_every.to_string());
+    let smart = match args.smart {
+        SmartMode::Auto => "auto",
+        SmartMode::Require => "require",
+        SmartMode::Off => "off",
+    };
+    flag("smart", smart.into());
+    flag("smart-every", args.smart_every.to_string());
+    flag("io-timeout", secs(args.io_timeout));
+    flag("engine", args.engine.name().into());
+    flag("queue-depth", args.queue_depth.to_string());
+    words.extend(targets.iter().map(|t| t.dev.given.clone()));
+    let quote = |w: &String| {
+        if !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+-".contains(c))
+        {
+            w.clone()
+        } else {
+            format!("'{}'", w.replace('\'', "'\\''"))
+        }
+    };
+    words.iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
 /// Refuses buffers beyond the memory the run may have: each disk's phase
