@@ -455,7 +455,7 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
                 &d[0].dev,
             ])
             .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -484,6 +484,19 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
     assert_eq!(disk["verdict"], "interrupted", "{disk}");
     let written = disk["written_bytes"].as_u64().unwrap();
     assert!(written > 0 && written < 64 << 20, "{disk}");
+    // The report says how far it got, and no speed it did not measure.
+    assert_eq!(disk["place"]["phase"], "write", "{disk}");
+    assert_eq!(disk["verified_bytes"], 0, "{disk}");
+    assert!(disk["verify_mb_per_s"].is_null(), "{disk}");
+    assert!(disk["write_mb_per_s"].as_f64().is_some_and(|v| v > 0.0), "{disk}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text.lines().find(|l| l.starts_with(&d[0].dev)).unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert!(!cells.contains(&"0"), "a 0 for what was not measured: {row}");
+    assert!(
+        text.contains(&format!("{}: stopped in pass 1 of 1, write ", d[0].dev)),
+        "{text}"
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::smart::{SelfTest, SmartChange, TestKind};
-use super::worker::{Class, DiskBurn};
+use super::worker::{Class, DiskBurn, Phase};
 use crate::device::Identity;
 use crate::export::text::{show, table};
 use crate::judge::advice::DiskAdvice;
@@ -28,9 +28,11 @@ pub struct BurnDisk {
     /// What was measured and found.
     #[serde(flatten)]
     pub burn: DiskBurn,
-    /// Write and verify MB/s (decimal).
-    pub write_mb_per_s: f64,
-    pub verify_mb_per_s: f64,
+    /// Write and verify MB/s (decimal) over all passes; null when nothing
+    /// was timed (a soak writes nothing; a run stopped early may not have
+    /// verified).
+    pub write_mb_per_s: Option<f64>,
+    pub verify_mb_per_s: Option<f64>,
     /// Each whole pass's read-back MB/s, pass 1 first (a pass cut short
     /// is left out).
     pub verify_pass_mb_per_s: Vec<f64>,
@@ -147,13 +149,31 @@ fn engine_words(r: &BurnReport) -> String {
     }
 }
 
-/// MB/s of `bytes` over `secs`, 0 when nothing was timed.
-pub fn speed(bytes: u64, secs: f64) -> f64 {
-    if secs > 0.0 {
-        mb_per_s(bytes, secs)
-    } else {
-        0.0
-    }
+/// MB/s of `bytes` over `secs`; None when nothing was moved or timed
+/// (never a 0 that reads as "measured, and slow").
+pub fn speed(bytes: u64, secs: f64) -> Option<f64> {
+    (bytes > 0 && secs > 0.0).then(|| mb_per_s(bytes, secs))
+}
+
+/// Where a disk's burn-in stopped short of its end, in words ("pass 1 of
+/// 2, write 70 %"); None when it finished (or for a soak).
+fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
+    let at = d.burn.place?;
+    let len = (d.end_byte - d.start_byte).max(1);
+    let phase = match at.phase {
+        Phase::Done => return None,
+        Phase::Write => "write",
+        Phase::Verify => "verify",
+    };
+    Some(format!(
+        "stopped in pass {} of {passes}, {phase} {:.0} % (bytes {}..{} of {}..{} done)",
+        at.pass,
+        100.0 * (at.done_until - d.start_byte) as f64 / len as f64,
+        d.start_byte,
+        at.done_until,
+        d.start_byte,
+        d.end_byte
+    ))
 }
 
 /// The text report.
@@ -188,7 +208,9 @@ pub fn render(r: &BurnReport) -> String {
         "Disk",
         "Model",
         "Serial",
-        if r.read_only { "Read" } else { "Burned" },
+        "Range",
+        "Written",
+        if r.read_only { "Read" } else { "Verified" },
         "Write MB/s",
         "%ofAvg",
         if r.read_only {
@@ -202,19 +224,18 @@ pub fn render(r: &BurnReport) -> String {
         "Verdict",
     ]);
     let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.0}"));
+    let bytes = |b: u64| if b == 0 { "-".into() } else { human_bytes(b) };
     for d in &r.disks {
         t.add_row(vec![
             d.path.clone(),
             d.identity.model.clone().unwrap_or_else(|| "-".into()),
             d.identity.serial.clone().unwrap_or_else(|| "-".into()),
             human_bytes(d.end_byte - d.start_byte),
-            if r.read_only {
-                "-".into()
-            } else {
-                format!("{:.0}", d.write_mb_per_s)
-            },
+            bytes(d.burn.written_bytes),
+            bytes(d.burn.verified_bytes),
+            pct(d.write_mb_per_s),
             pct(d.write_pct_of_peers),
-            format!("{:.0}", d.verify_mb_per_s),
+            pct(d.verify_mb_per_s),
             pct(d.verify_pct_of_peers),
             human_duration(std::time::Duration::from_secs_f64(
                 d.burn.write_s + d.burn.verify_s,
@@ -224,6 +245,11 @@ pub fn render(r: &BurnReport) -> String {
         ]);
     }
     let _ = writeln!(out, "{}", show(&t));
+    for d in &r.disks {
+        if let Some(words) = stopped_at(d, r.passes) {
+            let _ = writeln!(out, "{}: {words}", d.path);
+        }
+    }
     for d in r.disks.iter().filter(|d| d.verify_pass_mb_per_s.len() > 1) {
         let v = &d.verify_pass_mb_per_s;
         let one = |i: usize| format!("{} {:.0}", i + 1, v[i]);

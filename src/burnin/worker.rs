@@ -200,6 +200,10 @@ pub struct DiskBurn {
     /// timeout; its run ended there.
     #[serde(default)]
     pub hung: Option<HungAt>,
+    /// Where the burn-in stands at the end of this run (`phase` "done"
+    /// when every pass was written and verified); null for a soak.
+    #[serde(default)]
+    pub place: Option<At>,
 }
 
 /// Where a disk stopped answering.
@@ -522,6 +526,7 @@ pub fn burn(job: &Job, at: At, mut out: DiskBurn, save: &mut dyn FnMut(&DiskBurn
         };
         save(&out, at);
     }
+    out.place = Some(at);
     out.interrupted = job.stop.is_set();
     out
 }

@@ -1109,7 +1109,7 @@ fn pass_speeds(b: &DiskBurn, len: u64) -> Vec<(f64, f64)> {
     b.verify_pass_s
         .iter()
         .take(usize::from(b.passes_done))
-        .map(|s| (speed(len, *s), *s))
+        .filter_map(|s| Some((speed(len, *s)?, *s)))
         .collect()
 }
 

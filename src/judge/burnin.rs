@@ -39,9 +39,10 @@ pub struct BurnFacts {
     pub smart_media: Vec<String>,
     pub smart_transport: Vec<String>,
     pub smart_failed: bool,
-    /// MB/s of the write and verify phases, and their seconds.
-    pub write_mb_per_s: f64,
-    pub verify_mb_per_s: f64,
+    /// MB/s of the write and verify phases (None: nothing timed), and
+    /// their seconds.
+    pub write_mb_per_s: Option<f64>,
+    pub verify_mb_per_s: Option<f64>,
     pub write_s: f64,
     pub verify_s: f64,
     /// Read-back MB/s of each pass read whole and timed for at least
@@ -73,11 +74,13 @@ pub struct BurnVerdict {
 pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
     let groups: Vec<usize> = disks.iter().map(|d| d.group).collect();
     // (MB/s, seconds) → the speed, when timed long enough to compare.
-    let speeds = |f: fn(&BurnFacts) -> (f64, f64)| -> Vec<Option<f64>> {
+    let speeds = |f: fn(&BurnFacts) -> (Option<f64>, f64)| -> Vec<Option<f64>> {
         disks
             .iter()
-            .map(|d| Some(f(d)).filter(|(v, s)| *v > 0.0 && *s >= MIN_JUDGED_S))
-            .map(|v| v.map(|(v, _)| v))
+            .map(|d| match f(d) {
+                (Some(v), s) if s >= MIN_JUDGED_S => Some(v),
+                _ => None,
+            })
             .collect()
     };
     let write = pct_of_group_median(&speeds(|d| (d.write_mb_per_s, d.write_s)), &groups);
@@ -203,8 +206,8 @@ mod tests {
 
     fn disk(w: f64, v: f64) -> BurnFacts {
         BurnFacts {
-            write_mb_per_s: w,
-            verify_mb_per_s: v,
+            write_mb_per_s: Some(w),
+            verify_mb_per_s: Some(v),
             write_s: 10.0,
             verify_s: 10.0,
             ..BurnFacts::default()
