@@ -399,18 +399,18 @@ fn two_disks_that_alias_each_other_are_caught_holding_each_others_blocks() {
     assert!(!caught.is_empty(), "{doc}");
     for d in caught {
         let f = &d["findings"][0];
-        assert_eq!(f["class"], "misdirected", "{d}");
+        assert_eq!(f["class"], "other_disk", "{d}");
         assert!(
             f["detail"]
                 .as_str()
                 .unwrap()
-                .contains("another disk's block"),
+                .contains("another disk's block of this burn-in"),
             "{d}"
         );
     }
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("misdirected: holds another disk's block"),
+        text.contains("another disk's: holds another disk's block of this burn-in"),
         "{text}"
     );
     assert!(text.contains("return it"), "{text}");
@@ -488,11 +488,17 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
     assert_eq!(disk["place"]["phase"], "write", "{disk}");
     assert_eq!(disk["verified_bytes"], 0, "{disk}");
     assert!(disk["verify_mb_per_s"].is_null(), "{disk}");
-    assert!(disk["write_mb_per_s"].as_f64().is_some_and(|v| v > 0.0), "{disk}");
+    assert!(
+        disk["write_mb_per_s"].as_f64().is_some_and(|v| v > 0.0),
+        "{disk}"
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let row = text.lines().find(|l| l.starts_with(&d[0].dev)).unwrap();
     let cells: Vec<&str> = row.split_whitespace().collect();
-    assert!(!cells.contains(&"0"), "a 0 for what was not measured: {row}");
+    assert!(
+        !cells.contains(&"0"),
+        "a 0 for what was not measured: {row}"
+    );
     assert!(
         text.contains(&format!("{}: stopped in pass 1 of 1, write ", d[0].dev)),
         "{text}"
@@ -548,14 +554,14 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
         ]
     );
     // The failed write is pinpointed to its 4 KiB; what never landed reads
-    // back as zeros.
+    // back as zeros, and is called so.
     let f = findings(2);
     assert!(
         f.contains(&(1, 12 * MIB + 4096, 4096, "write_error".to_string())),
         "{f:?}"
     );
     assert!(
-        f.contains(&(1, 12 * MIB + 4096, 4096, "foreign".to_string())),
+        f.contains(&(1, 12 * MIB + 4096, 4096, "zeros".to_string())),
         "{f:?}"
     );
     assert_eq!(findings(3), []);
@@ -1386,7 +1392,15 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
     let st = state.path().to_str().unwrap();
     let dir = tempdir();
     let json = dir.path().join("b.json");
-    let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    let mut args = vec![
+        "burnin",
+        "--state",
+        st,
+        "--destructive",
+        "--yes",
+        "--smart",
+        "off",
+    ];
     args.extend(["--progress", "none", "--checkpoint-every", "1"]);
     let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
     let first: Vec<&str> = args
@@ -1408,7 +1422,9 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .is_some_and(|c| {
-                c["at"]["pass"] == 1 && c["at"]["phase"] == "verify" && c["at"]["done_until"].as_u64() > Some(0)
+                c["at"]["pass"] == 1
+                    && c["at"]["phase"] == "verify"
+                    && c["at"]["done_until"].as_u64() > Some(0)
             })
     };
     let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -1424,7 +1440,11 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
         .chain(["--resume", "--json", json.to_str().unwrap()])
         .chain(devs.iter().copied())
         .collect();
-    let out = t.command(&resume).stdin(std::process::Stdio::null()).output().unwrap();
+    let out = t
+        .command(&resume)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     // Pass 1's time counts from its start, not from the resume: its speed
@@ -1434,7 +1454,10 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
     for disk in doc["disks"].as_array().unwrap() {
         let p = disk["verify_pass_mb_per_s"].as_array().unwrap();
         let (p1, p2) = (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
-        assert!(p1 < 1.3 * p2 && p2 < 1.3 * p1, "pass 1 {p1} MB/s, pass 2 {p2}: {disk}");
+        assert!(
+            p1 < 1.3 * p2 && p2 < 1.3 * p1,
+            "pass 1 {p1} MB/s, pass 2 {p2}: {disk}"
+        );
     }
 }
 
@@ -1453,8 +1476,21 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
     let json = dir.path().join("first run.json");
     let out = dir.path().join("bundle");
     let st = state.path().to_str().unwrap();
-    let mut first = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
-    first.extend(["--progress-interval", "0.2s", "--json", json.to_str().unwrap()]);
+    let mut first = vec![
+        "burnin",
+        "--state",
+        st,
+        "--destructive",
+        "--yes",
+        "--smart",
+        "off",
+    ];
+    first.extend([
+        "--progress-interval",
+        "0.2s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     first.extend(["--out", out.to_str().unwrap()]);
     first.extend(d.iter().map(|x| x.dev.as_str()));
     let spawn = |c: &mut Command| {
@@ -1492,22 +1528,118 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
         line
     };
     let line = interrupt_writing(spawn(&mut t.command(&first)));
-    for flag in ["--json '", "first run.json'", "--out ", "--progress-interval 0.2s", "--smart off"] {
+    for flag in [
+        "--json '",
+        "first run.json'",
+        "--out ",
+        "--progress-interval 0.2s",
+        "--smart off",
+    ] {
         assert!(line.contains(flag), "{flag} in {line}");
     }
     // The printed command, run as printed (by a shell), goes on; stopped
     // again, it prints the same command.
-    let shell = format!("exec '{}' {}", bin(), line.strip_prefix("arrayburn ").unwrap());
+    let shell = format!(
+        "exec '{}' {}",
+        bin(),
+        line.strip_prefix("arrayburn ").unwrap()
+    );
     let again = interrupt_writing(spawn(&mut t.command_of("sh", &["-c", &shell])));
     assert_eq!(again, line);
     // A plain --resume finishes the outputs the first command named.
-    let mut last = vec!["burnin", "--state", st, "--destructive", "--yes", "--resume"];
+    let mut last = vec![
+        "burnin",
+        "--state",
+        st,
+        "--destructive",
+        "--yes",
+        "--resume",
+    ];
     last.extend(d.iter().map(|x| x.dev.as_str()));
-    let done = t.command(&last).stdin(std::process::Stdio::null()).output().unwrap();
-    assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
+    let done = t
+        .command(&last)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
     for doc in [json.clone(), out.join("report.json")] {
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&doc).unwrap()).unwrap();
         assert_eq!(v["interrupted"], false, "{}: {v}", doc.display());
-        assert_eq!(v["disks"][0]["burn"]["resumes"].as_u64().or(v["disks"][0]["resumes"].as_u64()), Some(2));
+        assert_eq!(
+            v["disks"][0]["burn"]["resumes"]
+                .as_u64()
+                .or(v["disks"][0]["resumes"].as_u64()),
+            Some(2)
+        );
     }
+}
+
+#[test]
+fn garbled_never_written_and_torn_blocks_are_told_apart() {
+    use crate::faults::FaultyDisk;
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    // One disk: bit 0 of every byte flipped on the way back (the header's
+    // magic too) at 1 MiB, writes dropped at 2 MiB (a fresh disk keeps its
+    // zeros), writes torn after their first sector at 3 MiB.
+    let d = FaultyDisk::garbling(
+        8 * MIB,
+        &[(MIB, 4096)],
+        &[(2 * MIB, 8192)],
+        &[(3 * MIB, 4096)],
+    );
+    let (out, doc) = burn(&["--smart", "off", &d.dev]);
+    assert_eq!(out.status.code(), Some(1));
+    let findings: Vec<(u64, u64, String, String)> = doc["disks"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["offset"].as_u64().unwrap(),
+                f["len"].as_u64().unwrap(),
+                f["class"].as_str().unwrap().to_string(),
+                f["detail"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let at = |o: u64| {
+        findings
+            .iter()
+            .find(|f| f.0 == o)
+            .unwrap_or_else(|| panic!("nothing at {o}: {findings:?}"))
+    };
+    let garbled = at(MIB);
+    assert_eq!(
+        (garbled.1, garbled.2.as_str()),
+        (4096, "corrupted"),
+        "{garbled:?}"
+    );
+    assert!(
+        garbled
+            .3
+            .starts_with("bit 0 flipped in 4096 byte(s), one bit each"),
+        "{garbled:?}"
+    );
+    let zeros = at(2 * MIB);
+    assert_eq!((zeros.1, zeros.2.as_str()), (8192, "zeros"), "{zeros:?}");
+    assert!(zeros.3.contains("never written"), "{zeros:?}");
+    let torn = at(3 * MIB);
+    assert_eq!((torn.1, torn.2.as_str()), (4096, "corrupted"), "{torn:?}");
+    assert!(
+        torn.3.starts_with("torn: its first 1 of 8 sectors"),
+        "{torn:?}"
+    );
+    assert_eq!(findings.len(), 3, "{findings:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("zeros (never written): reads back as zeros"),
+        "{text}"
+    );
 }

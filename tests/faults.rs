@@ -45,6 +45,12 @@ pub(crate) struct Writable<'a> {
     flip: Ranges<'a>,
     /// (start, length, target): these bytes are the target's.
     alias: Option<(u64, u64, u64)>,
+    /// Every byte read back here has a bit flipped.
+    flip_every: Ranges<'a>,
+    /// Every write here is dropped (a fresh disk reads zeros).
+    drop: Ranges<'a>,
+    /// Writes here keep only each 4 KiB block's first sector.
+    tear: Ranges<'a>,
 }
 
 /// A mounted faultdisk with a direct-I/O loop device over it (read-only,
@@ -78,9 +84,27 @@ impl FaultyDisk {
         let rw = Writable {
             lose,
             flip,
-            alias: None,
+            ..Writable::default()
         };
         Self::spawn(size, bad, &[], None, Some(rw))
+    }
+
+    /// A writable disk in memory that garbles every byte read back from
+    /// `flip_every`, drops every write to `drop` and tears every write to
+    /// `tear` (its first 512 bytes of each 4 KiB kept).
+    pub(crate) fn garbling(
+        size: u64,
+        flip_every: &[(u64, u64)],
+        drop: &[(u64, u64)],
+        tear: &[(u64, u64)],
+    ) -> Self {
+        let rw = Writable {
+            flip_every,
+            drop,
+            tear,
+            ..Writable::default()
+        };
+        Self::spawn(size, &[], &[], None, Some(rw))
     }
 
     /// A writable file in memory whose reads of `slow` ranges (start, len,
@@ -149,7 +173,10 @@ impl FaultyDisk {
             daemon
                 .env("FAULTDISK_RW", "1")
                 .env("FAULTDISK_LOSE", env(rw.lose))
-                .env("FAULTDISK_FLIP", env(rw.flip));
+                .env("FAULTDISK_FLIP", env(rw.flip))
+                .env("FAULTDISK_FLIP_EVERY", env(rw.flip_every))
+                .env("FAULTDISK_DROP", env(rw.drop))
+                .env("FAULTDISK_TEAR", env(rw.tear));
             if let Some((at, len, to)) = rw.alias {
                 daemon.env("FAULTDISK_ALIAS", format!("{at}:{len}:{to}"));
             }

@@ -312,14 +312,31 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
     let state = tempdir();
     let bjson = json("burnin");
     let mut args = vec!["burnin", "--state", state.path().to_str().unwrap()];
-    args.extend(["--destructive", "--yes", "--smart", "off", "--wipe-signatures"]);
-    args.extend(["--progress-interval", "0.1s", "--json", bjson.to_str().unwrap()]);
+    args.extend([
+        "--destructive",
+        "--yes",
+        "--smart",
+        "off",
+        "--wipe-signatures",
+    ]);
+    args.extend([
+        "--progress-interval",
+        "0.1s",
+        "--json",
+        bjson.to_str().unwrap(),
+    ]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let st = closed_outputs(t.command(&args));
     assert_eq!(st.code(), Some(0), "{st:?}");
     let b = read("burnin");
     assert_eq!(b["interrupted"], false);
-    assert!(b["disks"].as_array().unwrap().iter().all(|x| x["verified_bytes"] == 16 * MIB));
+    assert!(
+        b["disks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["verified_bytes"] == 16 * MIB)
+    );
     // The demo: it finds its slow disk and removes what it made.
     let mut c = arrayburn(&["demo", "--disks", "3", "--size", "64m", "--sample", "1.5s"]);
     c.arg("--json").arg(json("demo"));
@@ -329,8 +346,12 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
     // iozone with its warnings on a closed stderr (its stdout closed ends
     // it quietly, as `| head` expects).
     let files = tempdir();
-    let mut c = arrayburn(&["iozone", "-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "-f"]);
-    c.arg(files.path().join("t")).arg("--json").arg(json("iozone"));
+    let mut c = arrayburn(&[
+        "iozone", "-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "-f",
+    ]);
+    c.arg(files.path().join("t"))
+        .arg("--json")
+        .arg(json("iozone"));
     let mut child = c
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -339,5 +360,9 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
         .unwrap();
     drop(child.stderr.take());
     assert_eq!(child.wait().unwrap().code(), Some(0));
-    assert!(read("iozone")["results"].as_array().is_some_and(|r| !r.is_empty()));
+    assert!(
+        read("iozone")["results"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    );
 }

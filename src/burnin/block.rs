@@ -16,13 +16,17 @@
 //! | 32..4096 | payload: a xorshift stream seeded by (run, pass, offset) |
 //!
 //! A block read back is **good** (its CRC holds and it names this run, pass,
-//! disk and offset), **corrupted** (the CRC fails on what is still our
-//! block: flipped bits on the media, the cable or in memory), **misdirected**
-//! (a valid block of this run carrying another offset or another disk: a
-//! write that landed elsewhere, or fake capacity wrapping around), **stale**
-//! (a valid block of this disk and offset from an earlier pass or run: a
-//! lost write), or **foreign** (zeros, or data that is not ours at all).
-//! Verifying needs the CRC only: a block whose CRC holds and whose header
+//! disk and offset), **corrupted** (close to what was written there, which
+//! is regenerated from the run, pass, offset and disk: how many bits in how
+//! many bytes, and their shape: one bit in every byte, a stuck bit, a torn
+//! write whose first sectors landed and the rest did not), **zeros** (never
+//! written: a lost write, or a write cache that said done and kept
+//! nothing), **misdirected** (a valid block of this disk carrying another
+//! offset: a write that landed elsewhere, or fake capacity wrapping
+//! around), **another disk's** (a valid block of another disk), **stale** (a
+//! valid block of this disk and offset from an earlier pass or run: a lost
+//! write), or **foreign** (data that is none of these). Verifying a good
+//! block needs the CRC only: a block whose CRC holds and whose header
 //! matches can only be the one this run wrote.
 
 /// Bytes per self-identifying block.
@@ -48,15 +52,56 @@ pub struct Stamp {
 pub enum Found {
     /// What was written there.
     Good,
-    /// Our block with bits changed.
-    Corrupted,
-    /// A valid block that belongs at `offset` (of disk `disk`).
-    Misdirected { offset: u64, disk: u32 },
+    /// Close to what was written there: how it differs.
+    Corrupted(Damage),
+    /// All zeros where data was written.
+    Zeros,
+    /// A valid block of this disk that belongs at `offset`.
+    Misdirected { offset: u64 },
+    /// A valid block of another disk (`disk`, its byte `offset`); of this
+    /// run or another burn-in.
+    OtherDisk {
+        offset: u64,
+        disk: u32,
+        this_run: bool,
+    },
     /// A valid block of this disk and offset from pass `pass` of run `run`.
     Stale { run: u64, pass: u16 },
-    /// Zeros (`zeros`) or data that is not a burn-in block.
-    Foreign { zeros: bool },
+    /// Data that is none of these.
+    Foreign,
 }
+
+/// How a corrupted block differs from what was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Damage {
+    /// Bits and bytes that differ.
+    pub bits: u32,
+    pub bytes: u32,
+    pub shape: Shape,
+}
+
+/// The shape of a block's damage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One bit in each differing byte (the same one, `bit`, where it is),
+    /// flipped either way.
+    OneBitPerByte { bit: Option<u8> },
+    /// The same bit of every differing byte, each stuck at `value`.
+    StuckBit { bit: u8, value: bool },
+    /// The first `landed` 512-byte sectors are what was written, the rest
+    /// is not (of 8): a write cut short.
+    Torn { landed: u8 },
+    /// None of these.
+    Scattered,
+}
+
+/// A block differing from what was written in at most this share of its
+/// bits is that block, damaged; random data differs in half.
+const CORRUPT_SHARE: f64 = 0.25;
+/// The sector size torn writes are told by.
+const SECTOR: usize = 512;
+/// A bit read the same way in at least this many bytes is stuck.
+const STUCK_BYTES: u32 = 8;
 
 /// A hash of a disk's identity for the header (FNV-1a over the text).
 pub fn disk_hash(identity: &str) -> u32 {
@@ -123,32 +168,92 @@ fn le_u64(b: &[u8]) -> u64 {
     u64::from_le_bytes(a)
 }
 
+/// How `got` differs from `want` (same length, whole sectors), if it is
+/// close enough to be `want` damaged: a torn write when its first sectors
+/// are exactly `want` and the rest are not, else by its bits.
+pub fn damage(got: &[u8], want: &[u8]) -> Option<Damage> {
+    let (mut bits, mut bytes) = (0u32, 0u32);
+    let (mut any_pos, mut one_bit) = (0u8, true);
+    let mut stuck_set = true;
+    let mut stuck_clear = true;
+    for (g, w) in got.iter().zip(want) {
+        let x = g ^ w;
+        if x == 0 {
+            continue;
+        }
+        bits += x.count_ones();
+        bytes += 1;
+        any_pos |= x;
+        one_bit &= x.count_ones() == 1;
+        stuck_set &= g & x == x;
+        stuck_clear &= g & x == 0;
+    }
+    if bits == 0 {
+        return None;
+    }
+    let sectors: Vec<bool> = got
+        .chunks(SECTOR)
+        .zip(want.chunks(SECTOR))
+        .map(|(g, w)| g == w)
+        .collect();
+    let landed = sectors.iter().take_while(|ok| **ok).count();
+    if landed > 0 && sectors[landed..].iter().all(|ok| !ok) {
+        return Some(Damage {
+            bits,
+            bytes,
+            shape: Shape::Torn {
+                landed: landed as u8,
+            },
+        });
+    }
+    if f64::from(bits) > CORRUPT_SHARE * (got.len() * 8) as f64 {
+        return None;
+    }
+    let same = (any_pos.count_ones() == 1).then(|| any_pos.trailing_zeros() as u8);
+    // A bit is stuck only where many bytes show it one way (one flipped
+    // byte shows nothing of the kind).
+    let stuck = bytes >= STUCK_BYTES && (stuck_set || stuck_clear);
+    let shape = match (one_bit, same) {
+        (true, Some(bit)) if stuck => Shape::StuckBit {
+            bit,
+            value: stuck_set,
+        },
+        (true, bit) => Shape::OneBitPerByte { bit },
+        (false, _) => Shape::Scattered,
+    };
+    Some(Damage { bits, bytes, shape })
+}
+
 /// Classifies one block read back from byte `offset`, expected from
 /// `stamp`.
 pub fn check(block: &[u8], offset: u64, stamp: Stamp) -> Found {
-    let ours = block[0..4] == MAGIC;
-    if block_crc(block) != le_u32(&block[28..32]) {
-        if block.iter().all(|b| *b == 0) {
-            return Found::Foreign { zeros: true };
-        }
-        // A flipped bit in the magic still leaves the offset: ours.
-        if ours || le_u64(&block[16..24]) == offset {
-            return Found::Corrupted;
-        }
-        return Found::Foreign { zeros: false };
+    let valid = block_crc(block) == le_u32(&block[28..32])
+        && block[0..4] == MAGIC
+        && le_u16(&block[4..6]) == VERSION;
+    if valid {
+        let (pass, run) = (le_u16(&block[6..8]), le_u64(&block[8..16]));
+        let (at, disk) = (le_u64(&block[16..24]), le_u32(&block[24..28]));
+        return match () {
+            _ if disk != stamp.disk => Found::OtherDisk {
+                offset: at,
+                disk,
+                this_run: run == stamp.run,
+            },
+            _ if at != offset => Found::Misdirected { offset: at },
+            _ if run != stamp.run || pass != stamp.pass => Found::Stale { run, pass },
+            _ => Found::Good,
+        };
     }
-    if !ours || le_u16(&block[4..6]) != VERSION {
-        return Found::Foreign { zeros: false };
+    if block.iter().all(|b| *b == 0) {
+        return Found::Zeros;
     }
-    let (pass, run) = (le_u16(&block[6..8]), le_u64(&block[8..16]));
-    let (at, disk) = (le_u64(&block[16..24]), le_u32(&block[24..28]));
-    if at != offset || disk != stamp.disk {
-        return Found::Misdirected { offset: at, disk };
+    // What should be there, regenerated: how far is this from it?
+    let mut want = [0u8; BLOCK];
+    fill(&mut want, offset, stamp);
+    match damage(block, &want) {
+        Some(d) => Found::Corrupted(d),
+        None => Found::Foreign,
     }
-    if run != stamp.run || pass != stamp.pass {
-        return Found::Stale { run, pass };
-    }
-    Found::Good
 }
 
 /// Classifies every block of `buf`, read from byte `offset`: the blocks
@@ -240,24 +345,29 @@ fn fill_of(pass: u16) -> u8 {
 fn check_fill(block: &[u8], stamp: Stamp) -> Found {
     let want = fill_of(stamp.pass);
     let first = block[0];
-    if !block.iter().all(|b| *b == first) {
-        return Found::Corrupted;
+    if block.iter().all(|b| *b == first) {
+        if first == want {
+            return Found::Good;
+        }
+        // The latest earlier pass that wrote this byte: its write stands,
+        // so this pass's was lost.
+        if let Some(pass) = (1..stamp.pass).rev().find(|p| fill_of(*p) == first) {
+            return Found::Stale {
+                run: stamp.run,
+                pass,
+            };
+        }
+        if first == 0 {
+            return Found::Zeros;
+        }
+        if FILLS.contains(&first) {
+            return Found::Foreign;
+        }
     }
-    if first == want {
-        return Found::Good;
+    match damage(block, &[want; BLOCK]) {
+        Some(d) => Found::Corrupted(d),
+        None => Found::Foreign,
     }
-    // The latest earlier pass that wrote this byte: its write stands, so
-    // this pass's was lost.
-    if let Some(pass) = (1..stamp.pass).rev().find(|p| fill_of(*p) == first) {
-        return Found::Stale {
-            run: stamp.run,
-            pass,
-        };
-    }
-    if first == 0 || FILLS.contains(&first) {
-        return Found::Foreign { zeros: first == 0 };
-    }
-    Found::Corrupted
 }
 
 #[cfg(test)]
@@ -294,24 +404,54 @@ mod tests {
         for bit in [0, 7, 100, 29 * 8, 2000 * 8, BLOCK * 8 - 1] {
             let mut b = good.clone();
             b[bit / 8] ^= 1 << (bit % 8);
-            assert_eq!(check(&b, at, S), Found::Corrupted, "bit {bit}");
+            let Found::Corrupted(d) = check(&b, at, S) else {
+                panic!("bit {bit}: {:?}", check(&b, at, S));
+            };
+            assert_eq!((d.bits, d.bytes), (1, 1), "bit {bit}");
         }
+        // Bit 0 flipped in every byte, the magic's included: still ours.
+        let every: Vec<u8> = good.iter().map(|b| b ^ 1).collect();
+        let d = Damage {
+            bits: BLOCK as u32,
+            bytes: BLOCK as u32,
+            shape: Shape::OneBitPerByte { bit: Some(0) },
+        };
+        assert_eq!(check(&every, at, S), Found::Corrupted(d));
+        // Bit 6 stuck at 1.
+        let stuck: Vec<u8> = good.iter().map(|b| b | 0x40).collect();
+        let Found::Corrupted(d) = check(&stuck, at, S) else {
+            panic!()
+        };
+        assert_eq!(
+            d.shape,
+            Shape::StuckBit {
+                bit: 6,
+                value: true
+            }
+        );
+        // A torn write: the first sector landed, the rest are zeros.
+        let mut torn = good.clone();
+        torn[512..].fill(0);
+        let Found::Corrupted(d) = check(&torn, at, S) else {
+            panic!()
+        };
+        assert_eq!(d.shape, Shape::Torn { landed: 1 });
         // Written elsewhere: the block of another offset, or of another
         // disk at this offset.
         let other = blocks(1, at + (1 << 20), S);
         assert_eq!(
             check(&other, at, S),
             Found::Misdirected {
-                offset: at + (1 << 20),
-                disk: S.disk
+                offset: at + (1 << 20)
             }
         );
         let twin = blocks(1, at, Stamp { disk: 7, ..S });
         assert_eq!(
             check(&twin, at, S),
-            Found::Misdirected {
+            Found::OtherDisk {
                 offset: at,
-                disk: 7
+                disk: 7,
+                this_run: true
             }
         );
         // A lost write: last pass's block, or an earlier run's.
@@ -326,17 +466,14 @@ mod tests {
         );
         let old = blocks(1, at, Stamp { run: 99, ..S });
         assert_eq!(check(&old, at, S), Found::Stale { run: 99, pass: 1 });
-        // Not ours.
-        assert_eq!(check(&[0; BLOCK], at, S), Found::Foreign { zeros: true });
-        assert_eq!(
-            check(&[0; BLOCK], 0, S),
-            Found::Foreign { zeros: true },
-            "at 0 too"
-        );
-        assert_eq!(
-            check(&[0x5a; BLOCK], at, S),
-            Found::Foreign { zeros: false }
-        );
+        // Never written, and not ours at all.
+        assert_eq!(check(&[0; BLOCK], at, S), Found::Zeros);
+        assert_eq!(check(&[0; BLOCK], 0, S), Found::Zeros, "at 0 too");
+        assert_eq!(check(&[0x5a; BLOCK], at, S), Found::Foreign);
+        let random = blocks(1, 12345 * 4096, Stamp { run: 5, ..S });
+        let mut garbled = random.clone();
+        garbled[28] ^= 1;
+        assert_eq!(check(&garbled, at, S), Found::Foreign, "random data");
     }
 
     #[test]
@@ -363,10 +500,15 @@ mod tests {
         p.fill(&mut b[BLOCK..], BLOCK as u64, Stamp { pass: 2, ..S });
         b[..BLOCK].fill(0xff);
         b[17] ^= 0x04;
+        let flipped = Found::Corrupted(Damage {
+            bits: 1,
+            bytes: 1,
+            shape: Shape::OneBitPerByte { bit: Some(2) },
+        });
         assert_eq!(
             p.check_all(&b, 0, third),
             [
-                (0, Found::Corrupted),
+                (0, flipped),
                 (
                     BLOCK as u64,
                     Found::Stale {
@@ -378,7 +520,7 @@ mod tests {
         );
         assert_eq!(
             check_fill(&[0; BLOCK], S),
-            Found::Foreign { zeros: true },
+            Found::Zeros,
             "pass 1 reads zeros"
         );
     }

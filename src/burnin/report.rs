@@ -112,7 +112,9 @@ pub fn class_words(c: Class) -> &'static str {
         Class::ReadError => "failed to read back",
         Class::Corrupted => "corrupted",
         Class::Misdirected => "misdirected",
+        Class::OtherDisk => "another disk's",
         Class::Stale => "lost (stale on read-back)",
+        Class::Zeros => "zeros (never written)",
         Class::Foreign => "foreign (not what was written)",
     }
 }
@@ -125,7 +127,9 @@ fn errors(b: &DiskBurn) -> String {
         Class::ReadError => "read err",
         Class::Corrupted => "corrupted",
         Class::Misdirected => "misdirected",
+        Class::OtherDisk => "other disk",
         Class::Stale => "lost",
+        Class::Zeros => "zeros",
         Class::Foreign => "foreign",
     };
     let each: Vec<String> = b

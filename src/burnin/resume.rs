@@ -63,23 +63,24 @@ fn spread(from: u64, to: u64) -> Vec<u64> {
 /// Whether a block found so is one this run wrote on this disk.
 fn ours(found: Found, stamp: Stamp) -> bool {
     match found {
-        Found::Good | Found::Corrupted => true,
+        Found::Good | Found::Corrupted(_) | Found::Misdirected { .. } => true,
         Found::Stale { run, .. } => run == stamp.run,
-        Found::Misdirected { disk, .. } => disk == stamp.disk,
-        Found::Foreign { .. } => false,
+        Found::OtherDisk { .. } | Found::Zeros | Found::Foreign => false,
     }
 }
 
 /// What a block that is not the run's holds, in words.
 fn what(found: Found) -> &'static str {
     match found {
-        Found::Foreign { zeros: true } => "reads back as zeros",
-        Found::Foreign { zeros: false } => "holds data that is not a burn-in block",
+        Found::Zeros => "reads back as zeros",
+        Found::Foreign => "holds data that is not a burn-in block",
         Found::Stale { .. } => "holds an earlier burn-in's block",
-        Found::Misdirected { .. } => {
+        Found::OtherDisk { .. } => {
             "holds another disk's block (two disks may have swapped names: name each by /dev/disk/by-id)"
         }
-        Found::Good | Found::Corrupted => "is not what this run wrote",
+        Found::Good | Found::Corrupted(_) | Found::Misdirected { .. } => {
+            "is not what this run wrote"
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::block::{BLOCK, Found, Pattern, Stamp};
+use super::block::{BLOCK, Damage, Found, Pattern, Shape, Stamp};
 use super::plan::Target;
 use crossbeam_channel::bounded;
 
@@ -76,12 +76,16 @@ pub enum Class {
     ReadError,
     /// Our block with bits changed (media, cable, memory).
     Corrupted,
-    /// A valid block that belongs elsewhere (a misdirected write, fake
-    /// capacity wrapping around, or another disk's block).
+    /// A valid block of this disk that belongs elsewhere on it (a
+    /// misdirected write, fake capacity wrapping around).
     Misdirected,
+    /// A valid block of another disk.
+    OtherDisk,
     /// A valid block from an earlier pass or run: the write was lost.
     Stale,
-    /// Zeros or data that is not a burn-in block.
+    /// Zeros where data was written: never written.
+    Zeros,
+    /// Data that is neither what was written nor a burn-in block.
     Foreign,
 }
 
@@ -322,15 +326,20 @@ fn gone(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(nix::libc::ENODEV | nix::libc::ENXIO))
 }
 
-/// Words for a block that is not what was written.
-/// `at`: where the block was read. A misdirected block is described by how
-/// far away it belongs, so that a run of them (fake capacity wrapping
+/// Words for a block that is not what was written, in words an admin acts
+/// on. `at`: where the block was read. A misdirected block is described by
+/// how far away it belongs, so that a run of them (fake capacity wrapping
 /// around) is one range.
 fn describe(found: Found, stamp: Stamp, at: u64) -> (Class, String) {
     match found {
         Found::Good => unreachable!("good blocks are not findings"),
-        Found::Corrupted => (Class::Corrupted, "bits changed (CRC32C fails)".into()),
-        Found::Misdirected { offset, disk } if disk == stamp.disk => {
+        Found::Corrupted(d) => (Class::Corrupted, damage_words(d)),
+        Found::Zeros => (
+            Class::Zeros,
+            "reads back as zeros: never written (a lost write, or a write cache that reported it done)"
+                .into(),
+        ),
+        Found::Misdirected { offset } => {
             let (by, way) = if offset > at {
                 (offset - at, "further on")
             } else {
@@ -343,9 +352,19 @@ fn describe(found: Found, stamp: Stamp, at: u64) -> (Class, String) {
                 ),
             )
         }
-        Found::Misdirected { offset, .. } => (
-            Class::Misdirected,
-            format!("holds another disk's block (its byte {offset})"),
+        Found::OtherDisk {
+            offset,
+            this_run: true,
+            ..
+        } => (
+            Class::OtherDisk,
+            format!(
+                "holds another disk's block of this burn-in (that disk's byte {offset}): writes land on the wrong disk (a controller, expander or USB bridge mixes them up)"
+            ),
+        ),
+        Found::OtherDisk { offset, .. } => (
+            Class::OtherDisk,
+            format!("holds another disk's block from an earlier burn-in (its byte {offset})"),
         ),
         Found::Stale { run, pass } if run == stamp.run => (
             Class::Stale,
@@ -358,11 +377,32 @@ fn describe(found: Found, stamp: Stamp, at: u64) -> (Class, String) {
             Class::Stale,
             "holds an earlier burn-in's block: the write was lost".into(),
         ),
-        Found::Foreign { zeros: true } => (Class::Foreign, "reads back as zeros".into()),
-        Found::Foreign { zeros: false } => (
+        Found::Foreign => (
             Class::Foreign,
-            "holds data that is not a burn-in block".into(),
+            "holds data that is neither what was written nor any burn-in block".into(),
         ),
+    }
+}
+
+/// How a corrupted block differs, in words.
+fn damage_words(d: Damage) -> String {
+    let (bits, bytes) = (d.bits, d.bytes);
+    match d.shape {
+        Shape::OneBitPerByte { bit: Some(b) } => format!(
+            "bit {b} flipped in {bytes} byte(s), one bit each: garbled on the way (cable, controller or memory) more likely than on the media"
+        ),
+        Shape::OneBitPerByte { bit: None } => {
+            format!("{bits} bit(s) flipped, one in each of {bytes} byte(s)")
+        }
+        Shape::StuckBit { bit, value } => format!(
+            "bit {b} reads {v} in all {bytes} byte(s) that differ: a stuck data line (cable, controller or memory)",
+            b = bit,
+            v = u8::from(value)
+        ),
+        Shape::Torn { landed } => format!(
+            "torn: its first {landed} of 8 sectors hold what was written, the rest do not (a write cut short)"
+        ),
+        Shape::Scattered => format!("{bits} bit(s) differ in {bytes} byte(s)"),
     }
 }
 

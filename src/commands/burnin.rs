@@ -180,7 +180,10 @@ fn outputs(
 /// The options of the command line that began a checkpointed run.
 fn began_with(c: &Checkpoint) -> Option<BurninArgs> {
     use clap::Parser;
-    match crate::cli::Cli::try_parse_from(&c.command_line).ok()?.command {
+    match crate::cli::Cli::try_parse_from(&c.command_line)
+        .ok()?
+        .command
+    {
         crate::cli::Command::Burnin(a) => Some(a),
         _ => None,
     }

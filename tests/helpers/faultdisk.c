@@ -19,6 +19,12 @@
  *   block there on each read (bit rot the drive does not notice), and
  *   FAULTDISK_ALIAS=START:LEN:TO maps [START, START+LEN) onto TO for reads
  *   and writes (fake capacity: the upper part wraps onto the lower).
+ *   FAULTDISK_FLIP_EVERY=START:LEN[,...] flips bit 0 of every byte there on
+ *   each read (a cable or controller that garbles everything it carries),
+ *   FAULTDISK_DROP=START:LEN[,...] drops every write there (a write cache
+ *   that says done and keeps nothing: a fresh disk reads back zeros), and
+ *   FAULTDISK_TEAR=START:LEN[,...] keeps only the first 512 bytes of each
+ *   4 KiB block a write brings there (a torn write).
  *
  * Build: gcc -O2 -o faultdisk faultdisk.c $(pkg-config --cflags --libs fuse3)
  */
@@ -50,6 +56,20 @@ static int lose_written[MAX_RANGES];
 static off_t flip_from[MAX_RANGES], flip_to[MAX_RANGES];
 static int flip_count;
 static off_t alias_from = -1, alias_len, alias_to;
+static off_t every_from[MAX_RANGES], every_to[MAX_RANGES];
+static int every_count;
+static off_t drop_from[MAX_RANGES], drop_to[MAX_RANGES];
+static int drop_count;
+static off_t tear_from[MAX_RANGES], tear_to[MAX_RANGES];
+static int tear_count;
+
+static int in_ranges(off_t pos, const off_t *from, const off_t *to, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (pos >= from[i] && pos < to[i])
+            return 1;
+    return 0;
+}
 
 /* Where byte `pos` of the disk is kept (the alias folds it back). */
 static off_t place(off_t pos)
@@ -130,6 +150,9 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
             for (off_t b = (off + 4095) / 4096 * 4096; b < off + (off_t)len; b += 4096)
                 if (b >= flip_from[i] && b < flip_to[i] && b + 100 < off + (off_t)len)
                     buf[b - off + 100] ^= 1;
+        for (size_t i = 0; i < len; i++)
+            if (in_ranges(off + (off_t)i, every_from, every_to, every_count))
+                buf[i] ^= 1;
         return (int)len;
     }
     for (int i = 0; i < bad_count; i++)
@@ -162,6 +185,10 @@ static int fd_write(const char *path, const char *buf, size_t len, off_t off,
         int lost = 0;
         for (int k = 0; k < lose_count && !lost; k++)
             lost = lose_written[k] && pos >= lose_from[k] && pos < lose_to[k];
+        if (in_ranges(pos, drop_from, drop_to, drop_count))
+            lost = 1;
+        if (in_ranges(pos, tear_from, tear_to, tear_count) && pos % 4096 >= 512)
+            lost = 1;
         if (!lost)
             mem[place(pos)] = buf[i];
     }
@@ -206,6 +233,12 @@ int main(int argc, char **argv)
     }
     if (getenv("FAULTDISK_FLIP"))
         flip_count = parse_ranges(getenv("FAULTDISK_FLIP"), flip_from, flip_to);
+    if (getenv("FAULTDISK_FLIP_EVERY"))
+        every_count = parse_ranges(getenv("FAULTDISK_FLIP_EVERY"), every_from, every_to);
+    if (getenv("FAULTDISK_DROP"))
+        drop_count = parse_ranges(getenv("FAULTDISK_DROP"), drop_from, drop_to);
+    if (getenv("FAULTDISK_TEAR"))
+        tear_count = parse_ranges(getenv("FAULTDISK_TEAR"), tear_from, tear_to);
     for (char *tok = strtok(argv[2], ","); tok && bad_count < MAX_RANGES; tok = strtok(NULL, ",")) {
         long long from = 0, len = 0;
         if (sscanf(tok, "%lld:%lld", &from, &len) == 2) {
