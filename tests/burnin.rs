@@ -1521,11 +1521,9 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
         .unwrap();
         std::io::Read::read_to_string(&mut err, &mut seen).unwrap();
         assert_eq!(child.wait().unwrap().code(), Some(130), "{seen}");
-        let line = seen
-            .lines()
+        seen.lines()
             .find_map(|l| l.split_once("continue with: ").map(|x| x.1.to_string()))
-            .unwrap_or_else(|| panic!("no command to go on: {seen}"));
-        line
+            .unwrap_or_else(|| panic!("no command to go on: {seen}"))
     };
     let line = interrupt_writing(spawn(&mut t.command(&first)));
     for flag in [
