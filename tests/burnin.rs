@@ -1641,3 +1641,69 @@ fn garbled_never_written_and_torn_blocks_are_told_apart() {
         "{text}"
     );
 }
+
+#[test]
+fn temperatures_are_judged_against_the_drives_own_limits() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 32 << 20);
+    // Writes at 16 MB/s: the run lasts over 2 s, so SMART is read during
+    // it (--smart-every 1).
+    let t = Throttle::new();
+    for x in &d {
+        t.limit_write(x, 16_000_000);
+    }
+    // Two recorded NVMe drives that say they warn at 80 °C: both at 72 °C
+    // under write load (fine: NVMe drives run so), and the second counts
+    // minutes above its warning temperature during the run.
+    let recorded: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/nvme.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let reading = |temp: i64, minutes: u64| {
+        let mut v = recorded.clone();
+        v["temperature"]["current"] = temp.into();
+        v["nvme_composite_temperature_threshold"] = serde_json::json!({"warning": 80, "critical": 85});
+        v["nvme_smart_health_information_log"]["warning_temp_time"] = minutes.into();
+        v
+    };
+    let fake = tempdir();
+    for (x, later) in d.iter().zip([0, 3]) {
+        let name = x.dev.trim_start_matches("/dev/");
+        let docs = [reading(40, 0), reading(72, later), reading(72, later)];
+        for (n, doc) in docs.iter().enumerate() {
+            std::fs::write(fake.path().join(format!("{name}.{n}.json")), doc.to_string()).unwrap();
+        }
+    }
+    fake_smartctl(
+        fake.path(),
+        &format!(
+            "d=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt 2 ] && n=2\ncat {0}/$d.$n.json",
+            fake.path().display()
+        ),
+    );
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    let state = tempdir();
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let mut args = vec!["burnin", "--state", state.path().to_str().unwrap()];
+    args.extend(["--destructive", "--yes", "--wipe-signatures", "--smart-every", "1"]);
+    args.extend(["--progress", "none", "--json", json.to_str().unwrap()]);
+    args.extend(d.iter().map(|x| x.dev.as_str()));
+    let out = t.command(&args).env("PATH", path).stdin(std::process::Stdio::null()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let disk = |i: usize| &doc["disks"][i];
+    assert_eq!(disk(0)["hottest_c"], 72);
+    assert_eq!(disk(0)["temperature_limit"]["warning_c"], 80, "{doc}");
+    assert_eq!(disk(0)["verdict"], "healthy", "72 °C under its own 80 °C");
+    assert_eq!(disk(1)["verdict"], "recheck", "{doc}");
+    assert!(
+        text.contains("SMART NVMe minutes above its warning temperature 0 → 3: check the chassis cooling"),
+        "{text}"
+    );
+    assert!(text.contains("(its limit: 80 °C, its own warning composite temperature threshold"), "{text}");
+}

@@ -51,6 +51,10 @@ pub struct BurnDisk {
     /// The hottest the disk was during the run (SMART before, every
     /// `--smart-every` seconds, after), °C.
     pub hottest_c: Option<i64>,
+    /// The limit it was judged against: `warning_c`, `critical_c` (°C) and
+    /// `source` (the drive's own, or the default for its kind).
+    #[serde(default)]
+    pub temperature_limit: Option<super::smart::TempLimits>,
     /// `"healthy"`, `"return"`, `"recheck"`, `"check_path"`, or
     /// `"interrupted"` (stopped before it was burned whole, nothing found).
     pub verdict: String,
@@ -336,7 +340,12 @@ pub fn render(r: &BurnReport) -> String {
             Some(SelfTest::Running(_)) | None => {}
         }
         if let Some(c) = d.hottest_c {
-            let _ = writeln!(out, "SMART {}: hottest {c} °C during the run", d.path);
+            let limit = d
+                .temperature_limit
+                .as_ref()
+                .map(|l| format!(" (its limit: {} °C, {})", l.warning_c, l.source))
+                .unwrap_or_default();
+            let _ = writeln!(out, "SMART {}: hottest {c} °C during the run{limit}", d.path);
         }
     }
     for d in r.disks.iter().filter(|d| !d.burn.findings.is_empty()) {

@@ -27,6 +27,8 @@ pub enum Kind {
     Media,
     /// The path to it: cable, backplane, HBA port.
     Transport,
+    /// Time spent above the drive's own temperature limits: its cooling.
+    Thermal,
 }
 
 /// One counter's value.
@@ -42,8 +44,98 @@ pub struct Counter {
 pub struct Snapshot {
     /// The drive's overall health self-assessment.
     pub passed: Option<bool>,
+    /// The current temperature (°C), from `temperature.current`, never
+    /// from a normalised attribute value.
     pub temperature_c: Option<i64>,
     pub counters: Vec<Counter>,
+    /// The temperature limits the drive reports of itself, where it does.
+    #[serde(default)]
+    pub limits: Option<TempLimits>,
+    /// What kind of drive it says it is (for a default limit where it
+    /// reports none).
+    #[serde(default)]
+    pub drive: Option<DriveKind>,
+}
+
+/// A drive's own temperature limits (°C), and where they were read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TempLimits {
+    /// Above this, the drive is hotter than it is meant to run.
+    pub warning_c: i64,
+    /// Above this, it protects itself (throttles, or shuts down).
+    pub critical_c: Option<i64>,
+    /// Which of the drive's values these are, in words.
+    pub source: String,
+}
+
+/// What kind of drive, for the default temperature limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriveKind {
+    /// A spinning disk.
+    Hdd,
+    /// A SATA or SAS solid-state drive.
+    Ssd,
+    /// An NVMe drive.
+    Nvme,
+}
+
+impl DriveKind {
+    /// The limit a drive of this kind is judged against where it reports
+    /// none of its own: most hard disks are rated to 60 °C, SATA and SAS
+    /// SSDs to 70 °C; NVMe drives set their warning threshold at 70-85 °C.
+    pub fn default_limits(self) -> TempLimits {
+        let (warning_c, what) = match self {
+            DriveKind::Hdd => (60, "60 °C, what most hard disks are rated to"),
+            DriveKind::Ssd => (70, "70 °C, what most SATA and SAS SSDs are rated to"),
+            DriveKind::Nvme => (75, "75 °C, below most NVMe drives' warning thresholds"),
+        };
+        TempLimits {
+            warning_c,
+            critical_c: None,
+            source: format!("the default for a drive that reports no limit, {what}"),
+        }
+    }
+}
+
+/// The temperature limits a `smartctl --json -x` document gives: NVMe's
+/// warning and critical composite thresholds (WCTEMP, CCTEMP), ATA's SCT
+/// operating limit, SAS's drive trip point (warned 5 °C before it).
+fn limits(v: &Value) -> Option<TempLimits> {
+    let nvme = &v["nvme_composite_temperature_threshold"];
+    if let Some(w) = nvme["warning"].as_i64().filter(|w| *w > 0) {
+        return Some(TempLimits {
+            warning_c: w,
+            critical_c: nvme["critical"].as_i64().filter(|c| *c > 0),
+            source: "its own warning composite temperature threshold (NVMe WCTEMP)".into(),
+        });
+    }
+    for t in [&v["ata_sct_status"]["temperature"], &v["temperature"]] {
+        if let Some(w) = t["op_limit_max"].as_i64().filter(|w| *w > 0) {
+            return Some(TempLimits {
+                warning_c: w,
+                critical_c: t["limit_max"].as_i64().filter(|c| *c > 0),
+                source: "its own recommended operating maximum (ATA SCT)".into(),
+            });
+        }
+    }
+    let trip = v["temperature"]["drive_trip"].as_i64().filter(|t| *t > 5)?;
+    Some(TempLimits {
+        warning_c: trip - 5,
+        critical_c: Some(trip),
+        source: format!("5 °C below its own trip point, {trip} °C (SAS)"),
+    })
+}
+
+/// What kind of drive the document describes.
+fn drive_kind(v: &Value) -> Option<DriveKind> {
+    if v["device"]["protocol"].as_str() == Some("NVMe") {
+        return Some(DriveKind::Nvme);
+    }
+    match v["rotation_rate"].as_u64()? {
+        0 => Some(DriveKind::Ssd),
+        _ => Some(DriveKind::Hdd),
+    }
 }
 
 /// A counter that rose during the burn-in.
@@ -168,6 +260,14 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
     for key in ["media_errors", "critical_warning"] {
         push(format!("NVMe {key}"), Kind::Media, nvme[key].as_u64());
     }
+    // Minutes the drive itself counted above its warning and critical
+    // composite temperatures.
+    for (key, what) in [
+        ("warning_temp_time", "minutes above its warning temperature"),
+        ("critical_comp_time", "minutes above its critical temperature"),
+    ] {
+        push(format!("NVMe {what}"), Kind::Thermal, nvme[key].as_u64());
+    }
     if let (Some(spare), Some(threshold)) = (
         nvme["available_spare"].as_u64(),
         nvme["available_spare_threshold"].as_u64(),
@@ -222,6 +322,8 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
         passed,
         temperature_c: v["temperature"]["current"].as_i64(),
         counters,
+        limits: limits(v),
+        drive: drive_kind(v),
     })
 }
 
@@ -333,6 +435,24 @@ mod tests {
             .join("fixtures/smart")
             .join(name);
         serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn each_drive_says_its_own_temperature_limits_where_it_has_them() {
+        let sas = parse(&fixture("sas.json")).unwrap();
+        let l = sas.limits.unwrap();
+        assert_eq!((l.warning_c, l.critical_c), (55, Some(60)));
+        assert!(l.source.contains("trip point, 60 °C"), "{}", l.source);
+        let ata = parse(&fixture("ata.json")).unwrap();
+        assert_eq!((ata.limits, ata.drive), (None, Some(DriveKind::Hdd)));
+        let mut nvme = fixture("nvme.json");
+        assert_eq!(parse(&nvme).unwrap().drive, Some(DriveKind::Nvme));
+        assert_eq!(parse(&nvme).unwrap().limits, None, "a recording of smartctl 7.1");
+        nvme["nvme_composite_temperature_threshold"] =
+            serde_json::json!({"warning": 80, "critical": 85});
+        let l = parse(&nvme).unwrap().limits.unwrap();
+        assert_eq!((l.warning_c, l.critical_c), (80, Some(85)));
+        assert_eq!(DriveKind::Ssd.default_limits().warning_c, 70);
     }
 
     #[test]

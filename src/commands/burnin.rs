@@ -15,7 +15,9 @@ use crate::burnin::block::Pattern;
 use crate::burnin::plan::{Target, read_targets, refuse_signature, targets};
 use crate::burnin::report::{BurnDisk, BurnReport, BurnSummary, class_words, render, speed};
 use crate::burnin::resume::Proof;
-use crate::burnin::smart::{self, Kind, SelfTest, SmartChange, Snapshot, TestKind};
+use crate::burnin::smart::{
+    self, DriveKind, Kind, SelfTest, SmartChange, Snapshot, TempLimits, TestKind,
+};
 use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
 use crate::burnin::worker::{Class, DiskBurn, Job, Live, Stage, burn, sample_speed, soak};
 use crate::cli::{BurnProgress, BurninArgs, SmartMode};
@@ -915,6 +917,12 @@ fn report(
         .collect();
     let devices: Vec<_> = targets.iter().map(|t| t.dev.clone()).collect();
     let groups = crate::plan::peer_groups(&devices);
+    let limits: Vec<TempLimits> = targets
+        .iter()
+        .zip(points)
+        .zip(&smart)
+        .map(|((t, c), (sm, _))| temp_limits(c, sm.as_ref(), &t.dev))
+        .collect();
     let words = |c: &SmartChange, kind: Kind| -> Vec<String> {
         c.deltas
             .iter()
@@ -929,12 +937,19 @@ fn report(
         .zip(targets)
         .zip(points.iter().zip(&hottest))
         .map(|((((b, g), (sm, _)), t), (c, hot))| (b, g, sm, t.end - t.start, c, *hot))
-        .map(|(b, g, sm, len, c, hottest_c)| BurnFacts {
+        .zip(&limits)
+        .map(|((b, g, sm, len, c, hottest_c), limit)| BurnFacts {
             self_test_failed: match &c.self_test {
                 Some((_, SelfTest::Failed(w))) => Some(w.clone()),
                 _ => None,
             },
             hottest_c,
+            limit_c: Some(limit.warning_c),
+            limit_source: limit.source.clone(),
+            smart_thermal: sm
+                .as_ref()
+                .map(|c| words(c, Kind::Thermal))
+                .unwrap_or_default(),
             smart_media: sm
                 .as_ref()
                 .map(|c| words(c, Kind::Media))
@@ -981,9 +996,9 @@ fn report(
         .zip(burns)
         .zip(smart)
         .zip(facts.iter().zip(judged))
-        .zip(points.iter().zip(hottest))
+        .zip(points.iter().zip(hottest).zip(limits))
         .map(
-            |((((t, burn), (smart, smart_note)), (f, judged)), (c, hot))| {
+            |((((t, burn), (smart, smart_note)), (f, judged)), ((c, hot), limit))| {
                 // A disk with advice is named by its action below, once
                 // the links have had their say.
                 if let Some((a, sentence)) = &judged.action {
@@ -1018,6 +1033,7 @@ fn report(
                     self_test_kind: c.self_test.as_ref().map(|(k, _)| *k),
                     self_test: c.self_test.as_ref().map(|(_, s)| s.clone()),
                     hottest_c: hot,
+                    temperature_limit: Some(limit),
                     verdict: verdict.into(),
                 }
             },
@@ -1091,6 +1107,29 @@ fn report(
             message,
         },
     }
+}
+
+/// The temperature limits a disk is judged against: its own, read with its
+/// SMART before or after the run, else the default for its kind (from its
+/// SMART, else from sysfs: rotational, NVMe).
+fn temp_limits(
+    c: &Checkpoint,
+    change: Option<&SmartChange>,
+    dev: &crate::device::BlockDevice,
+) -> TempLimits {
+    let snaps = [c.smart_before.as_ref(), change.map(|ch| &ch.after)];
+    if let Some(own) = snaps.iter().flatten().find_map(|s| s.limits.clone()) {
+        return own;
+    }
+    let kind = snaps.iter().flatten().find_map(|s| s.drive).unwrap_or({
+        let id = &dev.identity;
+        match () {
+            _ if id.topology.transport == "nvme" => DriveKind::Nvme,
+            _ if id.rotational => DriveKind::Hdd,
+            _ => DriveKind::Ssd,
+        }
+    });
+    kind.default_limits()
 }
 
 /// The passes the report names: as asked, or for a soak run by time, the

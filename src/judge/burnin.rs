@@ -14,7 +14,10 @@
 //!   (A corrupted block can also be a bad cable or memory; the sentence
 //!   says so, the action stays return until SMART says otherwise.)
 //! - The drive's own self-test failed (`--smart-test`) → return it.
-//! - Hotter than [`HOT_C`] during the run → check the cooling at its slot.
+//! - Above its temperature limit during the run (the drive's own
+//!   where it reports one: NVMe WCTEMP, ATA SCT, SAS trip point; else a
+//!   default for its kind), or minutes it counted above its own warning
+//!   temperature rose → check the cooling at its slot.
 //! - Otherwise, a write or verify speed under `slow_pct` % of its peers'
 //!   median → move it and burn it in again (a slow port looks the same).
 //!   A phase timed for under [`MIN_JUDGED_S`] is not compared (noise).
@@ -50,15 +53,17 @@ pub struct BurnFacts {
     pub pass_mb_per_s: Vec<Option<f64>>,
     /// The drive's own self-test failed (`--smart-test`): its words.
     pub self_test_failed: Option<String>,
-    /// The hottest the disk was during the run (SMART), °C.
+    /// The hottest the disk was during the run (SMART), °C, the limit it
+    /// is judged against (°C) and where that limit comes from, in words.
     pub hottest_c: Option<i64>,
+    pub limit_c: Option<i64>,
+    pub limit_source: String,
+    /// SMART: the time-above-limit counters that rose, in words.
+    pub smart_thermal: Vec<String>,
     /// Peer group (same model, size and kind).
     pub group: usize,
 }
 
-/// Most drives are rated to run at up to 60 °C; a disk that gets hotter
-/// during a burn-in is in a slot the chassis does not cool enough.
-pub const HOT_C: i64 = 60;
 
 /// What the judge made of one disk's burn-in.
 #[derive(Debug, Clone, PartialEq)]
@@ -154,11 +159,22 @@ fn action(
             ),
         ));
     }
-    if let Some(c) = d.hottest_c.filter(|c| *c > HOT_C) {
+    let mut hot: Vec<String> = Vec::new();
+    if let (Some(c), Some(limit)) = (d.hottest_c, d.limit_c)
+        && c > limit
+    {
+        hot.push(format!(
+            "reached {c} °C during the run, above {} ({limit} °C)",
+            d.limit_source
+        ));
+    }
+    hot.extend(d.smart_thermal.iter().map(|c| format!("SMART {c}")));
+    if !hot.is_empty() {
         return Some((
             Action::Recheck,
             format!(
-                "reached {c} °C during the run, above the {HOT_C} °C most drives are rated for: check the chassis cooling and airflow at its slot, then run it again"
+                "{}: check the chassis cooling and airflow at its slot, then run it again",
+                hot.join(", ")
             ),
         ));
     }
@@ -320,10 +336,26 @@ mod tests {
                 },
                 BurnFacts {
                     hottest_c: Some(63),
+                    limit_c: Some(60),
+                    limit_source: "the default for a drive that reports no limit, 60 °C".into(),
                     ..disk(100.0, 100.0)
                 },
                 BurnFacts {
-                    hottest_c: Some(HOT_C),
+                    hottest_c: Some(60),
+                    limit_c: Some(60),
+                    ..disk(100.0, 100.0)
+                },
+                // An NVMe drive at 72 °C under its own 80 °C threshold is
+                // fine; minutes it counted above it are not.
+                BurnFacts {
+                    hottest_c: Some(72),
+                    limit_c: Some(80),
+                    ..disk(100.0, 100.0)
+                },
+                BurnFacts {
+                    hottest_c: Some(72),
+                    limit_c: Some(80),
+                    smart_thermal: vec!["NVMe minutes above its warning temperature 0 → 3".into()],
                     ..disk(100.0, 100.0)
                 },
             ],
@@ -345,6 +377,13 @@ mod tests {
             out[1]
         );
         assert!(out[2].action.is_none());
+        assert!(out[3].action.is_none(), "{:?}", out[3]);
+        assert!(
+            out[4].action.as_ref().is_some_and(|a| a.0 == Action::Recheck
+                && a.1.starts_with("SMART NVMe minutes above its warning temperature 0 → 3")),
+            "{:?}",
+            out[4]
+        );
         // Timed too briefly to compare: no verdict from speed.
         let brief = |w| BurnFacts {
             write_s: 0.2,
