@@ -51,7 +51,6 @@ fn worker(dev: &str, size: u64, block: u64) -> f64 {
         sample: Duration::from_secs(60),
         max_errors: 100,
         slow_read: Duration::from_millis(500),
-        buckets: 100,
         block,
         readers: 1,
         spots: 1,
@@ -59,6 +58,7 @@ fn worker(dev: &str, size: u64, block: u64) -> f64 {
     let geometry = [Geometry {
         size,
         logical_block: 512,
+        buckets: 100,
     }];
     let stop = StopFlag::default();
     let bounds = Bounds::new(&stop, Duration::from_secs(120));

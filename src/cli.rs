@@ -361,7 +361,10 @@ pub struct CheckArgs {
     #[arg(help_heading = "What to read", long, default_value_t = defaults::SEEK_READERS)]
     pub seek_readers: usize,
     /// Equal position buckets of each disk's surface profile (MB/s across
-    /// the disk).
+    /// the disk), at most: fewer on a disk too small for a whole read to
+    /// give each bucket 8 reads (a bucket with fewer reads is neither
+    /// drawn nor judged: one read through a cache or a throttle is not a
+    /// speed).
     #[arg(help_heading = "How to judge", long, default_value_t = defaults::BUCKETS)]
     pub buckets: usize,
     /// Stop reading a disk after this many failed reads (each is re-read to

@@ -151,7 +151,6 @@ impl Plan {
             block: s.block,
             max_errors: s.max_errors,
             slow_read: s.slow_read,
-            buckets: s.buckets,
             readers: 1,
             spots: s.spots,
         };
@@ -188,13 +187,21 @@ impl Plan {
         Ok(locks)
     }
 
-    /// Read geometry of each device.
+    /// Read geometry of each device: its size, block and surface buckets
+    /// (`--buckets`, fewer on a disk too small for a whole read to give
+    /// each bucket the reads it needs to be judged or drawn).
     pub fn geometry(&self) -> Vec<Geometry> {
+        let s = &self.settings;
         self.devices
             .iter()
-            .map(|d| Geometry {
-                size: d.identity.size_bytes,
-                logical_block: d.identity.logical_block_size,
+            .map(|d| {
+                let size = d.identity.size_bytes;
+                let fit = size / (s.block * crate::judge::surface::MIN_BUCKET_READS);
+                Geometry {
+                    size,
+                    logical_block: d.identity.logical_block_size,
+                    buckets: s.buckets.min(fit.max(1) as usize),
+                }
             })
             .collect()
     }

@@ -1664,7 +1664,8 @@ fn temperatures_are_judged_against_the_drives_own_limits() {
     let reading = |temp: i64, minutes: u64| {
         let mut v = recorded.clone();
         v["temperature"]["current"] = temp.into();
-        v["nvme_composite_temperature_threshold"] = serde_json::json!({"warning": 80, "critical": 85});
+        v["nvme_composite_temperature_threshold"] =
+            serde_json::json!({"warning": 80, "critical": 85});
         v["nvme_smart_health_information_log"]["warning_temp_time"] = minutes.into();
         v
     };
@@ -1673,7 +1674,11 @@ fn temperatures_are_judged_against_the_drives_own_limits() {
         let name = x.dev.trim_start_matches("/dev/");
         let docs = [reading(40, 0), reading(72, later), reading(72, later)];
         for (n, doc) in docs.iter().enumerate() {
-            std::fs::write(fake.path().join(format!("{name}.{n}.json")), doc.to_string()).unwrap();
+            std::fs::write(
+                fake.path().join(format!("{name}.{n}.json")),
+                doc.to_string(),
+            )
+            .unwrap();
         }
     }
     fake_smartctl(
@@ -1683,15 +1688,30 @@ fn temperatures_are_judged_against_the_drives_own_limits() {
             fake.path().display()
         ),
     );
-    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap()
+    );
     let state = tempdir();
     let dir = tempdir();
     let json = dir.path().join("b.json");
     let mut args = vec!["burnin", "--state", state.path().to_str().unwrap()];
-    args.extend(["--destructive", "--yes", "--wipe-signatures", "--smart-every", "1"]);
+    args.extend([
+        "--destructive",
+        "--yes",
+        "--wipe-signatures",
+        "--smart-every",
+        "1",
+    ]);
     args.extend(["--progress", "none", "--json", json.to_str().unwrap()]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let out = t.command(&args).env("PATH", path).stdin(std::process::Stdio::null()).output().unwrap();
+    let out = t
+        .command(&args)
+        .env("PATH", path)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{text}");
@@ -1702,8 +1722,13 @@ fn temperatures_are_judged_against_the_drives_own_limits() {
     assert_eq!(disk(0)["verdict"], "healthy", "72 °C under its own 80 °C");
     assert_eq!(disk(1)["verdict"], "recheck", "{doc}");
     assert!(
-        text.contains("SMART NVMe minutes above its warning temperature 0 → 3: check the chassis cooling"),
+        text.contains(
+            "SMART NVMe minutes above its warning temperature 0 → 3: check the chassis cooling"
+        ),
         "{text}"
     );
-    assert!(text.contains("(its limit: 80 °C, its own warning composite temperature threshold"), "{text}");
+    assert!(
+        text.contains("(its limit: 80 °C, its own warning composite temperature threshold"),
+        "{text}"
+    );
 }

@@ -87,6 +87,30 @@ fn the_demo_finds_its_slow_disk_and_leaves_nothing_behind() {
         assert_eq!(marked, [(slow.clone(), Verdict::Slow)], "{pass}");
     }
     assert!(r.stderr.contains(&format!("found it: {slow}")));
+    // The surface profile of disks held to 150 and 100 MB/s shows those
+    // speeds: each bucket holds enough reads to be one, and what is
+    // drawn lies near the disk's speed (it spiked from 0 to 6000 MB/s when
+    // a bucket held one read, and read half the speed at a queue depth of
+    // 2 when a read's wait behind the other counted as its time).
+    for p in &v.passes {
+        for d in &p.disks {
+            let drawn: Vec<f64> = d.surface.mb_per_s.iter().flatten().copied().collect();
+            assert!(
+                d.surface.buckets <= 8,
+                "{} buckets on a 256 MiB disk",
+                d.surface.buckets
+            );
+            assert!(drawn.len() * 2 >= d.surface.buckets, "{:?}", d.surface);
+            for m in &drawn {
+                let ratio = m / d.window_mb_per_s;
+                assert!(
+                    (0.6..1.5).contains(&ratio),
+                    "{m} MB/s on a {} MB/s disk",
+                    d.window_mb_per_s
+                );
+            }
+        }
+    }
     assert_eq!(
         std::fs::read_to_string(out.join("report.txt")).unwrap(),
         r.stdout,

@@ -345,7 +345,11 @@ pub fn render(r: &BurnReport) -> String {
                 .as_ref()
                 .map(|l| format!(" (its limit: {} °C, {})", l.warning_c, l.source))
                 .unwrap_or_default();
-            let _ = writeln!(out, "SMART {}: hottest {c} °C during the run{limit}", d.path);
+            let _ = writeln!(
+                out,
+                "SMART {}: hottest {c} °C during the run{limit}",
+                d.path
+            );
         }
     }
     for d in r.disks.iter().filter(|d| !d.burn.findings.is_empty()) {

@@ -264,7 +264,10 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
     // composite temperatures.
     for (key, what) in [
         ("warning_temp_time", "minutes above its warning temperature"),
-        ("critical_comp_time", "minutes above its critical temperature"),
+        (
+            "critical_comp_time",
+            "minutes above its critical temperature",
+        ),
     ] {
         push(format!("NVMe {what}"), Kind::Thermal, nvme[key].as_u64());
     }
@@ -447,7 +450,11 @@ mod tests {
         assert_eq!((ata.limits, ata.drive), (None, Some(DriveKind::Hdd)));
         let mut nvme = fixture("nvme.json");
         assert_eq!(parse(&nvme).unwrap().drive, Some(DriveKind::Nvme));
-        assert_eq!(parse(&nvme).unwrap().limits, None, "a recording of smartctl 7.1");
+        assert_eq!(
+            parse(&nvme).unwrap().limits,
+            None,
+            "a recording of smartctl 7.1"
+        );
         nvme["nvme_composite_temperature_threshold"] =
             serde_json::json!({"warning": 80, "critical": 85});
         let l = parse(&nvme).unwrap().limits.unwrap();

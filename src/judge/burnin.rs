@@ -64,7 +64,6 @@ pub struct BurnFacts {
     pub group: usize,
 }
 
-
 /// What the judge made of one disk's burn-in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BurnVerdict {
@@ -379,8 +378,12 @@ mod tests {
         assert!(out[2].action.is_none());
         assert!(out[3].action.is_none(), "{:?}", out[3]);
         assert!(
-            out[4].action.as_ref().is_some_and(|a| a.0 == Action::Recheck
-                && a.1.starts_with("SMART NVMe minutes above its warning temperature 0 → 3")),
+            out[4]
+                .action
+                .as_ref()
+                .is_some_and(|a| a.0 == Action::Recheck
+                    && a.1
+                        .starts_with("SMART NVMe minutes above its warning temperature 0 → 3")),
             "{:?}",
             out[4]
         );

@@ -133,6 +133,8 @@ pub struct Geometry {
     pub size: u64,
     /// Logical block size in bytes.
     pub logical_block: u32,
+    /// Position buckets of its surface profile.
+    pub buckets: usize,
 }
 
 /// What a pass reads.
@@ -148,8 +150,6 @@ pub struct PassSpec {
     pub max_errors: u64,
     /// Reads that take at least this long are logged with their offset.
     pub slow_read: Duration,
-    /// Buckets of the surface profile.
-    pub buckets: usize,
     /// Read size in bytes.
     pub block: u64,
     /// Concurrent readers per disk, staggered evenly over the disk (1
@@ -185,7 +185,7 @@ pub fn run_pass(
             sample,
             max_errors: spec.max_errors,
             slow_read: spec.slow_read,
-            buckets: spec.buckets,
+            buckets: g.buckets,
         })
     };
     let groups: Vec<Vec<usize>> = match spec.kind {

@@ -82,12 +82,18 @@ impl Surface {
         self.reads[i] += 1;
     }
 
-    /// MB/s per bucket (None where nothing was read).
-    pub fn mb_per_s(&self) -> Vec<Option<f64>> {
+    /// MB/s per bucket where it holds at least `min_reads` reads taking
+    /// `min_s` seconds in all (None elsewhere: one read through a cache or
+    /// a throttle's burst is not a speed).
+    pub fn mb_per_s(&self, min_reads: u64, min_s: f64) -> Vec<Option<f64>> {
         self.bytes
             .iter()
             .zip(&self.busy_ns)
-            .map(|(b, ns)| (*b > 0 && *ns > 0).then(|| *b as f64 / 1e6 / (*ns as f64 / 1e9)))
+            .zip(&self.reads)
+            .map(|((b, ns), r)| {
+                let s = *ns as f64 / 1e9;
+                (*b > 0 && *r >= min_reads && s >= min_s && s > 0.0).then(|| *b as f64 / 1e6 / s)
+            })
             .collect()
     }
 }
@@ -298,7 +304,7 @@ mod tests {
             s.add(offset, bytes, Duration::from_millis(1));
         }
         assert_eq!(s.bytes, [110, 100, 0, 1]);
-        let mbps = s.mb_per_s();
+        let mbps = s.mb_per_s(1, 0.0);
         assert_eq!(mbps[2], None);
         assert!(
             (mbps[1].unwrap() - 0.1).abs() < 1e-9,

@@ -170,7 +170,11 @@ fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
             buckets: run.surface.bytes.len(),
             bytes: run.surface.bytes.clone(),
             reads: run.surface.reads.clone(),
-            mb_per_s: run.surface.mb_per_s(),
+            // Neither drawn nor judged where too thin to be a speed.
+            mb_per_s: run.surface.mb_per_s(
+                crate::judge::surface::MIN_BUCKET_READS,
+                crate::judge::surface::MIN_BUCKET_S,
+            ),
         },
         slow_regions: Vec::new(),
         pct_of_peers: None,
