@@ -74,7 +74,7 @@ pub const EXIT_CODES: [(u8, &str); 5] = [
     ),
     (
         3,
-        "not judged: nothing found, but a disk could not be compared (sample too short, or no peer of its model and size)",
+        "not judged: nothing found, but a disk could not be compared (timed too briefly, or no peer of its model, size and kind)",
     ),
     (
         130,

@@ -44,11 +44,27 @@ fn burnin(args: &[&str]) -> std::process::Output {
 /// `arrayburn burnin --destructive --yes ARGS --json FILE`: the output and
 /// the JSON document.
 fn burn(args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    burn_in(None, args)
+}
+
+/// [`burn`] inside throttle `t`, where given.
+fn burn_in(t: Option<&Throttle>, args: &[&str]) -> (std::process::Output, serde_json::Value) {
     let dir = tempdir();
     let json = dir.path().join("b.json");
     let mut all = vec!["--destructive", "--yes", "--json", json.to_str().unwrap()];
     all.extend(args);
-    let out = burnin(&all);
+    let out = match t {
+        None => burnin(&all),
+        Some(t) => {
+            let state = tempdir();
+            let mut a = vec!["burnin", "--state", state.path().to_str().unwrap()];
+            a.extend(&all);
+            t.command(&a)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap()
+        }
+    };
     let doc = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     (out, doc)
 }
@@ -177,6 +193,12 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     let _l = device_lock();
     let size = 24u64 << 20;
     let d = disks(3, size);
+    // Writes at 16 MB/s: each write phase lasts 1.5 s, long enough for the
+    // disks' speeds to be compared (a healthy verdict claims that too).
+    let t = Throttle::new();
+    for x in &d {
+        t.limit_write(x, 16_000_000);
+    }
     let written: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
     let bundle = tempdir();
     let out_dir = bundle.path().join("run1");
@@ -189,7 +211,7 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
         out_dir.to_str().unwrap(),
     ];
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let (out, doc) = burn(&args);
+    let (out, doc) = burn_in(Some(&t), &args);
     assert_eq!(out.status.code(), Some(0));
     // The result names the machine and where each disk hangs.
     assert!(
@@ -336,7 +358,9 @@ fn a_link_below_its_maximum_is_a_finding_of_the_burn_in_too() {
         .iter()
         .map(|x| x["verdict"].as_str().unwrap())
         .collect();
-    assert_eq!(verdicts, ["check_path", "healthy", "healthy"]);
+    // Nothing found on the others; 8 MiB disks are written too fast for
+    // their speeds to be compared, so their health is not claimed.
+    assert_eq!(verdicts, ["check_path", "not_judged", "not_judged"]);
     assert_eq!(doc["summary"]["verdict"], "flagged");
     let links: Vec<(&str, bool, bool)> = doc["summary"]["links"]
         .as_array()
@@ -358,11 +382,16 @@ fn a_link_below_its_maximum_is_a_finding_of_the_burn_in_too() {
     let msg = doc["summary"]["message"].as_str().unwrap();
     assert_eq!(
         msg,
-        "FLAGGED: 1 disk(s) to act on; the controller 0000:05:00.0's PCIe link runs at 8.0 GT/s PCIe x4 \
+        format!(
+            "FLAGGED: 1 disk(s) to act on; the controller 0000:05:00.0's PCIe link runs at 8.0 GT/s PCIe x4 \
          where 8.0 GT/s PCIe x8 is possible (1 disk(s) behind it, at most 3938 MB/s): reseat the card or \
          move it to a full-width, full-speed slot; the PCIe switch 0000:01:00.0's uplink runs at 8.0 GT/s \
          PCIe x8 where 8.0 GT/s PCIe x16 is possible (1 disk(s) behind it, at most 7877 MB/s): reseat the \
-         switch card or its cable, or move it to a full-width, full-speed slot."
+         switch card or its cable, or move it to a full-width, full-speed slot; not judged: {}, {} (speed \
+         not compared: no peer of the same model, size and kind, or a phase timed for under 1 s; health \
+         not claimed).",
+            d[1].dev, d[2].dev
+        )
     );
     assert!(
         text.contains(&format!(
@@ -389,7 +418,10 @@ fn two_disks_that_alias_each_other_are_caught_holding_each_others_blocks() {
     let (out, doc) = burn(&["--block", "256k", &ok[0].dev, &a.dev, &b.dev]);
     assert_eq!(out.status.code(), Some(1));
     let disks = doc["disks"].as_array().unwrap();
-    assert_eq!(disks[0]["verdict"], "healthy", "the disk of its own");
+    assert_eq!(
+        disks[0]["verdict"], "not_judged",
+        "the disk of its own: nothing found"
+    );
     // Whichever wrote a block last owns it: at least one of the two reads
     // the other's blocks back, and says so.
     let caught: Vec<&serde_json::Value> = disks[1..]
@@ -568,7 +600,7 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
     let verdicts: Vec<&str> = (0..4)
         .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
         .collect();
-    assert_eq!(verdicts, ["return", "return", "return", "healthy"]);
+    assert_eq!(verdicts, ["return", "return", "return", "not_judged"]);
     // Writes and reads went through io_uring (the default), two in flight.
     assert_eq!(
         (doc["engine"].as_str(), doc["queue_depth"].as_u64()),
@@ -649,7 +681,8 @@ fn a_range_at_the_end_of_a_20_tib_disk_is_burned_at_its_own_offsets() {
     let start = size - (8 << 20);
     let range = format!("{start}..");
     let (out, doc) = burn(&["--range", &range, &disk.dev]);
-    assert_eq!(out.status.code(), Some(0));
+    // Every block verified; a lone disk's speed is not judged (exit 3).
+    assert_eq!(out.status.code(), Some(3));
     let d = &doc["disks"][0];
     assert_eq!(
         (d["start_byte"].as_u64(), d["end_byte"].as_u64()),
@@ -735,7 +768,7 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
     let verdicts: Vec<&str> = (0..3)
         .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
         .collect();
-    assert_eq!(verdicts, ["healthy", "return", "check_path"], "{doc}");
+    assert_eq!(verdicts, ["not_judged", "return", "check_path"], "{doc}");
     let delta = &doc["disks"][1]["smart"]["deltas"][0];
     assert_eq!(
         (
@@ -1056,6 +1089,10 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
             "3",
             "--smart",
             "off",
+            // 1 MiB reads: at 2 MB/s each takes half a second, far from the
+            // 2 s that would make it a stall (a finding of its own).
+            "--block",
+            "1m",
             "--json",
             json.to_str().unwrap(),
             "--progress-interval",
@@ -1103,9 +1140,11 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
     let verdicts: Vec<&str> = (0..4)
         .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
         .collect();
+    // The good disks: nothing found, read too fast to compare (8 MiB in
+    // milliseconds), so not called healthy.
     assert_eq!(
         verdicts,
-        ["healthy", "healthy", "recheck", "return"],
+        ["not_judged", "not_judged", "recheck", "return"],
         "{doc}"
     );
     for i in 0..3 {
@@ -1120,7 +1159,14 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
     // blocks measured 77% to 109% of the limit.
     assert!((4.0..7.5).contains(&first), "{slow}");
     assert!(slow[2].as_f64().unwrap() < first * 0.6, "{slow}");
-    assert!(text.contains("reads slowed to 2 MB/s in pass 3"), "{text}");
+    // The new limit lands as pass 2 begins or partway through it: the
+    // slower of passes 2 and 3 is named.
+    let (pass, worst) = (1..3)
+        .map(|i| (i + 1, slow[i].as_f64().unwrap()))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    let said = format!("reads slowed to {worst:.0} MB/s in pass {pass}");
+    assert!(text.contains(&said), "{said}: {text}");
     // Each pass finds the bad range, to the byte.
     let found: Vec<(u64, u64, u64, &str)> = doc["disks"][3]["findings"]
         .as_array()
@@ -1729,6 +1775,46 @@ fn temperatures_are_judged_against_the_drives_own_limits() {
     );
     assert!(
         text.contains("(its limit: 80 °C, its own warning composite temperature threshold"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_request_that_stalls_is_judged_without_peers() {
+    use crate::faults::FaultyDisk;
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    // One disk answers a read at 4 MiB after 2.5 s (a sector the drive
+    // retried), beside a disk of another size: no peer to compare either
+    // with. The stall is the disk's own evidence; the other disk's health
+    // is not claimed.
+    let slow = FaultyDisk::slow_file(8 * MIB, &[(4 * MIB, 4096, 2_500_000)]);
+    let other = disks(1, 16 * MIB);
+    let (out, doc) = burn_in(
+        None,
+        &["--smart", "off", "--block", "1m", &slow.dev, &other[0].dev],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let disk = |i: usize| &doc["disks"][i];
+    assert_eq!(disk(0)["verdict"], "return", "{doc}");
+    assert_eq!(disk(1)["verdict"], "not_judged", "{doc}");
+    let s = &disk(0)["slowest"];
+    assert_eq!(
+        (s["phase"].as_str(), s["offset"].as_u64()),
+        (Some("verify"), Some(4 * MIB)),
+        "{s}"
+    );
+    assert!(s["ms"].as_f64().unwrap() >= 2500.0, "{s}");
+    assert!(disk(0)["slow_requests"].as_u64() >= Some(1), "{s}");
+    assert!(disk(1)["slowest"]["ms"].as_f64().unwrap() < 2000.0, "{doc}");
+    assert!(
+        text.contains("a read at byte 4194304 in pass 1 took"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("not judged: {} (speed not compared", other[0].dev)),
         "{text}"
     );
 }

@@ -396,7 +396,8 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
         "--resume",
         &d[1].dev,
     ]));
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // Every block verified; a lone disk's speed is not judged (exit 3).
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
     // 6. A finished run resumed onto a replaced disk is refused too (it
     // said HEALTHY for whatever sat at the name).
     let finished: serde_json::Value =
@@ -444,7 +445,8 @@ fn a_disk_held_for_a_moment_is_waited_for_and_one_held_on_is_refused_naming_who(
     drop(held);
     let out = child.wait_with_output().unwrap();
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    // Burned whole (a lone disk's speed is not judged: exit 3).
+    assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(!err.contains("is in use"), "{err}");
     // Held on past the wait: refused, naming this test as the opener.
     let held = hold();
@@ -480,7 +482,7 @@ fn a_disk_held_for_a_moment_is_waited_for_and_one_held_on_is_refused_naming_who(
         &d[0].dev,
     ]));
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(!err.contains("is in use"), "{err}");
 }
 
@@ -495,8 +497,14 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     // The check: the frozen disk's read is given up after 2 s, in the serial
     // pass; the parallel pass does not wait for it again.
     let frozen = bad.freeze();
+    // The good disks read at a drive-like 100 MB/s (memory disks vary by
+    // the CPU's moment, and two of them would be compared on that).
+    let paced = Throttle::new();
+    for g in &good {
+        paced.limit(g, 100_000_000);
+    }
     let began = Instant::now();
-    let mut check = arrayburn(&[
+    let mut check = paced.command(&[
         "check",
         "--sample",
         "1.5s",

@@ -208,7 +208,31 @@ pub struct DiskBurn {
     /// when every pass was written and verified); null for a soak.
     #[serde(default)]
     pub place: Option<At>,
+    /// The slowest write or read: the time it had the disk (with several
+    /// in flight, from the previous one's end), and where.
+    #[serde(default)]
+    pub slowest: Option<SlowIo>,
+    /// Writes and reads that had the disk for at least 500 ms.
+    #[serde(default)]
+    pub slow_requests: u64,
+    /// Whether a request was timed since this process began.
+    #[serde(skip)]
+    warm: bool,
 }
+
+/// One slow write or read.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SlowIo {
+    pub pass: u16,
+    pub phase: Phase,
+    /// Its first byte, and how long it had the disk (ms).
+    pub offset: u64,
+    pub ms: f64,
+}
+
+/// A request that had the disk this long is counted as slow (the check's
+/// `--slow-read-ms` default).
+const SLOW_IO: Duration = Duration::from_millis(500);
 
 /// Where a disk stopped answering.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -262,6 +286,27 @@ impl DiskBurn {
     /// Bytes found bad, all classes.
     pub fn total_bad(&self) -> u64 {
         self.bad_bytes.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Counts a request of pass `pass`'s `phase` at `offset` that had the
+    /// disk for `service`; the first since the process began is left out
+    /// (a spun-down drive takes seconds to spin up).
+    fn timed(&mut self, pass: u16, phase: Phase, offset: u64, service: Duration) {
+        if !std::mem::replace(&mut self.warm, true) {
+            return;
+        }
+        if service >= SLOW_IO {
+            self.slow_requests += 1;
+        }
+        let ms = service.as_secs_f64() * 1e3;
+        if self.slowest.is_none_or(|s| ms > s.ms) {
+            self.slowest = Some(SlowIo {
+                pass,
+                phase,
+                offset,
+                ms,
+            });
+        }
     }
 
     /// Notes that the disk hung at `offset` of pass `pass`'s `phase`.
@@ -703,8 +748,10 @@ impl Pass<'_> {
         let mut settle = Settle { stop, after: None };
         let mut saved = Instant::now();
         let mut last = from;
-        // Where the writes counted so far end (set by each completion).
+        // Where the writes counted so far end (set by each completion), and
+        // when the last one ended.
         let pos = std::cell::Cell::new(from);
+        let last_end = std::cell::Cell::new(began);
         let mut stretch = Stretches::new(t, size, from, pass);
         let buffers = 2 + io.depth();
         let mut halted: Option<Halt> = None;
@@ -734,6 +781,9 @@ impl Pass<'_> {
                                 d: Done|
              -> Result<(), Halt> {
                 let (at, len) = (d.offset, d.len);
+                let service = d.ended - d.began.max(last_end.get());
+                last_end.set(d.ended);
+                out.timed(pass, Phase::Write, at, service);
                 let whole = d.whole();
                 let mut b = d.buf;
                 if let Err(e) = whole {
@@ -974,12 +1024,17 @@ impl Pass<'_> {
                     }
                 }
             });
+            let mut last_end = began;
             'chunks: for d in full_rx.iter() {
                 if self.job.over() {
                     go_on = false;
                     break;
                 }
                 let (at, len) = (d.offset, d.len);
+                if check != Check::Reverify && d.result.is_ok() {
+                    out.timed(pass, Phase::Verify, at, d.ended - d.began.max(last_end));
+                }
+                last_end = last_end.max(d.ended);
                 let mut buf = d.buf;
                 match d.result.map(|n| n == len) {
                     Ok(true) => found(out, buf.slice_mut(len), at),

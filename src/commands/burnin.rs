@@ -308,12 +308,11 @@ fn publish(
         o.write(&doc, true)
             .with_context(|| format!("writing --json {}", o.given.display()))?;
     }
-    Ok(if report.interrupted {
-        Outcome::Interrupted
-    } else if report.summary.verdict == "healthy" {
-        Outcome::Healthy
-    } else {
-        Outcome::Flagged
+    Ok(match report.summary.verdict.as_str() {
+        _ if report.interrupted => Outcome::Interrupted,
+        "healthy" => Outcome::Healthy,
+        "not_judged" => Outcome::NotJudged,
+        _ => Outcome::Flagged,
     })
 }
 
@@ -950,6 +949,16 @@ fn report(
                 .as_ref()
                 .map(|c| words(c, Kind::Thermal))
                 .unwrap_or_default(),
+            slowest: b.slowest.map(|s| {
+                let what = match s.phase {
+                    Phase::Write => "a write",
+                    _ => "a read",
+                };
+                (
+                    s.ms,
+                    format!("{what} at byte {} in pass {}", s.offset, s.pass),
+                )
+            }),
             smart_media: sm
                 .as_ref()
                 .map(|c| words(c, Kind::Media))
@@ -1008,10 +1017,12 @@ fn report(
                         sentence: format!("{}: {sentence}", t.dev.given),
                     });
                 }
-                let verdict = if burn.interrupted {
-                    "interrupted"
-                } else {
-                    "healthy"
+                // Nothing found: healthy only where its speed was compared
+                // with peers too; else its health is not claimed.
+                let verdict = match (burn.interrupted, judged.compared()) {
+                    (true, _) => "interrupted",
+                    (false, true) => "healthy",
+                    (false, false) => "not_judged",
                 };
                 let speeds = pass_speeds(&burn, t.end - t.start)
                     .into_iter()
@@ -1053,8 +1064,26 @@ fn report(
         .filter(|l| l.controller)
         .map(crate::report::links::sentence)
         .collect();
+    let not_judged: Vec<String> = disks
+        .iter()
+        .filter(|d| d.verdict == "not_judged")
+        .map(|d| d.path.clone())
+        .collect();
+    let unjudged = format!(
+        "; not judged: {} (speed not compared: no peer of the same model, size and kind, or a phase timed for under {:.0} s; health not claimed)",
+        not_judged.join(", "),
+        crate::judge::MIN_JUDGED_S
+    );
     let message = match (interrupted, disk_verdicts.len(), controllers.is_empty()) {
         (true, ..) => "INTERRUPTED: partial burn-in.".to_string(),
+        (false, 0, true) if !not_judged.is_empty() && read_only => format!(
+            "NOT JUDGED: {} disk(s) read whole in every pass without an error{unjudged}.",
+            disks.len()
+        ),
+        (false, 0, true) if !not_judged.is_empty() => format!(
+            "NOT JUDGED: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written, no request stalled{unjudged}.",
+            disks.len()
+        ),
         (false, 0, true) if read_only => format!(
             "HEALTHY: {} disk(s) read whole in every pass without an error; of the passes read for a second or more, none much slower than the disk's first, nor any disk than its peers.",
             disks.len()
@@ -1068,7 +1097,8 @@ fn report(
             if n > 0 {
                 named.insert(0, format!("{n} disk(s) to act on"));
             }
-            format!("FLAGGED: {}.", named.join("; "))
+            let unjudged = if not_judged.is_empty() { "" } else { &unjudged };
+            format!("FLAGGED: {}{unjudged}.", named.join("; "))
         }
     };
     let c = &points[0];
@@ -1098,6 +1128,7 @@ fn report(
         summary: BurnSummary {
             verdict: match (interrupted, disk_verdicts.is_empty() && links.is_empty()) {
                 (true, _) => "interrupted",
+                (false, true) if !not_judged.is_empty() => "not_judged",
                 (false, true) => "healthy",
                 (false, false) => "flagged",
             }

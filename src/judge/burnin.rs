@@ -14,17 +14,21 @@
 //!   (A corrupted block can also be a bad cable or memory; the sentence
 //!   says so, the action stays return until SMART says otherwise.)
 //! - The drive's own self-test failed (`--smart-test`) → return it.
+//! - A write or read that had the disk for `stall_ms` or more (a drive
+//!   retrying a weak sector), the run's first left out (spin-up) → return
+//!   it: the disk's own evidence, judged without peers.
 //! - Above its temperature limit during the run (the drive's own
 //!   where it reports one: NVMe WCTEMP, ATA SCT, SAS trip point; else a
 //!   default for its kind), or minutes it counted above its own warning
 //!   temperature rose → check the cooling at its slot.
 //! - Otherwise, a write or verify speed under `slow_pct` % of its peers'
-//!   median → move it and burn it in again (a slow port looks the same).
+//!   median, or a later pass's reads under [`SLOWED_PCT`] % of its own
+//!   pass 1 → move it and burn it in again (a slow port looks the same).
 //!   A phase timed for under [`MIN_JUDGED_S`] is not compared (noise).
 
 use super::advice::Action;
 use super::peers::pct_of_group_median;
-use super::{MIN_JUDGED_S, Thresholds};
+use super::{MIN_JUDGED_S, SLOWED_PCT, Thresholds};
 
 /// One disk's burn-in, as the verdict reads it.
 #[derive(Debug, Clone, Default)]
@@ -60,6 +64,9 @@ pub struct BurnFacts {
     pub limit_source: String,
     /// SMART: the time-above-limit counters that rose, in words.
     pub smart_thermal: Vec<String>,
+    /// The slowest write or read: how long it had the disk (ms), and
+    /// where, in words ("a read at byte 8388608 in pass 1").
+    pub slowest: Option<(f64, String)>,
     /// Peer group (same model, size and kind).
     pub group: usize,
 }
@@ -67,11 +74,19 @@ pub struct BurnFacts {
 /// What the judge made of one disk's burn-in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BurnVerdict {
-    /// The action and its sentence; None when healthy.
+    /// The action and its sentence; None when nothing was found.
     pub action: Option<(Action, String)>,
     /// Write and verify speed as % of the peers' median.
     pub write_pct: Option<f64>,
     pub verify_pct: Option<f64>,
+}
+
+impl BurnVerdict {
+    /// Whether its speed was compared with peers (else its health is not
+    /// claimed: nothing found, not judged).
+    pub fn compared(&self) -> bool {
+        self.write_pct.is_some() || self.verify_pct.is_some()
+    }
 }
 
 /// Each disk's verdict.
@@ -133,6 +148,12 @@ fn action(
     if let Some(words) = &d.self_test_failed {
         bad.push(format!("its SMART self-test failed ({words})"));
     }
+    if let Some((ms, at)) = d.slowest.as_ref().filter(|(ms, _)| *ms >= th.stall_ms) {
+        bad.push(format!(
+            "{at} took {ms:.0} ms ({:.0} ms or more is a stall: a drive retrying a weak sector does this)",
+            th.stall_ms
+        ));
+    }
     if !bad.is_empty() {
         let cable = if d.corrupted {
             " (if other disks on the same cable or HBA show corrupted blocks too, check those first)"
@@ -184,7 +205,7 @@ fn action(
                 .map(|p| format!("{what} speed {p:.0}% of its peers'"))
         })
         .collect();
-    slow.extend(slowed(&d.pass_mb_per_s, th));
+    slow.extend(slowed(&d.pass_mb_per_s));
     (!slow.is_empty()).then(|| {
         (
             Action::Recheck,
@@ -197,8 +218,9 @@ fn action(
 }
 
 /// A disk whose reads slowed from pass to pass (heat, sectors that start
-/// to need retries): its slowest later pass under `slow_pct` % of pass 1.
-fn slowed(passes: &[Option<f64>], th: &Thresholds) -> Option<String> {
+/// to need retries): its slowest later pass under [`SLOWED_PCT`] % of
+/// pass 1.
+fn slowed(passes: &[Option<f64>]) -> Option<String> {
     let first = (*passes.first()?)?;
     let (i, worst) = passes
         .iter()
@@ -207,7 +229,7 @@ fn slowed(passes: &[Option<f64>], th: &Thresholds) -> Option<String> {
         .filter_map(|(i, v)| v.map(|v| (i, v)))
         .min_by(|a, b| a.1.total_cmp(&b.1))?;
     let pct = 100.0 * worst / first;
-    (pct < th.slow_pct).then(|| {
+    (pct < SLOWED_PCT).then(|| {
         format!(
             "reads slowed to {worst:.0} MB/s in pass {}, {pct:.0}% of pass 1's {first:.0} MB/s (heat, or sectors that need retries: check its cooling)",
             i + 1
@@ -304,7 +326,8 @@ mod tests {
             "{}",
             said(5)
         );
-        // Reads that slowed from pass to pass; a pass not timed is not
+        // Reads that slowed from pass to pass (85 % of pass 1 is within
+        // what a host's other load makes); a pass not timed is not
         // compared.
         let passes = |p: &[Option<f64>]| BurnFacts {
             pass_mb_per_s: p.to_vec(),
@@ -313,7 +336,7 @@ mod tests {
         let out = verdicts(
             &[
                 passes(&[Some(200.0), Some(190.0), Some(120.0)]),
-                passes(&[Some(200.0), None, Some(190.0)]),
+                passes(&[Some(200.0), None, Some(170.0)]),
                 passes(&[None, Some(50.0)]),
             ],
             &th,
@@ -387,6 +410,21 @@ mod tests {
             "{:?}",
             out[4]
         );
+        // A request that had the disk for the stall threshold returns it;
+        // one just under does not.
+        let slowest = |ms: f64| BurnFacts {
+            slowest: Some((ms, "a read at byte 4096 in pass 1".into())),
+            ..disk(100.0, 100.0)
+        };
+        let out = verdicts(&[slowest(2000.0), slowest(1999.0)], &th);
+        assert_eq!(
+            out[0].action,
+            Some((
+                Action::Return,
+                "a read at byte 4096 in pass 1 took 2000 ms (2000 ms or more is a stall: a drive retrying a weak sector does this), return it".into()
+            ))
+        );
+        assert!(out[1].action.is_none(), "{:?}", out[1]);
         // Timed too briefly to compare: no verdict from speed.
         let brief = |w| BurnFacts {
             write_s: 0.2,

@@ -42,6 +42,12 @@ pub const TAIL_FACTOR: f64 = 4.0;
 /// milliseconds of jitter on a fast disk is not a failing sector.
 pub const TAIL_FLOOR_MS: f64 = 100.0;
 
+/// A burn-in disk whose reads in a later pass fell under this % of its own
+/// pass 1 slowed. Looser than `--slow-pct`: peers are measured side by
+/// side, a disk's passes hours apart, under whatever else the host did
+/// meanwhile (2 s passes under blk-throttle alone vary by 10 %).
+pub const SLOWED_PCT: f64 = 80.0;
+
 /// A disk's verdict in one pass.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
