@@ -9,7 +9,9 @@ use serde_json::Value;
 use crate::util::*;
 
 /// The recorded demo check (four loop disks), as host `host`, begun at
-/// `when`, each disk given serial `HOST-i` and the serial MB/s `speeds[i]`.
+/// `when`, each disk given serial `HOST-i` and the serial MB/s `speeds[i]`,
+/// and the run's own verdict as the check gives it: a disk under 92 % of
+/// the run's median is to recheck, else the run is healthy.
 fn result(host: &str, when: &str, speeds: [f64; 4]) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/report/demo/report.json");
     let mut v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
@@ -28,6 +30,46 @@ fn result(host: &str, when: &str, speeds: [f64; 4]) -> Value {
             }
         }
     }
+    let mut sorted = speeds;
+    sorted.sort_by(f64::total_cmp);
+    let median = (sorted[1] + sorted[2]) / 2.0;
+    let slow: Vec<(usize, f64)> = (0..4)
+        .map(|i| (i, 100.0 * speeds[i] / median))
+        .filter(|(_, pct)| *pct < 92.0)
+        .collect();
+    for p in v["passes"].as_array_mut().unwrap() {
+        for (i, d) in p["disks"].as_array_mut().unwrap().iter_mut().enumerate() {
+            d["verdict"] = if slow.iter().any(|s| s.0 == i) {
+                "slow"
+            } else {
+                "ok"
+            }
+            .into();
+        }
+    }
+    let advice: Vec<Value> = slow
+        .iter()
+        .map(|(i, pct)| {
+            let path = format!("/dev/loop{i}");
+            serde_json::json!({"path": path, "action": "recheck",
+                "sentence": format!("{path}: {pct:.0}% of its peers' speed, move it to another slot and check again; if it stays slow, return it")})
+        })
+        .collect();
+    let s = &mut v["summary"];
+    s["verdict"] = if advice.is_empty() {
+        "healthy"
+    } else {
+        "flagged"
+    }
+    .into();
+    s["message"] = if advice.is_empty() {
+        "HEALTHY: 4 disk(s)."
+    } else {
+        "FLAGGED: a disk is slow."
+    }
+    .into();
+    s["flagged"] = serde_json::json!([]);
+    s["disk_verdicts"] = advice.into();
     v
 }
 
@@ -169,6 +211,54 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
             .ends_with("1 worse than in earlier runs, 1 link(s) below their maximum."),
         "{v}"
     );
+    // Each run's own findings count too: node1's and node3's slow disks
+    // (each also slow within its run), node2's HBA link; node1's November
+    // cable was measured again by its December run, which found that link
+    // fine: superseded, listed, not counted.
+    let found: Vec<(String, &str, Option<&str>)> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let src = r["source"].as_str().unwrap();
+            (
+                src.strip_prefix(runs.to_str().unwrap())
+                    .unwrap()
+                    .to_string(),
+                r["disks"][0].as_str().unwrap(),
+                r["superseded_by"].as_str(),
+            )
+        })
+        .collect();
+    let dec = runs.join("node1.json");
+    assert_eq!(
+        found,
+        [
+            ("/node1.json".to_string(), "/dev/loop2", None),
+            ("/node2.json".to_string(), "/dev/loop0", None),
+            ("/node3.json".to_string(), "/dev/loop1", None),
+            (
+                "/november/node1.json".to_string(),
+                "/dev/loop0",
+                dec.to_str()
+            ),
+        ],
+        "{v}"
+    );
+    assert!(
+        v["message"].as_str().unwrap().starts_with(
+            "FLAGGED: 3 run(s) with findings of their own (node1's check of 2026-12-01T08:00:00Z found something on /dev/loop2; node2's check"
+        ),
+        "{v}"
+    );
+    assert!(
+        text.contains("Runs that found something (their own verdicts):\n  node1's check of 2026-12-01T08:00:00Z"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Superseded (a later run measured those disks again):"),
+        "{text}"
+    );
     // node1's four disks are in two results: counted once each.
     assert!(
         text.contains("fleet report: 4 result(s), 12 disk(s), 3 host(s)"),
@@ -255,7 +345,12 @@ fn rendered_in_a_browser(page: &Path) {
     };
     let dom = String::from_utf8_lossy(&run(&["--dump-dom"]).stdout).into_owned();
     assert!(
-        dom.contains("FLAGGED: 2 disk(s) slow for their model"),
+        dom.contains("class=\"verdict flagged\"")
+            && dom.contains("2 disk(s) slow for their model across the fleet"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("<ul class=\"runs\" id=\"runs-found\">"),
         "{dom}"
     );
     assert!(dom.contains("<table id=\"outliers\">"), "{dom}");
@@ -424,4 +519,163 @@ fn a_signal_stops_the_report_with_130_and_nothing_written() {
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted; nothing was written"), "{err}");
     assert!(!out_dir.exists(), "a report was written");
+}
+
+#[test]
+fn the_fleet_verdict_carries_each_real_runs_own_findings() {
+    use crate::faults::FaultyDisk;
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let dir = tempdir();
+    let results = dir.path().join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    // A check that finds an unreadable sector, at normal speed, beside two
+    // good disks.
+    let bad = FaultyDisk::new(32 * MIB, &[(8 * MIB, 4096)]);
+    let good = disks(2, 32 * MIB);
+    let page = dir.path().join("check");
+    let check_json = results.join("check.json");
+    let out = arrayburn(&[
+        "check",
+        "--sample",
+        "1.5s",
+        "--progress",
+        "none",
+        "--json",
+        check_json.to_str().unwrap(),
+        "--out",
+        page.to_str().unwrap(),
+        &bad.dev,
+        &good[0].dev,
+        &good[1].dev,
+    ])
+    .stdin(std::process::Stdio::null())
+    .output()
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Its own page says what it found, not HEALTHY.
+    let own = std::fs::read_to_string(page.join("report.html")).unwrap();
+    assert!(own.contains("class=\"verdict flagged\">FLAGGED"), "{own}");
+    // A burn-in interrupted partway (writes held to 8 MB/s: 4 s).
+    let fresh = disks(1, 32 * MIB);
+    let t = Throttle::new();
+    t.limit_write(&fresh[0], 8_000_000);
+    let state = tempdir();
+    let burn_json = results.join("burn.json");
+    let child = t
+        .command(&[
+            "burnin",
+            "--state",
+            state.path().to_str().unwrap(),
+            "--destructive",
+            "--yes",
+            "--smart",
+            "off",
+            "--progress",
+            "none",
+            "--checkpoint-every",
+            "1",
+            "--json",
+            burn_json.to_str().unwrap(),
+            &fresh[0].dev,
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let checkpoint = state
+        .path()
+        .join(format!("burnin-{}.json", fresh[0].name()));
+    let written = || {
+        std::fs::read(&checkpoint)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .is_some_and(|c| c["at"]["done_until"].as_u64() > Some(0))
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !written() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(written(), "the burn-in never checkpointed a write");
+    let (out, _) = interrupt(child);
+    assert_eq!(out.status.code(), Some(130));
+    // Both read together: flagged by the check's own finding, the burn-in
+    // named as interrupted, in every form.
+    let fleet = dir.path().join("fleet.json");
+    let bundle = dir.path().join("bundle");
+    let out = report(&[
+        results.to_str().unwrap(),
+        "--json",
+        fleet.to_str().unwrap(),
+        "--out",
+        bundle.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&std::fs::read(&fleet).unwrap()).unwrap();
+    assert_eq!(v["verdict"], "flagged", "{v}");
+    let runs: Vec<(&str, &str, &str)> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap(),
+                r["state"].as_str().unwrap(),
+                r["disks"][0].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("burnin", "interrupted", fresh[0].dev.as_str()),
+            ("check", "flagged", bad.dev.as_str())
+        ],
+        "{v}"
+    );
+    let sentence = format!("{}: 1 unreadable range(s)", bad.dev);
+    assert!(
+        v["runs"][1]["what"][0]
+            .as_str()
+            .unwrap()
+            .starts_with(&sentence),
+        "{v}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&sentence), "{text}");
+    assert!(
+        text.contains("Runs not judged whole (interrupted, not finished, or a disk not compared):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Verdict: FLAGGED: 1 run(s) with findings of their own"),
+        "{text}"
+    );
+    let md = std::fs::read_to_string(bundle.join("report.md")).unwrap();
+    assert!(
+        md.contains("**FLAGGED: 1 run\\(s\\)") && md.contains("INTERRUPTED"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(bundle.join("report.html")).unwrap();
+    assert!(html.contains("class=\"verdict flagged\">FLAGGED"), "{html}");
+    assert!(
+        html.contains("<ul class=\"runs\" id=\"runs-open\">"),
+        "{html}"
+    );
+    // The interrupted burn-in alone is not judged (exit 3), never healthy.
+    let out = report(&[burn_json.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Verdict: NOT JUDGED: "), "{text}");
+    assert!(
+        text.contains(&format!("{}: stopped in pass 1 of 1, write ", fresh[0].dev)),
+        "{text}"
+    );
 }

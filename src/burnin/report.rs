@@ -165,7 +165,7 @@ pub fn speed(bytes: u64, secs: f64) -> Option<f64> {
 
 /// Where a disk's burn-in stopped short of its end, in words ("pass 1 of
 /// 2, write 70 %"); None when it finished (or for a soak).
-fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
+pub fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
     let at = d.burn.place?;
     let len = (d.end_byte - d.start_byte).max(1);
     let phase = match at.phase {

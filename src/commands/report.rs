@@ -88,10 +88,10 @@ pub fn run(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Outcome> {
         write_bundle(&report, &words, dir)
             .with_context(|| format!("writing --out {}", dir.display()))?;
     }
-    Ok(if report.flagged() {
-        Outcome::Flagged
-    } else {
-        Outcome::Healthy
+    Ok(match report.verdict.as_str() {
+        "flagged" => Outcome::Flagged,
+        "not_judged" => Outcome::NotJudged,
+        _ => Outcome::Healthy,
     })
 }
 

@@ -45,6 +45,33 @@ impl Doc {
         }
     }
 
+    /// When its result was written (RFC 3339): a resumed burn-in keeps its
+    /// `started_at`, its later result is later by this.
+    fn finished_at(&self) -> &str {
+        match self {
+            Doc::Check(r) => &r.finished_at,
+            Doc::Burnin(r) => &r.finished_at,
+        }
+    }
+
+    /// Whether the run ended by itself, every pass done (not stopped by a
+    /// signal; for a check, not a copy saved while it went on).
+    fn finished(&self) -> bool {
+        match self {
+            Doc::Check(r) => !r.interrupted && r.complete,
+            Doc::Burnin(r) => !r.interrupted,
+        }
+    }
+
+    /// `"check"`, `"burnin"` or `"soak"` (a read-only burn-in).
+    fn kind(&self) -> &'static str {
+        match self {
+            Doc::Check(_) => "check",
+            Doc::Burnin(r) if r.read_only => "soak",
+            Doc::Burnin(_) => "burnin",
+        }
+    }
+
     /// The links below their maximum it found.
     fn links(&self) -> &[LinkFinding] {
         match self {
@@ -455,6 +482,272 @@ pub fn hosts(docs: &[(String, Doc)]) -> Vec<HostRuns> {
     out
 }
 
+/// A run whose own verdict is not healthy: it found something, could not
+/// judge a disk, or did not finish.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunFinding {
+    pub host: String,
+    /// The result file, when the run began and what it was (`"check"`,
+    /// `"burnin"`, `"soak"`).
+    pub source: String,
+    pub started_at: String,
+    pub kind: String,
+    /// `"flagged"` (a disk or link to act on), `"not_judged"` (nothing
+    /// found, but a disk could not be compared), `"interrupted"` (a signal
+    /// stopped it) or `"incomplete"` (the file is a copy saved while the
+    /// run went on, or a disk's run ended early).
+    pub state: String,
+    /// What it found or could not decide, a line each, each naming its disk
+    /// (the run's own sentences).
+    pub what: Vec<String>,
+    /// The disks those are about (paths as that run gave them).
+    pub disks: Vec<String>,
+    /// A later run of the same host and kind that measured all those disks
+    /// again, at least as far, to its end: its file. Then this finding is
+    /// listed, not counted (the later run's verdict stands).
+    pub superseded_by: Option<String>,
+}
+
+/// What one run said of itself, where it is not healthy: state, lines, and
+/// the disks concerned. A finding counts also in a run that was interrupted
+/// or did not finish (it was measured); such a run with none is named as
+/// what it is, never as healthy.
+fn own_verdict(doc: &Doc) -> Option<(&'static str, Vec<String>, Vec<String>)> {
+    let (advice, links, message) = match doc {
+        Doc::Check(r) => (
+            &r.summary.disk_verdicts,
+            &r.summary.links,
+            &r.summary.message,
+        ),
+        Doc::Burnin(r) => (
+            &r.summary.disk_verdicts,
+            &r.summary.links,
+            &r.summary.message,
+        ),
+    };
+    let paths: Vec<String> = match doc {
+        Doc::Check(r) => r.disks.iter().map(|d| d.path.clone()).collect(),
+        Doc::Burnin(r) => r.disks.iter().map(|d| d.path.clone()).collect(),
+    };
+    // Why the run is not whole, if it is not: (state, words, the disks
+    // not measured whole).
+    let short: Option<(&'static str, String, Vec<String>)> = match doc {
+        Doc::Check(r) if r.interrupted => Some(("interrupted", message.clone(), paths.clone())),
+        Doc::Check(r) if !r.complete => Some((
+            "incomplete",
+            "the file is a copy saved while the check went on: it never finished (killed, or still running)".into(),
+            paths.clone(),
+        )),
+        Doc::Burnin(r) if r.interrupted => {
+            let at: Vec<String> = r
+                .disks
+                .iter()
+                .filter_map(|d| {
+                    crate::burnin::report::stopped_at(d, r.passes).map(|w| format!("{}: {w}", d.path))
+                })
+                .collect();
+            let words = std::iter::once(message.clone()).chain(at).collect::<Vec<_>>().join("; ");
+            Some(("interrupted", words, paths.clone()))
+        }
+        Doc::Burnin(r) => {
+            let cut: Vec<String> = r
+                .disks
+                .iter()
+                .filter(|d| d.verdict == "interrupted" || (!r.read_only && !burned_whole(d)))
+                .map(|d| d.path.clone())
+                .collect();
+            (!cut.is_empty()).then(|| {
+                let words = format!("{}: not burned whole (its run ended early)", cut.join(", "));
+                ("incomplete", words, cut)
+            })
+        }
+        _ => None,
+    };
+    let mut what: Vec<String> = advice.iter().map(|a| a.sentence.clone()).collect();
+    what.extend(links.iter().map(crate::report::links::sentence));
+    let mut disks: Vec<String> = advice.iter().map(|a| a.path.clone()).collect();
+    disks.extend(links.iter().flat_map(|l| l.disks.iter().cloned()));
+    // Disks with nothing found that the run could not compare.
+    let unjudged: Vec<String> = match doc {
+        Doc::Check(r) => r.summary.not_compared.clone(),
+        Doc::Burnin(r) => r
+            .disks
+            .iter()
+            .filter(|d| d.verdict == "not_judged")
+            .map(|d| d.path.clone())
+            .collect(),
+    };
+    let unjudged_words = |p: &String| {
+        format!(
+            "{p}: nothing found, but not compared with peers (measured too briefly, or no peer of its model, size and kind)"
+        )
+    };
+    let (flagged, not_judged) = match doc {
+        Doc::Check(r) => (
+            r.summary.verdict == crate::judge::ArrayVerdict::Flagged,
+            r.summary.verdict == crate::judge::ArrayVerdict::NotJudged,
+        ),
+        Doc::Burnin(r) => (
+            r.summary.verdict == "flagged",
+            r.summary.verdict == "not_judged",
+        ),
+    };
+    if !what.is_empty() || flagged {
+        if what.is_empty() {
+            what.push(message.clone());
+            disks = paths.clone();
+        }
+        if let Some((state, words, _)) = short {
+            what.insert(0, format!("{state}: {words}"));
+        }
+        what.extend(
+            unjudged
+                .iter()
+                .filter(|p| !disks.contains(p))
+                .map(unjudged_words),
+        );
+        return Some(("flagged", what, dedup(disks)));
+    }
+    if let Some((state, words, cut)) = short {
+        return Some((state, vec![words], cut));
+    }
+    (not_judged || !unjudged.is_empty()).then(|| {
+        let disks = if unjudged.is_empty() { paths } else { unjudged };
+        let what = disks.iter().map(unjudged_words).collect();
+        ("not_judged", what, disks)
+    })
+}
+
+fn dedup(mut v: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    v.retain(|x| seen.insert(x.clone()));
+    v
+}
+
+/// Whether a burn-in disk was written and verified over its whole range,
+/// every pass (a result without a `place` predates it: taken as whole).
+fn burned_whole(d: &crate::burnin::report::BurnDisk) -> bool {
+    d.burn
+        .place
+        .is_none_or(|p| p.phase == crate::burnin::worker::Phase::Done)
+}
+
+/// How much of one disk a run measured, to tell whether a later run
+/// measured it again at least as far.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Measured {
+    /// A check: whether a pass read it to its last byte, else the sample
+    /// (seconds) each pass read of it.
+    Read { whole: bool, sample_s: f64 },
+    /// A burn-in or soak: its range, and whether every pass covered it.
+    Burned { start: u64, end: u64, whole: bool },
+}
+
+/// How much of the disk at `path` the run measured.
+fn measured(doc: &Doc, path: &str) -> Option<Measured> {
+    match doc {
+        Doc::Check(r) => {
+            let mut rows = r
+                .passes
+                .iter()
+                .flat_map(|p| p.disks.iter().filter(|d| d.path == path))
+                .peekable();
+            rows.peek()?;
+            Some(Measured::Read {
+                whole: rows.any(|d| d.reached_end),
+                sample_s: r.options.sample_s,
+            })
+        }
+        Doc::Burnin(r) => r
+            .disks
+            .iter()
+            .find(|d| d.path == path)
+            .map(|d| Measured::Burned {
+                start: d.start_byte,
+                end: d.end_byte,
+                whole: !r.interrupted && d.verdict != "interrupted" && burned_whole(d),
+            }),
+    }
+}
+
+/// Whether `later` measured at least what `earlier` did.
+fn covers(later: Measured, earlier: Measured) -> bool {
+    match (later, earlier) {
+        (
+            Measured::Read { whole, sample_s },
+            Measured::Read {
+                whole: was_whole,
+                sample_s: was,
+            },
+        ) => whole || (!was_whole && sample_s >= was),
+        (
+            Measured::Burned { start, end, whole },
+            Measured::Burned {
+                start: s, end: e, ..
+            },
+        ) => whole && start <= s && end >= e,
+        _ => false,
+    }
+}
+
+/// Each run's own verdict where it is not healthy, in the order read; a
+/// finding is superseded by the latest later run of the same host and
+/// kind (a burn-in also supersedes a soak) that was not interrupted,
+/// finished, and measured each disk it names (the same disk, by WWN or
+/// serial) at least as far: a check that read it whole, or sampled it as
+/// long where it was sampled; a burn-in over at least its range, whole.
+pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFinding> {
+    let key = |source: &str, path: &str| {
+        samples
+            .iter()
+            .find(|s| s.source == source && s.path == path)
+            .map(Sample::key)
+    };
+    let later =
+        |a: &Doc, b: &Doc| (b.started_at(), b.finished_at()) > (a.started_at(), a.finished_at());
+    let mut out = Vec::new();
+    for (source, doc) in docs {
+        let Some((state, what, disks)) = own_verdict(doc) else {
+            continue;
+        };
+        let superseded_by = docs
+            .iter()
+            .filter(|(_, d)| {
+                same_host(d.host(), doc.host())
+                    && later(doc, d)
+                    && (d.kind() == doc.kind() || (d.kind() == "burnin" && doc.kind() == "soak"))
+                    && d.finished()
+            })
+            .filter(|(src, d)| {
+                disks.iter().all(|p| {
+                    let (Some(k), Some(then)) = (key(source, p), measured(doc, p)) else {
+                        return false;
+                    };
+                    samples
+                        .iter()
+                        .filter(|s| &s.source == src && s.key() == k)
+                        .any(|s| measured(d, &s.path).is_some_and(|now| covers(now, then)))
+                })
+            })
+            .max_by(|a, b| {
+                (a.1.started_at(), a.1.finished_at()).cmp(&(b.1.started_at(), b.1.finished_at()))
+            })
+            .map(|(src, _)| src.clone());
+        let (host, _) = doc.host();
+        out.push(RunFinding {
+            host: host.into(),
+            source: source.clone(),
+            started_at: doc.started_at().into(),
+            kind: doc.kind().into(),
+            state: state.into(),
+            what,
+            disks,
+            superseded_by,
+        });
+    }
+    out
+}
+
 /// A file that could not be read.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Skipped {
@@ -480,6 +773,16 @@ pub struct FleetReport {
     /// Links below their maximum in each host's latest result.
     #[serde(default)]
     pub links: Vec<HostLink>,
+    /// Each run whose own verdict is not healthy (what it found, could not
+    /// judge, or that it did not finish), superseded ones included.
+    #[serde(default)]
+    pub runs: Vec<RunFinding>,
+    /// `"healthy"`, `"flagged"` (something to act on: a run's own finding,
+    /// a disk slow for its model, worse than before, a link) or
+    /// `"not_judged"` (nothing to act on, but a run could not judge a disk,
+    /// was interrupted or did not finish).
+    #[serde(default)]
+    pub verdict: String,
     /// The verdict in one sentence.
     pub message: String,
 }
@@ -532,13 +835,26 @@ impl FleetReport {
         distinct_disks(&self.samples)
     }
 
-    /// Whether anything is to act on: a disk slow for its model, one worse
-    /// than before, a link below its maximum.
+    /// Whether anything is to act on: a run's own finding, a disk slow for
+    /// its model, one worse than before, a link below its maximum.
     pub fn flagged(&self) -> bool {
-        self.outliers.iter().any(|o| o.verdict == "slow")
-            || !self.regressions.is_empty()
-            || !self.links.is_empty()
+        self.verdict == "flagged"
     }
+
+    /// The run findings that count (not superseded by a later run).
+    pub fn standing(&self) -> impl Iterator<Item = &RunFinding> {
+        self.runs.iter().filter(|r| r.superseded_by.is_none())
+    }
+}
+
+/// A run in a few words: "node1's burn-in of 2026-12-01T08:00:00Z".
+pub fn run_name(r: &RunFinding) -> String {
+    let kind = match r.kind.as_str() {
+        "burnin" => "burn-in",
+        "soak" => "read-only soak",
+        k => k,
+    };
+    format!("{}'s {kind} of {}", r.host, r.started_at)
 }
 
 fn distinct_disks(samples: &[Sample]) -> usize {
@@ -555,21 +871,78 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
     let outliers = outliers(&samples, th);
     let regressions = regressions(&samples, th);
     let links = links(docs);
+    let runs = run_findings(docs, &samples);
     let slow = outliers.iter().filter(|o| o.verdict == "slow").count();
-    let message = if slow == 0 && regressions.is_empty() && links.is_empty() {
-        format!(
-            "HEALTHY: {} disk(s) in {} result(s): none slow for its model across them, none worse than before.",
-            distinct_disks(&samples),
-            docs.len()
+    let standing = |state: &[&str]| -> Vec<&RunFinding> {
+        runs.iter()
+            .filter(|r| r.superseded_by.is_none() && state.contains(&r.state.as_str()))
+            .collect()
+    };
+    let flagged_runs = standing(&["flagged"]);
+    let open_runs = standing(&["not_judged", "interrupted", "incomplete"]);
+    // Runs named by what they are: "node1's check of … found /dev/sdb".
+    let named = |rs: &[&RunFinding]| {
+        let mut said: Vec<String> = rs
+            .iter()
+            .take(3)
+            .map(|r| {
+                let what = match r.state.as_str() {
+                    "flagged" => "found something on",
+                    "not_judged" => "could not judge",
+                    "interrupted" => "was interrupted, measuring",
+                    _ => "did not finish, measuring",
+                };
+                format!("{} {what} {}", run_name(r), r.disks.join(", "))
+            })
+            .collect();
+        if rs.len() > 3 {
+            said.push(format!("{} more", rs.len() - 3));
+        }
+        said.join("; ")
+    };
+    let fleet_found = slow > 0 || !regressions.is_empty() || !links.is_empty();
+    let fleet_words = format!(
+        "{slow} disk(s) slow for their model across the fleet, {} worse than in earlier runs{}",
+        regressions.len(),
+        match links.len() {
+            0 => String::new(),
+            n => format!(", {n} link(s) below their maximum"),
+        }
+    );
+    let open_words = match open_runs.len() {
+        0 => String::new(),
+        n => format!("; {n} run(s) not judged whole: {}", named(&open_runs)),
+    };
+    let (verdict, message) = if fleet_found || !flagged_runs.is_empty() {
+        let own = match flagged_runs.len() {
+            0 => String::new(),
+            n => format!(
+                "{n} run(s) with findings of their own ({}); ",
+                named(&flagged_runs)
+            ),
+        };
+        (
+            "flagged",
+            format!("FLAGGED: {own}{fleet_words}{open_words}."),
+        )
+    } else if !open_runs.is_empty() {
+        (
+            "not_judged",
+            format!(
+                "NOT JUDGED: nothing to act on in {} result(s), but {} run(s) could not judge every disk or did not finish: {}; health is not claimed for those disks.",
+                docs.len(),
+                open_runs.len(),
+                named(&open_runs)
+            ),
         )
     } else {
-        format!(
-            "FLAGGED: {slow} disk(s) slow for their model across the fleet, {} worse than in earlier runs{}.",
-            regressions.len(),
-            match links.len() {
-                0 => String::new(),
-                n => format!(", {n} link(s) below their maximum"),
-            }
+        (
+            "healthy",
+            format!(
+                "HEALTHY: {} disk(s) in {} result(s): every run's own verdict healthy (or superseded by a later run of those disks), none slow for its model across them, none worse than before.",
+                distinct_disks(&samples),
+                docs.len()
+            ),
         )
     };
     FleetReport {
@@ -583,6 +956,8 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         outliers,
         regressions,
         links,
+        runs,
+        verdict: verdict.into(),
         message,
     }
 }
@@ -666,6 +1041,129 @@ mod tests {
             outliers(&s, &th)
                 .iter()
                 .any(|x| x.serial.as_deref() == Some("ZL2"))
+        );
+    }
+
+    /// The recorded check of three disks, one with two unreadable ranges
+    /// (found at normal speed), as run `when`.
+    fn bad_sectors(when: &str) -> Report {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/report/full-with-bad-sectors/report.json");
+        let Ok(Doc::Check(mut r)) = load(&p) else {
+            panic!("a check")
+        };
+        r.started_at = when.into();
+        r.finished_at = when.into();
+        *r
+    }
+
+    /// The same check, its disks read whole without an error.
+    fn clean(when: &str) -> Report {
+        let mut r = bad_sectors(when);
+        r.summary.verdict = crate::judge::ArrayVerdict::Healthy;
+        r.summary.disk_verdicts.clear();
+        r.summary.not_compared.clear();
+        r.summary.message = "HEALTHY".into();
+        for p in &mut r.passes {
+            for d in &mut p.disks {
+                d.bytes = d.bytes.max(33554432);
+            }
+        }
+        r
+    }
+
+    fn fleet(runs: Vec<Report>) -> FleetReport {
+        let docs: Vec<(String, Doc)> = runs
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| (format!("run{i}.json"), Doc::Check(Box::new(r))))
+            .collect();
+        judge(&docs, Vec::new(), &Thresholds::default())
+    }
+
+    #[test]
+    fn each_runs_own_verdict_counts_until_a_later_run_measures_those_disks_again() {
+        // A run that found unreadable sectors at normal speed: the fleet is
+        // flagged by it, naming the run, the disk and what.
+        let f = fleet(vec![bad_sectors("2026-11-01T00:00:00Z")]);
+        assert_eq!(f.verdict, "flagged", "{}", f.message);
+        assert_eq!(f.runs.len(), 1);
+        let r = &f.runs[0];
+        assert_eq!(
+            (r.state.as_str(), &r.disks[..]),
+            ("flagged", &["/dev/loop0".to_string()][..])
+        );
+        assert!(
+            r.what[0].starts_with("/dev/loop0: 2 unreadable range(s)"),
+            "{r:?}"
+        );
+        assert!(
+            f.message.starts_with("FLAGGED: 1 run(s) with findings of their own (vm's check of 2026-11-01T00:00:00Z found something on /dev/loop0)"),
+            "{}",
+            f.message
+        );
+        // A later check of the host that read those disks whole, clean:
+        // the finding is superseded, listed, not counted.
+        let f = fleet(vec![
+            bad_sectors("2026-11-01T00:00:00Z"),
+            clean("2026-11-02T00:00:00Z"),
+        ]);
+        assert_eq!(f.runs[0].superseded_by.as_deref(), Some("run1.json"));
+        assert_eq!(f.verdict, "healthy", "{}", f.message);
+        // One that only sampled what was read whole, or ran earlier, or
+        // on another host, or was interrupted, does not supersede it.
+        let mut brief = clean("2026-11-02T00:00:00Z");
+        for p in &mut brief.passes {
+            for d in &mut p.disks {
+                d.bytes = 1 << 20;
+                d.reached_end = false;
+            }
+        }
+        let mut elsewhere = clean("2026-11-02T00:00:00Z");
+        elsewhere.host = "other".into();
+        elsewhere.machine.machine_id = Some("f".repeat(32));
+        let mut stopped = clean("2026-11-02T00:00:00Z");
+        stopped.interrupted = true;
+        for later in [brief, clean("2026-10-01T00:00:00Z"), elsewhere, stopped] {
+            let f = fleet(vec![bad_sectors("2026-11-01T00:00:00Z"), later]);
+            let first = f.runs.iter().find(|r| r.source == "run0.json").unwrap();
+            assert_eq!(first.superseded_by, None, "{first:?}");
+            assert_eq!(f.verdict, "flagged", "{}", f.message);
+        }
+        // An interrupted run, a copy saved while a check went on, a run that
+        // could not compare a disk: named, never healthy (exit 3).
+        let mut stopped = clean("2026-11-02T00:00:00Z");
+        stopped.interrupted = true;
+        let mut partial = clean("2026-11-02T00:00:00Z");
+        partial.complete = false;
+        let mut alone = clean("2026-11-02T00:00:00Z");
+        alone.summary.verdict = crate::judge::ArrayVerdict::NotJudged;
+        alone.summary.not_compared = vec!["/dev/loop2".into()];
+        for (run, state) in [
+            (stopped, "interrupted"),
+            (partial, "incomplete"),
+            (alone, "not_judged"),
+        ] {
+            let f = fleet(vec![run]);
+            assert_eq!(
+                (f.verdict.as_str(), f.runs[0].state.as_str()),
+                ("not_judged", state),
+                "{f:?}"
+            );
+            assert!(f.message.starts_with("NOT JUDGED: "), "{}", f.message);
+        }
+        // A finding of an interrupted run is still a finding.
+        let mut cut = bad_sectors("2026-11-01T00:00:00Z");
+        cut.interrupted = true;
+        let f = fleet(vec![cut]);
+        assert_eq!(
+            (f.verdict.as_str(), f.runs[0].state.as_str()),
+            ("flagged", "flagged")
+        );
+        assert!(
+            f.runs[0].what[0].starts_with("interrupted: "),
+            "{:?}",
+            f.runs[0]
         );
     }
 

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::FleetReport;
+use super::{FleetReport, RunFinding, run_name};
 use crate::export::chart::bars_svg;
 use crate::export::text::{show, table};
 use crate::report::links::sentence;
@@ -25,6 +25,22 @@ pub fn text(r: &FleetReport) -> String {
     );
     for s in &r.skipped {
         let _ = writeln!(out, "skipped: {}", s.why);
+    }
+    for (_, title, rs) in run_sections(r) {
+        let _ = writeln!(out, "{title}:");
+        for run in rs {
+            let _ = writeln!(
+                out,
+                "  {} [{}]: {}",
+                run_name(run),
+                run.source,
+                state_words(run)
+            );
+            for w in &run.what {
+                let _ = writeln!(out, "    {w}");
+            }
+        }
+        let _ = writeln!(out);
     }
     if !r.outliers.is_empty() {
         let _ = writeln!(out, "Slow or fast for their model across the fleet:");
@@ -96,6 +112,47 @@ pub fn text(r: &FleetReport) -> String {
     out
 }
 
+/// The run findings in sections: those that count (to act on; not
+/// judged whole), then those a later run superseded.
+/// Each: its HTML id, title and runs.
+fn run_sections(r: &FleetReport) -> Vec<(&'static str, &'static str, Vec<&RunFinding>)> {
+    let of = |f: &dyn Fn(&RunFinding) -> bool| r.runs.iter().filter(|x| f(x)).collect::<Vec<_>>();
+    [
+        (
+            "runs-found",
+            "Runs that found something (their own verdicts)",
+            of(&|x| x.superseded_by.is_none() && x.state == "flagged"),
+        ),
+        (
+            "runs-open",
+            "Runs not judged whole (interrupted, not finished, or a disk not compared)",
+            of(&|x| x.superseded_by.is_none() && x.state != "flagged"),
+        ),
+        (
+            "runs-superseded",
+            "Superseded (a later run measured those disks again)",
+            of(&|x| x.superseded_by.is_some()),
+        ),
+    ]
+    .into_iter()
+    .filter(|(.., v)| !v.is_empty())
+    .collect()
+}
+
+/// A run finding's state in words.
+fn state_words(r: &RunFinding) -> String {
+    let state = match r.state.as_str() {
+        "flagged" => "FLAGGED",
+        "not_judged" => "NOT JUDGED",
+        "interrupted" => "INTERRUPTED",
+        _ => "INCOMPLETE",
+    };
+    match &r.superseded_by {
+        Some(by) => format!("{state}, superseded by {by}"),
+        None => state.into(),
+    }
+}
+
 /// The report as Markdown, for a ticket.
 pub fn markdown(r: &FleetReport) -> String {
     let mut out = String::new();
@@ -109,6 +166,22 @@ pub fn markdown(r: &FleetReport) -> String {
         md(&r.generated_at),
         md(&r.message)
     );
+    for (_, title, rs) in run_sections(r) {
+        let _ = writeln!(out, "## {title}\n");
+        for run in rs {
+            let _ = writeln!(
+                out,
+                "- **{}** ({}): {}",
+                md(&run_name(run)),
+                md(&run.source),
+                md(&state_words(run))
+            );
+            for w in &run.what {
+                let _ = writeln!(out, "  - {}", md(w));
+            }
+        }
+        let _ = writeln!(out);
+    }
     if !r.outliers.is_empty() {
         let _ = writeln!(
             out,
@@ -224,13 +297,12 @@ fn charts(r: &FleetReport) -> Vec<String> {
 /// One self-contained HTML page.
 pub fn html(r: &FleetReport) -> String {
     let mut out = String::new();
-    let flagged = r.flagged();
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>arrayburn report</title>\n<style>\
 body{{font-family:sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse;margin:1em 0}}\
 td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:#eee}}\
-.verdict{{font-weight:bold;padding:.5em;border-radius:4px}}.flagged{{background:#fdd}}.healthy{{background:#dfd}}\
+.verdict{{font-weight:bold;padding:.5em;border-radius:4px}}.flagged{{background:#fdd}}.healthy{{background:#dfd}}.not_judged{{background:#ffe8b0}}\
 .slow{{color:#b00;font-weight:bold}}figure{{margin:1em 0}}\
 </style></head><body>\n<h1>arrayburn report</h1>\n<p>{} result(s), {} disk(s), {} host(s); arrayburn {}, {}.</p>\n<p id=\"verdict\" class=\"verdict {}\">{}</p>\n",
         r.sources.len(),
@@ -238,13 +310,38 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
         r.hosts.len(),
         esc(&r.tool_version),
         esc(&r.generated_at),
-        if flagged { "flagged" } else { "healthy" },
+        match r.verdict.as_str() {
+            "flagged" => "flagged",
+            "not_judged" => "not_judged",
+            _ => "healthy",
+        },
         esc(&r.message)
     );
     if !r.skipped.is_empty() {
         let _ = writeln!(out, "<h2>Skipped</h2><ul>");
         for s in &r.skipped {
             let _ = writeln!(out, "<li>{}</li>", esc(&s.why));
+        }
+        let _ = writeln!(out, "</ul>");
+    }
+    for (id, title, rs) in run_sections(r) {
+        let _ = writeln!(
+            out,
+            "<h2>{}</h2>\n<ul class=\"runs\" id=\"{id}\">",
+            esc(title)
+        );
+        for run in rs {
+            let _ = writeln!(
+                out,
+                "<li><b>{}</b> ({}): {}<ul>{}</ul></li>",
+                esc(&run_name(run)),
+                esc(&run.source),
+                esc(&state_words(run)),
+                run.what
+                    .iter()
+                    .map(|w| format!("<li>{}</li>", esc(w)))
+                    .collect::<String>()
+            );
         }
         let _ = writeln!(out, "</ul>");
     }
