@@ -76,6 +76,9 @@ pub struct Config {
     /// the header shows them and `-p` purges.
     pub cache_kb: u64,
     pub cache_line: u64,
+    /// `-V`: the byte every byte of every record is, each read checked
+    /// byte by byte (iozone's verify mode); None: iozone's light pattern.
+    pub verify_byte: Option<u8>,
     /// `-h`: help only.
     pub help: bool,
     /// `--json FILE` (arrayburn's): every number, machine-readable.
@@ -343,6 +346,7 @@ const FLAGS: &[(char, Takes)] = &[
         'L',
         Value(|c, f, v| set(&mut c.cache_line, positive(f, v, "give a positive number")?)),
     ),
+    ('V', Value(verify_mode)),
     ('+', Value(extended)),
     ('F', Files),
 ];
@@ -354,7 +358,7 @@ fn set<T>(field: &mut T, value: T) -> Result<(), ArgError> {
 }
 
 /// iozone options arrayburn does not implement (mmap, async I/O, telemetry…).
-const NOT_SUPPORTED: &str = "BDGHkKJXYQUVWZPdv";
+const NOT_SUPPORTED: &str = "BDGHkKJXYQUWZPdv";
 
 /// arrayburn's own long options: name, whether it takes a value, what it
 /// sets.
@@ -598,6 +602,39 @@ fn positive(flag: char, v: &str, why: &str) -> Result<u64, ArgError> {
         .ok()
         .filter(|n| *n > 0)
         .ok_or_else(|| ArgError(format!("-{flag} {v}: {why}")))
+}
+
+/// `-V N`: verify mode. iozone takes `(char)atoi(N)`: a decimal number,
+/// its low byte the pattern (0 is the default pattern byte); every byte
+/// of every record is written as it and checked on every read. Text that
+/// is not a decimal number (which iozone would silently read as 0) is
+/// refused.
+fn verify_mode(c: &mut Config, flag: char, v: &str) -> Result<(), ArgError> {
+    let t = v.trim_start();
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return bad(format!(
+            "-{flag} {v}: give the pattern byte as a decimal number, e.g. -V 165 for 0xa5 (0 is iozone's default pattern)"
+        ));
+    }
+    // atoi's int, truncated to iozone's unsigned char.
+    let n: i64 = t.parse().or_else(|_| {
+        bad(format!(
+            "-{flag} {v}: too large; give the pattern byte, 0 to 255"
+        ))
+    })?;
+    let byte = match n as u8 {
+        0 => super::io::PATTERN,
+        b => b,
+    };
+    c.verify_byte = Some(byte);
+    c.splash.push(format!(
+        "Verify Mode. Pattern {:x}",
+        u32::from_ne_bytes([byte; 4])
+    ));
+    c.splash
+        .push("Performance measurements are invalid in this mode.".into());
+    Ok(())
 }
 
 /// `-+X`: iozone's extended options (only `-+n`).

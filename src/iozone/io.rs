@@ -17,8 +17,8 @@ use crate::device::buffer::AlignedBuf;
 use crate::measure::StopFlag;
 
 /// iozone's pattern byte for 3.487 ('m'), written in the first 8 bytes of
-/// every 4 KiB page of the buffer.
-const PATTERN: u8 = 0x6d;
+/// every 4 KiB page of the buffer (and `-V 0`'s byte).
+pub const PATTERN: u8 = 0x6d;
 /// The `-m` work area.
 const WORK_AREA: usize = 16 << 20;
 /// iozone aligns its buffers to its processor cache size (1 MiB, `-S`).
@@ -68,12 +68,78 @@ impl Unit {
     }
 }
 
+/// What every record written holds, and what each read back is checked
+/// against (spec §9; iozone's `sverify` 1 and 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// iozone's default: the pattern byte in the first 8 bytes of each
+    /// 4 KiB page, zeros elsewhere; a read checks those 8 bytes per page.
+    Light,
+    /// `-V`: every byte is this byte; a read checks every byte.
+    Every(u8),
+}
+
+impl Fill {
+    /// The fill a command line asks for.
+    pub fn of(c: &Config) -> Self {
+        c.verify_byte.map_or(Fill::Light, Fill::Every)
+    }
+
+    /// Fills one record as iozone does.
+    fn record(self, rec: &mut [u8]) {
+        match self {
+            Fill::Every(b) => rec.fill(b),
+            Fill::Light => {
+                rec.fill(0);
+                for page in rec.chunks_mut(4096) {
+                    let n = page.len().min(8);
+                    page[..n].fill(PATTERN);
+                }
+            }
+        }
+    }
+
+    /// Checks a record read back from `offset` of the file: the bytes
+    /// this fill puts there hold what was written.
+    pub fn check(self, rec: &[u8], offset: u64) -> io::Result<()> {
+        let (byte, checked) = match self {
+            Fill::Light => (PATTERN, 8),
+            Fill::Every(b) => (b, 4096),
+        };
+        for (k, page) in rec.chunks(4096).enumerate() {
+            let head = &page[..page.len().min(checked)];
+            let Some(bad) = head.iter().position(|&b| b != byte) else {
+                continue;
+            };
+            let at = offset + (k * 4096 + bad) as u64;
+            // The 8 bytes checked (default), or 8 from the first that
+            // differs (-V).
+            let shown = match self {
+                Fill::Light => head,
+                Fill::Every(_) => &page[bad..page.len().min(bad + 8)],
+            };
+            let found: String = shown.iter().map(|b| format!("{b:02x}")).collect();
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "data read back is not what was written: byte {at} (record {}, of {} kB) holds {found}, expected {}; the file changed after it was written, or the storage returned wrong data",
+                    offset / rec.len() as u64,
+                    rec.len() / 1024,
+                    format!("{byte:02x}").repeat(shown.len()),
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The I/O buffer: one record, or the 16 MiB work area with `-m`.
 pub struct Buffer {
     buf: AlignedBuf,
     reclen: usize,
     multi: bool,
     next: usize,
+    fill: Fill,
 }
 
 impl Buffer {
@@ -84,7 +150,7 @@ impl Buffer {
     /// allows: an O_DIRECT request then needs far fewer scatter-gather
     /// segments, which on fast storage moves data several times faster
     /// than iozone can (see docs/benchmarks.md), so it is never the default.
-    pub fn new(reclen: u64, multi: bool, huge: bool) -> Self {
+    pub fn new(reclen: u64, multi: bool, huge: bool, fill: Fill) -> Self {
         let reclen = reclen as usize;
         let len = if multi { WORK_AREA.max(reclen) } else { reclen };
         let mut buf = if huge {
@@ -92,20 +158,23 @@ impl Buffer {
         } else {
             AlignedBuf::plain(len, IOZONE_ALIGN)
         };
-        let all = buf.slice_mut(len);
-        all.fill(0);
         // Per record, as iozone fills each one: with -m the records are
         // the work area's slices of `reclen` bytes.
-        for page in all.chunks_mut(reclen).flat_map(|r| r.chunks_mut(4096)) {
-            let n = page.len().min(8);
-            page[..n].fill(PATTERN);
+        for rec in buf.slice_mut(len).chunks_mut(reclen) {
+            fill.record(rec);
         }
         Self {
             buf,
             reclen,
             multi,
             next: reclen,
+            fill,
         }
+    }
+
+    /// What its records hold, and reads are checked against.
+    pub fn fill(&self) -> Fill {
+        self.fill
     }
 
     /// The record to use for the next I/O: the same one, or with `-m` the
@@ -292,55 +361,33 @@ pub enum Reach {
 }
 
 /// Reads or writes one record `rec` at `offset` (ignored when
-/// `Sequential`) as `reach` says; a short file is an error.
+/// `Sequential`) as `reach` says, a read checked against `fill`; a short
+/// file is an error.
 pub fn record_io(
     f: &File,
     reach: Reach,
     access: Access,
     rec: &mut [u8],
     offset: u64,
+    fill: Fill,
 ) -> io::Result<()> {
     let mut pos = f;
     match (reach, access) {
         (Reach::Sequential, Access::Write) => pos.write_all(rec),
         (Reach::Sequential, Access::Read) => {
             pos.read_exact(rec).map_err(short_file)?;
-            verify(rec, offset)
+            fill.check(rec, offset)
         }
         (Reach::Seek, access) => {
             pos.seek(SeekFrom::Start(offset))?;
-            record_io(f, Reach::Sequential, access, rec, offset)
+            record_io(f, Reach::Sequential, access, rec, offset, fill)
         }
         (Reach::Positional, Access::Write) => f.write_all_at(rec, offset),
         (Reach::Positional, Access::Read) => {
             f.read_exact_at(rec, offset).map_err(short_file)?;
-            verify(rec, offset)
+            fill.check(rec, offset)
         }
     }
-}
-
-/// iozone's check of every record a test reads (its default `verify`
-/// with `sverify` 1): the first 8 bytes of each 4 KiB page of the record
-/// hold the pattern the writes put there. `offset`: where the record sits
-/// in the file, for the message.
-pub fn verify(rec: &[u8], offset: u64) -> io::Result<()> {
-    for (k, page) in rec.chunks(4096).enumerate() {
-        let head = &page[..page.len().min(8)];
-        if let Some(bad) = head.iter().position(|&b| b != PATTERN) {
-            let found: String = head.iter().map(|b| format!("{b:02x}")).collect();
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "data read back is not what was written: byte {} (record {}, of {} kB) holds {found}, expected {}; the file changed after it was written, or the storage returned wrong data",
-                    offset + (k * 4096 + bad) as u64,
-                    offset / rec.len() as u64,
-                    rec.len() / 1024,
-                    format!("{PATTERN:02x}").repeat(head.len()),
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -391,12 +438,32 @@ mod tests {
 
     #[test]
     fn the_buffer_carries_the_pattern_on_every_page() {
-        let mut b = Buffer::new(8192, false, false);
+        let mut b = Buffer::new(8192, false, false, Fill::Light);
         let r = b.record();
         assert_eq!(&r[..8], &[PATTERN; 8]);
         assert_eq!(&r[4096..4104], &[PATTERN; 8]);
         assert_eq!(r[8], 0);
-        let mut m = Buffer::new(1 << 20, true, false);
+        Fill::Light.check(r, 0).unwrap();
+        // -V: every byte, every byte checked.
+        let mut v = Buffer::new(8192, true, false, Fill::Every(0xa5));
+        let r = v.record();
+        assert!(r.iter().all(|&b| b == 0xa5));
+        Fill::Every(0xa5).check(r, 0).unwrap();
+        r[5000] = 0xa4;
+        let e = Fill::Every(0xa5).check(r, 8192).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "byte 13192 (record 1, of 8 kB) holds a4a5a5a5a5a5a5a5, expected a5a5a5a5a5a5a5a5"
+            ),
+            "{e}"
+        );
+        // The default check does not look there.
+        r.iter_mut().for_each(|b| *b = 0);
+        r[..8].fill(PATTERN);
+        r[4096..4104].fill(PATTERN);
+        Fill::Light.check(r, 0).unwrap();
+        assert!(Fill::Every(PATTERN).check(r, 0).is_err());
+        let mut m = Buffer::new(1 << 20, true, false, Fill::Light);
         let first = m.record().as_ptr() as usize;
         let second = m.record().as_ptr() as usize;
         assert_eq!(second - first, 1 << 20, "-m walks the work area");

@@ -24,6 +24,10 @@ struct Doc<'a> {
     /// True with --huge-pages: records moved through 2 MiB pages, not
     /// iozone's 4 KiB ones (faster with O_DIRECT: not iozone's numbers).
     huge_pages: bool,
+    /// `-V`: the byte every byte of the records was, each read checked
+    /// byte by byte (iozone: "performance measurements are invalid in
+    /// this mode"); null: iozone's light pattern.
+    verify_byte: Option<u8>,
     interrupted: bool,
     /// Why the run stopped early (a failed process, a full disk); null
     /// when it ran to the end or was interrupted.
@@ -120,6 +124,7 @@ pub fn render(c: &Config, r: &Results, began: &str) -> Vec<u8> {
         },
         o_direct: c.direct,
         huge_pages: c.huge_pages,
+        verify_byte: c.verify_byte,
         interrupted: r.interrupted,
         error: r.error.as_deref(),
         warnings: &r.warnings,

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use super::args::Config;
 use super::io::{
-    Access, Buffer, Measure, Reach, check_stop, open, order, purge_cpu_cache, record_io,
-    short_file, timed, verify,
+    Access, Buffer, Fill, Measure, Reach, check_stop, open, order, purge_cpu_cache, record_io,
+    short_file, timed,
 };
 use crate::measure::StopFlag;
 
@@ -70,6 +70,16 @@ struct Pair<'a> {
 }
 
 impl Pair<'_> {
+    /// A buffer of one record (or `-m`'s work area), filled as asked.
+    fn buffer(&self) -> Buffer {
+        Buffer::new(
+            self.reclen,
+            self.c.multi_buffer,
+            self.c.huge_pages,
+            Fill::of(self.c),
+        )
+    }
+
     fn measure(&self, secs: f64, ops: u64) -> Measure {
         Measure {
             bytes: ops * self.reclen,
@@ -100,31 +110,34 @@ impl Pair<'_> {
         } else {
             Walk::Sequential
         };
-        self.timed_loop(
-            file,
-            Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages),
-            walk,
-            Access::Write,
-        )
+        self.timed_loop(file, self.buffer(), walk, Access::Write)
     }
 
     /// Test 1 (and 10 with `pread`): sequential reads, after an untimed
     /// priming read of record 0 (test 1 only).
     fn read(&mut self, positional: bool) -> io::Result<Measure> {
         let file = open(self.path, Access::Read, self.c, false)?;
-        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages);
+        let mut buf = self.buffer();
         if positional {
             return self.timed_loop(file, buf, Walk::Positional, Access::Read);
         }
         file.sync_all()?;
-        record_io(&file, Reach::Positional, Access::Read, buf.record(), 0)?;
+        let fill = buf.fill();
+        record_io(
+            &file,
+            Reach::Positional,
+            Access::Read,
+            buf.record(),
+            0,
+            fill,
+        )?;
         self.timed_loop(file, buf, Walk::Sequential, Access::Read)
     }
 
     /// Reads (or writes) the records in `order`, each at its offset.
     fn at_offsets(&mut self, order: &[u64], access: Access) -> io::Result<Measure> {
         let file = open(self.path, access, self.c, false)?;
-        let buf = Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages);
+        let buf = self.buffer();
         self.timed_loop(file, buf, Walk::At(order), access)
     }
 
@@ -142,6 +155,7 @@ impl Pair<'_> {
             _ => self.n,
         };
         let mut scratch = std::mem::take(&mut self.purge);
+        let fill = buf.fill();
         let secs = timed(self.c, file, self.stop, |f, stop| {
             for i in 0..n {
                 check_stop(stop)?;
@@ -153,7 +167,7 @@ impl Pair<'_> {
                     Walk::Positional => (Reach::Positional, i * reclen),
                     Walk::At(order) => (Reach::Seek, order[i as usize] * reclen),
                 };
-                record_io(f, reach, access, buf.record(), at)?;
+                record_io(f, reach, access, buf.record(), at, fill)?;
             }
             Ok(())
         });
@@ -171,7 +185,7 @@ impl Pair<'_> {
             .truncate(false)
             .open(self.path)?;
         file.sync_all()?;
-        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages);
+        let mut buf = self.buffer();
         let n = self.n;
         let mut w = BufWriter::with_capacity(self.reclen as usize, file);
         let t = Instant::now();
@@ -188,16 +202,17 @@ impl Pair<'_> {
     fn fread(&mut self) -> io::Result<Measure> {
         let file = super::io::no_follow().read(true).open(self.path)?;
         file.sync_all()?;
-        let mut buf = Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages);
+        let mut buf = self.buffer();
         let n = self.n;
         let mut r = BufReader::with_capacity(self.reclen as usize, file);
         let t = Instant::now();
         for i in 0..n {
             check_stop(self.stop)?;
             self.purge();
+            let fill = buf.fill();
             let rec = buf.record();
             r.read_exact(rec).map_err(short_file)?;
-            verify(rec, i * self.reclen)?;
+            fill.check(rec, i * self.reclen)?;
         }
         let secs = self.finish_stdio(t, r.into_inner(), false)?;
         Ok(self.measure(secs, n))

@@ -14,7 +14,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use super::args::Config;
-use super::io::{Access, Buffer, Reach, open, order, record_io, short_file, verify};
+use super::io::{Access, Buffer, Fill, Reach, open, order, record_io, short_file};
 use crate::device::buffer::SharedBuf;
 use crate::measure::StopFlag;
 
@@ -359,7 +359,9 @@ impl ChildRun<'_> {
             self.reclen,
             self.c.multi_buffer && !self.phase.stonewalls(),
             self.c.huge_pages,
+            Fill::of(self.c),
         );
+        let fill = buf.fill();
         let unbuffered = self.c.direct;
         let mut out = match self.phase {
             Phase::Fwrite => Some(BufWriter::with_capacity(
@@ -404,11 +406,11 @@ impl ChildRun<'_> {
                     None => {
                         let rec = buf.record();
                         rd.read_exact(rec)
-                            .and_then(|()| verify(rec, r * self.reclen))
+                            .and_then(|()| fill.check(rec, r * self.reclen))
                     }
                 }
                 .map_err(short_file)?,
-                _ => record_io(&file, reach, access, buf.record(), r * self.reclen)?,
+                _ => record_io(&file, reach, access, buf.record(), r * self.reclen, fill)?,
             }
             done += 1;
         }
