@@ -204,7 +204,7 @@ fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_th
     let some = Tmpfs::new("size=160k");
     let out = run(
         &d,
-        "1.2s",
+        "1.5s",
         &["--out", some.path().join("b").to_str().unwrap()],
     );
     let err = String::from_utf8_lossy(&out.stderr);
