@@ -78,6 +78,23 @@ fn refused(args: &[&str], why: &str) {
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
 }
 
+/// A real `smartctl --json -x` recorded from a drive
+/// (`fixtures/smart/NAME.json`: `ata`, `nvme`, …).
+fn recorded_smart(name: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/smart/{name}.json"));
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The disks' writes held to `bytes_per_s` each, for the process a
+/// command of the returned throttle runs.
+fn writes_at(d: &[LoopDisk], bytes_per_s: u64) -> Throttle {
+    let t = Throttle::new();
+    for x in d {
+        t.limit_write(x, bytes_per_s);
+    }
+    t
+}
+
 /// An executable `smartctl` in `dir` that runs `body` (sh).
 fn fake_smartctl(dir: &Path, body: &str) {
     let script = dir.join("smartctl");
@@ -195,10 +212,7 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     let d = disks(3, size);
     // Writes at 16 MB/s: each write phase lasts 1.5 s, long enough for the
     // disks' speeds to be compared (a healthy verdict claims that too).
-    let t = Throttle::new();
-    for x in &d {
-        t.limit_write(x, 16_000_000);
-    }
+    let t = writes_at(&d, 16_000_000);
     let written: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
     let bundle = tempdir();
     let out_dir = bundle.path().join("run1");
@@ -712,12 +726,7 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
     let d = disks(3, 16 << 20);
     // A fake smartctl, first in PATH, serves a real recorded output of a
     // SATA disk for each device: as it was before, then after the run.
-    let fake = tempdir();
-    let recorded: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/ata.json"))
-            .unwrap(),
-    )
-    .unwrap();
+    let recorded = recorded_smart("ata");
     let raised = |id: u64, to: u64| {
         let mut v = recorded.clone();
         for a in v["ata_smart_attributes"]["table"].as_array_mut().unwrap() {
@@ -728,28 +737,11 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
         v
     };
     let afters = [recorded.clone(), raised(197, 8), raised(199, 12)];
-    for (x, after) in d.iter().zip(&afters) {
-        let name = x.dev.trim_start_matches("/dev/");
-        for (n, doc) in [&recorded, after].iter().enumerate() {
-            std::fs::write(
-                fake.path().join(format!("{name}.{n}.json")),
-                doc.to_string(),
-            )
-            .unwrap();
-        }
-    }
-    fake_smartctl(
-        fake.path(),
-        &format!(
-            "d=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\ncat {0}/$d.$n.json",
-            fake.path().display()
-        ),
-    );
-    let path = format!(
-        "{}:{}",
-        fake.path().display(),
-        std::env::var("PATH").unwrap()
-    );
+    let readings: Vec<Vec<serde_json::Value>> = afters
+        .into_iter()
+        .map(|after| vec![recorded.clone(), after])
+        .collect();
+    let (_fake, path) = smartctl_readings(&d, &readings);
     let dir = tempdir();
     let json = dir.path().join("b.json");
     let (mut c, _state) = burnin_cmd();
@@ -863,10 +855,7 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     let d = disks(2, size);
     let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
     // Writes throttled to 16 MB/s: each write phase takes 3 s.
-    let t = Throttle::new();
-    for x in &d {
-        t.limit_write(x, 16_000_000);
-    }
+    let t = writes_at(&d, 16_000_000);
     let state = tempdir();
     let st = state.path().to_str().unwrap();
     let dir = tempdir();
@@ -1200,15 +1189,8 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
     let d = disks(2, 32 << 20);
     // Writes at 16 MB/s: the run lasts over 2 s, so SMART is read during
     // it (--smart-every 1).
-    let t = Throttle::new();
-    for x in &d {
-        t.limit_write(x, 16_000_000);
-    }
-    let recorded: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/ata.json"))
-            .unwrap(),
-    )
-    .unwrap();
+    let t = writes_at(&d, 16_000_000);
+    let recorded = recorded_smart("ata");
     let with = |status: serde_json::Value, temp: i64| {
         let mut v = recorded.clone();
         v["ata_smart_data"]["self_test"]["status"] = status;
@@ -1314,15 +1296,46 @@ fn recorded_smartctl(
     doc: impl Fn(&mut serde_json::Value),
 ) -> (tempfile::TempDir, String) {
     let fake = tempdir();
-    let mut v: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/ata.json"))
-            .unwrap(),
-    )
-    .unwrap();
+    let mut v: serde_json::Value = recorded_smart("ata");
     doc(&mut v);
     let file = fake.path().join("doc.json");
     std::fs::write(&file, v.to_string()).unwrap();
     fake_smartctl(fake.path(), &format!("{extra}\ncat {}", file.display()));
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    (fake, path)
+}
+
+/// A fake smartctl in a new directory that serves each disk its readings
+/// in turn (the last one again once they run out), and a PATH with it
+/// first.
+fn smartctl_readings(
+    disks: &[LoopDisk],
+    readings: &[Vec<serde_json::Value>],
+) -> (tempfile::TempDir, String) {
+    let fake = tempdir();
+    for (x, docs) in disks.iter().zip(readings) {
+        let name = x.dev.trim_start_matches("/dev/");
+        for (n, doc) in docs.iter().enumerate() {
+            std::fs::write(
+                fake.path().join(format!("{name}.{n}.json")),
+                doc.to_string(),
+            )
+            .unwrap();
+        }
+        let last = docs.len() - 1;
+        std::fs::write(fake.path().join(format!("{name}.last")), last.to_string()).unwrap();
+    }
+    fake_smartctl(
+        fake.path(),
+        &format!(
+            "d=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt $(cat {0}/$d.last) ] && n=$(cat {0}/$d.last)\ncat {0}/$d.$n.json",
+            fake.path().display()
+        ),
+    );
     let path = format!(
         "{}:{}",
         fake.path().display(),
@@ -1513,10 +1526,7 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
     let _l = device_lock();
     let d = disks(2, 32 << 20);
     // Writes at 8 MB/s: the run lasts 4 s.
-    let t = Throttle::new();
-    for x in &d {
-        t.limit_write(x, 8_000_000);
-    }
+    let t = writes_at(&d, 8_000_000);
     let state = tempdir();
     let dir = tempdir();
     let json = dir.path().join("first run.json");
@@ -1695,18 +1705,11 @@ fn temperatures_are_judged_against_the_drives_own_limits() {
     let d = disks(2, 32 << 20);
     // Writes at 16 MB/s: the run lasts over 2 s, so SMART is read during
     // it (--smart-every 1).
-    let t = Throttle::new();
-    for x in &d {
-        t.limit_write(x, 16_000_000);
-    }
+    let t = writes_at(&d, 16_000_000);
     // Two recorded NVMe drives that say they warn at 80 °C: both at 72 °C
     // under write load (fine: NVMe drives run so), and the second counts
     // minutes above its warning temperature during the run.
-    let recorded: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/nvme.json"))
-            .unwrap(),
-    )
-    .unwrap();
+    let recorded = recorded_smart("nvme");
     let reading = |temp: i64, minutes: u64| {
         let mut v = recorded.clone();
         v["temperature"]["current"] = temp.into();
@@ -1715,30 +1718,11 @@ fn temperatures_are_judged_against_the_drives_own_limits() {
         v["nvme_smart_health_information_log"]["warning_temp_time"] = minutes.into();
         v
     };
-    let fake = tempdir();
-    for (x, later) in d.iter().zip([0, 3]) {
-        let name = x.dev.trim_start_matches("/dev/");
-        let docs = [reading(40, 0), reading(72, later), reading(72, later)];
-        for (n, doc) in docs.iter().enumerate() {
-            std::fs::write(
-                fake.path().join(format!("{name}.{n}.json")),
-                doc.to_string(),
-            )
-            .unwrap();
-        }
-    }
-    fake_smartctl(
-        fake.path(),
-        &format!(
-            "d=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt 2 ] && n=2\ncat {0}/$d.$n.json",
-            fake.path().display()
-        ),
-    );
-    let path = format!(
-        "{}:{}",
-        fake.path().display(),
-        std::env::var("PATH").unwrap()
-    );
+    let readings: Vec<Vec<serde_json::Value>> = [0, 3]
+        .into_iter()
+        .map(|later| vec![reading(40, 0), reading(72, later)])
+        .collect();
+    let (_fake, path) = smartctl_readings(&d, &readings);
     let state = tempdir();
     let dir = tempdir();
     let json = dir.path().join("b.json");
