@@ -8,6 +8,7 @@ use arrayburn::cli::Cli;
 use arrayburn::commands;
 use arrayburn::measure::StopFlag;
 use clap::Parser;
+use clap::error::ErrorKind;
 
 fn main() -> ExitCode {
     // Paths are bytes on Linux: a non-UTF-8 argument is kept (lossily) for
@@ -20,7 +21,11 @@ fn main() -> ExitCode {
     // the man pages show it).
     let iozone_child =
         argv.get(1).map(String::as_str) == Some(arrayburn::iozone::children::SUBCOMMAND);
-    let cli = (!iozone_child).then(Cli::parse);
+    let cli = match (!iozone_child).then(Cli::try_parse) {
+        None => None,
+        Some(Ok(cli)) => Some(cli),
+        Some(Err(e)) => return refused(e),
+    };
     let stop = StopFlag::default();
     let handler_stop = stop.clone();
     // SIGINT, SIGTERM and SIGHUP (ctrlc's "termination" feature): the first
@@ -59,4 +64,31 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A command line clap could not take, in one line naming the problem and
+/// the way out (clap's own tips joined in), exit 2; `--help` and
+/// `--version` as clap prints them, exit 0.
+fn refused(e: clap::Error) -> ExitCode {
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+    }
+    let text = e.render().to_string();
+    let mut said = String::new();
+    for l in text.lines().map(str::trim).filter(|l| {
+        !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+    }) {
+        if !said.is_empty() {
+            said.push_str(if said.ends_with(':') { " " } else { "; " });
+        }
+        said.push_str(l.strip_prefix("error: ").unwrap_or(l));
+    }
+    arrayburn::tell!("arrayburn: error: {said}; see --help");
+    ExitCode::from(2)
 }

@@ -159,6 +159,34 @@ fn bad_options_are_refused() {
 }
 
 #[test]
+fn a_command_line_clap_cannot_take_is_one_line_with_the_way_out() {
+    for (args, says) in [
+        (
+            &["check", "--bogus"][..],
+            "unexpected argument '--bogus' found; tip: ",
+        ),
+        (&["chek"][..], "a similar subcommand exists: 'check'"),
+        (&["check"][..], "not provided: <DEVICES>..."),
+        // list --json takes its FILE (- for stdout), never the disk after it.
+        (
+            &["list", "--json"][..],
+            "a value is required for '--json <FILE>'",
+        ),
+    ] {
+        let out = arrayburn(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(err.trim_end().ends_with("; see --help"), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let help = arrayburn(&["check", "--help"]).output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Exit status:"));
+}
+
+#[test]
 fn the_same_disk_twice_is_refused_also_through_a_symlink() {
     need_root!();
     let _l = device_lock();

@@ -339,7 +339,15 @@ mod tests {
                     judged,
                 })
                 .collect();
-            let got = advise(&seen, &th, None);
+            // The array's median disk kept its speed in the parallel pass.
+            let kept = PathFinding {
+                shared_bottleneck: false,
+                median_pct_of_serial: 100.0,
+                aggregate_pct_of_serial: 100.0,
+                serial_mb_per_s: 400.0,
+                parallel_mb_per_s: 400.0,
+            };
+            let got = advise(&seen, &th, Some(kept));
             assert_eq!(got.len(), 1, "{what}");
             assert_eq!(got[0].action, action, "{what}: {}", got[0].sentence);
             assert!(

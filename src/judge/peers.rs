@@ -97,9 +97,11 @@ pub fn shared_path(pairs: &[(f64, f64)], th: &Thresholds) -> Option<PathFinding>
 /// Whether a disk that keeps `kept_pct` % of its serial speed in the
 /// parallel pass lost that speed alone: under `slow_pct` of its own speed and
 /// under `slow_pct` % of `median_kept_pct`, the share the array's median disk
-/// keeps (`None` when no other disk was compared).
+/// keeps. `None` (no other disk compared in both passes, a lone disk among
+/// them): never, as its parallel pass read beside nothing and a lower speed
+/// there is the disk's own variation, not a path it shares.
 pub fn lost_alone(kept_pct: f64, median_kept_pct: Option<f64>, th: &Thresholds) -> bool {
-    kept_pct < th.slow_pct && median_kept_pct.is_none_or(|m| kept_pct < th.slow_pct * m / 100.0)
+    kept_pct < th.slow_pct && median_kept_pct.is_some_and(|m| kept_pct < th.slow_pct * m / 100.0)
 }
 
 #[cfg(test)]
@@ -192,7 +194,9 @@ mod tests {
         // Parallel faster than serial for the others: 99 % of its own
         // speed is no loss, whatever the others gained.
         assert!(!lost_alone(99.0, Some(110.0), &th));
-        assert!(lost_alone(91.0, None, &th));
+        // A lone disk: its parallel pass read beside nothing (CI saw a lone
+        // memory-backed disk called slow at 89 % of its serial speed).
+        assert!(!lost_alone(80.0, None, &th));
         assert!(!lost_alone(95.0, None, &th));
     }
 
