@@ -362,7 +362,7 @@ pub struct CheckArgs {
     pub seek_readers: usize,
     /// Equal position buckets of each disk's surface profile (MB/s across
     /// the disk), at most: fewer on a disk too small for a whole read to
-    /// give each bucket 8 reads (a bucket with fewer reads is neither
+    /// give each bucket 32 reads (a bucket with fewer reads is neither
     /// drawn nor judged: one read through a cache or a throttle is not a
     /// speed).
     #[arg(help_heading = "How to judge", long, default_value_t = defaults::BUCKETS)]

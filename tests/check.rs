@@ -444,13 +444,13 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
         &[
             "--full",
             "--full-serial",
-            // 16 MiB buckets of 1 MiB reads: each is 16 reads and 0.34 s
+            // 16 MiB buckets of 512 KiB reads: each is 32 reads and 0.34 s
             // at 50 MB/s (blk-throttle lets a slice's worth through at
             // once), enough to be a speed.
             "--buckets",
             "4",
             "--block",
-            "1m",
+            "512k",
             "--csv",
             csv_path.to_str().unwrap(),
         ],
@@ -537,7 +537,7 @@ fn a_spread_sample_reads_every_spot_of_the_disk() {
             "--sample",
             "2s",
             "--block",
-            "1m",
+            "512k",
             "--spots",
             "4",
             "--buckets",
@@ -617,12 +617,12 @@ fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
         "the same report as --json"
     );
     let csv = std::fs::read_to_string(out.join("surface.csv")).unwrap();
-    // 256 MiB disks read in 1 MiB reads: 32 buckets of 8 reads each (the
+    // 256 MiB disks read in 1 MiB reads: 8 buckets of 32 reads each (the
     // fewest that make a speed), not the default 100.
     assert_eq!(
         csv.lines().count(),
-        1 + 3 * 4 * 32,
-        "3 passes x 4 disks x 32 buckets"
+        1 + 3 * 4 * 8,
+        "3 passes x 4 disks x 8 buckets"
     );
     for pass in ["serial", "parallel", "seek"] {
         for chart in ["speed", "surface", "latency"] {

@@ -469,6 +469,14 @@ impl SurfaceChart<'_> {
                     });
                 }
             }
+            // Read, but no bucket with reads enough to be a speed: named,
+            // with why there is no line.
+            if legend && !labelled {
+                chart
+                    .draw_series(LineSeries::new(Vec::<(f64, f64)>::new(), c))?
+                    .label(format!("{} (too few reads per bucket to draw)", name(r, d)))
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], c));
+            }
         }
         finish(
             &root,

@@ -227,7 +227,7 @@ fn latency_reasons(f: &Facts, j: &Judged, path_limited: bool, th: &Thresholds) -
 /// A slow region in words: where, how slow, against what.
 fn region_reason(r: &SlowRegion) -> String {
     let against = match r.against {
-        Against::Peers => "the same region of its peers",
+        Against::Peers => "its peers in the same region (at its own pace elsewhere)",
         Against::Neighbours => "its neighbouring regions",
     };
     format!(

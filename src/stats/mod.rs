@@ -106,9 +106,28 @@ pub fn median(values: &[f64]) -> Option<f64> {
     })
 }
 
+/// The `q` quantile (0 to 1) of the values, the nearest rank below.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let i = ((v.len() - 1) as f64 * q.clamp(0.0, 1.0)).floor() as usize;
+    Some(v[i])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quantiles() {
+        assert_eq!(quantile(&[], 0.75), None);
+        assert_eq!(quantile(&[4.0, 1.0, 3.0, 2.0, 5.0], 0.75), Some(4.0));
+        assert_eq!(quantile(&[2.0, 1.0], 0.75), Some(1.0));
+        assert_eq!(quantile(&[2.0, 1.0], 1.0), Some(2.0));
+    }
 
     #[test]
     fn medians() {
