@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use arrayburn::device::buffer::{AlignedBuf, Chunks};
 use arrayburn::io::{Bounds, Engine, PreadEngine, open_direct};
 use arrayburn::measure::{
-    DiskProgress, DiskRun, Geometry, Observer, PassKind, PassSpec, ReadError, StopFlag, Window,
-    run_pass,
+    DiskProgress, DiskRun, Geometry, Observer, PassKind, PassSpec, ReadError, Window, run_pass,
 };
+use arrayburn::stop::StopFlag;
 use arrayburn::testbed::{LoopDisk, fill_file};
 
 struct Silent;

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::burnin::block::Pattern;
 use crate::defaults;
 use crate::io::EngineKind;
-use crate::units::{parse_duration, parse_size};
+use crate::units::{parse_duration, parse_period, parse_size};
 
 /// Check disk arrays (read-only: serial and parallel O_DIRECT reads, per-disk
 /// MB/s and latency, slow-disk and shared-bottleneck verdicts), burn in new
@@ -144,105 +144,105 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 pub struct BurninArgs {
     /// Whole disks to burn in; everything on them is destroyed.
-    #[arg(required = true)]
+    #[arg(help_heading = "What to burn", required = true)]
     pub devices: Vec<String>,
     /// Confirms that the data on these disks may be destroyed (without it,
     /// nothing is written).
-    #[arg(long)]
+    #[arg(help_heading = "What to burn", long)]
     pub destructive: bool,
     /// Skips the question on a terminal (scripts: required).
-    #[arg(long)]
+    #[arg(help_heading = "What to burn", long)]
     pub yes: bool,
     /// Go ahead although process PID holds a disk's lock (the refusal
     /// names it): only when that process is not using the disk.
-    #[arg(long, value_name = "PID")]
+    #[arg(help_heading = "What to burn", long, value_name = "PID")]
     pub ignore_lock: Option<u32>,
     /// A write, read or flush with no answer after this long means the
     /// disk hung: its run ends there and it is reported (check the path or
     /// return it), the other disks carry on.
-    #[arg(long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration)]
+    #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration)]
     pub io_timeout: Duration,
     /// Overwrite disks that carry a partition table, filesystem, RAID, LVM
     /// or ZFS signature (refused without it).
-    #[arg(long)]
+    #[arg(help_heading = "What to burn", long)]
     pub wipe_signatures: bool,
     /// Write and verify every disk this many times, each pass with its own
     /// blocks (a lost write of pass 2 reads back as pass 1's) [default: 1,
     /// with --pattern badblocks 4].
-    #[arg(long)]
+    #[arg(help_heading = "How to write and read", long)]
     pub passes: Option<u16>,
     /// What is written: `blocks` (self-identifying, every fault
     /// classified) or `badblocks` (its four fills 0xaa 0x55 0xff 0x00, one
     /// per pass, for procedures that name them).
-    #[arg(long, value_enum, default_value_t = Pattern::Blocks)]
+    #[arg(help_heading = "How to write and read", long, value_enum, default_value_t = Pattern::Blocks)]
     pub pattern: Pattern,
     /// Size of each write and read (a multiple of 4 KiB).
-    #[arg(long, default_value = defaults::BLOCK, value_parser = parse_size)]
+    #[arg(help_heading = "How to write and read", long, default_value = defaults::BLOCK, value_parser = parse_size)]
     pub block: u64,
     /// How writes and reads are issued: io_uring with --queue-depth in
     /// flight per disk, psync (one at a time), or auto (io_uring where the
     /// kernel allows it).
-    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
+    #[arg(help_heading = "How to write and read", long, value_enum, default_value_t = EngineKind::Auto)]
     pub engine: EngineKind,
     /// Writes or reads in flight per disk with io_uring (1-256).
-    #[arg(long, default_value_t = defaults::QUEUE_DEPTH, value_parser = clap::value_parser!(u16).range(1..=256))]
+    #[arg(help_heading = "How to write and read", long, default_value_t = defaults::QUEUE_DEPTH, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub queue_depth: u16,
     /// Keep a checkpoint per disk in DIR, to --resume after a reboot or
     /// an interrupt.
-    #[arg(long, value_name = "DIR", default_value = crate::burnin::state::DEFAULT_DIR)]
+    #[arg(help_heading = "Checkpoints and resume", long, value_name = "DIR", default_value = defaults::STATE_DIR)]
     pub state: PathBuf,
     /// Continue the burn-in checkpointed in --state on these disks (the
     /// same run: its passes, range and pattern).
-    #[arg(long, conflicts_with_all = ["passes", "pattern", "range", "block"])]
+    #[arg(help_heading = "Checkpoints and resume", long, conflicts_with_all = ["passes", "pattern", "range", "block"])]
     pub resume: bool,
     /// A read-only soak instead: read every disk whole, --passes times
     /// (default 2) or for --duration, each pass compared with the first
     /// and with the peers; nothing is written (no --destructive needed).
-    #[arg(long, conflicts_with_all = ["destructive", "resume", "pattern", "wipe_signatures"])]
+    #[arg(help_heading = "How to write and read", long, conflicts_with_all = ["destructive", "resume", "pattern", "wipe_signatures"])]
     pub read_only: bool,
     /// With --read-only: read passes until this much time has passed
     /// (e.g. 8h; the pass then running is cut short).
-    #[arg(long, requires = "read_only", value_parser = parse_duration)]
+    #[arg(help_heading = "How to write and read", long, requires = "read_only", value_parser = parse_duration)]
     pub duration: Option<Duration>,
-    /// Save each disk's checkpoint at least this often (seconds; the
+    /// Save each disk's checkpoint at least this often (e.g. 30s, 5m; the
     /// disk's cache is flushed first).
-    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
-    pub checkpoint_every: u64,
+    #[arg(help_heading = "Checkpoints and resume", long, value_name = "DURATION", default_value = defaults::CHECKPOINT_EVERY, value_parser = parse_period)]
+    pub checkpoint_every: Duration,
     /// Burn only START..END of each disk (4 KiB multiples; 17t.. for the
     /// end of a large disk).
-    #[arg(long, value_name = "START..END")]
+    #[arg(help_heading = "What to burn", long, value_name = "START..END")]
     pub range: Option<String>,
     /// Write the result as JSON to FILE (`-`: standard output).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Also write report.txt, report.json and charts of MB/s across each
     /// disk's surface (SVG and PNG, pass 1 and the last pass) into DIR.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Outputs", long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Read SMART before and after (smartctl --json) and judge what rose:
     /// `auto` where smartctl and the disk allow, `require` refuses a disk
     /// without SMART data, `off` skips it.
-    #[arg(long, value_enum, default_value_t = SmartMode::Auto)]
+    #[arg(help_heading = "SMART", long, value_enum, default_value_t = SmartMode::Auto)]
     pub smart: SmartMode,
     /// Run the drive's own SMART self-test first (short: minutes; long:
     /// the whole surface, hours) and judge its result.
-    #[arg(long, value_enum, conflicts_with = "resume")]
+    #[arg(help_heading = "SMART", long, value_enum, conflicts_with = "resume")]
     pub smart_test: Option<crate::burnin::smart::TestKind>,
     /// Abort a --smart-test still running after this long, as a finding
     /// (a drive stuck at "running 10 %") [default: 30m short, 72h long].
-    #[arg(long, value_name = "DURATION", requires = "smart_test", value_parser = parse_duration)]
+    #[arg(help_heading = "SMART", long, value_name = "DURATION", requires = "smart_test", value_parser = parse_duration)]
     pub smart_test_timeout: Option<Duration>,
-    /// Read each disk's temperature this often during the run (seconds).
-    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
-    pub smart_every: u64,
+    /// Read each disk's temperature this often during the run (e.g. 5m).
+    #[arg(help_heading = "SMART", long, value_name = "DURATION", default_value = defaults::SMART_EVERY, value_parser = parse_period)]
+    pub smart_every: Duration,
     /// How progress is shown on stderr: a line per disk and the whole
     /// run's ETA every --progress-interval, or none (the plan, warnings and
     /// the report are still printed).
-    #[arg(long, value_enum, default_value_t = BurnProgress::Lines)]
+    #[arg(help_heading = "Outputs", long, value_enum, default_value_t = BurnProgress::Lines)]
     pub progress: BurnProgress,
     /// Interval between progress lines (a burn-in of many large disks
     /// logs less with 5m).
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(help_heading = "Outputs", long, value_name = "DURATION", default_value = defaults::PROGRESS_INTERVAL, value_parser = parse_duration)]
     pub progress_interval: Duration,
 }
 
@@ -428,7 +428,7 @@ pub struct OutputArgs {
     #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,
     /// Interval between plain progress lines.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::PROGRESS_INTERVAL, value_parser = parse_duration)]
     pub progress_interval: Duration,
 }
 

@@ -1,6 +1,6 @@
-//! Every default of `arrayburn check`, in one place: the flags' defaults
-//! (`cli`), the judge's thresholds, the demo's check and the messages that
-//! name a default all read them from here.
+//! Every default of `arrayburn check` and `arrayburn burnin`, in one place:
+//! the flags' defaults (`cli`), the judge's thresholds, the demo's check and
+//! the messages that name a default all read them from here.
 
 /// Sample window per disk and pass (`--sample`).
 pub const SAMPLE: &str = "60s";
@@ -37,6 +37,17 @@ pub const SPOTS: u32 = 1;
 /// the kernel's command timeouts, so only a disk that stopped answering
 /// reaches it.
 pub const IO_TIMEOUT: &str = "2m";
+/// Where the burn-in keeps a checkpoint per disk (`burnin --state`).
+pub const STATE_DIR: &str = "/var/lib/arrayburn/burnin";
+/// A burn-in saves each disk's checkpoint at least this often
+/// (`--checkpoint-every`).
+pub const CHECKPOINT_EVERY: &str = "30s";
+/// A burn-in reads each disk's temperature this often (`--smart-every`).
+pub const SMART_EVERY: &str = "5m";
+/// Interval between progress lines (`--progress-interval`).
+pub const PROGRESS_INTERVAL: &str = "10s";
+/// Passes of a read-only soak without `--passes` or `--duration`.
+pub const SOAK_PASSES: u16 = 2;
 /// How long a drive's short self-test may run before it is aborted as
 /// stuck (`burnin --smart-test short`; drives say 1-2 minutes).
 pub const SHORT_SELF_TEST: std::time::Duration = std::time::Duration::from_secs(30 * 60);

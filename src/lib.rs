@@ -7,8 +7,11 @@
 //! `measure` (workers read with O_DIRECT and only measure) → `judge` (every
 //! rule that makes a verdict, as pure functions) → `report` (one
 //! [`report::Report`] value) → `export` (text, JSON, CSV, charts) and
-//! `progress` (the live display). `commands` holds one file per
-//! subcommand; `iozone` is iozone's file workloads.
+//! `progress` (the live display). The burn-in runs down the same stages:
+//! [`plan::burnin::BurnPlan`] → `burnin` (its workers write, read back and
+//! classify) → `judge::burnin` → [`report::burnin::BurnReport`] →
+//! `export::burnin`. `commands` holds one file per subcommand, glue only;
+//! `iozone` is iozone's file workloads; `stop` the stop flag beneath them.
 #![deny(unsafe_code)]
 
 // First: its macros are used by the modules below.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use arrayburn::cli::Cli;
 use arrayburn::commands;
-use arrayburn::measure::StopFlag;
+use arrayburn::stop::StopFlag;
 use clap::Parser;
 use clap::error::ErrorKind;
 

@@ -4,6 +4,8 @@
 //! schedule is announced up front (a 24-disk serial pass is 24 minutes) and
 //! counted down. It only displays what the aggregator hands it.
 //!
+//! The burn-in's lines ([`BurnLines`]) are fed by its watch the same way.
+//!
 //! It must not judge (no verdict is shown before the report) and is not an
 //! exporter: a finished report is `export`'s.
 
@@ -256,6 +258,91 @@ impl Observer for Progress {
                     None => "",
                 }
             ));
+        }
+    }
+}
+
+/// Where one burn-in disk is, as the burn-in's watch hands it on.
+pub struct BurnTick {
+    /// The disk as given.
+    pub name: String,
+    pub pass: u16,
+    /// Passes in all (None: a soak run by time).
+    pub passes: Option<u16>,
+    /// The phase in words ("write", "verify", "read", ...).
+    pub phase: &'static str,
+    /// How far through its phase, in percent.
+    pub phase_pct: f64,
+    /// Bytes of the whole run done, and in all.
+    pub done: u64,
+    pub total: u64,
+}
+
+/// The burn-in's progress: a line per disk every interval (with a time
+/// stamp: these go to logs), and the whole run's ETA at the speeds seen so
+/// far (a soak run by time: its deadline).
+pub struct BurnLines {
+    every: Duration,
+    began: Instant,
+    last: Instant,
+    /// Each disk's bytes done at the last line, and at the first.
+    seen: Vec<Option<u64>>,
+    first: Vec<Option<u64>>,
+}
+
+impl BurnLines {
+    pub fn new(every: Duration) -> Self {
+        Self {
+            every,
+            began: Instant::now(),
+            last: Instant::now(),
+            seen: Vec::new(),
+            first: Vec::new(),
+        }
+    }
+
+    /// True when the next lines are due.
+    pub fn due(&self) -> bool {
+        self.last.elapsed() >= self.every
+    }
+
+    /// Prints a line per disk, then the ETA (`deadline`: a soak's end).
+    pub fn show(&mut self, disks: &[BurnTick], deadline: Option<Instant>) {
+        let dt = self.last.elapsed().as_secs_f64();
+        self.last = Instant::now();
+        self.seen.resize(disks.len(), None);
+        self.first.resize(disks.len(), None);
+        let now = chrono::Local::now().format("%H:%M:%S");
+        let mut eta: f64 = 0.0;
+        for (i, d) in disks.iter().enumerate() {
+            let rate = self.seen[i].map_or(0.0, |s| d.done.saturating_sub(s) as f64 / dt);
+            self.seen[i] = Some(d.done);
+            let since = *self.first[i].get_or_insert(d.done);
+            let mean = d.done.saturating_sub(since) as f64 / self.began.elapsed().as_secs_f64();
+            if d.done < d.total && mean > 0.0 {
+                eta = eta.max((d.total - d.done) as f64 / mean);
+            }
+            let of = d.passes.map_or(String::new(), |n| format!("/{n}"));
+            tell!(
+                "{now} burnin: {} pass {}{of} {} {:.0}% {:.0} MB/s",
+                d.name,
+                d.pass,
+                d.phase,
+                d.phase_pct,
+                rate / 1e6
+            );
+        }
+        if let Some(end) = deadline {
+            eta = end.saturating_duration_since(Instant::now()).as_secs_f64();
+        }
+        if eta > 0.0 {
+            let s = eta as u64;
+            tell!(
+                "{now} burnin: whole run ETA {}:{:02}:{:02}",
+                s / 3600,
+                s / 60 % 60,
+                s % 60
+            );
         }
     }
 }

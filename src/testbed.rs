@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::measure::StopFlag;
+use crate::stop::StopFlag;
 
 /// Where the blkio controller of cgroup v1 is mounted.
 pub const BLKIO_ROOT: &str = "/sys/fs/cgroup/blkio";

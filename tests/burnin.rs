@@ -425,8 +425,7 @@ fn two_disks_that_alias_each_other_are_caught_holding_each_others_blocks() {
     // One backing file under two loop devices: every write to one lands on
     // the other, as a misdirected write or a wrong cabling would.
     let file = Path::new("/dev/shm").join(format!("arrayburn-alias-{}.img", std::process::id()));
-    arrayburn::testbed::fill_file(&file, size, 7, &arrayburn::measure::StopFlag::default())
-        .unwrap();
+    arrayburn::testbed::fill_file(&file, size, 7, &arrayburn::stop::StopFlag::default()).unwrap();
     let a = LoopDisk::attach(file.clone(), &["--direct-io=on"]).unwrap();
     let b = LoopDisk::attach(file.clone(), &["--direct-io=on"]).unwrap();
     let (out, doc) = burn(&["--block", "256k", &ok[0].dev, &a.dev, &b.dev]);
@@ -890,7 +889,7 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
             "--passes",
             "2",
             "--checkpoint-every",
-            "1",
+            "1s",
             "--smart",
             "off",
             "--progress",
@@ -970,7 +969,7 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     assert!(err.contains("burnin: whole run ETA "), "{err}");
     assert!(took < std::time::Duration::from_secs(3), "{took:?}");
     let again = format!(
-        "continue with: arrayburn burnin --resume --destructive --yes --state {st} --json {} --progress lines --progress-interval 0.5s --checkpoint-every 1 ",
+        "continue with: arrayburn burnin --resume --destructive --yes --state {st} --json {} --progress lines --progress-interval 0.5s --checkpoint-every 1s ",
         json(2).display()
     );
     assert!(err.contains(&again), "{err}");

@@ -338,13 +338,8 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
     // 3. Disk 0 replaced by another disk of the same size at the same
     // name, holding ext4: refused, the filesystem intact.
     let file = d[0].file.with_extension("other.img");
-    arrayburn::testbed::fill_file(
-        &file,
-        16 * MIB,
-        99,
-        &arrayburn::measure::StopFlag::default(),
-    )
-    .unwrap();
+    arrayburn::testbed::fill_file(&file, 16 * MIB, 99, &arrayburn::stop::StopFlag::default())
+        .unwrap();
     assert!(
         Command::new("mkfs.ext4")
             .args(["-q", "-F"])

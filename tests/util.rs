@@ -92,7 +92,7 @@ pub fn loop_disk(spec: &Spec) -> LoopDisk {
         &file,
         spec.size,
         seed,
-        &arrayburn::measure::StopFlag::default(),
+        &arrayburn::stop::StopFlag::default(),
     )
     .unwrap();
     let sector = spec.sector.to_string();

@@ -3,18 +3,22 @@
 //! classified, all disks at once.
 //!
 //! - `block`: the written format and how a block read back is classified.
-//! - `plan`: every refusal, before a byte is written.
+//! - `targets`: the disks a burn-in may write, every refusal before a byte is written.
 //! - `worker`: one disk's write-flush-verify passes; it only measures and
 //!   classifies (verdicts are `judge::burnin`'s).
-//! - `report`: the result as JSON and text.
-//! - `smart`: SMART before and after, and what rose.
+//! - `smart`: reading SMART, and what rose.
+//! - `health`: SMART around a run: before, self-tests first, after.
+//! - `watch`: every disk at once, a thread each, watched while they run.
 //! - `state`: the checkpoint per disk that a `--resume` continues from.
 //! - `resume`: what a resume proves (the disk's blocks) before it writes.
 
 pub mod block;
-pub mod plan;
-pub mod report;
+pub mod health;
 pub mod resume;
 pub mod smart;
 pub mod state;
+pub mod targets;
+pub mod watch;
 pub mod worker;
+
+pub use watch::Looks;

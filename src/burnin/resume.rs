@@ -11,8 +11,8 @@
 //! It must not write.
 
 use super::block::{BLOCK, Found, Pattern, Stamp};
-use super::plan::Target;
 use super::state::{Checkpoint, Phase};
+use super::targets::Target;
 use crate::device::buffer::AlignedBuf;
 use crate::io::{Bounds, Halt, OwnedIo, ThreadIo, Until};
 

@@ -26,9 +26,6 @@ pub use super::worker::{At, Phase};
 use crate::device::BlockDevice;
 use crate::output::Dir;
 
-/// Where checkpoints go unless `--state` says otherwise.
-pub const DEFAULT_DIR: &str = "/var/lib/arrayburn/burnin";
-
 /// The format of the file; a resume refuses another.
 pub const FORMAT: u32 = 1;
 
@@ -82,6 +79,37 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// Where this run stands, in words ("pass 1 of 2, write 40%").
+    pub fn place(&self) -> String {
+        let len = (self.end_byte - self.start_byte).max(1);
+        match self.at.phase {
+            Phase::Done => format!("all {} pass(es) done", self.passes),
+            Phase::Write | Phase::Verify => format!(
+                "pass {} of {}, {} {:.0}%",
+                self.at.pass,
+                self.passes,
+                if self.at.phase == Phase::Write {
+                    "write"
+                } else {
+                    "verify"
+                },
+                100.0 * (self.at.done_until - self.start_byte) as f64 / len as f64
+            ),
+        }
+    }
+
+    /// Bytes this disk has left to write and read.
+    pub fn left(&self) -> u64 {
+        let len = self.end_byte - self.start_byte;
+        let phases = u64::from(self.passes) * 2;
+        let before = u64::from(self.at.pass.saturating_sub(1)) * 2
+            + u64::from(self.at.phase == Phase::Verify);
+        match self.at.phase {
+            Phase::Done => 0,
+            _ => (phases - before.min(phases)) * len - (self.at.done_until - self.start_byte),
+        }
+    }
+
     /// The run id as a number; `None` when it is not 1 to 16 hex digits.
     pub fn run(&self) -> Option<u64> {
         let ok = (1..=16).contains(&self.run_id.len())
@@ -351,5 +379,48 @@ mod tests {
                 .unwrap_err()
                 .contains("not a checkpoint")
         );
+    }
+
+    #[test]
+    fn what_a_checkpoint_has_left() {
+        let mut c = fresh_point(2, 1000);
+        assert_eq!(c.left(), 4 * 1000, "two passes, each written and read");
+        c.at = At {
+            pass: 2,
+            phase: Phase::Verify,
+            done_until: 250,
+            interval_from: 0,
+        };
+        assert_eq!(c.left(), 750);
+        c.at.phase = Phase::Done;
+        assert_eq!(c.left(), 0);
+    }
+
+    fn fresh_point(passes: u16, len: u64) -> Checkpoint {
+        Checkpoint {
+            format: FORMAT,
+            run_id: "1".into(),
+            started_at: String::new(),
+            saved_at: String::new(),
+            device: "/dev/x".into(),
+            name: None,
+            by_id: None,
+            serial: None,
+            wwn: None,
+            model: None,
+            size_bytes: len,
+            disk_hash: None,
+            start_byte: 0,
+            end_byte: len,
+            passes,
+            io_bytes: 4096,
+            pattern: crate::burnin::block::Pattern::Blocks,
+            command_line: vec![],
+            at: At::first(0),
+            burn: crate::burnin::worker::DiskBurn::default(),
+            smart_before: None,
+            smart_note: None,
+            self_test: None,
+        }
     }
 }

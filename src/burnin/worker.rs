@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::block::{BLOCK, Damage, Found, Pattern, Shape, Stamp};
-use super::plan::Target;
+use super::targets::Target;
 use crossbeam_channel::bounded;
 
 use crate::device::buffer::AlignedBuf;

@@ -11,11 +11,12 @@ use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::export;
 use crate::io::{Bounds, Engine, open_engine};
-use crate::measure::{PassKind, PassRun, StopFlag, Window, run_pass};
+use crate::measure::{PassKind, PassRun, Window, run_pass};
 use crate::output::Dir;
 use crate::plan::Plan;
 use crate::progress::{Progress, Style};
 use crate::report::{self, Report, RunInfo};
+use crate::stop::StopFlag;
 
 /// Runs a check.
 pub fn run(args: &CheckArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {

@@ -11,8 +11,8 @@ use anyhow::{Result, bail};
 use super::Outcome;
 use crate::cli::{CheckArgs, DemoArgs};
 use crate::judge::Verdict;
-use crate::measure::StopFlag;
 use crate::report::Report;
+use crate::stop::StopFlag;
 use crate::testbed::{self, LoopArray, Throttle};
 use crate::units::human_bytes_binary;
 

@@ -3,7 +3,7 @@
 //! not clap's).
 
 use super::Outcome;
-use crate::measure::StopFlag;
+use crate::stop::StopFlag;
 
 /// Runs iozone's workloads as ARGS ask.
 pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {

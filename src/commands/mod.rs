@@ -12,8 +12,8 @@ pub mod man;
 pub mod report;
 
 use crate::cli::{Cli, Command};
-use crate::measure::StopFlag;
 pub use crate::outcome::Outcome;
+use crate::stop::StopFlag;
 
 /// Runs the parsed command. An `Err` means the command could not run
 /// (exit 2); findings about disks are in the `Outcome`.

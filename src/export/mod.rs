@@ -6,6 +6,7 @@
 //! medians and verdicts it shows are the report's) and must not read
 //! devices. The live display while a check runs is `progress`, apart.
 
+pub mod burnin;
 pub mod chart;
 pub mod csv;
 pub mod json;

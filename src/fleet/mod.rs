@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::burnin::report::BurnReport;
 use crate::judge::peers::{classify, pct_of_group_median};
 use crate::judge::{Thresholds, Verdict};
 use crate::measure::PassKind;
+use crate::report::burnin::BurnReport;
 use crate::report::{LinkFinding, Report, SCHEMA_VERSION};
 use crate::stats::median;
 
@@ -543,7 +543,7 @@ fn own_verdict(doc: &Doc) -> Option<(&'static str, Vec<String>, Vec<String>)> {
                 .disks
                 .iter()
                 .filter_map(|d| {
-                    crate::burnin::report::stopped_at(d, r.passes).map(|w| format!("{}: {w}", d.path))
+                    crate::report::burnin::stopped_at(d, r.passes).map(|w| format!("{}: {w}", d.path))
                 })
                 .collect();
             let words = std::iter::once(message.clone()).chain(at).collect::<Vec<_>>().join("; ");
@@ -626,7 +626,7 @@ fn dedup(mut v: Vec<String>) -> Vec<String> {
 
 /// Whether a burn-in disk was written and verified over its whole range,
 /// every pass (a result without a `place` predates it: taken as whole).
-fn burned_whole(d: &crate::burnin::report::BurnDisk) -> bool {
+fn burned_whole(d: &crate::report::burnin::BurnDisk) -> bool {
     d.burn
         .place
         .is_none_or(|p| p.phase == crate::burnin::worker::Phase::Done)

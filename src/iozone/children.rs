@@ -30,8 +30,8 @@ use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
 use super::args;
 use super::throughput::{Child, ChildRun, Link, PHASES, PhaseRun, child_error, child_file};
-use crate::measure::StopFlag;
 use crate::outcome::Outcome;
+use crate::stop::StopFlag;
 
 /// The hidden subcommand a child runs as.
 pub const SUBCOMMAND: &str = "iozone-child";

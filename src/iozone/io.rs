@@ -14,7 +14,7 @@ use rand_mt::Mt64;
 
 use super::args::Config;
 use crate::device::buffer::AlignedBuf;
-use crate::measure::StopFlag;
+use crate::stop::StopFlag;
 
 /// iozone's pattern byte for 3.487 ('m'), written in the first 8 bytes of
 /// every 4 KiB page of the buffer (and `-V 0`'s byte).

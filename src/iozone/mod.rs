@@ -22,8 +22,8 @@ use std::time::SystemTime;
 
 use anyhow::Context;
 
-use crate::measure::StopFlag;
 use crate::outcome::Outcome;
+use crate::stop::StopFlag;
 use crate::units::{ctime, rfc3339_local};
 use args::Config;
 use plan::Plan;
@@ -56,7 +56,7 @@ struct Cleanup {
     paths: Vec<PathBuf>,
     keep: bool,
     /// A second signal waits for the removal (none with -w).
-    _hold: Option<crate::measure::Hold>,
+    _hold: Option<crate::stop::Hold>,
 }
 
 impl Drop for Cleanup {

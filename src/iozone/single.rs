@@ -12,7 +12,7 @@ use super::io::{
     Access, Buffer, Fill, Measure, Reach, check_stop, open, order, purge_cpu_cache, record_io,
     short_file, timed,
 };
-use crate::measure::StopFlag;
+use crate::stop::StopFlag;
 
 /// Columns of a row, in iozone's order.
 pub const COLUMNS: [&str; 17] = [

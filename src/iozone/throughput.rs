@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use super::args::Config;
 use super::io::{Access, Buffer, Fill, Reach, open, order, record_io, short_file};
 use crate::device::buffer::SharedBuf;
-use crate::measure::StopFlag;
+use crate::stop::StopFlag;
 
 /// A phase of throughput mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

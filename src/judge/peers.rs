@@ -2,7 +2,7 @@
 //! array's parallel pass against its serial pass.
 //!
 //! **Outlier rule.** Each disk is compared with the median of its peer group
-//! (same model, size and kind; see `plan::peer_groups`), the disk itself
+//! (same model, size and kind; see [`peer_groups`]), the disk itself
 //! included. The median ignores a minority of outliers, so one very slow disk
 //! cannot drag the reference down and hide itself, and two slow disks out of
 //! eight are both found. A disk below `slow_pct` % of that median is slow,
@@ -102,6 +102,30 @@ pub fn shared_path(pairs: &[(f64, f64)], th: &Thresholds) -> Option<PathFinding>
 /// there is the disk's own variation, not a path it shares.
 pub fn lost_alone(kept_pct: f64, median_kept_pct: Option<f64>, th: &Thresholds) -> bool {
     kept_pct < th.slow_pct && median_kept_pct.is_some_and(|m| kept_pct < th.slow_pct * m / 100.0)
+}
+
+/// Disks are peers when model, size and kind (rotational or not) match:
+/// an SSD must not make every HDD look slow. Groups are numbered in order of
+/// first appearance.
+pub fn peer_groups(devices: &[crate::device::BlockDevice]) -> Vec<usize> {
+    let key = |d: &crate::device::BlockDevice| {
+        (
+            d.identity.model.clone(),
+            d.identity.size_bytes,
+            d.identity.rotational,
+        )
+    };
+    let mut seen: Vec<(Option<String>, u64, bool)> = Vec::new();
+    devices
+        .iter()
+        .map(|d| {
+            let k = key(d);
+            seen.iter().position(|s| *s == k).unwrap_or_else(|| {
+                seen.push(k);
+                seen.len() - 1
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant, SystemTime};
 use crossbeam_channel::{select, tick, unbounded};
 
 use super::worker::Job;
-use super::{DiskRun, PassKind, PassRun, ReadError, StopFlag, Window};
+use super::{DiskRun, PassKind, PassRun, ReadError, Window};
 use crate::io::Engine;
+use crate::stop::StopFlag;
 use crate::units::fraction_of;
 
 /// A live view of one disk for the progress display.

@@ -16,7 +16,6 @@ mod worker;
 
 use std::time::Duration;
 
-pub use crate::stop::{Hold, StopFlag};
 pub use aggregate::{
     DiskProgress, EngineFactory, Geometry, Observer, PassSpec, run_group, run_pass,
 };

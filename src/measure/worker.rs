@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::{DiskRun, ReadError, SlowRead, StopFlag, Stopped, Surface, Window, keep_slowest};
+use super::{DiskRun, ReadError, SlowRead, Stopped, Surface, Window, keep_slowest};
 use crate::device::buffer::{Chunk, Chunks};
 use crate::io::{Completion, Engine, is_hung};
+use crate::stop::StopFlag;
 use crate::units::fraction_of;
 
 /// At most this many bad ranges are kept with their offsets (all are

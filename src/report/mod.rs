@@ -7,6 +7,7 @@
 //! `judge`) and must not read devices.
 
 mod build;
+pub mod burnin;
 pub mod links;
 
 use serde::{Deserialize, Serialize};

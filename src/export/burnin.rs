@@ -1,127 +1,15 @@
-//! The burn-in's result as one value (JSON) and its text: a table per
-//! disk (identity, bytes, write and verify MB/s, against its peers, bad
-//! bytes by class), the ranges found, and one sentence per disk to act on.
-//! It decides nothing: the actions are `judge::burnin`'s.
+//! The burn-in's text: a table per disk (identity, bytes, write and verify
+//! MB/s, against its peers, bad bytes by class), the ranges found, and one
+//! sentence per disk to act on; and its `--out DIR` bundle. A pure function
+//! of the [`BurnReport`]: it must not judge and must not read devices.
 
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Serialize};
-
-use super::smart::{SelfTest, SmartChange, TestKind};
-use super::worker::{Class, DiskBurn, Phase};
-use crate::device::Identity;
+use crate::burnin::smart::{SelfTest, TestKind};
+use crate::burnin::worker::{Class, DiskBurn};
 use crate::export::text::{show, table};
-use crate::judge::advice::DiskAdvice;
-use crate::units::{human_bytes, human_bytes_binary, human_duration, mb_per_s};
-
-/// One disk's burn-in in the report.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BurnDisk {
-    /// The path as given.
-    pub path: String,
-    /// Identity from sysfs (flattened, as in the check's report).
-    #[serde(flatten)]
-    pub identity: Identity,
-    /// The bytes burned: `start_byte` up to `end_byte`.
-    pub start_byte: u64,
-    pub end_byte: u64,
-    /// What was measured and found.
-    #[serde(flatten)]
-    pub burn: DiskBurn,
-    /// Write and verify MB/s (decimal) over all passes; null when nothing
-    /// was timed (a soak writes nothing; a run stopped early may not have
-    /// verified).
-    pub write_mb_per_s: Option<f64>,
-    pub verify_mb_per_s: Option<f64>,
-    /// Each whole pass's read-back MB/s, pass 1 first (a pass cut short
-    /// is left out).
-    pub verify_pass_mb_per_s: Vec<f64>,
-    /// Those as % of the peer group's median; null without peers.
-    pub write_pct_of_peers: Option<f64>,
-    pub verify_pct_of_peers: Option<f64>,
-    /// SMART before and after and the counters that rose; null when not
-    /// read (`smart_note` says why).
-    pub smart: Option<SmartChange>,
-    pub smart_note: Option<String>,
-    /// The drive's self-test before the run (`--smart-test`): which
-    /// (`short`, `long`) and its result (`{"state": "passed"}`, `failed`
-    /// with the drive's words, `unknown` with why); null when not run.
-    pub self_test_kind: Option<TestKind>,
-    pub self_test: Option<SelfTest>,
-    /// The hottest the disk was during the run (SMART before, every
-    /// `--smart-every` seconds, after), °C.
-    pub hottest_c: Option<i64>,
-    /// The limit it was judged against: `warning_c`, `critical_c` (°C) and
-    /// `source` (the drive's own, or the default for its kind).
-    #[serde(default)]
-    pub temperature_limit: Option<super::smart::TempLimits>,
-    /// `"healthy"`, `"return"`, `"recheck"`, `"check_path"`, or
-    /// `"interrupted"` (stopped before it was burned whole, nothing found).
-    pub verdict: String,
-}
-
-/// The whole burn-in.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BurnReport {
-    /// `"burnin"`.
-    pub kind: String,
-    pub tool_version: String,
-    pub host: String,
-    /// The machine's id and kernel release.
-    #[serde(flatten, default)]
-    pub machine: crate::device::Machine,
-    /// RFC 3339.
-    pub started_at: String,
-    pub finished_at: String,
-    /// A signal stopped it: the numbers cover what was done.
-    pub interrupted: bool,
-    pub command_line: Vec<String>,
-    /// The run id every block carries (hex).
-    pub run_id: String,
-    pub passes: u16,
-    /// A read-only soak (nothing written; `written_bytes` 0).
-    pub read_only: bool,
-    /// What was written: `"blocks"`, `"badblocks"`, or `"read-only"`.
-    pub pattern: String,
-    /// Bytes per write and read.
-    pub io_bytes: u64,
-    /// How writes and reads were issued: `"io_uring"` with `queue_depth`
-    /// in flight per disk, or `"psync"` (one at a time).
-    pub engine: String,
-    pub queue_depth: usize,
-    pub disks: Vec<BurnDisk>,
-    /// The verdict, where the check's report keeps it.
-    pub summary: BurnSummary,
-}
-
-/// The burn-in's verdict over all disks.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BurnSummary {
-    /// `"healthy"`, `"flagged"` (a disk to act on) or `"interrupted"`.
-    pub verdict: String,
-    /// One entry per disk to act on (as the check's).
-    pub disk_verdicts: Vec<DiskAdvice>,
-    /// Links below their maximum (as the check's).
-    #[serde(default)]
-    pub links: Vec<crate::report::LinkFinding>,
-    /// The verdict in one sentence.
-    pub message: String,
-}
-
-/// A fault class in words, as the findings and sentences say it.
-pub fn class_words(c: Class) -> &'static str {
-    match c {
-        Class::WriteError => "failed to write",
-        Class::FlushError => "not flushed (the cache flush failed)",
-        Class::ReadError => "failed to read back",
-        Class::Corrupted => "corrupted",
-        Class::Misdirected => "misdirected",
-        Class::OtherDisk => "another disk's",
-        Class::Stale => "lost (stale on read-back)",
-        Class::Zeros => "zeros (never written)",
-        Class::Foreign => "foreign (not what was written)",
-    }
-}
+use crate::report::burnin::{BurnReport, class_words, stopped_at};
+use crate::units::{human_bytes, human_bytes_binary, human_duration};
 
 /// The bytes found bad, by class, in short words (`-` for none).
 fn errors(b: &DiskBurn) -> String {
@@ -155,33 +43,6 @@ fn engine_words(r: &BurnReport) -> String {
         "io_uring" => format!("io_uring, {} in flight per disk", r.queue_depth),
         other => format!("{other}, one at a time"),
     }
-}
-
-/// MB/s of `bytes` over `secs`; None when nothing was moved or timed
-/// (never a 0 that reads as "measured, and slow").
-pub fn speed(bytes: u64, secs: f64) -> Option<f64> {
-    (bytes > 0 && secs > 0.0).then(|| mb_per_s(bytes, secs))
-}
-
-/// Where a disk's burn-in stopped short of its end, in words ("pass 1 of
-/// 2, write 70 %"); None when it finished (or for a soak).
-pub fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
-    let at = d.burn.place?;
-    let len = (d.end_byte - d.start_byte).max(1);
-    let phase = match at.phase {
-        Phase::Done => return None,
-        Phase::Write => "write",
-        Phase::Verify => "verify",
-    };
-    Some(format!(
-        "stopped in pass {} of {passes}, {phase} {:.0} % (bytes {}..{} of {}..{} done)",
-        at.pass,
-        100.0 * (at.done_until - d.start_byte) as f64 / len as f64,
-        d.start_byte,
-        at.done_until,
-        d.start_byte,
-        d.end_byte
-    ))
 }
 
 /// The text report.
@@ -375,4 +236,73 @@ pub fn render(r: &BurnReport) -> String {
     }
     let _ = writeln!(out, "\nVerdict: {}", r.summary.message);
     out
+}
+
+/// `--out DIR`: the text, the JSON, the page (`fleet`'s, given), and MB/s
+/// across each disk's surface for pass 1 and the last pass, each phase.
+pub fn bundle(
+    report: &BurnReport,
+    text: &str,
+    page: &str,
+    dir: &std::path::Path,
+) -> anyhow::Result<()> {
+    use crate::export::chart::{Line, lines};
+    let dir = crate::output::Dir::create(dir)?;
+    dir.write("report.txt", text.as_bytes())?;
+    let mut doc = serde_json::to_vec_pretty(report)?;
+    doc.push(b'\n');
+    dir.write("report.json", &doc)?;
+    dir.write("report.html", page.as_bytes())?;
+    let last = report
+        .disks
+        .iter()
+        .flat_map(|d| d.burn.surface.iter().map(|p| p.pass))
+        .max()
+        .unwrap_or(0);
+    let mut passes = vec![1];
+    if last > 1 {
+        passes.push(last);
+    }
+    let phases: &[&str] = if report.read_only {
+        &["verify"]
+    } else {
+        &["write", "verify"]
+    };
+    for pass in passes {
+        for phase in phases {
+            let series: Vec<Line> = report
+                .disks
+                .iter()
+                .map(|d| {
+                    let len = (d.end_byte - d.start_byte).max(1) as f64;
+                    Line {
+                        label: d.identity.name.clone(),
+                        points: d
+                            .burn
+                            .surface
+                            .iter()
+                            .filter(|p| p.pass == pass && p.phase == *phase)
+                            .map(|p| (100.0 * (p.offset - d.start_byte) as f64 / len, p.mb_per_s))
+                            .collect(),
+                        flagged: !matches!(d.verdict.as_str(), "healthy" | "interrupted"),
+                    }
+                })
+                .filter(|l| !l.points.is_empty())
+                .collect();
+            if series.is_empty() {
+                continue;
+            }
+            let word = match (*phase, report.read_only) {
+                ("verify", true) => "read",
+                (p, _) => p,
+            };
+            lines(
+                &dir,
+                &format!("surface-{word}-pass{pass}"),
+                &format!("Pass {pass}: {word} MB/s across each disk (red: to act on)"),
+                &series,
+            )?;
+        }
+    }
+    Ok(())
 }

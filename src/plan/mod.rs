@@ -5,6 +5,9 @@
 //! It must not read a device (opening it is all) and must not judge: the
 //! thresholds it checks are handed to `judge` untouched.
 
+pub mod burnin;
+pub mod confirm;
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -124,7 +127,7 @@ impl Plan {
                 )
             })
             .collect();
-        let groups = peer_groups(&devices);
+        let groups = crate::judge::peers::peer_groups(&devices);
         Ok(Plan {
             devices,
             files,
@@ -473,28 +476,4 @@ fn open(d: &BlockDevice) -> Result<File, PlanError> {
             detail: e.to_string(),
         },
     })
-}
-
-/// Disks are peers when model, size and kind (rotational or not) match:
-/// an SSD must not make every HDD look slow. Groups are numbered in order of
-/// first appearance.
-pub fn peer_groups(devices: &[BlockDevice]) -> Vec<usize> {
-    let key = |d: &BlockDevice| {
-        (
-            d.identity.model.clone(),
-            d.identity.size_bytes,
-            d.identity.rotational,
-        )
-    };
-    let mut seen: Vec<(Option<String>, u64, bool)> = Vec::new();
-    devices
-        .iter()
-        .map(|d| {
-            let k = key(d);
-            seen.iter().position(|s| *s == k).unwrap_or_else(|| {
-                seen.push(k);
-                seen.len() - 1
-            })
-        })
-        .collect()
 }

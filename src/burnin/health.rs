@@ -1,0 +1,173 @@
+//! SMART around a burn-in: each disk's reading before anything is written
+//! (or why there is none), the drives' self-tests first where asked, and the
+//! reading after the run. It reads and starts; what rose is judged by
+//! `judge::burnin`, never here.
+
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+
+use super::smart::{self, SelfTest, SmartChange, Snapshot, TestKind};
+use super::state::Checkpoint;
+use super::targets::Target;
+use crate::cli::SmartMode;
+use crate::stop::StopFlag;
+use crate::units::human_duration;
+
+/// Each disk's SMART before anything is written, or why there is none.
+/// `require` refuses a disk without it (nothing written); `auto` says once
+/// that smartctl is missing and goes on.
+pub fn smart_before(
+    targets: &[Target],
+    mode: SmartMode,
+    give_up: &dyn Fn() -> bool,
+) -> anyhow::Result<Vec<Result<Snapshot, String>>> {
+    if mode == SmartMode::Off {
+        return Ok(targets.iter().map(|_| Err("--smart off".into())).collect());
+    }
+    let read: Vec<Result<Snapshot, String>> = targets
+        .iter()
+        .map(|t| smart::read(&t.dev.given, give_up))
+        .collect();
+    for (t, r) in targets.iter().zip(&read) {
+        if let (SmartMode::Require, Err(why)) = (mode, r) {
+            bail!(
+                "--smart require: {} has no SMART to read ({why}); use --smart auto to burn it in without (nothing was written)",
+                t.dev.given
+            );
+        }
+    }
+    if read.iter().any(|r| {
+        r.as_ref()
+            .is_err_and(|w| w.starts_with("smartctl could not run"))
+    }) {
+        tell!(
+            "arrayburn burnin: smartctl not found: SMART is not compared (install smartmontools, or --smart off to say so)"
+        );
+    }
+    Ok(read)
+}
+
+/// SMART after the run against SMART before it (not read when a signal
+/// stopped the run, or stops this reading: it is read when the run is
+/// done).
+pub fn smart_after(
+    targets: &[Target],
+    points: &[Checkpoint],
+    interrupted: bool,
+    stop: &StopFlag,
+) -> Vec<(Option<SmartChange>, Option<String>)> {
+    targets
+        .iter()
+        .zip(points)
+        .map(
+            |(t, c)| match (&c.smart_before, interrupted || stop.is_set()) {
+                (Some(_), true) => (None, Some("read at the end of the run".into())),
+                (Some(b), false) => match smart::read(&t.dev.given, &|| stop.is_set()) {
+                    Ok(a) => (Some(SmartChange::of(b.clone(), a)), None),
+                    Err(why) => (None, Some(format!("after the run: {why}"))),
+                },
+                (None, _) => (None, c.smart_note.clone()),
+            },
+        )
+        .collect()
+}
+
+/// Runs every disk's self-test at once and waits for them (polled at 1,
+/// 3, 7, 15, 31 s, then every 30 s) for at most `limit`: a self-test still
+/// running then is aborted and is a finding (a drive stuck at "running
+/// 10 %" would otherwise hold the burn-in before any write). A signal
+/// aborts them all (`smartctl -X`).
+pub fn self_tests(
+    targets: &[Target],
+    points: &mut [Checkpoint],
+    kind: TestKind,
+    limit: Duration,
+    stop: &StopFlag,
+) {
+    let give_up = || stop.is_set();
+    let mut state: Vec<SelfTest> = targets
+        .iter()
+        .map(
+            |t| match smart::start_self_test(&t.dev.given, kind, &give_up) {
+                Ok(()) => SelfTest::Running(None),
+                Err(why) => SelfTest::Unknown(why),
+            },
+        )
+        .collect();
+    let running = |s: &[SelfTest]| s.iter().any(|x| matches!(x, SelfTest::Running(_)));
+    let which = match kind {
+        TestKind::Short => "short",
+        TestKind::Long => "long",
+    };
+    if running(&state) {
+        tell!(
+            "arrayburn burnin: running the drives' {which} SMART self-test before the burn-in (at most {})",
+            human_duration(limit)
+        );
+    }
+    let began = Instant::now();
+    let mut wait = Duration::from_secs(1);
+    let mut said = Instant::now();
+    while running(&state) {
+        let until = (Instant::now() + wait).min(began + limit);
+        while Instant::now() < until {
+            if stop.is_set() {
+                abort_self_tests(targets, &state);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if began.elapsed() >= limit {
+            abort_self_tests(targets, &state);
+            for s in state.iter_mut() {
+                if let SelfTest::Running(left) = s {
+                    *s = SelfTest::Failed(format!(
+                        "the {which} self-test did not finish within {} ({} left): aborted",
+                        human_duration(limit),
+                        left.map_or("?".to_string(), |l| format!("{l}%"))
+                    ));
+                }
+            }
+            break;
+        }
+        wait = (wait * 2).min(Duration::from_secs(30));
+        for (t, s) in targets.iter().zip(state.iter_mut()) {
+            if matches!(s, SelfTest::Running(_)) {
+                *s = match smart::poll_self_test(&t.dev.given, &give_up) {
+                    // A poll that could not be read keeps it running.
+                    SelfTest::Unknown(_) if stop.is_set() => s.clone(),
+                    now => now,
+                };
+            }
+        }
+        if said.elapsed() >= Duration::from_secs(60) {
+            said = Instant::now();
+            let now = chrono::Local::now().format("%H:%M:%S");
+            for (t, s) in targets.iter().zip(&state) {
+                if let SelfTest::Running(left) = s {
+                    tell!(
+                        "{now} burnin: {} self-test running, {} left",
+                        t.dev.given,
+                        left.map_or("?".to_string(), |l| format!("{l}%"))
+                    );
+                }
+            }
+        }
+    }
+    for (c, s) in points.iter_mut().zip(state) {
+        c.self_test = Some((kind, s));
+    }
+}
+
+/// Aborts the self-tests still running (`smartctl -X`, each given a few
+/// seconds: a hung drive does not hold the run).
+fn abort_self_tests(targets: &[Target], state: &[SelfTest]) {
+    for (t, s) in targets.iter().zip(state) {
+        if matches!(s, SelfTest::Running(_)) {
+            let mut abort = std::process::Command::new("smartctl");
+            abort.args(["-X", &t.dev.given]);
+            let _ = crate::device::tool::output(&mut abort, Duration::from_secs(10), &|| false);
+        }
+    }
+}

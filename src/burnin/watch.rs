@@ -1,0 +1,161 @@
+//! Every disk of a burn-in at once, a thread each, watched while they run:
+//! each disk's temperature read every `--smart-every` (the hottest kept,
+//! for the verdict), and where each disk is handed to the progress lines
+//! (`progress::BurnLines`) every `--progress-interval`.
+//!
+//! It must not judge and must not print: what it sees is handed on.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::smart;
+use super::state::{Checkpoint, Phase};
+use super::targets::Target;
+use super::worker::{DiskBurn, Live, Stage};
+use crate::progress::{BurnLines, BurnTick};
+use crate::stop::StopFlag;
+
+/// How often the watch looks at the disks while they run.
+#[derive(Debug, Clone, Copy)]
+pub struct Looks {
+    /// Read each disk's temperature this often.
+    pub smart_every: Duration,
+    /// Print a progress line per disk this often (None: never).
+    pub progress: Option<Duration>,
+}
+
+/// Runs `work` on every disk at once (a thread each) while the watch
+/// looks on: each disk's result, and the hottest it was. `soak`: a read-only
+/// soak (one phase a pass), and its deadline when run by time.
+pub fn burn_all(
+    targets: &[Target],
+    points: &[Checkpoint],
+    soak: Option<Option<Instant>>,
+    looks: Looks,
+    stop: &StopFlag,
+    work: impl Fn(&Target, &Live, &Checkpoint) -> DiskBurn + Sync,
+) -> (Vec<DiskBurn>, Vec<Option<i64>>) {
+    let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
+    std::thread::scope(|s| {
+        let work = &work;
+        let handles: Vec<_> = targets
+            .iter()
+            .zip(&lives)
+            .zip(points)
+            .map(|((t, live), c)| s.spawn(move || work(t, live, c)))
+            .collect();
+        let finished = || handles.iter().map(|h| h.is_finished()).collect();
+        let disks = Disks {
+            targets,
+            points,
+            lives: &lives,
+        };
+        let temps = watch(&disks, finished, soak, looks, stop);
+        let burns = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect();
+        (burns, temps)
+    })
+}
+
+/// The disks being watched, and what each has done so far.
+struct Disks<'a> {
+    targets: &'a [Target],
+    points: &'a [Checkpoint],
+    lives: &'a [Live],
+}
+
+impl Disks<'_> {
+    /// Where each disk is now (`finished`: its thread has ended).
+    fn ticks(&self, finished: &[bool], phases: u64, soak: bool) -> Vec<BurnTick> {
+        let each = self.targets.iter().zip(self.points).zip(self.lives);
+        each.zip(finished)
+            .map(|(((t, c), l), &ended)| {
+                let len = (t.end - t.start).max(1);
+                let total = u64::from(c.passes) * phases * len;
+                let (pass, stage) = l.stage();
+                let done = l.done.load(Ordering::Relaxed);
+                let all = if c.at.phase == Phase::Done || ended {
+                    total
+                } else {
+                    progress_bytes(len, phases, pass, stage, done)
+                };
+                BurnTick {
+                    name: t.dev.given.clone(),
+                    pass,
+                    passes: (c.passes != u16::MAX).then_some(c.passes),
+                    phase: stage_word(stage, soak),
+                    phase_pct: 100.0 * done.min(len) as f64 / len as f64,
+                    done: all,
+                    total,
+                }
+            })
+            .collect()
+    }
+
+    /// Each disk's temperature now, where its SMART was read before the run.
+    fn temperatures(&self, stop: &StopFlag) -> Vec<Option<i64>> {
+        self.targets
+            .iter()
+            .zip(self.points)
+            .map(|(t, c)| {
+                c.smart_before.as_ref()?;
+                smart::read(&t.dev.given, &|| stop.is_set())
+                    .ok()
+                    .and_then(|s| s.temperature_c)
+            })
+            .collect()
+    }
+}
+
+/// A phase in the progress line's words.
+fn stage_word(stage: Stage, soak: bool) -> &'static str {
+    match stage {
+        Stage::Write => "write",
+        Stage::Flush => "flush",
+        Stage::Verify if soak => "read",
+        Stage::Verify => "verify",
+        Stage::Reverify => "re-verify",
+    }
+}
+
+/// Looks at the disks every 100 ms until every thread has ended: the
+/// hottest each disk was, read every `smart_every`.
+fn watch(
+    disks: &Disks,
+    finished: impl Fn() -> Vec<bool>,
+    soak: Option<Option<Instant>>,
+    looks: Looks,
+    stop: &StopFlag,
+) -> Vec<Option<i64>> {
+    let phases = if soak.is_some() { 1 } else { 2 };
+    let mut hottest: Vec<Option<i64>> = vec![None; disks.targets.len()];
+    let mut sampled = Instant::now();
+    let mut lines = looks.progress.map(BurnLines::new);
+    loop {
+        let ended = finished();
+        if ended.iter().all(|&e| e) {
+            return hottest;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        if sampled.elapsed() >= looks.smart_every {
+            sampled = Instant::now();
+            for (h, now) in hottest.iter_mut().zip(disks.temperatures(stop)) {
+                *h = now.max(*h);
+            }
+        }
+        if let Some(lines) = lines.as_mut().filter(|l| l.due()) {
+            lines.show(&disks.ticks(&ended, phases, soak.is_some()), soak.flatten());
+        }
+    }
+}
+
+/// Bytes of a disk's whole run done at `pass`, `stage`, `done` (its
+/// phase's bytes), out of `passes` × `phases` (2: write and verify; a
+/// soak's 1) × the range.
+fn progress_bytes(len: u64, phases: u64, pass: u16, stage: Stage, done: u64) -> u64 {
+    let phases_before = u64::from(pass.saturating_sub(1)) * phases
+        + u64::from(phases == 2 && matches!(stage, Stage::Verify));
+    phases_before * len + done.min(len)
+}

@@ -1,0 +1,475 @@
+//! From `burnin` flags to a runnable burn-in: the disks resolved and
+//! refused or accepted (`burnin::targets`), the checkpoints a `--resume`
+//! continues proven to be of these disks, or a new run's made, outputs and
+//! memory checked, the engine resolved. Every refusal happens here, before a
+//! byte is written, and [`BurnPlan::resolve`] is the one place that reads
+//! [`BurninArgs`].
+//!
+//! It must not write to a disk (it reads: a resume's blocks, ZFS labels,
+//! SMART) and must not judge.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use anyhow::bail;
+
+use crate::burnin::block::BLOCK;
+use crate::burnin::resume::Proof;
+use crate::burnin::smart::TestKind;
+use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
+use crate::burnin::targets::{Target, read_targets, refuse_signature, targets};
+use crate::burnin::worker::DiskBurn;
+use crate::burnin::{Looks, health};
+use crate::cli::{BurnProgress, BurninArgs, SmartMode};
+use crate::device::lock::DiskLock;
+use crate::io::{Bounds, EngineKind};
+use crate::output::Output;
+use crate::stop::StopFlag;
+use crate::units::rfc3339;
+
+/// A burn-in ready to run: every disk accepted, its checkpoint (resumed or
+/// new), and the options resolved.
+pub struct BurnPlan {
+    pub targets: Vec<Target>,
+    /// Held for the whole run: no other arrayburn writes these disks.
+    pub locks: Vec<DiskLock>,
+    /// Each disk's checkpoint, in the order of `targets`.
+    pub points: Vec<Checkpoint>,
+    /// Where checkpoints are kept (a soak keeps none).
+    pub store: Option<Store>,
+    pub state: PathBuf,
+    pub json: Option<Output>,
+    pub out: Option<PathBuf>,
+    pub engine: EngineKind,
+    /// Requests in flight per disk.
+    pub depth: usize,
+    pub bounds_timeout: Duration,
+    pub read_only: bool,
+    pub resume: bool,
+    /// `--yes`: the plan is printed, not asked.
+    pub yes: bool,
+    pub checkpoint_every: Duration,
+    /// A soak's `--duration`.
+    pub duration: Option<Duration>,
+    /// A soak's `--passes`, as asked.
+    pub passes: Option<u16>,
+    /// A soak's read size.
+    pub block: u64,
+    /// `--smart-test`, and how long it may run.
+    pub self_test: Option<(TestKind, Duration)>,
+    pub looks: Looks,
+    /// The command that continues this run where a signal stops it.
+    pub resume_line: String,
+}
+
+impl BurnPlan {
+    /// Resolves `args` into a plan, or refuses (one line, nothing written).
+    pub fn resolve(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> anyhow::Result<Self> {
+        if args.block == 0 || !args.block.is_multiple_of(BLOCK as u64) || args.block > 1 << 30 {
+            bail!(
+                "--block {}: give a multiple of 4 KiB up to 1g (the default is 4m)",
+                args.block
+            );
+        }
+        if args.passes == Some(0) {
+            bail!("--passes 0: give at least 1");
+        }
+        super::check_io_timeout(args.io_timeout).map_err(anyhow::Error::msg)?;
+        let (engine, depth) = engine(args)?;
+        let (mut json, mut out) = outputs(args.json.as_deref(), args.out.as_deref())?;
+        let (targets, locks, points, store) = if args.read_only {
+            let (targets, locks) =
+                read_targets(&args.devices, args.range.as_deref(), args.ignore_lock)?;
+            let points = fresh(&targets, args, argv, stop)?;
+            (targets, locks, points, None)
+        } else {
+            let (mut targets, locks) = targets(
+                &args.devices,
+                args.destructive,
+                args.range.as_deref(),
+                args.ignore_lock,
+            )?;
+            let store = state_store(&args.state)?;
+            let found = checkpoints(&store, &mut targets, args, stop)?;
+            // A resume finishes the outputs the run began with, unless told others.
+            if let Some(first) = found.as_ref().and_then(|p| began_with(&p[0])) {
+                (json, out) = outputs(
+                    args.json.as_deref().or(first.json.as_deref()),
+                    args.out.as_deref().or(first.out.as_deref()),
+                )?;
+            }
+            refuse_outputs_in(&args.state, json.as_ref(), out.as_deref())?;
+            if !args.yes && !std::io::stdin().is_terminal() {
+                bail!(
+                    "standard input is not a terminal, so no one can confirm: add --yes to burn in {} disk(s) from a script (nothing was written)",
+                    targets.len()
+                );
+            }
+            let points = match found {
+                Some(points) => points,
+                None => {
+                    if !args.wipe_signatures {
+                        for t in &targets {
+                            refuse_signature(&t.dev, &Bounds::new(stop, args.io_timeout))?;
+                        }
+                    }
+                    fresh(&targets, args, argv, stop)?
+                }
+            };
+            (targets, locks, points, Some(store))
+        };
+        check_memory(&points, depth)?;
+        let resume_line = resume_line(args, json.as_ref(), out.as_deref(), &targets);
+        Ok(Self {
+            targets,
+            locks,
+            points,
+            store,
+            state: args.state.clone(),
+            json,
+            out,
+            engine,
+            depth,
+            bounds_timeout: args.io_timeout,
+            read_only: args.read_only,
+            resume: args.resume,
+            yes: args.yes,
+            checkpoint_every: args.checkpoint_every,
+            duration: args.duration,
+            passes: args.passes,
+            block: args.block,
+            self_test: args.smart_test.map(|k| (k, smart_test_limit(args, k))),
+            looks: Looks {
+                smart_every: args.smart_every,
+                progress: (args.progress == BurnProgress::Lines).then_some(args.progress_interval),
+            },
+            resume_line,
+        })
+    }
+
+    /// The bounds of every wait for a disk: this stop, `--io-timeout`.
+    pub fn bounds(&self, stop: &StopFlag) -> Bounds {
+        Bounds::new(stop, self.bounds_timeout)
+    }
+}
+
+/// `--json FILE` and `--out DIR`, resolved and proven writable.
+fn outputs(
+    json: Option<&std::path::Path>,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<(Option<Output>, Option<std::path::PathBuf>)> {
+    let json = json
+        .map(|p| Output::resolve("--json", p, true))
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
+    if let Some(dir) = out {
+        super::check_output_dir(dir).map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
+    }
+    Ok((json, out.map(std::path::Path::to_path_buf)))
+}
+
+/// The options of the command line that began a checkpointed run.
+fn began_with(c: &Checkpoint) -> Option<BurninArgs> {
+    use clap::Parser;
+    match crate::cli::Cli::try_parse_from(&c.command_line)
+        .ok()?
+        .command
+    {
+        crate::cli::Command::Burnin(a) => Some(a),
+        _ => None,
+    }
+}
+
+/// The command that continues an interrupted burn-in as it ran: its state,
+/// outputs, progress, checkpoint, SMART, timeout and engine options, and
+/// its disks (each shell-quoted).
+fn resume_line(
+    args: &BurninArgs,
+    json: Option<&Output>,
+    out: Option<&std::path::Path>,
+    targets: &[Target],
+) -> String {
+    let secs = |d: Duration| {
+        let s = d.as_secs_f64();
+        if s.fract() == 0.0 {
+            format!("{s:.0}s")
+        } else {
+            format!("{s}s")
+        }
+    };
+    let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    let mut words: Vec<String> = ["arrayburn", "burnin", "--resume", "--destructive", "--yes"]
+        .map(String::from)
+        .to_vec();
+    let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
+    flag("state", path(&args.state));
+    if let Some(o) = json {
+        flag("json", path(&o.given));
+    }
+    if let Some(o) = out {
+        flag("out", path(o));
+    }
+    let progress = match args.progress {
+        BurnProgress::Lines => "lines",
+        BurnProgress::None => "none",
+    };
+    flag("progress", progress.into());
+    flag("progress-interval", secs(args.progress_interval));
+    flag("checkpoint-every", secs(args.checkpoint_every));
+    let smart = match args.smart {
+        SmartMode::Auto => "auto",
+        SmartMode::Require => "require",
+        SmartMode::Off => "off",
+    };
+    flag("smart", smart.into());
+    flag("smart-every", secs(args.smart_every));
+    flag("io-timeout", secs(args.io_timeout));
+    flag("engine", args.engine.name().into());
+    flag("queue-depth", args.queue_depth.to_string());
+    words.extend(targets.iter().map(|t| t.dev.given.clone()));
+    let quote = |w: &String| {
+        if !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+-".contains(c))
+        {
+            w.clone()
+        } else {
+            format!("'{}'", w.replace('\'', "'\\''"))
+        }
+    };
+    words.iter().map(quote).collect::<Vec<_>>().join(" ")
+}
+
+/// Refuses buffers beyond the memory the run may have: each disk's phase
+/// holds its queue depth of blocks and two more (the one being filled or
+/// checked, the one waiting), all disks at once. A resume's block is its
+/// checkpoint's; the one asked for is checked here (at most the same).
+fn check_memory(points: &[Checkpoint], depth: usize) -> anyhow::Result<()> {
+    let per_disk = depth as u64 + 2;
+    let block = points.first().map_or(0, |c| c.io_bytes);
+    let disks = points.len() as u64;
+    let what = format!(
+        "{per_disk} × {} per disk, {disks} disk(s)",
+        crate::units::human_bytes_binary(block)
+    );
+    let flags = format!(
+        "--block {} --queue-depth {depth}",
+        crate::units::human_bytes_binary(block)
+    );
+    crate::memory::refuse_beyond(per_disk * block * disks, &what, &flags)
+        .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))
+}
+
+/// How writes and reads are issued (resolved, refused where io_uring was
+/// asked for and cannot be had) and how many are in flight.
+fn engine(args: &BurninArgs) -> anyhow::Result<(EngineKind, usize)> {
+    match args.engine.resolved() {
+        EngineKind::IoUring if !crate::io::uring_available() => bail!(
+            "--engine io_uring: this kernel gives no io_uring (disabled, or too old); use --engine psync or auto (nothing was written)"
+        ),
+        EngineKind::IoUring => Ok((EngineKind::IoUring, usize::from(args.queue_depth))),
+        kind => Ok((kind, 1)),
+    }
+}
+
+/// Makes `--state DIR` if it is missing and proves checkpoints can be
+/// written there, before anything is written to a disk.
+fn state_store(dir: &std::path::Path) -> anyhow::Result<Store> {
+    Store::open(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "--state {}: cannot keep checkpoints there ({e}); give a writable directory with --state (nothing was written)",
+            dir.display()
+        )
+    })
+}
+
+/// Refuses a `--json` file or `--out DIR` in the checkpoints' directory:
+/// a report written over a checkpoint loses the place of a run (and the
+/// next run is refused).
+fn refuse_outputs_in(
+    state: &std::path::Path,
+    json: Option<&Output>,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let state = std::fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
+    let json_dir = json.and_then(|o| match &o.sink {
+        crate::output::Sink::File { dir, .. } => Some((
+            format!("--json {}", o.given.display()),
+            dir.path().to_path_buf(),
+        )),
+        _ => None,
+    });
+    let out_dir = out.map(|d| (format!("--out {}", d.display()), d.to_path_buf()));
+    for (flag, dir) in json_dir.into_iter().chain(out_dir) {
+        if std::fs::canonicalize(&dir).is_ok_and(|d| d == state) {
+            bail!(
+                "{flag}: is in --state {}, where the checkpoints are kept: write results elsewhere (nothing was written)",
+                state.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The checkpoints a `--resume` continues (every disk must have its own,
+/// of one run, valid in every field, made for this disk by what it says
+/// of itself and by the run's blocks read back from it); a disk whose
+/// checkpoint names nothing written yet is then checked for signatures
+/// as a new one. The targets take the checkpoints' ranges and block
+/// identities. Without `--resume`, a disk whose burn-in is unfinished is
+/// refused rather than started over.
+fn checkpoints(
+    store: &Store,
+    targets: &mut [Target],
+    args: &BurninArgs,
+    stop: &StopFlag,
+) -> anyhow::Result<Option<Vec<Checkpoint>>> {
+    let mut found = Vec::new();
+    for t in targets.iter_mut() {
+        let (name, c) = find_checkpoint(store, t)?;
+        let path = store.path(&name);
+        match (c, args.resume) {
+            (None, true) => bail!(
+                "--resume: {} has no checkpoint in {} (looked for {}); start its burn-in without --resume (nothing was written)",
+                t.dev.given,
+                args.state.display(),
+                path.display()
+            ),
+            (Some(mut c), true) => {
+                let id = &t.dev.identity;
+                if let Err(why) = c.validate(id.size_bytes, id.logical_block_size) {
+                    bail!(
+                        "--resume: {}: {why}; the file is damaged or was edited: move it away and start a new burn-in without --resume (nothing was written)",
+                        path.display()
+                    );
+                }
+                let not_it = |why: String| {
+                    anyhow::anyhow!(
+                        "--resume: {} is not the disk checkpointed in {}: {why}; if it is another disk, move that file away and start a new burn-in without --resume (nothing was written)",
+                        t.dev.given,
+                        path.display()
+                    )
+                };
+                c.matches(&t.dev).map_err(not_it)?;
+                (t.start, t.end) = (c.start_byte, c.end_byte);
+                t.disk = c.disk_hash.unwrap_or(t.disk);
+                t.checkpoint = name;
+                let run = c.run().unwrap_or_default();
+                let bounds = Bounds::new(stop, args.io_timeout);
+                let proof = crate::burnin::resume::prove(t, &c, run, &bounds).map_err(not_it)?;
+                if proof == Proof::NothingWritten && !args.wipe_signatures {
+                    refuse_signature(&t.dev, &bounds)?;
+                }
+                c.burn.resumes += 1;
+                found.push(c);
+            }
+            (Some(c), false) if c.at.phase != Phase::Done => bail!(
+                "{} has an unfinished burn-in ({}) checkpointed in {}: add --resume to continue it, or move that file away to start over (nothing was written)",
+                t.dev.given,
+                c.place(),
+                path.display()
+            ),
+            (_, false) => {}
+        }
+    }
+    if !args.resume {
+        return Ok(None);
+    }
+    if let Some(other) = found.iter().find(|c| c.run_id != found[0].run_id) {
+        bail!(
+            "--resume: {} and {} were checkpointed by different burn-ins; resume each on its own (nothing was written)",
+            found[0].device,
+            other.device
+        );
+    }
+    Ok(Some(found))
+}
+
+/// The checkpoint of `t` in `store`, under its own name or, where two
+/// disks of one run shared a serial, under the other form of it.
+fn find_checkpoint(store: &Store, t: &Target) -> anyhow::Result<(String, Option<Checkpoint>)> {
+    let other = state::file_name(&t.dev, !t.checkpoint.contains('@'));
+    for name in [t.checkpoint.clone(), other] {
+        let c = store.load(&name).map_err(|e| {
+            anyhow::anyhow!("{e}: move it away to start over (nothing was written)")
+        })?;
+        if c.is_some() {
+            return Ok((name, c));
+        }
+    }
+    Ok((t.checkpoint.clone(), None))
+}
+
+/// The checkpoints of a new burn-in: a fresh run id, SMART as it is now.
+fn fresh(
+    targets: &[Target],
+    args: &BurninArgs,
+    argv: &[String],
+    stop: &StopFlag,
+) -> anyhow::Result<Vec<Checkpoint>> {
+    let before = health::smart_before(targets, args.smart, &|| stop.is_set())?;
+    let run = format!("{:016x}", rand_run_id());
+    let started = rfc3339(SystemTime::now());
+    Ok(targets
+        .iter()
+        .zip(before)
+        .map(|(t, smart)| {
+            let id = &t.dev.identity;
+            let (smart_before, smart_note) = match smart {
+                Ok(s) => (Some(s), None),
+                Err(why) => (None, Some(why)),
+            };
+            Checkpoint {
+                format: state::FORMAT,
+                run_id: run.clone(),
+                started_at: started.clone(),
+                saved_at: started.clone(),
+                device: t.dev.given.clone(),
+                name: Some(id.name.clone()),
+                by_id: id.by_id.clone(),
+                serial: id.serial.clone(),
+                wwn: id.wwn.clone(),
+                model: id.model.clone(),
+                size_bytes: id.size_bytes,
+                disk_hash: Some(t.disk),
+                start_byte: t.start,
+                end_byte: t.end,
+                passes: args
+                    .passes
+                    .unwrap_or(match (args.read_only, args.duration) {
+                        (true, Some(_)) => u16::MAX,
+                        (true, None) => crate::defaults::SOAK_PASSES,
+                        (false, _) => args.pattern.default_passes(),
+                    }),
+                io_bytes: args.block,
+                pattern: args.pattern,
+                command_line: argv.to_vec(),
+                at: At::first(t.start),
+                burn: DiskBurn::default(),
+                smart_before,
+                smart_note,
+                self_test: None,
+            }
+        })
+        .collect())
+}
+
+/// A fresh run id (the clock's nanoseconds mixed with the process id; it
+/// only has to differ between burn-ins of one disk).
+fn rand_run_id() -> u64 {
+    let t = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    crate::burnin::block::disk_hash(&format!("{t}:{}", std::process::id())) as u64 | (t << 32)
+}
+
+/// How long `--smart-test` may run: as `--smart-test-timeout` says, else
+/// [`defaults::SHORT_SELF_TEST`](crate::defaults::SHORT_SELF_TEST) or
+/// [`defaults::LONG_SELF_TEST`](crate::defaults::LONG_SELF_TEST).
+fn smart_test_limit(args: &BurninArgs, kind: TestKind) -> Duration {
+    args.smart_test_timeout.unwrap_or(match kind {
+        TestKind::Short => crate::defaults::SHORT_SELF_TEST,
+        TestKind::Long => crate::defaults::LONG_SELF_TEST,
+    })
+}

@@ -1,0 +1,161 @@
+//! The burn-in's plan shown before anything is written: each disk, its
+//! range and how long it takes at the read speed measured now; a terminal
+//! is asked to type yes, a script's `--yes` run prints it as the record of
+//! what was destroyed. It must not write.
+
+use std::io::{BufRead, Write};
+use std::os::fd::AsFd;
+use std::time::Duration;
+
+use anyhow::bail;
+
+use super::burnin::BurnPlan;
+use crate::burnin::worker::sample_speed;
+use crate::io::Bounds;
+use crate::stop::StopFlag;
+use crate::units::{human_bytes, human_duration};
+
+/// How long `bytes` take at `mb_per_s`, in words.
+fn estimate(bytes: u64, mb_per_s: f64) -> String {
+    human_duration(Duration::from_secs_f64(bytes as f64 / (mb_per_s * 1e6)))
+}
+
+/// The plan, before anything is written: each disk, and how long its
+/// burn-in takes at the read speed measured now (1 s of reading; writes
+/// are often slower).
+fn announce(plan: &BurnPlan) {
+    let (targets, points) = (&plan.targets, &plan.points);
+    let speeds: Vec<Option<f64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = targets
+            .iter()
+            .zip(points)
+            .map(|(t, c)| {
+                let bounds = Bounds::new(&StopFlag::default(), plan.bounds_timeout);
+                s.spawn(move || {
+                    sample_speed(t, c.io_bytes as usize, Duration::from_secs(1), &bounds)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    });
+    let c = &points[0];
+    if plan.resume {
+        tell!(
+            "arrayburn burnin: will CONTINUE burn-in {} (started {}), writing and verifying each disk {} time(s) in all:",
+            c.run_id,
+            c.started_at,
+            c.passes
+        );
+    } else {
+        tell!(
+            "arrayburn burnin: will DESTROY all data in these ranges, writing ({} pattern) and verifying each {} time(s):",
+            c.pattern.name(),
+            c.passes
+        );
+    }
+    for ((t, c), speed) in targets.iter().zip(points).zip(&speeds) {
+        let id = &t.dev.identity;
+        tell!(
+            "  {}  {}  {}  serial {}  {}  bytes {}..{}{}  {}",
+            t.dev.given,
+            id.by_id.as_deref().unwrap_or("-"),
+            id.model.as_deref().unwrap_or("-"),
+            id.serial.as_deref().unwrap_or("-"),
+            human_bytes(id.size_bytes),
+            t.start,
+            t.end,
+            if plan.resume {
+                format!("  from {}", c.place())
+            } else {
+                String::new()
+            },
+            match speed {
+                Some(v) => format!("about {} at {v:.0} MB/s", estimate(c.left(), *v)),
+                None => "(its speed could not be read)".into(),
+            }
+        );
+    }
+    let work: Vec<(u64, f64)> = points
+        .iter()
+        .zip(&speeds)
+        .filter_map(|(c, v)| v.map(|v| (c.left(), v)))
+        .collect();
+    if let Some(all) = all_at_once(&work) {
+        tell!(
+            "  all disks at once: about {all} (the slowest disk, at the read speed measured now; writes are often slower)"
+        );
+    }
+}
+
+/// How long disks with (bytes left, MB/s) take side by side: as long as
+/// the slowest; None when nothing is left.
+fn all_at_once(work: &[(u64, f64)]) -> Option<String> {
+    work.iter()
+        .filter(|(b, v)| *b > 0 && *v > 0.0)
+        .max_by(|a, b| (a.0 as f64 / a.1).total_cmp(&(b.0 as f64 / b.1)))
+        .map(|(b, v)| estimate(*b, *v))
+}
+
+/// A terminal is shown the plan and asked; with `--yes` (a script: `run`
+/// refuses one without it) the plan is printed as the record of what was
+/// destroyed. False when a signal came while it asked.
+pub fn confirm(plan: &BurnPlan, stop: &StopFlag) -> anyhow::Result<bool> {
+    announce(plan);
+    let targets = &plan.targets;
+    if plan.yes {
+        return Ok(true);
+    }
+    tell_part!(
+        "Type yes to destroy the data on these {} disk(s): ",
+        targets.len()
+    );
+    let _ = std::io::stderr().flush();
+    // Waited for without blocking, so a signal ends the question at once.
+    loop {
+        if stop.is_set() {
+            tell!();
+            return Ok(false);
+        }
+        let fd = std::io::stdin();
+        let mut poll = [nix::poll::PollFd::new(
+            fd.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        match nix::poll::poll(&mut poll, nix::poll::PollTimeout::from(100u16)) {
+            Ok(0) => continue,
+            Err(nix::errno::Errno::EINTR) => continue,
+            _ => break,
+        }
+    }
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if answer.trim() != "yes" {
+        bail!("not confirmed (nothing was written)");
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimates_in_words() {
+        assert_eq!(estimate(20_000_000_000_000 * 2, 250.0), "44 h 26 min");
+        assert_eq!(estimate(130_000_000_000, 1000.0), "2 min 10 s");
+        // Side by side, the slowest decides (it said 1e6 times too long).
+        assert_eq!(
+            all_at_once(&[
+                (130_000_000_000, 1000.0),
+                (130_000_000_000, 500.0),
+                (0, 1.0)
+            ])
+            .as_deref(),
+            Some("4 min 20 s")
+        );
+        assert_eq!(all_at_once(&[(0, 100.0)]), None);
+    }
+}

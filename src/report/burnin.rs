@@ -1,0 +1,517 @@
+//! The [`BurnReport`]: everything a burn-in found, as one value (its JSON),
+//! and how it is built from what the burn-in measured and `judge::burnin`
+//! judged. Its text, page and charts are `export::burnin`'s.
+//!
+//! It must not decide anything (the actions are `judge::burnin`'s) and must
+//! not read devices.
+
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::burnin::smart::{DriveKind, Kind, SelfTest, SmartChange, TempLimits, TestKind};
+use crate::burnin::state::Checkpoint;
+use crate::burnin::targets::Target;
+use crate::burnin::worker::{Class, DiskBurn, Phase};
+use crate::device::Identity;
+use crate::io::EngineKind;
+use crate::judge::Thresholds;
+use crate::judge::advice::DiskAdvice;
+use crate::judge::burnin::{BurnFacts, verdicts};
+use crate::units::{human_duration, mb_per_s, rfc3339};
+
+/// What a burn-in measured, as [`build`] takes it: each disk's target,
+/// checkpoint (its run's options and SMART before), burn, SMART after (or
+/// why not) and hottest temperature while it ran.
+pub struct BurnRun<'a> {
+    pub targets: &'a [Target],
+    pub points: &'a [Checkpoint],
+    pub burns: Vec<DiskBurn>,
+    pub smart: Vec<(Option<SmartChange>, Option<String>)>,
+    pub temps: Vec<Option<i64>>,
+    pub interrupted: bool,
+    pub read_only: bool,
+    /// The engine that ran, and how many requests it kept in flight.
+    pub engine: (EngineKind, usize),
+}
+
+/// One disk's burn-in in the report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BurnDisk {
+    /// The path as given.
+    pub path: String,
+    /// Identity from sysfs (flattened, as in the check's report).
+    #[serde(flatten)]
+    pub identity: Identity,
+    /// The bytes burned: `start_byte` up to `end_byte`.
+    pub start_byte: u64,
+    pub end_byte: u64,
+    /// What was measured and found.
+    #[serde(flatten)]
+    pub burn: DiskBurn,
+    /// Write and verify MB/s (decimal) over all passes; null when nothing
+    /// was timed (a soak writes nothing; a run stopped early may not have
+    /// verified).
+    pub write_mb_per_s: Option<f64>,
+    pub verify_mb_per_s: Option<f64>,
+    /// Each whole pass's read-back MB/s, pass 1 first (a pass cut short
+    /// is left out).
+    pub verify_pass_mb_per_s: Vec<f64>,
+    /// Those as % of the peer group's median; null without peers.
+    pub write_pct_of_peers: Option<f64>,
+    pub verify_pct_of_peers: Option<f64>,
+    /// SMART before and after and the counters that rose; null when not
+    /// read (`smart_note` says why).
+    pub smart: Option<SmartChange>,
+    pub smart_note: Option<String>,
+    /// The drive's self-test before the run (`--smart-test`): which
+    /// (`short`, `long`) and its result (`{"state": "passed"}`, `failed`
+    /// with the drive's words, `unknown` with why); null when not run.
+    pub self_test_kind: Option<TestKind>,
+    pub self_test: Option<SelfTest>,
+    /// The hottest the disk was during the run (SMART before, every
+    /// `--smart-every` seconds, after), °C.
+    pub hottest_c: Option<i64>,
+    /// The limit it was judged against: `warning_c`, `critical_c` (°C) and
+    /// `source` (the drive's own, or the default for its kind).
+    #[serde(default)]
+    pub temperature_limit: Option<TempLimits>,
+    /// `"healthy"`, `"return"`, `"recheck"`, `"check_path"`, or
+    /// `"interrupted"` (stopped before it was burned whole, nothing found).
+    pub verdict: String,
+}
+
+/// The whole burn-in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BurnReport {
+    /// `"burnin"`.
+    pub kind: String,
+    pub tool_version: String,
+    pub host: String,
+    /// The machine's id and kernel release.
+    #[serde(flatten, default)]
+    pub machine: crate::device::Machine,
+    /// RFC 3339.
+    pub started_at: String,
+    pub finished_at: String,
+    /// A signal stopped it: the numbers cover what was done.
+    pub interrupted: bool,
+    pub command_line: Vec<String>,
+    /// The run id every block carries (hex).
+    pub run_id: String,
+    pub passes: u16,
+    /// A read-only soak (nothing written; `written_bytes` 0).
+    pub read_only: bool,
+    /// What was written: `"blocks"`, `"badblocks"`, or `"read-only"`.
+    pub pattern: String,
+    /// Bytes per write and read.
+    pub io_bytes: u64,
+    /// How writes and reads were issued: `"io_uring"` with `queue_depth`
+    /// in flight per disk, or `"psync"` (one at a time).
+    pub engine: String,
+    pub queue_depth: usize,
+    pub disks: Vec<BurnDisk>,
+    /// The verdict, where the check's report keeps it.
+    pub summary: BurnSummary,
+}
+
+/// The burn-in's verdict over all disks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BurnSummary {
+    /// `"healthy"`, `"flagged"` (a disk to act on) or `"interrupted"`.
+    pub verdict: String,
+    /// One entry per disk to act on (as the check's).
+    pub disk_verdicts: Vec<DiskAdvice>,
+    /// Links below their maximum (as the check's).
+    #[serde(default)]
+    pub links: Vec<crate::report::LinkFinding>,
+    /// The verdict in one sentence.
+    pub message: String,
+}
+
+/// A fault class in words, as the findings and sentences say it.
+pub fn class_words(c: Class) -> &'static str {
+    match c {
+        Class::WriteError => "failed to write",
+        Class::FlushError => "not flushed (the cache flush failed)",
+        Class::ReadError => "failed to read back",
+        Class::Corrupted => "corrupted",
+        Class::Misdirected => "misdirected",
+        Class::OtherDisk => "another disk's",
+        Class::Stale => "lost (stale on read-back)",
+        Class::Zeros => "zeros (never written)",
+        Class::Foreign => "foreign (not what was written)",
+    }
+}
+
+/// MB/s of `bytes` over `secs`; None when nothing was moved or timed
+/// (never a 0 that reads as "measured, and slow").
+pub fn speed(bytes: u64, secs: f64) -> Option<f64> {
+    (bytes > 0 && secs > 0.0).then(|| mb_per_s(bytes, secs))
+}
+
+/// Where a disk's burn-in stopped short of its end, in words ("pass 1 of
+/// 2, write 70 %"); None when it finished (or for a soak).
+pub fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
+    let at = d.burn.place?;
+    let len = (d.end_byte - d.start_byte).max(1);
+    let phase = match at.phase {
+        Phase::Done => return None,
+        Phase::Write => "write",
+        Phase::Verify => "verify",
+    };
+    Some(format!(
+        "stopped in pass {} of {passes}, {phase} {:.0} % (bytes {}..{} of {}..{} done)",
+        at.pass,
+        100.0 * (at.done_until - d.start_byte) as f64 / len as f64,
+        d.start_byte,
+        at.done_until,
+        d.start_byte,
+        d.end_byte
+    ))
+}
+
+/// Judges the disks and builds the report.
+pub fn build(run: BurnRun) -> BurnReport {
+    let BurnRun {
+        targets,
+        points,
+        burns,
+        smart,
+        temps,
+        interrupted,
+        read_only,
+        engine: (engine, depth),
+    } = run;
+    let hottest = hottest(points, &smart, &temps);
+    let devices: Vec<_> = targets.iter().map(|t| t.dev.clone()).collect();
+    let groups = crate::judge::peers::peer_groups(&devices);
+    let limits: Vec<TempLimits> = targets
+        .iter()
+        .zip(points)
+        .zip(&smart)
+        .map(|((t, c), (sm, _))| temp_limits(c, sm.as_ref(), &t.dev))
+        .collect();
+    let facts: Vec<BurnFacts> = (0..burns.len())
+        .map(|i| {
+            Facts {
+                burn: &burns[i],
+                group: groups[i],
+                smart: smart[i].0.as_ref(),
+                len: targets[i].end - targets[i].start,
+                point: &points[i],
+                hottest_c: hottest[i],
+                limit: &limits[i],
+            }
+            .judged()
+        })
+        .collect();
+    let judged = verdicts(&facts, &Thresholds::default());
+    let mut disk_verdicts = Vec::new();
+    let mut disks: Vec<BurnDisk> = targets
+        .iter()
+        .zip(burns)
+        .zip(smart)
+        .zip(facts.iter().zip(judged))
+        .zip(points.iter().zip(hottest).zip(limits))
+        .map(
+            |((((t, burn), (smart, smart_note)), (f, judged)), ((c, hot), limit))| {
+                // A disk with advice is named by its action below, once
+                // the links have had their say.
+                if let Some((a, sentence)) = &judged.action {
+                    disk_verdicts.push(DiskAdvice {
+                        path: t.dev.given.clone(),
+                        action: *a,
+                        sentence: format!("{}: {sentence}", t.dev.given),
+                    });
+                }
+                // Nothing found: healthy only where its speed was compared
+                // with peers too; else its health is not claimed.
+                let verdict = match (burn.interrupted, judged.compared()) {
+                    (true, _) => "interrupted",
+                    (false, true) => "healthy",
+                    (false, false) => "not_judged",
+                };
+                let speeds = pass_speeds(&burn, t.end - t.start)
+                    .into_iter()
+                    .map(|(v, _)| v)
+                    .collect();
+                BurnDisk {
+                    path: t.dev.given.clone(),
+                    identity: t.dev.identity.clone(),
+                    start_byte: t.start,
+                    end_byte: t.end,
+                    burn,
+                    verify_pass_mb_per_s: speeds,
+                    write_mb_per_s: f.write_mb_per_s,
+                    verify_mb_per_s: f.verify_mb_per_s,
+                    write_pct_of_peers: judged.write_pct,
+                    verify_pct_of_peers: judged.verify_pct,
+                    smart,
+                    smart_note,
+                    self_test_kind: c.self_test.as_ref().map(|(k, _)| *k),
+                    self_test: c.self_test.as_ref().map(|(_, s)| s.clone()),
+                    hottest_c: hot,
+                    temperature_limit: Some(limit),
+                    verdict: verdict.into(),
+                }
+            },
+        )
+        .collect();
+    // Links below their maximum: a disk's own is a finding on it (its
+    // verdict becomes the action), a controller's is named in the verdict.
+    let links = crate::report::links::degraded(&devices);
+    crate::report::links::advise(&links, &mut disk_verdicts);
+    for a in &disk_verdicts {
+        if let Some(d) = disks.iter_mut().find(|d| d.path == a.path) {
+            d.verdict = a.action.word().into();
+        }
+    }
+    let controllers: Vec<String> = links
+        .iter()
+        .filter(|l| l.controller)
+        .map(crate::report::links::sentence)
+        .collect();
+    let not_judged: Vec<String> = disks
+        .iter()
+        .filter(|d| d.verdict == "not_judged")
+        .map(|d| d.path.clone())
+        .collect();
+    let message = message(
+        interrupted,
+        read_only,
+        disks.len(),
+        disk_verdicts.len(),
+        controllers,
+        &not_judged,
+    );
+    let c = &points[0];
+    BurnReport {
+        kind: "burnin".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        machine: crate::device::Machine::this(),
+        host: nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        started_at: c.started_at.clone(),
+        finished_at: rfc3339(SystemTime::now()),
+        interrupted,
+        command_line: c.command_line.clone(),
+        run_id: c.run_id.clone(),
+        passes: burns_passes(&disks, c.passes, read_only),
+        engine: engine.name().into(),
+        queue_depth: depth,
+        read_only,
+        pattern: if read_only {
+            "read-only".into()
+        } else {
+            c.pattern.name().into()
+        },
+        io_bytes: c.io_bytes,
+        disks,
+        summary: BurnSummary {
+            verdict: match (interrupted, disk_verdicts.is_empty() && links.is_empty()) {
+                (true, _) => "interrupted",
+                (false, true) if !not_judged.is_empty() => "not_judged",
+                (false, true) => "healthy",
+                (false, false) => "flagged",
+            }
+            .into(),
+            disk_verdicts,
+            links,
+            message,
+        },
+    }
+}
+
+/// The temperature limits a disk is judged against: its own, read with its
+/// SMART before or after the run, else the default for its kind (from its
+/// SMART, else from sysfs: rotational, NVMe).
+fn temp_limits(
+    c: &Checkpoint,
+    change: Option<&SmartChange>,
+    dev: &crate::device::BlockDevice,
+) -> TempLimits {
+    let snaps = [c.smart_before.as_ref(), change.map(|ch| &ch.after)];
+    if let Some(own) = snaps.iter().flatten().find_map(|s| s.limits.clone()) {
+        return own;
+    }
+    let kind = snaps.iter().flatten().find_map(|s| s.drive).unwrap_or({
+        let id = &dev.identity;
+        match () {
+            _ if id.topology.transport == "nvme" => DriveKind::Nvme,
+            _ if id.rotational => DriveKind::Hdd,
+            _ => DriveKind::Ssd,
+        }
+    });
+    kind.default_limits()
+}
+
+/// The passes the report names: as asked, or for a soak run by time, the
+/// most any disk began.
+fn burns_passes(disks: &[BurnDisk], asked: u16, read_only: bool) -> u16 {
+    if read_only && asked == u16::MAX {
+        disks
+            .iter()
+            .map(|d| d.burn.verify_pass_s.len() as u16)
+            .max()
+            .unwrap_or(0)
+    } else {
+        asked
+    }
+}
+
+/// Each pass's read-back MB/s and seconds, for the passes read whole.
+fn pass_speeds(b: &DiskBurn, len: u64) -> Vec<(f64, f64)> {
+    b.verify_pass_s
+        .iter()
+        .take(usize::from(b.passes_done))
+        .filter_map(|s| Some((speed(len, *s)?, *s)))
+        .collect()
+}
+
+/// The hottest reading of each disk: before, during, after the run.
+fn hottest(
+    points: &[Checkpoint],
+    smart: &[(Option<SmartChange>, Option<String>)],
+    temps: &[Option<i64>],
+) -> Vec<Option<i64>> {
+    smart
+        .iter()
+        .zip(points)
+        .enumerate()
+        .map(|(i, ((change, _), c))| {
+            [
+                c.smart_before.as_ref().and_then(|s| s.temperature_c),
+                temps.get(i).copied().flatten(),
+                change.as_ref().and_then(|ch| ch.after.temperature_c),
+            ]
+            .into_iter()
+            .flatten()
+            .max()
+        })
+        .collect()
+}
+
+/// What one disk's burn-in measured, as `judge::burnin` takes it.
+struct Facts<'a> {
+    burn: &'a DiskBurn,
+    group: usize,
+    smart: Option<&'a SmartChange>,
+    len: u64,
+    point: &'a Checkpoint,
+    hottest_c: Option<i64>,
+    limit: &'a TempLimits,
+}
+
+impl Facts<'_> {
+    fn judged(self) -> BurnFacts {
+        let b = self.burn;
+        let words = |kind: Kind| self.smart.map(|c| smart_words(c, kind)).unwrap_or_default();
+        BurnFacts {
+            self_test_failed: match &self.point.self_test {
+                Some((_, SelfTest::Failed(w))) => Some(w.clone()),
+                _ => None,
+            },
+            hottest_c: self.hottest_c,
+            limit_c: Some(self.limit.warning_c),
+            limit_source: self.limit.source.clone(),
+            smart_thermal: words(Kind::Thermal),
+            slowest: b.slowest.map(|s| {
+                let what = if s.phase == Phase::Write {
+                    "a write"
+                } else {
+                    "a read"
+                };
+                (
+                    s.ms,
+                    format!("{what} at byte {} in pass {}", s.offset, s.pass),
+                )
+            }),
+            smart_media: words(Kind::Media),
+            smart_transport: words(Kind::Transport),
+            smart_failed: self.smart.is_some_and(|c| c.after.passed == Some(false)),
+            bad: b
+                .bad_bytes
+                .iter()
+                .map(|(c, n)| (class_words(*c), *n))
+                .collect(),
+            corrupted: b.bad_bytes.iter().any(|(c, _)| *c == Class::Corrupted),
+            device_gone: b.device_gone,
+            hung: b.hung.map(|h| {
+                format!(
+                    "a {} at byte {} in pass {} got no answer within {}",
+                    if h.phase == Phase::Write {
+                        "write"
+                    } else {
+                        "read"
+                    },
+                    h.offset,
+                    h.pass,
+                    human_duration(Duration::from_secs_f64(h.timeout_s))
+                )
+            }),
+            write_mb_per_s: speed(b.written_bytes, b.write_s),
+            verify_mb_per_s: speed(b.verified_bytes, b.verify_s),
+            write_s: b.write_s,
+            verify_s: b.verify_s,
+            pass_mb_per_s: pass_speeds(b, self.len)
+                .into_iter()
+                .map(|(v, s)| (s >= crate::judge::MIN_JUDGED_S).then_some(v))
+                .collect(),
+            group: self.group,
+        }
+    }
+}
+
+/// What rose in SMART of one kind, in words ("Reallocated 0 → 8").
+fn smart_words(c: &SmartChange, kind: Kind) -> Vec<String> {
+    c.deltas
+        .iter()
+        .filter(|d| d.kind == kind)
+        .map(|d| format!("{} {} → {}", d.name, d.before, d.after))
+        .collect()
+}
+
+/// The verdict in one sentence.
+fn message(
+    interrupted: bool,
+    read_only: bool,
+    disks: usize,
+    acted_on: usize,
+    controllers: Vec<String>,
+    not_judged: &[String],
+) -> String {
+    let unjudged = format!(
+        "; not judged: {} (speed not compared: no peer of the same model, size and kind, or a phase timed for under {:.0} s; health not claimed)",
+        not_judged.join(", "),
+        crate::judge::MIN_JUDGED_S
+    );
+    match (interrupted, acted_on, controllers.is_empty()) {
+        (true, ..) => "INTERRUPTED: partial burn-in.".to_string(),
+        (false, 0, true) if !not_judged.is_empty() && read_only => format!(
+            "NOT JUDGED: {} disk(s) read whole in every pass without an error{unjudged}.",
+            disks
+        ),
+        (false, 0, true) if !not_judged.is_empty() => format!(
+            "NOT JUDGED: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written, no request stalled{unjudged}.",
+            disks
+        ),
+        (false, 0, true) if read_only => format!(
+            "HEALTHY: {} disk(s) read whole in every pass without an error; of the passes read for a second or more, none much slower than the disk's first, nor any disk than its peers.",
+            disks
+        ),
+        (false, 0, true) => format!(
+            "HEALTHY: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written.",
+            disks
+        ),
+        (false, n, _) => {
+            let mut named = controllers;
+            if n > 0 {
+                named.insert(0, format!("{n} disk(s) to act on"));
+            }
+            let unjudged = if not_judged.is_empty() { "" } else { &unjudged };
+            format!("FLAGGED: {}{unjudged}.", named.join("; "))
+        }
+    }
+}
