@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::burnin::block::Pattern;
+pub use crate::burnin::smart::SmartMode;
 use crate::defaults;
 use crate::io::EngineKind;
 use crate::units::{parse_duration, parse_period, parse_size};
@@ -253,14 +254,6 @@ pub enum BurnProgress {
     Lines,
     /// None.
     None,
-}
-
-/// Whether the burn-in reads SMART.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SmartMode {
-    Auto,
-    Require,
-    Off,
 }
 
 #[derive(Debug, Args)]

@@ -7,10 +7,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 
-use super::smart::{self, SelfTest, SmartChange, Snapshot, TestKind};
+use super::smart::{self, SelfTest, SmartChange, SmartMode, Snapshot, TestKind};
 use super::state::Checkpoint;
 use super::targets::Target;
-use crate::cli::SmartMode;
 use crate::stop::StopFlag;
 use crate::units::human_duration;
 

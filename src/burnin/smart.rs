@@ -330,6 +330,14 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
     })
 }
 
+/// Whether the burn-in reads SMART.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SmartMode {
+    Auto,
+    Require,
+    Off,
+}
+
 /// Which self-test `--smart-test` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]

@@ -247,30 +247,6 @@ fn shown(v: &Option<String>) -> String {
         .map_or("(none)".into(), crate::escape::terminal)
 }
 
-/// The name of a disk's checkpoint: by its serial, or its kernel name when
-/// it has none (a loop device), so that it is found again after a reboot
-/// renames /dev/sdX; `name@kernel` where two disks of one run report the
-/// same serial (cheap USB bridges), so that they never share a file.
-pub fn file_name(dev: &BlockDevice, shared_serial: bool) -> String {
-    let id = &dev.identity;
-    let key = match (&id.serial, shared_serial) {
-        (Some(s), false) => s.clone(),
-        (Some(s), true) => format!("{s}@{}", id.name),
-        (None, _) => id.name.clone(),
-    };
-    let key: String = key
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-@".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("burnin-{key}.json")
-}
-
 /// The checkpoint directory (`--state DIR`), held open.
 pub struct Store {
     dir: Dir,

@@ -310,7 +310,7 @@ pub fn targets(
         let id = &d.identity;
         let shared = id.serial.is_some() && serials.iter().filter(|s| **s == id.serial).count() > 1;
         let disk = identity_hash(id, shared);
-        let checkpoint = super::state::file_name(&d, shared);
+        let checkpoint = file_name(&d, shared);
         out.push(Target {
             dev: d,
             file,
@@ -353,6 +353,30 @@ pub fn read_targets(
     Ok((out, locks))
 }
 
+/// The name of a disk's checkpoint: by its serial, or its kernel name when
+/// it has none (a loop device), so that it is found again after a reboot
+/// renames /dev/sdX; `name@kernel` where two disks of one run report the
+/// same serial (cheap USB bridges), so that they never share a file.
+pub fn file_name(dev: &BlockDevice, shared_serial: bool) -> String {
+    let id = &dev.identity;
+    let key = match (&id.serial, shared_serial) {
+        (Some(s), false) => s.clone(),
+        (Some(s), true) => format!("{s}@{}", id.name),
+        (None, _) => id.name.clone(),
+    };
+    let key: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-@".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("burnin-{key}.json")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,7 +416,7 @@ mod tests {
             identity_hash(&a.identity, true),
             identity_hash(&b.identity, true)
         );
-        let name = super::super::state::file_name;
+        let name = super::file_name;
         assert_eq!(name(&a, false), name(&b, false), "alone, a serial names it");
         assert_eq!(name(&a, true), "burnin-000000000001@sdb.json");
         assert_ne!(name(&a, true), name(&b, true));

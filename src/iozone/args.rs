@@ -7,6 +7,9 @@ use std::path::PathBuf;
 
 /// Largest record iozone accepts (its MAXBUFFERSIZE).
 pub const MAX_RECORD: u64 = 16 << 20;
+/// iozone's pattern byte for 3.487 ('m'), written in the first 8 bytes of
+/// every 4 KiB page of the buffer (and `-V 0`'s byte).
+pub const PATTERN: u8 = 0x6d;
 
 /// What an iozone command line asks for.
 #[derive(Debug, Clone, Default)]
@@ -624,7 +627,7 @@ fn verify_mode(c: &mut Config, flag: char, v: &str) -> Result<(), ArgError> {
         ))
     })?;
     let byte = match n as u8 {
-        0 => super::io::PATTERN,
+        0 => PATTERN,
         b => b,
     };
     c.verify_byte = Some(byte);

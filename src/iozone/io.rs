@@ -16,9 +16,7 @@ use super::args::Config;
 use crate::device::buffer::AlignedBuf;
 use crate::stop::StopFlag;
 
-/// iozone's pattern byte for 3.487 ('m'), written in the first 8 bytes of
-/// every 4 KiB page of the buffer (and `-V 0`'s byte).
-pub const PATTERN: u8 = 0x6d;
+pub use super::args::PATTERN;
 /// The `-m` work area.
 const WORK_AREA: usize = 16 << 20;
 /// iozone aligns its buffers to its processor cache size (1 MiB, `-S`).

@@ -389,7 +389,7 @@ fn checkpoints(
 /// The checkpoint of `t` in `store`, under its own name or, where two
 /// disks of one run shared a serial, under the other form of it.
 fn find_checkpoint(store: &Store, t: &Target) -> anyhow::Result<(String, Option<Checkpoint>)> {
-    let other = state::file_name(&t.dev, !t.checkpoint.contains('@'));
+    let other = crate::burnin::targets::file_name(&t.dev, !t.checkpoint.contains('@'));
     for name in [t.checkpoint.clone(), other] {
         let c = store.load(&name).map_err(|e| {
             anyhow::anyhow!("{e}: move it away to start over (nothing was written)")
