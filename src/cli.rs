@@ -158,11 +158,6 @@ pub struct BurninArgs {
     /// names it): only when that process is not using the disk.
     #[arg(help_heading = "What to burn", long, value_name = "PID")]
     pub ignore_lock: Option<u32>,
-    /// A write, read or flush with no answer after this long means the
-    /// disk hung: its run ends there and it is reported (check the path or
-    /// return it), the other disks carry on.
-    #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration)]
-    pub io_timeout: Duration,
     /// Overwrite disks that carry a partition table, filesystem, RAID, LVM
     /// or ZFS signature (refused without it).
     #[arg(help_heading = "What to burn", long)]
@@ -177,17 +172,8 @@ pub struct BurninArgs {
     /// per pass, for procedures that name them).
     #[arg(help_heading = "How to write and read", long, value_enum, default_value_t = Pattern::Blocks)]
     pub pattern: Pattern,
-    /// Size of each write and read (a multiple of 4 KiB).
-    #[arg(help_heading = "How to write and read", long, default_value = defaults::BLOCK, value_parser = parse_size)]
-    pub block: u64,
-    /// How writes and reads are issued: io_uring with --queue-depth in
-    /// flight per disk, psync (one at a time), or auto (io_uring where the
-    /// kernel allows it).
-    #[arg(help_heading = "How to write and read", long, value_enum, default_value_t = EngineKind::Auto)]
-    pub engine: EngineKind,
-    /// Writes or reads in flight per disk with io_uring (1-256).
-    #[arg(help_heading = "How to write and read", long, default_value_t = defaults::QUEUE_DEPTH, value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub queue_depth: u16,
+    #[command(flatten)]
+    pub io: IoArgs,
     /// Keep a checkpoint per disk in DIR, to --resume after a reboot or
     /// an interrupt.
     #[arg(help_heading = "Checkpoints and resume", long, value_name = "DIR", default_value = defaults::STATE_DIR)]
@@ -301,6 +287,38 @@ pub enum ProgressMode {
     None,
 }
 
+/// How requests reach the disks, for the check and the burn-in alike.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "I/O")]
+pub struct IoArgs {
+    /// Size of each read (and a burn-in's write; binary units: 4m = 4 MiB;
+    /// a burn-in's a multiple of 4 KiB).
+    #[arg(long, default_value = defaults::BLOCK, value_parser = parse_size)]
+    pub block: u64,
+    /// How requests are issued: io_uring with --queue-depth in flight per
+    /// disk, psync (one at a time), or auto (io_uring where the kernel
+    /// allows it).
+    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
+    pub engine: EngineKind,
+    /// Requests in flight per disk with io_uring (1-256).
+    #[arg(long, default_value_t = defaults::QUEUE_DEPTH, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub queue_depth: u16,
+    /// A request with no answer after this long means the disk hung: its
+    /// run ends there and it is reported (check the path or return it), the
+    /// other disks carry on.
+    #[arg(long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration)]
+    pub io_timeout: Duration,
+}
+
+impl IoArgs {
+    /// The engine that runs and the requests it keeps in flight: `auto`
+    /// resolved, psync one at a time, io_uring asked for where the kernel
+    /// gives none refused.
+    pub fn engine(&self) -> Result<(EngineKind, usize), String> {
+        crate::io::resolve_engine(self.engine, self.queue_depth)
+    }
+}
+
 #[derive(Debug, Args)]
 #[command(after_help = exit_and_examples())]
 pub struct CheckArgs {
@@ -317,17 +335,6 @@ pub struct CheckArgs {
     /// Read whole disks in the serial pass too.
     #[arg(help_heading = "What to read", long)]
     pub full_serial: bool,
-    /// Size of each read (binary units: 4m = 4 MiB).
-    #[arg(help_heading = "What to read", long, default_value = defaults::BLOCK, value_parser = parse_size)]
-    pub block: u64,
-    /// How reads are issued: io_uring with --queue-depth reads in flight
-    /// per disk, psync (one pread at a time), or auto (io_uring where the
-    /// kernel allows it).
-    #[arg(help_heading = "What to read", long, value_enum, default_value_t = EngineKind::Auto)]
-    pub engine: EngineKind,
-    /// Reads in flight per disk with io_uring (1-256).
-    #[arg(help_heading = "What to read", long, default_value_t = defaults::QUEUE_DEPTH, value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub queue_depth: u16,
     /// A disk below this % of its peers' median (or of its own serial speed
     /// in the parallel pass) is slow.
     #[arg(help_heading = "How to judge", long, default_value_t = defaults::SLOW_PCT)]
@@ -378,11 +385,8 @@ pub struct CheckArgs {
     /// names it): only when that process is not using the disk.
     #[arg(help_heading = "What to read", long, value_name = "PID")]
     pub ignore_lock: Option<u32>,
-    /// A read with no answer after this long means the disk hung: it is
-    /// given up and reported (check the path or return it), the other
-    /// disks carry on.
-    #[arg(help_heading = "What to read", long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration)]
-    pub io_timeout: Duration,
+    #[command(flatten)]
+    pub io: IoArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

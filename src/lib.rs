@@ -26,6 +26,7 @@ pub mod device;
 pub mod escape;
 pub mod export;
 pub mod fleet;
+pub mod header;
 pub mod input;
 pub mod io;
 pub mod iozone;

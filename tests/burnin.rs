@@ -529,8 +529,17 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
     assert_eq!(disk["verdict"], "interrupted", "{disk}");
     let written = disk["written_bytes"].as_u64().unwrap();
     assert!(written > 0 && written < 64 << 20, "{disk}");
-    // The report says how far it got, and no speed it did not measure.
+    // The report says how far it got (the place its checkpoint saved, the
+    // one a resume continues from), and no speed it did not measure.
     assert_eq!(disk["place"]["phase"], "write", "{disk}");
+    let saved = std::fs::read_dir(state.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let point: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(saved.path()).unwrap()).unwrap();
+    assert_eq!(disk["place"], point["at"], "{disk}");
     assert_eq!(disk["verified_bytes"], 0, "{disk}");
     assert!(disk["verify_mb_per_s"].is_null(), "{disk}");
     assert!(

@@ -419,7 +419,7 @@ fn interrupted_by(signal: nix::sys::signal::Signal, t: &Throttle, d: &[LoopDisk]
     let bytes = std::fs::read(&json).unwrap();
     assert_schema(&serde_json::from_slice(&bytes).unwrap());
     let v: Report = serde_json::from_slice(&bytes).unwrap();
-    assert!(v.interrupted, "{signal}");
+    assert!(v.header.interrupted, "{signal}");
     let serial = disk_rows(&v, "serial");
     assert_eq!(serial.len(), 1, "{signal}: only the first disk had started");
     assert!(serial[0].bytes > 0);
@@ -714,7 +714,7 @@ fn a_signal_with_slow_reads_in_flight_stops_within_a_second() {
         if std::fs::read(&json)
             .ok()
             .and_then(|b| serde_json::from_slice::<Report>(&b).ok())
-            .is_some_and(|r| r.interrupted)
+            .is_some_and(|r| r.header.interrupted)
         {
             break sent.elapsed();
         }
@@ -727,7 +727,7 @@ fn a_signal_with_slow_reads_in_flight_stops_within_a_second() {
     assert!(exited < Duration::from_secs(6), "exited after {exited:?}");
     assert_eq!(out.status.code(), Some(130));
     let v: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert!(v.interrupted);
+    assert!(v.header.interrupted);
     assert_eq!(
         (v.options.engine.as_str(), v.options.queue_depth),
         ("io_uring", 2)

@@ -171,7 +171,7 @@ fn a_demo_interrupted_while_checking_writes_its_partial_report_and_removes_every
     let v = json.expect("a partial report");
     assert_schema(&v);
     let v: Report = serde_json::from_value(v).unwrap();
-    assert!(v.interrupted);
+    assert!(v.header.interrupted);
     assert_eq!(leftovers(&demo_pid(&stderr)), Vec::<String>::new());
 }
 

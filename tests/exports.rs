@@ -5,14 +5,24 @@
 //! JSON holds everything the text shows, and a change to the presentation
 //! shows here as a diff. After a deliberate change, regenerate the
 //! snapshots with `ARRAYBURN_UPDATE_SNAPSHOTS=1 cargo test exporters`.
+//! The burn-in's bundles (`fixtures/burnin/`: `--out DIR` of real burn-ins
+//! and soaks) are held to the same: its text and JSON from its JSON.
 
 use std::path::{Path, PathBuf};
 
 use arrayburn::export;
 use arrayburn::report::Report;
+use arrayburn::report::burnin::BurnReport;
 
 fn fixtures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/report");
+    fixtures_of("report")
+}
+
+/// The recorded bundles under `fixtures/KIND/`.
+fn fixtures_of(kind: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(kind);
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
         .map(|e| e.unwrap().path())
@@ -60,6 +70,20 @@ fn exporters_reproduce_each_bundle_from_its_json() {
         );
         snapshot(&dir.join("surface.csv"), &export::csv::render(&report));
         snapshot(&dir.join("report.json"), &export::json::render(&report));
+    }
+}
+
+#[test]
+fn exporters_reproduce_each_burn_in_bundle_from_its_json() {
+    for dir in fixtures_of("burnin") {
+        let json = std::fs::read(dir.join("report.json")).unwrap();
+        let report: BurnReport =
+            serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        snapshot(
+            &dir.join("report.txt"),
+            export::burnin::render(&report).as_bytes(),
+        );
+        snapshot(&dir.join("report.json"), &export::burnin::json(&report));
     }
 }
 

@@ -109,7 +109,7 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
             .is_symlink()
     );
     let v = json_of(&fs::read(p("target.json")).unwrap());
-    assert!(v.complete);
+    assert!(v.header.complete);
     assert!(
         fs::symlink_metadata(&null)
             .unwrap()
@@ -132,7 +132,7 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
     // `--json -`: the JSON alone on stdout, once.
     let out = run(&d, "1.5s", &["--json", "-"]);
     let v = json_of(&out.stdout);
-    assert!(v.complete);
+    assert!(v.header.complete);
     assert!(String::from_utf8_lossy(&out.stderr).contains("Verdict:"));
 
     // Nothing was left beside the outputs (no temporary or probe files).
@@ -197,7 +197,10 @@ fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_th
     assert!(err.contains("No space left on device"), "{err}");
     assert!(!err.contains("ImageError"), "{err}");
     if let Ok(b) = fs::read(full.path().join("bundle/report.json")) {
-        assert!(!json_of(&b).complete, "a stale copy says it is partial");
+        assert!(
+            !json_of(&b).header.complete,
+            "a stale copy says it is partial"
+        );
     }
     // Room for the reports but not the charts: the PNG error is a plain
     // I/O error too (it was a raw ImageError(IoError(Custom ...))).

@@ -164,9 +164,8 @@ pub fn self_tests(
 fn abort_self_tests(targets: &[Target], state: &[SelfTest]) {
     for (t, s) in targets.iter().zip(state) {
         if matches!(s, SelfTest::Running(_)) {
-            let mut abort = std::process::Command::new("smartctl");
-            abort.args(["-X", &t.dev.given]);
-            let _ = crate::device::tool::output(&mut abort, Duration::from_secs(10), &|| false);
+            let abort = ["-X", t.dev.given.as_str()];
+            let _ = crate::device::smartctl::run(&abort, Duration::from_secs(10), &|| false);
         }
     }
 }

@@ -12,9 +12,7 @@
 //! drives, so they are not compared. It reads and parses; the verdict is
 //! `judge::burnin`'s.
 
-use std::process::Command;
-
-use crate::device::tool;
+use crate::device::{smartctl, tool};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -181,26 +179,7 @@ impl SmartChange {
 
 /// `smartctl --json -x DEVICE` as JSON, or why there is none.
 fn read_json(device: &str, give_up: &dyn Fn() -> bool) -> Result<Value, String> {
-    let out = smartctl(&["--json", "-x", device], give_up)?;
-    // smartctl's exit status is a bit mask that is often non-zero on a
-    // healthy disk; the JSON says what it could read. What the disk says
-    // of itself is shown on terminals: its control characters escaped.
-    let mut v: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("smartctl gave no JSON for {device} ({e})"))?;
-    crate::escape::json_strings(&mut v);
-    Ok(v)
-}
-
-/// `smartctl ARGS`, given at most [`tool::LIMIT`] (a hung disk hangs
-/// smartctl too) or until `give_up`.
-fn smartctl(args: &[&str], give_up: &dyn Fn() -> bool) -> Result<std::process::Output, String> {
-    tool::output(Command::new("smartctl").args(args), tool::LIMIT, give_up).map_err(|e| {
-        if e.contains("could not run") {
-            format!("{e}: install smartmontools")
-        } else {
-            e
-        }
-    })
+    smartctl::json(device, &["-x"], give_up)
 }
 
 /// Runs `smartctl --json -x DEVICE`: the reading, or why there is none
@@ -411,7 +390,7 @@ pub fn start_self_test(
         TestKind::Short => "short",
         TestKind::Long => "long",
     };
-    let out = smartctl(&["-t", which, device], give_up)?;
+    let out = smartctl::run(&["-t", which, device], tool::LIMIT, give_up)?;
     // Bits 0-2 of the exit status: the command line, the device, or the
     // command failed.
     if out.status.code().is_none_or(|c| c & 0b111 != 0) {

@@ -26,6 +26,10 @@ pub use super::worker::{At, Phase};
 use crate::device::BlockDevice;
 use crate::output::Dir;
 
+/// The passes of a read-only soak run by `--duration` without `--passes`:
+/// as many as the time allows (never checkpointed: a soak keeps none).
+pub const PASSES_BY_TIME: u16 = u16::MAX;
+
 /// The format of the file; a resume refuses another.
 pub const FORMAT: u32 = 1;
 
@@ -96,6 +100,11 @@ impl Checkpoint {
                 100.0 * (self.at.done_until - self.start_byte) as f64 / len as f64
             ),
         }
+    }
+
+    /// The passes asked for; None for a soak run by time.
+    pub fn passes_asked(&self) -> Option<u16> {
+        (self.passes != PASSES_BY_TIME).then_some(self.passes)
     }
 
     /// Bytes this disk has left to write and read.

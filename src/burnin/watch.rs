@@ -84,7 +84,7 @@ impl Disks<'_> {
                 BurnTick {
                     name: t.dev.given.clone(),
                     pass,
-                    passes: (c.passes != u16::MAX).then_some(c.passes),
+                    passes: c.passes_asked(),
                     phase: stage_word(stage, soak),
                     phase_pct: 100.0 * done.min(len) as f64 / len as f64,
                     done: all,

@@ -128,7 +128,7 @@ struct Stretches {
 }
 
 impl Stretches {
-    fn new(t: &Target, io: usize, at: u64, pass: u16) -> Self {
+    fn new(t: &Span, io: usize, at: u64, pass: u16) -> Self {
         let size = ((t.end - t.start) / SURFACE_POINTS).next_multiple_of(io as u64);
         Self {
             size: size.max(io as u64),
@@ -451,9 +451,67 @@ fn damage_words(d: Damage) -> String {
     }
 }
 
+/// The range a job burns, and the identity its blocks carry.
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    /// Whole 4 KiB blocks from `start` to `end`.
+    pub start: u64,
+    pub end: u64,
+    /// The identity hash every block of this disk carries.
+    pub disk: u32,
+}
+
+impl Span {
+    /// A target's range and identity.
+    pub fn of(t: &Target) -> Self {
+        Self {
+            start: t.start,
+            end: t.end,
+            disk: t.disk,
+        }
+    }
+}
+
+/// Where a job's writes and reads go: a disk's file through the engine the
+/// plan resolved, or in tests a disk made up to fail as a test asks.
+pub trait Disk: Sync {
+    /// A phase's I/O, as asked (never silently another engine).
+    fn open(&self, bounds: &Bounds) -> std::io::Result<Box<dyn OwnedIo>>;
+    /// One request at a time, for the block-by-block writes and reads that
+    /// pinpoint a failure beside the phase's own I/O.
+    fn probe(&self, bounds: &Bounds) -> std::io::Result<ThreadIo>;
+    /// The engine's name, as messages say it.
+    fn engine(&self) -> &'static str;
+}
+
+/// A real disk: its file (O_DIRECT, O_EXCL), through `engine` with `depth`
+/// requests in flight (resolved: io_uring or psync).
+pub struct OnFile<'a> {
+    pub file: &'a std::fs::File,
+    pub engine: EngineKind,
+    pub depth: usize,
+}
+
+impl Disk for OnFile<'_> {
+    fn open(&self, bounds: &Bounds) -> std::io::Result<Box<dyn OwnedIo>> {
+        open_owned(self.engine, self.file, self.depth, bounds)
+    }
+
+    fn probe(&self, bounds: &Bounds) -> std::io::Result<ThreadIo> {
+        ThreadIo::new(self.file, bounds)
+    }
+
+    fn engine(&self) -> &'static str {
+        self.engine.name()
+    }
+}
+
 /// One disk's burn-in as asked.
-pub struct Job<'a> {
-    pub t: &'a Target,
+pub struct BurnJob<'a> {
+    /// The range, and the identity its blocks carry.
+    pub t: Span,
+    /// Where the writes and reads go.
+    pub on: &'a dyn Disk,
     /// Bytes per write and read (a multiple of 4 KiB).
     pub io: usize,
     pub passes: u16,
@@ -465,25 +523,21 @@ pub struct Job<'a> {
     pub every: Duration,
     /// A read-only soak stops here (mid-pass too).
     pub deadline: Option<Instant>,
-    /// How writes and reads are issued (resolved: io_uring or psync), and
-    /// how many are in flight with io_uring.
-    pub engine: EngineKind,
-    pub depth: usize,
     /// The stop and the I/O timeout every wait is bound by; whether this
     /// disk hung.
     pub bounds: Bounds,
 }
 
-impl Job<'_> {
+impl BurnJob<'_> {
     /// The disk's I/O for a phase, as asked (never silently another).
     fn open(&self) -> std::io::Result<Box<dyn OwnedIo>> {
-        open_owned(self.engine, &self.t.file, self.depth, &self.bounds)
+        self.on.open(&self.bounds)
     }
 
     /// One request at a time, for the block-by-block writes and reads that
     /// pinpoint a failure beside the phase's own I/O.
     fn probe(&self) -> std::io::Result<ThreadIo> {
-        ThreadIo::new(&self.t.file, &self.bounds)
+        self.on.probe(&self.bounds)
     }
 
     /// Whether the run must end now: a signal, or the soak's time is up.
@@ -525,13 +579,13 @@ impl Settle<'_> {
 /// A read-only soak of one disk: up to `job.passes` read passes over its
 /// range (until `job.deadline`), read errors pinpointed as the burn-in's;
 /// nothing is written and nothing checked but that each block reads.
-pub fn soak(job: &Job) -> DiskBurn {
+pub fn soak(job: &BurnJob) -> DiskBurn {
     let mut out = DiskBurn::default();
     for pass in 1..=job.passes {
         if job.over() {
             break;
         }
-        let p = Pass {
+        let p = BurnPass {
             job,
             stamp: Stamp {
                 run: job.run,
@@ -555,10 +609,22 @@ pub fn soak(job: &Job) -> DiskBurn {
 /// what was found before it in `out`; `save` is called with the state at
 /// least every `job.every`, at each phase's end and when a signal stops
 /// the run, and never names written bytes the disk has not flushed.
-pub fn burn(job: &Job, at: At, mut out: DiskBurn, save: &mut dyn FnMut(&DiskBurn, At)) -> DiskBurn {
+pub fn burn(
+    job: &BurnJob,
+    at: At,
+    mut out: DiskBurn,
+    save: &mut dyn FnMut(&DiskBurn, At),
+) -> DiskBurn {
+    // The report's place is the last one saved (what a resume continues
+    // from), mid-phase too; not the start of the phase a signal cut short.
+    let mut saved = at;
+    let save = &mut |b: &DiskBurn, now: At| {
+        saved = now;
+        save(b, now)
+    };
     let mut at = at;
     while at.phase != Phase::Done && !job.stop.is_set() {
-        let p = Pass {
+        let p = BurnPass {
             job,
             stamp: Stamp {
                 run: job.run,
@@ -611,7 +677,7 @@ pub fn burn(job: &Job, at: At, mut out: DiskBurn, save: &mut dyn FnMut(&DiskBurn
         };
         save(&out, at);
     }
-    out.place = Some(at);
+    out.place = Some(saved);
     out.interrupted = job.stop.is_set();
     out
 }
@@ -658,12 +724,12 @@ enum Check {
 }
 
 /// One pass over one disk.
-struct Pass<'a> {
-    job: &'a Job<'a>,
+struct BurnPass<'a> {
+    job: &'a BurnJob<'a>,
     stamp: Stamp,
 }
 
-impl Pass<'_> {
+impl BurnPass<'_> {
     /// Flushes the disk's cache and, if that held, saves a checkpoint
     /// naming everything written up to `until` (the previous one at
     /// `*last`). False when the flush failed or did not end (a stop's
@@ -723,7 +789,7 @@ impl Pass<'_> {
     /// flight through io_uring, counted as written once every write
     /// before them has completed too.
     fn write(&self, from: u64, out: &mut DiskBurn, save: &mut dyn FnMut(&DiskBurn, At)) -> bool {
-        let Job {
+        let BurnJob {
             t,
             io: size,
             pattern,
@@ -740,7 +806,7 @@ impl Pass<'_> {
         let (mut io, mut probe) = match (self.job.open(), self.job.probe()) {
             (Ok(io), Ok(probe)) => (io, probe),
             (Err(e), _) | (_, Err(e)) => {
-                let what = format!("cannot set up {} writes: {e}", self.job.engine.name());
+                let what = format!("cannot set up {} writes: {e}", self.job.on.engine());
                 out.add(pass, from, t.end - from, Class::WriteError, what);
                 return false;
             }
@@ -752,7 +818,7 @@ impl Pass<'_> {
         // when the last one ended.
         let pos = std::cell::Cell::new(from);
         let last_end = std::cell::Cell::new(began);
-        let mut stretch = Stretches::new(t, size, from, pass);
+        let mut stretch = Stretches::new(&t, size, from, pass);
         let buffers = 2 + io.depth();
         let mut halted: Option<Halt> = None;
         let go_on = std::thread::scope(|s| {
@@ -915,7 +981,7 @@ impl Pass<'_> {
         out: &mut DiskBurn,
         save: &mut dyn FnMut(&DiskBurn, At),
     ) -> Option<u64> {
-        let Job {
+        let BurnJob {
             t,
             io: size,
             pattern,
@@ -935,7 +1001,7 @@ impl Pass<'_> {
         let (mut io, mut probe) = match (self.job.open(), self.job.probe()) {
             (Ok(io), Ok(probe)) => (io, probe),
             (Err(e), _) | (_, Err(e)) => {
-                let what = format!("cannot set up {} reads: {e}", self.job.engine.name());
+                let what = format!("cannot set up {} reads: {e}", self.job.on.engine());
                 out.add(pass, from, until - from, Class::ReadError, what);
                 return None;
             }
@@ -944,7 +1010,7 @@ impl Pass<'_> {
         let mut last = from;
         let mut pos = from;
         let mut go_on = true;
-        let mut stretch = Stretches::new(t, size, from, pass);
+        let mut stretch = Stretches::new(&t, size, from, pass);
         let found = |out: &mut DiskBurn, b: &[u8], o: u64| {
             if check == Check::Read {
                 return;
@@ -1197,6 +1263,197 @@ mod tests {
         assert_eq!(
             d.bad_bytes,
             [(Class::Corrupted, 4 * 4096), (Class::Stale, 4096)]
+        );
+    }
+
+    use std::ops::Range;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::{Arc, Mutex};
+
+    use crate::io::Medium;
+
+    const MIB: u64 = 1 << 20;
+
+    /// A disk in memory: what is written is kept, except where a test
+    /// makes it fail.
+    #[derive(Default)]
+    struct Fake {
+        data: Mutex<Vec<u8>>,
+        /// Writes touching these bytes fail (EIO) and keep nothing.
+        fail_write: Option<Range<u64>>,
+        /// The 4 KiB block at this offset keeps only the first this many
+        /// 512-byte sectors of each write (a write cut short).
+        torn: Option<(u64, usize)>,
+        /// From this request on, the device is gone (ENXIO).
+        gone_from: Option<usize>,
+        requests: AtomicUsize,
+    }
+
+    impl Fake {
+        fn sized(size: u64) -> Self {
+            Self {
+                data: Mutex::new(vec![0; size as usize]),
+                ..Self::default()
+            }
+        }
+
+        fn request(&self) -> std::io::Result<()> {
+            let n = self.requests.fetch_add(1, Ordering::Relaxed);
+            match self.gone_from {
+                Some(g) if n >= g => Err(std::io::Error::from_raw_os_error(nix::libc::ENXIO)),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    impl Medium for Arc<Fake> {
+        fn read_at(&self, dst: &mut [u8], offset: u64) -> std::io::Result<usize> {
+            self.request()?;
+            let data = self.data.lock().unwrap();
+            let at = offset as usize;
+            let n = dst.len().min(data.len().saturating_sub(at));
+            dst[..n].copy_from_slice(&data[at..at + n]);
+            Ok(n)
+        }
+
+        fn write_all_at(&self, src: &[u8], offset: u64) -> std::io::Result<()> {
+            self.request()?;
+            let end = offset + src.len() as u64;
+            if self
+                .fail_write
+                .as_ref()
+                .is_some_and(|f| f.start < end && offset < f.end)
+            {
+                return Err(std::io::Error::from_raw_os_error(nix::libc::EIO));
+            }
+            let mut data = self.data.lock().unwrap();
+            for (k, block) in src.chunks(BLOCK).enumerate() {
+                let at = offset + (k * BLOCK) as u64;
+                let keep = match self.torn {
+                    Some((t, sectors)) if t == at => sectors * 512,
+                    _ => block.len(),
+                };
+                data[at as usize..at as usize + keep].copy_from_slice(&block[..keep]);
+            }
+            Ok(())
+        }
+
+        fn sync_data(&self) -> std::io::Result<()> {
+            self.request()
+        }
+    }
+
+    /// The fake disk behind the psync thread, as a real disk is.
+    struct OnFake(Arc<Fake>);
+
+    impl Disk for OnFake {
+        fn open(&self, bounds: &Bounds) -> std::io::Result<Box<dyn OwnedIo>> {
+            Ok(Box::new(ThreadIo::on(self.0.clone(), bounds)?))
+        }
+
+        fn probe(&self, bounds: &Bounds) -> std::io::Result<ThreadIo> {
+            ThreadIo::on(self.0.clone(), bounds)
+        }
+
+        fn engine(&self) -> &'static str {
+            "psync"
+        }
+    }
+
+    /// One pass of 64 KiB writes and read-backs over a fake disk of `size`.
+    fn burn_fake(fake: Fake, size: u64) -> DiskBurn {
+        let stop = StopFlag::default();
+        let live = Live::default();
+        let on = OnFake(Arc::new(fake));
+        let job = BurnJob {
+            t: Span {
+                start: 0,
+                end: size,
+                disk: 7,
+            },
+            on: &on,
+            io: 64 << 10,
+            passes: 1,
+            pattern: Pattern::Blocks,
+            run: 1,
+            stop: &stop,
+            live: &live,
+            every: Duration::from_secs(30),
+            deadline: None,
+            bounds: Bounds::new(&stop, Duration::from_secs(10)),
+        };
+        burn(&job, At::first(0), DiskBurn::default(), &mut |_, _| {})
+    }
+
+    #[test]
+    fn a_fake_disk_that_keeps_what_it_is_given_is_burned_whole() {
+        let b = burn_fake(Fake::sized(4 * MIB), 4 * MIB);
+        assert_eq!((b.written_bytes, b.verified_bytes), (4 * MIB, 4 * MIB));
+        assert_eq!((b.passes_done, b.total_bad()), (1, 0), "{:?}", b.findings);
+        assert!(!b.device_gone && !b.interrupted);
+    }
+
+    #[test]
+    fn a_failing_write_is_pinpointed_to_its_block() {
+        let bad = MIB + 8192;
+        let fake = Fake {
+            fail_write: Some(bad..bad + 4096),
+            ..Fake::sized(4 * MIB)
+        };
+        let b = burn_fake(fake, 4 * MIB);
+        let f: Vec<_> = b
+            .findings
+            .iter()
+            .map(|f| (f.class, f.offset, f.len))
+            .collect();
+        assert!(f.contains(&(Class::WriteError, bad, 4096)), "{f:?}");
+        // Nothing outside that block is bad.
+        assert!(
+            b.findings
+                .iter()
+                .all(|f| f.offset >= bad && f.offset + f.len <= bad + 4096),
+            "{f:?}"
+        );
+        assert_eq!(b.passes_done, 1);
+    }
+
+    #[test]
+    fn a_torn_block_is_corrupted_and_says_how_far_the_write_landed() {
+        let at = 2 * MIB + 4096;
+        let fake = Fake {
+            torn: Some((at, 3)),
+            ..Fake::sized(4 * MIB)
+        };
+        let b = burn_fake(fake, 4 * MIB);
+        assert_eq!(b.findings.len(), 1, "{:?}", b.findings);
+        let f = &b.findings[0];
+        assert_eq!((f.class, f.offset, f.len), (Class::Corrupted, at, 4096));
+        assert!(f.detail.contains("first 3 of 8 sectors"), "{}", f.detail);
+    }
+
+    #[test]
+    fn a_device_that_goes_away_ends_its_run_there_and_says_so() {
+        let fake = Fake {
+            gone_from: Some(20),
+            ..Fake::sized(4 * MIB)
+        };
+        let b = burn_fake(fake, 4 * MIB);
+        assert!(b.device_gone, "{b:?}");
+        assert_eq!(b.passes_done, 0);
+        assert!(
+            b.written_bytes < 4 * MIB,
+            "{} {:?}",
+            b.written_bytes,
+            b.findings
+        );
+        // The write that met the missing device is named; nothing after it
+        // is tried (it was: each block rewritten and failed, to the end).
+        assert!(
+            b.findings
+                .iter()
+                .all(|f| f.class == Class::WriteError && f.len <= 64 << 10),
+            "{:?}",
+            b.findings
         );
     }
 }

@@ -14,9 +14,10 @@ use crate::burnin::health::{self_tests, smart_after};
 use crate::burnin::state::{At, Checkpoint, Store};
 use crate::burnin::targets::Target;
 use crate::burnin::watch::burn_all;
-use crate::burnin::worker::{DiskBurn, Job, Live, burn, soak};
+use crate::burnin::worker::{BurnJob, DiskBurn, Live, OnFile, Span, burn, soak};
 use crate::cli::BurninArgs;
 use crate::export::burnin::{bundle, render};
+use crate::judge::burnin::RunVerdict;
 use crate::output::Output;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::confirm::confirm;
@@ -74,8 +75,14 @@ fn burn_disk(
     (t, live, c): (&Target, &Live, &Checkpoint),
     stop: &StopFlag,
 ) -> DiskBurn {
-    let job = Job {
-        t,
+    let on = OnFile {
+        file: &t.file,
+        engine: plan.engine,
+        depth: plan.depth,
+    };
+    let job = BurnJob {
+        t: Span::of(t),
+        on: &on,
         io: c.io_bytes as usize,
         passes: c.passes,
         pattern: c.pattern,
@@ -84,8 +91,6 @@ fn burn_disk(
         live,
         every: plan.checkpoint_every,
         deadline: None,
-        engine: plan.engine,
-        depth: plan.depth,
         bounds: plan.bounds(stop),
     };
     let mut warned = false;
@@ -135,8 +140,14 @@ fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
         plan.looks,
         stop,
         |t, live, c| {
-            soak(&Job {
-                t,
+            let on = OnFile {
+                file: &t.file,
+                engine: plan.engine,
+                depth: plan.depth,
+            };
+            soak(&BurnJob {
+                t: Span::of(t),
+                on: &on,
                 io: plan.block as usize,
                 passes: c.passes,
                 pattern: Pattern::Blocks,
@@ -145,8 +156,6 @@ fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
                 live,
                 every: Duration::MAX,
                 deadline,
-                engine: plan.engine,
-                depth: plan.depth,
                 bounds: plan.bounds(stop),
             })
         },
@@ -202,16 +211,15 @@ fn publish(
         tell!("arrayburn burnin: --out {}: {e}", dir.display());
     }
     if let Some(o) = json {
-        let mut doc = serde_json::to_vec_pretty(report)?;
-        doc.push(b'\n');
-        o.write(&doc, true)
+        o.write(&crate::export::burnin::json(report), true)
             .with_context(|| format!("writing --json {}", o.given.display()))?;
     }
-    Ok(match report.summary.verdict.as_str() {
-        _ if report.interrupted => Outcome::Interrupted,
-        "healthy" => Outcome::Healthy,
-        "not_judged" => Outcome::NotJudged,
-        _ => Outcome::Flagged,
+    Ok(match report.summary.verdict {
+        _ if report.header.interrupted => Outcome::Interrupted,
+        RunVerdict::Interrupted => Outcome::Interrupted,
+        RunVerdict::Healthy => Outcome::Healthy,
+        RunVerdict::NotJudged => Outcome::NotJudged,
+        RunVerdict::Flagged => Outcome::Flagged,
     })
 }
 

@@ -181,12 +181,12 @@ fn build_and_check(
     }
     // 1 MiB reads: the small disks' surface profiles get buckets of 32
     // reads each (4 MiB ones would leave two per disk).
-    let check = CheckArgs {
+    let mut check = CheckArgs {
         sample: args.sample,
-        block: DEMO_BLOCK,
         output: args.output.clone(),
         ..CheckArgs::for_devices(devices)
     };
+    check.io.block = DEMO_BLOCK;
     let (outcome, report) = super::check::execute(&check, argv, stop)?;
     if limits.is_some() && outcome != Outcome::Interrupted {
         explain(&report, &array.disks[slow].dev);

@@ -6,10 +6,10 @@ pub mod burnin;
 pub mod check;
 pub mod completions;
 pub mod demo;
+pub mod fleet;
 pub mod iozone;
 pub mod list;
 pub mod man;
-pub mod report;
 
 use crate::cli::{Cli, Command};
 pub use crate::outcome::Outcome;
@@ -29,6 +29,6 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::Iozone(args) => iozone::run(&args.args, stop),
         Command::Completions(args) => completions::run(args.shell),
         Command::Man(args) => man::run(args.subcommand.as_deref()),
-        Command::Report(args) => report::run(&args, stop),
+        Command::Report(args) => fleet::run(&args, argv, stop),
     }
 }

@@ -5,6 +5,7 @@
 pub mod buffer;
 pub mod lock;
 pub mod paths;
+pub mod smartctl;
 pub mod sysfs;
 pub mod tool;
 pub mod topology;

@@ -256,11 +256,8 @@ fn both_ends(l: Link, dev: &Path) -> Link {
     if !l.degraded {
         return l;
     }
-    let mut ask = std::process::Command::new("smartctl");
-    ask.arg("--json").arg("-i").arg(dev);
-    let disk_max = super::tool::output(&mut ask, super::tool::LIMIT, &|| false)
+    let disk_max = super::smartctl::json(&dev.to_string_lossy(), &["-i"], &|| false)
         .ok()
-        .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
         .and_then(|v| disk_max_speed(&v));
     with_disk_max(l, disk_max)
 }

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use crate::burnin::smart::{SelfTest, TestKind};
 use crate::burnin::worker::{Class, DiskBurn};
 use crate::export::text::{show, table};
+use crate::judge::burnin::DiskVerdict;
 use crate::report::burnin::{BurnReport, class_words, stopped_at};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
 
@@ -52,25 +53,25 @@ pub fn render(r: &BurnReport) -> String {
         let _ = writeln!(
             out,
             "arrayburn {} read-only soak (O_DIRECT, {} reads, {}, nothing written), {} pass(es), on {}, started {}\n",
-            r.tool_version,
+            r.header.tool_version,
             human_bytes(r.io_bytes),
             engine_words(r),
             r.passes,
-            r.host,
-            r.started_at
+            r.header.host,
+            r.header.started_at
         );
     } else {
         let _ = writeln!(
             out,
             "arrayburn {} burn-in (destructive write-verify, {} pattern, O_DIRECT, {} writes, {}), run {}, {} pass(es), on {}, started {}\n",
-            r.tool_version,
+            r.header.tool_version,
             r.pattern,
             human_bytes(r.io_bytes),
             engine_words(r),
             r.run_id,
             r.passes,
-            r.host,
-            r.started_at
+            r.header.host,
+            r.header.started_at
         );
     }
     let mut t = table(&[
@@ -110,7 +111,7 @@ pub fn render(r: &BurnReport) -> String {
                 d.burn.write_s + d.burn.verify_s,
             )),
             errors(&d.burn),
-            d.verdict.clone(),
+            d.verdict.word().to_string(),
         ]);
     }
     let _ = writeln!(out, "{}", show(&t));
@@ -238,6 +239,13 @@ pub fn render(r: &BurnReport) -> String {
     out
 }
 
+/// The JSON document (`--json`, `--out DIR/report.json`).
+pub fn json(report: &BurnReport) -> Vec<u8> {
+    let mut doc = serde_json::to_vec_pretty(report).unwrap_or_default();
+    doc.push(b'\n');
+    doc
+}
+
 /// `--out DIR`: the text, the JSON, the page (`fleet`'s, given), and MB/s
 /// across each disk's surface for pass 1 and the last pass, each phase.
 pub fn bundle(
@@ -249,9 +257,7 @@ pub fn bundle(
     use crate::export::chart::{Line, lines};
     let dir = crate::output::Dir::create(dir)?;
     dir.write("report.txt", text.as_bytes())?;
-    let mut doc = serde_json::to_vec_pretty(report)?;
-    doc.push(b'\n');
-    dir.write("report.json", &doc)?;
+    dir.write("report.json", &json(report))?;
     dir.write("report.html", page.as_bytes())?;
     let last = report
         .disks
@@ -284,7 +290,10 @@ pub fn bundle(
                             .filter(|p| p.pass == pass && p.phase == *phase)
                             .map(|p| (100.0 * (p.offset - d.start_byte) as f64 / len, p.mb_per_s))
                             .collect(),
-                        flagged: !matches!(d.verdict.as_str(), "healthy" | "interrupted"),
+                        flagged: !matches!(
+                            d.verdict,
+                            DiskVerdict::Healthy | DiskVerdict::Interrupted
+                        ),
                     }
                 })
                 .filter(|l| !l.points.is_empty())

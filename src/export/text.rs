@@ -45,21 +45,21 @@ fn header(out: &mut String, r: &Report) {
     let _ = writeln!(
         out,
         "arrayburn {} array read check (read-only, O_DIRECT, {} reads, {}) on {}, started {}",
-        r.tool_version,
+        r.header.tool_version,
         human_bytes_binary(o.block_bytes),
         match o.engine.as_str() {
             "io_uring" => format!("io_uring, {} in flight per disk", o.queue_depth),
             other => format!("{other}, one at a time"),
         },
-        r.host,
-        r.started_at
+        r.header.host,
+        r.header.started_at
     );
-    if r.interrupted {
+    if r.header.interrupted {
         let _ = writeln!(
             out,
             "*** INTERRUPTED: the check was stopped; these are partial results ***"
         );
-    } else if !r.complete {
+    } else if !r.header.complete {
         let _ = writeln!(
             out,
             "*** PARTIAL: saved after a pass while the check went on; not its final report ***"

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::header::Header;
+use crate::judge::ArrayVerdict;
+use crate::judge::burnin::{DiskVerdict, RunVerdict};
 use crate::judge::peers::{classify, pct_of_group_median};
 use crate::judge::{Thresholds, Verdict};
 use crate::measure::PassKind;
@@ -20,6 +23,71 @@ use crate::stats::median;
 pub mod render;
 mod sane;
 
+/// What a run was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    Check,
+    Burnin,
+    /// A read-only burn-in.
+    Soak,
+}
+
+impl RunKind {
+    /// As the JSON names it.
+    pub fn word(self) -> &'static str {
+        match self {
+            RunKind::Check => "check",
+            RunKind::Burnin => "burnin",
+            RunKind::Soak => "soak",
+        }
+    }
+}
+
+/// Why a run's own verdict is not healthy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// A disk or link to act on.
+    Flagged,
+    /// Nothing found, but a disk could not be compared.
+    NotJudged,
+    /// A signal stopped it.
+    Interrupted,
+    /// A copy saved while it went on, or a disk's run ended early.
+    Incomplete,
+}
+
+impl RunState {
+    /// As the JSON names it.
+    pub fn word(self) -> &'static str {
+        match self {
+            RunState::Flagged => "flagged",
+            RunState::NotJudged => "not_judged",
+            RunState::Interrupted => "interrupted",
+            RunState::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// How a disk stands out among its model's across the fleet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outlying {
+    Slow,
+    Fast,
+}
+
+impl Outlying {
+    /// As the JSON names it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outlying::Slow => "slow",
+            Outlying::Fast => "fast",
+        }
+    }
+}
+
 /// One result file, read.
 #[derive(Debug, Clone)]
 pub enum Doc {
@@ -28,47 +96,46 @@ pub enum Doc {
 }
 
 impl Doc {
+    /// The header it opens with.
+    fn header(&self) -> &Header {
+        match self {
+            Doc::Check(r) => &r.header,
+            Doc::Burnin(r) => &r.header,
+        }
+    }
+
     /// The host it ran on, and that machine's id where known.
     fn host(&self) -> (&str, Option<&str>) {
-        let (host, machine) = match self {
-            Doc::Check(r) => (&r.host, &r.machine),
-            Doc::Burnin(r) => (&r.host, &r.machine),
-        };
-        (host, machine.machine_id.as_deref())
+        let h = self.header();
+        (&h.host, h.machine.machine_id.as_deref())
     }
 
     /// When the run began (RFC 3339).
     fn started_at(&self) -> &str {
-        match self {
-            Doc::Check(r) => &r.started_at,
-            Doc::Burnin(r) => &r.started_at,
-        }
+        &self.header().started_at
     }
 
     /// When its result was written (RFC 3339): a resumed burn-in keeps its
     /// `started_at`, its later result is later by this.
     fn finished_at(&self) -> &str {
-        match self {
-            Doc::Check(r) => &r.finished_at,
-            Doc::Burnin(r) => &r.finished_at,
-        }
+        &self.header().finished_at
     }
 
     /// Whether the run ended by itself, every pass done (not stopped by a
-    /// signal; for a check, not a copy saved while it went on).
+    /// signal; for a check, not a copy saved while it went on). A burn-in
+    /// writes its result once, at its end: one written before the shared
+    /// header has no `complete`, and is whole unless interrupted.
     fn finished(&self) -> bool {
-        match self {
-            Doc::Check(r) => !r.interrupted && r.complete,
-            Doc::Burnin(r) => !r.interrupted,
-        }
+        let h = self.header();
+        !h.interrupted && (h.complete || matches!(self, Doc::Burnin(_)))
     }
 
-    /// `"check"`, `"burnin"` or `"soak"` (a read-only burn-in).
-    fn kind(&self) -> &'static str {
+    /// A check, a burn-in or a read-only soak.
+    fn kind(&self) -> RunKind {
         match self {
-            Doc::Check(_) => "check",
-            Doc::Burnin(r) if r.read_only => "soak",
-            Doc::Burnin(_) => "burnin",
+            Doc::Check(_) => RunKind::Check,
+            Doc::Burnin(r) if r.read_only => RunKind::Soak,
+            Doc::Burnin(_) => RunKind::Burnin,
         }
     }
 
@@ -104,8 +171,15 @@ pub fn load(path: &Path) -> Result<Doc, String> {
         }
     })?;
     let version = v["schema_version"].as_u64().unwrap_or(1);
-    let is_check = v["tool"] == "arrayburn";
+    // Before the shared header a check had no kind, a burn-in no tool.
     let is_burnin = v["kind"] == "burnin";
+    let is_check = v["kind"] == "check" || (v["kind"].is_null() && v["tool"] == "arrayburn");
+    if let Some(other @ ("iozone" | "fleet")) = v["kind"].as_str() {
+        return Err(format!(
+            "{}: an arrayburn {other} document, not a check's or burn-in's result; give the results of check or burnin",
+            path.display()
+        ));
+    }
     if !is_check && !is_burnin {
         return Err(format!(
             "{}: not an arrayburn result (no \"tool\": \"arrayburn\" or \"kind\": \"burnin\")",
@@ -192,8 +266,8 @@ pub struct Sample {
     /// When the run began (RFC 3339), and the file it came from.
     pub started_at: String,
     pub source: String,
-    /// `"check"` or `"burnin"`.
-    pub kind: String,
+    /// `"check"` or `"burnin"` (a soak too).
+    pub kind: RunKind,
     /// The check's serial speed over its window (MB/s); None for a burn-in
     /// or a check without a clean serial pass.
     pub mb_per_s: Option<f64>,
@@ -236,16 +310,16 @@ pub fn samples(docs: &[(String, Doc)]) -> Vec<Sample> {
                         .map(|x| x.window_mb_per_s);
                     let worst = rows.map(|x| x.verdict).find(|v| *v != Verdict::Ok);
                     out.push(Sample {
-                        host: r.host.clone(),
-                        machine_id: r.machine.machine_id.clone(),
+                        host: r.header.host.clone(),
+                        machine_id: r.header.machine.machine_id.clone(),
                         path: d.path.clone(),
                         model: d.identity.model.clone(),
                         serial: d.identity.serial.clone(),
                         wwn: d.identity.wwn.clone(),
                         size_bytes: d.identity.size_bytes,
-                        started_at: r.started_at.clone(),
+                        started_at: r.header.started_at.clone(),
                         source: source.clone(),
-                        kind: "check".into(),
+                        kind: RunKind::Check,
                         mb_per_s: speed,
                         errors,
                         smart_rose: Vec::new(),
@@ -256,16 +330,16 @@ pub fn samples(docs: &[(String, Doc)]) -> Vec<Sample> {
             Doc::Burnin(r) => {
                 for d in &r.disks {
                     out.push(Sample {
-                        host: r.host.clone(),
-                        machine_id: r.machine.machine_id.clone(),
+                        host: r.header.host.clone(),
+                        machine_id: r.header.machine.machine_id.clone(),
                         path: d.path.clone(),
                         model: d.identity.model.clone(),
                         serial: d.identity.serial.clone(),
                         wwn: d.identity.wwn.clone(),
                         size_bytes: d.identity.size_bytes,
-                        started_at: r.started_at.clone(),
+                        started_at: r.header.started_at.clone(),
                         source: source.clone(),
-                        kind: "burnin".into(),
+                        kind: RunKind::Burnin,
                         mb_per_s: None,
                         errors: d.burn.total_bad(),
                         smart_rose: d
@@ -278,7 +352,7 @@ pub fn samples(docs: &[(String, Doc)]) -> Vec<Sample> {
                                     .collect()
                             })
                             .unwrap_or_default(),
-                        verdict: d.verdict.clone(),
+                        verdict: d.verdict.word().into(),
                     });
                 }
             }
@@ -313,7 +387,7 @@ pub struct Outlier {
     /// Disks of its model it was compared with (itself included).
     pub of: usize,
     /// `"slow"` or `"fast"`.
-    pub verdict: String,
+    pub verdict: Outlying,
     pub source: String,
 }
 
@@ -341,8 +415,8 @@ pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
         .filter_map(|((s, p), g)| {
             let p = p?;
             let verdict = match classify(Some(p), th) {
-                Verdict::Slow => "slow",
-                Verdict::Fast => "fast",
+                Verdict::Slow => Outlying::Slow,
+                Verdict::Fast => Outlying::Fast,
                 _ => return None,
             };
             Some(Outlier {
@@ -353,7 +427,7 @@ pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
                 mb_per_s: s.mb_per_s.unwrap_or(0.0),
                 pct_of_model: p,
                 of: groups.iter().filter(|x| *x == g).count(),
-                verdict: verdict.into(),
+                verdict,
                 source: s.source.clone(),
             })
         })
@@ -403,8 +477,10 @@ pub fn regressions(samples: &[Sample], th: &Thresholds) -> Vec<Regression> {
             }
         }
         if last.errors > 0 && before.iter().all(|s| s.errors == 0) {
-            what.push(match last.kind.as_str() {
-                "burnin" => format!("{} bad bytes in its burn-in, none before", last.errors),
+            what.push(match last.kind {
+                RunKind::Burnin | RunKind::Soak => {
+                    format!("{} bad bytes in its burn-in, none before", last.errors)
+                }
                 _ => format!("{} failed read(s), none before", last.errors),
             });
         }
@@ -446,7 +522,7 @@ pub fn hosts(docs: &[(String, Doc)]) -> Vec<HostRuns> {
         let line = match doc {
             Doc::Check(r) => {
                 let mut line = format!("check of {} disk(s): {}", r.disks.len(), r.summary.message);
-                if r.interrupted {
+                if r.header.interrupted {
                     line = format!("{line} (interrupted)");
                 }
                 line
@@ -491,12 +567,12 @@ pub struct RunFinding {
     /// `"burnin"`, `"soak"`).
     pub source: String,
     pub started_at: String,
-    pub kind: String,
+    pub kind: RunKind,
     /// `"flagged"` (a disk or link to act on), `"not_judged"` (nothing
     /// found, but a disk could not be compared), `"interrupted"` (a signal
     /// stopped it) or `"incomplete"` (the file is a copy saved while the
     /// run went on, or a disk's run ended early).
-    pub state: String,
+    pub state: RunState,
     /// What it found or could not decide, a line each, each naming its disk
     /// (the run's own sentences).
     pub what: Vec<String>,
@@ -512,7 +588,7 @@ pub struct RunFinding {
 /// the disks concerned. A finding counts also in a run that was interrupted
 /// or did not finish (it was measured); such a run with none is named as
 /// what it is, never as healthy.
-fn own_verdict(doc: &Doc) -> Option<(&'static str, Vec<String>, Vec<String>)> {
+fn own_verdict(doc: &Doc) -> Option<(RunState, Vec<String>, Vec<String>)> {
     let (advice, links, message) = match doc {
         Doc::Check(r) => (
             &r.summary.disk_verdicts,
@@ -531,14 +607,14 @@ fn own_verdict(doc: &Doc) -> Option<(&'static str, Vec<String>, Vec<String>)> {
     };
     // Why the run is not whole, if it is not: (state, words, the disks
     // not measured whole).
-    let short: Option<(&'static str, String, Vec<String>)> = match doc {
-        Doc::Check(r) if r.interrupted => Some(("interrupted", message.clone(), paths.clone())),
-        Doc::Check(r) if !r.complete => Some((
-            "incomplete",
+    let short: Option<(RunState, String, Vec<String>)> = match doc {
+        Doc::Check(r) if r.header.interrupted => Some((RunState::Interrupted, message.clone(), paths.clone())),
+        Doc::Check(r) if !r.header.complete => Some((
+            RunState::Incomplete,
             "the file is a copy saved while the check went on: it never finished (killed, or still running)".into(),
             paths.clone(),
         )),
-        Doc::Burnin(r) if r.interrupted => {
+        Doc::Burnin(r) if r.header.interrupted => {
             let at: Vec<String> = r
                 .disks
                 .iter()
@@ -547,24 +623,24 @@ fn own_verdict(doc: &Doc) -> Option<(&'static str, Vec<String>, Vec<String>)> {
                 })
                 .collect();
             let words = std::iter::once(message.clone()).chain(at).collect::<Vec<_>>().join("; ");
-            Some(("interrupted", words, paths.clone()))
+            Some((RunState::Interrupted, words, paths.clone()))
         }
         Doc::Burnin(r) => {
             let cut: Vec<String> = r
                 .disks
                 .iter()
-                .filter(|d| d.verdict == "interrupted" || (!r.read_only && !burned_whole(d)))
+                .filter(|d| d.verdict == DiskVerdict::Interrupted || (!r.read_only && !burned_whole(d)))
                 .map(|d| d.path.clone())
                 .collect();
             (!cut.is_empty()).then(|| {
                 let words = format!("{}: not burned whole (its run ended early)", cut.join(", "));
-                ("incomplete", words, cut)
+                (RunState::Incomplete, words, cut)
             })
         }
         _ => None,
     };
     let mut what: Vec<String> = advice.iter().map(|a| a.sentence.clone()).collect();
-    what.extend(links.iter().map(crate::report::links::sentence));
+    what.extend(links.iter().map(crate::judge::links::sentence));
     let mut disks: Vec<String> = advice.iter().map(|a| a.path.clone()).collect();
     disks.extend(links.iter().flat_map(|l| l.disks.iter().cloned()));
     // Disks with nothing found that the run could not compare.
@@ -573,7 +649,7 @@ fn own_verdict(doc: &Doc) -> Option<(&'static str, Vec<String>, Vec<String>)> {
         Doc::Burnin(r) => r
             .disks
             .iter()
-            .filter(|d| d.verdict == "not_judged")
+            .filter(|d| d.verdict == DiskVerdict::NotJudged)
             .map(|d| d.path.clone())
             .collect(),
     };
@@ -588,8 +664,8 @@ fn own_verdict(doc: &Doc) -> Option<(&'static str, Vec<String>, Vec<String>)> {
             r.summary.verdict == crate::judge::ArrayVerdict::NotJudged,
         ),
         Doc::Burnin(r) => (
-            r.summary.verdict == "flagged",
-            r.summary.verdict == "not_judged",
+            r.summary.verdict == RunVerdict::Flagged,
+            r.summary.verdict == RunVerdict::NotJudged,
         ),
     };
     if !what.is_empty() || flagged {
@@ -598,7 +674,7 @@ fn own_verdict(doc: &Doc) -> Option<(&'static str, Vec<String>, Vec<String>)> {
             disks = paths.clone();
         }
         if let Some((state, words, _)) = short {
-            what.insert(0, format!("{state}: {words}"));
+            what.insert(0, format!("{}: {words}", state.word()));
         }
         what.extend(
             unjudged
@@ -606,7 +682,7 @@ fn own_verdict(doc: &Doc) -> Option<(&'static str, Vec<String>, Vec<String>)> {
                 .filter(|p| !disks.contains(p))
                 .map(unjudged_words),
         );
-        return Some(("flagged", what, dedup(disks)));
+        return Some((RunState::Flagged, what, dedup(disks)));
     }
     if let Some((state, words, cut)) = short {
         return Some((state, vec![words], cut));
@@ -614,7 +690,7 @@ fn own_verdict(doc: &Doc) -> Option<(&'static str, Vec<String>, Vec<String>)> {
     (not_judged || !unjudged.is_empty()).then(|| {
         let disks = if unjudged.is_empty() { paths } else { unjudged };
         let what = disks.iter().map(unjudged_words).collect();
-        ("not_judged", what, disks)
+        (RunState::NotJudged, what, disks)
     })
 }
 
@@ -665,7 +741,9 @@ fn measured(doc: &Doc, path: &str) -> Option<Measured> {
             .map(|d| Measured::Burned {
                 start: d.start_byte,
                 end: d.end_byte,
-                whole: !r.interrupted && d.verdict != "interrupted" && burned_whole(d),
+                whole: !r.header.interrupted
+                    && d.verdict != DiskVerdict::Interrupted
+                    && burned_whole(d),
             }),
     }
 }
@@ -715,7 +793,8 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
             .filter(|(_, d)| {
                 same_host(d.host(), doc.host())
                     && later(doc, d)
-                    && (d.kind() == doc.kind() || (d.kind() == "burnin" && doc.kind() == "soak"))
+                    && (d.kind() == doc.kind()
+                        || (d.kind() == RunKind::Burnin && doc.kind() == RunKind::Soak))
                     && d.finished()
             })
             .filter(|(src, d)| {
@@ -738,8 +817,8 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
             host: host.into(),
             source: source.clone(),
             started_at: doc.started_at().into(),
-            kind: doc.kind().into(),
-            state: state.into(),
+            kind: doc.kind(),
+            state,
             what,
             disks,
             superseded_by,
@@ -758,10 +837,10 @@ pub struct Skipped {
 /// What `arrayburn report` found.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FleetReport {
-    /// `"fleet"`.
-    pub kind: String,
-    pub tool_version: String,
-    pub generated_at: String,
+    /// Tool, kind (`"fleet"`), the host that made it, when, the command
+    /// line ([`Header`], flattened).
+    #[serde(flatten)]
+    pub header: Header,
     /// The results read, and the files skipped (`--keep-going`).
     pub sources: Vec<String>,
     pub skipped: Vec<Skipped>,
@@ -781,8 +860,7 @@ pub struct FleetReport {
     /// a disk slow for its model, worse than before, a link) or
     /// `"not_judged"` (nothing to act on, but a run could not judge a disk,
     /// was interrupted or did not finish).
-    #[serde(default)]
-    pub verdict: String,
+    pub verdict: ArrayVerdict,
     /// The verdict in one sentence.
     pub message: String,
 }
@@ -838,7 +916,7 @@ impl FleetReport {
     /// Whether anything is to act on: a run's own finding, a disk slow for
     /// its model, one worse than before, a link below its maximum.
     pub fn flagged(&self) -> bool {
-        self.verdict == "flagged"
+        self.verdict == ArrayVerdict::Flagged
     }
 
     /// The run findings that count (not superseded by a later run).
@@ -849,10 +927,10 @@ impl FleetReport {
 
 /// A run in a few words: "node1's burn-in of 2026-12-01T08:00:00Z".
 pub fn run_name(r: &RunFinding) -> String {
-    let kind = match r.kind.as_str() {
-        "burnin" => "burn-in",
-        "soak" => "read-only soak",
-        k => k,
+    let kind = match r.kind {
+        RunKind::Check => "check",
+        RunKind::Burnin => "burn-in",
+        RunKind::Soak => "read-only soak",
     };
     format!("{}'s {kind} of {}", r.host, r.started_at)
 }
@@ -872,25 +950,27 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
     let regressions = regressions(&samples, th);
     let links = links(docs);
     let runs = run_findings(docs, &samples);
-    let slow = outliers.iter().filter(|o| o.verdict == "slow").count();
-    let standing = |state: &[&str]| -> Vec<&RunFinding> {
+    let slow = outliers
+        .iter()
+        .filter(|o| o.verdict == Outlying::Slow)
+        .count();
+    let standing = |flagged: bool| -> Vec<&RunFinding> {
         runs.iter()
-            .filter(|r| r.superseded_by.is_none() && state.contains(&r.state.as_str()))
+            .filter(|r| r.superseded_by.is_none() && (r.state == RunState::Flagged) == flagged)
             .collect()
     };
-    let flagged_runs = standing(&["flagged"]);
-    let open_runs = standing(&["not_judged", "interrupted", "incomplete"]);
+    let (flagged_runs, open_runs) = (standing(true), standing(false));
     // Runs named by what they are: "node1's check of … found /dev/sdb".
     let named = |rs: &[&RunFinding]| {
         let mut said: Vec<String> = rs
             .iter()
             .take(3)
             .map(|r| {
-                let what = match r.state.as_str() {
-                    "flagged" => "found something on",
-                    "not_judged" => "could not judge",
-                    "interrupted" => "was interrupted, measuring",
-                    _ => "did not finish, measuring",
+                let what = match r.state {
+                    RunState::Flagged => "found something on",
+                    RunState::NotJudged => "could not judge",
+                    RunState::Interrupted => "was interrupted, measuring",
+                    RunState::Incomplete => "did not finish, measuring",
                 };
                 format!("{} {what} {}", run_name(r), r.disks.join(", "))
             })
@@ -922,12 +1002,12 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
             ),
         };
         (
-            "flagged",
+            ArrayVerdict::Flagged,
             format!("FLAGGED: {own}{fleet_words}{open_words}."),
         )
     } else if !open_runs.is_empty() {
         (
-            "not_judged",
+            ArrayVerdict::NotJudged,
             format!(
                 "NOT JUDGED: nothing to act on in {} result(s), but {} run(s) could not judge every disk or did not finish: {}; health is not claimed for those disks.",
                 docs.len(),
@@ -937,7 +1017,7 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         )
     } else {
         (
-            "healthy",
+            ArrayVerdict::Healthy,
             format!(
                 "HEALTHY: {} disk(s) in {} result(s): every run's own verdict healthy (or superseded by a later run of those disks), none slow for its model across them, none worse than before.",
                 distinct_disks(&samples),
@@ -946,9 +1026,12 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         )
     };
     FleetReport {
-        kind: "fleet".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        generated_at: crate::units::rfc3339(std::time::SystemTime::now()),
+        header: Header::now(
+            crate::header::Kind::Fleet,
+            std::time::SystemTime::now(),
+            vec![],
+        )
+        .ended(false, true),
         sources: docs.iter().map(|(s, _)| s.clone()).collect(),
         skipped,
         hosts: hosts(docs),
@@ -957,7 +1040,7 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         regressions,
         links,
         runs,
-        verdict: verdict.into(),
+        verdict,
         message,
     }
 }
@@ -977,7 +1060,7 @@ mod tests {
             size_bytes: 20 << 40,
             started_at: when.into(),
             source: format!("{host}.json"),
-            kind: "check".into(),
+            kind: RunKind::Check,
             mb_per_s: mb,
             errors,
             smart_rose: Vec::new(),
@@ -1052,8 +1135,8 @@ mod tests {
         let Ok(Doc::Check(mut r)) = load(&p) else {
             panic!("a check")
         };
-        r.started_at = when.into();
-        r.finished_at = when.into();
+        r.header.started_at = when.into();
+        r.header.finished_at = when.into();
         *r
     }
 
@@ -1086,11 +1169,11 @@ mod tests {
         // A run that found unreadable sectors at normal speed: the fleet is
         // flagged by it, naming the run, the disk and what.
         let f = fleet(vec![bad_sectors("2026-11-01T00:00:00Z")]);
-        assert_eq!(f.verdict, "flagged", "{}", f.message);
+        assert_eq!(f.verdict.word(), "flagged", "{}", f.message);
         assert_eq!(f.runs.len(), 1);
         let r = &f.runs[0];
         assert_eq!(
-            (r.state.as_str(), &r.disks[..]),
+            (r.state.word(), &r.disks[..]),
             ("flagged", &["/dev/loop0".to_string()][..])
         );
         assert!(
@@ -1109,7 +1192,7 @@ mod tests {
             clean("2026-11-02T00:00:00Z"),
         ]);
         assert_eq!(f.runs[0].superseded_by.as_deref(), Some("run1.json"));
-        assert_eq!(f.verdict, "healthy", "{}", f.message);
+        assert_eq!(f.verdict.word(), "healthy", "{}", f.message);
         // One that only sampled what was read whole, or ran earlier, or
         // on another host, or was interrupted, does not supersede it.
         let mut brief = clean("2026-11-02T00:00:00Z");
@@ -1120,22 +1203,22 @@ mod tests {
             }
         }
         let mut elsewhere = clean("2026-11-02T00:00:00Z");
-        elsewhere.host = "other".into();
-        elsewhere.machine.machine_id = Some("f".repeat(32));
+        elsewhere.header.host = "other".into();
+        elsewhere.header.machine.machine_id = Some("f".repeat(32));
         let mut stopped = clean("2026-11-02T00:00:00Z");
-        stopped.interrupted = true;
+        stopped.header.interrupted = true;
         for later in [brief, clean("2026-10-01T00:00:00Z"), elsewhere, stopped] {
             let f = fleet(vec![bad_sectors("2026-11-01T00:00:00Z"), later]);
             let first = f.runs.iter().find(|r| r.source == "run0.json").unwrap();
             assert_eq!(first.superseded_by, None, "{first:?}");
-            assert_eq!(f.verdict, "flagged", "{}", f.message);
+            assert_eq!(f.verdict.word(), "flagged", "{}", f.message);
         }
         // An interrupted run, a copy saved while a check went on, a run that
         // could not compare a disk: named, never healthy (exit 3).
         let mut stopped = clean("2026-11-02T00:00:00Z");
-        stopped.interrupted = true;
+        stopped.header.interrupted = true;
         let mut partial = clean("2026-11-02T00:00:00Z");
-        partial.complete = false;
+        partial.header.complete = false;
         let mut alone = clean("2026-11-02T00:00:00Z");
         alone.summary.verdict = crate::judge::ArrayVerdict::NotJudged;
         alone.summary.not_compared = vec!["/dev/loop2".into()];
@@ -1146,7 +1229,7 @@ mod tests {
         ] {
             let f = fleet(vec![run]);
             assert_eq!(
-                (f.verdict.as_str(), f.runs[0].state.as_str()),
+                (f.verdict.word(), f.runs[0].state.word()),
                 ("not_judged", state),
                 "{f:?}"
             );
@@ -1154,10 +1237,10 @@ mod tests {
         }
         // A finding of an interrupted run is still a finding.
         let mut cut = bad_sectors("2026-11-01T00:00:00Z");
-        cut.interrupted = true;
+        cut.header.interrupted = true;
         let f = fleet(vec![cut]);
         assert_eq!(
-            (f.verdict.as_str(), f.runs[0].state.as_str()),
+            (f.verdict.word(), f.runs[0].state.word()),
             ("flagged", "flagged")
         );
         assert!(

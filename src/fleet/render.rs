@@ -6,10 +6,10 @@
 
 use std::fmt::Write as _;
 
-use super::{FleetReport, RunFinding, run_name};
+use super::{FleetReport, Outlying, RunFinding, RunState, run_name};
 use crate::export::chart::bars_svg;
 use crate::export::text::{show, table};
-use crate::report::links::sentence;
+use crate::judge::links::sentence;
 use crate::stats::median;
 
 /// The text report.
@@ -18,7 +18,7 @@ pub fn text(r: &FleetReport) -> String {
     let _ = writeln!(
         out,
         "arrayburn {} fleet report: {} result(s), {} disk(s), {} host(s)\n",
-        r.tool_version,
+        r.header.tool_version,
         r.sources.len(),
         r.disks(),
         r.hosts.len()
@@ -63,7 +63,7 @@ pub fn text(r: &FleetReport) -> String {
                 format!("{:.0}", o.mb_per_s),
                 format!("{:.0}", o.pct_of_model),
                 o.of.to_string(),
-                o.verdict.to_uppercase(),
+                o.verdict.word().to_uppercase(),
             ]);
         }
         let _ = writeln!(out, "{}\n", show(&t));
@@ -121,12 +121,12 @@ fn run_sections(r: &FleetReport) -> Vec<(&'static str, &'static str, Vec<&RunFin
         (
             "runs-found",
             "Runs that found something (their own verdicts)",
-            of(&|x| x.superseded_by.is_none() && x.state == "flagged"),
+            of(&|x| x.superseded_by.is_none() && x.state == RunState::Flagged),
         ),
         (
             "runs-open",
             "Runs not judged whole (interrupted, not finished, or a disk not compared)",
-            of(&|x| x.superseded_by.is_none() && x.state != "flagged"),
+            of(&|x| x.superseded_by.is_none() && x.state != RunState::Flagged),
         ),
         (
             "runs-superseded",
@@ -141,11 +141,11 @@ fn run_sections(r: &FleetReport) -> Vec<(&'static str, &'static str, Vec<&RunFin
 
 /// A run finding's state in words.
 fn state_words(r: &RunFinding) -> String {
-    let state = match r.state.as_str() {
-        "flagged" => "FLAGGED",
-        "not_judged" => "NOT JUDGED",
-        "interrupted" => "INTERRUPTED",
-        _ => "INCOMPLETE",
+    let state = match r.state {
+        RunState::Flagged => "FLAGGED",
+        RunState::NotJudged => "NOT JUDGED",
+        RunState::Interrupted => "INTERRUPTED",
+        RunState::Incomplete => "INCOMPLETE",
     };
     match &r.superseded_by {
         Some(by) => format!("{state}, superseded by {by}"),
@@ -162,8 +162,8 @@ pub fn markdown(r: &FleetReport) -> String {
         r.sources.len(),
         r.disks(),
         r.hosts.len(),
-        md(&r.tool_version),
-        md(&r.generated_at),
+        md(&r.header.tool_version),
+        md(&r.header.finished_at),
         md(&r.message)
     );
     for (_, title, rs) in run_sections(r) {
@@ -197,7 +197,7 @@ pub fn markdown(r: &FleetReport) -> String {
                 md(o.serial.as_deref().unwrap_or("-")),
                 o.mb_per_s,
                 o.pct_of_model,
-                o.verdict
+                o.verdict.word()
             );
         }
         let _ = writeln!(out);
@@ -267,10 +267,9 @@ fn charts(r: &FleetReport) -> Vec<String> {
             let items: Vec<(String, f64, bool)> = latest
                 .iter()
                 .map(|s| {
-                    let flagged = r
-                        .outliers
-                        .iter()
-                        .any(|o| o.verdict == "slow" && o.host == s.host && o.path == s.path);
+                    let flagged = r.outliers.iter().any(|o| {
+                        o.verdict == Outlying::Slow && o.host == s.host && o.path == s.path
+                    });
                     let name = s.path.trim_start_matches("/dev/");
                     (
                         format!("{}:{name}", s.host),
@@ -308,13 +307,9 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
         r.sources.len(),
         r.disks(),
         r.hosts.len(),
-        esc(&r.tool_version),
-        esc(&r.generated_at),
-        match r.verdict.as_str() {
-            "flagged" => "flagged",
-            "not_judged" => "not_judged",
-            _ => "healthy",
-        },
+        esc(&r.header.tool_version),
+        esc(&r.header.finished_at),
+        r.verdict.word(),
         esc(&r.message)
     );
     if !r.skipped.is_empty() {
@@ -361,8 +356,8 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
                 o.mb_per_s,
                 o.pct_of_model,
                 o.of,
-                esc(&o.verdict),
-                esc(&o.verdict)
+                esc(o.verdict.word()),
+                esc(o.verdict.word())
             );
         }
         let _ = writeln!(out, "</table>");
@@ -428,7 +423,7 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
             esc(s.model.as_deref().unwrap_or("-")),
             esc(s.serial.as_deref().unwrap_or("-")),
             esc(&s.started_at),
-            esc(&s.kind),
+            esc(s.kind.word()),
             s.mb_per_s.map_or("-".into(), |v| format!("{v:.0}")),
             s.errors,
             esc(&s.verdict)
@@ -459,7 +454,7 @@ mod tests {
         let Doc::Check(mut r) = load(&demo).unwrap() else {
             panic!("a check")
         };
-        r.host = "<evil & host>".into();
+        r.header.host = "<evil & host>".into();
         let f = judge(
             &[("demo.json".into(), Doc::Check(r))],
             Vec::new(),

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use crate::device::buffer::Chunk;
 
-pub use owned::{Bounds, Done, Halt, OwnedIo, Refused, ThreadIo, Until, is_hung};
+pub use owned::{Bounds, Done, Halt, Medium, OwnedIo, Refused, ThreadIo, Until, is_hung};
 pub use pread::PreadEngine;
 pub use uring::{OwnedRing, UringEngine};
 
@@ -144,6 +144,20 @@ pub fn open_owned(
     match kind.resolved() {
         EngineKind::IoUring => Ok(Box::new(OwnedRing::new(file, depth, bounds)?)),
         _ => Ok(Box::new(ThreadIo::new(file, bounds)?)),
+    }
+}
+
+/// `--engine` and `--queue-depth` resolved: the engine that runs and the
+/// requests it keeps in flight (psync: one). `auto` is io_uring where the
+/// kernel allows it; io_uring asked for where it does not is refused, never
+/// silently swapped. The one place either is decided.
+pub fn resolve_engine(kind: EngineKind, depth: u16) -> Result<(EngineKind, usize), String> {
+    match kind.resolved() {
+        EngineKind::IoUring if !uring_available() => Err(
+            "--engine io_uring: this kernel gives no io_uring (disabled, or too old); use --engine psync or auto".into(),
+        ),
+        EngineKind::IoUring => Ok((EngineKind::IoUring, usize::from(depth))),
+        kind => Ok((kind, 1)),
     }
 }
 

@@ -123,7 +123,12 @@ impl Done {
                 io::ErrorKind::UnexpectedEof,
                 format!("short transfer: {n} of {} bytes", self.len),
             )),
-            Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+            // The OS's own error where there is one: whether the device
+            // went away (ENODEV, ENXIO) is told by its code.
+            Err(e) => Err(match e.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(e.kind(), e.to_string()),
+            }),
         }
     }
 }
@@ -256,15 +261,15 @@ const STOP_POLL: Duration = Duration::from_millis(50);
 /// The offset a flush is filed under.
 const SYNC_AT: u64 = u64::MAX;
 
-/// What the I/O thread works on: a file, or in tests a device that
-/// misbehaves.
-trait Target: Send + 'static {
+/// What the psync thread works on: a file, or in tests a disk made up to
+/// misbehave (a failing write, a device that goes away, a torn block).
+pub trait Medium: Send + 'static {
     fn read_at(&self, dst: &mut [u8], offset: u64) -> io::Result<usize>;
     fn write_all_at(&self, src: &[u8], offset: u64) -> io::Result<()>;
     fn sync_data(&self) -> io::Result<()>;
 }
 
-impl Target for File {
+impl Medium for File {
     fn read_at(&self, dst: &mut [u8], offset: u64) -> io::Result<usize> {
         read_at(self, dst, offset)
     }
@@ -282,7 +287,8 @@ impl ThreadIo {
         Self::on(file.try_clone()?, bounds)
     }
 
-    fn on(file: impl Target, bounds: &Bounds) -> io::Result<Self> {
+    /// I/O on `file` through a thread of its own, bound by `bounds`.
+    pub fn on(file: impl Medium, bounds: &Bounds) -> io::Result<Self> {
         let (to, requests) = bounded::<Request>(1);
         let (replies, from) = bounded::<Reply>(1);
         std::thread::Builder::new()
@@ -457,7 +463,7 @@ mod tests {
     /// FUSE daemon's loop device does so in the kernel).
     struct Frozen(std::sync::Mutex<crossbeam_channel::Receiver<()>>);
 
-    impl Target for Frozen {
+    impl Medium for Frozen {
         fn read_at(&self, _: &mut [u8], _: u64) -> io::Result<usize> {
             let _ = self.0.lock().map(|r| r.recv());
             Ok(0)

@@ -2,19 +2,24 @@
 //! Each result has the test, the file and record size, the process count,
 //! the throughput in bytes/s and in the unit iozone prints.
 
+use std::time::SystemTime;
+
 use serde::Serialize;
 
 use super::Results;
 use super::args::Config;
 use super::io::Unit;
 use super::single::COLUMNS;
+use crate::header::{Header, Kind};
+use crate::units::rfc3339_local;
 
 #[derive(Serialize)]
 struct Doc<'a> {
-    tool: &'static str,
-    tool_version: &'static str,
+    /// Tool, kind (`"iozone"`), host, machine, times (UTC), command line,
+    /// interrupted and complete ([`Header`], flattened).
+    #[serde(flatten)]
+    header: Header,
     iozone_compatible: &'static str,
-    command_line: &'a [String],
     /// When the run began: RFC 3339, local time with its offset.
     run_began: &'a str,
     mode: &'static str,
@@ -28,7 +33,6 @@ struct Doc<'a> {
     /// byte by byte (iozone: "performance measurements are invalid in
     /// this mode"); null: iozone's light pattern.
     verify_byte: Option<u8>,
-    interrupted: bool,
     /// Why the run stopped early (a failed process, a full disk); null
     /// when it ran to the end or was interrupted.
     error: Option<&'a str>,
@@ -58,7 +62,7 @@ struct Entry {
 }
 
 /// The JSON document of a run.
-pub fn render(c: &Config, r: &Results, began: &str) -> Vec<u8> {
+pub fn render(c: &Config, r: &Results, began: SystemTime) -> Vec<u8> {
     let unit = Unit::of(c);
     let mut results = Vec::new();
     for row in &r.rows {
@@ -105,11 +109,10 @@ pub fn render(c: &Config, r: &Results, began: &str) -> Vec<u8> {
         });
     }
     let doc = Doc {
-        tool: "arrayburn iozone",
-        tool_version: env!("CARGO_PKG_VERSION"),
+        header: Header::now(Kind::Iozone, began, c.command_line.clone())
+            .ended(r.interrupted, r.error.is_none()),
         iozone_compatible: "3.487",
-        command_line: &c.command_line,
-        run_began: began,
+        run_began: &rfc3339_local(began),
         mode: if c.throughput() {
             "throughput"
         } else if c.auto_mode() {
@@ -125,7 +128,6 @@ pub fn render(c: &Config, r: &Results, began: &str) -> Vec<u8> {
         o_direct: c.direct,
         huge_pages: c.huge_pages,
         verify_byte: c.verify_byte,
-        interrupted: r.interrupted,
         error: r.error.as_deref(),
         warnings: &r.warnings,
         results,

@@ -24,11 +24,11 @@ use anyhow::Context;
 
 use crate::outcome::Outcome;
 use crate::stop::StopFlag;
-use crate::units::{ctime, rfc3339_local};
+use crate::units::ctime;
 use args::Config;
-use plan::Plan;
+use plan::FilePlan;
 use single::Row;
-use throughput::{Block, Phase};
+use throughput::{Block, ThroughputTest};
 
 /// Everything a run measured, for the text, JSON and BIFF outputs.
 #[derive(Debug, Default)]
@@ -80,7 +80,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         show!("{}", output::HELP);
         return Ok(Outcome::Healthy);
     }
-    let plan = Plan::new(&c)?;
+    let plan = FilePlan::new(&c)?;
     let _locks = plan.lock_disks()?;
     // A second signal must not leave test files behind (workers stop at
     // the next record, so the wait is short).
@@ -123,7 +123,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     }
     drop(out);
     if let Some(o) = &plan.json {
-        let doc = json::render(&c, &results, &rfc3339_local(began_at));
+        let doc = json::render(&c, &results, began_at);
         o.write(&doc, true)
             .with_context(|| format!("writing --json {}", o.given.display()))?;
     }
@@ -153,7 +153,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
 
 fn run_single(
     c: &Config,
-    plan: &Plan,
+    plan: &FilePlan,
     stop: &StopFlag,
     out: &mut impl Write,
     results: &mut Results,
@@ -264,7 +264,7 @@ fn run_throughput(
 /// and returns its block.
 fn run_phase(
     c: &Config,
-    phase: Phase,
+    phase: ThroughputTest,
     count: usize,
     kb: u64,
     reclen: u64,
@@ -343,7 +343,11 @@ fn explain(c: &Config, reclen: u64, e: &std::io::Error) -> String {
 
 /// The throughput report's rows: per phase, the Children-see figure of
 /// each process count.
-pub fn report_rows(phases: &[Phase], counts: &[usize], blocks: &[Block]) -> Vec<(Phase, Vec<f64>)> {
+pub fn report_rows(
+    phases: &[ThroughputTest],
+    counts: &[usize],
+    blocks: &[Block],
+) -> Vec<(ThroughputTest, Vec<f64>)> {
     phases
         .iter()
         .map(|&p| {

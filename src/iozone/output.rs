@@ -8,7 +8,7 @@ use std::fmt::Write;
 use super::args::Config;
 use super::io::{Measure, Unit};
 use super::single::{COLUMN_TEST, Row};
-use super::throughput::{Block, Phase};
+use super::throughput::{Block, ThroughputTest};
 
 const CONTRIBUTORS: [&str; 9] = [
     "\tContributors:William Norcott, Don Capps, Isom Crawford, Kirby Collins",
@@ -229,21 +229,24 @@ pub fn excel(c: &Config, rows: &[Row], recs: &[u64]) -> String {
 
 /// COUNT and LABEL of a throughput block line, and the tabs after it
 /// (Children / Parent), per spec §8.4.
-fn block_label(p: Phase, count: usize) -> (String, &'static str, &'static str, &'static str) {
+fn block_label(
+    p: ThroughputTest,
+    count: usize,
+) -> (String, &'static str, &'static str, &'static str) {
     let (wide, label, ct, pt) = match p {
-        Phase::InitialWrite => (true, "initial writers ", "\t", "\t"),
-        Phase::Rewrite => (true, "rewriters ", "\t", "\t"),
-        Phase::Read => (true, "readers ", "\t\t", "\t\t"),
-        Phase::ReRead => (false, "re-readers ", "\t", "\t"),
-        Phase::ReverseRead => (false, "reverse readers ", "\t", "\t"),
-        Phase::StrideRead => (false, "stride readers ", "\t", "\t"),
-        Phase::RandomRead => (false, "random readers ", "\t", "\t"),
-        Phase::Mixed => (false, "mixed workload ", "\t", "\t"),
-        Phase::RandomWrite => (false, "random writers ", "\t", "\t"),
-        Phase::Pwrite => (false, "pwrite writers ", "\t", "\t"),
-        Phase::Pread => (false, "pread readers ", "\t", "\t"),
-        Phase::Fwrite => (true, "fwriters ", "\t", "\t\t"),
-        Phase::Fread => (true, "freaders ", "\t", "\t\t"),
+        ThroughputTest::InitialWrite => (true, "initial writers ", "\t", "\t"),
+        ThroughputTest::Rewrite => (true, "rewriters ", "\t", "\t"),
+        ThroughputTest::Read => (true, "readers ", "\t\t", "\t\t"),
+        ThroughputTest::ReRead => (false, "re-readers ", "\t", "\t"),
+        ThroughputTest::ReverseRead => (false, "reverse readers ", "\t", "\t"),
+        ThroughputTest::StrideRead => (false, "stride readers ", "\t", "\t"),
+        ThroughputTest::RandomRead => (false, "random readers ", "\t", "\t"),
+        ThroughputTest::Mixed => (false, "mixed workload ", "\t", "\t"),
+        ThroughputTest::RandomWrite => (false, "random writers ", "\t", "\t"),
+        ThroughputTest::Pwrite => (false, "pwrite writers ", "\t", "\t"),
+        ThroughputTest::Pread => (false, "pread readers ", "\t", "\t"),
+        ThroughputTest::Fwrite => (true, "fwriters ", "\t", "\t\t"),
+        ThroughputTest::Fread => (true, "freaders ", "\t", "\t\t"),
     };
     let n = if wide {
         format!("{count:2}")
@@ -312,7 +315,7 @@ pub fn block(c: &Config, b: &Block) -> String {
 
 /// The throughput `-R` report (§8.5): one row per phase, one column per
 /// process count, the "Children see" figures.
-pub fn throughput_report(c: &Config, reclen: u64, rows: &[(Phase, Vec<f64>)]) -> String {
+pub fn throughput_report(c: &Config, reclen: u64, rows: &[(ThroughputTest, Vec<f64>)]) -> String {
     let axis = if c.threads { "threads" } else { "processes" };
     let unit = if c.ops { "ops/sec" } else { "kBytes/sec" };
     let mut o = String::new();

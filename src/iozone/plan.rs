@@ -15,7 +15,7 @@ use crate::plan::check_output_path;
 use crate::units::human_bytes_binary;
 
 /// The files a run will use and what to warn about, checked before any I/O.
-pub struct Plan {
+pub struct FilePlan {
     /// The test files, one per process.
     pub files: Vec<PathBuf>,
     /// Lines for the header (and stderr).
@@ -28,9 +28,9 @@ pub struct Plan {
     pub biff: Option<Output>,
 }
 
-impl Plan {
+impl FilePlan {
     /// Checks a configuration against the system.
-    pub fn new(c: &Config) -> anyhow::Result<Plan> {
+    pub fn new(c: &Config) -> anyhow::Result<FilePlan> {
         let resolve = |flag: &str, p: &Option<PathBuf>, dash: bool| {
             p.as_deref()
                 .map(|p| Output::resolve(flag, p, dash).map_err(anyhow::Error::msg))
@@ -94,7 +94,7 @@ impl Plan {
                 human_bytes_binary(ram)
             ));
         }
-        Ok(Plan {
+        Ok(FilePlan {
             files,
             warnings,
             json,
@@ -103,7 +103,7 @@ impl Plan {
     }
 }
 
-impl Plan {
+impl FilePlan {
     /// Takes the run lock of each disk under the test files' filesystems
     /// (see [`crate::device::lock`]): no two runs time one disk.
     pub fn lock_disks(&self) -> anyhow::Result<Vec<lock::DiskLock>> {

@@ -20,7 +20,7 @@ use crate::stop::StopFlag;
 
 /// A phase of throughput mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub enum ThroughputTest {
     InitialWrite,
     Rewrite,
     Read,
@@ -37,34 +37,34 @@ pub enum Phase {
 }
 
 /// The phases in iozone's order.
-pub const PHASES: [Phase; 13] = [
-    Phase::InitialWrite,
-    Phase::Rewrite,
-    Phase::Read,
-    Phase::ReRead,
-    Phase::ReverseRead,
-    Phase::StrideRead,
-    Phase::RandomRead,
-    Phase::Mixed,
-    Phase::RandomWrite,
-    Phase::Pwrite,
-    Phase::Pread,
-    Phase::Fwrite,
-    Phase::Fread,
+pub const PHASES: [ThroughputTest; 13] = [
+    ThroughputTest::InitialWrite,
+    ThroughputTest::Rewrite,
+    ThroughputTest::Read,
+    ThroughputTest::ReRead,
+    ThroughputTest::ReverseRead,
+    ThroughputTest::StrideRead,
+    ThroughputTest::RandomRead,
+    ThroughputTest::Mixed,
+    ThroughputTest::RandomWrite,
+    ThroughputTest::Pwrite,
+    ThroughputTest::Pread,
+    ThroughputTest::Fwrite,
+    ThroughputTest::Fread,
 ];
 
-impl Phase {
+impl ThroughputTest {
     /// The system calls that reach a record, as iozone's children make
     /// them: read()/write() through the position in the sequential phases,
     /// lseek() first in the offset phases, pread()/pwrite() in theirs.
     pub fn reach(self) -> Reach {
         match self {
-            Phase::ReverseRead
-            | Phase::StrideRead
-            | Phase::RandomRead
-            | Phase::Mixed
-            | Phase::RandomWrite => Reach::Seek,
-            Phase::Pwrite | Phase::Pread => Reach::Positional,
+            ThroughputTest::ReverseRead
+            | ThroughputTest::StrideRead
+            | ThroughputTest::RandomRead
+            | ThroughputTest::Mixed
+            | ThroughputTest::RandomWrite => Reach::Seek,
+            ThroughputTest::Pwrite | ThroughputTest::Pread => Reach::Positional,
             _ => Reach::Sequential,
         }
     }
@@ -72,58 +72,58 @@ impl Phase {
     /// The `-i` test that enables it.
     pub fn test(self) -> u8 {
         match self {
-            Phase::InitialWrite | Phase::Rewrite => 0,
-            Phase::Read | Phase::ReRead => 1,
-            Phase::RandomRead | Phase::RandomWrite => 2,
-            Phase::ReverseRead => 3,
-            Phase::StrideRead => 5,
-            Phase::Fwrite => 6,
-            Phase::Fread => 7,
-            Phase::Mixed => 8,
-            Phase::Pwrite => 9,
-            Phase::Pread => 10,
+            ThroughputTest::InitialWrite | ThroughputTest::Rewrite => 0,
+            ThroughputTest::Read | ThroughputTest::ReRead => 1,
+            ThroughputTest::RandomRead | ThroughputTest::RandomWrite => 2,
+            ThroughputTest::ReverseRead => 3,
+            ThroughputTest::StrideRead => 5,
+            ThroughputTest::Fwrite => 6,
+            ThroughputTest::Fread => 7,
+            ThroughputTest::Mixed => 8,
+            ThroughputTest::Pwrite => 9,
+            ThroughputTest::Pread => 10,
         }
     }
 
     /// The label of the `-R` report (spec §8.5), unpadded.
     pub fn label(self) -> &'static str {
         match self {
-            Phase::InitialWrite => "Initial write",
-            Phase::Rewrite => "Rewrite",
-            Phase::Read => "Read",
-            Phase::ReRead => "Re-read",
-            Phase::ReverseRead => "Reverse Read",
-            Phase::StrideRead => "Stride read",
-            Phase::RandomRead => "Random read",
-            Phase::Mixed => "Mixed workload",
-            Phase::RandomWrite => "Random write",
-            Phase::Pwrite => "Pwrite",
-            Phase::Pread => "Pread",
-            Phase::Fwrite => "Fwrite",
-            Phase::Fread => "Fread",
+            ThroughputTest::InitialWrite => "Initial write",
+            ThroughputTest::Rewrite => "Rewrite",
+            ThroughputTest::Read => "Read",
+            ThroughputTest::ReRead => "Re-read",
+            ThroughputTest::ReverseRead => "Reverse Read",
+            ThroughputTest::StrideRead => "Stride read",
+            ThroughputTest::RandomRead => "Random read",
+            ThroughputTest::Mixed => "Mixed workload",
+            ThroughputTest::RandomWrite => "Random write",
+            ThroughputTest::Pwrite => "Pwrite",
+            ThroughputTest::Pread => "Pread",
+            ThroughputTest::Fwrite => "Fwrite",
+            ThroughputTest::Fread => "Fread",
         }
     }
 
     /// A re-test (its numbers are 0 with `-+n`).
     pub fn is_retest(self) -> bool {
-        matches!(self, Phase::Rewrite | Phase::ReRead)
+        matches!(self, ThroughputTest::Rewrite | ThroughputTest::ReRead)
     }
 
     /// Whether the first child to finish stops the others' clocks.
     fn stonewalls(self) -> bool {
-        !matches!(self, Phase::Fwrite | Phase::Fread)
+        !matches!(self, ThroughputTest::Fwrite | ThroughputTest::Fread)
     }
 
     /// Whether the phase writes.
     pub fn writes(self) -> bool {
         matches!(
             self,
-            Phase::InitialWrite
-                | Phase::Rewrite
-                | Phase::RandomWrite
-                | Phase::Pwrite
-                | Phase::Fwrite
-                | Phase::Mixed
+            ThroughputTest::InitialWrite
+                | ThroughputTest::Rewrite
+                | ThroughputTest::RandomWrite
+                | ThroughputTest::Pwrite
+                | ThroughputTest::Fwrite
+                | ThroughputTest::Mixed
         )
     }
 }
@@ -140,7 +140,7 @@ pub struct Child {
 /// One phase with one process count: iozone's six numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Block {
-    pub phase: Phase,
+    pub phase: ThroughputTest,
     pub count: usize,
     pub children: Vec<Child>,
     /// Σ child throughput.
@@ -155,7 +155,7 @@ pub struct Block {
 }
 
 impl Block {
-    pub fn new(phase: Phase, children: Vec<Child>, parent_secs: f64) -> Self {
+    pub fn new(phase: ThroughputTest, children: Vec<Child>, parent_secs: f64) -> Self {
         let count = children.len();
         let children_see: f64 = children.iter().map(|c| c.throughput).sum();
         let total: f64 = children.iter().map(|c| c.actual).sum();
@@ -180,7 +180,7 @@ impl Block {
     }
 
     /// The block of a skipped re-test (`-+n`): zeros.
-    pub fn zero(phase: Phase, count: usize) -> Self {
+    pub fn zero(phase: ThroughputTest, count: usize) -> Self {
         Self {
             phase,
             count,
@@ -196,7 +196,7 @@ impl Block {
 }
 
 /// The phases a configuration runs, in order.
-pub fn phases(c: &Config) -> Vec<Phase> {
+pub fn phases(c: &Config) -> Vec<ThroughputTest> {
     PHASES
         .iter()
         .copied()
@@ -281,7 +281,7 @@ impl Link for ThreadLink<'_> {
 /// One child's loop. Returns its numbers.
 pub struct ChildRun<'a> {
     pub c: &'a Config,
-    pub phase: Phase,
+    pub phase: ThroughputTest,
     pub k: usize,
     pub path: &'a Path,
     pub reclen: u64,
@@ -309,14 +309,14 @@ impl ChildRun<'_> {
 
     fn open_file(&self) -> io::Result<File> {
         match self.phase {
-            Phase::Fwrite => super::io::no_follow()
+            ThroughputTest::Fwrite => super::io::no_follow()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
                 .open(self.path),
-            Phase::Fread => super::io::no_follow().read(true).open(self.path),
-            Phase::Pwrite => {
+            ThroughputTest::Fread => super::io::no_follow().read(true).open(self.path),
+            ThroughputTest::Pwrite => {
                 // iozone re-creates the file first (creat).
                 super::io::no_follow()
                     .write(true)
@@ -325,7 +325,9 @@ impl ChildRun<'_> {
                     .open(self.path)?;
                 open(self.path, Access::Write, self.c, false)
             }
-            Phase::Mixed if self.k % 2 == 1 => open(self.path, Access::Write, self.c, false),
+            ThroughputTest::Mixed if self.k % 2 == 1 => {
+                open(self.path, Access::Write, self.c, false)
+            }
             p if p.writes() => open(self.path, Access::Write, self.c, false),
             _ => open(self.path, Access::Read, self.c, true),
         }
@@ -336,11 +338,11 @@ impl ChildRun<'_> {
     fn plan(&self) -> (Vec<u64>, bool) {
         let seq = || (0..self.n).collect::<Vec<u64>>();
         match self.phase {
-            Phase::ReverseRead => ((0..self.n).rev().collect(), false),
-            Phase::StrideRead => (order::stride(self.n, self.c.stride), false),
-            Phase::RandomRead => (order::random(self.n), false),
-            Phase::RandomWrite => (order::random(self.n), true),
-            Phase::Mixed => (order::random(self.n), self.k % 2 == 1),
+            ThroughputTest::ReverseRead => ((0..self.n).rev().collect(), false),
+            ThroughputTest::StrideRead => (order::stride(self.n, self.c.stride), false),
+            ThroughputTest::RandomRead => (order::random(self.n), false),
+            ThroughputTest::RandomWrite => (order::random(self.n), true),
+            ThroughputTest::Mixed => (order::random(self.n), self.k % 2 == 1),
             p => (seq(), p.writes()),
         }
     }
@@ -364,20 +366,20 @@ impl ChildRun<'_> {
         let fill = buf.fill();
         let unbuffered = self.c.direct;
         let mut out = match self.phase {
-            Phase::Fwrite => Some(BufWriter::with_capacity(
+            ThroughputTest::Fwrite => Some(BufWriter::with_capacity(
                 if unbuffered { 0 } else { self.reclen as usize },
                 file.try_clone()?,
             )),
             _ => None,
         };
         let mut inp = match self.phase {
-            Phase::Fread => Some(BufReader::with_capacity(
+            ThroughputTest::Fread => Some(BufReader::with_capacity(
                 if unbuffered { 0 } else { self.reclen as usize },
                 file.try_clone()?,
             )),
             _ => None,
         };
-        if self.phase == Phase::Fwrite {
+        if self.phase == ThroughputTest::Fwrite {
             file.sync_all()?;
         }
         let t = Instant::now();
@@ -392,7 +394,10 @@ impl ChildRun<'_> {
                 // Writers of a new file (initial write; pwrite, which
                 // truncates first) finish it, so the phases after read a
                 // whole file; the others stop here.
-                if !matches!(self.phase, Phase::InitialWrite | Phase::Pwrite) {
+                if !matches!(
+                    self.phase,
+                    ThroughputTest::InitialWrite | ThroughputTest::Pwrite
+                ) {
                     break;
                 }
             }
@@ -452,7 +457,7 @@ impl ChildRun<'_> {
 /// records of `reclen` bytes.
 pub struct PhaseRun<'a> {
     pub c: &'a Config,
-    pub phase: Phase,
+    pub phase: ThroughputTest,
     pub count: usize,
     pub kb: u64,
     pub reclen: u64,
@@ -479,7 +484,7 @@ pub fn run_threads(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>, f
     let results: Vec<Mutex<Option<Child>>> = (0..count).map(|_| Mutex::new(None)).collect();
     // iozone's thread-mode fread children share one buffer (see SharedBuf);
     // its process-mode children each read into their own copy.
-    let fread_buf = (phase == Phase::Fread).then(|| SharedBuf::new(reclen as usize));
+    let fread_buf = (phase == ThroughputTest::Fread).then(|| SharedBuf::new(reclen as usize));
     let link = ThreadLink {
         barrier: &barrier,
         shared: &shared,
@@ -560,7 +565,7 @@ mod tests {
         let c = |actual, throughput| Child { actual, throughput };
         // Child 1 was stonewalled at 48 MiB of 64.
         let b = Block::new(
-            Phase::Read,
+            ThroughputTest::Read,
             vec![c(65536.0, 4000.0), c(49152.0, 3000.0)],
             20.0,
         );
@@ -573,7 +578,7 @@ mod tests {
         assert_eq!((b.min, b.max, b.avg), (3000.0, 4000.0, 3500.0));
         assert_eq!(b.min_xfer, 49152.0, "how far the slowest child got");
         // A child with 0 first is the minimum (iozone re-seeds on 0: not copied).
-        let z = Block::new(Phase::Read, vec![c(0.0, 0.0), c(10.0, 5.0)], 1.0);
+        let z = Block::new(ThroughputTest::Read, vec![c(0.0, 0.0), c(10.0, 5.0)], 1.0);
         assert_eq!(z.min, 0.0);
     }
 
@@ -586,10 +591,10 @@ mod tests {
         assert_eq!(
             phases(&cfg("-t 1 -i 2 -i 0")),
             [
-                Phase::InitialWrite,
-                Phase::Rewrite,
-                Phase::RandomRead,
-                Phase::RandomWrite
+                ThroughputTest::InitialWrite,
+                ThroughputTest::Rewrite,
+                ThroughputTest::RandomRead,
+                ThroughputTest::RandomWrite
             ]
         );
         assert_eq!(phases(&cfg("-t 1")).len(), 13);

@@ -89,6 +89,69 @@ impl BurnVerdict {
     }
 }
 
+/// A burn-in's verdict on one disk, as its report names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiskVerdict {
+    /// Nothing found, and its speed compared with peers.
+    Healthy,
+    /// An action: return it, recheck it, check its path.
+    Return,
+    Recheck,
+    CheckPath,
+    /// Nothing found, but its speed could not be compared: health not
+    /// claimed.
+    NotJudged,
+    /// Stopped before it was burned whole, nothing found.
+    Interrupted,
+}
+
+impl DiskVerdict {
+    /// As the JSON names it.
+    pub fn word(self) -> &'static str {
+        match self {
+            DiskVerdict::Healthy => "healthy",
+            DiskVerdict::Return => "return",
+            DiskVerdict::Recheck => "recheck",
+            DiskVerdict::CheckPath => "check_path",
+            DiskVerdict::NotJudged => "not_judged",
+            DiskVerdict::Interrupted => "interrupted",
+        }
+    }
+
+    /// Whether it is an action to take.
+    pub fn to_act_on(self) -> bool {
+        matches!(
+            self,
+            DiskVerdict::Return | DiskVerdict::Recheck | DiskVerdict::CheckPath
+        )
+    }
+}
+
+impl From<Action> for DiskVerdict {
+    fn from(a: Action) -> Self {
+        match a {
+            Action::Return => DiskVerdict::Return,
+            Action::Recheck => DiskVerdict::Recheck,
+            Action::CheckPath => DiskVerdict::CheckPath,
+        }
+    }
+}
+
+/// The verdict over a whole burn-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunVerdict {
+    /// Every disk burned whole, nothing found, every speed compared.
+    Healthy,
+    /// A disk or link to act on.
+    Flagged,
+    /// Nothing to act on, but a disk's speed could not be compared.
+    NotJudged,
+    /// A signal stopped it.
+    Interrupted,
+}
+
 /// Each disk's verdict.
 pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
     let groups: Vec<usize> = disks.iter().map(|d| d.group).collect();

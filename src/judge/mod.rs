@@ -21,6 +21,7 @@
 pub mod advice;
 pub mod burnin;
 pub mod disk;
+pub mod links;
 pub mod pass;
 pub mod peers;
 pub mod surface;
@@ -106,6 +107,15 @@ pub enum ArrayVerdict {
 }
 
 impl ArrayVerdict {
+    /// As the JSON names it.
+    pub fn word(self) -> &'static str {
+        match self {
+            ArrayVerdict::Healthy => "healthy",
+            ArrayVerdict::Flagged => "flagged",
+            ArrayVerdict::NotJudged => "not_judged",
+        }
+    }
+
     /// Faults decide first; without one, health needs every disk compared.
     pub fn of(faulty: bool, all_compared: bool) -> Self {
         match (faulty, all_compared) {

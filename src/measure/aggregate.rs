@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::{select, tick, unbounded};
 
-use super::worker::Job;
+use super::worker::ReadJob;
 use super::{DiskRun, PassKind, PassRun, ReadError, Window};
 use crate::io::Engine;
 use crate::stop::StopFlag;
@@ -55,7 +55,7 @@ const TICK: Duration = Duration::from_millis(250);
 /// readers, are merged into one).
 pub fn run_group(
     kind: PassKind,
-    jobs: Vec<Job>,
+    jobs: Vec<ReadJob>,
     stop: &StopFlag,
     observer: &mut dyn Observer,
 ) -> Vec<DiskRun> {
@@ -171,10 +171,10 @@ pub fn run_pass(
 ) -> std::io::Result<PassRun> {
     let (started_at, t0) = (SystemTime::now(), Instant::now());
     let readers = spec.readers.max(1);
-    let make = |disk: usize, reader: usize| -> std::io::Result<Job> {
+    let make = |disk: usize, reader: usize| -> std::io::Result<ReadJob> {
         let g = geometry[disk];
         let (block, window, sample) = (spec.block, spec.window, spec.sample);
-        Ok(Job {
+        Ok(ReadJob {
             origin: fraction_of(g.size, reader as u64, readers as u64),
             spots: spec.spots,
             disk,

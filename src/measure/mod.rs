@@ -20,7 +20,7 @@ pub use aggregate::{
     DiskProgress, EngineFactory, Geometry, Observer, PassSpec, run_group, run_pass,
 };
 pub use results::{DiskRun, PassRun, ReadError, SlowRead, Stopped, Surface, keep_slowest};
-pub use worker::Job;
+pub use worker::ReadJob;
 
 /// How long each disk is read in a pass.
 #[derive(Debug, Clone, Copy, PartialEq)]

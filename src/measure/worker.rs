@@ -148,7 +148,7 @@ fn is_gone(e: &std::io::Error) -> bool {
 }
 
 /// One disk's share of a pass.
-pub struct Job {
+pub struct ReadJob {
     /// Index of the disk in the plan.
     pub disk: usize,
     /// How to read it.
@@ -328,7 +328,7 @@ impl WindowMarks {
     }
 }
 
-impl Job {
+impl ReadJob {
     /// Where the reads of slice `spot` of a spread sample begin.
     fn spot_start(&self, spot: u32) -> u64 {
         fraction_of(self.size, spot.into(), self.spots.into())
@@ -684,7 +684,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn new(job: &Job) -> Self {
+    fn new(job: &ReadJob) -> Self {
         Self {
             hist: new_histogram(),
             surface: Surface::new(job.buckets, job.size),
@@ -809,8 +809,8 @@ mod tests {
     }
 
     /// A full-pass job over a 64 MiB disk read in 1 MiB chunks.
-    fn job(engine: Box<dyn Engine>) -> Job {
-        Job {
+    fn job(engine: Box<dyn Engine>) -> ReadJob {
+        ReadJob {
             disk: 0,
             engine,
             size: 64 << 20,

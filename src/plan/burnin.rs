@@ -66,17 +66,23 @@ pub struct BurnPlan {
 impl BurnPlan {
     /// Resolves `args` into a plan, or refuses (one line, nothing written).
     pub fn resolve(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> anyhow::Result<Self> {
-        if args.block == 0 || !args.block.is_multiple_of(BLOCK as u64) || args.block > 1 << 30 {
+        if args.io.block == 0
+            || !args.io.block.is_multiple_of(BLOCK as u64)
+            || args.io.block > 1 << 30
+        {
             bail!(
                 "--block {}: give a multiple of 4 KiB up to 1g (the default is 4m)",
-                args.block
+                args.io.block
             );
         }
         if args.passes == Some(0) {
             bail!("--passes 0: give at least 1");
         }
-        super::check_io_timeout(args.io_timeout).map_err(anyhow::Error::msg)?;
-        let (engine, depth) = engine(args)?;
+        super::check_io_timeout(args.io.io_timeout).map_err(anyhow::Error::msg)?;
+        let (engine, depth) = args
+            .io
+            .engine()
+            .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
         let (mut json, mut out) = outputs(args.json.as_deref(), args.out.as_deref())?;
         let (targets, locks, points, store) = if args.read_only {
             let (targets, locks) =
@@ -111,7 +117,7 @@ impl BurnPlan {
                 None => {
                     if !args.wipe_signatures {
                         for t in &targets {
-                            refuse_signature(&t.dev, &Bounds::new(stop, args.io_timeout))?;
+                            refuse_signature(&t.dev, &Bounds::new(stop, args.io.io_timeout))?;
                         }
                     }
                     fresh(&targets, args, argv, stop)?
@@ -131,14 +137,14 @@ impl BurnPlan {
             out,
             engine,
             depth,
-            bounds_timeout: args.io_timeout,
+            bounds_timeout: args.io.io_timeout,
             read_only: args.read_only,
             resume: args.resume,
             yes: args.yes,
             checkpoint_every: args.checkpoint_every,
             duration: args.duration,
             passes: args.passes,
-            block: args.block,
+            block: args.io.block,
             self_test: args.smart_test.map(|k| (k, smart_test_limit(args, k))),
             looks: Looks {
                 smart_every: args.smart_every,
@@ -224,9 +230,9 @@ fn resume_line(
     };
     flag("smart", smart.into());
     flag("smart-every", secs(args.smart_every));
-    flag("io-timeout", secs(args.io_timeout));
-    flag("engine", args.engine.name().into());
-    flag("queue-depth", args.queue_depth.to_string());
+    flag("io-timeout", secs(args.io.io_timeout));
+    flag("engine", args.io.engine.name().into());
+    flag("queue-depth", args.io.queue_depth.to_string());
     words.extend(targets.iter().map(|t| t.dev.given.clone()));
     let quote = |w: &String| {
         if !w.is_empty()
@@ -259,18 +265,6 @@ fn check_memory(points: &[Checkpoint], depth: usize) -> anyhow::Result<()> {
     );
     crate::memory::refuse_beyond(per_disk * block * disks, &what, &flags)
         .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))
-}
-
-/// How writes and reads are issued (resolved, refused where io_uring was
-/// asked for and cannot be had) and how many are in flight.
-fn engine(args: &BurninArgs) -> anyhow::Result<(EngineKind, usize)> {
-    match args.engine.resolved() {
-        EngineKind::IoUring if !crate::io::uring_available() => bail!(
-            "--engine io_uring: this kernel gives no io_uring (disabled, or too old); use --engine psync or auto (nothing was written)"
-        ),
-        EngineKind::IoUring => Ok((EngineKind::IoUring, usize::from(args.queue_depth))),
-        kind => Ok((kind, 1)),
-    }
 }
 
 /// Makes `--state DIR` if it is missing and proves checkpoints can be
@@ -356,7 +350,7 @@ fn checkpoints(
                 t.disk = c.disk_hash.unwrap_or(t.disk);
                 t.checkpoint = name;
                 let run = c.run().unwrap_or_default();
-                let bounds = Bounds::new(stop, args.io_timeout);
+                let bounds = Bounds::new(stop, args.io.io_timeout);
                 let proof = crate::burnin::resume::prove(t, &c, run, &bounds).map_err(not_it)?;
                 if proof == Proof::NothingWritten && !args.wipe_signatures {
                     refuse_signature(&t.dev, &bounds)?;
@@ -438,11 +432,11 @@ fn fresh(
                 passes: args
                     .passes
                     .unwrap_or(match (args.read_only, args.duration) {
-                        (true, Some(_)) => u16::MAX,
+                        (true, Some(_)) => state::PASSES_BY_TIME,
                         (true, None) => crate::defaults::SOAK_PASSES,
                         (false, _) => args.pattern.default_passes(),
                     }),
-                io_bytes: args.block,
+                io_bytes: args.io.block,
                 pattern: args.pattern,
                 command_line: argv.to_vec(),
                 at: At::first(t.start),

@@ -225,7 +225,7 @@ pub fn check_io_timeout(t: Duration) -> Result<(), String> {
 
 fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
     let bad = |m: String| Err(PlanError::BadValue(m));
-    check_io_timeout(args.io_timeout).map_err(PlanError::BadValue)?;
+    check_io_timeout(args.io.io_timeout).map_err(PlanError::BadValue)?;
     if args.sample < defaults::MIN_SAMPLE {
         return bad(format!(
             "--sample {}: give at least {}: the first 10 % of a sample is its warm-up, and a disk must then be read for {:.0} s to be compared",
@@ -263,10 +263,10 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             defaults::MAX_ERRORS
         ));
     }
-    if args.block == 0 || args.block > 1 << 30 {
+    if args.io.block == 0 || args.io.block > 1 << 30 {
         return bad(format!(
             "--block {} must be between 4k and 1g (the default is {})",
-            args.block,
+            args.io.block,
             defaults::BLOCK
         ));
     }
@@ -314,13 +314,11 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         }));
     }
     output::refuse_duplicates(named).map_err(PlanError::Output)?;
+    let (engine, queue_depth) = args.io.engine().map_err(PlanError::BadValue)?;
     Ok(Settings {
-        block: args.block,
-        engine: args.engine.resolved(),
-        queue_depth: match args.engine {
-            EngineKind::Psync => 1,
-            _ => usize::from(args.queue_depth),
-        },
+        block: args.io.block,
+        engine,
+        queue_depth,
         sample: args.sample,
         serial_full: args.full_serial,
         parallel_full: args.full,
@@ -341,7 +339,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         spots: args.spots,
         seek_readers: args.seek.then_some(args.seek_readers),
         ignore_lock: args.ignore_lock,
-        io_timeout: args.io_timeout,
+        io_timeout: args.io.io_timeout,
     })
 }
 

@@ -7,14 +7,14 @@ use crate::report::ControllerRow;
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
-use super::links;
 use super::{
-    Disk, Flag, LinkFinding, Options, Pass, PassDisk, Report, SCHEMA_VERSION, Summary,
-    SurfaceProfile, WindowKind,
+    Disk, Flag, LinkFinding, Options, Pass, PassDisk, Report, Summary, SurfaceProfile, WindowKind,
 };
+use crate::header::{Header, Kind};
 use crate::io::EngineKind;
 use crate::judge::advice::{DiskAdvice, Seen, advise};
 use crate::judge::disk::Judged;
+use crate::judge::links;
 use crate::judge::pass::{PassJudgement, judge};
 use crate::judge::peers::PathFinding;
 use crate::judge::{ArrayVerdict, Facts, MIN_JUDGED_S, Thresholds, Verdict};
@@ -68,18 +68,8 @@ pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
         summary.message = format!("{} {note}", summary.message);
     }
     Report {
-        schema_version: SCHEMA_VERSION,
-        tool: "arrayburn".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        machine: crate::device::Machine::this(),
-        host: nix::unistd::gethostname()
-            .map(|h| h.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        started_at: rfc3339(info.started_at),
-        finished_at: rfc3339(SystemTime::now()),
-        interrupted: info.interrupted,
-        complete: info.complete && !info.interrupted,
-        command_line: info.command_line.clone(),
+        header: Header::now(Kind::Check, info.started_at, info.command_line.clone())
+            .ended(info.interrupted, info.complete),
         options: options(plan),
         disks: disks(plan),
         passes,

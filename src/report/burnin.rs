@@ -14,11 +14,12 @@ use crate::burnin::state::Checkpoint;
 use crate::burnin::targets::Target;
 use crate::burnin::worker::{Class, DiskBurn, Phase};
 use crate::device::Identity;
+use crate::header::{self, Header};
 use crate::io::EngineKind;
 use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
-use crate::judge::burnin::{BurnFacts, verdicts};
-use crate::units::{human_duration, mb_per_s, rfc3339};
+use crate::judge::burnin::{BurnFacts, DiskVerdict, RunVerdict, verdicts};
+use crate::units::{human_duration, mb_per_s};
 
 /// What a burn-in measured, as [`build`] takes it: each disk's target,
 /// checkpoint (its run's options and SMART before), burn, SMART after (or
@@ -76,27 +77,19 @@ pub struct BurnDisk {
     /// `source` (the drive's own, or the default for its kind).
     #[serde(default)]
     pub temperature_limit: Option<TempLimits>,
-    /// `"healthy"`, `"return"`, `"recheck"`, `"check_path"`, or
-    /// `"interrupted"` (stopped before it was burned whole, nothing found).
-    pub verdict: String,
+    /// `"healthy"`, `"return"`, `"recheck"`, `"check_path"`, `"not_judged"`
+    /// (nothing found, speed not compared) or `"interrupted"` (stopped
+    /// before it was burned whole, nothing found).
+    pub verdict: DiskVerdict,
 }
 
 /// The whole burn-in.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BurnReport {
-    /// `"burnin"`.
-    pub kind: String,
-    pub tool_version: String,
-    pub host: String,
-    /// The machine's id and kernel release.
-    #[serde(flatten, default)]
-    pub machine: crate::device::Machine,
-    /// RFC 3339.
-    pub started_at: String,
-    pub finished_at: String,
-    /// A signal stopped it: the numbers cover what was done.
-    pub interrupted: bool,
-    pub command_line: Vec<String>,
+    /// Tool, kind (`"burnin"`, a soak too), host, machine, times, command
+    /// line, and whether it is whole ([`Header`], flattened).
+    #[serde(flatten)]
+    pub header: Header,
     /// The run id every block carries (hex).
     pub run_id: String,
     pub passes: u16,
@@ -118,8 +111,9 @@ pub struct BurnReport {
 /// The burn-in's verdict over all disks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BurnSummary {
-    /// `"healthy"`, `"flagged"` (a disk to act on) or `"interrupted"`.
-    pub verdict: String,
+    /// `"healthy"`, `"flagged"` (a disk or link to act on), `"not_judged"`
+    /// (nothing to act on, a disk's speed not compared) or `"interrupted"`.
+    pub verdict: RunVerdict,
     /// One entry per disk to act on (as the check's).
     pub disk_verdicts: Vec<DiskAdvice>,
     /// Links below their maximum (as the check's).
@@ -228,9 +222,9 @@ pub fn build(run: BurnRun) -> BurnReport {
                 // Nothing found: healthy only where its speed was compared
                 // with peers too; else its health is not claimed.
                 let verdict = match (burn.interrupted, judged.compared()) {
-                    (true, _) => "interrupted",
-                    (false, true) => "healthy",
-                    (false, false) => "not_judged",
+                    (true, _) => DiskVerdict::Interrupted,
+                    (false, true) => DiskVerdict::Healthy,
+                    (false, false) => DiskVerdict::NotJudged,
                 };
                 let speeds = pass_speeds(&burn, t.end - t.start)
                     .into_iter()
@@ -253,28 +247,28 @@ pub fn build(run: BurnRun) -> BurnReport {
                     self_test: c.self_test.as_ref().map(|(_, s)| s.clone()),
                     hottest_c: hot,
                     temperature_limit: Some(limit),
-                    verdict: verdict.into(),
+                    verdict,
                 }
             },
         )
         .collect();
     // Links below their maximum: a disk's own is a finding on it (its
     // verdict becomes the action), a controller's is named in the verdict.
-    let links = crate::report::links::degraded(&devices);
-    crate::report::links::advise(&links, &mut disk_verdicts);
+    let links = crate::judge::links::degraded(&devices);
+    crate::judge::links::advise(&links, &mut disk_verdicts);
     for a in &disk_verdicts {
         if let Some(d) = disks.iter_mut().find(|d| d.path == a.path) {
-            d.verdict = a.action.word().into();
+            d.verdict = a.action.into();
         }
     }
     let controllers: Vec<String> = links
         .iter()
         .filter(|l| l.controller)
-        .map(crate::report::links::sentence)
+        .map(crate::judge::links::sentence)
         .collect();
     let not_judged: Vec<String> = disks
         .iter()
-        .filter(|d| d.verdict == "not_judged")
+        .filter(|d| d.verdict == DiskVerdict::NotJudged)
         .map(|d| d.path.clone())
         .collect();
     let message = message(
@@ -287,16 +281,15 @@ pub fn build(run: BurnRun) -> BurnReport {
     );
     let c = &points[0];
     BurnReport {
-        kind: "burnin".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        machine: crate::device::Machine::this(),
-        host: nix::unistd::gethostname()
-            .map(|h| h.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        started_at: c.started_at.clone(),
-        finished_at: rfc3339(SystemTime::now()),
-        interrupted,
-        command_line: c.command_line.clone(),
+        header: Header {
+            started_at: c.started_at.clone(),
+            ..Header::now(
+                header::Kind::Burnin,
+                SystemTime::now(),
+                c.command_line.clone(),
+            )
+        }
+        .ended(interrupted, true),
         run_id: c.run_id.clone(),
         passes: burns_passes(&disks, c.passes, read_only),
         engine: engine.name().into(),
@@ -311,12 +304,11 @@ pub fn build(run: BurnRun) -> BurnReport {
         disks,
         summary: BurnSummary {
             verdict: match (interrupted, disk_verdicts.is_empty() && links.is_empty()) {
-                (true, _) => "interrupted",
-                (false, true) if !not_judged.is_empty() => "not_judged",
-                (false, true) => "healthy",
-                (false, false) => "flagged",
-            }
-            .into(),
+                (true, _) => RunVerdict::Interrupted,
+                (false, true) if !not_judged.is_empty() => RunVerdict::NotJudged,
+                (false, true) => RunVerdict::Healthy,
+                (false, false) => RunVerdict::Flagged,
+            },
             disk_verdicts,
             links,
             message,
@@ -350,7 +342,7 @@ fn temp_limits(
 /// The passes the report names: as asked, or for a soak run by time, the
 /// most any disk began.
 fn burns_passes(disks: &[BurnDisk], asked: u16, read_only: bool) -> u16 {
-    if read_only && asked == u16::MAX {
+    if read_only && asked == crate::burnin::state::PASSES_BY_TIME {
         disks
             .iter()
             .map(|d| d.burn.verify_pass_s.len() as u16)

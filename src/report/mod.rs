@@ -8,7 +8,6 @@
 
 mod build;
 pub mod burnin;
-pub mod links;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,37 +20,17 @@ use crate::stats::{LatencyBins, LatencyUs};
 
 pub use build::{RunInfo, build};
 
-/// Version of the JSON layout; bumped when a field changes meaning or goes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use crate::header::{Header, SCHEMA_VERSION};
+pub use crate::judge::links::LinkFinding;
 
 /// The whole result of `arrayburn check`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
-    /// Layout version of this document ([`SCHEMA_VERSION`]).
-    pub schema_version: u32,
-    /// `"arrayburn"`.
-    pub tool: String,
-    /// The tool's version.
-    pub tool_version: String,
-    /// Host name of the machine that ran the check.
-    pub host: String,
-    /// The machine's id and kernel release.
-    #[serde(flatten, default)]
-    pub machine: crate::device::Machine,
-    /// When the check started (RFC 3339, UTC).
-    pub started_at: String,
-    /// When this report was written (RFC 3339, UTC).
-    pub finished_at: String,
-    /// True when a signal stopped the check early: the passes hold what was
-    /// measured until then.
-    pub interrupted: bool,
-    /// True only in the final report of a check that ran every pass it was
-    /// asked for; false in the copies saved after each pass while the check
-    /// goes on, and when interrupted. A file that says false is partial.
-    #[serde(default)]
-    pub complete: bool,
-    /// The command line, as typed.
-    pub command_line: Vec<String>,
+    /// Tool, kind (`"check"`), host, machine, times, command line, and
+    /// whether it is whole ([`Header`], flattened: its fields open the
+    /// document).
+    #[serde(flatten)]
+    pub header: Header,
     /// The options the check ran with.
     pub options: Options,
     /// The disks checked, in command-line order.
@@ -321,30 +300,6 @@ pub struct Summary {
     pub links: Vec<LinkFinding>,
     /// The verdict in one sentence.
     pub message: String,
-}
-
-/// A link that runs below what both its ends support (see a disk's
-/// `topology.links`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LinkFinding {
-    /// `"pcie"`, `"sata"` or `"sas"`.
-    pub kind: String,
-    /// Where: a PCI address, `linkN`, `phy-…`.
-    pub at: String,
-    /// Now and at most, in the kernel's words.
-    pub current: String,
-    pub max: String,
-    /// What a PCIe link carries at most as it runs now (MB/s).
-    pub carries_mb_per_s: Option<f64>,
-    /// A link the disks behind it share (a controller's, an HBA's or
-    /// AHCI's, or a PCIe switch's uplink), rather than a disk's own.
-    pub controller: bool,
-    /// That shared link is a PCIe switch's uplink (NVMe drives behind a
-    /// switch card or backplane), not the controller's own.
-    #[serde(default)]
-    pub switch: bool,
-    /// The disks checked behind it (the one disk for its own link).
-    pub disks: Vec<String>,
 }
 
 /// A disk flagged in a pass.

@@ -1,5 +1,5 @@
 //! `arrayburn report FILE|DIR...`: read results, judge them together
-//! (`fleet`), and write the report (`export::fleet`).
+//! (`fleet`), and write the report (`fleet::render`).
 
 use anyhow::{Context, bail};
 
@@ -7,13 +7,14 @@ use super::Outcome;
 use crate::cli::ReportArgs;
 use crate::fleet::render::{html, markdown, text};
 use crate::fleet::{Doc, FleetReport, Skipped, files, is_fleet, judge, load};
+use crate::judge::ArrayVerdict;
 use crate::judge::Thresholds;
 use crate::output::Output;
 use crate::stop::StopFlag;
 
 /// Runs the report. A signal stops it before anything is written: it only
 /// reads files, so it is simply run again.
-pub fn run(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Outcome> {
+pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
     let interrupted = || {
         tell!("arrayburn report: interrupted; nothing was written (run it again)");
         Ok(Outcome::Interrupted)
@@ -68,7 +69,8 @@ pub fn run(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Outcome> {
     if docs.is_empty() {
         bail!("none of the files could be read (each said why above)");
     }
-    let report = judge(&docs, skipped, &Thresholds::default());
+    let mut report = judge(&docs, skipped, &Thresholds::default());
+    report.header.command_line = argv;
     if stop.is_set() {
         return interrupted();
     }
@@ -88,10 +90,10 @@ pub fn run(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Outcome> {
         write_bundle(&report, &words, dir)
             .with_context(|| format!("writing --out {}", dir.display()))?;
     }
-    Ok(match report.verdict.as_str() {
-        "flagged" => Outcome::Flagged,
-        "not_judged" => Outcome::NotJudged,
-        _ => Outcome::Healthy,
+    Ok(match report.verdict {
+        ArrayVerdict::Flagged => Outcome::Flagged,
+        ArrayVerdict::NotJudged => Outcome::NotJudged,
+        ArrayVerdict::Healthy => Outcome::Healthy,
     })
 }
 

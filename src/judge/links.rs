@@ -1,10 +1,38 @@
-//! Links below their maximum: which of the disks' links are, the advice
-//! they change and the words the verdicts use. The reading and judging of
-//! each link belongs to `device::topology`; this file only gathers them.
+//! Links below their maximum: which of the disks' links are, shared or a
+//! disk's own, the advice they change and the words the verdicts use (the
+//! check's and the burn-in's alike). Whether one link runs below what its
+//! ends allow is still read with it in `device::topology`.
+//!
+//! It must not read sysfs or run a tool.
 
-use super::LinkFinding;
+use serde::{Deserialize, Serialize};
+
+use super::advice::{DiskAdvice, SlowLink, with_links};
 use crate::device::BlockDevice;
-use crate::judge::advice::{DiskAdvice, SlowLink, with_links};
+
+/// A link that runs below what both its ends support (see a disk's
+/// `topology.links`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkFinding {
+    /// `"pcie"`, `"sata"` or `"sas"`.
+    pub kind: String,
+    /// Where: a PCI address, `linkN`, `phy-…`.
+    pub at: String,
+    /// Now and at most, in the kernel's words.
+    pub current: String,
+    pub max: String,
+    /// What a PCIe link carries at most as it runs now (MB/s).
+    pub carries_mb_per_s: Option<f64>,
+    /// A link the disks behind it share (a controller's, an HBA's or
+    /// AHCI's, or a PCIe switch's uplink), rather than a disk's own.
+    pub controller: bool,
+    /// That shared link is a PCIe switch's uplink (NVMe drives behind a
+    /// switch card or backplane), not the controller's own.
+    #[serde(default)]
+    pub switch: bool,
+    /// The disks checked behind it (the one disk for its own link).
+    pub disks: Vec<String>,
+}
 
 /// What a PCIe link carries at most, in MB/s: GT/s per lane less the line
 /// code (8b/10b to Gen2, 128b/130b from Gen3), times the lanes.
