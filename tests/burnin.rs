@@ -227,10 +227,25 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let (out, doc) = burn_in(Some(&t), &args);
     assert_eq!(out.status.code(), Some(0));
-    // The result names the machine and where each disk hangs.
+    // The result opens with the header every document has, names the
+    // machine and where each disk hangs, and says it is whole.
     assert!(
         doc["machine_id"].is_string() && doc["kernel"].is_string(),
         "{doc}"
+    );
+    assert_eq!(
+        (
+            &doc["tool"],
+            &doc["kind"],
+            &doc["schema_version"],
+            &doc["complete"]
+        ),
+        (
+            &"arrayburn".into(),
+            &"burnin".into(),
+            &1.into(),
+            &true.into()
+        ),
     );
     assert_eq!(doc["disks"][0]["topology"]["transport"], "virtual");
     // --out: the same report, and charts of both phases of pass 1 and 2.

@@ -648,6 +648,11 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     let hung = disk(&rw.dev);
     assert_eq!(hung["verdict"], "check_path", "{hung}");
     assert_eq!(hung["hung"]["phase"], "write", "{hung}");
+    // Not interrupted, but not whole either: one disk was not burned.
+    assert_eq!(
+        (&v["interrupted"], &v["complete"]),
+        (&false.into(), &false.into())
+    );
     assert!(
         text(&out.stdout).contains("stopped answering"),
         "the report says it"

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::burnin::smart::{SelfTest, TestKind};
 use crate::burnin::worker::{Class, DiskBurn};
-use crate::export::text::{show, table};
+use crate::export::text::{show, table, verdict};
 use crate::judge::burnin::DiskVerdict;
 use crate::report::burnin::{BurnReport, class_words, stopped_at};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
@@ -49,6 +49,15 @@ fn engine_words(r: &BurnReport) -> String {
 /// The text report.
 pub fn render(r: &BurnReport) -> String {
     let mut out = String::new();
+    for section in [title, disks, stopped, pass_speeds, smart, findings] {
+        section(&mut out, r);
+    }
+    verdict(&mut out, &r.summary.disk_verdicts, &r.summary.message);
+    out
+}
+
+/// What ran, where and when.
+fn title(out: &mut String, r: &BurnReport) {
     if r.read_only {
         let _ = writeln!(
             out,
@@ -74,6 +83,10 @@ pub fn render(r: &BurnReport) -> String {
             r.header.started_at
         );
     }
+}
+
+/// The table: a row per disk.
+fn disks(out: &mut String, r: &BurnReport) {
     let mut t = table(&[
         "Disk",
         "Model",
@@ -115,11 +128,19 @@ pub fn render(r: &BurnReport) -> String {
         ]);
     }
     let _ = writeln!(out, "{}", show(&t));
+}
+
+/// Where each disk stopped short of its end.
+fn stopped(out: &mut String, r: &BurnReport) {
     for d in &r.disks {
         if let Some(words) = stopped_at(d, r.passes) {
             let _ = writeln!(out, "{}: {words}", d.path);
         }
     }
+}
+
+/// The read-back speed of each pass, where there were several.
+fn pass_speeds(out: &mut String, r: &BurnReport) {
     for d in r.disks.iter().filter(|d| d.verify_pass_mb_per_s.len() > 1) {
         let v = &d.verify_pass_mb_per_s;
         let one = |i: usize| format!("{} {:.0}", i + 1, v[i]);
@@ -148,6 +169,10 @@ pub fn render(r: &BurnReport) -> String {
             each.join(", ")
         );
     }
+}
+
+/// SMART: what rose, what was not compared, self-tests, temperatures.
+fn smart(out: &mut String, r: &BurnReport) {
     for d in &r.disks {
         match (&d.smart, &d.smart_note) {
             (Some(c), _) if !c.deltas.is_empty() => {
@@ -214,6 +239,10 @@ pub fn render(r: &BurnReport) -> String {
             );
         }
     }
+}
+
+/// The ranges found bad, per disk.
+fn findings(out: &mut String, r: &BurnReport) {
     for d in r.disks.iter().filter(|d| !d.burn.findings.is_empty()) {
         let _ = writeln!(out, "\n{}:", d.path);
         for f in &d.burn.findings {
@@ -229,14 +258,6 @@ pub fn render(r: &BurnReport) -> String {
             );
         }
     }
-    if !r.summary.disk_verdicts.is_empty() {
-        let _ = writeln!(out, "\nDisks to act on:");
-        for a in &r.summary.disk_verdicts {
-            let _ = writeln!(out, "  {}", a.sentence);
-        }
-    }
-    let _ = writeln!(out, "\nVerdict: {}", r.summary.message);
-    out
 }
 
 /// The JSON document (`--json`, `--out DIR/report.json`).

@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use comfy_table::{CellAlignment, ContentLineStyle, LineStyle, Table, TableStyle};
 
+use crate::judge::advice::DiskAdvice;
 use crate::judge::surface::Against;
 use crate::measure::{PassKind, keep_slowest};
 use crate::report::{Pass, PassDisk, Report, WindowKind};
@@ -30,14 +31,20 @@ pub fn render(r: &Report) -> String {
         }
     }
     errors(&mut out, r);
-    if !r.summary.disk_verdicts.is_empty() {
+    verdict(&mut out, &r.summary.disk_verdicts, &r.summary.message);
+    out
+}
+
+/// The closing lines of a report, the check's and the burn-in's: a
+/// sentence per disk to act on, then the verdict.
+pub fn verdict(out: &mut String, to_act_on: &[DiskAdvice], message: &str) {
+    if !to_act_on.is_empty() {
         let _ = writeln!(out, "\nDisks to act on:");
-        for a in &r.summary.disk_verdicts {
+        for a in to_act_on {
             let _ = writeln!(out, "  {}", a.sentence);
         }
     }
-    let _ = writeln!(out, "\nVerdict: {}", r.summary.message);
-    out
+    let _ = writeln!(out, "\nVerdict: {message}");
 }
 
 fn header(out: &mut String, r: &Report) {

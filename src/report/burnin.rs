@@ -289,7 +289,7 @@ pub fn build(run: BurnRun) -> BurnReport {
                 c.command_line.clone(),
             )
         }
-        .ended(interrupted, true),
+        .ended(interrupted, burned_all(&disks, read_only)),
         run_id: c.run_id.clone(),
         passes: burns_passes(&disks, c.passes, read_only),
         engine: engine.name().into(),
@@ -506,4 +506,15 @@ fn message(
             format!("FLAGGED: {}{unjudged}.", named.join("; "))
         }
     }
+}
+
+/// Whether every disk was burned (a soak: read) as far as it was asked: none
+/// went away or hung, and each burn-in reached its last pass's end.
+fn burned_all(disks: &[BurnDisk], read_only: bool) -> bool {
+    disks.iter().all(|d| {
+        let b = &d.burn;
+        !b.device_gone
+            && b.hung.is_none()
+            && (read_only || b.place.is_some_and(|p| p.phase == Phase::Done))
+    })
 }
