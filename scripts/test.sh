@@ -25,4 +25,6 @@ if [ ${#need[@]} -gt 0 ]; then
         echo "scripts/test.sh: not root: device tests will skip (they also need: ${need[*]})" >&2
     fi
 fi
+# The API docs (`cargo doc`) are the layout's map: a broken link in them fails.
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 exec cargo test "$@"

@@ -70,7 +70,7 @@ fn cgroup_left() -> Option<u64> {
     least
 }
 
-/// Refuses buffers of `need` bytes beyond [`SHARE`] of what is available,
+/// Refuses buffers of `need` bytes beyond `SHARE` of what is available,
 /// `what` saying how they add up (`65 per disk × 64 MiB × 2 disks`) and
 /// `flags` the options that set them.
 pub fn refuse_beyond(need: u64, what: &str, flags: &str) -> Result<(), String> {

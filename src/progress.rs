@@ -61,7 +61,7 @@ impl Progress {
         }
     }
 
-    /// Announces the run's groups in order (see [`Progress::schedule`]) and
+    /// Announces the run's groups in order (see `Progress::schedule`) and
     /// how long they take.
     pub fn announce(&mut self, schedule: Vec<Option<Duration>>) {
         self.schedule = schedule;

@@ -36,7 +36,7 @@ pub fn run(args: &ListArgs) -> Result<Outcome> {
     } else {
         named(&paths, &args.devices)?
     };
-    device::settle_links(entries.iter_mut().map(|e| &mut e.identity));
+    crate::judge::links::settle(entries.iter_mut().map(|e| &mut e.identity));
     if let Some(o) = json {
         let doc = serde_json::to_string_pretty(&entries)? + "\n";
         o.write(doc.as_bytes(), true)

@@ -158,16 +158,7 @@ pub fn resolve_all(
         }
         out.push(dev);
     }
-    settle_links(out.iter_mut().map(|d| &mut d.identity));
     Ok(out)
-}
-
-/// Judges the links whose disk's end is unknown by the disks of the same
-/// model among `ids` (see [`topology::settle_by_model`]).
-pub fn settle_links<'a>(ids: impl Iterator<Item = &'a mut Identity>) {
-    let mut disks: Vec<(Option<&str>, &mut topology::Topology)> =
-        ids.map(|i| (i.model.as_deref(), &mut i.topology)).collect();
-    topology::settle_by_model(&mut disks);
 }
 
 #[cfg(test)]

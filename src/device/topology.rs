@@ -48,7 +48,7 @@ impl Controller {
 }
 
 /// Where one disk hangs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Topology {
     /// `sata`, `sas`, `nvme`, `usb`, `virtio`, `scsi`, `virtual` (loop,
@@ -90,7 +90,14 @@ impl Topology {
         self.links
             .iter()
             .find(|l| l.degraded)
-            .map(|l| format!("{} {} of {} (below its maximum)", l.kind, l.current, l.max))
+            .map(|l| {
+                format!(
+                    "{} {} of {} (below its maximum)",
+                    l.kind,
+                    l.current,
+                    l.max_words()
+                )
+            })
             .or_else(|| {
                 self.links
                     .last()
@@ -101,7 +108,7 @@ impl Topology {
 }
 
 /// One link on a disk's path.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Link {
     /// `"pcie"`, `"sata"` or `"sas"`.
@@ -109,32 +116,114 @@ pub struct Link {
     /// Which: the PCI address, the ATA link (`link3`), the SAS phy.
     pub at: String,
     /// As negotiated and the most both ends allow, in the kernel's words
-    /// (`8.0 GT/s PCIe x2`, `3.0 Gbps`, `6.0 Gbit`).
+    /// (`8.0 GT/s PCIe x2`, `3.0 Gbps`, `6.0 Gbit`); `max` is the port's
+    /// where the disk's end is not known (`disk_end`).
     pub current: String,
     pub max: String,
+    /// The same as numbers: the rate per lane in the kind's unit (GT/s for
+    /// PCIe, Gbit/s for SATA and SAS) and the PCIe lanes.
+    pub current_rate: Option<f64>,
+    pub max_rate: Option<f64>,
+    pub current_lanes: Option<u32>,
+    pub max_lanes: Option<u32>,
+    /// A SATA disk's own maximum, as smartctl gave it (asked only for a
+    /// link below its port's maximum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_max: Option<String>,
+    /// What is known of the disk's end of a SATA or SAS link.
+    pub disk_end: DiskEnd,
     /// It runs below its maximum: a cable, slot or riser to look at.
     pub degraded: bool,
 }
 
+/// What is known of the disk's end of a link (`judge::links` decides it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiskEnd {
+    /// Both ends are known (a PCIe link; a SATA disk smartctl answered for;
+    /// a link at its port's maximum).
+    #[default]
+    Known,
+    /// Only the port's end is known: `max` is the port's.
+    Unknown,
+    /// Unknown, but a disk of the same model beside it runs at this.
+    PeerFaster(String),
+    /// Unknown, and every disk of its model here runs at `max`; the port
+    /// allows this.
+    PeersAlike(String),
+}
+
+impl Link {
+    /// A link as `ARRAYBURN_TOPOLOGY` gives it, in words only: its numbers
+    /// read from the words, and both its ends known (the file says what
+    /// the link allows).
+    fn given(self) -> Link {
+        let (cur_rate, cur_lanes) = rate_and_lanes(&self.current);
+        let (max_rate, max_lanes) = rate_and_lanes(&self.max);
+        Link {
+            current_rate: self.current_rate.or(cur_rate),
+            max_rate: self.max_rate.or(max_rate),
+            current_lanes: self.current_lanes.or(cur_lanes),
+            max_lanes: self.max_lanes.or(max_lanes),
+            disk_max: match self.kind.as_str() {
+                "sata" | "sas" => self.disk_max.clone().or_else(|| Some(self.max.clone())),
+                _ => self.disk_max.clone(),
+            },
+            ..self
+        }
+    }
+
+    /// Its maximum in words, saying how far the disk's end is known.
+    pub fn max_words(&self) -> String {
+        match &self.disk_end {
+            DiskEnd::Known => self.max.clone(),
+            DiskEnd::Unknown => format!("{} (the port's; the disk's unknown)", self.max),
+            DiskEnd::PeerFaster(r) => {
+                format!("{} (a disk of the same model runs at {r})", self.max)
+            }
+            DiskEnd::PeersAlike(port) => format!(
+                "{} (every disk of this model here runs at it; the port allows {port})",
+                self.max
+            ),
+        }
+    }
+}
+
+/// A rate and its PCIe lanes from the kernel's words (`8.0 GT/s PCIe x4`
+/// -> 8.0, 4).
+fn rate_and_lanes(words: &str) -> (Option<f64>, Option<u32>) {
+    let lanes = words
+        .rsplit_once(" x")
+        .and_then(|(_, w)| w.trim().parse().ok());
+    (rate(words), lanes)
+}
+
 /// The number a rate starts with (`8.0 GT/s PCIe` -> 8.0).
-fn rate(s: &str) -> Option<f64> {
+pub fn rate(s: &str) -> Option<f64> {
     s.split_whitespace().next()?.parse().ok()
 }
 
-/// A link from its current and maximum rate (and PCIe widths).
-fn link(kind: &str, at: &str, cur: (String, Option<u32>), max: (String, Option<u32>)) -> Link {
+/// A link from its current and maximum rate (and PCIe widths); below its
+/// maximum where either number is lower.
+pub fn link(kind: &str, at: &str, cur: (String, Option<u32>), max: (String, Option<u32>)) -> Link {
     let words = |(r, w): &(String, Option<u32>)| match w {
         Some(w) => format!("{r} x{w}"),
         None => r.clone(),
     };
-    let slower = matches!((rate(&cur.0), rate(&max.0)), (Some(c), Some(m)) if c < m);
+    let (current_rate, max_rate) = (rate(&cur.0), rate(&max.0));
+    let slower = matches!((current_rate, max_rate), (Some(c), Some(m)) if c < m);
     let narrower = matches!((cur.1, max.1), (Some(c), Some(m)) if c < m);
     Link {
         kind: kind.into(),
         at: at.into(),
         current: words(&cur),
         max: words(&max),
+        current_rate,
+        max_rate,
+        current_lanes: cur.1,
+        max_lanes: max.1,
         degraded: slower || narrower,
+        ..Link::default()
     }
 }
 
@@ -248,107 +337,17 @@ fn sata_link(dir: &Path) -> Option<Link> {
     None
 }
 
-/// A SATA link below its port's maximum is only degraded if the disk
-/// can go faster too (an old SATA II disk on a SATA III port is not): the
-/// disk's own maximum from `smartctl --json -i` (`interface_speed.max`),
-/// asked only for such a link.
-fn both_ends(l: Link, dev: &Path) -> Link {
-    if !l.degraded {
-        return l;
+/// A SATA link below its port's maximum: the disk's own maximum from
+/// `smartctl --json -i` (`interface_speed.max`), asked only for such a link
+/// (whether the link is then below what both ends allow is
+/// `judge::links`' to say).
+fn both_ends(mut l: Link, dev: &Path) -> Link {
+    if l.degraded {
+        l.disk_max = super::smartctl::json(&dev.to_string_lossy(), &["-i"], &|| false)
+            .ok()
+            .and_then(|v| disk_max_speed(&v));
     }
-    let disk_max = super::smartctl::json(&dev.to_string_lossy(), &["-i"], &|| false)
-        .ok()
-        .and_then(|v| disk_max_speed(&v));
-    with_disk_max(l, disk_max)
-}
-
-/// A link below its port's maximum judged against the disk's maximum too;
-/// without it (no smartctl, no answer) it stays marked and says its max is
-/// the port's. A link at its port's maximum is returned as it is.
-fn with_disk_max(l: Link, disk_max: Option<String>) -> Link {
-    if !l.degraded {
-        return l;
-    }
-    match disk_max {
-        Some(m) => {
-            let max = if rate(&m) < rate(&l.max) {
-                m
-            } else {
-                l.max.clone()
-            };
-            Link {
-                degraded: rate(&l.current) < rate(&max),
-                max,
-                ..l
-            }
-        }
-        None => Link {
-            max: format!("{}{UNKNOWN}", l.max),
-            ..l
-        },
-    }
-}
-
-/// What a link's maximum says when only the port's end is known.
-const UNKNOWN: &str = " (the port's; the disk's unknown)";
-
-/// A SATA or SAS link below its port's maximum whose disk's own maximum
-/// is unknown (smartctl did not answer; a SAS disk's is in no file the
-/// kernel keeps) is judged by the disks of the same model beside it
-/// (`disks`: each disk's model and topology): slower than one of them, it
-/// stays below its maximum, and says so; as fast as the fastest of them,
-/// the model's maximum is taken to be what they all run at (6 Gb/s SAS
-/// disks on a 12 Gb/s expander are not a fault). Alone, it stays marked.
-pub fn settle_by_model(disks: &mut [(Option<&str>, &mut Topology)]) {
-    let own = |k: &str| k == "sata" || k == "sas";
-    // Each disk's own links: (disk, model, kind, rate, as the kernel says).
-    let runs: Vec<(usize, Option<String>, String, f64, String)> = disks
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (model, t))| {
-            t.links
-                .iter()
-                .filter(|l| own(&l.kind))
-                .filter_map(move |l| {
-                    let r = rate(&l.current)?;
-                    Some((
-                        i,
-                        model.map(String::from),
-                        l.kind.clone(),
-                        r,
-                        l.current.clone(),
-                    ))
-                })
-        })
-        .collect();
-    for (i, (model, t)) in disks.iter_mut().enumerate() {
-        let Some(model) = *model else { continue };
-        for l in t.links.iter_mut().filter(|l| own(&l.kind) && l.degraded) {
-            let Some(port) = l.max.strip_suffix(UNKNOWN).map(String::from) else {
-                continue;
-            };
-            let Some(cur) = rate(&l.current) else {
-                continue;
-            };
-            let fastest = runs
-                .iter()
-                .filter(|r| r.0 != i && r.1.as_deref() == Some(model) && r.2 == l.kind)
-                .max_by(|a, b| a.3.total_cmp(&b.3));
-            match fastest {
-                Some(f) if f.3 > cur => {
-                    l.max = format!("{port} (a disk of the same model runs at {})", f.4);
-                }
-                Some(_) => {
-                    l.max = format!(
-                        "{} (every disk of this model here runs at it; the port allows {port})",
-                        l.current
-                    );
-                    l.degraded = false;
-                }
-                None => {}
-            }
-        }
-    }
+    l
 }
 
 /// A SATA disk's maximum link speed from `smartctl --json -i`.
@@ -366,11 +365,8 @@ fn sas_link(phy_dir: &Path, phy: &str) -> Option<Link> {
         .or_else(|| read_trim(&d.join("maximum_linkrate")))
         .filter(|v| rate(v).is_some())?;
     // The phy is the HBA's or the expander's; the disk's end does not say
-    // what it can do (see `settle_by_model`).
-    Some(with_disk_max(
-        link("sas", phy, (cur, None), (max, None)),
-        None,
-    ))
+    // what it can do (`judge::links` judges it by the disk's model).
+    Some(link("sas", phy, (cur, None), (max, None)))
 }
 
 /// Whether a path component is a PCI function address (`0000:03:00.0`).
@@ -405,7 +401,9 @@ fn read_trim(p: &Path) -> Option<String> {
 /// disks are not where sysfs says, and for the tests, which place loop
 /// devices on controllers of their own.
 fn given(name: &str) -> Option<Topology> {
-    given_all().ok()??.remove(name)
+    let mut t = given_all().ok()??.remove(name)?;
+    t.links = t.links.into_iter().map(Link::given).collect();
+    Some(t)
 }
 
 /// The topologies `ARRAYBURN_TOPOLOGY` gives (None when it is not set), or
@@ -902,11 +900,14 @@ mod tests {
             "",
         );
         let p = f.paths();
+        // As a command resolves its disks: read, then judged.
         let links = |n: &str| -> Vec<(String, String, String, String, bool)> {
-            topology(&p, n)
-                .links
+            let mut t = topology(&p, n);
+            crate::judge::links::settle_all(&mut [(None, &mut t)]);
+            t.links
                 .into_iter()
-                .map(|l| (l.kind, l.at, l.current, l.max, l.degraded))
+                .map(|l| (l.max_words(), l))
+                .map(|(max, l)| (l.kind, l.at, l.current, max, l.degraded))
                 .collect()
         };
         let l = |k: &str, at: &str, c: &str, m: &str, d: bool| {
@@ -978,36 +979,6 @@ mod tests {
     }
 
     #[test]
-    fn a_sata_link_is_degraded_only_if_the_disk_can_go_faster_too() {
-        let v: serde_json::Value = serde_json::from_slice(
-            &fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/ata.json"))
-                .unwrap(),
-        )
-        .unwrap();
-        assert_eq!(
-            disk_max_speed(&v).as_deref(),
-            Some("6.0 Gb/s"),
-            "the recorded disk"
-        );
-        let l = link(
-            "sata",
-            "link3",
-            ("3.0 Gbps".into(), None),
-            ("6.0 Gbps".into(), None),
-        );
-        assert!(l.degraded);
-        // A SATA II disk: nothing wrong with the link.
-        let old = with_disk_max(l.clone(), Some("3.0 Gb/s".into()));
-        assert_eq!((old.max.as_str(), old.degraded), ("3.0 Gb/s", false));
-        // A SATA III disk: the link is below what both ends can do.
-        let new = with_disk_max(l.clone(), disk_max_speed(&v));
-        assert_eq!((new.max.as_str(), new.degraded), ("6.0 Gbps", true));
-        // Nobody asked the disk: marked, and said so.
-        let unknown = with_disk_max(l, None);
-        assert!(unknown.degraded && unknown.max.ends_with("(the port's; the disk's unknown)"));
-    }
-
-    #[test]
     fn a_pcie_switchs_narrow_uplink_is_found_above_its_drives() {
         let f = Fake::new();
         // NVMe drives on a switch card: root port -> switch upstream port
@@ -1072,58 +1043,6 @@ mod tests {
                 ),
             ],
             "the uplink, judged against the root port; the drive's own link"
-        );
-    }
-
-    #[test]
-    fn a_link_whose_disk_end_is_unknown_is_judged_by_the_same_model() {
-        // As read: a link below its port's maximum says the disk's end is
-        // unknown.
-        let on = |kind: &str, cur: &str, max: &str| {
-            let l = link(kind, "phy-0:0:1", (cur.into(), None), (max.into(), None));
-            Topology {
-                links: vec![with_disk_max(l, None)],
-                ..Topology::default()
-            }
-        };
-        let mut t = [
-            // Model A: one of two at 6 Gb/s, the other at 12.
-            on("sas", "6.0 Gbit", "12.0 Gbit"),
-            on("sas", "12.0 Gbit", "12.0 Gbit"),
-            // Model B: both at 6 of 12 Gb/s (SAS-2 disks on a SAS-3 HBA).
-            on("sas", "6.0 Gbit", "12.0 Gbit"),
-            on("sas", "6.0 Gbit", "12.0 Gbit"),
-            // Model C alone, and a disk without a model.
-            on("sas", "6.0 Gbit", "12.0 Gbit"),
-            on("sata", "3.0 Gbps", "6.0 Gbps"),
-        ];
-        let models = [Some("A"), Some("A"), Some("B"), Some("B"), Some("C"), None];
-        let mut disks: Vec<(Option<&str>, &mut Topology)> =
-            models.iter().copied().zip(t.iter_mut()).collect();
-        settle_by_model(&mut disks);
-        let said: Vec<(bool, &str)> = t
-            .iter()
-            .map(|t| (t.links[0].degraded, t.links[0].max.as_str()))
-            .collect();
-        assert_eq!(
-            said,
-            [
-                (
-                    true,
-                    "12.0 Gbit (a disk of the same model runs at 12.0 Gbit)"
-                ),
-                (false, "12.0 Gbit"),
-                (
-                    false,
-                    "6.0 Gbit (every disk of this model here runs at it; the port allows 12.0 Gbit)"
-                ),
-                (
-                    false,
-                    "6.0 Gbit (every disk of this model here runs at it; the port allows 12.0 Gbit)"
-                ),
-                (true, "12.0 Gbit (the port's; the disk's unknown)"),
-                (true, "6.0 Gbps (the port's; the disk's unknown)"),
-            ]
         );
     }
 

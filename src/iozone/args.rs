@@ -387,7 +387,7 @@ const LONG: &[Long] = &[
 ];
 
 /// Parses iozone's arguments (without the program name). `program` is
-/// what the header shows as argv[0].
+/// what the header shows as `argv[0]`.
 pub fn parse(program: &str, args: &[String]) -> Result<Config, ArgError> {
     let mut c = Config {
         stride: 17,

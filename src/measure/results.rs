@@ -193,12 +193,12 @@ pub struct DiskRun {
     /// Latency of every successful read, in nanoseconds.
     pub latency_ns: Histogram<u64>,
     /// The first bad ranges, exact to the logical block (at most
-    /// [`worker::MAX_KEPT_ERRORS`]).
+    /// `worker::MAX_KEPT_ERRORS`).
     pub errors: Vec<ReadError>,
     /// Reads that failed (each re-read to find its bad ranges).
     pub failed_reads: u64,
     /// The slowest reads that took at least the slow-read threshold (at
-    /// most [`worker::MAX_KEPT_SLOW`]), in offset order.
+    /// most `worker::MAX_KEPT_SLOW`), in offset order.
     pub slow_reads: Vec<SlowRead>,
     /// All reads that took at least the slow-read threshold.
     pub slow_read_count: u64,

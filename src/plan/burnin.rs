@@ -126,6 +126,8 @@ impl BurnPlan {
             (targets, locks, points, Some(store))
         };
         check_memory(&points, depth)?;
+        let mut targets = targets;
+        crate::judge::links::settle(targets.iter_mut().map(|t| &mut t.dev.identity));
         let resume_line = resume_line(args, json.as_ref(), out.as_deref(), &targets);
         Ok(Self {
             targets,

@@ -111,7 +111,8 @@ impl Plan {
     /// Resolves the check's arguments against the system.
     pub fn resolve(args: &CheckArgs, paths: &SystemPaths) -> Result<Plan, PlanError> {
         let settings = settings(args)?;
-        let devices = device::resolve_all(paths, &args.devices, args.allow_partitions)?;
+        let mut devices = device::resolve_all(paths, &args.devices, args.allow_partitions)?;
+        crate::judge::links::settle(devices.iter_mut().map(|d| &mut d.identity));
         check_devices(settings.block, &devices)?;
         check_memory(&settings, devices.len())?;
         let files = devices.iter().map(open).collect::<Result<Vec<_>, _>>()?;
