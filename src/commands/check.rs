@@ -75,12 +75,17 @@ pub fn execute(
         info.interrupted = stop.is_set();
         // After the last pass the final save follows at once.
         if i + 1 < specs.len() {
-            save_files(&plan, &report::build(&plan, &passes, &info), false, stop);
+            save_files(
+                &plan,
+                &report::build(checked(&plan), &passes, &info),
+                false,
+                stop,
+            );
         }
     }
     info.interrupted = stop.is_set();
     info.complete = true;
-    let report = report::build(&plan, &passes, &info);
+    let report = report::build(checked(&plan), &passes, &info);
     print_text(&plan, &report);
     save_files(&plan, &report, true, stop);
     let outcome = if info.interrupted {
@@ -188,4 +193,13 @@ fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> 
         export::chart::write_all(report, &charts).context("charts")?;
     }
     Ok(())
+}
+
+/// What the report is built from: the plan's disks, groups and settings.
+fn checked(plan: &Plan) -> report::Checked<'_> {
+    report::Checked {
+        devices: &plan.devices,
+        groups: &plan.groups,
+        settings: &plan.settings,
+    }
 }

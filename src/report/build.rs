@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use super::{
     Disk, Flag, LinkFinding, Options, Pass, PassDisk, Report, Summary, SurfaceProfile, WindowKind,
 };
+use crate::device::BlockDevice;
 use crate::header::{Header, Kind};
 use crate::io::EngineKind;
 use crate::judge::advice::{DiskAdvice, Seen, advise};
@@ -19,7 +20,7 @@ use crate::judge::pass::{PassJudgement, judge};
 use crate::judge::peers::PathFinding;
 use crate::judge::{ArrayVerdict, Facts, MIN_JUDGED_S, Thresholds, Verdict};
 use crate::measure::{DiskRun, PassKind, PassRun, Window};
-use crate::plan::Plan;
+use crate::plan::Settings;
 use crate::stats::{latency_bins, latency_us};
 use crate::units::{mb_per_s, rfc3339};
 
@@ -37,13 +38,22 @@ pub struct RunInfo {
     pub complete: bool,
 }
 
+/// What a check ran on and with: its disks (in command-line order), their
+/// peer groups and its settings. [`build`] takes it with what was measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Checked<'a> {
+    pub devices: &'a [BlockDevice],
+    pub groups: &'a [usize],
+    pub settings: &'a Settings,
+}
+
 /// Builds the report for the passes measured so far.
-pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
-    let th = plan.settings.thresholds;
-    let serial = serial_speeds(plan, passes);
+pub fn build(on: Checked, passes: &[PassRun], info: &RunInfo) -> Report {
+    let th = on.settings.thresholds;
+    let serial = serial_speeds(on, passes);
     let (passes, judgements): (Vec<Pass>, Vec<PassJudgement>) = passes
         .iter()
-        .map(|p| judge_pass(plan, p, &serial, &th))
+        .map(|p| judge_pass(on, p, &serial, &th))
         .unzip();
     let finding = judgements.iter().find_map(|j| j.finding);
     let seen: Vec<Seen> = passes
@@ -61,7 +71,7 @@ pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
     let mut advice = advise(&seen, &th, finding);
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
-    let links = links::degraded(&plan.devices);
+    let links = links::degraded(on.devices);
     links::advise(&links, &mut advice);
     let mut summary = summarize(&passes, finding, advice, links, info.interrupted, &th);
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
@@ -70,15 +80,15 @@ pub fn build(plan: &Plan, passes: &[PassRun], info: &RunInfo) -> Report {
     Report {
         header: Header::now(Kind::Check, info.started_at, info.command_line.clone())
             .ended(info.interrupted, info.complete),
-        options: options(plan),
-        disks: disks(plan),
+        options: options(on),
+        disks: disks(on),
         passes,
         summary,
     }
 }
 
-fn options(plan: &Plan) -> Options {
-    let s = &plan.settings;
+fn options(on: Checked) -> Options {
+    let s = &on.settings;
     Options {
         block_bytes: s.block,
         sample_s: s.sample.as_secs_f64(),
@@ -101,10 +111,10 @@ fn options(plan: &Plan) -> Options {
     }
 }
 
-fn disks(plan: &Plan) -> Vec<Disk> {
-    plan.devices
+fn disks(on: Checked) -> Vec<Disk> {
+    on.devices
         .iter()
-        .zip(&plan.groups)
+        .zip(on.groups)
         .map(|(d, g)| Disk {
             path: d.given.clone(),
             identity: d.identity.clone(),
@@ -116,14 +126,14 @@ fn disks(plan: &Plan) -> Vec<Disk> {
 
 /// Each disk's clean serial window speed (None: not measured, errors, or
 /// measured too briefly to judge).
-fn serial_speeds(plan: &Plan, passes: &[PassRun]) -> Vec<Option<f64>> {
-    let mut out = vec![None; plan.devices.len()];
+fn serial_speeds(on: Checked, passes: &[PassRun]) -> Vec<Option<f64>> {
+    let mut out = vec![None; on.devices.len()];
     for (disk, run) in passes
         .iter()
         .filter(|p| p.kind == PassKind::Serial)
         .flat_map(|p| &p.disks)
     {
-        out[*disk] = facts(&measure_row(plan, *disk, run), 0, 0).clean_speed();
+        out[*disk] = facts(&measure_row(on, *disk, run), 0, 0).clean_speed();
     }
     out
 }
@@ -138,11 +148,11 @@ fn window(run: &DiskRun) -> (u64, f64, f64) {
     )
 }
 
-fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
+fn measure_row(on: Checked, disk: usize, run: &DiskRun) -> PassDisk {
     let (window_bytes, window_elapsed_s, window_mb_per_s) = window(run);
     let elapsed_s = run.elapsed.as_secs_f64();
     PassDisk {
-        path: plan.devices[disk].given.clone(),
+        path: on.devices[disk].given.clone(),
         bytes: run.bytes,
         elapsed_s,
         mb_per_s: mb_per_s(run.bytes, elapsed_s),
@@ -186,7 +196,7 @@ fn measure_row(plan: &Plan, disk: usize, run: &DiskRun) -> PassDisk {
 
 /// One pass: its rows as measured, judged by `judge::pass`.
 fn judge_pass(
-    plan: &Plan,
+    on: Checked,
     p: &PassRun,
     serial: &[Option<f64>],
     th: &Thresholds,
@@ -194,7 +204,7 @@ fn judge_pass(
     let mut rows: Vec<PassDisk> = p
         .disks
         .iter()
-        .map(|(d, r)| measure_row(plan, *d, r))
+        .map(|(d, r)| measure_row(on, *d, r))
         .collect();
     let full = p.window == Window::Full;
     let judgement = {
@@ -202,7 +212,7 @@ fn judge_pass(
             .iter()
             .zip(&p.disks)
             .map(|(row, (d, _))| {
-                let id = &plan.devices[*d].identity;
+                let id = &on.devices[*d].identity;
                 Facts {
                     // The controller, and the expander behind it where
                     // there is one: disks behind one expander share its
@@ -213,7 +223,7 @@ fn judge_pass(
                             None => c.pci.clone(),
                         }
                     }),
-                    ..facts(row, plan.groups[*d], id.size_bytes)
+                    ..facts(row, on.groups[*d], id.size_bytes)
                 }
             })
             .collect();
@@ -245,7 +255,7 @@ fn judge_pass(
                     .disks
                     .first()
                     .and_then(|i| {
-                        plan.devices[p.disks[*i].0]
+                        on.devices[p.disks[*i].0]
                             .identity
                             .topology
                             .controller
