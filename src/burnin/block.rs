@@ -191,13 +191,11 @@ pub fn damage(got: &[u8], want: &[u8]) -> Option<Damage> {
     if bits == 0 {
         return None;
     }
-    let sectors: Vec<bool> = got
-        .chunks(SECTOR)
-        .zip(want.chunks(SECTOR))
-        .map(|(g, w)| g == w)
-        .collect();
-    let landed = sectors.iter().take_while(|ok| **ok).count();
-    if landed > 0 && sectors[landed..].iter().all(|ok| !ok) {
+    // Sector by sector, without a buffer: this runs for every bad block.
+    let intact = |k: usize| got[k * SECTOR..][..SECTOR] == want[k * SECTOR..][..SECTOR];
+    let sectors = got.len() / SECTOR;
+    let landed = (0..sectors).take_while(|&k| intact(k)).count();
+    if landed > 0 && (landed..sectors).all(|k| !intact(k)) {
         return Some(Damage {
             bits,
             bytes,

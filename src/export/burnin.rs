@@ -195,36 +195,18 @@ fn smart(out: &mut String, r: &BurnReport) {
         }
     }
     for d in &r.disks {
-        let kind = |k: &Option<TestKind>| match k {
+        let kind = match d.self_test_kind {
             Some(TestKind::Long) => "long",
             _ => "short",
         };
-        match &d.self_test {
-            Some(SelfTest::Passed) => {
-                let _ = writeln!(
-                    out,
-                    "SMART {}: {} self-test passed",
-                    d.path,
-                    kind(&d.self_test_kind)
-                );
-            }
-            Some(SelfTest::Failed(w)) => {
-                let _ = writeln!(
-                    out,
-                    "SMART {}: {} self-test FAILED: {w}",
-                    d.path,
-                    kind(&d.self_test_kind)
-                );
-            }
-            Some(SelfTest::Unknown(w)) => {
-                let _ = writeln!(
-                    out,
-                    "SMART {}: {} self-test not run: {w}",
-                    d.path,
-                    kind(&d.self_test_kind)
-                );
-            }
-            Some(SelfTest::Running(_)) | None => {}
+        let said = match &d.self_test {
+            Some(SelfTest::Passed) => Some("passed".to_string()),
+            Some(SelfTest::Failed(w)) => Some(format!("FAILED: {w}")),
+            Some(SelfTest::Unknown(w)) => Some(format!("not run: {w}")),
+            Some(SelfTest::Running(_)) | None => None,
+        };
+        if let Some(said) = said {
+            let _ = writeln!(out, "SMART {}: {kind} self-test {said}", d.path);
         }
         if let Some(c) = d.hottest_c {
             let limit = d
