@@ -10,7 +10,7 @@ use crate::burnin::block::Pattern;
 pub use crate::burnin::smart::SmartMode;
 use crate::defaults;
 use crate::io::EngineKind;
-use crate::units::{parse_duration, parse_period, parse_size};
+use crate::units::{parse_duration, parse_size};
 
 /// Check disk arrays (read-only: serial and parallel O_DIRECT reads, per-disk
 /// MB/s and latency, slow-disk and shared-bottleneck verdicts), burn in new
@@ -193,7 +193,7 @@ pub struct BurninArgs {
     pub duration: Option<Duration>,
     /// Save each disk's checkpoint at least this often (e.g. 30s, 5m; the
     /// disk's cache is flushed first).
-    #[arg(help_heading = "Checkpoints and resume", long, value_name = "DURATION", default_value = defaults::CHECKPOINT_EVERY, value_parser = parse_period)]
+    #[arg(help_heading = "Checkpoints and resume", long, value_name = "DURATION", default_value = defaults::CHECKPOINT_EVERY, value_parser = parse_duration)]
     pub checkpoint_every: Duration,
     /// Burn only START..END of each disk (4 KiB multiples; 17t.. for the
     /// end of a large disk).
@@ -220,7 +220,7 @@ pub struct BurninArgs {
     #[arg(help_heading = "SMART", long, value_name = "DURATION", requires = "smart_test", value_parser = parse_duration)]
     pub smart_test_timeout: Option<Duration>,
     /// Read each disk's temperature this often during the run (e.g. 5m).
-    #[arg(help_heading = "SMART", long, value_name = "DURATION", default_value = defaults::SMART_EVERY, value_parser = parse_period)]
+    #[arg(help_heading = "SMART", long, value_name = "DURATION", default_value = defaults::SMART_EVERY, value_parser = parse_duration)]
     pub smart_every: Duration,
     /// How progress is shown on stderr: a line per disk and the whole
     /// run's ETA every --progress-interval, or none (the plan, warnings and

@@ -21,14 +21,6 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// Parses a duration such as `60s`, `2m`, `1.5s`, `500ms`, `1h`, or several
 /// of them as people write them (`1m30s`, `1h 30m`, `2m 15.5s`); a bare
 /// number means seconds.
-/// A duration that is a period of something repeated: not zero.
-pub fn parse_period(text: &str) -> Result<Duration, String> {
-    match parse_duration(text)? {
-        d if d.is_zero() => Err(format!("'{text}' is no time at all; give at least 1s")),
-        d => Ok(d),
-    }
-}
-
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let hint = "write it like 30s, 1m30s, 1.5s or 1h";
     let mut rest = text.trim();
