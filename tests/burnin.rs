@@ -216,9 +216,10 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     let written: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
     let bundle = tempdir();
     let out_dir = bundle.path().join("run1");
+    // 32 KiB requests: a surface stretch holds 32 of them, 1 MiB.
     let mut args = vec![
         "--block",
-        "1m",
+        "32k",
         "--passes",
         "2",
         "--out",

@@ -629,7 +629,7 @@ fn own_verdict(doc: &Doc) -> Option<(RunState, Vec<String>, Vec<String>)> {
             let cut: Vec<String> = r
                 .disks
                 .iter()
-                .filter(|d| d.verdict == DiskVerdict::Interrupted || (!r.read_only && !burned_whole(d)))
+                .filter(|d| d.verdict == DiskVerdict::Interrupted || !burned_whole(d, r.read_only))
                 .map(|d| d.path.clone())
                 .collect();
             (!cut.is_empty()).then(|| {
@@ -701,11 +701,17 @@ fn dedup(mut v: Vec<String>) -> Vec<String> {
 }
 
 /// Whether a burn-in disk was written and verified over its whole range,
-/// every pass (a result without a `place` predates it: taken as whole).
-fn burned_whole(d: &crate::report::burnin::BurnDisk) -> bool {
-    d.burn
-        .place
-        .is_none_or(|p| p.phase == crate::burnin::worker::Phase::Done)
+/// every pass (a result without a `place` predates it: taken as whole); a
+/// soak's, read whole at least once. A disk that went away or hung was not.
+fn burned_whole(d: &crate::report::burnin::BurnDisk, read_only: bool) -> bool {
+    let b = &d.burn;
+    let done = if read_only {
+        b.passes_done >= 1
+    } else {
+        b.place
+            .is_none_or(|p| p.phase == crate::burnin::worker::Phase::Done)
+    };
+    done && !b.device_gone && b.hung.is_none()
 }
 
 /// How much of one disk a run measured, to tell whether a later run
@@ -743,7 +749,7 @@ fn measured(doc: &Doc, path: &str) -> Option<Measured> {
                 end: d.end_byte,
                 whole: !r.header.interrupted
                     && d.verdict != DiskVerdict::Interrupted
-                    && burned_whole(d),
+                    && burned_whole(d, r.read_only),
             }),
     }
 }
@@ -1248,6 +1254,29 @@ mod tests {
             "{:?}",
             f.runs[0]
         );
+    }
+
+    #[test]
+    fn a_soak_whose_disk_went_away_or_hung_did_not_read_it_whole() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/burnin/soak-not-judged/report.json");
+        let r = match load(&p) {
+            Ok(Doc::Burnin(r)) => r,
+            other => panic!("{}: {other:?}", p.display()),
+        };
+        assert!(r.header.complete);
+        let path = r.disks[0].path.clone();
+        let whole = |r: &BurnReport| match measured(&Doc::Burnin(Box::new(r.clone())), &path) {
+            Some(Measured::Burned { whole, .. }) => whole,
+            m => panic!("{m:?}"),
+        };
+        assert!(whole(&r), "both passes read");
+        let mut gone = (*r).clone();
+        gone.disks[0].burn.device_gone = true;
+        assert!(!whole(&gone), "went away");
+        let mut none = (*r).clone();
+        none.disks[0].burn.passes_done = 0;
+        assert!(!whole(&none), "no pass read whole");
     }
 
     #[test]
