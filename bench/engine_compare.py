@@ -4,6 +4,8 @@ fio's (psync, io_uring with huge-page buffers) on the same loop devices,
 alternating runs: one memory-backed disk, one disk-backed disk, and eight
 memory-backed disks read at once (aggregate MB/s and the spread between
 the fastest and the slowest disk, the fairness a parallel pass needs).
+`--against BINARY` reads an earlier build alongside (`--no-fio`: only
+the two builds, the ratio then against the earlier build's best).
 Prints Markdown tables for docs/benchmarks.md.
 
 Run through bench/engine-compare.sh (it installs fio and builds arrayburn).
@@ -94,6 +96,8 @@ def main():
     ap.add_argument("--disk-dir", default="/var/tmp")
     ap.add_argument("--array", type=int, default=8)
     ap.add_argument("--array-size", type=int, default=GIB // 2)
+    ap.add_argument("--against", help="another arrayburn binary (an earlier build) read alongside")
+    ap.add_argument("--no-fio", action="store_true", help="compare arrayburn builds only")
     args = ap.parse_args()
     depths = [int(d) for d in args.depths.split(",")]
     bs = args.block
@@ -123,17 +127,22 @@ def main():
                 (f"one disk-backed loop ({args.disk_size // GIB} GiB, --direct-io=on, caches dropped)", [disk], True),
                 (f"{args.array} memory-backed loops at once ({args.array_size >> 20} MiB each)", array, False),
             ]:
-                configs = {
-                    "fio psync": lambda devs=devs: fio(devs, "psync", 1, bs),
-                    "arrayburn psync": lambda devs=devs: arrayburn(args.binary, devs, "psync", 1, bs, tmp),
-                }
-                for q in depths:
-                    configs[f"fio io_uring QD{q}"] = lambda devs=devs, q=q: fio(devs, "io_uring", q, bs)
-                    configs[f"arrayburn io_uring QD{q}"] = (
-                        lambda devs=devs, q=q: arrayburn(args.binary, devs, "io_uring", q, bs, tmp))
+                readers = {"arrayburn": args.binary}
+                if args.against:
+                    readers["earlier build"] = args.against
+                configs = {}
+                for q in [0] + depths:
+                    engine, depth = ("psync", 1) if q == 0 else ("io_uring", q)
+                    how = "psync" if q == 0 else f"io_uring QD{q}"
+                    if not args.no_fio:
+                        configs[f"fio {how}"] = lambda devs=devs, e=engine, d=depth: fio(devs, e, d, bs)
+                    for name, binary in readers.items():
+                        configs[f"{name} {how}"] = (lambda devs=devs, b=binary, e=engine, d=depth:
+                                                    arrayburn(b, devs, e, d, bs, tmp))
                 print(f"\n### {title}, {bs} reads, {args.rounds} alternating rounds\n", flush=True)
                 res = run(configs, args.rounds, cold)
-                best_fio = max((n for n in res if n.startswith("fio")),
+                anchor = "earlier build" if args.no_fio else "fio"
+                best_fio = max((n for n in res if n.startswith(anchor)),
                                key=lambda n: statistics.median(res[n]["agg"]))
                 print(f"| reader | MB/s median (min–max) | max/min disk | CPU s/GiB | vs {best_fio} |")
                 print("|---|---|---|---|---|")

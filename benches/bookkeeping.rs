@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use arrayburn::device::buffer::{AlignedBuf, Chunks};
-use arrayburn::io::{Bounds, Engine, PreadEngine, open_direct};
+use arrayburn::io::{Bounds, EngineKind, Probe, Sweep, open_direct, open_sweep};
 use arrayburn::measure::{
     DiskProgress, DiskRun, Geometry, Observer, PassKind, PassSpec, ReadError, Window, run_pass,
 };
@@ -62,11 +62,11 @@ fn worker(dev: &str, size: u64, block: u64) -> f64 {
     }];
     let stop = StopFlag::default();
     let bounds = Bounds::new(&stop, Duration::from_secs(120));
-    let engines = |_: usize| -> std::io::Result<Box<dyn Engine>> {
+    let sweeps = |_: usize| -> std::io::Result<(Sweep, Probe)> {
         let file = open_direct(dev.as_ref())?;
-        Ok(Box::new(PreadEngine::new(&file, block as usize, &bounds)?))
+        open_sweep(EngineKind::Psync, &file, 1, &bounds)
     };
-    let pass = run_pass(spec, &geometry, &engines, &stop, &mut Silent).unwrap();
+    let pass = run_pass(spec, &geometry, &sweeps, &stop, &mut Silent).unwrap();
     let run = &pass.disks[0].1;
     assert_eq!(run.bytes, size);
     run.bytes as f64 / 1e6 / run.elapsed.as_secs_f64()

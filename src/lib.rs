@@ -10,7 +10,10 @@
 //! `progress` (the live display). The burn-in runs down the same stages:
 //! [`plan::burnin::BurnPlan`] → `burnin` (its workers write, read back and
 //! classify) → `judge::burnin` → [`report::burnin::BurnReport`] →
-//! `export::burnin`. `commands` holds one file per subcommand, glue only;
+//! `export::burnin`. Both measure through one I/O sweep, [`io::Sweep`]
+//! (requests in flight handed back in order, a stop, a hang, each
+//! request's time with the disk) and its [`io::Probe`] (failures pinpointed
+//! block by block). `commands` holds one file per subcommand, glue only;
 //! `iozone` is iozone's file workloads; `stop` the stop flag beneath them.
 #![deny(unsafe_code)]
 

@@ -13,8 +13,7 @@
 use super::block::{BLOCK, Found, Pattern, Stamp};
 use super::state::{Checkpoint, Phase};
 use super::targets::Target;
-use crate::device::buffer::AlignedBuf;
-use crate::io::{Bounds, Halt, OwnedIo, ThreadIo, Until};
+use crate::io::{Bounds, Halt, Probe, Until};
 
 /// Blocks read back per stretch of known content.
 const SAMPLES: u64 = 16;
@@ -93,8 +92,7 @@ pub fn prove(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<Pr
     if stretches.is_empty() {
         return Ok(Proof::NothingWritten);
     }
-    let mut io = ThreadIo::new(&t.file, bounds).map_err(|e| format!("it cannot be read ({e})"))?;
-    let mut buf = AlignedBuf::new(BLOCK);
+    let mut probe = Probe::of(&t.file, bounds).map_err(|e| format!("it cannot be read ({e})"))?;
     let (mut read, mut good) = (0usize, 0usize);
     let mut first_bad: Option<String> = None;
     for (from, to, pass) in stretches {
@@ -105,8 +103,13 @@ pub fn prove(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<Pr
         };
         for at in spread(from, to) {
             read += 1;
-            let mut d = match io.read_now(buf, BLOCK, at, Until::Stop) {
-                Ok(d) => d,
+            let verdict = match probe.read_at(at, BLOCK, Until::Stop) {
+                Ok(Err(e)) => Err(format!("cannot be read ({e})")),
+                Ok(Ok(b)) => match c.pattern.check_all(b, at, stamp).first() {
+                    None => Ok(()),
+                    Some((_, f)) if ours(*f, stamp) => Ok(()),
+                    Some((_, f)) => Err(what(*f).to_string()),
+                },
                 Err(Halt::Hung) => {
                     return Err(format!(
                         "it did not answer a read of byte {at} within --io-timeout (it may be hung)"
@@ -114,19 +117,6 @@ pub fn prove(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<Pr
                 }
                 Err(_) => return Err("the reading back was stopped".into()),
             };
-            let verdict = match d.whole() {
-                Err(e) => Err(format!("cannot be read ({e})")),
-                Ok(()) => match c
-                    .pattern
-                    .check_all(d.buf.slice_mut(BLOCK), at, stamp)
-                    .first()
-                {
-                    None => Ok(()),
-                    Some((_, f)) if ours(*f, stamp) => Ok(()),
-                    Some((_, f)) => Err(what(*f).to_string()),
-                },
-            };
-            buf = d.buf;
             match verdict {
                 Ok(()) => good += 1,
                 Err(why) => {

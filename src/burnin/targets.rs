@@ -17,7 +17,7 @@ use thiserror::Error;
 
 use super::block::{BLOCK, disk_hash};
 use crate::device::{self, BlockDevice, SystemPaths, lock};
-use crate::io::{Bounds, Halt, OwnedIo, ThreadIo, Until, open_direct};
+use crate::io::{Bounds, Halt, Probe, Until, open_direct};
 
 /// Why a burn-in cannot start. One line each.
 #[derive(Debug, Error)]
@@ -155,23 +155,20 @@ fn zfs_label(file: &File, size: u64, bounds: &Bounds) -> Result<bool, Halt> {
         return Ok(false);
     }
     let end = size / LABEL * LABEL;
-    let Ok(mut io) = ThreadIo::new(file, bounds) else {
+    let Ok(mut probe) = Probe::of(file, bounds) else {
         return Ok(false);
     };
-    let mut buf = crate::device::buffer::AlignedBuf::new(LABEL as usize);
     for at in [0, LABEL, end - 2 * LABEL, end - LABEL] {
-        let mut d = io.read_now(buf, LABEL as usize, at, Until::Stop)?;
-        let read = d.whole().is_ok();
-        let b = d.buf.slice_mut(LABEL as usize);
-        if read
-            && b[128 << 10..].chunks(1024).any(|u| {
-                let m = u64::from_le_bytes(u[..8].try_into().unwrap_or_default());
-                m == 0x00ba_b10c || m.swap_bytes() == 0x00ba_b10c
-            })
-        {
+        let Ok(b) = probe.read_at(at, LABEL as usize, Until::Stop)? else {
+            continue;
+        };
+        let uberblocks = b[128 << 10..].chunks(1024).any(|u| {
+            let m = u64::from_le_bytes(u[..8].try_into().unwrap_or_default());
+            m == 0x00ba_b10c || m.swap_bytes() == 0x00ba_b10c
+        });
+        if uberblocks {
             return Ok(true);
         }
-        buf = d.buf;
     }
     Ok(false)
 }

@@ -15,8 +15,10 @@ use super::block::{BLOCK, Damage, Found, Pattern, Shape, Stamp};
 use super::targets::Target;
 use crossbeam_channel::bounded;
 
-use crate::device::buffer::AlignedBuf;
-use crate::io::{Bounds, Done, EngineKind, Halt, OwnedIo, ThreadIo, Until, is_hung, open_owned};
+use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
+use crate::io::{
+    Bounds, Dir, EngineKind, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung, open_sweep,
+};
 use crate::stop::StopFlag;
 
 /// Which half of a pass a disk is in.
@@ -27,6 +29,26 @@ pub enum Phase {
     Verify,
     /// Every pass written and verified.
     Done,
+}
+
+impl Phase {
+    /// `"write"`, `"verify"` or `"done"`, as reports say it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Phase::Write => "write",
+            Phase::Verify => "verify",
+            Phase::Done => "done",
+        }
+    }
+}
+
+/// Bytes done of a whole run over a range of `len` bytes with `phases`
+/// phases a pass (a write and a read-back: 2; a soak's reads: 1): every
+/// phase of the passes before `pass`, this pass's write when `verifying`,
+/// and `done` bytes of the phase now.
+pub fn bytes_done(len: u64, phases: u64, pass: u16, verifying: bool, done: u64) -> u64 {
+    let before = u64::from(pass.saturating_sub(1)) * phases + u64::from(phases == 2 && verifying);
+    before * len + done.min(len)
 }
 
 /// Where a disk's run stands.
@@ -53,6 +75,30 @@ impl At {
             done_until: start,
             interval_from: start,
         }
+    }
+
+    /// Where the run stands once this phase of this pass is done, over
+    /// `span` with `passes` passes asked.
+    pub fn next(self, span: Span, passes: u16) -> Self {
+        let (pass, start, end) = (self.pass, span.start, span.end);
+        match self.phase {
+            Phase::Write => At {
+                phase: Phase::Verify,
+                ..At::first(start)
+            }
+            .with_pass(pass),
+            Phase::Verify if pass < passes => At::first(start).with_pass(pass + 1),
+            _ => At {
+                phase: Phase::Done,
+                ..At::first(end)
+            }
+            .with_pass(pass),
+        }
+    }
+
+    /// How far into its phase this is over `start..end`, in per cent.
+    pub fn percent(&self, start: u64, end: u64) -> f64 {
+        100.0 * self.done_until.saturating_sub(start) as f64 / (end - start).max(1) as f64
     }
 
     /// The same place in pass `pass`.
@@ -370,11 +416,6 @@ impl Live {
     }
 }
 
-/// Whether an I/O error means the device itself is gone.
-fn gone(e: &std::io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(nix::libc::ENODEV | nix::libc::ENXIO))
-}
-
 /// Words for a block that is not what was written, in words an admin acts
 /// on. `at`: where the block was read. A misdirected block is described by
 /// how far away it belongs, so that a run of them (fake capacity wrapping
@@ -388,19 +429,7 @@ fn describe(found: Found, stamp: Stamp, at: u64) -> (Class, String) {
             "reads back as zeros: never written (a lost write, or a write cache that reported it done)"
                 .into(),
         ),
-        Found::Misdirected { offset } => {
-            let (by, way) = if offset > at {
-                (offset - at, "further on")
-            } else {
-                (at - offset, "earlier")
-            };
-            (
-                Class::Misdirected,
-                format!(
-                    "holds the blocks written {by} bytes {way} (the disk wraps around, or writes land elsewhere)"
-                ),
-            )
-        }
+        Found::Misdirected { offset } => (Class::Misdirected, misdirected_words(offset, at)),
         Found::OtherDisk {
             offset,
             this_run: true,
@@ -431,6 +460,18 @@ fn describe(found: Found, stamp: Stamp, at: u64) -> (Class, String) {
             "holds data that is neither what was written nor any burn-in block".into(),
         ),
     }
+}
+
+/// Words for a block read at `at` that belongs at `offset` of this disk.
+fn misdirected_words(offset: u64, at: u64) -> String {
+    let (by, way) = if offset > at {
+        (offset - at, "further on")
+    } else {
+        (at - offset, "earlier")
+    };
+    format!(
+        "holds the blocks written {by} bytes {way} (the disk wraps around, or writes land elsewhere)"
+    )
 }
 
 /// How a corrupted block differs, in words.
@@ -479,11 +520,10 @@ impl Span {
 /// Where a job's writes and reads go: a disk's file through the engine the
 /// plan resolved, or in tests a disk made up to fail as a test asks.
 pub trait Disk: Sync {
-    /// A phase's I/O, as asked (never silently another engine).
-    fn open(&self, bounds: &Bounds) -> std::io::Result<Box<dyn OwnedIo>>;
-    /// One request at a time, for the block-by-block writes and reads that
-    /// pinpoint a failure beside the phase's own I/O.
-    fn probe(&self, bounds: &Bounds) -> std::io::Result<ThreadIo>;
+    /// A phase's sweep, through the engine asked for (never silently
+    /// another), and the probe beside it that pinpoints a failure block by
+    /// block.
+    fn open(&self, bounds: &Bounds) -> std::io::Result<(Sweep, Probe)>;
     /// The engine's name, as messages say it.
     fn engine(&self) -> &'static str;
 }
@@ -497,12 +537,8 @@ pub struct OnFile<'a> {
 }
 
 impl Disk for OnFile<'_> {
-    fn open(&self, bounds: &Bounds) -> std::io::Result<Box<dyn OwnedIo>> {
-        open_owned(self.engine, self.file, self.depth, bounds)
-    }
-
-    fn probe(&self, bounds: &Bounds) -> std::io::Result<ThreadIo> {
-        ThreadIo::new(self.file, bounds)
+    fn open(&self, bounds: &Bounds) -> std::io::Result<(Sweep, Probe)> {
+        open_sweep(self.engine, self.file, self.depth, bounds)
     }
 
     fn engine(&self) -> &'static str {
@@ -533,15 +569,9 @@ pub struct BurnJob<'a> {
 }
 
 impl BurnJob<'_> {
-    /// The disk's I/O for a phase, as asked (never silently another).
-    fn open(&self) -> std::io::Result<Box<dyn OwnedIo>> {
+    /// The disk's sweep for a phase and its probe, as asked.
+    fn open(&self) -> std::io::Result<(Sweep, Probe)> {
         self.on.open(&self.bounds)
-    }
-
-    /// One request at a time, for the block-by-block writes and reads that
-    /// pinpoint a failure beside the phase's own I/O.
-    fn probe(&self) -> std::io::Result<ThreadIo> {
-        self.on.probe(&self.bounds)
     }
 
     /// Whether the run must end now: a signal, or the soak's time is up.
@@ -557,14 +587,14 @@ const DRAIN: Duration = Duration::from_secs(3);
 
 /// The bound of a wait that a stop must not cut short: until a stop, and
 /// after one until [`DRAIN`] past it.
-struct Settle<'a> {
-    stop: &'a StopFlag,
+#[derive(Default)]
+struct Settle {
     after: Option<Instant>,
 }
 
-impl Settle<'_> {
-    fn until(&mut self) -> Until {
-        if !self.stop.is_set() {
+impl Settle {
+    fn until(&mut self, stop: &StopFlag) -> Until {
+        if !stop.is_set() {
             return Until::Stop;
         }
         Until::Deadline(*self.after.get_or_insert_with(|| Instant::now() + DRAIN))
@@ -572,9 +602,13 @@ impl Settle<'_> {
 
     /// Runs `op` with the bound, again with the drain's deadline when a
     /// stop cut it short.
-    fn run<T>(&mut self, mut op: impl FnMut(Until) -> Result<T, Halt>) -> Result<T, Halt> {
-        match op(self.until()) {
-            Err(Halt::Stopped) => op(self.until()),
+    fn bounded<T>(
+        &mut self,
+        stop: &StopFlag,
+        mut op: impl FnMut(Until) -> Result<T, Halt>,
+    ) -> Result<T, Halt> {
+        match op(self.until(stop)) {
+            Err(Halt::Stopped) => op(self.until(stop)),
             r => r,
         }
     }
@@ -589,14 +623,7 @@ pub fn soak(job: &BurnJob) -> DiskBurn {
         if job.over() {
             break;
         }
-        let p = BurnPass {
-            job,
-            stamp: Stamp {
-                run: job.run,
-                pass,
-                disk: job.t.disk,
-            },
-        };
+        let p = BurnPass::of(job, pass);
         let span = (job.t.start, job.t.end);
         if p.verify(span, Check::Read, &mut out, &mut |_, _| {})
             .is_none()
@@ -628,31 +655,9 @@ pub fn burn(
     };
     let mut at = at;
     while at.phase != Phase::Done && !job.stop.is_set() {
-        let p = BurnPass {
-            job,
-            stamp: Stamp {
-                run: job.run,
-                pass: at.pass,
-                disk: job.t.disk,
-            },
-        };
+        let p = BurnPass::of(job, at.pass);
         let go_on = match at.phase {
-            Phase::Write => {
-                let mut from = at.done_until;
-                if at.interval_from < at.done_until {
-                    // Resumed: what the last checkpoint called flushed must
-                    // be there; if it is not, it is written again.
-                    let bad = out.total_bad();
-                    let span = (at.interval_from, at.done_until);
-                    if p.verify(span, Check::Reverify, &mut out, save).is_none() {
-                        break;
-                    }
-                    if out.total_bad() > bad {
-                        from = at.interval_from;
-                    }
-                }
-                p.write(from, &mut out, save)
-            }
+            Phase::Write => p.resumed_write(at, &mut out, save),
             Phase::Verify => p
                 .verify((at.done_until, job.t.end), Check::Verify, &mut out, save)
                 .is_some(),
@@ -661,24 +666,10 @@ pub fn burn(
         if !go_on {
             break;
         }
-        at = if at.phase == Phase::Write {
-            At {
-                phase: Phase::Verify,
-                ..At::first(job.t.start)
-            }
-            .with_pass(at.pass)
-        } else {
+        if at.phase == Phase::Verify {
             out.passes_done = at.pass;
-            if at.pass == job.passes {
-                At {
-                    phase: Phase::Done,
-                    ..At::first(job.t.end)
-                }
-                .with_pass(at.pass)
-            } else {
-                At::first(job.t.start).with_pass(at.pass + 1)
-            }
-        };
+        }
+        at = at.next(job.t, job.passes);
         save(&out, at);
     }
     out.place = Some(saved);
@@ -691,30 +682,20 @@ pub fn burn(
 /// Nothing is written; a disk that does not answer within the budget (and
 /// a moment) has no speed.
 pub fn sample_speed(t: &Target, io: usize, budget: Duration, bounds: &Bounds) -> Option<f64> {
-    let mut probe = ThreadIo::new(&t.file, bounds).ok()?;
-    let mut buf = AlignedBuf::new(io);
+    let mut probe = Probe::of(&t.file, bounds).ok()?;
     let began = Instant::now();
     let until = Until::Deadline(began + budget + Duration::from_secs(2));
     let mut read = 0u64;
     let end = t.end.min(t.start + (256 << 20));
-    for (at, len) in chunks(t.start, end, io) {
-        let d = probe.read_now(buf, len, at, until).ok()?;
-        d.whole().ok()?;
-        buf = d.buf;
-        read += len as u64;
+    for chunk in Chunks::span(t.start, end, io as u64) {
+        probe.read(chunk, until).ok()?.ok()?;
+        read += chunk.len() as u64;
         if began.elapsed() >= budget {
             break;
         }
     }
     let s = began.elapsed().as_secs_f64();
     (read > 0 && s > 0.0).then(|| crate::units::mb_per_s(read, s))
-}
-
-/// The chunks of `from..end`: (offset, length).
-fn chunks(from: u64, end: u64, io: usize) -> impl Iterator<Item = (u64, usize)> {
-    (from..end)
-        .step_by(io)
-        .map(move |at| (at, (end - at).min(io as u64) as usize))
 }
 
 /// Whether a read-back is the pass's verify or a resumed write phase
@@ -733,37 +714,132 @@ struct BurnPass<'a> {
     stamp: Stamp,
 }
 
+/// Where a write phase stands.
+struct Writing {
+    /// Where the writes landed so far end (each counted once every write
+    /// before it has landed too).
+    pos: u64,
+    /// Where the interval since the last checkpoint begins, and when that
+    /// was saved.
+    last: u64,
+    saved: Instant,
+    began: Instant,
+    stretch: Stretches,
+    settle: Settle,
+}
+
+impl Writing {
+    fn new(t: &Span, size: usize, from: u64, pass: u16) -> Self {
+        Self {
+            pos: from,
+            last: from,
+            saved: Instant::now(),
+            began: Instant::now(),
+            stretch: Stretches::new(t, size, from, pass),
+            settle: Settle::default(),
+        }
+    }
+}
+
+/// Where a read-back stands.
+struct Verifying {
+    check: Check,
+    /// The span read back, and how far it has been classified.
+    until: u64,
+    pos: u64,
+    last: u64,
+    saved: Instant,
+    began: Instant,
+    stretch: Stretches,
+}
+
+impl Verifying {
+    fn new(check: Check, (from, until): (u64, u64), stretch: Stretches) -> Self {
+        Self {
+            check,
+            until,
+            pos: from,
+            last: from,
+            saved: Instant::now(),
+            began: Instant::now(),
+            stretch,
+        }
+    }
+}
+
+/// What the generator hands the writer, and the reader the checker.
+type Filled = (AlignedBuf, Chunk);
+/// A read that landed, or the read the disk gave no answer to.
+type Read = Result<Landed, Chunk>;
+
+impl<'a> BurnPass<'a> {
+    /// Pass `pass` of `job`.
+    fn of(job: &'a BurnJob<'a>, pass: u16) -> Self {
+        let stamp = Stamp {
+            run: job.run,
+            pass,
+            disk: job.t.disk,
+        };
+        Self { job, stamp }
+    }
+
+    /// The write phase from `at`: resumed mid-phase, what the last
+    /// checkpoint called flushed must be there first; if it is not, it is
+    /// written again. Whether the run goes on.
+    fn resumed_write(
+        &self,
+        at: At,
+        out: &mut DiskBurn,
+        save: &mut dyn FnMut(&DiskBurn, At),
+    ) -> bool {
+        let mut from = at.done_until;
+        if at.interval_from < at.done_until {
+            let bad = out.total_bad();
+            let span = (at.interval_from, at.done_until);
+            if self.verify(span, Check::Reverify, out, save).is_none() {
+                return false;
+            }
+            if out.total_bad() > bad {
+                from = at.interval_from;
+            }
+        }
+        self.write(from, out, save)
+    }
+}
+
 impl BurnPass<'_> {
     /// Flushes the disk's cache and, if that held, saves a checkpoint
-    /// naming everything written up to `until` (the previous one at
-    /// `*last`). False when the flush failed or did not end (a stop's
-    /// drain ran out, or the disk hung): nothing new is then claimed.
+    /// naming everything written up to `w.pos`. False when the flush failed
+    /// or did not end (a stop's drain ran out, or the disk hung): nothing
+    /// new is then claimed.
     fn checkpoint(
         &self,
-        io: &mut dyn OwnedIo,
-        until: u64,
-        last: &mut u64,
-        began: Instant,
+        sweep: &mut Sweep,
+        w: &mut Writing,
         out: &mut DiskBurn,
         save: &mut dyn FnMut(&DiskBurn, At),
     ) -> bool {
         let (live, pass) = (self.job.live, self.stamp.pass);
         live.set(pass, Stage::Flush);
-        let mut settle = Settle {
-            stop: self.job.stop,
-            after: None,
-        };
-        let flushed = settle.run(|u| io.sync(u));
+        // A bound of its own: after a stop, the writes' drain does not
+        // use up the flush's time.
+        let flushed = Settle::default().bounded(self.job.stop, |u| sweep.sync(u));
         live.set(pass, Stage::Write);
         match flushed {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                out.add(pass, *last, until - *last, Class::FlushError, e.to_string());
+                out.add(
+                    pass,
+                    w.last,
+                    w.pos - w.last,
+                    Class::FlushError,
+                    e.to_string(),
+                );
                 return false;
             }
             Err(h) => {
                 if h == Halt::Hung {
-                    out.hang(pass, Phase::Write, until, &self.job.bounds);
+                    out.hang(pass, Phase::Write, w.pos, &self.job.bounds);
                 }
                 return false;
             }
@@ -771,213 +847,256 @@ impl BurnPass<'_> {
         // The time so far, the pass's too: a resume adds only what it
         // takes itself, so each pass's time stays whole across a crash.
         let mut now = out.clone();
-        let took = began.elapsed().as_secs_f64();
+        let took = w.began.elapsed().as_secs_f64();
         now.write_s += took;
         DiskBurn::time(&mut now.write_pass_s, pass, took);
-        save(
-            &now,
-            At {
-                pass,
-                phase: Phase::Write,
-                done_until: until,
-                interval_from: *last,
-            },
-        );
-        *last = until;
+        let at = At {
+            pass,
+            phase: Phase::Write,
+            done_until: w.pos,
+            interval_from: w.last,
+        };
+        save(&now, at);
+        w.last = w.pos;
+        w.saved = Instant::now();
         true
     }
 
     /// Writes the pass's blocks from `from` and flushes; false when the
     /// run must end. One thread generates the blocks of the next buffers
-    /// while this one writes: one write at a time (psync), or `depth` in
-    /// flight through io_uring, counted as written once every write
-    /// before them has completed too.
+    /// while this one writes them through the sweep: one write at a time
+    /// (psync), or `depth` in flight through io_uring.
     fn write(&self, from: u64, out: &mut DiskBurn, save: &mut dyn FnMut(&DiskBurn, At)) -> bool {
-        let BurnJob {
-            t,
-            io: size,
-            pattern,
-            stop,
-            live,
-            every,
-            ..
-        } = *self.job;
-        let stamp = self.stamp;
-        let pass = stamp.pass;
-        live.set(pass, Stage::Write);
-        live.done.store(from - t.start, Ordering::Relaxed);
-        let began = Instant::now();
-        let (mut io, mut probe) = match (self.job.open(), self.job.probe()) {
-            (Ok(io), Ok(probe)) => (io, probe),
-            (Err(e), _) | (_, Err(e)) => {
-                let what = format!("cannot set up {} writes: {e}", self.job.on.engine());
-                out.add(pass, from, t.end - from, Class::WriteError, what);
-                return false;
-            }
+        let BurnJob { t, io: size, .. } = *self.job;
+        let pass = self.stamp.pass;
+        self.job.live.set(pass, Stage::Write);
+        self.job.live.done.store(from - t.start, Ordering::Relaxed);
+        let Some((mut sweep, mut probe)) = self.open((from, t.end), Class::WriteError, out) else {
+            return false;
         };
-        let mut settle = Settle { stop, after: None };
-        let mut saved = Instant::now();
-        let mut last = from;
-        // Where the writes counted so far end (set by each completion), and
-        // when the last one ended.
-        let pos = std::cell::Cell::new(from);
-        let last_end = std::cell::Cell::new(began);
-        let mut stretch = Stretches::new(&t, size, from, pass);
-        let buffers = 2 + io.depth();
-        let mut halted: Option<Halt> = None;
-        let go_on = std::thread::scope(|s| {
+        let mut w = Writing::new(&t, size, from, pass);
+        let buffers = 2 + sweep.depth();
+        let halted = std::thread::scope(|s| {
             let (empty_tx, empty_rx) = bounded::<AlignedBuf>(buffers);
-            let (full_tx, full_rx) = bounded::<(AlignedBuf, u64, usize)>(buffers);
-            for _ in 0..buffers {
-                let _ = empty_tx.send(AlignedBuf::new(size));
-            }
-            s.spawn(move || {
-                for (at, len) in chunks(from, t.end, size) {
-                    let Ok(mut b) = empty_rx.recv() else { return };
-                    pattern.fill(b.slice_mut(len), at, stamp);
-                    if full_tx.send((b, at, len)).is_err() {
-                        return;
-                    }
-                }
-            });
-            // Writes submitted and not yet counted, oldest first: (offset,
-            // length, finished).
-            let mut flying: std::collections::VecDeque<(u64, usize, bool)> = Default::default();
-            // A finished write: a failed one is written again block by
-            // block to find exactly which blocks fail; then the writes
-            // finished in order are counted. False when the run must end.
-            let mut finished = |out: &mut DiskBurn,
-                                flying: &mut std::collections::VecDeque<(u64, usize, bool)>,
-                                d: Done|
-             -> Result<(), Halt> {
-                let (at, len) = (d.offset, d.len);
-                let service = d.ended - d.began.max(last_end.get());
-                last_end.set(d.ended);
-                out.timed(pass, Phase::Write, at, service);
-                let whole = d.whole();
-                let mut b = d.buf;
-                if let Err(e) = whole {
-                    if gone(&e) {
-                        out.device_gone = true;
-                        out.add(pass, at, len as u64, Class::WriteError, e.to_string());
-                        return Err(Halt::Stopped);
-                    }
-                    b = rewrite(&mut probe, b, at, len, pass, stop, out)?;
-                }
+            let (full_tx, full_rx) = bounded::<Filled>(buffers);
+            for b in sweep.buffers(buffers, size) {
                 let _ = empty_tx.send(b);
-                if let Some(w) = flying.iter_mut().find(|w| w.0 == at) {
-                    w.2 = true;
-                }
-                while flying.front().is_some_and(|w| w.2) {
-                    let (at, len, _) = flying.pop_front().unwrap_or_default();
-                    let end = at + len as u64;
-                    pos.set(end);
-                    out.written_bytes += len as u64;
-                    stretch.add(out, pass, "write", len as u64, end, end == t.end);
-                    live.done.store(end - t.start, Ordering::Relaxed);
-                }
-                Ok(())
+            }
+            let chunks = Chunks::span(from, t.end, size as u64);
+            s.spawn(move || generate(self.job.pattern, self.stamp, chunks, &empty_rx, &full_tx));
+            let mut lands = Lands {
+                probe: &mut probe,
+                empty: &empty_tx,
             };
-            'chunks: for (b, at, len) in full_rx.iter() {
-                if stop.is_set() {
-                    halted = Some(Halt::Stopped);
-                    break;
-                }
-                // Room for the next write; or, a checkpoint being due, all
-                // that is in flight landed (and counted) first, then the
-                // flush, then the save.
-                let due = saved.elapsed() >= every;
-                while io.in_flight() > 0 && (due || !io.room()) {
-                    let step = match io.wait(Until::Stop) {
-                        Ok(Some(d)) => finished(out, &mut flying, d),
-                        Ok(None) => Ok(()),
-                        Err(h) => Err(h),
-                    };
-                    if let Err(h) = step {
-                        halted = Some(h);
-                        break 'chunks;
-                    }
-                }
-                if due {
-                    if !self.checkpoint(&mut *io, pos.get(), &mut last, began, out, &mut *save) {
-                        halted = Some(Halt::Stopped);
-                        break;
-                    }
-                    saved = Instant::now();
-                }
-                flying.push_back((at, len, false));
-                if let Err((buf, e)) = io.write(b, len, at) {
-                    let now = Instant::now();
-                    let d = Done {
-                        buf,
-                        offset: at,
-                        len,
-                        result: Err(e),
-                        began: now,
-                        ended: now,
-                    };
-                    if let Err(h) = finished(out, &mut flying, d) {
-                        halted = Some(h);
-                        break;
-                    }
-                }
-            }
-            // What is in flight finishes (and is counted) before the flush;
-            // after a stop for a moment, after a hang not at all.
-            while halted != Some(Halt::Hung) && io.in_flight() > 0 {
-                match settle.run(|u| io.wait(u)) {
-                    Ok(Some(d)) => {
-                        if let Err(h) = finished(out, &mut flying, d) {
-                            halted.get_or_insert(h);
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(h) => {
-                        halted = Some(h);
-                        break;
-                    }
-                }
-            }
-            if halted == Some(Halt::Hung) {
-                let at = flying.front().map_or(pos.get(), |w| w.0);
-                out.hang(pass, Phase::Write, at, &self.job.bounds);
+            let mut halted = self.feed(&mut sweep, full_rx.iter(), &mut lands, &mut w, out, save);
+            if halted != Some(Halt::Hung)
+                && let Some(h) = self.drain(&mut sweep, &mut lands, &mut w, out)
+            {
+                halted.get_or_insert(h);
             }
             // Unblocks the generator wherever it waits, so the scope ends.
             drop(full_rx);
             drop(empty_tx);
-            halted.is_none()
+            halted
         });
-        if go_on {
-            live.set(pass, Stage::Flush);
-            // What the failed flush leaves unknown: the bytes written since
+        if halted == Some(Halt::Hung) {
+            out.hang(pass, Phase::Write, w.pos, &self.job.bounds);
+        }
+        self.end_write(halted.is_none(), &mut sweep, &mut w, out, save)
+    }
+
+    /// The phase's sweep and probe over `span`; None (and the span found
+    /// `class`, its writes or reads never set up) when they cannot be had.
+    fn open(
+        &self,
+        (from, end): (u64, u64),
+        class: Class,
+        out: &mut DiskBurn,
+    ) -> Option<(Sweep, Probe)> {
+        match self.job.open() {
+            Ok(opened) => Some(opened),
+            Err(e) => {
+                let what = if class == Class::WriteError {
+                    "writes"
+                } else {
+                    "reads"
+                };
+                let why = format!("cannot set up {} {what}: {e}", self.job.on.engine());
+                out.add(self.stamp.pass, from, end - from, class, why);
+                None
+            }
+        }
+    }
+
+    /// Writes what the generator fills: room made for each write (or, a
+    /// checkpoint being due, every write in flight landed and counted, the
+    /// flush, the save) and the write started. How the feeding ended early,
+    /// if it did.
+    fn feed(
+        &self,
+        sweep: &mut Sweep,
+        filled: impl Iterator<Item = Filled>,
+        lands: &mut Lands,
+        w: &mut Writing,
+        out: &mut DiskBurn,
+        save: &mut dyn FnMut(&DiskBurn, At),
+    ) -> Option<Halt> {
+        for (b, chunk) in filled {
+            if self.job.stop.is_set() {
+                return Some(Halt::Stopped);
+            }
+            let due = w.saved.elapsed() >= self.job.every;
+            while sweep.in_flight() > 0 && (due || !sweep.room()) {
+                match sweep.next(Until::Stop) {
+                    Ok(Some(l)) => {
+                        if let Err(h) = self.landed_write(l, lands, w, out) {
+                            return Some(h);
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(h) => return Some(h),
+                }
+            }
+            if due && !self.checkpoint(sweep, w, out, save) {
+                return Some(Halt::Stopped);
+            }
+            sweep.start(Dir::Write, b, chunk);
+        }
+        None
+    }
+
+    /// What is in flight lands (and is counted) before the flush; after a
+    /// stop for a moment, after a hang not at all.
+    fn drain(
+        &self,
+        sweep: &mut Sweep,
+        lands: &mut Lands,
+        w: &mut Writing,
+        out: &mut DiskBurn,
+    ) -> Option<Halt> {
+        let mut halted = None;
+        loop {
+            match w.settle.bounded(self.job.stop, |u| sweep.next(u)) {
+                Ok(Some(l)) => {
+                    if let Err(h) = self.landed_write(l, lands, w, out) {
+                        halted.get_or_insert(h);
+                    }
+                }
+                Ok(None) => return halted,
+                Err(h) => return Some(h),
+            }
+        }
+    }
+
+    /// A write landed: a failed one is written again block by block to
+    /// find exactly which blocks fail; then it is counted. How the run must
+    /// end, if it must.
+    fn landed_write(
+        &self,
+        l: Landed,
+        lands: &mut Lands,
+        w: &mut Writing,
+        out: &mut DiskBurn,
+    ) -> Result<(), Halt> {
+        let (pass, t) = (self.stamp.pass, self.job.t);
+        let Landed {
+            chunk,
+            done,
+            service,
+        } = l;
+        let (at, len) = (chunk.offset(), chunk.len() as u64);
+        out.timed(pass, Phase::Write, at, service);
+        if let Err(e) = done.whole() {
+            if is_gone(&e) {
+                out.device_gone = true;
+                out.add(pass, at, len, Class::WriteError, e.to_string());
+                return Err(Halt::Stopped);
+            }
+            let mut buf = done.buf;
+            self.rewrite(lands.probe, buf.slice_mut(chunk.len()), at, out)?;
+            let _ = lands.empty.send(buf);
+        } else {
+            let _ = lands.empty.send(done.buf);
+        }
+        w.pos = at + len;
+        out.written_bytes += len;
+        w.stretch
+            .add(out, pass, "write", len, w.pos, w.pos == t.end);
+        self.job.live.done.store(w.pos - t.start, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The write phase's end: a flush when it went on to the end, else a
+    /// checkpoint of what was written so far (kept for a resume). Whether
+    /// the run goes on.
+    fn end_write(
+        &self,
+        whole: bool,
+        sweep: &mut Sweep,
+        w: &mut Writing,
+        out: &mut DiskBurn,
+        save: &mut dyn FnMut(&DiskBurn, At),
+    ) -> bool {
+        let pass = self.stamp.pass;
+        if whole {
+            self.job.live.set(pass, Stage::Flush);
+            // What a failed flush leaves unknown: the bytes written since
             // the last one that held.
-            match settle.run(|u| io.sync(u)) {
+            match w.settle.bounded(self.job.stop, |u| sweep.sync(u)) {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => out.add(
                     pass,
-                    last,
-                    pos.get() - last,
+                    w.last,
+                    w.pos - w.last,
                     Class::FlushError,
                     e.to_string(),
                 ),
-                Err(h) => {
-                    if h == Halt::Hung {
-                        out.hang(pass, Phase::Write, pos.get(), &self.job.bounds);
-                    }
-                }
+                Err(Halt::Hung) => out.hang(pass, Phase::Write, w.pos, &self.job.bounds),
+                Err(_) => {}
             }
-        } else if !out.device_gone && out.hung.is_none() && pos.get() > last {
-            // Stopped: what was written so far is kept for a resume.
-            self.checkpoint(&mut *io, pos.get(), &mut last, began, out, save);
+        } else if !out.device_gone && out.hung.is_none() && w.pos > w.last {
+            self.checkpoint(sweep, w, out, save);
         }
-        let took = began.elapsed().as_secs_f64();
+        let took = w.began.elapsed().as_secs_f64();
         out.write_s += took;
         DiskBurn::time(&mut out.write_pass_s, pass, took);
-        go_on && out.hung.is_none() && !stop.is_set()
+        whole && out.hung.is_none() && !self.job.stop.is_set()
+    }
+
+    /// Writes `src` (a failed write's data) at `at` again block by block to
+    /// find exactly which blocks fail, recording each; how the run must end
+    /// if it must (a stop mid-way: not all written, not counted; a hang;
+    /// the device gone).
+    fn rewrite(
+        &self,
+        probe: &mut Probe,
+        src: &[u8],
+        at: u64,
+        out: &mut DiskBurn,
+    ) -> Result<(), Halt> {
+        let pass = self.stamp.pass;
+        for (i, block) in src.chunks_exact(BLOCK).enumerate() {
+            if self.job.stop.is_set() {
+                return Err(Halt::Stopped);
+            }
+            let o = at + (i * BLOCK) as u64;
+            if let Err(e) = probe.write(block, o, Until::Stop)? {
+                if is_hung(&e) {
+                    return Err(Halt::Hung);
+                }
+                out.device_gone |= is_gone(&e);
+                out.add(pass, o, BLOCK as u64, Class::WriteError, e.to_string());
+                if out.device_gone {
+                    return Err(Halt::Stopped);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Reads `span` back and classifies it; `None` when the run must end,
-    /// else the bytes read.
+    /// else the bytes read. One thread reads the next chunks through the
+    /// sweep while this one checks the last: the buffers go round.
     fn verify(
         &self,
         (from, until): (u64, u64),
@@ -985,268 +1104,269 @@ impl BurnPass<'_> {
         out: &mut DiskBurn,
         save: &mut dyn FnMut(&DiskBurn, At),
     ) -> Option<u64> {
-        let BurnJob {
-            t,
-            io: size,
-            pattern,
-            live,
-            every,
-            ..
-        } = *self.job;
-        let stamp = self.stamp;
-        let pass = stamp.pass;
+        let BurnJob { t, io: size, .. } = *self.job;
+        let pass = self.stamp.pass;
         let stage = match check {
-            Check::Verify => Stage::Verify,
+            Check::Verify | Check::Read => Stage::Verify,
             Check::Reverify => Stage::Reverify,
-            Check::Read => Stage::Verify,
         };
-        live.set(pass, stage);
-        let began = Instant::now();
-        let (mut io, mut probe) = match (self.job.open(), self.job.probe()) {
-            (Ok(io), Ok(probe)) => (io, probe),
-            (Err(e), _) | (_, Err(e)) => {
-                let what = format!("cannot set up {} reads: {e}", self.job.on.engine());
-                out.add(pass, from, until - from, Class::ReadError, what);
-                return None;
-            }
-        };
-        let mut saved = Instant::now();
-        let mut last = from;
-        let mut pos = from;
+        self.job.live.set(pass, stage);
+        let (mut sweep, mut probe) = self.open((from, until), Class::ReadError, out)?;
+        let mut v = Verifying::new(check, (from, until), Stretches::new(&t, size, from, pass));
+        let buffers = 2 + sweep.depth();
         let mut go_on = true;
-        let mut stretch = Stretches::new(&t, size, from, pass);
-        let found = |out: &mut DiskBurn, b: &[u8], o: u64| {
-            if check == Check::Read {
-                return;
-            }
-            for (o, found) in pattern.check_all(b, o, stamp) {
-                let (class, mut detail) = describe(found, stamp, o);
-                if check == Check::Reverify {
-                    detail =
-                        format!("flushed before the interruption, not there after it: {detail}");
-                }
-                out.add(pass, o, BLOCK as u64, class, detail);
-            }
-        };
-        let bounds = &self.job.bounds;
         std::thread::scope(|s| {
-            // A second thread reads the next chunks while this one checks
-            // the last: the buffers go round.
-            let buffers = 2 + io.depth();
             let (empty_tx, empty_rx) = bounded::<AlignedBuf>(buffers);
-            let (full_tx, full_rx) = bounded::<Done>(buffers);
-            for _ in 0..buffers {
-                let _ = empty_tx.send(AlignedBuf::new(size));
+            let (full_tx, full_rx) = bounded::<Read>(buffers);
+            for b in sweep.buffers(buffers, size) {
+                let _ = empty_tx.send(b);
             }
-            let job = self.job;
-            let io = &mut io;
-            s.spawn(move || {
-                // Reads in flight; handed on in order (the checker counts
-                // the range read so far).
-                let mut next = chunks(from, until, size);
-                let mut order: std::collections::VecDeque<(u64, usize)> = Default::default();
-                let mut early: Vec<Done> = Vec::new();
-                loop {
-                    while io.room() && !job.over() {
-                        let Some((at, len)) = next.next() else { break };
-                        let Ok(b) = empty_rx.recv() else { return };
-                        if let Err((buf, e)) = io.read(b, len, at) {
-                            let now = Instant::now();
-                            early.push(Done {
-                                buf,
-                                offset: at,
-                                len,
-                                result: Err(e),
-                                began: now,
-                                ended: now,
-                            });
-                        }
-                        order.push_back((at, len));
-                    }
-                    let Some(&(first, len)) = order.front() else {
-                        return;
-                    };
-                    let d = loop {
-                        if let Some(i) = early.iter().position(|d| d.offset == first) {
-                            break early.swap_remove(i);
-                        }
-                        match io.wait(Until::Stop) {
-                            Ok(Some(d)) => early.push(d),
-                            Ok(None) | Err(Halt::Stopped | Halt::Late) => return,
-                            Err(Halt::Hung) => {
-                                // The buffers in flight stay the kernel's.
-                                let now = Instant::now();
-                                break Done {
-                                    buf: AlignedBuf::new(BLOCK),
-                                    offset: first,
-                                    len,
-                                    result: Err(job.bounds.hung_error()),
-                                    began: now,
-                                    ended: now,
-                                };
-                            }
-                        }
-                    };
-                    order.pop_front();
-                    let last = d.result.as_ref().is_err_and(is_hung);
-                    if full_tx.send(d).is_err() || last {
-                        return;
-                    }
-                }
-            });
-            let mut last_end = began;
-            'chunks: for d in full_rx.iter() {
-                if self.job.over() {
+            let (job, chunks) = (self.job, Chunks::span(from, until, size as u64));
+            s.spawn(move || read_ahead(job, sweep, chunks, &empty_rx, &full_tx));
+            let mut lands = Lands {
+                probe: &mut probe,
+                empty: &empty_tx,
+            };
+            for read in full_rx.iter() {
+                if self.job.over() || !self.landed_read(read, &mut lands, &mut v, out, save) {
                     go_on = false;
                     break;
                 }
-                let (at, len) = (d.offset, d.len);
-                if check != Check::Reverify && d.result.is_ok() {
-                    out.timed(pass, Phase::Verify, at, d.ended - d.began.max(last_end));
-                }
-                last_end = last_end.max(d.ended);
-                let mut buf = d.buf;
-                match d.result.map(|n| n == len) {
-                    Ok(true) => found(out, buf.slice_mut(len), at),
-                    Err(e) if is_hung(&e) => {
-                        out.hang(pass, Phase::Verify, at, bounds);
-                        go_on = false;
-                        break;
-                    }
-                    Err(e) if gone(&e) => {
-                        out.device_gone = true;
-                        out.add(pass, at, len as u64, Class::ReadError, e.to_string());
-                        go_on = false;
-                        break;
-                    }
-                    Ok(false) | Err(_) => {
-                        // Block by block, as the writes (a signal, a hang or
-                        // a vanished device ends it mid-chunk).
-                        let mut one = AlignedBuf::new(BLOCK);
-                        for (i, dst) in buf.slice_mut(len).chunks_exact_mut(BLOCK).enumerate() {
-                            if self.job.over() {
-                                go_on = false;
-                                break 'chunks;
-                            }
-                            let o = at + (i * BLOCK) as u64;
-                            let r = match probe.read_now(one, BLOCK, o, Until::Stop) {
-                                Ok(r) => r,
-                                Err(Halt::Hung) => {
-                                    out.hang(pass, Phase::Verify, o, bounds);
-                                    go_on = false;
-                                    break 'chunks;
-                                }
-                                Err(_) => {
-                                    go_on = false;
-                                    break 'chunks;
-                                }
-                            };
-                            let whole = r.whole();
-                            one = r.buf;
-                            match whole {
-                                Ok(()) => {
-                                    dst.copy_from_slice(one.slice_mut(BLOCK));
-                                    found(out, dst, o);
-                                }
-                                Err(e) => {
-                                    out.device_gone |= gone(&e);
-                                    out.add(pass, o, BLOCK as u64, Class::ReadError, e.to_string());
-                                    if out.device_gone {
-                                        go_on = false;
-                                        break 'chunks;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                pos = at + len as u64;
-                if check != Check::Reverify {
-                    stretch.add(out, pass, "verify", len as u64, pos, pos == until);
-                }
-                match check {
-                    Check::Verify | Check::Read => out.verified_bytes += len as u64,
-                    Check::Reverify => out.reverified_bytes += len as u64,
-                }
-                live.done.store(pos - t.start, Ordering::Relaxed);
-                if check == Check::Verify && saved.elapsed() >= every {
-                    let mut now = out.clone();
-                    let took = began.elapsed().as_secs_f64();
-                    now.verify_s += took;
-                    DiskBurn::time(&mut now.verify_pass_s, pass, took);
-                    save(
-                        &now,
-                        At {
-                            pass,
-                            phase: Phase::Verify,
-                            done_until: pos,
-                            interval_from: last,
-                        },
-                    );
-                    last = pos;
-                    saved = Instant::now();
-                }
-                let _ = empty_tx.send(buf);
             }
             // Unblocks the reader wherever it waits, so the scope ends.
             drop(full_rx);
             drop(empty_tx);
         });
-        if self.job.over() || out.hung.is_some() {
-            go_on = false;
+        self.end_verify(go_on, &v, out, save)
+            .then_some(v.pos - from)
+    }
+
+    /// A read landed: it is classified (a failed one block by block) and
+    /// counted, and a checkpoint saved when one is due. False when the run
+    /// must end.
+    fn landed_read(
+        &self,
+        read: Read,
+        lands: &mut Lands,
+        v: &mut Verifying,
+        out: &mut DiskBurn,
+        save: &mut dyn FnMut(&DiskBurn, At),
+    ) -> bool {
+        let (pass, bounds) = (self.stamp.pass, &self.job.bounds);
+        let Landed {
+            chunk,
+            done,
+            service,
+        } = match read {
+            Ok(l) => l,
+            Err(chunk) => {
+                out.hang(pass, Phase::Verify, chunk.offset(), bounds);
+                return false;
+            }
+        };
+        let (at, len) = (chunk.offset(), chunk.len());
+        if v.check != Check::Reverify && done.result.is_ok() {
+            out.timed(pass, Phase::Verify, at, service);
         }
-        let took = began.elapsed().as_secs_f64();
-        if check != Check::Reverify {
+        let mut buf = done.buf;
+        match done.result.map(|n| n == len) {
+            Ok(true) => self.found(v.check, out, buf.slice_mut(len), at),
+            Err(e) if is_hung(&e) => {
+                out.hang(pass, Phase::Verify, at, bounds);
+                return false;
+            }
+            Err(e) if is_gone(&e) => {
+                out.device_gone = true;
+                out.add(pass, at, len as u64, Class::ReadError, e.to_string());
+                return false;
+            }
+            Ok(false) | Err(_) => {
+                if !self.reread(chunk, buf.slice_mut(len), lands.probe, v.check, out) {
+                    return false;
+                }
+            }
+        }
+        let _ = lands.empty.send(buf);
+        self.counted(chunk, v, out, save);
+        true
+    }
+
+    /// Reads a chunk whose read failed (or came back short) again block by
+    /// block into `dst` and classifies each block that reads; false when
+    /// the run must end (a stop, a hang or a vanished device mid-chunk).
+    fn reread(
+        &self,
+        chunk: Chunk,
+        dst: &mut [u8],
+        probe: &mut Probe,
+        check: Check,
+        out: &mut DiskBurn,
+    ) -> bool {
+        let (pass, bounds) = (self.stamp.pass, &self.job.bounds);
+        let blocks = Chunks::within(chunk, BLOCK as u32, BLOCK as u64);
+        for (block, dst) in blocks.zip(dst.chunks_exact_mut(BLOCK)) {
+            let o = block.offset();
+            if self.job.over() {
+                return false;
+            }
+            match probe.read(block, Until::Stop) {
+                Ok(Ok(data)) => {
+                    dst.copy_from_slice(data);
+                    self.found(check, out, dst, o);
+                }
+                Ok(Err(e)) if !is_hung(&e) => {
+                    out.device_gone |= is_gone(&e);
+                    out.add(pass, o, BLOCK as u64, Class::ReadError, e.to_string());
+                    if out.device_gone {
+                        return false;
+                    }
+                }
+                Ok(Err(_)) | Err(Halt::Hung) => {
+                    out.hang(pass, Phase::Verify, o, bounds);
+                    return false;
+                }
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Classifies the blocks of `b` read at `o` (a soak only reads them).
+    fn found(&self, check: Check, out: &mut DiskBurn, b: &[u8], o: u64) {
+        if check == Check::Read {
+            return;
+        }
+        let (stamp, pass) = (self.stamp, self.stamp.pass);
+        for (o, found) in self.job.pattern.check_all(b, o, stamp) {
+            let (class, mut detail) = describe(found, stamp, o);
+            if check == Check::Reverify {
+                detail = format!("flushed before the interruption, not there after it: {detail}");
+            }
+            out.add(pass, o, BLOCK as u64, class, detail);
+        }
+    }
+
+    /// Counts a chunk read back and classified; saves a checkpoint when one
+    /// is due.
+    fn counted(
+        &self,
+        chunk: Chunk,
+        v: &mut Verifying,
+        out: &mut DiskBurn,
+        save: &mut dyn FnMut(&DiskBurn, At),
+    ) {
+        let (pass, len) = (self.stamp.pass, chunk.len() as u64);
+        v.pos = chunk.offset() + len;
+        match v.check {
+            Check::Verify | Check::Read => {
+                v.stretch
+                    .add(out, pass, "verify", len, v.pos, v.pos == v.until);
+                out.verified_bytes += len;
+            }
+            Check::Reverify => out.reverified_bytes += len,
+        }
+        self.job
+            .live
+            .done
+            .store(v.pos - self.job.t.start, Ordering::Relaxed);
+        if v.check == Check::Verify && v.saved.elapsed() >= self.job.every {
+            let mut now = out.clone();
+            let took = v.began.elapsed().as_secs_f64();
+            now.verify_s += took;
+            DiskBurn::time(&mut now.verify_pass_s, pass, took);
+            save(&now, self.verified_at(v));
+            v.last = v.pos;
+            v.saved = Instant::now();
+        }
+    }
+
+    /// Where a read-back stands, as a checkpoint names it.
+    fn verified_at(&self, v: &Verifying) -> At {
+        At {
+            pass: self.stamp.pass,
+            phase: Phase::Verify,
+            done_until: v.pos,
+            interval_from: v.last,
+        }
+    }
+
+    /// The read-back's end: its time counted, and where it was cut short
+    /// saved for a resume. Whether the run goes on.
+    fn end_verify(
+        &self,
+        go_on: bool,
+        v: &Verifying,
+        out: &mut DiskBurn,
+        save: &mut dyn FnMut(&DiskBurn, At),
+    ) -> bool {
+        let go_on = go_on && !self.job.over() && out.hung.is_none();
+        let took = v.began.elapsed().as_secs_f64();
+        if v.check != Check::Reverify {
             out.verify_s += took;
-            DiskBurn::time(&mut out.verify_pass_s, pass, took);
+            DiskBurn::time(&mut out.verify_pass_s, self.stamp.pass, took);
         }
-        if !go_on && check == Check::Verify && !out.device_gone && pos > last {
-            save(
-                out,
-                At {
-                    pass,
-                    phase: Phase::Verify,
-                    done_until: pos,
-                    interval_from: last,
-                },
-            );
+        if !go_on && v.check == Check::Verify && !out.device_gone && v.pos > v.last {
+            save(out, self.verified_at(v));
         }
-        go_on.then_some(pos - from)
+        go_on
     }
 }
 
-/// Writes the `len` bytes of `b` at `at` again block by block (a write of
-/// them failed) to find exactly which blocks fail, recording each; the
-/// buffer back, or how the run must end (a stop mid-way: not all written,
-/// not counted; a hang; the device gone).
-fn rewrite(
-    probe: &mut ThreadIo,
-    b: AlignedBuf,
-    at: u64,
-    len: usize,
-    pass: u16,
-    stop: &StopFlag,
-    out: &mut DiskBurn,
-) -> Result<AlignedBuf, Halt> {
-    let mut b = b;
-    let mut one = AlignedBuf::new(BLOCK);
-    for (i, block) in b.slice_mut(len).chunks_exact(BLOCK).enumerate() {
-        if stop.is_set() {
-            return Err(Halt::Stopped);
+/// What a landed request's handling needs beside the sweep: the probe that
+/// pinpoints a failure, and where its buffer goes back to.
+struct Lands<'a> {
+    probe: &'a mut Probe,
+    empty: &'a crossbeam_channel::Sender<AlignedBuf>,
+}
+
+/// The generator's side of a write phase: fills each empty buffer with the
+/// blocks of the next chunk, until the chunks or the writer end.
+fn generate(
+    pattern: Pattern,
+    stamp: Stamp,
+    chunks: Chunks,
+    empty: &crossbeam_channel::Receiver<AlignedBuf>,
+    full: &crossbeam_channel::Sender<Filled>,
+) {
+    for chunk in chunks {
+        let Ok(mut b) = empty.recv() else { return };
+        pattern.fill(b.slice_mut(chunk.len()), chunk.offset(), stamp);
+        if full.send((b, chunk)).is_err() {
+            return;
         }
-        let o = at + (i * BLOCK) as u64;
-        one.slice_mut(BLOCK).copy_from_slice(block);
-        let d = probe.write_now(one, BLOCK, o, Until::Stop)?;
-        if let Err(e) = d.whole() {
-            out.device_gone |= gone(&e);
-            out.add(pass, o, BLOCK as u64, Class::WriteError, e.to_string());
-            if out.device_gone {
-                return Err(Halt::Stopped);
-            }
-        }
-        one = d.buf;
     }
-    Ok(b)
+}
+
+/// The reader's side of a read-back: keeps the sweep full from `chunks`
+/// and hands each read on in order, until the checker stops taking them,
+/// the run is over, or the disk gives no answer (that read handed on as
+/// unanswered, the rest left to the kernel).
+fn read_ahead(
+    job: &BurnJob,
+    mut sweep: Sweep,
+    mut chunks: Chunks,
+    empty: &crossbeam_channel::Receiver<AlignedBuf>,
+    full: &crossbeam_channel::Sender<Read>,
+) {
+    loop {
+        while sweep.room() && !job.over() {
+            let Some(chunk) = chunks.next() else { break };
+            let Ok(b) = empty.recv() else { return };
+            sweep.start(Dir::Read, b, chunk);
+        }
+        let read = match sweep.next(Until::Stop) {
+            Ok(Some(l)) => Ok(l),
+            Err(Halt::Hung) => match sweep.oldest() {
+                Some(chunk) => Err(chunk),
+                None => return,
+            },
+            Ok(None) | Err(_) => return,
+        };
+        let unanswered = read.is_err();
+        if full.send(read).is_err() || unanswered {
+            return;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1274,7 +1394,7 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
     use std::sync::{Arc, Mutex};
 
-    use crate::io::Medium;
+    use crate::io::{Medium, ThreadIo};
 
     const MIB: u64 = 1 << 20;
 
@@ -1351,12 +1471,9 @@ mod tests {
     struct OnFake(Arc<Fake>);
 
     impl Disk for OnFake {
-        fn open(&self, bounds: &Bounds) -> std::io::Result<Box<dyn OwnedIo>> {
-            Ok(Box::new(ThreadIo::on(self.0.clone(), bounds)?))
-        }
-
-        fn probe(&self, bounds: &Bounds) -> std::io::Result<ThreadIo> {
-            ThreadIo::on(self.0.clone(), bounds)
+        fn open(&self, bounds: &Bounds) -> std::io::Result<(Sweep, Probe)> {
+            let io = ThreadIo::on(self.0.clone(), bounds)?;
+            Ok((Sweep::new(Box::new(io)), Probe::on(self.0.clone(), bounds)?))
         }
 
         fn engine(&self) -> &'static str {

@@ -10,7 +10,7 @@ use super::Outcome;
 use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::export;
-use crate::io::{Bounds, Engine, open_engine};
+use crate::io::{Bounds, Probe, Sweep, open_sweep};
 use crate::measure::{PassKind, PassRun, Window, run_pass};
 use crate::output::Dir;
 use crate::plan::Plan;
@@ -55,15 +55,9 @@ pub fn execute(
         .iter()
         .map(|_| Bounds::new(stop, plan.settings.io_timeout))
         .collect();
-    let engines = |d: usize| -> std::io::Result<Box<dyn Engine>> {
+    let sweeps = |d: usize| -> std::io::Result<(Sweep, Probe)> {
         let s = &plan.settings;
-        open_engine(
-            s.engine,
-            plan.files[d].try_clone()?,
-            s.queue_depth,
-            s.block as usize,
-            &bounds[d],
-        )
+        open_sweep(s.engine, &plan.files[d], s.queue_depth, &bounds[d])
     };
     let mut passes: Vec<PassRun> = Vec::new();
     let specs = plan.pass_specs();
@@ -71,7 +65,7 @@ pub fn execute(
         if stop.is_set() {
             break;
         }
-        passes.push(run_pass(*spec, &geometry, &engines, stop, &mut progress)?);
+        passes.push(run_pass(*spec, &geometry, &sweeps, stop, &mut progress)?);
         info.interrupted = stop.is_set();
         // After the last pass the final save follows at once.
         if i + 1 < specs.len() {

@@ -32,7 +32,14 @@ const HUGE_PAGE: usize = 2 << 20;
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     layout: Layout,
+    /// Which allocation this is: never given to another, so a buffer
+    /// registered with the kernel is told from a later one at the same
+    /// address.
+    id: u64,
 }
+
+/// The next buffer's id.
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 // SAFETY: the buffer owns its allocation exclusively, like a Box<[u8]>.
 unsafe impl Send for AlignedBuf {}
@@ -79,7 +86,13 @@ impl AlignedBuf {
         // SAFETY: ptr is valid for layout.size() writable bytes. Zeroing after
         // the advice makes the first touch fault in huge pages.
         unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, layout.size()) };
-        Self { ptr, layout }
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self { ptr, layout, id }
+    }
+
+    /// Which allocation this is (unique for the life of the process).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The buffer's start, for a request the kernel fills in the
@@ -224,6 +237,18 @@ impl Chunks {
         let mut c = Self::new(size, logical_block, block);
         c.next = (start / block * block).min(c.end);
         c
+    }
+
+    /// The requests that cover `from..end` of a device in steps of
+    /// `block` bytes (both ends and `block` multiples of the logical block
+    /// size): a burn-in's range.
+    pub fn span(from: u64, end: u64, block: u64) -> Self {
+        assert!(block > 0, "request size must not be zero");
+        Self {
+            next: from,
+            end,
+            block,
+        }
     }
 
     /// The reads that cover `chunk` in steps of `step` bytes (a non-zero

@@ -1,13 +1,15 @@
-//! I/O engines: how aligned chunks are read from a device (the check), and
-//! owned-buffer writes, reads and flushes (the burn-in). The engine only
-//! moves data; timing, histograms and progress belong to the worker.
-//! `pread` reads one chunk at a time; `io_uring` keeps a queue of them in
-//! flight. Every wait is bound by a stop and by the I/O timeout
-//! ([`Bounds`]): a disk that stops answering is reported hung, never
-//! waited for without end.
+//! I/O: how the check's reads and the burn-in's writes and read-backs
+//! reach a device. One [`Sweep`] drives both over an engine that owns each
+//! request's buffer while it is in flight ([`OwnedIo`]): psync, one
+//! request at a time through a thread of its own ([`ThreadIo`]), or
+//! io_uring with a queue of them ([`OwnedRing`]); a [`Probe`] beside it
+//! pinpoints failures one request at a time. Every wait is bound by a stop
+//! and by the I/O timeout ([`Bounds`]): a disk that stops answering is
+//! reported hung, never waited for without end. It moves data; timing
+//! histograms, counts and verdicts belong to the workers above it.
 
 mod owned;
-mod pread;
+mod sweep;
 mod uring;
 
 use std::fs::File;
@@ -15,62 +17,11 @@ use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::device::buffer::Chunk;
+pub use owned::{Bounds, Dir, Done, Halt, Medium, OwnedIo, Refused, ThreadIo, Until, is_hung};
+pub use sweep::{Landed, Probe, Sweep, is_gone, open_sweep};
+pub use uring::OwnedRing;
 
-pub use owned::{Bounds, Done, Halt, Medium, OwnedIo, Refused, ThreadIo, Until, is_hung};
-pub use pread::PreadEngine;
-pub use uring::{OwnedRing, UringEngine};
-
-/// Reads chunks of one device into buffers of its own (the check only
-/// times the reads; it never looks at the data).
-pub trait Engine: Send {
-    /// Reads `chunk`, returning the bytes read (the chunk's length unless
-    /// the device ended early). An engine with reads in flight keeps them:
-    /// this one is read on its own. A stop ends it with `Interrupted`, a
-    /// disk that hangs with `TimedOut` ([`is_hung`]).
-    fn read(&mut self, chunk: Chunk) -> io::Result<usize>;
-
-    /// The queue of reads in flight, for an engine that keeps one.
-    fn queued(&mut self) -> Option<&mut dyn Queued> {
-        None
-    }
-
-    /// How it reads, as the report names it.
-    fn name(&self) -> &'static str {
-        "psync"
-    }
-}
-
-/// An engine with several reads in flight, into buffers of its own (the
-/// data is measured, not used).
-pub trait Queued {
-    /// Reads it keeps in flight at most.
-    fn depth(&self) -> usize;
-    /// Reads in flight now.
-    fn in_flight(&self) -> usize;
-    /// Starts reading `chunk` (only while `in_flight() < depth()`).
-    fn submit(&mut self, chunk: Chunk) -> io::Result<()>;
-    /// Waits for a read to finish; None when none is in flight, or when a
-    /// stop woke the wait (reads are still in flight: see `abandon`).
-    fn complete(&mut self) -> Option<Completion>;
-    /// A stop: cancels what is in flight and waits for it at most
-    /// `within`; reads still in flight then are given up (their results
-    /// are not wanted, their buffers are never freed).
-    fn abandon(&mut self, within: std::time::Duration);
-}
-
-/// A read that finished.
-#[derive(Debug)]
-pub struct Completion {
-    pub chunk: Chunk,
-    /// Bytes read, or why not.
-    pub result: io::Result<usize>,
-    /// When it was submitted and when its completion was seen: its latency.
-    pub submitted: std::time::Instant,
-    pub done: std::time::Instant,
-}
-
-/// How the check reads (`--engine`).
+/// How the check and the burn-in do I/O (`--engine`).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
 )]
@@ -105,45 +56,6 @@ impl EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::Psync => "psync",
         }
-    }
-}
-
-/// Opens the check's engine for `file`: io_uring with `depth` reads of
-/// `block` bytes in flight, or pread (`kind` resolved; `auto` is resolved
-/// here too). Its waits are bound by `bounds`: a stop wakes them, and a
-/// read outstanding past the I/O timeout makes the disk hung.
-pub fn open_engine(
-    kind: EngineKind,
-    file: File,
-    depth: usize,
-    block: usize,
-    bounds: &Bounds,
-) -> io::Result<Box<dyn Engine>> {
-    match kind.resolved() {
-        EngineKind::IoUring => {
-            let mut e = UringEngine::new(file, depth, block, bounds)?;
-            if let Some(fd) = bounds.stop.waker() {
-                e.wake_on(fd)?;
-            }
-            Ok(Box::new(e))
-        }
-        _ => Ok(Box::new(PreadEngine::new(&file, block, bounds)?)),
-    }
-}
-
-/// Opens owned-buffer I/O on `file` (the burn-in's): an io_uring ring of
-/// `depth` requests, or psync one at a time (`kind` resolved; `auto` is
-/// resolved here too). An engine asked for that cannot be had is an
-/// error, never silently another.
-pub fn open_owned(
-    kind: EngineKind,
-    file: &File,
-    depth: usize,
-    bounds: &Bounds,
-) -> io::Result<Box<dyn OwnedIo>> {
-    match kind.resolved() {
-        EngineKind::IoUring => Ok(Box::new(OwnedRing::new(file, depth, bounds)?)),
-        _ => Ok(Box::new(ThreadIo::new(file, bounds)?)),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Writes, reads and flushes that own their buffers while in flight, bound
-//! by a stop and an I/O timeout: what the burn-in writes and reads back
-//! through, and what the check's psync engine reads through.
+//! by a stop and an I/O timeout: what every sweep ([`super::Sweep`]) and
+//! probe ([`super::Probe`]) moves data through.
 //!
 //! A request takes its buffer and hands it back with its completion, so
 //! nothing here lets a buffer go while the kernel may still fill it. Every
@@ -133,8 +133,30 @@ impl Done {
     }
 }
 
+impl Done {
+    /// A request refused before it started, as a failed one.
+    pub fn refused((buf, e): Refused, offset: u64, len: usize) -> Self {
+        let now = Instant::now();
+        Self {
+            buf,
+            offset,
+            len,
+            result: Err(e),
+            began: now,
+            ended: now,
+        }
+    }
+}
+
 /// A request refused before it started, with its buffer back.
 pub type Refused = (AlignedBuf, io::Error);
+
+/// Which way a request moves data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    Read,
+    Write,
+}
 
 /// Owned-buffer I/O on one disk.
 pub trait OwnedIo: Send {
@@ -160,54 +182,45 @@ pub trait OwnedIo: Send {
     /// How it does I/O, as the report names it.
     fn name(&self) -> &'static str;
 
-    /// Reads `len` bytes at `offset` into `buf` with nothing else in
-    /// flight, and waits for it.
-    fn read_now(
-        &mut self,
-        buf: AlignedBuf,
-        len: usize,
-        offset: u64,
-        until: Until,
-    ) -> Result<Done, Halt> {
-        self.now(buf, len, offset, until, false)
+    /// `count` buffers of `len` bytes for its requests: where the engine
+    /// can, registered with the kernel once, so that a request on one
+    /// costs no page pinning (any buffer may still be used).
+    fn lend(&mut self, count: usize, len: usize) -> Vec<AlignedBuf> {
+        (0..count).map(|_| AlignedBuf::new(len)).collect()
     }
 
-    /// Writes the first `len` bytes of `buf` at `offset` with nothing else
-    /// in flight, and waits for it.
-    fn write_now(
-        &mut self,
-        buf: AlignedBuf,
-        len: usize,
-        offset: u64,
-        until: Until,
-    ) -> Result<Done, Halt> {
-        self.now(buf, len, offset, until, true)
+    /// A stop or a hang: waits at most `within` for what is in flight; what
+    /// is still in flight then is left to the kernel (its buffers are never
+    /// handed back) and no later request starts before it ends.
+    fn abandon(&mut self, within: Duration) {
+        let until = Until::Deadline(Instant::now() + within);
+        while self.in_flight() > 0 {
+            if !matches!(self.wait(until), Ok(Some(_))) {
+                break;
+            }
+        }
     }
 
-    #[doc(hidden)]
+    /// Starts moving the first `len` bytes of `buf` at `offset`, `dir`.
+    fn start(&mut self, dir: Dir, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
+        match dir {
+            Dir::Read => self.read(buf, len, offset),
+            Dir::Write => self.write(buf, len, offset),
+        }
+    }
+
+    /// Moves `len` bytes at `offset` (into or out of `buf`) with nothing
+    /// else in flight, and waits for it.
     fn now(
         &mut self,
+        dir: Dir,
         buf: AlignedBuf,
         len: usize,
         offset: u64,
         until: Until,
-        write: bool,
     ) -> Result<Done, Halt> {
-        let started = if write {
-            self.write(buf, len, offset)
-        } else {
-            self.read(buf, len, offset)
-        };
-        if let Err((buf, e)) = started {
-            let now = Instant::now();
-            return Ok(Done {
-                buf,
-                offset,
-                len,
-                result: Err(e),
-                began: now,
-                ended: now,
-            });
+        if let Err(refused) = self.start(dir, buf, len, offset) {
+            return Ok(Done::refused(refused, offset, len));
         }
         loop {
             match self.wait(until)? {
@@ -516,14 +529,18 @@ mod tests {
         let mut io = ThreadIo::new(&f, &bounds).unwrap();
         let mut b = AlignedBuf::new(4096);
         b.slice_mut(4096).fill(7);
-        let done = io.write_now(b, 4096, 8192, Until::Stop).unwrap();
+        let done = io.now(Dir::Write, b, 4096, 8192, Until::Stop).unwrap();
         assert_eq!(done.result.unwrap(), 4096);
         assert!(io.sync(Until::Stop).unwrap().is_ok());
-        let mut back = io.read_now(done.buf, 4096, 8192, Until::Stop).unwrap();
+        let mut back = io
+            .now(Dir::Read, done.buf, 4096, 8192, Until::Stop)
+            .unwrap();
         assert_eq!(back.whole().unwrap(), ());
         assert!(back.buf.slice_mut(4096).iter().all(|x| *x == 7));
         // Past the end: short, and `whole` says so.
-        let past = io.read_now(back.buf, 4096, 10000, Until::Stop).unwrap();
+        let past = io
+            .now(Dir::Read, back.buf, 4096, 10000, Until::Stop)
+            .unwrap();
         assert_eq!(past.result.as_ref().unwrap(), &2288);
         assert!(past.whole().is_err());
     }

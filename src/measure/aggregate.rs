@@ -9,7 +9,7 @@ use crossbeam_channel::{select, tick, unbounded};
 
 use super::worker::ReadJob;
 use super::{DiskRun, PassKind, PassRun, ReadError, Window};
-use crate::io::Engine;
+use crate::io::{Probe, Sweep};
 use crate::stop::StopFlag;
 use crate::units::fraction_of;
 
@@ -59,31 +59,18 @@ pub fn run_group(
     stop: &StopFlag,
     observer: &mut dyn Observer,
 ) -> Vec<DiskRun> {
-    let mut disks: Vec<usize> = Vec::new();
-    for j in &jobs {
-        if !disks.contains(&j.disk) {
-            disks.push(j.disk);
-        }
-    }
-    let owner: Vec<usize> = jobs
-        .iter()
-        .map(|j| disks.iter().position(|d| *d == j.disk).unwrap_or(0))
-        .collect();
+    let group = Group::of(&jobs);
     let counters: Vec<AtomicU64> = jobs.iter().map(|_| AtomicU64::new(0)).collect();
-    let mut sizes: Vec<(u64, Window)> = vec![(0, Window::Full); disks.len()];
-    for (j, o) in jobs.iter().zip(&owner) {
-        sizes[*o] = (j.size, j.window);
-    }
     let barrier = Barrier::new(jobs.len() + 1);
     let (tx, rx) = unbounded();
     let mut runs: Vec<Option<DiskRun>> = (0..jobs.len()).map(|_| None).collect();
-    observer.group_started(kind, &disks);
+    observer.group_started(kind, &group.disks);
     std::thread::scope(|s| {
         for (slot, job) in jobs.into_iter().enumerate() {
             let (tx, counter, barrier) = (tx.clone(), &counters[slot], &barrier);
             s.spawn(move || {
                 barrier.wait();
-                let run = job.run(stop, counter, &|disk, error| {
+                let run = job.read(stop, counter, &|disk, error| {
                     let _ = tx.send(Event::ReadError { disk, error });
                 });
                 let _ = tx.send(Event::Done {
@@ -103,29 +90,78 @@ pub fn run_group(
                     Ok(Event::ReadError { disk, error }) => observer.read_error(disk, &error),
                     Err(_) => break,
                 },
-                recv(ticker) -> _ => {
-                    let mut snap: Vec<DiskProgress> = disks.iter().enumerate().map(|(i, &disk)| DiskProgress {
-                        disk, bytes: 0, size: sizes[i].0, elapsed: started.elapsed(), window: sizes[i].1,
-                    }).collect();
-                    for (c, o) in counters.iter().zip(&owner) {
-                        snap[*o].bytes += c.load(Ordering::Relaxed);
-                    }
-                    observer.progress(kind, &snap);
-                }
+                recv(ticker) -> _ => observer.progress(kind, &group.snapshot(&counters, started)),
             }
         }
     });
-    let mut merged: Vec<Vec<DiskRun>> = disks.iter().map(|_| Vec::new()).collect();
-    for (r, o) in runs.into_iter().zip(&owner) {
-        merged[*o].push(r.expect("a worker ended without reporting"));
-    }
-    let runs: Vec<DiskRun> = merged.into_iter().map(DiskRun::merge).collect();
-    observer.group_finished(kind, &disks, &runs);
+    let runs = group.merge(runs);
+    observer.group_finished(kind, &group.disks, &runs);
     runs
 }
 
-/// Something that can produce a fresh engine for a disk at each pass.
-pub type EngineFactory<'a> = dyn Fn(usize) -> std::io::Result<Box<dyn Engine>> + 'a;
+/// The disks of a group of jobs, and which disk each job reads.
+struct Group {
+    /// In the order they first appear among the jobs.
+    disks: Vec<usize>,
+    /// Each job's disk, as an index into `disks`.
+    owner: Vec<usize>,
+    /// Each disk's size and window.
+    sizes: Vec<(u64, Window)>,
+}
+
+impl Group {
+    fn of(jobs: &[ReadJob]) -> Self {
+        let mut disks: Vec<usize> = Vec::new();
+        for j in jobs {
+            if !disks.contains(&j.disk) {
+                disks.push(j.disk);
+            }
+        }
+        let owner: Vec<usize> = jobs
+            .iter()
+            .map(|j| disks.iter().position(|d| *d == j.disk).unwrap_or(0))
+            .collect();
+        let mut sizes = vec![(0, Window::Full); disks.len()];
+        for (j, o) in jobs.iter().zip(&owner) {
+            sizes[*o] = (j.size, j.window);
+        }
+        Self {
+            disks,
+            owner,
+            sizes,
+        }
+    }
+
+    /// Every disk's progress now, from the jobs' byte counters.
+    fn snapshot(&self, counters: &[AtomicU64], started: Instant) -> Vec<DiskProgress> {
+        let mut snap: Vec<DiskProgress> = (self.disks.iter().zip(&self.sizes))
+            .map(|(&disk, &(size, window))| DiskProgress {
+                disk,
+                bytes: 0,
+                size,
+                elapsed: started.elapsed(),
+                window,
+            })
+            .collect();
+        for (c, o) in counters.iter().zip(&self.owner) {
+            snap[*o].bytes += c.load(Ordering::Relaxed);
+        }
+        snap
+    }
+
+    /// The jobs' runs merged into one per disk.
+    fn merge(&self, runs: Vec<Option<DiskRun>>) -> Vec<DiskRun> {
+        let mut merged: Vec<Vec<DiskRun>> = self.disks.iter().map(|_| Vec::new()).collect();
+        for (r, o) in runs.into_iter().zip(&self.owner) {
+            merged[*o].push(r.expect("a worker ended without reporting"));
+        }
+        merged.into_iter().map(DiskRun::merge).collect()
+    }
+}
+
+/// What opens a fresh sweep of a disk (and its probe) for each reader of
+/// each pass.
+pub type SweepFactory<'a> = dyn Fn(usize) -> std::io::Result<(Sweep, Probe)> + 'a;
 
 /// The read geometry of one disk.
 #[derive(Debug, Clone, Copy)]
@@ -160,35 +196,46 @@ pub struct PassSpec {
     pub spots: u32,
 }
 
+impl PassSpec {
+    /// The job of reader `reader` of `readers` on disk `disk` (staggered
+    /// evenly over it), through a fresh sweep.
+    fn job(
+        &self,
+        g: Geometry,
+        disk: usize,
+        (reader, readers): (usize, usize),
+        sweeps: &SweepFactory,
+    ) -> std::io::Result<ReadJob> {
+        let (sweep, probe) = sweeps(disk)?;
+        Ok(ReadJob {
+            origin: fraction_of(g.size, reader as u64, readers as u64),
+            spots: self.spots,
+            disk,
+            sweep,
+            probe,
+            size: g.size,
+            logical_block: g.logical_block,
+            block: self.block,
+            window: self.window,
+            sample: self.sample,
+            max_errors: self.max_errors,
+            slow_read: self.slow_read,
+            buckets: g.buckets,
+        })
+    }
+}
+
 /// Runs one pass over `geometry.len()` disks: one at a time for serial, all
 /// together for parallel. Stops early (marked interrupted) on `stop`.
 pub fn run_pass(
     spec: PassSpec,
     geometry: &[Geometry],
-    engines: &EngineFactory,
+    sweeps: &SweepFactory,
     stop: &StopFlag,
     observer: &mut dyn Observer,
 ) -> std::io::Result<PassRun> {
     let (started_at, t0) = (SystemTime::now(), Instant::now());
     let readers = spec.readers.max(1);
-    let make = |disk: usize, reader: usize| -> std::io::Result<ReadJob> {
-        let g = geometry[disk];
-        let (block, window, sample) = (spec.block, spec.window, spec.sample);
-        Ok(ReadJob {
-            origin: fraction_of(g.size, reader as u64, readers as u64),
-            spots: spec.spots,
-            disk,
-            engine: engines(disk)?,
-            size: g.size,
-            logical_block: g.logical_block,
-            block,
-            window,
-            sample,
-            max_errors: spec.max_errors,
-            slow_read: spec.slow_read,
-            buckets: g.buckets,
-        })
-    };
     let groups: Vec<Vec<usize>> = match spec.kind {
         PassKind::Serial => (0..geometry.len()).map(|d| vec![d]).collect(),
         PassKind::Parallel | PassKind::Seek => vec![(0..geometry.len()).collect()],
@@ -201,7 +248,7 @@ pub fn run_pass(
         let jobs = group
             .iter()
             .flat_map(|&d| (0..readers).map(move |r| (d, r)))
-            .map(|(d, r)| make(d, r))
+            .map(|(d, r)| spec.job(geometry[d], d, (r, readers), sweeps))
             .collect::<std::io::Result<Vec<_>>>()?;
         disks.extend(
             group

@@ -17,7 +17,7 @@ mod worker;
 use std::time::Duration;
 
 pub use aggregate::{
-    DiskProgress, EngineFactory, Geometry, Observer, PassSpec, run_group, run_pass,
+    DiskProgress, Geometry, Observer, PassSpec, SweepFactory, run_group, run_pass,
 };
 pub use results::{DiskRun, PassRun, ReadError, SlowRead, Stopped, Surface, keep_slowest};
 pub use worker::ReadJob;

@@ -1,7 +1,9 @@
-//! The hot loop: read a chunk, time it, record it. No formatting, no locks,
-//! no allocation, no channel traffic per read: progress is one relaxed atomic
-//! store, and the histogram is recorded after the clock has stopped, so the
-//! accounting never sits inside a measured interval.
+//! The check's hot loop: keep the disk's sweep full of reads, count each as
+//! it lands, pinpoint the failed ones. No formatting, no locks, no
+//! allocation per read: progress is one relaxed atomic store, and the
+//! histogram is recorded after the clock has stopped, so the accounting
+//! never sits inside a measured interval. The I/O itself (order, the stop,
+//! a hang, the time each read had the disk) is the sweep's (`io::Sweep`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -9,8 +11,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::{DiskRun, ReadError, SlowRead, Stopped, Surface, Window, keep_slowest};
-use crate::device::buffer::{Chunk, Chunks};
-use crate::io::{Completion, Engine, is_hung};
+use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
+use crate::io::{Dir, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung};
 use crate::stop::StopFlag;
 use crate::units::fraction_of;
 
@@ -127,32 +129,53 @@ impl Faults {
 }
 
 /// What re-reading a failed chunk found.
+#[derive(Default)]
 struct Probed {
+    /// Where the chunk ends.
+    chunk_end: u64,
     /// Bytes read after all.
     good: u64,
     /// Exact bad ranges, then any span left unprobed.
     bad: Vec<ReadError>,
+    /// Bytes failing block after block so far.
+    failing_run: u64,
     /// The chunk fails wholesale: skip ahead after it.
     wholesale: bool,
     /// A re-read got no answer: the disk hung.
     hung: bool,
 }
 
-/// The device itself went away (unplugged, controller reset, removed):
-/// unlike a media error, nothing further can be read from it.
-fn is_gone(e: &std::io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(nix::libc::ENODEV) | Some(nix::libc::ENXIO)
-    )
+impl Probed {
+    /// The rest of the chunk from `from` is left unread, for `why`.
+    fn unread(&mut self, from: u64, first: &std::io::Error, why: &str) {
+        let len = self.chunk_end - from;
+        self.bad.push(ReadError::unread(from, len, first, why));
+    }
+
+    /// `block` cannot be read: joined to the bad range before it when it
+    /// continues it with the same error.
+    fn failed(&mut self, block: Chunk, e: &std::io::Error, lbs: u64) {
+        self.failing_run += lbs;
+        match self.bad.last_mut() {
+            Some(last)
+                if last.offset + last.len == block.offset() && last.errno == e.raw_os_error() =>
+            {
+                last.len += block.len() as u64
+            }
+            _ => self.bad.push(ReadError::at(block, e, "")),
+        }
+    }
 }
 
 /// One disk's share of a pass.
 pub struct ReadJob {
     /// Index of the disk in the plan.
     pub disk: usize,
-    /// How to read it.
-    pub engine: Box<dyn Engine>,
+    /// Its reads, through the engine asked for.
+    pub sweep: Sweep,
+    /// One read at a time beside them: pinpointing a failed read, reading
+    /// back a skipped span.
+    pub probe: Probe,
     /// Device size in bytes.
     pub size: u64,
     /// Logical block size in bytes.
@@ -176,97 +199,6 @@ pub struct ReadJob {
     /// and slice `k` reads on from `k / spots` of the disk (1: from the
     /// start only).
     pub spots: u32,
-}
-
-/// The reads in flight: the engine's own queue, or for an engine without
-/// one (pread) the one chunk to read, read when its result is asked for.
-/// Reads finish in any order but are handed over in the order they were
-/// submitted, so that faults are handled as reading one at a time would
-/// (a good read overtaking a failing one must not end a skip over a bad
-/// area, nor be counted again by a read-back).
-#[derive(Default)]
-struct Flight {
-    pending: Option<Chunk>,
-    /// Offsets submitted to the queue, oldest first, and reads that
-    /// finished before an older one.
-    order: std::collections::VecDeque<u64>,
-    early: Vec<Completion>,
-}
-
-impl Flight {
-    /// Whether another read may be submitted.
-    fn room(&mut self, engine: &mut dyn Engine) -> bool {
-        match engine.queued() {
-            Some(q) => self.order.len() < q.depth(),
-            None => self.pending.is_none(),
-        }
-    }
-
-    fn submit(&mut self, engine: &mut dyn Engine, chunk: Chunk) {
-        match engine.queued() {
-            Some(q) => {
-                self.order.push_back(chunk.offset());
-                let now = Instant::now();
-                if let Err(e) = q.submit(chunk) {
-                    // Refused: a failed read like any other.
-                    self.early.push(Completion {
-                        chunk,
-                        result: Err(e),
-                        submitted: now,
-                        done: now,
-                    });
-                }
-            }
-            None => self.pending = Some(chunk),
-        }
-    }
-
-    /// Gives up the reads in flight (a stop).
-    fn abandon(&mut self, engine: &mut dyn Engine) {
-        if let Some(q) = engine.queued() {
-            q.abandon(Duration::from_millis(200));
-        }
-        self.order.clear();
-        self.early.clear();
-        self.pending = None;
-    }
-
-    /// The oldest read submitted, once it has finished; None when nothing
-    /// is in flight.
-    fn complete(&mut self, engine: &mut dyn Engine) -> Option<Completion> {
-        match engine.queued() {
-            Some(q) => {
-                let first = *self.order.front()?;
-                loop {
-                    if let Some(i) = self.early.iter().position(|c| c.chunk.offset() == first) {
-                        self.order.pop_front();
-                        return Some(self.early.swap_remove(i));
-                    }
-                    match q.complete() {
-                        Some(c) => self.early.push(c),
-                        // A stop woke the wait: the caller abandons them.
-                        None if q.in_flight() > 0 => return None,
-                        None => {
-                            // Nothing in flight yet not returned: cannot
-                            // happen; give up on what is missing.
-                            self.order.clear();
-                            return self.early.pop();
-                        }
-                    }
-                }
-            }
-            None => self.pending.take().map(|chunk| {
-                let submitted = Instant::now();
-                let result = engine.read(chunk);
-                Completion {
-                    chunk,
-                    result,
-                    submitted,
-                    done: Instant::now(),
-                }
-            }),
-        }
-    }
 }
 
 /// Latency histogram in nanoseconds, 1 ns to 1 h at 3 significant digits.
@@ -387,285 +319,355 @@ impl ReadJob {
         give_up: &dyn Fn() -> bool,
     ) -> Probed {
         let lbs = u64::from(self.logical_block);
-        let probe = PROBE.max(lbs) / lbs * lbs;
-        let wholesale = WHOLESALE.max(8 * lbs);
-        let chunk_end = chunk.offset() + chunk.len() as u64;
         let mut p = Probed {
-            good: 0,
-            bad: Vec::new(),
-            wholesale: false,
-            hung: false,
+            chunk_end: chunk.offset() + chunk.len() as u64,
+            ..Probed::default()
         };
-        let mut failing_run = 0u64;
-        let unread = |from: u64, why: &str| ReadError::unread(from, chunk_end - from, first, why);
-        for part in Chunks::within(chunk, self.logical_block, probe) {
+        for part in Chunks::within(chunk, self.logical_block, PROBE.max(lbs) / lbs * lbs) {
             if give_up() {
-                p.bad.push(unread(part.offset(), STOPPED));
+                p.unread(part.offset(), first, STOPPED);
                 return p;
             }
-            if let Ok(n) = self.engine.read(part) {
-                p.good += n as u64;
-                failing_run = 0;
+            if let Ok(Ok(_)) = self.probe.read(part, Until::Stop) {
+                p.good += part.len() as u64;
+                p.failing_run = 0;
                 continue;
             }
-            for block in Chunks::within(part, self.logical_block, lbs) {
-                if give_up() {
-                    p.bad.push(unread(block.offset(), STOPPED));
-                    return p;
-                }
-                if failing_run >= wholesale {
-                    p.bad.push(unread(block.offset(), WHOLESALE_SKIPPED));
-                    p.wholesale = true;
-                    return p;
-                }
-                match self.engine.read(block) {
-                    Ok(n) => {
-                        p.good += n as u64;
-                        failing_run = 0;
-                    }
-                    // A stop abandoned the read (the engine's, io_uring).
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                        p.bad.push(unread(block.offset(), STOPPED));
-                        return p;
-                    }
-                    // No answer: nothing more is read from this disk.
-                    Err(e) if is_hung(&e) => {
-                        p.bad.push(ReadError::hung(
-                            block.offset(),
-                            chunk_end - block.offset(),
-                            &e,
-                        ));
-                        p.hung = true;
-                        return p;
-                    }
-                    Err(e) => {
-                        failing_run += lbs;
-                        match p.bad.last_mut() {
-                            Some(last)
-                                if last.offset + last.len == block.offset()
-                                    && last.errno == e.raw_os_error() =>
-                            {
-                                last.len += block.len() as u64
-                            }
-                            _ => p.bad.push(ReadError::at(block, &e, "")),
-                        }
-                    }
-                }
+            if !self.block_by_block(part, first, give_up, &mut p) {
+                return p;
             }
         }
         if p.bad.is_empty() {
-            p.bad.push(ReadError::at(
-                chunk,
-                first,
-                "; the re-read succeeded (a transient error)",
-            ));
+            let note = "; the re-read succeeded (a transient error)";
+            p.bad.push(ReadError::at(chunk, first, note));
         }
         p
     }
 
-    /// Reads the skipped span `(lo, hi)` back from `hi` in whole reads
-    /// until one fails or `give_up`, counting what it reads, and shrinks the
-    /// unread span to where reading failed.
-    fn trim_back(
+    /// Re-reads a failed piece block by block into `p`; false when the
+    /// pinpointing ends here (a stop, a region failing wholesale, a hang).
+    fn block_by_block(
         &mut self,
-        (lo, hi): (u64, u64),
-        faults: &mut Faults,
-        tally: &mut Tally,
+        part: Chunk,
+        first: &std::io::Error,
         give_up: &dyn Fn() -> bool,
-    ) {
+        p: &mut Probed,
+    ) -> bool {
+        let lbs = u64::from(self.logical_block);
+        for block in Chunks::within(part, self.logical_block, lbs) {
+            if give_up() {
+                p.unread(block.offset(), first, STOPPED);
+                return false;
+            }
+            if p.failing_run >= WHOLESALE.max(8 * lbs) {
+                p.unread(block.offset(), first, WHOLESALE_SKIPPED);
+                p.wholesale = true;
+                return false;
+            }
+            let read = match self.probe.read(block, Until::Stop) {
+                Ok(r) => r.map(|_| ()),
+                Err(Halt::Hung) => Err(self.probe.hung_error()),
+                // A stop gave the read up.
+                Err(_) => {
+                    p.unread(block.offset(), first, STOPPED);
+                    return false;
+                }
+            };
+            match read {
+                Ok(()) => {
+                    p.good += block.len() as u64;
+                    p.failing_run = 0;
+                }
+                // No answer: nothing more is read from this disk.
+                Err(e) if is_hung(&e) => {
+                    let len = p.chunk_end - block.offset();
+                    p.bad.push(ReadError::hung(block.offset(), len, &e));
+                    p.hung = true;
+                    return false;
+                }
+                Err(e) => p.failed(block, &e, lbs),
+            }
+        }
+        true
+    }
+
+    /// Reads the skipped span `(lo, hi)` back from `hi` in whole reads
+    /// until one fails or the run gives up, counting what it reads, and
+    /// shrinks the unread span to where reading failed.
+    fn trim_back(&mut self, (lo, hi): (u64, u64), r: &mut Reading) {
         let mut end = hi;
-        while end >= lo + self.block && !give_up() {
+        while end >= lo + self.block && !r.give_up() {
             let Some(chunk) = self.chunks_from(end - self.block).next() else {
                 break;
             };
-            match self.engine.read(chunk) {
-                Ok(n) => {
-                    tally.bytes += n as u64;
+            match self.probe.read(chunk, Until::Stop) {
+                Ok(Ok(_)) => {
+                    r.tally.bytes += chunk.len() as u64;
                     end = chunk.offset();
                 }
-                Err(_) => break,
+                _ => break,
             }
         }
-        faults.trimmed(end, hi);
+        r.faults.trimmed(end, hi);
+        r.aside(&mut self.sweep);
     }
 
     /// Reads the disk from `origin` (0 but for seek-pass readers) for the
     /// window, reporting failed reads through `on_error` as they happen.
-    /// The engine's queue is kept full (one read at a time for pread);
-    /// reads complete in any order and are counted as they complete.
-    pub fn run(
+    /// The sweep is kept full (one read at a time for psync); reads are
+    /// counted in the order they were started.
+    pub fn read(
         mut self,
         stop: &StopFlag,
         progress: &AtomicU64,
         on_error: &dyn Fn(usize, ReadError),
     ) -> DiskRun {
-        let mut tally = Tally::new(&self);
-        let mut faults = Faults::default();
-        let deadline = match self.window {
-            Window::Sample(d) => Some(d),
-            Window::Full => None,
-        };
-        let mut chunks =
-            Chunks::from_offset(self.size, self.logical_block, self.block, self.origin);
-        let (mut reached_end, mut spot) = (false, 0);
-        let start = Instant::now();
-        let mut end = start;
-        // Bytes passed over without a read since the last read: a disk that
-        // is known bad all over has nothing left to read.
-        let mut passed_over = 0u64;
-        let mut flight = Flight::default();
-        // Where the chunk after the last one submitted begins.
-        let mut next_at = self.origin;
-        let give_up = || stop.is_set() || deadline.is_some_and(|d| start.elapsed() >= d);
+        let mut r = Reading::new(&mut self, stop, on_error);
         loop {
-            while flight.room(&mut *self.engine)
-                && !stop.is_set()
-                && deadline.is_none_or(|d| start.elapsed() < d)
-                && faults.failed_reads < self.max_errors
-                && !faults.gone
-                && !faults.hung
-                && passed_over < self.size
-            {
-                let Some(chunk) =
-                    self.next_chunk(&mut chunks, &mut reached_end, &mut spot, start.elapsed())
-                else {
-                    break;
-                };
-                if let Some(known_end) = faults.known_end(chunk.offset()) {
-                    passed_over += known_end - chunk.offset();
-                    chunks = self.chunks_from(known_end);
-                    continue;
-                }
-                passed_over = 0;
-                next_at = chunk.offset() + chunk.len() as u64;
-                flight.submit(&mut *self.engine, chunk);
-            }
+            self.fill(&mut r);
             if stop.is_set() {
                 break;
             }
-            // None: nothing in flight, or a stop woke the wait.
-            let Some(read) = flight.complete(&mut *self.engine) else {
-                break;
-            };
-            // The time this read had the disk to itself: from its start or
-            // the previous read's end, whichever was later. With several
-            // reads in flight a read's latency includes its wait behind
-            // the others: summed per surface bucket it would halve the
-            // speed at a depth of 2.
-            let service = read.done - read.submitted.max(end);
-            end = read.done;
-            let chunk = read.chunk;
-            // Submitted before a skip found its span bad (it is already
-            // counted unread), or before the disk stopped its pass (at
-            // --max-errors, or gone): not counted.
-            if faults.known_end(chunk.offset()).is_some()
-                || faults.failed_reads >= self.max_errors
-                || faults.gone
-                || faults.hung
-            {
-                continue;
+            match self.sweep.next(Until::Stop) {
+                Ok(Some(read)) => self.landed(read, &mut r),
+                Err(Halt::Hung) => {
+                    self.hung(&mut r);
+                    break;
+                }
+                // Nothing in flight, or a stop woke the wait.
+                Ok(None) | Err(_) => break,
             }
-            match read.result {
-                Ok(n) => {
-                    let took = read.done - read.submitted;
-                    tally.read(chunk, n as u64, (took, service), end - start);
-                    faults.skip = None;
-                    if let Some(gap) = faults.gap.take()
-                        && gap.1 == chunk.offset()
-                    {
-                        self.trim_back(gap, &mut faults, &mut tally, &give_up);
-                        end = Instant::now();
-                    }
-                }
-                Err(e) if is_gone(&e) => {
-                    faults.failed_reads += 1;
-                    faults.gone = true;
-                    faults.record(ReadError::at(chunk, &e, ""), self.disk, on_error);
-                }
-                Err(e) if is_hung(&e) => {
-                    faults.failed_reads += 1;
-                    faults.hung = true;
-                    let unread = ReadError::hung(chunk.offset(), chunk.len() as u64, &e);
-                    faults.record(unread, self.disk, on_error);
-                }
-                Err(e) => {
-                    faults.failed_reads += 1;
-                    let chunk_end = chunk.offset() + chunk.len() as u64;
-                    let resume = match faults.skip {
-                        // Inside a region that fails wholesale: no probing,
-                        // the read and a growing span after it are unread.
-                        Some(skip) => {
-                            let to = (chunk_end + skip).min(self.size);
-                            let gap = ReadError::unread(
-                                chunk.offset(),
-                                to - chunk.offset(),
-                                &e,
-                                WHOLESALE_SKIPPED,
-                            );
-                            faults.record(gap, self.disk, on_error);
-                            faults.skip = Some((skip * 2).min(MAX_SKIP.max(self.block)));
-                            faults.gap = Some((chunk_end, to));
-                            to
-                        }
-                        None => {
-                            let probed = self.pinpoint(chunk, &e, &give_up);
-                            tally.bytes += probed.good;
-                            for b in probed.bad {
-                                faults.record(b, self.disk, on_error);
-                            }
-                            if probed.wholesale {
-                                faults.skip = Some(self.block);
-                            }
-                            faults.hung |= probed.hung;
-                            chunk_end
-                        }
-                    };
-                    faults.known.push((chunk.offset(), resume));
-                    // Reads already in flight past the skip go on; the
-                    // next submitted starts after them.
-                    if resume > next_at {
-                        chunks = self.chunks_from(resume);
-                        next_at = resume;
-                    }
-                    end = Instant::now();
-                }
-            }
-            progress.store(tally.bytes, Ordering::Relaxed);
+            progress.store(r.tally.bytes, Ordering::Relaxed);
         }
-        if stop.is_set() || faults.hung {
+        if stop.is_set() || r.faults.hung {
             // Stopped, or hung: the reads in flight are not waited for (on
             // a slow disk a deep queue takes seconds to drain; on a hung
             // one they never end).
-            flight.abandon(&mut *self.engine);
+            self.sweep.abandon(Duration::from_millis(200));
         }
         // A skip that ran into the end of the disk: read it back too.
-        if let Some(gap) = faults.gap.take()
+        if let Some(gap) = r.faults.gap.take()
             && gap.1 == self.size
         {
-            self.trim_back(gap, &mut faults, &mut tally, &give_up);
-            end = Instant::now();
+            self.trim_back(gap, &mut r);
         }
-        let done = match self.window {
-            Window::Full => reached_end,
-            Window::Sample(d) => end - start >= d,
+        self.finish(r, stop)
+    }
+
+    /// Starts reads while the sweep has room and the disk's pass goes on.
+    fn fill(&mut self, r: &mut Reading) {
+        while self.sweep.room() && !r.give_up() && r.reads_on(self) {
+            let at = r.start.elapsed();
+            let Some(chunk) = self.next_chunk(&mut r.chunks, &mut r.reached_end, &mut r.spot, at)
+            else {
+                break;
+            };
+            if let Some(known_end) = r.faults.known_end(chunk.offset()) {
+                r.passed_over += known_end - chunk.offset();
+                r.chunks = self.chunks_from(known_end);
+                continue;
+            }
+            let Some(buf) = r.spare.pop() else { break };
+            r.passed_over = 0;
+            r.next_at = chunk.offset() + chunk.len() as u64;
+            self.sweep.start(Dir::Read, buf, chunk);
+        }
+    }
+
+    /// Counts a read that landed, or handles its failure.
+    fn landed(&mut self, read: Landed, r: &mut Reading) {
+        let took = read.took();
+        let Landed {
+            chunk,
+            done,
+            service,
+        } = read;
+        r.end = r.end.max(done.ended);
+        r.spare.push(done.buf);
+        // Started before a skip found its span bad (it is already counted
+        // unread), or before the disk stopped its pass (at --max-errors,
+        // gone or hung): not counted.
+        if r.faults.known_end(chunk.offset()).is_some() || !r.reads_on(self) {
+            return;
+        }
+        match done.result {
+            Ok(n) => {
+                r.tally
+                    .read(chunk, n as u64, (took, service), r.end - r.start);
+                r.faults.skip = None;
+                if let Some(gap) = r.faults.gap.take()
+                    && gap.1 == chunk.offset()
+                {
+                    self.trim_back(gap, r);
+                }
+            }
+            Err(e) if is_gone(&e) => {
+                r.faults.failed_reads += 1;
+                r.faults.gone = true;
+                r.record(ReadError::at(chunk, &e, ""), self.disk);
+            }
+            Err(e) if is_hung(&e) => {
+                r.faults.failed_reads += 1;
+                r.faults.hung = true;
+                let unread = ReadError::hung(chunk.offset(), chunk.len() as u64, &e);
+                r.record(unread, self.disk);
+            }
+            Err(e) => self.failed(chunk, &e, r),
+        }
+    }
+
+    /// No answer from the disk within the I/O timeout: the oldest read in
+    /// flight is reported hung and nothing more is read.
+    fn hung(&mut self, r: &mut Reading) {
+        let e = self.probe.hung_error();
+        if let Some(chunk) = self.sweep.oldest()
+            && r.faults.known_end(chunk.offset()).is_none()
+            && r.reads_on(self)
+        {
+            r.faults.failed_reads += 1;
+            let unread = ReadError::hung(chunk.offset(), chunk.len() as u64, &e);
+            r.record(unread, self.disk);
+        }
+        r.faults.hung = true;
+    }
+
+    /// A read failed with `e`: pinpoint its bad blocks, or inside a region
+    /// that fails wholesale skip a growing span after it unread; the reads
+    /// after it start past what is now known bad.
+    fn failed(&mut self, chunk: Chunk, e: &std::io::Error, r: &mut Reading) {
+        r.faults.failed_reads += 1;
+        let chunk_end = chunk.offset() + chunk.len() as u64;
+        let resume = match r.faults.skip {
+            // Inside a region that fails wholesale: no probing, the read
+            // and a growing span after it are unread.
+            Some(skip) => {
+                let to = (chunk_end + skip).min(self.size);
+                let len = to - chunk.offset();
+                let gap = ReadError::unread(chunk.offset(), len, e, WHOLESALE_SKIPPED);
+                r.record(gap, self.disk);
+                r.faults.skip = Some((skip * 2).min(MAX_SKIP.max(self.block)));
+                r.faults.gap = Some((chunk_end, to));
+                to
+            }
+            None => {
+                let probed = self.pinpoint(chunk, e, &|| r.give_up());
+                r.tally.bytes += probed.good;
+                for b in probed.bad {
+                    r.record(b, self.disk);
+                }
+                if probed.wholesale {
+                    r.faults.skip = Some(self.block);
+                }
+                r.faults.hung |= probed.hung;
+                chunk_end
+            }
         };
-        let stopped = if faults.gone {
+        r.faults.known.push((chunk.offset(), resume));
+        // Reads already in flight past the skip go on; the next started
+        // begins after them.
+        if resume > r.next_at {
+            r.chunks = self.chunks_from(resume);
+            r.next_at = resume;
+        }
+        r.aside(&mut self.sweep);
+    }
+
+    /// What the run measured, and why it stopped early if it did.
+    fn finish(self, r: Reading, stop: &StopFlag) -> DiskRun {
+        let elapsed = r.end - r.start;
+        let done = match self.window {
+            Window::Full => r.reached_end,
+            Window::Sample(d) => elapsed >= d,
+        };
+        let f = &r.faults;
+        let stopped = if f.gone {
             Some(Stopped::DeviceGone)
-        } else if faults.hung {
+        } else if f.hung {
             Some(Stopped::Hung)
-        } else if faults.failed_reads >= self.max_errors && !done {
+        } else if f.failed_reads >= self.max_errors && !done {
             Some(Stopped::MaxErrors)
         } else if stop.is_set() && !done {
             Some(Stopped::Interrupted)
         } else {
             None
         };
-        tally.finish(end - start, faults, reached_end, stopped)
+        r.tally.finish(elapsed, r.faults, r.reached_end, stopped)
     }
 
     /// The chunks from `offset` on (a skip past a bad span).
     fn chunks_from(&self, offset: u64) -> Chunks {
         Chunks::from_offset(self.size, self.logical_block, self.block, offset)
+    }
+}
+
+/// Where one run stands: what it counted and found, where it reads next,
+/// the buffers not in flight.
+struct Reading<'a> {
+    tally: Tally,
+    faults: Faults,
+    chunks: Chunks,
+    reached_end: bool,
+    /// The slice of a spread sample being read.
+    spot: u32,
+    start: Instant,
+    /// When the last read landed, or the last pinpointing ended.
+    end: Instant,
+    /// The sample's length (None: the whole disk).
+    deadline: Option<Duration>,
+    /// Bytes passed over without a read since the last read: a disk that
+    /// is known bad all over has nothing left to read.
+    passed_over: u64,
+    /// Where the chunk after the last one started begins.
+    next_at: u64,
+    spare: Vec<AlignedBuf>,
+    stop: &'a StopFlag,
+    on_error: &'a dyn Fn(usize, ReadError),
+}
+
+impl<'a> Reading<'a> {
+    fn new(job: &mut ReadJob, stop: &'a StopFlag, on_error: &'a dyn Fn(usize, ReadError)) -> Self {
+        let start = Instant::now();
+        Self {
+            tally: Tally::new(job),
+            faults: Faults::default(),
+            chunks: job.chunks_from(job.origin),
+            reached_end: false,
+            spot: 0,
+            start,
+            end: start,
+            deadline: match job.window {
+                Window::Sample(d) => Some(d),
+                Window::Full => None,
+            },
+            passed_over: 0,
+            next_at: job.origin,
+            spare: job.sweep.buffers(job.sweep.depth(), job.block as usize),
+            stop,
+            on_error,
+        }
+    }
+
+    /// Whether to read no more: a stop, or the sample's time is up.
+    fn give_up(&self) -> bool {
+        self.stop.is_set() || self.deadline.is_some_and(|d| self.start.elapsed() >= d)
+    }
+
+    /// Whether the disk's pass goes on: not at --max-errors, not gone, not
+    /// hung, not known bad all over.
+    fn reads_on(&self, job: &ReadJob) -> bool {
+        let f = &self.faults;
+        f.failed_reads < job.max_errors && !f.gone && !f.hung && self.passed_over < job.size
+    }
+
+    /// Counts a bad range and reports it.
+    fn record(&mut self, error: ReadError, disk: usize) {
+        self.faults.record(error, disk, self.on_error);
+    }
+
+    /// Time just spent outside the sweep (re-reads) is no read's.
+    fn aside(&mut self, sweep: &mut Sweep) {
+        self.end = Instant::now();
+        sweep.clock_from(self.end);
     }
 }
 
@@ -794,25 +796,46 @@ mod tests {
     /// A device that reads `ok` chunks, then is gone (ENODEV), as an
     /// unplugged disk. (No loop device can be made to vanish under a
     /// reader here, so this is the worker's half of that case.)
+    #[derive(Clone)]
     struct Vanishing {
-        ok: u32,
+        ok: std::sync::Arc<std::sync::atomic::AtomicU32>,
     }
 
-    impl Engine for Vanishing {
-        fn read(&mut self, chunk: Chunk) -> std::io::Result<usize> {
-            if self.ok == 0 {
-                return Err(std::io::Error::from_raw_os_error(nix::libc::ENODEV));
+    impl Vanishing {
+        fn after(ok: u32) -> Self {
+            Self {
+                ok: std::sync::Arc::new(ok.into()),
             }
-            self.ok -= 1;
-            Ok(chunk.len())
         }
     }
 
-    /// A full-pass job over a 64 MiB disk read in 1 MiB chunks.
-    fn job(engine: Box<dyn Engine>) -> ReadJob {
+    impl crate::io::Medium for Vanishing {
+        fn read_at(&self, dst: &mut [u8], _: u64) -> std::io::Result<usize> {
+            let left = self
+                .ok
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+            match left {
+                Ok(_) => Ok(dst.len()),
+                Err(_) => Err(std::io::Error::from_raw_os_error(nix::libc::ENODEV)),
+            }
+        }
+        fn write_all_at(&self, _: &[u8], _: u64) -> std::io::Result<()> {
+            Err(std::io::Error::other("read-only"))
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A full-pass job over a 64 MiB disk read in 1 MiB chunks, one at a
+    /// time through the psync thread, as a real disk is.
+    fn job(disk: Vanishing) -> ReadJob {
+        let bounds = crate::io::Bounds::new(&StopFlag::default(), Duration::from_secs(60));
+        let io = crate::io::ThreadIo::on(disk.clone(), &bounds).unwrap();
         ReadJob {
             disk: 0,
-            engine,
+            sweep: Sweep::new(Box::new(io)),
+            probe: Probe::on(disk, &bounds).unwrap(),
             size: 64 << 20,
             logical_block: 512,
             block: 1 << 20,
@@ -831,7 +854,7 @@ mod tests {
         // A dying disk: 1000 reads of 600 ms, and one stall of 3 s late in
         // the run. The stall must be among the kept reads (the verdict's
         // stall rule reads them), the count must be all of them.
-        let job = job(Box::new(Vanishing { ok: 0 }));
+        let job = job(Vanishing::after(0));
         let mut tally = Tally::new(&job);
         let mut chunks = Chunks::new(1 << 40, 512, 1 << 20);
         let ms = Duration::from_millis;
@@ -855,9 +878,9 @@ mod tests {
 
     #[test]
     fn a_device_that_goes_away_stops_its_read_and_is_reported_gone() {
-        let job = job(Box::new(Vanishing { ok: 3 }));
+        let job = job(Vanishing::after(3));
         let seen = std::sync::Mutex::new(Vec::new());
-        let run = job.run(&StopFlag::default(), &AtomicU64::new(0), &|_, e| {
+        let run = job.read(&StopFlag::default(), &AtomicU64::new(0), &|_, e| {
             seen.lock().unwrap().push(e)
         });
         assert!(run.gone);
