@@ -165,7 +165,7 @@ fn abort_self_tests(targets: &[Target], state: &[SelfTest]) {
     for (t, s) in targets.iter().zip(state) {
         if matches!(s, SelfTest::Running(_)) {
             let abort = ["-X", t.dev.given.as_str()];
-            let _ = crate::device::smartctl::run(&abort, Duration::from_secs(10), &|| false);
+            let _ = crate::device::smartctl::call(&abort, Duration::from_secs(10), &|| false);
         }
     }
 }

@@ -390,7 +390,7 @@ pub fn start_self_test(
         TestKind::Short => "short",
         TestKind::Long => "long",
     };
-    let out = smartctl::run(&["-t", which, device], tool::LIMIT, give_up)?;
+    let out = smartctl::call(&["-t", which, device], tool::LIMIT, give_up)?;
     // Bits 0-2 of the exit status: the command line, the device, or the
     // command failed.
     if out.status.code().is_none_or(|c| c & 0b111 != 0) {

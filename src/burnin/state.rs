@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use super::block::{BLOCK, Pattern};
 use super::smart::{SelfTest, Snapshot, TestKind};
-use super::worker::DiskBurn;
 pub use super::worker::{At, Phase};
+use super::worker::{DiskBurn, bytes_done};
 use crate::device::BlockDevice;
 use crate::output::Dir;
 
@@ -85,19 +85,14 @@ pub struct Checkpoint {
 impl Checkpoint {
     /// Where this run stands, in words ("pass 1 of 2, write 40%").
     pub fn place(&self) -> String {
-        let len = (self.end_byte - self.start_byte).max(1);
         match self.at.phase {
             Phase::Done => format!("all {} pass(es) done", self.passes),
-            Phase::Write | Phase::Verify => format!(
+            phase => format!(
                 "pass {} of {}, {} {:.0}%",
                 self.at.pass,
                 self.passes,
-                if self.at.phase == Phase::Write {
-                    "write"
-                } else {
-                    "verify"
-                },
-                100.0 * (self.at.done_until - self.start_byte) as f64 / len as f64
+                phase.word(),
+                self.at.percent(self.start_byte, self.end_byte)
             ),
         }
     }
@@ -110,17 +105,19 @@ impl Checkpoint {
     /// Bytes this disk has left to write and read.
     pub fn left(&self) -> u64 {
         let len = self.end_byte - self.start_byte;
-        let phases = u64::from(self.passes) * 2;
-        let before = u64::from(self.at.pass.saturating_sub(1)) * 2
-            + u64::from(self.at.phase == Phase::Verify);
+        let all = u64::from(self.passes) * 2 * len;
+        let done = self.at.done_until.saturating_sub(self.start_byte);
         match self.at.phase {
             Phase::Done => 0,
-            _ => (phases - before.min(phases)) * len - (self.at.done_until - self.start_byte),
+            phase => {
+                let verifying = phase == Phase::Verify;
+                all.saturating_sub(bytes_done(len, 2, self.at.pass, verifying, done))
+            }
         }
     }
 
     /// The run id as a number; `None` when it is not 1 to 16 hex digits.
-    pub fn run(&self) -> Option<u64> {
+    pub fn run_number(&self) -> Option<u64> {
         let ok = (1..=16).contains(&self.run_id.len())
             && self.run_id.bytes().all(|b| b.is_ascii_hexdigit());
         ok.then(|| u64::from_str_radix(&self.run_id, 16).ok())
@@ -143,7 +140,7 @@ impl Checkpoint {
                 &format!("this arrayburn reads {FORMAT}"),
             );
         }
-        if self.run().is_none() {
+        if self.run_number().is_none() {
             return bad(
                 "run_id",
                 format!("{:?}", self.run_id),

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use super::smart;
 use super::state::{Checkpoint, Phase};
 use super::targets::Target;
+use super::worker::bytes_done;
 use super::worker::{DiskBurn, Live, Stage};
 use crate::progress::{BurnLines, BurnTick};
 use crate::stop::StopFlag;
@@ -155,7 +156,5 @@ fn watch(
 /// phase's bytes), out of `passes` × `phases` (2: write and verify; a
 /// soak's 1) × the range.
 fn progress_bytes(len: u64, phases: u64, pass: u16, stage: Stage, done: u64) -> u64 {
-    let phases_before = u64::from(pass.saturating_sub(1)) * phases
-        + u64::from(phases == 2 && matches!(stage, Stage::Verify));
-    phases_before * len + done.min(len)
+    bytes_done(len, phases, pass, stage == Stage::Verify, done)
 }

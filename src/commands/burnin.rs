@@ -23,7 +23,7 @@ use crate::plan::burnin::BurnPlan;
 use crate::plan::confirm::confirm;
 use crate::report::burnin::{BurnReport, BurnRun, build};
 use crate::stop::StopFlag;
-use crate::units::{human_duration, rfc3339};
+use crate::units::rfc3339;
 
 /// Runs the burn-in.
 pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
@@ -86,7 +86,7 @@ fn burn_disk(
         io: c.io_bytes as usize,
         passes: c.passes,
         pattern: c.pattern,
-        run: c.run().unwrap_or_default(),
+        run: c.run_number().unwrap_or_default(),
         stop,
         live,
         every: plan.checkpoint_every,
@@ -124,14 +124,7 @@ fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
     tell!(
         "arrayburn burnin: read-only soak of {} disk(s), {}; nothing is written",
         plan.targets.len(),
-        match (plan.duration, plan.passes) {
-            (Some(d), None) => format!("passes for {}", human_duration(d)),
-            (Some(d), Some(n)) => format!(
-                "{n} pass(es) or {}, whichever ends first",
-                human_duration(d)
-            ),
-            (None, _) => format!("{} pass(es)", plan.points[0].passes),
-        }
+        plan.soak_length()
     );
     let (burns, temps) = burn_all(
         &plan.targets,

@@ -17,7 +17,7 @@ use super::tool;
 /// `smartctl ARGS`, given at most `limit` or until `give_up`; why not in
 /// words (smartctl missing: "smartctl could not run (...): install
 /// smartmontools").
-pub fn run(args: &[&str], limit: Duration, give_up: &dyn Fn() -> bool) -> Result<Output, String> {
+pub fn call(args: &[&str], limit: Duration, give_up: &dyn Fn() -> bool) -> Result<Output, String> {
     tool::output(Command::new("smartctl").args(args), limit, give_up).map_err(|e| {
         if e.contains("could not run") {
             format!("{e}: install smartmontools")
@@ -34,7 +34,7 @@ pub fn json(device: &str, args: &[&str], give_up: &dyn Fn() -> bool) -> Result<V
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
     all.push(device);
-    let out = run(&all, tool::LIMIT, give_up)?;
+    let out = call(&all, tool::LIMIT, give_up)?;
     let mut v: Value = serde_json::from_slice(&out.stdout)
         .map_err(|e| format!("smartctl gave no JSON for {device} ({e})"))?;
     crate::escape::json_strings(&mut v);

@@ -331,7 +331,7 @@ pub fn child_main(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         stop,
         fread_buf: None,
     };
-    match child.run() {
+    match child.spawn() {
         Ok(r) => say(&format!("result {} {}", r.actual, r.throughput)),
         Err(e) => say(&error_line(&e)),
     }

@@ -348,7 +348,7 @@ impl ChildRun<'_> {
     }
 
     /// Opens the file, waits for the release, runs the timed loop.
-    pub fn run(&self) -> io::Result<Child> {
+    pub fn spawn(&self) -> io::Result<Child> {
         let opened = self.open_file();
         self.link.release();
         let file = opened?;
@@ -504,7 +504,7 @@ pub fn run_threads(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>, f
             };
             let results = &results;
             let shared = &shared;
-            s.spawn(move || match child.run() {
+            s.spawn(move || match child.spawn() {
                 Ok(r) => *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r),
                 // Stopped because another child failed or a signal came:
                 // that cause is what gets reported.

@@ -156,6 +156,16 @@ impl BurnPlan {
         })
     }
 
+    /// How long a soak reads, in words.
+    pub fn soak_length(&self) -> String {
+        let human = crate::units::human_duration;
+        match (self.duration, self.passes) {
+            (Some(d), None) => format!("passes for {}", human(d)),
+            (Some(d), Some(n)) => format!("{n} pass(es) or {}, whichever ends first", human(d)),
+            (None, _) => format!("{} pass(es)", self.points[0].passes),
+        }
+    }
+
     /// The bounds of every wait for a disk: this stop, `--io-timeout`.
     pub fn bounds(&self, stop: &StopFlag) -> Bounds {
         Bounds::new(stop, self.bounds_timeout)
@@ -198,14 +208,7 @@ fn resume_line(
     out: Option<&std::path::Path>,
     targets: &[Target],
 ) -> String {
-    let secs = |d: Duration| {
-        let s = d.as_secs_f64();
-        if s.fract() == 0.0 {
-            format!("{s:.0}s")
-        } else {
-            format!("{s}s")
-        }
-    };
+    let secs = |d: Duration| format!("{}s", d.as_secs_f64());
     let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
     let mut words: Vec<String> = ["arrayburn", "burnin", "--resume", "--destructive", "--yes"]
         .map(String::from)
@@ -236,17 +239,21 @@ fn resume_line(
     flag("engine", args.io.engine.name().into());
     flag("queue-depth", args.io.queue_depth.to_string());
     words.extend(targets.iter().map(|t| t.dev.given.clone()));
-    let quote = |w: &String| {
-        if !w.is_empty()
-            && w.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+-".contains(c))
-        {
-            w.clone()
-        } else {
-            format!("'{}'", w.replace('\'', "'\\''"))
-        }
-    };
-    words.iter().map(quote).collect::<Vec<_>>().join(" ")
+    words
+        .iter()
+        .map(|w| shell_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `w` as one word a shell reads back as it is (quoted unless it is plain).
+fn shell_word(w: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./:=@%+-".contains(c);
+    if !w.is_empty() && w.chars().all(plain) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
 }
 
 /// Refuses buffers beyond the memory the run may have: each disk's phase
@@ -351,7 +358,7 @@ fn checkpoints(
                 (t.start, t.end) = (c.start_byte, c.end_byte);
                 t.disk = c.disk_hash.unwrap_or(t.disk);
                 t.checkpoint = name;
-                let run = c.run().unwrap_or_default();
+                let run = c.run_number().unwrap_or_default();
                 let bounds = Bounds::new(stop, args.io.io_timeout);
                 let proof = crate::burnin::resume::prove(t, &c, run, &bounds).map_err(not_it)?;
                 if proof == Proof::NothingWritten && !args.wipe_signatures {
@@ -407,6 +414,13 @@ fn fresh(
     let before = health::smart_before(targets, args.smart, &|| stop.is_set())?;
     let run = format!("{:016x}", rand_run_id());
     let started = rfc3339(SystemTime::now());
+    let passes = args
+        .passes
+        .unwrap_or(match (args.read_only, args.duration) {
+            (true, Some(_)) => state::PASSES_BY_TIME,
+            (true, None) => crate::defaults::SOAK_PASSES,
+            (false, _) => args.pattern.default_passes(),
+        });
     Ok(targets
         .iter()
         .zip(before)
@@ -431,13 +445,7 @@ fn fresh(
                 disk_hash: Some(t.disk),
                 start_byte: t.start,
                 end_byte: t.end,
-                passes: args
-                    .passes
-                    .unwrap_or(match (args.read_only, args.duration) {
-                        (true, Some(_)) => state::PASSES_BY_TIME,
-                        (true, None) => crate::defaults::SOAK_PASSES,
-                        (false, _) => args.pattern.default_passes(),
-                    }),
+                passes,
                 io_bytes: args.io.block,
                 pattern: args.pattern,
                 command_line: argv.to_vec(),

@@ -10,6 +10,8 @@ use std::time::Duration;
 use anyhow::bail;
 
 use super::burnin::BurnPlan;
+use crate::burnin::state::Checkpoint;
+use crate::burnin::targets::Target;
 use crate::burnin::worker::sample_speed;
 use crate::io::Bounds;
 use crate::stop::StopFlag;
@@ -25,22 +27,7 @@ fn estimate(bytes: u64, mb_per_s: f64) -> String {
 /// are often slower).
 fn announce(plan: &BurnPlan) {
     let (targets, points) = (&plan.targets, &plan.points);
-    let speeds: Vec<Option<f64>> = std::thread::scope(|s| {
-        let handles: Vec<_> = targets
-            .iter()
-            .zip(points)
-            .map(|(t, c)| {
-                let bounds = Bounds::new(&StopFlag::default(), plan.bounds_timeout);
-                s.spawn(move || {
-                    sample_speed(t, c.io_bytes as usize, Duration::from_secs(1), &bounds)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect()
-    });
+    let speeds = speeds_now(plan);
     let c = &points[0];
     if plan.resume {
         tell!(
@@ -57,26 +44,7 @@ fn announce(plan: &BurnPlan) {
         );
     }
     for ((t, c), speed) in targets.iter().zip(points).zip(&speeds) {
-        let id = &t.dev.identity;
-        tell!(
-            "  {}  {}  {}  serial {}  {}  bytes {}..{}{}  {}",
-            t.dev.given,
-            id.by_id.as_deref().unwrap_or("-"),
-            id.model.as_deref().unwrap_or("-"),
-            id.serial.as_deref().unwrap_or("-"),
-            human_bytes(id.size_bytes),
-            t.start,
-            t.end,
-            if plan.resume {
-                format!("  from {}", c.place())
-            } else {
-                String::new()
-            },
-            match speed {
-                Some(v) => format!("about {} at {v:.0} MB/s", estimate(c.left(), *v)),
-                None => "(its speed could not be read)".into(),
-            }
-        );
+        tell!("  {}", disk_line(t, c, *speed, plan.resume));
     }
     let work: Vec<(u64, f64)> = points
         .iter()
@@ -88,6 +56,49 @@ fn announce(plan: &BurnPlan) {
             "  all disks at once: about {all} (the slowest disk, at the read speed measured now; writes are often slower)"
         );
     }
+}
+
+/// One disk of the plan: what it is, the range written, where a resume
+/// continues from, and how long it should take at `speed`.
+fn disk_line(t: &Target, c: &Checkpoint, speed: Option<f64>, resume: bool) -> String {
+    let id = &t.dev.identity;
+    let from = if resume {
+        format!("  from {}", c.place())
+    } else {
+        String::new()
+    };
+    let time = match speed {
+        Some(v) => format!("about {} at {v:.0} MB/s", estimate(c.left(), v)),
+        None => "(its speed could not be read)".into(),
+    };
+    format!(
+        "{}  {}  {}  serial {}  {}  bytes {}..{}{from}  {time}",
+        t.dev.given,
+        id.by_id.as_deref().unwrap_or("-"),
+        id.model.as_deref().unwrap_or("-"),
+        id.serial.as_deref().unwrap_or("-"),
+        human_bytes(id.size_bytes),
+        t.start,
+        t.end,
+    )
+}
+
+/// Each disk's read speed now, from a second of reading all at once
+/// (None for a disk that does not answer).
+fn speeds_now(plan: &BurnPlan) -> Vec<Option<f64>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (plan.targets.iter().zip(&plan.points))
+            .map(|(t, c)| {
+                let bounds = Bounds::new(&StopFlag::default(), plan.bounds_timeout);
+                let io = c.io_bytes as usize;
+                s.spawn(move || sample_speed(t, io, Duration::from_secs(1), &bounds))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    })
 }
 
 /// How long disks with (bytes left, MB/s) take side by side: as long as

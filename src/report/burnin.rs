@@ -147,17 +147,12 @@ pub fn speed(bytes: u64, secs: f64) -> Option<f64> {
 /// Where a disk's burn-in stopped short of its end, in words ("pass 1 of
 /// 2, write 70 %"); None when it finished (or for a soak).
 pub fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
-    let at = d.burn.place?;
-    let len = (d.end_byte - d.start_byte).max(1);
-    let phase = match at.phase {
-        Phase::Done => return None,
-        Phase::Write => "write",
-        Phase::Verify => "verify",
-    };
+    let at = d.burn.place.filter(|at| at.phase != Phase::Done)?;
     Some(format!(
-        "stopped in pass {} of {passes}, {phase} {:.0} % (bytes {}..{} of {}..{} done)",
+        "stopped in pass {} of {passes}, {} {:.0} % (bytes {}..{} of {}..{} done)",
         at.pass,
-        100.0 * (at.done_until - d.start_byte) as f64 / len as f64,
+        at.phase.word(),
+        at.percent(d.start_byte, d.end_byte),
         d.start_byte,
         at.done_until,
         d.start_byte,
@@ -201,84 +196,28 @@ pub fn build(run: BurnRun) -> BurnReport {
         })
         .collect();
     let judged = verdicts(&facts, &Thresholds::default());
-    let mut disk_verdicts = Vec::new();
+    let mut advice = Vec::new();
     let mut disks: Vec<BurnDisk> = targets
         .iter()
         .zip(burns)
         .zip(smart)
         .zip(facts.iter().zip(judged))
         .zip(points.iter().zip(hottest).zip(limits))
-        .map(
-            |((((t, burn), (smart, smart_note)), (f, judged)), ((c, hot), limit))| {
-                // A disk with advice is named by its action below, once
-                // the links have had their say.
-                if let Some((a, sentence)) = &judged.action {
-                    disk_verdicts.push(DiskAdvice {
-                        path: t.dev.given.clone(),
-                        action: *a,
-                        sentence: format!("{}: {sentence}", t.dev.given),
-                    });
-                }
-                // Nothing found: healthy only where its speed was compared
-                // with peers too; else its health is not claimed.
-                let verdict = match (burn.interrupted, judged.compared()) {
-                    (true, _) => DiskVerdict::Interrupted,
-                    (false, true) => DiskVerdict::Healthy,
-                    (false, false) => DiskVerdict::NotJudged,
-                };
-                let speeds = pass_speeds(&burn, t.end - t.start)
-                    .into_iter()
-                    .map(|(v, _)| v)
-                    .collect();
-                BurnDisk {
+        .map(|((((t, burn), smart), (f, judged)), ((c, hot), limit))| {
+            // A disk with advice is named by its action below, once the
+            // links have had their say.
+            if let Some((a, sentence)) = &judged.action {
+                advice.push(DiskAdvice {
                     path: t.dev.given.clone(),
-                    identity: t.dev.identity.clone(),
-                    start_byte: t.start,
-                    end_byte: t.end,
-                    burn,
-                    verify_pass_mb_per_s: speeds,
-                    write_mb_per_s: f.write_mb_per_s,
-                    verify_mb_per_s: f.verify_mb_per_s,
-                    write_pct_of_peers: judged.write_pct,
-                    verify_pct_of_peers: judged.verify_pct,
-                    smart,
-                    smart_note,
-                    self_test_kind: c.self_test.as_ref().map(|(k, _)| *k),
-                    self_test: c.self_test.as_ref().map(|(_, s)| s.clone()),
-                    hottest_c: hot,
-                    temperature_limit: Some(limit),
-                    verdict,
-                }
-            },
-        )
+                    action: *a,
+                    sentence: format!("{}: {sentence}", t.dev.given),
+                });
+            }
+            let disk = Measured { t, burn, smart, c };
+            disk.judged(f, &judged, (hot, limit))
+        })
         .collect();
-    // Links below their maximum: a disk's own is a finding on it (its
-    // verdict becomes the action), a controller's is named in the verdict.
-    let links = crate::judge::links::degraded(&devices);
-    crate::judge::links::advise(&links, &mut disk_verdicts);
-    for a in &disk_verdicts {
-        if let Some(d) = disks.iter_mut().find(|d| d.path == a.path) {
-            d.verdict = a.action.into();
-        }
-    }
-    let controllers: Vec<String> = links
-        .iter()
-        .filter(|l| l.controller)
-        .map(crate::judge::links::sentence)
-        .collect();
-    let not_judged: Vec<String> = disks
-        .iter()
-        .filter(|d| d.verdict == DiskVerdict::NotJudged)
-        .map(|d| d.path.clone())
-        .collect();
-    let message = message(
-        interrupted,
-        read_only,
-        disks.len(),
-        disk_verdicts.len(),
-        controllers,
-        &not_judged,
-    );
+    let summary = summary(interrupted, read_only, &devices, &mut disks, advice);
     let c = &points[0];
     BurnReport {
         header: Header {
@@ -302,17 +241,97 @@ pub fn build(run: BurnRun) -> BurnReport {
         },
         io_bytes: c.io_bytes,
         disks,
-        summary: BurnSummary {
-            verdict: match (interrupted, disk_verdicts.is_empty() && links.is_empty()) {
-                (true, _) => RunVerdict::Interrupted,
-                (false, true) if !not_judged.is_empty() => RunVerdict::NotJudged,
-                (false, true) => RunVerdict::Healthy,
-                (false, false) => RunVerdict::Flagged,
-            },
-            disk_verdicts,
-            links,
-            message,
+        summary,
+    }
+}
+
+/// What was measured on one disk, before it is judged.
+struct Measured<'a> {
+    t: &'a Target,
+    burn: DiskBurn,
+    smart: (Option<SmartChange>, Option<String>),
+    c: &'a Checkpoint,
+}
+
+impl Measured<'_> {
+    /// The disk's row: what was measured, its speeds against its peers, and
+    /// its verdict before the links have their say. Nothing found: healthy
+    /// only where its speed was compared with peers too; else its health
+    /// is not claimed.
+    fn judged(
+        self,
+        f: &BurnFacts,
+        judged: &crate::judge::burnin::BurnVerdict,
+        (hottest_c, limit): (Option<i64>, TempLimits),
+    ) -> BurnDisk {
+        let Measured { t, burn, smart, c } = self;
+        let verdict = match (burn.interrupted, judged.compared()) {
+            (true, _) => DiskVerdict::Interrupted,
+            (false, true) => DiskVerdict::Healthy,
+            (false, false) => DiskVerdict::NotJudged,
+        };
+        let speeds = pass_speeds(&burn, t.end - t.start);
+        BurnDisk {
+            path: t.dev.given.clone(),
+            identity: t.dev.identity.clone(),
+            start_byte: t.start,
+            end_byte: t.end,
+            burn,
+            verify_pass_mb_per_s: speeds.into_iter().map(|(v, _)| v).collect(),
+            write_mb_per_s: f.write_mb_per_s,
+            verify_mb_per_s: f.verify_mb_per_s,
+            write_pct_of_peers: judged.write_pct,
+            verify_pct_of_peers: judged.verify_pct,
+            smart: smart.0,
+            smart_note: smart.1,
+            self_test_kind: c.self_test.as_ref().map(|(k, _)| *k),
+            self_test: c.self_test.as_ref().map(|(_, s)| s.clone()),
+            hottest_c,
+            temperature_limit: Some(limit),
+            verdict,
+        }
+    }
+}
+
+/// The run's verdict and message, once links below their maximum have had
+/// their say: a disk's own is a finding on it (its verdict becomes the
+/// action), a controller's is named in the verdict.
+fn summary(
+    interrupted: bool,
+    read_only: bool,
+    devices: &[crate::device::BlockDevice],
+    disks: &mut [BurnDisk],
+    mut advice: Vec<DiskAdvice>,
+) -> BurnSummary {
+    let links = crate::judge::links::degraded(devices);
+    crate::judge::links::advise(&links, &mut advice);
+    for a in &advice {
+        if let Some(d) = disks.iter_mut().find(|d| d.path == a.path) {
+            d.verdict = a.action.into();
+        }
+    }
+    let controllers: Vec<String> = links
+        .iter()
+        .filter(|l| l.controller)
+        .map(crate::judge::links::sentence)
+        .collect();
+    let not_judged: Vec<String> = disks
+        .iter()
+        .filter(|d| d.verdict == DiskVerdict::NotJudged)
+        .map(|d| d.path.clone())
+        .collect();
+    let (n, flagged) = (disks.len(), advice.len());
+    let message = message(interrupted, read_only, n, flagged, controllers, &not_judged);
+    BurnSummary {
+        verdict: match (interrupted, advice.is_empty() && links.is_empty()) {
+            (true, _) => RunVerdict::Interrupted,
+            (false, true) if !not_judged.is_empty() => RunVerdict::NotJudged,
+            (false, true) => RunVerdict::Healthy,
+            (false, false) => RunVerdict::Flagged,
         },
+        disk_verdicts: advice,
+        links,
+        message,
     }
 }
 
