@@ -206,13 +206,15 @@ impl PassSpec {
         (reader, readers): (usize, usize),
         sweeps: &SweepFactory,
     ) -> std::io::Result<ReadJob> {
-        let (sweep, probe) = sweeps(disk)?;
+        let (mut sweep, probe) = sweeps(disk)?;
+        let buffers = sweep.buffers(sweep.depth(), self.block as usize);
         Ok(ReadJob {
             origin: fraction_of(g.size, reader as u64, readers as u64),
             spots: self.spots,
             disk,
             sweep,
             probe,
+            buffers,
             size: g.size,
             logical_block: g.logical_block,
             block: self.block,

@@ -176,6 +176,10 @@ pub struct ReadJob {
     /// One read at a time beside them: pinpointing a failed read, reading
     /// back a skipped span.
     pub probe: Probe,
+    /// The buffers its reads go into, one per read in flight: allocated
+    /// (and registered with the kernel) before the pass starts, so that
+    /// setting them up is no part of the time measured.
+    pub buffers: Vec<AlignedBuf>,
     /// Device size in bytes.
     pub size: u64,
     /// Logical block size in bytes.
@@ -626,6 +630,7 @@ struct Reading<'a> {
 
 impl<'a> Reading<'a> {
     fn new(job: &mut ReadJob, stop: &'a StopFlag, on_error: &'a dyn Fn(usize, ReadError)) -> Self {
+        let spare = std::mem::take(&mut job.buffers);
         let start = Instant::now();
         Self {
             tally: Tally::new(job),
@@ -641,7 +646,7 @@ impl<'a> Reading<'a> {
             },
             passed_over: 0,
             next_at: job.origin,
-            spare: job.sweep.buffers(job.sweep.depth(), job.block as usize),
+            spare,
             stop,
             on_error,
         }
@@ -836,6 +841,7 @@ mod tests {
             disk: 0,
             sweep: Sweep::new(Box::new(io)),
             probe: Probe::on(disk, &bounds).unwrap(),
+            buffers: vec![AlignedBuf::new(1 << 20)],
             size: 64 << 20,
             logical_block: 512,
             block: 1 << 20,
