@@ -4,8 +4,10 @@
 //!
 //! - `block`: the written format and how a block read back is classified.
 //! - `targets`: the disks a burn-in may write, every refusal before a byte is written.
-//! - `worker`: one disk's write-flush-verify passes; it only measures and
-//!   classifies (verdicts are `judge::burnin`'s).
+//! - `worker`: one disk's write-flush-verify passes through the disk's
+//!   I/O sweep; it only measures and classifies (verdicts are
+//!   `judge::burnin`'s).
+//! - `record`: what a disk's burn-in found and where its run stands.
 //! - `smart`: reading SMART, and what rose.
 //! - `health`: SMART around a run: before, self-tests first, after.
 //! - `watch`: every disk at once, a thread each, watched while they run.
@@ -14,6 +16,7 @@
 
 pub mod block;
 pub mod health;
+pub mod record;
 pub mod resume;
 pub mod smart;
 pub mod state;

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::block::{BLOCK, Pattern};
+pub use super::record::{At, Phase};
+use super::record::{DiskBurn, bytes_done};
 use super::smart::{SelfTest, Snapshot, TestKind};
-pub use super::worker::{At, Phase};
-use super::worker::{DiskBurn, bytes_done};
 use crate::device::BlockDevice;
 use crate::output::Dir;
 
@@ -399,7 +399,7 @@ mod tests {
             pattern: crate::burnin::block::Pattern::Blocks,
             command_line: vec![],
             at: At::first(0),
-            burn: crate::burnin::worker::DiskBurn::default(),
+            burn: crate::burnin::record::DiskBurn::default(),
             smart_before: None,
             smart_note: None,
             self_test: None,

@@ -8,11 +8,11 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::record::{DiskBurn, bytes_done};
 use super::smart;
 use super::state::{Checkpoint, Phase};
 use super::targets::Target;
-use super::worker::bytes_done;
-use super::worker::{DiskBurn, Live, Stage};
+use super::worker::{Live, Stage};
 use crate::progress::{BurnLines, BurnTick};
 use crate::stop::StopFlag;
 

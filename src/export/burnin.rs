@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
+use crate::burnin::record::{Class, DiskBurn};
 use crate::burnin::smart::{SelfTest, TestKind};
-use crate::burnin::worker::{Class, DiskBurn};
 use crate::export::text::{show, table, verdict};
 use crate::judge::burnin::DiskVerdict;
 use crate::report::burnin::{BurnReport, class_words, stopped_at};

@@ -709,7 +709,7 @@ fn burned_whole(d: &crate::report::burnin::BurnDisk, read_only: bool) -> bool {
         b.passes_done >= 1
     } else {
         b.place
-            .is_none_or(|p| p.phase == crate::burnin::worker::Phase::Done)
+            .is_none_or(|p| p.phase == crate::burnin::record::Phase::Done)
     };
     done && !b.device_gone && b.hung.is_none()
 }

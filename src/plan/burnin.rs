@@ -15,11 +15,11 @@ use std::time::{Duration, SystemTime};
 use anyhow::bail;
 
 use crate::burnin::block::BLOCK;
+use crate::burnin::record::DiskBurn;
 use crate::burnin::resume::Proof;
 use crate::burnin::smart::TestKind;
 use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
 use crate::burnin::targets::{Target, read_targets, refuse_signature, targets};
-use crate::burnin::worker::DiskBurn;
 use crate::burnin::{Looks, health};
 use crate::cli::{BurnProgress, BurninArgs, SmartMode};
 use crate::device::lock::DiskLock;

@@ -9,10 +9,10 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use crate::burnin::record::{Class, DiskBurn, Phase};
 use crate::burnin::smart::{DriveKind, Kind, SelfTest, SmartChange, TempLimits, TestKind};
 use crate::burnin::state::Checkpoint;
 use crate::burnin::targets::Target;
-use crate::burnin::worker::{Class, DiskBurn, Phase};
 use crate::device::Identity;
 use crate::header::{self, Header};
 use crate::io::EngineKind;
