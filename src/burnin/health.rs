@@ -119,15 +119,7 @@ pub fn self_tests(
         }
         if began.elapsed() >= limit {
             abort_self_tests(targets, &state);
-            for s in state.iter_mut() {
-                if let SelfTest::Running(left) = s {
-                    *s = SelfTest::Failed(format!(
-                        "the {which} self-test did not finish within {} ({} left): aborted",
-                        human_duration(limit),
-                        left.map_or("?".to_string(), |l| format!("{l}%"))
-                    ));
-                }
-            }
+            time_up(&mut state, which, limit);
             break;
         }
         wait = (wait * 2).min(Duration::from_secs(30));
@@ -142,20 +134,43 @@ pub fn self_tests(
         }
         if said.elapsed() >= Duration::from_secs(60) {
             said = Instant::now();
-            let now = chrono::Local::now().format("%H:%M:%S");
-            for (t, s) in targets.iter().zip(&state) {
-                if let SelfTest::Running(left) = s {
-                    tell!(
-                        "{now} burnin: {} self-test running, {} left",
-                        t.dev.given,
-                        left.map_or("?".to_string(), |l| format!("{l}%"))
-                    );
-                }
-            }
+            tell_running(targets, &state);
         }
     }
     for (c, s) in points.iter_mut().zip(state) {
         c.self_test = Some((kind, s));
+    }
+}
+
+/// What is left of a self-test still running, in words.
+fn left_words(left: Option<u64>) -> String {
+    left.map_or("?".to_string(), |l| format!("{l}%"))
+}
+
+/// The self-tests still running when `limit` ran out fail, aborted.
+fn time_up(state: &mut [SelfTest], which: &str, limit: Duration) {
+    for s in state.iter_mut() {
+        if let SelfTest::Running(left) = s {
+            *s = SelfTest::Failed(format!(
+                "the {which} self-test did not finish within {} ({} left): aborted",
+                human_duration(limit),
+                left_words(*left)
+            ));
+        }
+    }
+}
+
+/// A line for each self-test still running, with what is left of it.
+fn tell_running(targets: &[Target], state: &[SelfTest]) {
+    let now = chrono::Local::now().format("%H:%M:%S");
+    for (t, s) in targets.iter().zip(state) {
+        if let SelfTest::Running(left) = s {
+            tell!(
+                "{now} burnin: {} self-test running, {} left",
+                t.dev.given,
+                left_words(*left)
+            );
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use crate::burnin::record::{Class, DiskBurn};
 use crate::burnin::smart::{SelfTest, TestKind};
 use crate::export::text::{show, table, verdict};
 use crate::judge::burnin::DiskVerdict;
-use crate::report::burnin::{BurnReport, class_words, stopped_at};
+use crate::report::burnin::{BurnDisk, BurnReport, class_words, stopped_at};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
 
 /// The bytes found bad, by class, in short words (`-` for none).
@@ -257,14 +257,11 @@ pub fn bundle(
     page: &str,
     dir: &std::path::Path,
 ) -> anyhow::Result<()> {
-    use crate::export::chart::{Line, lines};
     let dir = crate::output::Dir::create(dir)?;
     dir.write("report.txt", text.as_bytes())?;
     dir.write("report.json", &json(report))?;
     dir.write("report.html", page.as_bytes())?;
-    let last = report
-        .disks
-        .iter()
+    let last = (report.disks.iter())
         .flat_map(|d| d.burn.surface.iter().map(|p| p.pass))
         .max()
         .unwrap_or(0);
@@ -279,28 +276,7 @@ pub fn bundle(
     };
     for pass in passes {
         for phase in phases {
-            let series: Vec<Line> = report
-                .disks
-                .iter()
-                .map(|d| {
-                    let len = (d.end_byte - d.start_byte).max(1) as f64;
-                    Line {
-                        label: d.identity.name.clone(),
-                        points: d
-                            .burn
-                            .surface
-                            .iter()
-                            .filter(|p| p.pass == pass && p.phase == *phase)
-                            .map(|p| (100.0 * (p.offset - d.start_byte) as f64 / len, p.mb_per_s))
-                            .collect(),
-                        flagged: !matches!(
-                            d.verdict,
-                            DiskVerdict::Healthy | DiskVerdict::Interrupted
-                        ),
-                    }
-                })
-                .filter(|l| !l.points.is_empty())
-                .collect();
+            let series = surface_lines(report, pass, phase);
             if series.is_empty() {
                 continue;
             }
@@ -308,7 +284,7 @@ pub fn bundle(
                 ("verify", true) => "read",
                 (p, _) => p,
             };
-            lines(
+            crate::export::chart::lines(
                 &dir,
                 &format!("surface-{word}-pass{pass}"),
                 &format!("Pass {pass}: {word} MB/s across each disk (red: to act on)"),
@@ -317,4 +293,27 @@ pub fn bundle(
         }
     }
     Ok(())
+}
+
+/// Each disk's MB/s across its range in pass `pass`'s `phase`, as chart
+/// lines (a disk to act on in red); disks with no point left out.
+fn surface_lines(report: &BurnReport, pass: u16, phase: &str) -> Vec<crate::export::chart::Line> {
+    let line = |d: &BurnDisk| {
+        let len = (d.end_byte - d.start_byte).max(1) as f64;
+        let points = (d.burn.surface.iter())
+            .filter(|p| p.pass == pass && p.phase == phase)
+            .map(|p| (100.0 * (p.offset - d.start_byte) as f64 / len, p.mb_per_s))
+            .collect();
+        crate::export::chart::Line {
+            label: d.identity.name.clone(),
+            points,
+            flagged: !matches!(d.verdict, DiskVerdict::Healthy | DiskVerdict::Interrupted),
+        }
+    };
+    report
+        .disks
+        .iter()
+        .map(line)
+        .filter(|l| !l.points.is_empty())
+        .collect()
 }

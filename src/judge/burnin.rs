@@ -184,24 +184,34 @@ fn action(
     verify: Option<f64>,
     th: &Thresholds,
 ) -> Option<(Action, String)> {
+    gone_or_hung(d)
+        .or_else(|| faults(d, th))
+        .or_else(|| transport(d))
+        .or_else(|| heat(d))
+        .or_else(|| slow(d, (write, verify), th))
+}
+
+/// The disk went away or stopped answering: its path first.
+fn gone_or_hung(d: &BurnFacts) -> Option<(Action, String)> {
     if d.device_gone {
         return Some((
             Action::CheckPath,
             "the device went away during the burn-in, check its cable, slot and power, then burn it in again".into(),
         ));
     }
-    if let Some(where_) = &d.hung {
-        return Some((
-            Action::CheckPath,
-            format!(
-                "the disk stopped answering ({where_}); its burn-in ended there: check its cable, slot and power, then burn it in again; if it hangs again, return it"
-            ),
-        ));
-    }
-    let mut bad: Vec<String> = d
-        .bad
-        .iter()
-        .filter(|(_, n)| *n > 0)
+    let where_ = d.hung.as_ref()?;
+    Some((
+        Action::CheckPath,
+        format!(
+            "the disk stopped answering ({where_}); its burn-in ended there: check its cable, slot and power, then burn it in again; if it hangs again, return it"
+        ),
+    ))
+}
+
+/// Blocks found bad, SMART media errors or a failed health check or
+/// self-test, a stall: return it.
+fn faults(d: &BurnFacts, th: &Thresholds) -> Option<(Action, String)> {
+    let mut bad: Vec<String> = (d.bad.iter().filter(|(_, n)| *n > 0))
         .map(|(what, n)| format!("{n} bytes {what}"))
         .collect();
     bad.extend(d.smart_media.iter().map(|c| format!("SMART {c}")));
@@ -217,31 +227,41 @@ fn action(
             th.stall_ms
         ));
     }
-    if !bad.is_empty() {
-        let cable = if d.corrupted {
-            " (if other disks on the same cable or HBA show corrupted blocks too, check those first)"
-        } else {
-            ""
-        };
-        return Some((
-            Action::Return,
-            format!("{}, return it{cable}", bad.join(", ")),
-        ));
+    if bad.is_empty() {
+        return None;
     }
-    if !d.smart_transport.is_empty() {
-        let said: Vec<String> = d
-            .smart_transport
-            .iter()
-            .map(|c| format!("SMART {c}"))
-            .collect();
-        return Some((
-            Action::CheckPath,
-            format!(
-                "{} during the burn-in while every block read back right, check its cable, backplane or HBA port",
-                said.join(", ")
-            ),
-        ));
+    let cable = if d.corrupted {
+        " (if other disks on the same cable or HBA show corrupted blocks too, check those first)"
+    } else {
+        ""
+    };
+    Some((
+        Action::Return,
+        format!("{}, return it{cable}", bad.join(", ")),
+    ))
+}
+
+/// SMART transport errors while every block read back right: the path.
+fn transport(d: &BurnFacts) -> Option<(Action, String)> {
+    if d.smart_transport.is_empty() {
+        return None;
     }
+    let said: Vec<String> = d
+        .smart_transport
+        .iter()
+        .map(|c| format!("SMART {c}"))
+        .collect();
+    Some((
+        Action::CheckPath,
+        format!(
+            "{} during the burn-in while every block read back right, check its cable, backplane or HBA port",
+            said.join(", ")
+        ),
+    ))
+}
+
+/// Hotter than its limit, or SMART thermal counters rose: the cooling.
+fn heat(d: &BurnFacts) -> Option<(Action, String)> {
     let mut hot: Vec<String> = Vec::new();
     if let (Some(c), Some(limit)) = (d.hottest_c, d.limit_c)
         && c > limit
@@ -252,15 +272,22 @@ fn action(
         ));
     }
     hot.extend(d.smart_thermal.iter().map(|c| format!("SMART {c}")));
-    if !hot.is_empty() {
-        return Some((
-            Action::Recheck,
-            format!(
-                "{}: check the chassis cooling and airflow at its slot, then run it again",
-                hot.join(", ")
-            ),
-        ));
-    }
+    (!hot.is_empty()).then(|| {
+        let words = hot.join(", ");
+        let what = format!(
+            "{words}: check the chassis cooling and airflow at its slot, then run it again"
+        );
+        (Action::Recheck, what)
+    })
+}
+
+/// Slower than its peers writing or reading back (`write`, `verify`: % of
+/// their median), or slowing from pass to pass: another slot, again.
+fn slow(
+    d: &BurnFacts,
+    (write, verify): (Option<f64>, Option<f64>),
+    th: &Thresholds,
+) -> Option<(Action, String)> {
     let mut slow: Vec<String> = [("write", write), ("verify", verify)]
         .iter()
         .filter_map(|(what, p)| {
@@ -270,13 +297,11 @@ fn action(
         .collect();
     slow.extend(slowed(&d.pass_mb_per_s));
     (!slow.is_empty()).then(|| {
-        (
-            Action::Recheck,
-            format!(
-                "{}, move it to another slot and burn it in again; if it stays slow, return it",
-                slow.join(", ")
-            ),
-        )
+        let words = slow.join(", ");
+        let what = format!(
+            "{words}, move it to another slot and burn it in again; if it stays slow, return it"
+        );
+        (Action::Recheck, what)
     })
 }
 

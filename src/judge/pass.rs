@@ -14,7 +14,7 @@
 use super::Thresholds;
 use super::disk::{Facts, Judged, verdict};
 use super::peers::{PathFinding, pct_of_group_median, shared_path};
-use super::surface::{Profile, slow_regions};
+use super::surface::{Profile, SlowRegion, slow_regions};
 use crate::measure::PassKind;
 use crate::stats::median;
 
@@ -58,115 +58,26 @@ pub fn judge(
     serial: &[Option<f64>],
     th: &Thresholds,
 ) -> PassJudgement {
-    let groups: Vec<usize> = disks.iter().map(|f| f.group).collect();
-    let speeds: Vec<Option<f64>> = disks.iter().map(Facts::clean_speed).collect();
-    let times: Vec<Option<f64>> = disks
-        .iter()
-        .map(|f| {
-            (full && f.reached_end && f.bytes > 0)
-                .then(|| f.elapsed_s / f.bytes as f64)
-                .and_then(|t| f.clean(t))
-        })
-        .collect();
-    let pct_of_serial: Vec<Option<f64>> = disks
-        .iter()
-        .zip(serial)
-        .map(|(f, s)| match kind {
-            PassKind::Serial => None,
-            _ => s.zip(f.clean_speed()).map(|(s, v)| 100.0 * v / s),
-        })
-        .collect();
-    let finding = if kind == PassKind::Parallel {
-        let pairs: Vec<(f64, f64)> = serial
-            .iter()
-            .zip(&speeds)
-            .filter_map(|(s, v)| s.zip(*v))
-            .collect();
-        shared_path(&pairs, th)
-    } else {
-        None
-    };
-    let controllers = if kind == PassKind::Parallel {
-        controller_shares(disks, &pct_of_serial, th)
-    } else {
-        Vec::new()
-    };
-    // Disks behind one controller lost speed together and the others did
-    // not: that controller is the bottleneck, not a path all disks share.
-    let mut finding = finding;
-    if controllers.iter().any(|c| c.limited)
-        && let Some(f) = finding.as_mut()
-    {
-        f.shared_bottleneck = false;
-        let fine: Vec<f64> = controllers
-            .iter()
-            .filter(|c| !c.limited)
-            .flat_map(|c| c.disks.iter().filter_map(|i| pct_of_serial[*i]))
-            .collect();
-        f.median_pct_of_serial = median(&fine).unwrap_or(f.median_pct_of_serial);
-    }
+    let n = Numbers::of(kind, full, disks, serial);
+    let (finding, controllers) = path(kind, disks, &n, serial, th);
     let path_limited = kind == PassKind::Parallel && finding.is_some_and(|f| f.shared_bottleneck);
-    // The controller a disk sits behind, when that controller limited it.
-    let limited_by = |i: usize| {
-        controllers
-            .iter()
-            .find(|c| c.limited && c.disks.contains(&i))
-    };
-    // Disks behind a limiting controller are not compared with the others:
-    // their speed is the controller's share, not theirs.
-    let speeds_compared: Vec<Option<f64>> = speeds
-        .iter()
-        .enumerate()
-        .map(|(i, v)| v.filter(|_| limited_by(i).is_none()))
-        .collect();
-    let tails: Vec<Option<f64>> = disks.iter().map(|f| f.clean(f.p9999_us)).collect();
-    let pct = pct_of_group_median(&speeds_compared, &groups);
-    let tail_pct = pct_of_group_median(&tails, &groups);
-    let time_pct = pct_of_group_median(&times, &groups);
+    let peers = n.against_peers(kind, disks, &controllers);
     // Under a shared bottleneck the path sets each read's pace, and under
     // seek stress the seeks do: the serial pass judges the surface.
     let regions = if path_limited || kind == PassKind::Seek {
         vec![Vec::new(); disks.len()]
     } else {
-        let profiles: Vec<Profile> = disks
-            .iter()
-            .map(|f| Profile {
-                mb_per_s: f.surface_mb_per_s,
-                reads: f.surface_reads,
-                bytes: f.surface_bytes,
-                size: f.size_bytes,
-                group: f.group,
-            })
-            .collect();
-        slow_regions(&profiles)
-    };
-    // Seek pass: each disk's loss against its own serial speed, compared
-    // with its peers' loss (seeking costs every HDD most of its speed).
-    let seek_pct = if kind != PassKind::Seek {
-        vec![None; disks.len()]
-    } else if pct_of_serial.iter().any(Option::is_some) {
-        pct_of_group_median(&pct_of_serial, &groups)
-    } else {
-        pct_of_group_median(&speeds, &groups)
+        surfaces(disks)
     };
     let array_kept = finding.map(|f| f.median_pct_of_serial);
     let judged = regions
         .into_iter()
         .enumerate()
         .map(|(i, slow_regions)| {
-            let mut j = Judged {
-                pct_of_peers: pct[i],
-                pct_of_serial: pct_of_serial[i],
-                seek_pct_of_peers: seek_pct[i],
-                time_pct_of_peers: time_pct[i],
-                p9999_pct_of_peers: tail_pct[i],
-                peers_median_mb_per_s: group_median(&speeds, &groups, groups[i]),
-                slow_regions,
-                ..Judged::default()
-            };
+            let mut j = peers.of(i, &n, slow_regions);
             // Behind a limiting controller a disk is judged against its
             // controller's share: slow only when it lost more than that.
-            let (limited, kept) = match limited_by(i) {
+            let (limited, kept) = match limited_by(&controllers, i) {
                 Some(c) => {
                     j.slow_regions.clear();
                     (false, Some(c.kept_pct))
@@ -177,19 +88,165 @@ pub fn judge(
             j
         })
         .collect();
-    let clean = |v: &[Option<f64>]| median(&v.iter().flatten().copied().collect::<Vec<_>>());
-    let elapsed: Vec<Option<f64>> = disks
-        .iter()
-        .zip(&times)
-        .map(|(f, t)| t.map(|_| f.elapsed_s))
-        .collect();
     PassJudgement {
         disks: judged,
         finding,
         controllers,
-        median_mb_per_s: clean(&speeds),
-        median_elapsed_s: clean(&elapsed),
+        median_mb_per_s: clean_median(&n.speeds),
+        median_elapsed_s: clean_median(&n.elapsed(disks)),
     }
+}
+
+/// The median of the values there are.
+fn clean_median(v: &[Option<f64>]) -> Option<f64> {
+    median(&v.iter().flatten().copied().collect::<Vec<_>>())
+}
+
+/// What each disk of a pass is compared on, before any rule.
+struct Numbers {
+    /// Each disk's peer group.
+    groups: Vec<usize>,
+    /// Clean window MB/s.
+    speeds: Vec<Option<f64>>,
+    /// Full passes: seconds per byte of a disk read cleanly to the end.
+    times: Vec<Option<f64>>,
+    /// Parallel and seek passes: % of the disk's own serial speed.
+    pct_of_serial: Vec<Option<f64>>,
+}
+
+impl Numbers {
+    fn of(kind: PassKind, full: bool, disks: &[Facts], serial: &[Option<f64>]) -> Self {
+        let time = |f: &Facts| {
+            (full && f.reached_end && f.bytes > 0)
+                .then(|| f.elapsed_s / f.bytes as f64)
+                .and_then(|t| f.clean(t))
+        };
+        let of_serial = |(f, s): (&Facts, &Option<f64>)| match kind {
+            PassKind::Serial => None,
+            _ => s.zip(f.clean_speed()).map(|(s, v)| 100.0 * v / s),
+        };
+        Self {
+            groups: disks.iter().map(|f| f.group).collect(),
+            speeds: disks.iter().map(Facts::clean_speed).collect(),
+            times: disks.iter().map(time).collect(),
+            pct_of_serial: disks.iter().zip(serial).map(of_serial).collect(),
+        }
+    }
+
+    /// Each disk's share of its peer group's median: speed (disks behind a
+    /// limiting controller are not compared with the others: their speed
+    /// is the controller's share, not theirs), latency tail, completion
+    /// time, and in the seek pass the loss against its own serial speed
+    /// (seeking costs every HDD most of its speed).
+    fn against_peers(
+        &self,
+        kind: PassKind,
+        disks: &[Facts],
+        controllers: &[ControllerShare],
+    ) -> Peers {
+        let groups = &self.groups;
+        let compared: Vec<Option<f64>> = (self.speeds.iter().enumerate())
+            .map(|(i, v)| v.filter(|_| limited_by(controllers, i).is_none()))
+            .collect();
+        let tails: Vec<Option<f64>> = disks.iter().map(|f| f.clean(f.p9999_us)).collect();
+        let seek = if kind != PassKind::Seek {
+            vec![None; disks.len()]
+        } else if self.pct_of_serial.iter().any(Option::is_some) {
+            pct_of_group_median(&self.pct_of_serial, groups)
+        } else {
+            pct_of_group_median(&self.speeds, groups)
+        };
+        Peers {
+            speed: pct_of_group_median(&compared, groups),
+            tail: pct_of_group_median(&tails, groups),
+            time: pct_of_group_median(&self.times, groups),
+            seek,
+        }
+    }
+
+    /// The seconds of the disks whose completion time counts.
+    fn elapsed(&self, disks: &[Facts]) -> Vec<Option<f64>> {
+        (disks.iter().zip(&self.times))
+            .map(|(f, t)| t.map(|_| f.elapsed_s))
+            .collect()
+    }
+}
+
+/// Each disk's % of its peers' median, by what is compared.
+struct Peers {
+    speed: Vec<Option<f64>>,
+    tail: Vec<Option<f64>>,
+    time: Vec<Option<f64>>,
+    seek: Vec<Option<f64>>,
+}
+
+impl Peers {
+    /// Disk `i`'s comparisons, not yet judged.
+    fn of(&self, i: usize, n: &Numbers, slow_regions: Vec<SlowRegion>) -> Judged {
+        Judged {
+            pct_of_peers: self.speed[i],
+            pct_of_serial: n.pct_of_serial[i],
+            seek_pct_of_peers: self.seek[i],
+            time_pct_of_peers: self.time[i],
+            p9999_pct_of_peers: self.tail[i],
+            peers_median_mb_per_s: group_median(&n.speeds, &n.groups, n.groups[i]),
+            slow_regions,
+            ..Judged::default()
+        }
+    }
+}
+
+/// Parallel pass: what it says about the path all disks share, and each
+/// controller's share. Disks behind one controller lost speed together and
+/// the others did not: that controller is the bottleneck, not a path all
+/// disks share.
+fn path(
+    kind: PassKind,
+    disks: &[Facts],
+    n: &Numbers,
+    serial: &[Option<f64>],
+    th: &Thresholds,
+) -> (Option<PathFinding>, Vec<ControllerShare>) {
+    if kind != PassKind::Parallel {
+        return (None, Vec::new());
+    }
+    let pairs: Vec<(f64, f64)> = (serial.iter().zip(&n.speeds))
+        .filter_map(|(s, v)| s.zip(*v))
+        .collect();
+    let mut finding = shared_path(&pairs, th);
+    let controllers = controller_shares(disks, &n.pct_of_serial, th);
+    if controllers.iter().any(|c| c.limited)
+        && let Some(f) = finding.as_mut()
+    {
+        f.shared_bottleneck = false;
+        let fine: Vec<f64> = (controllers.iter().filter(|c| !c.limited))
+            .flat_map(|c| c.disks.iter().filter_map(|i| n.pct_of_serial[*i]))
+            .collect();
+        f.median_pct_of_serial = median(&fine).unwrap_or(f.median_pct_of_serial);
+    }
+    (finding, controllers)
+}
+
+/// The controller disk `i` sits behind, when that controller limited it.
+fn limited_by(controllers: &[ControllerShare], i: usize) -> Option<&ControllerShare> {
+    controllers
+        .iter()
+        .find(|c| c.limited && c.disks.contains(&i))
+}
+
+/// Each disk's slow regions of its surface, against its peers'.
+fn surfaces(disks: &[Facts]) -> Vec<Vec<SlowRegion>> {
+    let profiles: Vec<Profile> = disks
+        .iter()
+        .map(|f| Profile {
+            mb_per_s: f.surface_mb_per_s,
+            reads: f.surface_reads,
+            bytes: f.surface_bytes,
+            size: f.size_bytes,
+            group: f.group,
+        })
+        .collect();
+    slow_regions(&profiles)
 }
 
 /// Each controller's median share of serial speed kept in the parallel

@@ -66,19 +66,7 @@ pub struct BurnPlan {
 impl BurnPlan {
     /// Resolves `args` into a plan, or refuses (one line, nothing written).
     pub fn resolve(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> anyhow::Result<Self> {
-        if args.io.block == 0
-            || !args.io.block.is_multiple_of(BLOCK as u64)
-            || args.io.block > 1 << 30
-        {
-            bail!(
-                "--block {}: give a multiple of 4 KiB up to 1g (the default is 4m)",
-                args.io.block
-            );
-        }
-        if args.passes == Some(0) {
-            bail!("--passes 0: give at least 1");
-        }
-        super::check_io_timeout(args.io.io_timeout).map_err(anyhow::Error::msg)?;
+        check_flags(args)?;
         let (engine, depth) = args
             .io
             .engine()
@@ -90,39 +78,8 @@ impl BurnPlan {
             let points = fresh(&targets, args, argv, stop)?;
             (targets, locks, points, None)
         } else {
-            let (mut targets, locks) = targets(
-                &args.devices,
-                args.destructive,
-                args.range.as_deref(),
-                args.ignore_lock,
-            )?;
-            let store = state_store(&args.state)?;
-            let found = checkpoints(&store, &mut targets, args, stop)?;
-            // A resume finishes the outputs the run began with, unless told others.
-            if let Some(first) = found.as_ref().and_then(|p| began_with(&p[0])) {
-                (json, out) = outputs(
-                    args.json.as_deref().or(first.json.as_deref()),
-                    args.out.as_deref().or(first.out.as_deref()),
-                )?;
-            }
-            refuse_outputs_in(&args.state, json.as_ref(), out.as_deref())?;
-            if !args.yes && !std::io::stdin().is_terminal() {
-                bail!(
-                    "standard input is not a terminal, so no one can confirm: add --yes to burn in {} disk(s) from a script (nothing was written)",
-                    targets.len()
-                );
-            }
-            let points = match found {
-                Some(points) => points,
-                None => {
-                    if !args.wipe_signatures {
-                        for t in &targets {
-                            refuse_signature(&t.dev, &Bounds::new(stop, args.io.io_timeout))?;
-                        }
-                    }
-                    fresh(&targets, args, argv, stop)?
-                }
-            };
+            let (targets, locks, points, store) =
+                to_write(args, argv, stop, (&mut json, &mut out))?;
             (targets, locks, points, Some(store))
         };
         check_memory(&points, depth)?;
@@ -170,6 +127,69 @@ impl BurnPlan {
     pub fn bounds(&self, stop: &StopFlag) -> Bounds {
         Bounds::new(stop, self.bounds_timeout)
     }
+}
+
+/// Refuses a `--block` or `--passes` the burn-in cannot use, and a bad
+/// `--io-timeout`.
+fn check_flags(args: &BurninArgs) -> anyhow::Result<()> {
+    let block = args.io.block;
+    if block == 0 || !block.is_multiple_of(BLOCK as u64) || block > 1 << 30 {
+        bail!("--block {block}: give a multiple of 4 KiB up to 1g (the default is 4m)");
+    }
+    if args.passes == Some(0) {
+        bail!("--passes 0: give at least 1");
+    }
+    super::check_io_timeout(args.io.io_timeout).map_err(anyhow::Error::msg)
+}
+
+/// A destructive run's disks, their locks, their checkpoints and the
+/// checkpoints' store.
+type ToWrite = (Vec<Target>, Vec<DiskLock>, Vec<Checkpoint>, Store);
+
+/// What a destructive run writes: its disks (locked), their checkpoints
+/// (found for a resume, else fresh, a disk with a filesystem or RAID
+/// signature refused unless `--wipe-signatures`) and the checkpoints'
+/// store. A resume finishes the outputs the run began with, unless told
+/// others; no one at a terminal to confirm needs `--yes`.
+fn to_write(
+    args: &BurninArgs,
+    argv: &[String],
+    stop: &StopFlag,
+    (json, out): (&mut Option<Output>, &mut Option<PathBuf>),
+) -> anyhow::Result<ToWrite> {
+    let (mut targets, locks) = targets(
+        &args.devices,
+        args.destructive,
+        args.range.as_deref(),
+        args.ignore_lock,
+    )?;
+    let store = state_store(&args.state)?;
+    let found = checkpoints(&store, &mut targets, args, stop)?;
+    if let Some(first) = found.as_ref().and_then(|p| began_with(&p[0])) {
+        (*json, *out) = outputs(
+            args.json.as_deref().or(first.json.as_deref()),
+            args.out.as_deref().or(first.out.as_deref()),
+        )?;
+    }
+    refuse_outputs_in(&args.state, json.as_ref(), out.as_deref())?;
+    if !args.yes && !std::io::stdin().is_terminal() {
+        bail!(
+            "standard input is not a terminal, so no one can confirm: add --yes to burn in {} disk(s) from a script (nothing was written)",
+            targets.len()
+        );
+    }
+    let points = match found {
+        Some(points) => points,
+        None => {
+            if !args.wipe_signatures {
+                for t in &targets {
+                    refuse_signature(&t.dev, &Bounds::new(stop, args.io.io_timeout))?;
+                }
+            }
+            fresh(&targets, args, argv, stop)?
+        }
+    };
+    Ok((targets, locks, points, store))
 }
 
 /// `--json FILE` and `--out DIR`, resolved and proven writable.

@@ -225,6 +225,40 @@ pub fn check_io_timeout(t: Duration) -> Result<(), String> {
 }
 
 fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
+    check_values(args)?;
+    let (json, csv) = outputs(args)?;
+    let (engine, queue_depth) = args.io.engine().map_err(PlanError::BadValue)?;
+    Ok(Settings {
+        block: args.io.block,
+        engine,
+        queue_depth,
+        sample: args.sample,
+        serial_full: args.full_serial,
+        parallel_full: args.full,
+        passes: args.passes,
+        thresholds: Thresholds {
+            slow_pct: args.slow_pct,
+            fast_pct: args.fast_pct,
+            stall_ms: args.stall_ms as f64,
+        },
+        json,
+        out: args.output.out.clone(),
+        progress: args.output.progress,
+        progress_interval: args.output.progress_interval,
+        max_errors: args.max_errors,
+        slow_read: Duration::from_millis(args.slow_read_ms),
+        buckets: args.buckets,
+        csv,
+        spots: args.spots,
+        seek_readers: args.seek.then_some(args.seek_readers),
+        ignore_lock: args.ignore_lock,
+        io_timeout: args.io.io_timeout,
+    })
+}
+
+/// Refuses a flag's value outside what the check can use, naming the flag,
+/// the range and the default.
+fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
     let bad = |m: String| Err(PlanError::BadValue(m));
     check_io_timeout(args.io.io_timeout).map_err(PlanError::BadValue)?;
     if args.sample < defaults::MIN_SAMPLE {
@@ -296,6 +330,12 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
             defaults::SEEK_READERS
         ));
     }
+    Ok(())
+}
+
+/// The `--json` and `--csv` outputs resolved, and no two outputs (those and
+/// the `--out` bundle's files) the same file.
+fn outputs(args: &CheckArgs) -> Result<(Option<Output>, Option<Output>), PlanError> {
     let resolve = |flag: &str, p: &Option<PathBuf>| {
         p.as_deref()
             .map(|p| Output::resolve(flag, p, true).map_err(PlanError::Output))
@@ -315,33 +355,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         }));
     }
     output::refuse_duplicates(named).map_err(PlanError::Output)?;
-    let (engine, queue_depth) = args.io.engine().map_err(PlanError::BadValue)?;
-    Ok(Settings {
-        block: args.io.block,
-        engine,
-        queue_depth,
-        sample: args.sample,
-        serial_full: args.full_serial,
-        parallel_full: args.full,
-        passes: args.passes,
-        thresholds: Thresholds {
-            slow_pct: args.slow_pct,
-            fast_pct: args.fast_pct,
-            stall_ms: args.stall_ms as f64,
-        },
-        json,
-        out: args.output.out.clone(),
-        progress: args.output.progress,
-        progress_interval: args.output.progress_interval,
-        max_errors: args.max_errors,
-        slow_read: Duration::from_millis(args.slow_read_ms),
-        buckets: args.buckets,
-        csv,
-        spots: args.spots,
-        seek_readers: args.seek.then_some(args.seek_readers),
-        ignore_lock: args.ignore_lock,
-        io_timeout: args.io.io_timeout,
-    })
+    Ok((json, csv))
 }
 
 /// The files `--out DIR` writes (and `charts/`).
