@@ -1,0 +1,179 @@
+//! Reading result files for the fleet report: check and burn-in JSON
+//! ([`Doc`]), old or new schema, with their header; a fleet report's own
+//! JSON or an iozone result is refused by name, a damaged file skipped with
+//! why. It must not judge what it reads (the fleet's rules are in
+//! `fleet`'s other files).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{RunKind, sane};
+use crate::header::Header;
+use crate::report::burnin::BurnReport;
+use crate::report::{LinkFinding, Report, SCHEMA_VERSION};
+
+/// One result file, read.
+#[derive(Debug, Clone)]
+pub enum Doc {
+    Check(Box<Report>),
+    Burnin(Box<BurnReport>),
+}
+
+impl Doc {
+    /// The header it opens with.
+    pub(super) fn header(&self) -> &Header {
+        match self {
+            Doc::Check(r) => &r.header,
+            Doc::Burnin(r) => &r.header,
+        }
+    }
+
+    /// The host it ran on, and that machine's id where known.
+    pub(super) fn host(&self) -> (&str, Option<&str>) {
+        let h = self.header();
+        (&h.host, h.machine.machine_id.as_deref())
+    }
+
+    /// When the run began (RFC 3339).
+    pub(super) fn started_at(&self) -> &str {
+        &self.header().started_at
+    }
+
+    /// When its result was written (RFC 3339): a resumed burn-in keeps its
+    /// `started_at`, its later result is later by this.
+    pub(super) fn finished_at(&self) -> &str {
+        &self.header().finished_at
+    }
+
+    /// Whether the run ended by itself, every pass done (not stopped by a
+    /// signal; for a check, not a copy saved while it went on). A burn-in
+    /// writes its result once, at its end: one written before the shared
+    /// header has no `complete`, and is whole unless interrupted.
+    pub(super) fn finished(&self) -> bool {
+        let h = self.header();
+        !h.interrupted && (h.complete || matches!(self, Doc::Burnin(_)))
+    }
+
+    /// A check, a burn-in or a read-only soak.
+    pub(super) fn kind(&self) -> RunKind {
+        match self {
+            Doc::Check(_) => RunKind::Check,
+            Doc::Burnin(r) if r.read_only => RunKind::Soak,
+            Doc::Burnin(_) => RunKind::Burnin,
+        }
+    }
+
+    /// The links below their maximum it found.
+    pub(super) fn links(&self) -> &[LinkFinding] {
+        match self {
+            Doc::Check(r) => &r.summary.links,
+            Doc::Burnin(r) => &r.summary.links,
+        }
+    }
+}
+
+/// Whether two results ran on one host: the same machine id where both
+/// know it, else the same host name.
+pub(super) fn same_host(a: (&str, Option<&str>), b: (&str, Option<&str>)) -> bool {
+    match (a.1, b.1) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.0 == b.0,
+    }
+}
+
+/// Reads one result file; why not, in one line.
+pub fn load(path: &Path) -> Result<Doc, String> {
+    let bytes = crate::input::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        if e.is_eof() {
+            format!(
+                "{}: truncated (the JSON ends early; was the run or the copy cut short?)",
+                path.display()
+            )
+        } else {
+            format!("{}: not JSON ({e})", path.display())
+        }
+    })?;
+    let version = v["schema_version"].as_u64().unwrap_or(1);
+    // Before the shared header a check had no kind, a burn-in no tool.
+    let is_burnin = v["kind"] == "burnin";
+    let is_check = v["kind"] == "check" || (v["kind"].is_null() && v["tool"] == "arrayburn");
+    if let Some(other @ ("iozone" | "fleet")) = v["kind"].as_str() {
+        return Err(format!(
+            "{}: an arrayburn {other} document, not a check's or burn-in's result; give the results of check or burnin",
+            path.display()
+        ));
+    }
+    if !is_check && !is_burnin {
+        return Err(format!(
+            "{}: not an arrayburn result (no \"tool\": \"arrayburn\" or \"kind\": \"burnin\")",
+            path.display()
+        ));
+    }
+    if version > u64::from(SCHEMA_VERSION) {
+        return Err(format!(
+            "{}: schema_version {version} is newer than this arrayburn reads ({SCHEMA_VERSION}); use a newer arrayburn",
+            path.display()
+        ));
+    }
+    sane::clean(&mut v).map_err(|e| {
+        format!(
+            "{}: {e}: the file is damaged or was edited; remove it from the inputs",
+            path.display()
+        )
+    })?;
+    let typed = |e: serde_json::Error| {
+        format!(
+            "{}: an arrayburn result this version cannot read ({e})",
+            path.display()
+        )
+    };
+    if is_burnin {
+        serde_json::from_value(v)
+            .map(|r| Doc::Burnin(Box::new(r)))
+            .map_err(typed)
+    } else {
+        serde_json::from_value(v)
+            .map(|r| Doc::Check(Box::new(r)))
+            .map_err(typed)
+    }
+}
+
+/// Whether `path` is a fleet report (`report --out` wrote it), not a run's
+/// result.
+pub fn is_fleet(path: &Path) -> bool {
+    crate::input::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .is_some_and(|v| v["kind"] == "fleet")
+}
+
+/// The files named: a file as given, a directory searched (not through
+/// symlinks) for `*.json`, sorted.
+pub fn files(given: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for g in given {
+        if g.is_dir() {
+            let mut stack = vec![g.clone()];
+            while let Some(dir) = stack.pop() {
+                let Ok(rd) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                for e in rd.flatten() {
+                    let Ok(ft) = e.file_type() else { continue };
+                    if ft.is_dir() {
+                        stack.push(e.path());
+                    } else if ft.is_file() && e.path().extension().is_some_and(|x| x == "json") {
+                        out.push(e.path());
+                    }
+                }
+            }
+        } else {
+            out.push(g.clone());
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}

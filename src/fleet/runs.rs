@@ -1,0 +1,286 @@
+//! What each run said of itself, in the fleet report: a run whose own
+//! verdict is not healthy (found something, could not judge a disk, did not
+//! finish), and whether a later run of the same disks supersedes it. It
+//! must not compare disks across runs (that is `fleet`'s samples and
+//! outliers) and must not word anything beyond the runs' own sentences.
+
+use serde::{Deserialize, Serialize};
+
+use super::load::{Doc, same_host};
+use super::{RunKind, RunState, Sample};
+use crate::judge::burnin::{DiskVerdict, RunVerdict};
+
+/// A run whose own verdict is not healthy: it found something, could not
+/// judge a disk, or did not finish.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunFinding {
+    pub host: String,
+    /// The result file, when the run began and what it was (`"check"`,
+    /// `"burnin"`, `"soak"`).
+    pub source: String,
+    pub started_at: String,
+    pub kind: RunKind,
+    /// `"flagged"` (a disk or link to act on), `"not_judged"` (nothing
+    /// found, but a disk could not be compared), `"interrupted"` (a signal
+    /// stopped it) or `"incomplete"` (the file is a copy saved while the
+    /// run went on, or a disk's run ended early).
+    pub state: RunState,
+    /// What it found or could not decide, a line each, each naming its disk
+    /// (the run's own sentences).
+    pub what: Vec<String>,
+    /// The disks those are about (paths as that run gave them).
+    pub disks: Vec<String>,
+    /// A later run of the same host and kind that measured all those disks
+    /// again, at least as far, to its end: its file. Then this finding is
+    /// listed, not counted (the later run's verdict stands).
+    pub superseded_by: Option<String>,
+}
+
+/// What one run said of itself, where it is not healthy: state, lines, and
+/// the disks concerned. A finding counts also in a run that was interrupted
+/// or did not finish (it was measured); such a run with none is named as
+/// what it is, never as healthy.
+fn own_verdict(doc: &Doc) -> Option<(RunState, Vec<String>, Vec<String>)> {
+    let (advice, links, message) = match doc {
+        Doc::Check(r) => (
+            &r.summary.disk_verdicts,
+            &r.summary.links,
+            &r.summary.message,
+        ),
+        Doc::Burnin(r) => (
+            &r.summary.disk_verdicts,
+            &r.summary.links,
+            &r.summary.message,
+        ),
+    };
+    let paths: Vec<String> = match doc {
+        Doc::Check(r) => r.disks.iter().map(|d| d.path.clone()).collect(),
+        Doc::Burnin(r) => r.disks.iter().map(|d| d.path.clone()).collect(),
+    };
+    // Why the run is not whole, if it is not: (state, words, the disks
+    // not measured whole).
+    let short: Option<(RunState, String, Vec<String>)> = match doc {
+        Doc::Check(r) if r.header.interrupted => Some((RunState::Interrupted, message.clone(), paths.clone())),
+        Doc::Check(r) if !r.header.complete => Some((
+            RunState::Incomplete,
+            "the file is a copy saved while the check went on: it never finished (killed, or still running)".into(),
+            paths.clone(),
+        )),
+        Doc::Burnin(r) if r.header.interrupted => {
+            let at: Vec<String> = r
+                .disks
+                .iter()
+                .filter_map(|d| {
+                    crate::report::burnin::stopped_at(d, r.passes).map(|w| format!("{}: {w}", d.path))
+                })
+                .collect();
+            let words = std::iter::once(message.clone()).chain(at).collect::<Vec<_>>().join("; ");
+            Some((RunState::Interrupted, words, paths.clone()))
+        }
+        Doc::Burnin(r) => {
+            let cut: Vec<String> = r
+                .disks
+                .iter()
+                .filter(|d| d.verdict == DiskVerdict::Interrupted || !burned_whole(d, r.read_only))
+                .map(|d| d.path.clone())
+                .collect();
+            (!cut.is_empty()).then(|| {
+                let words = format!("{}: not burned whole (its run ended early)", cut.join(", "));
+                (RunState::Incomplete, words, cut)
+            })
+        }
+        _ => None,
+    };
+    let mut what: Vec<String> = advice.iter().map(|a| a.sentence.clone()).collect();
+    what.extend(links.iter().map(crate::judge::links::sentence));
+    let mut disks: Vec<String> = advice.iter().map(|a| a.path.clone()).collect();
+    disks.extend(links.iter().flat_map(|l| l.disks.iter().cloned()));
+    // Disks with nothing found that the run could not compare.
+    let unjudged: Vec<String> = match doc {
+        Doc::Check(r) => r.summary.not_compared.clone(),
+        Doc::Burnin(r) => r
+            .disks
+            .iter()
+            .filter(|d| d.verdict == DiskVerdict::NotJudged)
+            .map(|d| d.path.clone())
+            .collect(),
+    };
+    let unjudged_words = |p: &String| {
+        format!(
+            "{p}: nothing found, but not compared with peers (measured too briefly, or no peer of its model, size and kind)"
+        )
+    };
+    let (flagged, not_judged) = match doc {
+        Doc::Check(r) => (
+            r.summary.verdict == crate::judge::ArrayVerdict::Flagged,
+            r.summary.verdict == crate::judge::ArrayVerdict::NotJudged,
+        ),
+        Doc::Burnin(r) => (
+            r.summary.verdict == RunVerdict::Flagged,
+            r.summary.verdict == RunVerdict::NotJudged,
+        ),
+    };
+    if !what.is_empty() || flagged {
+        if what.is_empty() {
+            what.push(message.clone());
+            disks = paths.clone();
+        }
+        if let Some((state, words, _)) = short {
+            what.insert(0, format!("{}: {words}", state.word()));
+        }
+        what.extend(
+            unjudged
+                .iter()
+                .filter(|p| !disks.contains(p))
+                .map(unjudged_words),
+        );
+        return Some((RunState::Flagged, what, dedup(disks)));
+    }
+    if let Some((state, words, cut)) = short {
+        return Some((state, vec![words], cut));
+    }
+    (not_judged || !unjudged.is_empty()).then(|| {
+        let disks = if unjudged.is_empty() { paths } else { unjudged };
+        let what = disks.iter().map(unjudged_words).collect();
+        (RunState::NotJudged, what, disks)
+    })
+}
+
+fn dedup(mut v: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    v.retain(|x| seen.insert(x.clone()));
+    v
+}
+
+/// Whether a burn-in disk was written and verified over its whole range,
+/// every pass (a result without a `place` predates it: taken as whole); a
+/// soak's, read whole at least once. A disk that went away or hung was not.
+fn burned_whole(d: &crate::report::burnin::BurnDisk, read_only: bool) -> bool {
+    let b = &d.burn;
+    let done = if read_only {
+        b.passes_done >= 1
+    } else {
+        b.place
+            .is_none_or(|p| p.phase == crate::burnin::record::Phase::Done)
+    };
+    done && !b.device_gone && b.hung.is_none()
+}
+
+/// How much of one disk a run measured, to tell whether a later run
+/// measured it again at least as far.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Measured {
+    /// A check: whether a pass read it to its last byte, else the sample
+    /// (seconds) each pass read of it.
+    Read { whole: bool, sample_s: f64 },
+    /// A burn-in or soak: its range, and whether every pass covered it.
+    Burned { start: u64, end: u64, whole: bool },
+}
+
+/// How much of the disk at `path` the run measured.
+pub(super) fn measured(doc: &Doc, path: &str) -> Option<Measured> {
+    match doc {
+        Doc::Check(r) => {
+            let mut rows = r
+                .passes
+                .iter()
+                .flat_map(|p| p.disks.iter().filter(|d| d.path == path))
+                .peekable();
+            rows.peek()?;
+            Some(Measured::Read {
+                whole: rows.any(|d| d.reached_end),
+                sample_s: r.options.sample_s,
+            })
+        }
+        Doc::Burnin(r) => r
+            .disks
+            .iter()
+            .find(|d| d.path == path)
+            .map(|d| Measured::Burned {
+                start: d.start_byte,
+                end: d.end_byte,
+                whole: !r.header.interrupted
+                    && d.verdict != DiskVerdict::Interrupted
+                    && burned_whole(d, r.read_only),
+            }),
+    }
+}
+
+/// Whether `later` measured at least what `earlier` did.
+fn covers(later: Measured, earlier: Measured) -> bool {
+    match (later, earlier) {
+        (
+            Measured::Read { whole, sample_s },
+            Measured::Read {
+                whole: was_whole,
+                sample_s: was,
+            },
+        ) => whole || (!was_whole && sample_s >= was),
+        (
+            Measured::Burned { start, end, whole },
+            Measured::Burned {
+                start: s, end: e, ..
+            },
+        ) => whole && start <= s && end >= e,
+        _ => false,
+    }
+}
+
+/// Each run's own verdict where it is not healthy, in the order read; a
+/// finding is superseded by the latest later run of the same host and
+/// kind (a burn-in also supersedes a soak) that was not interrupted,
+/// finished, and measured each disk it names (the same disk, by WWN or
+/// serial) at least as far: a check that read it whole, or sampled it as
+/// long where it was sampled; a burn-in over at least its range, whole.
+pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFinding> {
+    let key = |source: &str, path: &str| {
+        samples
+            .iter()
+            .find(|s| s.source == source && s.path == path)
+            .map(Sample::key)
+    };
+    let later =
+        |a: &Doc, b: &Doc| (b.started_at(), b.finished_at()) > (a.started_at(), a.finished_at());
+    let mut out = Vec::new();
+    for (source, doc) in docs {
+        let Some((state, what, disks)) = own_verdict(doc) else {
+            continue;
+        };
+        let superseded_by = docs
+            .iter()
+            .filter(|(_, d)| {
+                same_host(d.host(), doc.host())
+                    && later(doc, d)
+                    && (d.kind() == doc.kind()
+                        || (d.kind() == RunKind::Burnin && doc.kind() == RunKind::Soak))
+                    && d.finished()
+            })
+            .filter(|(src, d)| {
+                disks.iter().all(|p| {
+                    let (Some(k), Some(then)) = (key(source, p), measured(doc, p)) else {
+                        return false;
+                    };
+                    samples
+                        .iter()
+                        .filter(|s| &s.source == src && s.key() == k)
+                        .any(|s| measured(d, &s.path).is_some_and(|now| covers(now, then)))
+                })
+            })
+            .max_by(|a, b| {
+                (a.1.started_at(), a.1.finished_at()).cmp(&(b.1.started_at(), b.1.finished_at()))
+            })
+            .map(|(src, _)| src.clone());
+        let (host, _) = doc.host();
+        out.push(RunFinding {
+            host: host.into(),
+            source: source.clone(),
+            started_at: doc.started_at().into(),
+            kind: doc.kind(),
+            state,
+            what,
+            disks,
+            superseded_by,
+        });
+    }
+    out
+}
