@@ -99,6 +99,8 @@ def main():
     ap.add_argument("--against", help="another arrayburn binary (an earlier build) read alongside")
     ap.add_argument("--no-fio", action="store_true", help="compare arrayburn builds only")
     args = ap.parse_args()
+    if args.no_fio and not args.against:
+        ap.error("--no-fio compares two arrayburn builds: give the earlier one with --against")
     depths = [int(d) for d in args.depths.split(",")]
     bs = args.block
 

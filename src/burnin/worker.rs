@@ -611,18 +611,17 @@ impl BurnPass<'_> {
         } = l;
         let (at, len) = (chunk.offset(), chunk.len() as u64);
         out.timed(pass, Phase::Write, at, service);
-        if let Err(e) = done.whole() {
+        let whole = done.whole();
+        let mut buf = done.buf;
+        if let Err(e) = whole {
             if is_gone(&e) {
                 out.device_gone = true;
                 out.add(pass, at, len, Class::WriteError, e.to_string());
                 return Err(Halt::Stopped);
             }
-            let mut buf = done.buf;
             self.rewrite(lands.probe, buf.slice_mut(chunk.len()), at, out)?;
-            let _ = lands.empty.send(buf);
-        } else {
-            let _ = lands.empty.send(done.buf);
         }
+        let _ = lands.empty.send(buf);
         w.pos = at + len;
         out.written_bytes += len;
         w.stretch

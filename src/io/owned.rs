@@ -168,10 +168,9 @@ pub trait OwnedIo: Send {
     fn room(&self) -> bool {
         self.in_flight() < self.depth()
     }
-    /// Starts writing the first `len` bytes of `buf` at `offset`.
-    fn write(&mut self, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused>;
-    /// Starts reading `len` bytes at `offset` into `buf`.
-    fn read(&mut self, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused>;
+    /// Starts moving `len` bytes at `offset` into (`Dir::Read`) or out of
+    /// (`Dir::Write`) the start of `buf`.
+    fn start(&mut self, dir: Dir, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused>;
     /// Waits for a request to finish (any of those in flight); `Ok(None)`
     /// when none is in flight.
     fn wait(&mut self, until: Until) -> Result<Option<Done>, Halt>;
@@ -179,9 +178,6 @@ pub trait OwnedIo: Send {
     /// flight: what was written before is then on the media, or the
     /// error says it may not be.
     fn sync(&mut self, until: Until) -> Result<io::Result<()>, Halt>;
-    /// How it does I/O, as the report names it.
-    fn name(&self) -> &'static str;
-
     /// `count` buffers of `len` bytes for its requests: where the engine
     /// can, registered with the kernel once, so that a request on one
     /// costs no page pinning (any buffer may still be used).
@@ -198,14 +194,6 @@ pub trait OwnedIo: Send {
             if !matches!(self.wait(until), Ok(Some(_))) {
                 break;
             }
-        }
-    }
-
-    /// Starts moving the first `len` bytes of `buf` at `offset`, `dir`.
-    fn start(&mut self, dir: Dir, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
-        match dir {
-            Dir::Read => self.read(buf, len, offset),
-            Dir::Write => self.write(buf, len, offset),
         }
     }
 
@@ -339,7 +327,8 @@ impl ThreadIo {
         })
     }
 
-    fn start(&mut self, op: Op, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
+    /// Hands the thread a request (it takes one at a time).
+    fn send(&mut self, op: Op, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
         if self.bounds.is_hung() {
             return Err((buf, self.bounds.hung_error()));
         }
@@ -422,12 +411,12 @@ impl OwnedIo for ThreadIo {
         usize::from(self.flying.is_some())
     }
 
-    fn write(&mut self, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
-        self.start(Op::Write, buf, len, offset)
-    }
-
-    fn read(&mut self, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
-        self.start(Op::Read, buf, len, offset)
+    fn start(&mut self, dir: Dir, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
+        let op = match dir {
+            Dir::Read => Op::Read,
+            Dir::Write => Op::Write,
+        };
+        self.send(op, buf, len, offset)
     }
 
     fn wait(&mut self, until: Until) -> Result<Option<Done>, Halt> {
@@ -462,10 +451,6 @@ impl OwnedIo for ThreadIo {
         }
         Ok(self.reply(until)?.map_or(Ok(()), |r| r.result.map(|_| ())))
     }
-
-    fn name(&self) -> &'static str {
-        "psync"
-    }
 }
 
 #[cfg(test)]
@@ -498,17 +483,19 @@ mod tests {
         let stop = StopFlag::default();
         let bounds = Bounds::new(&stop, Duration::from_millis(300));
         let mut io = ThreadIo::on(open(), &bounds).unwrap();
-        io.read(AlignedBuf::new(4096), 4096, 0).unwrap();
+        io.start(Dir::Read, AlignedBuf::new(4096), 4096, 0).unwrap();
         let began = Instant::now();
         assert_eq!(io.wait(Until::Stop).unwrap_err(), Halt::Hung);
         assert!(began.elapsed() >= Duration::from_millis(300));
         assert!(bounds.is_hung());
-        let (_, e) = io.read(AlignedBuf::new(4096), 4096, 0).unwrap_err();
+        let (_, e) = io
+            .start(Dir::Read, AlignedBuf::new(4096), 4096, 0)
+            .unwrap_err();
         assert!(is_hung(&e), "{e}");
         // A stop ends a wait at once; a deadline ends one that ignores it.
         let bounds = Bounds::new(&stop, Duration::from_secs(60));
         let mut io = ThreadIo::on(open(), &bounds).unwrap();
-        io.read(AlignedBuf::new(4096), 4096, 0).unwrap();
+        io.start(Dir::Read, AlignedBuf::new(4096), 4096, 0).unwrap();
         let soon = Instant::now() + Duration::from_millis(100);
         assert_eq!(io.wait(Until::Deadline(soon)).unwrap_err(), Halt::Late);
         stop.stop();

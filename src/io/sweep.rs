@@ -67,11 +67,6 @@ impl Sweep {
         }
     }
 
-    /// How it does I/O, as the report names it.
-    pub fn name(&self) -> &'static str {
-        self.io.name()
-    }
-
     /// Requests it keeps in flight at most.
     pub fn depth(&self) -> usize {
         self.io.depth()
@@ -131,7 +126,7 @@ impl Sweep {
 
     fn landed(&mut self, chunk: Chunk, done: Done) -> Landed {
         let from = self.last_end.map_or(done.began, |e| e.max(done.began));
-        self.last_end = Some(self.last_end.map_or(done.ended, |e| e.max(done.ended)));
+        self.clock_from(done.ended);
         Landed {
             chunk,
             service: done.ended.saturating_duration_since(from),
@@ -346,15 +341,17 @@ mod tests {
         fn in_flight(&self) -> usize {
             self.flying.len()
         }
-        fn write(&mut self, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
-            self.flying.push((buf, len, offset, Dir::Write));
-            Ok(())
-        }
-        fn read(&mut self, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
-            if offset == 12288 {
+        fn start(
+            &mut self,
+            dir: Dir,
+            buf: AlignedBuf,
+            len: usize,
+            offset: u64,
+        ) -> Result<(), Refused> {
+            if dir == Dir::Read && offset == 12288 {
                 return Err((buf, io::Error::other("refused")));
             }
-            self.flying.push((buf, len, offset, Dir::Read));
+            self.flying.push((buf, len, offset, dir));
             Ok(())
         }
         fn wait(&mut self, _: Until) -> Result<Option<Done>, Halt> {
@@ -381,9 +378,6 @@ mod tests {
         }
         fn sync(&mut self, _: Until) -> Result<io::Result<()>, Halt> {
             Ok(Ok(()))
-        }
-        fn name(&self) -> &'static str {
-            "backwards"
         }
     }
 

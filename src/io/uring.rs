@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, opcode, squeue, types};
 
-use super::owned::{Bounds, Done, Halt, OwnedIo, Refused, Until};
+use super::owned::{Bounds, Dir, Done, Halt, OwnedIo, Refused, Until};
 use crate::device::buffer::AlignedBuf;
 
 /// The user data of the flush, of the wait for a stop and of the
@@ -33,7 +33,7 @@ struct Flying {
     buf: AlignedBuf,
     offset: u64,
     len: usize,
-    write: bool,
+    dir: Dir,
     began: Instant,
 }
 
@@ -115,15 +115,15 @@ impl OwnedRing {
         let index = index.map(|i| i as u16);
         macro_rules! request {
             ($target:expr) => {
-                match (index, f.write) {
-                    (Some(i), true) => opcode::WriteFixed::new($target, ptr, len, i)
+                match (index, f.dir) {
+                    (Some(i), Dir::Write) => opcode::WriteFixed::new($target, ptr, len, i)
                         .offset(at)
                         .build(),
-                    (Some(i), false) => opcode::ReadFixed::new($target, ptr, len, i)
+                    (Some(i), Dir::Read) => opcode::ReadFixed::new($target, ptr, len, i)
                         .offset(at)
                         .build(),
-                    (None, true) => opcode::Write::new($target, ptr, len).offset(at).build(),
-                    (None, false) => opcode::Read::new($target, ptr, len).offset(at).build(),
+                    (None, Dir::Write) => opcode::Write::new($target, ptr, len).offset(at).build(),
+                    (None, Dir::Read) => opcode::Read::new($target, ptr, len).offset(at).build(),
                 }
             };
         }
@@ -163,13 +163,8 @@ impl OwnedRing {
         Ok(())
     }
 
-    fn start(
-        &mut self,
-        buf: AlignedBuf,
-        len: usize,
-        offset: u64,
-        write: bool,
-    ) -> Result<(), Refused> {
+    /// Starts `dir` on `buf` in a free slot.
+    fn begin(&mut self, dir: Dir, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
         if self.bounds.is_hung() || self.leak {
             return Err((buf, self.bounds.hung_error()));
         }
@@ -181,7 +176,7 @@ impl OwnedRing {
             buf,
             offset,
             len,
-            write,
+            dir,
             began: Instant::now(),
         });
         match self.submit(slot) {
@@ -314,12 +309,8 @@ impl OwnedIo for OwnedRing {
         self.slots.iter().filter(|s| s.is_some()).count()
     }
 
-    fn write(&mut self, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
-        self.start(buf, len, offset, true)
-    }
-
-    fn read(&mut self, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
-        self.start(buf, len, offset, false)
+    fn start(&mut self, dir: Dir, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
+        self.begin(dir, buf, len, offset)
     }
 
     fn wait(&mut self, until: Until) -> Result<Option<Done>, Halt> {
@@ -356,10 +347,6 @@ impl OwnedIo for OwnedRing {
             Some(r) if r < 0 => Err(io::Error::from_raw_os_error(-r)),
             _ => Ok(()),
         })
-    }
-
-    fn name(&self) -> &'static str {
-        "io_uring"
     }
 
     /// Registers the buffers it lends (once per ring): a request on one
@@ -444,7 +431,6 @@ impl Drop for OwnedRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::Dir;
     use crate::stop::StopFlag;
 
     #[test]

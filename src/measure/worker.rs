@@ -510,12 +510,7 @@ impl ReadJob {
                 r.faults.gone = true;
                 r.record(ReadError::at(chunk, &e, ""), self.disk);
             }
-            Err(e) if is_hung(&e) => {
-                r.faults.failed_reads += 1;
-                r.faults.hung = true;
-                let unread = ReadError::hung(chunk.offset(), chunk.len() as u64, &e);
-                r.record(unread, self.disk);
-            }
+            Err(e) if is_hung(&e) => r.hung_at(chunk, &e, self.disk),
             Err(e) => self.failed(chunk, &e, r),
         }
     }
@@ -523,14 +518,11 @@ impl ReadJob {
     /// No answer from the disk within the I/O timeout: the oldest read in
     /// flight is reported hung and nothing more is read.
     fn hung(&mut self, r: &mut Reading) {
-        let e = self.probe.hung_error();
         if let Some(chunk) = self.sweep.oldest()
             && r.faults.known_end(chunk.offset()).is_none()
             && r.reads_on(self)
         {
-            r.faults.failed_reads += 1;
-            let unread = ReadError::hung(chunk.offset(), chunk.len() as u64, &e);
-            r.record(unread, self.disk);
+            r.hung_at(chunk, &self.probe.hung_error(), self.disk);
         }
         r.faults.hung = true;
     }
@@ -662,6 +654,14 @@ impl<'a> Reading<'a> {
     fn reads_on(&self, job: &ReadJob) -> bool {
         let f = &self.faults;
         f.failed_reads < job.max_errors && !f.gone && !f.hung && self.passed_over < job.size
+    }
+
+    /// The read of `chunk` got no answer (`e`): it is reported unread, and
+    /// nothing more is read from this disk.
+    fn hung_at(&mut self, chunk: Chunk, e: &std::io::Error, disk: usize) {
+        self.faults.failed_reads += 1;
+        self.faults.hung = true;
+        self.record(ReadError::hung(chunk.offset(), chunk.len() as u64, e), disk);
     }
 
     /// Counts a bad range and reports it.
