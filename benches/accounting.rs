@@ -19,10 +19,7 @@ fn per_op(label: &str, f: impl Fn(u64)) {
     for i in 0..N {
         f(black_box(i));
     }
-    println!(
-        "{label:<40} {:6.1} ns/op",
-        t.elapsed().as_nanos() as f64 / N as f64
-    );
+    println!("{label:<40} {:6.1} ns/op", t.elapsed().as_nanos() as f64 / N as f64);
 }
 
 fn main() {
@@ -35,28 +32,19 @@ fn main() {
         black_box(a.elapsed());
     });
     per_op("histogram saturating_record (ns value)", |i| {
-        hist.borrow_mut()
-            .saturating_record(500_000 + (i % 4096) * 97)
+        hist.borrow_mut().saturating_record(500_000 + (i % 4096) * 97)
     });
-    per_op("progress: relaxed atomic store", |i| {
-        counter.store(i, Ordering::Relaxed)
-    });
+    per_op("progress: relaxed atomic store", |i| counter.store(i, Ordering::Relaxed));
     let surface = std::cell::RefCell::new(Surface::new(100, 1 << 40));
     per_op("surface: bucket add (100 buckets)", |i| {
-        surface.borrow_mut().add(
-            (i * 4_194_304) % (1 << 40),
-            4_194_304,
-            Duration::from_micros(600),
-        )
+        surface.borrow_mut().add((i * 4_194_304) % (1 << 40), 4_194_304, Duration::from_micros(600))
     });
     let slow = Duration::from_millis(500);
     per_op("all of it (one read's accounting)", |i| {
         let a = Instant::now();
         let took = a.elapsed() + Duration::from_nanos(500_000 + i % 4096);
         hist.borrow_mut().saturating_record(took.as_nanos() as u64);
-        surface
-            .borrow_mut()
-            .add((i * 4_194_304) % (1 << 40), 4_194_304, took);
+        surface.borrow_mut().add((i * 4_194_304) % (1 << 40), 4_194_304, took);
         black_box(took >= slow);
         counter.store(i, Ordering::Relaxed);
     });

@@ -55,11 +55,7 @@ fn worker(dev: &str, size: u64, block: u64) -> f64 {
         readers: 1,
         spots: 1,
     };
-    let geometry = [Geometry {
-        size,
-        logical_block: 512,
-        buckets: 100,
-    }];
+    let geometry = [Geometry { size, logical_block: 512, buckets: 100 }];
     let stop = StopFlag::default();
     let bounds = Bounds::new(&stop, Duration::from_secs(120));
     let sweeps = |_: usize| -> std::io::Result<(Sweep, Probe)> {
@@ -78,20 +74,15 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let rounds: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(9);
     let size: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1024) << 20;
     if !nix::unistd::geteuid().is_root() {
         eprintln!("bookkeeping bench: needs root (it makes a loop device); skipped");
         return;
     }
-    let file = std::path::PathBuf::from(format!(
-        "/dev/shm/arrayburn-bench-{}.img",
-        std::process::id()
-    ));
+    let file =
+        std::path::PathBuf::from(format!("/dev/shm/arrayburn-bench-{}.img", std::process::id()));
     fill_file(&file, size, 7, &StopFlag::default()).unwrap();
     let disk = LoopDisk::attach(file, &[]).unwrap();
     println!(
@@ -114,9 +105,7 @@ fn main() {
             w.push(b);
             ratio.push(b / a);
         }
-        let (lo, hi) = ratio
-            .iter()
-            .fold((f64::MAX, 0.0f64), |(l, h), r| (l.min(*r), h.max(*r)));
+        let (lo, hi) = ratio.iter().fold((f64::MAX, 0.0f64), |(l, h), r| (l.min(*r), h.max(*r)));
         println!(
             "{:>5}   {:>10.0}   {:>11.0}   {:.3} ({lo:.3}-{hi:.3})",
             format!("{}k", block >> 10),

@@ -61,10 +61,7 @@ pub enum Command {
 /// The exit codes of `check` and `demo`: (code, meaning). One table for
 /// `--help` and the man page.
 pub const EXIT_CODES: [(u8, &str); 5] = [
-    (
-        0,
-        "healthy: every disk compared with its peers, none slow, no read errors",
-    ),
+    (0, "healthy: every disk compared with its peers, none slow, no read errors"),
     (
         1,
         "a disk is slow, failed reads, or (iozone) returned data other than was written: the report says which and why",
@@ -77,10 +74,7 @@ pub const EXIT_CODES: [(u8, &str); 5] = [
         3,
         "not judged: nothing found, but a disk could not be compared (timed too briefly, or no peer of its model, size and kind)",
     ),
-    (
-        130,
-        "interrupted (Ctrl-C, SIGTERM, SIGHUP): partial results were written",
-    ),
+    (130, "interrupted (Ctrl-C, SIGTERM, SIGHUP): partial results were written"),
 ];
 
 /// Command lines people start from.

@@ -58,9 +58,6 @@ pub const LONG_SELF_TEST: std::time::Duration = std::time::Duration::from_secs(7
 mod tests {
     #[test]
     fn the_block_default_reads_as_its_bytes() {
-        assert_eq!(
-            crate::units::parse_size(super::BLOCK).unwrap(),
-            super::BLOCK_BYTES
-        );
+        assert_eq!(crate::units::parse_size(super::BLOCK).unwrap(), super::BLOCK_BYTES);
     }
 }

@@ -77,10 +77,7 @@ mod tests {
     #[test]
     fn control_characters_become_visible_escapes() {
         assert_eq!(terminal("ST20000NM007D"), "ST20000NM007D");
-        assert_eq!(
-            terminal("a\x1b]0;pwned\x07b\nc\u{9b}d"),
-            "a\\x1b]0;pwned\\x07b\\x0ac\\x9bd"
-        );
+        assert_eq!(terminal("a\x1b]0;pwned\x07b\nc\u{9b}d"), "a\\x1b]0;pwned\\x07b\\x0ac\\x9bd");
         assert_eq!(terminal("x\u{202e}gpj.exe"), "x\\u{202e}gpj.exe");
         assert_eq!(terminal("héllo"), "héllo", "other Unicode is kept");
     }
@@ -89,10 +86,7 @@ mod tests {
     fn markdown_text_carries_no_html_and_no_markup() {
         let m = markdown("<script>alert(1)</script> *x* | y_z \x1b[31m");
         assert!(!m.contains('<') && !m.contains('>'), "{m}");
-        assert!(
-            m.starts_with("&lt;script&gt;alert\\(1\\)&lt;/script&gt;"),
-            "{m}"
-        );
+        assert!(m.starts_with("&lt;script&gt;alert\\(1\\)&lt;/script&gt;"), "{m}");
         assert!(m.contains("\\*x\\* \\| y\\_z \\\\x1b\\[31m"), "{m}");
     }
 }

@@ -117,10 +117,7 @@ mod tests {
             "started_at":"2026-01-01T00:00:00Z","finished_at":"2026-01-01T00:01:00Z",
             "interrupted":false,"complete":true,"command_line":["arrayburn"]}"#;
         let h: Header = serde_json::from_str(old).unwrap();
-        assert_eq!(
-            (h.kind, h.schema_version, h.complete),
-            (Kind::Check, 1, true)
-        );
+        assert_eq!((h.kind, h.schema_version, h.complete), (Kind::Check, 1, true));
         let burn = r#"{"kind":"burnin","tool_version":"0.1.0"}"#;
         let h: Header = serde_json::from_str(burn).unwrap();
         assert_eq!((h.kind, h.tool.as_str()), (Kind::Burnin, "arrayburn"));

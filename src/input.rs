@@ -34,15 +34,10 @@ pub fn read(path: &Path) -> Result<Vec<u8>, String> {
         _ => Some("not a regular file"),
     };
     if let Some(what) = what {
-        return Err(format!(
-            "is {what}, not a regular file: save it to a file first"
-        ));
+        return Err(format!("is {what}, not a regular file: save it to a file first"));
     }
     if meta.len() > MAX_BYTES {
-        return Err(format!(
-            "is {} bytes, more than any result ({MAX_BYTES})",
-            meta.len()
-        ));
+        return Err(format!("is {} bytes, more than any result ({MAX_BYTES})", meta.len()));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;

@@ -13,9 +13,7 @@ use clap::error::ErrorKind;
 fn main() -> ExitCode {
     // Paths are bytes on Linux: a non-UTF-8 argument is kept (lossily) for
     // the record, and clap refuses it with exit 2 where it needs text.
-    let argv: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     // One child process of iozone's throughput mode (run by `iozone`, not
     // by people: it is no subcommand, so neither --help, completions nor
     // the man pages show it).

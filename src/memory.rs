@@ -46,11 +46,7 @@ fn cgroup_left() -> Option<u64> {
         let rel = path.trim_start_matches('/');
         if controllers.split(',').any(|c| c == "memory") {
             let root = Path::new("/sys/fs/cgroup/memory");
-            dirs.push((
-                root.join(rel),
-                "memory.limit_in_bytes",
-                "memory.usage_in_bytes",
-            ));
+            dirs.push((root.join(rel), "memory.limit_in_bytes", "memory.usage_in_bytes"));
         } else if controllers.is_empty() {
             let root = Path::new("/sys/fs/cgroup");
             dirs.push((root.join(rel), "memory.max", "memory.current"));

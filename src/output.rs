@@ -86,10 +86,7 @@ impl Dir {
             Mode::empty(),
         )
         .map_err(io::Error::from)?;
-        Ok(Dir {
-            fd: Arc::new(fd),
-            path: path.to_path_buf(),
-        })
+        Ok(Dir { fd: Arc::new(fd), path: path.to_path_buf() })
     }
 
     /// Opens `path`, making it first when only its parent exists (the
@@ -130,10 +127,7 @@ impl Dir {
             )),
             e => e.into(),
         })?;
-        Ok(Dir {
-            fd: Arc::new(fd),
-            path: self.path.join(name),
-        })
+        Ok(Dir { fd: Arc::new(fd), path: self.path.join(name) })
     }
 
     /// A new file of a random name in this directory (O_EXCL|O_NOFOLLOW,
@@ -175,13 +169,10 @@ impl Dir {
 
     fn write_os(&self, name: &std::ffi::OsStr, bytes: &[u8]) -> io::Result<()> {
         let (mut f, tmp) = self.temporary(&name.to_string_lossy())?;
-        let result = f
-            .write_all(bytes)
-            .and_then(|()| f.sync_all())
-            .and_then(|()| {
-                renameat(self.fd.as_fd(), tmp.as_os_str(), self.fd.as_fd(), name)
-                    .map_err(io::Error::from)
-            });
+        let result = f.write_all(bytes).and_then(|()| f.sync_all()).and_then(|()| {
+            renameat(self.fd.as_fd(), tmp.as_os_str(), self.fd.as_fd(), name)
+                .map_err(io::Error::from)
+        });
         if result.is_err() {
             let _ = unlinkat(self.fd.as_fd(), tmp.as_os_str(), UnlinkatFlags::NoRemoveDir);
         }
@@ -238,12 +229,8 @@ impl Dir {
     /// mount, no inodes left) by creating and removing a temporary one.
     pub fn probe(&self) -> io::Result<()> {
         let (_, name) = self.temporary("probe")?;
-        unlinkat(
-            self.fd.as_fd(),
-            name.as_os_str(),
-            UnlinkatFlags::NoRemoveDir,
-        )
-        .map_err(io::Error::from)
+        unlinkat(self.fd.as_fd(), name.as_os_str(), UnlinkatFlags::NoRemoveDir)
+            .map_err(io::Error::from)
     }
 }
 
@@ -296,11 +283,7 @@ impl Output {
                 _ => sink_for(&shown, path)?,
             }
         };
-        Ok(Output {
-            flag: flag.to_string(),
-            given: given.to_path_buf(),
-            sink,
-        })
+        Ok(Output { flag: flag.to_string(), given: given.to_path_buf(), sink })
     }
 
     /// Whether this output is standard output.
@@ -456,9 +439,7 @@ fn sink_for(shown: &str, path: PathBuf) -> Result<Sink, String> {
     if let Ok(meta) = fs::metadata(&path)
         && meta.is_dir()
     {
-        return Err(format!(
-            "{shown}: is a directory; give a file name inside it"
-        ));
+        return Err(format!("{shown}: is a directory; give a file name inside it"));
     }
     if !dir.is_dir() {
         return Err(format!(
@@ -493,17 +474,12 @@ fn special(shown: &str, path: &Path, meta: &fs::Metadata) -> Result<Sink, String
 }
 
 fn cannot_write(shown: &str, dir: &Path, e: &io::Error) -> String {
-    format!(
-        "{shown}: cannot write in {} ({e}); choose a writable directory",
-        dir.display()
-    )
+    format!("{shown}: cannot write in {} ({e}); choose a writable directory", dir.display())
 }
 
 /// The directory a path names a file in (`.` for a bare name).
 pub fn parent_dir(p: &Path) -> &Path {
-    p.parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
+    p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
 #[cfg(test)]
@@ -519,12 +495,7 @@ mod tests {
         std::os::unix::fs::symlink("real.json", &link).unwrap();
         let o = Output::resolve("--json", &link, true).unwrap();
         o.write(b"new", false).unwrap();
-        assert!(
-            fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_eq!(fs::read_to_string(&target).unwrap(), "new");
         let names: Vec<_> = fs::read_dir(d.path()).unwrap().collect();
         assert_eq!(names.len(), 2, "no temporary or probe file left");
@@ -538,12 +509,7 @@ mod tests {
         let o = Output::resolve("--csv", &link, true).unwrap();
         o.write(b"x", false).unwrap();
         assert_eq!(fs::read_to_string(d.path().join("made.csv")).unwrap(), "x");
-        assert!(
-            fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     }
 
     #[test]
@@ -556,10 +522,7 @@ mod tests {
         std::os::unix::fs::symlink(&victim, d.path().join("out/charts")).unwrap();
         out.write("report.txt", b"report").unwrap();
         assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
-        assert_eq!(
-            fs::read_to_string(d.path().join("out/report.txt")).unwrap(),
-            "report"
-        );
+        assert_eq!(fs::read_to_string(d.path().join("out/report.txt")).unwrap(), "report");
         let e = out.sub("charts").unwrap_err().to_string();
         assert!(e.contains("is not a directory of its own"), "{e}");
         std::os::unix::fs::symlink(&victim, d.path().join("out/burnin-x.json")).unwrap();
@@ -576,20 +539,13 @@ mod tests {
             ("/proc/self/fd/1", Sink::Stdout),
             ("/dev/stderr", Sink::Stderr),
         ] {
-            assert_eq!(
-                Output::resolve("--json", Path::new(p), true).unwrap().sink,
-                sink
-            );
+            assert_eq!(Output::resolve("--json", Path::new(p), true).unwrap().sink, sink);
         }
     }
 
     #[test]
     fn dash_is_stdout_only_where_allowed() {
-        assert!(
-            Output::resolve("--json", Path::new("-"), true)
-                .unwrap()
-                .is_stdout()
-        );
+        assert!(Output::resolve("--json", Path::new("-"), true).unwrap().is_stdout());
         let d = tempfile::tempdir().unwrap();
         let dash = d.path().join("-");
         let o = Output::resolve("-b", &dash, false).unwrap();

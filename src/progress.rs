@@ -76,10 +76,7 @@ impl Progress {
 
     fn line(&self, text: &str) {
         let text = if self.style == Style::Lines {
-            format!(
-                "{} {text}",
-                chrono::Local::now().format("%Y-%m-%d %H:%M:%S")
-            )
+            format!("{} {text}", chrono::Local::now().format("%Y-%m-%d %H:%M:%S"))
         } else {
             text.to_string()
         };
@@ -115,26 +112,15 @@ fn estimate(p: &DiskProgress) -> (f64, f64, Duration) {
     let rate = mb_per_s(p.bytes, secs);
     match p.window {
         Window::Full => {
-            let done = if p.size > 0 {
-                p.bytes as f64 / p.size as f64
-            } else {
-                1.0
-            };
-            let left = if rate > 0.0 {
-                (p.size - p.bytes.min(p.size)) as f64 / (rate * 1e6)
-            } else {
-                1e9
-            };
+            let done = if p.size > 0 { p.bytes as f64 / p.size as f64 } else { 1.0 };
+            let left =
+                if rate > 0.0 { (p.size - p.bytes.min(p.size)) as f64 / (rate * 1e6) } else { 1e9 };
             (done, rate, Duration::from_secs_f64(left.min(1e9)))
         }
         // A sample lasts its window (a disk that ends sooner is read again).
         Window::Sample(w) => {
             let left = (w.as_secs_f64() - secs).max(0.0);
-            (
-                (secs / w.as_secs_f64()).min(1.0),
-                rate,
-                Duration::from_secs_f64(left),
-            )
+            ((secs / w.as_secs_f64()).min(1.0), rate, Duration::from_secs_f64(left))
         }
     }
 }
@@ -149,9 +135,7 @@ impl Observer for Progress {
                         .map(|s| s.progress_chars("=> "))
                         .unwrap_or_else(|_| ProgressStyle::default_bar());
                 for &d in disks {
-                    let bar = self
-                        .multi
-                        .add(ProgressBar::new(BAR_LEN).with_style(style.clone()));
+                    let bar = self.multi.add(ProgressBar::new(BAR_LEN).with_style(style.clone()));
                     bar.set_prefix(kind.name());
                     bar.set_message(self.labels[d].clone());
                     self.bars.push((d, bar));
@@ -169,11 +153,9 @@ impl Observer for Progress {
                     ));
                 }
             }
-            Style::Lines => self.line(&format!(
-                "arrayburn: {} pass: reading {}",
-                kind.name(),
-                names.join(" ")
-            )),
+            Style::Lines => {
+                self.line(&format!("arrayburn: {} pass: reading {}", kind.name(), names.join(" ")))
+            }
             Style::Quiet => {}
         }
         self.groups_started += 1;
@@ -217,10 +199,7 @@ impl Observer for Progress {
                     ));
                 }
                 if !self.schedule.is_empty() {
-                    self.line(&format!(
-                        "arrayburn: run: {}",
-                        run_left(self.later(), group_left)
-                    ));
+                    self.line(&format!("arrayburn: run: {}", run_left(self.later(), group_left)));
                 }
             }
             Style::Quiet => {}
@@ -337,12 +316,7 @@ impl BurnLines {
         }
         if eta > 0.0 {
             let s = eta as u64;
-            tell!(
-                "{now} burnin: whole run ETA {}:{:02}:{:02}",
-                s / 3600,
-                s / 60 % 60,
-                s % 60
-            );
+            tell!("{now} burnin: whole run ETA {}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
         }
     }
 }

@@ -32,11 +32,8 @@ macro_rules! show {
 /// Writes `text` (and a newline) to standard error, ignoring a failure.
 pub fn err(text: fmt::Arguments, newline: bool) {
     let mut e = std::io::stderr().lock();
-    let _ = if newline {
-        writeln!(e, "{text}")
-    } else {
-        write!(e, "{text}").and_then(|()| e.flush())
-    };
+    let _ =
+        if newline { writeln!(e, "{text}") } else { write!(e, "{text}").and_then(|()| e.flush()) };
 }
 
 /// Writes `text` to standard output, ignoring a failure.

@@ -25,10 +25,7 @@ pub fn fill_file(path: &Path, size: u64, seed: u64, stop: &StopFlag) -> io::Resu
     let mut left = size;
     while left > 0 {
         if stop.is_set() {
-            return Err(io::Error::new(
-                io::ErrorKind::Interrupted,
-                "stopped by a signal",
-            ));
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "stopped by a signal"));
         }
         for w in buf.chunks_exact_mut(8) {
             x ^= x << 13;
@@ -58,26 +55,18 @@ impl LoopDisk {
     /// (`--sector-size 4096`, `--direct-io=on`). The file is ours from now
     /// on: it is deleted on drop, or at once if attaching fails.
     pub fn attach(file: PathBuf, options: &[&str]) -> io::Result<Self> {
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .args(options)
-            .arg(&file)
-            .output();
+        let out = Command::new("losetup").args(["-f", "--show"]).args(options).arg(&file).output();
         match out {
-            Ok(o) if o.status.success() => Ok(Self {
-                dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
-                file,
-            }),
+            Ok(o) if o.status.success() => {
+                Ok(Self { dev: String::from_utf8_lossy(&o.stdout).trim().to_string(), file })
+            }
             other => {
                 let _ = fs::remove_file(&file);
                 let why = match other {
                     Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
                     Err(e) => e.to_string(),
                 };
-                Err(io::Error::other(format!(
-                    "losetup {}: {why}",
-                    file.display()
-                )))
+                Err(io::Error::other(format!("losetup {}: {why}", file.display())))
             }
         }
     }
@@ -89,19 +78,13 @@ impl LoopDisk {
 
     /// `MAJ:MIN` of the device.
     pub fn devno(&self) -> io::Result<String> {
-        Ok(
-            fs::read_to_string(format!("/sys/block/{}/dev", self.name()))?
-                .trim()
-                .to_string(),
-        )
+        Ok(fs::read_to_string(format!("/sys/block/{}/dev", self.name()))?.trim().to_string())
     }
 }
 
 impl Drop for LoopDisk {
     fn drop(&mut self) {
-        let back = Command::new("losetup")
-            .args(["-n", "-O", "BACK-FILE", &self.dev])
-            .output();
+        let back = Command::new("losetup").args(["-n", "-O", "BACK-FILE", &self.dev]).output();
         // Bound to our file, also once it is deleted (another device over
         // the same file removed it first): losetup then adds " (deleted)".
         let file = self.file.to_string_lossy();
@@ -165,18 +148,12 @@ impl Throttle {
         let root = Path::new(BLKIO_ROOT);
         let dir = root.join(name);
         fs::create_dir(&dir)?;
-        Ok(Self {
-            dir,
-            home: root.join(own_blkio_group().trim_start_matches('/')),
-        })
+        Ok(Self { dir, home: root.join(own_blkio_group().trim_start_matches('/')) })
     }
 
     /// Limits reads from the device `devno` (`MAJ:MIN`) to `bytes_per_s`.
     pub fn limit(&self, devno: &str, bytes_per_s: u64) -> io::Result<()> {
-        fs::write(
-            self.dir.join("blkio.throttle.read_bps_device"),
-            format!("{devno} {bytes_per_s}"),
-        )
+        fs::write(self.dir.join("blkio.throttle.read_bps_device"), format!("{devno} {bytes_per_s}"))
     }
 
     /// Limits writes to the device `devno` (`MAJ:MIN`) to `bytes_per_s`.
@@ -189,10 +166,7 @@ impl Throttle {
 
     /// Moves this whole process (all its threads) into the group.
     pub fn enter(&self) -> io::Result<()> {
-        fs::write(
-            self.dir.join("cgroup.procs"),
-            std::process::id().to_string(),
-        )
+        fs::write(self.dir.join("cgroup.procs"), std::process::id().to_string())
     }
 
     /// `program ARGS` run inside the group (it joins before it starts),
@@ -220,10 +194,7 @@ impl Drop for Throttle {
         // Whatever is still in the group (this process, a child that
         // outlived its run) goes back to this process's own group.
         let home = self.home.join("cgroup.procs");
-        for pid in fs::read_to_string(self.dir.join("cgroup.procs"))
-            .unwrap_or_default()
-            .lines()
-        {
+        for pid in fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default().lines() {
             let _ = fs::write(&home, pid);
         }
         let _ = fs::remove_dir(&self.dir);
@@ -238,19 +209,14 @@ fn own_blkio_group() -> String {
         .find_map(|line| {
             let mut fields = line.splitn(3, ':');
             let (_id, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
-            controllers
-                .split(',')
-                .any(|c| c == "blkio")
-                .then(|| path.to_string())
+            controllers.split(',').any(|c| c == "blkio").then(|| path.to_string())
         })
         .unwrap_or_else(|| "/".into())
 }
 
 /// Whether cgroup v1's blkio throttling is available here.
 pub fn blkio_available() -> bool {
-    Path::new(BLKIO_ROOT)
-        .join("blkio.throttle.read_bps_device")
-        .exists()
+    Path::new(BLKIO_ROOT).join("blkio.throttle.read_bps_device").exists()
 }
 
 /// Free bytes in the filesystem holding `dir`.

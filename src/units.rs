@@ -29,13 +29,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(format!("'{text}' is not a duration; {hint}"));
     }
     while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
+        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
         let (num, tail) = rest.split_at(digits);
-        let letters = tail
-            .find(|c: char| !c.is_ascii_alphabetic())
-            .unwrap_or(tail.len());
+        let letters = tail.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(tail.len());
         let (unit, tail) = tail.split_at(letters);
         let factor = match unit {
             "" if tail.trim().is_empty() && total == 0.0 => 1.0,
@@ -66,11 +62,7 @@ pub fn fraction_of(size: u64, k: u64, n: u64) -> u64 {
 
 /// Decimal MB/s for `bytes` read in `seconds` (0 when no time has passed).
 pub fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        bytes as f64 / 1e6 / seconds
-    } else {
-        0.0
-    }
+    if seconds > 0.0 { bytes as f64 / 1e6 / seconds } else { 0.0 }
 }
 
 /// A size for people, decimal like disk labels: `4.00 TB`.
@@ -107,9 +99,7 @@ pub fn rfc3339_local(t: SystemTime) -> String {
 /// C's `ctime()` in local time (`Mon Nov 30 04:48:04 2026`, `TZ`
 /// respected), as iozone's "Run began:" line.
 pub fn ctime(t: SystemTime) -> String {
-    DateTime::<Local>::from(t)
-        .format("%a %b %e %H:%M:%S %Y")
-        .to_string()
+    DateTime::<Local>::from(t).format("%a %b %e %H:%M:%S %Y").to_string()
 }
 
 #[cfg(test)]
@@ -146,26 +136,11 @@ mod tests {
         assert_eq!(parse_duration("7").unwrap(), Duration::from_secs(7));
         assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
-        assert_eq!(
-            parse_duration("2m 15.5s").unwrap(),
-            Duration::from_millis(135_500)
-        );
-        assert_eq!(
-            parse_duration("1s500ms").unwrap(),
-            Duration::from_millis(1500)
-        );
-        for bad in [
-            "",
-            "0s",
-            "-1s",
-            "2 fortnights",
-            "s",
-            "1.2.3s",
-            "1m30",
-            "30 1m",
-            "1m-30s",
-            "0m0s",
-        ] {
+        assert_eq!(parse_duration("2m 15.5s").unwrap(), Duration::from_millis(135_500));
+        assert_eq!(parse_duration("1s500ms").unwrap(), Duration::from_millis(1500));
+        for bad in
+            ["", "0s", "-1s", "2 fortnights", "s", "1.2.3s", "1m30", "30 1m", "1m-30s", "0m0s"]
+        {
             assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
         }
     }

@@ -11,11 +11,7 @@ use crate::util::*;
 fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
     need_root!();
     let _l = device_lock();
-    if Command::new("ansible-playbook")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
+    if Command::new("ansible-playbook").arg("--version").output().is_err() {
         assert!(
             std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
             "ansible-playbook is needed (scripts/test.sh installs ansible-core)"
@@ -110,9 +106,7 @@ fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
         .flatten()
         .filter(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
-            fetched
-                .iter()
-                .any(|f| f.ends_with(&n.replace("arrayburn-", "")))
+            fetched.iter().any(|f| f.ends_with(&n.replace("arrayburn-", "")))
         })
         .collect();
     assert!(left.is_empty(), "{left:?}");
@@ -145,31 +139,19 @@ fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
     assert_eq!(b["disks"].as_array().unwrap().len(), 3);
     // Polled as an async job (Ansible words any exit but 0 "ASYNC
     // FAILED" before failed_when accepts 3).
-    assert!(
-        log.contains("ASYNC FAILED on localhost: jid="),
-        "detached and polled: {log}"
-    );
+    assert!(log.contains("ASYNC FAILED on localhost: jid="), "detached and polled: {log}");
     assert!(log.contains("fleet report: 3 result(s)"), "{log}");
-    assert!(
-        log.contains("burn-in of 1 disk") || log.contains("burn-in of 3 disk"),
-        "{log}"
-    );
+    assert!(log.contains("burn-in of 1 disk") || log.contains("burn-in of 3 disk"), "{log}");
     assert!(log.contains("could not judge"), "{log}");
 }
 
 /// The Python `ansible-playbook` runs on (its `--version` ends its
 /// "python version" line with the executable's path).
 fn ansible_python() -> String {
-    let out = Command::new("ansible-playbook")
-        .arg("--version")
-        .output()
-        .unwrap();
+    let out = Command::new("ansible-playbook").arg("--version").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     text.lines()
         .find(|l| l.trim_start().starts_with("python version"))
-        .and_then(|l| {
-            l.rsplit_once('(')
-                .map(|(_, p)| p.trim_end_matches(')').to_string())
-        })
+        .and_then(|l| l.rsplit_once('(').map(|(_, p)| p.trim_end_matches(')').to_string()))
         .expect("ansible-playbook --version names its Python")
 }

@@ -11,9 +11,7 @@ use crate::util::*;
 
 fn sum(d: &LoopDisk) -> u64 {
     let bytes = std::fs::read(&d.file).unwrap();
-    bytes.chunks(8).enumerate().fold(0u64, |h, (i, c)| {
-        h.rotate_left(5) ^ (c[0] as u64 + i as u64)
-    })
+    bytes.chunks(8).enumerate().fold(0u64, |h, (i, c)| h.rotate_left(5) ^ (c[0] as u64 + i as u64))
 }
 
 /// `arrayburn burnin --state DIR` with its own checkpoint directory, kept
@@ -27,11 +25,7 @@ fn burnin_cmd() -> (Command, tempfile::TempDir) {
 
 fn burnin(args: &[&str]) -> std::process::Output {
     let (mut c, _state) = burnin_cmd();
-    let out = c
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let out = c.args(args).stdin(std::process::Stdio::null()).output().unwrap();
     eprintln!(
         "--- burnin {}\n{}\n--- stderr\n{}",
         args.join(" "),
@@ -59,10 +53,7 @@ fn burn_in(t: Option<&Throttle>, args: &[&str]) -> (std::process::Output, serde_
             let state = tempdir();
             let mut a = vec!["burnin", "--state", state.path().to_str().unwrap()];
             a.extend(&all);
-            t.command(&a)
-                .stdin(std::process::Stdio::null())
-                .output()
-                .unwrap()
+            t.command(&a).stdin(std::process::Stdio::null()).output().unwrap()
         }
     };
     let doc = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -119,11 +110,7 @@ fn every_refusal_writes_nothing() {
     let before: Vec<u64> = d.iter().map(sum).collect();
     let all: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
     let with = |extra: &[&str]| -> Vec<String> {
-        extra
-            .iter()
-            .map(|s| s.to_string())
-            .chain(all.iter().map(|s| s.to_string()))
-            .collect()
+        extra.iter().map(|s| s.to_string()).chain(all.iter().map(|s| s.to_string())).collect()
     };
     let run = |v: Vec<String>, why: &str| {
         let a: Vec<&str> = v.iter().map(String::as_str).collect();
@@ -131,10 +118,7 @@ fn every_refusal_writes_nothing() {
     };
     run(with(&[]), "add --destructive");
     run(with(&["--destructive"]), "standard input is not a terminal");
-    run(
-        with(&["--destructive", "--yes", "--range", "1g..2g"]),
-        "--range 1g..2g",
-    );
+    run(with(&["--destructive", "--yes", "--range", "1g..2g"]), "--range 1g..2g");
     // An end beyond the disk is refused as a start beyond it is, never cut
     // to the disk's end unsaid.
     run(
@@ -142,10 +126,7 @@ fn every_refusal_writes_nothing() {
         "--range 8m..2g: ends beyond the disk, whose last whole 4 KiB block ends at byte 16777216",
     );
     // A disk with a filesystem, then mounted.
-    let mkfs = Command::new("mkfs.ext4")
-        .args(["-q", "-F", &d[1].dev])
-        .output()
-        .unwrap();
+    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &d[1].dev]).output().unwrap();
     assert!(mkfs.status.success(), "{mkfs:?}");
     let fs_sum = sum(&d[1]);
     run(with(&["--destructive", "--yes"]), "signature (ext4)");
@@ -165,34 +146,21 @@ fn every_refusal_writes_nothing() {
         }
     }
     let u = Unmount(mnt.path());
-    run(
-        with(&["--destructive", "--yes", "--wipe-signatures"]),
-        "is in use (",
-    );
+    run(with(&["--destructive", "--yes", "--wipe-signatures"]), "is in use (");
     drop(u);
     // ZFS keeps labels at the end too: one uberblock magic in the last label.
     let size = 16u64 << 20;
     let label = size - (256 << 10) + (128 << 10);
     std::os::unix::fs::FileExt::write_all_at(
-        &std::fs::OpenOptions::new()
-            .write(true)
-            .open(&d[2].file)
-            .unwrap(),
+        &std::fs::OpenOptions::new().write(true).open(&d[2].file).unwrap(),
         &0x00ba_b10cu64.to_le_bytes(),
         label,
     )
     .unwrap();
     let zfs_sum = sum(&d[2]);
-    run(
-        vec!["--destructive".into(), "--yes".into(), d[2].dev.clone()],
-        "ZFS labels",
-    );
+    run(vec!["--destructive".into(), "--yes".into(), d[2].dev.clone()], "ZFS labels");
     assert_eq!(sum(&d[0]), before[0], "the clean disk was never written");
-    assert_eq!(
-        sum(&d[2]),
-        zfs_sum,
-        "the ZFS-labelled disk was never written"
-    );
+    assert_eq!(sum(&d[2]), zfs_sum, "the ZFS-labelled disk was never written");
     // Mounting changed the filesystem disk itself; no burn-in block is on it.
     for x in &d {
         let bytes = std::fs::read(&x.file).unwrap();
@@ -217,36 +185,16 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     let bundle = tempdir();
     let out_dir = bundle.path().join("run1");
     // 32 KiB requests: a surface stretch holds 32 of them, 1 MiB.
-    let mut args = vec![
-        "--block",
-        "32k",
-        "--passes",
-        "2",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ];
+    let mut args = vec!["--block", "32k", "--passes", "2", "--out", out_dir.to_str().unwrap()];
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let (out, doc) = burn_in(Some(&t), &args);
     assert_eq!(out.status.code(), Some(0));
     // The result opens with the header every document has, names the
     // machine and where each disk hangs, and says it is whole.
-    assert!(
-        doc["machine_id"].is_string() && doc["kernel"].is_string(),
-        "{doc}"
-    );
+    assert!(doc["machine_id"].is_string() && doc["kernel"].is_string(), "{doc}");
     assert_eq!(
-        (
-            &doc["tool"],
-            &doc["kind"],
-            &doc["schema_version"],
-            &doc["complete"]
-        ),
-        (
-            &"arrayburn".into(),
-            &"burnin".into(),
-            &1.into(),
-            &true.into()
-        ),
+        (&doc["tool"], &doc["kind"], &doc["schema_version"], &doc["complete"]),
+        (&"arrayburn".into(), &"burnin".into(), &1.into(), &true.into()),
     );
     assert_eq!(doc["disks"][0]["topology"]["transport"], "virtual");
     // --out: the same report, and charts of both phases of pass 1 and 2.
@@ -265,22 +213,14 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     // `arrayburn report` reads a burn-in's result too.
     let fleet = bundle.path().join("fleet.json");
     let rep = Command::new(bin())
-        .args([
-            "report",
-            out_dir.join("report.json").to_str().unwrap(),
-            "--json",
-        ])
+        .args(["report", out_dir.join("report.json").to_str().unwrap(), "--json"])
         .arg(&fleet)
         .output()
         .unwrap();
     assert_eq!(rep.status.code(), Some(0), "{rep:?}");
     let f: serde_json::Value = serde_json::from_slice(&std::fs::read(&fleet).unwrap()).unwrap();
-    let kinds: Vec<&str> = f["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["kind"].as_str().unwrap())
-        .collect();
+    let kinds: Vec<&str> =
+        f["samples"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["burnin"; 3]);
     for phase in ["write", "verify"] {
         for pass in [1, 2] {
@@ -314,10 +254,7 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
         // What is on the disk is the second pass's block.
         let bytes = std::fs::read(&d[i].file).unwrap();
         assert_eq!(&bytes[4096 * 7..4096 * 7 + 4], b"ABRN");
-        assert_eq!(
-            u16::from_le_bytes([bytes[4096 * 7 + 6], bytes[4096 * 7 + 7]]),
-            2
-        );
+        assert_eq!(u16::from_le_bytes([bytes[4096 * 7 + 6], bytes[4096 * 7 + 7]]), 2);
     }
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Verdict: HEALTHY"), "{text}");
@@ -329,15 +266,10 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
         .lines()
         .filter_map(|l| l.split_once("  about ")?.1.split_once(" at ").map(|x| x.0))
         .collect();
-    let all = err
-        .split_once("all disks at once: about ")
-        .and_then(|x| x.1.split_once(" ("))
-        .map(|x| x.0);
+    let all =
+        err.split_once("all disks at once: about ").and_then(|x| x.1.split_once(" (")).map(|x| x.0);
     assert_eq!(each.len(), 3, "{err}");
-    assert!(
-        all.is_some_and(|a| each.contains(&a)),
-        "{all:?} of {each:?}: {err}"
-    );
+    assert!(all.is_some_and(|a| each.contains(&a)), "{all:?} of {each:?}: {err}");
 }
 
 #[test]
@@ -382,12 +314,8 @@ fn a_link_below_its_maximum_is_a_finding_of_the_burn_in_too() {
     for disk in doc["disks"].as_array().unwrap() {
         assert_eq!(disk["findings"], serde_json::json!([]), "{disk}");
     }
-    let verdicts: Vec<&str> = doc["disks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["verdict"].as_str().unwrap())
-        .collect();
+    let verdicts: Vec<&str> =
+        doc["disks"].as_array().unwrap().iter().map(|x| x["verdict"].as_str().unwrap()).collect();
     // Nothing found on the others; 8 MiB disks are written too fast for
     // their speeds to be compared, so their health is not claimed.
     assert_eq!(verdicts, ["check_path", "not_judged", "not_judged"]);
@@ -403,11 +331,7 @@ fn a_link_below_its_maximum_is_a_finding_of_the_burn_in_too() {
         .collect();
     assert_eq!(
         links,
-        [
-            ("link2", false, false),
-            ("0000:05:00.0", true, false),
-            ("0000:01:00.0", true, true)
-        ]
+        [("link2", false, false), ("0000:05:00.0", true, false), ("0000:01:00.0", true, true)]
     );
     let msg = doc["summary"]["message"].as_str().unwrap();
     assert_eq!(
@@ -447,33 +371,22 @@ fn two_disks_that_alias_each_other_are_caught_holding_each_others_blocks() {
     let (out, doc) = burn(&["--block", "256k", &ok[0].dev, &a.dev, &b.dev]);
     assert_eq!(out.status.code(), Some(1));
     let disks = doc["disks"].as_array().unwrap();
-    assert_eq!(
-        disks[0]["verdict"], "not_judged",
-        "the disk of its own: nothing found"
-    );
+    assert_eq!(disks[0]["verdict"], "not_judged", "the disk of its own: nothing found");
     // Whichever wrote a block last owns it: at least one of the two reads
     // the other's blocks back, and says so.
-    let caught: Vec<&serde_json::Value> = disks[1..]
-        .iter()
-        .filter(|d| d["verdict"] == "return")
-        .collect();
+    let caught: Vec<&serde_json::Value> =
+        disks[1..].iter().filter(|d| d["verdict"] == "return").collect();
     assert!(!caught.is_empty(), "{doc}");
     for d in caught {
         let f = &d["findings"][0];
         assert_eq!(f["class"], "other_disk", "{d}");
         assert!(
-            f["detail"]
-                .as_str()
-                .unwrap()
-                .contains("another disk's block of this burn-in"),
+            f["detail"].as_str().unwrap().contains("another disk's block of this burn-in"),
             "{d}"
         );
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("another disk's: holds another disk's block of this burn-in"),
-        "{text}"
-    );
+    assert!(text.contains("another disk's: holds another disk's block of this burn-in"), "{text}");
     assert!(text.contains("return it"), "{text}");
     let names = [a.name().to_string(), b.name().to_string()];
     drop((a, b));
@@ -481,10 +394,7 @@ fn two_disks_that_alias_each_other_are_caught_holding_each_others_blocks() {
     for n in names {
         let bound = std::fs::read_to_string(format!("/sys/block/{n}/loop/backing_file"))
             .unwrap_or_default();
-        assert!(
-            !bound.contains("arrayburn-alias-"),
-            "{n} left attached to {bound}"
-        );
+        assert!(!bound.contains("arrayburn-alias-"), "{n} left attached to {bound}");
     }
 }
 
@@ -535,10 +445,7 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(took < std::time::Duration::from_secs(3), "{took:?}");
-    assert!(
-        err.contains("continue with: arrayburn burnin --resume"),
-        "{err}"
-    );
+    assert!(err.contains("continue with: arrayburn burnin --resume"), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true);
     let disk = &doc["disks"][0];
@@ -548,31 +455,18 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
     // The report says how far it got (the place its checkpoint saved, the
     // one a resume continues from), and no speed it did not measure.
     assert_eq!(disk["place"]["phase"], "write", "{disk}");
-    let saved = std::fs::read_dir(state.path())
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
+    let saved = std::fs::read_dir(state.path()).unwrap().next().unwrap().unwrap();
     let point: serde_json::Value =
         serde_json::from_slice(&std::fs::read(saved.path()).unwrap()).unwrap();
     assert_eq!(disk["place"], point["at"], "{disk}");
     assert_eq!(disk["verified_bytes"], 0, "{disk}");
     assert!(disk["verify_mb_per_s"].is_null(), "{disk}");
-    assert!(
-        disk["write_mb_per_s"].as_f64().is_some_and(|v| v > 0.0),
-        "{disk}"
-    );
+    assert!(disk["write_mb_per_s"].as_f64().is_some_and(|v| v > 0.0), "{disk}");
     let text = String::from_utf8_lossy(&out.stdout);
     let row = text.lines().find(|l| l.starts_with(&d[0].dev)).unwrap();
     let cells: Vec<&str> = row.split_whitespace().collect();
-    assert!(
-        !cells.contains(&"0"),
-        "a 0 for what was not measured: {row}"
-    );
-    assert!(
-        text.contains(&format!("{}: stopped in pass 1 of 1, write ", d[0].dev)),
-        "{text}"
-    );
+    assert!(!cells.contains(&"0"), "a 0 for what was not measured: {row}");
+    assert!(text.contains(&format!("{}: stopped in pass 1 of 1, write ", d[0].dev)), "{text}");
 }
 
 #[test]
@@ -587,9 +481,8 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
     let flip = FaultyDisk::writable(size, &[], &[], &[(8 * MIB, 3 * 4096)]);
     let bad = FaultyDisk::writable(size, &[(12 * MIB + 4096, 4096)], &[], &[]);
     let clean = FaultyDisk::writable(size, &[], &[], &[]);
-    let (out, doc) = burn(&[
-        "--passes", "2", "--block", "1m", &lose.dev, &flip.dev, &bad.dev, &clean.dev,
-    ]);
+    let (out, doc) =
+        burn(&["--passes", "2", "--block", "1m", &lose.dev, &flip.dev, &bad.dev, &clean.dev]);
     assert_eq!(out.status.code(), Some(1));
     let findings = |i: usize| -> Vec<(u64, u64, u64, String)> {
         doc["disks"][i]["findings"]
@@ -609,10 +502,7 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
     // The second pass's writes there never landed: pass 1's blocks remain.
     assert_eq!(findings(0), [(2, 4 * MIB, 8192, "stale".to_string())]);
     assert!(
-        doc["disks"][0]["findings"][0]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("holds pass 1's block"),
+        doc["disks"][0]["findings"][0]["detail"].as_str().unwrap().contains("holds pass 1's block"),
         "{doc}"
     );
     // Flipped on every read: three blocks, in both passes.
@@ -626,24 +516,14 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
     // The failed write is pinpointed to its 4 KiB; what never landed reads
     // back as zeros, and is called so.
     let f = findings(2);
-    assert!(
-        f.contains(&(1, 12 * MIB + 4096, 4096, "write_error".to_string())),
-        "{f:?}"
-    );
-    assert!(
-        f.contains(&(1, 12 * MIB + 4096, 4096, "zeros".to_string())),
-        "{f:?}"
-    );
+    assert!(f.contains(&(1, 12 * MIB + 4096, 4096, "write_error".to_string())), "{f:?}");
+    assert!(f.contains(&(1, 12 * MIB + 4096, 4096, "zeros".to_string())), "{f:?}");
     assert_eq!(findings(3), []);
-    let verdicts: Vec<&str> = (0..4)
-        .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
-        .collect();
+    let verdicts: Vec<&str> =
+        (0..4).map(|i| doc["disks"][i]["verdict"].as_str().unwrap()).collect();
     assert_eq!(verdicts, ["return", "return", "return", "not_judged"]);
     // Writes and reads went through io_uring (the default), two in flight.
-    assert_eq!(
-        (doc["engine"].as_str(), doc["queue_depth"].as_u64()),
-        (Some("io_uring"), Some(2))
-    );
+    assert_eq!((doc["engine"].as_str(), doc["queue_depth"].as_u64()), (Some("io_uring"), Some(2)));
     // The summary where the check keeps it: one sentence per disk to act on.
     assert_eq!(doc["summary"]["verdict"], "flagged");
     let acts: Vec<(&str, &str)> = doc["summary"]["disk_verdicts"]
@@ -672,10 +552,7 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
         &flip.dev,
     ]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        (doc["pattern"].as_str(), doc["passes"].as_u64()),
-        (Some("badblocks"), Some(4))
-    );
+    assert_eq!((doc["pattern"].as_str(), doc["passes"].as_u64()), (Some("badblocks"), Some(4)));
     assert_eq!(doc["engine"], "psync", "this run: one write at a time");
     let findings = |i: usize| -> Vec<(u64, u64, String)> {
         doc["disks"][i]["findings"]
@@ -692,15 +569,8 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
             .collect()
     };
     let at = |pass, offset, class: &str| (pass, offset, class.to_string());
-    assert_eq!(
-        findings(0),
-        [2, 3, 4].map(|p| at(p, 4 * MIB, "stale")),
-        "{doc}"
-    );
-    assert_eq!(
-        findings(1),
-        [1, 2, 3, 4].map(|p| at(p, 8 * MIB, "corrupted"))
-    );
+    assert_eq!(findings(0), [2, 3, 4].map(|p| at(p, 4 * MIB, "stale")), "{doc}");
+    assert_eq!(findings(1), [1, 2, 3, 4].map(|p| at(p, 8 * MIB, "corrupted")));
     assert_eq!(doc["disks"][0]["verified_bytes"].as_u64(), Some(4 * size));
 }
 
@@ -722,10 +592,7 @@ fn a_range_at_the_end_of_a_20_tib_disk_is_burned_at_its_own_offsets() {
     // Every block verified; a lone disk's speed is not judged (exit 3).
     assert_eq!(out.status.code(), Some(3));
     let d = &doc["disks"][0];
-    assert_eq!(
-        (d["start_byte"].as_u64(), d["end_byte"].as_u64()),
-        (Some(start), Some(size))
-    );
+    assert_eq!((d["start_byte"].as_u64(), d["end_byte"].as_u64()), (Some(start), Some(size)));
     assert_eq!(d["verified_bytes"], 8 << 20);
     // The last block says where it is: a 64-bit offset.
     let mut head = [0u8; 24];
@@ -736,10 +603,7 @@ fn a_range_at_the_end_of_a_20_tib_disk_is_burned_at_its_own_offsets() {
     )
     .unwrap();
     assert_eq!(&head[..4], b"ABRN");
-    assert_eq!(
-        u64::from_le_bytes(head[16..24].try_into().unwrap()),
-        size - 4096
-    );
+    assert_eq!(u64::from_le_bytes(head[16..24].try_into().unwrap()), size - 4096);
     drop(disk);
 }
 
@@ -761,10 +625,8 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
         v
     };
     let afters = [recorded.clone(), raised(197, 8), raised(199, 12)];
-    let readings: Vec<Vec<serde_json::Value>> = afters
-        .into_iter()
-        .map(|after| vec![recorded.clone(), after])
-        .collect();
+    let readings: Vec<Vec<serde_json::Value>> =
+        afters.into_iter().map(|after| vec![recorded.clone(), after]).collect();
     let (_fake, path) = smartctl_readings(&d, &readings);
     let dir = tempdir();
     let json = dir.path().join("b.json");
@@ -781,27 +643,16 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let verdicts: Vec<&str> = (0..3)
-        .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
-        .collect();
+    let verdicts: Vec<&str> =
+        (0..3).map(|i| doc["disks"][i]["verdict"].as_str().unwrap()).collect();
     assert_eq!(verdicts, ["not_judged", "return", "check_path"], "{doc}");
     let delta = &doc["disks"][1]["smart"]["deltas"][0];
     assert_eq!(
-        (
-            delta["name"].as_str(),
-            delta["before"].as_u64(),
-            delta["after"].as_u64()
-        ),
+        (delta["name"].as_str(), delta["before"].as_u64(), delta["after"].as_u64()),
         (Some("ATA 197 Current_Pending_Sector"), Some(0), Some(8))
     );
-    assert!(
-        text.contains("SMART ATA 197 Current_Pending_Sector 0 → 8, return it"),
-        "{text}"
-    );
-    assert!(
-        text.contains("UDMA_CRC_Error_Count 0 → 12 during the burn-in"),
-        "{text}"
-    );
+    assert!(text.contains("SMART ATA 197 Current_Pending_Sector 0 → 8, return it"), "{text}");
+    assert!(text.contains("UDMA_CRC_Error_Count 0 → 12 during the burn-in"), "{text}");
     // Without SMART data (a loop device's real answer), --smart require
     // refuses before writing.
     let fake_none = tempdir();
@@ -812,14 +663,7 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
     let before = sum(&d[0]);
     let (mut c, _state) = burnin_cmd();
     let out = c
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                fake_none.path().display(),
-                std::env::var("PATH").unwrap()
-            ),
-        )
+        .env("PATH", format!("{}:{}", fake_none.path().display(), std::env::var("PATH").unwrap()))
         .args(["--destructive", "--yes", "--smart", "require", &d[0].dev])
         .stdin(std::process::Stdio::null())
         .output()
@@ -856,10 +700,7 @@ fn fake_capacity_shows_as_blocks_that_belong_elsewhere() {
     );
     let shift = format!("holds the blocks written {} bytes further on", 8 * MIB);
     assert!(f["detail"].as_str().unwrap().starts_with(&shift), "{f}");
-    assert_eq!(
-        disk["bad_bytes"][0],
-        serde_json::json!(["misdirected", 8 * MIB])
-    );
+    assert_eq!(disk["bad_bytes"][0], serde_json::json!(["misdirected", 8 * MIB]));
 }
 
 /// One disk's checkpoint in `state` (named by its kernel name: loop
@@ -928,10 +769,7 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     child.wait().unwrap();
     let mut quiet = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut quiet).unwrap();
-    assert!(
-        quiet.contains("will DESTROY") && !quiet.contains(" burnin: /dev/"),
-        "{quiet}"
-    );
+    assert!(quiet.contains("will DESTROY") && !quiet.contains(" burnin: /dev/"), "{quiet}");
     // Writes a killed process had in flight still land (the kernel ends
     // them after the process, and holds the disk open until then): wait
     // until each disk can be opened exclusively again.
@@ -952,35 +790,20 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     // Without --resume the unfinished run is refused, nothing written.
     let sums: Vec<u64> = d.iter().map(sum).collect();
     let plain = |a: Vec<String>| {
-        let out = Command::new(bin())
-            .args(a)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
+        let out = Command::new(bin()).args(a).stdin(std::process::Stdio::null()).output().unwrap();
         eprintln!("{}", String::from_utf8_lossy(&out.stderr));
         out
     };
     let out = plain(args(9, &[]));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("unfinished burn-in (pass 1 of 2, write"),
-        "{err}"
-    );
+    assert!(err.contains("unfinished burn-in (pass 1 of 2, write"), "{err}");
     assert!(err.contains("add --resume"), "{err}");
     assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums);
     // 2. Resumed, then interrupted: exit 130 and the command that goes on.
     // Progress every 0.5 s: each disk's pass, phase and speed, and the ETA.
-    let child = spawn(args(
-        2,
-        &[
-            "--resume",
-            "--checkpoint-every",
-            "1",
-            "--progress-interval",
-            "0.5s",
-        ],
-    ));
+    let child =
+        spawn(args(2, &["--resume", "--checkpoint-every", "1", "--progress-interval", "0.5s"]));
     let (out, took) = interrupt_after(child, std::time::Duration::from_millis(1500));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
@@ -1028,10 +851,7 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
         assert_eq!(disk["verified_bytes"].as_u64(), Some(2 * size), "{disk}");
         assert_eq!(disk["written_bytes"].as_u64(), Some(2 * size), "{disk}");
         let c = &stopped[i]["at"];
-        let (pass, done) = (
-            c["pass"].as_u64().unwrap(),
-            c["done_until"].as_u64().unwrap(),
-        );
+        let (pass, done) = (c["pass"].as_u64().unwrap(), c["done_until"].as_u64().unwrap());
         let left = match (pass, c["phase"].as_str().unwrap()) {
             (1, "write") => 2 * size - done,
             (1, "verify") => size,
@@ -1067,10 +887,7 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
     // is for disks in use), one that slows after its first pass, one
     // with a bad range.
     let d = disks(3, size);
-    let mkfs = Command::new("mkfs.ext4")
-        .args(["-q", "-F", &d[1].dev])
-        .output()
-        .unwrap();
+    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &d[1].dev]).output().unwrap();
     assert!(mkfs.status.success(), "{mkfs:?}");
     let mnt = tempdir();
     assert!(
@@ -1150,16 +967,11 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["read_only"], true);
-    let verdicts: Vec<&str> = (0..4)
-        .map(|i| doc["disks"][i]["verdict"].as_str().unwrap())
-        .collect();
+    let verdicts: Vec<&str> =
+        (0..4).map(|i| doc["disks"][i]["verdict"].as_str().unwrap()).collect();
     // The good disks: nothing found, read too fast to compare (8 MiB in
     // milliseconds), so not called healthy.
-    assert_eq!(
-        verdicts,
-        ["not_judged", "not_judged", "recheck", "return"],
-        "{doc}"
-    );
+    assert_eq!(verdicts, ["not_judged", "not_judged", "recheck", "return"], "{doc}");
     for i in 0..3 {
         let disk = &doc["disks"][i];
         assert_eq!(disk["verified_bytes"].as_u64(), Some(3 * size), "{disk}");
@@ -1194,11 +1006,7 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
             )
         })
         .collect();
-    assert_eq!(
-        found,
-        [1, 2, 3].map(|p| (p, 5 * MIB, 8192, "read_error")),
-        "{doc}"
-    );
+    assert_eq!(found, [1, 2, 3].map(|p| (p, 5 * MIB, 8192, "read_error")), "{doc}");
     // Nothing was written: the kernel's counters and the contents agree.
     for (i, x) in d.iter().enumerate() {
         assert_eq!(sectors_written(&x.dev), written[i], "{}", x.dev);
@@ -1228,10 +1036,7 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
     // Each device's readings in turn: before, two polls of the self-test,
     // a reading during the run, then the same to the end.
     let fake = tempdir();
-    let plan = [
-        (failed.clone(), [35, 35, 35, 36, 36]),
-        (passed.clone(), [35, 35, 35, 66, 41]),
-    ];
+    let plan = [(failed.clone(), [35, 35, 35, 36, 36]), (passed.clone(), [35, 35, 35, 66, 41])];
     for (x, (result, temps)) in d.iter().zip(&plan) {
         let name = x.dev.trim_start_matches("/dev/");
         let docs = [
@@ -1242,11 +1047,7 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
             with(result.clone(), temps[4]),
         ];
         for (n, doc) in docs.iter().enumerate() {
-            std::fs::write(
-                fake.path().join(format!("{name}.{n}.json")),
-                doc.to_string(),
-            )
-            .unwrap();
+            std::fs::write(fake.path().join(format!("{name}.{n}.json")), doc.to_string()).unwrap();
         }
     }
     fake_smartctl(
@@ -1275,14 +1076,7 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
             &d[0].dev,
             &d[1].dev,
         ])
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                fake.path().display(),
-                std::env::var("PATH").unwrap()
-            ),
-        )
+        .env("PATH", format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap()))
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
@@ -1325,11 +1119,7 @@ fn recorded_smartctl(
     let file = fake.path().join("doc.json");
     std::fs::write(&file, v.to_string()).unwrap();
     fake_smartctl(fake.path(), &format!("{extra}\ncat {}", file.display()));
-    let path = format!(
-        "{}:{}",
-        fake.path().display(),
-        std::env::var("PATH").unwrap()
-    );
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
     (fake, path)
 }
 
@@ -1344,11 +1134,7 @@ fn smartctl_readings(
     for (x, docs) in disks.iter().zip(readings) {
         let name = x.dev.trim_start_matches("/dev/");
         for (n, doc) in docs.iter().enumerate() {
-            std::fs::write(
-                fake.path().join(format!("{name}.{n}.json")),
-                doc.to_string(),
-            )
-            .unwrap();
+            std::fs::write(fake.path().join(format!("{name}.{n}.json")), doc.to_string()).unwrap();
         }
         let last = docs.len() - 1;
         std::fs::write(fake.path().join(format!("{name}.last")), last.to_string()).unwrap();
@@ -1360,11 +1146,7 @@ fn smartctl_readings(
             fake.path().display()
         ),
     );
-    let path = format!(
-        "{}:{}",
-        fake.path().display(),
-        std::env::var("PATH").unwrap()
-    );
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
     (fake, path)
 }
 
@@ -1384,14 +1166,7 @@ fn a_self_test_that_never_finishes_is_aborted_as_a_finding() {
     let began = std::time::Instant::now();
     let out = c
         .env("PATH", path)
-        .args([
-            "--destructive",
-            "--yes",
-            "--smart-test",
-            "short",
-            "--smart-test-timeout",
-            "2s",
-        ])
+        .args(["--destructive", "--yes", "--smart-test", "short", "--smart-test-timeout", "2s"])
         .args(["--progress", "none", "--json"])
         .arg(&json)
         .args(d.iter().map(|x| &x.dev))
@@ -1402,23 +1177,13 @@ fn a_self_test_that_never_finishes_is_aborted_as_a_finding() {
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(began.elapsed() < std::time::Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        fake.path().join("aborted").exists(),
-        "smartctl -X was not run"
-    );
+    assert!(fake.path().join("aborted").exists(), "smartctl -X was not run");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     for disk in doc["disks"].as_array().unwrap() {
         let words = disk["self_test"]["detail"].as_str().unwrap_or_default();
-        assert!(
-            words.contains("did not finish within 2.0 s (10% left): aborted"),
-            "{disk}"
-        );
+        assert!(words.contains("did not finish within 2.0 s (10% left): aborted"), "{disk}");
         assert_eq!(disk["verdict"], "return", "{disk}");
-        assert_eq!(
-            disk["verified_bytes"],
-            16 << 20,
-            "the burn-in went on: {disk}"
-        );
+        assert_eq!(disk["verified_bytes"], 16 << 20, "the burn-in went on: {disk}");
     }
 }
 
@@ -1475,23 +1240,11 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
     let st = state.path().to_str().unwrap();
     let dir = tempdir();
     let json = dir.path().join("b.json");
-    let mut args = vec![
-        "burnin",
-        "--state",
-        st,
-        "--destructive",
-        "--yes",
-        "--smart",
-        "off",
-    ];
+    let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
     args.extend(["--progress", "none", "--checkpoint-every", "1"]);
     let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
-    let first: Vec<&str> = args
-        .iter()
-        .copied()
-        .chain(["--passes", "2"])
-        .chain(devs.iter().copied())
-        .collect();
+    let first: Vec<&str> =
+        args.iter().copied().chain(["--passes", "2"]).chain(devs.iter().copied()).collect();
     let mut child = t
         .command(&first)
         .stdin(std::process::Stdio::null())
@@ -1523,11 +1276,7 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
         .chain(["--resume", "--json", json.to_str().unwrap()])
         .chain(devs.iter().copied())
         .collect();
-    let out = t
-        .command(&resume)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let out = t.command(&resume).stdin(std::process::Stdio::null()).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     // Pass 1's time counts from its start, not from the resume: its speed
@@ -1537,10 +1286,7 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
     for disk in doc["disks"].as_array().unwrap() {
         let p = disk["verify_pass_mb_per_s"].as_array().unwrap();
         let (p1, p2) = (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
-        assert!(
-            p1 < 1.3 * p2 && p2 < 1.3 * p1,
-            "pass 1 {p1} MB/s, pass 2 {p2}: {disk}"
-        );
+        assert!(p1 < 1.3 * p2 && p2 < 1.3 * p1, "pass 1 {p1} MB/s, pass 2 {p2}: {disk}");
     }
 }
 
@@ -1556,21 +1302,8 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
     let json = dir.path().join("first run.json");
     let out = dir.path().join("bundle");
     let st = state.path().to_str().unwrap();
-    let mut first = vec![
-        "burnin",
-        "--state",
-        st,
-        "--destructive",
-        "--yes",
-        "--smart",
-        "off",
-    ];
-    first.extend([
-        "--progress-interval",
-        "0.2s",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let mut first = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    first.extend(["--progress-interval", "0.2s", "--json", json.to_str().unwrap()]);
     first.extend(["--out", out.to_str().unwrap()]);
     first.extend(d.iter().map(|x| x.dev.as_str()));
     let spawn = |c: &mut Command| {
@@ -1606,52 +1339,25 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
             .unwrap_or_else(|| panic!("no command to go on: {seen}"))
     };
     let line = interrupt_writing(spawn(&mut t.command(&first)));
-    for flag in [
-        "--json '",
-        "first run.json'",
-        "--out ",
-        "--progress-interval 0.2s",
-        "--smart off",
-    ] {
+    for flag in ["--json '", "first run.json'", "--out ", "--progress-interval 0.2s", "--smart off"]
+    {
         assert!(line.contains(flag), "{flag} in {line}");
     }
     // The printed command, run as printed (by a shell), goes on; stopped
     // again, it prints the same command.
-    let shell = format!(
-        "exec '{}' {}",
-        bin(),
-        line.strip_prefix("arrayburn ").unwrap()
-    );
+    let shell = format!("exec '{}' {}", bin(), line.strip_prefix("arrayburn ").unwrap());
     let again = interrupt_writing(spawn(&mut t.command_of("sh", &["-c", &shell])));
     assert_eq!(again, line);
     // A plain --resume finishes the outputs the first command named.
-    let mut last = vec![
-        "burnin",
-        "--state",
-        st,
-        "--destructive",
-        "--yes",
-        "--resume",
-    ];
+    let mut last = vec!["burnin", "--state", st, "--destructive", "--yes", "--resume"];
     last.extend(d.iter().map(|x| x.dev.as_str()));
-    let done = t
-        .command(&last)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    let done = t.command(&last).stdin(std::process::Stdio::null()).output().unwrap();
+    assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
     for doc in [json.clone(), out.join("report.json")] {
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&doc).unwrap()).unwrap();
         assert_eq!(v["interrupted"], false, "{}: {v}", doc.display());
         assert_eq!(
-            v["disks"][0]["burn"]["resumes"]
-                .as_u64()
-                .or(v["disks"][0]["resumes"].as_u64()),
+            v["disks"][0]["burn"]["resumes"].as_u64().or(v["disks"][0]["resumes"].as_u64()),
             Some(2)
         );
     }
@@ -1666,12 +1372,7 @@ fn garbled_never_written_and_torn_blocks_are_told_apart() {
     // One disk: bit 0 of every byte flipped on the way back (the header's
     // magic too) at 1 MiB, writes dropped at 2 MiB (a fresh disk keeps its
     // zeros), writes torn after their first sector at 3 MiB.
-    let d = FaultyDisk::garbling(
-        8 * MIB,
-        &[(MIB, 4096)],
-        &[(2 * MIB, 8192)],
-        &[(3 * MIB, 4096)],
-    );
+    let d = FaultyDisk::garbling(8 * MIB, &[(MIB, 4096)], &[(2 * MIB, 8192)], &[(3 * MIB, 4096)]);
     let (out, doc) = burn(&["--smart", "off", &d.dev]);
     assert_eq!(out.status.code(), Some(1));
     let findings: Vec<(u64, u64, String, String)> = doc["disks"][0]["findings"]
@@ -1688,38 +1389,20 @@ fn garbled_never_written_and_torn_blocks_are_told_apart() {
         })
         .collect();
     let at = |o: u64| {
-        findings
-            .iter()
-            .find(|f| f.0 == o)
-            .unwrap_or_else(|| panic!("nothing at {o}: {findings:?}"))
+        findings.iter().find(|f| f.0 == o).unwrap_or_else(|| panic!("nothing at {o}: {findings:?}"))
     };
     let garbled = at(MIB);
-    assert_eq!(
-        (garbled.1, garbled.2.as_str()),
-        (4096, "corrupted"),
-        "{garbled:?}"
-    );
-    assert!(
-        garbled
-            .3
-            .starts_with("bit 0 flipped in 4096 byte(s), one bit each"),
-        "{garbled:?}"
-    );
+    assert_eq!((garbled.1, garbled.2.as_str()), (4096, "corrupted"), "{garbled:?}");
+    assert!(garbled.3.starts_with("bit 0 flipped in 4096 byte(s), one bit each"), "{garbled:?}");
     let zeros = at(2 * MIB);
     assert_eq!((zeros.1, zeros.2.as_str()), (8192, "zeros"), "{zeros:?}");
     assert!(zeros.3.contains("never written"), "{zeros:?}");
     let torn = at(3 * MIB);
     assert_eq!((torn.1, torn.2.as_str()), (4096, "corrupted"), "{torn:?}");
-    assert!(
-        torn.3.starts_with("torn: its first 1 of 8 sectors"),
-        "{torn:?}"
-    );
+    assert!(torn.3.starts_with("torn: its first 1 of 8 sectors"), "{torn:?}");
     assert_eq!(findings.len(), 3, "{findings:?}");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("zeros (never written): reads back as zeros"),
-        "{text}"
-    );
+    assert!(text.contains("zeros (never written): reads back as zeros"), "{text}");
 }
 
 #[test]
@@ -1742,30 +1425,18 @@ fn temperatures_are_judged_against_the_drives_own_limits() {
         v["nvme_smart_health_information_log"]["warning_temp_time"] = minutes.into();
         v
     };
-    let readings: Vec<Vec<serde_json::Value>> = [0, 3]
-        .into_iter()
-        .map(|later| vec![reading(40, 0), reading(72, later)])
-        .collect();
+    let readings: Vec<Vec<serde_json::Value>> =
+        [0, 3].into_iter().map(|later| vec![reading(40, 0), reading(72, later)]).collect();
     let (_fake, path) = smartctl_readings(&d, &readings);
     let state = tempdir();
     let dir = tempdir();
     let json = dir.path().join("b.json");
     let mut args = vec!["burnin", "--state", state.path().to_str().unwrap()];
-    args.extend([
-        "--destructive",
-        "--yes",
-        "--wipe-signatures",
-        "--smart-every",
-        "1",
-    ]);
+    args.extend(["--destructive", "--yes", "--wipe-signatures", "--smart-every", "1"]);
     args.extend(["--progress", "none", "--json", json.to_str().unwrap()]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let out = t
-        .command(&args)
-        .env("PATH", path)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    let out =
+        t.command(&args).env("PATH", path).stdin(std::process::Stdio::null()).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{text}");
@@ -1799,33 +1470,20 @@ fn a_request_that_stalls_is_judged_without_peers() {
     // is not claimed.
     let slow = FaultyDisk::slow_file(8 * MIB, &[(4 * MIB, 4096, 2_500_000)]);
     let other = disks(1, 16 * MIB);
-    let (out, doc) = burn_in(
-        None,
-        &["--smart", "off", "--block", "1m", &slow.dev, &other[0].dev],
-    );
+    let (out, doc) = burn_in(None, &["--smart", "off", "--block", "1m", &slow.dev, &other[0].dev]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     let disk = |i: usize| &doc["disks"][i];
     assert_eq!(disk(0)["verdict"], "return", "{doc}");
     assert_eq!(disk(1)["verdict"], "not_judged", "{doc}");
     let s = &disk(0)["slowest"];
-    assert_eq!(
-        (s["phase"].as_str(), s["offset"].as_u64()),
-        (Some("verify"), Some(4 * MIB)),
-        "{s}"
-    );
+    assert_eq!((s["phase"].as_str(), s["offset"].as_u64()), (Some("verify"), Some(4 * MIB)), "{s}");
     // The time it had the disk to itself starts when the read before it
     // ended; the fake's 2.5 s start when the FUSE daemon took the request,
     // which can be a moment before (measured: 2499.75 ms).
     assert!(s["ms"].as_f64().unwrap() >= 2000.0, "{s}");
     assert!(disk(0)["slow_requests"].as_u64() >= Some(1), "{s}");
     assert!(disk(1)["slowest"]["ms"].as_f64().unwrap() < 2000.0, "{doc}");
-    assert!(
-        text.contains("a read at byte 4194304 in pass 1 took"),
-        "{text}"
-    );
-    assert!(
-        text.contains(&format!("not judged: {} (speed not compared", other[0].dev)),
-        "{text}"
-    );
+    assert!(text.contains("a read at byte 4194304 in pass 1 took"), "{text}");
+    assert!(text.contains(&format!("not judged: {} (speed not compared", other[0].dev)), "{text}");
 }

@@ -34,13 +34,8 @@ fn check_placed(
 ) -> Run {
     let dir = tempdir();
     let json = dir.path().join("r.json");
-    let mut args: Vec<&str> = vec![
-        "check",
-        "--progress",
-        "lines",
-        "--json",
-        json.to_str().unwrap(),
-    ];
+    let mut args: Vec<&str> =
+        vec!["check", "--progress", "lines", "--json", json.to_str().unwrap()];
     args.extend_from_slice(extra);
     let devs: Vec<&str> = disks.iter().map(|d| d.dev.as_str()).collect();
     args.extend(devs);
@@ -70,18 +65,7 @@ fn a_healthy_identical_array_raises_no_flags_twice() {
     let dir = tempdir();
     let out = dir.path().join("bundle");
     for round in 0..2 {
-        let r = check(
-            &t,
-            &d,
-            &[
-                "--sample",
-                "2s",
-                "--block",
-                "1m",
-                "--out",
-                out.to_str().unwrap(),
-            ],
-        );
+        let r = check(&t, &d, &["--sample", "2s", "--block", "1m", "--out", out.to_str().unwrap()]);
         let v = r.report.unwrap();
         assert_eq!(r.code, 0, "round {round}: {}", v.summary.message);
         for pass in ["serial", "parallel"] {
@@ -92,15 +76,9 @@ fn a_healthy_identical_array_raises_no_flags_twice() {
         assert!(flagged(&v, "serial").is_empty() && flagged(&v, "parallel").is_empty());
         assert_eq!(v.summary.verdict, ArrayVerdict::Healthy);
         assert!(!v.summary.shared_bottleneck);
-        for row in disk_rows(&v, "serial")
-            .iter()
-            .chain(disk_rows(&v, "parallel"))
-        {
+        for row in disk_rows(&v, "serial").iter().chain(disk_rows(&v, "parallel")) {
             let mbps = row.mb_per_s;
-            assert!(
-                (85.0..=120.0).contains(&mbps),
-                "measured {mbps} MB/s on a 100 MB/s disk"
-            );
+            assert!((85.0..=120.0).contains(&mbps), "measured {mbps} MB/s on a 100 MB/s disk");
         }
         assert!(r.stdout.contains("Verdict: HEALTHY"));
     }
@@ -123,15 +101,9 @@ fn one_disk_at_70_percent_is_flagged_slow_in_both_passes_and_no_other() {
     assert!((60.0..80.0).contains(&pct), "slow disk at {pct}% of peers");
     let said = disk_verdicts(&v);
     assert_eq!(said.len(), 1, "{said:?}");
-    assert_eq!(
-        said[0].1,
-        Action::Recheck,
-        "slower, but no media evidence: {said:?}"
-    );
+    assert_eq!(said[0].1, Action::Recheck, "slower, but no media evidence: {said:?}");
     assert!(
-        said[0]
-            .2
-            .ends_with("move it to another slot and check again; if it stays slow, return it"),
+        said[0].2.ends_with("move it to another slot and check again; if it stays slow, return it"),
         "{said:?}"
     );
     assert!(r.stdout.contains("--SLOW--") && r.stdout.contains("Verdict: FLAGGED"));
@@ -141,9 +113,7 @@ fn one_disk_at_70_percent_is_flagged_slow_in_both_passes_and_no_other() {
 fn two_slow_disks_of_eight_are_both_flagged() {
     need_root!();
     let _l = device_lock();
-    let (d, t) = throttled(8, 192 * MIB, |i| {
-        if i == 1 || i == 6 { 70 * MB } else { 100 * MB }
-    });
+    let (d, t) = throttled(8, 192 * MIB, |i| if i == 1 || i == 6 { 70 * MB } else { 100 * MB });
     // The second slow disk came up on a SATA link at 3.0 of 6.0 Gb/s: the
     // link, not the disk, is named as the likely cause of its slowness.
     let slow_link = serde_json::json!({
@@ -151,12 +121,7 @@ fn two_slow_disks_of_eight_are_both_flagged() {
             "links": [{"kind": "sata", "at": "link7", "current": "3.0 Gbps",
                 "max": "6.0 Gbps", "degraded": true}]}
     });
-    let r = check_placed(
-        &t,
-        &d,
-        &["--sample", "2s", "--block", "1m"],
-        Some(slow_link),
-    );
+    let r = check_placed(&t, &d, &["--sample", "2s", "--block", "1m"], Some(slow_link));
     let v = r.report.unwrap();
     let expect = [format!("{}=slow", d[1].dev), format!("{}=slow", d[6].dev)];
     assert_eq!(flagged(&v, "serial"), expect);
@@ -166,10 +131,7 @@ fn two_slow_disks_of_eight_are_both_flagged() {
     let acts: Vec<(&str, Action)> = said.iter().map(|s| (s.0.as_str(), s.1)).collect();
     assert_eq!(
         acts,
-        [
-            (d[1].dev.as_str(), Action::Recheck),
-            (d[6].dev.as_str(), Action::CheckPath)
-        ],
+        [(d[1].dev.as_str(), Action::Recheck), (d[6].dev.as_str(), Action::CheckPath)],
         "{said:?}"
     );
     assert!(
@@ -178,11 +140,7 @@ fn two_slow_disks_of_eight_are_both_flagged() {
         ),
         "{said:?}"
     );
-    assert!(
-        r.stdout.contains("the link is the likely cause"),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains("the link is the likely cause"), "{}", r.stdout);
     let disk = r.json.as_ref().unwrap()["disks"]
         .as_array()
         .unwrap()
@@ -190,10 +148,7 @@ fn two_slow_disks_of_eight_are_both_flagged() {
         .find(|x| x["path"] == d[6].dev.as_str())
         .cloned()
         .unwrap();
-    assert_eq!(
-        disk["topology"]["links"][0]["current"], "3.0 Gbps",
-        "{disk}"
-    );
+    assert_eq!(disk["topology"]["links"][0]["current"], "3.0 Gbps", "{disk}");
 }
 
 #[test]
@@ -239,10 +194,7 @@ fn a_disk_that_slows_only_when_all_read_is_flagged_in_the_parallel_pass() {
     assert!(!v.summary.shared_bottleneck);
     let row = &disk_rows(&v, "parallel")[1];
     let kept = row.pct_of_serial.unwrap();
-    assert!(
-        (45.0..75.0).contains(&kept),
-        "kept {kept}% of its serial speed"
-    );
+    assert!((45.0..75.0).contains(&kept), "kept {kept}% of its serial speed");
     let reasons = row.reasons.join("; ");
     assert!(
         reasons.contains("of its own serial speed while the array's median disk keeps"),
@@ -250,10 +202,7 @@ fn a_disk_that_slows_only_when_all_read_is_flagged_in_the_parallel_pass() {
     );
     let said = disk_verdicts(&v);
     assert_eq!(said.len(), 1, "{said:?}");
-    assert!(
-        said[0].2.contains("of its own speed when all disks read"),
-        "{said:?}"
-    );
+    assert!(said[0].2.contains("of its own speed when all disks read"), "{said:?}");
 }
 
 #[test]
@@ -275,10 +224,7 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
     let msg = v.summary.message.to_string();
     assert!(v.summary.shared_bottleneck, "{msg}");
     assert_eq!(r.code, 0, "{msg}");
-    assert!(
-        flagged(&v, "serial").is_empty(),
-        "serial pass blames disks: {msg}"
-    );
+    assert!(flagged(&v, "serial").is_empty(), "serial pass blames disks: {msg}");
     assert!(
         flagged(&v, "parallel").is_empty(),
         "parallel pass blames disks: {:?}",
@@ -309,10 +255,7 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
     let v = r.report.unwrap();
     let msg = v.summary.message.to_string();
     assert!(v.summary.shared_bottleneck, "{msg}");
-    let read: f64 = disk_rows(&v, "parallel")
-        .iter()
-        .map(|x| x.window_mb_per_s)
-        .sum();
+    let read: f64 = disk_rows(&v, "parallel").iter().map(|x| x.window_mb_per_s).sum();
     assert!(
         msg.contains(&format!(
             "the controller, expander, bus or CPU is the limit, not the disks. The PCIe switch 0000:40:00.0's uplink, at 16.0 GT/s PCIe x8, carries at most 15754 MB/s; the 8 disk(s) behind it read {read:.0} MB/s together."
@@ -331,25 +274,16 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
 fn a_4k_sector_disk_and_an_odd_sized_disk_are_read_to_the_last_byte() {
     need_root!();
     let _l = device_lock();
-    let four_k = loop_disk(&Spec {
-        sector: 4096,
-        ..Spec::shm(32 * MIB + 3 * 4096)
-    });
+    let four_k = loop_disk(&Spec { sector: 4096, ..Spec::shm(32 * MIB + 3 * 4096) });
     let odd = loop_disk(&Spec::shm(32 * MIB + 5 * 512));
     let sums = |ds: &[&LoopDisk]| -> Vec<u64> {
-        ds.iter()
-            .map(|d| checksum(&std::fs::read(&d.file).unwrap()))
-            .collect()
+        ds.iter().map(|d| checksum(&std::fs::read(&d.file).unwrap())).collect()
     };
     let before = sums(&[&four_k, &odd]);
     let t = Throttle::new();
     let both = [four_k, odd];
     let r = check(&t, &both, &["--full", "--full-serial", "--block", "1m"]);
-    assert_eq!(
-        sums(&[&both[0], &both[1]]),
-        before,
-        "a read-only check changed a disk"
-    );
+    assert_eq!(sums(&[&both[0], &both[1]]), before, "a read-only check changed a disk");
     let v = r.report.unwrap();
     assert_eq!(v.disks[0].identity.logical_block_size, 4096);
     for pass in ["serial", "parallel"] {
@@ -367,11 +301,7 @@ fn a_4k_sector_disk_and_an_odd_sized_disk_are_read_to_the_last_byte() {
             .iter()
             .all(|row| row.pct_of_peers.is_none() && row.verdict == Verdict::Ok)
     );
-    assert!(
-        v.summary
-            .message
-            .contains("Not compared (read for under 1 s")
-    );
+    assert!(v.summary.message.contains("Not compared (read for under 1 s"));
 }
 
 #[test]
@@ -390,30 +320,15 @@ fn a_signal_mid_run_writes_a_valid_partial_report_and_exits_130() {
 fn interrupted_by(signal: nix::sys::signal::Signal, t: &Throttle, d: &[LoopDisk]) {
     let dir = tempdir();
     let json = dir.path().join("partial.json");
-    let mut args = vec![
-        "check",
-        "--sample",
-        "60s",
-        "--progress",
-        "none",
-        "--json",
-        json.to_str().unwrap(),
-    ];
+    let mut args =
+        vec!["check", "--sample", "60s", "--progress", "none", "--json", json.to_str().unwrap()];
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let child = t
-        .command(&args)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = t.command(&args).stdout(std::process::Stdio::piped()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(2500));
     let sent = Instant::now();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(
-        sent.elapsed() < Duration::from_secs(5),
-        "{signal}: took {:?} to stop",
-        sent.elapsed()
-    );
+    assert!(sent.elapsed() < Duration::from_secs(5), "{signal}: took {:?} to stop", sent.elapsed());
     assert_eq!(out.status.code(), Some(130), "{signal}");
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("INTERRUPTED"),
@@ -426,11 +341,8 @@ fn interrupted_by(signal: nix::sys::signal::Signal, t: &Throttle, d: &[LoopDisk]
     let serial = disk_rows(&v, "serial");
     assert_eq!(serial.len(), 1, "{signal}: only the first disk had started");
     assert!(serial[0].bytes > 0);
-    let left: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name())
-        .collect();
+    let left: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
     assert_eq!(left.len(), 1, "{signal}: temporary files left: {left:?}");
 }
 
@@ -461,33 +373,18 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
     let v = r.report.unwrap();
     let text = std::fs::read_to_string(&csv_path).unwrap();
     let mut lines = text.lines();
-    assert_eq!(
-        lines.next(),
-        Some("pass,disk,bucket,start_byte,end_byte,bytes,reads,mb_per_s")
-    );
-    let rows: Vec<Vec<String>> = lines
-        .map(|l| l.split(',').map(String::from).collect())
-        .collect();
+    assert_eq!(lines.next(), Some("pass,disk,bucket,start_byte,end_byte,bytes,reads,mb_per_s"));
+    let rows: Vec<Vec<String>> = lines.map(|l| l.split(',').map(String::from).collect()).collect();
     assert_eq!(rows.len(), 2 * 2 * 4, "2 passes x 2 disks x 4 buckets");
     for pass in ["serial", "parallel"] {
         for (i, disk) in d.iter().enumerate() {
-            let mine: Vec<&Vec<String>> = rows
-                .iter()
-                .filter(|r| r[0] == pass && r[1] == disk.dev)
-                .collect();
+            let mine: Vec<&Vec<String>> =
+                rows.iter().filter(|r| r[0] == pass && r[1] == disk.dev).collect();
             assert_eq!(mine.len(), 4);
             let sum: u64 = mine.iter().map(|r| r[5].parse::<u64>().unwrap()).sum();
-            assert_eq!(
-                sum,
-                disk_rows(&v, pass)[i].bytes,
-                "{pass}: the CSV sums to the bytes read"
-            );
+            assert_eq!(sum, disk_rows(&v, pass)[i].bytes, "{pass}: the CSV sums to the bytes read");
             let reads: u64 = mine.iter().map(|r| r[6].parse::<u64>().unwrap()).sum();
-            assert_eq!(
-                reads,
-                disk_rows(&v, pass)[i].reads,
-                "{pass}: and to the reads made"
-            );
+            assert_eq!(reads, disk_rows(&v, pass)[i].reads, "{pass}: and to the reads made");
             assert_eq!(
                 mine[3][4],
                 (64 * MIB).to_string(),
@@ -497,10 +394,7 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
             // here is real but scattered, so only its presence is asserted.
             for r in &mine {
                 let mbps: f64 = r[7].parse().unwrap();
-                assert!(
-                    mbps > 0.0,
-                    "{pass}: every bucket of a full read has a speed: {r:?}"
-                );
+                assert!(mbps > 0.0, "{pass}: every bucket of a full read has a speed: {r:?}");
             }
             assert_eq!(disk_rows(&v, pass)[i].surface.buckets, 4);
         }
@@ -515,12 +409,7 @@ fn a_faster_disk_is_marked_but_the_array_stays_healthy() {
     let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
     let v = r.report.unwrap();
     assert_eq!(flagged(&v, "serial"), [format!("{}=fast", d[3].dev)]);
-    assert_eq!(
-        v.summary.verdict,
-        ArrayVerdict::Healthy,
-        "{}",
-        v.summary.message
-    );
+    assert_eq!(v.summary.verdict, ArrayVerdict::Healthy, "{}", v.summary.message);
     assert_eq!(r.code, 0, "a fast disk is not a fault");
     assert!(r.stdout.contains("++FAST++") && r.stdout.contains("Verdict: HEALTHY"));
 }
@@ -533,20 +422,8 @@ fn a_spread_sample_reads_every_spot_of_the_disk() {
     // only, that is the first 16 MiB buckets; spread over 4 spots, 10 MB at
     // each quarter.
     let (d, t) = throttled(3, 256 * MIB, |_| 20 * MB);
-    let r = check(
-        &t,
-        &d,
-        &[
-            "--sample",
-            "2s",
-            "--block",
-            "512k",
-            "--spots",
-            "4",
-            "--buckets",
-            "16",
-        ],
-    );
+    let r =
+        check(&t, &d, &["--sample", "2s", "--block", "512k", "--spots", "4", "--buckets", "16"]);
     let v = r.report.unwrap();
     assert_eq!(v.options.spots, 4);
     for pass in ["serial", "parallel"] {
@@ -574,10 +451,7 @@ fn decode_png(path: &std::path::Path) -> (u32, u32, Vec<[u8; 3]>) {
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).expect("PNG pixels");
     let step = info.color_type.samples();
-    let pixels = buf[..info.buffer_size()]
-        .chunks(step)
-        .map(|p| [p[0], p[1], p[2]])
-        .collect();
+    let pixels = buf[..info.buffer_size()].chunks(step).map(|p| [p[0], p[1], p[2]]).collect();
     (info.width, info.height, pixels)
 }
 
@@ -595,22 +469,11 @@ fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
     let r = check(
         &t,
         &d,
-        &[
-            "--sample",
-            "2s",
-            "--block",
-            "1m",
-            "--seek",
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        &["--sample", "2s", "--block", "1m", "--seek", "--out", out.to_str().unwrap()],
     );
     let v = r.report.unwrap();
     assert_eq!(flagged(&v, "serial"), [format!("{}=slow", d[1].dev)]);
-    assert_eq!(
-        std::fs::read_to_string(out.join("report.txt")).unwrap(),
-        r.stdout
-    );
+    assert_eq!(std::fs::read_to_string(out.join("report.txt")).unwrap(), r.stdout);
     let bundled: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
     assert_schema(&bundled);
@@ -622,11 +485,7 @@ fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
     let csv = std::fs::read_to_string(out.join("surface.csv")).unwrap();
     // 256 MiB disks read in 1 MiB reads: 8 buckets of 32 reads each (the
     // fewest that make a speed), not the default 100.
-    assert_eq!(
-        csv.lines().count(),
-        1 + 3 * 4 * 8,
-        "3 passes x 4 disks x 8 buckets"
-    );
+    assert_eq!(csv.lines().count(), 1 + 3 * 4 * 8, "3 passes x 4 disks x 8 buckets");
     for pass in ["serial", "parallel", "seek"] {
         for chart in ["speed", "surface", "latency"] {
             let svg =
@@ -642,18 +501,12 @@ fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
             let png = decode_png(&out.join(format!("charts/{chart}-{pass}.png")));
             assert_eq!((png.0, png.1), (1000, 560));
             let white = count_colour(&png, [255, 255, 255]);
-            assert!(
-                png.2.len() - white > png.2.len() / 50,
-                "{chart}-{pass}.png is not blank"
-            );
+            assert!(png.2.len() - white > png.2.len() / 50, "{chart}-{pass}.png is not blank");
         }
     }
     // The slow disk's bar is red: a few thousand pixels of it.
     let speed = decode_png(&out.join("charts/speed-serial.png"));
-    assert!(
-        count_colour(&speed, FLAGGED_RED) > 5_000,
-        "the slow disk stands out in red"
-    );
+    assert!(count_colour(&speed, FLAGGED_RED) > 5_000, "the slow disk stands out in red");
     let names: Vec<String> = std::fs::read_dir(out.join("charts"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -731,10 +584,7 @@ fn a_signal_with_slow_reads_in_flight_stops_within_a_second() {
     assert_eq!(out.status.code(), Some(130));
     let v: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert!(v.header.interrupted);
-    assert_eq!(
-        (v.options.engine.as_str(), v.options.queue_depth),
-        ("io_uring", 2)
-    );
+    assert_eq!((v.options.engine.as_str(), v.options.queue_depth), ("io_uring", 2));
     for row in disk_rows(&v, "parallel") {
         assert!(row.bytes > 0 && row.bytes < 256 * MIB, "{row:?}");
         assert_eq!(row.stopped, Some(Stopped::Interrupted), "{row:?}");

@@ -7,13 +7,8 @@ use crate::util::*;
 
 /// The demo's process id, from its announcement on stderr.
 fn demo_pid(stderr: &str) -> String {
-    let at = stderr
-        .find("arrayburn-demo-")
-        .expect("the demo names its cgroup");
-    stderr[at + 15..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect()
+    let at = stderr.find("arrayburn-demo-").expect("the demo names its cgroup");
+    stderr[at + 15..].chars().take_while(|c| c.is_ascii_digit()).collect()
 }
 
 /// Everything the demo with `pid` could have left behind.
@@ -25,16 +20,10 @@ fn leftovers(pid: &str) -> Vec<String> {
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned());
-        left.extend(
-            names
-                .filter(|n| n.starts_with(&tag))
-                .map(|n| format!("{dir}/{n}")),
-        );
+        left.extend(names.filter(|n| n.starts_with(&tag)).map(|n| format!("{dir}/{n}")));
     }
-    let loops = Command::new("losetup")
-        .args(["-l", "-n", "-O", "NAME,BACK-FILE"])
-        .output()
-        .unwrap();
+    let loops =
+        Command::new("losetup").args(["-l", "-n", "-O", "NAME,BACK-FILE"]).output().unwrap();
     left.extend(
         String::from_utf8_lossy(&loops.stdout)
             .lines()
@@ -70,20 +59,11 @@ fn the_demo_finds_its_slow_disk_and_leaves_nothing_behind() {
     assert_schema(r.json.as_ref().unwrap());
     let v = r.report.unwrap();
     assert_eq!(r.code, 1, "a check that finds a slow disk exits 1");
-    let at = r
-        .stderr
-        .find("the slow one is ")
-        .expect("the demo names its slow disk")
-        + 16;
-    let slow: String = r.stderr[at..]
-        .chars()
-        .take_while(|c| !c.is_whitespace())
-        .collect();
+    let at = r.stderr.find("the slow one is ").expect("the demo names its slow disk") + 16;
+    let slow: String = r.stderr[at..].chars().take_while(|c| !c.is_whitespace()).collect();
     for pass in ["serial", "parallel"] {
-        let marked: Vec<(String, Verdict)> = verdicts(&v, pass)
-            .into_iter()
-            .filter(|(_, s)| *s != Verdict::Ok)
-            .collect();
+        let marked: Vec<(String, Verdict)> =
+            verdicts(&v, pass).into_iter().filter(|(_, s)| *s != Verdict::Ok).collect();
         assert_eq!(marked, [(slow.clone(), Verdict::Slow)], "{pass}");
     }
     assert!(r.stderr.contains(&format!("found it: {slow}")));
@@ -95,11 +75,7 @@ fn the_demo_finds_its_slow_disk_and_leaves_nothing_behind() {
     for p in &v.passes {
         for d in &p.disks {
             let drawn: Vec<f64> = d.surface.mb_per_s.iter().flatten().copied().collect();
-            assert!(
-                d.surface.buckets <= 8,
-                "{} buckets on a 256 MiB disk",
-                d.surface.buckets
-            );
+            assert!(d.surface.buckets <= 8, "{} buckets on a 256 MiB disk", d.surface.buckets);
             assert!(drawn.len() * 2 >= d.surface.buckets, "{:?}", d.surface);
             for m in &drawn {
                 let ratio = m / d.window_mb_per_s;
@@ -156,9 +132,7 @@ fn interrupt_demo_at(marker: &str) -> (Option<i32>, String, Option<serde_json::V
     .unwrap();
     reader.read_to_string(&mut seen).unwrap();
     let code = child.wait().unwrap().code();
-    let v = std::fs::read(&json)
-        .ok()
-        .map(|b| serde_json::from_slice(&b).unwrap());
+    let v = std::fs::read(&json).ok().map(|b| serde_json::from_slice(&b).unwrap());
     (code, seen, v)
 }
 
@@ -189,13 +163,7 @@ fn the_demo_without_root_says_what_it_needs_and_makes_nothing() {
     need_root!(); // to become another user
     let _l = device_lock(); // no other demo's files in /dev/shm meanwhile
     let out = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            bin(),
-            "demo",
-        ])
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin(), "demo"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -210,11 +178,7 @@ fn the_demo_without_root_says_what_it_needs_and_makes_nothing() {
     let shm: Vec<_> = std::fs::read_dir("/dev/shm")
         .unwrap()
         .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with("arrayburn-demo")
-        })
+        .filter(|e| e.file_name().to_string_lossy().starts_with("arrayburn-demo"))
         .collect();
     assert!(shm.is_empty());
 }
@@ -236,12 +200,7 @@ fn without_a_throttle_the_demo_says_so_runs_and_cleans_up() {
         json.to_str().unwrap(),
     ];
     let r = finish(arrayburn(&args), &json);
-    assert!(
-        r.stderr
-            .contains("--no-throttle: running without a slow disk"),
-        "{}",
-        r.stderr
-    );
+    assert!(r.stderr.contains("--no-throttle: running without a slow disk"), "{}", r.stderr);
     assert!(!r.stderr.contains("the slow one is"));
     assert!(matches!(r.code, 0 | 1), "the check ran: {}", r.stderr);
     assert_schema(r.json.as_ref().unwrap());

@@ -20,9 +20,7 @@ fn fixtures() -> Vec<PathBuf> {
 
 /// The recorded bundles under `fixtures/KIND/`.
 fn fixtures_of(kind: &str) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(kind);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(kind);
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
         .map(|e| e.unwrap().path())
@@ -64,10 +62,7 @@ fn exporters_reproduce_each_bundle_from_its_json() {
         let json = std::fs::read(dir.join("report.json")).unwrap();
         let report: Report =
             serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        snapshot(
-            &dir.join("report.txt"),
-            export::text::render(&report).as_bytes(),
-        );
+        snapshot(&dir.join("report.txt"), export::text::render(&report).as_bytes());
         snapshot(&dir.join("surface.csv"), &export::csv::render(&report));
         snapshot(&dir.join("report.json"), &export::json::render(&report));
     }
@@ -79,10 +74,7 @@ fn exporters_reproduce_each_burn_in_bundle_from_its_json() {
         let json = std::fs::read(dir.join("report.json")).unwrap();
         let report: BurnReport =
             serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        snapshot(
-            &dir.join("report.txt"),
-            export::burnin::render(&report).as_bytes(),
-        );
+        snapshot(&dir.join("report.txt"), export::burnin::render(&report).as_bytes());
         snapshot(&dir.join("report.json"), &export::burnin::json(&report));
         // What a burn-in records, `report` reads (it refuses numbers out of
         // their unit's range: a surface stretch of one request once
@@ -106,8 +98,7 @@ fn the_text_shows_the_judges_references() {
                 let mark = d.verdict.mark();
                 if !mark.is_empty() {
                     assert!(
-                        text.lines()
-                            .any(|l| l.contains(&d.path) && l.contains(mark)),
+                        text.lines().any(|l| l.contains(&d.path) && l.contains(mark)),
                         "{}: {} marked {mark}",
                         dir.display(),
                         d.path

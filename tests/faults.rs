@@ -24,10 +24,7 @@ fn helper() -> PathBuf {
     );
     let flags = String::from_utf8_lossy(&flags.stdout).to_string();
     let mut gcc = Command::new("gcc");
-    gcc.args(["-O2", "-Wall", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .args(flags.split_whitespace());
+    gcc.args(["-O2", "-Wall", "-o"]).arg(&out).arg(&src).args(flags.split_whitespace());
     let st = gcc.status().expect("gcc");
     assert!(st.success(), "building faultdisk failed");
     out
@@ -81,11 +78,7 @@ impl FaultyDisk {
         lose: &[(u64, u64)],
         flip: &[(u64, u64)],
     ) -> Self {
-        let rw = Writable {
-            lose,
-            flip,
-            ..Writable::default()
-        };
+        let rw = Writable { lose, flip, ..Writable::default() };
         Self::spawn(size, bad, &[], None, Some(rw))
     }
 
@@ -98,12 +91,7 @@ impl FaultyDisk {
         drop: &[(u64, u64)],
         tear: &[(u64, u64)],
     ) -> Self {
-        let rw = Writable {
-            flip_every,
-            drop,
-            tear,
-            ..Writable::default()
-        };
+        let rw = Writable { flip_every, drop, tear, ..Writable::default() };
         Self::spawn(size, &[], &[], None, Some(rw))
     }
 
@@ -121,10 +109,7 @@ impl FaultyDisk {
     /// A writable disk in memory whose bytes from `at` on are the bytes from
     /// `to` on (fake capacity wrapping around).
     pub(crate) fn aliased(size: u64, at: u64, to: u64) -> Self {
-        let rw = Writable {
-            alias: Some((at, size - at, to)),
-            ..Writable::default()
-        };
+        let rw = Writable { alias: Some((at, size - at, to)), ..Writable::default() };
         Self::spawn(size, &[], &[], None, Some(rw))
     }
 
@@ -143,18 +128,10 @@ impl FaultyDisk {
     ) -> Self {
         let mnt = tempdir();
         let list = |v: Vec<String>| {
-            if v.is_empty() {
-                "-".to_string()
-            } else {
-                v.join(",")
-            }
+            if v.is_empty() { "-".to_string() } else { v.join(",") }
         };
         let bad = list(bad.iter().map(|(s, l)| format!("{s}:{l}")).collect());
-        let slow = list(
-            slow.iter()
-                .map(|(s, l, u)| format!("{s}:{l}:{u}"))
-                .collect(),
-        );
+        let slow = list(slow.iter().map(|(s, l, u)| format!("{s}:{l}:{u}")).collect());
         let mut daemon = Command::new(helper());
         daemon.args([
             size.to_string(),
@@ -164,9 +141,7 @@ impl FaultyDisk {
             "-f".into(),
         ]);
         if let Some(usec) = seek {
-            daemon
-                .arg("-s")
-                .env("FAULTDISK_SEEK_USEC", usec.to_string());
+            daemon.arg("-s").env("FAULTDISK_SEEK_USEC", usec.to_string());
         }
         if let Some(rw) = &rw {
             let env = |v: &[(u64, u64)]| list(v.iter().map(|(s, l)| format!("{s}:{l}")).collect());
@@ -195,11 +170,7 @@ impl FaultyDisk {
             losetup.arg("-r");
         }
         let out = losetup.arg(&img).output().unwrap();
-        let mut me = Self {
-            dev: String::new(),
-            mnt,
-            daemon,
-        };
+        let mut me = Self { dev: String::new(), mnt, daemon };
         assert!(
             out.status.success(),
             "losetup over FUSE: {}",
@@ -261,10 +232,7 @@ impl Drop for FaultyDisk {
             ok
         });
         if !unmounted {
-            let _ = Command::new("umount")
-                .arg("-l")
-                .arg(self.mnt.path())
-                .status();
+            let _ = Command::new("umount").arg("-l").arg(self.mnt.path()).status();
             let _ = self.daemon.kill();
         }
         let _ = self.daemon.wait();
@@ -314,11 +282,7 @@ fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
     let size = 64 * MIB;
     // One bad 4 KiB, three bad sectors inside a chunk, and a bad area that
     // crosses the 4 MiB read boundary at 40 MiB (two failed reads, one range).
-    let bad_ranges = [
-        (20 * MIB + 4096, 4096),
-        (33 * MIB + 512, 1536),
-        (40 * MIB - 1024, 2048),
-    ];
+    let bad_ranges = [(20 * MIB + 4096, 4096), (33 * MIB + 512, 1536), (40 * MIB - 1024, 2048)];
     let bad = FaultyDisk::new(size, &bad_ranges);
     let good = disks(2, size);
     let r = check_with_faulty(&good, &bad, &[]);
@@ -328,23 +292,12 @@ fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
     for pass in ["serial", "parallel"] {
         let rows = disk_rows(&v, pass);
         assert_eq!(rows[1].verdict, Verdict::Error, "{pass}");
-        assert_eq!(
-            ranges(&rows[1]),
-            bad_ranges,
-            "{pass}: every bad sector, exactly"
-        );
-        assert!(
-            rows[1].errors.iter().all(|e| e.errno == Some(5)),
-            "{pass}: EIO"
-        );
+        assert_eq!(ranges(&rows[1]), bad_ranges, "{pass}: every bad sector, exactly");
+        assert!(rows[1].errors.iter().all(|e| e.errno == Some(5)), "{pass}: EIO");
         assert_eq!(rows[1].read_errors, 4, "{pass}: failed 4 MiB reads");
         assert_eq!(rows[1].bad_ranges, 3, "{pass}");
         assert_eq!(rows[1].bad_bytes, bad_bytes, "{pass}");
-        assert_eq!(
-            rows[1].bytes,
-            size - bad_bytes,
-            "{pass}: everything else was read"
-        );
+        assert_eq!(rows[1].bytes, size - bad_bytes, "{pass}: everything else was read");
         assert!(rows[1].reached_end, "{pass}");
         assert!(!rows[1].device_gone, "{pass}");
         for i in [0, 2] {
@@ -363,42 +316,25 @@ fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
             );
         }
     }
-    let live = format!(
-        "read error on {} at byte {} (+4096 bytes)",
-        bad.dev,
-        20 * MIB + 4096
-    );
+    let live = format!("read error on {} at byte {} (+4096 bytes)", bad.dev, 20 * MIB + 4096);
     assert!(r.stderr.contains(&live), "{}", r.stderr);
     let said = disk_verdicts(&v);
     assert_eq!(said.len(), 1, "{said:?}");
-    assert_eq!(
-        (said[0].0.as_str(), said[0].1),
-        (bad.dev.as_str(), Action::Return)
-    );
+    assert_eq!((said[0].0.as_str(), said[0].1), (bad.dev.as_str(), Action::Return));
     let sentence = format!(
         "{}: 3 unreadable range(s) (first at byte {}, 20.98 MB), return it",
         bad.dev,
         20 * MIB + 4096
     );
     assert_eq!(said[0].2, sentence);
+    assert!(r.stdout.contains(&format!("Disks to act on:\n  {sentence}\n")), "{}", r.stdout);
     assert!(
-        r.stdout
-            .contains(&format!("Disks to act on:\n  {sentence}\n")),
+        r.stdout.contains(&format!("unreadable: bytes {}..{}", 33 * MIB + 512, 33 * MIB + 2048)),
         "{}",
         r.stdout
     );
     assert!(
-        r.stdout.contains(&format!(
-            "unreadable: bytes {}..{}",
-            33 * MIB + 512,
-            33 * MIB + 2048
-        )),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout
-            .contains("3 unreadable range(s), 7680 bytes, first at byte 20975616"),
+        r.stdout.contains("3 unreadable range(s), 7680 bytes, first at byte 20975616"),
         "{}",
         r.stdout
     );
@@ -421,15 +357,9 @@ fn max_errors_stops_only_the_failing_disk() {
         assert_eq!(ranges(&rows[1]), &bad_ranges[..2], "{pass}");
         assert!(!rows[1].reached_end, "{pass}: stopped");
         assert_eq!(rows[1].stopped, Some(Stopped::MaxErrors), "{pass}");
-        assert!(
-            rows[1].reasons[0].contains("stopped early at --max-errors"),
-            "{pass}"
-        );
+        assert!(rows[1].reasons[0].contains("stopped early at --max-errors"), "{pass}");
         for i in [0, 2] {
-            assert_eq!(
-                rows[i].bytes, size,
-                "{pass}: the good disks read to the end"
-            );
+            assert_eq!(rows[i].bytes, size, "{pass}: the good disks read to the end");
         }
     }
 }
@@ -452,19 +382,12 @@ fn slow_sectors_are_logged_with_their_offset_and_flag_the_disk() {
         let slow = &rows[1];
         assert_eq!(slow.verdict, Verdict::Slow, "{pass}: {:?}", slow.reasons);
         let logged: Vec<u64> = slow.slow_reads.iter().map(|s| s.offset).collect();
-        assert_eq!(
-            logged,
-            [30 * MIB],
-            "{pass}: the 1 MiB read holding the slow sector"
-        );
+        assert_eq!(logged, [30 * MIB], "{pass}: the 1 MiB read holding the slow sector");
         assert!(slow.slow_reads[0].latency_ms >= 650.0, "{pass}");
         assert_eq!(slow.latency_bins.over_500ms, 1, "{pass}");
         assert_eq!(slow.read_errors, 0, "{pass}: slow, not failed");
         let reasons = slow.reasons.join("; ");
-        assert!(
-            reasons.contains(&format!("at byte {}", 30 * MIB)),
-            "{pass}: {reasons}"
-        );
+        assert!(reasons.contains(&format!("at byte {}", 30 * MIB)), "{pass}: {reasons}");
         assert!(
             reasons.contains("its peers' median"),
             "{pass}: the tail against the peers: {reasons}"
@@ -482,23 +405,12 @@ fn slow_sectors_are_logged_with_their_offset_and_flag_the_disk() {
     }
     let said = disk_verdicts(&v);
     assert_eq!(said.len(), 1, "{said:?}");
-    assert_eq!(
-        said[0].1,
-        Action::Return,
-        "a stalled read is the disk's: {said:?}"
-    );
+    assert_eq!(said[0].1, Action::Return, "a stalled read is the disk's: {said:?}");
     assert!(
-        said[0]
-            .2
-            .starts_with(&format!("{}: 1 slow read(s), a read stalled ", bad.dev)),
+        said[0].2.starts_with(&format!("{}: 1 slow read(s), a read stalled ", bad.dev)),
         "{said:?}"
     );
-    assert!(
-        r.stdout
-            .contains(&format!("1 slow read(s): byte {}", 30 * MIB)),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains(&format!("1 slow read(s): byte {}", 30 * MIB)), "{}", r.stdout);
 }
 
 #[test]
@@ -523,8 +435,7 @@ fn a_slow_region_is_reported_where_it_is() {
     // disk's time at its pace (FUSE answers the 2 in flight at once), over
     // the 0.1 s a bucket must be read for to be a speed.
     let mut cmd = arrayburn(&["check", "--full", "--full-serial", "--progress", "none"]);
-    cmd.args(["--block", "256k", "--buckets", "8", "--json"])
-        .arg(&json);
+    cmd.args(["--block", "256k", "--buckets", "8", "--json"]).arg(&json);
     cmd.args(disks.iter().map(|d| &d.dev));
     let r = finish(cmd, &json);
     assert_schema(r.json.as_ref().unwrap());
@@ -535,22 +446,14 @@ fn a_slow_region_is_reported_where_it_is() {
         let regions = &rows[1].slow_regions;
         assert_eq!(regions.len(), 1, "{pass}: {regions:?}");
         let g = &regions[0];
-        assert_eq!(
-            (g.start_byte, g.end_byte),
-            (24 * MIB, 32 * MIB),
-            "{pass}: {g:?}"
-        );
+        assert_eq!((g.start_byte, g.end_byte), (24 * MIB, 32 * MIB), "{pass}: {g:?}");
         assert_eq!(g.against, Against::Peers, "{pass}");
         assert!(g.mb_per_s < 0.5 * g.reference_mb_per_s, "{pass}: {g:?}");
         assert_eq!(rows[1].slow_read_count, 0, "{pass}: no read over 500 ms");
         assert_eq!(rows[1].verdict, Verdict::Slow, "{pass}");
         let reasons = rows[1].reasons.join("; ");
         assert!(
-            reasons.contains(&format!(
-                "slow region from byte {} to {}",
-                24 * MIB,
-                32 * MIB
-            )),
+            reasons.contains(&format!("slow region from byte {} to {}", 24 * MIB, 32 * MIB)),
             "{pass}: {reasons}"
         );
         for i in [0, 2] {
@@ -560,13 +463,9 @@ fn a_slow_region_is_reported_where_it_is() {
     let said = disk_verdicts(&v);
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(said[0].1, Action::Return, "{said:?}");
+    assert!(said[0].2.contains("1 slow region(s) (first at 25.17 MB)"), "{said:?}");
     assert!(
-        said[0].2.contains("1 slow region(s) (first at 25.17 MB)"),
-        "{said:?}"
-    );
-    assert!(
-        r.stdout
-            .contains(&format!("slow region bytes {}..{}", 24 * MIB, 32 * MIB)),
+        r.stdout.contains(&format!("slow region bytes {}..{}", 24 * MIB, 32 * MIB)),
         "{}",
         r.stdout
     );
@@ -589,28 +488,20 @@ fn the_seek_pass_runs_staggered_readers_and_finds_the_disk_that_seeks_badly() {
     let dir = tempdir();
     let json = dir.path().join("r.json");
     let mut cmd = arrayburn(&["check", "--seek", "--sample", "2s", "--block", "256k"]);
-    cmd.args(["--buckets", "12", "--progress", "none", "--json"])
-        .arg(&json);
+    cmd.args(["--buckets", "12", "--progress", "none", "--json"]).arg(&json);
     cmd.args(disks.iter().map(|d| &d.dev));
     let r = finish(cmd, &json);
     assert_schema(r.json.as_ref().unwrap());
     let v = r.report.unwrap();
     assert_eq!(v.options.seek_readers, Some(6));
-    assert_eq!(
-        flagged(&v, "serial"),
-        Vec::<String>::new(),
-        "{}",
-        v.summary.message
-    );
+    assert_eq!(flagged(&v, "serial"), Vec::<String>::new(), "{}", v.summary.message);
     assert_eq!(flagged(&v, "parallel"), Vec::<String>::new());
     // The good disks are not slow. Under seek stress the share of a
     // disk's reads that happen to follow each other depends on how its six
     // readers are scheduled, so the two good disks differ by up to ~10%
     // here: one may be marked fast against the other (a mark, not a fault).
-    let seek: Vec<String> = flagged(&v, "seek")
-        .into_iter()
-        .filter(|f| !f.ends_with("=fast"))
-        .collect();
+    let seek: Vec<String> =
+        flagged(&v, "seek").into_iter().filter(|f| !f.ends_with("=fast")).collect();
     assert_eq!(seek, [format!("{}=slow", disks[1].dev)]);
     assert_eq!(r.code, 1);
     let rows = disk_rows(&v, "seek");
@@ -619,14 +510,8 @@ fn the_seek_pass_runs_staggered_readers_and_finds_the_disk_that_seeks_badly() {
         assert!(kept < 90.0, "disk {i}: seeking costs speed ({kept}%)");
         // Six readers, started a sixth of the disk apart: six of the 12
         // buckets (every other one) hold the reads' starts.
-        let used: Vec<usize> = row
-            .surface
-            .reads
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| **n > 0)
-            .map(|(b, _)| b)
-            .collect();
+        let used: Vec<usize> =
+            row.surface.reads.iter().enumerate().filter(|(_, n)| **n > 0).map(|(b, _)| b).collect();
         assert!(
             [0, 2, 4, 6, 8, 10].iter().all(|b| used.contains(b)),
             "disk {i}: readers at every sixth of the disk: {used:?}"
@@ -638,28 +523,15 @@ fn the_seek_pass_runs_staggered_readers_and_finds_the_disk_that_seeks_badly() {
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(said[0].0, disks[1].dev);
     assert!(said[0].2.contains("under seek stress"), "{said:?}");
-    assert_eq!(
-        rows[1].slow_regions,
-        [],
-        "the seek pass does not judge the surface"
-    );
-    assert!(
-        r.stdout
-            .contains("Seek-stress pass: all disks at once, 6 staggered readers per disk")
-    );
+    assert_eq!(rows[1].slow_regions, [], "the seek pass does not judge the surface");
+    assert!(r.stdout.contains("Seek-stress pass: all disks at once, 6 staggered readers per disk"));
 }
 
 /// `arrayburn check ARGS... --json J DISKS...` unthrottled; the result.
 fn check_plain(args: &[&str], disks: &[&str]) -> Run {
     let dir = tempdir();
     let json = dir.path().join("r.json");
-    let mut all = vec![
-        "check",
-        "--progress",
-        "none",
-        "--json",
-        json.to_str().unwrap(),
-    ];
+    let mut all = vec!["check", "--progress", "none", "--json", json.to_str().unwrap()];
     all.extend_from_slice(args);
     all.extend_from_slice(disks);
     let r = finish(arrayburn(&all), &json);
@@ -689,20 +561,12 @@ fn a_sample_that_sweeps_a_small_disk_again_counts_each_bad_range_once() {
         assert_eq!(row.read_errors, 2, "{pass}: distinct failed reads");
         assert_eq!(row.bad_bytes, 4096 + 512, "{pass}");
         assert_eq!(row.stopped, None, "{pass}");
-        assert!(
-            row.bytes > 2 * size,
-            "{pass}: swept the disk more than once"
-        );
+        assert!(row.bytes > 2 * size, "{pass}: swept the disk more than once");
         let reasons = &row.reasons[0];
         assert!(reasons.starts_with("2 unreadable range(s)"), "{reasons}");
         assert!(!reasons.contains("stopped early"), "{pass}: {reasons}");
     }
-    assert_eq!(
-        r.stdout.matches("  unreadable: bytes").count(),
-        4,
-        "{}",
-        r.stdout
-    );
+    assert_eq!(r.stdout.matches("  unreadable: bytes").count(), 4, "{}", r.stdout);
     let said = disk_verdicts(&v);
     assert!(said[0].2.contains("2 unreadable range(s)"), "{said:?}");
 }
@@ -728,10 +592,7 @@ fn an_area_that_fails_wholesale_is_skipped_not_probed_sector_by_sector() {
     assert_eq!(spans[0].0, 40 * MIB, "{spans:?}");
     let last = spans.last().unwrap();
     assert_eq!(last.0 + last.1, 56 * MIB, "{spans:?}");
-    assert_eq!(
-        tail_row.bytes + tail_row.bad_bytes + tail_row.unread_bytes,
-        size
-    );
+    assert_eq!(tail_row.bytes + tail_row.bad_bytes + tail_row.unread_bytes, size);
     let row = &disk_rows(r.report.as_ref().unwrap(), "serial")[1];
     let errors = &row.errors;
     let bad_bytes = row.bad_bytes;
@@ -739,14 +600,8 @@ fn an_area_that_fails_wholesale_is_skipped_not_probed_sector_by_sector() {
     let read = row.bytes;
     assert_eq!(errors[0].offset, 8 * MIB, "the first bad sector, exactly");
     assert!(errors[0].exact);
-    assert!(
-        bad_bytes <= 64 << 10,
-        "probed only until it failed wholesale: {bad_bytes}"
-    );
-    assert!(
-        unread >= 32 * MIB - bad_bytes,
-        "the rest reported unread: {unread}"
-    );
+    assert!(bad_bytes <= 64 << 10, "probed only until it failed wholesale: {bad_bytes}");
+    assert!(unread >= 32 * MIB - bad_bytes, "the rest reported unread: {unread}");
     assert_eq!(
         read + bad_bytes + unread,
         size,
@@ -778,11 +633,8 @@ fn pinpointing_honours_the_sample_window_and_a_signal() {
     // pinpointing that chunk is ~4000 reads, over 8 s, and never wholesale.
     let bad_ranges: Vec<(u64, u64)> = (0..32).map(|k| (k * (128 << 10) + 4096, 512)).collect();
     let bad = FaultyDisk::with_slow(size, &bad_ranges, &[(0, size, 2000)]);
-    let unprobed = |row: &PassDisk| {
-        row.errors
-            .iter()
-            .any(|e| !e.exact && e.message.contains("stopped"))
-    };
+    let unprobed =
+        |row: &PassDisk| row.errors.iter().any(|e| !e.exact && e.message.contains("stopped"));
 
     // A 1 s sample ends the probing at 1 s.
     let r = check_plain(&["--passes", "serial", "--sample", "1.5s"], &[&bad.dev]);
@@ -821,38 +673,23 @@ fn pinpointing_honours_the_sample_window_and_a_signal() {
         (took, row)
     };
     let (took, row) = interrupted(&bad.dev, 1500);
-    assert!(
-        took < Duration::from_secs(3),
-        "stopped {took:?} after the signal"
-    );
+    assert!(took < Duration::from_secs(3), "stopped {took:?} after the signal");
     assert!(unprobed(&row), "{row:?}");
-    assert!(
-        row.reasons[0].contains("stopped early by a signal"),
-        "{row:?}"
-    );
+    assert!(row.reasons[0].contains("stopped early by a signal"), "{row:?}");
 
     // A signal while a re-read is in flight that takes the drive 4 s (its
     // retries, the kernel's timeout): io_uring leaves that read to the
     // kernel and stops at once. 4 MiB reads: the one at 8 MiB fails at
     // 4 s, its first 64 KiB re-read is then in flight until 8 s; the
     // signal comes at 6 s.
-    let retrying = FaultyDisk::with_slow(
-        16 * MIB,
-        &[(8 * MIB, 512)],
-        &[(8 * MIB, 64 << 10, 4_000_000)],
-    );
+    let retrying =
+        FaultyDisk::with_slow(16 * MIB, &[(8 * MIB, 512)], &[(8 * MIB, 64 << 10, 4_000_000)]);
     let (took, row) = interrupted(&retrying.dev, 6000);
-    assert!(
-        took < Duration::from_secs(1),
-        "stopped {took:?} after the signal"
-    );
+    assert!(took < Duration::from_secs(1), "stopped {took:?} after the signal");
     // The chunk being probed is reported unread from where the probing
     // was, not the abandoned re-read as a bad sector.
     assert_eq!(
-        row.errors
-            .iter()
-            .map(|e| (e.offset, e.len, e.exact))
-            .collect::<Vec<_>>(),
+        row.errors.iter().map(|e| (e.offset, e.len, e.exact)).collect::<Vec<_>>(),
         [(8 * MIB, 4 * MIB, false)],
         "{row:?}"
     );
@@ -875,10 +712,7 @@ fn both_engines_find_the_same_bad_sectors_and_read_the_same_bytes() {
     ];
     let bad = FaultyDisk::new(size, &bad_ranges);
     let mut seen = Vec::new();
-    for engine in [
-        &["--engine", "psync"][..],
-        &["--engine", "io_uring", "--queue-depth", "8"],
-    ] {
+    for engine in [&["--engine", "psync"][..], &["--engine", "io_uring", "--queue-depth", "8"]] {
         let mut args = vec!["--passes", "serial", "--full-serial"];
         args.extend_from_slice(engine);
         let r = check_plain(&args, &[&bad.dev]);
@@ -924,10 +758,7 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
             "links": [pcie(pci, width)]})
     };
     let mut slow_sata = on("0000:03:00.0");
-    slow_sata["links"]
-        .as_array_mut()
-        .unwrap()
-        .push(serde_json::json!({"kind": "sata",
+    slow_sata["links"].as_array_mut().unwrap().push(serde_json::json!({"kind": "sata",
         "at": "link3", "current": "3.0 Gbps", "max": "6.0 Gbps", "degraded": true}));
     let name = |d: &str| d.trim_start_matches("/dev/").to_string();
     let topo = dir.path().join("topology.json");
@@ -957,16 +788,9 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
     cmd.env("ARRAYBURN_TOPOLOGY", &topo);
     let r = finish(cmd, &json);
     let v = r.report.unwrap();
-    let par = v
-        .passes
-        .iter()
-        .find(|p| p.kind.name() == "parallel")
-        .unwrap();
-    let shares: Vec<(&str, usize, bool)> = par
-        .controllers
-        .iter()
-        .map(|c| (c.pci.as_str(), c.disks.len(), c.limited))
-        .collect();
+    let par = v.passes.iter().find(|p| p.kind.name() == "parallel").unwrap();
+    let shares: Vec<(&str, usize, bool)> =
+        par.controllers.iter().map(|c| (c.pci.as_str(), c.disks.len(), c.limited)).collect();
     assert_eq!(
         shares,
         [("0000:03:00.0", 2, false), ("0000:04:00.0", 2, true)],
@@ -975,20 +799,11 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
     );
     let b = &par.controllers[1];
     assert!((35.0..70.0).contains(&b.kept_pct_of_serial), "{b:?}");
-    assert!(
-        par.controllers[0].kept_pct_of_serial > 85.0,
-        "{:?}",
-        par.controllers[0]
-    );
+    assert!(par.controllers[0].kept_pct_of_serial > 85.0, "{:?}", par.controllers[0]);
     assert!(!v.summary.shared_bottleneck);
+    assert!(flagged(&v, "parallel").is_empty(), "no disk blamed: {:?}", flagged(&v, "parallel"));
     assert!(
-        flagged(&v, "parallel").is_empty(),
-        "no disk blamed: {:?}",
-        flagged(&v, "parallel")
-    );
-    assert!(
-        r.stdout
-            .contains("CONTROLLER BOTTLENECK: the 2 disk(s) on 0000:04:00.0 (mpt3sas) kept"),
+        r.stdout.contains("CONTROLLER BOTTLENECK: the 2 disk(s) on 0000:04:00.0 (mpt3sas) kept"),
         "{}",
         r.stdout
     );
@@ -1001,10 +816,7 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
     );
     let acts = disk_verdicts(&v);
     assert_eq!(acts.len(), 1, "{acts:?}");
-    assert_eq!(
-        (acts[0].0.as_str(), acts[0].1),
-        (a2.dev.as_str(), Action::CheckPath)
-    );
+    assert_eq!((acts[0].0.as_str(), acts[0].1), (a2.dev.as_str(), Action::CheckPath));
     assert!(
         acts[0].2.contains(
             "its SATA link (link3) runs at 3.0 Gbps where 6.0 Gbps is possible: replace the cable"
@@ -1030,10 +842,7 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
             ("0000:04:00.0", true, vec![b1.dev.as_str(), b2.dev.as_str()])
         ]
     );
-    assert_eq!(
-        v.summary.links[1].carries_mb_per_s.map(f64::round),
-        Some(3938.0)
-    );
+    assert_eq!(v.summary.links[1].carries_mb_per_s.map(f64::round), Some(3938.0));
     let msg = &v.summary.message;
     assert!(
         msg.starts_with(&format!(
@@ -1045,12 +854,8 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
         "{msg}"
     );
     let j = r.json.as_ref().unwrap();
-    let disk = j["disks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["path"] == a2.dev.as_str())
-        .unwrap();
+    let disk =
+        j["disks"].as_array().unwrap().iter().find(|d| d["path"] == a2.dev.as_str()).unwrap();
     assert_eq!(disk["topology"]["links"][1]["degraded"], true, "{disk}");
     drop(b2);
 }

@@ -10,27 +10,14 @@ use crate::util::*;
 fn refused(args: &[&str], needle: &str) {
     let dir = tempdir();
     let json = dir.path().join("never.json");
-    let mut all = vec![
-        "check",
-        "--sample",
-        "1.5s",
-        "--json",
-        json.to_str().unwrap(),
-    ];
+    let mut all = vec!["check", "--sample", "1.5s", "--json", json.to_str().unwrap()];
     all.extend_from_slice(args);
     let out = arrayburn(&all).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: expected '{needle}' in: {err}"
-    );
+    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
     assert_eq!(err.trim().lines().count(), 1, "not one line: {err}");
-    assert!(
-        out.stdout.is_empty(),
-        "stdout: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert!(out.stdout.is_empty(), "stdout: {}", String::from_utf8_lossy(&out.stdout));
     assert!(!json.exists(), "a refused check wrote its JSON");
 }
 
@@ -66,10 +53,7 @@ fn a_placement_file_that_cannot_be_used_is_refused() {
         (&missing, "No such file or directory"),
     ] {
         for cmd in [&["list"][..], &["check", "/dev/arrayburn-no-such-disk"][..]] {
-            let out = arrayburn(cmd)
-                .env("ARRAYBURN_TOPOLOGY", file)
-                .output()
-                .unwrap();
+            let out = arrayburn(cmd).env("ARRAYBURN_TOPOLOGY", file).output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
             assert!(
@@ -93,10 +77,7 @@ fn a_directory_is_refused() {
 
 #[test]
 fn a_character_device_is_refused() {
-    refused(
-        &["/dev/null"],
-        "/dev/null is a character device, not a block device",
-    );
+    refused(&["/dev/null"], "/dev/null is a character device, not a block device");
 }
 
 #[test]
@@ -105,73 +86,40 @@ fn bad_options_are_refused() {
     let _l = device_lock();
     let d = disks(1, 8 << 20);
     let dev = d[0].dev.as_str();
-    refused(
-        &["--slow-pct", "150", dev],
-        "--slow-pct 150 must be between 0 and 100",
-    );
-    refused(
-        &["--fast-pct", "90", dev],
-        "--fast-pct 90 must be above 100",
-    );
+    refused(&["--slow-pct", "150", dev], "--slow-pct 150 must be between 0 and 100");
+    refused(&["--fast-pct", "90", dev], "--fast-pct 90 must be above 100");
     refused(&["--block", "1000", dev], "is not a multiple of");
-    refused(
-        &["--max-errors", "0", dev],
-        "--max-errors 0: give at least 1",
-    );
+    refused(&["--max-errors", "0", dev], "--max-errors 0: give at least 1");
     refused(&["--spots", "0", dev], "--spots 0: give 1 to 1000");
-    refused(
-        &["--spots", "11", "--full", dev],
-        "add --full-serial, or drop --spots",
-    );
-    refused(
-        &["--seek", "--seek-readers", "1", dev],
-        "--seek-readers 1: give 2 to 64",
-    );
-    refused(
-        &["--out", "/nonexistent-dir/run1", dev],
-        "directory /nonexistent-dir does not exist",
-    );
+    refused(&["--spots", "11", "--full", dev], "add --full-serial, or drop --spots");
+    refused(&["--seek", "--seek-readers", "1", dev], "--seek-readers 1: give 2 to 64");
+    refused(&["--out", "/nonexistent-dir/run1", dev], "directory /nonexistent-dir does not exist");
     let file = tempfile::NamedTempFile::new().unwrap();
-    refused(
-        &["--out", file.path().to_str().unwrap(), dev],
-        "--out takes a directory",
-    );
+    refused(&["--out", file.path().to_str().unwrap(), dev], "--out takes a directory");
     refused(
         &["--out", dev, dev],
         &format!(
             "--out {dev}: is a block device (results are never written to a disk); --out takes a directory"
         ),
     );
-    let out = arrayburn(&["check", "--sample", "2 fortnights", dev])
-        .output()
-        .unwrap();
+    let out = arrayburn(&["check", "--sample", "2 fortnights", dev]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("30s, 1m30s, 1.5s or 1h"));
     // A compound duration is a duration: the refusal is about the disk.
-    let out = arrayburn(&["check", "--sample", "1m30s", "/dev/arrayburn-no-such-disk"])
-        .output()
-        .unwrap();
+    let out =
+        arrayburn(&["check", "--sample", "1m30s", "/dev/arrayburn-no-such-disk"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("/dev/arrayburn-no-such-disk: no such file"),
-        "{err}"
-    );
+    assert!(err.contains("/dev/arrayburn-no-such-disk: no such file"), "{err}");
 }
 
 #[test]
 fn a_command_line_clap_cannot_take_is_one_line_with_the_way_out() {
     for (args, says) in [
-        (
-            &["check", "--bogus"][..],
-            "unexpected argument '--bogus' found; tip: ",
-        ),
+        (&["check", "--bogus"][..], "unexpected argument '--bogus' found; tip: "),
         (&["chek"][..], "a similar subcommand exists: 'check'"),
         (&["check"][..], "not provided: <DEVICES>..."),
         // list --json takes its FILE (- for stdout), never the disk after it.
-        (
-            &["list", "--json"][..],
-            "a value is required for '--json <FILE>'",
-        ),
+        (&["list", "--json"][..], "a value is required for '--json <FILE>'"),
     ] {
         let out = arrayburn(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -215,9 +163,7 @@ fn a_partition_is_refused_naming_its_disk() {
     struct DelPart(String);
     impl Drop for DelPart {
         fn drop(&mut self) {
-            let _ = std::process::Command::new("delpart")
-                .args([self.0.as_str(), "1"])
-                .status();
+            let _ = std::process::Command::new("delpart").args([self.0.as_str(), "1"]).status();
         }
     }
     let _part = DelPart(disk.dev.clone());
@@ -233,11 +179,8 @@ fn a_partition_is_refused_naming_its_disk() {
     let (major, minor) = devno.trim().split_once(':').unwrap();
     let dir = tempdir();
     let node = dir.path().join(format!("{}p1", disk.name()));
-    let ok = std::process::Command::new("mknod")
-        .arg(&node)
-        .args(["b", major, minor])
-        .status()
-        .unwrap();
+    let ok =
+        std::process::Command::new("mknod").arg(&node).args(["b", major, minor]).status().unwrap();
     assert!(ok.success());
     let expect = format!(
         "is partition {0}p1 of disk {0}; the check reads whole disks: name /dev/{0} instead",
@@ -283,10 +226,7 @@ fn without_permission_the_check_says_run_as_root() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains(&format!(
-            "{}: permission denied; run arrayburn as root",
-            d[0].dev
-        )),
+        err.contains(&format!("{}: permission denied; run arrayburn as root", d[0].dev)),
         "{err}"
     );
 }
@@ -296,15 +236,9 @@ fn a_mounted_disk_is_checked_with_a_warning() {
     need_root!();
     let _l = device_lock();
     let d = disks(1, 64 << 20);
-    let mkfs = std::process::Command::new("mkfs.ext4")
-        .args(["-q", "-F", &d[0].dev])
-        .output()
-        .unwrap();
-    assert!(
-        mkfs.status.success(),
-        "{}",
-        String::from_utf8_lossy(&mkfs.stderr)
-    );
+    let mkfs =
+        std::process::Command::new("mkfs.ext4").args(["-q", "-F", &d[0].dev]).output().unwrap();
+    assert!(mkfs.status.success(), "{}", String::from_utf8_lossy(&mkfs.stderr));
     let mnt = tempdir();
     let m = std::process::Command::new("mount")
         .args([&d[0].dev, mnt.path().to_str().unwrap()])
@@ -337,11 +271,7 @@ fn a_mounted_disk_is_checked_with_a_warning() {
     assert_eq!(r.code, 3, "a lone disk is not judged");
     assert!(r.stdout.contains("NOT JUDGED"), "{}", r.stdout);
     assert!(
-        r.stderr.contains(&format!(
-            "warning: {} is in use ({} mounted on",
-            d[0].dev,
-            d[0].name()
-        )),
+        r.stderr.contains(&format!("warning: {} is in use ({} mounted on", d[0].dev, d[0].name())),
         "{}",
         r.stderr
     );
@@ -361,31 +291,11 @@ fn a_non_utf8_argument_is_refused_not_a_panic() {
     for args in [
         vec!["check".as_ref(), bad],
         vec!["list".as_ref(), bad],
-        vec![
-            "check".as_ref(),
-            "--json".as_ref(),
-            bad,
-            "/dev/null".as_ref(),
-        ],
-        vec![
-            "demo".as_ref(),
-            "--out".as_ref(),
-            bad,
-            "--disks".as_ref(),
-            "1".as_ref(),
-        ],
-        vec![
-            "iozone".as_ref(),
-            "-f".as_ref(),
-            bad,
-            "-s".as_ref(),
-            "1m".as_ref(),
-        ],
+        vec!["check".as_ref(), "--json".as_ref(), bad, "/dev/null".as_ref()],
+        vec!["demo".as_ref(), "--out".as_ref(), bad, "--disks".as_ref(), "1".as_ref()],
+        vec!["iozone".as_ref(), "-f".as_ref(), bad, "-s".as_ref(), "1m".as_ref()],
     ] {
-        let out = std::process::Command::new(bin())
-            .args(&args)
-            .output()
-            .unwrap();
+        let out = std::process::Command::new(bin()).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
@@ -403,11 +313,7 @@ fn a_device_test_without_root_skips_but_fails_where_devices_are_required() {
         let out = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
             .arg(&me)
-            .args([
-                "--exact",
-                "list::list_shows_a_named_4k_disk_with_its_geometry",
-                "--nocapture",
-            ])
+            .args(["--exact", "list::list_shows_a_named_4k_disk_with_its_geometry", "--nocapture"])
             .env("ARRAYBURN_REQUIRE_DEVICES", require)
             .output()
             .unwrap();
@@ -421,10 +327,7 @@ fn a_device_test_without_root_skips_but_fails_where_devices_are_required() {
     assert!(text.contains("1 passed"), "{text}");
     let (code, text) = run("1");
     assert_eq!(code, Some(101), "{text}");
-    assert!(
-        text.contains("ARRAYBURN_REQUIRE_DEVICES=1 but this test needs root"),
-        "{text}"
-    );
+    assert!(text.contains("ARRAYBURN_REQUIRE_DEVICES=1 but this test needs root"), "{text}");
 }
 
 #[test]
@@ -491,16 +394,10 @@ fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
         .spawn()
         .unwrap();
     let pid = first.id();
-    let out = while_running(
-        first,
-        &mut arrayburn(&["check", "--sample", "1.5s", &d[0].dev]),
-    );
+    let out = while_running(first, &mut arrayburn(&["check", "--sample", "1.5s", &d[0].dev]));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains(&format!("{} is in use by pid {pid} (user root: ", d[0].dev)),
-        "{err}"
-    );
+    assert!(err.contains(&format!("{} is in use by pid {pid} (user root: ", d[0].dev)), "{err}");
     assert!(err.contains("wait for that run to end"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(out.stdout.is_empty());
@@ -537,25 +434,13 @@ fn help_completions_and_man_pages_come_from_the_same_definitions() {
         String::from_utf8(out.stdout).unwrap()
     };
     let help = text(&["check", "--help"]);
-    for heading in [
-        "What to read:",
-        "How to judge:",
-        "Outputs:",
-        "Exit status:",
-        "Examples:",
-    ] {
+    for heading in ["What to read:", "How to judge:", "Outputs:", "Exit status:", "Examples:"] {
         assert!(help.contains(heading), "{heading} in {help}");
     }
     assert!(help.contains("  3    not judged"), "{help}");
     let bash = text(&["completions", "bash"]);
-    assert!(
-        bash.contains("--sample") && bash.contains("iozone"),
-        "{bash}"
-    );
-    let st = std::process::Command::new("bash")
-        .args(["-n", "-c", &bash])
-        .status()
-        .unwrap();
+    assert!(bash.contains("--sample") && bash.contains("iozone"), "{bash}");
+    let st = std::process::Command::new("bash").args(["-n", "-c", &bash]).status().unwrap();
     assert!(st.success(), "the bash script parses");
     assert!(text(&["completions", "zsh"]).starts_with("#compdef arrayburn"));
     assert!(text(&["completions", "fish"]).contains("complete -c arrayburn"));
@@ -563,10 +448,7 @@ fn help_completions_and_man_pages_come_from_the_same_definitions() {
     assert!(man.contains(".TH arrayburn 1"), "{man}");
     assert!(man.contains(".SH \"EXIT STATUS\""), "{man}");
     for code in ["0", "1", "2", "3", "130"] {
-        assert!(
-            man.contains(&format!(".TP\n\\fB{code}\\fR\n")),
-            "exit {code}: {man}"
-        );
+        assert!(man.contains(&format!(".TP\n\\fB{code}\\fR\n")), "exit {code}: {man}");
     }
     let check = text(&["man", "check"]);
     assert!(check.contains(".TH arrayburn-check 1"), "{check}");
@@ -588,10 +470,7 @@ fn a_process_substitution_gets_the_json() {
         bin(),
         o = out.display()
     );
-    let st = std::process::Command::new("bash")
-        .args(["-c", &script])
-        .status()
-        .unwrap();
+    let st = std::process::Command::new("bash").args(["-c", &script]).status().unwrap();
     assert!(st.success());
     for _ in 0..50 {
         if out.exists() {

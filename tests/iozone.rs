@@ -11,9 +11,7 @@ use std::process::{Command, Output};
 use crate::util::*;
 
 fn fixture(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/iozone")
-        .join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/iozone").join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -28,12 +26,7 @@ fn scratch() -> tempfile::TempDir {
 fn iozone(dir: &Path, args: &[&str]) -> Output {
     // The device tests time throttled disks: no file workload beside them.
     let _l = device_lock();
-    let out = Command::new(bin())
-        .arg("iozone")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
+    let out = Command::new(bin()).arg("iozone").args(args).current_dir(dir).output().unwrap();
     eprintln!(
         "--- arrayburn iozone {}\n{}\n--- stderr\n{}",
         args.join(" "),
@@ -45,12 +38,7 @@ fn iozone(dir: &Path, args: &[&str]) -> Output {
 
 fn ok(dir: &Path, args: &[&str]) -> String {
     let out = iozone(dir, args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -119,47 +107,27 @@ fn same_skeleton(ours: &str, reference: &str) {
     let a: Vec<&str> = ours.lines().filter(comparable).collect();
     let b: Vec<&str> = reference.lines().filter(comparable).collect();
     for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-        assert_eq!(
-            shape(x),
-            shape(y),
-            "line {i}:\n ours: {x:?}\n iozone: {y:?}"
-        );
+        assert_eq!(shape(x), shape(y), "line {i}:\n ours: {x:?}\n iozone: {y:?}");
         if x.starts_with(' ') {
-            assert_eq!(
-                edges(x),
-                edges(y),
-                "line {i}: column edges\n ours: {x:?}\n iozone: {y:?}"
-            );
+            assert_eq!(edges(x), edges(y), "line {i}: column edges\n ours: {x:?}\n iozone: {y:?}");
         }
     }
-    assert_eq!(
-        a.len(),
-        b.len(),
-        "line count: ours\n{ours}\niozone\n{reference}"
-    );
+    assert_eq!(a.len(), b.len(), "line count: ours\n{ours}\niozone\n{reference}");
 }
 
 #[test]
 fn single_mode_matches_iozone_line_for_line() {
     let d = scratch();
-    let out = ok(
-        d.path(),
-        &["-s", "4m", "-r", "64k", "-i", "0", "-i", "1", "-R"],
-    );
+    let out = ok(d.path(), &["-s", "4m", "-r", "64k", "-i", "0", "-i", "1", "-R"]);
     same_skeleton(&out, &fixture("single-s16m-r64k-i0-i1-R.txt"));
-    assert!(
-        !d.path().join("iozone.tmp").exists(),
-        "the test file is removed"
-    );
+    assert!(!d.path().join("iozone.tmp").exists(), "the test file is removed");
 }
 
 #[test]
 fn every_test_fills_its_own_columns() {
     let d = scratch();
     // Column right edges of iozone 3.487's table (spec §8.2).
-    let edge = [
-        33, 42, 51, 60, 69, 78, 87, 97, 107, 116, 125, 134, 143, 152, 161, 169, 178,
-    ];
+    let edge = [33, 42, 51, 60, 69, 78, 87, 97, 107, 116, 125, 134, 143, 152, 161, 169, 178];
     let cols: [(&str, &[usize]); 10] = [
         ("0", &[0, 1]),
         ("1", &[0, 1, 2, 3]),
@@ -173,23 +141,13 @@ fn every_test_fills_its_own_columns() {
         ("10", &[0, 1, 15, 16]),
     ];
     for (test, expect) in cols {
-        let out = ok(
-            d.path(),
-            &["-E", "-s", "2m", "-r", "64k", "-i", "0", "-i", test],
-        );
-        let row = out
-            .lines()
-            .find(|l| l.trim_start().starts_with("2048 "))
-            .expect("a data row");
-        let want: Vec<usize> = [16, 24]
-            .into_iter()
-            .chain(expect.iter().map(|c| edge[*c]))
-            .collect();
+        let out = ok(d.path(), &["-E", "-s", "2m", "-r", "64k", "-i", "0", "-i", test]);
+        let row = out.lines().find(|l| l.trim_start().starts_with("2048 ")).expect("a data row");
+        let want: Vec<usize> =
+            [16, 24].into_iter().chain(expect.iter().map(|c| edge[*c])).collect();
         assert_eq!(edges(row), want, "-i {test}: {row:?}");
         assert!(
-            row.split_whitespace()
-                .skip(2)
-                .all(|v| v.parse::<u64>().unwrap() > 0),
+            row.split_whitespace().skip(2).all(|v| v.parse::<u64>().unwrap() > 0),
             "-i {test}: every measured number is a speed: {row:?}"
         );
     }
@@ -226,8 +184,7 @@ fn auto_mode_has_iozones_rows_crossover_and_excel_block() {
         .collect();
     same_skeleton(&out, &reference);
     assert!(
-        out.lines()
-            .any(|l| l.starts_with("\"32768\"   0  0  0  0  ")),
+        out.lines().any(|l| l.starts_with("\"32768\"   0  0  0  0  ")),
         "crossover: no 4-32 kB records on a 32 MB file, shown as 0 in the Excel rows"
     );
 }
@@ -242,18 +199,13 @@ fn auto_mode_2_matches_iozone() {
 #[test]
 fn usec_and_ops_modes() {
     let d = scratch();
-    let out = ok(
-        d.path(),
-        &["-s", "4m", "-r", "64k", "-i", "0", "-i", "1", "-N"],
-    );
+    let out = ok(d.path(), &["-s", "4m", "-r", "64k", "-i", "0", "-i", "1", "-N"]);
     let reference = fixture("flags-single-s16m-r64k-i0-i1-N-usec-per-op.txt");
     same_skeleton(&out, &reference);
     assert!(!out.contains("Output is in kBytes/sec"));
     let out = ok(
         d.path(),
-        &[
-            "-a", "-g", "256k", "-O", "-n", "32k", "-y", "32", "-q", "32", "-i", "0", "-i", "2",
-        ],
+        &["-a", "-g", "256k", "-O", "-n", "32k", "-y", "32", "-q", "32", "-i", "0", "-i", "2"],
     );
     let reference: String = fixture("auto-O-n32K-g1g-y32-q32-i0-i2.txt")
         .lines()
@@ -283,44 +235,26 @@ fn throughput_blocks_report_and_spreadsheet_match_iozone() {
             "tp.xls", "-F", "a", "b", "c",
         ],
     );
-    same_skeleton(
-        &out,
-        &fixture("throughput-i0-i1-l1-u3-r1m-s64m-R-b-tp.xls-F3.txt"),
-    );
+    same_skeleton(&out, &fixture("throughput-i0-i1-l1-u3-r1m-s64m-R-b-tp.xls-F3.txt"));
     for f in ["a", "b", "c"] {
         assert!(!d.path().join(f).exists(), "{f} removed at the end");
     }
     // The spreadsheet: the same records at the same cells, the same labels.
     let ours = biff_records(&std::fs::read(d.path().join("tp.xls")).unwrap());
-    let theirs = decoded_records(&fixture(
-        "throughput-i0-i1-l1-u3-r1m-s64m-R-b-tp.xls.decoded.txt",
-    ));
+    let theirs =
+        decoded_records(&fixture("throughput-i0-i1-l1-u3-r1m-s64m-R-b-tp.xls.decoded.txt"));
     assert_eq!(ours.len(), theirs.len(), "{ours:?}\n{theirs:?}");
     for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
-        assert_eq!(
-            (a.0, a.1, a.2),
-            (b.0, b.1, b.2),
-            "record {i}: kind, row, column"
-        );
+        assert_eq!((a.0, a.1, a.2), (b.0, b.1, b.2), "record {i}: kind, row, column");
         if i > 1 && a.0 == "LABEL" {
             assert_eq!(a.3, b.3, "record {i}: label text");
         }
     }
     // And the numbers in it are the report's.
-    let read_row: Vec<f64> = ours
-        .iter()
-        .filter(|r| r.0 == "NUMBER" && r.1 == 6)
-        .map(|r| r.3.parse().unwrap())
-        .collect();
-    let report = out
-        .lines()
-        .find(|l| l.starts_with("\"           Read \""))
-        .unwrap();
-    let printed: Vec<f64> = report
-        .split_whitespace()
-        .skip(3)
-        .map(|v| v.parse().unwrap())
-        .collect();
+    let read_row: Vec<f64> =
+        ours.iter().filter(|r| r.0 == "NUMBER" && r.1 == 6).map(|r| r.3.parse().unwrap()).collect();
+    let report = out.lines().find(|l| l.starts_with("\"           Read \"")).unwrap();
+    let printed: Vec<f64> = report.split_whitespace().skip(3).map(|v| v.parse().unwrap()).collect();
     assert_eq!(read_row.len(), 3);
     for (a, b) in read_row.iter().zip(&printed) {
         assert!((a - b).abs() < 0.01, "{a} vs {b}");
@@ -330,11 +264,7 @@ fn throughput_blocks_report_and_spreadsheet_match_iozone() {
 /// (kind, row, col, text-or-value) of each BIFF record after BOF.
 fn biff_records(b: &[u8]) -> Vec<(&'static str, u16, u16, String)> {
     let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
-    assert_eq!(
-        &b[..8],
-        &[0x09, 0, 4, 0, 2, 0, 0x10, 0],
-        "BIFF2 BOF of a worksheet"
-    );
+    assert_eq!(&b[..8], &[0x09, 0, 4, 0, 2, 0, 0x10, 0], "BIFF2 BOF of a worksheet");
     let mut out = Vec::new();
     let mut i = 8;
     loop {
@@ -375,23 +305,14 @@ fn decoded_records(text: &str) -> Vec<(&'static str, u16, u16, String)> {
                 let at = l.find(k).unwrap() + k.len();
                 l[at..].split_whitespace().next().unwrap().to_string()
             };
-            let kind = if l.contains("LABEL") {
-                "LABEL"
-            } else {
-                "NUMBER"
-            };
+            let kind = if l.contains("LABEL") { "LABEL" } else { "NUMBER" };
             let text = if kind == "LABEL" {
                 let at = l.find("text='").unwrap() + 6;
                 l[at..l.len() - 1].to_string()
             } else {
                 field("value=")
             };
-            (
-                kind,
-                field("row=").parse().unwrap(),
-                field("col=").parse().unwrap(),
-                text,
-            )
+            (kind, field("row=").parse().unwrap(), field("col=").parse().unwrap(), text)
         })
         .collect()
 }
@@ -416,14 +337,9 @@ fn flags_c_x_no_retest_and_per_child_match_iozone() {
     let d = scratch();
     let out = throughput(
         d.path(),
-        &[
-            "-t", "2", "-s", "4m", "-r", "64k", "-i", "0", "-i", "1", "-C", "-x", "-+n", "-R",
-        ],
+        &["-t", "2", "-s", "4m", "-r", "64k", "-i", "0", "-i", "1", "-C", "-x", "-+n", "-R"],
     );
-    same_skeleton(
-        &out,
-        &fixture("flags-throughput-t2-s16m-r64k-i0-i1-C-x-+n-R.txt"),
-    );
+    same_skeleton(&out, &fixture("flags-throughput-t2-s16m-r64k-i0-i1-C-x-+n-R.txt"));
     // -x: every child ran its whole file.
     for l in out.lines().filter(|l| l.contains("Min xfer")) {
         assert!(l.ends_with("=    4096.00 kB"), "{l:?}");
@@ -437,9 +353,7 @@ fn threads_ops_and_osync_wording() {
     let d = scratch();
     let out = throughput(
         d.path(),
-        &[
-            "-t", "2", "-T", "-O", "-r", "8k", "-o", "-s", "1m", "-i", "0", "-i", "1",
-        ],
+        &["-t", "2", "-T", "-O", "-r", "8k", "-o", "-s", "1m", "-i", "0", "-i", "1"],
     );
     let reference = fixture("throughput-t8-T-O-r8k-o-s32m-without-m.txt");
     // The reference ran all phases: compare the header and the phases ours ran.
@@ -471,37 +385,27 @@ fn the_averaging_pipelines_of_the_tender_procedure_read_our_output() {
             serde_json::from_slice(&std::fs::read(d.path().join(&json)).unwrap()).unwrap();
         means.push(v);
     }
-    let avg = |test: &str| -> f64 {
-        let vals: Vec<f64> = means
-            .iter()
-            .map(|v| {
-                v["results"]
-                    .as_array()
-                    .unwrap()
+    let avg =
+        |test: &str| -> f64 {
+            let vals: Vec<f64> =
+                means
                     .iter()
-                    .find(|r| r["test"] == test)
-                    .unwrap()["value"]
-                    .as_f64()
-                    .unwrap()
-            })
-            .collect();
-        // The report prints %10.2f; the pipeline averages those.
-        vals.iter()
-            .map(|x| (x * 100.0).round() / 100.0)
-            .sum::<f64>()
-            / vals.len() as f64
-    };
+                    .map(|v| {
+                        v["results"].as_array().unwrap().iter().find(|r| r["test"] == test).unwrap()
+                            ["value"]
+                            .as_f64()
+                            .unwrap()
+                    })
+                    .collect();
+            // The report prints %10.2f; the pipeline averages those.
+            vals.iter().map(|x| (x * 100.0).round() / 100.0).sum::<f64>() / vals.len() as f64
+        };
     let pipe = |pattern: &str, field: &str, name: &str, files: &[&str], dir: &Path| -> String {
         let cmd = format!(
             "grep '{pattern}' {} | awk '{{sum=sum+${field}; avg=sum/NR; printf \"Average {name}: %7.2f\\n\", avg}}' | tail -n 1",
             files.join(" ")
         );
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(&cmd)
-            .current_dir(dir)
-            .output()
-            .unwrap();
+        let out = Command::new("sh").arg("-c").arg(&cmd).current_dir(dir).output().unwrap();
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     };
     for (pattern, field, name, test) in [
@@ -511,11 +415,7 @@ fn the_averaging_pipelines_of_the_tender_procedure_read_our_output() {
         ("Random write", "5", "Random write", "Random write"),
     ] {
         let got = pipe(pattern, field, name, &["o1", "o2"], d.path());
-        assert_eq!(
-            got,
-            format!("Average {name}: {:7.2}", avg(test)),
-            "{pattern}"
-        );
+        assert_eq!(got, format!("Average {name}: {:7.2}", avg(test)), "{pattern}");
     }
     // The same pipeline on real iozone outputs gives the documented means.
     let refdir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/iozone");
@@ -523,10 +423,7 @@ fn the_averaging_pipelines_of_the_tender_procedure_read_our_output() {
         .map(|k| format!("throughput-i0-i1-i2-R-I-l1-u1-r1m-s256m-F1.repeat{k}.txt"))
         .collect();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
-    assert_eq!(
-        pipe("  Read", "4", "Read", &files, &refdir),
-        "Average Read: 1374424.67"
-    );
+    assert_eq!(pipe("  Read", "4", "Read", &files, &refdir), "Average Read: 1374424.67");
 }
 
 #[test]
@@ -534,10 +431,7 @@ fn without_i_the_page_cache_warning_is_in_the_header() {
     let d = scratch();
     let out = ok(d.path(), &["-s", "1m", "-r", "64k", "-i", "0", "-i", "1"]);
     assert!(out.contains("\tWARNING: no -I and the file size (1 MiB) is not larger than RAM"));
-    let out = ok(
-        d.path(),
-        &["-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "-I"],
-    );
+    let out = ok(d.path(), &["-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "-I"]);
     assert!(!out.contains("WARNING"), "-I reads the disk");
     assert!(out.contains("\tO_DIRECT feature enabled\n"));
 }
@@ -545,25 +439,16 @@ fn without_i_the_page_cache_warning_is_in_the_header() {
 #[test]
 fn keep_files_with_w_and_reuse_them_without_i0() {
     let d = scratch();
-    ok(
-        d.path(),
-        &["-s", "1m", "-r", "64k", "-i", "0", "-w", "-f", "kept"],
-    );
+    ok(d.path(), &["-s", "1m", "-r", "64k", "-i", "0", "-w", "-f", "kept"]);
     assert_eq!(
         std::fs::metadata(d.path().join("kept")).unwrap().len(),
         1 << 20,
         "-w keeps the file"
     );
-    let out = ok(
-        d.path(),
-        &["-s", "1m", "-r", "64k", "-i", "1", "-f", "kept"],
-    );
+    let out = ok(d.path(), &["-s", "1m", "-r", "64k", "-i", "1", "-f", "kept"]);
     assert!(out.contains("iozone test complete."));
     assert!(!d.path().join("kept").exists(), "removed without -w");
-    let out = iozone(
-        d.path(),
-        &["-s", "1m", "-r", "64k", "-i", "1", "-f", "kept"],
-    );
+    let out = iozone(d.path(), &["-s", "1m", "-r", "64k", "-i", "1", "-f", "kept"]);
     assert_eq!(out.status.code(), Some(2), "reading a file nobody wrote");
     assert!(String::from_utf8_lossy(&out.stderr).contains("add -i 0"));
 }
@@ -577,9 +462,7 @@ fn a_closed_pipe_ends_the_run_quietly() {
     // Auto mode, 7 file sizes: `| head -1` closes the pipe after the first
     // line of the header.
     let mut child = Command::new(bin())
-        .args([
-            "iozone", "-a", "-n", "64k", "-g", "4m", "-i", "0", "-f", "t", "--json",
-        ])
+        .args(["iozone", "-a", "-n", "64k", "-g", "4m", "-i", "0", "-f", "t", "--json"])
         .arg(&json)
         .current_dir(d.path())
         .stdout(std::process::Stdio::piped())
@@ -587,22 +470,14 @@ fn a_closed_pipe_ends_the_run_quietly() {
         .spawn()
         .unwrap();
     let mut first = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     eprintln!("{first}\n--- stderr\n{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(
-        !err.contains("error") && !err.contains("Broken pipe"),
-        "{err}"
-    );
+    assert!(!err.contains("error") && !err.contains("Broken pipe"), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(
-        doc["error"],
-        "standard output closed: the run stopped there"
-    );
+    assert_eq!(doc["error"], "standard output closed: the run stopped there");
     assert!(
         doc["results"].as_array().unwrap().len() < 7,
         "the run stopped at the next line: {doc}"
@@ -623,42 +498,21 @@ fn data_read_back_wrong_is_a_finding_named_by_its_byte() {
     }
     // Record 5 (6 KiB each) starts at 30720; its second page at 34816.
     let at = 5 * 6144 + 4096 + 3;
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(d.path().join("kept"))
-        .unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(d.path().join("kept")).unwrap();
     std::os::unix::fs::FileExt::write_all_at(&f, b"XY", at).unwrap();
     drop(f);
     let json = d.path().join("r.json");
     let single = iozone(
         d.path(),
-        &[
-            "-s",
-            "3m",
-            "-r",
-            "6k",
-            "-i",
-            "1",
-            "-w",
-            "-f",
-            "kept",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        &["-s", "3m", "-r", "6k", "-i", "1", "-w", "-f", "kept", "--json", json.to_str().unwrap()],
     );
     let threads = iozone(
         d.path(),
-        &[
-            "-t", "1", "-s", "3m", "-r", "6k", "-i", "1", "-w", "--pause", "0", "-F", "kept",
-        ],
+        &["-t", "1", "-s", "3m", "-r", "6k", "-i", "1", "-w", "--pause", "0", "-F", "kept"],
     );
     for out in [&single, &threads] {
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(
-            out.status.code(),
-            Some(1),
-            "a finding, not a tool error: {err}"
-        );
+        assert_eq!(out.status.code(), Some(1), "a finding, not a tool error: {err}");
         assert!(
             err.contains(&format!(
                 "byte {at} (record 5, of 6 kB) holds 6d6d6d58596d6d6d, expected 6d6d6d6d6d6d6d6d"
@@ -671,13 +525,7 @@ fn data_read_back_wrong_is_a_finding_named_by_its_byte() {
             .contains("Read phase with 1 processes: child 0 (kept)")
     );
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert!(
-        doc["error"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("byte {at}")),
-        "{doc}"
-    );
+    assert!(doc["error"].as_str().unwrap().contains(&format!("byte {at}")), "{doc}");
     assert!(d.path().join("kept").exists(), "-w keeps the evidence");
 }
 #[test]
@@ -686,25 +534,17 @@ fn verify_mode_writes_and_checks_every_byte() {
     let all = |name: &str, byte: u8, len: usize| {
         let b = std::fs::read(d.path().join(name)).unwrap();
         assert_eq!(b.len(), len, "{name}");
-        assert!(
-            b.iter().all(|&x| x == byte),
-            "{name}: not every byte {byte:#x}"
-        );
+        assert!(b.iter().all(|&x| x == byte), "{name}: not every byte {byte:#x}");
     };
     // -V 165: every byte of the file 0xa5, in single mode (-m too) and in
     // throughput mode, each read checked whole; iozone's splash lines.
     for extra in [&[][..], &["-m"][..]] {
-        let mut args = vec![
-            "-V", "165", "-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "-i", "2",
-        ];
+        let mut args = vec!["-V", "165", "-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "-i", "2"];
         args.extend(extra);
         args.extend(["-w", "-f", "v", "--json", "v.json"]);
         let text = ok(d.path(), &args);
         assert!(text.contains("\tVerify Mode. Pattern a5a5a5a5\n"), "{text}");
-        assert!(
-            text.contains("\tPerformance measurements are invalid in this mode.\n"),
-            "{text}"
-        );
+        assert!(text.contains("\tPerformance measurements are invalid in this mode.\n"), "{text}");
         all("v", 0xa5, 1 << 20);
     }
     let v: serde_json::Value =
@@ -720,40 +560,21 @@ fn verify_mode_writes_and_checks_every_byte() {
     all("t1", 0xa5, 512 << 10);
     all("t2", 0xa5, 512 << 10);
     // iozone's (unsigned char)atoi: 300 is 0x2c.
-    let text = ok(
-        d.path(),
-        &[
-            "-V", "300", "-s", "64k", "-r", "64k", "-i", "0", "-w", "-f", "w",
-        ],
-    );
+    let text = ok(d.path(), &["-V", "300", "-s", "64k", "-r", "64k", "-i", "0", "-w", "-f", "w"]);
     assert!(text.contains("Pattern 2c2c2c2c"), "{text}");
     all("w", 0x2c, 64 << 10);
     // A byte changed in the middle of a page: iozone's default check (8
     // bytes a page) does not see it; -V does, and names it.
     let at = 65536 + 4096 + 368;
     let spoil = |name: &str| {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(d.path().join(name))
-            .unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(d.path().join(name)).unwrap();
         std::os::unix::fs::FileExt::write_all_at(&f, b"\x00", at).unwrap();
     };
-    ok(
-        d.path(),
-        &["-s", "1m", "-r", "64k", "-i", "0", "-w", "-f", "plain"],
-    );
+    ok(d.path(), &["-s", "1m", "-r", "64k", "-i", "0", "-w", "-f", "plain"]);
     spoil("plain");
-    ok(
-        d.path(),
-        &["-s", "1m", "-r", "64k", "-i", "1", "-w", "-f", "plain"],
-    );
+    ok(d.path(), &["-s", "1m", "-r", "64k", "-i", "1", "-w", "-f", "plain"]);
     spoil("v");
-    let out = iozone(
-        d.path(),
-        &[
-            "-V", "165", "-s", "1m", "-r", "64k", "-i", "1", "-w", "-f", "v",
-        ],
-    );
+    let out = iozone(d.path(), &["-V", "165", "-s", "1m", "-r", "64k", "-i", "1", "-w", "-f", "v"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -767,28 +588,15 @@ fn verify_mode_writes_and_checks_every_byte() {
 #[test]
 fn json_has_every_number() {
     let d = scratch();
-    ok(
-        d.path(),
-        &[
-            "-s", "2m", "-r", "64k", "-i", "0", "-i", "2", "--json", "r.json",
-        ],
-    );
+    ok(d.path(), &["-s", "2m", "-r", "64k", "-i", "0", "-i", "2", "--json", "r.json"]);
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.path().join("r.json")).unwrap()).unwrap();
-    let tests: Vec<&str> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["test"].as_str().unwrap())
-        .collect();
+    let tests: Vec<&str> =
+        v["results"].as_array().unwrap().iter().map(|r| r["test"].as_str().unwrap()).collect();
     assert_eq!(tests, ["write", "rewrite", "random read", "random write"]);
     for r in v["results"].as_array().unwrap() {
         assert_eq!(
-            (
-                r["file_kb"].as_u64(),
-                r["record_kb"].as_u64(),
-                r["processes"].as_u64()
-            ),
+            (r["file_kb"].as_u64(), r["record_kb"].as_u64(), r["processes"].as_u64()),
             (Some(2048), Some(64), Some(1))
         );
         let bps = r["bytes_per_s"].as_f64().unwrap();
@@ -807,10 +615,7 @@ fn json_has_every_number() {
 fn bad_command_lines_get_one_line_and_exit_2() {
     let d = scratch();
     for (args, says) in [
-        (
-            vec!["-a", "-t", "2"],
-            "Can not mix throughput mode and auto-mode flags",
-        ),
+        (vec!["-a", "-t", "2"], "Can not mix throughput mode and auto-mode flags"),
         (vec!["-t", "2", "-f", "x"], "You must use -F"),
         (vec!["-F", "a", "b", "-t", "2"], "-F must come after -t"),
         (vec!["-t", "2", "-N"], "Microsecond mode"),
@@ -832,10 +637,7 @@ fn bad_command_lines_get_one_line_and_exit_2() {
         (vec!["-s", "1m", "-f", "/nonexistent/x"], "does not exist"),
         (vec![], "no arguments"),
         (vec!["-s", "1m", "-f", "/dev/null"], "not a regular file"),
-        (
-            vec!["-s", "1m", "--json", "/nonexistent/r.json"],
-            "does not exist",
-        ),
+        (vec!["-s", "1m", "--json", "/nonexistent/r.json"], "does not exist"),
         (vec!["-s", "1m", "-b", "."], "is a directory"),
         (vec!["-s", "4k", "-r", "64k"], "no record fits"),
     ] {
@@ -843,18 +645,10 @@ fn bad_command_lines_get_one_line_and_exit_2() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{args:?}: one line: {err}"
-        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line: {err}");
         assert!(out.stdout.is_empty(), "{args:?}: nothing printed");
     }
-    assert_eq!(
-        std::fs::read_dir(d.path()).unwrap().count(),
-        0,
-        "nothing written"
-    );
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "nothing written");
 }
 
 #[test]
@@ -883,21 +677,10 @@ fn a_signal_mid_run_leaves_no_test_files() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let left: Vec<PathBuf> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(
-        left,
-        [d.path().join("r.json")],
-        "only the partial JSON is left"
-    );
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let left: Vec<PathBuf> =
+        std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(left, [d.path().join("r.json")], "only the partial JSON is left");
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.path().join("r.json")).unwrap()).unwrap();
     assert_eq!(v["interrupted"], true);
@@ -915,21 +698,10 @@ fn the_multi_buffer_throughput_run_that_breaks_iozone_completes() {
     // iozone 3.487 fails in the fread phase of this command line (its -m
     // work area is never filled) and hangs or exits 55, leaving files.
     let d = scratch();
-    let out = throughput(
-        d.path(),
-        &["-m", "-t", "2", "-T", "-O", "-r", "8k", "-o", "-s", "1m"],
-    );
-    assert_eq!(
-        out.matches("\tChildren see throughput for").count(),
-        13,
-        "all 13 phases"
-    );
+    let out = throughput(d.path(), &["-m", "-t", "2", "-T", "-O", "-r", "8k", "-o", "-s", "1m"]);
+    assert_eq!(out.matches("\tChildren see throughput for").count(), 13, "all 13 phases");
     assert!(out.contains("\tChildren see throughput for  2 freaders \t= "));
-    assert_eq!(
-        std::fs::read_dir(d.path()).unwrap().count(),
-        0,
-        "no files left"
-    );
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "no files left");
 }
 
 #[test]
@@ -940,30 +712,18 @@ fn a_failing_child_ends_the_run_with_its_error_and_no_files_left() {
     // as a child failing mid-run would. iozone's parent waits forever here.
     let locked = d.path().join("b");
     std::fs::write(&locked, b"").unwrap();
-    let st = Command::new("chattr")
-        .arg("+i")
-        .arg(&locked)
-        .status()
-        .unwrap();
+    let st = Command::new("chattr").arg("+i").arg(&locked).status().unwrap();
     assert!(st.success(), "chattr +i (ext4 under the target dir)");
     let out = iozone(
         d.path(),
-        &[
-            "-t", "2", "-s", "1m", "-r", "64k", "-i", "0", "--pause", "0", "-F", "a", "b",
-        ],
+        &["-t", "2", "-s", "1m", "-r", "64k", "-i", "0", "--pause", "0", "-F", "a", "b"],
     );
     let _ = Command::new("chattr").arg("-i").arg(&locked).status();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("Initial write phase with 2 processes: child 1 (b)"),
-        "{err}"
-    );
+    assert!(err.contains("Initial write phase with 2 processes: child 1 (b)"), "{err}");
     assert!(err.contains("Operation not permitted"), "{err}");
-    assert!(
-        !d.path().join("a").exists(),
-        "the other child's file is removed"
-    );
+    assert!(!d.path().join("a").exists(), "the other child's file is removed");
 }
 
 #[test]
@@ -1046,17 +806,10 @@ fn syscalls(d: &Path, args: &[&str]) -> Vec<(String, i64)> {
         let Some((name, rest)) = call.trim_start().split_once('(') else {
             continue;
         };
-        let ret = l
-            .rsplit_once(" = ")
-            .and_then(|(_, r)| int(r.split_whitespace().next()?));
+        let ret = l.rsplit_once(" = ").and_then(|(_, r)| int(r.split_whitespace().next()?));
         let first = rest.split(',').next().and_then(int);
         match name {
-            "openat"
-                if rest
-                    .split(',')
-                    .nth(1)
-                    .is_some_and(|p| !p.trim().starts_with("\"/")) =>
-            {
+            "openat" if rest.split(',').nth(1).is_some_and(|p| !p.trim().starts_with("\"/")) => {
                 test_fds.extend(ret);
             }
             "close" => {
@@ -1065,12 +818,9 @@ fn syscalls(d: &Path, args: &[&str]) -> Vec<(String, i64)> {
                 }
             }
             _ if !first.is_some_and(|fd| test_fds.contains(&fd)) => {}
-            "lseek" => calls.extend(
-                rest.split(',')
-                    .nth(1)
-                    .and_then(int)
-                    .map(|o| (name.to_string(), o)),
-            ),
+            "lseek" => {
+                calls.extend(rest.split(',').nth(1).and_then(int).map(|o| (name.to_string(), o)))
+            }
             "pread64" | "pwrite64" => calls.extend(
                 rest.rsplit_once(')')
                     .and_then(|(a, _)| a.rsplit(',').next())
@@ -1092,15 +842,9 @@ fn syscalls(d: &Path, args: &[&str]) -> Vec<(String, i64)> {
 #[test]
 fn records_are_reached_with_iozones_system_calls() {
     let d = scratch();
-    let calls = syscalls(
-        d.path(),
-        &["-s", "64k", "-r", "4k", "-i", "0", "-i", "2", "-f", "F"],
-    );
+    let calls = syscalls(d.path(), &["-s", "64k", "-r", "4k", "-i", "0", "-i", "2", "-f", "F"]);
     let seq: Vec<&str> = calls.iter().map(|(c, _)| c.as_str()).collect();
-    assert!(
-        !seq.contains(&"pread64") && !seq.contains(&"pwrite64"),
-        "{seq:?}"
-    );
+    assert!(!seq.contains(&"pread64") && !seq.contains(&"pwrite64"), "{seq:?}");
     // write and rewrite: 2 × 16 write() without lseek.
     assert!(seq[..32].iter().all(|c| *c == "write"), "{seq:?}");
     // random read, then random write: lseek to each record of iozone's
@@ -1110,19 +854,13 @@ fn records_are_reached_with_iozones_system_calls() {
     assert_eq!(tail.len(), 64, "{tail:?}");
     for (k, pair) in tail.chunks(2).enumerate() {
         let want = if k < 16 { "read" } else { "write" };
-        assert_eq!(
-            pair[0],
-            ("lseek".to_string(), perm[k % 16] * 4096),
-            "{tail:?}"
-        );
+        assert_eq!(pair[0], ("lseek".to_string(), perm[k % 16] * 4096), "{tail:?}");
         assert_eq!(pair[1].0, want, "{tail:?}");
     }
     // pread/pwrite (-E tests 9 and 10) use their own calls.
     let calls = syscalls(
         d.path(),
-        &[
-            "-s", "16k", "-r", "4k", "-i", "0", "-i", "9", "-i", "10", "-E", "-f", "G",
-        ],
+        &["-s", "16k", "-r", "4k", "-i", "0", "-i", "9", "-i", "10", "-E", "-f", "G"],
     );
     let p: Vec<&(String, i64)> = calls.iter().filter(|(c, _)| c.starts_with('p')).collect();
     assert_eq!(p.len(), 16, "pwrite, re-pwrite, pread, re-pread: {calls:?}");
@@ -1135,10 +873,7 @@ fn records_are_reached_with_iozones_system_calls() {
 fn huge_pages_are_asked_for_and_announced() {
     let d = scratch();
     let build = |text: &str| {
-        text.lines()
-            .find(|l| l.trim_start().starts_with("Build:"))
-            .unwrap()
-            .to_string()
+        text.lines().find(|l| l.trim_start().starts_with("Build:")).unwrap().to_string()
     };
     let json = |name: &str| -> serde_json::Value {
         serde_json::from_slice(&std::fs::read(d.path().join(name)).unwrap()).unwrap()
@@ -1147,16 +882,10 @@ fn huge_pages_are_asked_for_and_announced() {
     let plain = ok(d.path(), &[&args[..], &["plain.json"]].concat());
     assert_eq!(
         build(&plain).trim(),
-        format!(
-            "Build: arrayburn-{} (iozone-compatible)",
-            env!("CARGO_PKG_VERSION")
-        )
+        format!("Build: arrayburn-{} (iozone-compatible)", env!("CARGO_PKG_VERSION"))
     );
     assert_eq!(json("plain.json")["huge_pages"], false);
-    let huge = ok(
-        d.path(),
-        &[&args[..], &["huge.json", "--huge-pages"]].concat(),
-    );
+    let huge = ok(d.path(), &[&args[..], &["huge.json", "--huge-pages"]].concat());
     assert!(
         build(&huge)
             .contains("--huge-pages: 2 MiB-page buffers, numbers not comparable with iozone's"),
@@ -1177,20 +906,10 @@ fn thread_mode_freaders_share_one_buffer_as_iozones_do() {
         let logs = scratch();
         let _l = device_lock();
         let out = Command::new("strace")
-            .args([
-                "-ff",
-                "-qq",
-                "-e",
-                "trace=read,execve",
-                "-e",
-                "raw=read",
-                "-o",
-            ])
+            .args(["-ff", "-qq", "-e", "trace=read,execve", "-e", "raw=read", "-o"])
             .arg(logs.path().join("log"))
             .arg(bin())
-            .args([
-                "iozone", "-t", "2", "-r", "8k", "-s", "64k", "-i", "0", "-i", "7",
-            ])
+            .args(["iozone", "-t", "2", "-r", "8k", "-s", "64k", "-i", "0", "-i", "7"])
             .args(["--pause", "0", "-x", "-F", "A", "B"])
             .args(extra)
             .current_dir(d.path())
@@ -1231,14 +950,7 @@ fn thread_mode_freaders_share_one_buffer_as_iozones_do() {
     // Without -T the children are processes, each reading into a buffer of
     // its own (two processes may map theirs at the same address).
     let (processes, spawned) = buffers(&[]);
-    assert_eq!(
-        spawned,
-        2 * 3,
-        "two child processes in each phase (initial write, rewrite, fread)"
-    );
+    assert_eq!(spawned, 2 * 3, "two child processes in each phase (initial write, rewrite, fread)");
     assert_eq!(processes.len(), 2, "{processes:?}");
-    assert!(
-        processes.values().all(|b| b.len() == 1),
-        "one each: {processes:?}"
-    );
+    assert!(processes.values().all(|b| b.len() == 1), "one each: {processes:?}");
 }

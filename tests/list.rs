@@ -6,13 +6,8 @@ use crate::util::*;
 fn list_shows_a_named_4k_disk_with_its_geometry() {
     need_root!();
     let _l = device_lock();
-    let d = loop_disk(&Spec {
-        sector: 4096,
-        ..Spec::shm(16 << 20)
-    });
-    let out = arrayburn(&["list", "--json", "-", &d.dev])
-        .output()
-        .unwrap();
+    let d = loop_disk(&Spec { sector: 4096, ..Spec::shm(16 << 20) });
+    let out = arrayburn(&["list", "--json", "-", &d.dev]).output().unwrap();
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["name"], d.name());
@@ -39,24 +34,15 @@ fn list_says_where_each_disk_hangs() {
     need_root!();
     let _l = device_lock();
     let d = disks(1, 8 << 20);
-    let out = arrayburn(&["list", "--all", "--json", "-"])
-        .output()
-        .unwrap();
+    let out = arrayburn(&["list", "--all", "--json", "-"]).output().unwrap();
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let disks = v.as_array().unwrap();
     // A loop device is virtual: no controller behind it.
-    let lo = disks
-        .iter()
-        .find(|x| x["path"] == d[0].dev.as_str())
-        .unwrap();
+    let lo = disks.iter().find(|x| x["path"] == d[0].dev.as_str()).unwrap();
     assert_eq!(lo["topology"]["transport"], "virtual", "{lo}");
     assert!(lo["topology"]["controller"].is_null(), "{lo}");
-    assert_eq!(
-        lo["topology"]["links"],
-        serde_json::json!([]),
-        "no link applies"
-    );
+    assert_eq!(lo["topology"]["links"], serde_json::json!([]), "no link applies");
     // The machine's own disks (this VM: virtio) sit behind a PCI
     // function with a driver.
     let real: Vec<&serde_json::Value> = disks
@@ -73,22 +59,9 @@ fn list_says_where_each_disk_hangs() {
         assert_eq!(pci.len(), 12, "{x}");
         assert!(t["controller"]["driver"].is_string(), "{x}");
         // A virtio disk on this VM's PCI bus: no link to be degraded.
-        assert!(
-            t["links"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|l| l["degraded"] == false),
-            "{x}"
-        );
+        assert!(t["links"].as_array().unwrap().iter().all(|l| l["degraded"] == false), "{x}");
     }
     let text = String::from_utf8_lossy(&arrayburn(&["list", "--all"]).output().unwrap().stdout)
         .into_owned();
-    assert!(
-        text.lines()
-            .next()
-            .unwrap()
-            .contains("Transport  Controller"),
-        "{text}"
-    );
+    assert!(text.lines().next().unwrap().contains("Transport  Controller"), "{text}");
 }

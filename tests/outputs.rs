@@ -41,15 +41,7 @@ impl Drop for Tmpfs {
 
 /// `arrayburn check --passes serial --sample S --progress none ARGS DISKS`.
 fn run(disks: &[LoopDisk], sample: &str, args: &[&str]) -> std::process::Output {
-    let mut all = vec![
-        "check",
-        "--passes",
-        "serial",
-        "--sample",
-        sample,
-        "--progress",
-        "none",
-    ];
+    let mut all = vec!["check", "--passes", "serial", "--sample", sample, "--progress", "none"];
     all.extend_from_slice(args);
     all.extend(disks.iter().map(|d| d.dev.as_str()));
     arrayburn(&all).output().unwrap()
@@ -102,26 +94,12 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
         ],
     );
     assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{out:?}");
-    assert!(
-        fs::symlink_metadata(p("link.json"))
-            .unwrap()
-            .file_type()
-            .is_symlink()
-    );
+    assert!(fs::symlink_metadata(p("link.json")).unwrap().file_type().is_symlink());
     let v = json_of(&fs::read(p("target.json")).unwrap());
     assert!(v.header.complete);
-    assert!(
-        fs::symlink_metadata(&null)
-            .unwrap()
-            .file_type()
-            .is_char_device()
-    );
+    assert!(fs::symlink_metadata(&null).unwrap().file_type().is_char_device());
     // The FIFO run: JSON to the FIFO, CSV to stdout (`-`), text to stderr.
-    let out = run(
-        &d,
-        "1.5s",
-        &["--json", fifo.to_str().unwrap(), "--csv", "-"],
-    );
+    let out = run(&d, "1.5s", &["--json", fifo.to_str().unwrap(), "--csv", "-"]);
     let doc = reader.join().unwrap();
     json_of(&doc);
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
@@ -141,10 +119,7 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(
-        names,
-        ["bundle", "fifo", "link.json", "null", "target.json"]
-    );
+    assert_eq!(names, ["bundle", "fifo", "link.json", "null", "target.json"]);
 }
 
 #[test]
@@ -173,12 +148,7 @@ fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_th
     let out = run(
         &d,
         "1.5s",
-        &[
-            "--out",
-            full.path().join("bundle").to_str().unwrap(),
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        &["--out", full.path().join("bundle").to_str().unwrap(), "--json", json.to_str().unwrap()],
     );
     let err = String::from_utf8_lossy(&out.stderr);
     let v = json_of(&fs::read(&json).unwrap());
@@ -189,27 +159,17 @@ fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_th
     };
     assert_eq!(out.status.code(), Some(code), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("Verdict:"));
-    let failures: Vec<&str> = err
-        .lines()
-        .filter(|l| l.contains("could not write --out"))
-        .collect();
+    let failures: Vec<&str> = err.lines().filter(|l| l.contains("could not write --out")).collect();
     assert!(!failures.is_empty(), "{err}");
     assert!(err.contains("No space left on device"), "{err}");
     assert!(!err.contains("ImageError"), "{err}");
     if let Ok(b) = fs::read(full.path().join("bundle/report.json")) {
-        assert!(
-            !json_of(&b).header.complete,
-            "a stale copy says it is partial"
-        );
+        assert!(!json_of(&b).header.complete, "a stale copy says it is partial");
     }
     // Room for the reports but not the charts: the PNG error is a plain
     // I/O error too (it was a raw ImageError(IoError(Custom ...))).
     let some = Tmpfs::new("size=160k");
-    let out = run(
-        &d,
-        "1.5s",
-        &["--out", some.path().join("b").to_str().unwrap()],
-    );
+    let out = run(&d, "1.5s", &["--out", some.path().join("b").to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{err}");
     assert!(err.contains("charts: No space left on device"), "{err}");
@@ -234,11 +194,7 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
     assert!(!json.exists(), "nothing written");
     // Whole 16 MiB disks read in milliseconds: too short to compare, so
     // not judged, never called healthy.
-    let out = run(
-        &d,
-        "1.5s",
-        &["--full", "--full-serial", "--json", json.to_str().unwrap()],
-    );
+    let out = run(&d, "1.5s", &["--full", "--full-serial", "--json", json.to_str().unwrap()]);
     let v = json_of(&fs::read(&json).unwrap());
     assert_eq!(out.status.code(), Some(3), "{}", v.summary.message);
     assert_eq!(v.summary.verdict, ArrayVerdict::NotJudged);
@@ -250,23 +206,13 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
 
     // Progress lines for a log: each with the local time, the run's length
     // up front, counted down.
-    let mut args = vec![
-        "check",
-        "--sample",
-        "1.5s",
-        "--progress",
-        "lines",
-        "--progress-interval",
-        "0.4s",
-    ];
+    let mut args =
+        vec!["check", "--sample", "1.5s", "--progress", "lines", "--progress-interval", "0.4s"];
     args.extend(names.iter().copied());
     let out = arrayburn(&args).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = err.lines().collect();
-    assert!(
-        lines[0].ends_with("arrayburn: 4 read group(s) to run: about 6.0 s left"),
-        "{err}"
-    );
+    assert!(lines[0].ends_with("arrayburn: 4 read group(s) to run: about 6.0 s left"), "{err}");
     let stamp = |l: &str| {
         let b = l.as_bytes();
         l.len() > 20 && b[4] == b'-' && b[10] == b' ' && b[13] == b':' && b[19] == b' '
@@ -315,31 +261,14 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
     let state = tempdir();
     let bjson = json("burnin");
     let mut args = vec!["burnin", "--state", state.path().to_str().unwrap()];
-    args.extend([
-        "--destructive",
-        "--yes",
-        "--smart",
-        "off",
-        "--wipe-signatures",
-    ]);
-    args.extend([
-        "--progress-interval",
-        "0.1s",
-        "--json",
-        bjson.to_str().unwrap(),
-    ]);
+    args.extend(["--destructive", "--yes", "--smart", "off", "--wipe-signatures"]);
+    args.extend(["--progress-interval", "0.1s", "--json", bjson.to_str().unwrap()]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let st = closed_outputs(t.command(&args));
     assert_eq!(st.code(), Some(0), "{st:?}");
     let b = read("burnin");
     assert_eq!(b["interrupted"], false);
-    assert!(
-        b["disks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|x| x["verified_bytes"] == 16 * MIB)
-    );
+    assert!(b["disks"].as_array().unwrap().iter().all(|x| x["verified_bytes"] == 16 * MIB));
     // The demo: it finds its slow disk and removes what it made.
     let mut c = arrayburn(&["demo", "--disks", "3", "--size", "64m", "--sample", "1.5s"]);
     c.arg("--json").arg(json("demo"));
@@ -349,12 +278,8 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
     // iozone with its warnings on a closed stderr (its stdout closed ends
     // it quietly, as `| head` expects).
     let files = tempdir();
-    let mut c = arrayburn(&[
-        "iozone", "-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "-f",
-    ]);
-    c.arg(files.path().join("t"))
-        .arg("--json")
-        .arg(json("iozone"));
+    let mut c = arrayburn(&["iozone", "-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "-f"]);
+    c.arg(files.path().join("t")).arg("--json").arg(json("iozone"));
     let mut child = c
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -363,9 +288,5 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
         .unwrap();
     drop(child.stderr.take());
     assert_eq!(child.wait().unwrap().code(), Some(0));
-    assert!(
-        read("iozone")["results"]
-            .as_array()
-            .is_some_and(|r| !r.is_empty())
-    );
+    assert!(read("iozone")["results"].as_array().is_some_and(|r| !r.is_empty()));
 }

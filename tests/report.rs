@@ -33,18 +33,11 @@ fn result(host: &str, when: &str, speeds: [f64; 4]) -> Value {
     let mut sorted = speeds;
     sorted.sort_by(f64::total_cmp);
     let median = (sorted[1] + sorted[2]) / 2.0;
-    let slow: Vec<(usize, f64)> = (0..4)
-        .map(|i| (i, 100.0 * speeds[i] / median))
-        .filter(|(_, pct)| *pct < 92.0)
-        .collect();
+    let slow: Vec<(usize, f64)> =
+        (0..4).map(|i| (i, 100.0 * speeds[i] / median)).filter(|(_, pct)| *pct < 92.0).collect();
     for p in v["passes"].as_array_mut().unwrap() {
         for (i, d) in p["disks"].as_array_mut().unwrap().iter_mut().enumerate() {
-            d["verdict"] = if slow.iter().any(|s| s.0 == i) {
-                "slow"
-            } else {
-                "ok"
-            }
-            .into();
+            d["verdict"] = if slow.iter().any(|s| s.0 == i) { "slow" } else { "ok" }.into();
         }
     }
     let advice: Vec<Value> = slow
@@ -56,18 +49,9 @@ fn result(host: &str, when: &str, speeds: [f64; 4]) -> Value {
         })
         .collect();
     let s = &mut v["summary"];
-    s["verdict"] = if advice.is_empty() {
-        "healthy"
-    } else {
-        "flagged"
-    }
-    .into();
-    s["message"] = if advice.is_empty() {
-        "HEALTHY: 4 disk(s)."
-    } else {
-        "FLAGGED: a disk is slow."
-    }
-    .into();
+    s["verdict"] = if advice.is_empty() { "healthy" } else { "flagged" }.into();
+    s["message"] =
+        if advice.is_empty() { "HEALTHY: 4 disk(s)." } else { "FLAGGED: a disk is slow." }.into();
     s["flagged"] = serde_json::json!([]);
     s["disk_verdicts"] = advice.into();
     v
@@ -107,11 +91,7 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
         &runs.join("november"),
         "node1.json",
         &linked(
-            result(
-                "node1",
-                "2026-11-01T08:00:00Z",
-                [270.0, 268.0, 270.0, 272.0],
-            ),
+            result("node1", "2026-11-01T08:00:00Z", [270.0, 268.0, 270.0, 272.0]),
             serde_json::json!({"kind": "sata", "at": "link1", "current": "3.0 Gbps",
                 "max": "6.0 Gbps", "carries_mb_per_s": null, "controller": false,
                 "disks": ["/dev/loop0"]}),
@@ -120,21 +100,13 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
     write(
         &runs,
         "node1.json",
-        &result(
-            "node1",
-            "2026-12-01T08:00:00Z",
-            [271.0, 269.0, 210.0, 270.0],
-        ),
+        &result("node1", "2026-12-01T08:00:00Z", [271.0, 269.0, 210.0, 270.0]),
     );
     write(
         &runs,
         "node2.json",
         &linked(
-            result(
-                "node2",
-                "2026-12-01T08:10:00Z",
-                [272.0, 270.0, 268.0, 271.0],
-            ),
+            result("node2", "2026-12-01T08:10:00Z", [272.0, 270.0, 268.0, 271.0]),
             serde_json::json!({"kind": "pcie", "at": "0000:05:00.0",
                 "current": "8.0 GT/s PCIe x4", "max": "8.0 GT/s PCIe x8", "carries_mb_per_s": 3938.0,
                 "controller": true, "switch": false, "disks": ["/dev/loop0", "/dev/loop1"]}),
@@ -143,11 +115,7 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
     write(
         &runs,
         "node3.json",
-        &result(
-            "node3",
-            "2026-12-01T08:20:00Z",
-            [269.0, 189.0, 271.0, 270.0],
-        ),
+        &result("node3", "2026-12-01T08:20:00Z", [269.0, 189.0, 271.0, 270.0]),
     );
     let json = dir.path().join("fleet.json");
     let bundle = dir.path().join("bundle");
@@ -179,11 +147,7 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
     );
     assert_eq!(v["regressions"].as_array().unwrap().len(), 1);
     assert_eq!(v["hosts"].as_array().unwrap().len(), 3);
-    assert_eq!(
-        v["hosts"][0]["runs"].as_array().unwrap().len(),
-        2,
-        "node1 twice"
-    );
+    assert_eq!(v["hosts"][0]["runs"].as_array().unwrap().len(), 2, "node1 twice");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Worse than in earlier runs:"), "{text}");
     // Only the latest result of each host counts for links: node2's HBA,
@@ -192,12 +156,7 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|l| {
-            (
-                l["host"].as_str().unwrap(),
-                l["link"]["at"].as_str().unwrap(),
-            )
-        })
+        .map(|l| (l["host"].as_str().unwrap(), l["link"]["at"].as_str().unwrap()))
         .collect();
     assert_eq!(links, [("node2", "0000:05:00.0")], "{v}");
     assert!(
@@ -222,9 +181,7 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
         .map(|r| {
             let src = r["source"].as_str().unwrap();
             (
-                src.strip_prefix(runs.to_str().unwrap())
-                    .unwrap()
-                    .to_string(),
+                src.strip_prefix(runs.to_str().unwrap()).unwrap().to_string(),
                 r["disks"][0].as_str().unwrap(),
                 r["superseded_by"].as_str(),
             )
@@ -237,11 +194,7 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
             ("/node1.json".to_string(), "/dev/loop2", None),
             ("/node2.json".to_string(), "/dev/loop0", None),
             ("/node3.json".to_string(), "/dev/loop1", None),
-            (
-                "/november/node1.json".to_string(),
-                "/dev/loop0",
-                dec.to_str()
-            ),
+            ("/november/node1.json".to_string(), "/dev/loop0", dec.to_str()),
         ],
         "{v}"
     );
@@ -255,15 +208,9 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
         text.contains("Runs that found something (their own verdicts):\n  node1's check of 2026-12-01T08:00:00Z"),
         "{text}"
     );
-    assert!(
-        text.contains("Superseded (a later run measured those disks again):"),
-        "{text}"
-    );
+    assert!(text.contains("Superseded (a later run measured those disks again):"), "{text}");
     // node1's four disks are in two results: counted once each.
-    assert!(
-        text.contains("fleet report: 4 result(s), 12 disk(s), 3 host(s)"),
-        "{text}"
-    );
+    assert!(text.contains("fleet report: 4 result(s), 12 disk(s), 3 host(s)"), "{text}");
     for f in ["report.txt", "report.json", "report.md", "report.html"] {
         assert!(bundle.join(f).is_file(), "{f}");
     }
@@ -282,16 +229,8 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(
-        err.contains("cut.json: truncated") && err.contains("--keep-going"),
-        "{err}"
-    );
-    let out = report(&[
-        runs.to_str().unwrap(),
-        "--keep-going",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    assert!(err.contains("cut.json: truncated") && err.contains("--keep-going"), "{err}");
+    let out = report(&[runs.to_str().unwrap(), "--keep-going", "--json", json.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["skipped"].as_array().unwrap().len(), 1);
@@ -299,16 +238,8 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
     // A healthy fleet exits 0.
     let calm = dir.path().join("calm");
     std::fs::create_dir_all(&calm).unwrap();
-    write(
-        &calm,
-        "a.json",
-        &result("a", "2026-12-01T00:00:00Z", [270.0, 271.0, 269.0, 270.0]),
-    );
-    write(
-        &calm,
-        "b.json",
-        &result("b", "2026-12-01T00:00:00Z", [272.0, 270.0, 268.0, 271.0]),
-    );
+    write(&calm, "a.json", &result("a", "2026-12-01T00:00:00Z", [270.0, 271.0, 269.0, 270.0]));
+    write(&calm, "b.json", &result("b", "2026-12-01T00:00:00Z", [272.0, 270.0, 268.0, 271.0]));
     assert_eq!(report(&[calm.to_str().unwrap()]).status.code(), Some(0));
 }
 
@@ -316,11 +247,7 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
 /// in the DOM it built, and the chart is drawn (its red bar is on the
 /// screenshot).
 fn rendered_in_a_browser(page: &Path) {
-    if std::process::Command::new("chromium")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
+    if std::process::Command::new("chromium").arg("--version").output().is_err() {
         assert!(
             std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
             "chromium is needed (scripts/test.sh installs it)"
@@ -331,12 +258,7 @@ fn rendered_in_a_browser(page: &Path) {
     let profile = tempdir();
     let run = |extra: &[&str]| {
         std::process::Command::new("chromium")
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-            ])
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .args(extra)
             .arg(format!("file://{}", page.display()))
@@ -349,18 +271,12 @@ fn rendered_in_a_browser(page: &Path) {
             && dom.contains("2 disk(s) slow for their model across the fleet"),
         "{dom}"
     );
-    assert!(
-        dom.contains("<ul class=\"runs\" id=\"runs-found\">"),
-        "{dom}"
-    );
+    assert!(dom.contains("<ul class=\"runs\" id=\"runs-found\">"), "{dom}");
     assert!(dom.contains("<table id=\"outliers\">"), "{dom}");
     assert!(dom.contains("<ul id=\"links\">"), "{dom}");
     assert!(dom.matches("<rect").count() >= 12, "bars drawn in the DOM");
     let shot = profile.path().join("shot.png");
-    let out = run(&[
-        &format!("--screenshot={}", shot.display()),
-        "--window-size=1200,2600",
-    ]);
+    let out = run(&[&format!("--screenshot={}", shot.display()), "--window-size=1200,2600"]);
     assert!(shot.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
     let mut reader = decoder.read_info().unwrap();
@@ -371,10 +287,7 @@ fn rendered_in_a_browser(page: &Path) {
         .chunks(step)
         .filter(|p| p[0] > 200 && p[1] < 60 && p[2] < 60)
         .count();
-    assert!(
-        red > 500,
-        "the red bar of a slow disk is on screen: {red} red pixels"
-    );
+    assert!(red > 500, "the red bar of a slow disk is on screen: {red} red pixels");
 }
 
 #[test]
@@ -383,20 +296,13 @@ fn result_files_are_input_escaped_held_to_their_units_and_never_waited_for() {
     // A host name and a model that would retitle the admin's terminal and
     // run script in a Markdown renderer.
     let hostile = "evil\u{1b}]0;pwned\u{7}<script>alert(1)</script>";
-    let mut v = result(
-        hostile,
-        "2026-12-01T06:00:00Z",
-        [150.0, 151.0, 149.0, 150.0],
-    );
+    let mut v = result(hostile, "2026-12-01T06:00:00Z", [150.0, 151.0, 149.0, 150.0]);
     v["disks"][0]["model"] = "DISK\u{1b}[2J".into();
     let file = write(dir.path(), "evil.json", &v);
     let out_dir = dir.path().join("out");
     let out = report(&[file.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
-        "raw escapes: {stdout:?}"
-    );
+    assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}'), "raw escapes: {stdout:?}");
     assert!(stdout.contains("evil\\x1b]0;pwned\\x07"), "{stdout}");
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(!md.contains("<script") && !md.contains('\u{1b}'), "{md}");
@@ -405,26 +311,16 @@ fn result_files_are_input_escaped_held_to_their_units_and_never_waited_for() {
     assert!(!page.contains("<script") && !page.contains('\u{1b}'));
     // Numbers outside their unit's range: refused, naming file and field.
     for (value, says) in [
-        (
-            serde_json::json!(-1.0),
-            "window_mb_per_s is -1.0, not a speed",
-        ),
+        (serde_json::json!(-1.0), "window_mb_per_s is -1.0, not a speed"),
         (serde_json::json!(1e308), "not a speed (0 to 1000000 MB/s)"),
     ] {
-        let mut bad = result(
-            "node1",
-            "2026-12-01T06:00:00Z",
-            [150.0, 151.0, 149.0, 150.0],
-        );
+        let mut bad = result("node1", "2026-12-01T06:00:00Z", [150.0, 151.0, 149.0, 150.0]);
         bad["passes"][0]["disks"][1]["window_mb_per_s"] = value;
         let f = write(dir.path(), "bad.json", &bad);
         let out = report(&[f.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(
-            err.contains("bad.json: passes[0].disks[1].") && err.contains(says),
-            "{err}"
-        );
+        assert!(err.contains("bad.json: passes[0].disks[1].") && err.contains(says), "{err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
     // A FIFO as a result, or as ARRAYBURN_TOPOLOGY: refused at once, not
@@ -458,10 +354,7 @@ fn result_files_are_input_escaped_held_to_their_units_and_never_waited_for() {
     let out = at_once(c);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("ARRAYBURN_TOPOLOGY=") && err.contains("is a FIFO"),
-        "{err}"
-    );
+    assert!(err.contains("ARRAYBURN_TOPOLOGY=") && err.contains("is a FIFO"), "{err}");
 }
 
 #[test]
@@ -469,11 +362,7 @@ fn a_signal_stops_the_report_with_130_and_nothing_written() {
     need_root!();
     // A result on a file that answers its reads 3 s late (a FUSE file):
     // the signal comes while the report reads it.
-    let v = result(
-        "node1",
-        "2026-12-01T06:00:00Z",
-        [150.0, 151.0, 149.0, 150.0],
-    );
+    let v = result("node1", "2026-12-01T06:00:00Z", [150.0, 151.0, 149.0, 150.0]);
     let mut bytes = serde_json::to_vec(&v).unwrap();
     let size = (bytes.len() as u64).next_multiple_of(1 << 20);
     bytes.resize(size as usize, b' ');
@@ -486,22 +375,16 @@ fn a_signal_stops_the_report_with_130_and_nothing_written() {
         .unwrap();
     let dir = tempdir();
     let out_dir = dir.path().join("out");
-    let child = arrayburn(&[
-        "report",
-        img.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-    ])
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = arrayburn(&["report", img.to_str().unwrap(), "--out", out_dir.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     // Signalled once it has the file open.
     let reading = || {
         std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-            fds.flatten()
-                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == img))
+            fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == img))
         })
     };
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -553,12 +436,7 @@ fn the_fleet_verdict_carries_each_real_runs_own_findings() {
     .stdin(std::process::Stdio::null())
     .output()
     .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     // Its own page says what it found, not HEALTHY.
     let own = std::fs::read_to_string(page.join("report.html")).unwrap();
     assert!(own.contains("class=\"verdict flagged\">FLAGGED"), "{own}");
@@ -590,9 +468,7 @@ fn the_fleet_verdict_carries_each_real_runs_own_findings() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let checkpoint = state
-        .path()
-        .join(format!("burnin-{}.json", fresh[0].name()));
+    let checkpoint = state.path().join(format!("burnin-{}.json", fresh[0].name()));
     let written = || {
         std::fs::read(&checkpoint)
             .ok()
@@ -634,48 +510,27 @@ fn the_fleet_verdict_carries_each_real_runs_own_findings() {
         .collect();
     assert_eq!(
         runs,
-        [
-            ("burnin", "interrupted", fresh[0].dev.as_str()),
-            ("check", "flagged", bad.dev.as_str())
-        ],
+        [("burnin", "interrupted", fresh[0].dev.as_str()), ("check", "flagged", bad.dev.as_str())],
         "{v}"
     );
     let sentence = format!("{}: 1 unreadable range(s)", bad.dev);
-    assert!(
-        v["runs"][1]["what"][0]
-            .as_str()
-            .unwrap()
-            .starts_with(&sentence),
-        "{v}"
-    );
+    assert!(v["runs"][1]["what"][0].as_str().unwrap().starts_with(&sentence), "{v}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(&sentence), "{text}");
     assert!(
         text.contains("Runs not judged whole (interrupted, not finished, or a disk not compared):"),
         "{text}"
     );
-    assert!(
-        text.contains("Verdict: FLAGGED: 1 run(s) with findings of their own"),
-        "{text}"
-    );
+    assert!(text.contains("Verdict: FLAGGED: 1 run(s) with findings of their own"), "{text}");
     let md = std::fs::read_to_string(bundle.join("report.md")).unwrap();
-    assert!(
-        md.contains("**FLAGGED: 1 run\\(s\\)") && md.contains("INTERRUPTED"),
-        "{md}"
-    );
+    assert!(md.contains("**FLAGGED: 1 run\\(s\\)") && md.contains("INTERRUPTED"), "{md}");
     let html = std::fs::read_to_string(bundle.join("report.html")).unwrap();
     assert!(html.contains("class=\"verdict flagged\">FLAGGED"), "{html}");
-    assert!(
-        html.contains("<ul class=\"runs\" id=\"runs-open\">"),
-        "{html}"
-    );
+    assert!(html.contains("<ul class=\"runs\" id=\"runs-open\">"), "{html}");
     // The interrupted burn-in alone is not judged (exit 3), never healthy.
     let out = report(&[burn_json.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(3));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Verdict: NOT JUDGED: "), "{text}");
-    assert!(
-        text.contains(&format!("{}: stopped in pass 1 of 1, write ", fresh[0].dev)),
-        "{text}"
-    );
+    assert!(text.contains(&format!("{}: stopped in pass 1 of 1, write ", fresh[0].dev)), "{text}");
 }

@@ -21,9 +21,7 @@ fn sum(p: &Path) -> u64 {
         .unwrap()
         .chunks(8)
         .enumerate()
-        .fold(0u64, |h, (i, c)| {
-            h.rotate_left(5) ^ (c[0] as u64 + i as u64)
-        })
+        .fold(0u64, |h, (i, c)| h.rotate_left(5) ^ (c[0] as u64 + i as u64))
 }
 
 fn text(b: &[u8]) -> String {
@@ -34,11 +32,7 @@ fn text(b: &[u8]) -> String {
 fn run(mut cmd: impl std::borrow::BorrowMut<Command>) -> std::process::Output {
     let cmd = cmd.borrow_mut();
     let out = cmd.stdin(Stdio::null()).output().unwrap();
-    eprintln!(
-        "--- {cmd:?}\n{}\n--- stderr\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    eprintln!("--- {cmd:?}\n{}\n--- stderr\n{}", text(&out.stdout), text(&out.stderr));
     out
 }
 
@@ -86,11 +80,7 @@ fn links_planted_where_root_writes_are_never_followed() {
     std::fs::create_dir(&out_dir).unwrap();
     let victims = dir.path().join("victims");
     std::fs::create_dir(&victims).unwrap();
-    for name in [
-        "report.txt",
-        ".report.json.arrayburn-tmp",
-        ".report.txt.arrayburn-tmp",
-    ] {
+    for name in ["report.txt", ".report.json.arrayburn-tmp", ".report.txt.arrayburn-tmp"] {
         std::os::unix::fs::symlink(&victim, out_dir.join(name)).unwrap();
     }
     std::os::unix::fs::symlink(&victims, out_dir.join("charts")).unwrap();
@@ -110,20 +100,10 @@ fn links_planted_where_root_writes_are_never_followed() {
     ]));
     assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{out:?}");
     assert_eq!(sum(&victim), before, "a planted link's target was written");
-    assert_eq!(
-        std::fs::read_dir(&victims).unwrap().count(),
-        0,
-        "charts/ was followed"
-    );
+    assert_eq!(std::fs::read_dir(&victims).unwrap().count(), 0, "charts/ was followed");
     let report_txt = std::fs::symlink_metadata(out_dir.join("report.txt")).unwrap();
-    assert!(
-        report_txt.is_file(),
-        "the link at report.txt was replaced by the report"
-    );
-    assert!(
-        text(&out.stderr).contains("charts"),
-        "the charts' refusal is said"
-    );
+    assert!(report_txt.is_file(), "the link at report.txt was replaced by the report");
+    assert!(text(&out.stderr).contains("charts"), "the charts' refusal is said");
     // 3. A link another user owns is not followed for --json.
     let theirs = dir.path().join("theirs.json");
     std::os::unix::fs::symlink(&victim, &theirs).unwrap();
@@ -146,10 +126,7 @@ fn links_planted_where_root_writes_are_never_followed() {
     ]));
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("owned by uid 65534, not by you or root"),
-        "{err}"
-    );
+    assert!(err.contains("owned by uid 65534, not by you or root"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert_eq!(sum(&victim), before);
 }
@@ -178,15 +155,10 @@ fn a_lock_held_by_another_user_is_named_escaped_and_ignored_only_by_its_pid() {
     let pid = holder.id();
     let _k = Kill(&mut holder);
     let sleeping = || {
-        std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.contains("65534"))
-        })
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.contains("65534")))
     };
-    assert!(
-        wait_for(Duration::from_secs(5), sleeping),
-        "the holder never started"
-    );
+    assert!(wait_for(Duration::from_secs(5), sleeping), "the holder never started");
     let check = |extra: &[&str]| {
         let mut c = arrayburn(&["check", "--sample", "1.5s", "--progress", "none"]);
         c.args(extra).arg(&d[0].dev).arg(&d[1].dev);
@@ -202,20 +174,14 @@ fn a_lock_held_by_another_user_is_named_escaped_and_ignored_only_by_its_pid() {
         )),
         "{err}"
     );
-    assert!(
-        !err.contains('\u{1b}') && !err.contains('\u{7}'),
-        "raw escapes: {err:?}"
-    );
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "raw escapes: {err:?}");
     assert!(err.contains(&format!("add --ignore-lock {pid}")), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     // Another pid does not unlock it; the holder's does, saying so.
     assert_eq!(check(&["--ignore-lock", "1"]).status.code(), Some(2));
     let out = check(&["--ignore-lock", &pid.to_string()]);
     assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{out:?}");
-    assert!(
-        text(&out.stderr).contains("going ahead as --ignore-lock"),
-        "{out:?}"
-    );
+    assert!(text(&out.stderr).contains("going ahead as --ignore-lock"), "{out:?}");
 }
 
 /// `arrayburn burnin --state STATE --destructive --yes --smart off ARGS`.
@@ -272,9 +238,7 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
     let st = state.path();
     half_burned(st, &[&d[0], &d[1]], &t);
     // The kernel lets go of the disks once the killed run's writes are in.
-    assert!(wait_for(Duration::from_secs(20), || d
-        .iter()
-        .all(|x| is_free(&x.dev))));
+    assert!(wait_for(Duration::from_secs(20), || d.iter().all(|x| is_free(&x.dev))));
     let refused = |args: &[&str], says: &str, untouched: &Path| {
         let before = sum(untouched);
         let out = run(&mut burnin(st, args));
@@ -299,16 +263,8 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
             ("start_byte", 32 * MIB),
             "start_byte..end_byte is 33554432..16777216",
         ),
-        (
-            "end beyond the disk",
-            ("end_byte", 32 * MIB),
-            "start_byte..end_byte is 0..33554432",
-        ),
-        (
-            "unaligned start",
-            ("start_byte", 512),
-            "start_byte..end_byte is 512..",
-        ),
+        ("end beyond the disk", ("end_byte", 32 * MIB), "start_byte..end_byte is 0..33554432"),
+        ("unaligned start", ("start_byte", 512), "start_byte..end_byte is 512.."),
     ] {
         edit(&|c| c[change.0] = change.1.into());
         refused(&resume1, says, &d[1].file);
@@ -317,22 +273,14 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
     edit(&|c| c["run_id"] = "not-hex".into());
     refused(&resume1, "run_id is \"not-hex\"", &d[1].file);
     edit(&|c| c["pattern"] = "zebra".into());
-    refused(
-        &resume1,
-        "not a checkpoint (unknown variant `zebra`",
-        &d[1].file,
-    );
+    refused(&resume1, "not a checkpoint (unknown variant `zebra`", &d[1].file);
     // 2. Disk 0's checkpoint copied to disk 1's name (its kernel name
     // edited to match): disk 1 does not carry disk 0's blocks.
     let mut copied: serde_json::Value =
         serde_json::from_slice(&std::fs::read(checkpoint_of(st, &d[0])).unwrap()).unwrap();
     copied["name"] = d[1].name().into();
     copied["device"] = d[1].dev.clone().into();
-    std::fs::write(
-        checkpoint_of(st, &d[1]),
-        serde_json::to_vec(&copied).unwrap(),
-    )
-    .unwrap();
+    std::fs::write(checkpoint_of(st, &d[1]), serde_json::to_vec(&copied).unwrap()).unwrap();
     refused(&resume1, "does not carry this run's blocks", &d[1].file);
     std::fs::write(checkpoint_of(st, &d[1]), &good).unwrap();
     // 3. Disk 0 replaced by another disk of the same size at the same
@@ -340,30 +288,10 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
     let file = d[0].file.with_extension("other.img");
     arrayburn::testbed::fill_file(&file, 16 * MIB, 99, &arrayburn::stop::StopFlag::default())
         .unwrap();
-    assert!(
-        Command::new("mkfs.ext4")
-            .args(["-q", "-F"])
-            .arg(&file)
-            .status()
-            .unwrap()
-            .success()
-    );
-    assert!(
-        Command::new("losetup")
-            .args(["-d", &d[0].dev])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let st_ok = Command::new("losetup")
-        .arg(&d[0].dev)
-        .arg(&file)
-        .status()
-        .unwrap();
-    let other = LoopDisk {
-        dev: d[0].dev.clone(),
-        file,
-    };
+    assert!(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&file).status().unwrap().success());
+    assert!(Command::new("losetup").args(["-d", &d[0].dev]).status().unwrap().success());
+    let st_ok = Command::new("losetup").arg(&d[0].dev).arg(&file).status().unwrap();
+    let other = LoopDisk { dev: d[0].dev.clone(), file };
     assert!(st_ok.success(), "losetup {} again", other.dev);
     refused(
         &["--resume", &other.dev, &d[1].dev],
@@ -401,16 +329,8 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
     let mut moved = finished.clone();
     moved["name"] = other.name().into();
     moved["device"] = other.dev.clone().into();
-    std::fs::write(
-        checkpoint_of(st, &other),
-        serde_json::to_vec(&moved).unwrap(),
-    )
-    .unwrap();
-    refused(
-        &["--resume", &other.dev],
-        "does not carry this run's blocks",
-        &other.file,
-    );
+    std::fs::write(checkpoint_of(st, &other), serde_json::to_vec(&moved).unwrap()).unwrap();
+    refused(&["--resume", &other.dev], "does not carry this run's blocks", &other.file);
 }
 
 #[test]
@@ -451,10 +371,7 @@ fn a_disk_held_for_a_moment_is_waited_for_and_one_held_on_is_refused_naming_who(
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     let me = format!("open now in pid {} (user root: ", std::process::id());
-    assert!(
-        err.contains("opened exclusively for 5 s") && err.contains(&me),
-        "{err}"
-    );
+    assert!(err.contains("opened exclusively for 5 s") && err.contains(&me), "{err}");
     assert!(err.contains("nothing was written"), "{err}");
     // And right after a kill (the kernel may still hold the disk while the
     // killed run's writes drain), the resume goes on.
@@ -513,12 +430,8 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
         &bad.dev,
         &good[1].dev,
     ]);
-    let child = check
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        check.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     // The result is written while the disk is still frozen; the process
     // itself ends once its stuck read does (the kernel holds it).
     let written = wait_for(Duration::from_secs(30), || {
@@ -536,30 +449,18 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     assert!(took < Duration::from_secs(15), "{took:?}");
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let said: Vec<&serde_json::Value> = v["summary"]["disk_verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .collect();
+    let said: Vec<&serde_json::Value> =
+        v["summary"]["disk_verdicts"].as_array().unwrap().iter().collect();
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(said[0]["path"], bad.dev.as_str());
     assert_eq!(said[0]["action"], "check_path");
-    assert!(
-        said[0]["sentence"]
-            .as_str()
-            .unwrap()
-            .contains("stopped answering"),
-        "{said:?}"
-    );
+    assert!(said[0]["sentence"].as_str().unwrap().contains("stopped answering"), "{said:?}");
     for p in v["passes"].as_array().unwrap() {
         for row in p["disks"].as_array().unwrap() {
             if row["path"] == bad.dev.as_str() {
                 assert_eq!(row["stopped"], "hung", "{row}");
             } else {
-                assert!(
-                    row["bytes"].as_u64().unwrap() > 0 && row["stopped"].is_null(),
-                    "{row}"
-                );
+                assert!(row["bytes"].as_u64().unwrap() > 0 && row["stopped"].is_null(), "{row}");
             }
         }
     }
@@ -579,22 +480,8 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     };
     let spawn = |state: &Path, extra: &[&str]| {
         let st = state.to_str().unwrap();
-        let mut a = vec![
-            "burnin",
-            "--state",
-            st,
-            "--destructive",
-            "--yes",
-            "--smart",
-            "off",
-        ];
-        a.extend([
-            "--checkpoint-every",
-            "1",
-            "--progress",
-            "none",
-            "--wipe-signatures",
-        ]);
+        let mut a = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+        a.extend(["--checkpoint-every", "1", "--progress", "none", "--wipe-signatures"]);
         // 1 MiB writes at 4 MB/s: two in flight end within 0.6 s, far from
         // the timeout.
         a.extend(["--block", "1m"]);
@@ -609,10 +496,7 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     };
     let state = tempdir();
     let bjson = dir.path().join("b.json");
-    let mut child = spawn(
-        state.path(),
-        &["--io-timeout", "3s", "--json", bjson.to_str().unwrap()],
-    );
+    let mut child = spawn(state.path(), &["--io-timeout", "3s", "--json", bjson.to_str().unwrap()]);
     if !wait_for(Duration::from_secs(20), || writing(state.path())) {
         let _ = child.kill();
         let out = child.wait_with_output().unwrap();
@@ -649,23 +533,14 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     assert_eq!(hung["verdict"], "check_path", "{hung}");
     assert_eq!(hung["hung"]["phase"], "write", "{hung}");
     // Not interrupted, but not whole either: one disk was not burned.
-    assert_eq!(
-        (&v["interrupted"], &v["complete"]),
-        (&false.into(), &false.into())
-    );
-    assert!(
-        text(&out.stdout).contains("stopped answering"),
-        "the report says it"
-    );
+    assert_eq!((&v["interrupted"], &v["complete"]), (&false.into(), &false.into()));
+    assert!(text(&out.stdout).contains("stopped answering"), "the report says it");
     // A signal while a disk hangs (its timeout far away): the partial
     // report within seconds, exit 130.
     let state = tempdir();
     let _ = std::fs::remove_file(&bjson);
     let child = spawn(state.path(), &["--json", bjson.to_str().unwrap()]);
-    assert!(
-        wait_for(Duration::from_secs(20), || writing(state.path())),
-        "never wrote"
-    );
+    assert!(wait_for(Duration::from_secs(20), || writing(state.path())), "never wrote");
     let frozen = rw.freeze();
     std::thread::sleep(Duration::from_millis(500));
     let sent = Instant::now();
@@ -676,10 +551,7 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     drop(frozen);
     let out = child.wait_with_output().unwrap();
     eprintln!("{}", text(&out.stderr));
-    assert!(
-        written && took < Duration::from_secs(5),
-        "report {took:?} after the signal"
-    );
+    assert!(written && took < Duration::from_secs(5), "report {took:?} after the signal");
     assert_eq!(out.status.code(), Some(130));
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&bjson).unwrap()).unwrap();
     assert_eq!(v["interrupted"], true);
@@ -691,10 +563,8 @@ fn buffers_beyond_the_memory_a_run_may_have_are_refused_with_the_figure() {
     let _l = device_lock();
     let d = disks(1, 16 * MIB);
     // A 1 GiB memory cgroup (a systemd unit or a container sets such).
-    let group = PathBuf::from(format!(
-        "/sys/fs/cgroup/memory/arrayburn-test-{}",
-        std::process::id()
-    ));
+    let group =
+        PathBuf::from(format!("/sys/fs/cgroup/memory/arrayburn-test-{}", std::process::id()));
     std::fs::create_dir(&group).unwrap();
     struct Remove(PathBuf);
     impl Drop for Remove {
@@ -703,34 +573,18 @@ fn buffers_beyond_the_memory_a_run_may_have_are_refused_with_the_figure() {
         }
     }
     let _g = Remove(group.clone());
-    std::fs::write(
-        group.join("memory.limit_in_bytes"),
-        (1u64 << 30).to_string(),
-    )
-    .unwrap();
+    std::fs::write(group.join("memory.limit_in_bytes"), (1u64 << 30).to_string()).unwrap();
     let inside = |args: &[&str]| {
         let mut c = Command::new("sh");
         c.arg("-c")
-            .arg(format!(
-                "echo $$ > {}/cgroup.procs && exec \"$0\" \"$@\"",
-                group.display()
-            ))
+            .arg(format!("echo $$ > {}/cgroup.procs && exec \"$0\" \"$@\"", group.display()))
             .arg(bin())
             .args(args);
         run(&mut c)
     };
     let before = sum(&d[0].file);
     for args in [
-        vec![
-            "check",
-            "--queue-depth",
-            "64",
-            "--block",
-            "64m",
-            "--sample",
-            "1.5s",
-            &d[0].dev,
-        ],
+        vec!["check", "--queue-depth", "64", "--block", "64m", "--sample", "1.5s", &d[0].dev],
         vec![
             "burnin",
             "--destructive",

@@ -36,11 +36,7 @@ macro_rules! need_root {
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 
 fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}-{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::SeqCst)
-    )
+    format!("{prefix}-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst))
 }
 
 /// Serialises the device tests across threads and processes: timing tests
@@ -73,12 +69,7 @@ pub struct Spec {
 
 impl Spec {
     pub fn shm(size: u64) -> Self {
-        Self {
-            size,
-            sector: 512,
-            dir: "/dev/shm".into(),
-            direct_io: false,
-        }
+        Self { size, sector: 512, dir: "/dev/shm".into(), direct_io: false }
     }
 }
 /// A filled loop disk (the library's: detached and deleted on drop).
@@ -88,13 +79,8 @@ pub use arrayburn::testbed::LoopDisk;
 pub fn loop_disk(spec: &Spec) -> LoopDisk {
     let file = spec.dir.join(unique("arrayburn-test") + ".img");
     let seed = SEQ.load(Ordering::SeqCst) as u64;
-    arrayburn::testbed::fill_file(
-        &file,
-        spec.size,
-        seed,
-        &arrayburn::stop::StopFlag::default(),
-    )
-    .unwrap();
+    arrayburn::testbed::fill_file(&file, spec.size, seed, &arrayburn::stop::StopFlag::default())
+        .unwrap();
     let sector = spec.sector.to_string();
     let mut options = vec!["--sector-size", sector.as_str()];
     if spec.direct_io {
@@ -112,17 +98,10 @@ pub struct Mounted {
 
 impl Mounted {
     pub fn ext4(disk: &LoopDisk) -> Self {
-        let mkfs = Command::new("mkfs.ext4")
-            .args(["-q", "-F", &disk.dev])
-            .output()
-            .unwrap();
+        let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &disk.dev]).output().unwrap();
         assert!(mkfs.status.success(), "{mkfs:?}");
         let dir = tempdir();
-        let st = Command::new("mount")
-            .arg(&disk.dev)
-            .arg(dir.path())
-            .status()
-            .unwrap();
+        let st = Command::new("mount").arg(&disk.dev).arg(dir.path()).status().unwrap();
         assert!(st.success(), "mount {}", disk.dev);
         Self { dir }
     }
@@ -223,9 +202,7 @@ pub fn finish(mut cmd: Command, json_path: &Path) -> Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        json: bytes
-            .as_ref()
-            .map(|b| serde_json::from_slice(b).expect("the JSON report parses")),
+        json: bytes.as_ref().map(|b| serde_json::from_slice(b).expect("the JSON report parses")),
         report: bytes
             .as_ref()
             .map(|b| serde_json::from_slice(b).expect("the JSON report is a Report")),
@@ -244,9 +221,7 @@ pub fn assert_schema(v: &Value) {
     // The result names the machine: its id and kernel, beside the host.
     assert_eq!(
         v["machine_id"].as_str().map(str::len),
-        std::fs::read_to_string("/etc/machine-id")
-            .ok()
-            .map(|m| m.trim().len()),
+        std::fs::read_to_string("/etc/machine-id").ok().map(|m| m.trim().len()),
         "{}",
         v["machine_id"]
     );
@@ -277,20 +252,13 @@ pub fn assert_schema(v: &Value) {
         sm["parallel_mb_per_s"].as_f64(),
         sm["parallel_pct_of_serial_sum"].as_f64(),
     ) {
-        assert!(
-            (pct - 100.0 * p / s).abs() < 0.01,
-            "{pct}% is not {p} / {s}"
-        );
+        assert!((pct - 100.0 * p / s).abs() < 0.01, "{pct}% is not {p} / {s}");
     }
 }
 
 /// `(path, action, sentence)` of each disk to act on.
 pub fn disk_verdicts(r: &Report) -> Vec<(String, Action, String)> {
-    r.summary
-        .disk_verdicts
-        .iter()
-        .map(|a| (a.path.clone(), a.action, a.sentence.clone()))
-        .collect()
+    r.summary.disk_verdicts.iter().map(|a| (a.path.clone(), a.action, a.sentence.clone())).collect()
 }
 
 /// `PATH=VERDICT` of the disks of `pass` that are not ok (the verdict as
@@ -305,10 +273,7 @@ pub fn flagged(r: &Report, pass: &str) -> Vec<String> {
 
 /// The verdicts of `pass` ("serial"/"parallel"/"seek") by disk path.
 pub fn verdicts(r: &Report, pass: &str) -> Vec<(String, Verdict)> {
-    disk_rows(r, pass)
-        .iter()
-        .map(|d| (d.path.clone(), d.verdict))
-        .collect()
+    disk_rows(r, pass).iter().map(|d| (d.path.clone(), d.verdict)).collect()
 }
 
 /// The rows of `pass` ("serial"/"parallel"/"seek"); panics when the report
@@ -339,11 +304,7 @@ pub fn interrupt_after(
 /// holds it).
 pub fn is_free(dev: &str) -> bool {
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_EXCL)
-        .open(dev)
-        .is_ok()
+    std::fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_EXCL).open(dev).is_ok()
 }
 
 /// Sends `child` SIGINT now; its output and how long it took to stop.

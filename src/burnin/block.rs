@@ -60,11 +60,7 @@ pub enum Found {
     Misdirected { offset: u64 },
     /// A valid block of another disk (`disk`, its byte `offset`); of this
     /// run or another burn-in.
-    OtherDisk {
-        offset: u64,
-        disk: u32,
-        this_run: bool,
-    },
+    OtherDisk { offset: u64, disk: u32, this_run: bool },
     /// A valid block of this disk and offset from pass `pass` of run `run`.
     Stale { run: u64, pass: u16 },
     /// Data that is none of these.
@@ -105,9 +101,7 @@ const STUCK_BYTES: u32 = 8;
 
 /// A hash of a disk's identity for the header (FNV-1a over the text).
 pub fn disk_hash(identity: &str) -> u32 {
-    identity.bytes().fold(0x811c_9dc5u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    })
+    identity.bytes().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
 }
 
 /// The payload stream's seed for one block (SplitMix64 of the fields, so
@@ -196,13 +190,7 @@ pub fn damage(got: &[u8], want: &[u8]) -> Option<Damage> {
     let sectors = got.len() / SECTOR;
     let landed = (0..sectors).take_while(|&k| intact(k)).count();
     if landed > 0 && (landed..sectors).all(|k| !intact(k)) {
-        return Some(Damage {
-            bits,
-            bytes,
-            shape: Shape::Torn {
-                landed: landed as u8,
-            },
-        });
+        return Some(Damage { bits, bytes, shape: Shape::Torn { landed: landed as u8 } });
     }
     if f64::from(bits) > CORRUPT_SHARE * (got.len() * 8) as f64 {
         return None;
@@ -212,10 +200,7 @@ pub fn damage(got: &[u8], want: &[u8]) -> Option<Damage> {
     // byte shows nothing of the kind).
     let stuck = bytes >= STUCK_BYTES && (stuck_set || stuck_clear);
     let shape = match (one_bit, same) {
-        (true, Some(bit)) if stuck => Shape::StuckBit {
-            bit,
-            value: stuck_set,
-        },
+        (true, Some(bit)) if stuck => Shape::StuckBit { bit, value: stuck_set },
         (true, bit) => Shape::OneBitPerByte { bit },
         (false, _) => Shape::Scattered,
     };
@@ -232,11 +217,9 @@ pub fn check(block: &[u8], offset: u64, stamp: Stamp) -> Found {
         let (pass, run) = (le_u16(&block[6..8]), le_u64(&block[8..16]));
         let (at, disk) = (le_u64(&block[16..24]), le_u32(&block[24..28]));
         return match () {
-            _ if disk != stamp.disk => Found::OtherDisk {
-                offset: at,
-                disk,
-                this_run: run == stamp.run,
-            },
+            _ if disk != stamp.disk => {
+                Found::OtherDisk { offset: at, disk, this_run: run == stamp.run }
+            }
             _ if at != offset => Found::Misdirected { offset: at },
             _ if run != stamp.run || pass != stamp.pass => Found::Stale { run, pass },
             _ => Found::Good,
@@ -350,10 +333,7 @@ fn check_fill(block: &[u8], stamp: Stamp) -> Found {
         // The latest earlier pass that wrote this byte: its write stands,
         // so this pass's was lost.
         if let Some(pass) = (1..stamp.pass).rev().find(|p| fill_of(*p) == first) {
-            return Found::Stale {
-                run: stamp.run,
-                pass,
-            };
+            return Found::Stale { run: stamp.run, pass };
         }
         if first == 0 {
             return Found::Zeros;
@@ -372,11 +352,7 @@ fn check_fill(block: &[u8], stamp: Stamp) -> Found {
 mod tests {
     use super::*;
 
-    const S: Stamp = Stamp {
-        run: 0x1234_5678_9abc_def0,
-        pass: 1,
-        disk: 0xfeed_beef,
-    };
+    const S: Stamp = Stamp { run: 0x1234_5678_9abc_def0, pass: 1, disk: 0xfeed_beef };
 
     fn blocks(n: usize, offset: u64, stamp: Stamp) -> Vec<u8> {
         let mut b = vec![0u8; n * BLOCK];
@@ -387,10 +363,7 @@ mod tests {
     #[test]
     fn what_was_written_reads_back_good_and_at_64_bit_offsets() {
         for offset in [0, 4096, 1 << 40, (20u64 << 40) - 4 * BLOCK as u64] {
-            assert!(
-                check_all(&blocks(4, offset, S), offset, S).is_empty(),
-                "{offset}"
-            );
+            assert!(check_all(&blocks(4, offset, S), offset, S).is_empty(), "{offset}");
         }
     }
 
@@ -417,51 +390,23 @@ mod tests {
         assert_eq!(check(&every, at, S), Found::Corrupted(d));
         // Bit 6 stuck at 1.
         let stuck: Vec<u8> = good.iter().map(|b| b | 0x40).collect();
-        let Found::Corrupted(d) = check(&stuck, at, S) else {
-            panic!()
-        };
-        assert_eq!(
-            d.shape,
-            Shape::StuckBit {
-                bit: 6,
-                value: true
-            }
-        );
+        let Found::Corrupted(d) = check(&stuck, at, S) else { panic!() };
+        assert_eq!(d.shape, Shape::StuckBit { bit: 6, value: true });
         // A torn write: the first sector landed, the rest are zeros.
         let mut torn = good.clone();
         torn[512..].fill(0);
-        let Found::Corrupted(d) = check(&torn, at, S) else {
-            panic!()
-        };
+        let Found::Corrupted(d) = check(&torn, at, S) else { panic!() };
         assert_eq!(d.shape, Shape::Torn { landed: 1 });
         // Written elsewhere: the block of another offset, or of another
         // disk at this offset.
         let other = blocks(1, at + (1 << 20), S);
-        assert_eq!(
-            check(&other, at, S),
-            Found::Misdirected {
-                offset: at + (1 << 20)
-            }
-        );
+        assert_eq!(check(&other, at, S), Found::Misdirected { offset: at + (1 << 20) });
         let twin = blocks(1, at, Stamp { disk: 7, ..S });
-        assert_eq!(
-            check(&twin, at, S),
-            Found::OtherDisk {
-                offset: at,
-                disk: 7,
-                this_run: true
-            }
-        );
+        assert_eq!(check(&twin, at, S), Found::OtherDisk { offset: at, disk: 7, this_run: true });
         // A lost write: last pass's block, or an earlier run's.
         let before = blocks(1, at, Stamp { pass: 1, ..S });
         let now = Stamp { pass: 2, ..S };
-        assert_eq!(
-            check(&before, at, now),
-            Found::Stale {
-                run: S.run,
-                pass: 1
-            }
-        );
+        assert_eq!(check(&before, at, now), Found::Stale { run: S.run, pass: 1 });
         let old = blocks(1, at, Stamp { run: 99, ..S });
         assert_eq!(check(&old, at, S), Found::Stale { run: 99, pass: 1 });
         // Never written, and not ours at all.
@@ -505,21 +450,8 @@ mod tests {
         });
         assert_eq!(
             p.check_all(&b, 0, third),
-            [
-                (0, flipped),
-                (
-                    BLOCK as u64,
-                    Found::Stale {
-                        run: S.run,
-                        pass: 2
-                    }
-                )
-            ]
+            [(0, flipped), (BLOCK as u64, Found::Stale { run: S.run, pass: 2 })]
         );
-        assert_eq!(
-            check_fill(&[0; BLOCK], S),
-            Found::Zeros,
-            "pass 1 reads zeros"
-        );
+        assert_eq!(check_fill(&[0; BLOCK], S), Found::Zeros, "pass 1 reads zeros");
     }
 }

@@ -24,10 +24,8 @@ pub fn smart_before(
     if mode == SmartMode::Off {
         return Ok(targets.iter().map(|_| Err("--smart off".into())).collect());
     }
-    let read: Vec<Result<Snapshot, String>> = targets
-        .iter()
-        .map(|t| smart::read(&t.dev.given, give_up))
-        .collect();
+    let read: Vec<Result<Snapshot, String>> =
+        targets.iter().map(|t| smart::read(&t.dev.given, give_up)).collect();
     for (t, r) in targets.iter().zip(&read) {
         if let (SmartMode::Require, Err(why)) = (mode, r) {
             bail!(
@@ -36,10 +34,7 @@ pub fn smart_before(
             );
         }
     }
-    if read.iter().any(|r| {
-        r.as_ref()
-            .is_err_and(|w| w.starts_with("smartctl could not run"))
-    }) {
+    if read.iter().any(|r| r.as_ref().is_err_and(|w| w.starts_with("smartctl could not run"))) {
         tell!(
             "arrayburn burnin: smartctl not found: SMART is not compared (install smartmontools, or --smart off to say so)"
         );
@@ -59,16 +54,14 @@ pub fn smart_after(
     targets
         .iter()
         .zip(points)
-        .map(
-            |(t, c)| match (&c.smart_before, interrupted || stop.is_set()) {
-                (Some(_), true) => (None, Some("read at the end of the run".into())),
-                (Some(b), false) => match smart::read(&t.dev.given, &|| stop.is_set()) {
-                    Ok(a) => (Some(SmartChange::of(b.clone(), a)), None),
-                    Err(why) => (None, Some(format!("after the run: {why}"))),
-                },
-                (None, _) => (None, c.smart_note.clone()),
+        .map(|(t, c)| match (&c.smart_before, interrupted || stop.is_set()) {
+            (Some(_), true) => (None, Some("read at the end of the run".into())),
+            (Some(b), false) => match smart::read(&t.dev.given, &|| stop.is_set()) {
+                Ok(a) => (Some(SmartChange::of(b.clone(), a)), None),
+                Err(why) => (None, Some(format!("after the run: {why}"))),
             },
-        )
+            (None, _) => (None, c.smart_note.clone()),
+        })
         .collect()
 }
 
@@ -87,12 +80,10 @@ pub fn self_tests(
     let give_up = || stop.is_set();
     let mut state: Vec<SelfTest> = targets
         .iter()
-        .map(
-            |t| match smart::start_self_test(&t.dev.given, kind, &give_up) {
-                Ok(()) => SelfTest::Running(None),
-                Err(why) => SelfTest::Unknown(why),
-            },
-        )
+        .map(|t| match smart::start_self_test(&t.dev.given, kind, &give_up) {
+            Ok(()) => SelfTest::Running(None),
+            Err(why) => SelfTest::Unknown(why),
+        })
         .collect();
     let running = |s: &[SelfTest]| s.iter().any(|x| matches!(x, SelfTest::Running(_)));
     let which = match kind {
@@ -165,11 +156,7 @@ fn tell_running(targets: &[Target], state: &[SelfTest]) {
     let now = chrono::Local::now().format("%H:%M:%S");
     for (t, s) in targets.iter().zip(state) {
         if let SelfTest::Running(left) = s {
-            tell!(
-                "{now} burnin: {} self-test running, {} left",
-                t.dev.given,
-                left_words(*left)
-            );
+            tell!("{now} burnin: {} self-test running, {} left", t.dev.given, left_words(*left));
         }
     }
 }

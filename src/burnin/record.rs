@@ -63,12 +63,7 @@ pub struct At {
 impl At {
     /// The start of pass 1.
     pub fn first(start: u64) -> Self {
-        Self {
-            pass: 1,
-            phase: Phase::Write,
-            done_until: start,
-            interval_from: start,
-        }
+        Self { pass: 1, phase: Phase::Write, done_until: start, interval_from: start }
     }
 
     /// Where the run stands once this phase of this pass is done, over
@@ -76,17 +71,9 @@ impl At {
     pub fn next(self, span: Span, passes: u16) -> Self {
         let (pass, start, end) = (self.pass, span.start, span.end);
         match self.phase {
-            Phase::Write => At {
-                phase: Phase::Verify,
-                ..At::first(start)
-            }
-            .with_pass(pass),
+            Phase::Write => At { phase: Phase::Verify, ..At::first(start) }.with_pass(pass),
             Phase::Verify if pass < passes => At::first(start).with_pass(pass + 1),
-            _ => At {
-                phase: Phase::Done,
-                ..At::first(end)
-            }
-            .with_pass(pass),
+            _ => At { phase: Phase::Done, ..At::first(end) }.with_pass(pass),
         }
     }
 
@@ -253,13 +240,7 @@ impl DiskBurn {
             return;
         }
         if self.findings.len() < MAX_FINDINGS {
-            self.findings.push(Finding {
-                pass,
-                offset,
-                len,
-                class,
-                detail,
-            });
+            self.findings.push(Finding { pass, offset, len, class, detail });
         }
     }
 
@@ -289,12 +270,7 @@ impl DiskBurn {
         }
         let ms = service.as_secs_f64() * 1e3;
         if self.slowest.is_none_or(|s| ms > s.ms) {
-            self.slowest = Some(SlowIo {
-                pass,
-                phase,
-                offset,
-                ms,
-            });
+            self.slowest = Some(SlowIo { pass, phase, offset, ms });
         }
     }
 
@@ -357,11 +333,8 @@ pub(super) fn describe(found: Found, stamp: Stamp, at: u64) -> (Class, String) {
 
 /// Words for a block read at `at` that belongs at `offset` of this disk.
 fn misdirected_words(offset: u64, at: u64) -> String {
-    let (by, way) = if offset > at {
-        (offset - at, "further on")
-    } else {
-        (at - offset, "earlier")
-    };
+    let (by, way) =
+        if offset > at { (offset - at, "further on") } else { (at - offset, "earlier") };
     format!(
         "holds the blocks written {by} bytes {way} (the disk wraps around, or writes land elsewhere)"
     )
@@ -402,11 +375,7 @@ pub struct Span {
 impl Span {
     /// A target's range and identity.
     pub fn of(t: &Target) -> Self {
-        Self {
-            start: t.start,
-            end: t.end,
-            disk: t.disk,
-        }
+        Self { start: t.start, end: t.end, disk: t.disk }
     }
 }
 
@@ -425,9 +394,6 @@ mod tests {
         assert_eq!(d.findings.len(), 3);
         assert_eq!((d.findings[0].offset, d.findings[0].len), (8192, 3 * 4096));
         assert_eq!(d.total_bad(), 5 * 4096);
-        assert_eq!(
-            d.bad_bytes,
-            [(Class::Corrupted, 4 * 4096), (Class::Stale, 4096)]
-        );
+        assert_eq!(d.bad_bytes, [(Class::Corrupted, 4 * 4096), (Class::Stale, 4096)]);
     }
 }

@@ -169,11 +169,7 @@ impl SmartChange {
                 })
             })
             .collect();
-        Self {
-            before,
-            after,
-            deltas,
-        }
+        Self { before, after, deltas }
     }
 }
 
@@ -187,10 +183,8 @@ fn read_json(device: &str, give_up: &dyn Fn() -> bool) -> Result<Value, String> 
 pub fn read(device: &str, give_up: &dyn Fn() -> bool) -> Result<Snapshot, String> {
     let v = read_json(device, give_up)?;
     parse(&v).ok_or_else(|| {
-        let why = v["smartctl"]["messages"][0]["string"]
-            .as_str()
-            .unwrap_or("no SMART data")
-            .to_string();
+        let why =
+            v["smartctl"]["messages"][0]["string"].as_str().unwrap_or("no SMART data").to_string();
         format!("no SMART data for {device}: {why}")
     })
 }
@@ -204,28 +198,17 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
             counters.push(Counter { name, kind, value });
         }
     };
-    for a in v["ata_smart_attributes"]["table"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
+    for a in v["ata_smart_attributes"]["table"].as_array().into_iter().flatten() {
         let kind = match a["id"].as_u64() {
             Some(5 | 187 | 196 | 197 | 198) => Kind::Media,
             Some(199) => Kind::Transport,
             _ => continue,
         };
-        let name = format!(
-            "ATA {} {}",
-            a["id"].as_u64().unwrap_or(0),
-            a["name"].as_str().unwrap_or("")
-        );
+        let name =
+            format!("ATA {} {}", a["id"].as_u64().unwrap_or(0), a["name"].as_str().unwrap_or(""));
         push(name, kind, a["raw"]["value"].as_u64());
     }
-    for p in v["sata_phy_event_counters"]["table"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
+    for p in v["sata_phy_event_counters"]["table"].as_array().into_iter().flatten() {
         if matches!(p["id"].as_u64(), Some(0x001 | 0x00a | 0x00b)) {
             let name = format!(
                 "SATA phy 0x{:03x} {}",
@@ -243,28 +226,20 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
     // composite temperatures.
     for (key, what) in [
         ("warning_temp_time", "minutes above its warning temperature"),
-        (
-            "critical_comp_time",
-            "minutes above its critical temperature",
-        ),
+        ("critical_comp_time", "minutes above its critical temperature"),
     ] {
         push(format!("NVMe {what}"), Kind::Thermal, nvme[key].as_u64());
     }
-    if let (Some(spare), Some(threshold)) = (
-        nvme["available_spare"].as_u64(),
-        nvme["available_spare_threshold"].as_u64(),
-    ) {
+    if let (Some(spare), Some(threshold)) =
+        (nvme["available_spare"].as_u64(), nvme["available_spare_threshold"].as_u64())
+    {
         push(
             "NVMe available_spare below threshold".into(),
             Kind::Media,
             Some(u64::from(spare < threshold)),
         );
     }
-    push(
-        "SAS grown defects".into(),
-        Kind::Media,
-        v["scsi_grown_defect_list"].as_u64(),
-    );
+    push("SAS grown defects".into(), Kind::Media, v["scsi_grown_defect_list"].as_u64());
     for op in ["read", "write", "verify"] {
         push(
             format!("SAS uncorrected {op} errors"),
@@ -288,11 +263,7 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
                 "loss_of_dword_synchronization_count",
                 "phy_reset_problem_count",
             ] {
-                push(
-                    format!("SAS port {n} phy {m} {key}"),
-                    Kind::Transport,
-                    c[key].as_u64(),
-                );
+                push(format!("SAS port {n} phy {m} {key}"), Kind::Transport, c[key].as_u64());
             }
         }
     }
@@ -356,10 +327,7 @@ pub fn self_test_state(v: &Value) -> SelfTest {
     }
     let nvme = &v["nvme_self_test_log"];
     if nvme.is_object() {
-        if nvme["current_self_test_operation"]["value"]
-            .as_u64()
-            .is_some_and(|op| op != 0)
-        {
+        if nvme["current_self_test_operation"]["value"].as_u64().is_some_and(|op| op != 0) {
             let done = nvme["current_self_test_completion_percent"].as_u64();
             return SelfTest::Running(done.map(|d| 100 - d.min(100)));
         }
@@ -395,15 +363,8 @@ pub fn start_self_test(
     // command failed.
     if out.status.code().is_none_or(|c| c & 0b111 != 0) {
         let text = String::from_utf8_lossy(&out.stdout);
-        let why = text
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("smartctl failed");
-        return Err(format!(
-            "the {which} self-test did not start: {}",
-            why.trim()
-        ));
+        let why = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("smartctl failed");
+        return Err(format!("the {which} self-test did not start: {}", why.trim()));
     }
     Ok(())
 }
@@ -421,9 +382,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> Value {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/smart")
-            .join(name);
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart").join(name);
         serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
     }
 
@@ -437,11 +396,7 @@ mod tests {
         assert_eq!((ata.limits, ata.drive), (None, Some(DriveKind::Hdd)));
         let mut nvme = fixture("nvme.json");
         assert_eq!(parse(&nvme).unwrap().drive, Some(DriveKind::Nvme));
-        assert_eq!(
-            parse(&nvme).unwrap().limits,
-            None,
-            "a recording of smartctl 7.1"
-        );
+        assert_eq!(parse(&nvme).unwrap().limits, None, "a recording of smartctl 7.1");
         nvme["nvme_composite_temperature_threshold"] =
             serde_json::json!({"warning": 80, "critical": 85});
         let l = parse(&nvme).unwrap().limits.unwrap();
@@ -454,11 +409,8 @@ mod tests {
         let s = parse(&fixture("ata.json")).unwrap();
         assert_eq!(s.passed, Some(true));
         assert_eq!(s.temperature_c, Some(32));
-        let names: Vec<(&str, Kind)> = s
-            .counters
-            .iter()
-            .map(|c| (c.name.as_str(), c.kind))
-            .collect();
+        let names: Vec<(&str, Kind)> =
+            s.counters.iter().map(|c| (c.name.as_str(), c.kind)).collect();
         assert_eq!(
             names,
             [
@@ -475,9 +427,7 @@ mod tests {
     #[test]
     fn deltas_not_totals() {
         let mut after = fixture("ata.json");
-        let table = after["ata_smart_attributes"]["table"]
-            .as_array_mut()
-            .unwrap();
+        let table = after["ata_smart_attributes"]["table"].as_array_mut().unwrap();
         for a in table.iter_mut() {
             if a["id"] == 197 {
                 a["raw"]["value"] = 8.into();
@@ -495,11 +445,7 @@ mod tests {
             }]
         );
         let n = parse(&fixture("nvme.json")).unwrap();
-        assert!(
-            n.counters
-                .iter()
-                .any(|c| c.name == "NVMe media_errors" && c.value == 0)
-        );
+        assert!(n.counters.iter().any(|c| c.name == "NVMe media_errors" && c.value == 0));
         assert!(parse(&serde_json::json!({"smartctl": {"exit_status": 2}})).is_none());
     }
 
@@ -511,11 +457,7 @@ mod tests {
         let names: Vec<&str> = s.counters.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(
             names,
-            [
-                "SAS grown defects",
-                "SAS uncorrected read errors",
-                "SAS uncorrected write errors"
-            ],
+            ["SAS grown defects", "SAS uncorrected read errors", "SAS uncorrected write errors"],
             "this disk logs no verify errors"
         );
         // smartctl -x adds the port log page (its keys as smartctl writes
@@ -531,21 +473,13 @@ mod tests {
         v["scsi_sas_port_0"] = phy(40);
         v["scsi_grown_defect_list"] = 2.into();
         let change = SmartChange::of(before, parse(&v).unwrap());
-        let rose: Vec<(&str, Kind, u64, u64)> = change
-            .deltas
-            .iter()
-            .map(|d| (d.name.as_str(), d.kind, d.before, d.after))
-            .collect();
+        let rose: Vec<(&str, Kind, u64, u64)> =
+            change.deltas.iter().map(|d| (d.name.as_str(), d.kind, d.before, d.after)).collect();
         assert_eq!(
             rose,
             [
                 ("SAS grown defects", Kind::Media, 0, 2),
-                (
-                    "SAS port 0 phy 0 invalid_dword_count",
-                    Kind::Transport,
-                    3,
-                    40
-                )
+                ("SAS port 0 phy 0 invalid_dword_count", Kind::Transport, 3, 40)
             ]
         );
     }
@@ -574,10 +508,7 @@ mod tests {
             "current_self_test_operation": {"value": 0},
             "table": [{"self_test_code": {"value": 1},
                 "self_test_result": {"value": 7, "string": "Completed with failed segment"}}]});
-        assert_eq!(
-            self_test_state(&n),
-            SelfTest::Failed("Completed with failed segment".into())
-        );
+        assert_eq!(self_test_state(&n), SelfTest::Failed("Completed with failed segment".into()));
         // SAS: the newest result.
         let mut s = fixture("sas.json");
         assert!(matches!(self_test_state(&s), SelfTest::Unknown(_)));

@@ -120,8 +120,7 @@ impl Checkpoint {
     pub fn run_number(&self) -> Option<u64> {
         let ok = (1..=16).contains(&self.run_id.len())
             && self.run_id.bytes().all(|b| b.is_ascii_hexdigit());
-        ok.then(|| u64::from_str_radix(&self.run_id, 16).ok())
-            .flatten()
+        ok.then(|| u64::from_str_radix(&self.run_id, 16).ok()).flatten()
     }
 
     /// Whether every field holds what a checkpoint of a disk of
@@ -141,11 +140,7 @@ impl Checkpoint {
             );
         }
         if self.run_number().is_none() {
-            return bad(
-                "run_id",
-                format!("{:?}", self.run_id),
-                "1 to 16 hex digits are written",
-            );
+            return bad("run_id", format!("{:?}", self.run_id), "1 to 16 hex digits are written");
         }
         let (start, end) = (self.start_byte, self.end_byte);
         if !(start < end && end <= size_bytes && whole(start) && whole(end)) {
@@ -180,11 +175,7 @@ impl Checkpoint {
             );
         }
         if at.phase == Phase::Done && at.pass != self.passes {
-            return bad(
-                "at.pass",
-                at.pass.to_string(),
-                "a finished run is at its last pass",
-            );
+            return bad("at.pass", at.pass.to_string(), "a finished run is at its last pass");
         }
         let inside = |b: u64| (start..=end).contains(&b) && whole(b);
         if !(inside(at.done_until) && inside(at.interval_from) && at.interval_from <= at.done_until)
@@ -216,15 +207,11 @@ impl Checkpoint {
                 self.size_bytes, id.size_bytes
             ));
         }
-        let mut known = vec![
-            ("serial", &self.serial, &id.serial),
-            ("model", &self.model, &id.model),
-        ];
+        let mut known =
+            vec![("serial", &self.serial, &id.serial), ("model", &self.model, &id.model)];
         // Where both know it: a WWN and a by-id name stay with the disk.
-        for (what, was, is) in [
-            ("WWN", &self.wwn, &id.wwn),
-            ("by-id name", &self.by_id, &id.by_id),
-        ] {
+        for (what, was, is) in [("WWN", &self.wwn, &id.wwn), ("by-id name", &self.by_id, &id.by_id)]
+        {
             if was.is_some() && is.is_some() {
                 known.push((what, was, is));
             }
@@ -249,8 +236,7 @@ impl Checkpoint {
 }
 
 fn shown(v: &Option<String>) -> String {
-    v.as_deref()
-        .map_or("(none)".into(), crate::escape::terminal)
+    v.as_deref().map_or("(none)".into(), crate::escape::terminal)
 }
 
 /// The checkpoint directory (`--state DIR`), held open.
@@ -355,24 +341,14 @@ mod tests {
         assert!(broken(&|x| x.at.done_until = 21 << 40).starts_with("at.interval"));
         assert!(broken(&|x| x.io_bytes = 1000).starts_with("io_bytes"));
         std::fs::write(&p, "{").unwrap();
-        assert!(
-            store
-                .load("burnin-x.json")
-                .unwrap_err()
-                .contains("not a checkpoint")
-        );
+        assert!(store.load("burnin-x.json").unwrap_err().contains("not a checkpoint"));
     }
 
     #[test]
     fn what_a_checkpoint_has_left() {
         let mut c = fresh_point(2, 1000);
         assert_eq!(c.left(), 4 * 1000, "two passes, each written and read");
-        c.at = At {
-            pass: 2,
-            phase: Phase::Verify,
-            done_until: 250,
-            interval_from: 0,
-        };
+        c.at = At { pass: 2, phase: Phase::Verify, done_until: 250, interval_from: 0 };
         assert_eq!(c.left(), 750);
         c.at.phase = Phase::Done;
         assert_eq!(c.left(), 0);

@@ -47,11 +47,7 @@ pub enum Refusal {
     #[error(
         "{path} is partition {part} of disk {disk}; a burn-in tests whole disks: name /dev/{disk} instead (nothing was written)"
     )]
-    Partition {
-        path: String,
-        part: String,
-        disk: String,
-    },
+    Partition { path: String, part: String, disk: String },
 }
 
 /// The devices named, resolved as whole disks (a partition is refused in
@@ -92,9 +88,7 @@ pub fn range(spec: Option<&str>, size: u64) -> Result<(u64, u64), Refusal> {
         return Ok((0, whole));
     };
     let (a, b) = spec.split_once("..").ok_or_else(|| {
-        Refusal::Range(format!(
-            "{spec}: write it as START..END, e.g. 0..1g or 17t.."
-        ))
+        Refusal::Range(format!("{spec}: write it as START..END, e.g. 0..1g or 17t.."))
     })?;
     let parse = |t: &str, default: u64| -> Result<u64, Refusal> {
         if t.trim().is_empty() {
@@ -217,10 +211,7 @@ fn open_for_writing(d: &BlockDevice) -> Result<File, Refusal> {
                 openers.join(", ")
             )
         };
-        return Err(Refusal::InUse {
-            path: path.into(),
-            why,
-        });
+        return Err(Refusal::InUse { path: path.into(), why });
     }
 }
 
@@ -240,10 +231,7 @@ pub fn refuse_signature(d: &BlockDevice, bounds: &Bounds) -> Result<(), Refusal>
     };
     let found = blkid_signature(&d.given)?.or_else(|| zfs.then(|| "ZFS labels".to_string()));
     match found {
-        Some(what) => Err(Refusal::Signature {
-            path: d.given.clone(),
-            what,
-        }),
+        Some(what) => Err(Refusal::Signature { path: d.given.clone(), what }),
         None => Ok(()),
     }
 }
@@ -253,11 +241,7 @@ pub fn refuse_signature(d: &BlockDevice, bounds: &Bounds) -> Result<(), Refusal>
 /// another disk of the run reports the same serial (`shared`), so that
 /// neither can pass for the other.
 fn identity_hash(id: &device::Identity, shared: bool) -> u32 {
-    let own = if shared {
-        format!("|{}", id.name)
-    } else {
-        String::new()
-    };
+    let own = if shared { format!("|{}", id.name) } else { String::new() };
     disk_hash(&format!(
         "{}|{}|{}{own}",
         id.serial.as_deref().unwrap_or(&id.name),
@@ -287,10 +271,7 @@ pub fn targets(
     for d in &devs {
         // Opened exclusively by someone: known when it is opened below.
         if let Some(why) = d.in_use.iter().find(|u| **u != device::InUse::Busy) {
-            return Err(Refusal::InUse {
-                path: d.given.clone(),
-                why: why.to_string(),
-            });
+            return Err(Refusal::InUse { path: d.given.clone(), why: why.to_string() });
         }
         if d.identity.read_only {
             return Err(Refusal::ReadOnly(d.given.clone()));
@@ -308,14 +289,7 @@ pub fn targets(
         let shared = id.serial.is_some() && serials.iter().filter(|s| **s == id.serial).count() > 1;
         let disk = identity_hash(id, shared);
         let checkpoint = file_name(&d, shared);
-        out.push(Target {
-            dev: d,
-            file,
-            start,
-            end,
-            disk,
-            checkpoint,
-        });
+        out.push(Target { dev: d, file, start, end, disk, checkpoint });
     }
     Ok((out, locks))
 }
@@ -338,14 +312,7 @@ pub fn read_targets(
             path: d.given.clone(),
             detail: format!("cannot open it with O_DIRECT: {e}"),
         })?;
-        out.push(Target {
-            dev: d,
-            file,
-            start,
-            end,
-            disk: 0,
-            checkpoint: String::new(),
-        });
+        out.push(Target { dev: d, file, start, end, disk: 0, checkpoint: String::new() });
     }
     Ok((out, locks))
 }
@@ -363,13 +330,7 @@ pub fn file_name(dev: &BlockDevice, shared_serial: bool) -> String {
     };
     let key: String = key
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-@".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() || "._-@".contains(c) { c } else { '_' })
         .collect();
     format!("burnin-{key}.json")
 }
@@ -405,14 +366,8 @@ mod tests {
             rdev: 0,
         };
         let (a, b) = (disk("sdb"), disk("sdc"));
-        assert_eq!(
-            identity_hash(&a.identity, false),
-            identity_hash(&b.identity, false)
-        );
-        assert_ne!(
-            identity_hash(&a.identity, true),
-            identity_hash(&b.identity, true)
-        );
+        assert_eq!(identity_hash(&a.identity, false), identity_hash(&b.identity, false));
+        assert_ne!(identity_hash(&a.identity, true), identity_hash(&b.identity, true));
         let name = super::file_name;
         assert_eq!(name(&a, false), name(&b, false), "alone, a serial names it");
         assert_eq!(name(&a, true), "burnin-000000000001@sdb.json");
@@ -423,11 +378,7 @@ mod tests {
     fn ranges_are_whole_blocks_inside_the_disk() {
         let size = (20u64 << 40) + 1000;
         let whole = 20u64 << 40;
-        assert_eq!(
-            range(None, size).unwrap(),
-            (0, whole),
-            "the odd tail is left"
-        );
+        assert_eq!(range(None, size).unwrap(), (0, whole), "the odd tail is left");
         assert_eq!(range(Some("0..1g"), size).unwrap(), (0, 1 << 30));
         assert_eq!(range(Some("17t.."), size).unwrap(), (17 << 40, whole));
         assert_eq!(range(Some("..4k"), size).unwrap(), (0, 4096));

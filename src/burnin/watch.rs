@@ -46,16 +46,9 @@ pub fn burn_all(
             .map(|((t, live), c)| s.spawn(move || work(t, live, c)))
             .collect();
         let finished = || handles.iter().map(|h| h.is_finished()).collect();
-        let disks = Disks {
-            targets,
-            points,
-            lives: &lives,
-        };
+        let disks = Disks { targets, points, lives: &lives };
         let temps = watch(&disks, finished, soak, looks, stop);
-        let burns = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect();
+        let burns = handles.into_iter().map(|h| h.join().unwrap_or_default()).collect();
         (burns, temps)
     })
 }
@@ -102,9 +95,7 @@ impl Disks<'_> {
             .zip(self.points)
             .map(|(t, c)| {
                 c.smart_before.as_ref()?;
-                smart::read(&t.dev.given, &|| stop.is_set())
-                    .ok()
-                    .and_then(|s| s.temperature_c)
+                smart::read(&t.dev.given, &|| stop.is_set()).ok().and_then(|s| s.temperature_c)
             })
             .collect()
     }

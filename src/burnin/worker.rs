@@ -67,12 +67,7 @@ impl Stretches {
                 mb_per_s: crate::units::mb_per_s(self.bytes, s),
             });
         }
-        *self = Self {
-            from: end,
-            bytes: 0,
-            began: Instant::now(),
-            ..*self
-        };
+        *self = Self { from: end, bytes: 0, began: Instant::now(), ..*self };
     }
 }
 
@@ -105,8 +100,7 @@ impl Live {
             Stage::Verify => 2,
             Stage::Reverify => 3,
         };
-        self.state
-            .store(u64::from(pass) << 2 | s, Ordering::Relaxed);
+        self.state.store(u64::from(pass) << 2 | s, Ordering::Relaxed);
     }
 
     /// The pass and stage now.
@@ -230,9 +224,7 @@ pub fn soak(job: &BurnJob) -> DiskBurn {
         }
         let p = BurnPass::of(job, pass);
         let span = (job.t.start, job.t.end);
-        if p.verify(span, Check::Read, &mut out, &mut |_, _| {})
-            .is_none()
-        {
+        if p.verify(span, Check::Read, &mut out, &mut |_, _| {}).is_none() {
             break;
         }
         out.passes_done = pass;
@@ -263,9 +255,9 @@ pub fn burn(
         let p = BurnPass::of(job, at.pass);
         let go_on = match at.phase {
             Phase::Write => p.resumed_write(at, &mut out, save),
-            Phase::Verify => p
-                .verify((at.done_until, job.t.end), Check::Verify, &mut out, save)
-                .is_some(),
+            Phase::Verify => {
+                p.verify((at.done_until, job.t.end), Check::Verify, &mut out, save).is_some()
+            }
             Phase::Done => unreachable!(),
         };
         if !go_on {
@@ -380,11 +372,7 @@ type Read = Result<Landed, Chunk>;
 impl<'a> BurnPass<'a> {
     /// Pass `pass` of `job`.
     fn of(job: &'a BurnJob<'a>, pass: u16) -> Self {
-        let stamp = Stamp {
-            run: job.run,
-            pass,
-            disk: job.t.disk,
-        };
+        let stamp = Stamp { run: job.run, pass, disk: job.t.disk };
         Self { job, stamp }
     }
 
@@ -433,13 +421,7 @@ impl BurnPass<'_> {
         match flushed {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                out.add(
-                    pass,
-                    w.last,
-                    w.pos - w.last,
-                    Class::FlushError,
-                    e.to_string(),
-                );
+                out.add(pass, w.last, w.pos - w.last, Class::FlushError, e.to_string());
                 return false;
             }
             Err(h) => {
@@ -455,12 +437,7 @@ impl BurnPass<'_> {
         let took = w.began.elapsed().as_secs_f64();
         now.write_s += took;
         DiskBurn::time(&mut now.write_pass_s, pass, took);
-        let at = At {
-            pass,
-            phase: Phase::Write,
-            done_until: w.pos,
-            interval_from: w.last,
-        };
+        let at = At { pass, phase: Phase::Write, done_until: w.pos, interval_from: w.last };
         save(&now, at);
         w.last = w.pos;
         w.saved = Instant::now();
@@ -489,10 +466,7 @@ impl BurnPass<'_> {
             }
             let chunks = Chunks::span(from, t.end, size as u64);
             s.spawn(move || generate(self.job.pattern, self.stamp, chunks, &empty_rx, &full_tx));
-            let mut lands = Lands {
-                probe: &mut probe,
-                empty: &empty_tx,
-            };
+            let mut lands = Lands { probe: &mut probe, empty: &empty_tx };
             let mut halted = self.feed(&mut sweep, full_rx.iter(), &mut lands, &mut w, out, save);
             if halted != Some(Halt::Hung)
                 && let Some(h) = self.drain(&mut sweep, &mut lands, &mut w, out)
@@ -521,11 +495,7 @@ impl BurnPass<'_> {
         match self.job.open() {
             Ok(opened) => Some(opened),
             Err(e) => {
-                let what = if class == Class::WriteError {
-                    "writes"
-                } else {
-                    "reads"
-                };
+                let what = if class == Class::WriteError { "writes" } else { "reads" };
                 let why = format!("cannot set up {} {what}: {e}", self.job.on.engine());
                 out.add(self.stamp.pass, from, end - from, class, why);
                 None
@@ -604,11 +574,7 @@ impl BurnPass<'_> {
         out: &mut DiskBurn,
     ) -> Result<(), Halt> {
         let (pass, t) = (self.stamp.pass, self.job.t);
-        let Landed {
-            chunk,
-            done,
-            service,
-        } = l;
+        let Landed { chunk, done, service } = l;
         let (at, len) = (chunk.offset(), chunk.len() as u64);
         out.timed(pass, Phase::Write, at, service);
         let whole = done.whole();
@@ -624,8 +590,7 @@ impl BurnPass<'_> {
         let _ = lands.empty.send(buf);
         w.pos = at + len;
         out.written_bytes += len;
-        w.stretch
-            .add(out, pass, "write", len, w.pos, w.pos == t.end);
+        w.stretch.add(out, pass, "write", len, w.pos, w.pos == t.end);
         self.job.live.done.store(w.pos - t.start, Ordering::Relaxed);
         Ok(())
     }
@@ -648,13 +613,9 @@ impl BurnPass<'_> {
             // the last one that held.
             match w.settle.bounded(self.job.stop, |u| sweep.sync(u)) {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => out.add(
-                    pass,
-                    w.last,
-                    w.pos - w.last,
-                    Class::FlushError,
-                    e.to_string(),
-                ),
+                Ok(Err(e)) => {
+                    out.add(pass, w.last, w.pos - w.last, Class::FlushError, e.to_string())
+                }
                 Err(Halt::Hung) => out.hang(pass, Phase::Write, w.pos, &self.job.bounds),
                 Err(_) => {}
             }
@@ -727,10 +688,7 @@ impl BurnPass<'_> {
             }
             let (job, chunks) = (self.job, Chunks::span(from, until, size as u64));
             s.spawn(move || read_ahead(job, sweep, chunks, &empty_rx, &full_tx));
-            let mut lands = Lands {
-                probe: &mut probe,
-                empty: &empty_tx,
-            };
+            let mut lands = Lands { probe: &mut probe, empty: &empty_tx };
             for read in full_rx.iter() {
                 if self.job.over() || !self.landed_read(read, &mut lands, &mut v, out, save) {
                     go_on = false;
@@ -741,8 +699,7 @@ impl BurnPass<'_> {
             drop(full_rx);
             drop(empty_tx);
         });
-        self.end_verify(go_on, &v, out, save)
-            .then_some(v.pos - from)
+        self.end_verify(go_on, &v, out, save).then_some(v.pos - from)
     }
 
     /// A read landed: it is classified (a failed one block by block) and
@@ -757,11 +714,7 @@ impl BurnPass<'_> {
         save: &mut dyn FnMut(&DiskBurn, At),
     ) -> bool {
         let (pass, bounds) = (self.stamp.pass, &self.job.bounds);
-        let Landed {
-            chunk,
-            done,
-            service,
-        } = match read {
+        let Landed { chunk, done, service } = match read {
             Ok(l) => l,
             Err(chunk) => {
                 out.hang(pass, Phase::Verify, chunk.offset(), bounds);
@@ -863,16 +816,12 @@ impl BurnPass<'_> {
         v.pos = chunk.offset() + len;
         match v.check {
             Check::Verify | Check::Read => {
-                v.stretch
-                    .add(out, pass, "verify", len, v.pos, v.pos == v.until);
+                v.stretch.add(out, pass, "verify", len, v.pos, v.pos == v.until);
                 out.verified_bytes += len;
             }
             Check::Reverify => out.reverified_bytes += len,
         }
-        self.job
-            .live
-            .done
-            .store(v.pos - self.job.t.start, Ordering::Relaxed);
+        self.job.live.done.store(v.pos - self.job.t.start, Ordering::Relaxed);
         if v.check == Check::Verify && v.saved.elapsed() >= self.job.every {
             let mut now = out.clone();
             let took = v.began.elapsed().as_secs_f64();
@@ -886,12 +835,7 @@ impl BurnPass<'_> {
 
     /// Where a read-back stands, as a checkpoint names it.
     fn verified_at(&self, v: &Verifying) -> At {
-        At {
-            pass: self.stamp.pass,
-            phase: Phase::Verify,
-            done_until: v.pos,
-            interval_from: v.last,
-        }
+        At { pass: self.stamp.pass, phase: Phase::Verify, done_until: v.pos, interval_from: v.last }
     }
 
     /// The read-back's end: its time counted, and where it was cut short
@@ -1002,10 +946,7 @@ mod tests {
 
     impl Fake {
         fn sized(size: u64) -> Self {
-            Self {
-                data: Mutex::new(vec![0; size as usize]),
-                ..Self::default()
-            }
+            Self { data: Mutex::new(vec![0; size as usize]), ..Self::default() }
         }
 
         fn request(&self) -> std::io::Result<()> {
@@ -1030,11 +971,7 @@ mod tests {
         fn write_all_at(&self, src: &[u8], offset: u64) -> std::io::Result<()> {
             self.request()?;
             let end = offset + src.len() as u64;
-            if self
-                .fail_write
-                .as_ref()
-                .is_some_and(|f| f.start < end && offset < f.end)
-            {
+            if self.fail_write.as_ref().is_some_and(|f| f.start < end && offset < f.end) {
                 return Err(std::io::Error::from_raw_os_error(nix::libc::EIO));
             }
             let mut data = self.data.lock().unwrap();
@@ -1074,11 +1011,7 @@ mod tests {
         let live = Live::default();
         let on = OnFake(Arc::new(fake));
         let job = BurnJob {
-            t: Span {
-                start: 0,
-                end: size,
-                disk: 7,
-            },
+            t: Span { start: 0, end: size, disk: 7 },
             on: &on,
             io: 64 << 10,
             passes: 1,
@@ -1104,22 +1037,13 @@ mod tests {
     #[test]
     fn a_failing_write_is_pinpointed_to_its_block() {
         let bad = MIB + 8192;
-        let fake = Fake {
-            fail_write: Some(bad..bad + 4096),
-            ..Fake::sized(4 * MIB)
-        };
+        let fake = Fake { fail_write: Some(bad..bad + 4096), ..Fake::sized(4 * MIB) };
         let b = burn_fake(fake, 4 * MIB);
-        let f: Vec<_> = b
-            .findings
-            .iter()
-            .map(|f| (f.class, f.offset, f.len))
-            .collect();
+        let f: Vec<_> = b.findings.iter().map(|f| (f.class, f.offset, f.len)).collect();
         assert!(f.contains(&(Class::WriteError, bad, 4096)), "{f:?}");
         // Nothing outside that block is bad.
         assert!(
-            b.findings
-                .iter()
-                .all(|f| f.offset >= bad && f.offset + f.len <= bad + 4096),
+            b.findings.iter().all(|f| f.offset >= bad && f.offset + f.len <= bad + 4096),
             "{f:?}"
         );
         assert_eq!(b.passes_done, 1);
@@ -1128,10 +1052,7 @@ mod tests {
     #[test]
     fn a_torn_block_is_corrupted_and_says_how_far_the_write_landed() {
         let at = 2 * MIB + 4096;
-        let fake = Fake {
-            torn: Some((at, 3)),
-            ..Fake::sized(4 * MIB)
-        };
+        let fake = Fake { torn: Some((at, 3)), ..Fake::sized(4 * MIB) };
         let b = burn_fake(fake, 4 * MIB);
         assert_eq!(b.findings.len(), 1, "{:?}", b.findings);
         let f = &b.findings[0];
@@ -1141,25 +1062,15 @@ mod tests {
 
     #[test]
     fn a_device_that_goes_away_ends_its_run_there_and_says_so() {
-        let fake = Fake {
-            gone_from: Some(20),
-            ..Fake::sized(4 * MIB)
-        };
+        let fake = Fake { gone_from: Some(20), ..Fake::sized(4 * MIB) };
         let b = burn_fake(fake, 4 * MIB);
         assert!(b.device_gone, "{b:?}");
         assert_eq!(b.passes_done, 0);
-        assert!(
-            b.written_bytes < 4 * MIB,
-            "{} {:?}",
-            b.written_bytes,
-            b.findings
-        );
+        assert!(b.written_bytes < 4 * MIB, "{} {:?}", b.written_bytes, b.findings);
         // The write that met the missing device is named; nothing after it
         // is tried (it was: each block rewritten and failed, to the end).
         assert!(
-            b.findings
-                .iter()
-                .all(|f| f.class == Class::WriteError && f.len <= 64 << 10),
+            b.findings.iter().all(|f| f.class == Class::WriteError && f.len <= 64 << 10),
             "{:?}",
             b.findings
         );

@@ -48,14 +48,10 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
             )
         })?;
     }
-    let (burns, temps) = burn_all(
-        &plan.targets,
-        &plan.points,
-        None,
-        plan.looks,
-        stop,
-        |t, live, c| burn_disk(&plan, store, (t, live, c), stop),
-    );
+    let (burns, temps) =
+        burn_all(&plan.targets, &plan.points, None, plan.looks, stop, |t, live, c| {
+            burn_disk(&plan, store, (t, live, c), stop)
+        });
     let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
     let outcome = finish(&plan, burns, temps, interrupted, stop)?;
     if interrupted || stop.is_set() {
@@ -76,11 +72,7 @@ fn burn_disk(
     (t, live, c): (&Target, &Live, &Checkpoint),
     stop: &StopFlag,
 ) -> DiskBurn {
-    let on = OnFile {
-        file: &t.file,
-        engine: plan.engine,
-        depth: plan.depth,
-    };
+    let on = OnFile { file: &t.file, engine: plan.engine, depth: plan.depth };
     let job = BurnJob {
         t: Span::of(t),
         on: &on,
@@ -96,12 +88,8 @@ fn burn_disk(
     };
     let mut warned = false;
     let mut save = |b: &DiskBurn, at: At| {
-        let now = Checkpoint {
-            saved_at: rfc3339(SystemTime::now()),
-            at,
-            burn: b.clone(),
-            ..c.clone()
-        };
+        let now =
+            Checkpoint { saved_at: rfc3339(SystemTime::now()), at, burn: b.clone(), ..c.clone() };
         if let Err(e) = store.save(&t.checkpoint, &now)
             && !std::mem::replace(&mut warned, true)
         {
@@ -127,18 +115,9 @@ fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
         plan.targets.len(),
         plan.soak_length()
     );
-    let (burns, temps) = burn_all(
-        &plan.targets,
-        &plan.points,
-        Some(deadline),
-        plan.looks,
-        stop,
-        |t, live, c| {
-            let on = OnFile {
-                file: &t.file,
-                engine: plan.engine,
-                depth: plan.depth,
-            };
+    let (burns, temps) =
+        burn_all(&plan.targets, &plan.points, Some(deadline), plan.looks, stop, |t, live, c| {
+            let on = OnFile { file: &t.file, engine: plan.engine, depth: plan.depth };
             soak(&BurnJob {
                 t: Span::of(t),
                 on: &on,
@@ -152,8 +131,7 @@ fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
                 deadline,
                 bounds: plan.bounds(stop),
             })
-        },
-    );
+        });
     let interrupted = stop.is_set();
     let outcome = finish(&plan, burns, temps, interrupted, stop)?;
     if interrupted || stop.is_set() {

@@ -41,20 +41,14 @@ pub fn execute(
         complete: false,
     };
     let labels = plan.devices.iter().map(|d| d.given.clone()).collect();
-    let mut progress = Progress::new(
-        style(plan.settings.progress),
-        labels,
-        plan.settings.progress_interval,
-    );
+    let mut progress =
+        Progress::new(style(plan.settings.progress), labels, plan.settings.progress_interval);
     progress.announce(schedule(&plan));
     let geometry = plan.geometry();
     // One per disk for the whole check: a disk that hung in one pass is not
     // waited for again in the next.
-    let bounds: Vec<Bounds> = plan
-        .devices
-        .iter()
-        .map(|_| Bounds::new(stop, plan.settings.io_timeout))
-        .collect();
+    let bounds: Vec<Bounds> =
+        plan.devices.iter().map(|_| Bounds::new(stop, plan.settings.io_timeout)).collect();
     let sweeps = |d: usize| -> std::io::Result<(Sweep, Probe)> {
         let s = &plan.settings;
         open_sweep(s.engine, &plan.files[d], s.queue_depth, &bounds[d])
@@ -69,12 +63,7 @@ pub fn execute(
         info.interrupted = stop.is_set();
         // After the last pass the final save follows at once.
         if i + 1 < specs.len() {
-            save_files(
-                &plan,
-                &report::build(checked(&plan), &passes, &info),
-                false,
-                stop,
-            );
+            save_files(&plan, &report::build(checked(&plan), &passes, &info), false, stop);
         }
     }
     info.interrupted = stop.is_set();
@@ -82,11 +71,8 @@ pub fn execute(
     let report = report::build(checked(&plan), &passes, &info);
     print_text(&plan, &report);
     save_files(&plan, &report, true, stop);
-    let outcome = if info.interrupted {
-        Outcome::Interrupted
-    } else {
-        Outcome::of(report.summary.verdict)
-    };
+    let outcome =
+        if info.interrupted { Outcome::Interrupted } else { Outcome::of(report.summary.verdict) };
     Ok((outcome, report))
 }
 
@@ -131,10 +117,9 @@ fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
         failed.push(format!("--out {}: {e:#}", dir.display()));
     }
     let s = &plan.settings;
-    for (o, bytes) in [
-        (&s.json, export::json::render as fn(&Report) -> Vec<u8>),
-        (&s.csv, export::csv::render),
-    ] {
+    for (o, bytes) in
+        [(&s.json, export::json::render as fn(&Report) -> Vec<u8>), (&s.csv, export::csv::render)]
+    {
         if let Some(o) = o
             && let Err(e) = o.write(&bytes(report), last)
         {
@@ -157,9 +142,7 @@ fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
 fn print_text(plan: &Plan, report: &Report) {
     let text = export::text::render(report);
     let s = &plan.settings;
-    let stdout_taken = [&s.json, &s.csv]
-        .iter()
-        .any(|o| o.as_ref().is_some_and(|o| o.is_stdout()));
+    let stdout_taken = [&s.json, &s.csv].iter().any(|o| o.as_ref().is_some_and(|o| o.is_stdout()));
     let _ = if stdout_taken {
         std::io::stderr().lock().write_all(text.as_bytes())
     } else {
@@ -191,9 +174,5 @@ fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> 
 
 /// What the report is built from: the plan's disks, groups and settings.
 fn checked(plan: &Plan) -> report::Checked<'_> {
-    report::Checked {
-        devices: &plan.devices,
-        groups: &plan.groups,
-        settings: &plan.settings,
-    }
+    report::Checked { devices: &plan.devices, groups: &plan.groups, settings: &plan.settings }
 }

@@ -48,10 +48,7 @@ fn preflight(args: &DemoArgs) -> Result<u64> {
         );
     }
     if args.size < MIN_SIZE {
-        bail!(
-            "--size {}: the demo needs disks of at least 64m to time them",
-            args.size
-        );
+        bail!("--size {}: the demo needs disks of at least 64m to time them", args.size);
     }
     if !nix::unistd::Uid::effective().is_root() {
         bail!(
@@ -165,19 +162,11 @@ fn build_and_check(
     let slow = args.disks / 2;
     // Declared after the array, so dropped before it: the process leaves the
     // cgroup and the cgroup goes before the loop devices are detached.
-    let limits = if throttled {
-        throttle(&array, slow)
-    } else {
-        None
-    };
+    let limits = if throttled { throttle(&array, slow) } else { None };
     let devices: Vec<String> = array.disks.iter().map(|d| d.dev.clone()).collect();
     tell!("arrayburn demo: disks {}", devices.join(" "));
     if limits.is_some() {
-        tell!(
-            "arrayburn demo: the slow one is {} ({} MB/s)",
-            devices[slow],
-            SLOW_BPS / 1_000_000
-        );
+        tell!("arrayburn demo: the slow one is {} ({} MB/s)", devices[slow], SLOW_BPS / 1_000_000);
     }
     // 1 MiB reads: the small disks' surface profiles get buckets of 32
     // reads each (4 MiB ones would leave two per disk).

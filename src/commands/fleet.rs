@@ -32,11 +32,7 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if paths.is_empty() {
         bail!(
             "no result files in {}: give check or burnin JSON files, or directories holding them",
-            args.inputs
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
+            args.inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
         );
     }
     let mut docs: Vec<(String, Doc)> = Vec::new();
@@ -58,10 +54,7 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
             Ok(d) => docs.push((p.display().to_string(), d)),
             Err(why) if args.keep_going => {
                 tell!("arrayburn report: skipped {why}");
-                skipped.push(Skipped {
-                    path: p.display().to_string(),
-                    why,
-                });
+                skipped.push(Skipped { path: p.display().to_string(), why });
             }
             Err(why) => bail!("{why} (--keep-going reads the others)"),
         }
@@ -83,8 +76,7 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if let Some(o) = &json {
         let mut doc = serde_json::to_vec_pretty(&report)?;
         doc.push(b'\n');
-        o.write(&doc, true)
-            .with_context(|| format!("writing --json {}", o.given.display()))?;
+        o.write(&doc, true).with_context(|| format!("writing --json {}", o.given.display()))?;
     }
     if let Some(dir) = &args.out {
         write_bundle(&report, &words, dir)

@@ -31,11 +31,8 @@ pub fn run(args: &ListArgs) -> Result<Outcome> {
         .map(|p| Output::resolve("--json", p, true).map_err(anyhow::Error::msg))
         .transpose()?;
     let paths = SystemPaths::real();
-    let mut entries = if args.devices.is_empty() {
-        all(&paths, args.all)
-    } else {
-        named(&paths, &args.devices)?
-    };
+    let mut entries =
+        if args.devices.is_empty() { all(&paths, args.all) } else { named(&paths, &args.devices)? };
     crate::judge::links::settle(entries.iter_mut().map(|e| &mut e.identity));
     if let Some(o) = json {
         let doc = serde_json::to_string_pretty(&entries)? + "\n";
@@ -43,27 +40,17 @@ pub fn run(args: &ListArgs) -> Result<Outcome> {
             .with_context(|| format!("writing --json {}", o.given.display()))?;
     } else {
         use std::io::Write;
-        let _ = std::io::stdout()
-            .lock()
-            .write_all(table(&entries).as_bytes());
+        let _ = std::io::stdout().lock().write_all(table(&entries).as_bytes());
     }
     Ok(Outcome::Healthy)
 }
 
 fn entry(d: device::BlockDevice) -> Entry {
-    Entry {
-        path: d.given,
-        identity: d.identity,
-        partition_of: d.partition_of,
-        in_use: d.in_use,
-    }
+    Entry { path: d.given, identity: d.identity, partition_of: d.partition_of, in_use: d.in_use }
 }
 
 fn named(paths: &SystemPaths, names: &[String]) -> Result<Vec<Entry>> {
-    names
-        .iter()
-        .map(|n| Ok(entry(device::resolve(paths, n, true)?)))
-        .collect()
+    names.iter().map(|n| Ok(entry(device::resolve(paths, n, true)?))).collect()
 }
 
 /// Every disk in /sys/block with a medium; virtual ones only with `--all`.
@@ -99,11 +86,7 @@ fn table(entries: &[Entry]) -> String {
     let yn = |b: bool| if b { "yes" } else { "no" };
     for e in entries {
         let id = &e.identity;
-        let by_id = id
-            .by_id
-            .as_deref()
-            .and_then(|p| p.rsplit('/').next())
-            .unwrap_or("-");
+        let by_id = id.by_id.as_deref().and_then(|p| p.rsplit('/').next()).unwrap_or("-");
         let uses: Vec<String> = e.in_use.iter().map(|u| u.to_string()).collect();
         t.add_row(vec![
             e.path.clone(),
@@ -125,11 +108,7 @@ fn table(entries: &[Entry]) -> String {
                 .or_else(|| id.topology.scsi_address.clone())
                 .unwrap_or_else(|| "-".into()),
             id.topology.link_words(),
-            if uses.is_empty() {
-                "-".into()
-            } else {
-                uses.join("; ")
-            },
+            if uses.is_empty() { "-".into() } else { uses.join("; ") },
         ]);
     }
     format!("{}\n", text::show(&t))

@@ -14,19 +14,12 @@ pub fn run(subcommand: Option<&str>) -> anyhow::Result<Outcome> {
     let cmd = match subcommand {
         None => top,
         Some(name) => {
-            let names: Vec<String> = top
-                .get_subcommands()
-                .map(|c| c.get_name().to_string())
-                .collect();
+            let names: Vec<String> =
+                top.get_subcommands().map(|c| c.get_name().to_string()).collect();
             let Some(sub) = top.find_subcommand(name) else {
-                anyhow::bail!(
-                    "man {name}: no such subcommand; give one of {}",
-                    names.join(", ")
-                );
+                anyhow::bail!("man {name}: no such subcommand; give one of {}", names.join(", "));
             };
-            sub.clone()
-                .name(format!("arrayburn-{name}"))
-                .version(env!("CARGO_PKG_VERSION"))
+            sub.clone().name(format!("arrayburn-{name}")).version(env!("CARGO_PKG_VERSION"))
         }
     };
     let has_options = cmd.get_arguments().any(|a| !a.is_hide_set());

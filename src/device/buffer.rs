@@ -72,9 +72,8 @@ impl AlignedBuf {
     }
 
     fn alloc(len: usize, align: usize, huge: bool) -> Self {
-        let layout = Layout::from_size_align(len.max(1), align)
-            .expect("buffer layout")
-            .pad_to_align();
+        let layout =
+            Layout::from_size_align(len.max(1), align).expect("buffer layout").pad_to_align();
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
@@ -151,11 +150,7 @@ impl SharedBuf {
             // SAFETY: [ptr + done, ptr + len) lies inside the live allocation
             // (len ≤ its size); only the kernel writes it (see the type).
             let n = unsafe {
-                nix::libc::read(
-                    f.as_raw_fd(),
-                    self.0.ptr.as_ptr().add(done).cast(),
-                    len - done,
-                )
+                nix::libc::read(f.as_raw_fd(), self.0.ptr.as_ptr().add(done).cast(), len - done)
             };
             match n {
                 n if n > 0 => done += n as usize,
@@ -222,11 +217,7 @@ impl Chunks {
             block > 0 && block.is_multiple_of(lbs),
             "read size must be a multiple of the logical block size"
         );
-        Self {
-            next: 0,
-            end: size - size % lbs,
-            block,
-        }
+        Self { next: 0, end: size - size % lbs, block }
     }
 }
 
@@ -244,11 +235,7 @@ impl Chunks {
     /// size): a burn-in's range.
     pub fn span(from: u64, end: u64, block: u64) -> Self {
         assert!(block > 0, "request size must not be zero");
-        Self {
-            next: from,
-            end,
-            block,
-        }
+        Self { next: from, end, block }
     }
 
     /// The reads that cover `chunk` in steps of `step` bytes (a non-zero
@@ -260,11 +247,7 @@ impl Chunks {
             step > 0 && step.is_multiple_of(lbs),
             "step must be a multiple of the logical block size"
         );
-        Self {
-            next: chunk.offset,
-            end: chunk.offset + chunk.len as u64,
-            block: step,
-        }
+        Self { next: chunk.offset, end: chunk.offset + chunk.len as u64, block: step }
     }
 }
 
@@ -275,10 +258,7 @@ impl Iterator for Chunks {
             return None;
         }
         let len = self.block.min(self.end - self.next);
-        let chunk = Chunk {
-            offset: self.next,
-            len: len as usize,
-        };
+        let chunk = Chunk { offset: self.next, len: len as usize };
         self.next += len;
         Some(chunk)
     }
@@ -293,10 +273,7 @@ mod tests {
     fn buffer_is_aligned_and_reusable() {
         let mut b = AlignedBuf::new(4 << 20);
         assert_eq!(b.slice_mut(10).as_ptr() as usize % HUGE_PAGE, 0);
-        assert_eq!(
-            AlignedBuf::new(8192).slice_mut(1).as_ptr() as usize % BUFFER_ALIGN,
-            0
-        );
+        assert_eq!(AlignedBuf::new(8192).slice_mut(1).as_ptr() as usize % BUFFER_ALIGN, 0);
         assert_eq!(b.len(), 4 << 20);
         b.slice_mut(4 << 20)[(4 << 20) - 1] = 7;
     }

@@ -61,11 +61,7 @@ pub enum DeviceError {
     #[error(
         "{path} is partition {part} of disk {disk}; the check reads whole disks: name /dev/{disk} instead (or add --allow-partitions)"
     )]
-    Partition {
-        path: String,
-        part: String,
-        disk: String,
-    },
+    Partition { path: String, part: String, disk: String },
     #[error("{0}: permission denied; run arrayburn as root (or as a member of the disk group)")]
     NoPermission(String),
     #[error("{second} is the same disk as {first} (named twice); name each disk once")]
@@ -84,10 +80,7 @@ pub fn resolve(
     let meta = fs::metadata(given).map_err(|e| match e.kind() {
         ErrorKind::NotFound => DeviceError::NotFound(given.into()),
         ErrorKind::PermissionDenied => DeviceError::NoPermission(given.into()),
-        _ => DeviceError::Other {
-            path: given.into(),
-            detail: e.to_string(),
-        },
+        _ => DeviceError::Other { path: given.into(), detail: e.to_string() },
     })?;
     let ft = meta.file_type();
     if !ft.is_block_device() {
@@ -99,19 +92,14 @@ pub fn resolve(
         });
     }
     let rdev = meta.rdev();
-    let link = paths
-        .sys
-        .join(format!("dev/block/{}:{}", major(rdev), minor(rdev)));
+    let link = paths.sys.join(format!("dev/block/{}:{}", major(rdev), minor(rdev)));
     let dir = fs::canonicalize(&link).map_err(|e| DeviceError::Other {
         path: given.into(),
         detail: format!("no sysfs entry {} ({e})", link.display()),
     })?;
     let is_partition = dir.join("partition").exists();
-    let queue_dir = if is_partition {
-        dir.parent().unwrap_or(&dir).to_path_buf()
-    } else {
-        dir.clone()
-    };
+    let queue_dir =
+        if is_partition { dir.parent().unwrap_or(&dir).to_path_buf() } else { dir.clone() };
     let identity = sysfs::identity(paths, &dir, &queue_dir);
     let partition_of = is_partition.then(|| dir_name(&queue_dir));
     if let (Some(disk), false) = (&partition_of, allow_partition) {
@@ -125,19 +113,11 @@ pub fn resolve(
         Some(_) => Vec::new(),
         None => usage::in_use(paths, &identity.name, Path::new(given)),
     };
-    Ok(BlockDevice {
-        given: given.into(),
-        identity,
-        partition_of,
-        in_use,
-        rdev,
-    })
+    Ok(BlockDevice { given: given.into(), identity, partition_of, in_use, rdev })
 }
 
 fn dir_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// Resolves every path and refuses the same disk named twice (also through
@@ -151,10 +131,7 @@ pub fn resolve_all(
     for g in given {
         let dev = resolve(paths, g, allow_partition)?;
         if let Some(first) = out.iter().find(|d| d.rdev == dev.rdev) {
-            return Err(DeviceError::Duplicate {
-                first: first.given.clone(),
-                second: g.clone(),
-            });
+            return Err(DeviceError::Duplicate { first: first.given.clone(), second: g.clone() });
         }
         out.push(dev);
     }
@@ -173,21 +150,9 @@ mod tests {
         fs::write(&file, b"x").unwrap();
         let f = file.to_string_lossy().to_string();
         let d = t.path().to_string_lossy().to_string();
-        assert!(matches!(
-            resolve(&p, &f, false),
-            Err(DeviceError::RegularFile(_))
-        ));
-        assert!(matches!(
-            resolve(&p, &d, false),
-            Err(DeviceError::Directory(_))
-        ));
-        assert!(matches!(
-            resolve(&p, "/dev/null", false),
-            Err(DeviceError::CharDevice(_))
-        ));
-        assert!(matches!(
-            resolve(&p, "/nonexistent/disk", false),
-            Err(DeviceError::NotFound(_))
-        ));
+        assert!(matches!(resolve(&p, &f, false), Err(DeviceError::RegularFile(_))));
+        assert!(matches!(resolve(&p, &d, false), Err(DeviceError::Directory(_))));
+        assert!(matches!(resolve(&p, "/dev/null", false), Err(DeviceError::CharDevice(_))));
+        assert!(matches!(resolve(&p, "/nonexistent/disk", false), Err(DeviceError::NotFound(_))));
     }
 }

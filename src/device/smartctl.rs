@@ -19,11 +19,7 @@ use super::tool;
 /// smartmontools").
 pub fn call(args: &[&str], limit: Duration, give_up: &dyn Fn() -> bool) -> Result<Output, String> {
     tool::output(Command::new("smartctl").args(args), limit, give_up).map_err(|e| {
-        if e.contains("could not run") {
-            format!("{e}: install smartmontools")
-        } else {
-            e
-        }
+        if e.contains("could not run") { format!("{e}: install smartmontools") } else { e }
     })
 }
 

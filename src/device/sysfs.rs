@@ -75,10 +75,7 @@ fn vpd_serial(p: &Path) -> Option<String> {
 /// (a `/sys/block/NAME` or a partition directory below it). `queue` is the
 /// directory holding `queue/` (the parent disk's for partitions).
 pub fn identity(paths: &SystemPaths, dir: &Path, queue_dir: &Path) -> Identity {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let dev = queue_dir.join("device");
     let q = queue_dir.join("queue");
     let flag = |p: PathBuf| read_num(&p) == Some(1);
@@ -120,11 +117,7 @@ fn by_id_name(paths: &SystemPaths, name: &str) -> Option<String> {
 /// (`sdb` before `sdaa`, `loop2` before `loop10`).
 pub fn disk_names(paths: &SystemPaths) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(paths.sys.join("block"))
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
+        .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default();
     names.sort_by_key(|n| natural_key(n));
     names
@@ -135,12 +128,7 @@ pub fn disk_names(paths: &SystemPaths) -> Vec<String> {
 fn natural_key(name: &str) -> (String, usize, String, u64) {
     let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
     let num = name[stem.len()..].parse().unwrap_or(0);
-    (
-        name.chars().take(2).collect(),
-        stem.len(),
-        stem.to_string(),
-        num,
-    )
+    (name.chars().take(2).collect(), stem.len(), stem.to_string(), num)
 }
 
 /// Names of the partitions of disk `name` (child directories with a
@@ -160,9 +148,7 @@ pub fn partitions(paths: &SystemPaths, name: &str) -> Vec<String> {
 /// Disks that are not physical drives (loop, RAM disks, device-mapper, md,
 /// optical): hidden from `list` unless asked for.
 pub fn is_virtual(name: &str) -> bool {
-    ["loop", "ram", "zram", "dm-", "md", "nbd", "sr", "fd"]
-        .iter()
-        .any(|p| name.starts_with(p))
+    ["loop", "ram", "zram", "dm-", "md", "nbd", "sr", "fd"].iter().any(|p| name.starts_with(p))
 }
 
 /// A `/proc/meminfo` field (`MemTotal`, `MemAvailable`) in bytes.
@@ -195,17 +181,9 @@ mod tests {
         write(root, "sys/block/sdb/queue/physical_block_size", "4096\n");
         write(root, "sys/block/sdb/queue/rotational", "1\n");
         // A firmware's model string with a terminal escape in it.
-        write(
-            root,
-            "sys/block/sdb/device/model",
-            "ST4000NM0033\x1b]0;x\x07\n",
-        );
+        write(root, "sys/block/sdb/device/model", "ST4000NM0033\x1b]0;x\x07\n");
         write(root, "sys/block/sdb/device/rev", "SN06\n");
-        fs::write(
-            root.join("sys/block/sdb/device/vpd_pg80"),
-            b"\0\x80\0\x08Z1Z0ABCD",
-        )
-        .unwrap();
+        fs::write(root.join("sys/block/sdb/device/vpd_pg80"), b"\0\x80\0\x08Z1Z0ABCD").unwrap();
         write(root, "sys/block/sdb/sdb1/partition", "1\n");
         let paths = SystemPaths {
             sys: root.join("sys"),

@@ -41,18 +41,8 @@ pub fn output(
             bytes
         })
     };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let began = Instant::now();
     loop {
         match child.try_wait() {
@@ -69,10 +59,7 @@ pub fn output(
         let why = if give_up() {
             "was stopped (signal received)".to_string()
         } else if began.elapsed() >= limit {
-            format!(
-                "did not answer within {} s (the disk may be hung)",
-                limit.as_secs()
-            )
+            format!("did not answer within {} s (the disk may be hung)", limit.as_secs())
         } else {
             std::thread::sleep(Duration::from_millis(20));
             continue;
@@ -91,12 +78,8 @@ mod tests {
         let ok = output(Command::new("sh").args(["-c", "echo hi"]), LIMIT, &|| false).unwrap();
         assert_eq!(ok.stdout, b"hi\n");
         let began = Instant::now();
-        let e = output(
-            Command::new("sleep").arg("30"),
-            Duration::from_millis(300),
-            &|| false,
-        )
-        .unwrap_err();
+        let e = output(Command::new("sleep").arg("30"), Duration::from_millis(300), &|| false)
+            .unwrap_err();
         assert!(e.contains("did not answer within 0 s"), "{e}");
         assert!(began.elapsed() < Duration::from_secs(5));
         let e = output(Command::new("sleep").arg("30"), LIMIT, &|| true).unwrap_err();

@@ -77,9 +77,7 @@ impl Topology {
     /// The controller in short (`0000:03:00.0 mpt3sas`), or `-`.
     pub fn controller_words(&self) -> String {
         self.controller.as_ref().map_or("-".into(), |c| {
-            format!("{} {}", c.pci, c.driver.as_deref().unwrap_or(""))
-                .trim()
-                .to_string()
+            format!("{} {}", c.pci, c.driver.as_deref().unwrap_or("")).trim().to_string()
         })
     }
 
@@ -90,19 +88,8 @@ impl Topology {
         self.links
             .iter()
             .find(|l| l.degraded)
-            .map(|l| {
-                format!(
-                    "{} {} of {} (below its maximum)",
-                    l.kind,
-                    l.current,
-                    l.max_words()
-                )
-            })
-            .or_else(|| {
-                self.links
-                    .last()
-                    .map(|l| format!("{} {}", l.kind, l.current))
-            })
+            .map(|l| format!("{} {} of {} (below its maximum)", l.kind, l.current, l.max_words()))
+            .or_else(|| self.links.last().map(|l| format!("{} {}", l.kind, l.current)))
             .unwrap_or_else(|| "-".into())
     }
 }
@@ -192,9 +179,7 @@ impl Link {
 /// A rate and its PCIe lanes from the kernel's words (`8.0 GT/s PCIe x4`
 /// -> 8.0, 4).
 fn rate_and_lanes(words: &str) -> (Option<f64>, Option<u32>) {
-    let lanes = words
-        .rsplit_once(" x")
-        .and_then(|(_, w)| w.trim().parse().ok());
+    let lanes = words.rsplit_once(" x").and_then(|(_, w)| w.trim().parse().ok());
     (rate(words), lanes)
 }
 
@@ -237,9 +222,7 @@ pub fn link(kind: &str, at: &str, cur: (String, Option<u32>), max: (String, Opti
 fn pcie_link(dir: &Path, port: Option<&Path>) -> Option<Link> {
     let speed = |d: &Path, f: &str| read_trim(&d.join(f)).filter(|v| rate(v).is_some());
     let width = |d: &Path, f: &str| {
-        read_trim(&d.join(f))
-            .and_then(|v| v.parse::<u32>().ok())
-            .filter(|w| *w > 0)
+        read_trim(&d.join(f)).and_then(|v| v.parse::<u32>().ok()).filter(|w| *w > 0)
     };
     let cur = speed(dir, "current_link_speed")?;
     let mut max = speed(dir, "max_link_speed")?;
@@ -255,12 +238,7 @@ fn pcie_link(dir: &Path, port: Option<&Path>) -> Option<Link> {
         }
     }
     let at = dir.file_name()?.to_string_lossy().into_owned();
-    Some(link(
-        "pcie",
-        &at,
-        (cur, width(dir, "current_link_width")),
-        (max, max_width),
-    ))
+    Some(link("pcie", &at, (cur, width(dir, "current_link_width")), (max, max_width)))
 }
 
 /// The PCIe links on the way down `chain` (the PCI functions from the root
@@ -294,11 +272,7 @@ fn port_type(dir: &Path) -> Option<u8> {
     // The standard 256 bytes only, as lspci reads by default (not the
     // extended space some devices answer badly).
     let mut c = Vec::with_capacity(256);
-    fs::File::open(dir.join("config"))
-        .ok()?
-        .take(256)
-        .read_to_end(&mut c)
-        .ok()?;
+    fs::File::open(dir.join("config")).ok()?.take(256).read_to_end(&mut c).ok()?;
     let byte = |at: usize| c.get(at).copied();
     // Status register: a capability list is present.
     if byte(0x06)? & 0x10 == 0 {
@@ -376,18 +350,13 @@ fn is_pci(c: &str) -> bool {
         && b[4] == b':'
         && b[7] == b':'
         && b[10] == b'.'
-        && c.chars()
-            .enumerate()
-            .all(|(i, ch)| matches!(i, 4 | 7 | 10) || ch.is_ascii_hexdigit())
+        && c.chars().enumerate().all(|(i, ch)| matches!(i, 4 | 7 | 10) || ch.is_ascii_hexdigit())
 }
 
 /// Whether a component is a SCSI address (`2:0:3:0`).
 fn is_scsi_address(c: &str) -> bool {
     let parts: Vec<&str> = c.split(':').collect();
-    parts.len() == 4
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    parts.len() == 4 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn read_trim(p: &Path) -> Option<String> {
@@ -431,19 +400,11 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
     let sys = fs::canonicalize(&paths.sys).unwrap_or_else(|_| paths.sys.clone());
     let link = sys.join("block").join(name);
     let Ok(device) = fs::canonicalize(&link) else {
-        return Topology {
-            transport: "unknown".into(),
-            ..Topology::default()
-        };
+        return Topology { transport: "unknown".into(), ..Topology::default() };
     };
-    let rel = device
-        .strip_prefix(&sys)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| device.clone());
-    let parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
+    let rel = device.strip_prefix(&sys).map(Path::to_path_buf).unwrap_or_else(|_| device.clone());
+    let parts: Vec<String> =
+        rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
     let has = |p: &str| parts.iter().any(|c| c.starts_with(p));
     let vendor = read_trim(&device.join("device/vendor"));
     let transport = if parts.first().is_some_and(|c| c == "devices")
@@ -456,11 +417,7 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
         "usb"
     } else if has("end_device-") {
         // A SATA disk on a SAS HBA answers its inquiry as "ATA".
-        if vendor.as_deref() == Some("ATA") {
-            "sata"
-        } else {
-            "sas"
-        }
+        if vendor.as_deref() == Some("ATA") { "sata" } else { "sas" }
     } else if parts.iter().any(|c| c.starts_with("ata")) {
         "sata"
     } else if parts.iter().any(|c| c.starts_with("virtio")) {
@@ -508,17 +465,10 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
         })
         .unwrap_or_default();
     let scsi_dir = scsi_address.as_ref().and_then(|a| {
-        parts
-            .iter()
-            .position(|c| c == a)
-            .map(|i| sys.join(parts[..=i].iter().collect::<PathBuf>()))
+        parts.iter().position(|c| c == a).map(|i| sys.join(parts[..=i].iter().collect::<PathBuf>()))
     });
     let mut links = pcie_links(&pci_dirs);
-    links.extend(
-        ata_dir
-            .and_then(|d| sata_link(&d))
-            .map(|l| both_ends(l, &paths.dev.join(name))),
-    );
+    links.extend(ata_dir.and_then(|d| sata_link(&d)).map(|l| both_ends(l, &paths.dev.join(name))));
     if let Some(port) = &sas_port
         && let Some(i) = parts.iter().position(|c| c == port)
     {
@@ -540,10 +490,7 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
 
 /// The PCI function at `dir`: driver, ids, and names from pci.ids.
 fn controller(paths: &SystemPaths, dir: &Path) -> Controller {
-    let pci = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let pci = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let driver = fs::read_link(dir.join("driver"))
         .ok()
         .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned()));
@@ -553,13 +500,7 @@ fn controller(paths: &SystemPaths, dir: &Path) -> Controller {
         (Some(v), Some(d)) => pci_name(&paths.pci_ids, v, d),
         _ => None,
     };
-    Controller {
-        pci,
-        driver,
-        vendor_id,
-        device_id,
-        name,
-    }
+    Controller { pci, driver, vendor_id, device_id, name }
 }
 
 /// `Vendor Device` from a pci.ids file (vendor lines unindented, device
@@ -598,10 +539,7 @@ pub fn pci_name(file: &Path, vendor: &str, device: &str) -> Option<String> {
 /// `slot` file, else the component's name).
 fn enclosure_slot(paths: &SystemPaths, scsi_dir: &Path) -> Option<String> {
     let want = fs::canonicalize(scsi_dir).ok()?;
-    for enc in fs::read_dir(paths.sys.join("class/enclosure"))
-        .ok()?
-        .flatten()
-    {
+    for enc in fs::read_dir(paths.sys.join("class/enclosure")).ok()?.flatten() {
         for comp in fs::read_dir(enc.path()).ok()?.flatten() {
             let link = comp.path().join("device");
             if fs::canonicalize(&link).ok().as_ref() == Some(&want) {
@@ -634,9 +572,7 @@ mod tests {
 
     impl Fake {
         fn new() -> Self {
-            let f = Self {
-                dir: tempfile::tempdir().unwrap(),
-            };
+            let f = Self { dir: tempfile::tempdir().unwrap() };
             fs::create_dir_all(f.sys().join("block")).unwrap();
             fs::create_dir_all(f.sys().join("bus/pci/drivers")).unwrap();
             fs::create_dir_all(f.root().join("by-path")).unwrap();
@@ -686,25 +622,17 @@ mod tests {
         let port =
             "devices/pci0000:00/0000:00:03.0/0000:03:00.0/host0/port-0:0/expander-0:0/port-0:0:4";
         let dev = format!("{port}/end_device-0:0:4/target0:0:4/0:0:4:0/block/sde");
-        f.disk(
-            "sde",
-            &dev,
-            ("0000:03:00.0", "mpt3sas", "1000", "0097"),
-            "SEAGATE",
-        );
+        f.disk("sde", &dev, ("0000:03:00.0", "mpt3sas", "1000", "0097"), "SEAGATE");
         fs::create_dir_all(f.sys().join(port).join("phy-0:0:4")).unwrap();
         // The enclosure's slot 4 points at the disk's SCSI device.
         let comp = f.sys().join("class/enclosure/0:0:12:0/Slot04");
         fs::create_dir_all(&comp).unwrap();
         fs::write(comp.join("slot"), "4\n").unwrap();
-        let scsi = f
-            .sys()
-            .join(format!("{port}/end_device-0:0:4/target0:0:4/0:0:4:0"));
+        let scsi = f.sys().join(format!("{port}/end_device-0:0:4/target0:0:4/0:0:4:0"));
         symlink(&scsi, comp.join("device")).unwrap();
         symlink(
             "../../sde",
-            f.root()
-                .join("by-path/pci-0000:03:00.0-sas-exp0x500304801f715f3f-phy4-lun-0"),
+            f.root().join("by-path/pci-0000:03:00.0-sas-exp0x500304801f715f3f-phy4-lun-0"),
         )
         .unwrap();
         let t = topology(&f.paths(), "sde");
@@ -719,11 +647,7 @@ mod tests {
         assert_eq!(t.sas_port.as_deref(), Some("port-0:0:4"));
         assert_eq!(t.phys, ["phy-0:0:4"]);
         assert_eq!(t.enclosure_slot.as_deref(), Some("0:0:12:0 slot 4"));
-        assert!(
-            t.by_path
-                .unwrap()
-                .ends_with("-sas-exp0x500304801f715f3f-phy4-lun-0")
-        );
+        assert!(t.by_path.unwrap().ends_with("-sas-exp0x500304801f715f3f-phy4-lun-0"));
     }
 
     #[test]
@@ -780,11 +704,7 @@ mod tests {
                 None
             )
         );
-        assert_eq!(
-            got("sdf").0,
-            "sata",
-            "a SATA disk on a SAS HBA, directly attached"
-        );
+        assert_eq!(got("sdf").0, "sata", "a SATA disk on a SAS HBA, directly attached");
         assert_eq!(topology(&p, "sdf").sas_port.as_deref(), Some("port-1:0"));
         assert_eq!(topology(&p, "sdz").transport, "unknown");
     }
@@ -804,10 +724,7 @@ mod tests {
             ("0000:00:17.0", "ahci", "8086", "06d2"),
             "ATA",
         );
-        w(
-            "devices/pci0000:00/0000:00:17.0/ata3/link3/ata_link/link3/sata_spd",
-            "3.0 Gbps",
-        );
+        w("devices/pci0000:00/0000:00:17.0/ata3/link3/ata_link/link3/sata_spd", "3.0 Gbps");
         w(
             "devices/pci0000:00/0000:00:17.0/ata3/link3/ata_link/link3/hw_sata_spd_limit",
             "6.0 Gbps",
@@ -819,10 +736,7 @@ mod tests {
                     cur: (&str, &str),
                     port_max: (&str, &str),
                     dev_max: (&str, &str)| {
-            for (d, max) in [
-                (port.to_string(), port_max),
-                (format!("{port}/{dev}"), dev_max),
-            ] {
+            for (d, max) in [(port.to_string(), port_max), (format!("{port}/{dev}"), dev_max)] {
                 let d = format!("devices/pci0000:00/{d}");
                 w(&format!("{d}/current_link_speed"), cur.0);
                 w(&format!("{d}/current_link_width"), cur.1);
@@ -838,13 +752,7 @@ mod tests {
             ("0000:3d:00.0", "nvme", "144d", "a808"),
             "",
         );
-        pcie(
-            "0000:00:1d.0",
-            "0000:3d:00.0",
-            (gen3, "2"),
-            (gen3, "4"),
-            (gen3, "4"),
-        );
+        pcie("0000:00:1d.0", "0000:3d:00.0", (gen3, "2"), (gen3, "4"), (gen3, "4"));
         // A Gen4 NVMe drive in a Gen3 slot: as fast as the slot allows.
         f.disk(
             "nvme1n1",
@@ -852,13 +760,7 @@ mod tests {
             ("0000:3e:00.0", "nvme", "144d", "a80a"),
             "",
         );
-        pcie(
-            "0000:00:1c.0",
-            "0000:3e:00.0",
-            (gen3, "4"),
-            (gen3, "4"),
-            (gen4, "4"),
-        );
+        pcie("0000:00:1c.0", "0000:3e:00.0", (gen3, "4"), (gen3, "4"), (gen4, "4"));
         // A SAS HBA at Gen3 of Gen4 in a Gen4 x16 slot, its disk's
         // expander phy at 6 of 12 Gb/s.
         let port =
@@ -869,13 +771,7 @@ mod tests {
             ("0000:03:00.0", "mpt3sas", "1000", "0097"),
             "SEAGATE",
         );
-        pcie(
-            "0000:00:03.0",
-            "0000:03:00.0",
-            (gen3, "8"),
-            (gen4, "16"),
-            (gen4, "8"),
-        );
+        pcie("0000:00:03.0", "0000:03:00.0", (gen3, "8"), (gen4, "16"), (gen4, "8"));
         // An x8 Gen3 HBA in a Gen4 x16 slot: as fast as the card can go.
         f.disk(
             "sdf",
@@ -883,13 +779,7 @@ mod tests {
             ("0000:01:00.0", "megaraid_sas", "1000", "005d"),
             "LSI",
         );
-        pcie(
-            "0000:00:01.0",
-            "0000:01:00.0",
-            (gen3, "8"),
-            (gen4, "16"),
-            (gen3, "8"),
-        );
+        pcie("0000:00:01.0", "0000:01:00.0", (gen3, "8"), (gen4, "16"), (gen3, "8"));
         let phy = format!("{port}/phy-0:0:4/sas_phy/phy-0:0:4");
         w(&format!("{phy}/negotiated_linkrate"), "6.0 Gbit");
         w(&format!("{phy}/maximum_linkrate_hw"), "12.0 Gbit");
@@ -915,57 +805,27 @@ mod tests {
         };
         assert_eq!(
             links("sda"),
-            [l(
-                "sata",
-                "link3",
-                "3.0 Gbps",
-                "6.0 Gbps (the port's; the disk's unknown)",
-                true
-            )],
+            [l("sata", "link3", "3.0 Gbps", "6.0 Gbps (the port's; the disk's unknown)", true)],
             "no smartctl answer for a disk of a fake tree"
         );
         assert_eq!(
             links("nvme0n1"),
-            [l(
-                "pcie",
-                "0000:3d:00.0",
-                "8.0 GT/s PCIe x2",
-                "8.0 GT/s PCIe x4",
-                true
-            )]
+            [l("pcie", "0000:3d:00.0", "8.0 GT/s PCIe x2", "8.0 GT/s PCIe x4", true)]
         );
         assert_eq!(
             links("nvme1n1"),
-            [l(
-                "pcie",
-                "0000:3e:00.0",
-                "8.0 GT/s PCIe x4",
-                "8.0 GT/s PCIe x4",
-                false
-            )],
+            [l("pcie", "0000:3e:00.0", "8.0 GT/s PCIe x4", "8.0 GT/s PCIe x4", false)],
             "the slot's Gen3 is the link's maximum"
         );
         assert_eq!(
             links("sdf"),
-            [l(
-                "pcie",
-                "0000:01:00.0",
-                "8.0 GT/s PCIe x8",
-                "8.0 GT/s PCIe x8",
-                false
-            )],
+            [l("pcie", "0000:01:00.0", "8.0 GT/s PCIe x8", "8.0 GT/s PCIe x8", false)],
             "the card's x8 and Gen3 are the link's maximum"
         );
         assert_eq!(
             links("sde"),
             [
-                l(
-                    "pcie",
-                    "0000:03:00.0",
-                    "8.0 GT/s PCIe x8",
-                    "16.0 GT/s PCIe x8",
-                    true
-                ),
+                l("pcie", "0000:03:00.0", "8.0 GT/s PCIe x8", "16.0 GT/s PCIe x8", true),
                 l(
                     "sas",
                     "phy-0:0:4",
@@ -1029,18 +889,8 @@ mod tests {
         assert_eq!(
             links,
             [
-                l(
-                    "0000:01:00.0",
-                    "8.0 GT/s PCIe x8",
-                    "8.0 GT/s PCIe x16",
-                    true
-                ),
-                l(
-                    "0000:04:00.0",
-                    "8.0 GT/s PCIe x4",
-                    "8.0 GT/s PCIe x4",
-                    false
-                ),
+                l("0000:01:00.0", "8.0 GT/s PCIe x8", "8.0 GT/s PCIe x16", true),
+                l("0000:04:00.0", "8.0 GT/s PCIe x4", "8.0 GT/s PCIe x4", false),
             ],
             "the uplink, judged against the root port; the drive's own link"
         );
@@ -1050,10 +900,7 @@ mod tests {
     fn pci_names_without_the_device_or_the_file() {
         let f = Fake::new();
         let ids = f.root().join("pci.ids");
-        assert_eq!(
-            pci_name(&ids, "1000", "ffff").as_deref(),
-            Some("Broadcom / LSI")
-        );
+        assert_eq!(pci_name(&ids, "1000", "ffff").as_deref(), Some("Broadcom / LSI"));
         assert_eq!(pci_name(&ids, "dead", "beef"), None);
         assert_eq!(pci_name(&f.root().join("none"), "1000", "0097"), None);
     }

@@ -45,10 +45,9 @@ impl std::fmt::Display for InUse {
             InUse::Mounted { device, mountpoint } => write!(f, "{device} mounted on {mountpoint}"),
             InUse::Swap { device } => write!(f, "{device} is swap"),
             InUse::HeldBy { device, holder } => write!(f, "{device} held by {holder}"),
-            InUse::Busy => write!(
-                f,
-                "opened exclusively by another user (ZFS, RAID or filesystem)"
-            ),
+            InUse::Busy => {
+                write!(f, "opened exclusively by another user (ZFS, RAID or filesystem)")
+            }
         }
     }
 }
@@ -69,11 +68,7 @@ pub fn in_use(paths: &SystemPaths, name: &str, dev_node: &Path) -> Vec<InUse> {
 
 fn devno_of(paths: &SystemPaths, disk: &str, member: &str) -> Option<String> {
     let dir = paths.sys.join("block").join(disk);
-    let dir = if member == disk {
-        dir
-    } else {
-        dir.join(member)
-    };
+    let dir = if member == disk { dir } else { dir.join(member) };
     Some(fs::read_to_string(dir.join("dev")).ok()?.trim().to_string())
 }
 
@@ -81,29 +76,17 @@ fn devno_of(paths: &SystemPaths, disk: &str, member: &str) -> Option<String> {
 /// reports an anonymous device number, hence the source check too.)
 fn mounts(paths: &SystemPaths, disk: &str, members: &[String]) -> Vec<InUse> {
     let text = fs::read_to_string(&paths.mountinfo).unwrap_or_default();
-    let devnos: Vec<(String, &String)> = members
-        .iter()
-        .filter_map(|m| Some((devno_of(paths, disk, m)?, m)))
-        .collect();
+    let devnos: Vec<(String, &String)> =
+        members.iter().filter_map(|m| Some((devno_of(paths, disk, m)?, m))).collect();
     text.lines()
         .filter_map(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
-            let source = fields
-                .iter()
-                .position(|f| *f == "-")
-                .and_then(|i| fields.get(i + 2))?;
+            let source = fields.iter().position(|f| *f == "-").and_then(|i| fields.get(i + 2))?;
             let (devno, mountpoint) = (*fields.get(2)?, fields.get(4)?.to_string());
-            let by_no = devnos
-                .iter()
-                .find(|(d, _)| d == devno)
-                .map(|(_, m)| (*m).clone());
-            let by_src = members
-                .iter()
-                .find(|m| source.rsplit('/').next() == Some(m.as_str()))
-                .cloned();
-            by_no
-                .or(by_src)
-                .map(|device| InUse::Mounted { device, mountpoint })
+            let by_no = devnos.iter().find(|(d, _)| d == devno).map(|(_, m)| (*m).clone());
+            let by_src =
+                members.iter().find(|m| source.rsplit('/').next() == Some(m.as_str())).cloned();
+            by_no.or(by_src).map(|device| InUse::Mounted { device, mountpoint })
         })
         .collect()
 }
@@ -113,11 +96,7 @@ fn swaps(paths: &SystemPaths, members: &[String]) -> Vec<InUse> {
     text.lines()
         .skip(1)
         .filter_map(|l| l.split_whitespace().next())
-        .filter_map(|dev| {
-            members
-                .iter()
-                .find(|m| dev.rsplit('/').next() == Some(m.as_str()))
-        })
+        .filter_map(|dev| members.iter().find(|m| dev.rsplit('/').next() == Some(m.as_str())))
         .map(|m| InUse::Swap { device: m.clone() })
         .collect()
 }
@@ -127,22 +106,13 @@ fn holders(paths: &SystemPaths, disk: &str, members: &[String]) -> Vec<InUse> {
     members
         .iter()
         .flat_map(|m| {
-            let dir = if m == disk {
-                base.join("holders")
-            } else {
-                base.join(m).join("holders")
-            };
+            let dir = if m == disk { base.join("holders") } else { base.join(m).join("holders") };
             let names: Vec<String> = fs::read_dir(dir)
                 .map(|rd| {
-                    rd.flatten()
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .collect()
+                    rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()
                 })
                 .unwrap_or_default();
-            names.into_iter().map(move |holder| InUse::HeldBy {
-                device: m.clone(),
-                holder,
-            })
+            names.into_iter().map(move |holder| InUse::HeldBy { device: m.clone(), holder })
         })
         .collect()
 }
@@ -150,10 +120,7 @@ fn holders(paths: &SystemPaths, disk: &str, members: &[String]) -> Vec<InUse> {
 /// O_EXCL on a block device fails with EBUSY while a filesystem, md, dm or
 /// ZFS has it claimed. Opened read-only and closed at once.
 fn exclusively_busy(dev_node: &Path) -> bool {
-    let r = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_EXCL)
-        .open(dev_node);
+    let r = fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_EXCL).open(dev_node);
     matches!(r, Err(e) if e.raw_os_error() == Some(nix::libc::EBUSY))
 }
 
@@ -173,8 +140,7 @@ pub fn openers(node: &Path) -> Vec<u32> {
             continue;
         }
         let holds = fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
-            fds.flatten()
-                .any(|fd| fs::read_link(fd.path()).is_ok_and(|l| l == node))
+            fds.flatten().any(|fd| fs::read_link(fd.path()).is_ok_and(|l| l == node))
         });
         if holds && let Ok(pid) = pid.parse() {
             out.push(pid);
@@ -207,10 +173,7 @@ mod tests {
             "mountinfo",
             "36 35 8:33 / /boot rw,noatime - ext4 /dev/sdc1 rw\n40 35 0:51 / /data rw - btrfs /dev/sdd rw\n",
         );
-        w(
-            "swaps",
-            "Filename Type Size Used Priority\n/dev/sdc2 partition 1 0 -2\n",
-        );
+        w("swaps", "Filename Type Size Used Priority\n/dev/sdc2 partition 1 0 -2\n");
         let paths = SystemPaths {
             sys: r.join("sys"),
             mountinfo: r.join("mountinfo"),
@@ -220,15 +183,10 @@ mod tests {
             by_path: r.join("none"),
             pci_ids: r.join("none"),
         };
-        let mut found: Vec<String> = in_use(&paths, "sdc", &r.join("dev/sdc"))
-            .iter()
-            .map(|u| u.to_string())
-            .collect();
+        let mut found: Vec<String> =
+            in_use(&paths, "sdc", &r.join("dev/sdc")).iter().map(|u| u.to_string()).collect();
         found.sort();
-        assert_eq!(
-            found,
-            ["sdc1 mounted on /boot", "sdc2 is swap", "sdc3 held by md0"]
-        );
+        assert_eq!(found, ["sdc1 mounted on /boot", "sdc2 is swap", "sdc3 held by md0"]);
         assert!(
             in_use(&paths, "sdd", &r.join("dev/sdd"))
                 .iter()

@@ -31,11 +31,7 @@ fn errors(b: &DiskBurn) -> String {
         .filter(|(_, n)| *n > 0)
         .map(|(c, n)| format!("{} {}", short(*c), human_bytes_binary(*n)))
         .collect();
-    if each.is_empty() {
-        "-".into()
-    } else {
-        each.join(", ")
-    }
+    if each.is_empty() { "-".into() } else { each.join(", ") }
 }
 
 /// The engine in words for the header.
@@ -96,11 +92,7 @@ fn disks(out: &mut String, r: &BurnReport) {
         if r.read_only { "Read" } else { "Verified" },
         "Write MB/s",
         "%ofAvg",
-        if r.read_only {
-            "Read MB/s"
-        } else {
-            "Verify MB/s"
-        },
+        if r.read_only { "Read MB/s" } else { "Verify MB/s" },
         "%ofAvg",
         "Time",
         "Errors",
@@ -120,9 +112,7 @@ fn disks(out: &mut String, r: &BurnReport) {
             pct(d.write_pct_of_peers),
             pct(d.verify_mb_per_s),
             pct(d.verify_pct_of_peers),
-            human_duration(std::time::Duration::from_secs_f64(
-                d.burn.write_s + d.burn.verify_s,
-            )),
+            human_duration(std::time::Duration::from_secs_f64(d.burn.write_s + d.burn.verify_s)),
             errors(&d.burn),
             d.verdict.word().to_string(),
         ]);
@@ -150,9 +140,7 @@ fn pass_speeds(out: &mut String, r: &BurnReport) {
             // Many passes (a soak run by time): the first, the slowest,
             // the fastest and the last.
             let by = |f: fn(f64, f64) -> bool| {
-                (0..v.len())
-                    .reduce(|a, b| if f(v[b], v[a]) { b } else { a })
-                    .unwrap_or(0)
+                (0..v.len()).reduce(|a, b| if f(v[b], v[a]) { b } else { a }).unwrap_or(0)
             };
             let (lo, hi) = (by(|a, b| a < b), by(|a, b| a > b));
             vec![
@@ -162,12 +150,7 @@ fn pass_speeds(out: &mut String, r: &BurnReport) {
                 format!("last {}", one(v.len() - 1)),
             ]
         };
-        let _ = writeln!(
-            out,
-            "{} read-back MB/s by pass: {}",
-            d.path,
-            each.join(", ")
-        );
+        let _ = writeln!(out, "{} read-back MB/s by pass: {}", d.path, each.join(", "));
     }
 }
 
@@ -214,11 +197,7 @@ fn smart(out: &mut String, r: &BurnReport) {
                 .as_ref()
                 .map(|l| format!(" (its limit: {} °C, {})", l.warning_c, l.source))
                 .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "SMART {}: hottest {c} °C during the run{limit}",
-                d.path
-            );
+            let _ = writeln!(out, "SMART {}: hottest {c} °C during the run{limit}", d.path);
         }
     }
 }
@@ -269,11 +248,7 @@ pub fn bundle(
     if last > 1 {
         passes.push(last);
     }
-    let phases: &[&str] = if report.read_only {
-        &["verify"]
-    } else {
-        &["write", "verify"]
-    };
+    let phases: &[&str] = if report.read_only { &["verify"] } else { &["write", "verify"] };
     for pass in passes {
         for phase in phases {
             let series = surface_lines(report, pass, phase);
@@ -310,10 +285,5 @@ fn surface_lines(report: &BurnReport, pass: u16, phase: &str) -> Vec<crate::expo
             flagged: !matches!(d.verdict, DiskVerdict::Healthy | DiskVerdict::Interrupted),
         }
     };
-    report
-        .disks
-        .iter()
-        .map(line)
-        .filter(|l| !l.points.is_empty())
-        .collect()
+    report.disks.iter().map(line).filter(|l| !l.points.is_empty()).collect()
 }

@@ -150,20 +150,16 @@ impl Bars<'_> {
             .y_desc("MB/s")
             .x_labels(n.min(24))
             .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => items
-                    .get(*i as usize)
-                    .map(|x| x.0.clone())
-                    .unwrap_or_default(),
+                SegmentValue::CenterOf(i) => {
+                    items.get(*i as usize).map(|x| x.0.clone()).unwrap_or_default()
+                }
                 _ => String::new(),
             })
             .draw()?;
         chart.draw_series(items.iter().enumerate().map(|(i, (_, v, flagged))| {
             let i = i as i32;
             let mut bar = Rectangle::new(
-                [
-                    (SegmentValue::Exact(i), 0.0),
-                    (SegmentValue::Exact(i + 1), *v),
-                ],
+                [(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), *v)],
                 if *flagged { FLAGGED } else { HEALTHY }.filled(),
             );
             bar.set_margin(0, 0, 4, 4);
@@ -178,11 +174,7 @@ impl Bars<'_> {
                 .label(format!("median {m:.0} MB/s"))
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
         }
-        finish(
-            &root,
-            &mut chart,
-            self.2.map(|_| SeriesLabelPosition::UpperRight),
-        )
+        finish(&root, &mut chart, self.2.map(|_| SeriesLabelPosition::UpperRight))
     }
 }
 
@@ -211,11 +203,7 @@ impl Lines<'_> {
     {
         // As the check's surface chart: the axis ends above the 95th
         // percentile, a lucky spike is cut at the top.
-        let mut all: Vec<f64> = self
-            .1
-            .iter()
-            .flat_map(|l| l.points.iter().map(|p| p.1))
-            .collect();
+        let mut all: Vec<f64> = self.1.iter().flat_map(|l| l.points.iter().map(|p| p.1)).collect();
         all.sort_by(f64::total_cmp);
         let p95 = all.get(all.len() * 95 / 100).copied().unwrap_or(0.0);
         let top = p95 * 1.3 + 1.0;
@@ -238,19 +226,13 @@ impl Lines<'_> {
                 });
             }
         }
-        finish(
-            &root,
-            &mut chart,
-            legend.then_some(SeriesLabelPosition::LowerRight),
-        )
+        finish(&root, &mut chart, legend.then_some(SeriesLabelPosition::LowerRight))
     }
 }
 
 /// The short name of a disk (`sdb`, `loop3`).
 fn name(r: &Report, d: &PassDisk) -> String {
-    r.disk(&d.path)
-        .map(|x| x.identity.name.clone())
-        .unwrap_or_else(|| d.path.clone())
+    r.disk(&d.path).map(|x| x.identity.name.clone()).unwrap_or_else(|| d.path.clone())
 }
 
 /// A bar's colour: red for a slow or failing disk.
@@ -275,11 +257,7 @@ fn colour(d: &PassDisk, i: usize) -> RGBColor {
 /// Line `i`'s colour from a palette, never the flagged red.
 fn palette(i: usize) -> RGBColor {
     let c = Palette99::pick(i + 1).to_rgba();
-    if c.0 > 180 && c.1 < 90 {
-        HEALTHY
-    } else {
-        RGBColor(c.0, c.1, c.2)
-    }
+    if c.0 > 180 && c.1 < 90 { HEALTHY } else { RGBColor(c.0, c.1, c.2) }
 }
 
 fn title(p: &Pass, what: &str) -> String {
@@ -322,10 +300,7 @@ where
 {
     root.fill(&WHITE)?;
     let mut b = ChartBuilder::on(root);
-    b.caption(caption, ("sans-serif", 22))
-        .margin(15)
-        .x_label_area_size(50)
-        .y_label_area_size(70);
+    b.caption(caption, ("sans-serif", 22)).margin(15).x_label_area_size(50).y_label_area_size(70);
     Ok(b)
 }
 
@@ -367,10 +342,7 @@ impl Speed<'_> {
         chart.draw_series(p.disks.iter().enumerate().map(|(i, d)| {
             let i = i as i32;
             let mut bar = Rectangle::new(
-                [
-                    (SegmentValue::Exact(i), 0.0),
-                    (SegmentValue::Exact(i + 1), d.window_mb_per_s),
-                ],
+                [(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), d.window_mb_per_s)],
                 bar_colour(d).filled(),
             );
             bar.set_margin(0, 0, 8, 8);
@@ -413,11 +385,8 @@ impl SurfaceChart<'_> {
         // A bucket holding one lucky read (a cache hit, a throttle's burst)
         // can read at 50x the rest: the axis ends above the 95th percentile
         // and such spikes are cut at the top edge.
-        let mut all: Vec<f64> = p
-            .disks
-            .iter()
-            .flat_map(|d| d.surface.mb_per_s.iter().flatten().copied())
-            .collect();
+        let mut all: Vec<f64> =
+            p.disks.iter().flat_map(|d| d.surface.mb_per_s.iter().flatten().copied()).collect();
         all.sort_by(f64::total_cmp);
         let p95 = all.get(all.len() * 95 / 100).copied().unwrap_or(0.0);
         let top = p95 * 1.3 + 1.0;
@@ -478,11 +447,7 @@ impl SurfaceChart<'_> {
                     .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], c));
             }
         }
-        finish(
-            &root,
-            &mut chart,
-            legend.then_some(SeriesLabelPosition::LowerRight),
-        )
+        finish(&root, &mut chart, legend.then_some(SeriesLabelPosition::LowerRight))
     }
 }
 
@@ -491,9 +456,7 @@ impl Latency<'_> {
     where
         DB::ErrorType: 'static,
     {
-        const BINS: [&str; 6] = [
-            "<3 ms", "<10 ms", "<50 ms", "<150 ms", "<500 ms", ">=500 ms",
-        ];
+        const BINS: [&str; 6] = ["<3 ms", "<10 ms", "<50 ms", "<150 ms", "<500 ms", ">=500 ms"];
         // The log axis's bottom, where a bin without reads is drawn.
         const FLOOR: f64 = 0.5;
         let (r, p) = (self.0, self.1);
@@ -520,11 +483,7 @@ impl Latency<'_> {
                 .enumerate()
                 .map(|(b, n)| (SegmentValue::CenterOf(b as i32), (*n as f64).max(FLOOR)))
                 .collect();
-            chart.draw_series(
-                points
-                    .iter()
-                    .map(|pt| Circle::new(pt.clone(), 4, c.filled())),
-            )?;
+            chart.draw_series(points.iter().map(|pt| Circle::new(pt.clone(), 4, c.filled())))?;
             let series = chart.draw_series(LineSeries::new(points, c.stroke_width(2)))?;
             if legend {
                 series.label(name(r, d)).legend(move |(x, y)| {
@@ -532,11 +491,7 @@ impl Latency<'_> {
                 });
             }
         }
-        finish(
-            &root,
-            &mut chart,
-            legend.then_some(SeriesLabelPosition::UpperRight),
-        )
+        finish(&root, &mut chart, legend.then_some(SeriesLabelPosition::UpperRight))
     }
 }
 
@@ -546,10 +501,6 @@ mod tests {
     fn bars_draw() {
         let items = vec![("a".to_string(), 10.0, false), ("b".to_string(), 5.0, true)];
         let svg = super::bars_svg("cap", &items, Some(7.0));
-        assert!(
-            svg.as_ref().is_ok_and(|s| s.contains("<svg")),
-            "{:?}",
-            svg.err()
-        );
+        assert!(svg.as_ref().is_ok_and(|s| s.contains("<svg")), "{:?}", svg.err());
     }
 }

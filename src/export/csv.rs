@@ -5,16 +5,8 @@ use crate::report::Report;
 use crate::units::fraction_of;
 
 /// The CSV columns.
-pub const HEADER: [&str; 8] = [
-    "pass",
-    "disk",
-    "bucket",
-    "start_byte",
-    "end_byte",
-    "bytes",
-    "reads",
-    "mb_per_s",
-];
+pub const HEADER: [&str; 8] =
+    ["pass", "disk", "bucket", "start_byte", "end_byte", "bytes", "reads", "mb_per_s"];
 
 /// Renders every surface profile in the report.
 pub fn render(report: &Report) -> Vec<u8> {

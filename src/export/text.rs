@@ -62,10 +62,8 @@ fn header(out: &mut String, r: &Report) {
         r.header.started_at
     );
     if r.header.interrupted {
-        let _ = writeln!(
-            out,
-            "*** INTERRUPTED: the check was stopped; these are partial results ***"
-        );
+        let _ =
+            writeln!(out, "*** INTERRUPTED: the check was stopped; these are partial results ***");
     } else if !r.header.complete {
         let _ = writeln!(
             out,
@@ -85,21 +83,14 @@ fn header(out: &mut String, r: &Report) {
         "In use",
     ]);
     for d in &r.disks {
-        let in_use = if d.in_use.is_empty() {
-            "-".to_string()
-        } else {
-            "IN USE".to_string()
-        };
+        let in_use = if d.in_use.is_empty() { "-".to_string() } else { "IN USE".to_string() };
         t.add_row(vec![
             d.path.clone(),
             d.identity.name.clone(),
             d.identity.model.clone().unwrap_or_else(|| "-".into()),
             d.identity.serial.clone().unwrap_or_else(|| "-".into()),
             human_bytes(d.identity.size_bytes),
-            format!(
-                "{}/{}",
-                d.identity.logical_block_size, d.identity.physical_block_size
-            ),
+            format!("{}/{}", d.identity.logical_block_size, d.identity.physical_block_size),
             d.peer_group.to_string(),
             d.identity.topology.controller_words(),
             d.identity.topology.link_words(),
@@ -123,16 +114,9 @@ fn window_text(r: &Report, p: &Pass) -> String {
 }
 
 fn serial(out: &mut String, r: &Report, p: &Pass) {
-    let _ = writeln!(
-        out,
-        "\nSerial pass: one disk at a time, {}",
-        window_text(r, p)
-    );
+    let _ = writeln!(out, "\nSerial pass: one disk at a time, {}", window_text(r, p));
     if let Some(m) = p.median_mb_per_s {
-        let _ = writeln!(
-            out,
-            "Array's typical speed (median) is {m:.1} MB/sec per disk"
-        );
+        let _ = writeln!(out, "Array's typical speed (median) is {m:.1} MB/sec per disk");
     }
     let mut t = table(&[
         "Disk",
@@ -160,16 +144,8 @@ fn serial(out: &mut String, r: &Report, p: &Pass) {
 }
 
 fn parallel(out: &mut String, r: &Report, p: &Pass) {
-    let _ = writeln!(
-        out,
-        "\nParallel pass: all disks at once, {}",
-        window_text(r, p)
-    );
-    let _ = writeln!(
-        out,
-        "Array reads {:.1} MB/sec in parallel",
-        p.aggregate_mb_per_s
-    );
+    let _ = writeln!(out, "\nParallel pass: all disks at once, {}", window_text(r, p));
+    let _ = writeln!(out, "Array reads {:.1} MB/sec in parallel", p.aggregate_mb_per_s);
     if r.summary.shared_bottleneck {
         let _ = writeln!(
             out,
@@ -195,9 +171,7 @@ fn seek(out: &mut String, r: &Report, p: &Pass) {
         "Array reads {:.1} MB/sec under seek stress; %ofPeers compares each disk's % of Serial with its peers'",
         p.aggregate_mb_per_s
     );
-    vs_serial_table(out, r, p, "Seek MB/sec", "%ofPeers", |d| {
-        d.seek_pct_of_peers
-    });
+    vs_serial_table(out, r, p, "Seek MB/sec", "%ofPeers", |d| d.seek_pct_of_peers);
     latency_table(out, r, p);
 }
 
@@ -251,14 +225,7 @@ fn completion(out: &mut String, p: &Pass) {
             "\nDisk's typical time (median) is {m:.0} seconds per disk; %ofAvg compares time per byte"
         );
     }
-    let mut t = table(&[
-        "Disk",
-        "Bytes Transferred",
-        "Seconds",
-        "%ofAvg",
-        "Complete",
-        "Flag",
-    ]);
+    let mut t = table(&["Disk", "Bytes Transferred", "Seconds", "%ofAvg", "Complete", "Flag"]);
     for d in &p.disks {
         let complete = if d.reached_end { "yes" } else { "no" };
         t.add_row(vec![
@@ -277,23 +244,11 @@ fn completion(out: &mut String, p: &Pass) {
 /// MHDD's latency bins per disk, and the slow reads with their offsets.
 fn latency_table(out: &mut String, r: &Report, p: &Pass) {
     let o = &r.options;
-    let mut t = table(&[
-        "Disk",
-        "<3ms",
-        "<10ms",
-        "<50ms",
-        "<150ms",
-        "<500ms",
-        ">=500ms",
-        "slow reads",
-    ]);
+    let mut t =
+        table(&["Disk", "<3ms", "<10ms", "<50ms", "<150ms", "<500ms", ">=500ms", "slow reads"]);
     for d in &p.disks {
         let mut row = vec![d.path.clone()];
-        let counts = d
-            .latency_bins
-            .counts()
-            .into_iter()
-            .chain([d.slow_read_count]);
+        let counts = d.latency_bins.counts().into_iter().chain([d.slow_read_count]);
         row.extend(counts.map(|c| c.to_string()));
         t.add_row(row);
     }
@@ -308,10 +263,8 @@ fn latency_table(out: &mut String, r: &Report, p: &Pass) {
     for d in p.disks.iter().filter(|d| d.slow_read_count > 0) {
         let mut worst = d.slow_reads.clone();
         keep_slowest(&mut worst, 5);
-        let shown: Vec<String> = worst
-            .iter()
-            .map(|s| format!("byte {} ({:.0} ms)", s.offset, s.latency_ms))
-            .collect();
+        let shown: Vec<String> =
+            worst.iter().map(|s| format!("byte {} ({:.0} ms)", s.offset, s.latency_ms)).collect();
         let more = if d.slow_read_count > 5 { ", …" } else { "" };
         let _ = writeln!(
             out,
@@ -411,11 +364,7 @@ fn pct(v: Option<f64>) -> String {
 /// Appends the latency columns (ms) and the mark to `row` and adds it.
 fn add_measured_row(t: &mut Table, mut row: Vec<String>, d: &PassDisk) {
     let l = &d.latency_us;
-    row.extend(
-        [l.p50, l.p99, l.p999, l.max]
-            .iter()
-            .map(|us| format!("{:.1}", us / 1000.0)),
-    );
+    row.extend([l.p50, l.p99, l.p999, l.max].iter().map(|us| format!("{:.1}", us / 1000.0)));
     row.push(d.verdict.mark().into());
     t.add_row(row);
 }

@@ -124,19 +124,12 @@ pub fn load(path: &Path) -> Result<Doc, String> {
         )
     })?;
     let typed = |e: serde_json::Error| {
-        format!(
-            "{}: an arrayburn result this version cannot read ({e})",
-            path.display()
-        )
+        format!("{}: an arrayburn result this version cannot read ({e})", path.display())
     };
     if is_burnin {
-        serde_json::from_value(v)
-            .map(|r| Doc::Burnin(Box::new(r)))
-            .map_err(typed)
+        serde_json::from_value(v).map(|r| Doc::Burnin(Box::new(r))).map_err(typed)
     } else {
-        serde_json::from_value(v)
-            .map(|r| Doc::Check(Box::new(r)))
-            .map_err(typed)
+        serde_json::from_value(v).map(|r| Doc::Check(Box::new(r))).map_err(typed)
     }
 }
 

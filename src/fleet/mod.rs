@@ -136,10 +136,8 @@ pub fn samples(docs: &[(String, Doc)]) -> Vec<Sample> {
             Doc::Check(r) => {
                 let serial = r.passes.iter().find(|p| p.kind == PassKind::Serial);
                 for d in &r.disks {
-                    let rows = r
-                        .passes
-                        .iter()
-                        .flat_map(|p| p.disks.iter().filter(|x| x.path == d.path));
+                    let rows =
+                        r.passes.iter().flat_map(|p| p.disks.iter().filter(|x| x.path == d.path));
                     let errors = rows.clone().map(|x| x.read_errors).sum();
                     let speed = serial
                         .and_then(|p| p.disks.iter().find(|x| x.path == d.path))
@@ -324,10 +322,7 @@ pub fn regressions(samples: &[Sample], th: &Thresholds) -> Vec<Regression> {
             });
         }
         if !last.smart_rose.is_empty() {
-            what.push(format!(
-                "SMART rose during its burn-in: {}",
-                last.smart_rose.join(", ")
-            ));
+            what.push(format!("SMART rose during its burn-in: {}", last.smart_rose.join(", ")));
         }
         if !what.is_empty() {
             out.push(Regression {
@@ -368,21 +363,14 @@ pub fn hosts(docs: &[(String, Doc)]) -> Vec<HostRuns> {
             }
             Doc::Burnin(r) => format!(
                 "{} of {} disk(s): {}",
-                if r.read_only {
-                    "read-only soak"
-                } else {
-                    "burn-in"
-                },
+                if r.read_only { "read-only soak" } else { "burn-in" },
                 r.disks.len(),
                 r.summary.message
             ),
         };
         let line = format!("{} {line} [{source}]", doc.started_at());
         let (host, machine_id) = doc.host();
-        match out
-            .iter_mut()
-            .find(|h| same_host((&h.host, h.machine_id.as_deref()), doc.host()))
-        {
+        match out.iter_mut().find(|h| same_host((&h.host, h.machine_id.as_deref()), doc.host())) {
             Some(h) => h.runs.push(line),
             None => out.push(HostRuns {
                 host: host.into(),
@@ -453,10 +441,7 @@ pub fn links(docs: &[(String, Doc)]) -> Vec<HostLink> {
     // Each host's latest result, as an index into `docs`.
     let mut latest: Vec<usize> = Vec::new();
     for (i, (_, doc)) in docs.iter().enumerate() {
-        match latest
-            .iter_mut()
-            .find(|j| same_host(docs[**j].1.host(), doc.host()))
-        {
+        match latest.iter_mut().find(|j| same_host(docs[**j].1.host(), doc.host())) {
             Some(j) if docs[*j].1.started_at() >= doc.started_at() => {}
             Some(j) => *j = i,
             None => latest.push(i),
@@ -506,11 +491,7 @@ pub fn run_name(r: &RunFinding) -> String {
 }
 
 fn distinct_disks(samples: &[Sample]) -> usize {
-    samples
-        .iter()
-        .map(Sample::key)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len()
+    samples.iter().map(Sample::key).collect::<std::collections::BTreeSet<_>>().len()
 }
 
 /// Judges the results read.
@@ -520,10 +501,7 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
     let regressions = regressions(&samples, th);
     let links = links(docs);
     let runs = run_findings(docs, &samples);
-    let slow = outliers
-        .iter()
-        .filter(|o| o.verdict == Outlying::Slow)
-        .count();
+    let slow = outliers.iter().filter(|o| o.verdict == Outlying::Slow).count();
     let standing = |flagged: bool| -> Vec<&RunFinding> {
         runs.iter()
             .filter(|r| r.superseded_by.is_none() && (r.state == RunState::Flagged) == flagged)
@@ -566,15 +544,9 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
     let (verdict, message) = if fleet_found || !flagged_runs.is_empty() {
         let own = match flagged_runs.len() {
             0 => String::new(),
-            n => format!(
-                "{n} run(s) with findings of their own ({}); ",
-                named(&flagged_runs)
-            ),
+            n => format!("{n} run(s) with findings of their own ({}); ", named(&flagged_runs)),
         };
-        (
-            ArrayVerdict::Flagged,
-            format!("FLAGGED: {own}{fleet_words}{open_words}."),
-        )
+        (ArrayVerdict::Flagged, format!("FLAGGED: {own}{fleet_words}{open_words}."))
     } else if !open_runs.is_empty() {
         (
             ArrayVerdict::NotJudged,
@@ -596,12 +568,8 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         )
     };
     FleetReport {
-        header: Header::now(
-            crate::header::Kind::Fleet,
-            std::time::SystemTime::now(),
-            vec![],
-        )
-        .ended(false, true),
+        header: Header::now(crate::header::Kind::Fleet, std::time::SystemTime::now(), vec![])
+            .ended(false, true),
         sources: docs.iter().map(|(s, _)| s.clone()).collect(),
         skipped,
         hosts: hosts(docs),
@@ -664,41 +632,20 @@ mod tests {
             ("node3", Some("ZL7"), 10)
         );
         // Later: ZL2 slows to 80 % of its earlier runs and ZL4 fails reads.
-        s.push(sample(
-            "node1",
-            "ZL2",
-            "2026-12-01T00:00:00Z",
-            Some(218.0),
-            0,
-        ));
-        s.push(sample(
-            "node2",
-            "ZL4",
-            "2026-12-01T00:00:00Z",
-            Some(274.0),
-            3,
-        ));
+        s.push(sample("node1", "ZL2", "2026-12-01T00:00:00Z", Some(218.0), 0));
+        s.push(sample("node2", "ZL4", "2026-12-01T00:00:00Z", Some(274.0), 3));
         let r = regressions(&s, &th);
-        let got: Vec<(&str, &str)> = r
-            .iter()
-            .map(|x| (x.serial.as_deref().unwrap(), x.what[0].as_str()))
-            .collect();
+        let got: Vec<(&str, &str)> =
+            r.iter().map(|x| (x.serial.as_deref().unwrap(), x.what[0].as_str())).collect();
         assert_eq!(
             got,
             [
-                (
-                    "ZL2",
-                    "reads at 218 MB/s, 80% of its earlier 272 MB/s (1 run(s))"
-                ),
+                ("ZL2", "reads at 218 MB/s, 80% of its earlier 272 MB/s (1 run(s))"),
                 ("ZL4", "3 failed read(s), none before")
             ]
         );
         // The fleet compares each disk's latest run: ZL2 at 218 is slow now.
-        assert!(
-            outliers(&s, &th)
-                .iter()
-                .any(|x| x.serial.as_deref() == Some("ZL2"))
-        );
+        assert!(outliers(&s, &th).iter().any(|x| x.serial.as_deref() == Some("ZL2")));
     }
 
     /// The recorded check of three disks, one with two unreadable ranges
@@ -706,9 +653,7 @@ mod tests {
     fn bad_sectors(when: &str) -> Report {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/report/full-with-bad-sectors/report.json");
-        let Ok(Doc::Check(mut r)) = load(&p) else {
-            panic!("a check")
-        };
+        let Ok(Doc::Check(mut r)) = load(&p) else { panic!("a check") };
         r.header.started_at = when.into();
         r.header.finished_at = when.into();
         *r
@@ -746,14 +691,8 @@ mod tests {
         assert_eq!(f.verdict.word(), "flagged", "{}", f.message);
         assert_eq!(f.runs.len(), 1);
         let r = &f.runs[0];
-        assert_eq!(
-            (r.state.word(), &r.disks[..]),
-            ("flagged", &["/dev/loop0".to_string()][..])
-        );
-        assert!(
-            r.what[0].starts_with("/dev/loop0: 2 unreadable range(s)"),
-            "{r:?}"
-        );
+        assert_eq!((r.state.word(), &r.disks[..]), ("flagged", &["/dev/loop0".to_string()][..]));
+        assert!(r.what[0].starts_with("/dev/loop0: 2 unreadable range(s)"), "{r:?}");
         assert!(
             f.message.starts_with("FLAGGED: 1 run(s) with findings of their own (vm's check of 2026-11-01T00:00:00Z found something on /dev/loop0)"),
             "{}",
@@ -761,10 +700,7 @@ mod tests {
         );
         // A later check of the host that read those disks whole, clean:
         // the finding is superseded, listed, not counted.
-        let f = fleet(vec![
-            bad_sectors("2026-11-01T00:00:00Z"),
-            clean("2026-11-02T00:00:00Z"),
-        ]);
+        let f = fleet(vec![bad_sectors("2026-11-01T00:00:00Z"), clean("2026-11-02T00:00:00Z")]);
         assert_eq!(f.runs[0].superseded_by.as_deref(), Some("run1.json"));
         assert_eq!(f.verdict.word(), "healthy", "{}", f.message);
         // One that only sampled what was read whole, or ran earlier, or
@@ -796,32 +732,19 @@ mod tests {
         let mut alone = clean("2026-11-02T00:00:00Z");
         alone.summary.verdict = crate::judge::ArrayVerdict::NotJudged;
         alone.summary.not_compared = vec!["/dev/loop2".into()];
-        for (run, state) in [
-            (stopped, "interrupted"),
-            (partial, "incomplete"),
-            (alone, "not_judged"),
-        ] {
+        for (run, state) in
+            [(stopped, "interrupted"), (partial, "incomplete"), (alone, "not_judged")]
+        {
             let f = fleet(vec![run]);
-            assert_eq!(
-                (f.verdict.word(), f.runs[0].state.word()),
-                ("not_judged", state),
-                "{f:?}"
-            );
+            assert_eq!((f.verdict.word(), f.runs[0].state.word()), ("not_judged", state), "{f:?}");
             assert!(f.message.starts_with("NOT JUDGED: "), "{}", f.message);
         }
         // A finding of an interrupted run is still a finding.
         let mut cut = bad_sectors("2026-11-01T00:00:00Z");
         cut.header.interrupted = true;
         let f = fleet(vec![cut]);
-        assert_eq!(
-            (f.verdict.word(), f.runs[0].state.word()),
-            ("flagged", "flagged")
-        );
-        assert!(
-            f.runs[0].what[0].starts_with("interrupted: "),
-            "{:?}",
-            f.runs[0]
-        );
+        assert_eq!((f.verdict.word(), f.runs[0].state.word()), ("flagged", "flagged"));
+        assert!(f.runs[0].what[0].starts_with("interrupted: "), "{:?}", f.runs[0]);
     }
 
     #[test]
@@ -860,11 +783,8 @@ mod tests {
         assert!(e(w("b.json", "hello")).contains("not JSON"));
         assert!(e(w("c.json", "{\"name\": \"fio\"}")).contains("not an arrayburn result"));
         assert!(
-            e(w(
-                "d.json",
-                "{\"tool\": \"arrayburn\", \"schema_version\": 9}"
-            ))
-            .contains("newer than this arrayburn reads")
+            e(w("d.json", "{\"tool\": \"arrayburn\", \"schema_version\": 9}"))
+                .contains("newer than this arrayburn reads")
         );
         assert!(e(w("e.json", "{\"tool\": \"arrayburn\"}")).contains("cannot read"));
         let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/report/demo/report.json");

@@ -29,13 +29,7 @@ pub fn text(r: &FleetReport) -> String {
     for (_, title, rs) in run_sections(r) {
         let _ = writeln!(out, "{title}:");
         for run in rs {
-            let _ = writeln!(
-                out,
-                "  {} [{}]: {}",
-                run_name(run),
-                run.source,
-                state_words(run)
-            );
+            let _ = writeln!(out, "  {} [{}]: {}", run_name(run), run.source, state_words(run));
             for w in &run.what {
                 let _ = writeln!(out, "    {w}");
             }
@@ -44,16 +38,8 @@ pub fn text(r: &FleetReport) -> String {
     }
     if !r.outliers.is_empty() {
         let _ = writeln!(out, "Slow or fast for their model across the fleet:");
-        let mut t = table(&[
-            "Host",
-            "Disk",
-            "Model",
-            "Serial",
-            "MB/s",
-            "% of model",
-            "Of",
-            "Verdict",
-        ]);
+        let mut t =
+            table(&["Host", "Disk", "Model", "Serial", "MB/s", "% of model", "Of", "Verdict"]);
         for o in &r.outliers {
             t.add_row(vec![
                 o.host.clone(),
@@ -84,10 +70,7 @@ pub fn text(r: &FleetReport) -> String {
         let _ = writeln!(out);
     }
     if !r.links.is_empty() {
-        let _ = writeln!(
-            out,
-            "Links below their maximum (each host's latest result):"
-        );
+        let _ = writeln!(out, "Links below their maximum (each host's latest result):");
         for l in &r.links {
             let _ = writeln!(out, "  {}: {}", l.host, sentence(&l.link));
         }
@@ -99,10 +82,7 @@ pub fn text(r: &FleetReport) -> String {
             out,
             "  {}{}",
             h.host,
-            h.machine_id
-                .as_deref()
-                .map(|m| format!(" (machine {m})"))
-                .unwrap_or_default()
+            h.machine_id.as_deref().map(|m| format!(" (machine {m})")).unwrap_or_default()
         );
         for run in &h.runs {
             let _ = writeln!(out, "    {run}");
@@ -240,10 +220,7 @@ fn md(s: &str) -> String {
 
 /// Escapes text for HTML.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// One chart per disk model: each disk's latest serial MB/s, flagged ones
@@ -260,9 +237,7 @@ fn charts(r: &FleetReport) -> Vec<String> {
         .iter()
         .filter_map(|(model, size)| {
             let latest = super::latest_speeds(
-                r.samples
-                    .iter()
-                    .filter(|s| &s.model == model && s.size_bytes == *size),
+                r.samples.iter().filter(|s| &s.model == model && s.size_bytes == *size),
             );
             let items: Vec<(String, f64, bool)> = latest
                 .iter()
@@ -271,11 +246,7 @@ fn charts(r: &FleetReport) -> Vec<String> {
                         o.verdict == Outlying::Slow && o.host == s.host && o.path == s.path
                     });
                     let name = s.path.trim_start_matches("/dev/");
-                    (
-                        format!("{}:{name}", s.host),
-                        s.mb_per_s.unwrap_or(0.0),
-                        flagged,
-                    )
+                    (format!("{}:{name}", s.host), s.mb_per_s.unwrap_or(0.0), flagged)
                 })
                 .collect();
             let values: Vec<f64> = items.iter().map(|i| i.1).collect();
@@ -320,11 +291,7 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
         let _ = writeln!(out, "</ul>");
     }
     for (id, title, rs) in run_sections(r) {
-        let _ = writeln!(
-            out,
-            "<h2>{}</h2>\n<ul class=\"runs\" id=\"{id}\">",
-            esc(title)
-        );
+        let _ = writeln!(out, "<h2>{}</h2>\n<ul class=\"runs\" id=\"{id}\">", esc(title));
         for run in rs {
             let _ = writeln!(
                 out,
@@ -332,10 +299,7 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
                 esc(&run_name(run)),
                 esc(&run.source),
                 esc(&state_words(run)),
-                run.what
-                    .iter()
-                    .map(|w| format!("<li>{}</li>", esc(w)))
-                    .collect::<String>()
+                run.what.iter().map(|w| format!("<li>{}</li>", esc(w))).collect::<String>()
             );
         }
         let _ = writeln!(out, "</ul>");
@@ -380,12 +344,7 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
     if !r.links.is_empty() {
         let _ = writeln!(out, "<h2>Links below their maximum</h2>\n<ul id=\"links\">");
         for l in &r.links {
-            let _ = writeln!(
-                out,
-                "<li><b>{}</b>: {}</li>",
-                esc(&l.host),
-                esc(&sentence(&l.link))
-            );
+            let _ = writeln!(out, "<li><b>{}</b>: {}</li>", esc(&l.host), esc(&sentence(&l.link)));
         }
         let _ = writeln!(out, "</ul>");
     }
@@ -404,10 +363,7 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
             out,
             "<h3>{}</h3><ul>{}</ul>",
             esc(&h.host),
-            h.runs
-                .iter()
-                .map(|x| format!("<li>{}</li>", esc(x)))
-                .collect::<String>()
+            h.runs.iter().map(|x| format!("<li>{}</li>", esc(x))).collect::<String>()
         );
     }
     let _ = writeln!(
@@ -435,11 +391,7 @@ td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:
 
 /// The page of one run (`check --out`, `burnin --out`): its report.html.
 pub fn page_of(doc: super::Doc, source: &str) -> String {
-    html(&super::judge(
-        &[(source.into(), doc)],
-        Vec::new(),
-        &crate::judge::Thresholds::default(),
-    ))
+    html(&super::judge(&[(source.into(), doc)], Vec::new(), &crate::judge::Thresholds::default()))
 }
 
 #[cfg(test)]
@@ -451,29 +403,17 @@ mod tests {
     fn the_page_stands_alone_and_escapes_what_it_shows() {
         let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/report/demo/report.json");
-        let Doc::Check(mut r) = load(&demo).unwrap() else {
-            panic!("a check")
-        };
+        let Doc::Check(mut r) = load(&demo).unwrap() else { panic!("a check") };
         r.header.host = "<evil & host>".into();
-        let f = judge(
-            &[("demo.json".into(), Doc::Check(r))],
-            Vec::new(),
-            &Default::default(),
-        );
+        let f = judge(&[("demo.json".into(), Doc::Check(r))], Vec::new(), &Default::default());
         let page = html(&f);
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains("&lt;evil &amp; host&gt;") && !page.contains("<evil"));
         assert!(page.contains("<svg"), "a chart embedded");
-        assert!(
-            !page.contains("<script") && !page.contains("src=\"http"),
-            "nothing to fetch"
-        );
+        assert!(!page.contains("<script") && !page.contains("src=\"http"), "nothing to fetch");
         assert!(page.contains(&esc(&f.message)));
         let md = markdown(&f);
-        assert!(
-            md.contains("&lt;evil &amp; host&gt;") && !md.contains("<evil"),
-            "{md}"
-        );
+        assert!(md.contains("&lt;evil &amp; host&gt;") && !md.contains("<evil"), "{md}");
         assert!(text(&f).contains("Verdict: "));
     }
 }

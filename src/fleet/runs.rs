@@ -42,16 +42,8 @@ pub struct RunFinding {
 /// what it is, never as healthy.
 fn own_verdict(doc: &Doc) -> Option<(RunState, Vec<String>, Vec<String>)> {
     let (advice, links, message) = match doc {
-        Doc::Check(r) => (
-            &r.summary.disk_verdicts,
-            &r.summary.links,
-            &r.summary.message,
-        ),
-        Doc::Burnin(r) => (
-            &r.summary.disk_verdicts,
-            &r.summary.links,
-            &r.summary.message,
-        ),
+        Doc::Check(r) => (&r.summary.disk_verdicts, &r.summary.links, &r.summary.message),
+        Doc::Burnin(r) => (&r.summary.disk_verdicts, &r.summary.links, &r.summary.message),
     };
     let paths: Vec<String> = match doc {
         Doc::Check(r) => r.disks.iter().map(|d| d.path.clone()).collect(),
@@ -115,10 +107,9 @@ fn own_verdict(doc: &Doc) -> Option<(RunState, Vec<String>, Vec<String>)> {
             r.summary.verdict == crate::judge::ArrayVerdict::Flagged,
             r.summary.verdict == crate::judge::ArrayVerdict::NotJudged,
         ),
-        Doc::Burnin(r) => (
-            r.summary.verdict == RunVerdict::Flagged,
-            r.summary.verdict == RunVerdict::NotJudged,
-        ),
+        Doc::Burnin(r) => {
+            (r.summary.verdict == RunVerdict::Flagged, r.summary.verdict == RunVerdict::NotJudged)
+        }
     };
     if !what.is_empty() || flagged {
         if what.is_empty() {
@@ -128,12 +119,7 @@ fn own_verdict(doc: &Doc) -> Option<(RunState, Vec<String>, Vec<String>)> {
         if let Some((state, words, _)) = short {
             what.insert(0, format!("{}: {words}", state.word()));
         }
-        what.extend(
-            unjudged
-                .iter()
-                .filter(|p| !disks.contains(p))
-                .map(unjudged_words),
-        );
+        what.extend(unjudged.iter().filter(|p| !disks.contains(p)).map(unjudged_words));
         return Some((RunState::Flagged, what, dedup(disks)));
     }
     if let Some((state, words, cut)) = short {
@@ -160,8 +146,7 @@ fn burned_whole(d: &crate::report::burnin::BurnDisk, read_only: bool) -> bool {
     let done = if read_only {
         b.passes_done >= 1
     } else {
-        b.place
-            .is_none_or(|p| p.phase == crate::burnin::record::Phase::Done)
+        b.place.is_none_or(|p| p.phase == crate::burnin::record::Phase::Done)
     };
     done && !b.device_gone && b.hung.is_none()
 }
@@ -181,28 +166,21 @@ pub(super) enum Measured {
 pub(super) fn measured(doc: &Doc, path: &str) -> Option<Measured> {
     match doc {
         Doc::Check(r) => {
-            let mut rows = r
-                .passes
-                .iter()
-                .flat_map(|p| p.disks.iter().filter(|d| d.path == path))
-                .peekable();
+            let mut rows =
+                r.passes.iter().flat_map(|p| p.disks.iter().filter(|d| d.path == path)).peekable();
             rows.peek()?;
             Some(Measured::Read {
                 whole: rows.any(|d| d.reached_end),
                 sample_s: r.options.sample_s,
             })
         }
-        Doc::Burnin(r) => r
-            .disks
-            .iter()
-            .find(|d| d.path == path)
-            .map(|d| Measured::Burned {
-                start: d.start_byte,
-                end: d.end_byte,
-                whole: !r.header.interrupted
-                    && d.verdict != DiskVerdict::Interrupted
-                    && burned_whole(d, r.read_only),
-            }),
+        Doc::Burnin(r) => r.disks.iter().find(|d| d.path == path).map(|d| Measured::Burned {
+            start: d.start_byte,
+            end: d.end_byte,
+            whole: !r.header.interrupted
+                && d.verdict != DiskVerdict::Interrupted
+                && burned_whole(d, r.read_only),
+        }),
     }
 }
 
@@ -211,17 +189,11 @@ fn covers(later: Measured, earlier: Measured) -> bool {
     match (later, earlier) {
         (
             Measured::Read { whole, sample_s },
-            Measured::Read {
-                whole: was_whole,
-                sample_s: was,
-            },
+            Measured::Read { whole: was_whole, sample_s: was },
         ) => whole || (!was_whole && sample_s >= was),
-        (
-            Measured::Burned { start, end, whole },
-            Measured::Burned {
-                start: s, end: e, ..
-            },
-        ) => whole && start <= s && end >= e,
+        (Measured::Burned { start, end, whole }, Measured::Burned { start: s, end: e, .. }) => {
+            whole && start <= s && end >= e
+        }
         _ => false,
     }
 }
@@ -234,10 +206,7 @@ fn covers(later: Measured, earlier: Measured) -> bool {
 /// long where it was sampled; a burn-in over at least its range, whole.
 pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFinding> {
     let key = |source: &str, path: &str| {
-        samples
-            .iter()
-            .find(|s| s.source == source && s.path == path)
-            .map(Sample::key)
+        samples.iter().find(|s| s.source == source && s.path == path).map(Sample::key)
     };
     let later =
         |a: &Doc, b: &Doc| (b.started_at(), b.finished_at()) > (a.started_at(), a.finished_at());

@@ -18,37 +18,13 @@ struct Unit {
     max: f64,
 }
 
-const SPEED: Unit = Unit {
-    what: "a speed (0 to 1000000 MB/s)",
-    min: 0.0,
-    max: 1e6,
-};
-const SECONDS: Unit = Unit {
-    what: "a time (0 to 1e10 s)",
-    min: 0.0,
-    max: 1e10,
-};
-const PERCENT: Unit = Unit {
-    what: "a percentage (0 to 1000000 %)",
-    min: 0.0,
-    max: 1e6,
-};
-const LATENCY: Unit = Unit {
-    what: "a latency (0 to 1e13 µs or ms)",
-    min: 0.0,
-    max: 1e13,
-};
-const CELSIUS: Unit = Unit {
-    what: "a temperature (-100 to 200 °C)",
-    min: -100.0,
-    max: 200.0,
-};
+const SPEED: Unit = Unit { what: "a speed (0 to 1000000 MB/s)", min: 0.0, max: 1e6 };
+const SECONDS: Unit = Unit { what: "a time (0 to 1e10 s)", min: 0.0, max: 1e10 };
+const PERCENT: Unit = Unit { what: "a percentage (0 to 1000000 %)", min: 0.0, max: 1e6 };
+const LATENCY: Unit = Unit { what: "a latency (0 to 1e13 µs or ms)", min: 0.0, max: 1e13 };
+const CELSIUS: Unit = Unit { what: "a temperature (-100 to 200 °C)", min: -100.0, max: 200.0 };
 /// Any other number: a count, bytes, an offset (u64 at most).
-const ANY: Unit = Unit {
-    what: "a count (at most 2^64)",
-    min: -1.9e19,
-    max: 1.9e19,
-};
+const ANY: Unit = Unit { what: "a count (at most 2^64)", min: -1.9e19, max: 1.9e19 };
 
 /// The unit a field's name gives (`None`: the name says nothing).
 fn unit_of(key: &str) -> Option<Unit> {
@@ -118,18 +94,12 @@ mod tests {
             {"mb_per_s": 150.0, "latency_us": {"p50": 100.0}, "hottest_c": -5},
             {"mb_per_s": -1.0}]}]});
         let e = clean(&mut v).unwrap_err();
-        assert_eq!(
-            e,
-            "passes[0].disks[1].mb_per_s is -1.0, not a speed (0 to 1000000 MB/s)"
-        );
+        assert_eq!(e, "passes[0].disks[1].mb_per_s is -1.0, not a speed (0 to 1000000 MB/s)");
         assert_eq!(v["host"], "a\\x1b]0;x\\x07");
         let mut huge = serde_json::json!({"summary": {"elapsed_s": 1e308}});
         let e = clean(&mut huge).unwrap_err();
         assert!(e.starts_with("summary.elapsed_s is 1"), "{e}");
-        assert!(
-            e.ends_with("not a time (0 to 1e10 s)") && e.len() < 80,
-            "{e}"
-        );
+        assert!(e.ends_with("not a time (0 to 1e10 s)") && e.len() < 80, "{e}");
         let mut lat = serde_json::json!({"latency_us": {"max": -3}});
         assert!(clean(&mut lat).unwrap_err().starts_with("latency_us.max"));
         let mut fine = serde_json::json!({"bytes": 20_000_000_000_000u64, "pct_of_peers": 135.2});

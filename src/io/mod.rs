@@ -81,8 +81,5 @@ pub fn uring_available() -> bool {
 /// Opens a device read-only with O_DIRECT, so reads bypass the page cache
 /// and measure the disk, not memory. Never opened for writing.
 pub fn open_direct(path: &Path) -> io::Result<File> {
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_DIRECT)
-        .open(path)
+    std::fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_DIRECT).open(path)
 }

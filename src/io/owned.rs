@@ -43,11 +43,7 @@ pub struct Bounds {
 impl Bounds {
     /// Bounds with a fresh hung flag.
     pub fn new(stop: &StopFlag, timeout: Duration) -> Self {
-        Self {
-            stop: stop.clone(),
-            timeout,
-            hung: Arc::default(),
-        }
+        Self { stop: stop.clone(), timeout, hung: Arc::default() }
     }
 
     /// Whether the disk hung.
@@ -137,14 +133,7 @@ impl Done {
     /// A request refused before it started, as a failed one.
     pub fn refused((buf, e): Refused, offset: u64, len: usize) -> Self {
         let now = Instant::now();
-        Self {
-            buf,
-            offset,
-            len,
-            result: Err(e),
-            began: now,
-            ended: now,
-        }
+        Self { buf, offset, len, result: Err(e), began: now, ended: now }
     }
 }
 
@@ -292,39 +281,32 @@ impl ThreadIo {
     pub fn on(file: impl Medium, bounds: &Bounds) -> io::Result<Self> {
         let (to, requests) = bounded::<Request>(1);
         let (replies, from) = bounded::<Reply>(1);
-        std::thread::Builder::new()
-            .name("arrayburn-io".into())
-            .spawn(move || {
-                for r in requests {
-                    let began = Instant::now();
-                    let mut buf = r.buf;
-                    let result = match (r.op, buf.as_mut()) {
-                        (Op::Read, Some(b)) => file.read_at(b.slice_mut(r.len), r.offset),
-                        (Op::Write, Some(b)) => file
-                            .write_all_at(&b.slice_mut(r.len)[..], r.offset)
-                            .map(|()| r.len),
-                        (Op::Sync, _) => file.sync_data().map(|()| 0),
-                        (_, None) => Err(io::Error::other("no buffer")),
-                    };
-                    let reply = Reply {
-                        buf,
-                        offset: r.offset,
-                        len: r.len,
-                        result,
-                        began,
-                        ended: Instant::now(),
-                    };
-                    if replies.send(reply).is_err() {
-                        return;
+        std::thread::Builder::new().name("arrayburn-io".into()).spawn(move || {
+            for r in requests {
+                let began = Instant::now();
+                let mut buf = r.buf;
+                let result = match (r.op, buf.as_mut()) {
+                    (Op::Read, Some(b)) => file.read_at(b.slice_mut(r.len), r.offset),
+                    (Op::Write, Some(b)) => {
+                        file.write_all_at(&b.slice_mut(r.len)[..], r.offset).map(|()| r.len)
                     }
+                    (Op::Sync, _) => file.sync_data().map(|()| 0),
+                    (_, None) => Err(io::Error::other("no buffer")),
+                };
+                let reply = Reply {
+                    buf,
+                    offset: r.offset,
+                    len: r.len,
+                    result,
+                    began,
+                    ended: Instant::now(),
+                };
+                if replies.send(reply).is_err() {
+                    return;
                 }
-            })?;
-        Ok(Self {
-            to,
-            from,
-            flying: None,
-            bounds: bounds.clone(),
-        })
+            }
+        })?;
+        Ok(Self { to, from, flying: None, bounds: bounds.clone() })
     }
 
     /// Hands the thread a request (it takes one at a time).
@@ -336,12 +318,7 @@ impl ThreadIo {
             return Err((buf, io::Error::other("psync: a request is in flight")));
         }
         let len = len.min(buf.len());
-        let request = Request {
-            op,
-            buf: Some(buf),
-            len,
-            offset,
-        };
+        let request = Request { op, buf: Some(buf), len, offset };
         match self.to.try_send(request) {
             Ok(()) => {
                 self.flying = Some((offset, Instant::now()));
@@ -437,12 +414,7 @@ impl OwnedIo for ThreadIo {
             Some(_) => return Ok(Err(io::Error::other("psync: a request is in flight"))),
             None if self.bounds.is_hung() => return Ok(Err(self.bounds.hung_error())),
             None => {
-                let request = Request {
-                    op: Op::Sync,
-                    buf: None,
-                    len: 0,
-                    offset: SYNC_AT,
-                };
+                let request = Request { op: Op::Sync, buf: None, len: 0, offset: SYNC_AT };
                 if self.to.try_send(request).is_err() {
                     return Ok(Err(io::Error::other("psync: the I/O thread is gone")));
                 }
@@ -488,9 +460,7 @@ mod tests {
         assert_eq!(io.wait(Until::Stop).unwrap_err(), Halt::Hung);
         assert!(began.elapsed() >= Duration::from_millis(300));
         assert!(bounds.is_hung());
-        let (_, e) = io
-            .start(Dir::Read, AlignedBuf::new(4096), 4096, 0)
-            .unwrap_err();
+        let (_, e) = io.start(Dir::Read, AlignedBuf::new(4096), 4096, 0).unwrap_err();
         assert!(is_hung(&e), "{e}");
         // A stop ends a wait at once; a deadline ends one that ignores it.
         let bounds = Bounds::new(&stop, Duration::from_secs(60));
@@ -519,15 +489,11 @@ mod tests {
         let done = io.now(Dir::Write, b, 4096, 8192, Until::Stop).unwrap();
         assert_eq!(done.result.unwrap(), 4096);
         assert!(io.sync(Until::Stop).unwrap().is_ok());
-        let mut back = io
-            .now(Dir::Read, done.buf, 4096, 8192, Until::Stop)
-            .unwrap();
+        let mut back = io.now(Dir::Read, done.buf, 4096, 8192, Until::Stop).unwrap();
         assert_eq!(back.whole().unwrap(), ());
         assert!(back.buf.slice_mut(4096).iter().all(|x| *x == 7));
         // Past the end: short, and `whole` says so.
-        let past = io
-            .now(Dir::Read, back.buf, 4096, 10000, Until::Stop)
-            .unwrap();
+        let past = io.now(Dir::Read, back.buf, 4096, 10000, Until::Stop).unwrap();
         assert_eq!(past.result.as_ref().unwrap(), &2288);
         assert!(past.whole().is_err());
     }

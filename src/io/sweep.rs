@@ -59,12 +59,7 @@ pub struct Sweep {
 impl Sweep {
     /// A sweep through `io`.
     pub fn new(io: Box<dyn OwnedIo>) -> Self {
-        Self {
-            io,
-            order: VecDeque::new(),
-            early: Vec::new(),
-            last_end: None,
-        }
+        Self { io, order: VecDeque::new(), early: Vec::new(), last_end: None }
     }
 
     /// Requests it keeps in flight at most.
@@ -127,11 +122,7 @@ impl Sweep {
     fn landed(&mut self, chunk: Chunk, done: Done) -> Landed {
         let from = self.last_end.map_or(done.began, |e| e.max(done.began));
         self.clock_from(done.ended);
-        Landed {
-            chunk,
-            service: done.ended.saturating_duration_since(from),
-            done,
-        }
+        Landed { chunk, service: done.ended.saturating_duration_since(from), done }
     }
 
     /// Time spent outside the sweep from now on (a pinpointing's re-reads)
@@ -185,19 +176,12 @@ impl Probe {
     /// A psync probe of `medium` (a file, or in tests a disk made up to
     /// fail).
     pub fn on(medium: impl Medium, bounds: &Bounds) -> io::Result<Self> {
-        Ok(Self::through(
-            Box::new(ThreadIo::on(medium, bounds)?),
-            bounds,
-        ))
+        Ok(Self::through(Box::new(ThreadIo::on(medium, bounds)?), bounds))
     }
 
     /// A probe through `io` (one request at a time whatever its depth).
     pub fn through(io: Box<dyn OwnedIo>, bounds: &Bounds) -> Self {
-        Self {
-            io,
-            buf: None,
-            bounds: bounds.clone(),
-        }
+        Self { io, buf: None, bounds: bounds.clone() }
     }
 
     /// The error of a request on a disk that hung ([`Halt::Hung`]).
@@ -361,20 +345,10 @@ mod tests {
             let began = Instant::now();
             let result = match dir {
                 Dir::Read => self.mem.read_at(buf.slice_mut(len), offset),
-                Dir::Write => self
-                    .mem
-                    .write_all_at(buf.slice_mut(len), offset)
-                    .map(|()| len),
+                Dir::Write => self.mem.write_all_at(buf.slice_mut(len), offset).map(|()| len),
             };
             let ended = Instant::now();
-            Ok(Some(Done {
-                buf,
-                offset,
-                len,
-                result,
-                began,
-                ended,
-            }))
+            Ok(Some(Done { buf, offset, len, result, began, ended }))
         }
         fn sync(&mut self, _: Until) -> Result<io::Result<()>, Halt> {
             Ok(Ok(()))
@@ -397,19 +371,13 @@ mod tests {
             landed.push(l);
         }
         assert!(landed.iter().all(|l| l.service <= l.took()));
-        landed
-            .iter()
-            .map(|l| (l.chunk.offset(), l.done.whole().is_ok()))
-            .collect()
+        landed.iter().map(|l| (l.chunk.offset(), l.done.whole().is_ok())).collect()
     }
 
     #[test]
     fn requests_come_back_in_the_order_they_were_started_with_their_failures() {
         let mem = Mem::default();
-        let mut sweep = Sweep::new(Box::new(Backwards {
-            mem: mem.clone(),
-            flying: Vec::new(),
-        }));
+        let mut sweep = Sweep::new(Box::new(Backwards { mem: mem.clone(), flying: Vec::new() }));
         let offsets = |bad: u64| -> Vec<(u64, bool)> {
             (0..8).map(|k| (k * 4096, k * 4096 != bad)).collect()
         };
@@ -420,14 +388,7 @@ mod tests {
         let bounds = Bounds::new(&StopFlag::default(), Duration::from_secs(60));
         let mut probe = Probe::on(mem.clone(), &bounds).unwrap();
         let fifth = Chunks::new(32768, 4096, 4096).nth(5).unwrap();
-        assert!(
-            probe
-                .read(fifth, Until::Stop)
-                .unwrap()
-                .unwrap()
-                .iter()
-                .all(|b| *b == 6)
-        );
+        assert!(probe.read(fifth, Until::Stop).unwrap().unwrap().iter().all(|b| *b == 6));
         let e = probe.write(&[0; 4096], 8192, Until::Stop).unwrap();
         assert_eq!(e.unwrap_err().raw_os_error(), Some(nix::libc::EIO));
         // The psync thread, one at a time, in order too.

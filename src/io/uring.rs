@@ -116,12 +116,12 @@ impl OwnedRing {
         macro_rules! request {
             ($target:expr) => {
                 match (index, f.dir) {
-                    (Some(i), Dir::Write) => opcode::WriteFixed::new($target, ptr, len, i)
-                        .offset(at)
-                        .build(),
-                    (Some(i), Dir::Read) => opcode::ReadFixed::new($target, ptr, len, i)
-                        .offset(at)
-                        .build(),
+                    (Some(i), Dir::Write) => {
+                        opcode::WriteFixed::new($target, ptr, len, i).offset(at).build()
+                    }
+                    (Some(i), Dir::Read) => {
+                        opcode::ReadFixed::new($target, ptr, len, i).offset(at).build()
+                    }
                     (None, Dir::Write) => opcode::Write::new($target, ptr, len).offset(at).build(),
                     (None, Dir::Read) => opcode::Read::new($target, ptr, len).offset(at).build(),
                 }
@@ -172,13 +172,7 @@ impl OwnedRing {
             return Err((buf, io::Error::other("io_uring: no free slot")));
         };
         let len = len.min(buf.len());
-        self.slots[slot] = Some(Flying {
-            buf,
-            offset,
-            len,
-            dir,
-            began: Instant::now(),
-        });
+        self.slots[slot] = Some(Flying { buf, offset, len, dir, began: Instant::now() });
         match self.submit(slot) {
             Ok(()) => Ok(()),
             // Never queued: the buffer goes back.
@@ -194,12 +188,7 @@ impl OwnedRing {
 
     /// When the oldest request in flight (a flush included) was started.
     fn oldest(&self) -> Option<Instant> {
-        self.slots
-            .iter()
-            .flatten()
-            .map(|f| f.began)
-            .chain(self.sync)
-            .min()
+        self.slots.iter().flatten().map(|f| f.began).chain(self.sync).min()
     }
 
     /// Files one completion: a slot's request as done (or submitted again
@@ -361,10 +350,7 @@ impl OwnedIo for OwnedRing {
         }
         let iovecs: Vec<nix::libc::iovec> = bufs
             .iter()
-            .map(|b| nix::libc::iovec {
-                iov_base: b.as_ptr().cast(),
-                iov_len: b.len(),
-            })
+            .map(|b| nix::libc::iovec { iov_base: b.as_ptr().cast(), iov_len: b.len() })
             .collect();
         // SAFETY: the kernel pins the buffers' pages and holds them until
         // the ring unregisters them (or is torn down), whatever becomes of
@@ -380,10 +366,8 @@ impl OwnedIo for OwnedRing {
     /// is still in flight then keeps its buffer for good.
     fn abandon(&mut self, within: Duration) {
         self.leak = true;
-        let flying: Vec<u64> = (0..self.slots.len())
-            .filter(|i| self.slots[*i].is_some())
-            .map(|i| i as u64)
-            .collect();
+        let flying: Vec<u64> =
+            (0..self.slots.len()).filter(|i| self.slots[*i].is_some()).map(|i| i as u64).collect();
         for user in flying {
             let entry = opcode::AsyncCancel::new(user).build().user_data(CANCEL);
             // SAFETY: a cancellation carries no buffer.
@@ -459,9 +443,7 @@ mod tests {
             let at = k as u64 * 8192;
             let done = ring.now(Dir::Write, b, 8192, at, Until::Stop).unwrap();
             assert_eq!(done.result.unwrap(), 8192);
-            let mut back = ring
-                .now(Dir::Read, done.buf, 8192, at, Until::Stop)
-                .unwrap();
+            let mut back = ring.now(Dir::Read, done.buf, 8192, at, Until::Stop).unwrap();
             assert_eq!(back.whole().unwrap(), ());
             assert!(back.buf.slice_mut(8192).iter().all(|x| *x == k as u8 + 1));
         }

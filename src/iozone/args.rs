@@ -161,9 +161,7 @@ fn leading_number(flag: char, s: &str) -> Result<(u64, &str), ArgError> {
             "-{flag} {s}: not a size; give a number with an optional k, m or g (e.g. 64k, 16m, 4g)"
         ));
     }
-    let n = s[..digits]
-        .parse::<u64>()
-        .or_else(|_| bad(format!("-{flag} {s}: too large")))?;
+    let n = s[..digits].parse::<u64>().or_else(|_| bad(format!("-{flag} {s}: too large")))?;
     Ok((n, &s[digits..]))
 }
 
@@ -202,8 +200,7 @@ pub fn size_kb(flag: char, s: &str) -> Result<u64, ArgError> {
 /// A record size (`-r -y -q`) in bytes.
 pub fn record_bytes(flag: char, s: &str) -> Result<u64, ArgError> {
     let (n, rest) = leading_number(flag, s)?;
-    Ok(n.saturating_mul(suffix(flag, s, rest)?)
-        .saturating_mul(1024))
+    Ok(n.saturating_mul(suffix(flag, s, rest)?).saturating_mul(1024))
 }
 
 fn count(flag: char, s: &str) -> Result<usize, ArgError> {
@@ -236,44 +233,14 @@ const FLAGS: &[(char, Takes)] = &[
             Some("Auto Mode 2. This option is obsolete. Use -az -i0 -i1 "),
         ),
     ),
-    (
-        'z',
-        Switch(
-            |c| c.no_crossover = true,
-            Some("Cross over of record size disabled."),
-        ),
-    ),
-    (
-        'R',
-        Switch(|c| c.excel = true, Some("Excel chart generation enabled")),
-    ),
-    (
-        'I',
-        Switch(|c| c.direct = true, Some("O_DIRECT feature enabled")),
-    ),
+    ('z', Switch(|c| c.no_crossover = true, Some("Cross over of record size disabled."))),
+    ('R', Switch(|c| c.excel = true, Some("Excel chart generation enabled"))),
+    ('I', Switch(|c| c.direct = true, Some("O_DIRECT feature enabled"))),
     ('T', Switch(|c| c.threads = true, None)),
-    (
-        'c',
-        Switch(
-            |c| c.close_timed = true,
-            Some("Include close in write timing"),
-        ),
-    ),
-    (
-        'e',
-        Switch(
-            |c| c.fsync_timed = true,
-            Some("Include fsync in write timing"),
-        ),
-    ),
+    ('c', Switch(|c| c.close_timed = true, Some("Include close in write timing"))),
+    ('e', Switch(|c| c.fsync_timed = true, Some("Include fsync in write timing"))),
     ('o', Switch(|c| c.osync = true, Some("SYNC Mode. "))),
-    (
-        'O',
-        Switch(
-            |c| c.ops = true,
-            Some("OPS Mode. Output is in operations per second."),
-        ),
-    ),
+    ('O', Switch(|c| c.ops = true, Some("OPS Mode. Output is in operations per second."))),
     (
         'N',
         Switch(
@@ -281,20 +248,11 @@ const FLAGS: &[(char, Takes)] = &[
             Some("Microseconds/op Mode. Output is in microseconds per operation."),
         ),
     ),
-    (
-        'm',
-        Switch(
-            |c| c.multi_buffer = true,
-            Some("Multi_buffer. Work area 16777216 bytes"),
-        ),
-    ),
+    ('m', Switch(|c| c.multi_buffer = true, Some("Multi_buffer. Work area 16777216 bytes"))),
     ('w', Switch(|c| c.keep = true, Some("Setting no_unlink"))),
     ('C', Switch(|c| c.per_child = true, None)),
     ('p', Switch(|c| c.purge = true, Some("Purge Mode On"))),
-    (
-        'x',
-        Switch(|c| c.no_stonewall = true, Some("Stonewall disabled")),
-    ),
+    ('x', Switch(|c| c.no_stonewall = true, Some("Stonewall disabled"))),
     ('M', Switch(machine, None)),
     ('h', Switch(|c| c.help = true, None)),
     ('E', Switch(|c| c.pwrite_tests = true, None)),
@@ -305,10 +263,7 @@ const FLAGS: &[(char, Takes)] = &[
     ('r', Value(record)),
     ('s', Value(file_size)),
     ('i', Value(test)),
-    (
-        'f',
-        Value(|c, _, v| set(&mut c.file, Some(PathBuf::from(v)))),
-    ),
+    ('f', Value(|c, _, v| set(&mut c.file, Some(PathBuf::from(v))))),
     (
         'b',
         Value(|c, _, v| {
@@ -324,31 +279,14 @@ const FLAGS: &[(char, Takes)] = &[
             Ok(())
         }),
     ),
-    (
-        'l',
-        Value(|c, f, v| set(&mut c.lower, Some(count(f, v)?.max(1)))),
-    ),
-    (
-        'u',
-        Value(|c, f, v| set(&mut c.upper, Some(count(f, v)?.max(1)))),
-    ),
+    ('l', Value(|c, f, v| set(&mut c.lower, Some(count(f, v)?.max(1))))),
+    ('u', Value(|c, f, v| set(&mut c.upper, Some(count(f, v)?.max(1))))),
     (
         'j',
-        Value(|c, f, v| {
-            set(
-                &mut c.stride,
-                positive(f, v, "give the stride in records, e.g. 17")?,
-            )
-        }),
+        Value(|c, f, v| set(&mut c.stride, positive(f, v, "give the stride in records, e.g. 17")?)),
     ),
-    (
-        'S',
-        Value(|c, f, v| set(&mut c.cache_kb, positive(f, v, "give a positive number")?)),
-    ),
-    (
-        'L',
-        Value(|c, f, v| set(&mut c.cache_line, positive(f, v, "give a positive number")?)),
-    ),
+    ('S', Value(|c, f, v| set(&mut c.cache_kb, positive(f, v, "give a positive number")?))),
+    ('L', Value(|c, f, v| set(&mut c.cache_line, positive(f, v, "give a positive number")?))),
     ('V', Value(verify_mode)),
     ('+', Value(extended)),
     ('F', Files),
@@ -365,17 +303,11 @@ const NOT_SUPPORTED: &str = "BDGHkKJXYQUWZPdv";
 
 /// arrayburn's own long options: name, whether it takes a value, what it
 /// sets.
-type Long = (
-    &'static str,
-    bool,
-    fn(&mut Config, &str) -> Result<(), ArgError>,
-);
+type Long = (&'static str, bool, fn(&mut Config, &str) -> Result<(), ArgError>);
 const LONG: &[Long] = &[
     ("help", false, |c, _| set(&mut c.help, true)),
     ("huge-pages", false, |c, _| set(&mut c.huge_pages, true)),
-    ("json", true, |c, v| {
-        set(&mut c.json, Some(PathBuf::from(v)))
-    }),
+    ("json", true, |c, v| set(&mut c.json, Some(PathBuf::from(v)))),
     ("pause", true, |c, v| {
         c.pause_s = v
             .parse::<f64>()
@@ -389,16 +321,9 @@ const LONG: &[Long] = &[
 /// Parses iozone's arguments (without the program name). `program` is
 /// what the header shows as `argv[0]`.
 pub fn parse(program: &str, args: &[String]) -> Result<Config, ArgError> {
-    let mut c = Config {
-        stride: 17,
-        cache_kb: 1024,
-        cache_line: 32,
-        pause_s: 2.0,
-        ..Config::default()
-    };
-    c.command_line = std::iter::once(program.to_string())
-        .chain(args.iter().cloned())
-        .collect();
+    let mut c =
+        Config { stride: 17, cache_kb: 1024, cache_line: 32, pause_s: 2.0, ..Config::default() };
+    c.command_line = std::iter::once(program.to_string()).chain(args.iter().cloned()).collect();
     if args.is_empty() {
         return bad(
             "no arguments: give iozone's options, e.g. `arrayburn iozone -a` or `-s 1g -r 1m -i 0 -i 1 -I` (-h lists them)",
@@ -414,9 +339,7 @@ pub fn parse(program: &str, args: &[String]) -> Result<Config, ArgError> {
             };
             let value = match takes_value {
                 true => words.next().ok_or_else(|| {
-                    ArgError(format!(
-                        "--{long} needs a value after it (-h lists the options)"
-                    ))
+                    ArgError(format!("--{long} needs a value after it (-h lists the options)"))
                 })?,
                 false => "",
             };
@@ -465,15 +388,9 @@ fn takes(flag: char) -> Result<Takes, ArgError> {
             "-{flag}: an iozone option arrayburn iozone does not implement (mmap, async I/O and telemetry are out of scope); see README's iozone section"
         ));
     }
-    FLAGS
-        .iter()
-        .find(|(f, _)| *f == flag)
-        .map(|(_, t)| *t)
-        .ok_or_else(|| {
-            ArgError(format!(
-                "-{flag}: unknown option (-h lists iozone's options that arrayburn runs)"
-            ))
-        })
+    FLAGS.iter().find(|(f, _)| *f == flag).map(|(_, t)| *t).ok_or_else(|| {
+        ArgError(format!("-{flag}: unknown option (-h lists iozone's options that arrayburn runs)"))
+    })
 }
 
 /// `-F`'s names: the rest of its word, then words until there is one per
@@ -493,10 +410,7 @@ fn file_names<'a>(
     }
     while names.len() < n {
         let Some(name) = words.next() else {
-            return bad(format!(
-                "-F needs {n} file names (one per process), got {}",
-                names.len()
-            ));
+            return bad(format!("-F needs {n} file names (one per process), got {}", names.len()));
         };
         names.push(name.into());
     }
@@ -507,15 +421,9 @@ fn file_names<'a>(
 fn machine(c: &mut Config) {
     let uname = nix::sys::utsname::uname()
         .map(|u| {
-            [
-                u.sysname(),
-                u.nodename(),
-                u.release(),
-                u.version(),
-                u.machine(),
-            ]
-            .map(|s| s.to_string_lossy().into_owned())
-            .join(" ")
+            [u.sysname(), u.nodename(), u.release(), u.version(), u.machine()]
+                .map(|s| s.to_string_lossy().into_owned())
+                .join(" ")
         })
         .unwrap_or_default();
     c.splash.push(String::new());
@@ -525,13 +433,8 @@ fn machine(c: &mut Config) {
 /// `-n` / `-g`: the auto-mode file-size range (at least 4 kB).
 fn file_range(c: &mut Config, flag: char, v: &str, which: &str) -> Result<(), ArgError> {
     let kb = size_kb(flag, v)?.max(4);
-    *if flag == 'n' {
-        &mut c.min_file_kb
-    } else {
-        &mut c.max_file_kb
-    } = Some(kb);
-    c.splash
-        .push(format!("Using {which} file size of {kb} kilobytes."));
+    *if flag == 'n' { &mut c.min_file_kb } else { &mut c.max_file_kb } = Some(kb);
+    c.splash.push(format!("Using {which} file size of {kb} kilobytes."));
     Ok(())
 }
 
@@ -550,13 +453,8 @@ fn record_size(flag: char, v: &str) -> Result<u64, ArgError> {
 /// `-y` / `-q`: the auto-mode record-size range (at least 4 kB).
 fn record_range(c: &mut Config, flag: char, v: &str, which: &str) -> Result<(), ArgError> {
     let b = record_size(flag, v)?.max(4096);
-    *if flag == 'y' {
-        &mut c.min_rec
-    } else {
-        &mut c.max_rec
-    } = Some(b);
-    c.splash
-        .push(format!("Using {which} Record Size {} kB", b / 1024));
+    *if flag == 'y' { &mut c.min_rec } else { &mut c.max_rec } = Some(b);
+    c.splash.push(format!("Using {which} Record Size {} kB", b / 1024));
     Ok(())
 }
 
@@ -584,11 +482,10 @@ fn file_size(c: &mut Config, flag: char, v: &str) -> Result<(), ArgError> {
 
 /// `-i`: a test number.
 fn test(c: &mut Config, _: char, v: &str) -> Result<(), ArgError> {
-    let n: u32 = v.trim().parse().or_else(|_| {
-        bad(format!(
-            "-i {v}: give a test number 0 to 10 (-h lists them)"
-        ))
-    })?;
+    let n: u32 = v
+        .trim()
+        .parse()
+        .or_else(|_| bad(format!("-i {v}: give a test number 0 to 10 (-h lists them)")))?;
     if n > 10 {
         return bad(format!(
             "-i {v}: test {n} does not exist on Linux (pwritev/preadv, 11 and 12, are not built there); give 0 to 10"
@@ -621,22 +518,16 @@ fn verify_mode(c: &mut Config, flag: char, v: &str) -> Result<(), ArgError> {
         ));
     }
     // atoi's int, truncated to iozone's unsigned char.
-    let n: i64 = t.parse().or_else(|_| {
-        bad(format!(
-            "-{flag} {v}: too large; give the pattern byte, 0 to 255"
-        ))
-    })?;
+    let n: i64 = t
+        .parse()
+        .or_else(|_| bad(format!("-{flag} {v}: too large; give the pattern byte, 0 to 255")))?;
     let byte = match n as u8 {
         0 => PATTERN,
         b => b,
     };
     c.verify_byte = Some(byte);
-    c.splash.push(format!(
-        "Verify Mode. Pattern {:x}",
-        u32::from_ne_bytes([byte; 4])
-    ));
-    c.splash
-        .push("Performance measurements are invalid in this mode.".into());
+    c.splash.push(format!("Verify Mode. Pattern {:x}", u32::from_ne_bytes([byte; 4])));
+    c.splash.push("Performance measurements are invalid in this mode.".into());
     Ok(())
 }
 
@@ -682,16 +573,12 @@ fn check(c: &mut Config) -> Result<(), ArgError> {
     if let (Some(l), Some(u)) = (c.lower, c.upper)
         && l > u
     {
-        return bad(format!(
-            "-l {l} is above -u {u}: the range of process counts is -l to -u"
-        ));
+        return bad(format!("-l {l} is above -u {u}: the range of process counts is -l to -u"));
     }
     if let (Some(lo), Some(hi)) = (c.min_file_kb, c.max_file_kb)
         && lo > hi
     {
-        return bad(format!(
-            "-n {lo} kB is above -g {hi} kB: no file size to test"
-        ));
+        return bad(format!("-n {lo} kB is above -g {hi} kB: no file size to test"));
     }
     if let (Some(lo), Some(hi)) = (c.min_rec, c.max_rec)
         && lo > hi
@@ -710,10 +597,7 @@ fn check(c: &mut Config) -> Result<(), ArgError> {
         ));
     }
     if c.throughput() && !c.files.is_empty() && c.files.len() < c.max_count() {
-        return bad(format!(
-            "-F needs {} file names (one per process)",
-            c.max_count()
-        ));
+        return bad(format!("-F needs {} file names (one per process)", c.max_count()));
     }
     if c.throughput() && c.files.len() > c.max_count() {
         c.files.truncate(c.max_count());
@@ -788,10 +672,7 @@ mod tests {
         assert!(e("-t 3 -F a b").contains("-F needs 3 file names"));
         assert!(e("-s 4k -r 64k").contains("no record fits; use a smaller -r"));
         assert!(e("-t 2 -s 4k -r 64k").contains("no record fits"));
-        assert!(
-            p("-a -s 4k -s 8k -r 64k").is_ok(),
-            "auto mode skips such pairs"
-        );
+        assert!(p("-a -s 4k -s 8k -r 64k").is_ok(), "auto mode skips such pairs");
         assert!(
             e("-r 32m").contains(
                 "maximum record size 32768 kB is greater than maximum buffer size 16384 kB"

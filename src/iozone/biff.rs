@@ -76,19 +76,9 @@ pub fn render(c: &Config, r: &Results) -> Vec<u8> {
             &format!("Throughput report Y-axis is type of test X-axis is number of {axis}"),
         );
         s.label(2, 0, &format!("Record size = {} kBytes", r.reclen / 1024));
-        s.label(
-            3,
-            0,
-            if c.ops {
-                "Output is in ops/sec"
-            } else {
-                "Output is in kBytes/sec"
-            },
-        );
+        s.label(3, 0, if c.ops { "Output is in ops/sec" } else { "Output is in kBytes/sec" });
         let counts = c.process_counts();
-        let ran = PHASES
-            .iter()
-            .filter(|p| r.blocks.iter().any(|b| b.phase == **p));
+        let ran = PHASES.iter().filter(|p| r.blocks.iter().any(|b| b.phase == **p));
         for (phase, row) in ran.zip(4u16..) {
             s.label(row, 0, &format!("{:>15} ", phase.label()));
             for (i, n) in counts.iter().enumerate() {
@@ -102,11 +92,7 @@ pub fn render(c: &Config, r: &Results) -> Vec<u8> {
         }
     } else {
         s.label(1, 0, " ");
-        s.label(
-            2,
-            0,
-            "The top row is records sizes, the left column is file sizes",
-        );
+        s.label(2, 0, "The top row is records sizes, the left column is file sizes");
         let mut sizes: Vec<u64> = r.rows.iter().map(|x| x.kb).collect();
         sizes.dedup();
         let mut row = 3u16;
@@ -120,11 +106,7 @@ pub fn render(c: &Config, r: &Results) -> Vec<u8> {
             for &kb in &sizes {
                 s.number(row, 0, kb as f64);
                 for (i, &rec) in r.recs.iter().filter(|x| **x <= kb * 1024).enumerate() {
-                    s.number(
-                        row,
-                        1 + i as u16,
-                        excel_cell(c, &r.rows, kb, rec, col) as f64,
-                    );
+                    s.number(row, 1 + i as u16, excel_cell(c, &r.rows, kb, rec, col) as f64);
                 }
                 row += 1;
             }

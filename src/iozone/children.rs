@@ -93,14 +93,7 @@ pub fn run_processes(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>,
     if stop.is_set() {
         return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
     }
-    Ok((
-        parent
-            .results
-            .into_iter()
-            .map(Option::unwrap_or_default)
-            .collect(),
-        secs,
-    ))
+    Ok((parent.results.into_iter().map(Option::unwrap_or_default).collect(), secs))
 }
 
 /// The parent's side of one phase.
@@ -201,10 +194,7 @@ impl Parent {
 
 fn parse_result(rest: &str) -> Option<Child> {
     let mut it = rest.split(' ').map(str::parse::<f64>);
-    Some(Child {
-        actual: it.next()?.ok()?,
-        throughput: it.next()?.ok()?,
-    })
+    Some(Child { actual: it.next()?.ok()?, throughput: it.next()?.ok()? })
 }
 
 /// An error line as an io::Error of the same kind (the OS error where there
@@ -348,15 +338,9 @@ mod tests {
         assert_eq!((r.actual, r.throughput), (65536.0, 2345678.123456789));
         let eio = io::Error::from_raw_os_error(nix::libc::EIO);
         let back = parse_error(error_line(&eio).trim_start_matches("error "));
-        assert_eq!(
-            back.raw_os_error(),
-            Some(nix::libc::EIO),
-            "EIO stays a storage fault"
-        );
-        let bad = io::Error::new(
-            io::ErrorKind::InvalidData,
-            "data read back is not\nwhat was written",
-        );
+        assert_eq!(back.raw_os_error(), Some(nix::libc::EIO), "EIO stays a storage fault");
+        let bad =
+            io::Error::new(io::ErrorKind::InvalidData, "data read back is not\nwhat was written");
         let back = parse_error(error_line(&bad).trim_start_matches("error "));
         assert_eq!(back.kind(), io::ErrorKind::InvalidData);
         assert_eq!(back.to_string(), "data read back is not what was written");

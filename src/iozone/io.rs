@@ -151,23 +151,14 @@ impl Buffer {
     pub fn new(reclen: u64, multi: bool, huge: bool, fill: Fill) -> Self {
         let reclen = reclen as usize;
         let len = if multi { WORK_AREA.max(reclen) } else { reclen };
-        let mut buf = if huge {
-            AlignedBuf::new(len)
-        } else {
-            AlignedBuf::plain(len, IOZONE_ALIGN)
-        };
+        let mut buf =
+            if huge { AlignedBuf::new(len) } else { AlignedBuf::plain(len, IOZONE_ALIGN) };
         // Per record, as iozone fills each one: with -m the records are
         // the work area's slices of `reclen` bytes.
         for rec in buf.slice_mut(len).chunks_mut(reclen) {
             fill.record(rec);
         }
-        Self {
-            buf,
-            reclen,
-            multi,
-            next: reclen,
-            fill,
-        }
+        Self { buf, reclen, multi, next: reclen, fill }
     }
 
     /// What its records hold, and reads are checked against.
@@ -333,10 +324,7 @@ pub fn check_stop(stop: &StopFlag) -> io::Result<()> {
 /// A read that met the end of the file: the file is shorter than `-s`.
 pub fn short_file(e: io::Error) -> io::Error {
     if e.kind() == io::ErrorKind::UnexpectedEof {
-        io::Error::new(
-            e.kind(),
-            "the test file is shorter than -s: write it first (-i 0)",
-        )
+        io::Error::new(e.kind(), "the test file is shorter than -s: write it first (-i 0)")
     } else {
         e
     }
@@ -394,10 +382,7 @@ mod tests {
 
     #[test]
     fn the_random_order_is_iozones_permutation() {
-        assert_eq!(
-            order::random(16),
-            [3, 15, 8, 1, 12, 9, 7, 2, 5, 0, 6, 10, 14, 13, 4, 11]
-        );
+        assert_eq!(order::random(16), [3, 15, 8, 1, 12, 9, 7, 2, 5, 0, 6, 10, 14, 13, 4, 11]);
         assert_eq!(
             order::random(40),
             [
@@ -424,11 +409,7 @@ mod tests {
 
     #[test]
     fn units_are_iozones_integers() {
-        let m = Measure {
-            bytes: 16 << 20,
-            ops: 256,
-            secs: 0.5,
-        };
+        let m = Measure { bytes: 16 << 20, ops: 256, secs: 0.5 };
         assert_eq!(Unit::KbPerS.integer(&m), 32768);
         assert_eq!(Unit::OpsPerS.integer(&m), 512);
         assert_eq!(Unit::UsecPerOp.integer(&m), 1953);

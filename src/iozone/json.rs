@@ -73,11 +73,7 @@ pub fn render(c: &Config, r: &Results, began: SystemTime) -> Vec<u8> {
                 file_kb: row.kb,
                 record_kb: row.reclen / 1024,
                 processes: 1,
-                bytes_per_s: if m.secs > 0.0 {
-                    m.bytes as f64 / m.secs
-                } else {
-                    0.0
-                },
+                bytes_per_s: if m.secs > 0.0 { m.bytes as f64 / m.secs } else { 0.0 },
                 value: unit.integer(m) as f64,
                 ops: m.ops,
                 seconds: Some(m.secs),

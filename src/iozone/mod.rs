@@ -84,18 +84,12 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     let _locks = plan.lock_disks()?;
     // A second signal must not leave test files behind (workers stop at
     // the next record, so the wait is short).
-    let _cleanup = Cleanup {
-        paths: plan.files.clone(),
-        keep: c.keep,
-        _hold: (!c.keep).then(|| stop.hold()),
-    };
+    let _cleanup =
+        Cleanup { paths: plan.files.clone(), keep: c.keep, _hold: (!c.keep).then(|| stop.hold()) };
     let began_at = SystemTime::now();
     let began = ctime(began_at);
     for w in &plan.warnings {
-        tell!(
-            "arrayburn iozone: {}",
-            w.replacen("WARNING: ", "warning: ", 1)
-        );
+        tell!("arrayburn iozone: {}", w.replacen("WARNING: ", "warning: ", 1));
     }
     // With `--json -` the JSON has standard output; iozone's text goes to
     // stderr.
@@ -106,10 +100,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
         Box::new(std::io::stderr().lock())
     };
     let header = emit(&mut out, output::header(&c, &began, &plan.warnings));
-    let mut results = Results {
-        warnings: plan.warnings.clone(),
-        ..Results::default()
-    };
+    let mut results = Results { warnings: plan.warnings.clone(), ..Results::default() };
     let ran = header.and_then(|()| {
         if c.throughput() {
             run_throughput(&c, stop, &mut out, &mut results)
@@ -124,8 +115,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     drop(out);
     if let Some(o) = &plan.json {
         let doc = json::render(&c, &results, began_at);
-        o.write(&doc, true)
-            .with_context(|| format!("writing --json {}", o.given.display()))?;
+        o.write(&doc, true).with_context(|| format!("writing --json {}", o.given.display()))?;
     }
     if results.interrupted {
         let files = if c.keep { "kept (-w)" } else { "removed" };
@@ -195,11 +185,7 @@ fn run_single(
                 ));
             }
         };
-        let line = if c.auto2 {
-            output::auto2_row(c, &row)
-        } else {
-            output::table_row(c, &row)
-        };
+        let line = if c.auto2 { output::auto2_row(c, &row) } else { output::table_row(c, &row) };
         emit(out, line)?;
         results.rows.push(row);
     }
@@ -270,13 +256,7 @@ fn run_phase(
     reclen: u64,
     stop: &StopFlag,
 ) -> std::io::Result<Block> {
-    let run = throughput::PhaseRun {
-        c,
-        phase,
-        count,
-        kb,
-        reclen,
-    };
+    let run = throughput::PhaseRun { c, phase, count, kb, reclen };
     let (children, parent_secs) = if c.threads {
         throughput::run_threads(&run, stop)?
     } else {
@@ -294,10 +274,7 @@ struct OutputClosed;
 /// is measured. A closed pipe is [`OutputClosed`]; any other failure ends
 /// the run with its error.
 fn emit(out: &mut impl Write, text: impl AsRef<str>) -> anyhow::Result<()> {
-    match out
-        .write_all(text.as_ref().as_bytes())
-        .and_then(|()| out.flush())
-    {
+    match out.write_all(text.as_ref().as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(OutputClosed.into()),
         Err(e) => Err(anyhow::Error::new(e).context("writing iozone's results")),
@@ -314,11 +291,7 @@ struct StorageFault(String);
 /// `msg` as a StorageFault when `e` is the storage's fault, else as an
 /// error of the run.
 fn fault_or_error(e: &std::io::Error, msg: String) -> anyhow::Error {
-    if storage_fault(e) {
-        StorageFault(msg).into()
-    } else {
-        anyhow::anyhow!(msg)
-    }
+    if storage_fault(e) { StorageFault(msg).into() } else { anyhow::anyhow!(msg) }
 }
 
 /// Whether `e`, or the error of the child it wraps, is the storage's.

@@ -65,11 +65,7 @@ pub fn header(c: &Config, began: &str, warnings: &[String]) -> String {
     }
     let _ = writeln!(o, "\tTime Resolution = 0.000001 seconds.");
     let _ = writeln!(o, "\tProcessor cache size set to {} kBytes.", c.cache_kb);
-    let _ = writeln!(
-        o,
-        "\tProcessor cache line size set to {} bytes.",
-        c.cache_line
-    );
+    let _ = writeln!(o, "\tProcessor cache line size set to {} bytes.", c.cache_line);
     let _ = writeln!(o, "\tFile stride size set to {} * record size.", c.stride);
     if c.throughput() {
         let counts = c.process_counts();
@@ -96,9 +92,8 @@ pub fn header(c: &Config, began: &str, warnings: &[String]) -> String {
 
 /// Right edges of the 17 data columns of the single/auto table (§8.2),
 /// after kB (16) and reclen (24).
-const EDGES: [usize; 17] = [
-    33, 42, 51, 60, 69, 78, 87, 97, 107, 116, 125, 134, 143, 152, 161, 169, 178,
-];
+const EDGES: [usize; 17] =
+    [33, 42, 51, 60, 69, 78, 87, 97, 107, 116, 125, 134, 143, 152, 161, 169, 178];
 /// Width of each column (pread is 8 wide, as iozone prints it).
 fn width(col: usize) -> usize {
     let prev = if col == 0 { 24 } else { EDGES[col - 1] };
@@ -157,15 +152,7 @@ pub fn table_row(c: &Config, row: &Row) -> String {
 pub fn auto2_row(c: &Config, row: &Row) -> String {
     let unit = Unit::of(c);
     let v = |k: usize| row.cols[k].map(|m| unit.integer(&m)).unwrap_or(0);
-    format!(
-        "{:>16}{:>8}{:>9}{:>9}{:>9}{:>9}\n",
-        row.kb,
-        row.reclen / 1024,
-        v(0),
-        v(1),
-        v(2),
-        v(3)
-    )
+    format!("{:>16}{:>8}{:>9}{:>9}{:>9}{:>9}\n", row.kb, row.reclen / 1024, v(0), v(1), v(2), v(3))
 }
 
 /// Titles of the single/auto `-R` reports, by column.
@@ -248,30 +235,18 @@ fn block_label(
         ThroughputTest::Fwrite => (true, "fwriters ", "\t", "\t\t"),
         ThroughputTest::Fread => (true, "freaders ", "\t", "\t\t"),
     };
-    let n = if wide {
-        format!("{count:2}")
-    } else {
-        count.to_string()
-    };
+    let n = if wide { format!("{count:2}") } else { count.to_string() };
     (n, label, ct, pt)
 }
 
 /// "Each process writes a N kByte file in M kByte records".
 pub fn each_line(c: &Config, kb: u64, reclen: u64) -> String {
-    format!(
-        "\tEach {} writes a {kb} kByte file in {} kByte records\n",
-        who(c),
-        reclen / 1024
-    )
+    format!("\tEach {} writes a {kb} kByte file in {} kByte records\n", who(c), reclen / 1024)
 }
 
 /// One phase's six lines (and `-C`'s per-child lines).
 pub fn block(c: &Config, b: &Block) -> String {
-    let (rate, amount) = if c.ops {
-        ("ops/sec", "ops")
-    } else {
-        ("kB/sec", "kB")
-    };
+    let (rate, amount) = if c.ops { ("ops/sec", "ops") } else { ("kB/sec", "kB") };
     let who = who(c);
     let (n, label, ct, pt) = block_label(b.phase, b.count);
     let mut o = String::new();
@@ -280,26 +255,11 @@ pub fn block(c: &Config, b: &Block) -> String {
         "\n\tChildren see throughput for {n} {label}{ct}= {:10.2} {rate}",
         b.children_see
     );
-    let _ = writeln!(
-        o,
-        "\tParent sees throughput for {n} {label}{pt}= {:10.2} {rate}",
-        b.parent_sees
-    );
-    let _ = writeln!(
-        o,
-        "\tMin throughput per {who} \t\t\t= {:10.2} {rate} ",
-        b.min
-    );
-    let _ = writeln!(
-        o,
-        "\tMax throughput per {who} \t\t\t= {:10.2} {rate}",
-        b.max
-    );
-    let _ = writeln!(
-        o,
-        "\tAvg throughput per {who} \t\t\t= {:10.2} {rate}",
-        b.avg
-    );
+    let _ =
+        writeln!(o, "\tParent sees throughput for {n} {label}{pt}= {:10.2} {rate}", b.parent_sees);
+    let _ = writeln!(o, "\tMin throughput per {who} \t\t\t= {:10.2} {rate} ", b.min);
+    let _ = writeln!(o, "\tMax throughput per {who} \t\t\t= {:10.2} {rate}", b.max);
+    let _ = writeln!(o, "\tAvg throughput per {who} \t\t\t= {:10.2} {rate}", b.avg);
     let _ = writeln!(o, "\tMin xfer \t\t\t\t\t= {:10.2} {amount}", b.min_xfer);
     if c.per_child {
         for (k, ch) in b.children.iter().enumerate() {
@@ -319,10 +279,8 @@ pub fn throughput_report(c: &Config, reclen: u64, rows: &[(ThroughputTest, Vec<f
     let axis = if c.threads { "threads" } else { "processes" };
     let unit = if c.ops { "ops/sec" } else { "kBytes/sec" };
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "\n\"Throughput report Y-axis is type of test X-axis is number of {axis}\""
-    );
+    let _ =
+        writeln!(o, "\n\"Throughput report Y-axis is type of test X-axis is number of {axis}\"");
     let _ = writeln!(o, "\"Record size = {} kBytes \"", reclen / 1024);
     let _ = writeln!(o, "\"Output is in {unit}\"\n");
     for (phase, values) in rows {

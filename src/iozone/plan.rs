@@ -41,15 +41,9 @@ impl FilePlan {
         output::refuse_duplicates(json.iter().chain(&biff).map(output::named))
             .map_err(anyhow::Error::msg)?;
         let files: Vec<PathBuf> = if c.throughput() {
-            (0..c.max_count())
-                .map(|k| throughput::child_file(c, k))
-                .collect()
+            (0..c.max_count()).map(|k| throughput::child_file(c, k)).collect()
         } else {
-            vec![
-                c.file
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from("iozone.tmp")),
-            ]
+            vec![c.file.clone().unwrap_or_else(|| PathBuf::from("iozone.tmp"))]
         };
         let flag = if c.throughput() { "-F" } else { "-f" };
         for f in &files {
@@ -71,11 +65,7 @@ impl FilePlan {
                     bail!(
                         "{}: the tests selected read a file that -i 0 writes, and it is {} (needs {}): add -i 0, or keep files with -w from an earlier run",
                         f.display(),
-                        if len == 0 {
-                            "missing".to_string()
-                        } else {
-                            human_bytes_binary(len)
-                        },
+                        if len == 0 { "missing".to_string() } else { human_bytes_binary(len) },
                         human_bytes_binary(max_kb * 1024)
                     );
                 }
@@ -94,12 +84,7 @@ impl FilePlan {
                 human_bytes_binary(ram)
             ));
         }
-        Ok(FilePlan {
-            files,
-            warnings,
-            json,
-            biff,
-        })
+        Ok(FilePlan { files, warnings, json, biff })
     }
 }
 
@@ -127,12 +112,7 @@ impl FilePlan {
 /// The largest file a run writes, in kB.
 fn max_file_kb(c: &Config) -> u64 {
     if c.auto_mode() {
-        single::auto_pairs(c)
-            .0
-            .iter()
-            .map(|p| p.0)
-            .max()
-            .unwrap_or(0)
+        single::auto_pairs(c).0.iter().map(|p| p.0).max().unwrap_or(0)
     } else {
         c.sizes_kb.first().copied().unwrap_or(512)
     }

@@ -72,20 +72,11 @@ struct Pair<'a> {
 impl Pair<'_> {
     /// A buffer of one record (or `-m`'s work area), filled as asked.
     fn buffer(&self) -> Buffer {
-        Buffer::new(
-            self.reclen,
-            self.c.multi_buffer,
-            self.c.huge_pages,
-            Fill::of(self.c),
-        )
+        Buffer::new(self.reclen, self.c.multi_buffer, self.c.huge_pages, Fill::of(self.c))
     }
 
     fn measure(&self, secs: f64, ops: u64) -> Measure {
-        Measure {
-            bytes: ops * self.reclen,
-            ops,
-            secs,
-        }
+        Measure { bytes: ops * self.reclen, ops, secs }
     }
 
     fn purge(&mut self) {
@@ -105,11 +96,7 @@ impl Pair<'_> {
         }
         let file = open(self.path, Access::Write, self.c, false)?;
         file.sync_all()?;
-        let walk = if positional {
-            Walk::Positional
-        } else {
-            Walk::Sequential
-        };
+        let walk = if positional { Walk::Positional } else { Walk::Sequential };
         self.timed_loop(file, self.buffer(), walk, Access::Write)
     }
 
@@ -123,14 +110,7 @@ impl Pair<'_> {
         }
         file.sync_all()?;
         let fill = buf.fill();
-        record_io(
-            &file,
-            Reach::Positional,
-            Access::Read,
-            buf.record(),
-            0,
-            fill,
-        )?;
+        record_io(&file, Reach::Positional, Access::Read, buf.record(), 0, fill)?;
         self.timed_loop(file, buf, Walk::Sequential, Access::Read)
     }
 
@@ -245,11 +225,7 @@ fn with_retest(
     mut run: impl FnMut(bool) -> io::Result<Measure>,
 ) -> io::Result<()> {
     cols[k] = Some(run(false)?);
-    cols[k + 1] = Some(if c.no_retest {
-        Measure::default()
-    } else {
-        run(true)?
-    });
+    cols[k + 1] = Some(if c.no_retest { Measure::default() } else { run(true)? });
     Ok(())
 }
 
@@ -331,21 +307,14 @@ pub fn auto_pairs(c: &Config) -> (Vec<(u64, u64)>, Vec<u64>) {
     let sizes: Vec<u64> = if !c.sizes_kb.is_empty() {
         c.sizes_kb.clone()
     } else {
-        let (lo, hi) = (
-            c.min_file_kb.unwrap_or(64),
-            c.max_file_kb.unwrap_or(524_288),
-        );
-        std::iter::successors(Some(lo), |s| Some(s * 2))
-            .take_while(|s| *s <= hi)
-            .collect()
+        let (lo, hi) = (c.min_file_kb.unwrap_or(64), c.max_file_kb.unwrap_or(524_288));
+        std::iter::successors(Some(lo), |s| Some(s * 2)).take_while(|s| *s <= hi).collect()
     };
     let recs: Vec<u64> = if explicit_r {
         c.records.clone()
     } else {
         let (lo, hi) = (c.min_rec.unwrap_or(4096), c.max_rec.unwrap_or(16 << 20));
-        std::iter::successors(Some(lo), |r| Some(r * 2))
-            .take_while(|r| *r <= hi)
-            .collect()
+        std::iter::successors(Some(lo), |r| Some(r * 2)).take_while(|r| *r <= hi).collect()
     };
     let mut pairs = Vec::new();
     for &kb in &sizes {
@@ -378,10 +347,7 @@ mod tests {
         assert_eq!(pairs[0], (64, 4096));
         assert_eq!(pairs.iter().filter(|p| p.0 == 64).count(), 5);
         assert!(
-            pairs
-                .iter()
-                .filter(|p| p.0 == 32768)
-                .all(|p| p.1 >= 64 << 10),
+            pairs.iter().filter(|p| p.0 == 32768).all(|p| p.1 >= 64 << 10),
             "crossover from 32 MB"
         );
         assert_eq!(pairs.iter().filter(|p| p.0 == 65536).count(), 9);

@@ -166,11 +166,7 @@ impl Block {
             phase,
             count,
             children_see,
-            parent_sees: if parent_secs > 0.0 {
-                total / parent_secs
-            } else {
-                0.0
-            },
+            parent_sees: if parent_secs > 0.0 { total / parent_secs } else { 0.0 },
             min: fold(f64::min, f64::MAX, |c| c.throughput),
             max: fold(f64::max, 0.0, |c| c.throughput),
             avg: children_see / count.max(1) as f64,
@@ -197,20 +193,13 @@ impl Block {
 
 /// The phases a configuration runs, in order.
 pub fn phases(c: &Config) -> Vec<ThroughputTest> {
-    PHASES
-        .iter()
-        .copied()
-        .filter(|p| c.selected(p.test()))
-        .collect()
+    PHASES.iter().copied().filter(|p| c.selected(p.test())).collect()
 }
 
 /// The file of child `k`: `-F`'s, or `iozone.DUMMY.k` in the working
 /// directory.
 pub fn child_file(c: &Config, k: usize) -> PathBuf {
-    c.files
-        .get(k)
-        .cloned()
-        .unwrap_or_else(|| PathBuf::from(format!("iozone.DUMMY.{k}")))
+    c.files.get(k).cloned().unwrap_or_else(|| PathBuf::from(format!("iozone.DUMMY.{k}")))
 }
 
 /// A child's failure, naming the child and its file; the OS error stays
@@ -225,14 +214,7 @@ pub struct ChildError {
 
 /// `e` of child `k` as an io::Error of the same kind.
 pub fn child_error(k: usize, path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(
-        e.kind(),
-        ChildError {
-            k,
-            path: path.to_path_buf(),
-            source: e,
-        },
-    )
+    io::Error::new(e.kind(), ChildError { k, path: path.to_path_buf(), source: e })
 }
 
 /// How a child meets the others: released together, told when one has
@@ -296,11 +278,7 @@ pub struct ChildRun<'a> {
 impl ChildRun<'_> {
     /// The per-record unit of `actual`.
     fn per_record(&self) -> f64 {
-        if self.c.ops {
-            1.0
-        } else {
-            (self.reclen / 1024) as f64
-        }
+        if self.c.ops { 1.0 } else { (self.reclen / 1024) as f64 }
     }
 
     fn stonewall(&self) -> bool {
@@ -318,11 +296,7 @@ impl ChildRun<'_> {
             ThroughputTest::Fread => super::io::no_follow().read(true).open(self.path),
             ThroughputTest::Pwrite => {
                 // iozone re-creates the file first (creat).
-                super::io::no_follow()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .open(self.path)?;
+                super::io::no_follow().write(true).create(true).truncate(true).open(self.path)?;
                 open(self.path, Access::Write, self.c, false)
             }
             ThroughputTest::Mixed if self.k % 2 == 1 => {
@@ -394,10 +368,7 @@ impl ChildRun<'_> {
                 // Writers of a new file (initial write; pwrite, which
                 // truncates first) finish it, so the phases after read a
                 // whole file; the others stop here.
-                if !matches!(
-                    self.phase,
-                    ThroughputTest::InitialWrite | ThroughputTest::Pwrite
-                ) {
+                if !matches!(self.phase, ThroughputTest::InitialWrite | ThroughputTest::Pwrite) {
                     break;
                 }
             }
@@ -410,8 +381,7 @@ impl ChildRun<'_> {
                     Some(one) => one.read_exact_from(rd.get_ref(), self.reclen as usize),
                     None => {
                         let rec = buf.record();
-                        rd.read_exact(rec)
-                            .and_then(|()| fill.check(rec, r * self.reclen))
+                        rd.read_exact(rec).and_then(|()| fill.check(rec, r * self.reclen))
                     }
                 }
                 .map_err(short_file)?,
@@ -446,10 +416,7 @@ impl ChildRun<'_> {
     fn numbers(&self, done: u64, t: Instant) -> Child {
         let secs = t.elapsed().as_secs_f64().max(1e-6);
         let actual = done as f64 * self.per_record();
-        Child {
-            actual,
-            throughput: actual / secs,
-        }
+        Child { actual, throughput: actual / secs }
     }
 }
 
@@ -466,13 +433,7 @@ pub struct PhaseRun<'a> {
 /// The children of a phase as threads of this process (`-T`): their
 /// numbers, and the parent's seconds from the release to the last exit.
 pub fn run_threads(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>, f64)> {
-    let &PhaseRun {
-        c,
-        phase,
-        count,
-        kb,
-        reclen,
-    } = run;
+    let &PhaseRun { c, phase, count, kb, reclen } = run;
     let shared = Shared {
         done: AtomicBool::new(false),
         abort: AtomicBool::new(false),
@@ -485,10 +446,7 @@ pub fn run_threads(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>, f
     // iozone's thread-mode fread children share one buffer (see SharedBuf);
     // its process-mode children each read into their own copy.
     let fread_buf = (phase == ThroughputTest::Fread).then(|| SharedBuf::new(reclen as usize));
-    let link = ThreadLink {
-        barrier: &barrier,
-        shared: &shared,
-    };
+    let link = ThreadLink { barrier: &barrier, shared: &shared };
     let parent_secs = std::thread::scope(|s| {
         for k in 0..count {
             let child = ChildRun {
@@ -526,11 +484,7 @@ pub fn run_threads(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>, f
     .as_secs_f64();
     // The scope joined every child: parent time runs from the release to
     // the last exit.
-    if let Some(e) = shared
-        .first_error
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-    {
+    if let Some(e) = shared.first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);
     }
     if stop.is_set() {
@@ -538,11 +492,7 @@ pub fn run_threads(run: &PhaseRun, stop: &StopFlag) -> io::Result<(Vec<Child>, f
     }
     let children: Vec<Child> = results
         .into_iter()
-        .map(|r| {
-            r.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .unwrap_or_default()
-        })
+        .map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_default())
         .collect();
     Ok((children, parent_secs))
 }
@@ -564,17 +514,10 @@ mod tests {
     fn a_blocks_numbers_are_iozones() {
         let c = |actual, throughput| Child { actual, throughput };
         // Child 1 was stonewalled at 48 MiB of 64.
-        let b = Block::new(
-            ThroughputTest::Read,
-            vec![c(65536.0, 4000.0), c(49152.0, 3000.0)],
-            20.0,
-        );
+        let b =
+            Block::new(ThroughputTest::Read, vec![c(65536.0, 4000.0), c(49152.0, 3000.0)], 20.0);
         assert_eq!(b.children_see, 7000.0, "the sum of the children's rates");
-        assert_eq!(
-            b.parent_sees,
-            (65536.0 + 49152.0) / 20.0,
-            "all kB over the parent's time"
-        );
+        assert_eq!(b.parent_sees, (65536.0 + 49152.0) / 20.0, "all kB over the parent's time");
         assert_eq!((b.min, b.max, b.avg), (3000.0, 4000.0, 3500.0));
         assert_eq!(b.min_xfer, 49152.0, "how far the slowest child got");
         // A child with 0 first is the minimum (iozone re-seeds on 0: not copied).

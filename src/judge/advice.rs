@@ -109,10 +109,8 @@ impl Evidence {
                 self.time_pct = larger(self.time_pct, slow);
             }
         }
-        self.tail_x = larger(
-            self.tail_x,
-            tail_factor(f.p9999_us, d.p9999_pct_of_peers, path_limited),
-        );
+        self.tail_x =
+            larger(self.tail_x, tail_factor(f.p9999_us, d.p9999_pct_of_peers, path_limited));
     }
 
     fn sentence(&self) -> (Action, String) {
@@ -158,10 +156,7 @@ impl Evidence {
             || self.tail_x.is_some();
         let (action, what) = if self.gone {
             said.insert(0, "the device went away during the check".into());
-            (
-                Action::CheckPath,
-                "check its cable, slot and power, then check it again",
-            )
+            (Action::CheckPath, "check its cable, slot and power, then check it again")
         } else if self.hung {
             said.insert(
                 0,
@@ -222,11 +217,7 @@ pub fn advise(seen: &[Seen], th: &Thresholds, finding: Option<PathFinding>) -> V
                 e.add(s, th, finding);
             }
             let (action, sentence) = e.sentence();
-            DiskAdvice {
-                path: path.to_string(),
-                action,
-                sentence: format!("{path}: {sentence}"),
-            }
+            DiskAdvice { path: path.to_string(), action, sentence: format!("{path}: {sentence}") }
         })
         .collect()
 }
@@ -237,11 +228,7 @@ mod tests {
     use crate::measure::{ReadError, SlowRead};
 
     fn slow(pct: f64) -> Judged {
-        Judged {
-            verdict: Verdict::Slow,
-            pct_of_peers: Some(pct),
-            ..Judged::default()
-        }
+        Judged { verdict: Verdict::Slow, pct_of_peers: Some(pct), ..Judged::default() }
     }
 
     #[test]
@@ -254,21 +241,10 @@ mod tests {
             message: "Input/output error".into(),
             exact: true,
         }];
-        let stalled = [SlowRead {
-            offset: 0,
-            len: 4096,
-            latency_ms: 3000.0,
-            index: 7,
-        }];
-        let failed = Judged {
-            verdict: Verdict::Error,
-            ..Judged::default()
-        };
-        let lost = Judged {
-            verdict: Verdict::Slow,
-            pct_of_serial: Some(60.0),
-            ..Judged::default()
-        };
+        let stalled = [SlowRead { offset: 0, len: 4096, latency_ms: 3000.0, index: 7 }];
+        let failed = Judged { verdict: Verdict::Error, ..Judged::default() };
+        let lost =
+            Judged { verdict: Verdict::Slow, pct_of_serial: Some(60.0), ..Judged::default() };
         /// What, the disk in each pass → action and sentence.
         type Case<'a> = (&'a str, Vec<(PassKind, Facts<'a>, Judged)>, Action, &'a str);
         let cases: Vec<Case> = vec![
@@ -276,11 +252,7 @@ mod tests {
                 "unreadable sectors",
                 vec![(
                     PassKind::Serial,
-                    Facts {
-                        bad_ranges: 2,
-                        errors: &err,
-                        ..Facts::default()
-                    },
+                    Facts { bad_ranges: 2, errors: &err, ..Facts::default() },
                     failed.clone(),
                 )],
                 Action::Return,
@@ -290,11 +262,7 @@ mod tests {
                 "a stall",
                 vec![(
                     PassKind::Serial,
-                    Facts {
-                        slow_reads: &stalled,
-                        slow_read_count: 1,
-                        ..Facts::default()
-                    },
+                    Facts { slow_reads: &stalled, slow_read_count: 1, ..Facts::default() },
                     slow(100.0),
                 )],
                 Action::Return,
@@ -313,10 +281,7 @@ mod tests {
                 "gone",
                 vec![(
                     PassKind::Parallel,
-                    Facts {
-                        device_gone: true,
-                        ..Facts::default()
-                    },
+                    Facts { device_gone: true, ..Facts::default() },
                     failed.clone(),
                 )],
                 Action::CheckPath,
@@ -491,19 +456,9 @@ mod link_tests {
         };
         let both = with_links("/dev/sdf", std::slice::from_ref(&sata), Some(slow)).unwrap();
         assert_eq!(both.action, Action::CheckPath);
-        assert!(
-            both.sentence.contains("the link is the likely cause"),
-            "{}",
-            both.sentence
-        );
-        let bad = DiskAdvice {
-            action: Action::Return,
-            ..both.clone()
-        };
-        assert_eq!(
-            with_links("/dev/sdf", &[sata], Some(bad)).unwrap().action,
-            Action::Return
-        );
+        assert!(both.sentence.contains("the link is the likely cause"), "{}", both.sentence);
+        let bad = DiskAdvice { action: Action::Return, ..both.clone() };
+        assert_eq!(with_links("/dev/sdf", &[sata], Some(bad)).unwrap().action, Action::Return);
         assert_eq!(with_links("/dev/sdf", &[], None), None);
     }
 }

@@ -121,10 +121,7 @@ impl DiskVerdict {
 
     /// Whether it is an action to take.
     pub fn to_act_on(self) -> bool {
-        matches!(
-            self,
-            DiskVerdict::Return | DiskVerdict::Recheck | DiskVerdict::CheckPath
-        )
+        matches!(self, DiskVerdict::Return | DiskVerdict::Recheck | DiskVerdict::CheckPath)
     }
 }
 
@@ -235,10 +232,7 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Option<(Action, String)> {
     } else {
         ""
     };
-    Some((
-        Action::Return,
-        format!("{}, return it{cable}", bad.join(", ")),
-    ))
+    Some((Action::Return, format!("{}, return it{cable}", bad.join(", "))))
 }
 
 /// SMART transport errors while every block read back right: the path.
@@ -246,11 +240,7 @@ fn transport(d: &BurnFacts) -> Option<(Action, String)> {
     if d.smart_transport.is_empty() {
         return None;
     }
-    let said: Vec<String> = d
-        .smart_transport
-        .iter()
-        .map(|c| format!("SMART {c}"))
-        .collect();
+    let said: Vec<String> = d.smart_transport.iter().map(|c| format!("SMART {c}")).collect();
     Some((
         Action::CheckPath,
         format!(
@@ -266,10 +256,7 @@ fn heat(d: &BurnFacts) -> Option<(Action, String)> {
     if let (Some(c), Some(limit)) = (d.hottest_c, d.limit_c)
         && c > limit
     {
-        hot.push(format!(
-            "reached {c} °C during the run, above {} ({limit} °C)",
-            d.limit_source
-        ));
+        hot.push(format!("reached {c} °C during the run, above {} ({limit} °C)", d.limit_source));
     }
     hot.extend(d.smart_thermal.iter().map(|c| format!("SMART {c}")));
     (!hot.is_empty()).then(|| {
@@ -291,8 +278,7 @@ fn slow(
     let mut slow: Vec<String> = [("write", write), ("verify", verify)]
         .iter()
         .filter_map(|(what, p)| {
-            p.filter(|p| *p < th.slow_pct)
-                .map(|p| format!("{what} speed {p:.0}% of its peers'"))
+            p.filter(|p| *p < th.slow_pct).map(|p| format!("{what} speed {p:.0}% of its peers'"))
         })
         .collect();
     slow.extend(slowed(&d.pass_mb_per_s));
@@ -342,19 +328,11 @@ mod tests {
     #[test]
     fn action_table() {
         let th = Thresholds::default();
-        let lost = BurnFacts {
-            bad: vec![("lost (stale on read-back)", 8192)],
-            ..disk(100.0, 100.0)
-        };
-        let flipped = BurnFacts {
-            bad: vec![("corrupted", 4096)],
-            corrupted: true,
-            ..disk(100.0, 100.0)
-        };
-        let gone = BurnFacts {
-            device_gone: true,
-            ..disk(100.0, 100.0)
-        };
+        let lost =
+            BurnFacts { bad: vec![("lost (stale on read-back)", 8192)], ..disk(100.0, 100.0) };
+        let flipped =
+            BurnFacts { bad: vec![("corrupted", 4096)], corrupted: true, ..disk(100.0, 100.0) };
+        let gone = BurnFacts { device_gone: true, ..disk(100.0, 100.0) };
         let pending = BurnFacts {
             smart_media: vec!["ATA 197 Current_Pending_Sector 0 → 8".into()],
             ..disk(100.0, 100.0)
@@ -390,37 +368,17 @@ mod tests {
                 Some(Action::CheckPath)
             ]
         );
-        assert!(
-            out[6]
-                .action
-                .as_ref()
-                .unwrap()
-                .1
-                .starts_with("SMART ATA 197")
-        );
-        assert!(
-            out[7]
-                .action
-                .as_ref()
-                .unwrap()
-                .1
-                .contains("check its cable")
-        );
+        assert!(out[6].action.as_ref().unwrap().1.starts_with("SMART ATA 197"));
+        assert!(out[7].action.as_ref().unwrap().1.contains("check its cable"));
         let said = |i: usize| out[i].action.as_ref().unwrap().1.clone();
         assert_eq!(said(2), "8192 bytes lost (stale on read-back), return it");
         assert!(said(3).contains("check those first"), "{}", said(3));
-        assert!(
-            said(5).starts_with("write speed 60% of its peers'"),
-            "{}",
-            said(5)
-        );
+        assert!(said(5).starts_with("write speed 60% of its peers'"), "{}", said(5));
         // Reads that slowed from pass to pass (85 % of pass 1 is within
         // what a host's other load makes); a pass not timed is not
         // compared.
-        let passes = |p: &[Option<f64>]| BurnFacts {
-            pass_mb_per_s: p.to_vec(),
-            ..disk(100.0, 100.0)
-        };
+        let passes =
+            |p: &[Option<f64>]| BurnFacts { pass_mb_per_s: p.to_vec(), ..disk(100.0, 100.0) };
         let out = verdicts(
             &[
                 passes(&[Some(200.0), Some(190.0), Some(120.0)]),
@@ -450,18 +408,10 @@ mod tests {
                     limit_source: "the default for a drive that reports no limit, 60 °C".into(),
                     ..disk(100.0, 100.0)
                 },
-                BurnFacts {
-                    hottest_c: Some(60),
-                    limit_c: Some(60),
-                    ..disk(100.0, 100.0)
-                },
+                BurnFacts { hottest_c: Some(60), limit_c: Some(60), ..disk(100.0, 100.0) },
                 // An NVMe drive at 72 °C under its own 80 °C threshold is
                 // fine; minutes it counted above it are not.
-                BurnFacts {
-                    hottest_c: Some(72),
-                    limit_c: Some(80),
-                    ..disk(100.0, 100.0)
-                },
+                BurnFacts { hottest_c: Some(72), limit_c: Some(80), ..disk(100.0, 100.0) },
                 BurnFacts {
                     hottest_c: Some(72),
                     limit_c: Some(80),
@@ -489,12 +439,8 @@ mod tests {
         assert!(out[2].action.is_none());
         assert!(out[3].action.is_none(), "{:?}", out[3]);
         assert!(
-            out[4]
-                .action
-                .as_ref()
-                .is_some_and(|a| a.0 == Action::Recheck
-                    && a.1
-                        .starts_with("SMART NVMe minutes above its warning temperature 0 → 3")),
+            out[4].action.as_ref().is_some_and(|a| a.0 == Action::Recheck
+                && a.1.starts_with("SMART NVMe minutes above its warning temperature 0 → 3")),
             "{:?}",
             out[4]
         );
@@ -514,14 +460,8 @@ mod tests {
         );
         assert!(out[1].action.is_none(), "{:?}", out[1]);
         // Timed too briefly to compare: no verdict from speed.
-        let brief = |w| BurnFacts {
-            write_s: 0.2,
-            ..disk(w, 100.0)
-        };
+        let brief = |w| BurnFacts { write_s: 0.2, ..disk(w, 100.0) };
         let out = verdicts(&[brief(100.0), brief(100.0), brief(50.0)], &th);
-        assert!(
-            out.iter()
-                .all(|v| v.action.is_none() && v.write_pct.is_none())
-        );
+        assert!(out.iter().all(|v| v.action.is_none() && v.write_pct.is_none()));
     }
 }

@@ -150,11 +150,7 @@ pub fn verdict(
     // A stalled read is a disk problem whatever the path does.
     let stall = latency_reasons(f, j, path_limited, th);
     if path_limited {
-        return if stall.is_empty() {
-            (Verdict::Ok, Vec::new())
-        } else {
-            (Verdict::Slow, stall)
-        };
+        return if stall.is_empty() { (Verdict::Ok, Vec::new()) } else { (Verdict::Slow, stall) };
     }
     let mut slow = stall;
     slow.extend(j.slow_regions.iter().take(3).map(region_reason));
@@ -246,9 +242,7 @@ fn region_reason(r: &SlowRegion) -> String {
 /// away, or media errors with their exact extent.
 fn fault_reason(f: &Facts) -> String {
     let first = f.errors.first();
-    let at = first
-        .map(|e| format!(" at byte {} ({})", e.offset, e.message))
-        .unwrap_or_default();
+    let at = first.map(|e| format!(" at byte {} ({})", e.offset, e.message)).unwrap_or_default();
     if f.device_gone {
         return format!("the device went away{at}; nothing more could be read");
     }
@@ -274,9 +268,8 @@ fn fault_reason(f: &Facts) -> String {
     } else {
         String::new()
     };
-    let first = first
-        .map(|e| format!(", first at byte {} ({})", e.offset, e.message))
-        .unwrap_or_default();
+    let first =
+        first.map(|e| format!(", first at byte {} ({})", e.offset, e.message)).unwrap_or_default();
     format!(
         "{} unreadable range(s), {} bytes{first}; {} failed read(s){unread}{stopped}",
         f.bad_ranges, f.bad_bytes, f.read_errors
@@ -288,12 +281,7 @@ mod tests {
     use super::*;
 
     fn slow_read(index: u64, latency_ms: f64) -> SlowRead {
-        SlowRead {
-            offset: 4096 * index,
-            len: 4096,
-            latency_ms,
-            index,
-        }
+        SlowRead { offset: 4096 * index, len: 4096, latency_ms, index }
     }
 
     fn facts() -> Facts<'static> {
@@ -316,10 +304,7 @@ mod tests {
             (vec![slow_read(1, 9000.0)], None),
             (vec![slow_read(2, 1999.0)], None),
             (vec![slow_read(2, 2000.0)], Some(2000.0)),
-            (
-                vec![slow_read(5, 2500.0), slow_read(9, 4000.0)],
-                Some(4000.0),
-            ),
+            (vec![slow_read(5, 2500.0), slow_read(9, 4000.0)], Some(4000.0)),
         ] {
             assert_eq!(stall(&reads, &th).map(|s| s.latency_ms), want, "{reads:?}");
         }
@@ -355,11 +340,7 @@ mod tests {
             (94.0, false, false),
             (93.0, false, true),
         ] {
-            assert_eq!(
-                (slow_time(pct, &th), fast_time(pct, &th)),
-                (slow, fast),
-                "{pct}"
-            );
+            assert_eq!((slow_time(pct, &th), fast_time(pct, &th)), (slow, fast), "{pct}");
         }
     }
 
@@ -385,22 +366,10 @@ mod tests {
             reference_mb_per_s: 100.0,
             against: Against::Peers,
         };
-        let peers = |p: f64| Judged {
-            pct_of_peers: Some(p),
-            ..Judged::default()
-        };
+        let peers = |p: f64| Judged { pct_of_peers: Some(p), ..Judged::default() };
         /// What, pass, facts, judged so far, path limited, array kept →
         /// verdict and the start of the first reason.
-        type Case<'a> = (
-            &'a str,
-            PassKind,
-            Facts<'a>,
-            Judged,
-            bool,
-            Option<f64>,
-            Verdict,
-            &'a str,
-        );
+        type Case<'a> = (&'a str, PassKind, Facts<'a>, Judged, bool, Option<f64>, Verdict, &'a str);
         let cases: Vec<Case> = vec![
             (
                 "at the median",
@@ -445,13 +414,7 @@ mod tests {
             (
                 "failed reads win",
                 PassKind::Serial,
-                Facts {
-                    read_errors: 1,
-                    bad_ranges: 1,
-                    bad_bytes: 4096,
-                    errors: &err,
-                    ..facts()
-                },
+                Facts { read_errors: 1, bad_ranges: 1, bad_bytes: 4096, errors: &err, ..facts() },
                 peers(50.0),
                 false,
                 None,
@@ -461,12 +424,7 @@ mod tests {
             (
                 "gone",
                 PassKind::Parallel,
-                Facts {
-                    read_errors: 1,
-                    device_gone: true,
-                    errors: &err,
-                    ..facts()
-                },
+                Facts { read_errors: 1, device_gone: true, errors: &err, ..facts() },
                 peers(100.0),
                 false,
                 None,
@@ -476,11 +434,7 @@ mod tests {
             (
                 "stall, also under a bottleneck",
                 PassKind::Parallel,
-                Facts {
-                    slow_reads: &stalled,
-                    slow_read_count: 1,
-                    ..facts()
-                },
+                Facts { slow_reads: &stalled, slow_read_count: 1, ..facts() },
                 peers(100.0),
                 true,
                 Some(50.0),
@@ -501,10 +455,7 @@ mod tests {
                 "own serial: lost alone",
                 PassKind::Parallel,
                 facts(),
-                Judged {
-                    pct_of_serial: Some(60.0),
-                    ..peers(100.0)
-                },
+                Judged { pct_of_serial: Some(60.0), ..peers(100.0) },
                 false,
                 Some(98.0),
                 Verdict::Slow,
@@ -514,10 +465,7 @@ mod tests {
                 "own serial: lost what all lost",
                 PassKind::Parallel,
                 facts(),
-                Judged {
-                    pct_of_serial: Some(91.0),
-                    ..peers(100.0)
-                },
+                Judged { pct_of_serial: Some(91.0), ..peers(100.0) },
                 false,
                 Some(93.0),
                 Verdict::Ok,
@@ -526,14 +474,8 @@ mod tests {
             (
                 "tail",
                 PassKind::Serial,
-                Facts {
-                    p9999_us: 600_000.0,
-                    ..facts()
-                },
-                Judged {
-                    p9999_pct_of_peers: Some(600.0),
-                    ..peers(100.0)
-                },
+                Facts { p9999_us: 600_000.0, ..facts() },
+                Judged { p9999_pct_of_peers: Some(600.0), ..peers(100.0) },
                 false,
                 None,
                 Verdict::Slow,
@@ -543,10 +485,7 @@ mod tests {
                 "region",
                 PassKind::Serial,
                 facts(),
-                Judged {
-                    slow_regions: vec![region.clone()],
-                    ..peers(100.0)
-                },
+                Judged { slow_regions: vec![region.clone()], ..peers(100.0) },
                 false,
                 None,
                 Verdict::Slow,
@@ -556,11 +495,7 @@ mod tests {
                 "seek: loses more than its peers",
                 PassKind::Seek,
                 facts(),
-                Judged {
-                    pct_of_serial: Some(20.0),
-                    seek_pct_of_peers: Some(50.0),
-                    ..peers(100.0)
-                },
+                Judged { pct_of_serial: Some(20.0), seek_pct_of_peers: Some(50.0), ..peers(100.0) },
                 false,
                 None,
                 Verdict::Slow,
@@ -570,11 +505,7 @@ mod tests {
                 "seek: loses what its peers lose",
                 PassKind::Seek,
                 facts(),
-                Judged {
-                    pct_of_serial: Some(20.0),
-                    seek_pct_of_peers: Some(100.0),
-                    ..peers(40.0)
-                },
+                Judged { pct_of_serial: Some(20.0), seek_pct_of_peers: Some(100.0), ..peers(40.0) },
                 false,
                 None,
                 Verdict::Ok,
@@ -584,10 +515,7 @@ mod tests {
                 "time",
                 PassKind::Parallel,
                 facts(),
-                Judged {
-                    time_pct_of_peers: Some(130.0),
-                    ..peers(100.0)
-                },
+                Judged { time_pct_of_peers: Some(130.0), ..peers(100.0) },
                 false,
                 None,
                 Verdict::Slow,
@@ -597,10 +525,7 @@ mod tests {
                 "slow beats fast",
                 PassKind::Parallel,
                 facts(),
-                Judged {
-                    time_pct_of_peers: Some(130.0),
-                    ..peers(120.0)
-                },
+                Judged { time_pct_of_peers: Some(130.0), ..peers(120.0) },
                 false,
                 None,
                 Verdict::Slow,
@@ -610,11 +535,7 @@ mod tests {
         for (what, kind, f, j, limited, kept, want, reason) in cases {
             let (v, reasons) = verdict(kind, &f, &j, limited, kept, &th);
             assert_eq!(v, want, "{what}: {reasons:?}");
-            assert_eq!(
-                reasons.is_empty(),
-                want == Verdict::Ok,
-                "{what}: {reasons:?}"
-            );
+            assert_eq!(reasons.is_empty(), want == Verdict::Ok, "{what}: {reasons:?}");
             if !reason.is_empty() {
                 assert!(reasons[0].starts_with(reason), "{what}: {reasons:?}");
             }

@@ -88,10 +88,7 @@ pub fn kind_words(kind: &str) -> String {
 
 /// A link below its maximum in the verdict's words.
 pub fn sentence(l: &LinkFinding) -> String {
-    let most = l
-        .carries_mb_per_s
-        .map(|m| format!(", at most {m:.0} MB/s"))
-        .unwrap_or_default();
+    let most = l.carries_mb_per_s.map(|m| format!(", at most {m:.0} MB/s")).unwrap_or_default();
     if l.controller {
         let (which, fix) = if l.switch {
             (
@@ -99,10 +96,7 @@ pub fn sentence(l: &LinkFinding) -> String {
                 "reseat the switch card or its cable, or move it",
             )
         } else {
-            (
-                format!("the controller {}'s PCIe link", l.at),
-                "reseat the card or move it",
-            )
+            (format!("the controller {}'s PCIe link", l.at), "reseat the card or move it")
         };
         format!(
             "{which} runs at {} where {} is possible ({} disk(s) behind it{most}): {fix} to a full-width, full-speed slot",
@@ -177,10 +171,7 @@ fn with_disk_max(l: Link) -> Link {
         return l;
     }
     let Some(words) = l.disk_max.clone() else {
-        return Link {
-            disk_end: DiskEnd::Unknown,
-            ..l
-        };
+        return Link { disk_end: DiskEnd::Unknown, ..l };
     };
     let disk = rate(&words);
     let (max, max_rate) = match (disk, l.max_rate) {
@@ -207,18 +198,15 @@ fn settle_by_model(disks: &mut [(Option<&str>, &mut Topology)]) {
         .iter()
         .enumerate()
         .flat_map(|(i, (model, t))| {
-            t.links
-                .iter()
-                .filter(|l| own(&l.kind))
-                .filter_map(move |l| {
-                    Some((
-                        i,
-                        model.map(String::from),
-                        l.kind.clone(),
-                        l.current_rate?,
-                        l.current.clone(),
-                    ))
-                })
+            t.links.iter().filter(|l| own(&l.kind)).filter_map(move |l| {
+                Some((
+                    i,
+                    model.map(String::from),
+                    l.kind.clone(),
+                    l.current_rate?,
+                    l.current.clone(),
+                ))
+            })
         })
         .collect();
     for (i, (model, t)) in disks.iter_mut().enumerate() {
@@ -258,41 +246,20 @@ mod tests {
             .unwrap(),
         )
         .unwrap();
-        assert_eq!(
-            disk_max_speed(&v).as_deref(),
-            Some("6.0 Gb/s"),
-            "the recorded disk"
-        );
-        let l = link(
-            "sata",
-            "link3",
-            ("3.0 Gbps".into(), None),
-            ("6.0 Gbps".into(), None),
-        );
+        assert_eq!(disk_max_speed(&v).as_deref(), Some("6.0 Gb/s"), "the recorded disk");
+        let l = link("sata", "link3", ("3.0 Gbps".into(), None), ("6.0 Gbps".into(), None));
         assert!(l.degraded);
-        let with = |disk_max: Option<String>| {
-            with_disk_max(Link {
-                disk_max,
-                ..l.clone()
-            })
-        };
+        let with = |disk_max: Option<String>| with_disk_max(Link { disk_max, ..l.clone() });
         // A SATA II disk: nothing wrong with the link.
         let old = with(Some("3.0 Gb/s".into()));
-        assert_eq!(
-            (old.max_words().as_str(), old.degraded),
-            ("3.0 Gb/s", false)
-        );
+        assert_eq!((old.max_words().as_str(), old.degraded), ("3.0 Gb/s", false));
         // A SATA III disk: the link is below what both ends can do.
         let new = with(disk_max_speed(&v));
         assert_eq!((new.max_words().as_str(), new.degraded), ("6.0 Gbps", true));
         // Nobody asked the disk: marked, and said so.
         let unknown = with(None);
         assert!(unknown.degraded);
-        assert!(
-            unknown
-                .max_words()
-                .ends_with("(the port's; the disk's unknown)")
-        );
+        assert!(unknown.max_words().ends_with("(the port's; the disk's unknown)"));
         assert_eq!(unknown.disk_end, DiskEnd::Unknown);
     }
 
@@ -302,10 +269,7 @@ mod tests {
         // unknown.
         let on = |kind: &str, cur: &str, max: &str| {
             let l = link(kind, "phy-0:0:1", (cur.into(), None), (max.into(), None));
-            Topology {
-                links: vec![with_disk_max(l)],
-                ..Topology::default()
-            }
+            Topology { links: vec![with_disk_max(l)], ..Topology::default() }
         };
         let mut t = [
             // Model A: one of two at 6 Gb/s, the other at 12.
@@ -322,18 +286,13 @@ mod tests {
         let mut disks: Vec<(Option<&str>, &mut Topology)> =
             models.iter().copied().zip(t.iter_mut()).collect();
         settle_by_model(&mut disks);
-        let said: Vec<(bool, String)> = t
-            .iter()
-            .map(|t| (t.links[0].degraded, t.links[0].max_words()))
-            .collect();
+        let said: Vec<(bool, String)> =
+            t.iter().map(|t| (t.links[0].degraded, t.links[0].max_words())).collect();
         let said: Vec<(bool, &str)> = said.iter().map(|(d, m)| (*d, m.as_str())).collect();
         assert_eq!(
             said,
             [
-                (
-                    true,
-                    "12.0 Gbit (a disk of the same model runs at 12.0 Gbit)"
-                ),
+                (true, "12.0 Gbit (a disk of the same model runs at 12.0 Gbit)"),
                 (false, "12.0 Gbit"),
                 (
                     false,

@@ -166,9 +166,7 @@ impl Numbers {
 
     /// The seconds of the disks whose completion time counts.
     fn elapsed(&self, disks: &[Facts]) -> Vec<Option<f64>> {
-        (disks.iter().zip(&self.times))
-            .map(|(f, t)| t.map(|_| f.elapsed_s))
-            .collect()
+        (disks.iter().zip(&self.times)).map(|(f, t)| t.map(|_| f.elapsed_s)).collect()
     }
 }
 
@@ -210,9 +208,8 @@ fn path(
     if kind != PassKind::Parallel {
         return (None, Vec::new());
     }
-    let pairs: Vec<(f64, f64)> = (serial.iter().zip(&n.speeds))
-        .filter_map(|(s, v)| s.zip(*v))
-        .collect();
+    let pairs: Vec<(f64, f64)> =
+        (serial.iter().zip(&n.speeds)).filter_map(|(s, v)| s.zip(*v)).collect();
     let mut finding = shared_path(&pairs, th);
     let controllers = controller_shares(disks, &n.pct_of_serial, th);
     if controllers.iter().any(|c| c.limited)
@@ -229,9 +226,7 @@ fn path(
 
 /// The controller disk `i` sits behind, when that controller limited it.
 fn limited_by(controllers: &[ControllerShare], i: usize) -> Option<&ControllerShare> {
-    controllers
-        .iter()
-        .find(|c| c.limited && c.disks.contains(&i))
+    controllers.iter().find(|c| c.limited && c.disks.contains(&i))
 }
 
 /// Each disk's slow regions of its surface, against its peers'.
@@ -296,12 +291,8 @@ fn controller_shares(
 
 /// The median of group `g`'s values, when it has at least two.
 fn group_median(values: &[Option<f64>], groups: &[usize], g: usize) -> Option<f64> {
-    let peers: Vec<f64> = values
-        .iter()
-        .zip(groups)
-        .filter(|(_, pg)| **pg == g)
-        .filter_map(|(v, _)| *v)
-        .collect();
+    let peers: Vec<f64> =
+        values.iter().zip(groups).filter(|(_, pg)| **pg == g).filter_map(|(v, _)| *v).collect();
     (peers.len() >= 2).then(|| median(&peers)).flatten()
 }
 
@@ -333,10 +324,7 @@ mod tests {
         // equal.
         let alone = [disk(199.0), disk(198.0), disk(120.0), disk(200.0)];
         let j = judge(PassKind::Parallel, false, &alone, &serial, &th);
-        assert_eq!(
-            verdicts(&j),
-            [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]
-        );
+        assert_eq!(verdicts(&j), [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]);
         assert!(!j.finding.unwrap().shared_bottleneck);
         assert_eq!(j.disks[2].pct_of_serial, Some(60.0));
         // All lose together: a shared bottleneck, and the parallel numbers
@@ -353,20 +341,14 @@ mod tests {
         // Seek pass: every disk keeps 20 %; one keeps 10 %.
         let seek = [disk(40.0), disk(40.0), disk(20.0), disk(40.0)];
         let j = judge(PassKind::Seek, false, &seek, &serial, &th);
-        assert_eq!(
-            verdicts(&j),
-            [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]
-        );
+        assert_eq!(verdicts(&j), [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]);
         assert_eq!(j.disks[2].seek_pct_of_peers, Some(50.0));
     }
 
     #[test]
     fn a_controller_whose_disks_lose_speed_together_is_named_not_its_disks() {
         let th = Thresholds::default();
-        let on = |c: &str, f: Facts<'static>| Facts {
-            controller: Some(c.into()),
-            ..f
-        };
+        let on = |c: &str, f: Facts<'static>| Facts { controller: Some(c.into()), ..f };
         let serial = [Some(200.0); 6];
         // Four disks on the HBA keep 60 %, two on AHCI keep 99 %; one AHCI
         // disk... all the same model.
@@ -379,15 +361,9 @@ mod tests {
             on("0000:00:17.0", disk(199.0)),
         ];
         let j = judge(PassKind::Parallel, false, &d, &serial, &th);
-        assert!(
-            !j.finding.unwrap().shared_bottleneck,
-            "not a path all disks share: the HBA's"
-        );
+        assert!(!j.finding.unwrap().shared_bottleneck, "not a path all disks share: the HBA's");
         let hba = &j.controllers[0];
-        assert_eq!(
-            (hba.controller.as_str(), hba.disks.len()),
-            ("0000:03:00.0", 4)
-        );
+        assert_eq!((hba.controller.as_str(), hba.disks.len()), ("0000:03:00.0", 4));
         assert!(hba.limited && (hba.kept_pct - 60.25).abs() < 0.5, "{hba:?}");
         assert!(!j.controllers[1].limited);
         assert_eq!(verdicts(&j), [Verdict::Ok; 6], "no disk is blamed");
@@ -417,11 +393,7 @@ mod tests {
             .map(|(i, k)| on(["a", "b", "c", "d", "e", "f", "g", "h"][i], disk(2.0 * k)))
             .collect();
         let j = judge(PassKind::Parallel, false, &nvme, &[Some(200.0); 8], &th);
-        assert!(
-            j.controllers.iter().all(|c| !c.limited),
-            "{:?}",
-            j.controllers
-        );
+        assert!(j.controllers.iter().all(|c| !c.limited), "{:?}", j.controllers);
         assert!(j.finding.unwrap().shared_bottleneck);
         assert_eq!(verdicts(&j), [Verdict::Ok; 8]);
     }
@@ -433,18 +405,12 @@ mod tests {
         // A disk with failed reads and one read too briefly are not part
         // of any median.
         d[3].read_errors = 1;
-        d.push(Facts {
-            window_s: 0.2,
-            ..disk(1.0)
-        });
+        d.push(Facts { window_s: 0.2, ..disk(1.0) });
         let j = judge(PassKind::Serial, false, &d, &[None; 5], &th);
         assert_eq!(j.median_mb_per_s, Some(100.0));
         assert_eq!(j.disks[0].peers_median_mb_per_s, Some(100.0));
         assert_eq!(j.disks[0].pct_of_peers, Some(100.0));
-        assert_eq!(
-            j.median_elapsed_s, None,
-            "a sample pass has no completion times"
-        );
+        assert_eq!(j.median_elapsed_s, None, "a sample pass has no completion times");
         // Full pass: times per byte; the slowest to finish is slow.
         let mut full = vec![disk(100.0), disk(100.0), disk(100.0)];
         for f in &mut full {
@@ -454,23 +420,13 @@ mod tests {
         let j = judge(PassKind::Parallel, true, &full, &[None; 3], &th);
         assert_eq!(j.median_elapsed_s, Some(5.0));
         assert_eq!(j.disks[2].verdict, Verdict::Slow);
-        assert!(
-            j.disks[2].reasons[0].starts_with("took 140%"),
-            "{:?}",
-            j.disks[2].reasons
-        );
+        assert!(j.disks[2].reasons[0].starts_with("took 140%"), "{:?}", j.disks[2].reasons);
     }
 
     #[test]
     fn groups_are_judged_apart() {
         let th = Thresholds::default();
-        let mut d = vec![
-            disk(180.0),
-            disk(178.0),
-            disk(181.0),
-            disk(520.0),
-            disk(515.0),
-        ];
+        let mut d = vec![disk(180.0), disk(178.0), disk(181.0), disk(520.0), disk(515.0)];
         d[3].group = 1;
         d[4].group = 1;
         let j = judge(PassKind::Serial, false, &d, &[None; 5], &th);

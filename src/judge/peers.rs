@@ -82,9 +82,7 @@ pub fn shared_path(pairs: &[(f64, f64)], th: &Thresholds) -> Option<PathFinding>
     }
     let ratios: Vec<f64> = pairs.iter().map(|(s, p)| 100.0 * p / s).collect();
     let median_pct_of_serial = median(&ratios)?;
-    let (sum_s, sum_p) = pairs
-        .iter()
-        .fold((0.0, 0.0), |(a, b), (s, p)| (a + s, b + p));
+    let (sum_s, sum_p) = pairs.iter().fold((0.0, 0.0), |(a, b), (s, p)| (a + s, b + p));
     Some(PathFinding {
         shared_bottleneck: median_pct_of_serial < th.slow_pct,
         median_pct_of_serial,
@@ -109,11 +107,7 @@ pub fn lost_alone(kept_pct: f64, median_kept_pct: Option<f64>, th: &Thresholds) 
 /// first appearance.
 pub fn peer_groups(devices: &[crate::device::BlockDevice]) -> Vec<usize> {
     let key = |d: &crate::device::BlockDevice| {
-        (
-            d.identity.model.clone(),
-            d.identity.size_bytes,
-            d.identity.rotational,
-        )
+        (d.identity.model.clone(), d.identity.size_bytes, d.identity.rotational)
     };
     let mut seen: Vec<(Option<String>, u64, bool)> = Vec::new();
     devices
@@ -144,30 +138,14 @@ mod tests {
     #[test]
     fn one_slow_disk_is_found_and_only_it() {
         let v = verdicts(&[150.0, 151.0, 149.0, 105.0, 150.0], &[0; 5]);
-        assert_eq!(
-            v,
-            [
-                Verdict::Ok,
-                Verdict::Ok,
-                Verdict::Ok,
-                Verdict::Slow,
-                Verdict::Ok
-            ]
-        );
+        assert_eq!(v, [Verdict::Ok, Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]);
     }
 
     #[test]
     fn two_slow_of_eight_are_both_found() {
-        let v = verdicts(
-            &[100.0, 70.0, 101.0, 99.0, 100.0, 69.0, 100.0, 98.0],
-            &[0; 8],
-        );
-        let slow: Vec<usize> = v
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| **x == Verdict::Slow)
-            .map(|(i, _)| i)
-            .collect();
+        let v = verdicts(&[100.0, 70.0, 101.0, 99.0, 100.0, 69.0, 100.0, 98.0], &[0; 8]);
+        let slow: Vec<usize> =
+            v.iter().enumerate().filter(|(_, x)| **x == Verdict::Slow).map(|(i, _)| i).collect();
         assert_eq!(slow, [1, 5]);
         assert!(!v.contains(&Verdict::Fast));
     }
@@ -181,10 +159,7 @@ mod tests {
     #[test]
     fn a_lone_disk_has_no_verdict_from_peers() {
         assert_eq!(pct_of_group_median(&[Some(5.0)], &[0]), [None]);
-        assert_eq!(
-            pct_of_group_median(&[Some(5.0), None], &[0, 0]),
-            [None, None]
-        );
+        assert_eq!(pct_of_group_median(&[Some(5.0), None], &[0, 0]), [None, None]);
     }
 
     #[test]
@@ -197,11 +172,7 @@ mod tests {
         assert!(f.shared_bottleneck);
         assert!((f.aggregate_pct_of_serial - 25.0).abs() < 1.0);
         let one_slow = [(100.0, 100.0), (100.0, 99.0), (100.0, 60.0)];
-        assert!(
-            !shared_path(&one_slow, &Thresholds::default())
-                .unwrap()
-                .shared_bottleneck
-        );
+        assert!(!shared_path(&one_slow, &Thresholds::default()).unwrap().shared_bottleneck);
         assert!(shared_path(&[(100.0, 10.0)], &Thresholds::default()).is_none());
     }
 

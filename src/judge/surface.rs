@@ -115,9 +115,7 @@ pub fn slow_regions(profiles: &[Profile]) -> Vec<Vec<SlowRegion>> {
                     (peers.len() >= 2).then(|| median(&peers)).flatten()
                 })
                 .collect();
-            let ratios: Vec<f64> = (0..n)
-                .filter_map(|i| Some(p.judged(i)? / there[i]?))
-                .collect();
+            let ratios: Vec<f64> = (0..n).filter_map(|i| Some(p.judged(i)? / there[i]?)).collect();
             let pace = quantile(&ratios, PACE_QUANTILE).unwrap_or(1.0).min(1.0);
             let mut slow: Vec<(usize, f64, f64, Against)> = Vec::new();
             for (i, peers) in there.iter().enumerate() {
@@ -189,9 +187,7 @@ mod tests {
 
     /// An HDD: 200 MB/s at the outer edge down to 100 at the inner one.
     fn hdd(n: usize) -> Vec<Option<f64>> {
-        (0..n)
-            .map(|i| Some(200.0 - 100.0 * i as f64 / (n - 1) as f64))
-            .collect()
+        (0..n).map(|i| Some(200.0 - 100.0 * i as f64 / (n - 1) as f64)).collect()
     }
 
     #[test]
@@ -233,13 +229,7 @@ mod tests {
         // 1 MB/s for 99 ms, then for 100 ms.
         bytes[10] = 99_000;
         fn judge(s: &[Option<f64>], reads: &[u64], bytes: &[u64]) -> usize {
-            let p = Profile {
-                mb_per_s: s,
-                reads,
-                bytes,
-                size: 20_000,
-                group: 0,
-            };
+            let p = Profile { mb_per_s: s, reads, bytes, size: 20_000, group: 0 };
             slow_regions(&[p])[0].len()
         }
         assert_eq!(judge(&s, &reads, &bytes), 0);
@@ -281,10 +271,8 @@ mod tests {
         // The demo under blk-throttle (MB/s per bucket): peers held to 150
         // read 167 but for the throttle's catch-up, the disk held to 100
         // ripples from 84 to 112; 84 is half of 167, and no region.
-        let peer: &'static [Option<f64>] = [133.0, 167.0, 167.0, 167.0, 112.0, 164.0, 167.0, 167.0]
-            .map(Some)
-            .to_vec()
-            .leak();
+        let peer: &'static [Option<f64>] =
+            [133.0, 167.0, 167.0, 167.0, 112.0, 164.0, 167.0, 167.0].map(Some).to_vec().leak();
         let slow = [95.0, 110.0, 84.0, 112.0, 112.0, 84.0, 112.0, 112.0].map(Some);
         let (reads, bytes) = ([40u64; 8], [1_000_000_000u64; 8]);
         let mk = |s: &'static [Option<f64>]| Profile {
@@ -302,10 +290,7 @@ mod tests {
         let r = slow_regions(&[mk(peer), mk(patched.to_vec().leak()), mk(peer)]);
         assert_eq!(r[1].len(), 1, "{r:?}");
         assert_eq!((r[1][0].first_bucket, r[1][0].against), (6, Against::Peers));
-        assert!(
-            (r[1][0].reference_mb_per_s - 167.0 * 112.0 / 167.0).abs() < 1.0,
-            "{r:?}"
-        );
+        assert!((r[1][0].reference_mb_per_s - 167.0 * 112.0 / 167.0).abs() < 1.0, "{r:?}");
     }
 
     proptest! {

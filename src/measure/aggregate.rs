@@ -73,10 +73,7 @@ pub fn run_group(
                 let run = job.read(stop, counter, &|disk, error| {
                     let _ = tx.send(Event::ReadError { disk, error });
                 });
-                let _ = tx.send(Event::Done {
-                    slot,
-                    run: Box::new(run),
-                });
+                let _ = tx.send(Event::Done { slot, run: Box::new(run) });
             });
         }
         drop(tx);
@@ -117,19 +114,13 @@ impl Group {
                 disks.push(j.disk);
             }
         }
-        let owner: Vec<usize> = jobs
-            .iter()
-            .map(|j| disks.iter().position(|d| *d == j.disk).unwrap_or(0))
-            .collect();
+        let owner: Vec<usize> =
+            jobs.iter().map(|j| disks.iter().position(|d| *d == j.disk).unwrap_or(0)).collect();
         let mut sizes = vec![(0, Window::Full); disks.len()];
         for (j, o) in jobs.iter().zip(&owner) {
             sizes[*o] = (j.size, j.window);
         }
-        Self {
-            disks,
-            owner,
-            sizes,
-        }
+        Self { disks, owner, sizes }
     }
 
     /// Every disk's progress now, from the jobs' byte counters.
@@ -252,19 +243,8 @@ pub fn run_pass(
             .flat_map(|&d| (0..readers).map(move |r| (d, r)))
             .map(|(d, r)| spec.job(geometry[d], d, (r, readers), sweeps))
             .collect::<std::io::Result<Vec<_>>>()?;
-        disks.extend(
-            group
-                .into_iter()
-                .zip(run_group(spec.kind, jobs, stop, observer)),
-        );
+        disks.extend(group.into_iter().zip(run_group(spec.kind, jobs, stop, observer)));
     }
     let (kind, window, interrupted) = (spec.kind, spec.window, stop.is_set());
-    Ok(PassRun {
-        kind,
-        window,
-        started_at,
-        elapsed: t0.elapsed(),
-        disks,
-        interrupted,
-    })
+    Ok(PassRun { kind, window, started_at, elapsed: t0.elapsed(), disks, interrupted })
 }

@@ -128,11 +128,7 @@ impl SlowRead {
 /// order: the worst reads are the evidence, wherever on the disk they are.
 pub fn keep_slowest(reads: &mut Vec<SlowRead>, n: usize) {
     if reads.len() > n {
-        reads.sort_by(|a, b| {
-            b.latency_ms
-                .total_cmp(&a.latency_ms)
-                .then(a.index.cmp(&b.index))
-        });
+        reads.sort_by(|a, b| b.latency_ms.total_cmp(&a.latency_ms).then(a.index.cmp(&b.index)));
         reads.truncate(n);
     }
     reads.sort_by_key(|s| (s.offset, s.index));
@@ -154,13 +150,7 @@ impl ReadError {
     /// `len` bytes from `offset` not read because the disk stopped
     /// answering (`e` says how long it was given).
     pub fn hung(offset: u64, len: u64, e: &std::io::Error) -> Self {
-        Self {
-            offset,
-            len,
-            errno: e.raw_os_error(),
-            message: e.to_string(),
-            exact: false,
-        }
+        Self { offset, len, errno: e.raw_os_error(), message: e.to_string(), exact: false }
     }
 
     /// The failure of reading `chunk` with `e`, `note` appended to the
@@ -241,11 +231,7 @@ impl DiskRun {
             all.bad_bytes += r.bad_bytes;
             all.unread_bytes += r.unread_bytes;
             for e in r.errors {
-                match all
-                    .errors
-                    .iter()
-                    .find(|k| k.offset == e.offset && k.len == e.len)
-                {
+                match all.errors.iter().find(|k| k.offset == e.offset && k.len == e.len) {
                     Some(_) => {
                         if e.exact {
                             all.bad_ranges -= 1;
@@ -306,9 +292,6 @@ mod tests {
         assert_eq!(s.bytes, [110, 100, 0, 1]);
         let mbps = s.mb_per_s(1, 0.0);
         assert_eq!(mbps[2], None);
-        assert!(
-            (mbps[1].unwrap() - 0.1).abs() < 1e-9,
-            "100 bytes in 1 ms = 0.1 MB/s"
-        );
+        assert!((mbps[1].unwrap() - 0.1).abs() < 1e-9, "100 bytes in 1 ms = 0.1 MB/s");
     }
 }

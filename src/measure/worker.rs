@@ -104,11 +104,7 @@ impl Faults {
             return;
         }
         self.unread_bytes -= hi - end;
-        if let Some(e) = self
-            .kept
-            .iter_mut()
-            .find(|e| !e.exact && e.offset + e.len == hi)
-        {
+        if let Some(e) = self.kept.iter_mut().find(|e| !e.exact && e.offset + e.len == hi) {
             e.len -= hi - end;
         }
         for k in &mut self.known {
@@ -121,10 +117,7 @@ impl Faults {
 
     /// Where the known-bad span holding `offset` ends, if one does.
     fn known_end(&self, offset: u64) -> Option<u64> {
-        self.known
-            .iter()
-            .find(|(a, b)| (*a..*b).contains(&offset))
-            .map(|k| k.1)
+        self.known.iter().find(|(a, b)| (*a..*b).contains(&offset)).map(|k| k.1)
     }
 }
 
@@ -230,19 +223,12 @@ const MARK_EVERY: Duration = Duration::from_millis(10);
 
 impl WindowMarks {
     fn new(sample: Duration) -> Self {
-        Self {
-            sample,
-            trail: Vec::new(),
-            close: None,
-        }
+        Self { sample, trail: Vec::new(), close: None }
     }
 
     /// Notes `bytes` read after `t` of the run.
     fn note(&mut self, bytes: u64, t: Duration) {
-        let due = self
-            .trail
-            .last()
-            .is_none_or(|(_, last)| t >= *last + MARK_EVERY);
+        let due = self.trail.last().is_none_or(|(_, last)| t >= *last + MARK_EVERY);
         if t <= WARMUP_MAX + MARK_EVERY && due {
             self.trail.push((bytes, t));
         }
@@ -323,10 +309,7 @@ impl ReadJob {
         give_up: &dyn Fn() -> bool,
     ) -> Probed {
         let lbs = u64::from(self.logical_block);
-        let mut p = Probed {
-            chunk_end: chunk.offset() + chunk.len() as u64,
-            ..Probed::default()
-        };
+        let mut p = Probed { chunk_end: chunk.offset() + chunk.len() as u64, ..Probed::default() };
         for part in Chunks::within(chunk, self.logical_block, PROBE.max(lbs) / lbs * lbs) {
             if give_up() {
                 p.unread(part.offset(), first, STOPPED);
@@ -481,11 +464,7 @@ impl ReadJob {
     /// Counts a read that landed, or handles its failure.
     fn landed(&mut self, read: Landed, r: &mut Reading) {
         let took = read.took();
-        let Landed {
-            chunk,
-            done,
-            service,
-        } = read;
+        let Landed { chunk, done, service } = read;
         r.end = r.end.max(done.ended);
         r.spare.push(done.buf);
         // Started before a skip found its span bad (it is already counted
@@ -496,8 +475,7 @@ impl ReadJob {
         }
         match done.result {
             Ok(n) => {
-                r.tally
-                    .read(chunk, n as u64, (took, service), r.end - r.start);
+                r.tally.read(chunk, n as u64, (took, service), r.end - r.start);
                 r.faults.skip = None;
                 if let Some(gap) = r.faults.gap.take()
                     && gap.1 == chunk.offset()
@@ -711,8 +689,7 @@ impl Tally {
         self.surface.add(chunk.offset(), n, service);
         if took >= self.slow_read {
             self.slow_count += 1;
-            self.slow_reads
-                .push(SlowRead::at(chunk, took, self.reads + 1));
+            self.slow_reads.push(SlowRead::at(chunk, took, self.reads + 1));
             // Bounded at twice the kept number, trimmed to the slowest.
             if self.slow_reads.len() == 2 * MAX_KEPT_SLOW {
                 keep_slowest(&mut self.slow_reads, MAX_KEPT_SLOW);
@@ -808,17 +785,14 @@ mod tests {
 
     impl Vanishing {
         fn after(ok: u32) -> Self {
-            Self {
-                ok: std::sync::Arc::new(ok.into()),
-            }
+            Self { ok: std::sync::Arc::new(ok.into()) }
         }
     }
 
     impl crate::io::Medium for Vanishing {
         fn read_at(&self, dst: &mut [u8], _: u64) -> std::io::Result<usize> {
-            let left = self
-                .ok
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+            let left =
+                self.ok.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
             match left {
                 Ok(_) => Ok(dst.len()),
                 Err(_) => Err(std::io::Error::from_raw_os_error(nix::libc::ENODEV)),
@@ -872,11 +846,8 @@ mod tests {
         let run = tally.finish(ms(1001), Faults::default(), false, None);
         assert_eq!(run.slow_read_count, 1001);
         assert_eq!(run.slow_reads.len(), MAX_KEPT_SLOW);
-        let stall: Vec<&SlowRead> = run
-            .slow_reads
-            .iter()
-            .filter(|s| s.latency_ms >= 2000.0)
-            .collect();
+        let stall: Vec<&SlowRead> =
+            run.slow_reads.iter().filter(|s| s.latency_ms >= 2000.0).collect();
         assert_eq!(stall.len(), 1);
         assert_eq!((stall[0].offset, stall[0].index), (900 << 20, 901));
         assert!(run.slow_reads.windows(2).all(|w| w[0].offset < w[1].offset));
@@ -886,28 +857,20 @@ mod tests {
     fn a_device_that_goes_away_stops_its_read_and_is_reported_gone() {
         let job = job(Vanishing::after(3));
         let seen = std::sync::Mutex::new(Vec::new());
-        let run = job.read(&StopFlag::default(), &AtomicU64::new(0), &|_, e| {
-            seen.lock().unwrap().push(e)
-        });
+        let run = job
+            .read(&StopFlag::default(), &AtomicU64::new(0), &|_, e| seen.lock().unwrap().push(e));
         assert!(run.gone);
         assert_eq!((run.bytes, run.reads, run.failed_reads), (3 << 20, 3, 1));
         assert!(!run.reached_end, "nothing read after it went");
         assert_eq!(run.errors[0].offset, 3 << 20);
         assert_eq!(run.errors[0].errno, Some(nix::libc::ENODEV));
-        assert_eq!(
-            seen.lock().unwrap().len(),
-            1,
-            "reported once, not pinpointed"
-        );
+        assert_eq!(seen.lock().unwrap().len(), 1, "reported once, not pinpointed");
     }
 
     #[test]
     fn a_run_shorter_than_the_warm_up_is_its_own_window() {
         let mut m = WindowMarks::new(Duration::from_secs(60));
         m.note(4096, Duration::from_millis(3));
-        assert_eq!(
-            m.window(4096, Duration::from_millis(3)),
-            (4096, Duration::from_millis(3))
-        );
+        assert_eq!(m.window(4096, Duration::from_millis(3)), (4096, Duration::from_millis(3)));
     }
 }

@@ -67,10 +67,8 @@ impl BurnPlan {
     /// Resolves `args` into a plan, or refuses (one line, nothing written).
     pub fn resolve(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> anyhow::Result<Self> {
         check_flags(args)?;
-        let (engine, depth) = args
-            .io
-            .engine()
-            .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
+        let (engine, depth) =
+            args.io.engine().map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
         let (mut json, mut out) = outputs(args.json.as_deref(), args.out.as_deref())?;
         let (targets, locks, points, store) = if args.read_only {
             let (targets, locks) =
@@ -157,12 +155,8 @@ fn to_write(
     stop: &StopFlag,
     (json, out): (&mut Option<Output>, &mut Option<PathBuf>),
 ) -> anyhow::Result<ToWrite> {
-    let (mut targets, locks) = targets(
-        &args.devices,
-        args.destructive,
-        args.range.as_deref(),
-        args.ignore_lock,
-    )?;
+    let (mut targets, locks) =
+        targets(&args.devices, args.destructive, args.range.as_deref(), args.ignore_lock)?;
     let store = state_store(&args.state)?;
     let found = checkpoints(&store, &mut targets, args, stop)?;
     if let Some(first) = found.as_ref().and_then(|p| began_with(&p[0])) {
@@ -210,10 +204,7 @@ fn outputs(
 /// The options of the command line that began a checkpointed run.
 fn began_with(c: &Checkpoint) -> Option<BurninArgs> {
     use clap::Parser;
-    match crate::cli::Cli::try_parse_from(&c.command_line)
-        .ok()?
-        .command
-    {
+    match crate::cli::Cli::try_parse_from(&c.command_line).ok()?.command {
         crate::cli::Command::Burnin(a) => Some(a),
         _ => None,
     }
@@ -230,9 +221,8 @@ fn resume_line(
 ) -> String {
     let secs = |d: Duration| format!("{}s", d.as_secs_f64());
     let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
-    let mut words: Vec<String> = ["arrayburn", "burnin", "--resume", "--destructive", "--yes"]
-        .map(String::from)
-        .to_vec();
+    let mut words: Vec<String> =
+        ["arrayburn", "burnin", "--resume", "--destructive", "--yes"].map(String::from).to_vec();
     let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
     flag("state", path(&args.state));
     if let Some(o) = json {
@@ -259,11 +249,7 @@ fn resume_line(
     flag("engine", args.io.engine.name().into());
     flag("queue-depth", args.io.queue_depth.to_string());
     words.extend(targets.iter().map(|t| t.dev.given.clone()));
-    words
-        .iter()
-        .map(|w| shell_word(w))
-        .collect::<Vec<_>>()
-        .join(" ")
+    words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ")
 }
 
 /// `w` as one word a shell reads back as it is (quoted unless it is plain).
@@ -288,10 +274,8 @@ fn check_memory(points: &[Checkpoint], depth: usize) -> anyhow::Result<()> {
         "{per_disk} × {} per disk, {disks} disk(s)",
         crate::units::human_bytes_binary(block)
     );
-    let flags = format!(
-        "--block {} --queue-depth {depth}",
-        crate::units::human_bytes_binary(block)
-    );
+    let flags =
+        format!("--block {} --queue-depth {depth}", crate::units::human_bytes_binary(block));
     crate::memory::refuse_beyond(per_disk * block * disks, &what, &flags)
         .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))
 }
@@ -317,10 +301,9 @@ fn refuse_outputs_in(
 ) -> anyhow::Result<()> {
     let state = std::fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
     let json_dir = json.and_then(|o| match &o.sink {
-        crate::output::Sink::File { dir, .. } => Some((
-            format!("--json {}", o.given.display()),
-            dir.path().to_path_buf(),
-        )),
+        crate::output::Sink::File { dir, .. } => {
+            Some((format!("--json {}", o.given.display()), dir.path().to_path_buf()))
+        }
         _ => None,
     });
     let out_dir = out.map(|d| (format!("--out {}", d.display()), d.to_path_buf()));
@@ -434,13 +417,11 @@ fn fresh(
     let before = health::smart_before(targets, args.smart, &|| stop.is_set())?;
     let run = format!("{:016x}", rand_run_id());
     let started = rfc3339(SystemTime::now());
-    let passes = args
-        .passes
-        .unwrap_or(match (args.read_only, args.duration) {
-            (true, Some(_)) => state::PASSES_BY_TIME,
-            (true, None) => crate::defaults::SOAK_PASSES,
-            (false, _) => args.pattern.default_passes(),
-        });
+    let passes = args.passes.unwrap_or(match (args.read_only, args.duration) {
+        (true, Some(_)) => state::PASSES_BY_TIME,
+        (true, None) => crate::defaults::SOAK_PASSES,
+        (false, _) => args.pattern.default_passes(),
+    });
     Ok(targets
         .iter()
         .zip(before)
@@ -482,9 +463,8 @@ fn fresh(
 /// A fresh run id (the clock's nanoseconds mixed with the process id; it
 /// only has to differ between burn-ins of one disk).
 fn rand_run_id() -> u64 {
-    let t = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
+    let t =
+        SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     crate::burnin::block::disk_hash(&format!("{t}:{}", std::process::id())) as u64 | (t << 32)
 }
 

@@ -46,11 +46,8 @@ fn announce(plan: &BurnPlan) {
     for ((t, c), speed) in targets.iter().zip(points).zip(&speeds) {
         tell!("  {}", disk_line(t, c, *speed, plan.resume));
     }
-    let work: Vec<(u64, f64)> = points
-        .iter()
-        .zip(&speeds)
-        .filter_map(|(c, v)| v.map(|v| (c.left(), v)))
-        .collect();
+    let work: Vec<(u64, f64)> =
+        points.iter().zip(&speeds).filter_map(|(c, v)| v.map(|v| (c.left(), v))).collect();
     if let Some(all) = all_at_once(&work) {
         tell!(
             "  all disks at once: about {all} (the slowest disk, at the read speed measured now; writes are often slower)"
@@ -62,11 +59,7 @@ fn announce(plan: &BurnPlan) {
 /// continues from, and how long it should take at `speed`.
 fn disk_line(t: &Target, c: &Checkpoint, speed: Option<f64>, resume: bool) -> String {
     let id = &t.dev.identity;
-    let from = if resume {
-        format!("  from {}", c.place())
-    } else {
-        String::new()
-    };
+    let from = if resume { format!("  from {}", c.place()) } else { String::new() };
     let time = match speed {
         Some(v) => format!("about {} at {v:.0} MB/s", estimate(c.left(), v)),
         None => "(its speed could not be read)".into(),
@@ -94,10 +87,7 @@ fn speeds_now(plan: &BurnPlan) -> Vec<Option<f64>> {
                 s.spawn(move || sample_speed(t, io, Duration::from_secs(1), &bounds))
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect()
+        handles.into_iter().map(|h| h.join().ok().flatten()).collect()
     })
 }
 
@@ -119,10 +109,7 @@ pub fn confirm(plan: &BurnPlan, stop: &StopFlag) -> anyhow::Result<bool> {
     if plan.yes {
         return Ok(true);
     }
-    tell_part!(
-        "Type yes to destroy the data on these {} disk(s): ",
-        targets.len()
-    );
+    tell_part!("Type yes to destroy the data on these {} disk(s): ", targets.len());
     let _ = std::io::stderr().flush();
     // Waited for without blocking, so a signal ends the question at once.
     loop {
@@ -131,10 +118,7 @@ pub fn confirm(plan: &BurnPlan, stop: &StopFlag) -> anyhow::Result<bool> {
             return Ok(false);
         }
         let fd = std::io::stdin();
-        let mut poll = [nix::poll::PollFd::new(
-            fd.as_fd(),
-            nix::poll::PollFlags::POLLIN,
-        )];
+        let mut poll = [nix::poll::PollFd::new(fd.as_fd(), nix::poll::PollFlags::POLLIN)];
         match nix::poll::poll(&mut poll, nix::poll::PollTimeout::from(100u16)) {
             Ok(0) => continue,
             Err(nix::errno::Errno::EINTR) => continue,
@@ -159,12 +143,8 @@ mod tests {
         assert_eq!(estimate(130_000_000_000, 1000.0), "2 min 10 s");
         // Side by side, the slowest decides (it said 1e6 times too long).
         assert_eq!(
-            all_at_once(&[
-                (130_000_000_000, 1000.0),
-                (130_000_000_000, 500.0),
-                (0, 1.0)
-            ])
-            .as_deref(),
+            all_at_once(&[(130_000_000_000, 1000.0), (130_000_000_000, 500.0), (0, 1.0)])
+                .as_deref(),
             Some("4 min 20 s")
         );
         assert_eq!(all_at_once(&[(0, 100.0)]), None);

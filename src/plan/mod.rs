@@ -129,24 +129,14 @@ impl Plan {
             })
             .collect();
         let groups = crate::judge::peers::peer_groups(&devices);
-        Ok(Plan {
-            devices,
-            files,
-            groups,
-            settings,
-            warnings,
-        })
+        Ok(Plan { devices, files, groups, settings, warnings })
     }
 
     /// The passes to run, in order.
     pub fn pass_specs(&self) -> Vec<PassSpec> {
         let s = &self.settings;
         let window = |full: bool| {
-            if full {
-                Window::Full
-            } else {
-                Window::Sample(s.sample)
-            }
+            if full { Window::Full } else { Window::Sample(s.sample) }
         };
         let serial = PassSpec {
             kind: PassKind::Serial,
@@ -158,11 +148,8 @@ impl Plan {
             readers: 1,
             spots: s.spots,
         };
-        let parallel = PassSpec {
-            kind: PassKind::Parallel,
-            window: window(s.parallel_full),
-            ..serial
-        };
+        let parallel =
+            PassSpec { kind: PassKind::Parallel, window: window(s.parallel_full), ..serial };
         let mut specs = match s.passes {
             Passes::Both => vec![serial, parallel],
             Passes::Serial => vec![serial],
@@ -337,9 +324,7 @@ fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
 /// the `--out` bundle's files) the same file.
 fn outputs(args: &CheckArgs) -> Result<(Option<Output>, Option<Output>), PlanError> {
     let resolve = |flag: &str, p: &Option<PathBuf>| {
-        p.as_deref()
-            .map(|p| Output::resolve(flag, p, true).map_err(PlanError::Output))
-            .transpose()
+        p.as_deref().map(|p| Output::resolve(flag, p, true).map_err(PlanError::Output)).transpose()
     };
     let json = resolve("--json", &args.output.json)?;
     let csv = resolve("--csv", &args.output.csv)?;
@@ -348,10 +333,7 @@ fn outputs(args: &CheckArgs) -> Result<(Option<Output>, Option<Output>), PlanErr
         check_output_dir(p)?;
         named.extend(BUNDLE.iter().chain([&BUNDLE_PAGE]).map(|f| {
             let file = p.join(f);
-            (
-                format!("--out {}", file.display()),
-                output::identity_of(&file),
-            )
+            (format!("--out {}", file.display()), output::identity_of(&file))
         }));
     }
     output::refuse_duplicates(named).map_err(PlanError::Output)?;

@@ -51,10 +51,8 @@ pub struct Checked<'a> {
 pub fn build(on: Checked, passes: &[PassRun], info: &RunInfo) -> Report {
     let th = on.settings.thresholds;
     let serial = serial_speeds(on, passes);
-    let (passes, judgements): (Vec<Pass>, Vec<PassJudgement>) = passes
-        .iter()
-        .map(|p| judge_pass(on, p, &serial, &th))
-        .unzip();
+    let (passes, judgements): (Vec<Pass>, Vec<PassJudgement>) =
+        passes.iter().map(|p| judge_pass(on, p, &serial, &th)).unzip();
     let finding = judgements.iter().find_map(|j| j.finding);
     let seen: Vec<Seen> = passes
         .iter()
@@ -128,11 +126,7 @@ fn disks(on: Checked) -> Vec<Disk> {
 /// measured too briefly to judge).
 fn serial_speeds(on: Checked, passes: &[PassRun]) -> Vec<Option<f64>> {
     let mut out = vec![None; on.devices.len()];
-    for (disk, run) in passes
-        .iter()
-        .filter(|p| p.kind == PassKind::Serial)
-        .flat_map(|p| &p.disks)
-    {
+    for (disk, run) in passes.iter().filter(|p| p.kind == PassKind::Serial).flat_map(|p| &p.disks) {
         out[*disk] = facts(&measure_row(on, *disk, run), 0, 0).clean_speed();
     }
     out
@@ -141,11 +135,7 @@ fn serial_speeds(on: Checked, passes: &[PassRun]) -> Vec<Option<f64>> {
 /// (bytes, seconds, MB/s) over the sample window.
 fn window(run: &DiskRun) -> (u64, f64, f64) {
     let (bytes, elapsed) = run.window;
-    (
-        bytes,
-        elapsed.as_secs_f64(),
-        mb_per_s(bytes, elapsed.as_secs_f64()),
-    )
+    (bytes, elapsed.as_secs_f64(), mb_per_s(bytes, elapsed.as_secs_f64()))
 }
 
 fn measure_row(on: Checked, disk: usize, run: &DiskRun) -> PassDisk {
@@ -201,11 +191,7 @@ fn judge_pass(
     serial: &[Option<f64>],
     th: &Thresholds,
 ) -> (Pass, PassJudgement) {
-    let mut rows: Vec<PassDisk> = p
-        .disks
-        .iter()
-        .map(|(d, r)| measure_row(on, *d, r))
-        .collect();
+    let mut rows: Vec<PassDisk> = p.disks.iter().map(|(d, r)| measure_row(on, *d, r)).collect();
     let full = p.window == Window::Full;
     let judgement = {
         let facts: Vec<Facts> = rows
@@ -235,11 +221,7 @@ fn judge_pass(
     }
     let pass = Pass {
         kind: p.kind,
-        window: if full {
-            WindowKind::Full
-        } else {
-            WindowKind::Sample
-        },
+        window: if full { WindowKind::Full } else { WindowKind::Sample },
         started_at: rfc3339(p.started_at),
         elapsed_s: p.elapsed.as_secs_f64(),
         aggregate_mb_per_s: rows.iter().map(|r| r.window_mb_per_s).sum(),
@@ -254,13 +236,7 @@ fn judge_pass(
                 controller: c
                     .disks
                     .first()
-                    .and_then(|i| {
-                        on.devices[p.disks[*i].0]
-                            .identity
-                            .topology
-                            .controller
-                            .as_ref()
-                    })
+                    .and_then(|i| on.devices[p.disks[*i].0].identity.topology.controller.as_ref())
                     .map_or_else(
                         || c.controller.clone(),
                         |x| match c.controller.split_once(' ') {
@@ -337,12 +313,7 @@ fn summarize(
             reasons: d.reasons.clone(),
         })
         .collect();
-    let sum = |k: PassKind| {
-        passes
-            .iter()
-            .find(|p| p.kind == k)
-            .map(|p| p.aggregate_mb_per_s)
-    };
+    let sum = |k: PassKind| passes.iter().find(|p| p.kind == k).map(|p| p.aggregate_mb_per_s);
     let (serial_sum, parallel) = (sum(PassKind::Serial), sum(PassKind::Parallel));
     // A fast disk is marked, but only a slow or failing one is a fault.
     let faulty = flagged.iter().any(|f| f.verdict.is_fault());
@@ -388,12 +359,7 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
     }
     let describe = |f: &Flag| {
         let pass = f.pass.name();
-        format!(
-            "{} {} in the {pass} pass ({})",
-            f.path,
-            f.verdict.word(),
-            f.reasons.join("; ")
-        )
+        format!("{} {} in the {pass} pass ({})", f.path, f.verdict.word(), f.reasons.join("; "))
     };
     let (fast, faults): (Vec<&Flag>, Vec<&Flag>) =
         s.flagged.iter().partition(|f| f.verdict == Verdict::Fast);
@@ -424,12 +390,8 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
         })
         .map(String::as_str)
         .collect();
-    let alone: Vec<&str> = s
-        .not_compared
-        .iter()
-        .map(String::as_str)
-        .filter(|p| !short.contains(p))
-        .collect();
+    let alone: Vec<&str> =
+        s.not_compared.iter().map(String::as_str).filter(|p| !short.contains(p)).collect();
     if !short.is_empty() {
         parts.push(format!(
             "Not compared (read for under {MIN_JUDGED_S:.0} s, too short to judge; use a longer --sample or larger disks): {}.",
@@ -449,11 +411,9 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
             named.join("; ")
         ));
     }
-    if let (Some(f), Some(ss), Some(p)) = (
-        s.parallel_pct_of_serial_sum,
-        s.serial_sum_mb_per_s,
-        s.parallel_mb_per_s,
-    ) {
+    if let (Some(f), Some(ss), Some(p)) =
+        (s.parallel_pct_of_serial_sum, s.serial_sum_mb_per_s, s.parallel_mb_per_s)
+    {
         let med = s.median_pct_of_serial.unwrap_or(0.0);
         if let Some(named) = controller_sentence(passes) {
             parts.push(named);
@@ -473,10 +433,7 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
 /// "CONTROLLER BOTTLENECK: the 8 disks on X kept 61% of their serial
 /// speed; the 4 on Y kept 99%: ...", when the parallel pass found one.
 fn controller_sentence(passes: &[Pass]) -> Option<String> {
-    let c = &passes
-        .iter()
-        .find(|p| p.kind == PassKind::Parallel)?
-        .controllers;
+    let c = &passes.iter().find(|p| p.kind == PassKind::Parallel)?.controllers;
     if !c.iter().any(|x| x.limited) {
         return None;
     }
@@ -495,11 +452,7 @@ fn controller_sentence(passes: &[Pass]) -> Option<String> {
             )
         })
         .collect();
-    let limited: Vec<&str> = sorted
-        .iter()
-        .filter(|x| x.limited)
-        .map(|x| x.pci.as_str())
-        .collect();
+    let limited: Vec<&str> = sorted.iter().filter(|x| x.limited).map(|x| x.pci.as_str()).collect();
     Some(format!(
         "CONTROLLER BOTTLENECK: {}: {} (or its PCIe link, cabling or firmware) limits the disks behind it, not the disks.",
         each.join("; "),
@@ -558,10 +511,7 @@ mod tests {
 
     #[test]
     fn the_limiting_controller_is_named_with_its_share() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/fixtures/report/demo/report.json"
-        );
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/report/demo/report.json");
         let mut r: Report = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         assert_eq!(controller_sentence(&r.passes), None, "no controllers known");
         let row = |pci: &str, disks: &[&str], kept: f64, limited: bool| ControllerRow {
@@ -571,19 +521,10 @@ mod tests {
             kept_pct_of_serial: kept,
             limited,
         };
-        let par = r
-            .passes
-            .iter_mut()
-            .find(|p| p.kind == PassKind::Parallel)
-            .unwrap();
+        let par = r.passes.iter_mut().find(|p| p.kind == PassKind::Parallel).unwrap();
         par.controllers = vec![
             row("0000:00:17.0", &["/dev/sda", "/dev/sdb"], 99.0, false),
-            row(
-                "0000:03:00.0",
-                &["/dev/sdc", "/dev/sdd", "/dev/sde"],
-                61.0,
-                true,
-            ),
+            row("0000:03:00.0", &["/dev/sdc", "/dev/sdd", "/dev/sde"], 61.0, true),
         ];
         assert_eq!(
             controller_sentence(&r.passes).unwrap(),

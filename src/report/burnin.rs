@@ -222,11 +222,7 @@ pub fn build(run: BurnRun) -> BurnReport {
     BurnReport {
         header: Header {
             started_at: c.started_at.clone(),
-            ..Header::now(
-                header::Kind::Burnin,
-                SystemTime::now(),
-                c.command_line.clone(),
-            )
+            ..Header::now(header::Kind::Burnin, SystemTime::now(), c.command_line.clone())
         }
         .ended(interrupted, burned_all(&disks, read_only)),
         run_id: c.run_id.clone(),
@@ -234,11 +230,7 @@ pub fn build(run: BurnRun) -> BurnReport {
         engine: engine.name().into(),
         queue_depth: depth,
         read_only,
-        pattern: if read_only {
-            "read-only".into()
-        } else {
-            c.pattern.name().into()
-        },
+        pattern: if read_only { "read-only".into() } else { c.pattern.name().into() },
         io_bytes: c.io_bytes,
         disks,
         summary,
@@ -310,11 +302,8 @@ fn summary(
             d.verdict = a.action.into();
         }
     }
-    let controllers: Vec<String> = links
-        .iter()
-        .filter(|l| l.controller)
-        .map(crate::judge::links::sentence)
-        .collect();
+    let controllers: Vec<String> =
+        links.iter().filter(|l| l.controller).map(crate::judge::links::sentence).collect();
     let not_judged: Vec<String> = disks
         .iter()
         .filter(|d| d.verdict == DiskVerdict::NotJudged)
@@ -362,11 +351,7 @@ fn temp_limits(
 /// most any disk began.
 fn burns_passes(disks: &[BurnDisk], asked: u16, read_only: bool) -> u16 {
     if read_only && asked == crate::burnin::state::PASSES_BY_TIME {
-        disks
-            .iter()
-            .map(|d| d.burn.verify_pass_s.len() as u16)
-            .max()
-            .unwrap_or(0)
+        disks.iter().map(|d| d.burn.verify_pass_s.len() as u16).max().unwrap_or(0)
     } else {
         asked
     }
@@ -429,34 +414,19 @@ impl Facts<'_> {
             limit_source: self.limit.source.clone(),
             smart_thermal: words(Kind::Thermal),
             slowest: b.slowest.map(|s| {
-                let what = if s.phase == Phase::Write {
-                    "a write"
-                } else {
-                    "a read"
-                };
-                (
-                    s.ms,
-                    format!("{what} at byte {} in pass {}", s.offset, s.pass),
-                )
+                let what = if s.phase == Phase::Write { "a write" } else { "a read" };
+                (s.ms, format!("{what} at byte {} in pass {}", s.offset, s.pass))
             }),
             smart_media: words(Kind::Media),
             smart_transport: words(Kind::Transport),
             smart_failed: self.smart.is_some_and(|c| c.after.passed == Some(false)),
-            bad: b
-                .bad_bytes
-                .iter()
-                .map(|(c, n)| (class_words(*c), *n))
-                .collect(),
+            bad: b.bad_bytes.iter().map(|(c, n)| (class_words(*c), *n)).collect(),
             corrupted: b.bad_bytes.iter().any(|(c, _)| *c == Class::Corrupted),
             device_gone: b.device_gone,
             hung: b.hung.map(|h| {
                 format!(
                     "a {} at byte {} in pass {} got no answer within {}",
-                    if h.phase == Phase::Write {
-                        "write"
-                    } else {
-                        "read"
-                    },
+                    if h.phase == Phase::Write { "write" } else { "read" },
                     h.offset,
                     h.pass,
                     human_duration(Duration::from_secs_f64(h.timeout_s))

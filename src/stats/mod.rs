@@ -75,10 +75,7 @@ pub fn latency_bins(h: &Histogram<u64>) -> LatencyBins {
     let edges = [0, 3 * MS, 10 * MS, 50 * MS, 150 * MS, 500 * MS, u64::MAX];
     let mut n = [0u64; 6];
     for v in h.iter_recorded() {
-        let i = edges
-            .windows(2)
-            .position(|w| v.value_iterated_to() < w[1])
-            .unwrap_or(5);
+        let i = edges.windows(2).position(|w| v.value_iterated_to() < w[1]).unwrap_or(5);
         n[i] += v.count_at_value();
     }
     LatencyBins {
@@ -99,11 +96,7 @@ pub fn median(values: &[f64]) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
 }
 
 /// The `q` quantile (0 to 1) of the values, the nearest rank below.
