@@ -92,15 +92,10 @@ pub const EXAMPLES: [&str; 9] = [
 
 /// Exit codes and examples as the end of `--help`.
 fn exit_and_examples() -> String {
-    let mut s = String::from("Exit status:\n");
-    for (code, meaning) in EXIT_CODES {
-        s += &format!("  {code:<4} {meaning}\n");
-    }
-    s += "\nExamples:\n";
-    for e in EXAMPLES {
-        s += &format!("  {e}\n");
-    }
-    s
+    let codes: String =
+        EXIT_CODES.iter().map(|(code, meaning)| format!("  {code:<4} {meaning}\n")).collect();
+    let examples: String = EXAMPLES.iter().map(|e| format!("  {e}\n")).collect();
+    format!("Exit status:\n{codes}\nExamples:\n{examples}")
 }
 
 #[derive(Debug, Args)]

@@ -23,10 +23,7 @@ pub fn available() -> Option<(u64, &'static str)> {
     let system =
         crate::device::sysfs::meminfo_bytes("MemAvailable").map(|b| (b, "the memory available"));
     let group = cgroup_left().map(|b| (b, "its memory cgroup's limit"));
-    match (system, group) {
-        (Some(s), Some(g)) => Some(if g.0 < s.0 { g } else { s }),
-        (s, g) => s.or(g),
-    }
+    system.into_iter().chain(group).min_by_key(|(b, _)| *b)
 }
 
 /// A number from a cgroup file (`max`: none).
@@ -70,9 +67,7 @@ fn cgroup_left() -> Option<u64> {
 /// `what` saying how they add up (`65 per disk × 64 MiB × 2 disks`) and
 /// `flags` the options that set them.
 pub fn refuse_beyond(need: u64, what: &str, flags: &str) -> Result<(), String> {
-    let Some((left, by)) = available() else {
-        return Ok(());
-    };
+    let Some((left, by)) = available() else { return Ok(()) };
     if need as f64 <= left as f64 * SHARE {
         return Ok(());
     }

@@ -75,16 +75,14 @@ impl Progress {
     }
 
     fn line(&self, text: &str) {
-        let text = if self.style == Style::Lines {
-            format!("{} {text}", chrono::Local::now().format("%Y-%m-%d %H:%M:%S"))
+        let stamp = chrono::Local::now().format("%Y-%m-%d %H:%M:%S");
+        let text =
+            if self.style == Style::Lines { format!("{stamp} {text}") } else { text.to_string() };
+        let _ = if self.bars.is_empty() {
+            writeln!(std::io::stderr(), "{text}")
         } else {
-            text.to_string()
+            self.multi.println(text)
         };
-        if self.bars.is_empty() {
-            let _ = writeln!(std::io::stderr(), "{text}");
-        } else {
-            let _ = self.multi.println(text);
-        }
     }
 
     /// The groups after the current one.
@@ -99,11 +97,8 @@ impl Progress {
 fn run_left(later: &[Option<Duration>], left: Duration) -> String {
     let timed: Duration = later.iter().flatten().sum();
     let full = later.iter().filter(|g| g.is_none()).count();
-    let mut s = format!("about {} left", human_duration(left + timed));
-    if full > 0 {
-        s += &format!(" plus {full} whole-disk read(s)");
-    }
-    s
+    let about = format!("about {} left", human_duration(left + timed));
+    if full == 0 { about } else { format!("{about} plus {full} whole-disk read(s)") }
 }
 
 /// (fraction done, rate MB/s, time left) of one disk.

@@ -27,16 +27,14 @@ pub struct StopFlag {
 
 impl Default for StopFlag {
     fn default() -> Self {
-        Self {
-            stop: Arc::default(),
-            holds: Arc::default(),
-            // Without one (no eventfd), a blocked worker sees the stop when
-            // its read ends.
-            waker: EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
-                .ok()
-                .map(Arc::new),
-        }
+        Self { stop: Arc::default(), holds: Arc::default(), waker: new_waker() }
     }
+}
+
+/// The eventfd a stop makes readable. Without one (no eventfd), a blocked
+/// worker sees the stop when its read ends.
+fn new_waker() -> Option<Arc<EventFd>> {
+    EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK).ok().map(Arc::new)
 }
 
 /// While it lives, a second signal waits instead of ending the process.

@@ -385,21 +385,19 @@ fn the_averaging_pipelines_of_the_tender_procedure_read_our_output() {
             serde_json::from_slice(&std::fs::read(d.path().join(&json)).unwrap()).unwrap();
         means.push(v);
     }
-    let avg =
-        |test: &str| -> f64 {
-            let vals: Vec<f64> =
-                means
-                    .iter()
-                    .map(|v| {
-                        v["results"].as_array().unwrap().iter().find(|r| r["test"] == test).unwrap()
+    let avg = |test: &str| -> f64 {
+        let vals: Vec<f64> = means
+            .iter()
+            .map(|v| {
+                v["results"].as_array().unwrap().iter().find(|r| r["test"] == test).unwrap()
                             ["value"]
                             .as_f64()
                             .unwrap()
-                    })
-                    .collect();
-            // The report prints %10.2f; the pipeline averages those.
-            vals.iter().map(|x| (x * 100.0).round() / 100.0).sum::<f64>() / vals.len() as f64
-        };
+            })
+            .collect();
+        // The report prints %10.2f; the pipeline averages those.
+        vals.iter().map(|x| (x * 100.0).round() / 100.0).sum::<f64>() / vals.len() as f64
+    };
     let pipe = |pattern: &str, field: &str, name: &str, files: &[&str], dir: &Path| -> String {
         let cmd = format!(
             "grep '{pattern}' {} | awk '{{sum=sum+${field}; avg=sum/NR; printf \"Average {name}: %7.2f\\n\", avg}}' | tail -n 1",

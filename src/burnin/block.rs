@@ -240,12 +240,15 @@ pub fn check(block: &[u8], offset: u64, stamp: Stamp) -> Found {
 /// Classifies every block of `buf`, read from byte `offset`: the blocks
 /// that are not good, with their offsets.
 pub fn check_all(buf: &[u8], offset: u64, stamp: Stamp) -> Vec<(u64, Found)> {
-    buf.chunks_exact(BLOCK)
-        .enumerate()
-        .map(|(i, b)| (offset + (i * BLOCK) as u64, b))
-        .map(|(at, b)| (at, check(b, at, stamp)))
-        .filter(|(_, f)| *f != Found::Good)
-        .collect()
+    not_good(buf, offset, |b, at| check(b, at, stamp))
+}
+
+/// The blocks of `buf` (read from byte `offset`) that `classify` does not
+/// find good, with their offsets.
+fn not_good(buf: &[u8], offset: u64, classify: impl Fn(&[u8], u64) -> Found) -> Vec<(u64, Found)> {
+    let at = |i: usize| offset + (i * BLOCK) as u64;
+    let found = buf.chunks_exact(BLOCK).enumerate().map(|(i, b)| (at(i), classify(b, at(i))));
+    found.filter(|(_, f)| *f != Found::Good).collect()
 }
 
 /// What a burn-in writes.
@@ -307,12 +310,7 @@ impl Pattern {
     pub fn check_all(self, buf: &[u8], offset: u64, stamp: Stamp) -> Vec<(u64, Found)> {
         match self {
             Self::Blocks => check_all(buf, offset, stamp),
-            Self::Badblocks => buf
-                .chunks_exact(BLOCK)
-                .enumerate()
-                .map(|(i, b)| (offset + (i * BLOCK) as u64, check_fill(b, stamp)))
-                .filter(|(_, f)| *f != Found::Good)
-                .collect(),
+            Self::Badblocks => not_good(buf, offset, |b, _| check_fill(b, stamp)),
         }
     }
 }

@@ -142,13 +142,15 @@ fn left_words(left: Option<u64>) -> String {
 fn time_up(state: &mut [SelfTest], which: &str, limit: Duration) {
     for s in state.iter_mut() {
         if let SelfTest::Running(left) = s {
-            *s = SelfTest::Failed(format!(
-                "the {which} self-test did not finish within {} ({} left): aborted",
-                human_duration(limit),
-                left_words(*left)
-            ));
+            *s = SelfTest::Failed(overdue(which, limit, *left));
         }
     }
+}
+
+/// Why a self-test that ran out of time failed.
+fn overdue(which: &str, limit: Duration, left: Option<u64>) -> String {
+    let (limit, left) = (human_duration(limit), left_words(left));
+    format!("the {which} self-test did not finish within {limit} ({left} left): aborted")
 }
 
 /// A line for each self-test still running, with what is left of it.

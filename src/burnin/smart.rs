@@ -130,10 +130,8 @@ fn drive_kind(v: &Value) -> Option<DriveKind> {
     if v["device"]["protocol"].as_str() == Some("NVMe") {
         return Some(DriveKind::Nvme);
     }
-    match v["rotation_rate"].as_u64()? {
-        0 => Some(DriveKind::Ssd),
-        _ => Some(DriveKind::Hdd),
-    }
+    let spins = v["rotation_rate"].as_u64()? > 0;
+    Some(if spins { DriveKind::Hdd } else { DriveKind::Ssd })
 }
 
 /// A counter that rose during the burn-in.
@@ -250,13 +248,9 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
     // SAS: each port's phys count link errors (smartctl -x, the
     // protocol-specific port log page).
     for (port, phys) in v.as_object().into_iter().flatten() {
-        let Some(n) = port.strip_prefix("scsi_sas_port_") else {
-            continue;
-        };
+        let Some(n) = port.strip_prefix("scsi_sas_port_") else { continue };
         for (phy, c) in phys.as_object().into_iter().flatten() {
-            let Some(m) = phy.strip_prefix("phy_") else {
-                continue;
-            };
+            let Some(m) = phy.strip_prefix("phy_") else { continue };
             for key in [
                 "invalid_dword_count",
                 "running_disparity_error_count",

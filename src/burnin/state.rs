@@ -85,16 +85,11 @@ pub struct Checkpoint {
 impl Checkpoint {
     /// Where this run stands, in words ("pass 1 of 2, write 40%").
     pub fn place(&self) -> String {
-        match self.at.phase {
-            Phase::Done => format!("all {} pass(es) done", self.passes),
-            phase => format!(
-                "pass {} of {}, {} {:.0}%",
-                self.at.pass,
-                self.passes,
-                phase.word(),
-                self.at.percent(self.start_byte, self.end_byte)
-            ),
+        if self.at.phase == Phase::Done {
+            return format!("all {} pass(es) done", self.passes);
         }
+        let pct = self.at.percent(self.start_byte, self.end_byte);
+        format!("pass {} of {}, {} {pct:.0}%", self.at.pass, self.passes, self.at.phase.word())
     }
 
     /// The passes asked for; None for a soak run by time.
@@ -104,16 +99,13 @@ impl Checkpoint {
 
     /// Bytes this disk has left to write and read.
     pub fn left(&self) -> u64 {
-        let len = self.end_byte - self.start_byte;
-        let all = u64::from(self.passes) * 2 * len;
-        let done = self.at.done_until.saturating_sub(self.start_byte);
-        match self.at.phase {
-            Phase::Done => 0,
-            phase => {
-                let verifying = phase == Phase::Verify;
-                all.saturating_sub(bytes_done(len, 2, self.at.pass, verifying, done))
-            }
+        if self.at.phase == Phase::Done {
+            return 0;
         }
+        let len = self.end_byte - self.start_byte;
+        let into = self.at.done_until.saturating_sub(self.start_byte);
+        let done = bytes_done(len, 2, self.at.pass, self.at.phase == Phase::Verify, into);
+        (u64::from(self.passes) * 2 * len).saturating_sub(done)
     }
 
     /// The run id as a number; `None` when it is not 1 to 16 hex digits.

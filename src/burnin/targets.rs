@@ -84,9 +84,7 @@ pub struct Target {
 /// binary suffixes; END may be omitted for the end of the disk).
 pub fn range(spec: Option<&str>, size: u64) -> Result<(u64, u64), Refusal> {
     let whole = size / BLOCK as u64 * BLOCK as u64;
-    let Some(spec) = spec else {
-        return Ok((0, whole));
-    };
+    let Some(spec) = spec else { return Ok((0, whole)) };
     let (a, b) = spec.split_once("..").ok_or_else(|| {
         Refusal::Range(format!("{spec}: write it as START..END, e.g. 0..1g or 17t.."))
     })?;
@@ -149,13 +147,9 @@ fn zfs_label(file: &File, size: u64, bounds: &Bounds) -> Result<bool, Halt> {
         return Ok(false);
     }
     let end = size / LABEL * LABEL;
-    let Ok(mut probe) = Probe::of(file, bounds) else {
-        return Ok(false);
-    };
+    let Ok(mut probe) = Probe::of(file, bounds) else { return Ok(false) };
     for at in [0, LABEL, end - 2 * LABEL, end - LABEL] {
-        let Ok(b) = probe.read_at(at, LABEL as usize, Until::Stop)? else {
-            continue;
-        };
+        let Ok(b) = probe.read_at(at, LABEL as usize, Until::Stop)? else { continue };
         let uberblocks = b[128 << 10..].chunks(1024).any(|u| {
             let m = u64::from_le_bytes(u[..8].try_into().unwrap_or_default());
             m == 0x00ba_b10c || m.swap_bytes() == 0x00ba_b10c
@@ -242,12 +236,9 @@ pub fn refuse_signature(d: &BlockDevice, bounds: &Bounds) -> Result<(), Refusal>
 /// neither can pass for the other.
 fn identity_hash(id: &device::Identity, shared: bool) -> u32 {
     let own = if shared { format!("|{}", id.name) } else { String::new() };
-    disk_hash(&format!(
-        "{}|{}|{}{own}",
-        id.serial.as_deref().unwrap_or(&id.name),
-        id.model.as_deref().unwrap_or(""),
-        id.size_bytes
-    ))
+    let serial = id.serial.as_deref().unwrap_or(&id.name);
+    let model = id.model.as_deref().unwrap_or("");
+    disk_hash(&format!("{serial}|{model}|{}{own}", id.size_bytes))
 }
 
 /// Resolves, checks and opens every disk, or refuses the whole run (the

@@ -83,6 +83,11 @@ pub enum Stage {
     Reverify,
 }
 
+impl Stage {
+    /// Every stage, in the order of their numbers (`stage as u64`).
+    const ALL: [Stage; 4] = [Stage::Write, Stage::Flush, Stage::Verify, Stage::Reverify];
+}
+
 /// Live progress of one disk for the display: the pass, the stage, and
 /// the bytes of the current phase done (from the range's start).
 #[derive(Debug, Default)]
@@ -94,25 +99,13 @@ pub struct Live {
 
 impl Live {
     fn set(&self, pass: u16, stage: Stage) {
-        let s = match stage {
-            Stage::Write => 0,
-            Stage::Flush => 1,
-            Stage::Verify => 2,
-            Stage::Reverify => 3,
-        };
-        self.state.store(u64::from(pass) << 2 | s, Ordering::Relaxed);
+        self.state.store(u64::from(pass) << 2 | stage as u64, Ordering::Relaxed);
     }
 
     /// The pass and stage now.
     pub fn stage(&self) -> (u16, Stage) {
         let s = self.state.load(Ordering::Relaxed);
-        let stage = match s & 3 {
-            0 => Stage::Write,
-            1 => Stage::Flush,
-            2 => Stage::Verify,
-            _ => Stage::Reverify,
-        };
-        ((s >> 2) as u16, stage)
+        ((s >> 2) as u16, Stage::ALL[(s & 3) as usize])
     }
 }
 

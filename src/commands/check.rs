@@ -11,7 +11,7 @@ use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::export;
 use crate::io::{Bounds, Probe, Sweep, open_sweep};
-use crate::measure::{PassKind, PassRun, Window, run_pass};
+use crate::measure::{PassKind, PassRun, run_pass};
 use crate::output::Dir;
 use crate::plan::Plan;
 use crate::progress::{Progress, Style};
@@ -80,16 +80,9 @@ pub fn execute(
 /// serial pass, one for a parallel or seek pass; None for whole disks.
 fn schedule(plan: &Plan) -> Vec<Option<std::time::Duration>> {
     let n = plan.devices.len();
-    let mut groups = Vec::new();
-    for spec in plan.pass_specs() {
-        let length = match spec.window {
-            Window::Sample(d) => Some(d),
-            Window::Full => None,
-        };
-        let count = if spec.kind == PassKind::Serial { n } else { 1 };
-        groups.extend(std::iter::repeat_n(length, count));
-    }
-    groups
+    let count = |kind| if kind == PassKind::Serial { n } else { 1 };
+    let specs = plan.pass_specs();
+    specs.iter().flat_map(|s| std::iter::repeat_n(s.window.length(), count(s.kind))).collect()
 }
 
 fn style(mode: ProgressMode) -> Style {
@@ -143,11 +136,12 @@ fn print_text(plan: &Plan, report: &Report) {
     let text = export::text::render(report);
     let s = &plan.settings;
     let stdout_taken = [&s.json, &s.csv].iter().any(|o| o.as_ref().is_some_and(|o| o.is_stdout()));
-    let _ = if stdout_taken {
-        std::io::stderr().lock().write_all(text.as_bytes())
+    let mut out: Box<dyn Write> = if stdout_taken {
+        Box::new(std::io::stderr().lock())
     } else {
-        std::io::stdout().lock().write_all(text.as_bytes())
+        Box::new(std::io::stdout().lock())
     };
+    let _ = out.write_all(text.as_bytes());
 }
 
 /// The `--out` directory: the text report, the JSON, the surface CSV and,

@@ -46,13 +46,10 @@ pub fn run(subcommand: Option<&str>) -> anyhow::Result<Outcome> {
 /// prints.
 fn exit_and_examples_roff() -> String {
     let esc = |t: &str| t.replace('\\', "\\\\").replace('-', "\\-");
-    let mut s = String::from(".SH \"EXIT STATUS\"\n");
-    for (code, meaning) in crate::cli::EXIT_CODES {
-        s += &format!(".TP\n\\fB{code}\\fR\n{}\n", esc(meaning));
-    }
-    s += ".SH EXAMPLES\n.nf\n";
-    for e in crate::cli::EXAMPLES {
-        s += &format!("{}\n", esc(e));
-    }
-    s + ".fi\n"
+    let codes: String = crate::cli::EXIT_CODES
+        .iter()
+        .map(|(code, m)| format!(".TP\n\\fB{code}\\fR\n{}\n", esc(m)))
+        .collect();
+    let examples: String = crate::cli::EXAMPLES.iter().map(|e| format!("{}\n", esc(e))).collect();
+    format!(".SH \"EXIT STATUS\"\n{codes}.SH EXAMPLES\n.nf\n{examples}.fi\n")
 }

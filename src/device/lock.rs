@@ -123,10 +123,8 @@ fn node_of((ma, mi): (u64, u64)) -> Option<PathBuf> {
 fn holders(node: &Path, dev: u64, ino: u64) -> Vec<Holder> {
     let me = std::process::id();
     let alive = |p: &u32| *p != me && Path::new(&format!("/proc/{p}")).exists();
-    let mut pids: Vec<u32> = holders_of(dev, ino).into_iter().filter(alive).collect();
-    if pids.is_empty() {
-        pids = super::usage::openers(node);
-    }
+    let pids: Vec<u32> = holders_of(dev, ino).into_iter().filter(alive).collect();
+    let pids = if pids.is_empty() { super::usage::openers(node) } else { pids };
     pids.into_iter().map(Holder::of).collect()
 }
 
@@ -157,9 +155,7 @@ fn holders_of(dev: u64, ino: u64) -> Vec<u32> {
 /// their own files; check and burn-in open their disks anyway), the run
 /// goes on unlocked: `None`.
 pub fn lock(rdev: u64, name: &str, ignore: Option<u32>) -> Result<Option<DiskLock>, String> {
-    let Some(node) = node_of(whole_disk(rdev)) else {
-        return Ok(None);
-    };
+    let Some(node) = node_of(whole_disk(rdev)) else { return Ok(None) };
     let Ok(file) = File::options()
         .read(true)
         .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW)

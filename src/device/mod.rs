@@ -101,7 +101,7 @@ pub fn resolve(
     let queue_dir =
         if is_partition { dir.parent().unwrap_or(&dir).to_path_buf() } else { dir.clone() };
     let identity = sysfs::identity(paths, &dir, &queue_dir);
-    let partition_of = is_partition.then(|| dir_name(&queue_dir));
+    let partition_of = is_partition.then(|| paths::leaf(&queue_dir));
     if let (Some(disk), false) = (&partition_of, allow_partition) {
         return Err(DeviceError::Partition {
             path: given.into(),
@@ -114,10 +114,6 @@ pub fn resolve(
         None => usage::in_use(paths, &identity.name, Path::new(given)),
     };
     Ok(BlockDevice { given: given.into(), identity, partition_of, in_use, rdev })
-}
-
-fn dir_name(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// Resolves every path and refuses the same disk named twice (also through

@@ -47,17 +47,16 @@ impl SystemPaths {
 
 /// The udev links in `dir` (`/dev/disk/by-id`, `by-path`) that point at
 /// `/dev/NAME`.
+/// The last part of a path (`sda` of `/sys/block/sda`), empty if none.
+pub fn leaf(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The paths of the symlinks in `dir` whose target's last part is `name`.
 pub fn links_to(dir: &Path, name: &str) -> Vec<String> {
-    let Ok(rd) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
+    let Ok(rd) = fs::read_dir(dir) else { return Vec::new() };
     rd.flatten()
-        .filter(|e| {
-            fs::read_link(e.path())
-                .ok()
-                .and_then(|t| t.file_name().map(|f| f == name))
-                .unwrap_or(false)
-        })
+        .filter(|e| fs::read_link(e.path()).is_ok_and(|t| t.file_name().is_some_and(|f| f == name)))
         .map(|e| e.path().to_string_lossy().into_owned())
         .collect()
 }

@@ -27,9 +27,8 @@ pub fn call(args: &[&str], limit: Duration, give_up: &dyn Fn() -> bool) -> Resul
 /// exit status is a bit mask that is often non-zero on a healthy disk: the
 /// JSON says what it could read.
 pub fn json(device: &str, args: &[&str], give_up: &dyn Fn() -> bool) -> Result<Value, String> {
-    let mut all = vec!["--json"];
-    all.extend_from_slice(args);
-    all.push(device);
+    let all: Vec<&str> =
+        ["--json"].into_iter().chain(args.iter().copied()).chain([device]).collect();
     let out = call(&all, tool::LIMIT, give_up)?;
     let mut v: Value = serde_json::from_slice(&out.stdout)
         .map_err(|e| format!("smartctl gave no JSON for {device} ({e})"))?;

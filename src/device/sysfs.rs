@@ -75,7 +75,7 @@ fn vpd_serial(p: &Path) -> Option<String> {
 /// (a `/sys/block/NAME` or a partition directory below it). `queue` is the
 /// directory holding `queue/` (the parent disk's for partitions).
 pub fn identity(paths: &SystemPaths, dir: &Path, queue_dir: &Path) -> Identity {
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = super::paths::leaf(dir);
     let dev = queue_dir.join("device");
     let q = queue_dir.join("queue");
     let flag = |p: PathBuf| read_num(&p) == Some(1);
@@ -134,15 +134,11 @@ fn natural_key(name: &str) -> (String, usize, String, u64) {
 /// Names of the partitions of disk `name` (child directories with a
 /// `partition` file).
 pub fn partitions(paths: &SystemPaths, name: &str) -> Vec<String> {
-    let dir = paths.sys.join("block").join(name);
-    fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .filter(|e| e.path().join("partition").exists())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
+    let Ok(rd) = fs::read_dir(paths.sys.join("block").join(name)) else { return Vec::new() };
+    rd.flatten()
+        .filter(|e| e.path().join("partition").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
 }
 
 /// Disks that are not physical drives (loop, RAM disks, device-mapper, md,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::paths::SystemPaths;
+use super::paths::{SystemPaths, leaf};
 
 /// A PCI function a disk is reached through.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,18 +32,12 @@ pub struct Controller {
 impl Controller {
     /// `0000:03:00.0 (mpt3sas, Broadcom / LSI SAS3008 ...)`.
     pub fn words(&self) -> String {
-        let mut extra: Vec<&str> = Vec::new();
-        if let Some(d) = &self.driver {
-            extra.push(d);
-        }
-        if let Some(n) = &self.name {
-            extra.push(n);
-        }
+        let extra: Vec<&str> =
+            [&self.driver, &self.name].into_iter().flatten().map(String::as_str).collect();
         if extra.is_empty() {
-            self.pci.clone()
-        } else {
-            format!("{} ({})", self.pci, extra.join(", "))
+            return self.pci.clone();
         }
+        format!("{} ({})", self.pci, extra.join(", "))
     }
 }
 
@@ -378,9 +372,7 @@ fn given(name: &str) -> Option<Topology> {
 /// The topologies `ARRAYBURN_TOPOLOGY` gives (None when it is not set), or
 /// why its file cannot be used, in a line that says what to do.
 pub fn given_all() -> Result<Option<std::collections::HashMap<String, Topology>>, String> {
-    let Some(file) = std::env::var_os("ARRAYBURN_TOPOLOGY") else {
-        return Ok(None);
-    };
+    let Some(file) = std::env::var_os("ARRAYBURN_TOPOLOGY") else { return Ok(None) };
     let shown = Path::new(&file).display().to_string();
     let bytes = crate::input::read(Path::new(&file)).map_err(|e| {
         format!("ARRAYBURN_TOPOLOGY={shown}: {e}; name a readable file or unset it")
@@ -490,16 +482,14 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
 
 /// The PCI function at `dir`: driver, ids, and names from pci.ids.
 fn controller(paths: &SystemPaths, dir: &Path) -> Controller {
-    let pci = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let driver = fs::read_link(dir.join("driver"))
-        .ok()
-        .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let pci = leaf(dir);
+    let driver = fs::read_link(dir.join("driver")).ok().map(|t| leaf(&t));
     let id = |f: &str| read_trim(&dir.join(f)).map(|v| v.trim_start_matches("0x").to_string());
     let (vendor_id, device_id) = (id("vendor"), id("device"));
-    let name = match (&vendor_id, &device_id) {
-        (Some(v), Some(d)) => pci_name(&paths.pci_ids, v, d),
-        _ => None,
-    };
+    let name = vendor_id
+        .as_ref()
+        .zip(device_id.as_ref())
+        .and_then(|(v, d)| pci_name(&paths.pci_ids, v, d));
     Controller { pci, driver, vendor_id, device_id, name }
 }
 
@@ -539,17 +529,18 @@ pub fn pci_name(file: &Path, vendor: &str, device: &str) -> Option<String> {
 /// `slot` file, else the component's name).
 fn enclosure_slot(paths: &SystemPaths, scsi_dir: &Path) -> Option<String> {
     let want = fs::canonicalize(scsi_dir).ok()?;
-    for enc in fs::read_dir(paths.sys.join("class/enclosure")).ok()?.flatten() {
-        for comp in fs::read_dir(enc.path()).ok()?.flatten() {
-            let link = comp.path().join("device");
-            if fs::canonicalize(&link).ok().as_ref() == Some(&want) {
-                let slot = read_trim(&comp.path().join("slot"))
-                    .unwrap_or_else(|| comp.file_name().to_string_lossy().into_owned());
-                return Some(format!("{} slot {slot}", enc.file_name().to_string_lossy()));
-            }
-        }
-    }
-    None
+    let enclosures = fs::read_dir(paths.sys.join("class/enclosure")).ok()?;
+    enclosures.flatten().find_map(|enc| slot_in(&enc.path(), &want))
+}
+
+/// `ENCLOSURE slot N` when one of enclosure `enc`'s components is the
+/// SCSI device `want`.
+fn slot_in(enc: &Path, want: &Path) -> Option<String> {
+    let is_want =
+        |c: &fs::DirEntry| fs::canonicalize(c.path().join("device")).is_ok_and(|p| p == want);
+    let comp = fs::read_dir(enc).ok()?.flatten().find(is_want)?;
+    let slot = read_trim(&comp.path().join("slot")).unwrap_or_else(|| leaf(&comp.path()));
+    Some(format!("{} slot {slot}", leaf(enc)))
 }
 
 /// The `/dev/disk/by-path` link to `/dev/NAME`.

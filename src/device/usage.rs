@@ -130,9 +130,7 @@ fn exclusively_busy(dev_node: &Path) -> bool {
 /// or FUSE file).
 pub fn openers(node: &Path) -> Vec<u32> {
     let me = std::process::id().to_string();
-    let Ok(procs) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
+    let Ok(procs) = fs::read_dir("/proc") else { return Vec::new() };
     let mut out = Vec::new();
     for p in procs.flatten() {
         let pid = p.file_name().to_string_lossy().into_owned();

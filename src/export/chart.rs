@@ -119,11 +119,7 @@ drawing!(Latency);
 
 /// A bar chart as an SVG document (for a page that embeds it): one bar
 /// per item, red when flagged, a reference line (the median) across.
-pub fn bars_svg(
-    caption: &str,
-    items: &[(String, f64, bool)],
-    reference: Option<f64>,
-) -> Result<String> {
+pub fn bars_svg(caption: &str, items: &[Bar], reference: Option<f64>) -> Result<String> {
     register_font();
     let mut svg = String::new();
     Bars(caption, items, reference)
@@ -131,7 +127,10 @@ pub fn bars_svg(
     Ok(svg)
 }
 
-struct Bars<'a>(&'a str, &'a [(String, f64, bool)], Option<f64>);
+/// One bar: its label, its length, and whether it is marked.
+pub type Bar = (String, f64, bool);
+
+struct Bars<'a>(&'a str, &'a [Bar], Option<f64>);
 drawing!(Bars);
 
 impl Bars<'_> {

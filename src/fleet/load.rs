@@ -150,9 +150,7 @@ pub fn files(given: &[PathBuf]) -> Vec<PathBuf> {
         if g.is_dir() {
             let mut stack = vec![g.clone()];
             while let Some(dir) = stack.pop() {
-                let Ok(rd) = std::fs::read_dir(&dir) else {
-                    continue;
-                };
+                let Ok(rd) = std::fs::read_dir(&dir) else { continue };
                 for e in rd.flatten() {
                     let Ok(ft) = e.file_type() else { continue };
                     if ft.is_dir() {

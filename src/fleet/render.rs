@@ -121,15 +121,10 @@ fn run_sections(r: &FleetReport) -> Vec<(&'static str, &'static str, Vec<&RunFin
 
 /// A run finding's state in words.
 fn state_words(r: &RunFinding) -> String {
-    let state = match r.state {
-        RunState::Flagged => "FLAGGED",
-        RunState::NotJudged => "NOT JUDGED",
-        RunState::Interrupted => "INTERRUPTED",
-        RunState::Incomplete => "INCOMPLETE",
-    };
+    let state = r.state.word().replace('_', " ").to_uppercase();
     match &r.superseded_by {
         Some(by) => format!("{state}, superseded by {by}"),
-        None => state.into(),
+        None => state,
     }
 }
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::load::{Doc, same_host};
 use super::{RunKind, RunState, Sample};
+use crate::burnin::record::Phase;
 use crate::judge::burnin::{DiskVerdict, RunVerdict};
 
 /// A run whose own verdict is not healthy: it found something, could not
@@ -143,11 +144,8 @@ fn dedup(mut v: Vec<String>) -> Vec<String> {
 /// soak's, read whole at least once. A disk that went away or hung was not.
 fn burned_whole(d: &crate::report::burnin::BurnDisk, read_only: bool) -> bool {
     let b = &d.burn;
-    let done = if read_only {
-        b.passes_done >= 1
-    } else {
-        b.place.is_none_or(|p| p.phase == crate::burnin::record::Phase::Done)
-    };
+    let done =
+        if read_only { b.passes_done >= 1 } else { b.place.is_none_or(|p| p.phase == Phase::Done) };
     done && !b.device_gone && b.hung.is_none()
 }
 
@@ -212,9 +210,7 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
         |a: &Doc, b: &Doc| (b.started_at(), b.finished_at()) > (a.started_at(), a.finished_at());
     let mut out = Vec::new();
     for (source, doc) in docs {
-        let Some((state, what, disks)) = own_verdict(doc) else {
-            continue;
-        };
+        let Some((state, what, disks)) = own_verdict(doc) else { continue };
         let superseded_by = docs
             .iter()
             .filter(|(_, d)| {

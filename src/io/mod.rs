@@ -59,15 +59,16 @@ impl EngineKind {
     }
 }
 
+/// The refusal of `--engine io_uring` where the kernel gives none.
+const NO_URING: &str = "--engine io_uring: this kernel gives no io_uring (disabled, or too old); use --engine psync or auto";
+
 /// `--engine` and `--queue-depth` resolved: the engine that runs and the
 /// requests it keeps in flight (psync: one). `auto` is io_uring where the
 /// kernel allows it; io_uring asked for where it does not is refused, never
 /// silently swapped. The one place either is decided.
 pub fn resolve_engine(kind: EngineKind, depth: u16) -> Result<(EngineKind, usize), String> {
     match kind.resolved() {
-        EngineKind::IoUring if !uring_available() => Err(
-            "--engine io_uring: this kernel gives no io_uring (disabled, or too old); use --engine psync or auto".into(),
-        ),
+        EngineKind::IoUring if !uring_available() => Err(NO_URING.into()),
         EngineKind::IoUring => Ok((EngineKind::IoUring, usize::from(depth))),
         kind => Ok((kind, 1)),
     }

@@ -58,13 +58,8 @@ impl Bounds {
 
     /// The error of a request on a disk that hung.
     pub fn hung_error(&self) -> io::Error {
-        io::Error::new(
-            io::ErrorKind::TimedOut,
-            format!(
-                "no answer within {} (--io-timeout)",
-                crate::units::human_duration(self.timeout)
-            ),
-        )
+        let limit = crate::units::human_duration(self.timeout);
+        io::Error::new(io::ErrorKind::TimedOut, format!("no answer within {limit} (--io-timeout)"))
     }
 }
 
@@ -333,9 +328,7 @@ impl ThreadIo {
 
     /// Waits for the reply to the request in flight.
     fn reply(&mut self, until: Until) -> Result<Option<Reply>, Halt> {
-        let Some((_, since)) = self.flying else {
-            return Ok(None);
-        };
+        let Some((_, since)) = self.flying else { return Ok(None) };
         loop {
             let now = Instant::now();
             let hung_at = since + self.bounds.timeout;

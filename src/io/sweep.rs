@@ -98,9 +98,7 @@ impl Sweep {
     /// the wait: the requests stay in flight (see [`Self::oldest`] and
     /// [`Self::abandon`]).
     pub fn next(&mut self, until: Until) -> Result<Option<Landed>, Halt> {
-        let Some(&first) = self.order.front() else {
-            return Ok(None);
-        };
+        let Some(&first) = self.order.front() else { return Ok(None) };
         loop {
             if let Some(i) = self.early.iter().position(|d| d.offset == first.offset()) {
                 self.order.pop_front();
@@ -339,9 +337,7 @@ mod tests {
             Ok(())
         }
         fn wait(&mut self, _: Until) -> Result<Option<Done>, Halt> {
-            let Some((mut buf, len, offset, dir)) = self.flying.pop() else {
-                return Ok(None);
-            };
+            let Some((mut buf, len, offset, dir)) = self.flying.pop() else { return Ok(None) };
             let began = Instant::now();
             let result = match dir {
                 Dir::Read => self.mem.read_at(buf.slice_mut(len), offset),

@@ -247,9 +247,7 @@ impl OwnedRing {
                 }
                 continue;
             }
-            let Some(oldest) = self.oldest() else {
-                return Ok(None);
-            };
+            let Some(oldest) = self.oldest() else { return Ok(None) };
             if until == Until::Stop && (self.woken || self.bounds.stop.is_set()) {
                 return Err(Halt::Stopped);
             }

@@ -419,15 +419,16 @@ fn file_names<'a>(
 
 /// `-M`: the machine's uname in the splash lines.
 fn machine(c: &mut Config) {
-    let uname = nix::sys::utsname::uname()
-        .map(|u| {
-            [u.sysname(), u.nodename(), u.release(), u.version(), u.machine()]
-                .map(|s| s.to_string_lossy().into_owned())
-                .join(" ")
-        })
-        .unwrap_or_default();
+    let uname = uname_line().unwrap_or_default();
     c.splash.push(String::new());
     c.splash.push(format!("Machine = {uname}"));
+}
+
+/// `uname -a`'s words: system, node, release, version, machine.
+fn uname_line() -> Option<String> {
+    let u = nix::sys::utsname::uname().ok()?;
+    let words = [u.sysname(), u.nodename(), u.release(), u.version(), u.machine()];
+    Some(words.map(|s| s.to_string_lossy().into_owned()).join(" "))
 }
 
 /// `-n` / `-g`: the auto-mode file-size range (at least 4 kB).
@@ -460,21 +461,20 @@ fn record_range(c: &mut Config, flag: char, v: &str, which: &str) -> Result<(), 
 
 /// `-r`: a record size (0 is iozone's 4 kB).
 fn record(c: &mut Config, flag: char, v: &str) -> Result<(), ArgError> {
-    let b = match record_size(flag, v)? {
-        0 => 4096,
-        b => b,
-    };
+    let b = zero_is(record_size(flag, v)?, 4096);
     c.records.push(b);
     c.splash.push(format!("Record Size {} kB", b / 1024));
     Ok(())
 }
 
+/// `v`, or iozone's default for it where it is 0.
+fn zero_is(v: u64, default: u64) -> u64 {
+    if v == 0 { default } else { v }
+}
+
 /// `-s`: a file size (0 is iozone's 512 kB).
 fn file_size(c: &mut Config, flag: char, v: &str) -> Result<(), ArgError> {
-    let kb = match size_kb(flag, v)? {
-        0 => 512,
-        kb => kb,
-    };
+    let kb = zero_is(size_kb(flag, v)?, 512);
     c.sizes_kb.push(kb);
     c.splash.push(format!("File size set to {kb} kB"));
     Ok(())

@@ -31,9 +31,8 @@ impl Sheet {
         let bytes = &text.as_bytes()[..text.len().min(255)];
         let mut b = Self::cell_head(row, col);
         b.push(bytes.len() as u8);
-        let mut s = [0u8; 256];
-        s[..bytes.len()].copy_from_slice(bytes);
-        b.extend_from_slice(&s);
+        b.extend_from_slice(bytes);
+        b.resize(b.len() + 256 - bytes.len(), 0);
         self.record(0x0004, &b);
     }
 

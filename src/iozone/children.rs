@@ -135,9 +135,7 @@ impl Parent {
                 self.stopping = true;
                 self.tell_all("stop");
             }
-            let Ok((k, line)) = rx.recv_timeout(Duration::from_millis(50)) else {
-                continue;
-            };
+            let Ok((k, line)) = rx.recv_timeout(Duration::from_millis(50)) else { continue };
             let Some(line) = line else {
                 self.ended[k] = true;
                 if self.results[k].is_none() && self.first_error.is_none() && !self.stopping {
@@ -182,11 +180,8 @@ impl Parent {
 
     /// Records the first failure and stops every child.
     fn fail(&mut self, e: io::Error) {
-        if self.first_error.is_none() {
-            self.first_error = Some(e);
-        }
-        if !self.stopping {
-            self.stopping = true;
+        self.first_error.get_or_insert(e);
+        if !std::mem::replace(&mut self.stopping, true) {
             self.tell_all("stop");
         }
     }

@@ -87,13 +87,7 @@ impl Fill {
     fn record(self, rec: &mut [u8]) {
         match self {
             Fill::Every(b) => rec.fill(b),
-            Fill::Light => {
-                rec.fill(0);
-                for page in rec.chunks_mut(4096) {
-                    let n = page.len().min(8);
-                    page[..n].fill(PATTERN);
-                }
-            }
+            Fill::Light => light(rec),
         }
     }
 
@@ -106,9 +100,7 @@ impl Fill {
         };
         for (k, page) in rec.chunks(4096).enumerate() {
             let head = &page[..page.len().min(checked)];
-            let Some(bad) = head.iter().position(|&b| b != byte) else {
-                continue;
-            };
+            let Some(bad) = head.iter().position(|&b| b != byte) else { continue };
             let at = offset + (k * 4096 + bad) as u64;
             // The 8 bytes checked (default), or 8 from the first that
             // differs (-V).
@@ -179,6 +171,15 @@ impl Buffer {
         let at = self.next;
         self.next += len;
         &mut self.buf.slice_mut(at + len)[at..]
+    }
+}
+
+/// A light record: zeros, the first 8 bytes of each 4 KiB page `PATTERN`.
+fn light(rec: &mut [u8]) {
+    rec.fill(0);
+    for page in rec.chunks_mut(4096) {
+        let n = page.len().min(8);
+        page[..n].fill(PATTERN);
     }
 }
 

@@ -75,7 +75,7 @@ pub struct BurnFacts {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BurnVerdict {
     /// The action and its sentence; None when nothing was found.
-    pub action: Option<(Action, String)>,
+    pub action: Rule,
     /// Write and verify speed as % of the peers' median.
     pub write_pct: Option<f64>,
     pub verify_pct: Option<f64>,
@@ -175,12 +175,10 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
         .collect()
 }
 
-fn action(
-    d: &BurnFacts,
-    write: Option<f64>,
-    verify: Option<f64>,
-    th: &Thresholds,
-) -> Option<(Action, String)> {
+/// What a rule says of a disk: what to do and why, or nothing.
+pub type Rule = Option<(Action, String)>;
+
+fn action(d: &BurnFacts, write: Option<f64>, verify: Option<f64>, th: &Thresholds) -> Rule {
     gone_or_hung(d)
         .or_else(|| faults(d, th))
         .or_else(|| transport(d))
@@ -189,7 +187,7 @@ fn action(
 }
 
 /// The disk went away or stopped answering: its path first.
-fn gone_or_hung(d: &BurnFacts) -> Option<(Action, String)> {
+fn gone_or_hung(d: &BurnFacts) -> Rule {
     if d.device_gone {
         return Some((
             Action::CheckPath,
@@ -207,7 +205,7 @@ fn gone_or_hung(d: &BurnFacts) -> Option<(Action, String)> {
 
 /// Blocks found bad, SMART media errors or a failed health check or
 /// self-test, a stall: return it.
-fn faults(d: &BurnFacts, th: &Thresholds) -> Option<(Action, String)> {
+fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     let mut bad: Vec<String> = (d.bad.iter().filter(|(_, n)| *n > 0))
         .map(|(what, n)| format!("{n} bytes {what}"))
         .collect();
@@ -236,7 +234,7 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Option<(Action, String)> {
 }
 
 /// SMART transport errors while every block read back right: the path.
-fn transport(d: &BurnFacts) -> Option<(Action, String)> {
+fn transport(d: &BurnFacts) -> Rule {
     if d.smart_transport.is_empty() {
         return None;
     }
@@ -251,7 +249,7 @@ fn transport(d: &BurnFacts) -> Option<(Action, String)> {
 }
 
 /// Hotter than its limit, or SMART thermal counters rose: the cooling.
-fn heat(d: &BurnFacts) -> Option<(Action, String)> {
+fn heat(d: &BurnFacts) -> Rule {
     let mut hot: Vec<String> = Vec::new();
     if let (Some(c), Some(limit)) = (d.hottest_c, d.limit_c)
         && c > limit
@@ -270,11 +268,7 @@ fn heat(d: &BurnFacts) -> Option<(Action, String)> {
 
 /// Slower than its peers writing or reading back (`write`, `verify`: % of
 /// their median), or slowing from pass to pass: another slot, again.
-fn slow(
-    d: &BurnFacts,
-    (write, verify): (Option<f64>, Option<f64>),
-    th: &Thresholds,
-) -> Option<(Action, String)> {
+fn slow(d: &BurnFacts, (write, verify): (Option<f64>, Option<f64>), th: &Thresholds) -> Rule {
     let mut slow: Vec<String> = [("write", write), ("verify", verify)]
         .iter()
         .filter_map(|(what, p)| {

@@ -170,9 +170,7 @@ fn with_disk_max(l: Link) -> Link {
     if !l.degraded || l.disk_end != DiskEnd::Known {
         return l;
     }
-    let Some(words) = l.disk_max.clone() else {
-        return Link { disk_end: DiskEnd::Unknown, ..l };
-    };
+    let Some(words) = l.disk_max.clone() else { return Link { disk_end: DiskEnd::Unknown, ..l } };
     let disk = rate(&words);
     let (max, max_rate) = match (disk, l.max_rate) {
         (Some(d), Some(p)) if d < p => (words, Some(d)),

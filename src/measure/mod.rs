@@ -32,6 +32,16 @@ pub enum Window {
     Full,
 }
 
+impl Window {
+    /// The time each disk is read; None for whole disks.
+    pub fn length(self) -> Option<Duration> {
+        match self {
+            Window::Sample(d) => Some(d),
+            Window::Full => None,
+        }
+    }
+}
+
 /// Serial (one disk at a time), parallel (all at once), or seek stress
 /// (all at once, several staggered readers per disk).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

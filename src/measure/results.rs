@@ -138,31 +138,24 @@ impl ReadError {
     /// `len` bytes from `offset` not read (`exact` false) after the read
     /// failed with `e`, and `why`.
     pub fn unread(offset: u64, len: u64, e: &std::io::Error, why: &str) -> Self {
-        Self {
-            offset,
-            len,
-            errno: e.raw_os_error(),
-            message: format!("{e}; not read: {why}"),
-            exact: false,
-        }
+        Self::of(offset, len, e, format!("{e}; not read: {why}"), false)
     }
 
     /// `len` bytes from `offset` not read because the disk stopped
     /// answering (`e` says how long it was given).
     pub fn hung(offset: u64, len: u64, e: &std::io::Error) -> Self {
-        Self { offset, len, errno: e.raw_os_error(), message: e.to_string(), exact: false }
+        Self::of(offset, len, e, e.to_string(), false)
     }
 
     /// The failure of reading `chunk` with `e`, `note` appended to the
     /// message.
     pub fn at(chunk: crate::device::buffer::Chunk, e: &std::io::Error, note: &str) -> Self {
-        Self {
-            offset: chunk.offset(),
-            len: chunk.len() as u64,
-            errno: e.raw_os_error(),
-            message: format!("{e}{note}"),
-            exact: true,
-        }
+        Self::of(chunk.offset(), chunk.len() as u64, e, format!("{e}{note}"), true)
+    }
+
+    /// `len` bytes from `offset` that failed with `e`, said in `message`.
+    fn of(offset: u64, len: u64, e: &std::io::Error, message: String, exact: bool) -> Self {
+        Self { offset, len, errno: e.raw_os_error(), message, exact }
     }
 }
 

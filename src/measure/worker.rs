@@ -384,9 +384,7 @@ impl ReadJob {
     fn trim_back(&mut self, (lo, hi): (u64, u64), r: &mut Reading) {
         let mut end = hi;
         while end >= lo + self.block && !r.give_up() {
-            let Some(chunk) = self.chunks_from(end - self.block).next() else {
-                break;
-            };
+            let Some(chunk) = self.chunks_from(end - self.block).next() else { break };
             match self.probe.read(chunk, Until::Stop) {
                 Ok(Ok(_)) => {
                     r.tally.bytes += chunk.len() as u64;
@@ -610,10 +608,7 @@ impl<'a> Reading<'a> {
             spot: 0,
             start,
             end: start,
-            deadline: match job.window {
-                Window::Sample(d) => Some(d),
-                Window::Full => None,
-            },
+            deadline: job.window.length(),
             passed_over: 0,
             next_at: job.origin,
             spare,

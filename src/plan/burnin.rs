@@ -9,10 +9,10 @@
 //! SMART) and must not judge.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use anyhow::bail;
+use anyhow::{Result, bail};
 
 use crate::burnin::block::BLOCK;
 use crate::burnin::record::DiskBurn;
@@ -65,10 +65,9 @@ pub struct BurnPlan {
 
 impl BurnPlan {
     /// Resolves `args` into a plan, or refuses (one line, nothing written).
-    pub fn resolve(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> anyhow::Result<Self> {
+    pub fn resolve(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<Self> {
         check_flags(args)?;
-        let (engine, depth) =
-            args.io.engine().map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
+        let (engine, depth) = args.io.engine().map_err(unwritten)?;
         let (mut json, mut out) = outputs(args.json.as_deref(), args.out.as_deref())?;
         let (targets, locks, points, store) = if args.read_only {
             let (targets, locks) =
@@ -129,7 +128,7 @@ impl BurnPlan {
 
 /// Refuses a `--block` or `--passes` the burn-in cannot use, and a bad
 /// `--io-timeout`.
-fn check_flags(args: &BurninArgs) -> anyhow::Result<()> {
+fn check_flags(args: &BurninArgs) -> Result<()> {
     let block = args.io.block;
     if block == 0 || !block.is_multiple_of(BLOCK as u64) || block > 1 << 30 {
         bail!("--block {block}: give a multiple of 4 KiB up to 1g (the default is 4m)");
@@ -154,7 +153,7 @@ fn to_write(
     argv: &[String],
     stop: &StopFlag,
     (json, out): (&mut Option<Output>, &mut Option<PathBuf>),
-) -> anyhow::Result<ToWrite> {
+) -> Result<ToWrite> {
     let (mut targets, locks) =
         targets(&args.devices, args.destructive, args.range.as_deref(), args.ignore_lock)?;
     let store = state_store(&args.state)?;
@@ -187,18 +186,17 @@ fn to_write(
 }
 
 /// `--json FILE` and `--out DIR`, resolved and proven writable.
-fn outputs(
-    json: Option<&std::path::Path>,
-    out: Option<&std::path::Path>,
-) -> anyhow::Result<(Option<Output>, Option<std::path::PathBuf>)> {
-    let json = json
-        .map(|p| Output::resolve("--json", p, true))
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
+fn outputs(json: Option<&Path>, out: Option<&Path>) -> Result<(Option<Output>, Option<PathBuf>)> {
+    let json = json.map(|p| Output::resolve("--json", p, true)).transpose().map_err(unwritten)?;
     if let Some(dir) = out {
-        super::check_output_dir(dir).map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
+        super::check_output_dir(dir).map_err(unwritten)?;
     }
-    Ok((json, out.map(std::path::Path::to_path_buf)))
+    Ok((json, out.map(Path::to_path_buf)))
+}
+
+/// A refusal, saying that nothing was written.
+fn unwritten(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("{e} (nothing was written)")
 }
 
 /// The options of the command line that began a checkpointed run.
@@ -266,23 +264,18 @@ fn shell_word(w: &str) -> String {
 /// holds its queue depth of blocks and two more (the one being filled or
 /// checked, the one waiting), all disks at once. A resume's block is its
 /// checkpoint's; the one asked for is checked here (at most the same).
-fn check_memory(points: &[Checkpoint], depth: usize) -> anyhow::Result<()> {
-    let per_disk = depth as u64 + 2;
+fn check_memory(points: &[Checkpoint], depth: usize) -> Result<()> {
+    let (per_disk, disks) = (depth as u64 + 2, points.len() as u64);
     let block = points.first().map_or(0, |c| c.io_bytes);
-    let disks = points.len() as u64;
-    let what = format!(
-        "{per_disk} × {} per disk, {disks} disk(s)",
-        crate::units::human_bytes_binary(block)
-    );
-    let flags =
-        format!("--block {} --queue-depth {depth}", crate::units::human_bytes_binary(block));
-    crate::memory::refuse_beyond(per_disk * block * disks, &what, &flags)
-        .map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))
+    let shown = crate::units::human_bytes_binary(block);
+    let what = format!("{per_disk} × {shown} per disk, {disks} disk(s)");
+    let flags = format!("--block {shown} --queue-depth {depth}");
+    crate::memory::refuse_beyond(per_disk * block * disks, &what, &flags).map_err(unwritten)
 }
 
 /// Makes `--state DIR` if it is missing and proves checkpoints can be
 /// written there, before anything is written to a disk.
-fn state_store(dir: &std::path::Path) -> anyhow::Result<Store> {
+fn state_store(dir: &std::path::Path) -> Result<Store> {
     Store::open(dir).map_err(|e| {
         anyhow::anyhow!(
             "--state {}: cannot keep checkpoints there ({e}); give a writable directory with --state (nothing was written)",
@@ -298,7 +291,7 @@ fn refuse_outputs_in(
     state: &std::path::Path,
     json: Option<&Output>,
     out: Option<&std::path::Path>,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let state = std::fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
     let json_dir = json.and_then(|o| match &o.sink {
         crate::output::Sink::File { dir, .. } => {
@@ -330,7 +323,7 @@ fn checkpoints(
     targets: &mut [Target],
     args: &BurninArgs,
     stop: &StopFlag,
-) -> anyhow::Result<Option<Vec<Checkpoint>>> {
+) -> Result<Option<Vec<Checkpoint>>> {
     let mut found = Vec::new();
     for t in targets.iter_mut() {
         let (name, c) = find_checkpoint(store, t)?;
@@ -394,7 +387,7 @@ fn checkpoints(
 
 /// The checkpoint of `t` in `store`, under its own name or, where two
 /// disks of one run shared a serial, under the other form of it.
-fn find_checkpoint(store: &Store, t: &Target) -> anyhow::Result<(String, Option<Checkpoint>)> {
+fn find_checkpoint(store: &Store, t: &Target) -> Result<(String, Option<Checkpoint>)> {
     let other = crate::burnin::targets::file_name(&t.dev, !t.checkpoint.contains('@'));
     for name in [t.checkpoint.clone(), other] {
         let c = store.load(&name).map_err(|e| {
@@ -413,7 +406,7 @@ fn fresh(
     args: &BurninArgs,
     argv: &[String],
     stop: &StopFlag,
-) -> anyhow::Result<Vec<Checkpoint>> {
+) -> Result<Vec<Checkpoint>> {
     let before = health::smart_before(targets, args.smart, &|| stop.is_set())?;
     let run = format!("{:016x}", rand_run_id());
     let started = rfc3339(SystemTime::now());

@@ -88,24 +88,23 @@ pub fn latency_bins(h: &Histogram<u64>) -> LatencyBins {
     }
 }
 
+/// The finite values in ascending order; None when there are none.
+fn sorted_finite(values: &[f64]) -> Option<Vec<f64>> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then_some(v)
+}
+
 /// The median of the values (the mean of the middle two for an even count).
 pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
+    let v = sorted_finite(values)?;
     let n = v.len();
     Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
 }
 
 /// The `q` quantile (0 to 1) of the values, the nearest rank below.
 pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
+    let v = sorted_finite(values)?;
     let i = ((v.len() - 1) as f64 * q.clamp(0.0, 1.0)).floor() as usize;
     Some(v[i])
 }
