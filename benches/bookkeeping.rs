@@ -54,6 +54,7 @@ fn worker(dev: &str, size: u64, block: u64) -> f64 {
         block,
         readers: 1,
         spots: 1,
+        slices: 1,
     };
     let geometry = [Geometry { size, logical_block: 512, buckets: 100 }];
     let stop = StopFlag::default();

@@ -72,7 +72,7 @@ pub const EXIT_CODES: [(u8, &str); 5] = [
     ),
     (
         3,
-        "not judged: nothing found, but a disk could not be compared (timed too briefly, or no peer of its model, size and kind)",
+        "not judged: nothing found, but a disk could not be compared (timed too briefly, or no peer of its model, size and kind) or told slow or not (its readings straddle --slow-pct)",
     ),
     (130, "interrupted (Ctrl-C, SIGTERM, SIGHUP): partial results were written"),
 ];
@@ -340,6 +340,15 @@ pub struct CheckArgs {
     /// fastest zone). 1 reads from the start only.
     #[arg(help_heading = "What to read", long, default_value_t = defaults::SPOTS)]
     pub spots: u32,
+    /// Read each disk's serial sample in N slices, interleaved with the
+    /// other disks' (every disk once a round, the order changing from round
+    /// to round), so a slow change of shared conditions (another pool's
+    /// load, a throttling controller) falls on every disk alike; each disk
+    /// is compared with the slices read close to its own, and its spread
+    /// over them is reported. 1 reads each sample at once. Fewer on a short
+    /// sample: a slice lasts at least 1 s.
+    #[arg(help_heading = "What to read", long, default_value_t = defaults::SLICES)]
+    pub slices: u32,
     /// Add a seek-stress pass after the others (solnet's third pass): all
     /// disks at once, each read by --seek-readers staggered readers, judged
     /// against its own serial speed and its peers'.

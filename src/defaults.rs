@@ -32,6 +32,12 @@ pub const BUCKETS: usize = 100;
 pub const SEEK_READERS: usize = 6;
 /// Spots a sample is spread over (`--spots`; 1: the start of the disk).
 pub const SPOTS: u32 = 1;
+/// Slices each disk's serial sample is read in, interleaved with the other
+/// disks' (`--slices`; 1: each sample at once)...
+pub const SLICES: u32 = 6;
+/// ...each at least this long (fewer slices on a short sample): under it a
+/// slice is mostly its warm-up and a throttle's or a cache's start.
+pub const MIN_SLICE: std::time::Duration = std::time::Duration::from_secs(1);
 /// A request outstanding this long means the disk hung (`--io-timeout`):
 /// far beyond a drive's own retries of a bad sector (tens of seconds) and
 /// the kernel's command timeouts, so only a disk that stopped answering

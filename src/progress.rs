@@ -74,6 +74,13 @@ impl Progress {
         }
     }
 
+    /// A line of its own about the run (unless quiet).
+    pub fn note(&self, text: &str) {
+        if self.style != Style::Quiet {
+            self.line(text);
+        }
+    }
+
     fn line(&self, text: &str) {
         let stamp = chrono::Local::now().format("%Y-%m-%d %H:%M:%S");
         let text =

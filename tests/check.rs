@@ -216,15 +216,26 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
     // up, 24 GB/s), so every disk loses speed at once. Small disks are read
     // again from the start for the whole window.
     // A 3 s window: with 2 s, CI once measured the first disk alone at 91 %
-    // of the others (another test's burst of CPU in its window), a SLOW mark
-    // the interleaved sampling of the fidelity issue is to rule out.
+    // of the others (another test's burst of CPU in its window). Each
+    // serial sample is read at once (--slices 1): at 5 GB/s on two loaded
+    // cores, 0.5 s slices scatter by 10 % (blk-throttle makes up a
+    // shortfall within a read, not across the idle gap between slices),
+    // which leaves healthy disks unsure; this test is the parallel pass's.
     let (d, t) = throttled(8, 256 * MIB, |_| 5000 * MB);
-    let r = check(&t, &d, &["--sample", "3s"]);
+    let r = check(&t, &d, &["--sample", "3s", "--slices", "1"]);
     let v = r.report.unwrap();
     let msg = v.summary.message.to_string();
     assert!(v.summary.shared_bottleneck, "{msg}");
-    assert_eq!(r.code, 0, "{msg}");
-    assert!(flagged(&v, "serial").is_empty(), "serial pass blames disks: {msg}");
+    // No disk is blamed. At 5 GB/s alone a memory-backed disk reads at the
+    // pace of the CPU it gets, which another test's burst (or the kernel
+    // tearing down the rings of the last run) takes: one disk's serial
+    // reading can fall under the threshold and its re-measurement then
+    // straddle it. Such a disk is unsure (exit 3), never slow.
+    assert!(matches!(r.code, 0 | 3), "{msg}");
+    let blamed = |pass| {
+        flagged(&v, pass).into_iter().filter(|f| !f.ends_with("=unsure")).collect::<Vec<_>>()
+    };
+    assert!(blamed("serial").is_empty(), "serial pass blames disks: {msg}");
     assert!(
         flagged(&v, "parallel").is_empty(),
         "parallel pass blames disks: {:?}",
@@ -251,7 +262,7 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
             (x.dev.trim_start_matches("/dev/").to_string(), place)
         })
         .collect();
-    let r = check_placed(&t, &d, &["--sample", "2s"], Some(switch.into()));
+    let r = check_placed(&t, &d, &["--sample", "2s", "--slices", "1"], Some(switch.into()));
     let v = r.report.unwrap();
     let msg = v.summary.message.to_string();
     assert!(v.summary.shared_bottleneck, "{msg}");
@@ -589,4 +600,150 @@ fn a_signal_with_slow_reads_in_flight_stops_within_a_second() {
         assert!(row.bytes > 0 && row.bytes < 256 * MIB, "{row:?}");
         assert_eq!(row.stopped, Some(Stopped::Interrupted), "{row:?}");
     }
+}
+
+/// Runs a check of `disks` inside `throttle`, calling `on_line` with each
+/// progress line as it comes (to change the limits at a moment of the run).
+fn check_watched(
+    throttle: &Throttle,
+    disks: &[LoopDisk],
+    extra: &[&str],
+    mut on_line: impl FnMut(&str),
+) -> Run {
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut args = vec!["check", "--progress", "lines", "--json", json.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.extend(disks.iter().map(|x| x.dev.as_str()));
+    let mut child = throttle
+        .command(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    for line in std::io::BufRead::lines(stderr) {
+        let line = line.unwrap();
+        on_line(&line);
+        seen.push_str(&line);
+        seen.push('\n');
+    }
+    let out = child.wait_with_output().unwrap();
+    let bytes = std::fs::read(&json).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_schema(&v);
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: seen,
+        report: Some(serde_json::from_value(v.clone()).unwrap()),
+        json: Some(v),
+    }
+}
+
+#[test]
+fn a_disk_slow_only_while_the_serial_pass_read_it_is_re_measured_and_cleared() {
+    need_root!();
+    let _l = device_lock();
+    // Disk 1 reads at 70 MB/s while the serial pass runs (another load on
+    // it, gone by the parallel pass): the serial pass alone calls it slow,
+    // the parallel pass does not, so it is read again, alternating with a
+    // peer, and cleared.
+    let (d, t) = throttled(4, 256 * MIB, |i| if i == 1 { 70 * MB } else { 100 * MB });
+    let r = check_watched(&t, &d, &["--sample", "2s", "--block", "1m"], |line| {
+        if line.contains("parallel pass: reading") {
+            t.limit(&d[1], 100 * MB);
+        }
+    });
+    let v = r.report.unwrap();
+    eprintln!("{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(&format!("re-measuring {} alone, alternating with", d[1].dev)));
+    assert_eq!(v.confirmations.len(), 1, "{:?}", v.confirmations);
+    let c = &v.confirmations[0];
+    assert_eq!((c.path.as_str(), c.verdict), (d[1].dev.as_str(), Verdict::Ok), "{c:?}");
+    assert_ne!(c.peer, c.path);
+    let pct = c.pct_of_peer.unwrap();
+    assert!((90.0..110.0).contains(&pct) && c.slices >= 4, "{c:?}");
+    assert!(
+        c.measured.iter().any(|s| s.path == c.peer) && c.sentence.ends_with("not slow"),
+        "{c:?}"
+    );
+    let row = &disk_rows(&v, "serial")[1];
+    assert!(row.pct_of_peers.unwrap() < 80.0, "the serial pass measured it slow: {row:?}");
+    assert_eq!(row.verdict, Verdict::Ok, "but it is not called slow: {row:?}");
+    assert_eq!(r.code, 0, "{}", v.summary.message);
+    assert!(r.stdout.contains("re-measured: ok") && r.stdout.contains("Verdict: HEALTHY"));
+}
+
+#[test]
+fn a_disk_at_85_percent_is_confirmed_slow_against_a_peer() {
+    need_root!();
+    let _l = device_lock();
+    // The serial pass only: nothing else backs its call, so the disk is
+    // re-measured, and the re-measurement agrees.
+    let (d, t) = throttled(5, 256 * MIB, |i| if i == 2 { 85 * MB } else { 100 * MB });
+    let r = check(&t, &d, &["--sample", "2s", "--block", "1m", "--passes", "serial"]);
+    let v = r.report.unwrap();
+    let slow = format!("{}=slow", d[2].dev);
+    assert_eq!(flagged(&v, "serial"), [slow], "{}", v.summary.message);
+    let row = &disk_rows(&v, "serial")[2];
+    let (pct, hi) = (row.pct_of_peers.unwrap(), row.pct_of_peers_high.unwrap());
+    assert!((78.0..92.0).contains(&pct) && row.pct_of_peers_low.unwrap() <= pct && pct <= hi);
+    assert_eq!(row.slices, Some(2), "2 s in slices of 1 s: {row:?}");
+    let c = &v.confirmations[..];
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!((c[0].path.as_str(), c[0].verdict), (d[2].dev.as_str(), Verdict::Slow), "{c:?}");
+    assert!((78.0..92.0).contains(&c[0].pct_of_peer.unwrap()), "{c:?}");
+    assert!(row.reasons.iter().any(|x| x.starts_with("re-measured alone")), "{row:?}");
+    assert_eq!(r.code, 1);
+    assert_eq!(disk_verdicts(&v).len(), 1);
+}
+
+#[test]
+fn a_drift_shared_by_every_disk_blames_none_and_the_slow_one_is_found() {
+    need_root!();
+    let _l = device_lock();
+    // Eight disks whose shared speed rises and falls by 15 % every 32 s
+    // (the serial pass: 4 rounds of 8 s)
+    // (the same for all at each moment, as a busy server's other load),
+    // disk 5 at 80 % of the others throughout.
+    let level = |i: usize| if i == 5 { 0.8 } else { 1.0 };
+    let (d, t) = throttled(8, 192 * MIB, |i| (100.0 * level(i)) as u64 * MB);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            let t0 = Instant::now();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let f =
+                    1.0 + 0.15 * (t0.elapsed().as_secs_f64() / 32.0 * std::f64::consts::TAU).sin();
+                for (i, x) in d.iter().enumerate() {
+                    t.limit(x, (100e6 * level(i) * f) as u64);
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let r = check_watched(&t, &d, &["--sample", "4s", "--block", "1m"], |_| {});
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    });
+    let v = r.report.unwrap();
+    eprintln!("{}", r.stdout);
+    // No healthy disk is called slow (or left unsure) in either pass; the
+    // slow one is found: slow in the parallel pass, read at one moment for
+    // all, and slow or, where the drift spread its slices, unsure in the
+    // serial pass.
+    let msg = &v.summary.message;
+    let serial_calls = flagged(&v, "serial");
+    assert!(serial_calls.iter().all(|f| f.starts_with(&format!("{}=", d[5].dev))), "{msg}");
+    assert_eq!(flagged(&v, "parallel"), [format!("{}=slow", d[5].dev)], "{msg}");
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0].0, d[5].dev);
+    let serial = v.passes.iter().find(|p| p.kind.name() == "serial").unwrap();
+    let moved = serial.conditions.unwrap();
+    assert!(moved.moved && moved.high_pct - moved.low_pct > 5.0, "{moved:?}");
+    assert_eq!(serial.slices.len(), 8 * 4);
+    assert!(r.stdout.contains("CONDITIONS MOVED"), "{}", r.stdout);
+    assert_eq!(r.code, 1);
 }

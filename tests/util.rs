@@ -238,7 +238,9 @@ pub fn assert_schema(v: &Value) {
             for k in ["p50", "p99", "p999", "max"] {
                 assert!(d["latency_us"][k].is_number(), "latency_us.{k} in {d}");
             }
-            assert!(["ok", "slow", "fast", "error"].contains(&d["verdict"].as_str().unwrap()));
+            assert!(
+                ["ok", "slow", "fast", "error", "unsure"].contains(&d["verdict"].as_str().unwrap())
+            );
         }
     }
     assert!(

@@ -11,7 +11,7 @@ use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::export;
 use crate::io::{Bounds, Probe, Sweep, open_sweep};
-use crate::measure::{PassKind, PassRun, run_pass};
+use crate::measure::{PassKind, PassRun, Recheck, run_pair, run_pass};
 use crate::output::Dir;
 use crate::plan::Plan;
 use crate::progress::{Progress, Style};
@@ -63,12 +63,36 @@ pub fn execute(
         info.interrupted = stop.is_set();
         // After the last pass the final save follows at once.
         if i + 1 < specs.len() {
-            save_files(&plan, &report::build(checked(&plan), &passes, &info), false, stop);
+            save_files(&plan, &report::build(checked(&plan), (&passes, &[]), &info), false, stop);
+        }
+    }
+    let suspects =
+        if stop.is_set() { Vec::new() } else { report::to_confirm(checked(&plan), &passes) };
+    let mut rechecks = Vec::new();
+    if let Some(serial) = specs.iter().find(|s| s.kind == PassKind::Serial)
+        && !suspects.is_empty()
+    {
+        save_files(&plan, &report::build(checked(&plan), (&passes, &[]), &info), false, stop);
+        for (disk, peer) in suspects {
+            let (a, b) = (&plan.devices[disk].given, &plan.devices[peer].given);
+            progress.note(&format!(
+                "arrayburn: re-measuring {a} alone, alternating with {b}: the serial pass alone called it slow or could not decide"
+            ));
+            let decided = report::decided(checked(&plan), (disk, peer));
+            let slices = run_pair(
+                *serial,
+                (disk, peer),
+                (&geometry, &sweeps),
+                stop,
+                &mut progress,
+                &decided,
+            )?;
+            rechecks.push(Recheck { disk, peer, slices });
         }
     }
     info.interrupted = stop.is_set();
     info.complete = true;
-    let report = report::build(checked(&plan), &passes, &info);
+    let report = report::build(checked(&plan), (&passes, &rechecks), &info);
     print_text(&plan, &report);
     save_files(&plan, &report, true, stop);
     let outcome =
@@ -76,13 +100,11 @@ pub fn execute(
     Ok((outcome, report))
 }
 
-/// How long each group of disks reads, in order: one group per disk in a
-/// serial pass, one for a parallel or seek pass; None for whole disks.
+/// How long each group of disks reads, in order (see [`PassSpec::groups`]).
+///
+/// [`PassSpec::groups`]: crate::measure::PassSpec::groups
 fn schedule(plan: &Plan) -> Vec<Option<std::time::Duration>> {
-    let n = plan.devices.len();
-    let count = |kind| if kind == PassKind::Serial { n } else { 1 };
-    let specs = plan.pass_specs();
-    specs.iter().flat_map(|s| std::iter::repeat_n(s.window.length(), count(s.kind))).collect()
+    plan.pass_specs().iter().flat_map(|s| s.groups(plan.devices.len())).collect()
 }
 
 fn style(mode: ProgressMode) -> Style {

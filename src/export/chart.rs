@@ -41,6 +41,8 @@ const SIZE: (u32, u32) = (1000, 560);
 const FLAGGED: RGBColor = RGBColor(214, 39, 40);
 const FAST: RGBColor = RGBColor(44, 160, 44);
 const HEALTHY: RGBColor = RGBColor(70, 110, 180);
+/// Neither slow nor cleared: amber.
+const UNSURE: RGBColor = RGBColor(230, 160, 20);
 
 /// The PNG text needs a registered font; the SVG names it only.
 fn register_font() {
@@ -229,6 +231,14 @@ impl Lines<'_> {
     }
 }
 
+/// A disk's spread over its slices in MB/s on its bar: its interval's ends
+/// over its median, times its bar (None without a spread).
+fn spread_mb(d: &PassDisk) -> Option<(f64, f64)> {
+    let (pct, lo, hi) = (d.pct_of_peers?, d.pct_of_peers_low?, d.pct_of_peers_high?);
+    (pct > 0.0 && d.slices > Some(1))
+        .then(|| (d.window_mb_per_s * lo / pct, d.window_mb_per_s * hi / pct))
+}
+
 /// The short name of a disk (`sdb`, `loop3`).
 fn name(r: &Report, d: &PassDisk) -> String {
     r.disk(&d.path).map(|x| x.identity.name.clone()).unwrap_or_else(|| d.path.clone())
@@ -239,6 +249,7 @@ fn bar_colour(d: &PassDisk) -> RGBColor {
     match d.verdict {
         Verdict::Slow | Verdict::Error => FLAGGED,
         Verdict::Fast => FAST,
+        Verdict::Unsure => UNSURE,
         Verdict::Ok => HEALTHY,
     }
 }
@@ -249,6 +260,7 @@ fn colour(d: &PassDisk, i: usize) -> RGBColor {
     match d.verdict {
         Verdict::Slow | Verdict::Error => FLAGGED,
         Verdict::Fast => FAST,
+        Verdict::Unsure => UNSURE,
         Verdict::Ok => palette(i),
     }
 }
@@ -320,7 +332,7 @@ impl Speed<'_> {
         let top = p
             .disks
             .iter()
-            .flat_map(|d| [Some(d.window_mb_per_s), solo(d)])
+            .flat_map(|d| [Some(d.window_mb_per_s), solo(d), spread_mb(d).map(|s| s.1)])
             .flatten()
             .fold(0.0, f64::max)
             * 1.2
@@ -346,6 +358,13 @@ impl Speed<'_> {
             );
             bar.set_margin(0, 0, 8, 8);
             bar
+        }))?;
+        // A sliced serial pass: each disk's spread over its slices, as a
+        // whisker on its bar.
+        chart.draw_series(p.disks.iter().enumerate().filter_map(|(i, d)| {
+            let (lo, hi) = spread_mb(d)?;
+            let at = || SegmentValue::CenterOf(i as i32);
+            Some(PathElement::new([(at(), lo), (at(), hi)], BLACK.stroke_width(3)))
         }))?;
         if let Some(m) = p.median_mb_per_s {
             chart

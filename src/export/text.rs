@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use comfy_table::{CellAlignment, ContentLineStyle, LineStyle, Table, TableStyle};
 
+use crate::judge::Verdict;
 use crate::judge::advice::DiskAdvice;
 use crate::judge::surface::Against;
 use crate::measure::{PassKind, keep_slowest};
@@ -30,6 +31,7 @@ pub fn render(r: &Report) -> String {
             PassKind::Seek => seek(&mut out, r, p),
         }
     }
+    confirmations(&mut out, r);
     errors(&mut out, r);
     verdict(&mut out, &r.summary.disk_verdicts, &r.summary.message);
     out
@@ -100,6 +102,20 @@ fn header(out: &mut String, r: &Report) {
     let _ = writeln!(out, "\n{}", show(&t));
 }
 
+/// The disks re-measured before their verdict, and what it decided.
+fn confirmations(out: &mut String, r: &Report) {
+    if r.confirmations.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nRe-measured before the verdict (the serial pass alone called them slow or could not decide):"
+    );
+    for c in &r.confirmations {
+        let _ = writeln!(out, "  {}: {}", c.path, c.sentence);
+    }
+}
+
 fn window_text(r: &Report, p: &Pass) -> String {
     let sample = human_duration(std::time::Duration::from_secs_f64(r.options.sample_s));
     if p.window == WindowKind::Full {
@@ -107,16 +123,34 @@ fn window_text(r: &Report, p: &Pass) -> String {
     } else if p.kind == PassKind::Seek {
         format!("{sample} per disk")
     } else if r.options.spots > 1 {
-        format!("{sample} per disk spread over {} spots", r.options.spots)
+        format!("{sample} per disk spread over {} spots{}", r.options.spots, slices_text(r, p))
+    } else if p.kind == PassKind::Serial && r.options.slices > 1 {
+        format!("{sample} from the start of each disk{}", slices_text(r, p))
     } else {
         format!("{sample} from the start of each disk")
     }
+}
+
+/// ", in 6 slices interleaved with the other disks'" of a sliced serial pass.
+fn slices_text(r: &Report, p: &Pass) -> String {
+    if p.kind != PassKind::Serial || r.options.slices < 2 {
+        return String::new();
+    }
+    format!(", read in {} slices interleaved with the other disks'", r.options.slices)
 }
 
 fn serial(out: &mut String, r: &Report, p: &Pass) {
     let _ = writeln!(out, "\nSerial pass: one disk at a time, {}", window_text(r, p));
     if let Some(m) = p.median_mb_per_s {
         let _ = writeln!(out, "Array's typical speed (median) is {m:.1} MB/sec per disk");
+    }
+    if let Some(c) = p.conditions {
+        let moved = if c.moved { "shared conditions changed" } else { "steady" };
+        let _ = writeln!(
+            out,
+            "Array's own speed over the rounds: {:.0}% to {:.0}% of its median ({moved}); %ofAvg compares each slice with its peers' read close to it, (low-high) the spread over its slices",
+            c.low_pct, c.high_pct
+        );
     }
     let mut t = table(&[
         "Disk",
@@ -130,17 +164,27 @@ fn serial(out: &mut String, r: &Report, p: &Pass) {
         "Flag",
     ]);
     for d in &p.disks {
-        let row = vec![
-            d.path.clone(),
-            size_mb(r, d),
-            format!("{:.0}", d.window_mb_per_s),
-            pct(d.pct_of_peers),
-        ];
-        add_measured_row(&mut t, row, d);
+        let row =
+            vec![d.path.clone(), size_mb(r, d), format!("{:.0}", d.window_mb_per_s), pct_spread(d)];
+        let cleared = r.confirmations.iter().any(|c| c.path == d.path && c.verdict == Verdict::Ok);
+        add_measured_row(
+            &mut t,
+            row,
+            d,
+            if cleared { "re-measured: ok" } else { d.verdict.mark() },
+        );
     }
     right_align(&mut t, 1..8);
     let _ = writeln!(out, "\n{}", show(&t));
     latency_table(out, r, p);
+}
+
+/// "86 (82-90)" where a disk has a spread over slices, its % alone else.
+fn pct_spread(d: &PassDisk) -> String {
+    match (d.pct_of_peers, d.pct_of_peers_low, d.pct_of_peers_high, d.slices) {
+        (Some(p), Some(lo), Some(hi), Some(n)) if n > 1 => format!("{p:.0} ({lo:.0}-{hi:.0})"),
+        _ => pct(d.pct_of_peers),
+    }
 }
 
 fn parallel(out: &mut String, r: &Report, p: &Pass) {
@@ -211,7 +255,7 @@ fn vs_serial_table(
             pct(d.pct_of_serial),
             pct(peer_pct(d)),
         ];
-        add_measured_row(&mut t, row, d);
+        add_measured_row(&mut t, row, d, d.verdict.mark());
     }
     right_align(&mut t, 1..10);
     let _ = writeln!(out, "\n{}", show(&t));
@@ -362,9 +406,9 @@ fn pct(v: Option<f64>) -> String {
 }
 
 /// Appends the latency columns (ms) and the mark to `row` and adds it.
-fn add_measured_row(t: &mut Table, mut row: Vec<String>, d: &PassDisk) {
+fn add_measured_row(t: &mut Table, mut row: Vec<String>, d: &PassDisk, mark: &str) {
     let l = &d.latency_us;
     row.extend([l.p50, l.p99, l.p999, l.max].iter().map(|us| format!("{:.1}", us / 1000.0)));
-    row.push(d.verdict.mark().into());
+    row.push(mark.into());
     t.add_row(row);
 }

@@ -16,6 +16,7 @@
 //!   of its peers' median slow, under 100/`fast_pct` fast.
 
 use super::peers::{classify, lost_alone};
+use super::slices::Spread;
 use super::surface::{Against, SlowRegion};
 use super::{MIN_JUDGED_S, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict};
 use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
@@ -91,6 +92,9 @@ pub struct Judged {
     pub peers_median_mb_per_s: Option<f64>,
     /// Slow regions of its surface.
     pub slow_regions: Vec<SlowRegion>,
+    /// A serial pass read in slices: `pct_of_peers` over them, with its
+    /// interval.
+    pub spread: Option<Spread>,
     /// The verdict, and why when not ok.
     pub verdict: Verdict,
     pub reasons: Vec<String>,
@@ -157,7 +161,7 @@ pub fn verdict(
     if j.slow_regions.len() > 3 {
         slow.push(format!("{} more slow regions", j.slow_regions.len() - 3));
     }
-    let mut fast = Vec::new();
+    let (mut fast, mut unsure) = (Vec::new(), Vec::new());
     if kind == PassKind::Seek {
         // Seeking costs every disk speed: only a loss beyond its peers'
         // counts.
@@ -175,9 +179,15 @@ pub fn verdict(
         }
     } else {
         let pct = j.pct_of_peers.unwrap_or(100.0);
-        match classify(j.pct_of_peers, th) {
-            Verdict::Slow => slow.push(format!("{pct:.0}% of its peers' median speed")),
-            Verdict::Fast => fast.push(format!("{pct:.0}% of its peers' median speed")),
+        let said = match j.spread {
+            Some(s) => format!("{} of its peers' median speed", spread_words(&s)),
+            None => format!("{pct:.0}% of its peers' median speed"),
+        };
+        match j.spread.map_or_else(|| classify(j.pct_of_peers, th), |s| classify_spread(&s, th)) {
+            Verdict::Slow => slow.push(said),
+            Verdict::Fast => fast.push(said),
+            Verdict::Unsure => unsure
+                .push(format!("{said}: its slices straddle the {:.0}% threshold", th.slow_pct)),
             _ => {}
         }
         if let Some(s) = j.pct_of_serial.filter(|s| lost_alone(*s, array_kept, th)) {
@@ -194,11 +204,43 @@ pub fn verdict(
             fast.push(format!("took {t:.0}% of its peers' median time"));
         }
     }
-    match (slow.is_empty(), fast.is_empty()) {
-        (false, _) => (Verdict::Slow, slow),
-        (true, false) => (Verdict::Fast, fast),
+    match (slow.is_empty(), unsure.is_empty(), fast.is_empty()) {
+        (false, _, _) => (Verdict::Slow, slow),
+        (true, false, _) => (Verdict::Unsure, unsure),
+        (true, true, false) => (Verdict::Fast, fast),
         _ => (Verdict::Ok, Vec::new()),
     }
+}
+
+/// Whether a disk's pass has evidence of slowness other than its speed: a
+/// stall, a latency tail, a slow region, a slow completion time.
+pub fn other_evidence(f: &Facts, j: &Judged, th: &Thresholds) -> bool {
+    !latency_reasons(f, j, false, th).is_empty()
+        || !j.slow_regions.is_empty()
+        || j.time_pct_of_peers.is_some_and(|t| slow_time(t, th))
+}
+
+/// A spread's verdict: slow only when all of its interval is under the
+/// slow threshold, fast only when all of it is over the fast one; unsure
+/// when it straddles the slow threshold.
+pub fn classify_spread(s: &Spread, th: &Thresholds) -> Verdict {
+    if s.high < th.slow_pct {
+        Verdict::Slow
+    } else if s.low < th.slow_pct {
+        Verdict::Unsure
+    } else if s.low > th.fast_pct {
+        Verdict::Fast
+    } else {
+        Verdict::Ok
+    }
+}
+
+/// "86% (82-90% over 6 slices)" of a spread (one slice: "86%").
+pub fn spread_words(s: &Spread) -> String {
+    if s.slices < 2 {
+        return format!("{:.0}%", s.pct);
+    }
+    format!("{:.0}% ({:.0}-{:.0}% over {} slices)", s.pct, s.low, s.high, s.slices)
 }
 
 /// Slow-sector evidence: a stalled read, and, unless a shared path decided

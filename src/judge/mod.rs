@@ -20,10 +20,12 @@
 
 pub mod advice;
 pub mod burnin;
+pub mod confirm;
 pub mod disk;
 pub mod links;
 pub mod pass;
 pub mod peers;
+pub mod slices;
 pub mod surface;
 
 use serde::{Deserialize, Serialize};
@@ -62,6 +64,9 @@ pub enum Verdict {
     Fast,
     /// At least one read failed.
     Error,
+    /// Its readings straddle the slow threshold: neither called slow nor
+    /// cleared (its spread over the serial pass's slices says how far).
+    Unsure,
 }
 
 impl Verdict {
@@ -72,6 +77,7 @@ impl Verdict {
             Verdict::Slow => "slow",
             Verdict::Fast => "fast",
             Verdict::Error => "failed reads",
+            Verdict::Unsure => "unsure",
         }
     }
 
@@ -82,6 +88,7 @@ impl Verdict {
             Verdict::Slow => "--SLOW--",
             Verdict::Fast => "++FAST++",
             Verdict::Error => "!!ERROR!!",
+            Verdict::Unsure => "??UNSURE??",
         }
     }
 

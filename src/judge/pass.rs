@@ -14,6 +14,7 @@
 use super::Thresholds;
 use super::disk::{Facts, Judged, verdict};
 use super::peers::{PathFinding, pct_of_group_median, shared_path};
+use super::slices::{Conditions, SliceSpeed, spreads};
 use super::surface::{Profile, SlowRegion, slow_regions};
 use crate::measure::PassKind;
 use crate::stats::median;
@@ -47,21 +48,29 @@ pub struct PassJudgement {
     /// Full passes: the median completion time (seconds) over the disks
     /// read cleanly to the end.
     pub median_elapsed_s: Option<f64>,
+    /// A serial pass read in slices: how the array's speed moved.
+    pub conditions: Option<Conditions>,
 }
 
 /// Judges a pass. `full`: whole disks were read (completion times count).
 /// `serial`: each disk's clean serial speed, None where not measured.
+/// `slices`: a serial pass's slices (their `disk` an index into `disks`).
 pub fn judge(
     kind: PassKind,
     full: bool,
     disks: &[Facts],
-    serial: &[Option<f64>],
+    (serial, slices): (&[Option<f64>], &[SliceSpeed]),
     th: &Thresholds,
 ) -> PassJudgement {
     let n = Numbers::of(kind, full, disks, serial);
     let (finding, controllers) = path(kind, disks, &n, serial, th);
     let path_limited = kind == PassKind::Parallel && finding.is_some_and(|f| f.shared_bottleneck);
-    let peers = n.against_peers(kind, disks, &controllers);
+    let mut peers = n.against_peers(kind, disks, &controllers);
+    let compared: Vec<bool> = disks.iter().map(|f| f.clean_speed().is_some()).collect();
+    let (spreads, conditions) = spreads(slices, &n.groups, &compared);
+    for (pct, s) in peers.speed.iter_mut().zip(&spreads) {
+        *pct = s.map(|s| s.pct).or(*pct);
+    }
     // Under a shared bottleneck the path sets each read's pace, and under
     // seek stress the seeks do: the serial pass judges the surface.
     let regions = if path_limited || kind == PassKind::Seek {
@@ -74,7 +83,7 @@ pub fn judge(
         .into_iter()
         .enumerate()
         .map(|(i, slow_regions)| {
-            let mut j = peers.of(i, &n, slow_regions);
+            let mut j = Judged { spread: spreads[i], ..peers.of(i, &n, slow_regions) };
             // Behind a limiting controller a disk is judged against its
             // controller's share: slow only when it lost more than that.
             let (limited, kept) = match limited_by(&controllers, i) {
@@ -94,6 +103,7 @@ pub fn judge(
         controllers,
         median_mb_per_s: clean_median(&n.speeds),
         median_elapsed_s: clean_median(&n.elapsed(disks)),
+        conditions,
     }
 }
 
@@ -323,24 +333,24 @@ mod tests {
         // One disk loses speed alone in parallel; the serial pass saw them
         // equal.
         let alone = [disk(199.0), disk(198.0), disk(120.0), disk(200.0)];
-        let j = judge(PassKind::Parallel, false, &alone, &serial, &th);
+        let j = judge(PassKind::Parallel, false, &alone, (&serial, &[]), &th);
         assert_eq!(verdicts(&j), [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]);
         assert!(!j.finding.unwrap().shared_bottleneck);
         assert_eq!(j.disks[2].pct_of_serial, Some(60.0));
         // All lose together: a shared bottleneck, and the parallel numbers
         // flag nobody, even the one that lost more.
         let together = [disk(100.0), disk(101.0), disk(70.0), disk(99.0)];
-        let j = judge(PassKind::Parallel, false, &together, &serial, &th);
+        let j = judge(PassKind::Parallel, false, &together, (&serial, &[]), &th);
         assert!(j.finding.unwrap().shared_bottleneck);
         assert_eq!(verdicts(&j), [Verdict::Ok; 4]);
         // The serial pass has no own-serial rule and no path finding.
-        let j = judge(PassKind::Serial, false, &together, &serial, &th);
+        let j = judge(PassKind::Serial, false, &together, (&serial, &[]), &th);
         assert!(j.finding.is_none());
         assert!(j.disks.iter().all(|d| d.pct_of_serial.is_none()));
         assert_eq!(verdicts(&j)[2], Verdict::Slow);
         // Seek pass: every disk keeps 20 %; one keeps 10 %.
         let seek = [disk(40.0), disk(40.0), disk(20.0), disk(40.0)];
-        let j = judge(PassKind::Seek, false, &seek, &serial, &th);
+        let j = judge(PassKind::Seek, false, &seek, (&serial, &[]), &th);
         assert_eq!(verdicts(&j), [Verdict::Ok, Verdict::Ok, Verdict::Slow, Verdict::Ok]);
         assert_eq!(j.disks[2].seek_pct_of_peers, Some(50.0));
     }
@@ -360,7 +370,7 @@ mod tests {
             on("0000:00:17.0", disk(198.0)),
             on("0000:00:17.0", disk(199.0)),
         ];
-        let j = judge(PassKind::Parallel, false, &d, &serial, &th);
+        let j = judge(PassKind::Parallel, false, &d, (&serial, &[]), &th);
         assert!(!j.finding.unwrap().shared_bottleneck, "not a path all disks share: the HBA's");
         let hba = &j.controllers[0];
         assert_eq!((hba.controller.as_str(), hba.disks.len()), ("0000:03:00.0", 4));
@@ -371,7 +381,7 @@ mod tests {
         // that one is still slow (against its controller's share).
         let mut worse = d.clone();
         worse[3] = on("0000:03:00.0", disk(60.0));
-        let j = judge(PassKind::Parallel, false, &worse, &serial, &th);
+        let j = judge(PassKind::Parallel, false, &worse, (&serial, &[]), &th);
         assert_eq!(verdicts(&j)[3], Verdict::Slow);
         assert_eq!(&verdicts(&j)[..3], [Verdict::Ok; 3]);
         // Both controllers lose alike: no controller named.
@@ -381,7 +391,7 @@ mod tests {
             on("b", disk(197.0)),
             on("b", disk(200.0)),
         ];
-        let j = judge(PassKind::Parallel, false, &alike, &[Some(200.0); 4], &th);
+        let j = judge(PassKind::Parallel, false, &alike, (&[Some(200.0); 4], &[]), &th);
         assert!(j.controllers.iter().all(|c| !c.limited));
         // Eight NVMe drives, each its own controller, sharing the CPU
         // unevenly (63-94 %, as CI saw): a shared bottleneck, no
@@ -392,7 +402,7 @@ mod tests {
             .enumerate()
             .map(|(i, k)| on(["a", "b", "c", "d", "e", "f", "g", "h"][i], disk(2.0 * k)))
             .collect();
-        let j = judge(PassKind::Parallel, false, &nvme, &[Some(200.0); 8], &th);
+        let j = judge(PassKind::Parallel, false, &nvme, (&[Some(200.0); 8], &[]), &th);
         assert!(j.controllers.iter().all(|c| !c.limited), "{:?}", j.controllers);
         assert!(j.finding.unwrap().shared_bottleneck);
         assert_eq!(verdicts(&j), [Verdict::Ok; 8]);
@@ -406,7 +416,7 @@ mod tests {
         // of any median.
         d[3].read_errors = 1;
         d.push(Facts { window_s: 0.2, ..disk(1.0) });
-        let j = judge(PassKind::Serial, false, &d, &[None; 5], &th);
+        let j = judge(PassKind::Serial, false, &d, (&[None; 5], &[]), &th);
         assert_eq!(j.median_mb_per_s, Some(100.0));
         assert_eq!(j.disks[0].peers_median_mb_per_s, Some(100.0));
         assert_eq!(j.disks[0].pct_of_peers, Some(100.0));
@@ -417,7 +427,7 @@ mod tests {
             f.reached_end = true;
         }
         full[2].elapsed_s = 7.0;
-        let j = judge(PassKind::Parallel, true, &full, &[None; 3], &th);
+        let j = judge(PassKind::Parallel, true, &full, (&[None; 3], &[]), &th);
         assert_eq!(j.median_elapsed_s, Some(5.0));
         assert_eq!(j.disks[2].verdict, Verdict::Slow);
         assert!(j.disks[2].reasons[0].starts_with("took 140%"), "{:?}", j.disks[2].reasons);
@@ -429,7 +439,7 @@ mod tests {
         let mut d = vec![disk(180.0), disk(178.0), disk(181.0), disk(520.0), disk(515.0)];
         d[3].group = 1;
         d[4].group = 1;
-        let j = judge(PassKind::Serial, false, &d, &[None; 5], &th);
+        let j = judge(PassKind::Serial, false, &d, (&[None; 5], &[]), &th);
         assert_eq!(verdicts(&j), [Verdict::Ok; 5]);
         assert_eq!(j.disks[0].peers_median_mb_per_s, Some(180.0));
         assert_eq!(j.disks[3].peers_median_mb_per_s, Some(517.5));

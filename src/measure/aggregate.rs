@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crossbeam_channel::{select, tick, unbounded};
 
 use super::worker::ReadJob;
-use super::{DiskRun, PassKind, PassRun, ReadError, Window};
+use super::{DiskRun, PassKind, PassRun, ReadError, Slice, Window};
 use crate::io::{Probe, Sweep};
 use crate::stop::StopFlag;
 use crate::units::fraction_of;
@@ -52,21 +52,22 @@ const TICK: Duration = Duration::from_millis(250);
 /// Runs `jobs` at the same time, one thread each, released together by a
 /// barrier, and returns one measurement per disk, in the order the disks
 /// first appear among the jobs (several jobs on one disk, the seek pass's
-/// readers, are merged into one).
+/// readers, are merged into one). The jobs stay the caller's: a serial
+/// slice's disk is read again through the same sweep.
 pub fn run_group(
     kind: PassKind,
-    jobs: Vec<ReadJob>,
+    jobs: &mut [ReadJob],
     stop: &StopFlag,
     observer: &mut dyn Observer,
 ) -> Vec<DiskRun> {
-    let group = Group::of(&jobs);
+    let group = Group::of(jobs);
     let counters: Vec<AtomicU64> = jobs.iter().map(|_| AtomicU64::new(0)).collect();
     let barrier = Barrier::new(jobs.len() + 1);
     let (tx, rx) = unbounded();
     let mut runs: Vec<Option<DiskRun>> = (0..jobs.len()).map(|_| None).collect();
     observer.group_started(kind, &group.disks);
     std::thread::scope(|s| {
-        for (slot, job) in jobs.into_iter().enumerate() {
+        for (slot, job) in jobs.iter_mut().enumerate() {
             let (tx, counter, barrier) = (tx.clone(), &counters[slot], &barrier);
             s.spawn(move || {
                 barrier.wait();
@@ -185,9 +186,25 @@ pub struct PassSpec {
     pub readers: usize,
     /// Sample passes: spots the window is spread over (1: the start only).
     pub spots: u32,
+    /// A sampled serial pass: the slices each disk's sample is read in,
+    /// interleaved with the other disks' (1: each disk's sample at once).
+    pub slices: u32,
 }
 
 impl PassSpec {
+    /// How long each group of disks it reads on `n` disks lasts, in order
+    /// (None: a whole-disk read): one per disk and slice in a serial pass,
+    /// one for a parallel or seek pass.
+    pub fn groups(&self, n: usize) -> Vec<Option<Duration>> {
+        match (self.kind, self.window) {
+            (PassKind::Serial, Window::Sample(d)) if self.slices > 1 => {
+                vec![Some(d / self.slices); n * self.slices as usize]
+            }
+            (PassKind::Serial, w) => vec![w.length(); n],
+            (_, w) => vec![w.length()],
+        }
+    }
+
     /// The job of reader `reader` of `readers` on disk `disk` (staggered
     /// evenly over it), through a fresh sweep.
     fn job(
@@ -202,6 +219,10 @@ impl PassSpec {
         Ok(ReadJob {
             origin: fraction_of(g.size, reader as u64, readers as u64),
             spots: self.spots,
+            spot: 0,
+            spread: (Duration::ZERO, self.window.length().unwrap_or(self.sample)),
+            known: Vec::new(),
+            settle: Duration::ZERO,
             disk,
             sweep,
             probe,
@@ -227,6 +248,9 @@ pub fn run_pass(
     stop: &StopFlag,
     observer: &mut dyn Observer,
 ) -> std::io::Result<PassRun> {
+    if spec.kind == PassKind::Serial && spec.slices > 1 && spec.window != Window::Full {
+        return run_slices(spec, geometry, sweeps, stop, observer);
+    }
     let (started_at, t0) = (SystemTime::now(), Instant::now());
     let readers = spec.readers.max(1);
     let groups: Vec<Vec<usize>> = match spec.kind {
@@ -238,13 +262,171 @@ pub fn run_pass(
         if stop.is_set() {
             break;
         }
-        let jobs = group
+        let mut jobs = group
             .iter()
             .flat_map(|&d| (0..readers).map(move |r| (d, r)))
             .map(|(d, r)| spec.job(geometry[d], d, (r, readers), sweeps))
             .collect::<std::io::Result<Vec<_>>>()?;
-        disks.extend(group.into_iter().zip(run_group(spec.kind, jobs, stop, observer)));
+        disks.extend(group.into_iter().zip(run_group(spec.kind, &mut jobs, stop, observer)));
     }
     let (kind, window, interrupted) = (spec.kind, spec.window, stop.is_set());
-    Ok(PassRun { kind, window, started_at, elapsed: t0.elapsed(), disks, interrupted })
+    Ok(PassRun {
+        kind,
+        window,
+        started_at,
+        elapsed: t0.elapsed(),
+        disks,
+        interrupted,
+        slices: Vec::new(),
+    })
+}
+
+/// A sampled serial pass read in `spec.slices` rounds: each round reads
+/// every disk alone for its share of the sample, in the order of
+/// [`round_order`], each slice going on where the disk's last one stopped.
+/// A slow change of shared conditions (another pool's load, a throttling
+/// controller) then falls on every disk alike instead of on the disks read
+/// while it lasted. A disk whose read stopped (failed reads, gone, hung)
+/// is not read again.
+fn run_slices(
+    spec: PassSpec,
+    geometry: &[Geometry],
+    sweeps: &SweepFactory,
+    stop: &StopFlag,
+    observer: &mut dyn Observer,
+) -> std::io::Result<PassRun> {
+    let (started_at, t0) = (SystemTime::now(), Instant::now());
+    let mut s = Slicer::new(spec, geometry.len(), t0);
+    'rounds: for round in 0..spec.slices {
+        for d in round_order(geometry.len(), round, spec.slices) {
+            if stop.is_set() {
+                break 'rounds;
+            }
+            s.read(d, round, (geometry, sweeps), stop, observer)?;
+        }
+    }
+    let disks = s.runs.into_iter().enumerate().filter_map(|(d, r)| Some((d, r?))).collect();
+    let (kind, window, interrupted) = (spec.kind, spec.window, stop.is_set());
+    Ok(PassRun {
+        kind,
+        window,
+        started_at,
+        elapsed: t0.elapsed(),
+        disks,
+        interrupted,
+        slices: s.slices,
+    })
+}
+
+/// The least of a serial slice's start left out as its warm-up: blk-throttle
+/// and a drive's head need about this long after the disk idled (0.5 s
+/// slices under a throttle scattered by 20 % with 50 ms left out).
+const SETTLE: Duration = Duration::from_millis(150);
+
+/// Reads disks alone a slice at a time, each slice going on where the
+/// disk's last one stopped, and keeps the slices and each disk's run.
+struct Slicer {
+    /// The pass, and the spec of one slice.
+    spec: PassSpec,
+    part: PassSpec,
+    t0: Instant,
+    runs: Vec<Option<DiskRun>>,
+    slices: Vec<Slice>,
+    /// Each disk's job, opened at its first slice and read through again
+    /// (one ring and one set of registered buffers per disk and pass: a
+    /// ring torn down per slice would tear down in the kernel's workers
+    /// while the next disk reads).
+    jobs: Vec<Option<ReadJob>>,
+}
+
+impl Slicer {
+    fn new(spec: PassSpec, n: usize, t0: Instant) -> Self {
+        let each = spec.sample / spec.slices.max(1);
+        let part =
+            PassSpec { kind: PassKind::Serial, window: Window::Sample(each), sample: each, ..spec };
+        let (runs, jobs) = ((0..n).map(|_| None).collect(), (0..n).map(|_| None).collect());
+        Self { spec, part, t0, runs, slices: Vec::new(), jobs }
+    }
+
+    /// Reads disk `d`'s slice of round `round`, unless its read stopped
+    /// (failed reads, gone, hung).
+    fn read(
+        &mut self,
+        d: usize,
+        round: u32,
+        (geometry, sweeps): (&[Geometry], &SweepFactory),
+        stop: &StopFlag,
+        observer: &mut dyn Observer,
+    ) -> std::io::Result<()> {
+        let before = self.runs[d].take();
+        if before.as_ref().is_some_and(|r| r.stopped.is_some()) {
+            self.runs[d] = before;
+            return Ok(());
+        }
+        let mut job = match self.jobs[d].take() {
+            Some(job) => job,
+            None => self.part.job(geometry[d], d, (0, 1), sweeps)?,
+        };
+        let resume = before.as_ref().map(|r| r.resume.clone()).unwrap_or_default();
+        let read_before = self.part.sample * (round % self.spec.slices);
+        (job.origin, job.spot, job.spread) =
+            (resume.offset, resume.spot, (read_before, self.spec.sample));
+        job.known = resume.known;
+        job.settle = super::worker::warm_up(self.part.sample).max(SETTLE);
+        let at = self.t0.elapsed();
+        let mut jobs = [job];
+        let run = run_group(self.spec.kind, &mut jobs, stop, observer).pop();
+        let [job] = jobs;
+        self.jobs[d] = Some(job);
+        let Some(run) = run else {
+            self.runs[d] = before;
+            return Ok(());
+        };
+        self.slices.push(Slice { disk: d, round, at, elapsed: run.elapsed, window: run.window });
+        self.runs[d] = Some(match before {
+            Some(b) => b.then(run),
+            None => run,
+        });
+        Ok(())
+    }
+}
+
+/// Disk `a` and its peer `b` read alone in turn (A-B-A-B), a slice each a
+/// round, in batches of `spec.slices` rounds (at least 4) until `decided`
+/// says the slices so far are enough, three batches at most: the
+/// re-measurement of a disk the serial pass alone called slow. Returns the
+/// slices, their `at` from the start of the re-measurement.
+pub fn run_pair(
+    spec: PassSpec,
+    (a, b): (usize, usize),
+    (geometry, sweeps): (&[Geometry], &SweepFactory),
+    stop: &StopFlag,
+    observer: &mut dyn Observer,
+    decided: &dyn Fn(&[Slice]) -> bool,
+) -> std::io::Result<Vec<Slice>> {
+    let batch = spec.slices.max(4);
+    let mut s = Slicer::new(PassSpec { slices: batch, ..spec }, geometry.len(), Instant::now());
+    for round in 0..3 * batch {
+        for d in [a, b] {
+            if stop.is_set() {
+                return Ok(s.slices);
+            }
+            s.read(d, round, (geometry, sweeps), stop, observer)?;
+        }
+        if (round + 1) % batch == 0 && decided(&s.slices) {
+            break;
+        }
+    }
+    Ok(s.slices)
+}
+
+/// The order the disks are read in round `round` of `rounds`: each pair of
+/// rounds reads them forwards, then backwards (so every disk's average
+/// place in time is the middle of the round, and a steady drift of shared
+/// conditions favours none), each pair starting at another disk.
+pub fn round_order(n: usize, round: u32, rounds: u32) -> Vec<usize> {
+    let pairs = rounds.div_ceil(2).max(1) as usize;
+    let start = (round / 2) as usize * n / pairs;
+    let forwards = (0..n).map(|i| (start + i) % n);
+    if round.is_multiple_of(2) { forwards.collect() } else { forwards.rev().collect() }
 }

@@ -17,9 +17,12 @@ mod worker;
 use std::time::Duration;
 
 pub use aggregate::{
-    DiskProgress, Geometry, Observer, PassSpec, SweepFactory, run_group, run_pass,
+    DiskProgress, Geometry, Observer, PassSpec, SweepFactory, round_order, run_group, run_pair,
+    run_pass,
 };
-pub use results::{DiskRun, PassRun, ReadError, SlowRead, Stopped, Surface, keep_slowest};
+pub use results::{
+    DiskRun, PassRun, ReadError, Recheck, Resume, Slice, SlowRead, Stopped, Surface, keep_slowest,
+};
 pub use worker::ReadJob;
 
 /// How long each disk is read in a pass.

@@ -82,6 +82,15 @@ impl Surface {
         self.reads[i] += 1;
     }
 
+    /// Adds another profile of the same disk, bucket by bucket.
+    pub fn add_all(&mut self, other: &Surface) {
+        for (i, b) in other.bytes.iter().enumerate() {
+            self.bytes[i] += b;
+            self.busy_ns[i] += other.busy_ns[i];
+            self.reads[i] += other.reads[i];
+        }
+    }
+
     /// MB/s per bucket where it holds at least `min_reads` reads taking
     /// `min_s` seconds in all (None elsewhere: one read through a cache or
     /// a throttle's burst is not a speed).
@@ -203,6 +212,33 @@ pub struct DiskRun {
     /// Why the read ended before its window did; None when it ran the
     /// whole window (or disk).
     pub stopped: Option<Stopped>,
+    /// Where a later read of the disk goes on from.
+    pub resume: Resume,
+}
+
+/// Where a disk's read stopped, for the next slice of its sample to go on
+/// from: the byte after the last read started, the spot it was in, and
+/// the spans found failing or skipped (not read, counted or listed again).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resume {
+    pub offset: u64,
+    pub spot: u32,
+    pub known: Vec<(u64, u64)>,
+}
+
+/// One slice of a disk's serial sample: the disk read alone for a part of
+/// its sample, at one moment of the pass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slice {
+    /// The disk (index in the plan).
+    pub disk: usize,
+    /// The round of the pass it was read in (every disk once a round).
+    pub round: u32,
+    /// When it began, from the start of the pass, and how long it read.
+    pub at: Duration,
+    pub elapsed: Duration,
+    /// (bytes, elapsed) over its comparison window (its warm-up left out).
+    pub window: (u64, Duration),
 }
 
 impl DiskRun {
@@ -223,26 +259,10 @@ impl DiskRun {
             all.bad_ranges += r.bad_ranges;
             all.bad_bytes += r.bad_bytes;
             all.unread_bytes += r.unread_bytes;
-            for e in r.errors {
-                match all.errors.iter().find(|k| k.offset == e.offset && k.len == e.len) {
-                    Some(_) => {
-                        if e.exact {
-                            all.bad_ranges -= 1;
-                            all.bad_bytes -= e.len;
-                        } else {
-                            all.unread_bytes -= e.len;
-                        }
-                    }
-                    None => all.errors.push(e),
-                }
-            }
+            all.add_errors(r.errors);
             all.slow_reads.extend(r.slow_reads);
             all.slow_read_count += r.slow_read_count;
-            for (i, b) in r.surface.bytes.iter().enumerate() {
-                all.surface.bytes[i] += b;
-                all.surface.busy_ns[i] += r.surface.busy_ns[i];
-                all.surface.reads[i] += r.surface.reads[i];
-            }
+            all.surface.add_all(&r.surface);
             all.gone |= r.gone;
             all.reached_end |= r.reached_end;
             all.stopped = all.stopped.or(r.stopped);
@@ -252,6 +272,58 @@ impl DiskRun {
         keep_slowest(&mut all.slow_reads, worker::MAX_KEPT_SLOW);
         all
     }
+
+    /// Lists another run's bad ranges of this disk (their counts already
+    /// added); a range both found counts once.
+    fn add_errors(&mut self, errors: Vec<ReadError>) {
+        for e in errors {
+            if !self.errors.iter().any(|k| k.offset == e.offset && k.len == e.len) {
+                self.errors.push(e);
+            } else if e.exact {
+                self.bad_ranges -= 1;
+                self.bad_bytes -= e.len;
+            } else {
+                self.unread_bytes -= e.len;
+            }
+        }
+    }
+
+    /// This run followed by `next`, a later slice of the same disk's
+    /// sample: bytes, times, windows, reads, latencies, surface and faults
+    /// added up; `next`'s reads numbered on after this run's (only the
+    /// pass's first read is the one a spin-up may excuse).
+    pub fn then(mut self, next: DiskRun) -> DiskRun {
+        self.window = (self.window.0 + next.window.0, self.window.1 + next.window.1);
+        self.bytes += next.bytes;
+        self.elapsed += next.elapsed;
+        let _ = self.latency_ns.add(&next.latency_ns);
+        self.failed_reads += next.failed_reads;
+        self.bad_ranges += next.bad_ranges;
+        self.bad_bytes += next.bad_bytes;
+        self.unread_bytes += next.unread_bytes;
+        self.add_errors(next.errors);
+        self.errors.truncate(worker::MAX_KEPT_ERRORS);
+        let first = self.reads;
+        self.slow_reads
+            .extend(next.slow_reads.into_iter().map(|s| SlowRead { index: s.index + first, ..s }));
+        keep_slowest(&mut self.slow_reads, worker::MAX_KEPT_SLOW);
+        self.slow_read_count += next.slow_read_count;
+        self.reads += next.reads;
+        self.surface.add_all(&next.surface);
+        self.gone |= next.gone;
+        self.reached_end |= next.reached_end;
+        DiskRun { stopped: self.stopped.or(next.stopped), resume: next.resume, ..self }
+    }
+}
+
+/// A disk re-measured alone, alternating with a peer, before its verdict.
+#[derive(Debug, Clone)]
+pub struct Recheck {
+    /// The disk and its peer (indexes in the plan).
+    pub disk: usize,
+    pub peer: usize,
+    /// Both disks' slices in the order read.
+    pub slices: Vec<Slice>,
 }
 
 /// One pass as measured: which disks ran, and what each measured.
@@ -270,6 +342,9 @@ pub struct PassRun {
     pub disks: Vec<(usize, DiskRun)>,
     /// Whether a stop request cut the pass short.
     pub interrupted: bool,
+    /// A serial pass read in slices: each slice, in the order read (empty
+    /// otherwise).
+    pub slices: Vec<Slice>,
 }
 
 #[cfg(test)]

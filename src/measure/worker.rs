@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::{DiskRun, ReadError, SlowRead, Stopped, Surface, Window, keep_slowest};
+use super::{DiskRun, ReadError, Resume, SlowRead, Stopped, Surface, Window, keep_slowest};
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::{Dir, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung};
 use crate::stop::StopFlag;
@@ -196,6 +196,26 @@ pub struct ReadJob {
     /// and slice `k` reads on from `k / spots` of the disk (1: from the
     /// start only).
     pub spots: u32,
+    /// The spot the read starts in (a serial slice goes on where the disk's
+    /// last slice stopped, see [`Resume`]).
+    pub spot: u32,
+    /// (time this disk was read before this job, the time its spots are
+    /// spread over): a serial slice is one part of the disk's sample.
+    pub spread: (Duration, Duration),
+    /// Spans of the disk already found failing or skipped in this pass (by
+    /// the disk's earlier slices): not read, counted or listed again.
+    pub known: Vec<(u64, u64)>,
+    /// A serial slice: at least this much of its start is its warm-up, left
+    /// out of its window and its surface profile (a head seeking back, a
+    /// throttle's or a cache's start after the disk idled is not its
+    /// speed); zero otherwise.
+    pub settle: Duration,
+}
+
+/// The warm-up of a run of a `sample` window: what its comparison window
+/// leaves out (see [`WindowMarks`]).
+pub fn warm_up(sample: Duration) -> Duration {
+    sample.mul_f64(0.1).min(WARMUP_MAX)
 }
 
 /// Latency histogram in nanoseconds, 1 ns to 1 h at 3 significant digits.
@@ -214,6 +234,8 @@ fn new_histogram() -> Histogram<u64> {
 /// per [`MARK_EVERY`] at most: bounded by time, never by disk size.
 struct WindowMarks {
     sample: Duration,
+    /// The warm-up lasts at least this long (a serial slice's settling).
+    settle: Duration,
     trail: Vec<(u64, Duration)>,
     close: Option<(u64, Duration)>,
 }
@@ -223,7 +245,7 @@ const MARK_EVERY: Duration = Duration::from_millis(10);
 
 impl WindowMarks {
     fn new(sample: Duration) -> Self {
-        Self { sample, trail: Vec::new(), close: None }
+        Self { sample, settle: Duration::ZERO, trail: Vec::new(), close: None }
     }
 
     /// Notes `bytes` read after `t` of the run.
@@ -242,7 +264,7 @@ impl WindowMarks {
     /// inside it.
     fn window(&self, bytes: u64, elapsed: Duration) -> (u64, Duration) {
         let (cb, ct) = self.close.unwrap_or((bytes, elapsed));
-        let warmup = ct.min(self.sample).mul_f64(0.1).min(WARMUP_MAX);
+        let warmup = warm_up(ct.min(self.sample)).max(self.settle.min(ct / 2));
         match self.trail.iter().find(|(_, t)| *t >= warmup) {
             Some(&(ob, ot)) if ot < ct => (cb - ob, ct - ot),
             _ => (cb, ct),
@@ -268,10 +290,12 @@ impl ReadJob {
         spot: &mut u32,
         elapsed: Duration,
     ) -> Option<Chunk> {
-        if let Window::Sample(d) = self.window
+        if let Window::Sample(_) = self.window
             && self.spots > 1
         {
-            let slice = elapsed.as_secs_f64() / d.as_secs_f64().max(1e-9) * f64::from(self.spots);
+            let (before, over) = self.spread;
+            let into = (before + elapsed).as_secs_f64() / over.as_secs_f64().max(1e-9);
+            let slice = into * f64::from(self.spots);
             let now = (slice as u32).min(self.spots - 1);
             if now != *spot {
                 *spot = now;
@@ -402,12 +426,12 @@ impl ReadJob {
     /// The sweep is kept full (one read at a time for psync); reads are
     /// counted in the order they were started.
     pub fn read(
-        mut self,
+        &mut self,
         stop: &StopFlag,
         progress: &AtomicU64,
         on_error: &dyn Fn(usize, ReadError),
     ) -> DiskRun {
-        let mut r = Reading::new(&mut self, stop, on_error);
+        let mut r = Reading::new(self, stop, on_error);
         loop {
             self.fill(&mut r);
             if stop.is_set() {
@@ -545,7 +569,9 @@ impl ReadJob {
     }
 
     /// What the run measured, and why it stopped early if it did.
-    fn finish(self, r: Reading, stop: &StopFlag) -> DiskRun {
+    fn finish(&mut self, mut r: Reading, stop: &StopFlag) -> DiskRun {
+        // The buffers back with the job, for its next slice.
+        self.buffers = std::mem::take(&mut r.spare);
         let elapsed = r.end - r.start;
         let done = match self.window {
             Window::Full => r.reached_end,
@@ -563,7 +589,8 @@ impl ReadJob {
         } else {
             None
         };
-        r.tally.finish(elapsed, r.faults, r.reached_end, stopped)
+        let resume = Resume { offset: r.next_at, spot: r.spot, known: r.faults.known.clone() };
+        DiskRun { resume, ..r.tally.finish(elapsed, r.faults, r.reached_end, stopped) }
     }
 
     /// The chunks from `offset` on (a skip past a bad span).
@@ -602,10 +629,10 @@ impl<'a> Reading<'a> {
         let start = Instant::now();
         Self {
             tally: Tally::new(job),
-            faults: Faults::default(),
+            faults: Faults { known: std::mem::take(&mut job.known), ..Faults::default() },
             chunks: job.chunks_from(job.origin),
             reached_end: false,
-            spot: 0,
+            spot: job.spot,
             start,
             end: start,
             deadline: job.window.length(),
@@ -656,6 +683,7 @@ struct Tally {
     hist: Histogram<u64>,
     surface: Surface,
     marks: WindowMarks,
+    surface_after: Duration,
     slow_read: Duration,
     slow_reads: Vec<SlowRead>,
     slow_count: u64,
@@ -668,7 +696,8 @@ impl Tally {
         Self {
             hist: new_histogram(),
             surface: Surface::new(job.buckets, job.size),
-            marks: WindowMarks::new(job.sample),
+            marks: WindowMarks { settle: job.settle, ..WindowMarks::new(job.sample) },
+            surface_after: job.settle,
             slow_read: job.slow_read,
             slow_reads: Vec::new(),
             slow_count: 0,
@@ -681,7 +710,9 @@ impl Tally {
     /// the disk for `service` of it, ending `at` into the run.
     fn read(&mut self, chunk: Chunk, n: u64, (took, service): (Duration, Duration), at: Duration) {
         self.hist.saturating_record(took.as_nanos() as u64);
-        self.surface.add(chunk.offset(), n, service);
+        if at >= self.surface_after {
+            self.surface.add(chunk.offset(), n, service);
+        }
         if took >= self.slow_read {
             self.slow_count += 1;
             self.slow_reads.push(SlowRead::at(chunk, took, self.reads + 1));
@@ -720,6 +751,7 @@ impl Tally {
             gone: faults.gone,
             reached_end,
             stopped,
+            resume: Resume::default(),
         }
     }
 }
@@ -821,6 +853,10 @@ mod tests {
             buckets: 4,
             origin: 0,
             spots: 1,
+            spot: 0,
+            spread: (Duration::ZERO, Duration::from_secs(1)),
+            known: Vec::new(),
+            settle: Duration::ZERO,
         }
     }
 
@@ -850,7 +886,7 @@ mod tests {
 
     #[test]
     fn a_device_that_goes_away_stops_its_read_and_is_reported_gone() {
-        let job = job(Vanishing::after(3));
+        let mut job = job(Vanishing::after(3));
         let seen = std::sync::Mutex::new(Vec::new());
         let run = job
             .read(&StopFlag::default(), &AtomicU64::new(0), &|_, e| seen.lock().unwrap().push(e));

@@ -84,6 +84,9 @@ pub struct Settings {
     pub csv: Option<Output>,
     /// Spots a sample window is spread over.
     pub spots: u32,
+    /// Slices a sampled serial pass reads each disk's sample in (already
+    /// fewer where the sample is short).
+    pub slices: u32,
     /// Readers per disk of the seek-stress pass, when it runs.
     pub seek_readers: Option<usize>,
     /// Go ahead although this pid holds a disk's lock (`--ignore-lock`).
@@ -147,9 +150,14 @@ impl Plan {
             slow_read: s.slow_read,
             readers: 1,
             spots: s.spots,
+            slices: s.slices,
         };
-        let parallel =
-            PassSpec { kind: PassKind::Parallel, window: window(s.parallel_full), ..serial };
+        let parallel = PassSpec {
+            kind: PassKind::Parallel,
+            window: window(s.parallel_full),
+            slices: 1,
+            ..serial
+        };
         let mut specs = match s.passes {
             Passes::Both => vec![serial, parallel],
             Passes::Serial => vec![serial],
@@ -161,6 +169,7 @@ impl Plan {
                 window: Window::Sample(s.sample),
                 readers,
                 spots: 1,
+                slices: 1,
                 ..serial
             });
         }
@@ -196,6 +205,13 @@ impl Plan {
             })
             .collect()
     }
+}
+
+/// The slices a serial sample of `sample` is read in: `asked`, fewer where
+/// a slice would last under [`defaults::MIN_SLICE`].
+fn slices_for(asked: u32, sample: Duration) -> u32 {
+    let fit = sample.as_secs_f64() / defaults::MIN_SLICE.as_secs_f64();
+    asked.min(fit as u32).max(1)
 }
 
 /// Refuses an I/O timeout under a second: a busy healthy disk would be
@@ -237,6 +253,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         buckets: args.buckets,
         csv,
         spots: args.spots,
+        slices: slices_for(args.slices, args.sample),
         seek_readers: args.seek.then_some(args.seek_readers),
         ignore_lock: args.ignore_lock,
         io_timeout: args.io.io_timeout,
@@ -303,6 +320,13 @@ fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
         return bad(format!(
             "--spots {}: give 1 to 1000 (11 reads every tenth of the disk)",
             args.spots
+        ));
+    }
+    if !(1..=100).contains(&args.slices) {
+        return bad(format!(
+            "--slices {}: give 1 to 100 (the default is {}; 1 reads each disk's serial sample at once)",
+            args.slices,
+            defaults::SLICES
         ));
     }
     if args.spots > 1 && args.full && !args.full_serial {

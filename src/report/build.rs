@@ -8,18 +8,22 @@ use std::collections::BTreeSet;
 use std::time::SystemTime;
 
 use super::{
-    Disk, Flag, LinkFinding, Options, Pass, PassDisk, Report, Summary, SurfaceProfile, WindowKind,
+    ConditionsRow, ConfirmRow, Disk, Flag, LinkFinding, Options, Pass, PassDisk, Report, SliceRow,
+    Summary, SurfaceProfile, WindowKind,
 };
 use crate::device::BlockDevice;
 use crate::header::{Header, Kind};
 use crate::io::EngineKind;
 use crate::judge::advice::{DiskAdvice, Seen, advise};
+use crate::judge::confirm::{self, Calls};
 use crate::judge::disk::Judged;
+use crate::judge::disk::other_evidence;
 use crate::judge::links;
 use crate::judge::pass::{PassJudgement, judge};
 use crate::judge::peers::PathFinding;
+use crate::judge::slices::SliceSpeed;
 use crate::judge::{ArrayVerdict, Facts, MIN_JUDGED_S, Thresholds, Verdict};
-use crate::measure::{DiskRun, PassKind, PassRun, Window};
+use crate::measure::{DiskRun, PassKind, PassRun, Recheck, Slice, Window};
 use crate::plan::Settings;
 use crate::stats::{latency_bins, latency_us};
 use crate::units::{mb_per_s, rfc3339};
@@ -47,12 +51,15 @@ pub struct Checked<'a> {
     pub settings: &'a Settings,
 }
 
-/// Builds the report for the passes measured so far.
-pub fn build(on: Checked, passes: &[PassRun], info: &RunInfo) -> Report {
+/// Builds the report for the passes measured so far, and the disks
+/// re-measured before their verdict (`rechecks`).
+pub fn build(on: Checked, (passes, rechecks): (&[PassRun], &[Recheck]), info: &RunInfo) -> Report {
     let th = on.settings.thresholds;
     let serial = serial_speeds(on, passes);
+    let confirmations: Vec<(usize, ConfirmRow)> =
+        rechecks.iter().map(|r| confirmation(on, r, &th)).collect();
     let (passes, judgements): (Vec<Pass>, Vec<PassJudgement>) =
-        passes.iter().map(|p| judge_pass(on, p, &serial, &th)).unzip();
+        passes.iter().map(|p| judge_pass(on, p, &serial, &th, &confirmations)).unzip();
     let finding = judgements.iter().find_map(|j| j.finding);
     let seen: Vec<Seen> = passes
         .iter()
@@ -81,7 +88,83 @@ pub fn build(on: Checked, passes: &[PassRun], info: &RunInfo) -> Report {
         options: options(on),
         disks: disks(on),
         passes,
+        confirmations: confirmations.into_iter().map(|(_, c)| c).collect(),
         summary,
+    }
+}
+
+/// The disks to re-measure before the verdict, each with its peer (see
+/// [`confirm::suspects`]).
+pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, usize)> {
+    let th = on.settings.thresholds;
+    let serial = serial_speeds(on, passes);
+    let mut calls: Vec<Calls> =
+        on.groups.iter().map(|g| Calls { group: *g, ..Calls::default() }).collect();
+    for p in passes {
+        let (pass, j) = judge_pass(on, p, &serial, &th, &[]);
+        let limited = j.finding.is_some_and(|f| f.shared_bottleneck);
+        for (((d, _), row), judged) in p.disks.iter().zip(&pass.disks).zip(&j.disks) {
+            let c = &mut calls[*d];
+            match p.kind {
+                PassKind::Serial => {
+                    (c.serial, c.serial_pct) = (Some(judged.verdict), judged.pct_of_peers);
+                    c.speed_only = !other_evidence(&facts(row, 0, 0), judged, &th);
+                }
+                PassKind::Parallel => c.parallel_slow = judged.verdict == Verdict::Slow && !limited,
+                PassKind::Seek => {}
+            }
+        }
+    }
+    confirm::suspects(&calls)
+}
+
+/// Whether the slices of re-measuring `disk` against `peer` so far decide
+/// its verdict (see [`confirm::decided`]).
+pub fn decided(on: Checked, (disk, peer): (usize, usize)) -> impl Fn(&[Slice]) -> bool {
+    let th = on.settings.thresholds;
+    move |slices| {
+        let speeds: Vec<SliceSpeed> = slices.iter().map(slice_speed).collect();
+        confirm::decided(&confirm::against_peer(&speeds, disk, peer, &th))
+    }
+}
+
+/// What re-measuring a disk decided: the plan's disk and its row.
+fn confirmation(on: Checked, r: &Recheck, th: &Thresholds) -> (usize, ConfirmRow) {
+    let speeds: Vec<SliceSpeed> = r.slices.iter().map(slice_speed).collect();
+    let c = confirm::against_peer(&speeds, r.disk, r.peer, th);
+    let peer = on.devices[r.peer].given.clone();
+    let row = ConfirmRow {
+        path: on.devices[r.disk].given.clone(),
+        sentence: confirm::sentence(&c, &peer, th),
+        peer,
+        pct_of_peer: c.spread.map(|s| s.pct),
+        pct_of_peer_low: c.spread.map(|s| s.low),
+        pct_of_peer_high: c.spread.map(|s| s.high),
+        slices: c.spread.map_or(0, |s| s.slices),
+        verdict: c.verdict,
+        measured: r.slices.iter().map(|s| slice_row(on, s)).collect(),
+    };
+    (r.disk, row)
+}
+
+/// A slice as the report shows it.
+fn slice_row(on: Checked, s: &Slice) -> SliceRow {
+    SliceRow {
+        path: on.devices[s.disk].given.clone(),
+        round: s.round,
+        at_s: s.at.as_secs_f64(),
+        elapsed_s: s.elapsed.as_secs_f64(),
+        mb_per_s: mb_per_s(s.window.0, s.window.1.as_secs_f64()),
+    }
+}
+
+/// A slice as the judge takes it (its disk as it comes).
+fn slice_speed(s: &Slice) -> SliceSpeed {
+    SliceSpeed {
+        disk: s.disk,
+        round: s.round,
+        at_s: (s.at + s.elapsed / 2).as_secs_f64(),
+        mb_per_s: mb_per_s(s.window.0, s.window.1.as_secs_f64()),
     }
 }
 
@@ -105,6 +188,7 @@ fn options(on: Checked) -> Options {
         slow_read_ms: s.slow_read.as_secs_f64() * 1e3,
         stall_ms: s.thresholds.stall_ms,
         spots: s.spots,
+        slices: s.slices,
         seek_readers: s.seek_readers,
     }
 }
@@ -168,6 +252,9 @@ fn measure_row(on: Checked, disk: usize, run: &DiskRun) -> PassDisk {
         },
         slow_regions: Vec::new(),
         pct_of_peers: None,
+        pct_of_peers_low: None,
+        pct_of_peers_high: None,
+        slices: None,
         pct_of_serial: None,
         seek_pct_of_peers: None,
         time_pct_of_peers: None,
@@ -185,11 +272,14 @@ fn measure_row(on: Checked, disk: usize, run: &DiskRun) -> PassDisk {
 }
 
 /// One pass: its rows as measured, judged by `judge::pass`.
+/// One pass: its rows as measured, judged by `judge::pass`; in the serial
+/// pass, a re-measured disk's speed verdict is the re-measurement's.
 fn judge_pass(
     on: Checked,
     p: &PassRun,
     serial: &[Option<f64>],
     th: &Thresholds,
+    confirmations: &[(usize, ConfirmRow)],
 ) -> (Pass, PassJudgement) {
     let mut rows: Vec<PassDisk> = p.disks.iter().map(|(d, r)| measure_row(on, *d, r)).collect();
     let full = p.window == Window::Full;
@@ -214,8 +304,16 @@ fn judge_pass(
             })
             .collect();
         let serial: Vec<Option<f64>> = p.disks.iter().map(|(d, _)| serial[*d]).collect();
-        judge(p.kind, full, &facts, &serial, th)
+        judge(p.kind, full, &facts, (&serial, &slice_speeds(p)), th)
     };
+    let mut judgement = judgement;
+    if p.kind == PassKind::Serial {
+        for ((d, _), j) in p.disks.iter().zip(&mut judgement.disks) {
+            if let Some((_, c)) = confirmations.iter().find(|(x, _)| x == d) {
+                confirmed(j, c);
+            }
+        }
+    }
     for (row, j) in rows.iter_mut().zip(&judgement.disks) {
         apply(row, j);
     }
@@ -249,9 +347,38 @@ fn judge_pass(
                 limited: c.limited,
             })
             .collect(),
+        slices: p.slices.iter().map(|s| slice_row(on, s)).collect(),
+        conditions: judgement.conditions.map(|c| ConditionsRow {
+            low_pct: c.low_pct,
+            high_pct: c.high_pct,
+            moved: c.moved(),
+        }),
         disks: rows,
     };
     (pass, judgement)
+}
+
+/// A pass's slices as the judge takes them: each slice's disk as an index
+/// into the pass's disks.
+fn slice_speeds(p: &PassRun) -> Vec<SliceSpeed> {
+    let index = |d: usize| p.disks.iter().position(|(x, _)| *x == d);
+    (p.slices.iter())
+        .filter_map(|s| Some(SliceSpeed { disk: index(s.disk)?, ..slice_speed(s) }))
+        .collect()
+}
+
+/// A serial verdict on speed alone replaced by what re-measuring the disk
+/// decided.
+fn confirmed(j: &mut Judged, c: &ConfirmRow) {
+    if !matches!(j.verdict, Verdict::Slow | Verdict::Unsure) {
+        return;
+    }
+    j.verdict = c.verdict;
+    if c.verdict == Verdict::Ok {
+        j.reasons.clear();
+    } else {
+        j.reasons.push(c.sentence.clone());
+    }
 }
 
 /// What the judge needs of a row: its measured numbers.
@@ -284,6 +411,9 @@ fn facts(row: &PassDisk, group: usize, size_bytes: u64) -> Facts<'_> {
 /// The judge's findings copied into a row.
 fn apply(row: &mut PassDisk, j: &Judged) {
     row.pct_of_peers = j.pct_of_peers;
+    row.pct_of_peers_low = j.spread.map(|s| s.low);
+    row.pct_of_peers_high = j.spread.map(|s| s.high);
+    row.slices = j.spread.map(|s| s.slices);
     row.pct_of_serial = j.pct_of_serial;
     row.seek_pct_of_peers = j.seek_pct_of_peers;
     row.time_pct_of_peers = j.time_pct_of_peers;
@@ -330,10 +460,11 @@ fn summarize(
             not_compared.push(d.path.clone());
         }
     }
+    let unsure = flagged.iter().any(|f| f.verdict == Verdict::Unsure);
     let mut s = Summary {
         verdict: ArrayVerdict::of(
             faulty || !links.is_empty(),
-            n_disks > 0 && not_compared.is_empty(),
+            n_disks > 0 && not_compared.is_empty() && !unsure,
         ),
         not_compared,
         shared_bottleneck: finding.is_some_and(|f| f.shared_bottleneck),
@@ -352,6 +483,16 @@ fn summarize(
     s
 }
 
+/// When the array's own speed moved during a sliced serial pass: by how
+/// much, and what it means for the numbers.
+fn conditions_sentence(passes: &[Pass]) -> Option<String> {
+    let c = passes.iter().find_map(|p| p.conditions.filter(|c| c.moved))?;
+    Some(format!(
+        "CONDITIONS MOVED: the array's own speed changed during the serial pass (its slowest round at {:.0}%, its fastest at {:.0}% of its median); each disk was compared with the slices read close to its own, but re-run at a quieter moment for tighter numbers.",
+        c.low_pct, c.high_pct
+    ))
+}
+
 fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> String {
     let mut parts = Vec::new();
     if interrupted {
@@ -361,13 +502,22 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
         let pass = f.pass.name();
         format!("{} {} in the {pass} pass ({})", f.path, f.verdict.word(), f.reasons.join("; "))
     };
-    let (fast, faults): (Vec<&Flag>, Vec<&Flag>) =
-        s.flagged.iter().partition(|f| f.verdict == Verdict::Fast);
+    let (fast, faults): (Vec<&Flag>, Vec<&Flag>) = s
+        .flagged
+        .iter()
+        .filter(|f| f.verdict != Verdict::Unsure)
+        .partition(|f| f.verdict == Verdict::Fast);
+    let unsure: Vec<String> =
+        s.flagged.iter().filter(|f| f.verdict == Verdict::Unsure).map(&describe).collect();
     let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
     match s.verdict {
         ArrayVerdict::Healthy => parts.push(format!(
             "HEALTHY: no disk below {:.0}% of its peers and no read errors ({n_disks} disks).",
             th.slow_pct
+        )),
+        ArrayVerdict::NotJudged if s.not_compared.is_empty() => parts.push(format!(
+            "NOT JUDGED: no disk slow and no read errors, but {} could not be told slow or not, so health is not claimed (exit 3).",
+            unsure.join("; ")
         )),
         ArrayVerdict::NotJudged => parts.push(format!(
             "NOT JUDGED: no disk slow and no read errors, but {} of {n_disks} disks could not be compared with peers, so health is not claimed (exit 3).",
@@ -403,6 +553,12 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
             "Not compared (no peer of the same model, size and kind to compare with; check it beside disks like it): {}.",
             alone.join(", ")
         ));
+    }
+    if !unsure.is_empty() && (s.verdict == ArrayVerdict::Flagged || !s.not_compared.is_empty()) {
+        parts.push(format!("Unsure (neither slow nor cleared): {}.", unsure.join("; ")));
+    }
+    if let Some(moved) = conditions_sentence(passes) {
+        parts.push(moved);
     }
     if !fast.is_empty() {
         let named: Vec<String> = fast.iter().map(|f| describe(f)).collect();

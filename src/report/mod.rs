@@ -18,7 +18,7 @@ use crate::judge::{ArrayVerdict, Verdict};
 use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
 use crate::stats::{LatencyBins, LatencyUs};
 
-pub use build::{Checked, RunInfo, build};
+pub use build::{Checked, RunInfo, build, decided, to_confirm};
 
 pub use crate::header::{Header, SCHEMA_VERSION};
 pub use crate::judge::links::LinkFinding;
@@ -37,11 +37,43 @@ pub struct Report {
     pub disks: Vec<Disk>,
     /// The passes run, in order (serial, then parallel).
     pub passes: Vec<Pass>,
+    /// The disks re-measured before their verdict (the serial pass alone
+    /// called them slow, or could not decide): what was measured and what
+    /// it decided.
+    #[serde(default)]
+    pub confirmations: Vec<ConfirmRow>,
     /// The verdict over all passes.
     pub summary: Summary,
 }
 
+/// A disk re-measured alone, alternating with a peer of its group.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ConfirmRow {
+    /// The disk and the peer it alternated with (paths as given).
+    pub path: String,
+    pub peer: String,
+    /// Its speed as % of the peer's at the same moments: the median over
+    /// its slices and the interval around it (null when nothing could be
+    /// compared), and the slices it rests on.
+    pub pct_of_peer: Option<f64>,
+    pub pct_of_peer_low: Option<f64>,
+    pub pct_of_peer_high: Option<f64>,
+    pub slices: usize,
+    /// What it decided: `"slow"`, `"ok"` or `"unsure"`; the serial pass's
+    /// verdict of the disk is this one.
+    pub verdict: Verdict,
+    /// The same in words.
+    pub sentence: String,
+    /// Both disks' slices in the order read (`at_s` from the start of the
+    /// re-measurement).
+    pub measured: Vec<SliceRow>,
+}
+
 fn one() -> usize {
+    1
+}
+
+fn one_slice() -> u32 {
     1
 }
 
@@ -77,6 +109,10 @@ pub struct Options {
     pub stall_ms: f64,
     /// Spots each sample window was spread over (1: the start of the disk).
     pub spots: u32,
+    /// Slices each disk's serial sample was read in, interleaved with the
+    /// other disks' (1: at once; reports before slices: 1).
+    #[serde(default = "one_slice")]
+    pub slices: u32,
     /// Readers per disk in the seek-stress pass; null when it did not run.
     pub seek_readers: Option<usize>,
 }
@@ -143,6 +179,40 @@ pub struct Pass {
     /// controller's share of serial speed kept.
     #[serde(default)]
     pub controllers: Vec<ControllerRow>,
+    /// A serial pass read in slices: each slice in the order read.
+    #[serde(default)]
+    pub slices: Vec<SliceRow>,
+    /// A serial pass read in slices: how the array's own speed moved
+    /// during it; null otherwise.
+    #[serde(default)]
+    pub conditions: Option<ConditionsRow>,
+}
+
+/// One slice of a serial pass: a disk read alone for part of its sample.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SliceRow {
+    /// The disk's path as given.
+    pub path: String,
+    /// The round (from 0): every disk is read once a round.
+    pub round: u32,
+    /// Seconds from the start of the pass to the slice's start, and its
+    /// length.
+    pub at_s: f64,
+    pub elapsed_s: f64,
+    /// MB/s over its window (its warm-up left out).
+    pub mb_per_s: f64,
+}
+
+/// How the array's speed moved during a sliced serial pass.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct ConditionsRow {
+    /// The slowest and the fastest round's shared speed, as % of the
+    /// pass's median.
+    pub low_pct: f64,
+    pub high_pct: f64,
+    /// Whether they moved enough to matter (5 % or more apart): the numbers
+    /// of disks read at different moments differ by as much.
+    pub moved: bool,
 }
 
 /// One controller in the parallel pass.
@@ -202,8 +272,20 @@ pub struct PassDisk {
     /// region on the peers or of the disk's own neighbouring regions.
     pub slow_regions: Vec<SlowRegion>,
     /// `window_mb_per_s` as % of the median of the disk's peer group in this
-    /// pass; null without peers.
+    /// pass; null without peers. In a serial pass read in slices: the median
+    /// over its slices of each one's share of its group's speed at that
+    /// moment.
     pub pct_of_peers: Option<f64>,
+    /// A serial pass read in slices: the interval around `pct_of_peers`
+    /// (the order statistics of its slices' shares that hold the median at
+    /// 90 % confidence or better), and the slices it rests on; null
+    /// otherwise.
+    #[serde(default)]
+    pub pct_of_peers_low: Option<f64>,
+    #[serde(default)]
+    pub pct_of_peers_high: Option<f64>,
+    #[serde(default)]
+    pub slices: Option<usize>,
     /// Parallel and seek passes: `window_mb_per_s` as % of this disk's
     /// serial speed.
     pub pct_of_serial: Option<f64>,

@@ -1,0 +1,185 @@
+//! Confirming before blaming: which disks are re-measured before their
+//! verdict, against which peer, and what the re-measurement decides.
+//!
+//! A disk whose serial pass called it slow (or left it unsure) on speed
+//! alone, while the parallel pass, read at one moment for every disk, did
+//! not find it slow, is read again: alone, alternating with a peer of its
+//! group (A-B-A-B), each of its slices against the peer's speed at that
+//! moment (the peer's slices before and after it, a line through them).
+//! It is flagged only when that agrees. Slowness with other evidence
+//! (stalls, latency tails, slow regions, failed reads) is not re-measured:
+//! the evidence is its own.
+//!
+//! It must not measure: slices come in as numbers.
+
+use super::Thresholds;
+use super::Verdict;
+use super::disk::{classify_spread, spread_words};
+use super::slices::{SliceSpeed, Spread, confidence_rank, theil_sen_at_zero};
+use crate::stats::median;
+
+/// What the passes said of one disk, as far as confirming goes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Calls {
+    /// Its peer group.
+    pub group: usize,
+    /// Its serial verdict, and whether speed alone made it.
+    pub serial: Option<Verdict>,
+    pub speed_only: bool,
+    /// Its serial % of peers.
+    pub serial_pct: Option<f64>,
+    /// The parallel pass called it slow, and no shared path set the pace.
+    pub parallel_slow: bool,
+}
+
+/// The disks to re-measure, each with the peer to alternate with: a disk
+/// of its group the serial pass found ok, the one nearest its group's
+/// median. A disk without such a peer is not re-measured (and keeps its
+/// verdict).
+pub fn suspects(calls: &[Calls]) -> Vec<(usize, usize)> {
+    let doubtful = |c: &Calls| {
+        matches!(c.serial, Some(Verdict::Slow | Verdict::Unsure))
+            && c.speed_only
+            && !c.parallel_slow
+    };
+    (0..calls.len())
+        .filter(|&d| doubtful(&calls[d]))
+        .filter_map(|d| Some((d, peer_of(calls, d)?)))
+        .collect()
+}
+
+/// The ok disk of `d`'s group whose serial % of peers is nearest 100.
+fn peer_of(calls: &[Calls], d: usize) -> Option<usize> {
+    let ok = |p: &usize| {
+        *p != d && calls[*p].group == calls[d].group && calls[*p].serial == Some(Verdict::Ok)
+    };
+    let off = |p: &usize| (calls[*p].serial_pct.unwrap_or(100.0) - 100.0).abs();
+    (0..calls.len()).filter(ok).min_by(|a, b| off(a).total_cmp(&off(b)))
+}
+
+/// What re-measuring a disk against its peer found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirmed {
+    /// Its speed as % of the peer's at the same moments, over its slices.
+    pub spread: Option<Spread>,
+    /// Slow, unsure, or ok (fast counts as ok).
+    pub verdict: Verdict,
+}
+
+/// Disk `a`'s slices against peer `b`'s, read alternately: each against
+/// the peer's speed at its moment.
+pub fn against_peer(slices: &[SliceSpeed], a: usize, b: usize, th: &Thresholds) -> Confirmed {
+    let peer: Vec<(f64, f64)> =
+        slices.iter().filter(|s| s.disk == b).map(|s| (s.at_s, s.mb_per_s)).collect();
+    let mut shares: Vec<f64> = (slices.iter().filter(|s| s.disk == a))
+        .filter_map(|s| peer_at(&peer, s.at_s).filter(|v| *v > 0.0).map(|v| 100.0 * s.mb_per_s / v))
+        .collect();
+    shares.sort_by(f64::total_cmp);
+    let spread = median(&shares).map(|pct| {
+        let j = confidence_rank(shares.len());
+        Spread { pct, low: shares[j], high: shares[shares.len() - 1 - j], slices: shares.len() }
+    });
+    let verdict = match spread.map(|s| classify_spread(&s, th)) {
+        Some(Verdict::Slow) => Verdict::Slow,
+        Some(Verdict::Ok | Verdict::Fast) => Verdict::Ok,
+        _ => Verdict::Unsure,
+    };
+    Confirmed { spread, verdict }
+}
+
+/// The peer's speed at `t`: a robust line through its [`PEER_SLICES`]
+/// slices nearest in time, read at `t` (two before and two after, inside
+/// the run), so a steady drift cancels and one slice's scatter does not
+/// decide.
+fn peer_at(peer: &[(f64, f64)], t: f64) -> Option<f64> {
+    let mut near: Vec<(f64, f64)> = peer.iter().map(|(at, v)| (at - t, *v)).collect();
+    near.sort_by(|a, b| a.0.abs().total_cmp(&b.0.abs()));
+    near.truncate(PEER_SLICES);
+    theil_sen_at_zero(&near)
+}
+
+/// The peer's slices a disk's slice is compared with.
+const PEER_SLICES: usize = 4;
+
+/// Whether the re-measurement has decided (its interval clear of the slow
+/// threshold): no more slices are needed.
+pub fn decided(c: &Confirmed) -> bool {
+    c.verdict != Verdict::Unsure
+}
+
+/// What the re-measurement found, in words, for the disk's reasons.
+pub fn sentence(c: &Confirmed, peer: &str, th: &Thresholds) -> String {
+    let Some(s) = c.spread else {
+        return format!("re-measured alone, alternating with {peer}: nothing could be compared");
+    };
+    let found = match c.verdict {
+        Verdict::Slow => "slow".to_string(),
+        Verdict::Ok => "not slow".to_string(),
+        _ => format!("still unsure (the slices straddle the {:.0}% threshold)", th.slow_pct),
+    };
+    format!(
+        "re-measured alone, alternating with {peer}: {} of its speed, {found}",
+        spread_words(&s)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(serial: Verdict, pct: f64, parallel_slow: bool) -> Calls {
+        Calls {
+            group: 0,
+            serial: Some(serial),
+            speed_only: true,
+            serial_pct: Some(pct),
+            parallel_slow,
+        }
+    }
+
+    #[test]
+    fn only_a_speed_call_the_parallel_pass_does_not_back_is_re_measured() {
+        let calls = [
+            call(Verdict::Ok, 97.0, false),
+            call(Verdict::Slow, 88.0, false),
+            call(Verdict::Slow, 80.0, true),
+            call(Verdict::Ok, 100.5, false),
+            call(Verdict::Unsure, 91.0, false),
+            Calls { speed_only: false, ..call(Verdict::Slow, 70.0, false) },
+        ];
+        // Disk 1 (serial only) and 4 (unsure), each against disk 3, the
+        // ok peer nearest the median; not 2 (the parallel pass agrees) nor
+        // 5 (a stall or a region, not speed alone).
+        assert_eq!(suspects(&calls), [(1, 3), (4, 3)]);
+    }
+
+    /// A then B, alternating, `rounds` times, each 5 s, with a shared
+    /// drift; A at `a` of B's level.
+    fn alternating(rounds: u32, a: f64, drift: f64) -> Vec<SliceSpeed> {
+        let mut out = Vec::new();
+        for r in 0..rounds {
+            for (k, disk) in [(0, 0), (1, 1)] {
+                let at_s = (f64::from(r) * 2.0 + f64::from(k) + 0.5) * 5.0;
+                let level = if disk == 0 { a } else { 1.0 };
+                out.push(SliceSpeed {
+                    disk,
+                    round: r,
+                    at_s,
+                    mb_per_s: 200.0 * level * (1.0 + drift * at_s),
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_drift_does_not_make_a_healthy_disk_slow_against_its_peer() {
+        let th = Thresholds::default();
+        let c = against_peer(&alternating(6, 1.0, 0.004), 0, 1, &th);
+        assert_eq!(c.verdict, Verdict::Ok, "{c:?}");
+        assert!((c.spread.unwrap().pct - 100.0).abs() < 1.0, "{c:?}");
+        let slow = against_peer(&alternating(6, 0.85, -0.003), 0, 1, &th);
+        assert_eq!(slow.verdict, Verdict::Slow, "{slow:?}");
+        assert!(sentence(&slow, "/dev/sdc", &th).contains("of its speed, slow"));
+    }
+}
