@@ -338,7 +338,12 @@ impl Speed<'_> {
             * 1.2
             + 1.0;
         let names: Vec<String> = p.disks.iter().map(|d| name(r, d)).collect();
-        let mut chart = frame(&root, title(p, "MB/s per disk"))?
+        let what = if p.slices.is_empty() {
+            "MB/s per disk"
+        } else {
+            "MB/s per disk, whiskers: spread over slices"
+        };
+        let mut chart = frame(&root, title(p, what))?
             .build_cartesian_2d((0..n as i32 - 1).into_segmented(), 0.0..top)?;
         chart
             .configure_mesh()

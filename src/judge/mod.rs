@@ -11,6 +11,10 @@
 //!   the parallel pass against the serial pass (shared bottleneck), speed
 //!   lost alone.
 //! - [`surface`]: slow regions of a surface profile.
+//! - [`slices`]: a serial pass read in slices, each disk against its peers'
+//!   slices read close to its own, its spread, how far conditions moved.
+//! - [`confirm`]: which disks are re-measured before their verdict, and
+//!   what the re-measurement decides.
 //! - [`disk`]: one disk's verdict in one pass from all of the above plus
 //!   stalls, latency tails and completion time, with its reasons.
 //! - [`pass`]: a whole pass judged (which rules apply to which pass).
