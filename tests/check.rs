@@ -160,35 +160,15 @@ fn a_disk_that_slows_only_when_all_read_is_flagged_in_the_parallel_pass() {
     // loses speed alone, so the parallel pass flags it against its own
     // serial speed; the serial pass flags nothing.
     let (d, t) = throttled(4, 256 * MIB, |_| 100 * MB);
-    let dir = tempdir();
-    let json = dir.path().join("r.json");
-    let mut args = vec!["check", "--sample", "2s", "--block", "1m"];
-    args.extend(["--progress", "lines", "--json", json.to_str().unwrap()]);
-    args.extend(d.iter().map(|x| x.dev.as_str()));
-    let mut child = t
-        .command(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    for line in std::io::BufRead::lines(stderr) {
-        let line = line.unwrap();
-        seen.push_str(&line);
-        seen.push('\n');
+    let r = check_watched(&t, &d, &["--sample", "2s", "--block", "1m"], |line| {
         if line.contains("parallel pass: reading") {
             t.limit(&d[1], 60 * MB);
         }
-    }
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    eprintln!("--- stdout\n{stdout}\n--- stderr\n{seen}");
-    assert!(seen.contains("parallel pass: reading"), "no parallel pass");
-    let bytes = std::fs::read(&json).unwrap();
-    assert_schema(&serde_json::from_slice(&bytes).unwrap());
-    let v: Report = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    });
+    eprintln!("--- stdout\n{}\n--- stderr\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("parallel pass: reading"), "no parallel pass");
+    let v = r.report.unwrap();
+    assert_eq!(r.code, 1);
     assert_eq!(flagged(&v, "serial"), Vec::<String>::new());
     assert_eq!(flagged(&v, "parallel"), [format!("{}=slow", d[1].dev)]);
     assert!(!v.summary.shared_bottleneck);

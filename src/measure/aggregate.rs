@@ -249,7 +249,7 @@ pub fn run_pass(
     observer: &mut dyn Observer,
 ) -> std::io::Result<PassRun> {
     if spec.kind == PassKind::Serial && spec.slices > 1 && spec.window != Window::Full {
-        return run_slices(spec, geometry, sweeps, stop, observer);
+        return run_slices(spec, (geometry, sweeps), stop, observer);
     }
     let (started_at, t0) = (SystemTime::now(), Instant::now());
     let readers = spec.readers.max(1);
@@ -269,16 +269,21 @@ pub fn run_pass(
             .collect::<std::io::Result<Vec<_>>>()?;
         disks.extend(group.into_iter().zip(run_group(spec.kind, &mut jobs, stop, observer)));
     }
-    let (kind, window, interrupted) = (spec.kind, spec.window, stop.is_set());
-    Ok(PassRun {
-        kind,
-        window,
-        started_at,
-        elapsed: t0.elapsed(),
-        disks,
-        interrupted,
-        slices: Vec::new(),
-    })
+    Ok(ended(&spec, (started_at, t0), disks, Vec::new(), stop))
+}
+
+/// The pass as measured, now that it ended (a stop cut it short when it is
+/// set).
+fn ended(
+    spec: &PassSpec,
+    (started_at, t0): (SystemTime, Instant),
+    disks: Vec<(usize, DiskRun)>,
+    slices: Vec<Slice>,
+    stop: &StopFlag,
+) -> PassRun {
+    let (kind, window, interrupted, elapsed) =
+        (spec.kind, spec.window, stop.is_set(), t0.elapsed());
+    PassRun { kind, window, started_at, elapsed, disks, interrupted, slices }
 }
 
 /// A sampled serial pass read in `spec.slices` rounds: each round reads
@@ -290,8 +295,7 @@ pub fn run_pass(
 /// is not read again.
 fn run_slices(
     spec: PassSpec,
-    geometry: &[Geometry],
-    sweeps: &SweepFactory,
+    (geometry, sweeps): (&[Geometry], &SweepFactory),
     stop: &StopFlag,
     observer: &mut dyn Observer,
 ) -> std::io::Result<PassRun> {
@@ -306,16 +310,7 @@ fn run_slices(
         }
     }
     let disks = s.runs.into_iter().enumerate().filter_map(|(d, r)| Some((d, r?))).collect();
-    let (kind, window, interrupted) = (spec.kind, spec.window, stop.is_set());
-    Ok(PassRun {
-        kind,
-        window,
-        started_at,
-        elapsed: t0.elapsed(),
-        disks,
-        interrupted,
-        slices: s.slices,
-    })
+    Ok(ended(&spec, (started_at, t0), disks, s.slices, stop))
 }
 
 /// The least of a serial slice's start left out as its warm-up: blk-throttle

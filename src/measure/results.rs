@@ -249,28 +249,35 @@ impl DiskRun {
     /// readers both found counts once.
     pub fn merge(mut runs: Vec<DiskRun>) -> DiskRun {
         let mut all = runs.remove(0);
-        for r in runs {
+        for mut r in runs {
             all.window = (all.window.0 + r.window.0, all.window.1.max(r.window.1));
-            all.bytes += r.bytes;
             all.elapsed = all.elapsed.max(r.elapsed);
-            all.reads += r.reads;
-            let _ = all.latency_ns.add(&r.latency_ns);
-            all.failed_reads += r.failed_reads;
-            all.bad_ranges += r.bad_ranges;
-            all.bad_bytes += r.bad_bytes;
-            all.unread_bytes += r.unread_bytes;
-            all.add_errors(r.errors);
-            all.slow_reads.extend(r.slow_reads);
-            all.slow_read_count += r.slow_read_count;
-            all.surface.add_all(&r.surface);
-            all.gone |= r.gone;
-            all.reached_end |= r.reached_end;
-            all.stopped = all.stopped.or(r.stopped);
+            all.slow_reads.append(&mut r.slow_reads);
+            all.add(r);
         }
         all.errors.sort_by_key(|e| e.offset);
         all.errors.truncate(worker::MAX_KEPT_ERRORS);
         keep_slowest(&mut all.slow_reads, worker::MAX_KEPT_SLOW);
         all
+    }
+
+    /// Adds another run of this disk's counts (bytes, reads, latencies,
+    /// faults, surface) and its bad ranges; its window, time and slow reads
+    /// are the caller's to join.
+    fn add(&mut self, r: DiskRun) {
+        self.bytes += r.bytes;
+        self.reads += r.reads;
+        let _ = self.latency_ns.add(&r.latency_ns);
+        self.failed_reads += r.failed_reads;
+        self.bad_ranges += r.bad_ranges;
+        self.bad_bytes += r.bad_bytes;
+        self.unread_bytes += r.unread_bytes;
+        self.add_errors(r.errors);
+        self.slow_read_count += r.slow_read_count;
+        self.surface.add_all(&r.surface);
+        self.gone |= r.gone;
+        self.reached_end |= r.reached_end;
+        self.stopped = self.stopped.or(r.stopped);
     }
 
     /// Lists another run's bad ranges of this disk (their counts already
@@ -292,27 +299,17 @@ impl DiskRun {
     /// sample: bytes, times, windows, reads, latencies, surface and faults
     /// added up; `next`'s reads numbered on after this run's (only the
     /// pass's first read is the one a spin-up may excuse).
-    pub fn then(mut self, next: DiskRun) -> DiskRun {
+    pub fn then(mut self, mut next: DiskRun) -> DiskRun {
         self.window = (self.window.0 + next.window.0, self.window.1 + next.window.1);
-        self.bytes += next.bytes;
         self.elapsed += next.elapsed;
-        let _ = self.latency_ns.add(&next.latency_ns);
-        self.failed_reads += next.failed_reads;
-        self.bad_ranges += next.bad_ranges;
-        self.bad_bytes += next.bad_bytes;
-        self.unread_bytes += next.unread_bytes;
-        self.add_errors(next.errors);
-        self.errors.truncate(worker::MAX_KEPT_ERRORS);
         let first = self.reads;
-        self.slow_reads
-            .extend(next.slow_reads.into_iter().map(|s| SlowRead { index: s.index + first, ..s }));
+        let later = std::mem::take(&mut next.slow_reads);
+        self.slow_reads.extend(later.into_iter().map(|s| SlowRead { index: s.index + first, ..s }));
         keep_slowest(&mut self.slow_reads, worker::MAX_KEPT_SLOW);
-        self.slow_read_count += next.slow_read_count;
-        self.reads += next.reads;
-        self.surface.add_all(&next.surface);
-        self.gone |= next.gone;
-        self.reached_end |= next.reached_end;
-        DiskRun { stopped: self.stopped.or(next.stopped), resume: next.resume, ..self }
+        let resume = next.resume.clone();
+        self.add(next);
+        self.errors.truncate(worker::MAX_KEPT_ERRORS);
+        DiskRun { resume, ..self }
     }
 }
 
