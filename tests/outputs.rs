@@ -265,7 +265,10 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
     args.extend(["--progress-interval", "0.1s", "--json", bjson.to_str().unwrap()]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let st = closed_outputs(t.command(&args));
-    assert_eq!(st.code(), Some(0), "{st:?}");
+    // Finished, not stopped (exit 1: a verdict on two 16 MiB disks whose
+    // throttled writes a loaded machine can set 10 % apart, as the check's
+    // above may be; what counts here is that the run ended whole).
+    assert!(matches!(st.code(), Some(0 | 1)), "{st:?}");
     let b = read("burnin");
     assert_eq!(b["interrupted"], false);
     assert!(b["disks"].as_array().unwrap().iter().all(|x| x["verified_bytes"] == 16 * MIB));
