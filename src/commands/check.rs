@@ -87,6 +87,11 @@ pub fn execute(
                 &mut progress,
                 &decided,
             )?;
+            // One a stop cut short decides nothing: the serial verdict
+            // stands, in a report marked interrupted.
+            if stop.is_set() {
+                break;
+            }
             rechecks.push(Recheck { disk, peer, slices });
         }
     }

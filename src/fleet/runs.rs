@@ -98,11 +98,27 @@ fn own_verdict(doc: &Doc) -> Option<(RunState, Vec<String>, Vec<String>)> {
             .map(|d| d.path.clone())
             .collect(),
     };
+    // Disks a check could not tell slow or not (their readings straddle
+    // the threshold, even after re-measuring).
+    let mut unsure: Vec<String> = match doc {
+        Doc::Check(r) => (r.summary.flagged.iter())
+            .filter(|f| f.verdict == crate::judge::Verdict::Unsure)
+            .map(|f| f.path.clone())
+            .collect(),
+        Doc::Burnin(_) => Vec::new(),
+    };
+    unsure.dedup();
     let unjudged_words = |p: &String| {
+        if unsure.contains(p) {
+            return format!(
+                "{p}: nothing found, but could not be told slow or not (its readings straddle the threshold)"
+            );
+        }
         format!(
             "{p}: nothing found, but not compared with peers (measured too briefly, or no peer of its model, size and kind)"
         )
     };
+    let unjudged: Vec<String> = unjudged.into_iter().chain(unsure.iter().cloned()).collect();
     let (flagged, not_judged) = match doc {
         Doc::Check(r) => (
             r.summary.verdict == crate::judge::ArrayVerdict::Flagged,
