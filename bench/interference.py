@@ -66,9 +66,12 @@ class Array:
     def __init__(self, n, size, tmp):
         self.devs, self.files = [], []
         self.group = os.path.join(BLKIO, f"arrayburn-bench-{os.getpid()}")
-        os.makedirs(self.group, exist_ok=True)
+        os.makedirs(self.group)
+        # A private directory of its own in /dev/shm (anyone may write
+        # there): no name another user could plant a link at.
+        self.shm = tempfile.mkdtemp(prefix="arrayburn-bench-", dir="/dev/shm")
         for i in range(n):
-            path = os.path.join("/dev/shm", f"arrayburn-bench-{os.getpid()}-{i}")
+            path = os.path.join(self.shm, f"disk-{i}")
             self.files.append(path)
             fill(path, size)
             self.devs.append(sh("losetup", "-f", "--show", "--direct-io=on", path).strip())
@@ -85,6 +88,7 @@ class Array:
         for f in self.files:
             if os.path.exists(f):
                 os.remove(f)
+        os.rmdir(self.shm)
         for i in range(len(self.majmin)):
             try:
                 self.limit(i, 0)
