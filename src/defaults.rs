@@ -38,6 +38,12 @@ pub const SLICES: u32 = 6;
 /// ...each at least this long (fewer slices on a short sample): under it a
 /// slice is mostly its warm-up and a throttle's or a cache's start.
 pub const MIN_SLICE: std::time::Duration = std::time::Duration::from_secs(1);
+/// A full serial pass reads each disk in `--slices` parts, interleaved with
+/// the other disks', each part at least this big (fewer parts on smaller
+/// disks; under twice it, a disk is read at once): a part then lasts
+/// seconds on the fastest NVMe drive and minutes to hours on a hard disk,
+/// while a small disk's whole read is over before conditions move.
+pub const MIN_FULL_SLICE: u64 = 16 << 30;
 /// A request outstanding this long means the disk hung (`--io-timeout`):
 /// far beyond a drive's own retries of a bad sector (tens of seconds) and
 /// the kernel's command timeouts, so only a disk that stopped answering

@@ -11,7 +11,7 @@ use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::export;
 use crate::io::{Bounds, Probe, Sweep, open_sweep};
-use crate::measure::{PassKind, PassRun, Recheck, run_pair, run_pass};
+use crate::measure::{Beside, PassKind, PassRun, PassSpec, Recheck, remeasure, run_pass};
 use crate::output::Dir;
 use crate::plan::Plan;
 use crate::progress::{Progress, Style};
@@ -69,31 +69,21 @@ pub fn execute(
     let suspects =
         if stop.is_set() { Vec::new() } else { report::to_confirm(checked(&plan), &passes) };
     let mut rechecks = Vec::new();
-    if let Some(serial) = specs.iter().find(|s| s.kind == PassKind::Serial)
-        && !suspects.is_empty()
-    {
+    if !suspects.is_empty() {
         save_files(&plan, &report::build(checked(&plan), (&passes, &[]), &info), false, stop);
-        for (disk, peer) in suspects {
-            let (a, b) = (&plan.devices[disk].given, &plan.devices[peer].given);
-            progress.note(&format!(
-                "arrayburn: re-measuring {a} alone, alternating with {b}: the serial pass alone called it slow or could not decide"
-            ));
-            let decided = report::decided(checked(&plan), (disk, peer));
-            let slices = run_pair(
-                *serial,
-                (disk, peer),
-                (&geometry, &sweeps),
-                stop,
-                &mut progress,
-                &decided,
-            )?;
-            // One a stop cut short decides nothing: the serial verdict
-            // stands, in a report marked interrupted.
-            if stop.is_set() {
-                break;
-            }
-            rechecks.push(Recheck { disk, peer, slices });
+    }
+    for (disk, beside) in suspects {
+        let Some(spec) = remeasure_spec(&specs, beside) else { continue };
+        progress.note(&announce(&plan, (disk, beside)));
+        let decided = report::decided(checked(&plan), (disk, beside));
+        let slices =
+            remeasure(spec, (disk, beside), (&geometry, &sweeps), stop, &mut progress, &decided)?;
+        // One a stop cut short decides nothing: the pass's verdict stands,
+        // in a report marked interrupted.
+        if stop.is_set() {
+            break;
         }
+        rechecks.push(Recheck { disk, beside, slices });
     }
     info.interrupted = stop.is_set();
     info.complete = true;
@@ -103,6 +93,32 @@ pub fn execute(
     let outcome =
         if info.interrupted { Outcome::Interrupted } else { Outcome::of(report.summary.verdict) };
     Ok((outcome, report))
+}
+
+/// The pass a re-measurement reads as: the serial pass's for a disk read
+/// beside a peer; for one read with all, the parallel pass's, in as many
+/// rounds as the serial pass has slices.
+fn remeasure_spec(specs: &[PassSpec], beside: Beside) -> Option<PassSpec> {
+    let of = |kind: PassKind| specs.iter().find(|s| s.kind == kind).copied();
+    let serial = of(PassKind::Serial)?;
+    match beside {
+        Beside::Peer(_) => Some(serial),
+        Beside::All => of(PassKind::Parallel).map(|p| PassSpec { slices: serial.slices, ..p }),
+    }
+}
+
+/// The line that says a disk is being re-measured, and why.
+fn announce(plan: &Plan, (disk, beside): (usize, Beside)) -> String {
+    let a = &plan.devices[disk].given;
+    match beside {
+        Beside::Peer(peer) => format!(
+            "arrayburn: re-measuring {a} alone, alternating with {}: the serial pass alone called it slow or could not decide",
+            plan.devices[peer].given
+        ),
+        Beside::All => format!(
+            "arrayburn: re-measuring {a} with all disks reading together: the parallel pass alone called it slow"
+        ),
+    }
 }
 
 /// How long each group of disks reads, in order (see [`PassSpec::groups`]).

@@ -11,7 +11,7 @@ use crate::judge::Verdict;
 use crate::judge::advice::DiskAdvice;
 use crate::judge::surface::Against;
 use crate::measure::{PassKind, keep_slowest};
-use crate::report::{Pass, PassDisk, Report, WindowKind};
+use crate::report::{ConfirmRow, Pass, PassDisk, Report, WindowKind};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
 
 /// No borders; a dashed line under the header, as solnet prints it.
@@ -109,7 +109,7 @@ fn confirmations(out: &mut String, r: &Report) {
     }
     let _ = writeln!(
         out,
-        "\nRe-measured before the verdict (the serial pass alone called them slow or could not decide):"
+        "\nRe-measured before the verdict (one pass alone called them slow or could not decide):"
     );
     for c in &r.confirmations {
         let _ = writeln!(out, "  {}: {}", c.path, c.sentence);
@@ -119,7 +119,7 @@ fn confirmations(out: &mut String, r: &Report) {
 fn window_text(r: &Report, p: &Pass) -> String {
     let sample = human_duration(std::time::Duration::from_secs_f64(r.options.sample_s));
     if p.window == WindowKind::Full {
-        "whole disks".to_string()
+        format!("whole disks{}", slices_text(r, p))
     } else if p.kind == PassKind::Seek {
         format!("{sample} per disk")
     } else if r.options.spots > 1 {
@@ -166,13 +166,7 @@ fn serial(out: &mut String, r: &Report, p: &Pass) {
     for d in &p.disks {
         let row =
             vec![d.path.clone(), size_mb(r, d), format!("{:.0}", d.window_mb_per_s), pct_spread(d)];
-        let cleared = r.confirmations.iter().any(|c| c.path == d.path && c.verdict == Verdict::Ok);
-        add_measured_row(
-            &mut t,
-            row,
-            d,
-            if cleared { "re-measured: ok" } else { d.verdict.mark() },
-        );
+        add_measured_row(&mut t, row, d, flag(r, p, d));
     }
     right_align(&mut t, 1..8);
     let _ = writeln!(out, "\n{}", show(&t));
@@ -184,6 +178,16 @@ fn pct_spread(d: &PassDisk) -> String {
     match (d.pct_of_peers, d.pct_of_peers_low, d.pct_of_peers_high, d.slices) {
         (Some(p), Some(lo), Some(hi), Some(n)) if n > 1 => format!("{p:.0} ({lo:.0}-{hi:.0})"),
         _ => pct(d.pct_of_peers),
+    }
+}
+
+/// A disk's flag in a pass: its verdict's mark, or "re-measured: ok" where
+/// re-measuring it cleared the pass's call.
+fn flag(r: &Report, p: &Pass, d: &PassDisk) -> &'static str {
+    let cleared = |c: &&ConfirmRow| c.path == d.path && c.pass == p.kind;
+    match r.confirmations.iter().find(cleared) {
+        Some(c) if c.verdict == Verdict::Ok => "re-measured: ok",
+        _ => d.verdict.mark(),
     }
 }
 
@@ -255,7 +259,7 @@ fn vs_serial_table(
             pct(d.pct_of_serial),
             pct(peer_pct(d)),
         ];
-        add_measured_row(&mut t, row, d, d.verdict.mark());
+        add_measured_row(&mut t, row, d, flag(r, p, d));
     }
     right_align(&mut t, 1..10);
     let _ = writeln!(out, "\n{}", show(&t));

@@ -748,6 +748,48 @@ mod tests {
     }
 
     #[test]
+    fn a_disk_a_check_could_not_tell_slow_or_not_is_named_as_such() {
+        // Nothing found; /dev/loop1's slices straddled the threshold even
+        // after re-measuring (flagged "unsure" in the serial pass), and
+        // /dev/loop2 had no peer.
+        let unsure = |p: &str| crate::report::Flag {
+            path: p.into(),
+            pass: crate::measure::PassKind::Serial,
+            verdict: crate::judge::Verdict::Unsure,
+            reasons: vec!["90% (88-95% over 6 slices) of its peers' median speed".into()],
+        };
+        let mut r = clean("2026-11-02T00:00:00Z");
+        r.summary.verdict = crate::judge::ArrayVerdict::NotJudged;
+        r.summary.not_compared = vec!["/dev/loop2".into()];
+        r.summary.flagged = vec![unsure("/dev/loop1")];
+        let f = fleet(vec![r.clone()]);
+        assert_eq!((f.verdict.word(), f.runs[0].state.word()), ("not_judged", "not_judged"));
+        assert_eq!(f.runs[0].disks, ["/dev/loop2", "/dev/loop1"], "{:?}", f.runs[0]);
+        let what = &f.runs[0].what;
+        assert!(what[0].starts_with("/dev/loop2: nothing found, but not compared with peers"));
+        assert_eq!(
+            what[1],
+            "/dev/loop1: nothing found, but could not be told slow or not (its readings straddle the threshold)"
+        );
+        // Beside a finding of the same run, it is still named as unsure,
+        // not as one of the disks to act on.
+        let mut found = bad_sectors("2026-11-01T00:00:00Z");
+        found.summary.flagged.push(unsure("/dev/loop1"));
+        let f = fleet(vec![found]);
+        let run = &f.runs[0];
+        assert_eq!(
+            (run.state.word(), &run.disks[..]),
+            ("flagged", &["/dev/loop0".to_string()][..])
+        );
+        assert!(
+            run.what
+                .iter()
+                .any(|w| w.starts_with("/dev/loop1: nothing found, but could not be told")),
+            "{run:?}"
+        );
+    }
+
+    #[test]
     fn a_soak_whose_disk_went_away_or_hung_did_not_read_it_whole() {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/burnin/soak-not-judged/report.json");

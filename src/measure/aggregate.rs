@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crossbeam_channel::{select, tick, unbounded};
 
 use super::worker::ReadJob;
-use super::{DiskRun, PassKind, PassRun, ReadError, Slice, Window};
+use super::{Beside, DiskRun, PassKind, PassRun, ReadError, Slice, Window};
 use crate::io::{Probe, Sweep};
 use crate::stop::StopFlag;
 use crate::units::fraction_of;
@@ -197,8 +197,8 @@ impl PassSpec {
     /// one for a parallel or seek pass.
     pub fn groups(&self, n: usize) -> Vec<Option<Duration>> {
         match (self.kind, self.window) {
-            (PassKind::Serial, Window::Sample(d)) if self.slices > 1 => {
-                vec![Some(d / self.slices); n * self.slices as usize]
+            (PassKind::Serial, w) if self.slices > 1 => {
+                vec![w.length().map(|d| d / self.slices); n * self.slices as usize]
             }
             (PassKind::Serial, w) => vec![w.length(); n],
             (_, w) => vec![w.length()],
@@ -228,6 +228,7 @@ impl PassSpec {
             probe,
             buffers,
             size: g.size,
+            until: g.size,
             logical_block: g.logical_block,
             block: self.block,
             window: self.window,
@@ -248,7 +249,7 @@ pub fn run_pass(
     stop: &StopFlag,
     observer: &mut dyn Observer,
 ) -> std::io::Result<PassRun> {
-    if spec.kind == PassKind::Serial && spec.slices > 1 && spec.window != Window::Full {
+    if spec.kind == PassKind::Serial && spec.slices > 1 {
         return run_slices(spec, (geometry, sweeps), stop, observer);
     }
     let (started_at, t0) = (SystemTime::now(), Instant::now());
@@ -286,13 +287,13 @@ fn ended(
     PassRun { kind, window, started_at, elapsed, disks, interrupted, slices }
 }
 
-/// A sampled serial pass read in `spec.slices` rounds: each round reads
-/// every disk alone for its share of the sample, in the order of
-/// [`round_order`], each slice going on where the disk's last one stopped.
-/// A slow change of shared conditions (another pool's load, a throttling
-/// controller) then falls on every disk alike instead of on the disks read
-/// while it lasted. A disk whose read stopped (failed reads, gone, hung)
-/// is not read again.
+/// A serial pass read in `spec.slices` rounds: each round reads every disk
+/// alone for its share of the sample (a full pass: of the disk, round `k`
+/// its `k`-th part), in the order of [`round_order`], each slice going on
+/// where the disk's last one stopped. A slow change of shared conditions
+/// (another pool's load, a throttling controller) then falls on every disk
+/// alike instead of on the disks read while it lasted. A disk whose read
+/// stopped (failed reads, gone, hung) is not read again.
 fn run_slices(
     spec: PassSpec,
     (geometry, sweeps): (&[Geometry], &SweepFactory),
@@ -306,7 +307,7 @@ fn run_slices(
             if stop.is_set() {
                 break 'rounds;
             }
-            s.read(d, round, (geometry, sweeps), stop, observer)?;
+            s.read(&[d], round, (geometry, sweeps), stop, observer)?;
         }
     }
     let disks = s.runs.into_iter().enumerate().filter_map(|(d, r)| Some((d, r?))).collect();
@@ -318,8 +319,9 @@ fn run_slices(
 /// slices under a throttle scattered by 20 % with 50 ms left out).
 const SETTLE: Duration = Duration::from_millis(150);
 
-/// Reads disks alone a slice at a time, each slice going on where the
-/// disk's last one stopped, and keeps the slices and each disk's run.
+/// Reads disks a slice at a time (alone, or several together), each slice
+/// going on where the disk's last one stopped, and keeps the slices and
+/// each disk's run.
 struct Slicer {
     /// The pass, and the spec of one slice.
     spec: PassSpec,
@@ -337,76 +339,134 @@ struct Slicer {
 impl Slicer {
     fn new(spec: PassSpec, n: usize, t0: Instant) -> Self {
         let each = spec.sample / spec.slices.max(1);
-        let part =
-            PassSpec { kind: PassKind::Serial, window: Window::Sample(each), sample: each, ..spec };
+        let part = match spec.window {
+            Window::Full => spec,
+            Window::Sample(_) => PassSpec { window: Window::Sample(each), sample: each, ..spec },
+        };
         let (runs, jobs) = ((0..n).map(|_| None).collect(), (0..n).map(|_| None).collect());
         Self { spec, part, t0, runs, slices: Vec::new(), jobs }
     }
 
-    /// Reads disk `d`'s slice of round `round`, unless its read stopped
-    /// (failed reads, gone, hung).
+    /// Reads the slice of round `round` of disks `ds` together (one disk:
+    /// alone), leaving out a disk whose read stopped (failed reads, gone,
+    /// hung).
     fn read(
         &mut self,
-        d: usize,
+        ds: &[usize],
         round: u32,
         (geometry, sweeps): (&[Geometry], &SweepFactory),
         stop: &StopFlag,
         observer: &mut dyn Observer,
     ) -> std::io::Result<()> {
-        let before = self.runs[d].take();
-        if before.as_ref().is_some_and(|r| r.stopped.is_some()) {
-            self.runs[d] = before;
+        let stopped = |d: &usize| self.runs[*d].as_ref().is_some_and(|r| r.stopped.is_some());
+        let ds: Vec<usize> = ds.iter().copied().filter(|d| !stopped(d)).collect();
+        let mut jobs = Vec::with_capacity(ds.len());
+        for &d in &ds {
+            jobs.push(self.job(d, round, geometry[d], sweeps)?);
+        }
+        if jobs.is_empty() {
             return Ok(());
         }
+        let at = self.t0.elapsed();
+        let runs = run_group(self.spec.kind, &mut jobs, stop, observer);
+        for ((d, job), run) in ds.into_iter().zip(jobs).zip(runs) {
+            self.jobs[d] = Some(job);
+            self.slices.push(Slice {
+                disk: d,
+                round,
+                at,
+                elapsed: run.elapsed,
+                window: run.window,
+            });
+            let merged = match self.runs[d].take() {
+                Some(b) => self.then(b, run),
+                None => run,
+            };
+            self.runs[d] = Some(merged);
+        }
+        Ok(())
+    }
+
+    /// A disk's run so far followed by its next slice. A full pass's window
+    /// is its first `--sample` of reading (as read at once, the zone a
+    /// sampled pass compares): later slices add to it only until it is.
+    fn then(&self, before: DiskRun, next: DiskRun) -> DiskRun {
+        let window = before.window;
+        let merged = before.then(next);
+        match self.spec.window {
+            Window::Full if window.1 >= self.spec.sample => DiskRun { window, ..merged },
+            _ => merged,
+        }
+    }
+
+    /// Disk `d`'s job for its slice of round `round`: opened at its first
+    /// slice, then going on where its last slice stopped.
+    fn job(
+        &mut self,
+        d: usize,
+        round: u32,
+        g: Geometry,
+        sweeps: &SweepFactory,
+    ) -> std::io::Result<ReadJob> {
         let mut job = match self.jobs[d].take() {
             Some(job) => job,
-            None => self.part.job(geometry[d], d, (0, 1), sweeps)?,
+            None => self.part.job(g, d, (0, 1), sweeps)?,
         };
-        let resume = before.as_ref().map(|r| r.resume.clone()).unwrap_or_default();
+        let before = self.runs[d].as_ref();
+        let resume = before.map(|r| r.resume.clone()).unwrap_or_default();
+        // --max-errors counts the disk's failed reads over the whole pass.
+        job.max_errors = self.spec.max_errors.saturating_sub(before.map_or(0, |r| r.failed_reads));
         let read_before = self.part.sample * (round % self.spec.slices);
         (job.origin, job.spot, job.spread) =
             (resume.offset, resume.spot, (read_before, self.spec.sample));
         job.known = resume.known;
         job.settle = super::worker::warm_up(self.part.sample).max(SETTLE);
-        let at = self.t0.elapsed();
-        let mut jobs = [job];
-        let run = run_group(self.spec.kind, &mut jobs, stop, observer).pop();
-        let [job] = jobs;
-        self.jobs[d] = Some(job);
-        let Some(run) = run else {
-            self.runs[d] = before;
-            return Ok(());
-        };
-        self.slices.push(Slice { disk: d, round, at, elapsed: run.elapsed, window: run.window });
-        self.runs[d] = Some(match before {
-            Some(b) => b.then(run),
-            None => run,
-        });
-        Ok(())
+        job.until = self.until(round, g);
+        Ok(job)
+    }
+
+    /// Where a slice of round `round` ends: a full pass's `round`-th part
+    /// of the disk ends on a read's boundary (the last part at its end); a
+    /// sample reads on to the disk's end and starts again.
+    fn until(&self, round: u32, g: Geometry) -> u64 {
+        let n = self.spec.slices;
+        if self.spec.window != Window::Full || round + 1 >= n {
+            return g.size;
+        }
+        let part = fraction_of(g.size, u64::from(round + 1), u64::from(n));
+        part / self.spec.block * self.spec.block
     }
 }
 
-/// Disk `a` and its peer `b` read alone in turn (A-B-A-B), a slice each a
-/// round, in batches of `spec.slices` rounds (at least 4) until `decided`
-/// says the slices so far are enough, three batches at most: the
-/// re-measurement of a disk the serial pass alone called slow. Returns the
-/// slices, their `at` from the start of the re-measurement.
-pub fn run_pair(
+/// Disk `disk` re-measured before its verdict, in batches of
+/// `spec.slices` rounds (at least 4) until `decided` says the slices so
+/// far are enough, three batches at most. Beside a peer, each round reads
+/// the disk alone and then the peer alone (A-B-A-B); beside all, each
+/// round reads every disk together, as the parallel pass did. `spec` is
+/// the pass whose verdict is checked. Returns the slices, their `at` from
+/// the start of the re-measurement.
+pub fn remeasure(
     spec: PassSpec,
-    (a, b): (usize, usize),
+    (disk, beside): (usize, Beside),
     (geometry, sweeps): (&[Geometry], &SweepFactory),
     stop: &StopFlag,
     observer: &mut dyn Observer,
     decided: &dyn Fn(&[Slice]) -> bool,
 ) -> std::io::Result<Vec<Slice>> {
+    let steps: Vec<Vec<usize>> = match beside {
+        Beside::Peer(peer) => vec![vec![disk], vec![peer]],
+        Beside::All => vec![(0..geometry.len()).collect()],
+    };
     let batch = spec.slices.max(4);
-    let mut s = Slicer::new(PassSpec { slices: batch, ..spec }, geometry.len(), Instant::now());
+    // Sampled even after a full pass: the re-measurement compares speeds.
+    let spec = PassSpec { slices: batch, window: Window::Sample(spec.sample), ..spec };
+    let mut s = Slicer::new(spec, geometry.len(), Instant::now());
     for round in 0..3 * batch {
-        for d in [a, b] {
+        for ds in &steps {
             if stop.is_set() {
                 return Ok(s.slices);
             }
-            s.read(d, round, (geometry, sweeps), stop, observer)?;
+            s.read(ds, round, (geometry, sweeps), stop, observer)?;
         }
         if (round + 1) % batch == 0 && decided(&s.slices) {
             break;

@@ -17,11 +17,12 @@ mod worker;
 use std::time::Duration;
 
 pub use aggregate::{
-    DiskProgress, Geometry, Observer, PassSpec, SweepFactory, round_order, run_group, run_pair,
+    DiskProgress, Geometry, Observer, PassSpec, SweepFactory, remeasure, round_order, run_group,
     run_pass,
 };
 pub use results::{
-    DiskRun, PassRun, ReadError, Recheck, Resume, Slice, SlowRead, Stopped, Surface, keep_slowest,
+    Beside, DiskRun, PassRun, ReadError, Recheck, Resume, Slice, SlowRead, Stopped, Surface,
+    keep_slowest,
 };
 pub use worker::ReadJob;
 

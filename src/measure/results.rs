@@ -313,13 +313,24 @@ impl DiskRun {
     }
 }
 
-/// A disk re-measured alone, alternating with a peer, before its verdict.
+/// What a disk is re-measured beside, before its verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Beside {
+    /// Alone, in turn with this peer (an index in the plan): A-B-A-B. A
+    /// serial verdict's re-measurement.
+    Peer(usize),
+    /// Together with every disk, in rounds, as the parallel pass read
+    /// them: a parallel verdict's re-measurement.
+    All,
+}
+
+/// A disk re-measured before its verdict.
 #[derive(Debug, Clone)]
 pub struct Recheck {
-    /// The disk and its peer (indexes in the plan).
+    /// The disk (an index in the plan), and what it was read beside.
     pub disk: usize,
-    pub peer: usize,
-    /// Both disks' slices in the order read.
+    pub beside: Beside,
+    /// The slices read, in order (every disk's of a round of `All`).
     pub slices: Vec<Slice>,
 }
 

@@ -175,6 +175,10 @@ pub struct ReadJob {
     pub buffers: Vec<AlignedBuf>,
     /// Device size in bytes.
     pub size: u64,
+    /// A whole-disk read ends at this offset: the disk's size, or a slice's
+    /// end in a full serial pass read in slices (only the disk's size
+    /// counts as its end reached).
+    pub until: u64,
     /// Logical block size in bytes.
     pub logical_block: u32,
     /// Read size in bytes (a multiple of the logical block size).
@@ -456,7 +460,7 @@ impl ReadJob {
         }
         // A skip that ran into the end of the disk: read it back too.
         if let Some(gap) = r.faults.gap.take()
-            && gap.1 == self.size
+            && gap.1 == self.until
         {
             self.trim_back(gap, &mut r);
         }
@@ -537,7 +541,7 @@ impl ReadJob {
             // Inside a region that fails wholesale: no probing, the read
             // and a growing span after it are unread.
             Some(skip) => {
-                let to = (chunk_end + skip).min(self.size);
+                let to = (chunk_end + skip).min(self.until);
                 let len = to - chunk.offset();
                 let gap = ReadError::unread(chunk.offset(), len, e, WHOLESALE_SKIPPED);
                 r.record(gap, self.disk);
@@ -590,12 +594,14 @@ impl ReadJob {
             None
         };
         let resume = Resume { offset: r.next_at, spot: r.spot, known: r.faults.known.clone() };
-        DiskRun { resume, ..r.tally.finish(elapsed, r.faults, r.reached_end, stopped) }
+        let disk_end = r.reached_end && self.until == self.size;
+        DiskRun { resume, ..r.tally.finish(elapsed, r.faults, disk_end, stopped) }
     }
 
-    /// The chunks from `offset` on (a skip past a bad span).
+    /// The chunks from `offset` on (a skip past a bad span), up to where
+    /// the read ends.
     fn chunks_from(&self, offset: u64) -> Chunks {
-        Chunks::from_offset(self.size, self.logical_block, self.block, offset)
+        Chunks::from_offset(self.until, self.logical_block, self.block, offset)
     }
 }
 
@@ -844,6 +850,7 @@ mod tests {
             probe: Probe::on(disk, &bounds).unwrap(),
             buffers: vec![AlignedBuf::new(1 << 20)],
             size: 64 << 20,
+            until: 64 << 20,
             logical_block: 512,
             block: 1 << 20,
             window: Window::Full,
@@ -896,6 +903,22 @@ mod tests {
         assert_eq!(run.errors[0].offset, 3 << 20);
         assert_eq!(run.errors[0].errno, Some(nix::libc::ENODEV));
         assert_eq!(seen.lock().unwrap().len(), 1, "reported once, not pinpointed");
+    }
+
+    #[test]
+    fn a_slice_of_a_full_read_ends_at_its_end_and_only_the_last_reaches_the_disks() {
+        let mut job = job(Vanishing::after(1000));
+        let mut read = |(origin, until): (u64, u64)| {
+            (job.origin, job.until) = (origin, until);
+            job.read(&StopFlag::default(), &AtomicU64::new(0), &|_, _| {})
+        };
+        let first = read((0, 40 << 20));
+        assert_eq!((first.bytes, first.reads), (40 << 20, 40));
+        assert!(!first.reached_end && first.stopped.is_none(), "{first:?}");
+        assert_eq!(first.resume.offset, 40 << 20);
+        let last = read((first.resume.offset, 64 << 20));
+        assert_eq!(first.bytes + last.bytes, 64 << 20);
+        assert!(last.reached_end && last.stopped.is_none(), "{last:?}");
     }
 
     #[test]

@@ -84,8 +84,9 @@ pub struct Settings {
     pub csv: Option<Output>,
     /// Spots a sample window is spread over.
     pub spots: u32,
-    /// Slices a sampled serial pass reads each disk's sample in (already
-    /// fewer where the sample is short).
+    /// Slices a serial pass reads each disk's sample in (already fewer
+    /// where the sample is short); a full serial pass, the parts it reads
+    /// each disk in (fewer on small disks).
     pub slices: u32,
     /// Readers per disk of the seek-stress pass, when it runs.
     pub seek_readers: Option<usize>,
@@ -113,8 +114,12 @@ pub struct Plan {
 impl Plan {
     /// Resolves the check's arguments against the system.
     pub fn resolve(args: &CheckArgs, paths: &SystemPaths) -> Result<Plan, PlanError> {
-        let settings = settings(args)?;
+        let mut settings = settings(args)?;
         let mut devices = device::resolve_all(paths, &args.devices, args.allow_partitions)?;
+        if settings.serial_full {
+            let smallest = devices.iter().map(|d| d.identity.size_bytes).min().unwrap_or(0);
+            settings.slices = full_slices(args.slices, smallest);
+        }
         crate::judge::links::settle(devices.iter_mut().map(|d| &mut d.identity));
         check_devices(settings.block, &devices)?;
         check_memory(&settings, devices.len())?;
@@ -212,6 +217,14 @@ impl Plan {
 fn slices_for(asked: u32, sample: Duration) -> u32 {
     let fit = sample.as_secs_f64() / defaults::MIN_SLICE.as_secs_f64();
     asked.min(fit as u32).max(1)
+}
+
+/// The parts a full serial pass reads each disk in when its smallest disk
+/// holds `smallest` bytes: `asked`, fewer where a part would hold under
+/// [`defaults::MIN_FULL_SLICE`].
+fn full_slices(asked: u32, smallest: u64) -> u32 {
+    let fit = smallest / defaults::MIN_FULL_SLICE;
+    asked.min(u32::try_from(fit).unwrap_or(u32::MAX)).max(1)
 }
 
 /// Refuses an I/O timeout under a second: a busy healthy disk would be
@@ -495,4 +508,21 @@ fn open(d: &BlockDevice) -> Result<File, PlanError> {
             detail: e.to_string(),
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_serial_pass_is_sliced_only_where_each_slice_is_long_enough() {
+        let s = Duration::from_secs;
+        assert_eq!([6, 2, 1, 3].map(|t| slices_for(6, s(t))), [6, 2, 1, 3]);
+        assert_eq!(slices_for(6, Duration::from_millis(2500)), 2);
+        let gib = 1u64 << 30;
+        // Full passes: parts of 16 GiB at least, of the smallest disk.
+        let parts = [20 * gib, 32 * gib, 40 * gib, 20_000 * gib].map(|b| full_slices(6, b));
+        assert_eq!(parts, [1, 2, 2, 6]);
+        assert_eq!(full_slices(1, 20_000 * gib), 1, "--slices 1 reads each disk at once");
+    }
 }

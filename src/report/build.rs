@@ -15,7 +15,7 @@ use crate::device::BlockDevice;
 use crate::header::{Header, Kind};
 use crate::io::EngineKind;
 use crate::judge::advice::{DiskAdvice, Seen, advise};
-use crate::judge::confirm::{self, Calls};
+use crate::judge::confirm::{self, Calls, Confirmed, With};
 use crate::judge::disk::Judged;
 use crate::judge::disk::other_evidence;
 use crate::judge::links;
@@ -23,7 +23,7 @@ use crate::judge::pass::{PassJudgement, judge};
 use crate::judge::peers::PathFinding;
 use crate::judge::slices::SliceSpeed;
 use crate::judge::{ArrayVerdict, Facts, MIN_JUDGED_S, Thresholds, Verdict};
-use crate::measure::{DiskRun, PassKind, PassRun, Recheck, Slice, Window};
+use crate::measure::{Beside, DiskRun, PassKind, PassRun, Recheck, Slice, Window};
 use crate::plan::Settings;
 use crate::stats::{latency_bins, latency_us};
 use crate::units::{mb_per_s, rfc3339};
@@ -93,9 +93,9 @@ pub fn build(on: Checked, (passes, rechecks): (&[PassRun], &[Recheck]), info: &R
     }
 }
 
-/// The disks to re-measure before the verdict, each with its peer (see
-/// [`confirm::suspects`]).
-pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, usize)> {
+/// The disks to re-measure before the verdict, each with what to read it
+/// beside (see [`confirm::suspects`]).
+pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, Beside)> {
     let th = on.settings.thresholds;
     let serial = serial_speeds(on, passes);
     let mut calls: Vec<Calls> =
@@ -110,7 +110,10 @@ pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, usize)> {
                     (c.serial, c.serial_pct) = (Some(judged.verdict), judged.pct_of_peers);
                     c.speed_only = !other_evidence(&facts(row, 0, 0), judged, &th);
                 }
-                PassKind::Parallel => c.parallel_slow = judged.verdict == Verdict::Slow && !limited,
+                PassKind::Parallel => {
+                    c.parallel_slow = judged.verdict == Verdict::Slow && !limited;
+                    c.parallel_speed_only = !other_evidence(&facts(row, 0, 0), judged, &th);
+                }
                 PassKind::Seek => {}
             }
         }
@@ -118,25 +121,39 @@ pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, usize)> {
     confirm::suspects(&calls)
 }
 
-/// Whether the slices of re-measuring `disk` against `peer` so far decide
-/// its verdict (see [`confirm::decided`]).
-pub fn decided(on: Checked, (disk, peer): (usize, usize)) -> impl Fn(&[Slice]) -> bool {
+/// Whether the slices of re-measuring `disk` beside `beside` so far
+/// decide its verdict (see [`confirm::decided`]).
+pub fn decided(on: Checked, (disk, beside): (usize, Beside)) -> impl Fn(&[Slice]) -> bool {
+    move |slices| confirm::decided(&remeasured(on, (disk, beside), slices))
+}
+
+/// What the slices of re-measuring `disk` beside `beside` say of it.
+fn remeasured(on: Checked, (disk, beside): (usize, Beside), slices: &[Slice]) -> Confirmed {
     let th = on.settings.thresholds;
-    move |slices| {
-        let speeds: Vec<SliceSpeed> = slices.iter().map(slice_speed).collect();
-        confirm::decided(&confirm::against_peer(&speeds, disk, peer, &th))
+    let speeds: Vec<SliceSpeed> = slices.iter().map(slice_speed).collect();
+    match beside {
+        Beside::Peer(peer) => confirm::against_peer(&speeds, disk, peer, &th),
+        Beside::All => {
+            let group = |d: &usize| *d != disk && on.groups[*d] == on.groups[disk];
+            let peers: Vec<usize> = (0..on.groups.len()).filter(group).collect();
+            confirm::against_group(&speeds, disk, &peers, &th)
+        }
     }
 }
 
 /// What re-measuring a disk decided: the plan's disk and its row.
 fn confirmation(on: Checked, r: &Recheck, th: &Thresholds) -> (usize, ConfirmRow) {
-    let speeds: Vec<SliceSpeed> = r.slices.iter().map(slice_speed).collect();
-    let c = confirm::against_peer(&speeds, r.disk, r.peer, th);
-    let peer = on.devices[r.peer].given.clone();
+    let c = remeasured(on, (r.disk, r.beside), &r.slices);
+    let (peer, pass) = match r.beside {
+        Beside::Peer(p) => (Some(on.devices[p].given.clone()), PassKind::Serial),
+        Beside::All => (None, PassKind::Parallel),
+    };
+    let with = peer.as_deref().map_or(With::All, With::Peer);
     let row = ConfirmRow {
         path: on.devices[r.disk].given.clone(),
-        sentence: confirm::sentence(&c, &peer, th),
+        sentence: confirm::sentence(&c, with, th),
         peer,
+        pass,
         pct_of_peer: c.spread.map(|s| s.pct),
         pct_of_peer_low: c.spread.map(|s| s.low),
         pct_of_peer_high: c.spread.map(|s| s.high),
@@ -271,9 +288,8 @@ fn measure_row(on: Checked, disk: usize, run: &DiskRun) -> PassDisk {
     }
 }
 
-/// One pass: its rows as measured, judged by `judge::pass`.
-/// One pass: its rows as measured, judged by `judge::pass`; in the serial
-/// pass, a re-measured disk's speed verdict is the re-measurement's.
+/// One pass: its rows as measured, judged by `judge::pass`; a re-measured
+/// disk's speed verdict in the pass re-measured is the re-measurement's.
 fn judge_pass(
     on: Checked,
     p: &PassRun,
@@ -307,11 +323,9 @@ fn judge_pass(
         judge(p.kind, full, &facts, (&serial, &slice_speeds(p)), th)
     };
     let mut judgement = judgement;
-    if p.kind == PassKind::Serial {
-        for ((d, _), j) in p.disks.iter().zip(&mut judgement.disks) {
-            if let Some((_, c)) = confirmations.iter().find(|(x, _)| x == d) {
-                confirmed(j, c);
-            }
+    for ((d, _), j) in p.disks.iter().zip(&mut judgement.disks) {
+        if let Some((_, c)) = confirmations.iter().find(|(x, c)| x == d && c.pass == p.kind) {
+            confirmed(j, c);
         }
     }
     for (row, j) in rows.iter_mut().zip(&judgement.disks) {
@@ -367,7 +381,7 @@ fn slice_speeds(p: &PassRun) -> Vec<SliceSpeed> {
         .collect()
 }
 
-/// A serial verdict on speed alone replaced by what re-measuring the disk
+/// A verdict on speed alone replaced by what re-measuring the disk
 /// decided.
 fn confirmed(j: &mut Judged, c: &ConfirmRow) {
     if !matches!(j.verdict, Verdict::Slow | Verdict::Unsure) {

@@ -37,36 +37,48 @@ pub struct Report {
     pub disks: Vec<Disk>,
     /// The passes run, in order (serial, then parallel).
     pub passes: Vec<Pass>,
-    /// The disks re-measured before their verdict (the serial pass alone
-    /// called them slow, or could not decide): what was measured and what
-    /// it decided.
+    /// The disks re-measured before their verdict (one pass alone called
+    /// them slow, or could not decide): what was measured and what it
+    /// decided.
     #[serde(default)]
     pub confirmations: Vec<ConfirmRow>,
     /// The verdict over all passes.
     pub summary: Summary,
 }
 
-/// A disk re-measured alone, alternating with a peer of its group.
+/// A disk re-measured before its verdict: alone, alternating with a peer
+/// of its group (a serial verdict), or with every disk together (a
+/// parallel verdict).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ConfirmRow {
-    /// The disk and the peer it alternated with (paths as given).
+    /// The disk, and the peer it alternated with (paths as given; null when
+    /// read with every disk together).
     pub path: String,
-    pub peer: String,
-    /// Its speed as % of the peer's at the same moments: the median over
-    /// its slices and the interval around it (null when nothing could be
+    pub peer: Option<String>,
+    /// The pass whose verdict of the disk this decides: `"serial"` (read
+    /// alternating with `peer`) or `"parallel"` (read together).
+    #[serde(default = "serial_pass")]
+    pub pass: PassKind,
+    /// Its speed as % of the peer's at the same moments (read together: of
+    /// its group peers' median in the same round): the median over its
+    /// slices and the interval around it (null when nothing could be
     /// compared), and the slices it rests on.
     pub pct_of_peer: Option<f64>,
     pub pct_of_peer_low: Option<f64>,
     pub pct_of_peer_high: Option<f64>,
     pub slices: usize,
-    /// What it decided: `"slow"`, `"ok"` or `"unsure"`; the serial pass's
-    /// verdict of the disk is this one.
+    /// What it decided: `"slow"`, `"ok"` or `"unsure"`; `pass`'s verdict
+    /// of the disk is this one.
     pub verdict: Verdict,
     /// The same in words.
     pub sentence: String,
-    /// Both disks' slices in the order read (`at_s` from the start of the
-    /// re-measurement).
+    /// The slices read, in order (both disks', or every disk's round by
+    /// round; `at_s` from the start of the re-measurement).
     pub measured: Vec<SliceRow>,
+}
+
+fn serial_pass() -> PassKind {
+    PassKind::Serial
 }
 
 fn one() -> usize {
