@@ -143,7 +143,7 @@ def run_check(binary, array, levels, shared, jitter, base, args, tmp):
             calls[i] = "slow"
         elif f["verdict"] == "unsure" and calls[i] != "slow":
             calls[i] = "unsure"
-    return calls, p.returncode
+    return calls, p.returncode, r
 
 
 def main():
@@ -161,6 +161,8 @@ def main():
     ap.add_argument("--sample", default="4s")
     ap.add_argument("--slow", type=float, default=0.85)
     ap.add_argument("--only", help="run only scenarios whose name contains this")
+    ap.add_argument("--keep", help="save here the report of each run that blamed a healthy "
+                    "disk or left one unsure")
     a = ap.parse_args()
     n = a.disks
     healthy = [1.0] * n
@@ -197,11 +199,19 @@ def main():
                 blamed = unsure = found = runs = 0
                 for _ in range(a.runs):
                     args = ["--sample", a.sample, "--block", "1m", *extra]
-                    calls, _ = run_check(binary, array, levels, shared, jitter, a.base, args, tmp)
+                    calls, _, report = run_check(binary, array, levels, shared, jitter, a.base,
+                                                 args, tmp)
                     runs += 1
                     slow_disks = [i for i, lv in enumerate(levels) if lv < 1.0]
-                    blamed += sum(1 for i, c in enumerate(calls) if c == "slow" and i not in slow_disks)
-                    unsure += sum(1 for i, c in enumerate(calls) if c == "unsure" and i not in slow_disks)
+                    wrong = [i for i, c in enumerate(calls) if c != "ok" and i not in slow_disks]
+                    blamed += sum(1 for i in wrong if calls[i] == "slow")
+                    unsure += sum(1 for i in wrong if calls[i] == "unsure")
+                    if wrong and a.keep:
+                        os.makedirs(a.keep, exist_ok=True)
+                        kept = os.path.join(a.keep, f"run-{len(os.listdir(a.keep))}.json")
+                        report["bench_scenario"] = f"{name} [{bname}]"
+                        with open(kept, "w") as f:
+                            json.dump(report, f, indent=1)
                     found += all(calls[i] == "slow" for i in slow_disks) if slow_disks else 0
                     print(f"{name} [{bname}]: {calls}", file=sys.stderr, flush=True)
                 has_slow = any(lv < 1.0 for lv in levels)
