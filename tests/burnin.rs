@@ -205,11 +205,14 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
         std::fs::read_to_string(out_dir.join("report.txt")).unwrap(),
         String::from_utf8_lossy(&out.stdout)
     );
-    assert!(
-        std::fs::read_to_string(out_dir.join("report.html"))
-            .unwrap()
-            .contains("burn-in of 3 disk(s)")
-    );
+    // Its own page: the verdict in its words, a certificate per disk,
+    // the surface charts inline; and the Markdown with the disks' table.
+    let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(page.contains("class=\"verdict healthy\">Verdict: HEALTHY"), "{page}");
+    assert_eq!(page.matches("<div class=\"certificate\">").count(), 3, "{page}");
+    assert!(page.matches("<svg").count() >= 4, "the charts inline");
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(md.contains("| Disk | Model | Serial | Range |"), "{md}");
     // `arrayburn report` reads a burn-in's result too.
     let fleet = bundle.path().join("fleet.json");
     let rep = Command::new(bin())
@@ -225,7 +228,7 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     for phase in ["write", "verify"] {
         for pass in [1, 2] {
             for ext in ["svg", "png"] {
-                let f = out_dir.join(format!("surface-{phase}-pass{pass}.{ext}"));
+                let f = out_dir.join(format!("charts/surface-{phase}-pass{pass}.{ext}"));
                 assert!(std::fs::metadata(&f).unwrap().len() > 1000, "{f:?}");
             }
         }
@@ -481,8 +484,20 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
     let flip = FaultyDisk::writable(size, &[], &[], &[(8 * MIB, 3 * 4096)]);
     let bad = FaultyDisk::writable(size, &[(12 * MIB + 4096, 4096)], &[], &[]);
     let clean = FaultyDisk::writable(size, &[], &[], &[]);
-    let (out, doc) =
-        burn(&["--passes", "2", "--block", "1m", &lose.dev, &flip.dev, &bad.dev, &clean.dev]);
+    let pages = tempdir();
+    let bundle = pages.path().join("out");
+    let (out, doc) = burn(&[
+        "--passes",
+        "2",
+        "--block",
+        "1m",
+        "--out",
+        bundle.to_str().unwrap(),
+        &lose.dev,
+        &flip.dev,
+        &bad.dev,
+        &clean.dev,
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let findings = |i: usize| -> Vec<(u64, u64, u64, String)> {
         doc["disks"][i]["findings"]
@@ -521,7 +536,35 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
     assert_eq!(findings(3), []);
     let verdicts: Vec<&str> =
         (0..4).map(|i| doc["disks"][i]["verdict"].as_str().unwrap()).collect();
-    assert_eq!(verdicts, ["return", "return", "return", "not_judged"]);
+    assert_eq!(verdicts[..3], ["return", "return", "return"]);
+    // The clean disk is never to act on: not judged where its phases took
+    // under the 1 s a speed needs, healthy where a loaded machine made
+    // them longer and its speed was compared.
+    assert!(["not_judged", "healthy"].contains(&verdicts[3]), "{verdicts:?}");
+    // `ARRAYBURN_RECORD=DIR` keeps this run's result as a fixture
+    // (fixtures/burnin/failing-disks was recorded so).
+    if let Some(to) = std::env::var_os("ARRAYBURN_RECORD") {
+        std::fs::create_dir_all(&to).unwrap();
+        for f in ["report.json", "report.txt"] {
+            std::fs::copy(bundle.join(f), Path::new(&to).join(f)).unwrap();
+        }
+    }
+    // Its page, opened in a browser: every disk, every finding's range and
+    // the verdict in the DOM; a certificate per disk; it prints.
+    if let Some(browser) = Browser::new() {
+        let page = bundle.join("report.html");
+        let dom = browser.dom(&page);
+        for d in doc["disks"].as_array().unwrap() {
+            assert!(dom.contains(d["path"].as_str().unwrap()), "{dom}");
+            for f in d["findings"].as_array().unwrap() {
+                let (at, len) = (f["offset"].as_u64().unwrap(), f["len"].as_u64().unwrap());
+                assert!(dom.contains(&format!("bytes {at}..{} ({len} bytes)", at + len)), "{dom}");
+            }
+        }
+        assert!(dom.contains("class=\"verdict flagged\">Verdict: FLAGGED"), "{dom}");
+        assert_eq!(dom.matches("<div class=\"certificate\">").count(), 4);
+        assert!(browser.pdf(&page).starts_with(b"%PDF"));
+    }
     // Writes and reads went through io_uring (the default), two in flight.
     assert_eq!((doc["engine"].as_str(), doc["queue_depth"].as_u64()), (Some("io_uring"), Some(2)));
     // The summary where the check keeps it: one sentence per disk to act on.
@@ -1073,6 +1116,8 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
             "1",
             "--json",
             json.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
             &d[0].dev,
             &d[1].dev,
         ])
@@ -1096,6 +1141,22 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
     assert_eq!(disk(0)["hottest_c"], 36);
     // 66 °C was seen only during the run: before and after say 35 and 41.
     assert_eq!(disk(1)["hottest_c"], 66, "{doc}");
+    // Each reading during the run is kept, in time order, and drawn.
+    let series = |i: usize| -> Vec<(f64, i64)> {
+        (disk(i)["temperatures"].as_array().unwrap().iter())
+            .map(|r| (r["elapsed_s"].as_f64().unwrap(), r["celsius"].as_i64().unwrap()))
+            .collect()
+    };
+    let (hot, cool) = (series(1), series(0));
+    assert!(hot.iter().any(|r| r.1 == 66) && !cool.iter().any(|r| r.1 > 36), "{doc}");
+    assert!(hot.windows(2).all(|w| w[0].0 < w[1].0) && hot[0].0 >= 1.0, "{hot:?}");
+    let out_dir = dir.path().join("out");
+    let svg = std::fs::read_to_string(out_dir.join("charts/temperature.svg")).unwrap();
+    assert!(svg.contains("Temperature over the run"), "{svg}");
+    let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(page.contains("Temperature over the run"), "the chart inline");
+    assert!(page.contains("<h2>SMART before and after</h2>"), "{page}");
+    assert!(page.contains("temperature (hottest during the run: 66 °C)"), "{page}");
     assert_eq!(disk(1)["verdict"], "recheck");
     assert!(
         text.contains(

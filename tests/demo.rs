@@ -202,7 +202,9 @@ fn without_a_throttle_the_demo_says_so_runs_and_cleans_up() {
     let r = finish(arrayburn(&args), &json);
     assert!(r.stderr.contains("--no-throttle: running without a slow disk"), "{}", r.stderr);
     assert!(!r.stderr.contains("the slow one is"));
-    assert!(matches!(r.code, 0 | 1), "the check ran: {}", r.stderr);
+    // It ran to a verdict: healthy, flagged, or not judged (a disk's slices
+    // at CPU speed straddled the threshold: unsure, exit 3).
+    assert!(matches!(r.code, 0 | 1 | 3), "the check ran: {}", r.stderr);
     assert_schema(r.json.as_ref().unwrap());
     let v = r.report.unwrap();
     assert_eq!(v.passes.len(), 2);

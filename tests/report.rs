@@ -247,25 +247,10 @@ fn a_fleet_of_results_names_the_slow_disk_the_slower_one_and_each_host() {
 /// in the DOM it built, and the chart is drawn (its red bar is on the
 /// screenshot).
 fn rendered_in_a_browser(page: &Path) {
-    if std::process::Command::new("chromium").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
-            "chromium is needed (scripts/test.sh installs it)"
-        );
-        eprintln!("skipping the browser check: no chromium (scripts/test.sh installs it as root)");
-        return;
-    }
-    let profile = tempdir();
-    let run = |extra: &[&str]| {
-        std::process::Command::new("chromium")
-            .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .args(extra)
-            .arg(format!("file://{}", page.display()))
-            .output()
-            .unwrap()
-    };
-    let dom = String::from_utf8_lossy(&run(&["--dump-dom"]).stdout).into_owned();
+    // Chromium takes both cores for a while: not beside a timing test.
+    let _l = device_lock();
+    let Some(browser) = Browser::new() else { return };
+    let dom = browser.dom(page);
     assert!(
         dom.contains("class=\"verdict flagged\"")
             && dom.contains("2 disk(s) slow for their model across the fleet"),
@@ -275,18 +260,8 @@ fn rendered_in_a_browser(page: &Path) {
     assert!(dom.contains("<table id=\"outliers\">"), "{dom}");
     assert!(dom.contains("<ul id=\"links\">"), "{dom}");
     assert!(dom.matches("<rect").count() >= 12, "bars drawn in the DOM");
-    let shot = profile.path().join("shot.png");
-    let out = run(&[&format!("--screenshot={}", shot.display()), "--window-size=1200,2600"]);
-    assert!(shot.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let step = info.color_type.samples();
-    let red = buf[..info.buffer_size()]
-        .chunks(step)
-        .filter(|p| p[0] > 200 && p[1] < 60 && p[2] < 60)
-        .count();
+    let (buf, step) = browser.screenshot(page, 1200, 2600);
+    let red = buf.chunks(step).filter(|p| p[0] > 200 && p[1] < 60 && p[2] < 60).count();
     assert!(red > 500, "the red bar of a slow disk is on screen: {red} red pixels");
 }
 
@@ -439,7 +414,7 @@ fn the_fleet_verdict_carries_each_real_runs_own_findings() {
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     // Its own page says what it found, not HEALTHY.
     let own = std::fs::read_to_string(page.join("report.html")).unwrap();
-    assert!(own.contains("class=\"verdict flagged\">FLAGGED"), "{own}");
+    assert!(own.contains("class=\"verdict flagged\">Verdict: FLAGGED"), "{own}");
     // A burn-in interrupted partway (writes held to 8 MB/s: 4 s).
     let fresh = disks(1, 32 * MIB);
     let t = Throttle::new();

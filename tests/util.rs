@@ -320,3 +320,72 @@ pub fn interrupt(child: std::process::Child) -> (std::process::Output, std::time
     let out = child.wait_with_output().unwrap();
     (out, sent.elapsed())
 }
+
+/// Headless Chromium over one page, or None (said) where it is missing
+/// and not required. It takes both cores for a while: a test that uses it
+/// holds [`device_lock`] meanwhile, not to share the machine with a
+/// timing test.
+pub struct Browser {
+    profile: tempfile::TempDir,
+}
+
+impl Browser {
+    pub fn new() -> Option<Browser> {
+        if Command::new("chromium").arg("--version").output().is_err() {
+            assert!(
+                std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
+                "chromium is needed (scripts/test.sh installs it)"
+            );
+            eprintln!(
+                "skipping the browser check: no chromium (scripts/test.sh installs it as root)"
+            );
+            return None;
+        }
+        Some(Browser { profile: tempdir() })
+    }
+
+    /// Runs Chromium on `page` with `extra` arguments.
+    pub fn run(&self, page: &Path, extra: &[&str]) -> std::process::Output {
+        Command::new("chromium")
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
+            .arg(format!("--user-data-dir={}", self.profile.path().display()))
+            .args(extra)
+            .arg(format!("file://{}", page.display()))
+            .output()
+            .unwrap()
+    }
+
+    /// The DOM the page built, after any script it ran.
+    pub fn dom(&self, page: &Path) -> String {
+        String::from_utf8_lossy(&self.run(page, &["--dump-dom"]).stdout).into_owned()
+    }
+
+    /// A screenshot `width` by `height`: its pixels and samples per pixel.
+    pub fn screenshot(&self, page: &Path, width: u32, height: u32) -> (Vec<u8>, usize) {
+        let shot = self.profile.path().join("shot.png");
+        let _ = fs::remove_file(&shot);
+        let out = self.run(
+            page,
+            &[
+                &format!("--screenshot={}", shot.display()),
+                &format!("--window-size={width},{height}"),
+            ],
+        );
+        assert!(shot.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
+        let decoder = png::Decoder::new(std::io::BufReader::new(File::open(&shot).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        buf.truncate(info.buffer_size());
+        (buf, info.color_type.samples())
+    }
+
+    /// The page printed to PDF: the file's bytes.
+    pub fn pdf(&self, page: &Path) -> Vec<u8> {
+        let pdf = self.profile.path().join("page.pdf");
+        let _ = fs::remove_file(&pdf);
+        let out = self
+            .run(page, &["--no-pdf-header-footer", &format!("--print-to-pdf={}", pdf.display())]);
+        fs::read(&pdf).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    }
+}

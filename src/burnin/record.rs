@@ -196,6 +196,14 @@ pub struct DiskBurn {
     warm: bool,
 }
 
+/// A disk's temperature read during the run, and when (seconds since the
+/// disks started).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TempReading {
+    pub elapsed_s: f64,
+    pub celsius: i64,
+}
+
 /// One slow write or read.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SlowIo {

@@ -1,6 +1,6 @@
 //! Every disk of a burn-in at once, a thread each, watched while they run:
-//! each disk's temperature read every `--smart-every` (the hottest kept,
-//! for the verdict), and where each disk is handed to the progress lines
+//! each disk's temperature read every `--smart-every` (each reading kept,
+//! for the verdict's hottest and the page's chart), and where each disk is handed to the progress lines
 //! (`progress::BurnLines`) every `--progress-interval`.
 //!
 //! It must not judge and must not print: what it sees is handed on.
@@ -8,7 +8,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::record::{DiskBurn, bytes_done};
+use super::record::{DiskBurn, TempReading, bytes_done};
 use super::smart;
 use super::state::{Checkpoint, Phase};
 use super::targets::Target;
@@ -26,7 +26,7 @@ pub struct Looks {
 }
 
 /// Runs `work` on every disk at once (a thread each) while the watch
-/// looks on: each disk's result, and the hottest it was. `soak`: a read-only
+/// looks on: each disk's result, and its temperatures. `soak`: a read-only
 /// soak (one phase a pass), and its deadline when run by time.
 pub fn burn_all(
     targets: &[Target],
@@ -35,7 +35,7 @@ pub fn burn_all(
     looks: Looks,
     stop: &StopFlag,
     work: impl Fn(&Target, &Live, &Checkpoint) -> DiskBurn + Sync,
-) -> (Vec<DiskBurn>, Vec<Option<i64>>) {
+) -> (Vec<DiskBurn>, Vec<Vec<TempReading>>) {
     let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
     std::thread::scope(|s| {
         let work = &work;
@@ -112,29 +112,31 @@ fn stage_word(stage: Stage, soak: bool) -> &'static str {
     }
 }
 
-/// Looks at the disks every 100 ms until every thread has ended: the
-/// hottest each disk was, read every `smart_every`.
+/// Looks at the disks every 100 ms until every thread has ended: each
+/// disk's temperature, read every `smart_every`.
 fn watch(
     disks: &Disks,
     finished: impl Fn() -> Vec<bool>,
     soak: Option<Option<Instant>>,
     looks: Looks,
     stop: &StopFlag,
-) -> Vec<Option<i64>> {
+) -> Vec<Vec<TempReading>> {
     let phases = if soak.is_some() { 1 } else { 2 };
-    let mut hottest: Vec<Option<i64>> = vec![None; disks.targets.len()];
-    let mut sampled = Instant::now();
+    let mut temps: Vec<Vec<TempReading>> = vec![Vec::new(); disks.targets.len()];
+    let started = Instant::now();
+    let mut sampled = started;
     let mut lines = looks.progress.map(BurnLines::new);
     loop {
         let ended = finished();
         if ended.iter().all(|&e| e) {
-            return hottest;
+            return temps;
         }
         std::thread::sleep(Duration::from_millis(100));
         if sampled.elapsed() >= looks.smart_every {
             sampled = Instant::now();
-            for (h, now) in hottest.iter_mut().zip(disks.temperatures(stop)) {
-                *h = now.max(*h);
+            let elapsed_s = started.elapsed().as_secs_f64();
+            for (t, now) in temps.iter_mut().zip(disks.temperatures(stop)) {
+                t.extend(now.map(|celsius| TempReading { elapsed_s, celsius }));
             }
         }
         if let Some(lines) = lines.as_mut().filter(|l| l.due()) {

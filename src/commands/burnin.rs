@@ -144,7 +144,7 @@ fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
 fn finish(
     plan: &BurnPlan,
     burns: Vec<DiskBurn>,
-    temps: Vec<Option<i64>>,
+    temps: Vec<Vec<crate::burnin::record::TempReading>>,
     interrupted: bool,
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {
@@ -178,7 +178,7 @@ fn publish(
         show!("{text}");
     }
     if let Some(dir) = out
-        && let Err(e) = bundle(report, &text, &page(report), dir)
+        && let Err(e) = bundle(report, dir)
     {
         tell!("arrayburn burnin: --out {}: {e}", dir.display());
     }
@@ -193,14 +193,6 @@ fn publish(
         RunVerdict::NotJudged => Outcome::NotJudged,
         RunVerdict::Flagged => Outcome::Flagged,
     })
-}
-
-/// The burn-in's page (the fleet report's page of this one run).
-fn page(report: &BurnReport) -> String {
-    crate::fleet::render::page_of(
-        crate::fleet::Doc::Burnin(Box::new(report.clone())),
-        "report.json",
-    )
 }
 
 /// Runs the drives' self-tests first where `--smart-test` asks; true when

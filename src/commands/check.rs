@@ -188,7 +188,8 @@ fn print_text(plan: &Plan, report: &Report) {
 }
 
 /// The `--out` directory: the text report, the JSON, the surface CSV and,
-/// at the end, the charts (SVG and PNG), all of one report.
+/// at the end, the page, the Markdown and the charts (SVG and PNG), all of
+/// one report.
 fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> {
     let dir = Dir::create(dir)?;
     let [txt, json, csv] = crate::plan::BUNDLE;
@@ -197,14 +198,13 @@ fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> 
     write(json, &export::json::render(report))?;
     write(csv, &export::csv::render(report))?;
     if charts {
-        // The same page `arrayburn report` makes, for this one run.
-        let page = crate::fleet::render::page_of(
-            crate::fleet::Doc::Check(Box::new(report.clone())),
-            "report.json",
-        );
-        write(crate::plan::BUNDLE_PAGE, page.as_bytes())?;
+        let drawn = export::chart::draw_all(report).context("charts")?;
+        let blocks = export::text::blocks(report);
+        let [page, md] = crate::plan::BUNDLE_PAGES;
+        write(md, export::doc::markdown(&blocks).as_bytes())?;
+        write(page, export::page::check(report, &blocks, &drawn).as_bytes())?;
         let charts = dir.sub("charts").context("charts")?;
-        export::chart::write_all(report, &charts).context("charts")?;
+        export::chart::write(&charts, &drawn).context("charts")?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::Outcome;
 use crate::cli::ListArgs;
 use crate::device::{self, Identity, InUse, SystemPaths, sysfs};
-use crate::export::text;
+use crate::export::doc as text;
 use crate::output::Output;
 use crate::units::human_bytes;
 

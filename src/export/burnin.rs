@@ -3,11 +3,12 @@
 //! sentence per disk to act on; and its `--out DIR` bundle. A pure function
 //! of the [`BurnReport`]: it must not judge and must not read devices.
 
-use std::fmt::Write as _;
-
 use crate::burnin::record::{Class, DiskBurn};
 use crate::burnin::smart::{SelfTest, TestKind};
-use crate::export::text::{show, table, verdict};
+use crate::export::chart::{self, Drawn};
+use crate::export::doc::{self, Block, Grid, Tone};
+use crate::export::page;
+use crate::export::text::verdict;
 use crate::judge::burnin::DiskVerdict;
 use crate::report::burnin::{BurnDisk, BurnReport, class_words, stopped_at};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
@@ -44,31 +45,34 @@ fn engine_words(r: &BurnReport) -> String {
 
 /// The text report.
 pub fn render(r: &BurnReport) -> String {
-    let mut out = String::new();
-    for section in [title, disks, stopped, pass_speeds, smart, findings] {
+    doc::text(&blocks(r))
+}
+
+/// The report as blocks, for the text, the Markdown and the page.
+pub fn blocks(r: &BurnReport) -> Vec<Block> {
+    let mut out = vec![Block::Title(title(r)), Block::Table(disks(r))];
+    for section in [stopped, pass_speeds, smart, findings] {
         section(&mut out, r);
     }
-    verdict(&mut out, &r.summary.disk_verdicts, &r.summary.message);
+    out.push(verdict(&r.summary.disk_verdicts, &r.summary.message));
     out
 }
 
 /// What ran, where and when.
-fn title(out: &mut String, r: &BurnReport) {
+pub fn title(r: &BurnReport) -> String {
     if r.read_only {
-        let _ = writeln!(
-            out,
-            "arrayburn {} read-only soak (O_DIRECT, {} reads, {}, nothing written), {} pass(es), on {}, started {}\n",
+        format!(
+            "arrayburn {} read-only soak (O_DIRECT, {} reads, {}, nothing written), {} pass(es), on {}, started {}",
             r.header.tool_version,
             human_bytes(r.io_bytes),
             engine_words(r),
             r.passes,
             r.header.host,
             r.header.started_at
-        );
+        )
     } else {
-        let _ = writeln!(
-            out,
-            "arrayburn {} burn-in (destructive write-verify, {} pattern, O_DIRECT, {} writes, {}), run {}, {} pass(es), on {}, started {}\n",
+        format!(
+            "arrayburn {} burn-in (destructive write-verify, {} pattern, O_DIRECT, {} writes, {}), run {}, {} pass(es), on {}, started {}",
             r.header.tool_version,
             r.pattern,
             human_bytes(r.io_bytes),
@@ -77,13 +81,13 @@ fn title(out: &mut String, r: &BurnReport) {
             r.passes,
             r.header.host,
             r.header.started_at
-        );
+        )
     }
 }
 
 /// The table: a row per disk.
-fn disks(out: &mut String, r: &BurnReport) {
-    let mut t = table(&[
+fn disks(r: &BurnReport) -> Grid {
+    let mut t = Grid::new(&[
         "Disk",
         "Model",
         "Serial",
@@ -98,39 +102,43 @@ fn disks(out: &mut String, r: &BurnReport) {
         "Errors",
         "Verdict",
     ]);
-    let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.0}"));
     let bytes = |b: u64| if b == 0 { "-".into() } else { human_bytes(b) };
     for d in &r.disks {
-        t.add_row(vec![
+        t.row(vec![
             d.path.clone(),
             d.identity.model.clone().unwrap_or_else(|| "-".into()),
             d.identity.serial.clone().unwrap_or_else(|| "-".into()),
             human_bytes(d.end_byte - d.start_byte),
             bytes(d.burn.written_bytes),
             bytes(d.burn.verified_bytes),
-            pct(d.write_mb_per_s),
-            pct(d.write_pct_of_peers),
-            pct(d.verify_mb_per_s),
-            pct(d.verify_pct_of_peers),
+            whole(d.write_mb_per_s),
+            whole(d.write_pct_of_peers),
+            whole(d.verify_mb_per_s),
+            whole(d.verify_pct_of_peers),
             human_duration(std::time::Duration::from_secs_f64(d.burn.write_s + d.burn.verify_s)),
             errors(&d.burn),
             d.verdict.word().to_string(),
         ]);
     }
-    let _ = writeln!(out, "{}", show(&t));
+    t
+}
+
+/// A number rounded to whole units, `-` for none.
+fn whole(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |p| format!("{p:.0}"))
 }
 
 /// Where each disk stopped short of its end.
-fn stopped(out: &mut String, r: &BurnReport) {
+fn stopped(out: &mut Vec<Block>, r: &BurnReport) {
     for d in &r.disks {
         if let Some(words) = stopped_at(d, r.passes) {
-            let _ = writeln!(out, "{}: {words}", d.path);
+            out.push(Block::Note(format!("{}: {words}", d.path)));
         }
     }
 }
 
 /// The read-back speed of each pass, where there were several.
-fn pass_speeds(out: &mut String, r: &BurnReport) {
+fn pass_speeds(out: &mut Vec<Block>, r: &BurnReport) {
     for d in r.disks.iter().filter(|d| d.verify_pass_mb_per_s.len() > 1) {
         let v = &d.verify_pass_mb_per_s;
         let one = |i: usize| format!("{} {:.0}", i + 1, v[i]);
@@ -150,12 +158,12 @@ fn pass_speeds(out: &mut String, r: &BurnReport) {
                 format!("last {}", one(v.len() - 1)),
             ]
         };
-        let _ = writeln!(out, "{} read-back MB/s by pass: {}", d.path, each.join(", "));
+        out.push(Block::Note(format!("{} read-back MB/s by pass: {}", d.path, each.join(", "))));
     }
 }
 
 /// SMART: what rose, what was not compared, self-tests, temperatures.
-fn smart(out: &mut String, r: &BurnReport) {
+fn smart(out: &mut Vec<Block>, r: &BurnReport) {
     for d in &r.disks {
         match (&d.smart, &d.smart_note) {
             (Some(c), _) if !c.deltas.is_empty() => {
@@ -164,59 +172,70 @@ fn smart(out: &mut String, r: &BurnReport) {
                     .iter()
                     .map(|x| format!("{} {} → {}", x.name, x.before, x.after))
                     .collect();
-                let _ = writeln!(
-                    out,
-                    "\nSMART {}: rose during the burn-in: {}",
-                    d.path,
-                    rose.join(", ")
-                );
+                out.push(Block::Heading(
+                    format!("SMART {}: rose during the burn-in: {}", d.path, rose.join(", ")),
+                    Tone::Bad,
+                ));
             }
             (None, Some(note)) => {
-                let _ = writeln!(out, "\nSMART {}: not compared ({note})", d.path);
+                out.push(Block::Heading(
+                    format!("SMART {}: not compared ({note})", d.path),
+                    Tone::Plain,
+                ));
             }
             _ => {}
         }
     }
     for d in &r.disks {
-        let kind = match d.self_test_kind {
-            Some(TestKind::Long) => "long",
-            _ => "short",
-        };
-        let said = match &d.self_test {
-            Some(SelfTest::Passed) => Some("passed".to_string()),
-            Some(SelfTest::Failed(w)) => Some(format!("FAILED: {w}")),
-            Some(SelfTest::Unknown(w)) => Some(format!("not run: {w}")),
-            Some(SelfTest::Running(_)) | None => None,
-        };
-        if let Some(said) = said {
-            let _ = writeln!(out, "SMART {}: {kind} self-test {said}", d.path);
+        if let Some(said) = self_test_words(d) {
+            out.push(Block::Note(format!("SMART {}: {said}", d.path)));
         }
         if let Some(c) = d.hottest_c {
-            let limit = d
-                .temperature_limit
-                .as_ref()
-                .map(|l| format!(" (its limit: {} °C, {})", l.warning_c, l.source))
-                .unwrap_or_default();
-            let _ = writeln!(out, "SMART {}: hottest {c} °C during the run{limit}", d.path);
+            out.push(Block::Note(format!(
+                "SMART {}: hottest {c} °C during the run{}",
+                d.path,
+                limit_words(d)
+            )));
         }
     }
 }
 
+/// "long self-test passed", or none where none ended.
+pub fn self_test_words(d: &BurnDisk) -> Option<String> {
+    let kind = match d.self_test_kind {
+        Some(TestKind::Long) => "long",
+        _ => "short",
+    };
+    let said = match &d.self_test {
+        Some(SelfTest::Passed) => "passed".to_string(),
+        Some(SelfTest::Failed(w)) => format!("FAILED: {w}"),
+        Some(SelfTest::Unknown(w)) => format!("not run: {w}"),
+        Some(SelfTest::Running(_)) | None => return None,
+    };
+    Some(format!("{kind} self-test {said}"))
+}
+
+/// " (its limit: 60 °C, SMART)" where the disk's warning limit is known.
+fn limit_words(d: &BurnDisk) -> String {
+    (d.temperature_limit.as_ref())
+        .map(|l| format!(" (its limit: {} °C, {})", l.warning_c, l.source))
+        .unwrap_or_default()
+}
+
 /// The ranges found bad, per disk.
-fn findings(out: &mut String, r: &BurnReport) {
+fn findings(out: &mut Vec<Block>, r: &BurnReport) {
     for d in r.disks.iter().filter(|d| !d.burn.findings.is_empty()) {
-        let _ = writeln!(out, "\n{}:", d.path);
+        out.push(Block::Heading(format!("{}:", d.path), Tone::Bad));
         for f in &d.burn.findings {
-            let _ = writeln!(
-                out,
-                "  pass {}: bytes {}..{} ({} bytes) {}: {}",
+            out.push(Block::Item(format!(
+                "pass {}: bytes {}..{} ({} bytes) {}: {}",
                 f.pass,
                 f.offset,
                 f.offset + f.len,
                 f.len,
                 class_words(f.class),
                 f.detail
-            );
+            )));
         }
     }
 }
@@ -228,18 +247,23 @@ pub fn json(report: &BurnReport) -> Vec<u8> {
     doc
 }
 
-/// `--out DIR`: the text, the JSON, the page (`fleet`'s, given), and MB/s
-/// across each disk's surface for pass 1 and the last pass, each phase.
-pub fn bundle(
-    report: &BurnReport,
-    text: &str,
-    page: &str,
-    dir: &std::path::Path,
-) -> anyhow::Result<()> {
+/// `--out DIR`: the text, the JSON, the page, the Markdown, and in
+/// charts/ MB/s across each disk's surface for pass 1 and the last pass,
+/// each phase.
+pub fn bundle(report: &BurnReport, dir: &std::path::Path) -> anyhow::Result<()> {
     let dir = crate::output::Dir::create(dir)?;
-    dir.write("report.txt", text.as_bytes())?;
+    let blocks = blocks(report);
+    let drawn = charts(report)?;
+    dir.write("report.txt", doc::text(&blocks).as_bytes())?;
     dir.write("report.json", &json(report))?;
-    dir.write("report.html", page.as_bytes())?;
+    dir.write("report.md", doc::markdown(&blocks).as_bytes())?;
+    dir.write("report.html", page(report, &blocks, &drawn).as_bytes())?;
+    crate::export::chart::write(&dir.sub("charts")?, &drawn)?;
+    Ok(())
+}
+
+/// MB/s across each disk's surface, pass 1 and the last pass, each phase.
+fn charts(report: &BurnReport) -> anyhow::Result<Vec<Drawn>> {
     let last = (report.disks.iter())
         .flat_map(|d| d.burn.surface.iter().map(|p| p.pass))
         .max()
@@ -249,6 +273,7 @@ pub fn bundle(
         passes.push(last);
     }
     let phases: &[&str] = if report.read_only { &["verify"] } else { &["write", "verify"] };
+    let mut out = Vec::new();
     for pass in passes {
         for phase in phases {
             let series = surface_lines(report, pass, phase);
@@ -259,27 +284,216 @@ pub fn bundle(
                 ("verify", true) => "read",
                 (p, _) => p,
             };
-            crate::export::chart::lines(
-                &dir,
+            out.push(chart::lines(
                 &format!("surface-{word}-pass{pass}"),
                 &format!("Pass {pass}: {word} MB/s across each disk (red: to act on)"),
+                &chart::Axes::surface(),
                 &series,
-            )?;
+            )?);
         }
     }
-    Ok(())
+    out.extend(temperatures(report)?);
+    Ok(out)
+}
+
+/// Each disk's temperature over the run, where SMART was read during it.
+fn temperatures(report: &BurnReport) -> anyhow::Result<Option<Drawn>> {
+    let series: Vec<chart::Line> = (report.disks.iter())
+        .filter(|d| !d.temperatures.is_empty())
+        .map(|d| chart::Line {
+            label: d.identity.name.clone(),
+            points: d.temperatures.iter().map(|t| (t.elapsed_s / 60.0, t.celsius as f64)).collect(),
+            flagged: !matches!(d.verdict, DiskVerdict::Healthy | DiskVerdict::Interrupted),
+        })
+        .collect();
+    let end = series.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(0.0, f64::max);
+    if series.is_empty() {
+        return Ok(None);
+    }
+    let axes = chart::Axes {
+        x: "minutes since the disks started".into(),
+        y: "°C",
+        x_max: end * 1.02,
+        cut: false,
+    };
+    let caption = "Temperature over the run, read every --smart-every (red: to act on)";
+    Ok(Some(chart::lines("temperature", caption, &axes, &series)?))
+}
+
+/// The run's page: the report, then what only a page shows (each pass's
+/// speeds, SMART side by side, a certificate per disk), then the charts.
+pub fn page(r: &BurnReport, blocks: &[Block], charts: &[Drawn]) -> String {
+    let verdict = if r.header.interrupted { "interrupted" } else { r.summary.verdict.word() };
+    let (passes, smart) = (passes(r), smart_table(r));
+    let extra = maud::html! {
+        @if !passes.rows.is_empty() {
+            h2 { "Each pass" }
+            (page::grid(&passes))
+        }
+        @if !smart.rows.is_empty() {
+            h2 { "SMART before and after" }
+            (page::grid(&smart))
+        }
+        @for d in &r.disks { (certificate(r, d)) }
+    };
+    page::render(&page::Page {
+        blocks,
+        verdict,
+        header: &r.header,
+        figures: &page::figures(charts),
+        extra,
+    })
+}
+
+/// A row per disk and pass: MB/s written and read back.
+fn passes(r: &BurnReport) -> Grid {
+    let read = if r.read_only { "Read MB/s" } else { "Verify MB/s" };
+    let mut t = Grid::new(&["Disk", "Pass", "Write MB/s", read]).numbers(1..4);
+    for d in &r.disks {
+        let n = d.verify_pass_mb_per_s.len().max(d.write_pass_mb_per_s.len());
+        for i in 0..n {
+            t.row(vec![
+                d.path.clone(),
+                (i + 1).to_string(),
+                whole(d.write_pass_mb_per_s.get(i).copied()),
+                whole(d.verify_pass_mb_per_s.get(i).copied()),
+            ]);
+        }
+    }
+    t
+}
+
+/// Every counter read before and after, a row each; "rose" where it did.
+fn smart_table(r: &BurnReport) -> Grid {
+    let mut t = Grid::new(&["Disk", "Reading", "Before", "After", "Change"]).numbers(2..4);
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    for d in &r.disks {
+        let Some(c) = &d.smart else { continue };
+        let health = |p: Option<bool>| opt(p.map(|p| if p { "passed" } else { "FAILED" }.into()));
+        let temp = |t: Option<i64>| opt(t.map(|t| format!("{t} °C")));
+        t.row(vec![
+            d.path.clone(),
+            "health self-assessment".into(),
+            health(c.before.passed),
+            health(c.after.passed),
+            if c.after.passed == Some(false) { "FAILED".into() } else { "-".into() },
+        ]);
+        t.row(vec![
+            d.path.clone(),
+            format!(
+                "temperature (hottest during the run: {}){}",
+                temp(d.hottest_c),
+                limit_words(d)
+            ),
+            temp(c.before.temperature_c),
+            temp(c.after.temperature_c),
+            "-".into(),
+        ]);
+        for a in &c.after.counters {
+            let before = c.before.counters.iter().find(|b| b.name == a.name).map(|b| b.value);
+            let rose = c.deltas.iter().any(|x| x.name == a.name);
+            t.row(vec![
+                d.path.clone(),
+                a.name.clone(),
+                opt(before.map(|v| v.to_string())),
+                a.value.to_string(),
+                if rose { "--ROSE--".into() } else { "-".into() },
+            ]);
+        }
+    }
+    t
+}
+
+/// The disk's certificate: who it is, what was done to it, what it said,
+/// the verdict; on the host it ran on, when.
+fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
+    let id = &d.identity;
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let found: u64 = d.burn.bad_bytes.iter().map(|(_, n)| n).sum();
+    let smart = match (&d.smart, &d.smart_note) {
+        (Some(c), _) if c.deltas.is_empty() => "no counter rose".to_string(),
+        (Some(c), _) => {
+            let rose: Vec<String> =
+                c.deltas.iter().map(|x| format!("{} {} → {}", x.name, x.before, x.after)).collect();
+            format!("rose: {}", rose.join(", "))
+        }
+        (None, Some(note)) => format!("not compared ({note})"),
+        (None, None) => "not read".into(),
+    };
+    let rows: Vec<(&str, String)> = vec![
+        ("Model", opt(&id.model)),
+        ("Serial", opt(&id.serial)),
+        ("WWN", opt(&id.wwn)),
+        ("Firmware", opt(&id.firmware)),
+        ("Capacity", format!("{} ({} bytes)", human_bytes(id.size_bytes), id.size_bytes)),
+        ("Device", d.path.clone()),
+        (
+            "Range",
+            format!(
+                "bytes {}..{} ({})",
+                d.start_byte,
+                d.end_byte,
+                human_bytes(d.end_byte - d.start_byte)
+            ),
+        ),
+        ("Passes done", format!("{} of {}", d.burn.passes_done, r.passes)),
+        ("Bytes written", d.burn.written_bytes.to_string()),
+        ("Bytes verified", d.burn.verified_bytes.to_string()),
+        ("Bad bytes found", format!("{found} ({})", errors(&d.burn))),
+        ("SMART", smart),
+        ("Self-test", self_test_words(d).unwrap_or_else(|| "none".into())),
+        ("Hottest", d.hottest_c.map_or("-".into(), |c| format!("{c} °C{}", limit_words(d)))),
+        ("Verdict", d.verdict.word().into()),
+        ("Date", r.header.finished_at.clone()),
+        ("Host", r.header.host.clone()),
+        ("Machine id", opt(&r.header.machine.machine_id)),
+        ("arrayburn", r.header.tool_version.clone()),
+    ];
+    let what = if r.read_only { "Soak record" } else { "Burn-in certificate" };
+    let named = match (&id.model, &id.serial) {
+        (Some(m), Some(s)) => format!(", {m}, serial {s}"),
+        (Some(m), None) => format!(", {m}"),
+        (None, Some(s)) => format!(", serial {s}"),
+        (None, None) => String::new(),
+    };
+    maud::html! {
+        div.certificate {
+            h2 { (what) ": " (d.path) (named) }
+            table {
+                @for (k, v) in rows {
+                    tr {
+                        th { (k) }
+                        @if k == "Verdict" {
+                            td class=[verdict_class(d.verdict)] { (v) }
+                        } @else {
+                            td { (v) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The colour of a disk's verdict on its certificate.
+fn verdict_class(v: DiskVerdict) -> Option<&'static str> {
+    match v {
+        DiskVerdict::Healthy => None,
+        DiskVerdict::NotJudged | DiskVerdict::Interrupted => Some("unsure"),
+        DiskVerdict::Return | DiskVerdict::Recheck | DiskVerdict::CheckPath => Some("bad"),
+    }
 }
 
 /// Each disk's MB/s across its range in pass `pass`'s `phase`, as chart
 /// lines (a disk to act on in red); disks with no point left out.
-fn surface_lines(report: &BurnReport, pass: u16, phase: &str) -> Vec<crate::export::chart::Line> {
+fn surface_lines(report: &BurnReport, pass: u16, phase: &str) -> Vec<chart::Line> {
     let line = |d: &BurnDisk| {
         let len = (d.end_byte - d.start_byte).max(1) as f64;
         let points = (d.burn.surface.iter())
             .filter(|p| p.pass == pass && p.phase == phase)
             .map(|p| (100.0 * (p.offset - d.start_byte) as f64 / len, p.mb_per_s))
             .collect();
-        crate::export::chart::Line {
+        chart::Line {
             label: d.identity.name.clone(),
             points,
             flagged: !matches!(d.verdict, DiskVerdict::Healthy | DiskVerdict::Interrupted),

@@ -58,10 +58,18 @@ trait Drawing {
     fn png(&self, root: DrawingArea<BitMapBackend, Shift>) -> Result<()>;
 }
 
-/// Writes every chart of the report into `dir` as `NAME.svg` and
-/// `NAME.png`.
-pub fn write_all(report: &Report, dir: &Dir) -> Result<()> {
+/// A chart drawn both ways: its file stem, the SVG (for a page and for
+/// charts/) and the PNG's bytes (for mail).
+pub struct Drawn {
+    pub stem: String,
+    pub svg: String,
+    pub png: Vec<u8>,
+}
+
+/// Every chart of the report: per pass, its speed, surface and latency.
+pub fn draw_all(report: &Report) -> Result<Vec<Drawn>> {
     register_font();
+    let mut out = Vec::new();
     for p in &report.passes {
         let pass = p.kind.name();
         let charts: [(String, &dyn Drawing); 3] = [
@@ -70,21 +78,28 @@ pub fn write_all(report: &Report, dir: &Dir) -> Result<()> {
             (format!("latency-{pass}"), &Latency(report, p)),
         ];
         for (stem, chart) in charts {
-            save(dir, &stem, chart)?;
+            out.push(draw(stem, chart)?);
         }
+    }
+    Ok(out)
+}
+
+/// Writes the charts into `dir` as `STEM.svg` and `STEM.png`.
+pub fn write(dir: &Dir, charts: &[Drawn]) -> Result<()> {
+    for c in charts {
+        dir.write(&format!("{}.svg", c.stem), c.svg.as_bytes())?;
+        dir.write(&format!("{}.png", c.stem), &c.png)?;
     }
     Ok(())
 }
 
-/// Draws `chart` into `dir` as `STEM.svg` and `STEM.png`.
-fn save(dir: &Dir, stem: &str, chart: &dyn Drawing) -> Result<()> {
+/// Draws `chart` as SVG and PNG.
+fn draw(stem: String, chart: &dyn Drawing) -> Result<Drawn> {
     let mut svg = String::new();
     chart.svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
-    dir.write(&format!("{stem}.svg"), svg.as_bytes())?;
     let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
     chart.png(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())?;
-    dir.write(&format!("{stem}.png"), &encode_png(&rgb)?)?;
-    Ok(())
+    Ok(Drawn { stem, svg, png: encode_png(&rgb)? })
 }
 
 /// The RGB pixels as a PNG file's bytes (encoded in memory, so the file is
@@ -187,14 +202,34 @@ pub struct Line {
     pub flagged: bool,
 }
 
-/// Writes a chart of lines (MB/s across the disks' surface, as the
-/// burn-in measures it) into `dir` as `STEM.svg` and `STEM.png`.
-pub fn lines(dir: &Dir, stem: &str, caption: &str, series: &[Line]) -> Result<()> {
-    register_font();
-    save(dir, stem, &Lines(caption, series))
+/// What a [`lines`] chart's axes show: their words, where x ends, and
+/// whether y is cut above the 95th percentile (a lucky spike).
+pub struct Axes {
+    pub x: String,
+    pub y: &'static str,
+    pub x_max: f64,
+    pub cut: bool,
 }
 
-struct Lines<'a>(&'a str, &'a [Line]);
+impl Axes {
+    /// MB/s across the disks' surface, as the burn-in measures it.
+    pub fn surface() -> Axes {
+        Axes {
+            x: "position in the range burned (%)".into(),
+            y: "MB/s (cut at the top)",
+            x_max: 100.0,
+            cut: true,
+        }
+    }
+}
+
+/// A chart of lines, one per disk.
+pub fn lines(stem: &str, caption: &str, axes: &Axes, series: &[Line]) -> Result<Drawn> {
+    register_font();
+    draw(stem.to_string(), &Lines(caption, axes, series))
+}
+
+struct Lines<'a>(&'a str, &'a Axes, &'a [Line]);
 drawing!(Lines);
 
 impl Lines<'_> {
@@ -204,19 +239,19 @@ impl Lines<'_> {
     {
         // As the check's surface chart: the axis ends above the 95th
         // percentile, a lucky spike is cut at the top.
-        let mut all: Vec<f64> = self.1.iter().flat_map(|l| l.points.iter().map(|p| p.1)).collect();
+        let (axes, series) = (self.1, self.2);
+        let mut all: Vec<f64> = series.iter().flat_map(|l| l.points.iter().map(|p| p.1)).collect();
         all.sort_by(f64::total_cmp);
-        let p95 = all.get(all.len() * 95 / 100).copied().unwrap_or(0.0);
-        let top = p95 * 1.3 + 1.0;
-        let mut chart =
-            frame(&root, self.0.to_string())?.build_cartesian_2d(0.0..100.0, 0.0..top)?;
-        chart
-            .configure_mesh()
-            .x_desc("position in the range burned (%)")
-            .y_desc("MB/s (cut at the top)")
-            .draw()?;
-        let legend = self.1.len() <= 12;
-        for (i, l) in self.1.iter().enumerate() {
+        let top = if axes.cut {
+            all.get(all.len() * 95 / 100).copied().unwrap_or(0.0) * 1.3 + 1.0
+        } else {
+            all.last().copied().unwrap_or(0.0) * 1.15 + 1.0
+        };
+        let mut chart = frame(&root, self.0.to_string())?
+            .build_cartesian_2d(0.0..axes.x_max.max(1e-9), 0.0..top)?;
+        chart.configure_mesh().x_desc(axes.x.as_str()).y_desc(axes.y).draw()?;
+        let legend = series.len() <= 12;
+        for (i, l) in series.iter().enumerate() {
             let c = if l.flagged { FLAGGED } else { palette(i) };
             let width = if l.flagged { 3 } else { 1 };
             let points: Vec<(f64, f64)> = l.points.iter().map(|(x, y)| (*x, y.min(top))).collect();

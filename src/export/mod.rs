@@ -9,5 +9,7 @@
 pub mod burnin;
 pub mod chart;
 pub mod csv;
+pub mod doc;
 pub mod json;
+pub mod page;
 pub mod text;

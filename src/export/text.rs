@@ -1,28 +1,26 @@
 //! The human report: solnet-array-test's tables ("Disk / Disk Size /
 //! MB/sec / %ofAvg", "Serial / Parall / % of Serial", "Bytes Transferred /
 //! Seconds / %ofAvg") with latency columns, SLOW/FAST marks, and a one-line
-//! verdict. A pure function of the [`Report`].
+//! verdict. A pure function of the [`Report`]; laid out as
+//! [`Block`]s, which the Markdown and the page render too.
 
-use std::fmt::Write;
-
-use comfy_table::{CellAlignment, ContentLineStyle, LineStyle, Table, TableStyle};
-
-use crate::judge::Verdict;
 use crate::judge::advice::DiskAdvice;
+
+use crate::export::doc::{self, Block, Grid, Tone};
+use crate::judge::Verdict;
 use crate::judge::surface::Against;
 use crate::measure::{PassKind, keep_slowest};
 use crate::report::{ConfirmRow, Pass, PassDisk, Report, WindowKind};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
 
-/// No borders; a dashed line under the header, as solnet prints it.
-pub const STYLE: TableStyle = TableStyle::new()
-    .header_lines(ContentLineStyle::none().junction(' '))
-    .header_separator(LineStyle::none().fill('-').junction(' '))
-    .content_lines(ContentLineStyle::none().junction(' '));
-
 /// Renders the whole report.
 pub fn render(r: &Report) -> String {
-    let mut out = String::new();
+    doc::text(&blocks(r))
+}
+
+/// The report as blocks, for the text, the Markdown and the page.
+pub fn blocks(r: &Report) -> Vec<Block> {
+    let mut out = Vec::new();
     header(&mut out, r);
     for p in &r.passes {
         match p.kind {
@@ -33,26 +31,23 @@ pub fn render(r: &Report) -> String {
     }
     confirmations(&mut out, r);
     errors(&mut out, r);
-    verdict(&mut out, &r.summary.disk_verdicts, &r.summary.message);
+    out.push(verdict(&r.summary.disk_verdicts, &r.summary.message));
     out
 }
 
 /// The closing lines of a report, the check's and the burn-in's: a
 /// sentence per disk to act on, then the verdict.
-pub fn verdict(out: &mut String, to_act_on: &[DiskAdvice], message: &str) {
-    if !to_act_on.is_empty() {
-        let _ = writeln!(out, "\nDisks to act on:");
-        for a in to_act_on {
-            let _ = writeln!(out, "  {}", a.sentence);
-        }
+pub fn verdict(to_act_on: &[DiskAdvice], message: &str) -> Block {
+    Block::Verdict {
+        to_act_on: to_act_on.iter().map(|a| a.sentence.clone()).collect(),
+        message: message.to_string(),
     }
-    let _ = writeln!(out, "\nVerdict: {message}");
 }
 
-fn header(out: &mut String, r: &Report) {
+/// The check's first line: what ran, on which host, when.
+pub fn title(r: &Report) -> String {
     let o = &r.options;
-    let _ = writeln!(
-        out,
+    format!(
         "arrayburn {} array read check (read-only, O_DIRECT, {} reads, {}) on {}, started {}",
         r.header.tool_version,
         human_bytes_binary(o.block_bytes),
@@ -62,17 +57,26 @@ fn header(out: &mut String, r: &Report) {
         },
         r.header.host,
         r.header.started_at
-    );
-    if r.header.interrupted {
-        let _ =
-            writeln!(out, "*** INTERRUPTED: the check was stopped; these are partial results ***");
-    } else if !r.header.complete {
-        let _ = writeln!(
-            out,
-            "*** PARTIAL: saved after a pass while the check went on; not its final report ***"
-        );
+    )
+}
+
+/// The line that says a document is not a run's final report, if any.
+pub fn partial(interrupted: bool, complete: bool) -> Option<&'static str> {
+    if interrupted {
+        Some("*** INTERRUPTED: the check was stopped; these are partial results ***")
+    } else if !complete {
+        Some("*** PARTIAL: saved after a pass while the check went on; not its final report ***")
+    } else {
+        None
     }
-    let mut t = table(&[
+}
+
+fn header(out: &mut Vec<Block>, r: &Report) {
+    out.push(Block::Title(title(r)));
+    if let Some(a) = partial(r.header.interrupted, r.header.complete) {
+        out.push(Block::Alert(a.into()));
+    }
+    let mut t = Grid::new(&[
         "Disk",
         "Name",
         "Model",
@@ -86,7 +90,7 @@ fn header(out: &mut String, r: &Report) {
     ]);
     for d in &r.disks {
         let in_use = if d.in_use.is_empty() { "-".to_string() } else { "IN USE".to_string() };
-        t.add_row(vec![
+        t.row(vec![
             d.path.clone(),
             d.identity.name.clone(),
             d.identity.model.clone().unwrap_or_else(|| "-".into()),
@@ -99,20 +103,21 @@ fn header(out: &mut String, r: &Report) {
             in_use,
         ]);
     }
-    let _ = writeln!(out, "\n{}", show(&t));
+    out.push(Block::Table(t));
 }
 
 /// The disks re-measured before their verdict, and what it decided.
-fn confirmations(out: &mut String, r: &Report) {
+fn confirmations(out: &mut Vec<Block>, r: &Report) {
     if r.confirmations.is_empty() {
         return;
     }
-    let _ = writeln!(
-        out,
-        "\nRe-measured before the verdict (one pass alone called them slow or could not decide):"
-    );
+    out.push(Block::Heading(
+        "Re-measured before the verdict (one pass alone called them slow or could not decide):"
+            .into(),
+        Tone::Plain,
+    ));
     for c in &r.confirmations {
-        let _ = writeln!(out, "  {}: {}", c.path, c.sentence);
+        out.push(Block::Item(format!("{}: {}", c.path, c.sentence)));
     }
 }
 
@@ -139,20 +144,32 @@ fn slices_text(r: &Report, p: &Pass) -> String {
     format!(", read in {} slices interleaved with the other disks'", r.options.slices)
 }
 
-fn serial(out: &mut String, r: &Report, p: &Pass) {
-    let _ = writeln!(out, "\nSerial pass: one disk at a time, {}", window_text(r, p));
+/// A pass's heading: "Serial pass: one disk at a time, 30 s …".
+pub fn pass_title(r: &Report, p: &Pass) -> String {
+    match p.kind {
+        PassKind::Serial => format!("Serial pass: one disk at a time, {}", window_text(r, p)),
+        PassKind::Parallel => format!("Parallel pass: all disks at once, {}", window_text(r, p)),
+        PassKind::Seek => format!(
+            "Seek-stress pass: all disks at once, {} staggered readers per disk, {}",
+            r.options.seek_readers.unwrap_or(0),
+            window_text(r, p)
+        ),
+    }
+}
+
+fn serial(out: &mut Vec<Block>, r: &Report, p: &Pass) {
+    out.push(Block::Heading(pass_title(r, p), Tone::Plain));
     if let Some(m) = p.median_mb_per_s {
-        let _ = writeln!(out, "Array's typical speed (median) is {m:.1} MB/sec per disk");
+        out.push(Block::Note(format!("Array's typical speed (median) is {m:.1} MB/sec per disk")));
     }
     if let Some(c) = p.conditions {
         let moved = if c.moved { "shared conditions changed" } else { "steady" };
-        let _ = writeln!(
-            out,
+        out.push(Block::Note(format!(
             "Array's own speed over the rounds: {:.0}% to {:.0}% of its median ({moved}); %ofAvg compares each slice with its peers' read close to it, (low-high) the spread over its slices",
             c.low_pct, c.high_pct
-        );
+        )));
     }
-    let mut t = table(&[
+    let mut t = Grid::new(&[
         "Disk",
         "Disk Size",
         "MB/sec",
@@ -162,14 +179,14 @@ fn serial(out: &mut String, r: &Report, p: &Pass) {
         "p99.9 ms",
         "max ms",
         "Flag",
-    ]);
+    ])
+    .numbers(1..8);
     for d in &p.disks {
         let row =
             vec![d.path.clone(), size_mb(r, d), format!("{:.0}", d.window_mb_per_s), pct_spread(d)];
         add_measured_row(&mut t, row, d, flag(r, p, d));
     }
-    right_align(&mut t, 1..8);
-    let _ = writeln!(out, "\n{}", show(&t));
+    out.push(Block::Table(t));
     latency_table(out, r, p);
 }
 
@@ -191,14 +208,14 @@ fn flag(r: &Report, p: &Pass, d: &PassDisk) -> &'static str {
     }
 }
 
-fn parallel(out: &mut String, r: &Report, p: &Pass) {
-    let _ = writeln!(out, "\nParallel pass: all disks at once, {}", window_text(r, p));
-    let _ = writeln!(out, "Array reads {:.1} MB/sec in parallel", p.aggregate_mb_per_s);
+fn parallel(out: &mut Vec<Block>, r: &Report, p: &Pass) {
+    out.push(Block::Heading(pass_title(r, p), Tone::Plain));
+    out.push(Block::Note(format!("Array reads {:.1} MB/sec in parallel", p.aggregate_mb_per_s)));
     if r.summary.shared_bottleneck {
-        let _ = writeln!(
-            out,
+        out.push(Block::Note(
             "(shared bottleneck: per-disk numbers show each disk's share of the path, not the disk)"
-        );
+                .into(),
+        ));
     }
     vs_serial_table(out, r, p, "Parall MB/sec", "%ofAvg", |d| d.pct_of_peers);
     latency_table(out, r, p);
@@ -207,18 +224,12 @@ fn parallel(out: &mut String, r: &Report, p: &Pass) {
     }
 }
 
-fn seek(out: &mut String, r: &Report, p: &Pass) {
-    let _ = writeln!(
-        out,
-        "\nSeek-stress pass: all disks at once, {} staggered readers per disk, {}",
-        r.options.seek_readers.unwrap_or(0),
-        window_text(r, p)
-    );
-    let _ = writeln!(
-        out,
+fn seek(out: &mut Vec<Block>, r: &Report, p: &Pass) {
+    out.push(Block::Heading(pass_title(r, p), Tone::Plain));
+    out.push(Block::Note(format!(
         "Array reads {:.1} MB/sec under seek stress; %ofPeers compares each disk's % of Serial with its peers'",
         p.aggregate_mb_per_s
-    );
+    )));
     vs_serial_table(out, r, p, "Seek MB/sec", "%ofPeers", |d| d.seek_pct_of_peers);
     latency_table(out, r, p);
 }
@@ -226,14 +237,14 @@ fn seek(out: &mut String, r: &Report, p: &Pass) {
 /// The table of a pass compared with the serial pass: serial and this
 /// pass's MB/s, % of serial, a % against the peers, latency and flag.
 fn vs_serial_table(
-    out: &mut String,
+    out: &mut Vec<Block>,
     r: &Report,
     p: &Pass,
     speed: &str,
     peers: &str,
     peer_pct: fn(&PassDisk) -> Option<f64>,
 ) {
-    let mut t = table(&[
+    let mut t = Grid::new(&[
         "Disk",
         "Disk Size",
         "Serial MB/sec",
@@ -245,7 +256,8 @@ fn vs_serial_table(
         "p99.9 ms",
         "max ms",
         "Flag",
-    ]);
+    ])
+    .numbers(1..10);
     let serial = r.passes.iter().find(|x| x.kind == PassKind::Serial);
     for d in &p.disks {
         let s = serial
@@ -261,22 +273,24 @@ fn vs_serial_table(
         ];
         add_measured_row(&mut t, row, d, flag(r, p, d));
     }
-    right_align(&mut t, 1..10);
-    let _ = writeln!(out, "\n{}", show(&t));
+    out.push(Block::Table(t));
 }
 
 /// solnet's completion-time table, normalised for disk size.
-fn completion(out: &mut String, p: &Pass) {
+fn completion(out: &mut Vec<Block>, p: &Pass) {
     if let Some(m) = p.median_elapsed_s {
-        let _ = writeln!(
-            out,
-            "\nDisk's typical time (median) is {m:.0} seconds per disk; %ofAvg compares time per byte"
-        );
+        out.push(Block::Heading(
+            format!(
+                "Disk's typical time (median) is {m:.0} seconds per disk; %ofAvg compares time per byte"
+            ),
+            Tone::Plain,
+        ));
     }
-    let mut t = table(&["Disk", "Bytes Transferred", "Seconds", "%ofAvg", "Complete", "Flag"]);
+    let mut t = Grid::new(&["Disk", "Bytes Transferred", "Seconds", "%ofAvg", "Complete", "Flag"])
+        .numbers(1..4);
     for d in &p.disks {
         let complete = if d.reached_end { "yes" } else { "no" };
-        t.add_row(vec![
+        t.row(vec![
             d.path.clone(),
             d.bytes.to_string(),
             format!("{:.0}", d.elapsed_s),
@@ -285,48 +299,47 @@ fn completion(out: &mut String, p: &Pass) {
             d.verdict.mark().into(),
         ]);
     }
-    right_align(&mut t, 1..4);
-    let _ = writeln!(out, "\n{}", show(&t));
+    out.push(Block::Table(t));
 }
 
 /// MHDD's latency bins per disk, and the slow reads with their offsets.
-fn latency_table(out: &mut String, r: &Report, p: &Pass) {
+fn latency_table(out: &mut Vec<Block>, r: &Report, p: &Pass) {
     let o = &r.options;
     let mut t =
-        table(&["Disk", "<3ms", "<10ms", "<50ms", "<150ms", "<500ms", ">=500ms", "slow reads"]);
+        Grid::new(&["Disk", "<3ms", "<10ms", "<50ms", "<150ms", "<500ms", ">=500ms", "slow reads"])
+            .numbers(1..8);
     for d in &p.disks {
         let mut row = vec![d.path.clone()];
         let counts = d.latency_bins.counts().into_iter().chain([d.slow_read_count]);
         row.extend(counts.map(|c| c.to_string()));
-        t.add_row(row);
+        t.row(row);
     }
-    right_align(&mut t, 1..8);
-    let _ = writeln!(
-        out,
-        "\nRead latency ({} reads; slow = {:.0} ms or more)\n{}",
-        human_bytes_binary(o.block_bytes),
-        o.slow_read_ms,
-        show(&t)
-    );
+    out.push(Block::Heading(
+        format!(
+            "Read latency ({} reads; slow = {:.0} ms or more)",
+            human_bytes_binary(o.block_bytes),
+            o.slow_read_ms
+        ),
+        Tone::Plain,
+    ));
+    out.push(Block::Tight(t));
     for d in p.disks.iter().filter(|d| d.slow_read_count > 0) {
         let mut worst = d.slow_reads.clone();
         keep_slowest(&mut worst, 5);
         let shown: Vec<String> =
             worst.iter().map(|s| format!("byte {} ({:.0} ms)", s.offset, s.latency_ms)).collect();
         let more = if d.slow_read_count > 5 { ", …" } else { "" };
-        let _ = writeln!(
-            out,
-            "  {}: {} slow read(s): {}{more}",
+        out.push(Block::Item(format!(
+            "{}: {} slow read(s): {}{more}",
             d.path,
             d.slow_read_count,
             shown.join(", ")
-        );
+        )));
     }
     for d in &p.disks {
         for g in &d.slow_regions {
-            let _ = writeln!(
-                out,
-                "  {}: slow region bytes {}..{} ({} to {}): {:.1} MB/s against {:.1} MB/s ({})",
+            out.push(Block::Item(format!(
+                "{}: slow region bytes {}..{} ({} to {}): {:.1} MB/s against {:.1} MB/s ({})",
                 d.path,
                 g.start_byte,
                 g.end_byte,
@@ -338,63 +351,34 @@ fn latency_table(out: &mut String, r: &Report, p: &Pass) {
                     Against::Peers => "its peers there",
                     Against::Neighbours => "its neighbouring regions",
                 }
-            );
+            )));
         }
     }
 }
 
-fn errors(out: &mut String, r: &Report) {
+fn errors(out: &mut Vec<Block>, r: &Report) {
     for p in &r.passes {
         for d in p.disks.iter().filter(|d| d.read_errors > 0) {
-            let _ = writeln!(
-                out,
-                "\n!!ERROR!! {} ({} pass): {}",
-                d.path,
-                p.kind.name(),
-                d.reasons.join("; ")
-            );
+            out.push(Block::Heading(
+                format!("!!ERROR!! {} ({} pass): {}", d.path, p.kind.name(), d.reasons.join("; ")),
+                Tone::Bad,
+            ));
             for e in &d.errors {
                 let what = if e.exact { "unreadable" } else { "not read" };
-                let _ = writeln!(
-                    out,
-                    "  {what}: bytes {}..{} ({} bytes): {}",
+                out.push(Block::Item(format!(
+                    "{what}: bytes {}..{} ({} bytes): {}",
                     e.offset,
                     e.offset + e.len,
                     e.len,
                     e.message
-                );
+                )));
             }
             if d.bad_ranges > d.errors.len() as u64 {
-                let _ = writeln!(
-                    out,
-                    "  … and {} more range(s) (the first 64 are listed)",
+                out.push(Block::Item(format!(
+                    "… and {} more range(s) (the first 64 are listed)",
                     d.bad_ranges - d.errors.len() as u64
-                );
+                )));
             }
-        }
-    }
-}
-
-/// A table in [`STYLE`] with the given header.
-pub fn table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_style(STYLE);
-    t.set_header(header.to_vec());
-    for c in t.column_iter_mut() {
-        c.set_padding((0, 1));
-    }
-    t
-}
-
-/// The table as text without trailing blanks.
-pub fn show(t: &Table) -> String {
-    t.trim_fmt()
-}
-
-fn right_align(t: &mut Table, cols: std::ops::Range<usize>) {
-    for i in cols {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
         }
     }
 }
@@ -410,9 +394,9 @@ fn pct(v: Option<f64>) -> String {
 }
 
 /// Appends the latency columns (ms) and the mark to `row` and adds it.
-fn add_measured_row(t: &mut Table, mut row: Vec<String>, d: &PassDisk, mark: &str) {
+fn add_measured_row(t: &mut Grid, mut row: Vec<String>, d: &PassDisk, mark: &str) {
     let l = &d.latency_us;
     row.extend([l.p50, l.p99, l.p999, l.max].iter().map(|us| format!("{:.1}", us / 1000.0)));
     row.push(mark.into());
-    t.add_row(row);
+    t.row(row);
 }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::{FleetReport, Outlying, RunFinding, RunState, run_name};
 use crate::export::chart::bars_svg;
-use crate::export::text::{show, table};
+use crate::export::doc::{show, table};
 use crate::judge::links::sentence;
 use crate::stats::median;
 
@@ -213,11 +213,6 @@ fn md(s: &str) -> String {
     crate::escape::markdown(s)
 }
 
-/// Escapes text for HTML.
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 /// One chart per disk model: each disk's latest serial MB/s, flagged ones
 /// red, the model's median across.
 fn charts(r: &FleetReport) -> Vec<String> {
@@ -259,135 +254,112 @@ fn charts(r: &FleetReport) -> Vec<String> {
         .collect()
 }
 
-/// One self-contained HTML page.
+/// One self-contained HTML page, built with maud (every string escaped).
 pub fn html(r: &FleetReport) -> String {
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>arrayburn report</title>\n<style>\
-body{{font-family:sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse;margin:1em 0}}\
-td,th{{border:1px solid #bbb;padding:.25em .6em;text-align:left}}th{{background:#eee}}\
-.verdict{{font-weight:bold;padding:.5em;border-radius:4px}}.flagged{{background:#fdd}}.healthy{{background:#dfd}}.not_judged{{background:#ffe8b0}}\
-.slow{{color:#b00;font-weight:bold}}figure{{margin:1em 0}}\
-</style></head><body>\n<h1>arrayburn report</h1>\n<p>{} result(s), {} disk(s), {} host(s); arrayburn {}, {}.</p>\n<p id=\"verdict\" class=\"verdict {}\">{}</p>\n",
-        r.sources.len(),
-        r.disks(),
-        r.hosts.len(),
-        esc(&r.header.tool_version),
-        esc(&r.header.finished_at),
-        r.verdict.word(),
-        esc(&r.message)
-    );
-    if !r.skipped.is_empty() {
-        let _ = writeln!(out, "<h2>Skipped</h2><ul>");
-        for s in &r.skipped {
-            let _ = writeln!(out, "<li>{}</li>", esc(&s.why));
+    use maud::{DOCTYPE, PreEscaped, html};
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { "arrayburn report" }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                h1 { "arrayburn report" }
+                p {
+                    (r.sources.len()) " result(s), " (r.disks()) " disk(s), " (r.hosts.len())
+                    " host(s); arrayburn " (r.header.tool_version) ", " (r.header.finished_at) "."
+                }
+                p #verdict class={ "verdict " (r.verdict.word()) } { (r.message) }
+                @if !r.skipped.is_empty() {
+                    h2 { "Skipped" }
+                    ul { @for s in &r.skipped { li { (s.why) } } }
+                }
+                @for (id, title, rs) in run_sections(r) {
+                    h2 { (title) }
+                    ul.runs id=(id) {
+                        @for run in rs {
+                            li {
+                                b { (run_name(run)) } " (" (run.source) "): " (state_words(run))
+                                ul { @for w in &run.what { li { (w) } } }
+                            }
+                        }
+                    }
+                }
+                @if !r.outliers.is_empty() {
+                    h2 { "Slow or fast for their model" }
+                    table #outliers {
+                        tr {
+                            @for h in ["Host", "Disk", "Model", "Serial", "MB/s", "% of model", "Of", "Verdict"] {
+                                th { (h) }
+                            }
+                        }
+                        @for o in &r.outliers {
+                            tr {
+                                td { (o.host) } td { (o.path) } td { (opt(&o.model)) } td { (opt(&o.serial)) }
+                                td { (format!("{:.0}", o.mb_per_s)) } td { (format!("{:.0}", o.pct_of_model)) }
+                                td { (o.of) } td class=(o.verdict.word()) { (o.verdict.word()) }
+                            }
+                        }
+                    }
+                }
+                @if !r.regressions.is_empty() {
+                    h2 { "Worse than before" }
+                    ul #regressions {
+                        @for g in &r.regressions {
+                            li {
+                                b { (g.host) " " (g.path) }
+                                " (" (opt(&g.model)) " serial " (opt(&g.serial)) "): " (g.what.join("; "))
+                            }
+                        }
+                    }
+                }
+                @if !r.links.is_empty() {
+                    h2 { "Links below their maximum" }
+                    ul #links { @for l in &r.links { li { b { (l.host) } ": " (sentence(&l.link)) } } }
+                }
+                @let svgs = charts(r);
+                @if !svgs.is_empty() {
+                    h2 { "Speed per disk, by model" }
+                    @for svg in &svgs {
+                        // The SVG document's own XML declaration has no place inline.
+                        figure.chart { (PreEscaped(svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]))) }
+                    }
+                }
+                h2 { "Hosts" }
+                @for h in &r.hosts {
+                    h3 { (h.host) }
+                    ul { @for x in &h.runs { li { (x) } } }
+                }
+                h2 { "Disks" }
+                table #disks {
+                    tr {
+                        @for h in ["Host", "Disk", "Model", "Serial", "Run", "Kind", "MB/s", "Errors", "Verdict"] {
+                            th { (h) }
+                        }
+                    }
+                    @for s in &r.samples {
+                        tr {
+                            td { (s.host) } td { (s.path) } td { (opt(&s.model)) } td { (opt(&s.serial)) }
+                            td { (s.started_at) } td { (s.kind.word()) }
+                            td { (s.mb_per_s.map_or("-".into(), |v| format!("{v:.0}"))) }
+                            td { (s.errors) } td { (s.verdict) }
+                        }
+                    }
+                }
+            }
         }
-        let _ = writeln!(out, "</ul>");
-    }
-    for (id, title, rs) in run_sections(r) {
-        let _ = writeln!(out, "<h2>{}</h2>\n<ul class=\"runs\" id=\"{id}\">", esc(title));
-        for run in rs {
-            let _ = writeln!(
-                out,
-                "<li><b>{}</b> ({}): {}<ul>{}</ul></li>",
-                esc(&run_name(run)),
-                esc(&run.source),
-                esc(&state_words(run)),
-                run.what.iter().map(|w| format!("<li>{}</li>", esc(w))).collect::<String>()
-            );
-        }
-        let _ = writeln!(out, "</ul>");
-    }
-    if !r.outliers.is_empty() {
-        let _ = writeln!(
-            out,
-            "<h2>Slow or fast for their model</h2>\n<table id=\"outliers\"><tr><th>Host</th><th>Disk</th><th>Model</th><th>Serial</th><th>MB/s</th><th>% of model</th><th>Of</th><th>Verdict</th></tr>"
-        );
-        for o in &r.outliers {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
-                esc(&o.host),
-                esc(&o.path),
-                esc(o.model.as_deref().unwrap_or("-")),
-                esc(o.serial.as_deref().unwrap_or("-")),
-                o.mb_per_s,
-                o.pct_of_model,
-                o.of,
-                esc(o.verdict.word()),
-                esc(o.verdict.word())
-            );
-        }
-        let _ = writeln!(out, "</table>");
-    }
-    if !r.regressions.is_empty() {
-        let _ = writeln!(out, "<h2>Worse than before</h2>\n<ul id=\"regressions\">");
-        for g in &r.regressions {
-            let _ = writeln!(
-                out,
-                "<li><b>{} {}</b> ({} serial {}): {}</li>",
-                esc(&g.host),
-                esc(&g.path),
-                esc(g.model.as_deref().unwrap_or("-")),
-                esc(g.serial.as_deref().unwrap_or("-")),
-                esc(&g.what.join("; "))
-            );
-        }
-        let _ = writeln!(out, "</ul>");
-    }
-    if !r.links.is_empty() {
-        let _ = writeln!(out, "<h2>Links below their maximum</h2>\n<ul id=\"links\">");
-        for l in &r.links {
-            let _ = writeln!(out, "<li><b>{}</b>: {}</li>", esc(&l.host), esc(&sentence(&l.link)));
-        }
-        let _ = writeln!(out, "</ul>");
-    }
-    let svgs = charts(r);
-    if !svgs.is_empty() {
-        let _ = writeln!(out, "<h2>Speed per disk, by model</h2>");
-        for svg in svgs {
-            // The SVG document's own XML declaration has no place inline.
-            let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
-            let _ = writeln!(out, "<figure class=\"chart\">{body}</figure>");
-        }
-    }
-    let _ = writeln!(out, "<h2>Hosts</h2>");
-    for h in &r.hosts {
-        let _ = writeln!(
-            out,
-            "<h3>{}</h3><ul>{}</ul>",
-            esc(&h.host),
-            h.runs.iter().map(|x| format!("<li>{}</li>", esc(x))).collect::<String>()
-        );
-    }
-    let _ = writeln!(
-        out,
-        "<h2>Disks</h2>\n<table id=\"disks\"><tr><th>Host</th><th>Disk</th><th>Model</th><th>Serial</th><th>Run</th><th>Kind</th><th>MB/s</th><th>Errors</th><th>Verdict</th></tr>"
-    );
-    for s in &r.samples {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&s.host),
-            esc(&s.path),
-            esc(s.model.as_deref().unwrap_or("-")),
-            esc(s.serial.as_deref().unwrap_or("-")),
-            esc(&s.started_at),
-            esc(s.kind.word()),
-            s.mb_per_s.map_or("-".into(), |v| format!("{v:.0}")),
-            s.errors,
-            esc(&s.verdict)
-        );
-    }
-    let _ = writeln!(out, "</table>\n</body></html>");
-    out
+    };
+    page.into_string()
 }
 
-/// The page of one run (`check --out`, `burnin --out`): its report.html.
-pub fn page_of(doc: super::Doc, source: &str) -> String {
-    html(&super::judge(&[(source.into(), doc)], Vec::new(), &crate::judge::Thresholds::default()))
-}
+const CSS: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin:1em 0}\
+td,th{border:1px solid #bbb;padding:.25em .6em;text-align:left}th{background:#eee}\
+.verdict{font-weight:bold;padding:.5em;border-radius:4px}.flagged{background:#fdd}.healthy{background:#dfd}.not_judged{background:#ffe8b0}\
+.slow{color:#b00;font-weight:bold}figure{margin:1em 0}\
+@media print{body{margin:0;max-width:none}tr,figure{break-inside:avoid}.verdict{print-color-adjust:exact}}";
 
 #[cfg(test)]
 mod tests {
@@ -406,7 +378,7 @@ mod tests {
         assert!(page.contains("&lt;evil &amp; host&gt;") && !page.contains("<evil"));
         assert!(page.contains("<svg"), "a chart embedded");
         assert!(!page.contains("<script") && !page.contains("src=\"http"), "nothing to fetch");
-        assert!(page.contains(&esc(&f.message)));
+        assert!(page.contains(&maud::html! { (f.message) }.into_string()));
         let md = markdown(&f);
         assert!(md.contains("&lt;evil &amp; host&gt;") && !md.contains("<evil"), "{md}");
         assert!(text(&f).contains("Verdict: "));

@@ -149,6 +149,18 @@ pub enum RunVerdict {
     Interrupted,
 }
 
+impl RunVerdict {
+    /// As the JSON names it.
+    pub fn word(self) -> &'static str {
+        match self {
+            RunVerdict::Healthy => "healthy",
+            RunVerdict::Flagged => "flagged",
+            RunVerdict::NotJudged => "not_judged",
+            RunVerdict::Interrupted => "interrupted",
+        }
+    }
+}
+
 /// Each disk's verdict.
 pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
     let groups: Vec<usize> = disks.iter().map(|d| d.group).collect();

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::burnin::record::{Class, DiskBurn, Phase};
+use crate::burnin::record::{Class, DiskBurn, Phase, TempReading};
 use crate::burnin::smart::{DriveKind, Kind, SelfTest, SmartChange, TempLimits, TestKind};
 use crate::burnin::state::Checkpoint;
 use crate::burnin::targets::Target;
@@ -29,7 +29,8 @@ pub struct BurnRun<'a> {
     pub points: &'a [Checkpoint],
     pub burns: Vec<DiskBurn>,
     pub smart: Vec<(Option<SmartChange>, Option<String>)>,
-    pub temps: Vec<Option<i64>>,
+    /// Each disk's temperatures read during the run.
+    pub temps: Vec<Vec<TempReading>>,
     pub interrupted: bool,
     pub read_only: bool,
     /// The engine that ran, and how many requests it kept in flight.
@@ -58,6 +59,10 @@ pub struct BurnDisk {
     /// Each whole pass's read-back MB/s, pass 1 first (a pass cut short
     /// is left out).
     pub verify_pass_mb_per_s: Vec<f64>,
+    /// Each whole pass's write MB/s, pass 1 first (a read-only soak
+    /// writes nothing; results before it have none: left out then).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_pass_mb_per_s: Vec<f64>,
     /// Those as % of the peer group's median; null without peers.
     pub write_pct_of_peers: Option<f64>,
     pub verify_pct_of_peers: Option<f64>,
@@ -73,6 +78,11 @@ pub struct BurnDisk {
     /// The hottest the disk was during the run (SMART before, every
     /// `--smart-every` seconds, after), °C.
     pub hottest_c: Option<i64>,
+    /// Each temperature read during the run (every `--smart-every`), with
+    /// the seconds since the disks started; left out where none was read
+    /// (no SMART, or results before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub temperatures: Vec<TempReading>,
     /// The limit it was judged against: `warning_c`, `critical_c` (°C) and
     /// `source` (the drive's own, or the default for its kind).
     #[serde(default)]
@@ -202,8 +212,8 @@ pub fn build(run: BurnRun) -> BurnReport {
         .zip(burns)
         .zip(smart)
         .zip(facts.iter().zip(judged))
-        .zip(points.iter().zip(hottest).zip(limits))
-        .map(|((((t, burn), smart), (f, judged)), ((c, hot), limit))| {
+        .zip(points.iter().zip(hottest).zip(limits).zip(temps))
+        .map(|((((t, burn), smart), (f, judged)), (((c, hot), limit), temps))| {
             // A disk with advice is named by its action below, once the
             // links have had their say.
             if let Some((a, sentence)) = &judged.action {
@@ -213,7 +223,7 @@ pub fn build(run: BurnRun) -> BurnReport {
                     sentence: format!("{}: {sentence}", t.dev.given),
                 });
             }
-            let disk = Measured { t, burn, smart, c };
+            let disk = Measured { t, burn, smart, c, temps };
             disk.judged(f, &judged, (hot, limit))
         })
         .collect();
@@ -243,6 +253,7 @@ struct Measured<'a> {
     burn: DiskBurn,
     smart: (Option<SmartChange>, Option<String>),
     c: &'a Checkpoint,
+    temps: Vec<TempReading>,
 }
 
 impl Measured<'_> {
@@ -256,13 +267,14 @@ impl Measured<'_> {
         judged: &crate::judge::burnin::BurnVerdict,
         (hottest_c, limit): (Option<i64>, TempLimits),
     ) -> BurnDisk {
-        let Measured { t, burn, smart, c } = self;
+        let Measured { t, burn, smart, c, temps } = self;
         let verdict = match (burn.interrupted, judged.compared()) {
             (true, _) => DiskVerdict::Interrupted,
             (false, true) => DiskVerdict::Healthy,
             (false, false) => DiskVerdict::NotJudged,
         };
-        let speeds = pass_speeds(&burn, t.end - t.start);
+        let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, t.end - t.start);
+        let writes = pass_speeds(&burn.write_pass_s, burn.passes_done, t.end - t.start);
         BurnDisk {
             path: t.dev.given.clone(),
             identity: t.dev.identity.clone(),
@@ -270,6 +282,7 @@ impl Measured<'_> {
             end_byte: t.end,
             burn,
             verify_pass_mb_per_s: speeds.into_iter().map(|(v, _)| v).collect(),
+            write_pass_mb_per_s: writes.into_iter().map(|(v, _)| v).collect(),
             write_mb_per_s: f.write_mb_per_s,
             verify_mb_per_s: f.verify_mb_per_s,
             write_pct_of_peers: judged.write_pct,
@@ -279,6 +292,7 @@ impl Measured<'_> {
             self_test_kind: c.self_test.as_ref().map(|(k, _)| *k),
             self_test: c.self_test.as_ref().map(|(_, s)| s.clone()),
             hottest_c,
+            temperatures: temps,
             temperature_limit: Some(limit),
             verdict,
         }
@@ -357,20 +371,17 @@ fn burns_passes(disks: &[BurnDisk], asked: u16, read_only: bool) -> u16 {
     }
 }
 
-/// Each pass's read-back MB/s and seconds, for the passes read whole.
-fn pass_speeds(b: &DiskBurn, len: u64) -> Vec<(f64, f64)> {
-    b.verify_pass_s
-        .iter()
-        .take(usize::from(b.passes_done))
-        .filter_map(|s| Some((speed(len, *s)?, *s)))
-        .collect()
+/// Each pass's MB/s and seconds over `len` bytes, from its seconds
+/// (`times`, pass 1 first), for the `done` passes done whole.
+fn pass_speeds(times: &[f64], done: u16, len: u64) -> Vec<(f64, f64)> {
+    times.iter().take(usize::from(done)).filter_map(|s| Some((speed(len, *s)?, *s))).collect()
 }
 
 /// The hottest reading of each disk: before, during, after the run.
 fn hottest(
     points: &[Checkpoint],
     smart: &[(Option<SmartChange>, Option<String>)],
-    temps: &[Option<i64>],
+    temps: &[Vec<TempReading>],
 ) -> Vec<Option<i64>> {
     smart
         .iter()
@@ -379,7 +390,7 @@ fn hottest(
         .map(|(i, ((change, _), c))| {
             [
                 c.smart_before.as_ref().and_then(|s| s.temperature_c),
-                temps.get(i).copied().flatten(),
+                temps.get(i).and_then(|t| t.iter().map(|r| r.celsius).max()),
                 change.as_ref().and_then(|ch| ch.after.temperature_c),
             ]
             .into_iter()
@@ -436,7 +447,7 @@ impl Facts<'_> {
             verify_mb_per_s: speed(b.verified_bytes, b.verify_s),
             write_s: b.write_s,
             verify_s: b.verify_s,
-            pass_mb_per_s: pass_speeds(b, self.len)
+            pass_mb_per_s: pass_speeds(&b.verify_pass_s, b.passes_done, self.len)
                 .into_iter()
                 .map(|(v, s)| (s >= crate::judge::MIN_JUDGED_S).then_some(v))
                 .collect(),

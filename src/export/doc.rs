@@ -1,0 +1,216 @@
+//! A report laid out once, as blocks (headings, notes, tables, items),
+//! rendered alike as text, Markdown and the page: what one shows, the
+//! others show. Building the blocks is each report's exporter's work
+//! (`text`, `burnin`); this module only renders them and must not know
+//! any report's fields.
+
+use std::fmt::Write;
+
+use comfy_table::{CellAlignment, ContentLineStyle, LineStyle, Table, TableStyle};
+
+/// No borders; a dashed line under the header, as solnet prints it.
+pub const STYLE: TableStyle = TableStyle::new()
+    .header_lines(ContentLineStyle::none().junction(' '))
+    .header_separator(LineStyle::none().fill('-').junction(' '))
+    .content_lines(ContentLineStyle::none().junction(' '));
+
+/// A table: a header, rows of cells, and which columns hold numbers
+/// (aligned right).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Grid {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub numbers: std::ops::Range<usize>,
+}
+
+impl Grid {
+    /// An empty table with this header and no number column.
+    pub fn new(header: &[&str]) -> Self {
+        Self { header: header.iter().map(|h| h.to_string()).collect(), ..Self::default() }
+    }
+
+    /// The columns `cols` hold numbers.
+    pub fn numbers(mut self, cols: std::ops::Range<usize>) -> Self {
+        self.numbers = cols;
+        self
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// solnet's layout: no borders, a dashed line under the header, no
+    /// trailing blanks.
+    pub fn text(&self) -> String {
+        let header: Vec<&str> = self.header.iter().map(String::as_str).collect();
+        let mut t = table(&header);
+        for r in &self.rows {
+            t.add_row(r.clone());
+        }
+        for i in self.numbers.clone() {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        show(&t)
+    }
+
+    /// A GitHub-flavoured Markdown table (`|` in a cell escaped).
+    pub fn markdown(&self) -> String {
+        let line = |cells: &[String]| {
+            let cells: Vec<String> = cells.iter().map(|c| md_cell(c)).collect();
+            format!("| {} |\n", cells.join(" | "))
+        };
+        let rule: Vec<String> = (0..self.header.len())
+            .map(|i| if self.numbers.contains(&i) { "---:" } else { "---" }.to_string())
+            .collect();
+        let mut out = line(&self.header);
+        out.push_str(&format!("|{}|\n", rule.join("|")));
+        for r in &self.rows {
+            out.push_str(&line(r));
+        }
+        out
+    }
+}
+
+/// A cell's text as literal Markdown (a model string is not markup),
+/// blank as `-`.
+pub fn md_cell(s: &str) -> String {
+    if s.trim().is_empty() { "-".into() } else { crate::escape::markdown(s) }
+}
+
+/// A table in [`STYLE`] with the given header.
+pub fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(STYLE);
+    t.set_header(header.to_vec());
+    for c in t.column_iter_mut() {
+        c.set_padding((0, 1));
+    }
+    t
+}
+
+/// The table as text without trailing blanks.
+pub fn show(t: &Table) -> String {
+    t.trim_fmt()
+}
+
+/// How a heading or alert reads: plain, or a fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Plain,
+    Bad,
+}
+
+/// One piece of a report.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// The report's first line: what ran, where, when.
+    Title(String),
+    /// A line that warns about the whole document (partial, interrupted).
+    Alert(String),
+    /// A section's first line, after a blank one.
+    Heading(String, Tone),
+    /// A line under a heading.
+    Note(String),
+    /// A table after a blank line.
+    Table(Grid),
+    /// A table right under its heading.
+    Tight(Grid),
+    /// An indented line of a list.
+    Item(String),
+    /// The closing lines: a sentence per disk to act on, the verdict.
+    Verdict { to_act_on: Vec<String>, message: String },
+}
+
+/// The blocks as the text report.
+pub fn text(blocks: &[Block]) -> String {
+    let mut out = String::new();
+    for b in blocks {
+        let _ = match b {
+            Block::Title(s) | Block::Alert(s) | Block::Note(s) => writeln!(out, "{s}"),
+            Block::Heading(s, _) => writeln!(out, "\n{s}"),
+            Block::Table(g) => writeln!(out, "\n{}", g.text()),
+            Block::Tight(g) => writeln!(out, "{}", g.text()),
+            Block::Item(s) => writeln!(out, "  {s}"),
+            Block::Verdict { to_act_on, message } => {
+                if !to_act_on.is_empty() {
+                    let _ = writeln!(out, "\nDisks to act on:");
+                    for a in to_act_on {
+                        let _ = writeln!(out, "  {a}");
+                    }
+                }
+                writeln!(out, "\nVerdict: {message}")
+            }
+        };
+    }
+    out
+}
+
+/// The blocks as Markdown (a ticket's description): the verdict first,
+/// headings as `###`, tables as tables, items as a list. Text from a disk
+/// or host is escaped, never markup.
+pub fn markdown(blocks: &[Block]) -> String {
+    let mut out = String::new();
+    let mut listing = false;
+    for b in blocks {
+        if let Block::Title(s) = b {
+            let _ = writeln!(out, "## {}\n", md_cell(s));
+        }
+    }
+    for b in blocks {
+        if let Block::Verdict { to_act_on, message } = b {
+            let _ = writeln!(out, "**Verdict: {}**\n", md_cell(message));
+            if !to_act_on.is_empty() {
+                let _ = writeln!(out, "Disks to act on:\n");
+                for a in to_act_on {
+                    let _ = writeln!(out, "- {}", md_cell(a));
+                }
+                out.push('\n');
+            }
+        }
+    }
+    for b in blocks {
+        let item = matches!(b, Block::Item(_));
+        if listing && !item {
+            out.push('\n');
+        }
+        listing = item;
+        let _ = match b {
+            Block::Title(_) | Block::Verdict { .. } => Ok(()),
+            Block::Alert(s) => writeln!(out, "**{}**\n", md_cell(s)),
+            Block::Heading(s, _) => writeln!(out, "### {}\n", md_cell(s)),
+            Block::Note(s) => writeln!(out, "{}\n", md_cell(s)),
+            Block::Table(g) | Block::Tight(g) => writeln!(out, "{}", g.markdown()),
+            Block::Item(s) => writeln!(out, "- {}", md_cell(s)),
+        };
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_shows_a_hostile_string_as_text() {
+        let mut g = Grid::new(&["Disk", "Model"]);
+        g.row(vec!["/dev/sda".into(), "<script>alert(1)</script>|x".into()]);
+        let md = markdown(&[Block::Title("t".into()), Block::Table(g)]);
+        assert!(md.contains(r"&lt;script&gt;alert\(1\)&lt;/script&gt;\|x"), "{md}");
+        assert!(!md.contains("<script"), "{md}");
+    }
+
+    #[test]
+    fn the_text_puts_a_blank_line_before_headings_and_loose_tables() {
+        let g = Grid::new(&["A"]);
+        let t = text(&[
+            Block::Title("T".into()),
+            Block::Heading("H".into(), Tone::Plain),
+            Block::Tight(g.clone()),
+            Block::Item("i".into()),
+            Block::Table(g),
+        ]);
+        assert_eq!(t, "T\n\nH\nA\n--\n  i\n\nA\n--\n");
+    }
+}
