@@ -191,8 +191,10 @@ pub struct BurninArgs {
     /// Write the result as JSON to FILE (`-`: standard output).
     #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Also write report.txt, report.json and charts of MB/s across each
-    /// disk's surface (SVG and PNG, pass 1 and the last pass) into DIR.
+    /// Also write report.txt, report.json, the run's page (report.html:
+    /// everything, charts inline, a certificate per disk; prints to PDF),
+    /// report.md, and charts/ (MB/s across each disk's surface, pass 1 and
+    /// the last; temperature over the run; SVG and PNG) into DIR.
     #[arg(help_heading = "Outputs", long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Read SMART before and after (smartctl --json) and judge what rose:
@@ -411,8 +413,10 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write everything to directory DIR (created if missing): report.txt,
-    /// report.json, surface.csv and charts/ (MB/s per disk, MB/s across the
-    /// surface and latency bins per pass, as SVG and PNG).
+    /// report.json, surface.csv, at the end the run's page (report.html:
+    /// everything, charts inline; prints to PDF) and report.md, and charts/
+    /// (MB/s per disk, MB/s across the surface and latency bins per pass,
+    /// as SVG and PNG).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write the surface profiles (MB/s per position bucket, per disk and

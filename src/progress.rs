@@ -82,7 +82,7 @@ impl Progress {
     }
 
     fn line(&self, text: &str) {
-        let stamp = chrono::Local::now().format("%Y-%m-%d %H:%M:%S");
+        let stamp = crate::units::log_stamp();
         let text =
             if self.style == Style::Lines { format!("{stamp} {text}") } else { text.to_string() };
         let _ = if self.bars.is_empty() {
@@ -293,10 +293,13 @@ impl BurnLines {
         self.last = Instant::now();
         self.seen.resize(disks.len(), None);
         self.first.resize(disks.len(), None);
-        let now = chrono::Local::now().format("%H:%M:%S");
+        let now = crate::units::log_stamp();
         let mut eta: f64 = 0.0;
         for (i, d) in disks.iter().enumerate() {
-            let rate = self.seen[i].map_or(0.0, |s| d.done.saturating_sub(s) as f64 / dt);
+            // No speed before a second look: nothing was measured yet.
+            let speed = self.seen[i]
+                .map(|s| format!(" {:.0} MB/s", d.done.saturating_sub(s) as f64 / dt / 1e6))
+                .unwrap_or_default();
             self.seen[i] = Some(d.done);
             let since = *self.first[i].get_or_insert(d.done);
             let mean = d.done.saturating_sub(since) as f64 / self.began.elapsed().as_secs_f64();
@@ -305,12 +308,11 @@ impl BurnLines {
             }
             let of = d.passes.map_or(String::new(), |n| format!("/{n}"));
             tell!(
-                "{now} burnin: {} pass {}{of} {} {:.0}% {:.0} MB/s",
+                "{now} burnin: {} pass {}{of} {} {:.0}%{speed}",
                 d.name,
                 d.pass,
                 d.phase,
-                d.phase_pct,
-                rate / 1e6
+                d.phase_pct
             );
         }
         if let Some(end) = deadline {

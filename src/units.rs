@@ -96,6 +96,13 @@ pub fn rfc3339_local(t: SystemTime) -> String {
     DateTime::<Local>::from(t).to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// The stamp a log line starts with: now, local time with its offset, to
+/// the second (`2026-11-30T06:04:50+01:00`): unambiguous in a days-long
+/// log.
+pub fn log_stamp() -> String {
+    rfc3339_local(SystemTime::now())
+}
+
 /// C's `ctime()` in local time (`Mon Nov 30 04:48:04 2026`, `TZ`
 /// respected), as iozone's "Run began:" line.
 pub fn ctime(t: SystemTime) -> String {
@@ -105,6 +112,15 @@ pub fn ctime(t: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_stamp_is_an_iso_8601_date_and_time_with_its_offset() {
+        let s = log_stamp();
+        let t = DateTime::parse_from_rfc3339(&s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        assert_eq!(s.as_bytes()[10], b'T', "{s}");
+        let now = Utc::now().timestamp();
+        assert!((t.timestamp() - now).abs() <= 2, "{s} is now");
+    }
     use std::time::UNIX_EPOCH;
 
     #[test]

@@ -204,8 +204,8 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
     assert!(text.contains("NOT JUDGED"), "{text}");
     assert!(!text.contains("HEALTHY"), "{text}");
 
-    // Progress lines for a log: each with the local time, the run's length
-    // up front, counted down.
+    // Progress lines for a log: each with the local date and time and its
+    // offset (ISO 8601), the run's length up front, counted down.
     let mut args =
         vec!["check", "--sample", "1.5s", "--progress", "lines", "--progress-interval", "0.4s"];
     args.extend(names.iter().copied());
@@ -214,8 +214,8 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
     let lines: Vec<&str> = err.lines().collect();
     assert!(lines[0].ends_with("arrayburn: 4 read group(s) to run: about 6.0 s left"), "{err}");
     let stamp = |l: &str| {
-        let b = l.as_bytes();
-        l.len() > 20 && b[4] == b'-' && b[10] == b' ' && b[13] == b':' && b[19] == b' '
+        let Some((at, _)) = l.split_once(' ') else { return false };
+        chrono::DateTime::parse_from_rfc3339(at).is_ok() && at.as_bytes()[10] == b'T'
     };
     assert!(lines.iter().all(|l| stamp(l)), "{err}");
     assert!(err.contains("arrayburn: run: about"), "{err}");

@@ -155,7 +155,7 @@ fn overdue(which: &str, limit: Duration, left: Option<u64>) -> String {
 
 /// A line for each self-test still running, with what is left of it.
 fn tell_running(targets: &[Target], state: &[SelfTest]) {
-    let now = chrono::Local::now().format("%H:%M:%S");
+    let now = crate::units::log_stamp();
     for (t, s) in targets.iter().zip(state) {
         if let SelfTest::Running(left) = s {
             tell!("{now} burnin: {} self-test running, {} left", t.dev.given, left_words(*left));
