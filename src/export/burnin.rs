@@ -253,10 +253,11 @@ pub fn json(report: &BurnReport) -> Vec<u8> {
 pub fn bundle(report: &BurnReport, dir: &std::path::Path) -> anyhow::Result<()> {
     let dir = crate::output::Dir::create(dir)?;
     let blocks = blocks(report);
-    let drawn = charts(report)?;
+    // The result first: a chart that cannot be drawn must not cost it.
     dir.write("report.txt", doc::text(&blocks).as_bytes())?;
     dir.write("report.json", &json(report))?;
     dir.write("report.md", doc::markdown(&blocks).as_bytes())?;
+    let drawn = charts(report)?;
     dir.write("report.html", page(report, &blocks, &drawn).as_bytes())?;
     crate::export::chart::write(&dir.sub("charts")?, &drawn)?;
     Ok(())
@@ -409,7 +410,6 @@ fn smart_table(r: &BurnReport) -> Grid {
 fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
     let id = &d.identity;
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-    let found: u64 = d.burn.bad_bytes.iter().map(|(_, n)| n).sum();
     let smart = match (&d.smart, &d.smart_note) {
         (Some(c), _) if c.deltas.is_empty() => "no counter rose".to_string(),
         (Some(c), _) => {
@@ -439,7 +439,8 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
         ("Passes done", format!("{} of {}", d.burn.passes_done, r.passes)),
         ("Bytes written", d.burn.written_bytes.to_string()),
         ("Bytes verified", d.burn.verified_bytes.to_string()),
-        ("Bad bytes found", format!("{found} ({})", errors(&d.burn))),
+        // By class: one range can be two (a failed write reads back zeros).
+        ("Bad bytes found", errors(&d.burn)),
         ("SMART", smart),
         ("Self-test", self_test_words(d).unwrap_or_else(|| "none".into())),
         ("Hottest", d.hottest_c.map_or("-".into(), |c| format!("{c} °C{}", limit_words(d)))),
