@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Runs arrayburn's tests. As root it first installs what the device tests
-# need (libfuse3-dev + fuse3 for the bad-sector disk, e2fsprogs, util-linux,
-# strace for iozone's system-call patterns, chromium to render the HTML
-# report headless, ansible-core for the playbook in contrib/ansible)
-# and then runs them all on loop devices it creates and removes. Without
-# root, the device tests print why and skip.
+# Runs arrayburn's tests with cargo-nextest (every test in a process of its
+# own, four at a time, each with a deadline: .config/nextest.toml). As root
+# it first installs what the device tests need (libfuse3-dev + fuse3 for
+# the bad-sector disk, e2fsprogs, util-linux, strace for iozone's
+# system-call patterns, chromium to render the HTML report headless,
+# ansible-core for the playbook in contrib/ansible), while the tests build,
+# and removes what an earlier run left behind (scripts/leftovers.sh) before
+# and after. The tests create loop devices and remove exactly those.
+# Without root, the device tests print why and skip. Arguments go to
+# `cargo nextest run` (a filter, say). CI=true selects the `ci` profile:
+# the whole run ended at 35 minutes, JUnit in target/nextest/ci/junit.xml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -16,15 +21,34 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v strace >/dev/null || need+=(strace)
 command -v chromium >/dev/null || need+=(chromium)
 command -v ansible-playbook >/dev/null || need+=(ansible-core)
+installing=
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
-        echo "scripts/test.sh: installing ${need[*]}" >&2
-        apt-get update -qq >/dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+        echo "scripts/test.sh: installing ${need[*]} (beside the build)" >&2
+        log=$(mktemp)
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends "${need[@]}") >"$log" 2>&1 &
+        installing=$!
     else
         echo "scripts/test.sh: not root: device tests will skip (they also need: ${need[*]})" >&2
     fi
 fi
+if ! cargo nextest --version >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing cargo-nextest from crates.io" >&2
+    cargo install --locked --quiet cargo-nextest
+fi
 # The API docs (`cargo doc`) are the layout's map: a broken link in them fails.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
-exec cargo test "$@"
+cargo nextest run --no-run --cargo-quiet
+if [ -n "$installing" ] && ! wait "$installing"; then
+    cat "$log" >&2
+    echo "scripts/test.sh: installing ${need[*]} failed (above)" >&2
+    exit 1
+fi
+profile=default
+[ "${CI:-}" = true ] && profile=ci
+bash scripts/leftovers.sh
+status=0
+cargo nextest run --profile "$profile" --cargo-quiet "$@" || status=$?
+bash scripts/leftovers.sh
+exit "$status"

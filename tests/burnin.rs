@@ -25,7 +25,7 @@ fn burnin_cmd() -> (Command, tempfile::TempDir) {
 
 fn burnin(args: &[&str]) -> std::process::Output {
     let (mut c, _state) = burnin_cmd();
-    let out = c.args(args).stdin(std::process::Stdio::null()).output().unwrap();
+    let out = c.args(args).output_within(RUN);
     eprintln!(
         "--- burnin {}\n{}\n--- stderr\n{}",
         args.join(" "),
@@ -53,7 +53,7 @@ fn burn_in(t: Option<&Throttle>, args: &[&str]) -> (std::process::Output, serde_
             let state = tempdir();
             let mut a = vec!["burnin", "--state", state.path().to_str().unwrap()];
             a.extend(&all);
-            t.command(&a).stdin(std::process::Stdio::null()).output().unwrap()
+            t.command(&a).output_within(RUN)
         }
     };
     let doc = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -126,7 +126,7 @@ fn every_refusal_writes_nothing() {
         "--range 8m..2g: ends beyond the disk, whose last whole 4 KiB block ends at byte 16777216",
     );
     // A disk with a filesystem, then mounted.
-    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &d[1].dev]).output().unwrap();
+    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &d[1].dev]).output_within(MINUTE);
     assert!(mkfs.status.success(), "{mkfs:?}");
     let fs_sum = sum(&d[1]);
     run(with(&["--destructive", "--yes"]), "signature (ext4)");
@@ -135,14 +135,14 @@ fn every_refusal_writes_nothing() {
     assert!(
         Command::new("mount")
             .args([&d[1].dev, mnt.path().to_str().unwrap()])
-            .status()
-            .unwrap()
+            .output_within(MINUTE)
+            .status
             .success()
     );
     struct Unmount<'a>(&'a Path);
     impl Drop for Unmount<'_> {
         fn drop(&mut self) {
-            let _ = Command::new("umount").arg(self.0).status();
+            let _ = Command::new("umount").arg(self.0).output_within(MINUTE);
         }
     }
     let u = Unmount(mnt.path());
@@ -218,8 +218,7 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     let rep = Command::new(bin())
         .args(["report", out_dir.join("report.json").to_str().unwrap(), "--json"])
         .arg(&fleet)
-        .output()
-        .unwrap();
+        .output_within(RUN);
     assert_eq!(rep.status.code(), Some(0), "{rep:?}");
     let f: serde_json::Value = serde_json::from_slice(&std::fs::read(&fleet).unwrap()).unwrap();
     let kinds: Vec<&str> =
@@ -309,8 +308,7 @@ fn a_link_below_its_maximum_is_a_finding_of_the_burn_in_too() {
         .args(d.iter().map(|x| &x.dev))
         .env("ARRAYBURN_TOPOLOGY", &placed)
         .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .output_within(RUN);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -428,11 +426,7 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
                 json.to_str().unwrap(),
                 &d[0].dev,
             ])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+            .start();
         interrupt_after(child, std::time::Duration::from_millis(after_ms))
     };
     // Stopped while the plan is measured: nothing written, no checkpoint.
@@ -680,8 +674,7 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
         .arg(&json)
         .args(d.iter().map(|x| &x.dev))
         .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .output_within(RUN);
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1));
@@ -709,8 +702,7 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
         .env("PATH", format!("{}:{}", fake_none.path().display(), std::env::var("PATH").unwrap()))
         .args(["--destructive", "--yes", "--smart", "require", &d[0].dev])
         .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .output_within(RUN);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -782,17 +774,12 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     let written_since = |i: usize| (sectors_written(devs[i]) - written[i]) * 512;
     let spawn = |a: Vec<String>| {
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        t.command(&a)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
+        t.command(&a).start()
     };
     // 1. Killed as a reboot would: the last checkpoint (at most 1 s old)
     // is where the run stands, and it names only flushed bytes.
     // (Quiet: no progress lines, though they would come every 0.2 s.)
-    let mut child = spawn(args(
+    let child = spawn(args(
         1,
         &[
             "--passes",
@@ -808,10 +795,7 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
         ],
     ));
     std::thread::sleep(std::time::Duration::from_millis(2000));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let mut quiet = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut quiet).unwrap();
+    let quiet = String::from_utf8_lossy(&child.kill().stderr).into_owned();
     assert!(quiet.contains("will DESTROY") && !quiet.contains(" burnin: /dev/"), "{quiet}");
     // Writes a killed process had in flight still land (the kernel ends
     // them after the process, and holds the disk open until then): wait
@@ -833,7 +817,7 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     // Without --resume the unfinished run is refused, nothing written.
     let sums: Vec<u64> = d.iter().map(sum).collect();
     let plain = |a: Vec<String>| {
-        let out = Command::new(bin()).args(a).stdin(std::process::Stdio::null()).output().unwrap();
+        let out = Command::new(bin()).args(a).output_within(RUN);
         eprintln!("{}", String::from_utf8_lossy(&out.stderr));
         out
     };
@@ -877,8 +861,7 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     let out = t
         .command(&a.iter().map(String::as_str).collect::<Vec<_>>())
         .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .output_within(RUN);
     let err = String::from_utf8_lossy(&out.stderr);
     let report = String::from_utf8_lossy(&out.stdout);
     eprintln!("{report}");
@@ -930,20 +913,20 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
     // is for disks in use), one that slows after its first pass, one
     // with a bad range.
     let d = disks(3, size);
-    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &d[1].dev]).output().unwrap();
+    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &d[1].dev]).output_within(MINUTE);
     assert!(mkfs.status.success(), "{mkfs:?}");
     let mnt = tempdir();
     assert!(
         Command::new("mount")
             .args(["-o", "ro", &d[1].dev, mnt.path().to_str().unwrap()])
-            .status()
-            .unwrap()
+            .output_within(MINUTE)
+            .status
             .success()
     );
     struct Unmount<'a>(&'a Path);
     impl Drop for Unmount<'_> {
         fn drop(&mut self) {
-            let _ = Command::new("umount").arg(self.0).status();
+            let _ = Command::new("umount").arg(self.0).output_within(MINUTE);
         }
     }
     let _u = Unmount(mnt.path());
@@ -975,38 +958,17 @@ fn a_read_only_soak_writes_nothing_and_finds_read_errors_and_a_disk_that_slows()
             &d[2].dev,
             &bad.dev,
         ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     // Pass 1 of the throttled disk takes about 1.4 s (over the second a
     // pass must last to be compared); from then on it reads at a third of
     // that. The limit changes when the progress lines show its
     // pass 2 (a fixed sleep raced a slow start under load).
-    let mut child = child;
-    let stderr = child.stderr.take().unwrap();
-    let (seen, second) = crossbeam_channel::bounded(1);
     let marker = format!(" burnin: {} pass 2/3", d[2].dev);
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
-            let line = line.unwrap_or_default();
-            if line.contains(&marker) {
-                let _ = seen.try_send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    second
-        .recv_timeout(std::time::Duration::from_secs(30))
-        .expect("the throttled disk reached its second pass");
+    child.wait_line("the throttled disk's second pass", MINUTE, |l| l.contains(&marker));
     t.limit(&d[2], 2_000_000);
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait(RUN);
     let text = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{text}\n{}", reader.join().unwrap());
+    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["read_only"], true);
@@ -1123,8 +1085,7 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
         ])
         .env("PATH", format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap()))
         .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .output_within(RUN);
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1));
@@ -1232,8 +1193,7 @@ fn a_self_test_that_never_finishes_is_aborted_as_a_finding() {
         .arg(&json)
         .args(d.iter().map(|x| &x.dev))
         .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .output_within(RUN);
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(began.elapsed() < std::time::Duration::from_secs(30));
@@ -1267,18 +1227,11 @@ fn a_signal_while_smart_is_read_after_the_burn_in_ends_it_interrupted() {
         .args(["--destructive", "--yes", "--progress", "none", "--json"])
         .arg(&json)
         .arg(&d[0].dev)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     let after = fake.path().join("after");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !after.exists() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(after.exists(), "SMART was never read after the run");
-    let (out, took) = interrupt(child);
+    let mut child = child;
+    child.wait_until("SMART read after the run", MINUTE, || after.exists());
+    let (out, took) = child.interrupt(MINUTE);
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
     assert!(took < std::time::Duration::from_secs(5), "{took:?}");
     assert_eq!(out.status.code(), Some(130));
@@ -1306,13 +1259,7 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
     let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
     let first: Vec<&str> =
         args.iter().copied().chain(["--passes", "2"]).chain(devs.iter().copied()).collect();
-    let mut child = t
-        .command(&first)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = t.command(&first).start();
     // Killed once both checkpoints are partway through pass 1's verify.
     let mid_verify = |x: &LoopDisk| {
         std::fs::read(state.path().join(format!("burnin-{}.json", x.name())))
@@ -1324,20 +1271,17 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
                     && c["at"]["done_until"].as_u64() > Some(0)
             })
     };
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !d.iter().all(mid_verify) && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(d.iter().all(mid_verify), "never mid-verify");
+    child.wait_until("both checkpoints partway through pass 1's verify", MINUTE, || {
+        d.iter().all(mid_verify)
+    });
+    child.kill();
     let resume: Vec<&str> = args
         .iter()
         .copied()
         .chain(["--resume", "--json", json.to_str().unwrap()])
         .chain(devs.iter().copied())
         .collect();
-    let out = t.command(&resume).stdin(std::process::Stdio::null()).output().unwrap();
+    let out = t.command(&resume).output_within(RUN);
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     // Pass 1's time counts from its start, not from the resume: its speed
@@ -1367,39 +1311,19 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
     first.extend(["--progress-interval", "0.2s", "--json", json.to_str().unwrap()]);
     first.extend(["--out", out.to_str().unwrap()]);
     first.extend(d.iter().map(|x| x.dev.as_str()));
-    let spawn = |c: &mut Command| {
-        c.stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
     // Interrupted once it writes (its first progress line), then again.
-    let interrupt_writing = |mut child: std::process::Child| {
-        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut seen = String::new();
-        loop {
-            let mut line = String::new();
-            if std::io::BufRead::read_line(&mut err, &mut line).unwrap() == 0 {
-                break;
-            }
-            seen += &line;
-            if line.contains(" write ") && line.contains(" burnin: /dev/") {
-                break;
-            }
-        }
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(child.id() as i32),
-            nix::sys::signal::Signal::SIGINT,
-        )
-        .unwrap();
-        std::io::Read::read_to_string(&mut err, &mut seen).unwrap();
-        assert_eq!(child.wait().unwrap().code(), Some(130), "{seen}");
+    let interrupt_writing = |child: Child| {
+        child.wait_line("its first progress line", MINUTE, |l| {
+            l.contains(" write ") && l.contains(" burnin: /dev/")
+        });
+        let (out, _) = child.interrupt(MINUTE);
+        let seen = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{seen}");
         seen.lines()
             .find_map(|l| l.split_once("continue with: ").map(|x| x.1.to_string()))
             .unwrap_or_else(|| panic!("no command to go on: {seen}"))
     };
-    let line = interrupt_writing(spawn(&mut t.command(&first)));
+    let line = interrupt_writing(t.command(&first).start());
     for flag in ["--json '", "first run.json'", "--out ", "--progress-interval 0.2s", "--smart off"]
     {
         assert!(line.contains(flag), "{flag} in {line}");
@@ -1407,12 +1331,12 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
     // The printed command, run as printed (by a shell), goes on; stopped
     // again, it prints the same command.
     let shell = format!("exec '{}' {}", bin(), line.strip_prefix("arrayburn ").unwrap());
-    let again = interrupt_writing(spawn(&mut t.command_of("sh", &["-c", &shell])));
+    let again = interrupt_writing(t.command_of("sh", &["-c", &shell]).start());
     assert_eq!(again, line);
     // A plain --resume finishes the outputs the first command named.
     let mut last = vec!["burnin", "--state", st, "--destructive", "--yes", "--resume"];
     last.extend(d.iter().map(|x| x.dev.as_str()));
-    let done = t.command(&last).stdin(std::process::Stdio::null()).output().unwrap();
+    let done = t.command(&last).output_within(RUN);
     assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
     for doc in [json.clone(), out.join("report.json")] {
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&doc).unwrap()).unwrap();
@@ -1496,8 +1420,7 @@ fn temperatures_are_judged_against_the_drives_own_limits() {
     args.extend(["--destructive", "--yes", "--wipe-signatures", "--smart-every", "1"]);
     args.extend(["--progress", "none", "--json", json.to_str().unwrap()]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let out =
-        t.command(&args).env("PATH", path).stdin(std::process::Stdio::null()).output().unwrap();
+    let out = t.command(&args).env("PATH", path).output_within(RUN);
     let text = String::from_utf8_lossy(&out.stdout);
     eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{text}");

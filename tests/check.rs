@@ -436,11 +436,11 @@ fn interrupted_by(signal: nix::sys::signal::Signal, t: &Throttle, d: &[LoopDisk]
     let mut args =
         vec!["check", "--sample", "60s", "--progress", "none", "--json", json.to_str().unwrap()];
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let child = t.command(&args).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let child = t.command(&args).start();
     std::thread::sleep(Duration::from_millis(2500));
     let sent = Instant::now();
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.signal(signal);
+    let out = child.wait(MINUTE);
     assert!(sent.elapsed() < Duration::from_secs(5), "{signal}: took {:?} to stop", sent.elapsed());
     assert_eq!(out.status.code(), Some(130), "{signal}");
     assert!(
@@ -669,16 +669,10 @@ fn a_signal_with_slow_reads_in_flight_stops_within_a_second() {
             &d[0].dev,
             &d[1].dev,
         ])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     std::thread::sleep(Duration::from_millis(4500));
     let sent = Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    child.signal(nix::sys::signal::Signal::SIGINT);
     // The partial report appears within a second.
     let written = loop {
         if std::fs::read(&json)
@@ -692,7 +686,7 @@ fn a_signal_with_slow_reads_in_flight_stops_within_a_second() {
         std::thread::sleep(Duration::from_millis(10));
     };
     assert!(written < Duration::from_secs(1), "report after {written:?}");
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait(MINUTE);
     let exited = sent.elapsed();
     assert!(exited < Duration::from_secs(6), "exited after {exited:?}");
     assert_eq!(out.status.code(), Some(130));
@@ -718,21 +712,14 @@ fn check_watched(
     let mut args = vec!["check", "--progress", "lines", "--json", json.to_str().unwrap()];
     args.extend_from_slice(extra);
     args.extend(disks.iter().map(|x| x.dev.as_str()));
-    let mut child = throttle
-        .command(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let child = throttle.command(&args).start();
     let mut seen = String::new();
-    for line in std::io::BufRead::lines(stderr) {
-        let line = line.unwrap();
-        on_line(&line);
-        seen.push_str(&line);
+    child.follow(RUN, |line| {
+        on_line(line);
+        seen.push_str(line);
         seen.push('\n');
-    }
-    let out = child.wait_with_output().unwrap();
+    });
+    let out = child.wait(MINUTE);
     let bytes = std::fs::read(&json).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_schema(&v);

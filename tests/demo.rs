@@ -1,7 +1,7 @@
 //! `arrayburn demo` end to end: it finds the disk it made slow, exits as
 //! documented, and leaves no loop device, backing file or cgroup behind.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::util::*;
 
@@ -23,7 +23,7 @@ fn leftovers(pid: &str) -> Vec<String> {
         left.extend(names.filter(|n| n.starts_with(&tag)).map(|n| format!("{dir}/{n}")));
     }
     let loops =
-        Command::new("losetup").args(["-l", "-n", "-O", "NAME,BACK-FILE"]).output().unwrap();
+        Command::new("losetup").args(["-l", "-n", "-O", "NAME,BACK-FILE"]).output_within(MINUTE);
     left.extend(
         String::from_utf8_lossy(&loops.stdout)
             .lines()
@@ -99,10 +99,9 @@ fn the_demo_finds_its_slow_disk_and_leaves_nothing_behind() {
 /// Starts a demo, sends SIGTERM once stderr shows `marker`, and returns
 /// (exit code, all of stderr, JSON if written).
 fn interrupt_demo_at(marker: &str) -> (Option<i32>, String, Option<serde_json::Value>) {
-    use std::io::{BufRead, BufReader, Read};
     let dir = tempdir();
     let json = dir.path().join("demo.json");
-    let mut child = arrayburn(&[
+    let child = arrayburn(&[
         "demo",
         "--sample",
         "20s",
@@ -111,29 +110,12 @@ fn interrupt_demo_at(marker: &str) -> (Option<i32>, String, Option<serde_json::V
         "--json",
         json.to_str().unwrap(),
     ])
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut reader = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    while !seen.contains(marker) {
-        let mut line = String::new();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "the demo ended before '{marker}': {seen}"
-        );
-        seen.push_str(&line);
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    reader.read_to_string(&mut seen).unwrap();
-    let code = child.wait().unwrap().code();
+    .start();
+    child.wait_line(&format!("'{marker}'"), MINUTE, |l| l.contains(marker));
+    child.signal(nix::sys::signal::Signal::SIGTERM);
+    let out = child.wait(MINUTE);
     let v = std::fs::read(&json).ok().map(|b| serde_json::from_slice(&b).unwrap());
-    (code, seen, v)
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), v)
 }
 
 #[test]
@@ -164,8 +146,7 @@ fn the_demo_without_root_says_what_it_needs_and_makes_nothing() {
     let _l = device_lock(); // no other demo's files in /dev/shm meanwhile
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin(), "demo"])
-        .output()
-        .unwrap();
+        .output_within(MINUTE);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -218,7 +199,7 @@ fn without_a_throttle_the_demo_says_so_runs_and_cleans_up() {
 
 #[test]
 fn bad_demo_sizes_are_refused() {
-    let out = arrayburn(&["demo", "--disks", "2"]).output().unwrap();
+    let out = arrayburn(&["demo", "--disks", "2"]).output_within(MINUTE);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("--disks 2: the demo needs 3 to 32 disks")

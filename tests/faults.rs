@@ -3,30 +3,36 @@
 //! the other disks finish undisturbed.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::Duration;
 
 use crate::util::*;
 
 const MIB: u64 = 1 << 20;
 
-/// Builds the helper once per test run (needs gcc and libfuse3-dev).
+/// Builds the helper (needs gcc and libfuse3-dev) where it is not built
+/// from this source yet; tests in other processes may build it at the
+/// same moment, so each builds its own and renames it into place.
 fn helper() -> PathBuf {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("faultdisk");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helpers/faultdisk.c");
-    let flags = Command::new("pkg-config")
-        .args(["--cflags", "--libs", "fuse3"])
-        .output()
-        .expect("pkg-config");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&out).is_some_and(|built| Some(built) >= modified(&src)) {
+        return out;
+    }
+    let flags =
+        Command::new("pkg-config").args(["--cflags", "--libs", "fuse3"]).output_within(MINUTE);
     assert!(
         flags.status.success(),
         "libfuse3-dev is missing: apt-get install -y libfuse3-dev fuse3 (the README's test command does)"
     );
     let flags = String::from_utf8_lossy(&flags.stdout).to_string();
+    let mine = out.with_extension(std::process::id().to_string());
     let mut gcc = Command::new("gcc");
-    gcc.args(["-O2", "-Wall", "-o"]).arg(&out).arg(&src).args(flags.split_whitespace());
-    let st = gcc.status().expect("gcc");
-    assert!(st.success(), "building faultdisk failed");
+    gcc.args(["-O2", "-Wall", "-o"]).arg(&mine).arg(&src).args(flags.split_whitespace());
+    let built = gcc.output_within(MINUTE);
+    assert!(built.status.success(), "building faultdisk failed: {built:?}");
+    std::fs::rename(&mine, &out).unwrap();
     out
 }
 
@@ -56,7 +62,7 @@ pub(crate) struct Writable<'a> {
 pub(crate) struct FaultyDisk {
     pub(crate) dev: String,
     mnt: tempfile::TempDir,
-    daemon: Child,
+    daemon: crate::util::Child,
 }
 
 impl FaultyDisk {
@@ -156,20 +162,15 @@ impl FaultyDisk {
                 daemon.env("FAULTDISK_ALIAS", format!("{at}:{len}:{to}"));
             }
         }
-        let daemon = daemon.spawn().unwrap();
+        let mut daemon = daemon.start();
         let img = mnt.path().join("disk.img");
-        for _ in 0..100 {
-            if img.exists() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        daemon.wait_until("the FUSE file", MINUTE, || img.exists());
         let mut losetup = Command::new("losetup");
         losetup.args(["-f", "--show", "--direct-io=on"]);
         if rw.is_none() {
             losetup.arg("-r");
         }
-        let out = losetup.arg(&img).output().unwrap();
+        let out = losetup.arg(&img).output_within(RUN);
         let mut me = Self { dev: String::new(), mnt, daemon };
         assert!(
             out.status.success(),
@@ -186,9 +187,8 @@ impl FaultyDisk {
     /// then waits without end, as a dead USB bridge's or a drive's in
     /// endless retries do. Thawed (SIGCONT) when the guard goes.
     pub(crate) fn freeze(&self) -> Frozen {
-        let pid = nix::unistd::Pid::from_raw(self.daemon.id() as i32);
-        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
-        Frozen(pid)
+        self.daemon.signal(nix::sys::signal::Signal::SIGSTOP);
+        Frozen(self.daemon.pid())
     }
 }
 
@@ -204,10 +204,9 @@ impl Drop for Frozen {
 impl Drop for FaultyDisk {
     fn drop(&mut self) {
         // Never left frozen: its disk could not be detached.
-        let pid = nix::unistd::Pid::from_raw(self.daemon.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT);
+        self.daemon.signal(nix::sys::signal::Signal::SIGCONT);
         if !self.dev.is_empty() {
-            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+            let _ = Command::new("losetup").args(["-d", &self.dev]).output_within(MINUTE);
             // Detach is deferred while the device is open: wait for it.
             let sys = format!("/sys/block/{}/loop", self.dev.trim_start_matches("/dev/"));
             for _ in 0..100 {
@@ -221,21 +220,18 @@ impl Drop for FaultyDisk {
         // until then the mount is busy. Retry, then unmount lazily and end
         // the daemon rather than wait for it forever.
         let unmounted = (0..100).any(|_| {
-            let ok = Command::new("umount")
-                .arg(self.mnt.path())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
+            let ok =
+                Command::new("umount").arg(self.mnt.path()).output_within(MINUTE).status.success();
             if !ok {
                 std::thread::sleep(Duration::from_millis(50));
             }
             ok
         });
         if !unmounted {
-            let _ = Command::new("umount").arg("-l").arg(self.mnt.path()).status();
-            let _ = self.daemon.kill();
+            let _ = Command::new("umount").arg("-l").arg(self.mnt.path()).output_within(MINUTE);
         }
-        let _ = self.daemon.wait();
+        // The daemon ends with its mount; the `Child` kills it if not.
+        wait_for(Duration::from_secs(5), || self.daemon.has_exited());
     }
 }
 
@@ -662,9 +658,7 @@ fn pinpointing_honours_the_sample_window_and_a_signal() {
             json.to_str().unwrap(),
             dev,
         ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+        .start();
         let (out, took) = interrupt_after(child, Duration::from_millis(after));
         assert_eq!(out.status.code(), Some(130));
         let v: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();

@@ -12,7 +12,7 @@ fn refused(args: &[&str], needle: &str) {
     let json = dir.path().join("never.json");
     let mut all = vec!["check", "--sample", "1.5s", "--json", json.to_str().unwrap()];
     all.extend_from_slice(args);
-    let out = arrayburn(&all).output().unwrap();
+    let out = arrayburn(&all).output_within(RUN);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
@@ -53,7 +53,7 @@ fn a_placement_file_that_cannot_be_used_is_refused() {
         (&missing, "No such file or directory"),
     ] {
         for cmd in [&["list"][..], &["check", "/dev/arrayburn-no-such-disk"][..]] {
-            let out = arrayburn(cmd).env("ARRAYBURN_TOPOLOGY", file).output().unwrap();
+            let out = arrayburn(cmd).env("ARRAYBURN_TOPOLOGY", file).output_within(RUN);
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
             assert!(
@@ -102,12 +102,12 @@ fn bad_options_are_refused() {
             "--out {dev}: is a block device (results are never written to a disk); --out takes a directory"
         ),
     );
-    let out = arrayburn(&["check", "--sample", "2 fortnights", dev]).output().unwrap();
+    let out = arrayburn(&["check", "--sample", "2 fortnights", dev]).output_within(RUN);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("30s, 1m30s, 1.5s or 1h"));
     // A compound duration is a duration: the refusal is about the disk.
-    let out =
-        arrayburn(&["check", "--sample", "1m30s", "/dev/arrayburn-no-such-disk"]).output().unwrap();
+    let out = arrayburn(&["check", "--sample", "1m30s", "/dev/arrayburn-no-such-disk"])
+        .output_within(RUN);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/dev/arrayburn-no-such-disk: no such file"), "{err}");
 }
@@ -121,7 +121,7 @@ fn a_command_line_clap_cannot_take_is_one_line_with_the_way_out() {
         // list --json takes its FILE (- for stdout), never the disk after it.
         (&["list", "--json"][..], "a value is required for '--json <FILE>'"),
     ] {
-        let out = arrayburn(args).output().unwrap();
+        let out = arrayburn(args).output_within(RUN);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
@@ -129,7 +129,7 @@ fn a_command_line_clap_cannot_take_is_one_line_with_the_way_out() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
-    let help = arrayburn(&["check", "--help"]).output().unwrap();
+    let help = arrayburn(&["check", "--help"]).output_within(RUN);
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("Exit status:"));
 }
@@ -156,14 +156,16 @@ fn a_partition_is_refused_naming_its_disk() {
     // directly, as a partitioning tool would.
     let ok = std::process::Command::new("addpart")
         .args([disk.dev.as_str(), "1", "2048", "20480"])
-        .status()
-        .unwrap();
+        .output_within(MINUTE)
+        .status;
     assert!(ok.success(), "addpart failed");
     /// Partitions added with BLKPG outlive the loop binding: delete ours.
     struct DelPart(String);
     impl Drop for DelPart {
         fn drop(&mut self) {
-            let _ = std::process::Command::new("delpart").args([self.0.as_str(), "1"]).status();
+            let _ = std::process::Command::new("delpart")
+                .args([self.0.as_str(), "1"])
+                .output_within(MINUTE);
         }
     }
     let _part = DelPart(disk.dev.clone());
@@ -179,8 +181,11 @@ fn a_partition_is_refused_naming_its_disk() {
     let (major, minor) = devno.trim().split_once(':').unwrap();
     let dir = tempdir();
     let node = dir.path().join(format!("{}p1", disk.name()));
-    let ok =
-        std::process::Command::new("mknod").arg(&node).args(["b", major, minor]).status().unwrap();
+    let ok = std::process::Command::new("mknod")
+        .arg(&node)
+        .args(["b", major, minor])
+        .output_within(MINUTE)
+        .status;
     assert!(ok.success());
     let expect = format!(
         "is partition {0}p1 of disk {0}; the check reads whole disks: name /dev/{0} instead",
@@ -192,9 +197,7 @@ fn a_partition_is_refused_naming_its_disk() {
     let out = arrayburn(&["burnin", "--destructive", "--yes", "--state"])
         .arg(state.path())
         .arg(&node)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .output_within(RUN);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     let expect = format!(
@@ -221,8 +224,7 @@ fn without_permission_the_check_says_run_as_root() {
             "1.5s",
             &d[0].dev,
         ])
-        .output()
-        .unwrap();
+        .output_within(RUN);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -237,18 +239,18 @@ fn a_mounted_disk_is_checked_with_a_warning() {
     let _l = device_lock();
     let d = disks(1, 64 << 20);
     let mkfs =
-        std::process::Command::new("mkfs.ext4").args(["-q", "-F", &d[0].dev]).output().unwrap();
+        std::process::Command::new("mkfs.ext4").args(["-q", "-F", &d[0].dev]).output_within(RUN);
     assert!(mkfs.status.success(), "{}", String::from_utf8_lossy(&mkfs.stderr));
     let mnt = tempdir();
     let m = std::process::Command::new("mount")
         .args([&d[0].dev, mnt.path().to_str().unwrap()])
-        .status()
-        .unwrap();
+        .output_within(MINUTE)
+        .status;
     assert!(m.success());
     struct Unmount<'a>(&'a Path);
     impl Drop for Unmount<'_> {
         fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(self.0).status();
+            let _ = std::process::Command::new("umount").arg(self.0).output_within(MINUTE);
         }
     }
     let _u = Unmount(mnt.path());
@@ -295,7 +297,7 @@ fn a_non_utf8_argument_is_refused_not_a_panic() {
         vec!["demo".as_ref(), "--out".as_ref(), bad, "--disks".as_ref(), "1".as_ref()],
         vec!["iozone".as_ref(), "-f".as_ref(), bad, "-s".as_ref(), "1m".as_ref()],
     ] {
-        let out = std::process::Command::new(bin()).args(&args).output().unwrap();
+        let out = std::process::Command::new(bin()).args(&args).output_within(RUN);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
@@ -315,8 +317,7 @@ fn a_device_test_without_root_skips_but_fails_where_devices_are_required() {
             .arg(&me)
             .args(["--exact", "list::list_shows_a_named_4k_disk_with_its_geometry", "--nocapture"])
             .env("ARRAYBURN_REQUIRE_DEVICES", require)
-            .output()
-            .unwrap();
+            .output_within(RUN);
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
             + &String::from_utf8_lossy(&out.stderr);
         (out.status.code(), text)
@@ -357,7 +358,7 @@ fn two_outputs_naming_one_file_are_refused() {
         let mut all = vec!["check", "--sample", "1.5s"];
         all.extend_from_slice(&args);
         all.push("/dev/arrayburn-no-such-disk");
-        let out = arrayburn(&all).output().unwrap();
+        let out = arrayburn(&all).output_within(RUN);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
@@ -367,20 +368,19 @@ fn two_outputs_naming_one_file_are_refused() {
     assert_eq!(left, usize::from(made.is_ok()), "nothing written");
 }
 
-/// Runs `second` while `first` runs (1.5 s in), then stops `first`;
-/// returns the second run's output.
+/// Runs `second` once `first` holds the lock of `disk`, then stops
+/// `first`; returns the second run's output.
 fn while_running(
-    mut first: std::process::Child,
+    mut first: Child,
+    disk: &str,
     second: &mut std::process::Command,
 ) -> std::process::Output {
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let out = second.output().unwrap();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(first.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    first.wait().unwrap();
+    let pid = first.id() as i32;
+    first.wait_until(&format!("the lock of {disk}"), MINUTE, || {
+        lock::holders(std::path::Path::new(disk)).iter().any(|(p, _)| *p == pid)
+    });
+    let out = second.output_within(RUN);
+    first.interrupt(MINUTE);
     out
 }
 
@@ -389,12 +389,10 @@ fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
     need_root!();
     let _l = device_lock();
     let d = disks(1, 16 << 20);
-    let first = arrayburn(&["check", "--sample", "20s", "--progress", "none", &d[0].dev])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let first = arrayburn(&["check", "--sample", "20s", "--progress", "none", &d[0].dev]).start();
     let pid = first.id();
-    let out = while_running(first, &mut arrayburn(&["check", "--sample", "1.5s", &d[0].dev]));
+    let second = &mut arrayburn(&["check", "--sample", "1.5s", &d[0].dev]);
+    let out = while_running(first, &d[0].dev, second);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains(&format!("{} is in use by pid {pid} (user root: ", d[0].dev)), "{err}");
@@ -410,13 +408,9 @@ fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
         c.args(extra).current_dir(dir.path());
         c
     };
-    let first = iozone(&["-t", "1", "-F", "a", "--pause", "5"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let first = iozone(&["-t", "1", "-F", "a", "--pause", "5"]).start();
     let pid = first.id();
-    let out = while_running(first, &mut iozone(&["-f", "b"]));
+    let out = while_running(first, &fs_disk.dev, &mut iozone(&["-f", "b"]));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -429,7 +423,7 @@ fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
 #[test]
 fn help_completions_and_man_pages_come_from_the_same_definitions() {
     let text = |args: &[&str]| {
-        let out = arrayburn(args).output().unwrap();
+        let out = arrayburn(args).output_within(RUN);
         assert!(out.status.success(), "{args:?}");
         String::from_utf8(out.stdout).unwrap()
     };
@@ -440,7 +434,8 @@ fn help_completions_and_man_pages_come_from_the_same_definitions() {
     assert!(help.contains("  3    not judged"), "{help}");
     let bash = text(&["completions", "bash"]);
     assert!(bash.contains("--sample") && bash.contains("iozone"), "{bash}");
-    let st = std::process::Command::new("bash").args(["-n", "-c", &bash]).status().unwrap();
+    let st =
+        std::process::Command::new("bash").args(["-n", "-c", &bash]).output_within(MINUTE).status;
     assert!(st.success(), "the bash script parses");
     assert!(text(&["completions", "zsh"]).starts_with("#compdef arrayburn"));
     assert!(text(&["completions", "fish"]).contains("complete -c arrayburn"));
@@ -454,7 +449,7 @@ fn help_completions_and_man_pages_come_from_the_same_definitions() {
     assert!(check.contains(".TH arrayburn-check 1"), "{check}");
     assert!(check.contains("\\-\\-sample"), "{check}");
     assert!(check.contains(".SH EXAMPLES"), "{check}");
-    let out = arrayburn(&["man", "nope"]).output().unwrap();
+    let out = arrayburn(&["man", "nope"]).output_within(RUN);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -470,7 +465,7 @@ fn a_process_substitution_gets_the_json() {
         bin(),
         o = out.display()
     );
-    let st = std::process::Command::new("bash").args(["-c", &script]).status().unwrap();
+    let st = std::process::Command::new("bash").args(["-c", &script]).output_within(MINUTE).status;
     assert!(st.success());
     for _ in 0..50 {
         if out.exists() {
@@ -495,8 +490,7 @@ fn iozone_runs_for_an_ordinary_user() {
         .arg(bin())
         .args(["iozone", "-s", "64k", "-r", "4k", "-i", "0", "-f", "F"])
         .current_dir(dir.path())
-        .output()
-        .unwrap();
+        .output_within(RUN);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("iozone test complete."));

@@ -26,7 +26,7 @@ fn scratch() -> tempfile::TempDir {
 fn iozone(dir: &Path, args: &[&str]) -> Output {
     // The device tests time throttled disks: no file workload beside them.
     let _l = device_lock();
-    let out = Command::new(bin()).arg("iozone").args(args).current_dir(dir).output().unwrap();
+    let out = Command::new(bin()).arg("iozone").args(args).current_dir(dir).output_within(RUN);
     eprintln!(
         "--- arrayburn iozone {}\n{}\n--- stderr\n{}",
         args.join(" "),
@@ -403,7 +403,7 @@ fn the_averaging_pipelines_of_the_tender_procedure_read_our_output() {
             "grep '{pattern}' {} | awk '{{sum=sum+${field}; avg=sum/NR; printf \"Average {name}: %7.2f\\n\", avg}}' | tail -n 1",
             files.join(" ")
         );
-        let out = Command::new("sh").arg("-c").arg(&cmd).current_dir(dir).output().unwrap();
+        let out = Command::new("sh").arg("-c").arg(&cmd).current_dir(dir).output_within(RUN);
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     };
     for (pattern, field, name, test) in [
@@ -459,17 +459,27 @@ fn a_closed_pipe_ends_the_run_quietly() {
     let _l = device_lock();
     // Auto mode, 7 file sizes: `| head -1` closes the pipe after the first
     // line of the header.
-    let mut child = Command::new(bin())
+    let mut stdout = None;
+    let child = Command::new(bin())
         .args(["iozone", "-a", "-n", "64k", "-g", "4m", "-i", "0", "-f", "t", "--json"])
         .arg(&json)
         .current_dir(d.path())
+        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    let out = child.wait_with_output().unwrap();
+        .start_as_set(|c| stdout = c.stdout.take());
+    // The first line read on a thread, within a minute; then its end of
+    // the pipe closed.
+    let mut head = std::io::BufReader::new(stdout.unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = String::new();
+        let _ = head.read_line(&mut first);
+        let _ = tx.send((first, head));
+    });
+    let (first, head) = rx.recv_timeout(MINUTE).expect("a first line of output within a minute");
+    drop(head);
+    let out = child.wait(RUN);
     let err = String::from_utf8_lossy(&out.stderr);
     eprintln!("{first}\n--- stderr\n{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
@@ -651,30 +661,20 @@ fn bad_command_lines_get_one_line_and_exit_2() {
 
 #[test]
 fn a_signal_mid_run_leaves_no_test_files() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
     let d = scratch();
     let _l = device_lock();
-    let child = Command::new(bin())
+    let mut child = Command::new(bin())
         .args([
             "iozone", "-t", "2", "-s", "32m", "-r", "1m", "-i", "0", "-i", "1", "--pause", "3",
             "--json", "r.json",
         ])
         .current_dir(d.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     // Wait until the files exist (the first phase ran), then interrupt.
-    for _ in 0..200 {
-        if d.path().join("iozone.DUMMY.1").exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let file = d.path().join("iozone.DUMMY.1");
+    child.wait_until("the first phase's files", MINUTE, || file.exists());
     std::thread::sleep(std::time::Duration::from_millis(300));
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let (out, _) = child.interrupt(MINUTE);
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     let left: Vec<PathBuf> =
         std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().path()).collect();
@@ -710,13 +710,13 @@ fn a_failing_child_ends_the_run_with_its_error_and_no_files_left() {
     // as a child failing mid-run would. iozone's parent waits forever here.
     let locked = d.path().join("b");
     std::fs::write(&locked, b"").unwrap();
-    let st = Command::new("chattr").arg("+i").arg(&locked).status().unwrap();
+    let st = Command::new("chattr").arg("+i").arg(&locked).output_within(MINUTE).status;
     assert!(st.success(), "chattr +i (ext4 under the target dir)");
     let out = iozone(
         d.path(),
         &["-t", "2", "-s", "1m", "-r", "64k", "-i", "0", "--pause", "0", "-F", "a", "b"],
     );
-    let _ = Command::new("chattr").arg("-i").arg(&locked).status();
+    let _ = Command::new("chattr").arg("-i").arg(&locked).output_within(MINUTE);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("Initial write phase with 2 processes: child 1 (b)"), "{err}");
@@ -749,8 +749,7 @@ fn run_began_is_local_time_and_outputs_follow_the_output_rules() {
             .args(["-f", "t", "--json", "-", "-b", "link.xls"])
             .current_dir(d.path())
             .env("TZ", tz)
-            .output()
-            .unwrap();
+            .output_within(RUN);
         assert!(out.status.success(), "{out:?}");
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
         let text = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -789,8 +788,7 @@ fn syscalls(d: &Path, args: &[&str]) -> Vec<(String, i64)> {
         .arg("iozone")
         .args(args)
         .current_dir(d)
-        .output()
-        .expect("strace (the README's test command installs it)");
+        .output_within(RUN);
     assert!(out.status.success(), "{out:?}");
     let text = std::fs::read_to_string(&log).unwrap();
     let int = |t: &str| t.trim().trim_end_matches(')').parse::<i64>().ok();
@@ -911,8 +909,7 @@ fn thread_mode_freaders_share_one_buffer_as_iozones_do() {
             .args(["--pause", "0", "-x", "-F", "A", "B"])
             .args(extra)
             .current_dir(d.path())
-            .output()
-            .expect("strace");
+            .output_within(RUN);
         assert!(out.status.success(), "{out:?}");
         // "read(0xFD, 0xADDR, 0x2000) = 0x2000": whole 8 KiB records.
         let mut by_thread =

@@ -7,7 +7,7 @@ fn list_shows_a_named_4k_disk_with_its_geometry() {
     need_root!();
     let _l = device_lock();
     let d = loop_disk(&Spec { sector: 4096, ..Spec::shm(16 << 20) });
-    let out = arrayburn(&["list", "--json", "-", &d.dev]).output().unwrap();
+    let out = arrayburn(&["list", "--json", "-", &d.dev]).output_within(RUN);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["name"], d.name());
@@ -21,11 +21,11 @@ fn list_all_includes_loop_devices_and_plain_list_does_not() {
     need_root!();
     let _l = device_lock();
     let d = disks(1, 8 << 20);
-    let all = arrayburn(&["list", "--all"]).output().unwrap();
+    let all = arrayburn(&["list", "--all"]).output_within(RUN);
     let text = String::from_utf8_lossy(&all.stdout);
     assert!(text.lines().next().unwrap().starts_with("Disk"), "{text}");
     assert!(text.contains(&d[0].dev), "{text}");
-    let plain = arrayburn(&["list"]).output().unwrap();
+    let plain = arrayburn(&["list"]).output_within(RUN);
     assert!(!String::from_utf8_lossy(&plain.stdout).contains(&d[0].dev));
 }
 
@@ -34,7 +34,7 @@ fn list_says_where_each_disk_hangs() {
     need_root!();
     let _l = device_lock();
     let d = disks(1, 8 << 20);
-    let out = arrayburn(&["list", "--all", "--json", "-"]).output().unwrap();
+    let out = arrayburn(&["list", "--all", "--json", "-"]).output_within(RUN);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let disks = v.as_array().unwrap();
@@ -61,7 +61,7 @@ fn list_says_where_each_disk_hangs() {
         // A virtio disk on this VM's PCI bus: no link to be degraded.
         assert!(t["links"].as_array().unwrap().iter().all(|l| l["degraded"] == false), "{x}");
     }
-    let text = String::from_utf8_lossy(&arrayburn(&["list", "--all"]).output().unwrap().stdout)
+    let text = String::from_utf8_lossy(&arrayburn(&["list", "--all"]).output_within(RUN).stdout)
         .into_owned();
     assert!(text.lines().next().unwrap().contains("Transport  Controller"), "{text}");
 }

@@ -23,8 +23,8 @@ impl Tmpfs {
         let st = Command::new("mount")
             .args(["-t", "tmpfs", "-o", options, "arrayburn-test"])
             .arg(dir.path())
-            .status()
-            .unwrap();
+            .output_within(MINUTE)
+            .status;
         assert!(st.success(), "mount -t tmpfs -o {options}");
         Self { dir }
     }
@@ -35,7 +35,7 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
+        let _ = Command::new("umount").arg(self.dir.path()).output_within(MINUTE);
     }
 }
 
@@ -44,7 +44,7 @@ fn run(disks: &[LoopDisk], sample: &str, args: &[&str]) -> std::process::Output 
     let mut all = vec!["check", "--passes", "serial", "--sample", sample, "--progress", "none"];
     all.extend_from_slice(args);
     all.extend(disks.iter().map(|d| d.dev.as_str()));
-    arrayburn(&all).output().unwrap()
+    arrayburn(&all).output_within(RUN)
 }
 
 /// One JSON document, schema-checked, as the crate's `Report`.
@@ -77,10 +77,14 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
     // A FIFO with a reader: one document at the end, not one per pass.
     let fifo = p("fifo");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-    let reader = {
+    // Read on a thread, for at most the run's limit: a tool that never
+    // opens the FIFO fails the test, and the thread is let go by opening
+    // the FIFO's other end.
+    let (tx, document) = std::sync::mpsc::channel();
+    {
         let fifo = fifo.clone();
-        std::thread::spawn(move || fs::read(fifo).unwrap())
-    };
+        std::thread::spawn(move || tx.send(fs::read(fifo).unwrap()));
+    }
     let out = run(
         &d,
         "1.5s",
@@ -100,7 +104,10 @@ fn outputs_follow_links_write_through_special_files_and_never_replace_them() {
     assert!(fs::symlink_metadata(&null).unwrap().file_type().is_char_device());
     // The FIFO run: JSON to the FIFO, CSV to stdout (`-`), text to stderr.
     let out = run(&d, "1.5s", &["--json", fifo.to_str().unwrap(), "--csv", "-"]);
-    let doc = reader.join().unwrap();
+    let doc = document.recv_timeout(MINUTE).unwrap_or_else(|_| {
+        let _ = fs::OpenOptions::new().write(true).open(&fifo);
+        panic!("no JSON document came through the FIFO within a minute")
+    });
     json_of(&doc);
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
     let csv = String::from_utf8_lossy(&out.stdout);
@@ -209,7 +216,7 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
     let mut args =
         vec!["check", "--sample", "1.5s", "--progress", "lines", "--progress-interval", "0.4s"];
     args.extend(names.iter().copied());
-    let out = arrayburn(&args).output().unwrap();
+    let out = arrayburn(&args).output_within(RUN);
     let err = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = err.lines().collect();
     assert!(lines[0].ends_with("arrayburn: 4 read group(s) to run: about 6.0 s left"), "{err}");
@@ -224,15 +231,15 @@ fn a_sample_too_short_to_compare_any_disk_is_not_called_healthy() {
 /// Runs `cmd` with its standard output and error pipes closed at once (a
 /// dropped ssh session, a killed `| tee`): every line it prints fails.
 fn closed_outputs(mut cmd: Command) -> std::process::ExitStatus {
-    let mut child = cmd
-        .stdin(std::process::Stdio::null())
+    cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    drop(child.stderr.take());
-    child.wait().unwrap()
+        .start_as_set(|c| {
+            drop(c.stdout.take());
+            drop(c.stderr.take());
+        })
+        .wait(RUN)
+        .status
 }
 
 #[test]
@@ -283,13 +290,11 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
     let files = tempdir();
     let mut c = arrayburn(&["iozone", "-s", "1m", "-r", "64k", "-i", "0", "-i", "1", "-f"]);
     c.arg(files.path().join("t")).arg("--json").arg(json("iozone"));
-    let mut child = c
+    let child = c
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stderr.take());
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+        .start_as_set(|c| drop(c.stderr.take()));
+    assert_eq!(child.wait(RUN).status.code(), Some(0));
     assert!(read("iozone")["results"].as_array().is_some_and(|r| !r.is_empty()));
 }

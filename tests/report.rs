@@ -64,7 +64,7 @@ fn write(dir: &Path, name: &str, v: &Value) -> PathBuf {
 }
 
 fn report(args: &[&str]) -> std::process::Output {
-    let out = arrayburn(&[&["report"], args].concat()).output().unwrap();
+    let out = arrayburn(&[&["report"], args].concat()).output_within(RUN);
     eprintln!(
         "--- report {}\n{}\n{}",
         args.join(" "),
@@ -302,22 +302,8 @@ fn result_files_are_input_escaped_held_to_their_units_and_never_waited_for() {
     // waited for without end.
     let fifo = dir.path().join("fifo.json");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-    let at_once = |mut c: std::process::Command| {
-        let mut child = c
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while child.try_wait().unwrap().is_none() {
-            if std::time::Instant::now() > until {
-                let _ = child.kill();
-                panic!("{c:?} waited on the FIFO");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        child.wait_with_output().unwrap()
-    };
+    let at_once =
+        |mut c: std::process::Command| c.output_within(std::time::Duration::from_secs(10));
     let mut c = arrayburn(&["report"]);
     c.arg(&fifo);
     let out = at_once(c);
@@ -350,11 +336,8 @@ fn a_signal_stops_the_report_with_130_and_nothing_written() {
         .unwrap();
     let dir = tempdir();
     let out_dir = dir.path().join("out");
-    let child = arrayburn(&["report", img.to_str().unwrap(), "--out", out_dir.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        arrayburn(&["report", img.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]).start();
     let pid = child.id();
     // Signalled once it has the file open.
     let reading = || {
@@ -362,17 +345,9 @@ fn a_signal_stops_the_report_with_130_and_nothing_written() {
             fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == img))
         })
     };
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !reading() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert!(reading(), "never opened the result");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut child = child;
+    child.wait_until("the result opened", MINUTE, reading);
+    let (out, _) = child.interrupt(MINUTE);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted; nothing was written"), "{err}");
@@ -408,9 +383,7 @@ fn the_fleet_verdict_carries_each_real_runs_own_findings() {
         &good[0].dev,
         &good[1].dev,
     ])
-    .stdin(std::process::Stdio::null())
-    .output()
-    .unwrap();
+    .output_within(RUN);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     // Its own page says what it found, not HEALTHY.
     let own = std::fs::read_to_string(page.join("report.html")).unwrap();
@@ -438,11 +411,7 @@ fn the_fleet_verdict_carries_each_real_runs_own_findings() {
             burn_json.to_str().unwrap(),
             &fresh[0].dev,
         ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     let checkpoint = state.path().join(format!("burnin-{}.json", fresh[0].name()));
     let written = || {
         std::fs::read(&checkpoint)
@@ -450,12 +419,9 @@ fn the_fleet_verdict_carries_each_real_runs_own_findings() {
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
             .is_some_and(|c| c["at"]["done_until"].as_u64() > Some(0))
     };
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !written() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(written(), "the burn-in never checkpointed a write");
-    let (out, _) = interrupt(child);
+    let mut child = child;
+    child.wait_until("a checkpointed write", MINUTE, written);
+    let (out, _) = child.interrupt(MINUTE);
     assert_eq!(out.status.code(), Some(130));
     // Both read together: flagged by the check's own finding, the burn-in
     // named as interrupted, in every form.

@@ -7,7 +7,7 @@
 //! memory a run may have are refused with the figure.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::faults::FaultyDisk;
@@ -31,21 +31,9 @@ fn text(b: &[u8]) -> String {
 /// Runs `cmd` with no input, prints and returns its output.
 fn run(mut cmd: impl std::borrow::BorrowMut<Command>) -> std::process::Output {
     let cmd = cmd.borrow_mut();
-    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    let out = cmd.output_within(RUN);
     eprintln!("--- {cmd:?}\n{}\n--- stderr\n{}", text(&out.stdout), text(&out.stderr));
     out
-}
-
-/// Waits until `ready` holds (polling), at most `limit`.
-fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if ready() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    ready()
 }
 
 #[test]
@@ -144,16 +132,8 @@ fn a_lock_held_by_another_user_is_named_escaped_and_ignored_only_by_its_pid() {
          bash -c 'exec -a \"$0\" sleep 60' $'evil\\e]0;pwned\\a'",
         dev = d[0].dev
     );
-    let mut holder = Command::new("bash").args(["-c", &script]).spawn().unwrap();
-    struct Kill<'a>(&'a mut std::process::Child);
-    impl Drop for Kill<'_> {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
+    let holder = Command::new("bash").args(["-c", &script]).start();
     let pid = holder.id();
-    let _k = Kill(&mut holder);
     let sleeping = || {
         std::fs::read_to_string(format!("/proc/{pid}/status"))
             .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.contains("65534")))
@@ -206,23 +186,15 @@ fn half_burned(state: &Path, d: &[&LoopDisk], t: &Throttle) {
     args.extend(["--destructive", "--yes", "--smart", "off"]);
     args.extend(["--checkpoint-every", "1", "--progress", "none"]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let mut child = t
-        .command(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = t.command(&args).start();
     let quarter = |x: &LoopDisk| {
         std::fs::read(checkpoint_of(state, x))
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .is_some_and(|c| c["at"]["done_until"].as_u64() >= Some(4 * MIB))
     };
-    let ready = wait_for(Duration::from_secs(30), || d.iter().all(|x| quarter(x)));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(ready, "no checkpoint a quarter written");
+    child.wait_until("a checkpoint a quarter written", MINUTE, || d.iter().all(|x| quarter(x)));
+    child.kill();
 }
 
 #[test]
@@ -288,9 +260,16 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
     let file = d[0].file.with_extension("other.img");
     arrayburn::testbed::fill_file(&file, 16 * MIB, 99, &arrayburn::stop::StopFlag::default())
         .unwrap();
-    assert!(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&file).status().unwrap().success());
-    assert!(Command::new("losetup").args(["-d", &d[0].dev]).status().unwrap().success());
-    let st_ok = Command::new("losetup").arg(&d[0].dev).arg(&file).status().unwrap();
+    assert!(
+        Command::new("mkfs.ext4")
+            .args(["-q", "-F"])
+            .arg(&file)
+            .output_within(MINUTE)
+            .status
+            .success()
+    );
+    assert!(Command::new("losetup").args(["-d", &d[0].dev]).output_within(MINUTE).status.success());
+    let st_ok = Command::new("losetup").arg(&d[0].dev).arg(&file).output_within(MINUTE).status;
     let other = LoopDisk { dev: d[0].dev.clone(), file };
     assert!(st_ok.success(), "losetup {} again", other.dev);
     refused(
@@ -350,15 +329,10 @@ fn a_disk_held_for_a_moment_is_waited_for_and_one_held_on_is_refused_naming_who(
     };
     let state = tempdir();
     let held = hold();
-    let child = burnin(state.path(), &["--progress", "none", &d[0].dev])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = burnin(state.path(), &["--progress", "none", &d[0].dev]).start();
     std::thread::sleep(Duration::from_millis(1500));
     drop(held);
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait(RUN);
     let err = text(&out.stderr);
     // Burned whole (a lone disk's speed is not judged: exit 3).
     assert_eq!(out.status.code(), Some(3), "{err}");
@@ -430,8 +404,7 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
         &bad.dev,
         &good[1].dev,
     ]);
-    let child =
-        check.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = check.start();
     // The result is written while the disk is still frozen; the process
     // itself ends once its stuck read does (the kernel holds it).
     let written = wait_for(Duration::from_secs(30), || {
@@ -442,7 +415,7 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     });
     let took = began.elapsed();
     drop(frozen);
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait(MINUTE);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     eprintln!("{stdout}\n{stderr}");
     assert!(written, "no complete result while the disk hung");
@@ -487,19 +460,13 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
         a.extend(["--block", "1m"]);
         a.extend(extra);
         a.extend([good[0].dev.as_str(), rw.dev.as_str()]);
-        t.command(&a)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+        t.command(&a).start()
     };
     let state = tempdir();
     let bjson = dir.path().join("b.json");
-    let mut child = spawn(state.path(), &["--io-timeout", "3s", "--json", bjson.to_str().unwrap()]);
+    let child = spawn(state.path(), &["--io-timeout", "3s", "--json", bjson.to_str().unwrap()]);
     if !wait_for(Duration::from_secs(20), || writing(state.path())) {
-        let _ = child.kill();
-        let out = child.wait_with_output().unwrap();
+        let out = child.kill();
         let files: Vec<String> = std::fs::read_dir(state.path())
             .unwrap()
             .map(|e| {
@@ -518,7 +485,7 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     let written = wait_for(Duration::from_secs(30), || bjson.exists());
     let took = began.elapsed();
     drop(frozen);
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait(MINUTE);
     eprintln!("{}\n{}", text(&out.stdout), text(&out.stderr));
     assert!(written, "no result while the disk hung");
     assert!(took < Duration::from_secs(15), "{took:?}");
@@ -544,12 +511,11 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     let frozen = rw.freeze();
     std::thread::sleep(Duration::from_millis(500));
     let sent = Instant::now();
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    child.signal(nix::sys::signal::Signal::SIGINT);
     let written = wait_for(Duration::from_secs(20), || bjson.exists());
     let took = sent.elapsed();
     drop(frozen);
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait(MINUTE);
     eprintln!("{}", text(&out.stderr));
     assert!(written && took < Duration::from_secs(5), "report {took:?} after the signal");
     assert_eq!(out.status.code(), Some(130));

@@ -18,3 +18,4 @@ mod list;
 mod outputs;
 mod report;
 mod safety;
+mod suite;

@@ -1,11 +1,22 @@
 //! Test helpers: filled loop devices, blkio throttles, the binary, and the
 //! JSON schema assertions. Every guard removes exactly what it created on
-//! drop (also on panic).
+//! drop (also on panic); everything a test makes is named
+//! `arrayburn-test-PID-SEQ`, so that what a killed test could not remove
+//! is found by `scripts/leftovers.sh`. Every child and every wait has a
+//! deadline (`child`), and the device lock says which tests share the
+//! machine (`lock`).
+
+mod child;
+pub mod lock;
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+pub use child::{Child, Start, wait_for};
+pub use lock::device_lock;
 
 use serde_json::Value;
 
@@ -35,26 +46,10 @@ macro_rules! need_root {
 
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 
-fn unique(prefix: &str) -> String {
+/// A name marked as this test process's own (`scripts/leftovers.sh`
+/// removes what carries it once the process is gone).
+pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst))
-}
-
-/// Serialises the device tests across threads and processes: timing tests
-/// must not share the machine with each other.
-pub struct DeviceLock(#[allow(dead_code)] nix::fcntl::Flock<File>);
-
-pub fn device_lock() -> DeviceLock {
-    let f = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open("/tmp/arrayburn-tests.lock")
-        .unwrap();
-    DeviceLock(
-        nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
-            .map_err(|(_, e)| e)
-            .unwrap(),
-    )
 }
 
 /// How to make a loop disk.
@@ -98,11 +93,11 @@ pub struct Mounted {
 
 impl Mounted {
     pub fn ext4(disk: &LoopDisk) -> Self {
-        let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &disk.dev]).output().unwrap();
+        let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &disk.dev]).output_within(MINUTE);
         assert!(mkfs.status.success(), "{mkfs:?}");
         let dir = tempdir();
-        let st = Command::new("mount").arg(&disk.dev).arg(dir.path()).status().unwrap();
-        assert!(st.success(), "mount {}", disk.dev);
+        let st = Command::new("mount").arg(&disk.dev).arg(dir.path()).output_within(MINUTE);
+        assert!(st.status.success(), "mount {}: {st:?}", disk.dev);
         Self { dir }
     }
 
@@ -113,7 +108,7 @@ impl Mounted {
 
 impl Drop for Mounted {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
+        let _ = Command::new("umount").arg(self.dir.path()).output_within(MINUTE);
     }
 }
 
@@ -141,9 +136,7 @@ impl Throttle {
 
     /// Limits reads from the block device `dev` (`/dev/loopN`).
     pub fn limit_dev(&self, dev: &str, bytes_per_s: u64) -> &Self {
-        let name = dev.trim_start_matches("/dev/");
-        let devno = fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
-        self.0.limit(devno.trim(), bytes_per_s).unwrap();
+        self.0.limit(&devno(dev), bytes_per_s).unwrap();
         self
     }
 
@@ -154,9 +147,7 @@ impl Throttle {
 
     /// Limits writes to the block device `dev` (`/dev/loopN`).
     pub fn limit_write_dev(&self, dev: &str, bytes_per_s: u64) -> &Self {
-        let name = dev.trim_start_matches("/dev/");
-        let devno = fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
-        self.0.limit_write(devno.trim(), bytes_per_s).unwrap();
+        self.0.limit_write(&devno(dev), bytes_per_s).unwrap();
         self
     }
 
@@ -169,6 +160,12 @@ impl Throttle {
     pub fn command_of(&self, program: &str, args: &[&str]) -> Command {
         self.0.command(program, args)
     }
+}
+
+/// `MAJ:MIN` of the block device `dev` (`/dev/loopN`).
+fn devno(dev: &str) -> String {
+    let name = dev.trim_start_matches("/dev/");
+    fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap().trim().to_string()
 }
 
 pub fn bin() -> &'static str {
@@ -194,9 +191,16 @@ pub struct Run {
     pub report: Option<Report>,
 }
 
-/// Runs `cmd` (which must write `--json json_path`) and reads the result.
-pub fn finish(mut cmd: Command, json_path: &Path) -> Run {
-    let out = cmd.output().unwrap();
+/// Runs `cmd` (which must write `--json json_path`), at most [`RUN`], and
+/// reads the result.
+pub fn finish(cmd: Command, json_path: &Path) -> Run {
+    finish_within(cmd, json_path, RUN)
+}
+
+/// Runs `cmd` (which must write `--json json_path`) for at most `limit`
+/// and reads the result.
+pub fn finish_within(mut cmd: Command, json_path: &Path, limit: Duration) -> Run {
+    let out = cmd.output_within(limit);
     let bytes = fs::read(json_path).ok();
     let run = Run {
         code: out.status.code().unwrap_or(-1),
@@ -288,18 +292,29 @@ pub fn disk_rows<'a>(r: &'a Report, pass: &str) -> &'a [PassDisk] {
         .disks
 }
 
+/// A temporary directory in /tmp, marked as this test process's own.
 pub fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
+    tempfile::Builder::new().prefix(&(unique("arrayburn-test") + "-")).tempdir().unwrap()
 }
+
+/// Whether `program` is on the PATH.
+pub fn installed(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
+}
+
+/// A short command's limit (a tool that answers at once: losetup, mount,
+/// mkfs, a refusal).
+pub const MINUTE: Duration = Duration::from_secs(60);
+/// A run's limit where the test reads small disks for a few seconds: ten
+/// times what it takes on a loaded machine of this kind.
+pub const RUN: Duration = Duration::from_secs(300);
 
 /// Lets `child` run for `after`, sends it SIGINT, and returns its output
 /// and how long it took to stop once signalled.
-pub fn interrupt_after(
-    child: std::process::Child,
-    after: std::time::Duration,
-) -> (std::process::Output, std::time::Duration) {
+pub fn interrupt_after(child: Child, after: Duration) -> (std::process::Output, Duration) {
     std::thread::sleep(after);
-    interrupt(child)
+    child.interrupt(MINUTE)
 }
 
 /// Whether `dev` can be opened exclusively (nothing, the kernel included,
@@ -309,29 +324,17 @@ pub fn is_free(dev: &str) -> bool {
     std::fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_EXCL).open(dev).is_ok()
 }
 
-/// Sends `child` SIGINT now; its output and how long it took to stop.
-pub fn interrupt(child: std::process::Child) -> (std::process::Output, std::time::Duration) {
-    let sent = std::time::Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (out, sent.elapsed())
-}
-
 /// Headless Chromium over one page, or None (said) where it is missing
 /// and not required. It takes both cores for a while: a test that uses it
-/// holds [`device_lock`] meanwhile, not to share the machine with a
-/// timing test.
+/// holds [`device_lock`] (shared) meanwhile, not to share the machine with
+/// a timing test.
 pub struct Browser {
     profile: tempfile::TempDir,
 }
 
 impl Browser {
     pub fn new() -> Option<Browser> {
-        if Command::new("chromium").arg("--version").output().is_err() {
+        if !installed("chromium") {
             assert!(
                 std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
                 "chromium is needed (scripts/test.sh installs it)"
@@ -344,15 +347,21 @@ impl Browser {
         Some(Browser { profile: tempdir() })
     }
 
-    /// Runs Chromium on `page` with `extra` arguments.
+    /// Runs Chromium on `page` with `extra` arguments, at most two
+    /// minutes.
     pub fn run(&self, page: &Path, extra: &[&str]) -> std::process::Output {
         Command::new("chromium")
             .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
+            .args([
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+            ])
+            .args(["--disable-sync", "--disable-quic"])
             .arg(format!("--user-data-dir={}", self.profile.path().display()))
             .args(extra)
             .arg(format!("file://{}", page.display()))
-            .output()
-            .unwrap()
+            .output_within(2 * MINUTE)
     }
 
     /// The DOM the page built, after any script it ran.

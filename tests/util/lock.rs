@@ -1,0 +1,216 @@
+//! The device lock: which tests may share the machine, said in one place.
+//!
+//! A test that times a disk or judges a speed (a verdict, a stall, a
+//! stop "within a second") must not share the machine with another test
+//! that reads or writes a disk: it takes the lock **exclusively**. A device
+//! test that times nothing (a refusal, an output, a resume, a
+//! classification, a page in a browser) takes it **shared**: such tests run
+//! beside each other, never beside a timed one. Tests that touch no device
+//! take no lock and run beside anything.
+//!
+//! Every device test calls [`device_lock`]; its class comes from the table
+//! [`UNTIMED`] below, by the test's own name, and a test not listed there
+//! is timed (exclusive): a new test is safe until someone says otherwise.
+//!
+//! The lock is two `flock`s on files in /tmp, shared across processes and
+//! threads (`cargo test` and `cargo nextest` alike). An exclusive taker
+//! first holds the gate, so the shared tests that keep arriving cannot
+//! starve it. Both are taken with a deadline: a lock still held then fails
+//! the test, naming the holder (pid and command line) and the way out. It
+//! must not decide what any test asserts.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{Flock, FlockArg};
+
+/// Device tests that time nothing, by the start of their path in the test
+/// binary (`module::` for a whole module), each with what it asserts
+/// instead: why it may share the machine with its kind. Every other device
+/// test (the check's verdicts, the demo, the faults' pinpointing and
+/// stalls, the burn-in's speeds, stops and resumes, a hung disk) is timed.
+pub const UNTIMED: &[(&str, &str)] = &[
+    ("ansible::", "the playbook's files and the bad sector's finding; speeds not asserted"),
+    ("burnin::every_refusal_writes_nothing", "refusals: exit 2, one line, nothing written"),
+    ("burnin::two_disks_that_alias_each_other_", "blocks read back where another disk wrote them"),
+    ("burnin::lost_writes_flipped_bits_and_failed_writes_", "faults' byte ranges on FUSE disks"),
+    ("burnin::a_range_at_the_end_of_a_20_tib_disk_", "offsets written and read back; a lone disk"),
+    ("exports::", "pages from recorded results, in a browser (Chromium takes both cores)"),
+    ("inputs::", "refusals and warnings: exit codes and one-line messages"),
+    ("iozone::", "iozone's output format, system calls and files on the root filesystem"),
+    ("list::", "what `list` says of each disk"),
+    ("outputs::outputs_follow_links_", "where files are written; the exit status any verdict's"),
+    ("outputs::an_unwritable_output_", "refusals and files written; the exit status the verdict's"),
+    ("outputs::a_sample_too_short_", "a refusal, and whole 16 MiB disks read in milliseconds"),
+    ("report::", "the fleet's reading of results; its runs' verdicts are the findings of faults"),
+    ("safety::links_planted_", "files never written through a link"),
+    ("safety::a_lock_held_by_another_user_", "the lock's holder named and escaped"),
+    ("safety::a_disk_held_for_a_moment_", "a held disk waited for, then refused; a lone disk"),
+    ("safety::a_resume_proves_", "a resume refused on another disk; a lone disk"),
+    ("safety::buffers_beyond_", "a refusal with the figure"),
+    ("suite::", "the suite's own deadlines, lock and leftovers"),
+];
+
+/// How long a test waits for the lock before it fails, naming the holder:
+/// longer than every timed test together takes, shorter than the run's
+/// own limit. `ARRAYBURN_TEST_LOCK_WAIT` (seconds) overrides it.
+fn patience() -> Duration {
+    let secs = std::env::var("ARRAYBURN_TEST_LOCK_WAIT").ok().and_then(|s| s.parse().ok());
+    Duration::from_secs(secs.unwrap_or(900))
+}
+
+/// Whether the test named `test` (its path in the binary) times a disk.
+pub fn timed(test: &str) -> bool {
+    !UNTIMED.iter().any(|(start, _)| test.starts_with(start))
+}
+
+/// Held while a device test runs (nothing, where the test's thread holds
+/// the lock already: a helper that takes it inside a test that did).
+pub struct DeviceLock(Option<(Option<Flock<File>>, Flock<File>)>);
+
+thread_local! {
+    /// How many device locks this test's thread holds.
+    static HELD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Drop for DeviceLock {
+    fn drop(&mut self) {
+        if self.0.take().is_some() {
+            HELD.set(HELD.get() - 1);
+        }
+    }
+}
+
+/// Takes the machine's device lock for the calling test: exclusive when it
+/// times a disk, shared when it does not ([`UNTIMED`]).
+pub fn device_lock() -> DeviceLock {
+    if HELD.get() > 0 {
+        return DeviceLock(None);
+    }
+    let test = std::thread::current().name().unwrap_or("").to_string();
+    Lock::machine().take(timed(&test), patience())
+}
+
+/// A device lock's two files.
+pub struct Lock {
+    gate: PathBuf,
+    lock: PathBuf,
+}
+
+impl Lock {
+    /// The one every test on this machine shares.
+    pub fn machine() -> Lock {
+        Lock::at(Path::new("/tmp"))
+    }
+
+    /// One in `dir` (a test of the lock itself).
+    pub fn at(dir: &Path) -> Lock {
+        Lock { gate: dir.join("arrayburn-tests.gate"), lock: dir.join("arrayburn-tests.lock") }
+    }
+
+    /// Takes it, exclusive or shared, waiting at most `limit`; the test
+    /// fails past that, naming who holds it.
+    pub fn take(&self, exclusive: bool, limit: Duration) -> DeviceLock {
+        let until = Instant::now() + limit;
+        let gate = flock_by(&self.gate, FlockArg::LockExclusiveNonblock, until)
+            .unwrap_or_else(|| self.fail(limit));
+        let how =
+            if exclusive { FlockArg::LockExclusiveNonblock } else { FlockArg::LockSharedNonblock };
+        let lock = flock_by(&self.lock, how, until).unwrap_or_else(|| self.fail(limit));
+        // Shared takers only pass through the gate; an exclusive one holds
+        // it, so no new shared taker slips in while it runs.
+        HELD.set(HELD.get() + 1);
+        DeviceLock(Some((exclusive.then_some(gate), lock)))
+    }
+
+    fn fail(&self, limit: Duration) -> ! {
+        let holders: Vec<String> = [&self.lock, &self.gate]
+            .iter()
+            .flat_map(|p| holders(p))
+            .map(|(pid, cmd)| format!("pid {pid} ({cmd})"))
+            .collect();
+        let who = if holders.is_empty() {
+            "a process no longer listed".into()
+        } else {
+            holders.join(", ")
+        };
+        panic!(
+            "the device lock {} was not free within {limit:?}: held by {who}. Another test run is \
+             using this machine's test devices: wait for it to end, or end it (kill PID), then run \
+             the tests again",
+            self.lock.display()
+        );
+    }
+}
+
+/// Takes `how` on `path` (made if missing), polling until `until`.
+fn flock_by(path: &Path, how: FlockArg, until: Instant) -> Option<Flock<File>> {
+    loop {
+        let f = File::options().create(true).truncate(false).write(true).open(path).unwrap();
+        match Flock::lock(f, how) {
+            Ok(l) => return Some(l),
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) if Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => return None,
+            Err((_, e)) => panic!("flock {}: {e}", path.display()),
+        }
+    }
+}
+
+/// The processes holding a `flock` on `path`: pid and command line, from
+/// /proc/locks.
+pub fn holders(path: &Path) -> Vec<(i32, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(inode) = std::fs::metadata(path).map(|m| m.ino()) else { return vec![] };
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    let me = std::process::id() as i32;
+    let mut found: Vec<i32> = locks
+        .lines()
+        .filter_map(|l| {
+            // "1: FLOCK  ADVISORY  WRITE 1234 00:1f:5678 0 EOF"
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (kind, pid, file) = (f.get(1)?, f.get(4)?, f.get(5)?);
+            let ino: u64 = file.rsplit(':').next()?.parse().ok()?;
+            (*kind == "FLOCK" && ino == inode).then(|| pid.parse().ok())?
+        })
+        .filter(|&pid| pid != me)
+        .collect();
+    // The pid listed is the one that took the lock; where it has gone, a
+    // child it left holds the lock through the same open file.
+    if !found.is_empty() && found.iter().all(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+        found = opened_by(path).into_iter().filter(|&pid| pid != me).collect();
+    }
+    found.sort_unstable();
+    found.dedup();
+    found.into_iter().map(|pid| (pid, command_line(pid))).collect()
+}
+
+/// The processes that have `path` open.
+fn opened_by(path: &Path) -> Vec<i32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else { return vec![] };
+    procs
+        .flatten()
+        .filter_map(|p| p.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+                fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == path))
+            })
+        })
+        .collect()
+}
+
+/// `/proc/PID/cmdline` as one line.
+pub fn command_line(pid: i32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            let parts: Vec<String> = b
+                .split(|&c| c == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect();
+            parts.join(" ")
+        })
+        .unwrap_or_else(|_| "gone".into())
+}
