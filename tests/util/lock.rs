@@ -76,7 +76,17 @@ pub fn timed(test: &str) -> bool {
 
 /// Held while a device test runs (nothing, where the test's thread holds
 /// the lock already: a helper that takes it inside a test that did).
-pub struct DeviceLock(Option<(Option<Flock<File>>, Flock<File>)>);
+pub struct DeviceLock(Option<(Option<Flock<File>>, Flock<File>)>, Option<Held>);
+
+/// For `ARRAYBURN_TEST_LOCK_LOG=FILE`: a line per test appended there
+/// (test, how it held the lock, seconds waited and held), to see where a
+/// run's time goes.
+struct Held {
+    test: String,
+    exclusive: bool,
+    waited: Duration,
+    since: Instant,
+}
 
 thread_local! {
     /// How many device locks this test's thread holds.
@@ -88,6 +98,19 @@ impl Drop for DeviceLock {
         if self.0.take().is_some() {
             HELD.set(HELD.get() - 1);
         }
+        let (Some(h), Some(log)) = (self.1.take(), std::env::var_os("ARRAYBURN_TEST_LOCK_LOG"))
+        else {
+            return;
+        };
+        let how = if h.exclusive { "exclusive" } else { "shared" };
+        let line = format!(
+            "{} {how} waited {:.1} held {:.1}\n",
+            h.test,
+            h.waited.as_secs_f64(),
+            h.since.elapsed().as_secs_f64()
+        );
+        let log = File::options().create(true).append(true).open(log);
+        let _ = log.and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
     }
 }
 
@@ -95,10 +118,13 @@ impl Drop for DeviceLock {
 /// times a disk, shared when it does not ([`UNTIMED`]).
 pub fn device_lock() -> DeviceLock {
     if HELD.get() > 0 {
-        return DeviceLock(None);
+        return DeviceLock(None, None);
     }
     let test = std::thread::current().name().unwrap_or("").to_string();
-    Lock::machine().take(timed(&test), patience())
+    let (began, exclusive) = (Instant::now(), timed(&test));
+    let mut lock = Lock::machine().take(exclusive, patience());
+    lock.1 = Some(Held { test, exclusive, waited: began.elapsed(), since: Instant::now() });
+    lock
 }
 
 /// A device lock's two files.
@@ -130,7 +156,7 @@ impl Lock {
         // Shared takers only pass through the gate; an exclusive one holds
         // it, so no new shared taker slips in while it runs.
         HELD.set(HELD.get() + 1);
-        DeviceLock(Some((exclusive.then_some(gate), lock)))
+        DeviceLock(Some((exclusive.then_some(gate), lock)), None)
     }
 
     fn fail(&self, limit: Duration) -> ! {
