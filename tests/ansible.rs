@@ -116,7 +116,10 @@ fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
     burn["mode"] = "burnin".into();
     burn["arrayburn_destructive"] = true.into();
     burn["arrayburn_poll"] = 1.into();
-    burn["devices"] = devs[..3].join(" ").into();
+    // One disk: a lone disk's speed is never compared, so the burn-in ends
+    // not judged (exit 3) however loaded the machine is, and the playbook's
+    // handling of an exit that is not 0 is what is tested.
+    burn["devices"] = devs[0].into();
     burn["arrayburn_args"] = format!("--state {} --smart off --block 1m", state.display()).into();
     let log = run_with(&burn);
     let burned: Vec<_> = std::fs::read_dir(&results)
@@ -128,19 +131,19 @@ fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
     assert_eq!(burned.len(), 1, "{burned:?}");
     let b: serde_json::Value =
         serde_json::from_slice(&std::fs::read(results.join(&burned[0])).unwrap()).unwrap();
-    // 32 MiB written and read in moments: nothing found, speeds too
-    // brief to compare, so not judged (exit 3, a result all the same).
+    // Nothing found, its speed compared with nothing: not judged (exit 3,
+    // a result all the same).
     assert_eq!(
         (&b["kind"], &b["summary"]["verdict"]),
         (&"burnin".into(), &"not_judged".into()),
         "{b}"
     );
-    assert_eq!(b["disks"].as_array().unwrap().len(), 3);
+    assert_eq!(b["disks"].as_array().unwrap().len(), 1);
     // Polled as an async job (Ansible words any exit but 0 "ASYNC
     // FAILED" before failed_when accepts 3).
     assert!(log.contains("ASYNC FAILED on localhost: jid="), "detached and polled: {log}");
     assert!(log.contains("fleet report: 3 result(s)"), "{log}");
-    assert!(log.contains("burn-in of 1 disk") || log.contains("burn-in of 3 disk"), "{log}");
+    assert!(log.contains("burn-in of 1 disk"), "{log}");
     assert!(log.contains("could not judge"), "{log}");
 }
 

@@ -188,7 +188,7 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     let mut args = vec!["--block", "32k", "--passes", "2", "--out", out_dir.to_str().unwrap()];
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let (out, doc) = burn_in(Some(&t), &args);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     // The result opens with the header every document has, names the
     // machine and where each disk hangs, and says it is whole.
     assert!(doc["machine_id"].is_string() && doc["kernel"].is_string(), "{doc}");
