@@ -1471,3 +1471,47 @@ fn a_request_that_stalls_is_judged_without_peers() {
     assert!(text.contains("a read at byte 4194304 in pass 1 took"), "{text}");
     assert!(text.contains(&format!("not judged: {} (speed not compared", other[0].dev)), "{text}");
 }
+
+#[test]
+fn a_stop_with_slow_writes_in_flight_is_no_finding_with_either_engine() {
+    need_root!();
+    let _l = device_lock();
+    // Writes held to 2.2 MB/s, four 4 MiB requests in flight per disk:
+    // a stop leaves about 8 s of writes to land, longer than it waits for
+    // them, and the flush after them cannot be asked for sooner. That is
+    // the stop's, not the disks'.
+    let d = disks(3, 64 << 20);
+    let t = writes_at(&d, 2_200_000);
+    for engine in ["io_uring", "psync"] {
+        let (state, results) = (tempdir(), tempdir());
+        let json = results.path().join("r.json");
+        let mut args = vec!["burnin", "--state", state.path().to_str().unwrap()];
+        args.extend(["--destructive", "--yes", "--smart", "off", "--wipe-signatures"]);
+        args.extend(["--engine", engine, "--queue-depth", "4", "--block", "4m"]);
+        args.extend(["--progress-interval", "0.2s", "--json", json.to_str().unwrap()]);
+        args.extend(d.iter().map(|x| x.dev.as_str()));
+        let child = t.command(&args).start();
+        child.wait_line("writes under way", MINUTE, |l| {
+            l.contains(" write ") && l.contains(" MB/s")
+        });
+        child.signal(nix::sys::signal::Signal::SIGTERM);
+        let out = child.wait(MINUTE);
+        let text = String::from_utf8_lossy(&out.stdout);
+        eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(130), "{engine}");
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(doc["interrupted"], true, "{engine}: {doc}");
+        assert_ne!(doc["summary"]["verdict"], "flagged", "{engine}: {doc}");
+        assert_eq!(doc["summary"]["disk_verdicts"], serde_json::json!([]), "{engine}: {doc}");
+        for disk in doc["disks"].as_array().unwrap() {
+            assert_eq!(disk["findings"], serde_json::json!([]), "{engine}: {disk}");
+            assert_eq!(disk["verdict"], "interrupted", "{engine}: {disk}");
+        }
+        assert!(!text.contains("return it") && !text.contains("not flushed"), "{engine}: {text}");
+        // What a stop left in flight has landed before the next run.
+        for x in &d {
+            assert!(wait_for(MINUTE, || is_free(&x.dev)), "{}: still held", x.dev);
+        }
+    }
+}

@@ -160,7 +160,9 @@ pub trait OwnedIo: Send {
     fn wait(&mut self, until: Until) -> Result<Option<Done>, Halt>;
     /// Flushes the disk's write cache (fdatasync), with nothing else in
     /// flight: what was written before is then on the media, or the
-    /// error says it may not be.
+    /// error says it may not be. With requests still in flight (their
+    /// wait given up) it asks for nothing: [`Halt::Late`], no error of the
+    /// disk's.
     fn sync(&mut self, until: Until) -> Result<io::Result<()>, Halt>;
     /// `count` buffers of `len` bytes for its requests: where the engine
     /// can, registered with the kernel once, so that a request on one
@@ -404,7 +406,9 @@ impl OwnedIo for ThreadIo {
         match self.flying {
             // A flush a stop interrupted: waited for again.
             Some((SYNC_AT, _)) => {}
-            Some(_) => return Ok(Err(io::Error::other("psync: a request is in flight"))),
+            // A request the caller stopped waiting for (a stop's drain
+            // ran out): no flush yet, and nothing said of the disk.
+            Some(_) => return Err(Halt::Late),
             None if self.bounds.is_hung() => return Ok(Err(self.bounds.hung_error())),
             None => {
                 let request = Request { op: Op::Sync, buf: None, len: 0, offset: SYNC_AT };

@@ -175,7 +175,12 @@ impl Child {
             found.is_some()
         });
         if !seen {
-            self.fail(&format!("a line on its stderr that shows {what}"), limit);
+            let ended = if self.err.state.lock().unwrap().closed {
+                " (its stderr ended first)"
+            } else {
+                ""
+            };
+            self.fail(&format!("a line on its stderr that shows {what}{ended}"), limit);
         }
         found.unwrap().trim_end().to_string()
     }
