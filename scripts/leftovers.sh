@@ -3,7 +3,8 @@
 # devices, files, mounts and cgroups whose names carry the test suite's own
 # mark, `arrayburn-test-PID-`, where PID is a test process that is gone (no
 # such process, or one that is not a test binary: a pid reused since). It
-# says what it removed, one line each; anything else is never touched.
+# says what it removed, one line each; anything else is never touched, nor
+# a file of that name another user made.
 # scripts/test.sh runs it before and after the tests (a test killed at its
 # deadline cannot run its own clean-up). Needs root; without it, it does
 # nothing.
@@ -17,23 +18,31 @@ pid_of() { [[ $1 =~ arrayburn-test-([0-9]+)- ]] && echo "${BASH_REMATCH[1]}"; }
 # Whether that test process still runs (a test binary is `tests-HASH`).
 alive() { [[ $(readlink "/proc/$1/exe" 2>/dev/null) == */tests-* ]]; }
 gone() { local pid; pid=$(pid_of "$1") && ! alive "$pid"; }
+# Made by root (the tests run as root): a name planted by another user is
+# not ours, whatever it says. `stat` does not follow a link.
+roots() { [ "$(stat -c %u "$1" 2>/dev/null)" = 0 ]; }
+# The pids of a gone test's FUSE daemons (their command line names its
+# mount point).
+daemons() {
+    local proc cmd
+    for proc in /proc/[0-9]*; do
+        cmd=$(tr '\0' ' ' < "$proc/cmdline" 2>/dev/null) || continue
+        [[ $cmd == *faultdisk* ]] && gone "$cmd" && echo "${proc#/proc/} $cmd"
+    done
+}
 
-# 1. Processes still inside a leftover cgroup (runs the dead test started;
-#    they read or write its devices): ended first, then the group removed.
+# 1. A gone test's FUSE daemons thawed: whatever reads their disks can end.
+while read -r pid _; do kill -CONT "$pid" 2>/dev/null; done < <(daemons)
+
+# 2. Processes still inside a leftover cgroup (runs the gone test started;
+#    they read or write its devices): ended, then the group removed.
 for group in "$blkio"/arrayburn-test-*; do
     [ -d "$group" ] && gone "$group" || continue
     while read -r pid; do
-        [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null; kill -KILL "$pid" 2>/dev/null
+        [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
     done < "$group/cgroup.procs"
     for _ in $(seq 50); do [ -s "$group/cgroup.procs" ] || break; sleep 0.1; done
     rmdir "$group" 2>/dev/null && say "removed cgroup $group (its test, pid $(pid_of "$group"), is gone)"
-done
-
-# 2. FUSE daemons of a gone test, thawed before anything waits on them.
-for proc in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' < "$proc/cmdline" 2>/dev/null) || continue
-    [[ $cmd == *faultdisk* ]] && gone "$cmd" || continue
-    kill -CONT "${proc#/proc/}" 2>/dev/null
 done
 
 # 3. Loop devices over a marked file (or a file under a marked mount).
@@ -46,18 +55,15 @@ done < <(losetup -l -n --raw -O NAME,BACK-FILE 2>/dev/null)
 while read -r _ mnt _; do
     mnt=$(printf '%b' "$mnt")
     [[ $mnt == */arrayburn-test-* ]] && gone "$mnt" || continue
-    umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
-    say "unmounted $mnt"
+    { umount "$mnt" || umount -l "$mnt"; } 2>/dev/null && say "unmounted $mnt"
 done < <(tac /proc/self/mounts)
-for proc in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' < "$proc/cmdline" 2>/dev/null) || continue
-    [[ $cmd == *faultdisk* ]] && gone "$cmd" || continue
-    kill -KILL "${proc#/proc/}" 2>/dev/null && say "ended FUSE daemon ${proc#/proc/} ($cmd)"
-done
+while read -r pid cmd; do
+    kill -KILL "$pid" 2>/dev/null && say "ended FUSE daemon $pid ($cmd)"
+done < <(daemons)
 
 # 5. Marked files and directories in the places the tests make them.
 for f in /dev/shm/arrayburn-test-* /tmp/arrayburn-test-* /var/tmp/arrayburn-test-*; do
-    [ -e "$f" ] && gone "$f" || continue
+    [ -e "$f" ] && roots "$f" && gone "$f" || continue
     mountpoint -q "$f" 2>/dev/null && continue
     rm -rf --one-file-system "$f" && say "removed $f"
 done

@@ -26,6 +26,7 @@ if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         echo "scripts/test.sh: installing ${need[*]} (beside the build)" >&2
         log=$(mktemp)
+        trap 'rm -f "$log"' EXIT
         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
             --no-install-recommends "${need[@]}") >"$log" 2>&1 &
         installing=$!

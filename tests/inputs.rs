@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use arrayburn::device::lock::holders_of_file;
+
 use crate::util::*;
 
 /// Runs `arrayburn check ARGS --json J` and asserts a one-line refusal
@@ -375,9 +377,9 @@ fn while_running(
     disk: &str,
     second: &mut std::process::Command,
 ) -> std::process::Output {
-    let pid = first.id() as i32;
+    let pid = first.id();
     first.wait_until(&format!("the lock of {disk}"), MINUTE, || {
-        lock::holders(std::path::Path::new(disk)).iter().any(|(p, _)| *p == pid)
+        holders_of_file(std::path::Path::new(disk)).iter().any(|h| h.pid == pid)
     });
     let out = second.output_within(RUN);
     first.interrupt(MINUTE);

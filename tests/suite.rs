@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::util::lock::{Lock, holders};
+use arrayburn::device::lock::holders_of_file;
+
 use crate::util::*;
 
 /// The message of the panic `f` ends in (it must end in one).
@@ -65,8 +66,8 @@ fn the_device_lock_held_elsewhere_fails_in_time_naming_the_holder() {
         .arg(&file)
         .args(["sleep", "60"])
         .start();
-    holder.wait_until("flock to hold the lock", MINUTE, || !holders(&file).is_empty());
-    let pid = holders(&file)[0].0;
+    holder.wait_until("flock to hold the lock", MINUTE, || !holders_of_file(&file).is_empty());
+    let pid = holders_of_file(&file)[0].pid;
     // Shared takers go beside it; an exclusive one fails within its limit.
     drop(lock.take(false, Duration::from_secs(5)));
     let began = Instant::now();
@@ -75,14 +76,26 @@ fn the_device_lock_held_elsewhere_fails_in_time_naming_the_holder() {
     });
     let took = began.elapsed();
     assert!(took >= Duration::from_secs(2) && took < Duration::from_secs(10), "{took:?}");
-    assert!(said.contains(&format!("held by pid {pid} (sleep 60)")), "{said}");
+    assert!(said.contains(&format!("held by pid {pid} (user ")), "{said}");
+    assert!(said.contains(": sleep 60)"), "{said}");
     assert!(said.contains("wait for it to end, or end it (kill PID)"), "{said}");
     assert!(said.contains("was not free within 2s"), "{said}");
     // Once it has gone, the lock is taken at once.
     drop(holder);
     let began = Instant::now();
-    let _held = lock.take(true, Duration::from_secs(10));
+    drop(lock.take(true, Duration::from_secs(10)));
     assert!(began.elapsed() < Duration::from_secs(10));
+    // A link planted where the lock's files go (/tmp is anyone's) is never
+    // followed: nothing is made at its target.
+    let elsewhere = tempdir();
+    let target = elsewhere.path().join("made-through-the-link");
+    let planted = tempdir();
+    std::os::unix::fs::symlink(&target, planted.path().join("arrayburn-tests.gate")).unwrap();
+    let said = panic_of(|| {
+        Lock::at(planted.path()).take(true, Duration::from_secs(2));
+    });
+    assert!(said.contains("a link there is not followed"), "{said}");
+    assert!(!target.exists());
 }
 
 #[test]

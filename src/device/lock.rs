@@ -128,6 +128,15 @@ fn holders(node: &Path, dev: u64, ino: u64) -> Vec<Holder> {
     pids.into_iter().map(Holder::of).collect()
 }
 
+/// Who holds a flock on the file at `path` (a lock file of the test
+/// suite's, say), as [`lock`]'s refusal names the holder of a disk's.
+pub fn holders_of_file(path: &Path) -> Vec<Holder> {
+    match fs::metadata(path) {
+        Ok(m) => holders(path, m.dev(), m.ino()),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// The pids holding a flock on the file `(st_dev, st_ino)`, from
 /// `/proc/locks` (device numbers in hex there).
 fn holders_of(dev: u64, ino: u64) -> Vec<u32> {

@@ -168,10 +168,10 @@ impl Child {
         let mut found = None;
         let seen = self.err.wait(Instant::now() + limit, |c| {
             let text = String::from_utf8_lossy(&c.bytes);
-            found = text
-                .split_inclusive('\n')
-                .find(|l| l.ends_with('\n') && matches(l))
-                .map(str::to_string);
+            // Whole lines only (not one still being written), each
+            // without its newline.
+            let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+            found = whole.lines().find(|l| matches(l)).map(str::to_string);
             found.is_some()
         });
         if !seen {
@@ -182,7 +182,7 @@ impl Child {
             };
             self.fail(&format!("a line on its stderr that shows {what}{ended}"), limit);
         }
-        found.unwrap().trim_end().to_string()
+        found.unwrap()
     }
 
     /// Calls `on_line` with each whole line of standard error (without
@@ -221,21 +221,10 @@ impl Child {
     /// test fails (naming `what`) when the child ends or the time runs out
     /// first.
     pub fn wait_until(&mut self, what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
-        let until = Instant::now() + limit;
-        loop {
-            if ready() {
-                return;
-            }
-            if self.exited.is_none() {
-                self.exited = self.inner.try_wait().unwrap();
-            }
-            if self.exited.is_some() && !ready() {
-                self.fail(&format!("{what} (it exited first)"), limit);
-            }
-            if Instant::now() >= until {
-                self.fail(what, limit);
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        wait_for(limit, || ready() || self.has_exited());
+        if !ready() {
+            let exited = if self.has_exited() { " (it exited first)" } else { "" };
+            self.fail(&format!("{what}{exited}"), limit);
         }
     }
 
@@ -246,7 +235,7 @@ impl Child {
         let until = Instant::now() + limit;
         let status = self.exit_by(until).unwrap_or_else(|| self.fail("it to exit", limit));
         // A grandchild may hold the pipes a moment longer; not for ever.
-        let grace = until.max(Instant::now() + Duration::from_secs(5));
+        let grace = Instant::now() + Duration::from_secs(5);
         for p in [&self.out, &self.err] {
             p.wait(grace, |c| c.closed);
         }
@@ -274,16 +263,8 @@ impl Child {
 
     /// The exit status once the child exited, polling until `until`.
     fn exit_by(&mut self, until: Instant) -> Option<ExitStatus> {
-        loop {
-            if let Some(s) = self.exited.or_else(|| self.inner.try_wait().unwrap()) {
-                self.exited = Some(s);
-                return Some(s);
-            }
-            if Instant::now() >= until {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_for(until.saturating_duration_since(Instant::now()), || self.has_exited());
+        self.exited
     }
 
     /// Fails the test: what it waited for, how long, and what the child

@@ -23,6 +23,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use arrayburn::device::lock::holders_of_file;
 use nix::fcntl::{Flock, FlockArg};
 
 /// Device tests that time nothing, by the start of their path in the test
@@ -78,9 +79,14 @@ pub fn timed(test: &str) -> bool {
     !UNTIMED.iter().any(|(start, _)| test.starts_with(start))
 }
 
-/// Held while a device test runs (nothing, where the test's thread holds
-/// the lock already: a helper that takes it inside a test that did).
-pub struct DeviceLock(Option<(Option<Flock<File>>, Flock<File>)>, Option<Held>);
+/// Held while a device test runs.
+pub struct DeviceLock {
+    /// The gate (held by an exclusive taker) and the lock; none where the
+    /// test's thread holds the lock already (a helper that takes it inside
+    /// a test that did).
+    flocks: Option<(Option<Flock<File>>, Flock<File>)>,
+    log: Option<Held>,
+}
 
 /// For `ARRAYBURN_TEST_LOCK_LOG=FILE`: a line per test appended there
 /// (test, how it held the lock, seconds waited and held), to see where a
@@ -99,10 +105,10 @@ thread_local! {
 
 impl Drop for DeviceLock {
     fn drop(&mut self) {
-        if self.0.take().is_some() {
+        if self.flocks.take().is_some() {
             HELD.set(HELD.get() - 1);
         }
-        let (Some(h), Some(log)) = (self.1.take(), std::env::var_os("ARRAYBURN_TEST_LOCK_LOG"))
+        let (Some(h), Some(log)) = (self.log.take(), std::env::var_os("ARRAYBURN_TEST_LOCK_LOG"))
         else {
             return;
         };
@@ -122,12 +128,12 @@ impl Drop for DeviceLock {
 /// times a disk, shared when it does not ([`UNTIMED`]).
 pub fn device_lock() -> DeviceLock {
     if HELD.get() > 0 {
-        return DeviceLock(None, None);
+        return DeviceLock { flocks: None, log: None };
     }
     let test = std::thread::current().name().unwrap_or("").to_string();
     let (began, exclusive) = (Instant::now(), timed(&test));
     let mut lock = Lock::machine().take(exclusive, patience());
-    lock.1 = Some(Held { test, exclusive, waited: began.elapsed(), since: Instant::now() });
+    lock.log = Some(Held { test, exclusive, waited: began.elapsed(), since: Instant::now() });
     lock
 }
 
@@ -160,14 +166,14 @@ impl Lock {
         // Shared takers only pass through the gate; an exclusive one holds
         // it, so no new shared taker slips in while it runs.
         HELD.set(HELD.get() + 1);
-        DeviceLock(Some((exclusive.then_some(gate), lock)), None)
+        DeviceLock { flocks: Some((exclusive.then_some(gate), lock)), log: None }
     }
 
     fn fail(&self, limit: Duration) -> ! {
         let holders: Vec<String> = [&self.lock, &self.gate]
             .iter()
-            .flat_map(|p| holders(p))
-            .map(|(pid, cmd)| format!("pid {pid} ({cmd})"))
+            .flat_map(|p| holders_of_file(p))
+            .map(|h| h.words())
             .collect();
         let who = if holders.is_empty() {
             "a process no longer listed".into()
@@ -183,10 +189,23 @@ impl Lock {
     }
 }
 
-/// Takes `how` on `path` (made if missing), polling until `until`.
+/// Takes `how` on `path` (made if missing, never through a link: /tmp is
+/// anyone's), polling until `until`.
 fn flock_by(path: &Path, how: FlockArg, until: Instant) -> Option<Flock<File>> {
+    use std::os::unix::fs::OpenOptionsExt;
     loop {
-        let f = File::options().create(true).truncate(false).write(true).open(path).unwrap();
+        let f = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(path)
+            .unwrap_or_else(|e| {
+                panic!(
+                    "the device lock {}: {e} (a link there is not followed: remove it)",
+                    path.display()
+                )
+            });
         match Flock::lock(f, how) {
             Ok(l) => return Some(l),
             Err((_, nix::errno::Errno::EWOULDBLOCK)) if Instant::now() < until => {
@@ -196,60 +215,4 @@ fn flock_by(path: &Path, how: FlockArg, until: Instant) -> Option<Flock<File>> {
             Err((_, e)) => panic!("flock {}: {e}", path.display()),
         }
     }
-}
-
-/// The processes holding a `flock` on `path`: pid and command line, from
-/// /proc/locks.
-pub fn holders(path: &Path) -> Vec<(i32, String)> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(inode) = std::fs::metadata(path).map(|m| m.ino()) else { return vec![] };
-    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
-    let me = std::process::id() as i32;
-    let mut found: Vec<i32> = locks
-        .lines()
-        .filter_map(|l| {
-            // "1: FLOCK  ADVISORY  WRITE 1234 00:1f:5678 0 EOF"
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let (kind, pid, file) = (f.get(1)?, f.get(4)?, f.get(5)?);
-            let ino: u64 = file.rsplit(':').next()?.parse().ok()?;
-            (*kind == "FLOCK" && ino == inode).then(|| pid.parse().ok())?
-        })
-        .filter(|&pid| pid != me)
-        .collect();
-    // The pid listed is the one that took the lock; where it has gone, a
-    // child it left holds the lock through the same open file.
-    if !found.is_empty() && found.iter().all(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
-        found = opened_by(path).into_iter().filter(|&pid| pid != me).collect();
-    }
-    found.sort_unstable();
-    found.dedup();
-    found.into_iter().map(|pid| (pid, command_line(pid))).collect()
-}
-
-/// The processes that have `path` open.
-fn opened_by(path: &Path) -> Vec<i32> {
-    let Ok(procs) = std::fs::read_dir("/proc") else { return vec![] };
-    procs
-        .flatten()
-        .filter_map(|p| p.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
-                fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == path))
-            })
-        })
-        .collect()
-}
-
-/// `/proc/PID/cmdline` as one line.
-pub fn command_line(pid: i32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            let parts: Vec<String> = b
-                .split(|&c| c == 0)
-                .filter(|p| !p.is_empty())
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-                .collect();
-            parts.join(" ")
-        })
-        .unwrap_or_else(|_| "gone".into())
 }

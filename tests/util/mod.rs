@@ -7,7 +7,7 @@
 //! machine (`lock`).
 
 mod child;
-pub mod lock;
+mod lock;
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 pub use child::{Child, Start, wait_for};
-pub use lock::device_lock;
+pub use lock::{Lock, device_lock};
 
 use serde_json::Value;
 
