@@ -197,6 +197,10 @@ pub struct BurninArgs {
     /// the last; temperature over the run; SVG and PNG) into DIR.
     #[arg(help_heading = "Outputs", long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// A write or read that has the disk this many milliseconds beyond
+    /// what its size needs at the disk's speed is a stall: return the disk.
+    #[arg(help_heading = "How to judge", long, default_value_t = defaults::STALL_MS)]
+    pub stall_ms: u64,
     /// Read SMART before and after (smartctl --json) and judge what rose:
     /// `auto` where smartctl and the disk allow, `require` refuses a disk
     /// without SMART data, `off` skips it.

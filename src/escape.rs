@@ -37,6 +37,28 @@ pub fn terminal(s: &str) -> String {
     out
 }
 
+/// `s` with every control character but the line ends and tabs shown as
+/// an escape: a whole text (a report, a page, a message) made harmless
+/// wherever a host name, a device path or a model in it came from.
+pub fn lines(s: &str) -> String {
+    if !s.chars().any(|c| is_control(c) && c != '\n' && c != '\t') {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        for (j, part) in line.split('\t').enumerate() {
+            if j > 0 {
+                out.push('\t');
+            }
+            out.push_str(&terminal(part));
+        }
+    }
+    out
+}
+
 /// `s` as literal text in a Markdown table cell: control characters
 /// escaped as for a terminal, HTML's `&`, `<` and `>` as entities (a
 /// renderer passes raw HTML through), and every character Markdown gives

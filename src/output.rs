@@ -25,6 +25,7 @@
 //!
 //! It must not decide what goes into a file, only how it gets there.
 
+use crate::stop::StopFlag;
 use std::ffi::OsString;
 use std::fs;
 use std::hash::{BuildHasher, Hasher};
@@ -293,11 +294,12 @@ impl Output {
 
     /// Writes `bytes`. A file is replaced at every save; standard output and
     /// special files are written only by the `last` save (a FIFO's reader
-    /// gets one document, not one per pass).
-    pub fn write(&self, bytes: &[u8], last: bool) -> io::Result<()> {
+    /// gets one document, not one per pass). A FIFO is waited for until it
+    /// has a reader or a signal (`stop`) gives it up.
+    pub fn write(&self, bytes: &[u8], last: bool, stop: &StopFlag) -> io::Result<()> {
         match &self.sink {
             Sink::File { dir, name } => dir.write_os(name, bytes),
-            Sink::Special(p) if last => write_special(p, bytes),
+            Sink::Special(p) if last => write_special(p, bytes, stop),
             Sink::Stdout if last => {
                 let mut out = io::stdout().lock();
                 out.write_all(bytes)?;
@@ -329,14 +331,36 @@ impl Output {
 /// Writes a FIFO, terminal or character device through: opened without
 /// following a link put in its place since it was resolved (the kernel's
 /// own links, `/dev/fd/N` of a `>(...)`, excepted), and only if it is
-/// still not a regular file.
-fn write_special(p: &Path, bytes: &[u8]) -> io::Result<()> {
+/// still not a regular file. A FIFO without a reader is tried again every
+/// 100 ms (opening it would block where no signal reaches) until one opens
+/// it, or a stop gives it up, said as the error.
+fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let kernels = p.starts_with("/proc") || p.starts_with("/dev/fd");
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(if kernels { 0 } else { nix::libc::O_NOFOLLOW })
-        .open(p)?;
+    let open = || {
+        fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(nix::libc::O_NONBLOCK | if kernels { 0 } else { nix::libc::O_NOFOLLOW })
+            .open(p)
+    };
+    let mut f = loop {
+        match open() {
+            Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => {
+                if stop.is_set() {
+                    return Err(io::Error::other(format!(
+                        "{}: no reader opened it before the stop; not written",
+                        p.display()
+                    )));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            opened => break opened?,
+        }
+    };
+    // Open: written as a blocking file from here (its reader reads).
+    let flags = nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_GETFL)?;
+    let blocking = nix::fcntl::OFlag::from_bits_retain(flags) - nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_SETFL(blocking))?;
     if f.metadata()?.is_file() {
         return Err(io::Error::other(format!(
             "{} has become a regular file since the run began; not written",
@@ -494,7 +518,7 @@ mod tests {
         let link = d.path().join("link.json");
         std::os::unix::fs::symlink("real.json", &link).unwrap();
         let o = Output::resolve("--json", &link, true).unwrap();
-        o.write(b"new", false).unwrap();
+        o.write(b"new", false, &StopFlag::default()).unwrap();
         assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_eq!(fs::read_to_string(&target).unwrap(), "new");
         let names: Vec<_> = fs::read_dir(d.path()).unwrap().collect();
@@ -507,7 +531,7 @@ mod tests {
         let link = d.path().join("link.csv");
         std::os::unix::fs::symlink(d.path().join("made.csv"), &link).unwrap();
         let o = Output::resolve("--csv", &link, true).unwrap();
-        o.write(b"x", false).unwrap();
+        o.write(b"x", false, &StopFlag::default()).unwrap();
         assert_eq!(fs::read_to_string(d.path().join("made.csv")).unwrap(), "x");
         assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     }

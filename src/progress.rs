@@ -46,9 +46,11 @@ pub struct Progress {
 const BAR_LEN: u64 = 1000;
 
 impl Progress {
-    /// A display for disks named `labels` (their paths as given).
+    /// A display for disks named `labels` (their paths as given; shown
+    /// with their control characters as escapes).
     pub fn new(style: Style, labels: Vec<String>, interval: Duration) -> Self {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let labels = labels.iter().map(|l| crate::escape::terminal(l)).collect();
         Self {
             style,
             labels,
@@ -83,8 +85,9 @@ impl Progress {
 
     fn line(&self, text: &str) {
         let stamp = crate::units::log_stamp();
-        let text =
-            if self.style == Style::Lines { format!("{stamp} {text}") } else { text.to_string() };
+        // A device path's control characters as escapes.
+        let text = crate::escape::lines(text);
+        let text = if self.style == Style::Lines { format!("{stamp} {text}") } else { text };
         let _ = if self.bars.is_empty() {
             writeln!(std::io::stderr(), "{text}")
         } else {

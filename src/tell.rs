@@ -29,15 +29,19 @@ macro_rules! show {
     ($($t:tt)*) => { $crate::tell::out(format_args!($($t)*)) };
 }
 
-/// Writes `text` (and a newline) to standard error, ignoring a failure.
+/// Writes `text` (and a newline) to standard error, ignoring a failure;
+/// control characters (from a device path, a host name) shown as escapes.
 pub fn err(text: fmt::Arguments, newline: bool) {
+    let text = crate::escape::lines(&text.to_string());
     let mut e = std::io::stderr().lock();
     let _ =
         if newline { writeln!(e, "{text}") } else { write!(e, "{text}").and_then(|()| e.flush()) };
 }
 
-/// Writes `text` to standard output, ignoring a failure.
+/// Writes `text` to standard output, ignoring a failure; control
+/// characters shown as escapes.
 pub fn out(text: fmt::Arguments) {
+    let text = crate::escape::lines(&text.to_string());
     let mut o = std::io::stdout().lock();
     let _ = write!(o, "{text}").and_then(|()| o.flush());
 }

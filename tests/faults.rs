@@ -853,3 +853,76 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
     assert_eq!(disk["topology"]["links"][1]["degraded"], true, "{disk}");
     drop(b2);
 }
+
+#[test]
+fn a_disk_that_hangs_while_re_measured_is_a_finding_not_unsure() {
+    need_root!();
+    let _l = device_lock();
+    // Disk 1 reads at 70 % of its peers' while the serial pass runs and at
+    // their speed in the parallel pass, so it is re-measured alone beside a
+    // peer; there it stops answering. That is the finding (check its path),
+    // in the serial pass it re-measured; not "still unsure".
+    let good = disks(2, 64 * MIB);
+    let bad = FaultyDisk::new(64 * MIB, &[]);
+    let t = Throttle::new();
+    for g in &good {
+        t.limit(g, 40_000_000);
+    }
+    t.limit_dev(&bad.dev, 28_000_000);
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut args = vec!["check", "--sample", "2s", "--block", "1m", "--io-timeout", "2s"];
+    args.extend(["--progress", "lines", "--json", json.to_str().unwrap()]);
+    args.extend([good[0].dev.as_str(), bad.dev.as_str(), good[1].dev.as_str()]);
+    let child = t.command(&args).start();
+    child.wait_line("the parallel pass", RUN, |l| l.contains("parallel pass: reading"));
+    t.limit_dev(&bad.dev, 40_000_000);
+    let line = child.wait_line("the re-measurement", RUN, |l| l.contains("re-measuring"));
+    assert!(line.contains(&format!("re-measuring {} alone", bad.dev)), "{line}");
+    let frozen = bad.freeze();
+    // The result is written while the disk is frozen; the process ends
+    // once its stuck read does.
+    let complete = || {
+        std::fs::read(&json)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v["complete"] == true)
+    };
+    let written = wait_for(MINUTE, complete);
+    drop(frozen);
+    let out = child.wait(MINUTE);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(written, "no complete result while the disk hung: {stdout}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let said = &v["summary"]["disk_verdicts"];
+    assert_eq!(said.as_array().unwrap().len(), 1, "{said}");
+    assert_eq!(said[0]["path"], bad.dev.as_str(), "{said}");
+    assert_eq!(said[0]["action"], "check_path", "{said}");
+    assert!(said[0]["sentence"].as_str().unwrap().contains("stopped answering"), "{said}");
+    let serial = &v["passes"][0];
+    assert_eq!(serial["kind"], "serial");
+    assert_eq!(serial["disks"][1]["stopped"], "hung", "{}", serial["disks"][1]);
+    assert!(!v["summary"]["message"].as_str().unwrap().contains("unsure"), "{}", v["summary"]);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+}
+
+#[test]
+fn a_small_bad_patch_is_trimmed_back_to_its_sectors() {
+    need_root!();
+    let _l = device_lock();
+    // 64 KiB that fail inside one 4 MiB read: the first 32 KiB failing in a
+    // row make it "wholesale" and the rest is skipped; reading on succeeds,
+    // so the skipped span is read back to the patch's far edge, sector by
+    // sector at the end, and the few sectors left between are read one by
+    // one. Every byte is then read or proven bad: 65536 bad, none unread
+    // (before: 32 KiB unreadable and 4,161,536 bytes "not read").
+    let size = 32 * MIB;
+    let at = 8 * MIB + 12 * 1024;
+    let bad = FaultyDisk::new(size, &[(at, 64 << 10)]);
+    let r = check_plain(&["--passes", "serial", "--full-serial", "--block", "4m"], &[&bad.dev]);
+    let row = &disk_rows(r.report.as_ref().unwrap(), "serial")[0];
+    assert_eq!(ranges(row), [(at, 64 << 10)], "{:?}", row.errors);
+    assert!(row.errors[0].exact, "{:?}", row.errors);
+    assert_eq!((row.bad_bytes, row.unread_bytes), (64 << 10, 0), "{row:?}");
+    assert_eq!(row.bytes + row.bad_bytes, size, "{row:?}");
+}

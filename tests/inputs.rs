@@ -498,3 +498,32 @@ fn iozone_runs_for_an_ordinary_user() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("iozone test complete."));
     assert!(err.lines().all(|l| l.contains("warning")), "{err}");
 }
+
+#[test]
+fn a_device_path_with_terminal_escapes_is_shown_escaped_everywhere() {
+    need_root!();
+    let _l = device_lock();
+    // A link whose name carries an OSC sequence (it retitles the terminal)
+    // and BEL, pointing at a disk: every line printed, the text report and
+    // the page show it as escapes, never the bytes themselves.
+    let d = disks(1, 16 << 20);
+    let dir = tempdir();
+    let link = dir.path().join("disk\u{1b}]0;pwned\u{7}");
+    std::os::unix::fs::symlink(&d[0].dev, &link).unwrap();
+    let out_dir = dir.path().join("bundle");
+    let out = arrayburn(&["check", "--sample", "1.5s", "--progress", "lines"])
+        .args(["--out", out_dir.to_str().unwrap()])
+        .arg(&link)
+        .output_within(RUN);
+    let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    let text = std::fs::read_to_string(out_dir.join("report.txt")).unwrap();
+    for (what, s) in [
+        ("stdout", String::from_utf8_lossy(&out.stdout).into_owned()),
+        ("stderr", String::from_utf8_lossy(&out.stderr).into_owned()),
+        ("report.txt", text),
+        ("report.html", page),
+    ] {
+        assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'), "{what} holds the raw bytes: {s}");
+        assert!(s.contains("disk\\x1b]0;pwned\\x07"), "{what} does not name the disk: {s}");
+    }
+}

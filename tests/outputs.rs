@@ -298,3 +298,55 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
     assert_eq!(child.wait(RUN).status.code(), Some(0));
     assert!(read("iozone")["results"].as_array().is_some_and(|r| !r.is_empty()));
 }
+
+#[test]
+fn a_burn_in_that_cannot_write_its_json_keeps_its_verdicts_exit_status() {
+    need_root!();
+    let _l = device_lock();
+    // A disk whose writes fail at one block: "return it" (exit 1), also
+    // when --json lands on a full filesystem (it was exit 2, "could not
+    // run", as if nothing had been found). The failure is said.
+    let bad = crate::faults::FaultyDisk::writable(8 << 20, &[(4 << 20, 4096)], &[], &[]);
+    let full = Tmpfs::new("size=4k");
+    std::fs::write(full.path().join("filler"), vec![0u8; 4096]).unwrap();
+    let json = full.path().join("b.json");
+    let state = tempdir();
+    let out = arrayburn(&["burnin", "--state", state.path().to_str().unwrap()])
+        .args(["--destructive", "--yes", "--smart", "off", "--block", "1m"])
+        .args(["--json", json.to_str().unwrap(), &bad.dev])
+        .output_within(RUN);
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stdout.contains("failed to write"), "{stdout}");
+    let said = stderr.lines().find(|l| l.contains("could not write --json")).unwrap_or_default();
+    assert!(
+        said.contains(json.to_str().unwrap()) && said.contains("the printed report is complete"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_fifo_nobody_reads_does_not_hold_a_stop() {
+    need_root!();
+    let _l = device_lock();
+    // --json names a FIFO no one opens: the result cannot be handed over,
+    // but Ctrl-C still ends the run at once (opening the FIFO blocked where
+    // no signal reached: INT and TERM were ignored for ever).
+    let d = disks(1, 16 << 20);
+    let dir = tempdir();
+    let fifo = dir.path().join("result.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let child =
+        arrayburn(&["check", "--sample", "1.5s", "--passes", "serial", "--progress", "lines"])
+            .args(["--json", fifo.to_str().unwrap(), &d[0].dev])
+            .start();
+    child.wait_line("the serial pass's end", RUN, |l| l.contains(&format!("serial {}:", d[0].dev)));
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let (out, _) = child.interrupt(std::time::Duration::from_secs(10));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Stopped while saving: the run's own verdict (a lone disk: not
+    // judged, 3); while reading: 130.
+    assert!(matches!(out.status.code(), Some(3 | 130)), "{err}");
+    assert!(err.contains("no reader opened it before the stop; not written"), "{err}");
+}

@@ -475,3 +475,46 @@ fn the_fleet_verdict_carries_each_real_runs_own_findings() {
     assert!(text.contains("Verdict: NOT JUDGED: "), "{text}");
     assert!(text.contains(&format!("{}: stopped in pass 1 of 1, write ", fresh[0].dev)), "{text}");
 }
+
+#[test]
+fn a_later_run_clears_a_finding_only_on_the_same_disk_machine_and_passes() {
+    let dir = tempdir();
+    // A check that found /dev/loop2 slow, then a healthy check of the same
+    // host a day later: superseded, the fleet is healthy.
+    let flagged = result("node1", "2026-11-01T00:00:00Z", [100.0, 100.0, 50.0, 100.0]);
+    let first = write(dir.path(), "a.json", &flagged);
+    let later = result("node1", "2026-11-02T00:00:00Z", [100.0, 100.0, 100.0, 100.0]);
+    let code = |later: &Value, extra: &[&str]| {
+        let second = write(dir.path(), "b.json", later);
+        let args = [&[first.to_str().unwrap(), second.to_str().unwrap()][..], extra].concat();
+        report(&args).status.code()
+    };
+    assert_eq!(code(&later, &[]), Some(0));
+    // The same serial on a disk of another size (a USB bridge's serial):
+    // another disk, the finding stands.
+    let mut other_disk = later.clone();
+    other_disk["disks"][2]["size_bytes"] = 2_000_000_000_000u64.into();
+    assert_eq!(code(&other_disk, &[]), Some(1));
+    // A later result that does not say which machine it ran on.
+    let mut unknown = later.clone();
+    unknown.as_object_mut().unwrap().remove("machine_id");
+    assert_eq!(code(&unknown, &[]), Some(1));
+    // A later check of the serial pass only: it cannot clear what only
+    // the parallel pass can find.
+    let mut serial_only = later.clone();
+    serial_only["passes"].as_array_mut().unwrap().retain(|p| p["kind"] == "serial");
+    assert_eq!(code(&serial_only, &[]), Some(1));
+    // A truncated file skipped with --keep-going: what it found is not
+    // known, so the fleet is not healthy.
+    let cut = dir.path().join("cut.json");
+    let bytes = serde_json::to_vec(&flagged).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let second = write(dir.path(), "b.json", &later);
+    let out = report(&[
+        first.to_str().unwrap(),
+        second.to_str().unwrap(),
+        cut.to_str().unwrap(),
+        "--keep-going",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
+}

@@ -13,10 +13,13 @@
 //! - `watch`: every disk at once, a thread each, watched while they run.
 //! - `state`: the checkpoint per disk that a `--resume` continues from.
 //! - `resume`: what a resume proves (the disk's blocks) before it writes.
+//! - `remeasure`: a disk called slow on speed alone, measured again alone
+//!   in turn with a peer before it is blamed.
 
 pub mod block;
 pub mod health;
 pub mod record;
+pub mod remeasure;
 pub mod resume;
 pub mod smart;
 pub mod state;

@@ -252,6 +252,29 @@ impl DiskBurn {
         }
     }
 
+    /// What `other` found (a re-measurement's turns on this disk) added to
+    /// what this found: its bad bytes, ranges, hang, slow requests.
+    pub(super) fn absorb(&mut self, other: &DiskBurn) {
+        for (class, n) in &other.bad_bytes {
+            match self.bad_bytes.iter_mut().find(|(c, _)| c == class) {
+                Some((_, m)) => *m += n,
+                None => self.bad_bytes.push((*class, *n)),
+            }
+        }
+        let room = MAX_FINDINGS.saturating_sub(self.findings.len());
+        self.findings.extend(other.findings.iter().take(room).cloned());
+        self.device_gone |= other.device_gone;
+        if self.hung.is_none() {
+            self.hung = other.hung;
+        }
+        self.slow_requests += other.slow_requests;
+        if let Some(s) = other.slowest
+            && self.slowest.is_none_or(|m| s.ms > m.ms)
+        {
+            self.slowest = Some(s);
+        }
+    }
+
     /// Adds `s` seconds to pass `pass`'s entry of `times`.
     pub(super) fn time(times: &mut Vec<f64>, pass: u16, s: f64) {
         let i = usize::from(pass.max(1) - 1);

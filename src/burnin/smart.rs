@@ -53,6 +53,29 @@ pub struct Snapshot {
     /// reports none).
     #[serde(default)]
     pub drive: Option<DriveKind>,
+    /// Readings outside what a drive's sensor can mean (a temperature of
+    /// 300 °C or 65535, a limit of 255 °C): a sensor or firmware fault,
+    /// named here and not used.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_believed: Vec<String>,
+}
+
+/// Temperatures a drive's sensor can mean (°C); a reading outside is a
+/// sensor or firmware fault (300, 255, 65535, or -1 for "none").
+pub const SENSOR_C: std::ops::RangeInclusive<i64> = -40..=125;
+
+/// `c` where a sensor can mean it; else None, its words in `not_believed`.
+fn believed(c: Option<i64>, what: &str, not_believed: &mut Vec<String>) -> Option<i64> {
+    let c = c?;
+    if SENSOR_C.contains(&c) {
+        return Some(c);
+    }
+    not_believed.push(format!(
+        "{what} {c} °C (outside the {}..{} °C a drive's sensor can read: a sensor or firmware fault, not used)",
+        SENSOR_C.start(),
+        SENSOR_C.end()
+    ));
+    None
 }
 
 /// A drive's own temperature limits (°C), and where they were read.
@@ -99,25 +122,31 @@ impl DriveKind {
 /// The temperature limits a `smartctl --json -x` document gives: NVMe's
 /// warning and critical composite thresholds (WCTEMP, CCTEMP), ATA's SCT
 /// operating limit, SAS's drive trip point (warned 5 °C before it).
-fn limits(v: &Value) -> Option<TempLimits> {
+/// A limit outside what a sensor can mean (255 °C) is named in
+/// `not_believed` and not used (the default for its kind applies then).
+fn limits(v: &Value, not_believed: &mut Vec<String>) -> Option<TempLimits> {
+    let mut limit = |x: &Value, what: &str| {
+        let c = x.as_i64().filter(|c| *c > 0);
+        believed(c, what, not_believed).filter(|c| *c > 0)
+    };
     let nvme = &v["nvme_composite_temperature_threshold"];
-    if let Some(w) = nvme["warning"].as_i64().filter(|w| *w > 0) {
+    if let Some(w) = limit(&nvme["warning"], "warning limit") {
         return Some(TempLimits {
             warning_c: w,
-            critical_c: nvme["critical"].as_i64().filter(|c| *c > 0),
+            critical_c: limit(&nvme["critical"], "critical limit"),
             source: "its own warning composite temperature threshold (NVMe WCTEMP)".into(),
         });
     }
     for t in [&v["ata_sct_status"]["temperature"], &v["temperature"]] {
-        if let Some(w) = t["op_limit_max"].as_i64().filter(|w| *w > 0) {
+        if let Some(w) = limit(&t["op_limit_max"], "operating limit") {
             return Some(TempLimits {
                 warning_c: w,
-                critical_c: t["limit_max"].as_i64().filter(|c| *c > 0),
+                critical_c: limit(&t["limit_max"], "highest limit"),
                 source: "its own recommended operating maximum (ATA SCT)".into(),
             });
         }
     }
-    let trip = v["temperature"]["drive_trip"].as_i64().filter(|t| *t > 5)?;
+    let trip = limit(&v["temperature"]["drive_trip"], "trip point").filter(|t| *t > 5)?;
     Some(TempLimits {
         warning_c: trip - 5,
         critical_c: Some(trip),
@@ -265,12 +294,16 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
     if counters.is_empty() && passed.is_none() {
         return None;
     }
+    let mut not_believed = Vec::new();
+    let temperature_c =
+        believed(v["temperature"]["current"].as_i64(), "temperature", &mut not_believed);
     Some(Snapshot {
         passed,
-        temperature_c: v["temperature"]["current"].as_i64(),
+        temperature_c,
         counters,
-        limits: limits(v),
+        limits: limits(v, &mut not_believed),
         drive: drive_kind(v),
+        not_believed,
     })
 }
 
@@ -396,6 +429,15 @@ mod tests {
         let l = parse(&nvme).unwrap().limits.unwrap();
         assert_eq!((l.warning_c, l.critical_c), (80, Some(85)));
         assert_eq!(DriveKind::Ssd.default_limits().warning_c, 70);
+        // Readings no sensor can make are named and not used: 65535 °C,
+        // a limit of 255 °C (the default for its kind applies then).
+        nvme["temperature"]["current"] = 65535.into();
+        nvme["nvme_composite_temperature_threshold"] =
+            serde_json::json!({"warning": 255, "critical": 255});
+        let s = parse(&nvme).unwrap();
+        assert_eq!((s.temperature_c, s.limits), (None, None));
+        assert_eq!(s.not_believed.len(), 2, "{:?}", s.not_believed);
+        assert!(s.not_believed[0].starts_with("temperature 65535 °C (outside the -40..125 °C"));
     }
 
     #[test]

@@ -82,6 +82,9 @@ pub struct Checkpoint {
     pub self_test: Option<(TestKind, SelfTest)>,
 }
 
+/// The longest phase time a checkpoint can hold (some 31 years).
+const MAX_SECONDS: f64 = 1e9;
+
 impl Checkpoint {
     /// Where this run stands, in words ("pass 1 of 2, write 40%").
     pub fn place(&self) -> String {
@@ -184,6 +187,36 @@ impl Checkpoint {
                 self.burn.passes_done.to_string(),
                 &format!("at most passes ({}) are written", self.passes),
             );
+        }
+        let b = &self.burn;
+        let times = [("burn.write_s", b.write_s), ("burn.verify_s", b.verify_s)].into_iter();
+        let passes = (b.write_pass_s.iter().map(|s| ("burn.write_pass_s", *s)))
+            .chain(b.verify_pass_s.iter().map(|s| ("burn.verify_pass_s", *s)));
+        for (field, s) in times.chain(passes) {
+            if !(s.is_finite() && (0.0..=MAX_SECONDS).contains(&s)) {
+                return bad(field, s.to_string(), "0 to 1e9 seconds are written");
+            }
+        }
+        if b.write_pass_s.len() > usize::from(self.passes)
+            || b.verify_pass_s.len() > usize::from(self.passes)
+        {
+            return bad(
+                "burn.write_pass_s / burn.verify_pass_s",
+                format!("{} / {} passes", b.write_pass_s.len(), b.verify_pass_s.len()),
+                &format!("at most passes ({}) are written", self.passes),
+            );
+        }
+        let most = (end - start).saturating_mul(u64::from(self.passes));
+        for (field, n) in
+            [("burn.written_bytes", b.written_bytes), ("burn.verified_bytes", b.verified_bytes)]
+        {
+            if n > most {
+                return bad(
+                    field,
+                    n.to_string(),
+                    &format!("at most the range times passes ({most}) is written"),
+                );
+            }
         }
         Ok(())
     }
@@ -332,6 +365,12 @@ mod tests {
         assert!(broken(&|x| x.at.pass = 3).starts_with("at.pass"));
         assert!(broken(&|x| x.at.done_until = 21 << 40).starts_with("at.interval"));
         assert!(broken(&|x| x.io_bytes = 1000).starts_with("io_bytes"));
+        // Times and bytes no run can have (a resume burned the disk and
+        // then panicked on them).
+        assert!(broken(&|x| x.burn.write_s = -5.0).starts_with("burn.write_s is -5"));
+        assert!(broken(&|x| x.burn.verify_pass_s = vec![1e300]).starts_with("burn.verify_pass_s"));
+        assert!(broken(&|x| x.burn.write_pass_s = vec![1.0; 3]).starts_with("burn.write_pass_s"));
+        assert!(broken(&|x| x.burn.written_bytes = 41 << 40).starts_with("burn.written_bytes"));
         std::fs::write(&p, "{").unwrap();
         assert!(store.load("burnin-x.json").unwrap_err().contains("not a checkpoint"));
     }

@@ -139,6 +139,7 @@ impl Disk for OnFile<'_> {
 }
 
 /// One disk's burn-in as asked.
+#[derive(Clone)]
 pub struct BurnJob<'a> {
     /// The range, and the identity its blocks carry.
     pub t: Span,

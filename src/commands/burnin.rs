@@ -12,17 +12,18 @@ use super::Outcome;
 use crate::burnin::block::Pattern;
 use crate::burnin::health::{self_tests, smart_after};
 use crate::burnin::record::{DiskBurn, Span};
+use crate::burnin::remeasure::{Turn, in_turn};
 use crate::burnin::state::{At, Checkpoint, Store};
 use crate::burnin::targets::Target;
 use crate::burnin::watch::burn_all;
 use crate::burnin::worker::{BurnJob, Live, OnFile, burn, soak};
 use crate::cli::BurninArgs;
 use crate::export::burnin::{bundle, render};
-use crate::judge::burnin::RunVerdict;
+use crate::judge::burnin::{Remeasured, RunVerdict};
 use crate::output::Output;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::confirm::confirm;
-use crate::report::burnin::{BurnReport, BurnRun, build};
+use crate::report::burnin::{BurnReport, BurnRun, build, suspects};
 use crate::stop::StopFlag;
 use crate::units::rfc3339;
 
@@ -73,19 +74,7 @@ fn burn_disk(
     stop: &StopFlag,
 ) -> DiskBurn {
     let on = OnFile { file: &t.file, engine: plan.engine, depth: plan.depth };
-    let job = BurnJob {
-        t: Span::of(t),
-        on: &on,
-        io: c.io_bytes as usize,
-        passes: c.passes,
-        pattern: c.pattern,
-        run: c.run_number().unwrap_or_default(),
-        stop,
-        live,
-        every: plan.checkpoint_every,
-        deadline: None,
-        bounds: plan.bounds(stop),
-    };
+    let job = job_of(plan, (t, c, &on), live, None, stop);
     let mut warned = false;
     let mut save = |b: &DiskBurn, at: At| {
         let now =
@@ -104,6 +93,35 @@ fn burn_disk(
     burn(&job, c.at, from, &mut save)
 }
 
+/// One disk's job as the plan asks it: a burn-in's from its checkpoint,
+/// or a soak's (until `deadline`, when run by time).
+fn job_of<'a>(
+    plan: &BurnPlan,
+    (t, c, on): (&Target, &Checkpoint, &'a OnFile<'a>),
+    live: &'a Live,
+    deadline: Option<Instant>,
+    stop: &'a StopFlag,
+) -> BurnJob<'a> {
+    let (io, pattern, run, every) = if plan.read_only {
+        (plan.block as usize, Pattern::Blocks, 0, Duration::MAX)
+    } else {
+        (c.io_bytes as usize, c.pattern, c.run_number().unwrap_or_default(), plan.checkpoint_every)
+    };
+    BurnJob {
+        t: Span::of(t),
+        on,
+        io,
+        passes: c.passes,
+        pattern,
+        run,
+        stop,
+        live,
+        every,
+        deadline,
+        bounds: plan.bounds(stop),
+    }
+}
+
 /// `--read-only`: every disk read whole, pass after pass, at once.
 fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
     if self_tests_first(&mut plan, stop) {
@@ -118,19 +136,7 @@ fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
     let (burns, temps) =
         burn_all(&plan.targets, &plan.points, Some(deadline), plan.looks, stop, |t, live, c| {
             let on = OnFile { file: &t.file, engine: plan.engine, depth: plan.depth };
-            soak(&BurnJob {
-                t: Span::of(t),
-                on: &on,
-                io: plan.block as usize,
-                passes: c.passes,
-                pattern: Pattern::Blocks,
-                run: 0,
-                stop,
-                live,
-                every: Duration::MAX,
-                deadline,
-                bounds: plan.bounds(stop),
-            })
+            soak(&job_of(&plan, (t, c, &on), live, deadline, stop))
         });
     let interrupted = stop.is_set();
     let outcome = finish(&plan, burns, temps, interrupted, stop)?;
@@ -149,27 +155,83 @@ fn finish(
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {
     let smart = smart_after(&plan.targets, &plan.points, interrupted, stop);
-    // A signal while SMART was read: the run is not finished either.
-    let report = build(BurnRun {
+    let n = burns.len();
+    let mut run = BurnRun {
         targets: &plan.targets,
         points: &plan.points,
         burns,
         smart,
         temps,
-        interrupted: interrupted || stop.is_set(),
+        interrupted,
         read_only: plan.read_only,
         engine: (plan.engine, plan.depth),
-    });
-    publish(&report, plan.json.as_ref(), plan.out.as_deref())
+        remeasured: vec![None; n],
+        thresholds: plan.thresholds,
+    };
+    if !interrupted {
+        remeasure(plan, &mut run, stop);
+    }
+    // A signal while SMART was read or a disk re-measured: the run is not
+    // finished either.
+    run.interrupted |= stop.is_set();
+    publish(&build(run), (plan.json.as_ref(), plan.out.as_deref()), stop)
+}
+
+/// Each disk the run called slow on speed alone, re-measured alone in
+/// turn with its peer before the verdict (`burnin::remeasure`); what the
+/// turns find goes into the disks' burns.
+fn remeasure(plan: &BurnPlan, run: &mut BurnRun, stop: &StopFlag) {
+    for (d, p) in suspects(run) {
+        if stop.is_set() {
+            return;
+        }
+        let (t, u) = (&plan.targets[d], &plan.targets[p]);
+        tell!(
+            "arrayburn burnin: {}: slower than its peers with every disk at once; re-measuring it alone, in turn with {}",
+            t.dev.given,
+            u.dev.given
+        );
+        let ons = [t, u].map(|x| OnFile { file: &x.file, engine: plan.engine, depth: plan.depth });
+        let lives = [Live::default(), Live::default()];
+        let [a, b] = [0, 1].map(|k| {
+            let i = [d, p][k];
+            job_of(plan, (&plan.targets[i], &plan.points[i], &ons[k]), &lives[k], None, stop)
+        });
+        let peer = &run.burns[p];
+        let guess = if plan.read_only {
+            peer.verified_bytes as f64 / peer.verify_s.max(1e-3)
+        } else {
+            peer.written_bytes as f64 / peer.write_s.max(1e-3)
+        };
+        let (x, y) = two_mut(&mut run.burns, d, p);
+        let judged = |turns: &[Turn]| Remeasured::of(&u.dev.given, turns, &run.thresholds);
+        let decided = |turns: &[Turn]| judged(turns).decided();
+        if let Some(turns) = in_turn([&a, &b], plan.read_only, guess, [x, y], &decided) {
+            run.remeasured[d] = Some(judged(&turns));
+        }
+    }
+}
+
+/// Elements `a` and `b` (apart) of `v`, both mutable.
+fn two_mut<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
+    assert_ne!(a, b);
+    if a < b {
+        let (l, r) = v.split_at_mut(b);
+        (&mut l[a], &mut r[0])
+    } else {
+        let (l, r) = v.split_at_mut(a);
+        (&mut r[0], &mut l[b])
+    }
 }
 
 /// Prints the report (to stderr when `--json -` has standard output),
 /// writes the JSON and `--out DIR`, and says how the run ends. A file that
-/// cannot be written is one line: the disks' verdict stands.
+/// cannot be written is one line: the disks' verdict stands, and so does
+/// its exit status (as the check's).
 fn publish(
     report: &BurnReport,
-    json: Option<&Output>,
-    out: Option<&std::path::Path>,
+    (json, out): (Option<&Output>, Option<&std::path::Path>),
+    stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {
     let text = render(report);
     if json.is_some_and(|o| o.is_stdout()) {
@@ -182,9 +244,13 @@ fn publish(
     {
         tell!("arrayburn burnin: --out {}: {e}", dir.display());
     }
-    if let Some(o) = json {
-        o.write(&crate::export::burnin::json(report), true)
-            .with_context(|| format!("writing --json {}", o.given.display()))?;
+    if let Some(o) = json
+        && let Err(e) = o.write(&crate::export::burnin::json(report), true, stop)
+    {
+        tell!(
+            "arrayburn burnin: error: could not write --json {}: {e} (the printed report is complete)",
+            o.given.display()
+        );
     }
     Ok(match report.summary.verdict {
         _ if report.header.interrupted => Outcome::Interrupted,

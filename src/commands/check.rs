@@ -11,7 +11,9 @@ use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::export;
 use crate::io::{Bounds, Probe, Sweep, open_sweep};
-use crate::measure::{Beside, PassKind, PassRun, PassSpec, Recheck, remeasure, run_pass};
+use crate::measure::{
+    Beside, PassKind, PassRun, PassSpec, Recheck, Remeasurement, remeasure, run_pass,
+};
 use crate::output::Dir;
 use crate::plan::Plan;
 use crate::progress::{Progress, Style};
@@ -76,14 +78,23 @@ pub fn execute(
         let Some(spec) = remeasure_spec(&specs, beside) else { continue };
         progress.note(&announce(&plan, (disk, beside)));
         let decided = report::decided(checked(&plan), (disk, beside));
-        let slices =
+        let Remeasurement { slices, runs } =
             remeasure(spec, (disk, beside), (&geometry, &sweeps), stop, &mut progress, &decided)?;
+        // What failed while re-measured is a finding of the pass it
+        // re-measures, a stop's cut too.
+        if let Some(pass) = passes.iter_mut().find(|p| p.kind == spec.kind) {
+            for (d, run) in &runs {
+                if let Some((_, row)) = pass.disks.iter_mut().find(|(i, _)| i == d) {
+                    row.absorb_faults(run);
+                }
+            }
+        }
         // One a stop cut short decides nothing: the pass's verdict stands,
         // in a report marked interrupted.
         if stop.is_set() {
             break;
         }
-        rechecks.push(Recheck { disk, beside, slices });
+        rechecks.push(Recheck { disk, beside, slices, runs });
     }
     info.interrupted = stop.is_set();
     info.complete = true;
@@ -157,7 +168,7 @@ fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
         [(&s.json, export::json::render as fn(&Report) -> Vec<u8>), (&s.csv, export::csv::render)]
     {
         if let Some(o) = o
-            && let Err(e) = o.write(&bytes(report), last)
+            && let Err(e) = o.write(&bytes(report), last, stop)
         {
             failed.push(format!("{} {}: {e}", o.flag, o.given.display()));
         }

@@ -76,7 +76,8 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if let Some(o) = &json {
         let mut doc = serde_json::to_vec_pretty(&report)?;
         doc.push(b'\n');
-        o.write(&doc, true).with_context(|| format!("writing --json {}", o.given.display()))?;
+        o.write(&doc, true, stop)
+            .with_context(|| format!("writing --json {}", o.given.display()))?;
     }
     if let Some(dir) = &args.out {
         write_bundle(&report, &words, dir)

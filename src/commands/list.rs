@@ -24,7 +24,7 @@ struct Entry {
 }
 
 /// Lists disks.
-pub fn run(args: &ListArgs) -> Result<Outcome> {
+pub fn run(args: &ListArgs, stop: &crate::stop::StopFlag) -> Result<Outcome> {
     let json = args
         .json
         .as_deref()
@@ -36,7 +36,7 @@ pub fn run(args: &ListArgs) -> Result<Outcome> {
     crate::judge::links::settle(entries.iter_mut().map(|e| &mut e.identity));
     if let Some(o) = json {
         let doc = serde_json::to_string_pretty(&entries)? + "\n";
-        o.write(doc.as_bytes(), true)
+        o.write(doc.as_bytes(), true, stop)
             .with_context(|| format!("writing --json {}", o.given.display()))?;
     } else {
         use std::io::Write;

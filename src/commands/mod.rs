@@ -22,7 +22,7 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
     // (not silently ignored, leaving disks where sysfs says).
     crate::device::topology::given_all().map_err(anyhow::Error::msg)?;
     match cli.command {
-        Command::List(args) => list::run(&args),
+        Command::List(args) => list::run(&args, stop),
         Command::Check(args) => check::run(&args, argv, stop),
         Command::Demo(args) => demo::run(&args, argv, stop),
         Command::Burnin(args) => burnin::run(&args, argv, stop),

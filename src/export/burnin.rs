@@ -197,7 +197,19 @@ fn smart(out: &mut Vec<Block>, r: &BurnReport) {
                 limit_words(d)
             )));
         }
+        for words in not_believed(d) {
+            out.push(Block::Note(format!("SMART {}: not believed: {words}", d.path)));
+        }
     }
+}
+
+/// What the disk's SMART said that no sensor can mean, before and after
+/// the run, each once.
+fn not_believed(d: &BurnDisk) -> Vec<&String> {
+    let Some(c) = &d.smart else { return Vec::new() };
+    let mut said: Vec<&String> = c.before.not_believed.iter().collect();
+    said.extend(c.after.not_believed.iter().filter(|w| !c.before.not_believed.contains(w)));
+    said
 }
 
 /// "long self-test passed", or none where none ended.
@@ -390,6 +402,15 @@ fn smart_table(r: &BurnReport) -> Grid {
             temp(c.after.temperature_c),
             "-".into(),
         ]);
+        for words in not_believed(d) {
+            t.row(vec![
+                d.path.clone(),
+                format!("not believed: {words}"),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+        }
         for a in &c.after.counters {
             let before = c.before.counters.iter().find(|b| b.name == a.name).map(|b| b.value);
             let rose = c.deltas.iter().any(|x| x.name == a.name);

@@ -45,7 +45,9 @@ impl Grid {
         let header: Vec<&str> = self.header.iter().map(String::as_str).collect();
         let mut t = table(&header);
         for r in &self.rows {
-            t.add_row(r.clone());
+            // Control characters (a device path's, a model's) as escapes,
+            // before the columns are laid out.
+            t.add_row(r.iter().map(|c| crate::escape::terminal(c)).collect::<Vec<_>>());
         }
         for i in self.numbers.clone() {
             if let Some(c) = t.column_mut(i) {
@@ -123,7 +125,8 @@ pub enum Block {
     Verdict { to_act_on: Vec<String>, message: String },
 }
 
-/// The blocks as the text report.
+/// The blocks as the text report, control characters (a host name's, a
+/// device path's) shown as escapes.
 pub fn text(blocks: &[Block]) -> String {
     let mut out = String::new();
     for b in blocks {
@@ -144,7 +147,7 @@ pub fn text(blocks: &[Block]) -> String {
             }
         };
     }
-    out
+    crate::escape::lines(&out)
 }
 
 /// The blocks as Markdown (a ticket's description): the verdict first,

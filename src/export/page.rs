@@ -131,7 +131,8 @@ pub fn render(p: &Page) -> String {
             }
         }
     };
-    page.into_string()
+    // Control characters (a host name's, a device path's) as escapes.
+    crate::escape::lines(&page.into_string())
 }
 
 /// The verdict and the disks to act on, in the run's colour.

@@ -82,6 +82,13 @@ pub(super) fn same_host(a: (&str, Option<&str>), b: (&str, Option<&str>)) -> boo
     }
 }
 
+/// Whether `a` and `b` are surely one machine: both carry a machine id and
+/// it is the same (a name alone is reused: a result without an id is never
+/// taken for another machine's later run).
+pub(super) fn surely_same_host(a: (&str, Option<&str>), b: (&str, Option<&str>)) -> bool {
+    matches!((a.1, b.1), (Some(x), Some(y)) if x == y)
+}
+
 /// Reads one result file; why not, in one line.
 pub fn load(path: &Path) -> Result<Doc, String> {
     let bytes = crate::input::read(path).map_err(|e| format!("{}: {e}", path.display()))?;

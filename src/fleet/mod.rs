@@ -118,12 +118,17 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// The disk, whatever it is called where: WWN, else serial, else the
-    /// host and path.
+    /// The disk, whatever it is called where: its WWN, else its serial
+    /// with its model and size (cheap USB bridges give many disks one
+    /// serial: a 2 TB disk is not the 64 MiB one with its serial), else
+    /// the host and path.
     pub fn key(&self) -> String {
+        let by_serial = |s: &String| {
+            format!("{s}|{}|{}", self.model.as_deref().unwrap_or("-"), self.size_bytes)
+        };
         self.wwn
             .clone()
-            .or_else(|| self.serial.clone())
+            .or_else(|| self.serial.as_ref().map(by_serial))
             .unwrap_or_else(|| format!("{}:{}", self.host, self.path))
     }
 }
@@ -557,6 +562,17 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
                 named(&open_runs)
             ),
         )
+    } else if !skipped.is_empty() {
+        // What a skipped file found is not known: nothing here is healthy
+        // for it.
+        (
+            ArrayVerdict::NotJudged,
+            format!(
+                "NOT JUDGED: nothing to act on in {} result(s), but {} file(s) could not be read and were skipped (--keep-going): what they found is not known.",
+                docs.len(),
+                skipped.len()
+            ),
+        )
     } else {
         (
             ArrayVerdict::Healthy,
@@ -656,6 +672,7 @@ mod tests {
         let Ok(Doc::Check(mut r)) = load(&p) else { panic!("a check") };
         r.header.started_at = when.into();
         r.header.finished_at = when.into();
+        r.header.machine.machine_id = Some("a".repeat(32));
         *r
     }
 
@@ -681,6 +698,27 @@ mod tests {
             .map(|(i, r)| (format!("run{i}.json"), Doc::Check(Box::new(r))))
             .collect();
         judge(&docs, Vec::new(), &Thresholds::default())
+    }
+
+    #[test]
+    fn a_skipped_file_keeps_the_fleet_from_healthy_and_a_shared_serial_is_not_one_disk() {
+        let docs =
+            vec![("run0.json".to_string(), Doc::Check(Box::new(clean("2026-11-02T00:00:00Z"))))];
+        let th = Thresholds::default();
+        assert_eq!(judge(&docs, Vec::new(), &th).verdict.word(), "healthy");
+        let skipped = vec![Skipped { path: "cut.json".into(), why: "cut.json: truncated".into() }];
+        let f = judge(&docs, skipped, &th);
+        assert_eq!(f.verdict.word(), "not_judged", "{}", f.message);
+        assert!(
+            f.message.contains("1 file(s) could not be read and were skipped"),
+            "{}",
+            f.message
+        );
+        // One serial (a USB bridge's) on a 2 TB and a 64 MiB disk: two disks.
+        let small = Sample { size_bytes: 64 << 20, ..sample("a", "BRIDGE", "2026-11-01", None, 0) };
+        let big = Sample { size_bytes: 2_000_000_000_000, ..small.clone() };
+        assert_ne!(small.key(), big.key());
+        assert_eq!(small.key(), small.clone().key());
     }
 
     #[test]
@@ -717,7 +755,16 @@ mod tests {
         elsewhere.header.machine.machine_id = Some("f".repeat(32));
         let mut stopped = clean("2026-11-02T00:00:00Z");
         stopped.header.interrupted = true;
-        for later in [brief, clean("2026-10-01T00:00:00Z"), elsewhere, stopped] {
+        // Nor one whose machine is not known (a host name is reused), nor
+        // one without the parallel pass (it cannot clear what only that
+        // pass finds).
+        let mut unknown = clean("2026-11-02T00:00:00Z");
+        unknown.header.machine.machine_id = None;
+        let mut serial_only = clean("2026-11-02T00:00:00Z");
+        serial_only.passes.retain(|p| p.kind == crate::measure::PassKind::Serial);
+        let later =
+            [brief, clean("2026-10-01T00:00:00Z"), elsewhere, stopped, unknown, serial_only];
+        for later in later {
             let f = fleet(vec![bad_sectors("2026-11-01T00:00:00Z"), later]);
             let first = f.runs.iter().find(|r| r.source == "run0.json").unwrap();
             assert_eq!(first.superseded_by, None, "{first:?}");

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::load::{Doc, same_host};
+use super::load::{Doc, surely_same_host};
 use super::{RunKind, RunState, Sample};
 use crate::burnin::record::Phase;
 use crate::judge::burnin::{DiskVerdict, RunVerdict};
@@ -170,8 +170,9 @@ fn burned_whole(d: &crate::report::burnin::BurnDisk, read_only: bool) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Measured {
     /// A check: whether a pass read it to its last byte, else the sample
-    /// (seconds) each pass read of it.
-    Read { whole: bool, sample_s: f64 },
+    /// (seconds) each pass read of it; and which passes read it (one bit
+    /// each: serial, parallel, seek), for what each can find.
+    Read { whole: bool, sample_s: f64, passes: u8 },
     /// A burn-in or soak: its range, and whether every pass covered it.
     Burned { start: u64, end: u64, whole: bool },
 }
@@ -183,9 +184,13 @@ pub(super) fn measured(doc: &Doc, path: &str) -> Option<Measured> {
             let mut rows =
                 r.passes.iter().flat_map(|p| p.disks.iter().filter(|d| d.path == path)).peekable();
             rows.peek()?;
+            let passes = (r.passes.iter())
+                .filter(|p| p.disks.iter().any(|d| d.path == path))
+                .fold(0, |bits, p| bits | pass_bit(p.kind));
             Some(Measured::Read {
                 whole: rows.any(|d| d.reached_end),
                 sample_s: r.options.sample_s,
+                passes,
             })
         }
         Doc::Burnin(r) => r.disks.iter().find(|d| d.path == path).map(|d| Measured::Burned {
@@ -198,13 +203,24 @@ pub(super) fn measured(doc: &Doc, path: &str) -> Option<Measured> {
     }
 }
 
-/// Whether `later` measured at least what `earlier` did.
+/// A pass kind's bit in [`Measured::Read`].
+fn pass_bit(kind: crate::measure::PassKind) -> u8 {
+    match kind {
+        crate::measure::PassKind::Serial => 1,
+        crate::measure::PassKind::Parallel => 2,
+        crate::measure::PassKind::Seek => 4,
+    }
+}
+
+/// Whether `later` measured at least what `earlier` did: as far, and with
+/// every kind of pass it ran (a serial pass alone cannot clear what only
+/// the parallel pass can find).
 fn covers(later: Measured, earlier: Measured) -> bool {
     match (later, earlier) {
         (
-            Measured::Read { whole, sample_s },
-            Measured::Read { whole: was_whole, sample_s: was },
-        ) => whole || (!was_whole && sample_s >= was),
+            Measured::Read { whole, sample_s, passes },
+            Measured::Read { whole: was_whole, sample_s: was, passes: ran },
+        ) => passes & ran == ran && (whole || (!was_whole && sample_s >= was)),
         (Measured::Burned { start, end, whole }, Measured::Burned { start: s, end: e, .. }) => {
             whole && start <= s && end >= e
         }
@@ -214,9 +230,10 @@ fn covers(later: Measured, earlier: Measured) -> bool {
 
 /// Each run's own verdict where it is not healthy, in the order read; a
 /// finding is superseded by the latest later run of the same host and
-/// kind (a burn-in also supersedes a soak) that was not interrupted,
-/// finished, and measured each disk it names (the same disk, by WWN or
-/// serial) at least as far: a check that read it whole, or sampled it as
+/// kind (a burn-in also supersedes a soak; the same machine by its id: a
+/// host name alone is reused) that was not interrupted, finished, and
+/// measured each disk it names (the same disk, by WWN, or serial with
+/// model and size) with every kind of pass and at least as far: a check that read it whole, or sampled it as
 /// long where it was sampled; a burn-in over at least its range, whole.
 pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFinding> {
     let key = |source: &str, path: &str| {
@@ -230,7 +247,7 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
         let superseded_by = docs
             .iter()
             .filter(|(_, d)| {
-                same_host(d.host(), doc.host())
+                surely_same_host(d.host(), doc.host())
                     && later(doc, d)
                     && (d.kind() == doc.kind()
                         || (d.kind() == RunKind::Burnin && doc.kind() == RunKind::Soak))

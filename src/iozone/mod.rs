@@ -115,7 +115,8 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     drop(out);
     if let Some(o) = &plan.json {
         let doc = json::render(&c, &results, began_at);
-        o.write(&doc, true).with_context(|| format!("writing --json {}", o.given.display()))?;
+        o.write(&doc, true, stop)
+            .with_context(|| format!("writing --json {}", o.given.display()))?;
     }
     if results.interrupted {
         let files = if c.keep { "kept (-w)" } else { "removed" };
@@ -135,7 +136,7 @@ pub fn run(args: &[String], stop: &StopFlag) -> anyhow::Result<Outcome> {
     }
     ran?;
     if let Some(o) = &plan.biff {
-        o.write(&biff::render(&c, &results), true)
+        o.write(&biff::render(&c, &results), true, stop)
             .with_context(|| format!("writing -b {}", o.given.display()))?;
     }
     Ok(Outcome::Healthy)

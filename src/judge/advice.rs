@@ -87,7 +87,7 @@ impl Evidence {
         self.gone |= f.device_gone;
         self.hung |= f.stopped == Some(crate::measure::Stopped::Hung);
         self.slow_reads = self.slow_reads.max(f.slow_read_count);
-        self.stall_ms = larger(self.stall_ms, stall(f.slow_reads, th).map(|s| s.latency_ms));
+        self.stall_ms = larger(self.stall_ms, stall(f, th).map(|s| s.had_disk_ms()));
         if d.slow_regions.len() > self.regions {
             self.regions = d.slow_regions.len();
             self.first_region = d.slow_regions.first().map(|r| r.start_byte);
@@ -241,7 +241,8 @@ mod tests {
             message: "Input/output error".into(),
             exact: true,
         }];
-        let stalled = [SlowRead { offset: 0, len: 4096, latency_ms: 3000.0, index: 7 }];
+        let stalled =
+            [SlowRead { offset: 0, len: 4096, latency_ms: 3000.0, service_ms: None, index: 7 }];
         let failed = Judged { verdict: Verdict::Error, ..Judged::default() };
         let lost =
             Judged { verdict: Verdict::Slow, pct_of_serial: Some(60.0), ..Judged::default() };

@@ -14,9 +14,10 @@
 //!   (A corrupted block can also be a bad cable or memory; the sentence
 //!   says so, the action stays return until SMART says otherwise.)
 //! - The drive's own self-test failed (`--smart-test`) → return it.
-//! - A write or read that had the disk for `stall_ms` or more (a drive
-//!   retrying a weak sector), the run's first left out (spin-up) → return
-//!   it: the disk's own evidence, judged without peers.
+//! - A write or read that had the disk for `stall_ms` or more beyond what
+//!   its size needs at the disk's own speed (a drive retrying a weak
+//!   sector; `stall_allowance_ms`), the run's first left out (spin-up) →
+//!   return it: the disk's own evidence, judged without peers.
 //! - Above its temperature limit during the run (the drive's own
 //!   where it reports one: NVMe WCTEMP, ATA SCT, SAS trip point; else a
 //!   default for its kind), or minutes it counted above its own warning
@@ -25,10 +26,18 @@
 //!   median, or a later pass's reads under [`SLOWED_PCT`] % of its own
 //!   pass 1 → move it and burn it in again (a slow port looks the same).
 //!   A phase timed for under [`MIN_JUDGED_S`] is not compared (noise).
+//!   Every disk is burned at once, so a limit they share (the host's CPU,
+//!   a controller, an expander) sets each one's pace by how it is shared,
+//!   not by the disk: a disk slow against its peers on speed alone is
+//!   first re-measured alone, in turn with a peer of its group
+//!   ([`suspects`]), and is slow only if it is slow there too.
 
 use super::advice::Action;
+use super::confirm::against_peer;
 use super::peers::pct_of_group_median;
-use super::{MIN_JUDGED_S, SLOWED_PCT, Thresholds};
+use super::slices::SliceSpeed;
+use super::{MIN_JUDGED_S, SLOWED_PCT, Thresholds, Verdict, stall_allowance_ms};
+use crate::burnin::remeasure::Turn;
 
 /// One disk's burn-in, as the verdict reads it.
 #[derive(Debug, Clone, Default)]
@@ -64,11 +73,84 @@ pub struct BurnFacts {
     pub limit_source: String,
     /// SMART: the time-above-limit counters that rose, in words.
     pub smart_thermal: Vec<String>,
-    /// The slowest write or read: how long it had the disk (ms), and
-    /// where, in words ("a read at byte 8388608 in pass 1").
-    pub slowest: Option<(f64, String)>,
+    /// The slowest write or read.
+    pub slowest: Option<Slowest>,
     /// Peer group (same model, size and kind).
     pub group: usize,
+    /// Re-measured alone, in turn with a peer, after the run called it
+    /// slow on speed alone (None: not re-measured).
+    pub remeasured: Option<Remeasured>,
+}
+
+/// A disk re-measured alone, in turn with a peer of its group (A-B-A-B),
+/// each turn a write and read-back of the same stretch of its last pass:
+/// what nothing shared can pace.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Remeasured {
+    /// The peer it took turns with.
+    pub beside: String,
+    /// Its write and read-back speed against the peer's (None: that phase
+    /// not re-measured; a soak writes nothing).
+    pub write: Option<Against>,
+    pub verify: Option<Against>,
+}
+
+/// A disk's speed as % of its peer's at the same moments, over its turns.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Against {
+    /// The median over its turns, and the interval around it.
+    pub pct: f64,
+    pub low: f64,
+    pub high: f64,
+    pub turns: usize,
+    /// `slow`, `ok` or `unsure` (the interval straddles the threshold).
+    pub verdict: Verdict,
+}
+
+impl Remeasured {
+    /// The turns (the disk's and its peer's) judged as the check judges a
+    /// disk re-measured beside a peer: each of its turns against the
+    /// peer's speed at that moment.
+    pub fn of(beside: &str, turns: &[Turn], th: &Thresholds) -> Self {
+        let phase = |pick: fn(&Turn) -> Option<f64>| {
+            let speeds: Vec<SliceSpeed> = (turns.iter())
+                .filter_map(|t| {
+                    Some(SliceSpeed {
+                        disk: t.who,
+                        round: t.round,
+                        at_s: t.at_s,
+                        mb_per_s: pick(t)?,
+                    })
+                })
+                .collect();
+            let c = against_peer(&speeds, 0, 1, th);
+            c.spread.map(|s| Against {
+                pct: s.pct,
+                low: s.low,
+                high: s.high,
+                turns: s.slices,
+                verdict: c.verdict,
+            })
+        };
+        Self { beside: beside.into(), write: phase(|t| t.write), verify: phase(|t| t.verify) }
+    }
+
+    /// Whether every phase re-measured is decided (slow or ok).
+    pub fn decided(&self) -> bool {
+        [self.write, self.verify].iter().flatten().all(|a| a.verdict != Verdict::Unsure)
+    }
+}
+
+/// A disk's slowest write or read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Slowest {
+    /// How long it had the disk (ms), and its bytes.
+    pub ms: f64,
+    pub len: u64,
+    /// The disk's speed in that phase (MB/s), where timed.
+    pub mb_per_s: Option<f64>,
+    /// Where, in words ("a read at byte 8388608 in pass 1").
+    pub at: String,
 }
 
 /// What the judge made of one disk's burn-in.
@@ -79,6 +161,9 @@ pub struct BurnVerdict {
     /// Write and verify speed as % of the peers' median.
     pub write_pct: Option<f64>,
     pub verify_pct: Option<f64>,
+    /// Slower than its peers with every disk at once, and re-measured
+    /// alone without a decision: in words (its health is not claimed).
+    pub undecided: Option<String>,
 }
 
 impl BurnVerdict {
@@ -179,10 +264,39 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
     disks
         .iter()
         .enumerate()
-        .map(|(i, d)| BurnVerdict {
-            action: action(d, write[i], verify[i], th),
-            write_pct: write[i],
-            verify_pct: verify[i],
+        .map(|(i, d)| {
+            let action = action(d, write[i], verify[i], th);
+            let undecided =
+                action.is_none().then(|| undecided(d, (write[i], verify[i]), th)).flatten();
+            BurnVerdict { action, write_pct: write[i], verify_pct: verify[i], undecided }
+        })
+        .collect()
+}
+
+/// The disks the run called slow against their peers on speed alone
+/// (nothing else found, not slowing from pass to pass), each with the peer
+/// to re-measure it in turn with: a disk of its group with nothing found,
+/// its speed nearest its group's median. A disk without such a peer keeps
+/// its verdict.
+pub fn suspects(disks: &[BurnFacts], th: &Thresholds) -> Vec<(usize, usize)> {
+    let judged = verdicts(disks, th);
+    let pct = |v: &BurnVerdict| v.write_pct.or(v.verify_pct);
+    let speed_only = |i: usize| {
+        let (d, v) = (&disks[i], &judged[i]);
+        let own =
+            gone_or_hung(d).or_else(|| faults(d, th)).or_else(|| transport(d)).or_else(|| heat(d));
+        let below = [v.write_pct, v.verify_pct].iter().flatten().any(|p| *p < th.slow_pct);
+        own.is_none() && slowed(&d.pass_mb_per_s).is_none() && below
+    };
+    (0..disks.len())
+        .filter(|&i| speed_only(i))
+        .filter_map(|i| {
+            let fine = |j: &usize| {
+                *j != i && disks[*j].group == disks[i].group && judged[*j].action.is_none()
+            };
+            let off = |j: &usize| pct(&judged[*j]).map_or(f64::MAX, |p| (p - 100.0).abs());
+            let peer = (0..disks.len()).filter(fine).min_by(|a, b| off(a).total_cmp(&off(b)))?;
+            Some((i, peer))
         })
         .collect()
 }
@@ -228,11 +342,16 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     if let Some(words) = &d.self_test_failed {
         bad.push(format!("its SMART self-test failed ({words})"));
     }
-    if let Some((ms, at)) = d.slowest.as_ref().filter(|(ms, _)| *ms >= th.stall_ms) {
-        bad.push(format!(
-            "{at} took {ms:.0} ms ({:.0} ms or more is a stall: a drive retrying a weak sector does this)",
-            th.stall_ms
-        ));
+    if let Some(s) = d.slowest.as_ref() {
+        let allowed = stall_allowance_ms(s.len, s.mb_per_s, th);
+        if s.ms >= allowed {
+            bad.push(format!(
+                "{} took {:.0} ms ({allowed:.0} ms or more is a stall for {}: a drive retrying a weak sector does this)",
+                s.at,
+                s.ms,
+                crate::units::human_bytes_binary(s.len)
+            ));
+        }
     }
     if bad.is_empty() {
         return None;
@@ -279,12 +398,19 @@ fn heat(d: &BurnFacts) -> Rule {
 }
 
 /// Slower than its peers writing or reading back (`write`, `verify`: % of
-/// their median), or slowing from pass to pass: another slot, again.
+/// their median) and, where it was re-measured, found slow against its
+/// peer there too; or slowing from pass to pass: another slot, again.
 fn slow(d: &BurnFacts, (write, verify): (Option<f64>, Option<f64>), th: &Thresholds) -> Rule {
-    let mut slow: Vec<String> = [("write", write), ("verify", verify)]
-        .iter()
-        .filter_map(|(what, p)| {
-            p.filter(|p| *p < th.slow_pct).map(|p| format!("{what} speed {p:.0}% of its peers'"))
+    let mut slow: Vec<String> = (below(d, (write, verify), th).into_iter())
+        .filter_map(|(what, p, again)| match again {
+            Some((beside, a)) if a.verdict == Verdict::Slow => Some(format!(
+                "{what} speed {p:.0}% of its peers' with every disk at once, {} of {beside}'s re-measured alone in turn",
+                against_words(&a)
+            )),
+            // At its peer's speed alone: the run's shared limit, not the
+            // disk; or not decided there (said as undecided).
+            Some(_) => None,
+            None => Some(format!("{what} speed {p:.0}% of its peers'")),
         })
         .collect();
     slow.extend(slowed(&d.pass_mb_per_s));
@@ -295,6 +421,51 @@ fn slow(d: &BurnFacts, (write, verify): (Option<f64>, Option<f64>), th: &Thresho
         );
         (Action::Recheck, what)
     })
+}
+
+/// Slower than its peers with every disk at once, and neither slow nor at
+/// their speed re-measured alone: in words.
+fn undecided(
+    d: &BurnFacts,
+    (write, verify): (Option<f64>, Option<f64>),
+    th: &Thresholds,
+) -> Option<String> {
+    let said: Vec<String> = (below(d, (write, verify), th).into_iter())
+        .filter_map(|(what, p, again)| {
+            let (beside, a) = again.filter(|(_, a)| a.verdict == Verdict::Unsure)?;
+            Some(format!(
+                "{what} speed {p:.0}% of its peers' with every disk at once, {} of {beside}'s re-measured alone in turn, straddling {:.0}%",
+                against_words(&a),
+                th.slow_pct
+            ))
+        })
+        .collect();
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
+/// A phase the disk was slow in with every disk at once: its name, its %
+/// of its peers' median, and (the peer, what it found) where re-measured.
+type Below<'a> = (&'static str, f64, Option<(&'a str, Against)>);
+
+/// The phases where the disk was under `slow_pct` of its peers' median,
+/// each with what its re-measurement found, where it was re-measured.
+fn below<'a>(
+    d: &'a BurnFacts,
+    (write, verify): (Option<f64>, Option<f64>),
+    th: &Thresholds,
+) -> Vec<Below<'a>> {
+    let again = |pick: fn(&Remeasured) -> Option<Against>| {
+        d.remeasured.as_ref().and_then(|r| Some((r.beside.as_str(), pick(r)?)))
+    };
+    [("write", write, again(|r| r.write)), ("verify", verify, again(|r| r.verify))]
+        .into_iter()
+        .filter_map(|(what, p, a)| Some((what, p.filter(|p| *p < th.slow_pct)?, a)))
+        .collect()
+}
+
+/// "71% (69-72% over 8 turns)".
+fn against_words(a: &Against) -> String {
+    format!("{:.0}% ({:.0}-{:.0}% over {} turns)", a.pct, a.low, a.high, a.turns)
 }
 
 /// A disk whose reads slowed from pass to pass (heat, sectors that start
@@ -329,6 +500,64 @@ mod tests {
             verify_s: 10.0,
             ..BurnFacts::default()
         }
+    }
+
+    #[test]
+    fn a_disk_slow_on_speed_alone_is_re_measured_beside_the_peer_nearest_the_median() {
+        let th = Thresholds::default();
+        let lost = BurnFacts { bad: vec![("corrupted", 4096)], group: 2, ..disk(60.0, 100.0) };
+        let other_group = BurnFacts { group: 1, ..disk(50.0, 100.0) };
+        let facts = [
+            disk(100.0, 100.0),
+            disk(70.0, 100.0),
+            disk(104.0, 100.0),
+            disk(97.0, 100.0),
+            lost,
+            other_group,
+            disk(101.0, 100.0),
+        ];
+        // The corrupted one is judged on its blocks; the other group has
+        // one disk (no peer, not compared); the slow one is re-measured
+        // beside disk 0 (the group's median).
+        assert_eq!(suspects(&facts, &th), [(1, 0)]);
+        // Turns of the disk and of its peer, alternating, the disk at
+        // `share` of the peer's 150 MB/s.
+        let again = |share: &[f64]| {
+            let turns: Vec<Turn> = (share.iter().enumerate())
+                .flat_map(|(r, k)| {
+                    let at = |who: usize| 2.0 * r as f64 + who as f64;
+                    [(0, k * 150.0), (1, 150.0)].map(|(who, w)| Turn {
+                        who,
+                        round: r as u32,
+                        at_s: at(who),
+                        write: Some(w),
+                        verify: Some(300.0),
+                    })
+                })
+                .collect();
+            Some(Remeasured::of("/dev/sdz", &turns, &th))
+        };
+        let with = |r: Option<Remeasured>| {
+            let mut f = facts.to_vec();
+            f[1].remeasured = r;
+            verdicts(&f, &th).swap_remove(1)
+        };
+        // At its peer's speed alone: the shared limit's doing, not blamed;
+        // its run speed is still reported.
+        let cleared = with(again(&[0.99, 1.0, 0.98, 1.01]));
+        assert_eq!((cleared.action.clone(), cleared.undecided.clone()), (None, None));
+        assert!(cleared.write_pct.is_some_and(|p| p < 80.0));
+        let words = |v: BurnVerdict| v.action.unwrap().1;
+        let blamed = with(again(&[0.70, 0.71, 0.69, 0.70]));
+        assert!(
+            words(blamed).starts_with("write speed 70% of its peers' with every disk at once, 70% (69-71% over 4 turns) of /dev/sdz's re-measured alone in turn, move it"),
+        );
+        // Neither: its health is not claimed, and the words say why.
+        let unsure = with(again(&[0.85, 0.99, 0.88, 1.0]));
+        assert_eq!(unsure.action, None);
+        let why = unsure.undecided.unwrap();
+        assert!(why.contains("re-measured alone in turn, straddling 92%"), "{why}");
+        assert!(words(with(None)).starts_with("write speed 70% of its peers',"));
     }
 
     #[test]
@@ -452,19 +681,44 @@ mod tests {
         );
         // A request that had the disk for the stall threshold returns it;
         // one just under does not.
-        let slowest = |ms: f64| BurnFacts {
-            slowest: Some((ms, "a read at byte 4096 in pass 1".into())),
+        let slowest = |ms: f64, len: u64, mb_per_s: Option<f64>| BurnFacts {
+            slowest: Some(Slowest {
+                ms,
+                len,
+                mb_per_s,
+                at: "a read at byte 4096 in pass 1".into(),
+            }),
             ..disk(100.0, 100.0)
         };
-        let out = verdicts(&[slowest(2000.0), slowest(1999.0)], &th);
+        let big = 256 << 20;
+        let out = verdicts(
+            &[
+                slowest(2001.0, 4096, Some(150.0)),
+                slowest(1999.0, 4096, Some(150.0)),
+                // A 256 MiB write at 120 MB/s needs 2237 ms: 2593 ms is
+                // no stall, 4300 ms is one; a disk slower than 50 MB/s is
+                // allowed no more than 50 MB/s needs.
+                slowest(2593.0, big, Some(120.0)),
+                slowest(4300.0, big, Some(120.0)),
+                slowest(7500.0, big, Some(10.0)),
+            ],
+            &th,
+        );
         assert_eq!(
             out[0].action,
             Some((
                 Action::Return,
-                "a read at byte 4096 in pass 1 took 2000 ms (2000 ms or more is a stall: a drive retrying a weak sector does this), return it".into()
+                "a read at byte 4096 in pass 1 took 2001 ms (2000 ms or more is a stall for 4 KiB: a drive retrying a weak sector does this), return it".into()
             ))
         );
-        assert!(out[1].action.is_none(), "{:?}", out[1]);
+        assert!(out[1].action.is_none() && out[2].action.is_none(), "{out:?}");
+        let said = |i: usize| out[i].action.as_ref().unwrap().1.clone();
+        assert!(
+            said(3).contains("took 4300 ms (4237 ms or more is a stall for 256 MiB"),
+            "{}",
+            said(3)
+        );
+        assert!(said(4).contains("(7369 ms or more is a stall"), "{}", said(4));
         // Timed too briefly to compare: no verdict from speed.
         let brief = |w| BurnFacts { write_s: 0.2, ..disk(w, 100.0) };
         let out = verdicts(&[brief(100.0), brief(100.0), brief(50.0)], &th);

@@ -41,6 +41,9 @@ pub struct Calls {
     /// and whether speed alone made it.
     pub parallel_slow: bool,
     pub parallel_speed_only: bool,
+    /// A read of it failed, or it hung or went away, in some pass: its
+    /// faults are its verdict, and it is neither re-measured nor a peer.
+    pub failed: bool,
 }
 
 /// The disks to re-measure, each with what to read it beside. A serial
@@ -55,6 +58,9 @@ pub fn suspects(calls: &[Calls]) -> Vec<(usize, Beside)> {
 
 fn suspect(calls: &[Calls], d: usize) -> Option<(usize, Beside)> {
     let c = &calls[d];
+    if c.failed {
+        return None;
+    }
     let serial_doubt = matches!(c.serial, Some(Verdict::Slow | Verdict::Unsure))
         && c.speed_only
         && !c.parallel_slow;
@@ -64,7 +70,7 @@ fn suspect(calls: &[Calls], d: usize) -> Option<(usize, Beside)> {
     let parallel_doubt = c.parallel_slow
         && c.parallel_speed_only
         && matches!(c.serial, Some(Verdict::Ok | Verdict::Fast));
-    let fine_peer = |p: &Calls| p.group == c.group && !p.parallel_slow;
+    let fine_peer = |p: &Calls| p.group == c.group && !p.parallel_slow && !p.failed;
     (parallel_doubt && (0..calls.len()).any(|p| p != d && fine_peer(&calls[p])))
         .then_some((d, Beside::All))
 }
@@ -72,7 +78,8 @@ fn suspect(calls: &[Calls], d: usize) -> Option<(usize, Beside)> {
 /// The ok disk of `d`'s group whose serial % of peers is nearest 100.
 fn peer_of(calls: &[Calls], d: usize) -> Option<usize> {
     let ok = |p: &usize| {
-        *p != d && calls[*p].group == calls[d].group && calls[*p].serial == Some(Verdict::Ok)
+        let peer = &calls[*p];
+        *p != d && peer.group == calls[d].group && peer.serial == Some(Verdict::Ok) && !peer.failed
     };
     let off = |p: &usize| (calls[*p].serial_pct.unwrap_or(100.0) - 100.0).abs();
     (0..calls.len()).filter(ok).min_by(|a, b| off(a).total_cmp(&off(b)))
@@ -197,6 +204,7 @@ mod tests {
             serial_pct: Some(pct),
             parallel_slow,
             parallel_speed_only: true,
+            failed: false,
         }
     }
 
@@ -209,10 +217,13 @@ mod tests {
             call(Verdict::Ok, 100.5, false),
             call(Verdict::Unsure, 91.0, false),
             Calls { speed_only: false, ..call(Verdict::Slow, 70.0, false) },
+            Calls { failed: true, ..call(Verdict::Slow, 80.0, false) },
+            Calls { failed: true, ..call(Verdict::Ok, 100.0, false) },
         ];
         // Disk 1 (serial only) and 4 (unsure), each against disk 3, the
-        // ok peer nearest the median; not 2 (the parallel pass agrees) nor
-        // 5 (a stall or a region, not speed alone).
+        // ok peer nearest the median (7 is nearer, but failed in a pass);
+        // not 2 (the parallel pass agrees), 5 (a stall or a region, not
+        // speed alone) nor 6 (its failed reads are its verdict).
         assert_eq!(suspects(&calls), [(1, Beside::Peer(3)), (4, Beside::Peer(3))]);
     }
 

@@ -2,9 +2,10 @@
 //! numbers ([`Facts`]) and what the peer rules made of them ([`Judged`]).
 //!
 //! - **Failed reads** make it `error`, whatever else holds.
-//! - **Stall**: a read at or over `stall_ms` (the first read of a run left
-//!   out: a spun-down drive takes seconds to spin up) makes it slow, also
-//!   under a shared bottleneck.
+//! - **Stall**: a read that had the disk `stall_ms` or more beyond what
+//!   its size needs at the disk's own speed (`stall_allowance_ms`; the
+//!   first read of a run left out: a spun-down drive takes seconds to spin
+//!   up) makes it slow, also under a shared bottleneck.
 //! - **Latency tail**: p99.99 over [`TAIL_FACTOR`]× its peers' median and
 //!   at least [`TAIL_FLOOR_MS`]: slow, unless a shared path set the pace.
 //! - **Slow regions** (see `surface`): slow.
@@ -18,7 +19,7 @@
 use super::peers::{classify, lost_alone};
 use super::slices::Spread;
 use super::surface::{Against, SlowRegion};
-use super::{MIN_JUDGED_S, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict};
+use super::{MIN_JUDGED_S, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict, stall_allowance_ms};
 use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
 use crate::units::human_bytes_binary;
 
@@ -100,14 +101,15 @@ pub struct Judged {
     pub reasons: Vec<String>,
 }
 
-/// The slowest read at or over the stall threshold, the run's first read
-/// left out (a spun-down drive takes seconds to spin up).
-pub fn stall<'a>(slow_reads: &'a [SlowRead], th: &Thresholds) -> Option<&'a SlowRead> {
-    slow_reads
-        .iter()
-        .filter(|s| s.index > 1)
-        .max_by(|a, b| a.latency_ms.total_cmp(&b.latency_ms))
-        .filter(|w| w.latency_ms >= th.stall_ms)
+/// The slowest read that stalled: had the disk for its stall allowance or
+/// more (what its size needs at the disk's speed in the pass, plus
+/// `stall_ms`); the run's first read left out (a spun-down drive takes
+/// seconds to spin up).
+pub fn stall<'a>(f: &Facts<'a>, th: &Thresholds) -> Option<&'a SlowRead> {
+    let speed = (f.elapsed_s > 0.0 && f.bytes > 0).then(|| f.bytes as f64 / 1e6 / f.elapsed_s);
+    (f.slow_reads.iter())
+        .filter(|s| s.index > 1 && s.had_disk_ms() >= stall_allowance_ms(s.len, speed, th))
+        .max_by(|a, b| a.had_disk_ms().total_cmp(&b.had_disk_ms()))
 }
 
 /// How many times its peers' median p99.99 the disk's p99.99 is, when that
@@ -247,10 +249,14 @@ pub fn spread_words(s: &Spread) -> String {
 /// the numbers, a p99.99 latency far above the peers'.
 fn latency_reasons(f: &Facts, j: &Judged, path_limited: bool, th: &Thresholds) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(w) = stall(f.slow_reads, th) {
+    if let Some(w) = stall(f, th) {
         out.push(format!(
-            "a read took {:.0} ms at byte {} (stall threshold {:.0} ms); {} slow read(s) logged",
-            w.latency_ms, w.offset, th.stall_ms, f.slow_read_count
+            "a read took {:.0} ms at byte {} (stall threshold {:.0} ms beyond what its {} needs); {} slow read(s) logged",
+            w.had_disk_ms(),
+            w.offset,
+            th.stall_ms,
+            human_bytes_binary(w.len),
+            f.slow_read_count
         ));
     }
     if let Some(x) = tail_factor(f.p9999_us, j.p9999_pct_of_peers, path_limited) {
@@ -323,7 +329,7 @@ mod tests {
     use super::*;
 
     fn slow_read(index: u64, latency_ms: f64) -> SlowRead {
-        SlowRead { offset: 4096 * index, len: 4096, latency_ms, index }
+        SlowRead { offset: 4096 * index, len: 4096, latency_ms, service_ms: None, index }
     }
 
     fn facts() -> Facts<'static> {
@@ -344,11 +350,25 @@ mod tests {
             (vec![], None),
             // The first read is a spin-up, not a stall.
             (vec![slow_read(1, 9000.0)], None),
-            (vec![slow_read(2, 1999.0)], None),
-            (vec![slow_read(2, 2000.0)], Some(2000.0)),
+            (vec![slow_read(2, 2000.0)], None),
+            (vec![slow_read(2, 2001.0)], Some(2001.0)),
             (vec![slow_read(5, 2500.0), slow_read(9, 4000.0)], Some(4000.0)),
         ] {
-            assert_eq!(stall(&reads, &th).map(|s| s.latency_ms), want, "{reads:?}");
+            let f = Facts { slow_reads: &reads, ..facts() };
+            assert_eq!(stall(&f, &th).map(|s| s.latency_ms), want, "{reads:?}");
+        }
+        // A big read is allowed what its size needs at the disk's speed
+        // (107 MB/s here): 256 MiB, 2508 ms, then the threshold; with two
+        // in flight it had the disk for half its 5435 ms.
+        let big = |latency_ms: f64, service_ms: f64| SlowRead {
+            len: 256 << 20,
+            service_ms: Some(service_ms),
+            ..slow_read(3, latency_ms)
+        };
+        for (read, want) in [(big(5435.0, 2750.0), None), (big(9000.0, 4600.0), Some(4600.0))] {
+            let reads = [read];
+            let f = Facts { slow_reads: &reads, ..facts() };
+            assert_eq!(stall(&f, &th).map(|s| s.had_disk_ms()), want, "{reads:?}");
         }
     }
 

@@ -137,6 +137,20 @@ impl ArrayVerdict {
     }
 }
 
+/// The slowest a healthy disk is taken to move a request's bytes at, when
+/// its own speed is slower or not known: a big request is allowed the time
+/// its size needs, never more than it needs at this speed.
+pub const STALL_FLOOR_MB_PER_S: f64 = 50.0;
+
+/// How long a request of `len` bytes may have the disk before it is a
+/// stall: `stall_ms` beyond what its size needs at the disk's own speed
+/// (`mb_per_s`, taken as at least [`STALL_FLOOR_MB_PER_S`]). A 1 MiB read
+/// at 200 MB/s may take 2005 ms; a 256 MiB write at 120 MB/s, 4237 ms.
+pub fn stall_allowance_ms(len: u64, mb_per_s: Option<f64>, th: &Thresholds) -> f64 {
+    let rate = mb_per_s.unwrap_or(0.0).max(STALL_FLOOR_MB_PER_S);
+    th.stall_ms + len as f64 / 1e6 / rate * 1e3
+}
+
 /// The thresholds the rules apply.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Thresholds {

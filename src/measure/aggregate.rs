@@ -438,13 +438,21 @@ impl Slicer {
     }
 }
 
+/// What a re-measurement read: its slices, and each disk's run over them.
+pub struct Remeasurement {
+    pub slices: Vec<Slice>,
+    pub runs: Vec<(usize, DiskRun)>,
+}
+
 /// Disk `disk` re-measured before its verdict, in batches of
 /// `spec.slices` rounds (at least 4) until `decided` says the slices so
 /// far are enough, three batches at most. Beside a peer, each round reads
 /// the disk alone and then the peer alone (A-B-A-B); beside all, each
 /// round reads every disk together, as the parallel pass did. `spec` is
 /// the pass whose verdict is checked. Returns the slices, their `at` from
-/// the start of the re-measurement.
+/// the start of the re-measurement, and each disk's run over them (its
+/// failed reads, a hang); a disk whose reads stop (failed, hung, gone) is
+/// not read again, and a re-measurement where the disk's did ends there.
 pub fn remeasure(
     spec: PassSpec,
     (disk, beside): (usize, Beside),
@@ -452,7 +460,7 @@ pub fn remeasure(
     stop: &StopFlag,
     observer: &mut dyn Observer,
     decided: &dyn Fn(&[Slice]) -> bool,
-) -> std::io::Result<Vec<Slice>> {
+) -> std::io::Result<Remeasurement> {
     let steps: Vec<Vec<usize>> = match beside {
         Beside::Peer(peer) => vec![vec![disk], vec![peer]],
         Beside::All => vec![(0..geometry.len()).collect()],
@@ -461,10 +469,11 @@ pub fn remeasure(
     // Sampled even after a full pass: the re-measurement compares speeds.
     let spec = PassSpec { slices: batch, window: Window::Sample(spec.sample), ..spec };
     let mut s = Slicer::new(spec, geometry.len(), Instant::now());
-    for round in 0..3 * batch {
+    let over = |s: &Slicer| s.runs[disk].as_ref().is_some_and(|r| r.stopped.is_some());
+    'rounds: for round in 0..3 * batch {
         for ds in &steps {
-            if stop.is_set() {
-                return Ok(s.slices);
+            if stop.is_set() || over(&s) {
+                break 'rounds;
             }
             s.read(ds, round, (geometry, sweeps), stop, observer)?;
         }
@@ -472,7 +481,8 @@ pub fn remeasure(
             break;
         }
     }
-    Ok(s.slices)
+    let runs = s.runs.into_iter().enumerate().filter_map(|(d, r)| Some((d, r?))).collect();
+    Ok(Remeasurement { slices: s.slices, runs })
 }
 
 /// The order the disks are read in round `round` of `rounds`: each pair of

@@ -17,8 +17,8 @@ mod worker;
 use std::time::Duration;
 
 pub use aggregate::{
-    DiskProgress, Geometry, Observer, PassSpec, SweepFactory, remeasure, round_order, run_group,
-    run_pass,
+    DiskProgress, Geometry, Observer, PassSpec, Remeasurement, SweepFactory, remeasure,
+    round_order, run_group, run_pass,
 };
 pub use results::{
     Beside, DiskRun, PassRun, ReadError, Recheck, Resume, Slice, SlowRead, Stopped, Surface,

@@ -116,20 +116,35 @@ pub struct SlowRead {
     pub len: u64,
     /// How long it took, in milliseconds.
     pub latency_ms: f64,
+    /// How long of that it had the disk (with several reads in flight,
+    /// from the previous one's end), in milliseconds; null in results from
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_ms: Option<f64>,
     /// Which read of the run it was (1 = the first, which includes any
     /// spin-up).
     pub index: u64,
 }
 
 impl SlowRead {
-    /// The read of `chunk` that took `took`.
-    pub fn at(chunk: crate::device::buffer::Chunk, took: Duration, index: u64) -> Self {
+    /// The read of `chunk` that took `took`, `service` of it with the disk.
+    pub fn at(
+        chunk: crate::device::buffer::Chunk,
+        (took, service): (Duration, Duration),
+        index: u64,
+    ) -> Self {
         Self {
             offset: chunk.offset(),
             len: chunk.len() as u64,
             latency_ms: took.as_secs_f64() * 1e3,
+            service_ms: Some(service.as_secs_f64() * 1e3),
             index,
         }
+    }
+
+    /// How long it had the disk (its latency where that was not kept).
+    pub fn had_disk_ms(&self) -> f64 {
+        self.service_ms.unwrap_or(self.latency_ms)
     }
 }
 
@@ -313,6 +328,39 @@ impl DiskRun {
     }
 }
 
+impl DiskRun {
+    /// What went wrong in `other`, a re-measurement of this disk, added to
+    /// this run: its failed reads and bad ranges, why it stopped (hung,
+    /// gone), its slow reads; not its bytes or times (the speeds stay this
+    /// run's). A failure while re-measured is a finding like any other.
+    pub fn absorb_faults(&mut self, other: &DiskRun) {
+        self.failed_reads += other.failed_reads;
+        self.bad_ranges += other.bad_ranges;
+        self.bad_bytes += other.bad_bytes;
+        self.unread_bytes += other.unread_bytes;
+        self.add_errors(other.errors.clone());
+        self.errors.truncate(worker::MAX_KEPT_ERRORS);
+        self.gone |= other.gone;
+        self.stopped = match other.stopped {
+            Some(Stopped::Interrupted) | None => self.stopped,
+            Some(s) => self.stopped.or(Some(s)),
+        };
+        self.slow_read_count += other.slow_read_count;
+        self.slow_reads.extend(other.slow_reads.iter().cloned());
+        keep_slowest(&mut self.slow_reads, worker::MAX_KEPT_SLOW);
+    }
+
+    /// Whether a read failed, or the disk hung or went away.
+    pub fn failed(&self) -> bool {
+        self.failed_reads > 0
+            || self.gone
+            || matches!(
+                self.stopped,
+                Some(Stopped::Hung | Stopped::DeviceGone | Stopped::MaxErrors)
+            )
+    }
+}
+
 /// What a disk is re-measured beside, before its verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Beside {
@@ -332,6 +380,9 @@ pub struct Recheck {
     pub beside: Beside,
     /// The slices read, in order (every disk's of a round of `All`).
     pub slices: Vec<Slice>,
+    /// Each disk read, and what its reads found (its faults are findings
+    /// of the pass re-measured).
+    pub runs: Vec<(usize, DiskRun)>,
 }
 
 /// One pass as measured: which disks ran, and what each measured.

@@ -38,6 +38,15 @@ const STOPPED: &str = "stopped (sample time over or signal)";
 const WHOLESALE_SKIPPED: &str = "the area fails wholesale, skipped";
 /// The largest skip over a region that fails wholesale.
 const MAX_SKIP: u64 = 1 << 30;
+/// The one read of `len` bytes at `from` (both whole logical blocks).
+fn piece(from: u64, len: u64) -> Chunk {
+    Chunks::span(from, from + len, len).next().expect("a span of one read")
+}
+
+/// A span left unread inside a failing area this small (or smaller) is read
+/// block by block once its edges are found (ddrescue's scraping): every
+/// block then proven bad or read.
+const SCRAPE: u64 = 256 << 10;
 
 /// The faults found on one disk in one pass.
 #[derive(Debug, Default)]
@@ -104,12 +113,38 @@ impl Faults {
             return;
         }
         self.unread_bytes -= hi - end;
-        if let Some(e) = self.kept.iter_mut().find(|e| !e.exact && e.offset + e.len == hi) {
-            e.len -= hi - end;
+        // Every listed unread range inside the span read back ends at
+        // `end` (one that lay wholly in it goes).
+        for e in
+            self.kept.iter_mut().filter(|e| !e.exact && e.offset < hi && e.offset + e.len > end)
+        {
+            e.len = end.saturating_sub(e.offset);
         }
+        let before = self.kept.len();
+        self.kept.retain(|e| e.exact || e.len > 0);
+        self.ranges -= (before - self.kept.len()) as u64;
         for k in &mut self.known {
             if k.0 < hi && k.1 > end {
                 k.1 = end.max(k.0);
+            }
+        }
+        self.last_end = None;
+    }
+
+    /// The unread span from `from` to `to` (the start of a listed unread
+    /// range) was read block by block after all: no longer unread.
+    fn scraped(&mut self, from: u64, to: u64) {
+        if to <= from {
+            return;
+        }
+        self.unread_bytes -= to - from;
+        if let Some(i) = self.kept.iter().position(|e| !e.exact && e.offset == from) {
+            let e = &mut self.kept[i];
+            e.len -= (to - from).min(e.len);
+            e.offset = to;
+            if e.len == 0 {
+                self.kept.remove(i);
+                self.ranges -= 1;
             }
         }
         self.last_end = None;
@@ -406,23 +441,59 @@ impl ReadJob {
         true
     }
 
-    /// Reads the skipped span `(lo, hi)` back from `hi` in whole reads
-    /// until one fails or the run gives up, counting what it reads, and
-    /// shrinks the unread span to where reading failed.
+    /// Reads the unread span `(lo, hi)` back from `hi` until a read fails
+    /// or the run gives up, counting what it reads: in whole reads, then
+    /// 64 KiB pieces, then block by block, so the unread span ends exactly
+    /// where the failing area does (ddrescue's trimming). What is left, if
+    /// small ([`SCRAPE`]), is then read block by block once: each block
+    /// proven bad or read.
     fn trim_back(&mut self, (lo, hi): (u64, u64), r: &mut Reading) {
+        let lbs = u64::from(self.logical_block);
         let mut end = hi;
-        while end >= lo + self.block && !r.give_up() {
-            let Some(chunk) = self.chunks_from(end - self.block).next() else { break };
-            match self.probe.read(chunk, Until::Stop) {
-                Ok(Ok(_)) => {
-                    r.tally.bytes += chunk.len() as u64;
-                    end = chunk.offset();
+        for step in [self.block, PROBE.max(lbs) / lbs * lbs, lbs] {
+            while end >= lo + step && !r.give_up() {
+                let piece = piece(end - step, step);
+                match self.probe.read(piece, Until::Stop) {
+                    Ok(Ok(_)) => {
+                        r.tally.bytes += step;
+                        end -= step;
+                    }
+                    _ => break,
                 }
-                _ => break,
             }
         }
         r.faults.trimmed(end, hi);
+        if end > lo && end - lo <= SCRAPE {
+            self.scrape((lo, end), r);
+        }
         r.aside(&mut self.sweep);
+    }
+
+    /// Reads the unread span `(lo, end)` block by block from `lo`, each
+    /// block read or recorded bad, until the run gives up or the disk
+    /// stops answering.
+    fn scrape(&mut self, (lo, end): (u64, u64), r: &mut Reading) {
+        let lbs = u64::from(self.logical_block);
+        let mut at = lo;
+        let mut bad = Vec::new();
+        while at < end && !r.give_up() {
+            let block = piece(at, lbs);
+            match self.probe.read(block, Until::Stop) {
+                Ok(Ok(_)) => r.tally.bytes += lbs,
+                Ok(Err(e)) => bad.push(ReadError::at(block, &e, "")),
+                Err(_) => break,
+            }
+            at += lbs;
+        }
+        r.faults.scraped(lo, at);
+        // A bad block right after the exact range before the span
+        // continues it: one range.
+        if let Some(e) = r.faults.kept.iter().find(|e| e.exact && e.offset + e.len == lo) {
+            r.faults.last_end = Some((lo, e.errno, true));
+        }
+        for b in bad {
+            r.record(b, self.disk);
+        }
     }
 
     /// Reads the disk from `origin` (0 but for seek-pass readers) for the
@@ -546,17 +617,24 @@ impl ReadJob {
                 let gap = ReadError::unread(chunk.offset(), len, e, WHOLESALE_SKIPPED);
                 r.record(gap, self.disk);
                 r.faults.skip = Some((skip * 2).min(MAX_SKIP.max(self.block)));
-                r.faults.gap = Some((chunk_end, to));
+                // One unread span with the one before it, if it continues it.
+                let from =
+                    r.faults.gap.filter(|g| g.1 == chunk.offset()).map_or(chunk.offset(), |g| g.0);
+                r.faults.gap = Some((from, to));
                 to
             }
             None => {
                 let probed = self.pinpoint(chunk, e, &|| r.give_up());
                 r.tally.bytes += probed.good;
+                let cut = probed.bad.iter().rev().find(|b| !b.exact).map(|b| b.offset);
                 for b in probed.bad {
                     r.record(b, self.disk);
                 }
                 if probed.wholesale {
                     r.faults.skip = Some(self.block);
+                    // The chunk's rest, unread: trimmed back once the
+                    // reads after it succeed.
+                    r.faults.gap = cut.map(|c| (c, chunk_end));
                 }
                 r.faults.hung |= probed.hung;
                 chunk_end
@@ -721,7 +799,7 @@ impl Tally {
         }
         if took >= self.slow_read {
             self.slow_count += 1;
-            self.slow_reads.push(SlowRead::at(chunk, took, self.reads + 1));
+            self.slow_reads.push(SlowRead::at(chunk, (took, service), self.reads + 1));
             // Bounded at twice the kept number, trimmed to the slowest.
             if self.slow_reads.len() == 2 * MAX_KEPT_SLOW {
                 keep_slowest(&mut self.slow_reads, MAX_KEPT_SLOW);

@@ -50,6 +50,8 @@ pub struct BurnPlan {
     /// `--yes`: the plan is printed, not asked.
     pub yes: bool,
     pub checkpoint_every: Duration,
+    /// What the verdict's rules apply (`--stall-ms`).
+    pub thresholds: crate::judge::Thresholds,
     /// A soak's `--duration`.
     pub duration: Option<Duration>,
     /// A soak's `--passes`, as asked.
@@ -98,6 +100,10 @@ impl BurnPlan {
             resume: args.resume,
             yes: args.yes,
             checkpoint_every: args.checkpoint_every,
+            thresholds: crate::judge::Thresholds {
+                stall_ms: args.stall_ms as f64,
+                ..crate::judge::Thresholds::default()
+            },
             duration: args.duration,
             passes: args.passes,
             block: args.io.block,
@@ -135,6 +141,9 @@ fn check_flags(args: &BurninArgs) -> Result<()> {
     }
     if args.passes == Some(0) {
         bail!("--passes 0: give at least 1");
+    }
+    if args.stall_ms == 0 {
+        bail!("--stall-ms 0: give at least 1 (the default is {})", crate::defaults::STALL_MS);
     }
     super::check_io_timeout(args.io.io_timeout).map_err(anyhow::Error::msg)
 }
@@ -244,6 +253,7 @@ fn resume_line(
     flag("smart", smart.into());
     flag("smart-every", secs(args.smart_every));
     flag("io-timeout", secs(args.io.io_timeout));
+    flag("stall-ms", args.stall_ms.to_string());
     flag("engine", args.io.engine.name().into());
     flag("queue-depth", args.io.queue_depth.to_string());
     words.extend(targets.iter().map(|t| t.dev.given.clone()));

@@ -103,8 +103,9 @@ pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, Beside)> {
     for p in passes {
         let (pass, j) = judge_pass(on, p, &serial, &th, &[]);
         let limited = j.finding.is_some_and(|f| f.shared_bottleneck);
-        for (((d, _), row), judged) in p.disks.iter().zip(&pass.disks).zip(&j.disks) {
+        for (((d, run), row), judged) in p.disks.iter().zip(&pass.disks).zip(&j.disks) {
             let c = &mut calls[*d];
+            c.failed |= run.failed();
             match p.kind {
                 PassKind::Serial => {
                     (c.serial, c.serial_pct) = (Some(judged.verdict), judged.pct_of_peers);

@@ -18,7 +18,7 @@ use crate::header::{self, Header};
 use crate::io::EngineKind;
 use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
-use crate::judge::burnin::{BurnFacts, DiskVerdict, RunVerdict, verdicts};
+use crate::judge::burnin::{BurnFacts, DiskVerdict, Remeasured, RunVerdict, Slowest, verdicts};
 use crate::units::{human_duration, mb_per_s};
 
 /// What a burn-in measured, as [`build`] takes it: each disk's target,
@@ -35,6 +35,10 @@ pub struct BurnRun<'a> {
     pub read_only: bool,
     /// The engine that ran, and how many requests it kept in flight.
     pub engine: (EngineKind, usize),
+    /// Each disk re-measured alone in turn with a peer, where it was.
+    pub remeasured: Vec<Option<Remeasured>>,
+    /// What the rules apply (`--stall-ms`).
+    pub thresholds: Thresholds,
 }
 
 /// One disk's burn-in in the report.
@@ -87,6 +91,14 @@ pub struct BurnDisk {
     /// `source` (the drive's own, or the default for its kind).
     #[serde(default)]
     pub temperature_limit: Option<TempLimits>,
+    /// Called slow against its peers on speed alone, it was re-measured
+    /// alone in turn with a peer: the peer, and both disks' MB/s there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remeasured: Option<Remeasured>,
+    /// Slower than its peers with every disk at once and not decided
+    /// re-measured alone: why its health is not claimed, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
     /// `"healthy"`, `"return"`, `"recheck"`, `"check_path"`, `"not_judged"`
     /// (nothing found, speed not compared) or `"interrupted"` (stopped
     /// before it was burned whole, nothing found).
@@ -170,28 +182,26 @@ pub fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
     ))
 }
 
-/// Judges the disks and builds the report.
-pub fn build(run: BurnRun) -> BurnReport {
-    let BurnRun {
-        targets,
-        points,
-        burns,
-        smart,
-        temps,
-        interrupted,
-        read_only,
-        engine: (engine, depth),
-    } = run;
-    let hottest = hottest(points, &smart, &temps);
+/// The disks to re-measure before they are judged, each with its peer
+/// (`judge::burnin::suspects`).
+pub fn suspects(run: &BurnRun) -> Vec<(usize, usize)> {
+    crate::judge::burnin::suspects(&facts(run).0, &run.thresholds)
+}
+
+/// Each disk's burn as the judge takes it, with the hottest reading and
+/// the temperature limit it is judged against.
+fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits>) {
+    let BurnRun { targets, points, burns, smart, temps, .. } = run;
+    let hottest = hottest(points, smart, temps);
     let devices: Vec<_> = targets.iter().map(|t| t.dev.clone()).collect();
     let groups = crate::judge::peers::peer_groups(&devices);
     let limits: Vec<TempLimits> = targets
         .iter()
-        .zip(points)
-        .zip(&smart)
+        .zip(*points)
+        .zip(smart)
         .map(|((t, c), (sm, _))| temp_limits(c, sm.as_ref(), &t.dev))
         .collect();
-    let facts: Vec<BurnFacts> = (0..burns.len())
+    let facts = (0..burns.len())
         .map(|i| {
             Facts {
                 burn: &burns[i],
@@ -201,11 +211,30 @@ pub fn build(run: BurnRun) -> BurnReport {
                 point: &points[i],
                 hottest_c: hottest[i],
                 limit: &limits[i],
+                remeasured: run.remeasured.get(i).cloned().flatten(),
             }
             .judged()
         })
         .collect();
-    let judged = verdicts(&facts, &Thresholds::default());
+    (facts, hottest, limits)
+}
+
+/// Judges the disks and builds the report.
+pub fn build(run: BurnRun) -> BurnReport {
+    let (facts, hottest, limits) = facts(&run);
+    let judged = verdicts(&facts, &run.thresholds);
+    let BurnRun {
+        targets,
+        points,
+        burns,
+        smart,
+        temps,
+        interrupted,
+        read_only,
+        engine: (engine, depth),
+        ..
+    } = run;
+    let devices: Vec<_> = targets.iter().map(|t| t.dev.clone()).collect();
     let mut advice = Vec::new();
     let mut disks: Vec<BurnDisk> = targets
         .iter()
@@ -268,7 +297,7 @@ impl Measured<'_> {
         (hottest_c, limit): (Option<i64>, TempLimits),
     ) -> BurnDisk {
         let Measured { t, burn, smart, c, temps } = self;
-        let verdict = match (burn.interrupted, judged.compared()) {
+        let verdict = match (burn.interrupted, judged.compared() && judged.undecided.is_none()) {
             (true, _) => DiskVerdict::Interrupted,
             (false, true) => DiskVerdict::Healthy,
             (false, false) => DiskVerdict::NotJudged,
@@ -294,6 +323,8 @@ impl Measured<'_> {
             hottest_c,
             temperatures: temps,
             temperature_limit: Some(limit),
+            remeasured: f.remeasured.clone(),
+            undecided: judged.undecided.clone(),
             verdict,
         }
     }
@@ -318,17 +349,34 @@ fn summary(
     }
     let controllers: Vec<String> =
         links.iter().filter(|l| l.controller).map(crate::judge::links::sentence).collect();
-    let not_judged: Vec<String> = disks
-        .iter()
-        .filter(|d| d.verdict == DiskVerdict::NotJudged)
+    // Not judged for want of a comparison, and not decided when
+    // re-measured (each with why).
+    let not_judged: Vec<String> = (disks.iter())
+        .filter(|d| d.verdict == DiskVerdict::NotJudged && d.undecided.is_none())
         .map(|d| d.path.clone())
         .collect();
+    let undecided: Vec<String> = (disks.iter())
+        .filter(|d| d.verdict == DiskVerdict::NotJudged)
+        .filter_map(|d| Some(format!("{} ({})", d.path, d.undecided.as_ref()?)))
+        .collect();
     let (n, flagged) = (disks.len(), advice.len());
-    let message = message(interrupted, read_only, n, flagged, controllers, &not_judged);
+    let mut message =
+        message(interrupted, read_only, n, flagged, controllers, (&not_judged, &undecided));
+    let cleared: Vec<&str> = (disks.iter())
+        .filter(|d| d.remeasured.is_some() && d.verdict == DiskVerdict::Healthy)
+        .map(|d| d.path.as_str())
+        .collect();
+    if !interrupted && !cleared.is_empty() {
+        message.push_str(&format!(
+            " Slower than their peers only while every disk ran at once, and at their peer's speed re-measured alone in turn: {} (a limit the disks share set the pace, such as the host's CPU or a controller; not the disks).",
+            cleared.join(", ")
+        ));
+    }
+    let not_judged = !not_judged.is_empty() || !undecided.is_empty();
     BurnSummary {
         verdict: match (interrupted, advice.is_empty() && links.is_empty()) {
             (true, _) => RunVerdict::Interrupted,
-            (false, true) if !not_judged.is_empty() => RunVerdict::NotJudged,
+            (false, true) if not_judged => RunVerdict::NotJudged,
             (false, true) => RunVerdict::Healthy,
             (false, false) => RunVerdict::Flagged,
         },
@@ -409,6 +457,7 @@ struct Facts<'a> {
     point: &'a Checkpoint,
     hottest_c: Option<i64>,
     limit: &'a TempLimits,
+    remeasured: Option<Remeasured>,
 }
 
 impl Facts<'_> {
@@ -425,8 +474,17 @@ impl Facts<'_> {
             limit_source: self.limit.source.clone(),
             smart_thermal: words(Kind::Thermal),
             slowest: b.slowest.map(|s| {
-                let what = if s.phase == Phase::Write { "a write" } else { "a read" };
-                (s.ms, format!("{what} at byte {} in pass {}", s.offset, s.pass))
+                let (what, mb_per_s) = if s.phase == Phase::Write {
+                    ("a write", speed(b.written_bytes, b.write_s))
+                } else {
+                    ("a read", speed(b.verified_bytes, b.verify_s))
+                };
+                Slowest {
+                    ms: s.ms,
+                    len: self.point.io_bytes,
+                    mb_per_s,
+                    at: format!("{what} at byte {} in pass {}", s.offset, s.pass),
+                }
             }),
             smart_media: words(Kind::Media),
             smart_transport: words(Kind::Transport),
@@ -452,6 +510,7 @@ impl Facts<'_> {
                 .map(|(v, s)| (s >= crate::judge::MIN_JUDGED_S).then_some(v))
                 .collect(),
             group: self.group,
+            remeasured: self.remeasured,
         }
     }
 }
@@ -472,13 +531,20 @@ fn message(
     disks: usize,
     acted_on: usize,
     controllers: Vec<String>,
-    not_judged: &[String],
+    (not_judged, undecided): (&[String], &[String]),
 ) -> String {
-    let unjudged = format!(
-        "; not judged: {} (speed not compared: no peer of the same model, size and kind, or a phase timed for under {:.0} s; health not claimed)",
-        not_judged.join(", "),
-        crate::judge::MIN_JUDGED_S
-    );
+    let mut unjudged = String::new();
+    if !not_judged.is_empty() {
+        unjudged = format!(
+            "; not judged: {} (speed not compared: no peer of the same model, size and kind, or a phase timed for under {:.0} s; health not claimed)",
+            not_judged.join(", "),
+            crate::judge::MIN_JUDGED_S
+        );
+    }
+    for u in undecided {
+        unjudged.push_str(&format!("; not decided: {u}; health not claimed"));
+    }
+    let not_judged = unjudged.as_str();
     match (interrupted, acted_on, controllers.is_empty()) {
         (true, ..) => "INTERRUPTED: partial burn-in.".to_string(),
         (false, 0, true) if !not_judged.is_empty() && read_only => format!(

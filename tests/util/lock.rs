@@ -57,6 +57,8 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("outputs::outputs_follow_links_", "where files are written; the exit status any verdict's"),
     ("outputs::an_unwritable_output_", "refusals and files written; the exit status the verdict's"),
     ("outputs::a_sample_too_short_", "a refusal, and whole 16 MiB disks read in milliseconds"),
+    ("outputs::a_burn_in_that_cannot_write_", "the exit status of failed writes; a lone disk"),
+    ("outputs::a_fifo_nobody_reads_", "a stop while a FIFO waits for its reader; no verdict"),
     ("report::", "the fleet's reading of results; its runs' verdicts are the findings of faults"),
     ("safety::links_planted_", "files never written through a link"),
     ("safety::a_lock_held_by_another_user_", "the lock's holder named and escaped"),
