@@ -926,3 +926,28 @@ fn a_small_bad_patch_is_trimmed_back_to_its_sectors() {
     assert_eq!((row.bad_bytes, row.unread_bytes), (64 << 10, 0), "{row:?}");
     assert_eq!(row.bytes + row.bad_bytes, size, "{row:?}");
 }
+
+#[test]
+fn a_disk_that_does_not_answer_its_signature_look_is_refused_as_its_path_not_its_data() {
+    need_root!();
+    let _l = device_lock();
+    // Frozen before the burn-in: its ZFS labels cannot be read. The refusal
+    // sends the admin to the cable and slot, not to --wipe-signatures (it
+    // did: "carries an unknown content ... add --wipe-signatures").
+    let rw = FaultyDisk::writable(16 * MIB, &[], &[], &[]);
+    let frozen = rw.freeze();
+    let state = tempdir();
+    let child = arrayburn(&["burnin", "--state", state.path().to_str().unwrap()])
+        .args(["--destructive", "--yes", "--smart", "off", "--io-timeout", "2s", &rw.dev])
+        .start();
+    let said = child.wait_line("the refusal", MINUTE, |l| l.contains("nothing was written"));
+    // Its stuck read ends once the disk answers again; then it exits.
+    drop(frozen);
+    let out = child.wait(MINUTE);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("did not answer a read of its ZFS labels within --io-timeout"), "{said}");
+    assert!(
+        said.contains("check its cable, slot and power") && !said.contains("--wipe-signatures"),
+        "{said}"
+    );
+}

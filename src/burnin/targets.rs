@@ -38,6 +38,10 @@ pub enum Refusal {
         "{path} carries {what}: it may hold data; check it is the disk you mean, then add --wipe-signatures to overwrite it (nothing was written)"
     )]
     Signature { path: String, what: String },
+    #[error(
+        "{path} {what}: check its cable, slot and power, then run it again (nothing was written)"
+    )]
+    NoAnswer { path: String, what: String },
     #[error("{path}: {detail} (nothing was written)")]
     Open { path: String, detail: String },
     #[error("--range {0} (nothing was written)")]
@@ -214,11 +218,13 @@ fn open_for_writing(d: &BlockDevice) -> Result<File, Refusal> {
 /// resumed disk that carries its run's blocks needs no such check).
 pub fn refuse_signature(d: &BlockDevice, bounds: &Bounds) -> Result<(), Refusal> {
     let zfs = match open_direct(std::path::Path::new(&d.given)) {
-        Ok(f) => zfs_label(&f, d.identity.size_bytes, bounds).map_err(|h| Refusal::Signature {
+        // A disk that does not answer is no signature to wipe: its path
+        // first.
+        Ok(f) => zfs_label(&f, d.identity.size_bytes, bounds).map_err(|h| Refusal::NoAnswer {
             path: d.given.clone(),
             what: match h {
-                Halt::Hung => "an unknown content: it did not answer a read of its ZFS labels within --io-timeout (the disk may be hung)".to_string(),
-                _ => "an unknown content: the look for ZFS labels was stopped".to_string(),
+                Halt::Hung => "did not answer a read of its ZFS labels within --io-timeout (the disk or its path may be hung)".to_string(),
+                _ => "was not looked at whole: the look for its ZFS labels was stopped".to_string(),
             },
         })?,
         Err(_) => false,
