@@ -1,6 +1,7 @@
 //! Re-measuring a disk the burn-in called slow on speed alone, before it
-//! is blamed: alone, in turn with a peer of its group, so that nothing the disks share (the host's CPU, a controller,
-//! an expander) sets either one's pace. A turn writes and reads back the
+//! is blamed: alone, in turn with a peer of its group, so that nothing the
+//! disks share (the host's CPU, a controller, an expander) sets either
+//! one's pace. A turn writes and reads back the
 //! same stretch at the start of the disk's range with its last pass's
 //! blocks, which is what that stretch holds already (a soak's turn only
 //! reads). The turns alternate (A-B-A-B), as the check's re-measurement
@@ -19,7 +20,9 @@ use crate::units::mb_per_s;
 /// What each turn's phase aims to take: long enough for a speed, short
 /// enough that re-measuring a few disks adds a minute to a run of hours.
 const TURN: Duration = Duration::from_secs(1);
-/// A turn this much shorter than [`TURN`] only sizes the next ones.
+/// The disk's first turn sizes the others and is not counted (it also
+/// warms the disk up); one this much shorter than [`TURN`] sizes them
+/// again from its own speed.
 const SIZING: f64 = 0.5;
 /// Requests a turn makes at least (a speed from one or two requests is
 /// their buffers' setting up and the flush).

@@ -203,24 +203,12 @@ fn remeasure(plan: &BurnPlan, run: &mut BurnRun, stop: &StopFlag) {
         } else {
             peer.written_bytes as f64 / peer.write_s.max(1e-3)
         };
-        let (x, y) = two_mut(&mut run.burns, d, p);
+        let Ok([x, y]) = run.burns.get_disjoint_mut([d, p]) else { continue };
         let judged = |turns: &[Turn]| Remeasured::of(&u.dev.given, turns, &run.thresholds);
         let decided = |turns: &[Turn]| judged(turns).decided();
         if let Some(turns) = in_turn([&a, &b], plan.read_only, guess, [x, y], &decided) {
             run.remeasured[d] = Some(judged(&turns));
         }
-    }
-}
-
-/// Elements `a` and `b` (apart) of `v`, both mutable.
-fn two_mut<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
-    assert_ne!(a, b);
-    if a < b {
-        let (l, r) = v.split_at_mut(b);
-        (&mut l[a], &mut r[0])
-    } else {
-        let (l, r) = v.split_at_mut(a);
-        (&mut r[0], &mut l[b])
     }
 }
 

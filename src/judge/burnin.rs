@@ -283,10 +283,8 @@ pub fn suspects(disks: &[BurnFacts], th: &Thresholds) -> Vec<(usize, usize)> {
     let pct = |v: &BurnVerdict| v.write_pct.or(v.verify_pct);
     let speed_only = |i: usize| {
         let (d, v) = (&disks[i], &judged[i]);
-        let own =
-            gone_or_hung(d).or_else(|| faults(d, th)).or_else(|| transport(d)).or_else(|| heat(d));
         let below = [v.write_pct, v.verify_pct].iter().flatten().any(|p| *p < th.slow_pct);
-        own.is_none() && slowed(&d.pass_mb_per_s).is_none() && below
+        evidence(d, th).is_none() && slowed(&d.pass_mb_per_s).is_none() && below
     };
     (0..disks.len())
         .filter(|&i| speed_only(i))
@@ -305,11 +303,13 @@ pub fn suspects(disks: &[BurnFacts], th: &Thresholds) -> Vec<(usize, usize)> {
 pub type Rule = Option<(Action, String)>;
 
 fn action(d: &BurnFacts, write: Option<f64>, verify: Option<f64>, th: &Thresholds) -> Rule {
-    gone_or_hung(d)
-        .or_else(|| faults(d, th))
-        .or_else(|| transport(d))
-        .or_else(|| heat(d))
-        .or_else(|| slow(d, (write, verify), th))
+    evidence(d, th).or_else(|| slow(d, (write, verify), th))
+}
+
+/// What the disk's own evidence says, before any speed: gone or hung, bad
+/// blocks, SMART, stalls, heat.
+fn evidence(d: &BurnFacts, th: &Thresholds) -> Rule {
+    gone_or_hung(d).or_else(|| faults(d, th)).or_else(|| transport(d)).or_else(|| heat(d))
 }
 
 /// The disk went away or stopped answering: its path first.

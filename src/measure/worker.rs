@@ -446,24 +446,31 @@ impl ReadJob {
     /// 64 KiB pieces, then block by block, so the unread span ends exactly
     /// where the failing area does (ddrescue's trimming). What is left, if
     /// small ([`SCRAPE`]), is then read block by block once: each block
-    /// proven bad or read.
+    /// proven bad or read. A read with no answer (a hang) or a stop ends
+    /// both there: what is left stays unread.
     fn trim_back(&mut self, (lo, hi): (u64, u64), r: &mut Reading) {
         let lbs = u64::from(self.logical_block);
         let mut end = hi;
-        for step in [self.block, PROBE.max(lbs) / lbs * lbs, lbs] {
+        let mut halted = false;
+        'steps: for step in [self.block, PROBE.max(lbs) / lbs * lbs, lbs] {
             while end >= lo + step && !r.give_up() {
-                let piece = piece(end - step, step);
-                match self.probe.read(piece, Until::Stop) {
+                match self.probe.read(piece(end - step, step), Until::Stop) {
                     Ok(Ok(_)) => {
                         r.tally.bytes += step;
                         end -= step;
                     }
-                    _ => break,
+                    // The failing area's edge: on in smaller steps.
+                    Ok(Err(_)) => break,
+                    Err(h) => {
+                        r.halted(h);
+                        halted = true;
+                        break 'steps;
+                    }
                 }
             }
         }
         r.faults.trimmed(end, hi);
-        if end > lo && end - lo <= SCRAPE {
+        if !halted && end > lo && end - lo <= SCRAPE {
             self.scrape((lo, end), r);
         }
         r.aside(&mut self.sweep);
@@ -481,7 +488,10 @@ impl ReadJob {
             match self.probe.read(block, Until::Stop) {
                 Ok(Ok(_)) => r.tally.bytes += lbs,
                 Ok(Err(e)) => bad.push(ReadError::at(block, &e, "")),
-                Err(_) => break,
+                Err(h) => {
+                    r.halted(h);
+                    break;
+                }
             }
             at += lbs;
         }
@@ -738,6 +748,16 @@ impl<'a> Reading<'a> {
     fn reads_on(&self, job: &ReadJob) -> bool {
         let f = &self.faults;
         f.failed_reads < job.max_errors && !f.gone && !f.hung && self.passed_over < job.size
+    }
+
+    /// A re-read of a span already listed unread got no answer (`Hung`:
+    /// the disk hung, nothing more is read from it) or was given up by a
+    /// stop; the span stays unread.
+    fn halted(&mut self, h: Halt) {
+        if h == Halt::Hung {
+            self.faults.failed_reads += 1;
+            self.faults.hung = true;
+        }
     }
 
     /// The read of `chunk` got no answer (`e`): it is reported unread, and

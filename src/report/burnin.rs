@@ -544,14 +544,13 @@ fn message(
     for u in undecided {
         unjudged.push_str(&format!("; not decided: {u}; health not claimed"));
     }
-    let not_judged = unjudged.as_str();
     match (interrupted, acted_on, controllers.is_empty()) {
         (true, ..) => "INTERRUPTED: partial burn-in.".to_string(),
-        (false, 0, true) if !not_judged.is_empty() && read_only => format!(
+        (false, 0, true) if !unjudged.is_empty() && read_only => format!(
             "NOT JUDGED: {} disk(s) read whole in every pass without an error{unjudged}.",
             disks
         ),
-        (false, 0, true) if !not_judged.is_empty() => format!(
+        (false, 0, true) if !unjudged.is_empty() => format!(
             "NOT JUDGED: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written, no request stalled{unjudged}.",
             disks
         ),
@@ -568,7 +567,6 @@ fn message(
             if n > 0 {
                 named.insert(0, format!("{n} disk(s) to act on"));
             }
-            let unjudged = if not_judged.is_empty() { "" } else { &unjudged };
             format!("FLAGGED: {}{unjudged}.", named.join("; "))
         }
     }
