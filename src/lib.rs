@@ -14,7 +14,8 @@
 //! (requests in flight handed back in order, a stop, a hang, each
 //! request's time with the disk) and its [`io::Probe`] (failures pinpointed
 //! block by block). `commands` holds one file per subcommand, glue only;
-//! `iozone` is iozone's file workloads; `stop` the stop flag beneath them.
+//! `iozone` is iozone's file workloads; `stop` the stop flag beneath them, `apart` the child process a run reads
+//! disks in.
 #![deny(unsafe_code)]
 // clippy.toml forbids unbounded child waits in tests; the tool's own
 // children are bounded where it runs them.
@@ -24,6 +25,7 @@
 #[macro_use]
 pub mod tell;
 
+pub mod apart;
 pub mod burnin;
 pub mod cli;
 pub mod commands;

@@ -4,7 +4,9 @@
 
 use std::process::ExitCode;
 
-use arrayburn::cli::Cli;
+use std::time::{Duration, Instant};
+
+use arrayburn::cli::{Cli, Command};
 use arrayburn::commands;
 use arrayburn::stop::StopFlag;
 use clap::Parser;
@@ -24,17 +26,27 @@ fn main() -> ExitCode {
         Some(Ok(cli)) => Some(cli),
         Some(Err(e)) => return refused(e),
     };
+    // A command that reads disks runs in a child process, so that a read
+    // stuck in the kernel on a frozen disk never holds its exit status.
+    if let Some(Command::Check(_) | Command::Burnin(_) | Command::Demo(_)) =
+        cli.as_ref().map(|c| &c.command)
+    {
+        arrayburn::apart::split();
+    }
     let stop = StopFlag::default();
     let handler_stop = stop.clone();
     // SIGINT, SIGTERM and SIGHUP (ctrlc's "termination" feature): the first
     // asks the workers to stop after their current read, so the partial
     // report is written; a second one ends the process at once (unless the
     // demo is still removing its loop devices and cgroup, or iozone its test
-    // files).
+    // files). One within a second of the first is the same stop: a kill of
+    // the process group or of every `arrayburn` reaches both processes of a
+    // split run, the child once directly and once passed on.
     // An iozone child process leaves signals to its parent, which tells it
     // to stop (or is gone, which ends the child's input: the same).
+    let mut first: Option<Instant> = None;
     let _ = ctrlc::set_handler(move || {
-        if iozone_child {
+        if iozone_child || first.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
             return;
         }
         if handler_stop.is_set() {
@@ -44,8 +56,9 @@ fn main() -> ExitCode {
                 );
                 return;
             }
-            std::process::exit(130);
+            arrayburn::apart::exit(130);
         }
+        first = Some(Instant::now());
         arrayburn::tell!(
             "arrayburn: stopping (signal received); writing partial results; signal again to quit at once"
         );
@@ -56,10 +69,10 @@ fn main() -> ExitCode {
         None => arrayburn::iozone::children::child_main(&argv[2..], &stop),
     };
     match ran {
-        Ok(outcome) => ExitCode::from(outcome.exit_code()),
+        Ok(outcome) => arrayburn::apart::exit(outcome.exit_code()),
         Err(e) => {
             arrayburn::tell!("arrayburn: error: {e:#}");
-            ExitCode::from(2)
+            arrayburn::apart::exit(2)
         }
     }
 }

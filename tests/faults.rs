@@ -880,19 +880,11 @@ fn a_disk_that_hangs_while_re_measured_is_a_finding_not_unsure() {
     let line = child.wait_line("the re-measurement", RUN, |l| l.contains("re-measuring"));
     assert!(line.contains(&format!("re-measuring {} alone", bad.dev)), "{line}");
     let frozen = bad.freeze();
-    // The result is written while the disk is frozen; the process ends
-    // once its stuck read does.
-    let complete = || {
-        std::fs::read(&json)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .is_some_and(|v| v["complete"] == true)
-    };
-    let written = wait_for(MINUTE, complete);
-    drop(frozen);
+    // The result is written and the run exits while the disk is frozen
+    // (its stuck read is left in the child process the check split into).
     let out = child.wait(MINUTE);
+    drop(frozen);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(written, "no complete result while the disk hung: {stdout}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let said = &v["summary"]["disk_verdicts"];
     assert_eq!(said.as_array().unwrap().len(), 1, "{said}");
@@ -941,13 +933,50 @@ fn a_disk_that_does_not_answer_its_signature_look_is_refused_as_its_path_not_its
         .args(["--destructive", "--yes", "--smart", "off", "--io-timeout", "2s", &rw.dev])
         .start();
     let said = child.wait_line("the refusal", MINUTE, |l| l.contains("nothing was written"));
-    // Its stuck read ends once the disk answers again; then it exits.
-    drop(frozen);
+    // It exits while the disk is still frozen: its stuck read is left in
+    // the child process the burn-in split into.
     let out = child.wait(MINUTE);
+    drop(frozen);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("did not answer a read of its ZFS labels within --io-timeout"), "{said}");
     assert!(
         said.contains("check its cable, slot and power") && !said.contains("--wipe-signatures"),
         "{said}"
     );
+}
+
+#[test]
+fn a_frozen_disk_never_holds_the_exit_with_either_engine() {
+    need_root!();
+    let _l = device_lock();
+    // A disk that stops answering mid-run: with psync its read is stuck in
+    // a thread, in the kernel, for as long as the disk is frozen (618 s
+    // measured before), and a process exits only with its last thread.
+    // The result, the exit status and the end of the output all come
+    // while it is still frozen, with either engine.
+    let good = disks(1, 64 * MIB);
+    let bad = FaultyDisk::new(64 * MIB, &[]);
+    for engine in ["psync", "io_uring"] {
+        let dir = tempdir();
+        let json = dir.path().join("r.json");
+        let mut args = vec!["check", "--engine", engine, "--sample", "3s", "--io-timeout", "2s"];
+        args.extend(["--progress", "lines", "--json", json.to_str().unwrap()]);
+        args.extend([bad.dev.as_str(), good[0].dev.as_str()]);
+        let child = arrayburn(&args).start();
+        // Frozen while the serial pass reads it (or, on a loaded machine,
+        // just after: then the parallel pass finds it hung).
+        let reading = format!("serial pass: reading {}", bad.dev);
+        child.wait_line("the frozen disk read", RUN, |l| l.contains(&reading));
+        let frozen = bad.freeze();
+        let out = child.wait(MINUTE);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(v["complete"], true, "{engine}: {stdout}");
+        let said = &v["summary"]["disk_verdicts"];
+        assert_eq!(said[0]["path"], bad.dev.as_str(), "{engine}: {said}");
+        assert_eq!(said[0]["action"], "check_path", "{engine}: {said}");
+        assert_eq!(out.status.code(), Some(1), "{engine}: {stdout}");
+        assert!(stdout.contains("Verdict: FLAGGED"), "{engine}: {stdout}");
+        drop(frozen);
+    }
 }

@@ -371,19 +371,24 @@ fn two_outputs_naming_one_file_are_refused() {
 }
 
 /// Runs `second` once `first` holds the lock of `disk`, then stops
-/// `first`; returns the second run's output.
+/// `first`; returns the second run's output and the pid that held the
+/// lock (`first`'s, or that of the child a check splits into).
 fn while_running(
     mut first: Child,
     disk: &str,
     second: &mut std::process::Command,
-) -> std::process::Output {
+) -> (std::process::Output, u32) {
+    let mut holder = None;
     let pid = first.id();
     first.wait_until(&format!("the lock of {disk}"), MINUTE, || {
-        holders_of_file(std::path::Path::new(disk)).iter().any(|h| h.pid == pid)
+        let family = family(pid);
+        let holders = holders_of_file(std::path::Path::new(disk));
+        holder = holders.iter().map(|h| h.pid).find(|p| family.contains(p));
+        holder.is_some()
     });
     let out = second.output_within(RUN);
     first.interrupt(MINUTE);
-    out
+    (out, holder.unwrap())
 }
 
 #[test]
@@ -392,9 +397,11 @@ fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
     let _l = device_lock();
     let d = disks(1, 16 << 20);
     let first = arrayburn(&["check", "--sample", "20s", "--progress", "none", &d[0].dev]).start();
-    let pid = first.id();
+    let first_pid = first.id();
     let second = &mut arrayburn(&["check", "--sample", "1.5s", &d[0].dev]);
-    let out = while_running(first, &d[0].dev, second);
+    // The check reads in the child it splits into: that one holds the disk.
+    let (out, pid) = while_running(first, &d[0].dev, second);
+    assert_ne!(pid, first_pid, "the disk held by the check's own child");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains(&format!("{} is in use by pid {pid} (user root: ", d[0].dev)), "{err}");
@@ -411,8 +418,9 @@ fn a_second_run_on_the_same_disk_is_refused_and_names_the_first() {
         c
     };
     let first = iozone(&["-t", "1", "-F", "a", "--pause", "5"]).start();
+    // iozone takes it in its own process.
     let pid = first.id();
-    let out = while_running(first, &fs_disk.dev, &mut iozone(&["-f", "b"]));
+    let (out, _) = while_running(first, &fs_disk.dev, &mut iozone(&["-f", "b"]));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(

@@ -257,8 +257,16 @@ impl Child {
 
     /// Kills the child (as a crash or a reboot would) and reaps it.
     pub fn kill(self) -> Output {
-        self.signal(Signal::SIGKILL);
+        self.kill_all();
         self.wait(Duration::from_secs(30))
+    }
+
+    /// SIGKILL to the child and every process under it, the lowest first
+    /// (a split run's worker would take its parent's death as a SIGTERM).
+    fn kill_all(&self) {
+        for pid in family(self.id()).into_iter().rev() {
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        }
     }
 
     /// The exit status once the child exited, polling until `until`.
@@ -271,7 +279,7 @@ impl Child {
     /// said (killed first, so nothing is left running).
     fn fail(&self, waited_for: &str, limit: Duration) -> ! {
         // Reaped by the drop, as the panic unwinds.
-        self.signal(Signal::SIGKILL);
+        self.kill_all();
         panic!(
             "waited {limit:?} for {waited_for} from {} (pid {}); gave up and killed it.\n--- its stdout\n{}\n--- its stderr\n{}",
             self.what,
@@ -288,7 +296,7 @@ impl Child {
         if self.exited.is_some() {
             return;
         }
-        self.signal(Signal::SIGKILL);
+        self.kill_all();
         if self.exit_by(Instant::now() + Duration::from_secs(10)).is_none() {
             eprintln!(
                 "{} (pid {}) did not die within 10 s of SIGKILL; left behind",
@@ -303,6 +311,22 @@ impl Drop for Child {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// `pid` and the processes under it, parents before their children (from
+/// /proc: a process's children by thread).
+pub fn family(pid: u32) -> Vec<u32> {
+    let mut all = vec![pid];
+    let mut i = 0;
+    while i < all.len() {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", all[i]));
+        for task in tasks.into_iter().flatten().flatten() {
+            let children = std::fs::read_to_string(task.path().join("children"));
+            all.extend(children.unwrap_or_default().split_whitespace().flat_map(str::parse::<u32>));
+        }
+        i += 1;
+    }
+    all
 }
 
 /// Waits until `ready` holds (polling every 20 ms), at most `limit`;

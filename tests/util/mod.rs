@@ -15,7 +15,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-pub use child::{Child, Start, wait_for};
+pub use child::{Child, Start, family, wait_for};
 pub use lock::{Lock, device_lock};
 
 use serde_json::Value;
