@@ -66,6 +66,16 @@ pub fn split() {
     }
 }
 
+/// Lets the run outlive its terminal: SIGHUP (an ssh session or terminal
+/// closed) is ignored from here on, by this process and what it starts.
+/// The lines it prints then go nowhere; its results and its log are
+/// written as asked. Call it after the stop signals' handler is set.
+pub fn outlive_terminal() {
+    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+    // SAFETY: ignoring a signal touches no memory.
+    let _ = unsafe { sigaction(Signal::SIGHUP, &ignore) };
+}
+
 /// Ends the run with `code`. A split child first flushes its output, lets
 /// go of its standard input, output and error (so that a reader of them
 /// sees their end though a stuck read holds this process), and sends the

@@ -129,6 +129,32 @@ pub struct ReportArgs {
     /// refusing them all.
     #[arg(long)]
     pub keep_going: bool,
+    #[command(flatten)]
+    pub notify: NotifyArgs,
+}
+
+/// Who is told when a run ends (check, burnin, report).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Outputs")]
+pub struct NotifyArgs {
+    /// Run CMD (by `sh -c`) when the run ends, and during a burn-in when a
+    /// disk is found bad, gone or hung: the result JSON on its standard
+    /// input; ARRAYBURN_EVENT, _VERDICT, _EXIT, _HOST, _MESSAGE and
+    /// _TO_ACT_ON in its environment (contrib/notify/: mail, webhook). It
+    /// never stops or changes the run.
+    #[arg(long, value_name = "CMD", env = "ARRAYBURN_NOTIFY")]
+    pub notify: Option<String>,
+    /// How long --notify's command may run before it is killed.
+    #[arg(long, value_name = "DURATION", default_value = defaults::NOTIFY_TIMEOUT, value_parser = parse_duration, env = "ARRAYBURN_NOTIFY_TIMEOUT")]
+    pub notify_timeout: Duration,
+}
+
+impl NotifyArgs {
+    /// The notifier asked for, if any.
+    pub fn notifier(&self) -> Option<crate::notify::Notifier> {
+        let command = self.notify.clone()?;
+        Some(crate::notify::Notifier { command, timeout: self.notify_timeout })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -171,10 +197,16 @@ pub struct BurninArgs {
     /// same run: its passes, range and pattern).
     #[arg(help_heading = "Checkpoints and resume", long, conflicts_with_all = ["passes", "pattern", "range", "block"])]
     pub resume: bool,
+    /// As a service runs it: continue the burn-in checkpointed in --state
+    /// on these disks where there is one (its own options win), start it
+    /// where there is none; refused where it is done (nothing is burned
+    /// twice) or only some disks have one.
+    #[arg(help_heading = "Checkpoints and resume", long, conflicts_with = "resume")]
+    pub resume_or_start: bool,
     /// A read-only soak instead: read every disk whole, --passes times
     /// (default 2) or for --duration, each pass compared with the first
     /// and with the peers; nothing is written (no --destructive needed).
-    #[arg(help_heading = "How to write and read", long, conflicts_with_all = ["destructive", "resume", "pattern", "wipe_signatures"])]
+    #[arg(help_heading = "How to write and read", long, conflicts_with_all = ["destructive", "resume", "resume_or_start", "pattern", "wipe_signatures"])]
     pub read_only: bool,
     /// With --read-only: read passes until this much time has passed
     /// (e.g. 8h; the pass then running is cut short).
@@ -226,6 +258,8 @@ pub struct BurninArgs {
     /// logs less with 5m).
     #[arg(help_heading = "Outputs", long, value_name = "DURATION", default_value = defaults::PROGRESS_INTERVAL, value_parser = parse_duration)]
     pub progress_interval: Duration,
+    #[command(flatten)]
+    pub notify: NotifyArgs,
 }
 
 /// How the burn-in shows progress.
@@ -433,6 +467,8 @@ pub struct OutputArgs {
     /// Interval between plain progress lines.
     #[arg(long, value_name = "DURATION", default_value = defaults::PROGRESS_INTERVAL, value_parser = parse_duration)]
     pub progress_interval: Duration,
+    #[command(flatten)]
+    pub notify: NotifyArgs,
 }
 
 #[derive(Debug, Args)]

@@ -58,6 +58,8 @@ pub const CHECKPOINT_EVERY: &str = "30s";
 pub const SMART_EVERY: &str = "5m";
 /// Interval between progress lines (`--progress-interval`).
 pub const PROGRESS_INTERVAL: &str = "10s";
+/// How long `--notify`'s command may run.
+pub const NOTIFY_TIMEOUT: &str = "60s";
 /// Passes of a read-only soak without `--passes` or `--duration`.
 pub const SOAK_PASSES: u16 = 2;
 /// How long a drive's short self-test may run before it is aborted as

@@ -41,6 +41,7 @@ pub mod iozone;
 pub mod judge;
 pub mod measure;
 pub mod memory;
+pub mod notify;
 pub mod outcome;
 pub mod output;
 pub mod plan;

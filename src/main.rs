@@ -28,14 +28,17 @@ fn main() -> ExitCode {
     };
     // A command that reads disks runs in a child process, so that a read
     // stuck in the kernel on a frozen disk never holds its exit status.
-    if let Some(Command::Check(_) | Command::Burnin(_) | Command::Demo(_)) =
-        cli.as_ref().map(|c| &c.command)
-    {
+    let reads_disks = matches!(
+        cli.as_ref().map(|c| &c.command),
+        Some(Command::Check(_) | Command::Burnin(_) | Command::Demo(_))
+    );
+    if reads_disks {
         arrayburn::apart::split();
     }
     let stop = StopFlag::default();
     let handler_stop = stop.clone();
-    // SIGINT, SIGTERM and SIGHUP (ctrlc's "termination" feature): the first
+    // SIGINT, SIGTERM and SIGHUP (ctrlc's "termination" feature; SIGHUP
+    // only for the commands that do not read disks, see below): the first
     // asks the workers to stop after their current read, so the partial
     // report is written; a second one ends the process at once (unless the
     // demo is still removing its loop devices and cgroup, or iozone its test
@@ -64,6 +67,11 @@ fn main() -> ExitCode {
         );
         handler_stop.stop();
     });
+    // A check, a burn-in or the demo goes on when its terminal goes away
+    // (SIGHUP): its results and log are still written.
+    if reads_disks {
+        arrayburn::apart::outlive_terminal();
+    }
     let ran = match cli {
         Some(cli) => commands::run(cli, argv, &stop),
         None => arrayburn::iozone::children::child_main(&argv[2..], &stop),

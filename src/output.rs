@@ -226,6 +226,36 @@ impl Dir {
         Ok(Some(bytes))
     }
 
+    /// The file `name` here opened to append to (made if missing, mode 0644
+    /// less the umask): never through a link, only a regular file this
+    /// user or root owns (a run's log).
+    pub fn append(&self, name: &str) -> io::Result<fs::File> {
+        let flags = OFlag::O_CREAT
+            | OFlag::O_APPEND
+            | OFlag::O_WRONLY
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_NONBLOCK
+            | OFlag::O_CLOEXEC;
+        let fd = openat(self.fd.as_fd(), name, flags, Mode::from_bits_truncate(0o644)).map_err(
+            |e| match e {
+                nix::errno::Errno::ELOOP => io::Error::other(format!(
+                    "{}: is a symbolic link; arrayburn's own files are never written through one (move it away)",
+                    self.path.join(name).display()
+                )),
+                e => e.into(),
+            },
+        )?;
+        let f = fs::File::from(fd);
+        let m = f.metadata()?;
+        if !m.is_file() || !trusted(m.uid()) {
+            return Err(io::Error::other(format!(
+                "{}: is not a regular file of yours or root's (move it away)",
+                self.path.join(name).display()
+            )));
+        }
+        Ok(f)
+    }
+
     /// Proves that files can be created here (permissions, a read-only
     /// mount, no inodes left) by creating and removing a temporary one.
     pub fn probe(&self) -> io::Result<()> {

@@ -88,6 +88,7 @@ impl Progress {
         // A device path's control characters as escapes.
         let text = crate::escape::lines(text);
         let text = if self.style == Style::Lines { format!("{stamp} {text}") } else { text };
+        crate::tell::log(&text, true);
         let _ = if self.bars.is_empty() {
             writeln!(std::io::stderr(), "{text}")
         } else {

@@ -5,10 +5,62 @@
 //! written to their files regardless; a line nobody can read any more is
 //! dropped.
 //!
+//! A run's log ([`log_to`]: a burn-in's `STATE/runs/RUN.log`, a check's
+//! beside its `--json` or in its `--out`) gets a copy of every line, each
+//! dated, so a run whose terminal went away still says what it did.
+//!
 //! It must not decide what is said, only that saying it cannot fail.
 
 use std::fmt;
+use std::fs::File;
 use std::io::Write;
+use std::sync::{Mutex, PoisonError};
+
+/// The run's log file, once one is opened.
+static LOG: Mutex<Option<File>> = Mutex::new(None);
+
+/// Copies every later line to `file` (appended), each dated.
+pub fn log_to(file: File) {
+    *LOG.lock().unwrap_or_else(PoisonError::into_inner) = Some(file);
+}
+
+/// Appends `text` to the run's log, if one is open; with `date`, each
+/// line dated where it does not start with a date already (the progress
+/// lines do; a report is copied as printed).
+/// A log that cannot be written any more (a full disk) is closed, said
+/// once on standard error.
+pub fn log(text: &str, date: bool) {
+    let mut log = LOG.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(f) = log.as_mut() else { return };
+    let stamp = crate::units::log_stamp();
+    let mut lines = String::with_capacity(text.len() + 32);
+    for l in text.lines() {
+        if date && !dated(l) {
+            lines.push_str(&stamp);
+            lines.push(' ');
+        }
+        lines.push_str(l);
+        lines.push('\n');
+    }
+    if let Err(e) = f.write_all(lines.as_bytes()) {
+        *log = None;
+        drop(log);
+        let _ = writeln!(
+            std::io::stderr(),
+            "arrayburn: warning: the run's log cannot be written any more ({e}); the run goes on"
+        );
+    }
+}
+
+/// Whether a line starts with a date-time (`2026-12-03T13:44:54Z`).
+fn dated(line: &str) -> bool {
+    let b = line.as_bytes();
+    b.len() >= 11
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[..4].iter().all(u8::is_ascii_digit)
+}
 
 /// A line on standard error (as `eprintln!`).
 #[macro_export]
@@ -33,6 +85,7 @@ macro_rules! show {
 /// control characters (from a device path, a host name) shown as escapes.
 pub fn err(text: fmt::Arguments, newline: bool) {
     let text = crate::escape::lines(&text.to_string());
+    log(&text, true);
     let mut e = std::io::stderr().lock();
     let _ =
         if newline { writeln!(e, "{text}") } else { write!(e, "{text}").and_then(|()| e.flush()) };
@@ -42,6 +95,7 @@ pub fn err(text: fmt::Arguments, newline: bool) {
 /// characters shown as escapes.
 pub fn out(text: fmt::Arguments) {
     let text = crate::escape::lines(&text.to_string());
+    log(&text, false);
     let mut o = std::io::stdout().lock();
     let _ = write!(o, "{text}").and_then(|()| o.flush());
 }

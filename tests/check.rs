@@ -423,7 +423,9 @@ fn a_signal_mid_run_writes_a_valid_partial_report_and_exits_130() {
     let _l = device_lock();
     let (d, t) = throttled(3, 256 * MIB, |_| 20 * MB);
     use nix::sys::signal::Signal;
-    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+    // (SIGHUP is not a stop: the check outlives its terminal, see
+    // tests/unattended.rs.)
+    for signal in [Signal::SIGINT, Signal::SIGTERM] {
         interrupted_by(signal, false, &t, &d);
     }
     // `pkill arrayburn` and a service manager's stop signal both of the

@@ -19,3 +19,4 @@ mod outputs;
 mod report;
 mod safety;
 mod suite;
+mod unattended;

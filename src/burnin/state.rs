@@ -266,6 +266,9 @@ fn shown(v: &Option<String>) -> String {
     v.as_deref().map_or("(none)".into(), crate::escape::terminal)
 }
 
+/// The subdirectory of `--state` that keeps each run's log and report.
+pub const RUNS: &str = "runs";
+
 /// The checkpoint directory (`--state DIR`), held open.
 pub struct Store {
     dir: Dir,
@@ -296,6 +299,25 @@ impl Store {
                 .map_err(|e| format!("{}: not a checkpoint ({e})", shown.display())),
             Err(e) => Err(format!("{}: {e}", shown.display())),
         }
+    }
+
+    /// The run's log (`runs/RUN.log`, appended to: a resume of the run
+    /// goes on in the same file), and its path.
+    pub fn log(&self, run_id: &str) -> std::io::Result<(std::fs::File, PathBuf)> {
+        let runs = self.dir.sub(RUNS)?;
+        let name = format!("{run_id}.log");
+        Ok((runs.append(&name)?, runs.path().join(name)))
+    }
+
+    /// Keeps the run's report (`runs/RUN.json`) whole, before any other
+    /// output is written: a result no terminal, pipe or full disk elsewhere
+    /// could take is here.
+    pub fn keep_report(&self, run_id: &str, json: &[u8]) -> std::io::Result<PathBuf> {
+        let runs = self.dir.sub(RUNS)?;
+        let name = format!("{run_id}.json");
+        runs.write(&name, json)?;
+        runs.sync()?;
+        Ok(runs.path().join(name))
     }
 
     /// Saves a checkpoint whole: a crash leaves the previous one or this

@@ -12,7 +12,7 @@ use super::record::{DiskBurn, TempReading, bytes_done};
 use super::smart;
 use super::state::{Checkpoint, Phase};
 use super::targets::Target;
-use super::worker::{Live, Stage};
+use super::worker::{Live, Stage, Trouble};
 use crate::progress::{BurnLines, BurnTick};
 use crate::stop::StopFlag;
 
@@ -31,9 +31,8 @@ pub struct Looks {
 pub fn burn_all(
     targets: &[Target],
     points: &[Checkpoint],
-    soak: Option<Option<Instant>>,
-    looks: Looks,
-    stop: &StopFlag,
+    (soak, looks): (Option<Option<Instant>>, Looks),
+    (stop, met): (&StopFlag, &dyn Fn(usize, Trouble)),
     work: impl Fn(&Target, &Live, &Checkpoint) -> DiskBurn + Sync,
 ) -> (Vec<DiskBurn>, Vec<Vec<TempReading>>) {
     let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
@@ -43,11 +42,17 @@ pub fn burn_all(
             .iter()
             .zip(&lives)
             .zip(points)
-            .map(|((t, live), c)| s.spawn(move || work(t, live, c)))
+            .map(|((t, live), c)| {
+                s.spawn(move || {
+                    let burn = work(t, live, c);
+                    live.note(&burn);
+                    burn
+                })
+            })
             .collect();
         let finished = || handles.iter().map(|h| h.is_finished()).collect();
         let disks = Disks { targets, points, lives: &lives };
-        let temps = watch(&disks, finished, soak, looks, stop);
+        let temps = watch(&disks, finished, (soak, looks), (stop, met));
         let burns = handles.into_iter().map(|h| h.join().unwrap_or_default()).collect();
         (burns, temps)
     })
@@ -113,21 +118,29 @@ fn stage_word(stage: Stage, soak: bool) -> &'static str {
 }
 
 /// Looks at the disks every 100 ms until every thread has ended: each
-/// disk's temperature, read every `smart_every`.
+/// disk's temperature, read every `smart_every`; what a disk met, handed
+/// to `met` as soon as it is worse than before.
 fn watch(
     disks: &Disks,
     finished: impl Fn() -> Vec<bool>,
-    soak: Option<Option<Instant>>,
-    looks: Looks,
-    stop: &StopFlag,
+    (soak, looks): (Option<Option<Instant>>, Looks),
+    (stop, met): (&StopFlag, &dyn Fn(usize, Trouble)),
 ) -> Vec<Vec<TempReading>> {
     let phases = if soak.is_some() { 1 } else { 2 };
     let mut temps: Vec<Vec<TempReading>> = vec![Vec::new(); disks.targets.len()];
+    let mut told: Vec<Option<Trouble>> = vec![None; disks.targets.len()];
     let started = Instant::now();
     let mut sampled = started;
     let mut lines = looks.progress.map(BurnLines::new);
     loop {
         let ended = finished();
+        for (i, live) in disks.lives.iter().enumerate() {
+            let now = live.trouble();
+            if now > told[i] {
+                told[i] = now;
+                now.into_iter().for_each(|t| met(i, t));
+            }
+        }
         if ended.iter().all(|&e| e) {
             return temps;
         }

@@ -7,7 +7,7 @@
 //! `record`'s; it only measures and classifies: verdicts are
 //! `judge::burnin`'s.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::block::{BLOCK, Pattern, Stamp};
@@ -89,15 +89,67 @@ impl Stage {
 }
 
 /// Live progress of one disk for the display: the pass, the stage, and
-/// the bytes of the current phase done (from the range's start).
+/// the bytes of the current phase done (from the range's start); and the
+/// worst it has met so far, for whoever is told at once.
 #[derive(Debug, Default)]
 pub struct Live {
     pub done: AtomicU64,
     /// `pass << 2 | stage`.
     state: AtomicU64,
+    /// A [`Trouble`] as its number (0: none yet); it only rises.
+    trouble: AtomicU8,
+}
+
+/// What a disk met during its run that someone should hear of at once,
+/// least to worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Trouble {
+    /// A block failed or read back wrong.
+    Bad = 1,
+    /// The device went away.
+    Gone = 2,
+    /// It stopped answering.
+    Hung = 3,
+}
+
+impl Trouble {
+    /// As `--notify` names it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Trouble::Bad => "BAD",
+            Trouble::Gone => "GONE",
+            Trouble::Hung => "HUNG",
+        }
+    }
 }
 
 impl Live {
+    /// Takes in what `out` has met so far.
+    pub fn note(&self, out: &DiskBurn) {
+        let worst = if out.hung.is_some() {
+            Some(Trouble::Hung)
+        } else if out.device_gone {
+            Some(Trouble::Gone)
+        } else if out.bad_bytes.iter().any(|&(_, n)| n > 0) {
+            Some(Trouble::Bad)
+        } else {
+            None
+        };
+        if let Some(t) = worst {
+            self.trouble.fetch_max(t as u8, Ordering::Relaxed);
+        }
+    }
+
+    /// The worst the disk has met so far.
+    pub fn trouble(&self) -> Option<Trouble> {
+        match self.trouble.load(Ordering::Relaxed) {
+            1 => Some(Trouble::Bad),
+            2 => Some(Trouble::Gone),
+            3 => Some(Trouble::Hung),
+            _ => None,
+        }
+    }
+
     fn set(&self, pass: u16, stage: Stage) {
         self.state.store(u64::from(pass) << 2 | stage as u64, Ordering::Relaxed);
     }
@@ -586,6 +638,7 @@ impl BurnPass<'_> {
         out.written_bytes += len;
         w.stretch.add(out, pass, "write", len, w.pos, w.pos == t.end);
         self.job.live.done.store(w.pos - t.start, Ordering::Relaxed);
+        self.job.live.note(out);
         Ok(())
     }
 
@@ -816,6 +869,7 @@ impl BurnPass<'_> {
             Check::Reverify => out.reverified_bytes += len,
         }
         self.job.live.done.store(v.pos - self.job.t.start, Ordering::Relaxed);
+        self.job.live.note(out);
         if v.check == Check::Verify && v.saved.elapsed() >= self.job.every {
             let mut now = out.clone();
             let took = v.began.elapsed().as_secs_f64();

@@ -16,11 +16,11 @@ use crate::burnin::remeasure::{Turn, in_turn};
 use crate::burnin::state::{At, Checkpoint, Store};
 use crate::burnin::targets::Target;
 use crate::burnin::watch::burn_all;
-use crate::burnin::worker::{BurnJob, Live, OnFile, burn, soak};
+use crate::burnin::worker::{BurnJob, Live, OnFile, Trouble, burn, soak};
 use crate::cli::BurninArgs;
 use crate::export::burnin::{bundle, render};
 use crate::judge::burnin::{Remeasured, RunVerdict};
-use crate::output::Output;
+use crate::notify::Event;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::confirm::confirm;
 use crate::report::burnin::{BurnReport, BurnRun, build, suspects};
@@ -30,6 +30,7 @@ use crate::units::rfc3339;
 /// Runs the burn-in.
 pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
     let mut plan = BurnPlan::resolve(args, &argv, stop)?;
+    keep_log(&mut plan);
     if plan.read_only {
         return soak_run(plan, stop);
     }
@@ -49,10 +50,13 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
             )
         })?;
     }
-    let (burns, temps) =
-        burn_all(&plan.targets, &plan.points, None, plan.looks, stop, |t, live, c| {
-            burn_disk(&plan, store, (t, live, c), stop)
-        });
+    let (burns, temps) = burn_all(
+        &plan.targets,
+        &plan.points,
+        (None, plan.looks),
+        (stop, &|d, t| met(&plan, d, t)),
+        |t, live, c| burn_disk(&plan, store, (t, live, c), stop),
+    );
     let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
     let outcome = finish(&plan, burns, temps, interrupted, stop)?;
     if interrupted || stop.is_set() {
@@ -63,6 +67,57 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         );
     }
     Ok(outcome)
+}
+
+/// Copies every line of the run to `STATE/runs/RUN.log`, named first (a
+/// soak opens `--state` for it; where the log cannot be kept, one line
+/// says so and the run goes on).
+fn keep_log(plan: &mut BurnPlan) {
+    if plan.store.is_none() {
+        match Store::open(&plan.state) {
+            Ok(s) => plan.store = Some(s),
+            Err(e) => {
+                tell!(
+                    "arrayburn burnin: warning: --state {}: no log is kept there ({e}); the run goes on",
+                    plan.state.display()
+                );
+                return;
+            }
+        }
+    }
+    let (Some(store), Some(run)) = (&plan.store, plan.points.first()) else { return };
+    match store.log(&run.run_id) {
+        Ok((file, path)) => {
+            crate::tell::log_to(file);
+            tell!("arrayburn burnin: {}: the run's log", path.display());
+        }
+        Err(e) => tell!("arrayburn burnin: warning: no log is kept ({e}); the run goes on"),
+    }
+}
+
+/// Tells `--notify`, beside the run, that disk `d` met `trouble` (the
+/// run goes on; its report says the rest).
+fn met(plan: &BurnPlan, d: usize, trouble: Trouble) {
+    let Some(n) = &plan.notify else { return };
+    let disk = plan.targets[d].dev.given.clone();
+    let what = match trouble {
+        Trouble::Bad => "a block failed or read back wrong",
+        Trouble::Gone => "the device went away",
+        Trouble::Hung => "it stopped answering",
+    };
+    let json = serde_json::json!({
+        "event": "disk", "command": "burnin", "disk": disk, "verdict": trouble.word(),
+        "what": what, "run_id": plan.points[d].run_id,
+    });
+    n.send_beside(Event {
+        kind: "disk",
+        command: "burnin",
+        verdict: trouble.word().into(),
+        exit: None,
+        message: format!("{disk}: {what}; the burn-in goes on"),
+        to_act_on: vec![disk],
+        json: format!("{json:#}\n").into_bytes(),
+    });
 }
 
 /// One disk's write-verify passes from its checkpoint, each place saved
@@ -133,11 +188,16 @@ fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
         plan.targets.len(),
         plan.soak_length()
     );
-    let (burns, temps) =
-        burn_all(&plan.targets, &plan.points, Some(deadline), plan.looks, stop, |t, live, c| {
+    let (burns, temps) = burn_all(
+        &plan.targets,
+        &plan.points,
+        (Some(deadline), plan.looks),
+        (stop, &|d, t| met(&plan, d, t)),
+        |t, live, c| {
             let on = OnFile { file: &t.file, engine: plan.engine, depth: plan.depth };
             soak(&job_of(&plan, (t, c, &on), live, deadline, stop))
-        });
+        },
+    );
     let interrupted = stop.is_set();
     let outcome = finish(&plan, burns, temps, interrupted, stop)?;
     if interrupted || stop.is_set() {
@@ -174,7 +234,7 @@ fn finish(
     // A signal while SMART was read or a disk re-measured: the run is not
     // finished either.
     run.interrupted |= stop.is_set();
-    publish(&build(run), (plan.json.as_ref(), plan.out.as_deref()), stop)
+    publish(&build(run), plan, stop)
 }
 
 /// Each disk the run called slow on speed alone, re-measured alone in
@@ -212,15 +272,22 @@ fn remeasure(plan: &BurnPlan, run: &mut BurnRun, stop: &StopFlag) {
     }
 }
 
-/// Prints the report (to stderr when `--json -` has standard output),
-/// writes the JSON and `--out DIR`, and says how the run ends. A file that
-/// cannot be written is one line: the disks' verdict stands, and so does
-/// its exit status (as the check's).
-fn publish(
-    report: &BurnReport,
-    (json, out): (Option<&Output>, Option<&std::path::Path>),
-    stop: &StopFlag,
-) -> anyhow::Result<Outcome> {
+/// Keeps the report in `STATE/runs/RUN.json` first (no terminal, pipe or
+/// output directory that went away can lose it), prints it (to stderr when
+/// `--json -` has standard output), writes the JSON and `--out DIR`, and
+/// says how the run ends. A file that cannot be written is one line: the
+/// disks' verdict stands, and so does its exit status (as the check's).
+fn publish(report: &BurnReport, plan: &BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
+    let (json, out) = (plan.json.as_ref(), plan.out.as_deref());
+    let document = crate::export::burnin::json(report);
+    if let (Some(store), Some(run)) = (&plan.store, plan.points.first()) {
+        match store.keep_report(&run.run_id, &document) {
+            Ok(path) => tell!("arrayburn burnin: {}: the run's report", path.display()),
+            Err(e) => {
+                tell!("arrayburn burnin: warning: the report cannot be kept in --state ({e})")
+            }
+        }
+    }
     let text = render(report);
     if json.is_some_and(|o| o.is_stdout()) {
         tell_part!("{text}");
@@ -233,20 +300,25 @@ fn publish(
         tell!("arrayburn burnin: --out {}: {e}", dir.display());
     }
     if let Some(o) = json
-        && let Err(e) = o.write(&crate::export::burnin::json(report), true, stop)
+        && let Err(e) = o.write(&document, true, stop)
     {
         tell!(
             "arrayburn burnin: error: could not write --json {}: {e} (the printed report is complete)",
             o.given.display()
         );
     }
-    Ok(match report.summary.verdict {
+    let outcome = match report.summary.verdict {
         _ if report.header.interrupted => Outcome::Interrupted,
         RunVerdict::Interrupted => Outcome::Interrupted,
         RunVerdict::Healthy => Outcome::Healthy,
         RunVerdict::NotJudged => Outcome::NotJudged,
         RunVerdict::Flagged => Outcome::Flagged,
-    })
+    };
+    if let Some(n) = &plan.notify {
+        let to_act_on = report.summary.disk_verdicts.iter().map(|d| d.path.clone()).collect();
+        n.send_last(&Event::end("burnin", outcome, &report.summary.message, to_act_on, document));
+    }
+    Ok(outcome)
 }
 
 /// Runs the drives' self-tests first where `--smart-test` asks; true when

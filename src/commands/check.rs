@@ -14,6 +14,7 @@ use crate::io::{Bounds, Probe, Sweep, open_sweep};
 use crate::measure::{
     Beside, PassKind, PassRun, PassSpec, Recheck, Remeasurement, remeasure, run_pass,
 };
+use crate::notify::Event;
 use crate::output::Dir;
 use crate::plan::Plan;
 use crate::progress::{Progress, Style};
@@ -33,6 +34,7 @@ pub fn execute(
 ) -> anyhow::Result<(Outcome, Report)> {
     let plan = Plan::resolve(args, &SystemPaths::real())?;
     let _locks = plan.lock_disks()?;
+    keep_log(&plan);
     for w in &plan.warnings {
         tell!("arrayburn: warning: {w}");
     }
@@ -103,6 +105,11 @@ pub fn execute(
     save_files(&plan, &report, true, stop);
     let outcome =
         if info.interrupted { Outcome::Interrupted } else { Outcome::of(report.summary.verdict) };
+    if let Some(n) = args.output.notify.notifier() {
+        let to_act_on = report.summary.disk_verdicts.iter().map(|d| d.path.clone()).collect();
+        let json = export::json::render(&report);
+        n.send(&Event::end("check", outcome, &report.summary.message, to_act_on, json));
+    }
     Ok((outcome, report))
 }
 
@@ -183,11 +190,36 @@ fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
     }
 }
 
+/// Copies every line of the check to its log, named first: `run.log` in
+/// `--out DIR`, else beside a `--json FILE` (`r.json`: `r.log`); none
+/// where the results go only to the terminal or a pipe. A log that cannot
+/// be kept is one line; the check goes on.
+fn keep_log(plan: &Plan) {
+    use crate::output::{Output, Sink};
+    let s = &plan.settings;
+    let at = match (&s.out, &s.json) {
+        (Some(dir), _) => Dir::create(dir).map(|d| (d, "run.log".to_string())),
+        (None, Some(Output { sink: Sink::File { dir, name }, .. })) => {
+            let name = Path::new(name).with_extension("log");
+            Ok((dir.clone(), name.to_string_lossy().into_owned()))
+        }
+        _ => return,
+    };
+    match at.and_then(|(dir, name)| Ok((dir.append(&name)?, dir.path().join(name)))) {
+        Ok((file, path)) => {
+            crate::tell::log_to(file);
+            tell!("arrayburn: {}: the run's log", path.display());
+        }
+        Err(e) => tell!("arrayburn: warning: no log is kept ({e}); the check goes on"),
+    }
+}
+
 /// Prints the text report: on stdout, or on stderr where `--json -` or
 /// `--csv -` has stdout. A closed pipe (`| head`) is not a failure of the
 /// check.
 fn print_text(plan: &Plan, report: &Report) {
     let text = export::text::render(report);
+    crate::tell::log(&text, false);
     let s = &plan.settings;
     let stdout_taken = [&s.json, &s.csv].iter().any(|o| o.as_ref().is_some_and(|o| o.is_stdout()));
     let mut out: Box<dyn Write> = if stdout_taken {

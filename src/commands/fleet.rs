@@ -9,6 +9,7 @@ use crate::fleet::render::{html, markdown, text};
 use crate::fleet::{Doc, FleetReport, Skipped, files, is_fleet, judge, load};
 use crate::judge::ArrayVerdict;
 use crate::judge::Thresholds;
+use crate::notify::Event;
 use crate::output::Output;
 use crate::stop::StopFlag;
 
@@ -83,11 +84,31 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         write_bundle(&report, &words, dir)
             .with_context(|| format!("writing --out {}", dir.display()))?;
     }
-    Ok(match report.verdict {
+    let outcome = match report.verdict {
         ArrayVerdict::Flagged => Outcome::Flagged,
         ArrayVerdict::NotJudged => Outcome::NotJudged,
         ArrayVerdict::Healthy => Outcome::Healthy,
-    })
+    };
+    if let Some(n) = args.notify.notifier() {
+        let mut to_act_on: Vec<String> = report
+            .standing()
+            .flat_map(|r| r.disks.iter().map(move |d| format!("{}:{d}", r.host)))
+            .chain(
+                report
+                    .outliers
+                    .iter()
+                    .filter(|o| o.verdict == crate::fleet::Outlying::Slow)
+                    .map(|o| format!("{}:{}", o.host, o.path)),
+            )
+            .chain(report.regressions.iter().map(|r| format!("{}:{}", r.host, r.path)))
+            .collect();
+        to_act_on.sort();
+        to_act_on.dedup();
+        let mut doc = serde_json::to_vec_pretty(&report)?;
+        doc.push(b'\n');
+        n.send(&Event::end("report", outcome, &report.message, to_act_on, doc));
+    }
+    Ok(outcome)
 }
 
 /// report.txt, report.json, report.md and report.html in `dir`.

@@ -63,6 +63,8 @@ pub struct BurnPlan {
     pub looks: Looks,
     /// The command that continues this run where a signal stops it.
     pub resume_line: String,
+    /// Who is told when a disk is found bad, gone or hung, and at the end.
+    pub notify: Option<crate::notify::Notifier>,
 }
 
 impl BurnPlan {
@@ -85,6 +87,7 @@ impl BurnPlan {
         let mut targets = targets;
         crate::judge::links::settle(targets.iter_mut().map(|t| &mut t.dev.identity));
         let resume_line = resume_line(args, json.as_ref(), out.as_deref(), &targets);
+        let resume = points.iter().any(|c| c.burn.resumes > 0);
         Ok(Self {
             targets,
             locks,
@@ -97,7 +100,7 @@ impl BurnPlan {
             depth,
             bounds_timeout: args.io.io_timeout,
             read_only: args.read_only,
-            resume: args.resume,
+            resume,
             yes: args.yes,
             checkpoint_every: args.checkpoint_every,
             thresholds: crate::judge::Thresholds {
@@ -113,6 +116,7 @@ impl BurnPlan {
                 progress: (args.progress == BurnProgress::Lines).then_some(args.progress_interval),
             },
             resume_line,
+            notify: args.notify.notifier(),
         })
     }
 
@@ -256,6 +260,10 @@ fn resume_line(
     flag("stall-ms", args.stall_ms.to_string());
     flag("engine", args.io.engine.name().into());
     flag("queue-depth", args.io.queue_depth.to_string());
+    if let Some(cmd) = &args.notify.notify {
+        flag("notify", cmd.clone());
+        flag("notify-timeout", secs(args.notify.notify_timeout));
+    }
     words.extend(targets.iter().map(|t| t.dev.given.clone()));
     words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ")
 }
@@ -335,10 +343,11 @@ fn checkpoints(
     stop: &StopFlag,
 ) -> Result<Option<Vec<Checkpoint>>> {
     let mut found = Vec::new();
+    let resume = args.resume || (args.resume_or_start && any_to_resume(store, targets)?);
     for t in targets.iter_mut() {
         let (name, c) = find_checkpoint(store, t)?;
         let path = store.path(&name);
-        match (c, args.resume) {
+        match (c, resume) {
             (None, true) => bail!(
                 "--resume: {} has no checkpoint in {} (looked for {}); start its burn-in without --resume (nothing was written)",
                 t.dev.given,
@@ -373,6 +382,13 @@ fn checkpoints(
                 c.burn.resumes += 1;
                 found.push(c);
             }
+            (Some(c), false) if args.resume_or_start => bail!(
+                "--resume-or-start: {}'s burn-in (run {}) is done, as checkpointed in {}: nothing is burned twice (its report is in {}); move that file away to burn it in again (nothing was written)",
+                t.dev.given,
+                c.run_id,
+                path.display(),
+                args.state.join(crate::burnin::state::RUNS).display()
+            ),
             (Some(c), false) if c.at.phase != Phase::Done => bail!(
                 "{} has an unfinished burn-in ({}) checkpointed in {}: add --resume to continue it, or move that file away to start over (nothing was written)",
                 t.dev.given,
@@ -382,7 +398,7 @@ fn checkpoints(
             (_, false) => {}
         }
     }
-    if !args.resume {
+    if !resume {
         return Ok(None);
     }
     if let Some(other) = found.iter().find(|c| c.run_id != found[0].run_id) {
@@ -393,6 +409,17 @@ fn checkpoints(
         );
     }
     Ok(Some(found))
+}
+
+/// Whether any of `targets` has an unfinished burn-in checkpointed in
+/// `store` (`--resume-or-start` then resumes; one without is refused).
+fn any_to_resume(store: &Store, targets: &[Target]) -> Result<bool> {
+    for t in targets {
+        if find_checkpoint(store, t)?.1.is_some_and(|c| c.at.phase != Phase::Done) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The checkpoint of `t` in `store`, under its own name or, where two

@@ -1,0 +1,187 @@
+//! `--notify CMD`: tells someone when a run ends, and during a burn-in when
+//! a disk is found bad, gone or hung (a mail, a webhook, a chat message:
+//! contrib/notify/ has examples).
+//!
+//! CMD runs through `sh -c`, with the run's result JSON (or, for a disk's
+//! event, a small JSON about it) on its standard input and environment
+//! variables naming the event: `ARRAYBURN_EVENT` (`end` or `disk`),
+//! `ARRAYBURN_COMMAND`, `ARRAYBURN_VERDICT` (`HEALTHY`, `FLAGGED`,
+//! `NOT JUDGED`, `INTERRUPTED`; for a disk: `BAD`, `GONE`, `HUNG`),
+//! `ARRAYBURN_EXIT` (the run's exit status, at its end), `ARRAYBURN_HOST`,
+//! `ARRAYBURN_MESSAGE` (the verdict's sentence) and `ARRAYBURN_TO_ACT_ON`
+//! (the disks to act on, one per line).
+//!
+//! A notifier never stops or holds up the run: it gets `--notify-timeout`
+//! (then it and what it started are killed), its failure is one line on
+//! standard error and in the log, and the run's results and exit status do
+//! not change. A disk's event is sent beside the run (a thread); the run's
+//! end is sent once every result is written.
+//!
+//! It must not decide what a verdict is, only carry it.
+
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::outcome::Outcome;
+
+/// The events being sent beside the run, each bounded by its timeout.
+static BESIDE: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Where and how long to notify.
+#[derive(Debug, Clone)]
+pub struct Notifier {
+    /// The command, run by `sh -c`.
+    pub command: String,
+    /// How long it may run.
+    pub timeout: Duration,
+}
+
+/// What happened, for the notifier.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// `end` or `disk`.
+    pub kind: &'static str,
+    /// `check`, `burnin` or `report`.
+    pub command: &'static str,
+    /// `HEALTHY`, `FLAGGED`, ... or a disk's `BAD`, `GONE`, `HUNG`.
+    pub verdict: String,
+    /// The run's exit status (its end only).
+    pub exit: Option<u8>,
+    /// The verdict's sentence.
+    pub message: String,
+    /// The disks to act on.
+    pub to_act_on: Vec<String>,
+    /// The JSON on the notifier's standard input.
+    pub json: Vec<u8>,
+}
+
+impl Event {
+    /// The end of a run: its outcome, its sentence, the disks to act on
+    /// and its result JSON.
+    pub fn end(
+        command: &'static str,
+        outcome: Outcome,
+        message: &str,
+        to_act_on: Vec<String>,
+        json: Vec<u8>,
+    ) -> Event {
+        let verdict = match outcome {
+            Outcome::Healthy => "HEALTHY",
+            Outcome::Flagged => "FLAGGED",
+            Outcome::NotJudged => "NOT JUDGED",
+            Outcome::Interrupted => "INTERRUPTED",
+        };
+        Event {
+            kind: "end",
+            command,
+            verdict: verdict.into(),
+            exit: Some(outcome.exit_code()),
+            message: message.into(),
+            to_act_on,
+            json,
+        }
+    }
+}
+
+impl Notifier {
+    /// Runs the notifier for `event` and waits for it, at most its timeout;
+    /// a failure is said in one line (the run goes on as it was).
+    pub fn send(&self, event: &Event) {
+        if let Err(e) = self.run(event) {
+            tell!(
+                "arrayburn: warning: --notify for the {} event failed: {e} (the run's results and exit status stand)",
+                event.kind
+            );
+        }
+    }
+
+    /// As [`Notifier::send`], beside the caller (a disk's event during a
+    /// burn-in: the run does not wait for it; the run's end waits for it,
+    /// at most its timeout).
+    pub fn send_beside(&self, event: Event) {
+        let me = self.clone();
+        let sending = std::thread::spawn(move || me.send(&event));
+        BESIDE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(sending);
+    }
+
+    /// As [`Notifier::send`], once the events sent beside the run are done
+    /// (the end is told last).
+    pub fn send_last(&self, event: &Event) {
+        let sending =
+            std::mem::take(&mut *BESIDE.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for s in sending {
+            let _ = s.join();
+        }
+        self.send(event);
+    }
+
+    fn run(&self, event: &Event) -> Result<(), String> {
+        let host = nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(&self.command)
+            .env("ARRAYBURN_EVENT", event.kind)
+            .env("ARRAYBURN_COMMAND", event.command)
+            .env("ARRAYBURN_VERDICT", &event.verdict)
+            .env("ARRAYBURN_HOST", host)
+            .env("ARRAYBURN_MESSAGE", &event.message)
+            .env("ARRAYBURN_TO_ACT_ON", event.to_act_on.join("\n"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            // Its own process group: killed whole at the timeout (a
+            // `curl` it started too).
+            .process_group(0);
+        if let Some(code) = event.exit {
+            cmd.env("ARRAYBURN_EXIT", code.to_string());
+        }
+        let mut child = cmd.spawn().map_err(|e| format!("cannot run sh: {e}"))?;
+        // Fed and drained on threads: a notifier that reads nothing, or
+        // says a lot, never blocks the wait below.
+        let (json, mut stdin) = (event.json.clone(), child.stdin.take());
+        std::thread::spawn(move || {
+            if let Some(s) = stdin.as_mut() {
+                let _ = s.write_all(&json);
+            }
+        });
+        let mut stderr = child.stderr.take();
+        let (said, heard) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(e) = stderr.as_mut() {
+                let _ = e.take(64 * 1024).read_to_string(&mut text);
+            }
+            let _ = said.send(text);
+        });
+        let until = Instant::now() + self.timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
+                _ => {
+                    let group = nix::unistd::Pid::from_raw(-(child.id() as i32));
+                    let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
+                    let _ = child.wait();
+                    return Err(format!(
+                        "`{}` still ran after --notify-timeout {}; it was killed",
+                        crate::escape::terminal(&self.command),
+                        crate::units::human_duration(self.timeout)
+                    ));
+                }
+            }
+        };
+        if status.success() {
+            return Ok(());
+        }
+        // What it said, unless something it left behind keeps its stderr.
+        let text = heard.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
+        let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        let said = if last.is_empty() { String::new() } else { format!(": {last}") };
+        Err(format!("`{}` ended with {status}{said}", crate::escape::terminal(&self.command)))
+    }
+}

@@ -1,0 +1,204 @@
+//! Runs left alone for days: a terminal that goes away (SIGHUP, outputs
+//! whose reader is gone), the run's log, `--notify`, and the service unit
+//! in contrib/systemd that resumes after a crash.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::util::*;
+
+const MIB: u64 = 1 << 20;
+
+/// An output whose reader is gone (an ssh session's terminal after the
+/// session ended): every write to it fails.
+fn gone() -> Stdio {
+    let (read, write) = nix::unistd::pipe().unwrap();
+    drop(read);
+    Stdio::from(write)
+}
+
+/// Starts `cmd` with both outputs gone, as a run whose ssh session ended.
+fn start_detached(cmd: &mut Command) -> Child {
+    cmd.stdin(Stdio::null()).stdout(gone()).stderr(gone()).start_as_set(|_| ())
+}
+
+/// SIGHUP to every process of `child`, as a terminal's hangup does.
+fn hang_up(child: &Child) {
+    for pid in family(child.id()) {
+        let _ = kill(Pid::from_raw(pid as i32), Signal::SIGHUP);
+    }
+}
+
+/// The text of the one `*.log` in `dir`, once there is one.
+fn log_in(dir: &Path) -> Option<(PathBuf, String)> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let path =
+        entries.flatten().map(|e| e.path()).find(|p| p.extension() == Some("log".as_ref()))?;
+    let text = std::fs::read_to_string(&path).ok()?;
+    Some((path, text))
+}
+
+/// Waits at most `limit` for the log in `dir` to hold `what`; its text.
+fn wait_log(dir: &Path, what: &str) -> String {
+    let mut last = String::new();
+    let seen = wait_for(MINUTE, || {
+        last = log_in(dir).map(|(_, t)| t).unwrap_or_default();
+        last.contains(what)
+    });
+    assert!(seen, "waited a minute for {what:?} in the log in {}:\n{last}", dir.display());
+    last
+}
+
+#[test]
+fn a_burn_in_outlives_its_terminal_keeps_its_log_and_goes_on_from_it() {
+    need_root!();
+    let _l = device_lock();
+    // Writes held to 4 MB/s: 24 MiB take some 6 s per disk.
+    let d = disks(2, 24 * MIB);
+    let t = Throttle::new();
+    for x in &d {
+        t.limit_write(x, 4_000_000);
+    }
+    let dir = tempdir();
+    let (state, json) = (dir.path().join("state"), dir.path().join("b.json"));
+    let mut args = vec!["burnin", "--destructive", "--yes", "--smart", "off"];
+    args.extend(["--progress-interval", "1s", "--state", state.to_str().unwrap()]);
+    args.extend(["--json", json.to_str().unwrap(), &d[0].dev, &d[1].dev]);
+    let child = start_detached(&mut t.command(&args));
+    let runs = state.join("runs");
+    let said = wait_log(&runs, "pass 1/1 write");
+    assert!(said.contains("the run's log"), "{said}");
+    // The terminal hangs up: the burn-in writes on.
+    hang_up(&child);
+    let before = said.matches("pass 1/1 write").count();
+    let mut later = String::new();
+    let went_on = wait_for(MINUTE, || {
+        later = log_in(&runs).unwrap().1;
+        later.matches("pass 1/1 write").count() >= before + 4
+    });
+    assert!(went_on, "no progress after SIGHUP:\n{later}");
+    // A stop still stops it, and the log says how to go on.
+    child.signal(Signal::SIGTERM);
+    let out = child.wait(MINUTE);
+    assert_eq!(out.status.code(), Some(130));
+    let (log, said) = log_in(&runs).unwrap();
+    let go_on = said.lines().find_map(|l| l.split_once("continue with: ")).map(|(_, c)| c);
+    let go_on = go_on.unwrap_or_else(|| panic!("no \"continue with\" in the log:\n{said}"));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true, "{doc}");
+    // Going on as the log says finishes the run, in the same log.
+    let words: Vec<String> = go_on.split_whitespace().map(str::to_string).collect();
+    assert_eq!(words[..3], ["arrayburn", "burnin", "--resume"], "{go_on}");
+    let rest: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    let out = start_detached(&mut t.command(&rest)).wait(RUN);
+    assert_eq!(out.status.code(), Some(0), "{}", log_in(&runs).unwrap().1);
+    let (again, said) = log_in(&runs).unwrap();
+    assert_eq!(again, log, "one log for the run, resumed or not");
+    assert!(said.contains("Verdict: HEALTHY"), "{said}");
+    let id = log.file_stem().unwrap().to_str().unwrap();
+    let kept: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(runs.join(format!("{id}.json"))).unwrap()).unwrap();
+    assert_eq!(kept["summary"]["verdict"], "healthy", "{kept}");
+    assert_eq!(kept["disks"][0]["resumes"], 1, "{}", kept["disks"][0]);
+}
+
+#[test]
+fn a_check_outlives_its_terminal_and_keeps_its_log_beside_its_json() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 64 * MIB);
+    let t = Throttle::new();
+    for x in &d {
+        t.limit(x, 20_000_000);
+    }
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let heard = tempdir();
+    // The end, told: the result JSON on standard input, the command in the
+    // environment (a file each).
+    let record = format!(
+        "cat > {0}/$ARRAYBURN_COMMAND-$ARRAYBURN_EVENT.json; echo \"$ARRAYBURN_VERDICT $ARRAYBURN_EXIT\" > {0}/$ARRAYBURN_COMMAND.said",
+        heard.path().display()
+    );
+    let mut args = vec!["check", "--sample", "2s", "--progress", "lines", "--notify", &record];
+    args.extend(["--json", json.to_str().unwrap(), &d[0].dev, &d[1].dev]);
+    let child = start_detached(&mut t.command(&args));
+    let said = wait_log(dir.path(), "serial pass: reading");
+    assert!(said.contains(&format!("{}: the run's log", dir.path().join("r.log").display())));
+    hang_up(&child);
+    let out = child.wait(RUN);
+    let (_, said) = log_in(dir.path()).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("parallel pass") && said.contains("Verdict: HEALTHY"), "{said}");
+    let bytes = std::fs::read(&json).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(doc["complete"], true);
+    let told = |name: &str| std::fs::read(heard.path().join(name)).unwrap_or_default();
+    assert_eq!(told("check-end.json"), bytes, "the notifier got the result JSON");
+    assert_eq!(told("check.said"), b"HEALTHY 0\n");
+    // The fleet report of it tells its end too.
+    let out =
+        arrayburn(&["report", json.to_str().unwrap(), "--notify", &record]).output_within(RUN);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(told("report.said"), b"HEALTHY 0\n");
+    let fleet: serde_json::Value = serde_json::from_slice(&told("report-end.json")).unwrap();
+    assert_eq!(fleet["kind"], "fleet", "{fleet}");
+}
+
+#[test]
+fn notify_tells_of_a_disk_found_bad_at_once_and_of_the_end_and_a_failing_notifier_changes_nothing()
+{
+    use crate::faults::FaultyDisk;
+    need_root!();
+    let _l = device_lock();
+    let bad = FaultyDisk::writable(16 * MIB, &[(4 * MIB, 4096)], &[], &[]);
+    let good = FaultyDisk::writable(16 * MIB, &[], &[], &[]);
+    let dir = tempdir();
+    let said = dir.path().join("said");
+    std::fs::create_dir(&said).unwrap();
+    let burn = |notify: &str, timeout: &str| {
+        let (state, json) = (tempdir(), dir.path().join("b.json"));
+        let mut args = vec!["burnin", "--destructive", "--yes", "--smart", "off", "--block", "1m"];
+        args.extend(["--state", state.path().to_str().unwrap(), "--json", json.to_str().unwrap()]);
+        args.extend(["--notify", notify, "--notify-timeout", timeout, &bad.dev, &good.dev]);
+        let out = arrayburn(&args).output_within(RUN);
+        let doc = std::fs::read(&json).unwrap();
+        (out, doc)
+    };
+    // Each event in files of its own: what came on standard input, and
+    // the environment.
+    let record = format!(
+        "cd {} && cat > \"$ARRAYBURN_EVENT-$ARRAYBURN_VERDICT.json\" && env | grep ^ARRAYBURN_ | sort > \"$ARRAYBURN_EVENT-$ARRAYBURN_VERDICT.env\"",
+        said.display()
+    );
+    let (out, doc) = burn(&record, "60s");
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let file = |name: &str| std::fs::read_to_string(said.join(name)).unwrap_or_default();
+    assert_eq!(file("end-FLAGGED.json").as_bytes(), doc, "the end: the result JSON itself");
+    let env = file("end-FLAGGED.env");
+    let to_act_on = format!("ARRAYBURN_TO_ACT_ON={}\n", bad.dev);
+    for line in ["ARRAYBURN_COMMAND=burnin\n", "ARRAYBURN_EXIT=1\n", to_act_on.as_str()] {
+        assert!(env.contains(line), "{line:?} in:\n{env}");
+    }
+    let disk: serde_json::Value = serde_json::from_str(&file("disk-BAD.json")).unwrap();
+    assert_eq!(disk["disk"], bad.dev.as_str(), "{disk}");
+    assert!(file("disk-BAD.env").contains("ARRAYBURN_EVENT=disk\n"));
+    assert!(!said.join("disk-BAD.env").exists() || !file("disk-BAD.env").contains(&good.dev));
+
+    // A notifier that fails, or hangs past its timeout: one line, the run's
+    // result and status as they were.
+    for (notify, timeout, why) in [
+        ("echo no mail server >&2; exit 3", "60s", "ended with exit status: 3: no mail server"),
+        ("exec sleep 600", "1s", "still ran after --notify-timeout 1.0 s; it was killed"),
+    ] {
+        let (out, doc) = burn(notify, timeout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(why), "{why:?} in:\n{err}");
+        let v: serde_json::Value = serde_json::from_slice(&doc).unwrap();
+        assert_eq!(v["summary"]["verdict"], "flagged");
+    }
+}
