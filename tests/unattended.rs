@@ -202,3 +202,136 @@ fn notify_tells_of_a_disk_found_bad_at_once_and_of_the_end_and_a_failing_notifie
         assert_eq!(v["summary"]["verdict"], "flagged");
     }
 }
+
+/// The service's command line, as systemd runs arrayburn-burnin@NAME: its
+/// ExecStart with `%i` the instance, `$VAR` split at spaces from the
+/// environment file `env`, the binary the one under test and
+/// /var/lib/arrayburn `lib`; and the environment file's other variables
+/// for the process.
+fn service_command(env: &str, lib: &Path) -> Command {
+    let unit = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/systemd/arrayburn-burnin@.service"),
+    )
+    .unwrap();
+    let vars: Vec<(&str, &str)> = env
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains('='))
+        .map(|l| l.split_once('=').unwrap())
+        .collect();
+    let exec = unit.lines().find_map(|l| l.strip_prefix("ExecStart=")).expect("an ExecStart");
+    let exec = exec.replace("%i", "t1").replace("/var/lib/arrayburn", lib.to_str().unwrap());
+    let mut words = Vec::new();
+    for w in exec.split_whitespace() {
+        match w.strip_prefix('$') {
+            Some(name) => {
+                let value = vars.iter().find(|(k, _)| *k == name).map_or("", |(_, v)| v);
+                words.extend(value.split_whitespace().map(str::to_string));
+            }
+            None => words.push(w.to_string()),
+        }
+    }
+    assert_eq!(words[0], "/usr/local/bin/arrayburn", "{exec}");
+    let mut cmd = Command::new(bin());
+    cmd.args(&words[1..]);
+    for (k, v) in vars.iter().filter(|(k, _)| !exec.contains(&format!("${k}"))) {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+#[test]
+fn the_service_resumes_after_a_crash_and_never_burns_a_disk_twice() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 24 * MIB);
+    let t = Throttle::new();
+    for x in &d {
+        t.limit_write(x, 4_000_000);
+    }
+    let lib = tempdir();
+    let heard = tempdir();
+    let env = format!(
+        "# the disks\nARRAYBURN_DISKS={} {}\nARRAYBURN_ARGS=--smart off --block 1m --checkpoint-every 1s\nARRAYBURN_NOTIFY=echo $ARRAYBURN_VERDICT >> {}/said\n",
+        d[0].dev,
+        d[1].dev,
+        heard.path().display()
+    );
+    // Into the throttle's group, as the unit's own cgroup would hold it.
+    let service = || {
+        let cmd = service_command(&env, lib.path());
+        let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut c = t.command(&args);
+        for (k, v) in cmd.get_envs() {
+            c.env(k, v.unwrap());
+        }
+        c
+    };
+    // No terminal: its outputs go nowhere.
+    let start = || start_detached(&mut service());
+    let runs = lib.path().join("burnin-t1/runs");
+    let mut first = start();
+    // A crash (or a power cut) once a checkpoint holds writes: then the
+    // service starts again.
+    let checkpoint = lib.path().join(format!("burnin-t1/burnin-{}.json", &d[0].dev[5..]));
+    first.wait_until("a checkpoint mid-write", MINUTE, || {
+        std::fs::read(&checkpoint)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|c| {
+                c["at"]["phase"] == "write" && c["at"]["done_until"].as_u64() > Some(0)
+            })
+    });
+    first.kill();
+    let out = start().wait(RUN);
+    let (_, said) = log_in(&runs).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("Verdict: HEALTHY"), "{said}");
+    let id = log_in(&runs).unwrap().0.file_stem().unwrap().to_string_lossy().into_owned();
+    let kept = std::fs::read(runs.join(format!("{id}.json"))).unwrap();
+    let kept: serde_json::Value = serde_json::from_slice(&kept).unwrap();
+    assert!(kept["disks"].as_array().unwrap().iter().all(|x| x["resumes"] == 1), "{kept}");
+    let bundle = lib.path().join("burnin-t1.out/report.json");
+    assert!(bundle.exists(), "the unit's --out");
+    assert_eq!(std::fs::read_to_string(heard.path().join("said")).unwrap(), "HEALTHY\n");
+    // Started again (the next boot): nothing is burned twice; the refusal
+    // goes to the journal (standard error).
+    let out = service().start().wait(RUN);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is done") && err.contains("nothing was written"), "{err}");
+}
+
+#[test]
+fn the_service_unit_passes_systemd_analyze_verify() {
+    let Ok(analyze) = which("systemd-analyze") else {
+        eprintln!("systemd-analyze is not installed: the unit is not verified here");
+        return;
+    };
+    let dir = tempdir();
+    let unit = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/systemd/arrayburn-burnin@.service"),
+    )
+    .unwrap();
+    // The instance, the binary under test and an environment file made
+    // from the example, all in a directory of this test's own.
+    let unit = unit
+        .replace("/usr/local/bin/arrayburn", bin())
+        .replace("/etc/arrayburn/", &format!("{}/", dir.path().display()));
+    let path = dir.path().join("arrayburn-burnin@t1.service");
+    std::fs::write(&path, unit).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/systemd/burnin.env"),
+        dir.path().join("burnin-t1.env"),
+    )
+    .unwrap();
+    let out = Command::new(analyze).args(["verify", "--man=no"]).arg(&path).output_within(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.trim().is_empty(), "{err}");
+}
+
+/// `name`'s path on PATH.
+fn which(name: &str) -> Result<PathBuf, ()> {
+    let path = std::env::var_os("PATH").ok_or(())?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()).ok_or(())
+}

@@ -110,7 +110,8 @@ impl BurnPlan {
             duration: args.duration,
             passes: args.passes,
             block: args.io.block,
-            self_test: args.smart_test.map(|k| (k, smart_test_limit(args, k))),
+            // A resumed run (--resume-or-start) ran its self-test when it began.
+            self_test: args.smart_test.filter(|_| !resume).map(|k| (k, smart_test_limit(args, k))),
             looks: Looks {
                 smart_every: args.smart_every,
                 progress: (args.progress == BurnProgress::Lines).then_some(args.progress_interval),
