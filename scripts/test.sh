@@ -4,7 +4,9 @@
 # it first installs what the device tests need (libfuse3-dev + fuse3 for
 # the bad-sector disk, e2fsprogs, util-linux, strace for iozone's
 # system-call patterns, chromium to render the HTML report headless,
-# ansible-core for the playbook in contrib/ansible), while the tests build,
+# ansible-core for the playbook in contrib/ansible, tmux for the burn-in's
+# live table, systemd for `systemd-analyze verify` of the service unit),
+# while the tests build,
 # and removes what an earlier run left behind (scripts/leftovers.sh) before
 # and after. The tests create loop devices and remove exactly those.
 # Without root, the device tests print why and skip. Arguments go to
@@ -21,6 +23,8 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v strace >/dev/null || need+=(strace)
 command -v chromium >/dev/null || need+=(chromium)
 command -v ansible-playbook >/dev/null || need+=(ansible-core)
+command -v tmux >/dev/null || need+=(tmux)
+command -v systemd-analyze >/dev/null || need+=(systemd)
 installing=
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then

@@ -249,10 +249,12 @@ pub struct BurninArgs {
     /// Read each disk's temperature this often during the run (e.g. 5m).
     #[arg(help_heading = "SMART", long, value_name = "DURATION", default_value = defaults::SMART_EVERY, value_parser = parse_duration)]
     pub smart_every: Duration,
-    /// How progress is shown on stderr: a line per disk and the whole
-    /// run's ETA every --progress-interval, or none (the plan, warnings and
-    /// the report are still printed).
-    #[arg(help_heading = "Outputs", long, value_enum, default_value_t = BurnProgress::Lines)]
+    /// How progress is shown on stderr: on a terminal (auto) a live table
+    /// under a summary line that fits the window; lines (a dated line per
+    /// disk and the whole run's ETA every --progress-interval, as the log
+    /// always gets); or none (the plan, warnings and the report are still
+    /// printed).
+    #[arg(help_heading = "Outputs", long, value_enum, default_value_t = BurnProgress::Auto)]
     pub progress: BurnProgress,
     /// Interval between progress lines (a burn-in of many large disks
     /// logs less with 5m).
@@ -265,7 +267,11 @@ pub struct BurninArgs {
 /// How the burn-in shows progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BurnProgress {
-    /// Plain lines every --progress-interval (for logs, tmux, Ansible).
+    /// A live table on a terminal, lines elsewhere.
+    Auto,
+    /// The live table (redrawn every second; it needs a terminal).
+    Table,
+    /// Plain lines every --progress-interval (for logs, Ansible).
     Lines,
     /// None.
     None,

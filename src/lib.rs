@@ -26,6 +26,7 @@
 pub mod tell;
 
 pub mod apart;
+pub mod board;
 pub mod burnin;
 pub mod cli;
 pub mod commands;

@@ -261,77 +261,219 @@ pub struct BurnTick {
     /// Bytes of the whole run done, and in all.
     pub done: u64,
     pub total: u64,
+    /// Whether it is writing (or flushing) now, and bytes it has left to
+    /// write and to read in all.
+    pub writing: bool,
+    pub left: (u64, u64),
+}
+
+/// Bytes left to write and to read for a disk at `pass` (from 1) of
+/// `passes` over a range of `len` bytes, `into` bytes through its phase
+/// (`writing`, else reading back); a soak (`writes` false) only reads.
+pub fn bytes_left(
+    len: u64,
+    (pass, passes): (u16, u16),
+    (writing, into): (bool, u64),
+    writes: bool,
+) -> (u64, u64) {
+    let later = u64::from(passes.saturating_sub(pass)) * len;
+    let rest = len - into.min(len);
+    match (writes, writing) {
+        (false, _) => (0, later + rest),
+        (true, true) => (later + rest, later + len),
+        (true, false) => (later, later + rest),
+    }
+}
+
+/// One disk's pace so far: bytes and seconds spent writing and reading
+/// back, each counted only between two looks that saw the same phase.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pace {
+    write: (u64, f64),
+    read: (u64, f64),
+    /// At the last look: bytes done and whether it was writing.
+    last: Option<(u64, bool)>,
+}
+
+impl Pace {
+    fn look(&mut self, done: u64, writing: bool, secs: f64) {
+        if let Some((before, was)) = self.last
+            && was == writing
+        {
+            let into = if writing { &mut self.write } else { &mut self.read };
+            into.0 += done.saturating_sub(before);
+            into.1 += secs;
+        }
+        self.last = Some((done, writing));
+    }
+
+    /// Bytes per second, once something was moved.
+    fn speed((bytes, secs): (u64, f64)) -> Option<f64> {
+        (bytes > 0 && secs > 0.0).then(|| bytes as f64 / secs)
+    }
+
+    /// Seconds to move `(write, read)` bytes: the writes at the write
+    /// speed seen, the reads at the read speed seen or, before any, at
+    /// `guess` (the speed read before the run); None while a speed that is
+    /// needed is not known.
+    fn time_left(&self, (write, read): (u64, u64), guess: Option<f64>) -> Option<f64> {
+        let w = if write == 0 { 0.0 } else { write as f64 / Self::speed(self.write)? };
+        let r = match Self::speed(self.read).or(guess) {
+            _ if read == 0 => 0.0,
+            Some(v) => read as f64 / v,
+            None => return None,
+        };
+        Some(w + r)
+    }
 }
 
 /// The burn-in's progress: a line per disk every interval (with a time
-/// stamp: these go to logs), and the whole run's ETA at the speeds seen so
-/// far (a soak run by time: its deadline).
+/// stamp: these go to logs), and the whole run's ETA: each disk's writes
+/// left at its write speed and its reads left at its read speed (before
+/// it has read any, at the speed read before the run), the slowest disk's
+/// (a soak run by time: its deadline). On a terminal (`table`) the lines
+/// go to the run's log only, and a live table (`board`) is drawn every
+/// second instead.
 pub struct BurnLines {
     every: Duration,
-    began: Instant,
+    table: bool,
     last: Instant,
-    /// Each disk's bytes done at the last line, and at the first.
-    seen: Vec<Option<u64>>,
-    first: Vec<Option<u64>>,
+    logged: Instant,
+    paces: Vec<Pace>,
+    /// Each disk's read speed before the run, bytes/s.
+    guesses: Vec<Option<f64>>,
 }
 
+/// How often the live table is drawn.
+const TABLE_EVERY: Duration = Duration::from_secs(1);
+
 impl BurnLines {
-    pub fn new(every: Duration) -> Self {
+    /// `(every, table)`: the lines' interval and whether a table is drawn;
+    /// `guesses`: each disk's read speed measured before the run, MB/s.
+    pub fn new((every, table): (Duration, bool), guesses: &[Option<f64>]) -> Self {
         Self {
             every,
-            began: Instant::now(),
+            table,
             last: Instant::now(),
-            seen: Vec::new(),
-            first: Vec::new(),
+            logged: Instant::now(),
+            paces: Vec::new(),
+            guesses: guesses.iter().map(|g| g.map(|v| v * 1e6)).collect(),
         }
     }
 
-    /// True when the next lines are due.
+    /// True when the next look is due.
     pub fn due(&self) -> bool {
-        self.last.elapsed() >= self.every
+        let every = if self.table { self.every.min(TABLE_EVERY) } else { self.every };
+        self.last.elapsed() >= every
     }
 
-    /// Prints a line per disk, then the ETA (`deadline`: a soak's end).
+    /// A line per disk, then the ETA (`deadline`: a soak's end): said, or
+    /// logged and drawn as the table.
     pub fn show(&mut self, disks: &[BurnTick], deadline: Option<Instant>) {
         let dt = self.last.elapsed().as_secs_f64();
         self.last = Instant::now();
-        self.seen.resize(disks.len(), None);
-        self.first.resize(disks.len(), None);
+        self.paces.resize(disks.len(), Pace::default());
         let now = crate::units::log_stamp();
-        let mut eta: f64 = 0.0;
+        let mut eta: Option<f64> = Some(0.0);
+        let mut lines = Vec::new();
+        let mut cells = Vec::new();
         for (i, d) in disks.iter().enumerate() {
             // No speed before a second look: nothing was measured yet.
-            let speed = self.seen[i]
-                .map(|s| format!(" {:.0} MB/s", d.done.saturating_sub(s) as f64 / dt / 1e6))
-                .unwrap_or_default();
-            self.seen[i] = Some(d.done);
-            let since = *self.first[i].get_or_insert(d.done);
-            let mean = d.done.saturating_sub(since) as f64 / self.began.elapsed().as_secs_f64();
-            if d.done < d.total && mean > 0.0 {
-                eta = eta.max((d.total - d.done) as f64 / mean);
+            let speed = self.paces[i].last.map(|(s, _)| d.done.saturating_sub(s) as f64 / dt / 1e6);
+            self.paces[i].look(d.done, d.writing, dt);
+            if d.done < d.total {
+                let guess = self.guesses.get(i).copied().flatten();
+                let disk = self.paces[i].time_left(d.left, guess);
+                eta = eta.zip(disk).map(|(a, b)| a.max(b));
             }
             let of = d.passes.map_or(String::new(), |n| format!("/{n}"));
-            tell!(
-                "{now} burnin: {} pass {}{of} {} {:.0}%{speed}",
-                d.name,
-                d.pass,
-                d.phase,
-                d.phase_pct
-            );
+            let shown = speed.map_or(String::new(), |v| format!(" {v:.0} MB/s"));
+            lines.push(format!(
+                "{now} burnin: {} pass {}{of} {} {:.0}%{shown}",
+                d.name, d.pass, d.phase, d.phase_pct
+            ));
+            let (name, pass, phase, pct) = (d.name.clone(), d.pass, d.phase, d.phase_pct);
+            cells.push(crate::board::Cell { name, pass, phase, pct, mb_per_s: speed });
         }
         if let Some(end) = deadline {
-            eta = end.saturating_duration_since(Instant::now()).as_secs_f64();
+            eta = Some(end.saturating_duration_since(Instant::now()).as_secs_f64());
         }
-        if eta > 0.0 {
-            let s = eta as u64;
-            tell!("{now} burnin: whole run ETA {}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+        let eta = eta.filter(|&e| e > 0.0).map(|e| {
+            let s = e as u64;
+            format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+        });
+        if let Some(e) = &eta {
+            lines.push(format!("{now} burnin: whole run ETA {e}"));
+        }
+        if !self.table {
+            lines.iter().for_each(|l| tell!("{l}"));
+            return;
+        }
+        if self.logged.elapsed() >= self.every {
+            self.logged = Instant::now();
+            crate::tell::log(&lines.join("\n"), true);
+        }
+        let summary = summary(disks, &cells, eta.as_deref());
+        let size = console::Term::stderr().size_checked().unwrap_or((24, 80));
+        let size = (usize::from(size.0), usize::from(size.1));
+        let block = crate::board::render(&summary, &cells, size);
+        crate::tell::redraw(&(block.join("\n") + "\n"));
+    }
+
+    /// Leaves the table as it was last drawn: what follows goes below it.
+    pub fn finish(&self) {
+        if self.table {
+            crate::tell::settle();
         }
     }
+}
+
+/// The table's first line: disks done of all, their MB/s together, where
+/// the first unfinished disk stands, the ETA.
+fn summary(disks: &[BurnTick], cells: &[crate::board::Cell], eta: Option<&str>) -> String {
+    let done = disks.iter().filter(|d| d.done >= d.total).count();
+    let speed: f64 = cells.iter().filter_map(|c| c.mb_per_s).sum();
+    let phase = disks.iter().find(|d| d.done < d.total).map_or(String::new(), |d| {
+        let of = d.passes.map_or(String::new(), |n| format!("/{n}"));
+        format!(", pass {}{of} {}", d.pass, d.phase)
+    });
+    let eta = eta.map_or(String::new(), |e| format!(", ETA {e}"));
+    format!(
+        "arrayburn burnin: {done}/{} disks done, {speed:.0} MB/s{phase}{eta}",
+        disks.len()
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_left_count_the_writes_and_reads_of_this_pass_and_the_later_ones() {
+        // Pass 1 of 2 over 100 bytes, 40 into the write: 60 + 100 to write,
+        // 200 to read; 40 into the read-back: 100 to write, 60 + 100 to read.
+        assert_eq!(bytes_left(100, (1, 2), (true, 40), true), (160, 200));
+        assert_eq!(bytes_left(100, (1, 2), (false, 40), true), (100, 160));
+        assert_eq!(bytes_left(100, (2, 2), (false, 100), true), (0, 0));
+        // A soak only reads.
+        assert_eq!(bytes_left(100, (1, 3), (false, 50), false), (0, 250));
+    }
+
+    #[test]
+    fn the_time_left_prices_writes_and_reads_at_their_own_speeds() {
+        let mut p = Pace::default();
+        // Two looks a second apart while writing at 10 bytes/s.
+        p.look(0, true, 0.0);
+        p.look(10, true, 1.0);
+        // 100 bytes to write (10 s), 100 to read: at the guess of 50/s
+        // before any read (2 s), then at the 25/s read.
+        assert_eq!(p.time_left((100, 100), Some(50.0)), Some(12.0));
+        assert_eq!(p.time_left((100, 100), None), None);
+        // The look across the phase change counts for neither phase.
+        p.look(30, false, 1.0);
+        p.look(55, false, 1.0);
+        assert_eq!(p.time_left((0, 100), Some(50.0)), Some(4.0));
+    }
 
     #[test]
     fn the_run_left_adds_the_sampled_groups_and_names_the_whole_disk_ones() {

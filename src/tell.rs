@@ -62,6 +62,35 @@ fn dated(line: &str) -> bool {
         && b[..4].iter().all(u8::is_ascii_digit)
 }
 
+/// Lines of a live display ([`redraw`]) last drawn on standard error:
+/// cleared before the next line is said there, which then stands where the
+/// display was (the display is drawn again below it).
+static LIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Draws `block` (whole lines, each fitting the terminal) on standard
+/// error in place of the block drawn last.
+pub fn redraw(block: &str) {
+    let mut e = std::io::stderr().lock();
+    let mut text = clearing();
+    text.push_str(block);
+    let _ = e.write_all(text.as_bytes()).and_then(|()| e.flush());
+    LIVE.store(block.lines().count(), std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Leaves the block drawn last where it is: what is said next goes below.
+pub fn settle() {
+    LIVE.store(0, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// The escapes that move up to the live block's first line and clear from
+/// there (none when nothing is drawn).
+fn clearing() -> String {
+    match LIVE.swap(0, std::sync::atomic::Ordering::SeqCst) {
+        0 => String::new(),
+        n => format!("\x1b[{n}F\x1b[J"),
+    }
+}
+
 /// A line on standard error (as `eprintln!`).
 #[macro_export]
 macro_rules! tell {
@@ -87,8 +116,12 @@ pub fn err(text: fmt::Arguments, newline: bool) {
     let text = crate::escape::lines(&text.to_string());
     log(&text, true);
     let mut e = std::io::stderr().lock();
-    let _ =
-        if newline { writeln!(e, "{text}") } else { write!(e, "{text}").and_then(|()| e.flush()) };
+    let live = clearing();
+    let _ = if newline {
+        writeln!(e, "{live}{text}")
+    } else {
+        write!(e, "{live}{text}").and_then(|()| e.flush())
+    };
 }
 
 /// Writes `text` to standard output, ignoring a failure; control

@@ -335,3 +335,119 @@ fn which(name: &str) -> Result<PathBuf, ()> {
     let path = std::env::var_os("PATH").ok_or(())?;
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()).ok_or(())
 }
+
+#[test]
+fn the_whole_run_eta_is_within_a_fifth_of_the_real_end() {
+    need_root!();
+    let _l = device_lock();
+    // Writes held to 4 MB/s and reads to 8 MB/s: 48 MiB take 12.6 s to
+    // write and 6.3 s to read back, so pricing the read-back at the write
+    // speed, or the first interval's time without its bytes, shows.
+    let d = disks(2, 48 * MIB);
+    let t = Throttle::new();
+    for x in &d {
+        t.limit_write(x, 4_000_000).limit(x, 8_000_000);
+    }
+    let state = tempdir();
+    let mut args = vec!["burnin", "--destructive", "--yes", "--smart", "off", "--block", "1m"];
+    args.extend(["--progress-interval", "1s", "--state", state.path().to_str().unwrap()]);
+    args.extend([d[0].dev.as_str(), d[1].dev.as_str()]);
+    let child = t.command(&args).start();
+    let began = std::time::Instant::now();
+    let mut etas = Vec::new();
+    child.follow(RUN, |line| {
+        if let Some(hms) = line.split("whole run ETA ").nth(1) {
+            let s: Vec<u64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
+            etas.push((began.elapsed(), s[0] * 3600 + s[1] * 60 + s[2]));
+        }
+    });
+    let ended = began.elapsed();
+    let out = child.wait(MINUTE);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // From a tenth of the run in, while more than 4 s are left: within a
+    // fifth of the time really left (and the second its H:MM:SS rounds
+    // off).
+    let judged: Vec<(f64, u64)> = etas
+        .iter()
+        .map(|&(at, eta)| ((ended - at).as_secs_f64(), eta))
+        .filter(|&(left, _)| left > 4.0 && left < 0.9 * ended.as_secs_f64())
+        .collect();
+    assert!(judged.len() >= 5, "ETA lines {etas:?} in a run of {ended:?}");
+    for (left, eta) in judged {
+        assert!(
+            (eta as f64 - left).abs() <= 0.2 * left + 1.0,
+            "ETA {eta} s with {left:.1} s left (all: {etas:?}, run {ended:?})"
+        );
+    }
+}
+
+/// A tmux server of this test's own (its own socket), killed with it.
+struct Tmux(String);
+
+impl Tmux {
+    fn new() -> Tmux {
+        Tmux(format!("arrayburn-test-{}", std::process::id()))
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux").arg("-L").arg(&self.0).args(args).output_within(MINUTE);
+        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.0, "kill-server"]).output_within(MINUTE);
+    }
+}
+
+#[test]
+fn a_burn_in_of_24_disks_on_an_80_by_24_terminal_shows_them_all_and_a_summary() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(24, 16 * MIB);
+    let t = Throttle::new();
+    for x in &d {
+        t.limit_write(x, 2_000_000);
+    }
+    let dir = tempdir();
+    let state = dir.path().join("state");
+    let mut line = format!(
+        "echo $$ > {}/cgroup.procs && {} burnin --destructive --yes --smart off --block 1m --progress-interval 2s --state {}",
+        t.path().display(),
+        bin(),
+        state.display()
+    );
+    for x in &d {
+        line.push(' ');
+        line.push_str(&x.dev);
+    }
+    line.push_str("; echo EXITED $?; sleep 600");
+    let tmux = Tmux::new();
+    tmux.run(&["new-session", "-d", "-x", "80", "-y", "24", "-s", "burn", &line]);
+    // Mid-run, once the table has figures: the summary and all 24 disks
+    // on the one screen, no line wrapped.
+    let mut pane = String::new();
+    let drawn = wait_for(MINUTE, || {
+        pane = tmux.run(&["capture-pane", "-p", "-J", "-t", "burn"]);
+        pane.contains("disks done") && pane.contains("ETA") && pane.contains(" MB/s")
+    });
+    assert!(drawn, "no table with figures:\n{pane}");
+    let lines: Vec<&str> = pane.lines().collect();
+    // (The plan's lines above it may wrap: printed once, they scroll.)
+    let summary = lines.iter().position(|l| l.contains("disks done")).unwrap();
+    let table = &lines[summary..];
+    assert!(table.iter().all(|l| l.chars().count() < 80), "{pane}");
+    assert!(table[0].starts_with("arrayburn burnin: ") && table[0].contains("/24 disks done"));
+    for x in &d {
+        let name = format!("{} ", x.dev);
+        assert!(table.iter().any(|l| l.contains(&name)), "{} missing:\n{pane}", x.dev);
+    }
+    let ended = wait_for(RUN, || tmux.run(&["capture-pane", "-p", "-t", "burn"]).contains("EXITED"));
+    let pane = tmux.run(&["capture-pane", "-p", "-t", "burn"]);
+    assert!(ended && pane.contains("EXITED 0"), "{pane}");
+    // The log has the dated lines the terminal did not show.
+    let (_, log) = log_in(&state.join("runs")).unwrap();
+    assert!(log.contains(&format!("burnin: {} pass 1/1 write", d[23].dev)), "{log}");
+}

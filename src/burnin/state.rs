@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::block::{BLOCK, Pattern};
 pub use super::record::{At, Phase};
-use super::record::{DiskBurn, bytes_done};
+use super::record::DiskBurn;
 use super::smart::{SelfTest, Snapshot, TestKind};
 use crate::device::BlockDevice;
 use crate::output::Dir;
@@ -100,15 +100,15 @@ impl Checkpoint {
         (self.passes != PASSES_BY_TIME).then_some(self.passes)
     }
 
-    /// Bytes this disk has left to write and read.
-    pub fn left(&self) -> u64 {
+    /// Bytes this disk has left to write, and to read back.
+    pub fn left(&self) -> (u64, u64) {
         if self.at.phase == Phase::Done {
-            return 0;
+            return (0, 0);
         }
         let len = self.end_byte - self.start_byte;
         let into = self.at.done_until.saturating_sub(self.start_byte);
-        let done = bytes_done(len, 2, self.at.pass, self.at.phase == Phase::Verify, into);
-        (u64::from(self.passes) * 2 * len).saturating_sub(done)
+        let writing = self.at.phase != Phase::Verify;
+        crate::progress::bytes_left(len, (self.at.pass, self.passes), (writing, into), true)
     }
 
     /// The run id as a number; `None` when it is not 1 to 16 hex digits.
@@ -402,11 +402,11 @@ mod tests {
     #[test]
     fn what_a_checkpoint_has_left() {
         let mut c = fresh_point(2, 1000);
-        assert_eq!(c.left(), 4 * 1000, "two passes, each written and read");
+        assert_eq!(c.left(), (2000, 2000), "two passes, each written and read");
         c.at = At { pass: 2, phase: Phase::Verify, done_until: 250, interval_from: 0 };
-        assert_eq!(c.left(), 750);
+        assert_eq!(c.left(), (0, 750));
         c.at.phase = Phase::Done;
-        assert_eq!(c.left(), 0);
+        assert_eq!(c.left(), (0, 0));
     }
 
     fn fresh_point(passes: u16, len: u64) -> Checkpoint {

@@ -13,16 +13,21 @@ use super::smart;
 use super::state::{Checkpoint, Phase};
 use super::targets::Target;
 use super::worker::{Live, Stage, Trouble};
-use crate::progress::{BurnLines, BurnTick};
+use crate::progress::{BurnLines, BurnTick, bytes_left};
 use crate::stop::StopFlag;
 
 /// How often the watch looks at the disks while they run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Looks {
     /// Read each disk's temperature this often.
     pub smart_every: Duration,
-    /// Print a progress line per disk this often (None: never).
-    pub progress: Option<Duration>,
+    /// Print a progress line per disk this often (None: never), and
+    /// whether a live table is drawn instead (the lines then go to the
+    /// log only).
+    pub progress: Option<(Duration, bool)>,
+    /// Each disk's read speed measured before the run (MB/s), for the
+    /// ETA until it has read back something itself.
+    pub read_mb_per_s: Vec<Option<f64>>,
 }
 
 /// Runs `work` on every disk at once (a thread each) while the watch
@@ -31,7 +36,7 @@ pub struct Looks {
 pub fn burn_all(
     targets: &[Target],
     points: &[Checkpoint],
-    (soak, looks): (Option<Option<Instant>>, Looks),
+    (soak, looks): (Option<Option<Instant>>, &Looks),
     (stop, met): (&StopFlag, &dyn Fn(usize, Trouble)),
     work: impl Fn(&Target, &Live, &Checkpoint) -> DiskBurn + Sync,
 ) -> (Vec<DiskBurn>, Vec<Vec<TempReading>>) {
@@ -75,10 +80,13 @@ impl Disks<'_> {
                 let total = u64::from(c.passes) * phases * len;
                 let (pass, stage) = l.stage();
                 let done = l.done.load(Ordering::Relaxed);
-                let all = if c.at.phase == Phase::Done || ended {
-                    total
+                let over = c.at.phase == Phase::Done || ended;
+                let all = if over { total } else { progress_bytes(len, phases, pass, stage, done) };
+                let writing = matches!(stage, Stage::Write | Stage::Flush);
+                let left = if over {
+                    (0, 0)
                 } else {
-                    progress_bytes(len, phases, pass, stage, done)
+                    bytes_left(len, (pass, c.passes), (writing, done), phases == 2)
                 };
                 BurnTick {
                     name: t.dev.given.clone(),
@@ -88,6 +96,8 @@ impl Disks<'_> {
                     phase_pct: 100.0 * done.min(len) as f64 / len as f64,
                     done: all,
                     total,
+                    writing,
+                    left,
                 }
             })
             .collect()
@@ -123,7 +133,7 @@ fn stage_word(stage: Stage, soak: bool) -> &'static str {
 fn watch(
     disks: &Disks,
     finished: impl Fn() -> Vec<bool>,
-    (soak, looks): (Option<Option<Instant>>, Looks),
+    (soak, looks): (Option<Option<Instant>>, &Looks),
     (stop, met): (&StopFlag, &dyn Fn(usize, Trouble)),
 ) -> Vec<Vec<TempReading>> {
     let phases = if soak.is_some() { 1 } else { 2 };
@@ -131,9 +141,14 @@ fn watch(
     let mut told: Vec<Option<Trouble>> = vec![None; disks.targets.len()];
     let started = Instant::now();
     let mut sampled = started;
-    let mut lines = looks.progress.map(BurnLines::new);
+    let mut lines = looks.progress.map(|p| BurnLines::new(p, &looks.read_mb_per_s));
     loop {
         let ended = finished();
+        if ended.iter().all(|&e| e)
+            && let Some(lines) = &lines
+        {
+            lines.finish();
+        }
         for (i, live) in disks.lives.iter().enumerate() {
             let now = live.trouble();
             if now > told[i] {

@@ -34,7 +34,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if plan.read_only {
         return soak_run(plan, stop);
     }
-    if !confirm(&plan, stop)? || stop.is_set() {
+    if !confirm(&mut plan, stop)? || stop.is_set() {
         tell!("arrayburn burnin: interrupted before the burn-in began; nothing was written");
         return Ok(Outcome::Interrupted);
     }
@@ -53,7 +53,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let (burns, temps) = burn_all(
         &plan.targets,
         &plan.points,
-        (None, plan.looks),
+        (None, &plan.looks),
         (stop, &|d, t| met(&plan, d, t)),
         |t, live, c| burn_disk(&plan, store, (t, live, c), stop),
     );
@@ -191,7 +191,7 @@ fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
     let (burns, temps) = burn_all(
         &plan.targets,
         &plan.points,
-        (Some(deadline), plan.looks),
+        (Some(deadline), &plan.looks),
         (stop, &|d, t| met(&plan, d, t)),
         |t, live, c| {
             let on = OnFile { file: &t.file, engine: plan.engine, depth: plan.depth };

@@ -114,7 +114,16 @@ impl BurnPlan {
             self_test: args.smart_test.filter(|_| !resume).map(|k| (k, smart_test_limit(args, k))),
             looks: Looks {
                 smart_every: args.smart_every,
-                progress: (args.progress == BurnProgress::Lines).then_some(args.progress_interval),
+                progress: match args.progress {
+                    BurnProgress::None => None,
+                    BurnProgress::Lines => Some((args.progress_interval, false)),
+                    BurnProgress::Table => Some((args.progress_interval, true)),
+                    BurnProgress::Auto => {
+                        let terminal = std::io::stderr().is_terminal();
+                        Some((args.progress_interval, terminal))
+                    }
+                },
+                read_mb_per_s: Vec::new(),
             },
             resume_line,
             notify: args.notify.notifier(),
@@ -244,6 +253,8 @@ fn resume_line(
         flag("out", path(o));
     }
     let progress = match args.progress {
+        BurnProgress::Auto => "auto",
+        BurnProgress::Table => "table",
         BurnProgress::Lines => "lines",
         BurnProgress::None => "none",
     };

@@ -23,11 +23,14 @@ fn estimate(bytes: u64, mb_per_s: f64) -> String {
 }
 
 /// The plan, before anything is written: each disk, and how long its
-/// burn-in takes at the read speed measured now (1 s of reading; writes
-/// are often slower).
-fn announce(plan: &BurnPlan) {
-    let (targets, points) = (&plan.targets, &plan.points);
+/// reads take at the speed measured now (1 s of reading); the writes'
+/// speed is not known before they run (a disk's cache, SMR, a slow
+/// firmware make it anything). The speeds are kept for the progress
+/// lines' ETA.
+fn announce(plan: &mut BurnPlan) {
     let speeds = speeds_now(plan);
+    plan.looks.read_mb_per_s = speeds.clone();
+    let (targets, points) = (&plan.targets, &plan.points);
     let c = &points[0];
     if plan.resume {
         tell!(
@@ -47,10 +50,10 @@ fn announce(plan: &BurnPlan) {
         tell!("  {}", disk_line(t, c, *speed, plan.resume));
     }
     let work: Vec<(u64, f64)> =
-        points.iter().zip(&speeds).filter_map(|(c, v)| v.map(|v| (c.left(), v))).collect();
+        points.iter().zip(&speeds).filter_map(|(c, v)| v.map(|v| (c.left().1, v))).collect();
     if let Some(all) = all_at_once(&work) {
         tell!(
-            "  all disks at once: about {all} (the slowest disk, at the read speed measured now; writes are often slower)"
+            "  all disks at once: the reads about {all} (the slowest disk, at the speed read now), plus the writes: their speed is not known before they run; the progress lines estimate the whole run from the first intervals"
         );
     }
 }
@@ -61,7 +64,7 @@ fn disk_line(t: &Target, c: &Checkpoint, speed: Option<f64>, resume: bool) -> St
     let id = &t.dev.identity;
     let from = if resume { format!("  from {}", c.place()) } else { String::new() };
     let time = match speed {
-        Some(v) => format!("about {} at {v:.0} MB/s", estimate(c.left(), v)),
+        Some(v) => format!("reads {v:.0} MB/s now: about {} of reading", estimate(c.left().1, v)),
         None => "(its speed could not be read)".into(),
     };
     format!(
@@ -103,7 +106,7 @@ fn all_at_once(work: &[(u64, f64)]) -> Option<String> {
 /// A terminal is shown the plan and asked; with `--yes` (a script: `run`
 /// refuses one without it) the plan is printed as the record of what was
 /// destroyed. False when a signal came while it asked.
-pub fn confirm(plan: &BurnPlan, stop: &StopFlag) -> anyhow::Result<bool> {
+pub fn confirm(plan: &mut BurnPlan, stop: &StopFlag) -> anyhow::Result<bool> {
     announce(plan);
     let targets = &plan.targets;
     if plan.yes {

@@ -151,6 +151,11 @@ impl Throttle {
         self
     }
 
+    /// The group's directory in the blkio hierarchy.
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+
     /// `arrayburn ARGS` inside this group.
     pub fn command(&self, args: &[&str]) -> Command {
         self.0.command(bin(), args)
