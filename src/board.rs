@@ -1,9 +1,9 @@
-//! The burn-in's live table on a terminal: a summary line (disks done of
-//! all, the MB/s of all together, the phase, the whole run's ETA) over a
-//! cell per disk, in as many columns as the window needs so that nothing
-//! wraps or scrolls away (24 disks at 80x24: two columns of 12), drawn in
-//! place every second (`tell::redraw`; a line said meanwhile stands above
-//! it). The dated lines go to the run's log meanwhile.
+//! The live table on a terminal, the burn-in's and the check's: a summary
+//! line (the burn-in's disks done of all, the MB/s of all together, the
+//! phase, the ETA) over a cell per disk, in as many columns as the window
+//! needs so that nothing wraps or scrolls away (24 disks at 80x24: two
+//! columns of 12), drawn in place (`tell::redraw`; a line said meanwhile
+//! stands above it). The dated lines go to the run's log meanwhile.
 //!
 //! It must not measure or judge: it lays out what it is handed.
 
@@ -13,12 +13,8 @@ use crate::escape::terminal;
 pub struct Cell {
     /// The disk as given.
     pub name: String,
-    pub pass: u16,
-    /// The phase in words.
-    pub phase: &'static str,
-    pub pct: f64,
-    /// Its MB/s over the last look (None before a second one).
-    pub mb_per_s: Option<f64>,
+    /// Its figures, after the name (" p1 write  45%   123 MB/s").
+    pub figures: String,
 }
 
 /// The narrowest a cell may be: a short name and its figures.
@@ -59,8 +55,7 @@ pub fn render(summary: &str, cells: &[Cell], (rows, cols): (usize, usize)) -> Ve
 /// One cell, `width` characters at most: the end of the disk's name (its
 /// start is the same for all: /dev/disk/by-id/ata-...) and its figures.
 fn cell(c: &Cell, width: usize) -> String {
-    let speed = c.mb_per_s.map_or("-".into(), |v| format!("{v:.0}"));
-    let figures = format!(" p{} {:<6} {:>3.0}% {:>5} MB/s", c.pass, c.phase, c.pct, speed);
+    let figures = &c.figures;
     let name = terminal(&c.name);
     let room = width.saturating_sub(figures.chars().count()).max(4);
     let n = name.chars().count();
@@ -89,7 +84,7 @@ mod tests {
 
     fn cells(n: usize, name: impl Fn(usize) -> String) -> Vec<Cell> {
         (0..n)
-            .map(|i| Cell { name: name(i), pass: 1, phase: "write", pct: 45.0, mb_per_s: Some(123.0) })
+            .map(|i| Cell { name: name(i), figures: " p1 write   45%   123 MB/s".into() })
             .collect()
     }
 

@@ -1,5 +1,6 @@
-//! Live progress on stderr, fed by the aggregator: one bar per disk on a
-//! terminal, plain periodic lines otherwise (these runs live in tmux and log
+//! Live progress on stderr, fed by the aggregator: on a terminal a live
+//! table (`board`: a summary line over a cell per disk that fits the
+//! window), plain periodic lines otherwise (these runs live in tmux and log
 //! files for hours, so each line carries the local time). The run's
 //! schedule is announced up front (a 24-disk serial pass is 24 minutes) and
 //! counted down. It only displays what the aggregator hands it.
@@ -9,10 +10,7 @@
 //! It must not judge (no verdict is shown before the report) and is not an
 //! exporter: a finished report is `export`'s.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
-
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::measure::{DiskProgress, DiskRun, Observer, PassKind, ReadError, Stopped, Window};
 use crate::units::{human_bytes, human_duration, mb_per_s};
@@ -20,7 +18,7 @@ use crate::units::{human_bytes, human_duration, mb_per_s};
 /// How progress is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
-    /// indicatif bars.
+    /// The live table, on a terminal.
     Bars,
     /// A line per disk every interval.
     Lines,
@@ -34,8 +32,8 @@ pub struct Progress {
     labels: Vec<String>,
     interval: Duration,
     last_line: Option<Instant>,
-    multi: MultiProgress,
-    bars: Vec<(usize, ProgressBar)>,
+    /// When the live table was drawn last.
+    drawn: Option<Instant>,
     /// How long each group of the run (a serial disk, the parallel pass,
     /// the seek pass) lasts: its sample, or None for a whole-disk read.
     schedule: Vec<Option<Duration>>,
@@ -43,21 +41,20 @@ pub struct Progress {
     groups_started: usize,
 }
 
-const BAR_LEN: u64 = 1000;
+/// How often the live table is drawn.
+const DRAW_EVERY: Duration = Duration::from_millis(250);
 
 impl Progress {
     /// A display for disks named `labels` (their paths as given; shown
     /// with their control characters as escapes).
     pub fn new(style: Style, labels: Vec<String>, interval: Duration) -> Self {
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
         let labels = labels.iter().map(|l| crate::escape::terminal(l)).collect();
         Self {
             style,
             labels,
             interval,
             last_line: None,
-            multi,
-            bars: Vec::new(),
+            drawn: None,
             schedule: Vec::new(),
             groups_started: 0,
         }
@@ -88,12 +85,8 @@ impl Progress {
         // A device path's control characters as escapes.
         let text = crate::escape::lines(text);
         let text = if self.style == Style::Lines { format!("{stamp} {text}") } else { text };
-        crate::tell::log(&text, true);
-        let _ = if self.bars.is_empty() {
-            writeln!(std::io::stderr(), "{text}")
-        } else {
-            self.multi.println(text)
-        };
+        // Said above the live table, and in the run's log.
+        tell!("{text}");
     }
 
     /// The groups after the current one.
@@ -136,16 +129,7 @@ impl Observer for Progress {
         let names: Vec<&str> = disks.iter().map(|d| self.labels[*d].as_str()).collect();
         match self.style {
             Style::Bars => {
-                let style =
-                    ProgressStyle::with_template("{prefix:>9} [{bar:30}] {percent:>3}% {msg}")
-                        .map(|s| s.progress_chars("=> "))
-                        .unwrap_or_else(|_| ProgressStyle::default_bar());
-                for &d in disks {
-                    let bar = self.multi.add(ProgressBar::new(BAR_LEN).with_style(style.clone()));
-                    bar.set_prefix(kind.name());
-                    bar.set_message(self.labels[d].clone());
-                    self.bars.push((d, bar));
-                }
+                self.drawn = None;
                 if !self.schedule.is_empty() {
                     let group = self.schedule.get(self.groups_started).copied().flatten();
                     let later = self.schedule.get(self.groups_started + 1..).unwrap_or(&[]);
@@ -171,19 +155,34 @@ impl Observer for Progress {
     fn progress(&mut self, kind: PassKind, disks: &[DiskProgress]) {
         match self.style {
             Style::Bars => {
+                if self.drawn.is_some_and(|t| t.elapsed() < DRAW_EVERY) {
+                    return;
+                }
+                self.drawn = Some(Instant::now());
+                let (mut cells, mut total, mut group_left) = (Vec::new(), 0.0, Duration::ZERO);
                 for p in disks {
                     let (frac, rate, left) = estimate(p);
-                    if let Some((_, bar)) = self.bars.iter().find(|(d, _)| *d == p.disk) {
-                        bar.set_position((frac * BAR_LEN as f64) as u64);
-                        bar.set_message(format!(
-                            "{} {:.0} MB/s, {} read, ETA {}",
-                            self.labels[p.disk],
-                            rate,
-                            human_bytes(p.bytes),
-                            human_duration(left)
-                        ));
-                    }
+                    total += rate;
+                    group_left = group_left.max(left);
+                    let figures = format!(
+                        " {:>3.0}% {:>5.0} MB/s ETA {}",
+                        frac * 100.0,
+                        rate,
+                        human_duration(left)
+                    );
+                    cells.push(crate::board::Cell { name: self.labels[p.disk].clone(), figures });
                 }
+                let run = if self.schedule.is_empty() {
+                    String::new()
+                } else {
+                    format!("; run: {}", run_left(self.later(), group_left))
+                };
+                let summary = format!(
+                    "arrayburn: {} pass, {} disk(s), {total:.0} MB/s{run}",
+                    kind.name(),
+                    disks.len()
+                );
+                draw(&summary, &cells);
             }
             Style::Lines => {
                 if self.last_line.is_some_and(|t| t.elapsed() < self.interval) {
@@ -220,8 +219,9 @@ impl Observer for Progress {
     }
 
     fn group_finished(&mut self, kind: PassKind, disks: &[usize], runs: &[DiskRun]) {
-        for (_, bar) in self.bars.drain(..) {
-            bar.finish_and_clear();
+        if self.style == Style::Bars {
+            // The group's table gives way to its results.
+            crate::tell::redraw("");
         }
         if self.style == Style::Quiet {
             return;
@@ -377,6 +377,7 @@ impl BurnLines {
         let mut eta: Option<f64> = Some(0.0);
         let mut lines = Vec::new();
         let mut cells = Vec::new();
+        let mut total_speed = 0.0;
         for (i, d) in disks.iter().enumerate() {
             // No speed before a second look: nothing was measured yet.
             let speed = self.paces[i].last.map(|(s, _)| d.done.saturating_sub(s) as f64 / dt / 1e6);
@@ -392,8 +393,10 @@ impl BurnLines {
                 "{now} burnin: {} pass {}{of} {} {:.0}%{shown}",
                 d.name, d.pass, d.phase, d.phase_pct
             ));
-            let (name, pass, phase, pct) = (d.name.clone(), d.pass, d.phase, d.phase_pct);
-            cells.push(crate::board::Cell { name, pass, phase, pct, mb_per_s: speed });
+            let v = speed.map_or("-".into(), |v| format!("{v:.0}"));
+            let figures = format!(" p{} {:<6} {:>3.0}% {v:>5} MB/s", d.pass, d.phase, d.phase_pct);
+            cells.push(crate::board::Cell { name: d.name.clone(), figures });
+            total_speed += speed.unwrap_or(0.0);
         }
         if let Some(end) = deadline {
             eta = Some(end.saturating_duration_since(Instant::now()).as_secs_f64());
@@ -413,11 +416,7 @@ impl BurnLines {
             self.logged = Instant::now();
             crate::tell::log(&lines.join("\n"), true);
         }
-        let summary = summary(disks, &cells, eta.as_deref());
-        let size = console::Term::stderr().size_checked().unwrap_or((24, 80));
-        let size = (usize::from(size.0), usize::from(size.1));
-        let block = crate::board::render(&summary, &cells, size);
-        crate::tell::redraw(&(block.join("\n") + "\n"));
+        draw(&summary(disks, total_speed, eta.as_deref()), &cells);
     }
 
     /// Leaves the table as it was last drawn: what follows goes below it.
@@ -428,20 +427,24 @@ impl BurnLines {
     }
 }
 
+/// Draws the live table (`board`) for the terminal's size.
+fn draw(summary: &str, cells: &[crate::board::Cell]) {
+    let size = console::Term::stderr().size_checked().unwrap_or((24, 80));
+    let size = (usize::from(size.0), usize::from(size.1));
+    let block = crate::board::render(summary, cells, size);
+    crate::tell::redraw(&(block.join("\n") + "\n"));
+}
+
 /// The table's first line: disks done of all, their MB/s together, where
 /// the first unfinished disk stands, the ETA.
-fn summary(disks: &[BurnTick], cells: &[crate::board::Cell], eta: Option<&str>) -> String {
+fn summary(disks: &[BurnTick], speed: f64, eta: Option<&str>) -> String {
     let done = disks.iter().filter(|d| d.done >= d.total).count();
-    let speed: f64 = cells.iter().filter_map(|c| c.mb_per_s).sum();
     let phase = disks.iter().find(|d| d.done < d.total).map_or(String::new(), |d| {
         let of = d.passes.map_or(String::new(), |n| format!("/{n}"));
         format!(", pass {}{of} {}", d.pass, d.phase)
     });
     let eta = eta.map_or(String::new(), |e| format!(", ETA {e}"));
-    format!(
-        "arrayburn burnin: {done}/{} disks done, {speed:.0} MB/s{phase}{eta}",
-        disks.len()
-    )
+    format!("arrayburn burnin: {done}/{} disks done, {speed:.0} MB/s{phase}{eta}", disks.len())
 }
 
 #[cfg(test)]

@@ -442,7 +442,8 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
     assert!(err.contains("nothing was written"), "{err}");
     assert_eq!(sum(&d[0]), before);
     // No checkpoint (the run's log is kept in runs/).
-    let kept: Vec<_> = std::fs::read_dir(state.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    let kept: Vec<_> =
+        std::fs::read_dir(state.path()).unwrap().flatten().map(|e| e.file_name()).collect();
     assert_eq!(kept, ["runs"], "{kept:?}");
     // Stopped while writing: within seconds, the place saved.
     let (out, took) = start(3000);

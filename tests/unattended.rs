@@ -444,10 +444,43 @@ fn a_burn_in_of_24_disks_on_an_80_by_24_terminal_shows_them_all_and_a_summary() 
         let name = format!("{} ", x.dev);
         assert!(table.iter().any(|l| l.contains(&name)), "{} missing:\n{pane}", x.dev);
     }
-    let ended = wait_for(RUN, || tmux.run(&["capture-pane", "-p", "-t", "burn"]).contains("EXITED"));
+    let ended =
+        wait_for(RUN, || tmux.run(&["capture-pane", "-p", "-t", "burn"]).contains("EXITED"));
     let pane = tmux.run(&["capture-pane", "-p", "-t", "burn"]);
     assert!(ended && pane.contains("EXITED 0"), "{pane}");
     // The log has the dated lines the terminal did not show.
     let (_, log) = log_in(&state.join("runs")).unwrap();
     assert!(log.contains(&format!("burnin: {} pass 1/1 write", d[23].dev)), "{log}");
+}
+
+#[test]
+fn a_check_of_24_disks_on_an_80_by_24_terminal_shows_them_all_and_a_summary() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(24, 16 * MIB);
+    let mut line = format!("{} check --passes parallel --sample 4s", bin());
+    for x in &d {
+        line.push(' ');
+        line.push_str(&x.dev);
+    }
+    line.push_str("; echo EXITED $?; sleep 600");
+    let tmux = Tmux::new();
+    tmux.run(&["new-session", "-d", "-x", "80", "-y", "24", "-s", "check", &line]);
+    let mut pane = String::new();
+    let drawn = wait_for(MINUTE, || {
+        pane = tmux.run(&["capture-pane", "-p", "-J", "-t", "check"]);
+        pane.contains("parallel pass, 24 disk(s)") && pane.contains(" MB/s ")
+    });
+    assert!(drawn, "no table with figures:\n{pane}");
+    let lines: Vec<&str> = pane.lines().collect();
+    let summary = lines.iter().position(|l| l.contains("parallel pass, 24 disk(s)")).unwrap();
+    let table = &lines[summary..];
+    assert!(table.iter().all(|l| l.chars().count() < 80), "{pane}");
+    for x in &d {
+        let name = format!("{} ", x.dev);
+        assert!(table.iter().any(|l| l.contains(&name)), "{} missing:\n{pane}", x.dev);
+    }
+    let ended =
+        wait_for(RUN, || tmux.run(&["capture-pane", "-p", "-t", "check"]).contains("EXITED"));
+    assert!(ended, "{}", tmux.run(&["capture-pane", "-p", "-t", "check"]));
 }

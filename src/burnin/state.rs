@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::block::{BLOCK, Pattern};
-pub use super::record::{At, Phase};
 use super::record::DiskBurn;
+pub use super::record::{At, Phase};
 use super::smart::{SelfTest, Snapshot, TestKind};
 use crate::device::BlockDevice;
 use crate::output::Dir;
