@@ -312,9 +312,10 @@ pub enum Passes {
 /// How progress is shown on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProgressMode {
-    /// Bars on a terminal, plain periodic lines otherwise.
+    /// A live table on a terminal, plain periodic lines otherwise.
     Auto,
-    /// One bar per disk.
+    /// The live table (a cell per disk; it needs a terminal).
+    #[value(alias = "table")]
     Bars,
     /// Plain lines every --progress-interval (for logs and tmux).
     Lines,
