@@ -1693,3 +1693,20 @@ fn readings_no_sensor_can_make_are_named_and_not_believed() {
     let out = arrayburn(&["report", json.to_str().unwrap()]).output_within(RUN);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_disk_not_judged_is_not_drawn_as_one_to_act_on() {
+    use crate::check::{FLAGGED_RED, count_colour, decode_png};
+    need_root!();
+    let _l = device_lock();
+    // A lone disk has no peers: nothing found, its speed not compared, so
+    // not judged; its line on the charts is not the red of "to act on".
+    let d = disks(1, 16 << 20);
+    let dir = tempdir();
+    let bundle = dir.path().join("out");
+    let (out, doc) = burn(&["--block", "1m", "--out", bundle.to_str().unwrap(), &d[0].dev]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(doc["disks"][0]["verdict"], "not_judged", "{}", doc["disks"][0]);
+    let png = decode_png(&bundle.join("charts/surface-write-pass1.png"));
+    assert_eq!(count_colour(&png, FLAGGED_RED), 0, "a disk not judged drawn red");
+}

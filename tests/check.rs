@@ -571,10 +571,10 @@ fn a_spread_sample_reads_every_spot_of_the_disk() {
 }
 
 /// The red of a flagged disk in the charts.
-const FLAGGED_RED: [u8; 3] = [214, 39, 40];
+pub(crate) const FLAGGED_RED: [u8; 3] = [214, 39, 40];
 
 /// (width, height, RGB pixels) of a PNG file; panics unless it decodes.
-fn decode_png(path: &std::path::Path) -> (u32, u32, Vec<[u8; 3]>) {
+pub(crate) fn decode_png(path: &std::path::Path) -> (u32, u32, Vec<[u8; 3]>) {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut reader = png::Decoder::new(file).read_info().expect("a PNG");
     let mut buf = vec![0; reader.output_buffer_size()];
@@ -584,7 +584,7 @@ fn decode_png(path: &std::path::Path) -> (u32, u32, Vec<[u8; 3]>) {
     (info.width, info.height, pixels)
 }
 
-fn count_colour(png: &(u32, u32, Vec<[u8; 3]>), rgb: [u8; 3]) -> usize {
+pub(crate) fn count_colour(png: &(u32, u32, Vec<[u8; 3]>), rgb: [u8; 3]) -> usize {
     png.2.iter().filter(|p| **p == rgb).count()
 }
 

@@ -8,7 +8,7 @@ mod util;
 
 mod ansible;
 mod burnin;
-mod check;
+pub(crate) mod check;
 mod demo;
 mod exports;
 pub(crate) mod faults;

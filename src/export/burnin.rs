@@ -316,7 +316,7 @@ fn temperatures(report: &BurnReport) -> anyhow::Result<Option<Drawn>> {
         .map(|d| chart::Line {
             label: d.identity.name.clone(),
             points: d.temperatures.iter().map(|t| (t.elapsed_s / 60.0, t.celsius as f64)).collect(),
-            flagged: !matches!(d.verdict, DiskVerdict::Healthy | DiskVerdict::Interrupted),
+            flagged: d.verdict.to_act_on(),
         })
         .collect();
     let end = series.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(0.0, f64::max);
@@ -515,11 +515,7 @@ fn surface_lines(report: &BurnReport, pass: u16, phase: &str) -> Vec<chart::Line
             .filter(|p| p.pass == pass && p.phase == phase)
             .map(|p| (100.0 * (p.offset - d.start_byte) as f64 / len, p.mb_per_s))
             .collect();
-        chart::Line {
-            label: d.identity.name.clone(),
-            points,
-            flagged: !matches!(d.verdict, DiskVerdict::Healthy | DiskVerdict::Interrupted),
-        }
+        chart::Line { label: d.identity.name.clone(), points, flagged: d.verdict.to_act_on() }
     };
     report.disks.iter().map(line).filter(|l| !l.points.is_empty()).collect()
 }
