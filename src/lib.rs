@@ -32,6 +32,7 @@ pub mod cli;
 pub mod commands;
 pub mod defaults;
 pub mod device;
+pub mod document;
 pub mod escape;
 pub mod export;
 pub mod fleet;

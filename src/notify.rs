@@ -24,6 +24,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::document::RunDoc;
 use crate::outcome::Outcome;
 
 /// The events being sent beside the run, each bounded by its timeout.
@@ -59,16 +60,9 @@ pub struct Event {
 }
 
 impl Event {
-    /// The end of a run: its outcome, its sentence, the disks to act on
-    /// and its result JSON.
-    pub fn end(
-        command: &'static str,
-        outcome: Outcome,
-        message: &str,
-        to_act_on: Vec<String>,
-        json: Vec<u8>,
-    ) -> Event {
-        let verdict = match outcome {
+    /// The end of a run: its run document and its result JSON.
+    pub fn end(command: &'static str, run: &RunDoc, json: Vec<u8>) -> Event {
+        let verdict = match run.outcome {
             Outcome::Healthy => "HEALTHY",
             Outcome::Flagged => "FLAGGED",
             Outcome::NotJudged => "NOT JUDGED",
@@ -78,9 +72,9 @@ impl Event {
             kind: "end",
             command,
             verdict: verdict.into(),
-            exit: Some(outcome.exit_code()),
-            message: message.into(),
-            to_act_on,
+            exit: Some(run.outcome.exit_code()),
+            message: run.message.clone(),
+            to_act_on: run.paths_to_act_on(),
             json,
         }
     }

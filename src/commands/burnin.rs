@@ -18,8 +18,9 @@ use crate::burnin::targets::Target;
 use crate::burnin::watch::burn_all;
 use crate::burnin::worker::{BurnJob, Live, OnFile, Trouble, burn, soak};
 use crate::cli::BurninArgs;
+use crate::document::Document;
 use crate::export::burnin::{bundle, render};
-use crate::judge::burnin::{Remeasured, RunVerdict};
+use crate::judge::burnin::Remeasured;
 use crate::notify::Event;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::confirm::confirm;
@@ -307,18 +308,11 @@ fn publish(report: &BurnReport, plan: &BurnPlan, stop: &StopFlag) -> anyhow::Res
             o.given.display()
         );
     }
-    let outcome = match report.summary.verdict {
-        _ if report.header.interrupted => Outcome::Interrupted,
-        RunVerdict::Interrupted => Outcome::Interrupted,
-        RunVerdict::Healthy => Outcome::Healthy,
-        RunVerdict::NotJudged => Outcome::NotJudged,
-        RunVerdict::Flagged => Outcome::Flagged,
-    };
+    let run = report.document();
     if let Some(n) = &plan.notify {
-        let to_act_on = report.summary.disk_verdicts.iter().map(|d| d.path.clone()).collect();
-        n.send_last(&Event::end("burnin", outcome, &report.summary.message, to_act_on, document));
+        n.send_last(&Event::end("burnin", &run, document));
     }
-    Ok(outcome)
+    Ok(run.outcome)
 }
 
 /// Runs the drives' self-tests first where `--smart-test` asks; true when

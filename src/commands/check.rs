@@ -9,6 +9,7 @@ use anyhow::Context;
 use super::Outcome;
 use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
+use crate::document::Document;
 use crate::export;
 use crate::io::{Bounds, Probe, Sweep, open_sweep};
 use crate::measure::{
@@ -103,14 +104,11 @@ pub fn execute(
     let report = report::build(checked(&plan), (&passes, &rechecks), &info);
     print_text(&plan, &report);
     save_files(&plan, &report, true, stop);
-    let outcome =
-        if info.interrupted { Outcome::Interrupted } else { Outcome::of(report.summary.verdict) };
+    let run = report.document();
     if let Some(n) = args.output.notify.notifier() {
-        let to_act_on = report.summary.disk_verdicts.iter().map(|d| d.path.clone()).collect();
-        let json = export::json::render(&report);
-        n.send(&Event::end("check", outcome, &report.summary.message, to_act_on, json));
+        n.send(&Event::end("check", &run, export::json::render(&report)));
     }
-    Ok((outcome, report))
+    Ok((run.outcome, report))
 }
 
 /// The pass a re-measurement reads as: the serial pass's for a disk read

@@ -5,9 +5,9 @@ use anyhow::{Context, bail};
 
 use super::Outcome;
 use crate::cli::ReportArgs;
+use crate::document::Document;
 use crate::fleet::render::{html, markdown, text};
 use crate::fleet::{Doc, FleetReport, Skipped, files, is_fleet, judge, load};
-use crate::judge::ArrayVerdict;
 use crate::judge::Thresholds;
 use crate::notify::Event;
 use crate::output::Output;
@@ -84,31 +84,13 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         write_bundle(&report, &words, dir)
             .with_context(|| format!("writing --out {}", dir.display()))?;
     }
-    let outcome = match report.verdict {
-        ArrayVerdict::Flagged => Outcome::Flagged,
-        ArrayVerdict::NotJudged => Outcome::NotJudged,
-        ArrayVerdict::Healthy => Outcome::Healthy,
-    };
+    let run = report.document();
     if let Some(n) = args.notify.notifier() {
-        let mut to_act_on: Vec<String> = report
-            .standing()
-            .flat_map(|r| r.disks.iter().map(move |d| format!("{}:{d}", r.host)))
-            .chain(
-                report
-                    .outliers
-                    .iter()
-                    .filter(|o| o.verdict == crate::fleet::Outlying::Slow)
-                    .map(|o| format!("{}:{}", o.host, o.path)),
-            )
-            .chain(report.regressions.iter().map(|r| format!("{}:{}", r.host, r.path)))
-            .collect();
-        to_act_on.sort();
-        to_act_on.dedup();
         let mut doc = serde_json::to_vec_pretty(&report)?;
         doc.push(b'\n');
-        n.send(&Event::end("report", outcome, &report.message, to_act_on, doc));
+        n.send(&Event::end("report", &run, doc));
     }
-    Ok(outcome)
+    Ok(run.outcome)
 }
 
 /// report.txt, report.json, report.md and report.html in `dir`.

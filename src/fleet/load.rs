@@ -65,6 +65,15 @@ impl Doc {
     }
 
     /// The links below their maximum it found.
+    /// What the run says of itself.
+    pub(super) fn document(&self) -> crate::document::RunDoc {
+        use crate::document::Document;
+        match self {
+            Doc::Check(r) => r.document(),
+            Doc::Burnin(r) => r.document(),
+        }
+    }
+
     pub(super) fn links(&self) -> &[LinkFinding] {
         match self {
             Doc::Check(r) => &r.summary.links,

@@ -599,6 +599,53 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
     }
 }
 
+impl crate::document::Document for FleetReport {
+    fn document(&self) -> crate::document::RunDoc {
+        use crate::document::{ActOn, RunDoc};
+        let on = |host: &str, path: &str| format!("{host}:{path}");
+        let mut to_act_on: Vec<ActOn> = Vec::new();
+        for r in self.standing().filter(|r| r.state == RunState::Flagged) {
+            let sentence = format!("{}: {}", run_name(r), r.what.join("; "));
+            to_act_on.extend(r.disks.iter().map(|d| ActOn {
+                path: on(&r.host, d),
+                action: "finding".into(),
+                sentence: sentence.clone(),
+            }));
+        }
+        for o in self.outliers.iter().filter(|o| o.verdict == Outlying::Slow) {
+            let sentence = format!(
+                "{} on {}: {:.0} MB/s, {:.0} % of its model's",
+                o.path, o.host, o.mb_per_s, o.pct_of_model
+            );
+            to_act_on.push(ActOn { path: on(&o.host, &o.path), action: "slow".into(), sentence });
+        }
+        for r in &self.regressions {
+            let sentence = format!("{} on {}: {}", r.path, r.host, r.what.join("; "));
+            to_act_on.push(ActOn { path: on(&r.host, &r.path), action: "worse".into(), sentence });
+        }
+        let not_judged = (self.standing())
+            .filter(|r| r.state == RunState::NotJudged)
+            .flat_map(|r| r.disks.iter().map(|d| on(&r.host, d)))
+            .collect();
+        RunDoc {
+            outcome: crate::outcome::Outcome::of(self.verdict),
+            to_act_on,
+            links: (self.links.iter())
+                .map(|l| {
+                    let sentence =
+                        format!("{}: {}", l.host, crate::judge::links::sentence(&l.link));
+                    (sentence, l.link.disks.iter().map(|d| on(&l.host, d)).collect())
+                })
+                .collect(),
+            not_judged,
+            unsure: Vec::new(),
+            disks: self.samples.iter().map(|s| on(&s.host, &s.path)).collect(),
+            cut: None,
+            message: self.message.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::runs::{Measured, measured};

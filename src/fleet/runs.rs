@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::load::{Doc, surely_same_host};
 use super::{RunKind, RunState, Sample};
-use crate::burnin::record::Phase;
-use crate::judge::burnin::{DiskVerdict, RunVerdict};
+use crate::document::RunDoc;
+use crate::judge::burnin::DiskVerdict;
+use crate::outcome::Outcome;
 
 /// A run whose own verdict is not healthy: it found something, could not
 /// judge a disk, or did not finish.
@@ -38,76 +39,20 @@ pub struct RunFinding {
 }
 
 /// What one run said of itself, where it is not healthy: state, lines, and
-/// the disks concerned. A finding counts also in a run that was interrupted
-/// or did not finish (it was measured); such a run with none is named as
-/// what it is, never as healthy.
-fn own_verdict(doc: &Doc) -> Option<(RunState, Vec<String>, Vec<String>)> {
-    let (advice, links, message) = match doc {
-        Doc::Check(r) => (&r.summary.disk_verdicts, &r.summary.links, &r.summary.message),
-        Doc::Burnin(r) => (&r.summary.disk_verdicts, &r.summary.links, &r.summary.message),
-    };
-    let paths: Vec<String> = match doc {
-        Doc::Check(r) => r.disks.iter().map(|d| d.path.clone()).collect(),
-        Doc::Burnin(r) => r.disks.iter().map(|d| d.path.clone()).collect(),
-    };
-    // Why the run is not whole, if it is not: (state, words, the disks
-    // not measured whole).
-    let short: Option<(RunState, String, Vec<String>)> = match doc {
-        Doc::Check(r) if r.header.interrupted => Some((RunState::Interrupted, message.clone(), paths.clone())),
-        Doc::Check(r) if !r.header.complete => Some((
-            RunState::Incomplete,
-            "the file is a copy saved while the check went on: it never finished (killed, or still running)".into(),
-            paths.clone(),
-        )),
-        Doc::Burnin(r) if r.header.interrupted => {
-            let at: Vec<String> = r
-                .disks
-                .iter()
-                .filter_map(|d| {
-                    crate::report::burnin::stopped_at(d, r.passes).map(|w| format!("{}: {w}", d.path))
-                })
-                .collect();
-            let words = std::iter::once(message.clone()).chain(at).collect::<Vec<_>>().join("; ");
-            Some((RunState::Interrupted, words, paths.clone()))
-        }
-        Doc::Burnin(r) => {
-            let cut: Vec<String> = r
-                .disks
-                .iter()
-                .filter(|d| d.verdict == DiskVerdict::Interrupted || !burned_whole(d, r.read_only))
-                .map(|d| d.path.clone())
-                .collect();
-            (!cut.is_empty()).then(|| {
-                let words = format!("{}: not burned whole (its run ended early)", cut.join(", "));
-                (RunState::Incomplete, words, cut)
-            })
-        }
-        _ => None,
-    };
-    let mut what: Vec<String> = advice.iter().map(|a| a.sentence.clone()).collect();
-    what.extend(links.iter().map(crate::judge::links::sentence));
-    let mut disks: Vec<String> = advice.iter().map(|a| a.path.clone()).collect();
-    disks.extend(links.iter().flat_map(|l| l.disks.iter().cloned()));
-    // Disks with nothing found that the run could not compare.
-    let unjudged: Vec<String> = match doc {
-        Doc::Check(r) => r.summary.not_compared.clone(),
-        Doc::Burnin(r) => r
-            .disks
-            .iter()
-            .filter(|d| d.verdict == DiskVerdict::NotJudged)
-            .map(|d| d.path.clone())
-            .collect(),
-    };
-    // Disks a check could not tell slow or not (their readings straddle
-    // the threshold, even after re-measuring).
-    let mut unsure: Vec<String> = match doc {
-        Doc::Check(r) => (r.summary.flagged.iter())
-            .filter(|f| f.verdict == crate::judge::Verdict::Unsure)
-            .map(|f| f.path.clone())
-            .collect(),
-        Doc::Burnin(_) => Vec::new(),
-    };
-    unsure.dedup();
+/// the disks concerned, from its run document. A finding counts also in a
+/// run that was interrupted or did not finish (it was measured); such a
+/// run with none is named as what it is, never as healthy.
+fn own_verdict(run: &RunDoc) -> Option<(RunState, Vec<String>, Vec<String>)> {
+    // Why the run is not whole, if it is not.
+    let short = run.cut.as_ref().map(|c| {
+        let state = if c.interrupted { RunState::Interrupted } else { RunState::Incomplete };
+        (state, c.words.clone(), c.disks.clone())
+    });
+    let mut what: Vec<String> = run.to_act_on.iter().map(|a| a.sentence.clone()).collect();
+    what.extend(run.links.iter().map(|(sentence, _)| sentence.clone()));
+    let mut disks: Vec<String> = run.paths_to_act_on();
+    disks.extend(run.links.iter().flat_map(|(_, d)| d.iter().cloned()));
+    let unsure = &run.unsure;
     let unjudged_words = |p: &String| {
         if unsure.contains(p) {
             return format!(
@@ -118,20 +63,11 @@ fn own_verdict(doc: &Doc) -> Option<(RunState, Vec<String>, Vec<String>)> {
             "{p}: nothing found, but not compared with peers (measured too briefly, or no peer of its model, size and kind)"
         )
     };
-    let unjudged: Vec<String> = unjudged.into_iter().chain(unsure.iter().cloned()).collect();
-    let (flagged, not_judged) = match doc {
-        Doc::Check(r) => (
-            r.summary.verdict == crate::judge::ArrayVerdict::Flagged,
-            r.summary.verdict == crate::judge::ArrayVerdict::NotJudged,
-        ),
-        Doc::Burnin(r) => {
-            (r.summary.verdict == RunVerdict::Flagged, r.summary.verdict == RunVerdict::NotJudged)
-        }
-    };
-    if !what.is_empty() || flagged {
+    let unjudged: Vec<String> = run.not_judged.iter().chain(unsure).cloned().collect();
+    if !what.is_empty() || run.outcome == Outcome::Flagged {
         if what.is_empty() {
-            what.push(message.clone());
-            disks = paths.clone();
+            what.push(run.message.clone());
+            disks = run.disks.clone();
         }
         if let Some((state, words, _)) = short {
             what.insert(0, format!("{}: {words}", state.word()));
@@ -142,8 +78,8 @@ fn own_verdict(doc: &Doc) -> Option<(RunState, Vec<String>, Vec<String>)> {
     if let Some((state, words, cut)) = short {
         return Some((state, vec![words], cut));
     }
-    (not_judged || !unjudged.is_empty()).then(|| {
-        let disks = if unjudged.is_empty() { paths } else { unjudged };
+    (run.outcome == Outcome::NotJudged || !unjudged.is_empty()).then(|| {
+        let disks = if unjudged.is_empty() { run.disks.clone() } else { unjudged };
         let what = disks.iter().map(unjudged_words).collect();
         (RunState::NotJudged, what, disks)
     })
@@ -153,16 +89,6 @@ fn dedup(mut v: Vec<String>) -> Vec<String> {
     let mut seen = std::collections::BTreeSet::new();
     v.retain(|x| seen.insert(x.clone()));
     v
-}
-
-/// Whether a burn-in disk was written and verified over its whole range,
-/// every pass (a result without a `place` predates it: taken as whole); a
-/// soak's, read whole at least once. A disk that went away or hung was not.
-fn burned_whole(d: &crate::report::burnin::BurnDisk, read_only: bool) -> bool {
-    let b = &d.burn;
-    let done =
-        if read_only { b.passes_done >= 1 } else { b.place.is_none_or(|p| p.phase == Phase::Done) };
-    done && !b.device_gone && b.hung.is_none()
 }
 
 /// How much of one disk a run measured, to tell whether a later run
@@ -198,7 +124,7 @@ pub(super) fn measured(doc: &Doc, path: &str) -> Option<Measured> {
             end: d.end_byte,
             whole: !r.header.interrupted
                 && d.verdict != DiskVerdict::Interrupted
-                && burned_whole(d, r.read_only),
+                && crate::report::burnin::burned_whole(d, r.read_only),
         }),
     }
 }
@@ -243,7 +169,7 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
         |a: &Doc, b: &Doc| (b.started_at(), b.finished_at()) > (a.started_at(), a.finished_at());
     let mut out = Vec::new();
     for (source, doc) in docs {
-        let Some((state, what, disks)) = own_verdict(doc) else { continue };
+        let Some((state, what, disks)) = own_verdict(&doc.document()) else { continue };
         let superseded_by = docs
             .iter()
             .filter(|(_, d)| {

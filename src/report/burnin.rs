@@ -582,3 +582,60 @@ fn burned_all(disks: &[BurnDisk], read_only: bool) -> bool {
             && (read_only || b.place.is_some_and(|p| p.phase == Phase::Done))
     })
 }
+
+/// Whether a burn-in disk was written and verified over its whole range,
+/// every pass (a result without a `place` predates it: taken as whole); a
+/// soak's, read whole at least once. A disk that went away or hung was not.
+pub fn burned_whole(d: &BurnDisk, read_only: bool) -> bool {
+    let b = &d.burn;
+    let done =
+        if read_only { b.passes_done >= 1 } else { b.place.is_none_or(|p| p.phase == Phase::Done) };
+    done && !b.device_gone && b.hung.is_none()
+}
+
+impl crate::document::Document for BurnReport {
+    fn document(&self) -> crate::document::RunDoc {
+        use crate::document::{Cut, RunDoc};
+        use crate::outcome::Outcome;
+        let s = &self.summary;
+        let disks: Vec<String> = self.disks.iter().map(|d| d.path.clone()).collect();
+        let cut = if self.header.interrupted {
+            let at = (self.disks.iter())
+                .filter_map(|d| stopped_at(d, self.passes).map(|w| format!("{}: {w}", d.path)));
+            let words = std::iter::once(s.message.clone()).chain(at).collect::<Vec<_>>().join("; ");
+            Some(Cut { interrupted: true, words, disks: disks.clone() })
+        } else {
+            let short: Vec<String> = (self.disks.iter())
+                .filter(|d| {
+                    d.verdict == DiskVerdict::Interrupted || !burned_whole(d, self.read_only)
+                })
+                .map(|d| d.path.clone())
+                .collect();
+            (!short.is_empty()).then(|| Cut {
+                interrupted: false,
+                words: format!("{}: not burned whole (its run ended early)", short.join(", ")),
+                disks: short,
+            })
+        };
+        let outcome = match s.verdict {
+            _ if self.header.interrupted => Outcome::Interrupted,
+            RunVerdict::Interrupted => Outcome::Interrupted,
+            RunVerdict::Healthy => Outcome::Healthy,
+            RunVerdict::NotJudged => Outcome::NotJudged,
+            RunVerdict::Flagged => Outcome::Flagged,
+        };
+        RunDoc {
+            outcome,
+            to_act_on: crate::document::acts(&s.disk_verdicts),
+            links: crate::document::link_sentences(&s.links),
+            not_judged: (self.disks.iter())
+                .filter(|d| d.verdict == DiskVerdict::NotJudged)
+                .map(|d| d.path.clone())
+                .collect(),
+            unsure: Vec::new(),
+            disks,
+            cut,
+            message: s.message.clone(),
+        }
+    }
+}

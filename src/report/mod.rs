@@ -415,3 +415,41 @@ impl Report {
         self.disks.iter().find(|d| d.path == path)
     }
 }
+
+impl crate::document::Document for Report {
+    fn document(&self) -> crate::document::RunDoc {
+        use crate::document::{Cut, RunDoc};
+        let s = &self.summary;
+        let disks: Vec<String> = self.disks.iter().map(|d| d.path.clone()).collect();
+        let cut = if self.header.interrupted {
+            Some(Cut { interrupted: true, words: s.message.clone(), disks: disks.clone() })
+        } else if !self.header.complete {
+            Some(Cut {
+                interrupted: false,
+                words: "the file is a copy saved while the check went on: it never finished (killed, or still running)".into(),
+                disks: disks.clone(),
+            })
+        } else {
+            None
+        };
+        let mut unsure: Vec<String> = (s.flagged.iter())
+            .filter(|f| f.verdict == crate::judge::Verdict::Unsure)
+            .map(|f| f.path.clone())
+            .collect();
+        unsure.dedup();
+        RunDoc {
+            outcome: if self.header.interrupted {
+                crate::outcome::Outcome::Interrupted
+            } else {
+                crate::outcome::Outcome::of(s.verdict)
+            },
+            to_act_on: crate::document::acts(&s.disk_verdicts),
+            links: crate::document::link_sentences(&s.links),
+            not_judged: s.not_compared.clone(),
+            unsure,
+            disks,
+            cut,
+            message: s.message.clone(),
+        }
+    }
+}

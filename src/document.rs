@@ -1,0 +1,91 @@
+//! The run document: what every run's result says of itself, the check's,
+//! the burn-in's (and soak's) and the fleet report's alike. Each report
+//! fills one ([`Document`]); everything downstream reads only this: the
+//! exit status, `--notify`, the fleet's reading of earlier results (and
+//! the metrics to come).
+//!
+//! It must not decide anything: each report's own verdicts are carried.
+
+use crate::outcome::Outcome;
+
+/// A disk (or, in a fleet report, a host's disk) to act on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActOn {
+    /// The disk's path as its run gave it (`host:path` in a fleet).
+    pub path: String,
+    /// What to do, as the JSON names it (`return`, `recheck`,
+    /// `check_path`; a fleet's `slow`, `worse`, `finding`).
+    pub action: String,
+    /// The evidence and the action in one sentence.
+    pub sentence: String,
+}
+
+/// Why a run is not whole, where it is not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cut {
+    /// A signal stopped it (else the file is a copy saved while the run
+    /// went on, or a disk's run ended early).
+    pub interrupted: bool,
+    /// Why, in words.
+    pub words: String,
+    /// The disks not measured whole.
+    pub disks: Vec<String>,
+}
+
+/// What a run says of itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunDoc {
+    /// The run's verdict, as its exit status says it.
+    pub outcome: Outcome,
+    /// The disks to act on, each with its action and sentence.
+    pub to_act_on: Vec<ActOn>,
+    /// Links below their maximum, a sentence each, and the disks behind
+    /// them.
+    pub links: Vec<(String, Vec<String>)>,
+    /// Disks with nothing found that could not be compared with peers.
+    pub not_judged: Vec<String>,
+    /// Disks neither blamed nor cleared (readings straddling the
+    /// threshold, even after re-measuring).
+    pub unsure: Vec<String>,
+    /// Every disk the run measured.
+    pub disks: Vec<String>,
+    /// Where the run is not whole.
+    pub cut: Option<Cut>,
+    /// The verdict in one sentence.
+    pub message: String,
+}
+
+impl RunDoc {
+    /// The paths of the disks to act on, each once.
+    pub fn paths_to_act_on(&self) -> Vec<String> {
+        let mut paths: Vec<String> = Vec::new();
+        for a in &self.to_act_on {
+            if !paths.contains(&a.path) {
+                paths.push(a.path.clone());
+            }
+        }
+        paths
+    }
+}
+
+/// A run's result that says what it is as a [`RunDoc`].
+pub trait Document {
+    /// The run document.
+    fn document(&self) -> RunDoc;
+}
+
+/// The disks to act on, from a run's per-disk advice.
+pub fn acts(advice: &[crate::judge::advice::DiskAdvice]) -> Vec<ActOn> {
+    (advice.iter())
+        .map(|a| ActOn {
+            path: a.path.clone(),
+            action: a.action.word().into(),
+            sentence: a.sentence.clone(),
+        })
+        .collect()
+}
+
+/// Links below their maximum: a sentence each, and the disks behind them.
+pub fn link_sentences(links: &[crate::report::LinkFinding]) -> Vec<(String, Vec<String>)> {
+    links.iter().map(|l| (crate::judge::links::sentence(l), l.disks.clone())).collect()
+}
