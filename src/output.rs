@@ -631,3 +631,25 @@ mod tests {
         assert!(e.contains("does not exist"), "{e}");
     }
 }
+
+/// The `--out` bundle's file names, the one table: the check's, the
+/// burn-in's and the fleet's bundles name their files from it, and `plan`
+/// refuses another output that is one of them.
+pub mod bundle {
+    /// The text report.
+    pub const TEXT: &str = "report.txt";
+    /// The JSON result.
+    pub const JSON: &str = "report.json";
+    /// The check's surface profiles.
+    pub const CSV: &str = "surface.csv";
+    /// The run's page.
+    pub const PAGE: &str = "report.html";
+    /// The report as Markdown.
+    pub const MARKDOWN: &str = "report.md";
+    /// The charts' directory (SVG and PNG of each).
+    pub const CHARTS: &str = "charts";
+    /// The run's log.
+    pub const LOG: &str = "run.log";
+    /// Every file a bundle may hold.
+    pub const FILES: [&str; 6] = [TEXT, JSON, CSV, PAGE, MARKDOWN, LOG];
+}

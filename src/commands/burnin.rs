@@ -19,7 +19,8 @@ use crate::burnin::watch::burn_all;
 use crate::burnin::worker::{BurnJob, Live, OnFile, Trouble, burn, soak};
 use crate::cli::BurninArgs;
 use crate::document::Document;
-use crate::export::burnin::{bundle, render};
+use crate::export;
+use crate::export::publish::{Outputs, Published};
 use crate::judge::burnin::Remeasured;
 use crate::notify::Event;
 use crate::plan::burnin::BurnPlan;
@@ -274,13 +275,12 @@ fn remeasure(plan: &BurnPlan, run: &mut BurnRun, stop: &StopFlag) {
 }
 
 /// Keeps the report in `STATE/runs/RUN.json` first (no terminal, pipe or
-/// output directory that went away can lose it), prints it (to stderr when
-/// `--json -` has standard output), writes the JSON and `--out DIR`, and
-/// says how the run ends. A file that cannot be written is one line: the
-/// disks' verdict stands, and so does its exit status (as the check's).
+/// output directory that went away can lose it), then publishes it
+/// (`export::publish`: printed, --json, --out; a file that cannot be
+/// written is one line, the disks' verdict and exit status stand), and
+/// tells `--notify` last.
 fn publish(report: &BurnReport, plan: &BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
-    let (json, out) = (plan.json.as_ref(), plan.out.as_deref());
-    let document = crate::export::burnin::json(report);
+    let document = report.json();
     if let (Some(store), Some(run)) = (&plan.store, plan.points.first()) {
         match store.keep_report(&run.run_id, &document) {
             Ok(path) => tell!("arrayburn burnin: {}: the run's report", path.display()),
@@ -289,30 +289,12 @@ fn publish(report: &BurnReport, plan: &BurnPlan, stop: &StopFlag) -> anyhow::Res
             }
         }
     }
-    let text = render(report);
-    if json.is_some_and(|o| o.is_stdout()) {
-        tell_part!("{text}");
-    } else {
-        show!("{text}");
-    }
-    if let Some(dir) = out
-        && let Err(e) = bundle(report, dir)
-    {
-        tell!("arrayburn burnin: --out {}: {e}", dir.display());
-    }
-    if let Some(o) = json
-        && let Err(e) = o.write(&document, true, stop)
-    {
-        tell!(
-            "arrayburn burnin: error: could not write --json {}: {e} (the printed report is complete)",
-            o.given.display()
-        );
-    }
-    let run = report.document();
+    let to = Outputs { json: plan.json.as_ref(), csv: None, out: plan.out.as_deref() };
+    let outcome = export::publish::publish(report, to, "arrayburn burnin", stop);
     if let Some(n) = &plan.notify {
-        n.send_last(&Event::end("burnin", &run, document));
+        n.send_last(&Event::end("burnin", &report.document(), document));
     }
-    Ok(run.outcome)
+    Ok(outcome)
 }
 
 /// Runs the drives' self-tests first where `--smart-test` asks; true when

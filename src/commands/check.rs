@@ -1,16 +1,14 @@
 //! `arrayburn check`: plan, run the passes, save after each, report.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::time::SystemTime;
-
-use anyhow::Context;
 
 use super::Outcome;
 use crate::cli::{CheckArgs, ProgressMode};
 use crate::device::SystemPaths;
 use crate::document::Document;
-use crate::export;
+use crate::export::publish;
 use crate::io::{Bounds, Probe, Sweep, open_sweep};
 use crate::measure::{
     Beside, PassKind, PassRun, PassSpec, Recheck, Remeasurement, remeasure, run_pass,
@@ -102,11 +100,11 @@ pub fn execute(
     info.interrupted = stop.is_set();
     info.complete = true;
     let report = report::build(checked(&plan), (&passes, &rechecks), &info);
-    print_text(&plan, &report);
+    publish::print(&report, outputs(&plan).stdout_taken());
     save_files(&plan, &report, true, stop);
     let run = report.document();
     if let Some(n) = args.output.notify.notifier() {
-        n.send(&Event::end("check", &run, export::json::render(&report)));
+        n.send(&Event::end("check", &run, publish::Published::json(&report)));
     }
     Ok((run.outcome, report))
 }
@@ -162,23 +160,7 @@ fn style(mode: ProgressMode) -> Style {
 /// verdict. A second signal waits for the writing to end.
 fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
     let _hold = stop.hold();
-    let mut failed = Vec::new();
-    if let Some(dir) = &plan.settings.out
-        && let Err(e) = save_bundle(dir, report, last)
-    {
-        failed.push(format!("--out {}: {e:#}", dir.display()));
-    }
-    let s = &plan.settings;
-    for (o, bytes) in
-        [(&s.json, export::json::render as fn(&Report) -> Vec<u8>), (&s.csv, export::csv::render)]
-    {
-        if let Some(o) = o
-            && let Err(e) = o.write(&bytes(report), last, stop)
-        {
-            failed.push(format!("{} {}: {e}", o.flag, o.given.display()));
-        }
-    }
-    for f in failed {
+    for f in publish::save(report, outputs(plan), last, stop) {
         let what = if last {
             "the printed report is complete; any JSON copy left from an earlier pass says \"complete\": false"
         } else {
@@ -186,6 +168,12 @@ fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
         };
         tell!("arrayburn: error: could not write {f} ({what})");
     }
+}
+
+/// Where the check's result goes.
+fn outputs(plan: &Plan) -> publish::Outputs<'_> {
+    let s = &plan.settings;
+    publish::Outputs { json: s.json.as_ref(), csv: s.csv.as_ref(), out: s.out.as_deref() }
 }
 
 /// Copies every line of the check to its log, named first: `run.log` in
@@ -196,7 +184,7 @@ fn keep_log(plan: &Plan) {
     use crate::output::{Output, Sink};
     let s = &plan.settings;
     let at = match (&s.out, &s.json) {
-        (Some(dir), _) => Dir::create(dir).map(|d| (d, "run.log".to_string())),
+        (Some(dir), _) => Dir::create(dir).map(|d| (d, crate::output::bundle::LOG.to_string())),
         (None, Some(Output { sink: Sink::File { dir, name }, .. })) => {
             let name = Path::new(name).with_extension("log");
             Ok((dir.clone(), name.to_string_lossy().into_owned()))
@@ -210,44 +198,6 @@ fn keep_log(plan: &Plan) {
         }
         Err(e) => tell!("arrayburn: warning: no log is kept ({e}); the check goes on"),
     }
-}
-
-/// Prints the text report: on stdout, or on stderr where `--json -` or
-/// `--csv -` has stdout. A closed pipe (`| head`) is not a failure of the
-/// check.
-fn print_text(plan: &Plan, report: &Report) {
-    let text = export::text::render(report);
-    crate::tell::log(&text, false);
-    let s = &plan.settings;
-    let stdout_taken = [&s.json, &s.csv].iter().any(|o| o.as_ref().is_some_and(|o| o.is_stdout()));
-    let mut out: Box<dyn Write> = if stdout_taken {
-        Box::new(std::io::stderr().lock())
-    } else {
-        Box::new(std::io::stdout().lock())
-    };
-    let _ = out.write_all(text.as_bytes());
-}
-
-/// The `--out` directory: the text report, the JSON, the surface CSV and,
-/// at the end, the page, the Markdown and the charts (SVG and PNG), all of
-/// one report.
-fn save_bundle(dir: &Path, report: &Report, charts: bool) -> anyhow::Result<()> {
-    let dir = Dir::create(dir)?;
-    let [txt, json, csv] = crate::plan::BUNDLE;
-    let write = |name: &str, bytes: &[u8]| dir.write(name, bytes).with_context(|| name.to_string());
-    write(txt, export::text::render(report).as_bytes())?;
-    write(json, &export::json::render(report))?;
-    write(csv, &export::csv::render(report))?;
-    if charts {
-        let drawn = export::chart::draw_all(report).context("charts")?;
-        let blocks = export::text::blocks(report);
-        let [page, md] = crate::plan::BUNDLE_PAGES;
-        write(md, export::doc::markdown(&blocks).as_bytes())?;
-        write(page, export::page::check(report, &blocks, &drawn).as_bytes())?;
-        let charts = dir.sub("charts").context("charts")?;
-        export::chart::write(&charts, &drawn).context("charts")?;
-    }
-    Ok(())
 }
 
 /// What the report is built from: the plan's disks, groups and settings.

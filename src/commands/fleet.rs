@@ -1,13 +1,13 @@
 //! `arrayburn report FILE|DIR...`: read results, judge them together
 //! (`fleet`), and write the report (`fleet::render`).
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 
 use super::Outcome;
 use crate::cli::ReportArgs;
 use crate::document::Document;
-use crate::fleet::render::{html, markdown, text};
-use crate::fleet::{Doc, FleetReport, Skipped, files, is_fleet, judge, load};
+use crate::export::publish::{Outputs, Published, publish};
+use crate::fleet::{Doc, Skipped, files, is_fleet, judge, load};
 use crate::judge::Thresholds;
 use crate::notify::Event;
 use crate::output::Output;
@@ -68,47 +68,10 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if stop.is_set() {
         return interrupted();
     }
-    let words = text(&report);
-    if json.as_ref().is_some_and(|o| o.is_stdout()) {
-        tell_part!("{words}");
-    } else {
-        show!("{words}");
-    }
-    if let Some(o) = &json {
-        let mut doc = serde_json::to_vec_pretty(&report)?;
-        doc.push(b'\n');
-        o.write(&doc, true, stop)
-            .with_context(|| format!("writing --json {}", o.given.display()))?;
-    }
-    if let Some(dir) = &args.out {
-        write_bundle(&report, &words, dir)
-            .with_context(|| format!("writing --out {}", dir.display()))?;
-    }
-    let run = report.document();
+    let to = Outputs { json: json.as_ref(), csv: None, out: args.out.as_deref() };
+    let outcome = publish(&report, to, "arrayburn report", stop);
     if let Some(n) = args.notify.notifier() {
-        let mut doc = serde_json::to_vec_pretty(&report)?;
-        doc.push(b'\n');
-        n.send(&Event::end("report", &run, doc));
+        n.send(&Event::end("report", &report.document(), report.json()));
     }
-    Ok(run.outcome)
-}
-
-/// report.txt, report.json, report.md and report.html in `dir`.
-pub fn write_bundle(
-    report: &FleetReport,
-    words: &str,
-    dir: &std::path::Path,
-) -> anyhow::Result<()> {
-    let dir = crate::output::Dir::create(dir)?;
-    let mut doc = serde_json::to_vec_pretty(report)?;
-    doc.push(b'\n');
-    for (name, bytes) in [
-        ("report.txt", words.as_bytes().to_vec()),
-        ("report.json", doc),
-        ("report.md", markdown(report).into_bytes()),
-        ("report.html", html(report).into_bytes()),
-    ] {
-        dir.write(name, &bytes)?;
-    }
-    Ok(())
+    Ok(outcome)
 }

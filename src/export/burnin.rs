@@ -254,29 +254,11 @@ fn findings(out: &mut Vec<Block>, r: &BurnReport) {
 
 /// The JSON document (`--json`, `--out DIR/report.json`).
 pub fn json(report: &BurnReport) -> Vec<u8> {
-    let mut doc = serde_json::to_vec_pretty(report).unwrap_or_default();
-    doc.push(b'\n');
-    doc
-}
-
-/// `--out DIR`: the text, the JSON, the page, the Markdown, and in
-/// charts/ MB/s across each disk's surface for pass 1 and the last pass,
-/// each phase.
-pub fn bundle(report: &BurnReport, dir: &std::path::Path) -> anyhow::Result<()> {
-    let dir = crate::output::Dir::create(dir)?;
-    let blocks = blocks(report);
-    // The result first: a chart that cannot be drawn must not cost it.
-    dir.write("report.txt", doc::text(&blocks).as_bytes())?;
-    dir.write("report.json", &json(report))?;
-    dir.write("report.md", doc::markdown(&blocks).as_bytes())?;
-    let drawn = charts(report)?;
-    dir.write("report.html", page(report, &blocks, &drawn).as_bytes())?;
-    crate::export::chart::write(&dir.sub("charts")?, &drawn)?;
-    Ok(())
+    super::json::document(report)
 }
 
 /// MB/s across each disk's surface, pass 1 and the last pass, each phase.
-fn charts(report: &BurnReport) -> anyhow::Result<Vec<Drawn>> {
+pub fn charts(report: &BurnReport) -> anyhow::Result<Vec<Drawn>> {
     let last = (report.disks.iter())
         .flat_map(|d| d.burn.surface.iter().map(|p| p.pass))
         .max()

@@ -12,4 +12,5 @@ pub mod csv;
 pub mod doc;
 pub mod json;
 pub mod page;
+pub mod publish;
 pub mod text;

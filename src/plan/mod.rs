@@ -368,7 +368,7 @@ fn outputs(args: &CheckArgs) -> Result<(Option<Output>, Option<Output>), PlanErr
     let mut named: Vec<(String, PathBuf)> = json.iter().chain(&csv).map(output::named).collect();
     if let Some(p) = &args.output.out {
         check_output_dir(p)?;
-        named.extend(BUNDLE.iter().chain(&BUNDLE_PAGES).map(|f| {
+        named.extend(output::bundle::FILES.iter().map(|f| {
             let file = p.join(f);
             (format!("--out {}", file.display()), output::identity_of(&file))
         }));
@@ -376,12 +376,6 @@ fn outputs(args: &CheckArgs) -> Result<(Option<Output>, Option<Output>), PlanErr
     output::refuse_duplicates(named).map_err(PlanError::Output)?;
     Ok((json, csv))
 }
-
-/// The files `--out DIR` writes (and `charts/`).
-pub const BUNDLE: [&str; 3] = ["report.txt", "report.json", "surface.csv"];
-/// The page and the Markdown the bundle ends with (at the last save, with
-/// the charts).
-pub const BUNDLE_PAGES: [&str; 2] = ["report.html", "report.md"];
 
 /// The `--out` directory is used if it exists, created if only its parent
 /// does; files must be creatable in it (or in the parent). Nothing is left

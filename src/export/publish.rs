@@ -1,0 +1,178 @@
+//! One way to publish a run, the check's, the burn-in's and the fleet's:
+//! its text printed, its `--json` written, its `--out` bundle made (the
+//! result first, then the page and the charts, so a chart that cannot be
+//! drawn never costs the result), with one policy for a file that cannot
+//! be written: one line naming it, and the run's verdict and exit status
+//! stand. The bundle's file names are one table, `output::bundle`.
+
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::chart::Drawn;
+use crate::document::Document;
+use crate::output::{Dir, Output};
+use crate::stop::StopFlag;
+
+use crate::output::bundle::{CHARTS, CSV, JSON, MARKDOWN, PAGE, TEXT};
+
+/// Files of a bundle: each name (from the table above) and its bytes.
+pub type Files = Vec<(&'static str, Vec<u8>)>;
+
+/// A run's result, as its outputs take it.
+pub trait Published: Document {
+    /// The text report.
+    fn text(&self) -> String;
+    /// The JSON document.
+    fn json(&self) -> Vec<u8>;
+    /// The bundle's files that hold the result (written first).
+    fn files(&self) -> Files;
+    /// The `--csv` document, where the run has one.
+    fn csv(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// The page and the files that show the charts, and the charts
+    /// (written last, and only by the last save).
+    fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)>;
+}
+
+/// Where a run's result goes.
+#[derive(Clone, Copy, Default)]
+pub struct Outputs<'a> {
+    pub json: Option<&'a Output>,
+    pub csv: Option<&'a Output>,
+    pub out: Option<&'a Path>,
+}
+
+impl Outputs<'_> {
+    /// Whether `--json -` or `--csv -` has standard output (the text
+    /// report then goes to standard error).
+    pub fn stdout_taken(&self) -> bool {
+        [self.json, self.csv].iter().any(|o| o.is_some_and(|o| o.is_stdout()))
+    }
+}
+
+/// Writes the `--out` bundle in `dir` (made if missing): the result's
+/// files, and where `last`, the pages and the charts.
+pub fn bundle(run: &impl Published, dir: &Path, last: bool) -> anyhow::Result<()> {
+    let dir = Dir::create(dir)?;
+    let write = |name: &str, bytes: &[u8]| dir.write(name, bytes).with_context(|| name.to_string());
+    for (name, bytes) in run.files() {
+        write(name, &bytes)?;
+    }
+    if last {
+        let (pages, drawn) = run.pages().context(CHARTS)?;
+        for (name, bytes) in pages {
+            write(name, &bytes)?;
+        }
+        let charts = dir.sub(CHARTS).context(CHARTS)?;
+        super::chart::write(&charts, &drawn).context(CHARTS)?;
+    }
+    Ok(())
+}
+
+/// Writes `--out` and `--json` (`last`: the run's end; a FIFO, a terminal
+/// and standard output are written only then). What cannot be written is
+/// returned, a line each naming it; the caller says it.
+pub fn save(run: &impl Published, to: Outputs, last: bool, stop: &StopFlag) -> Vec<String> {
+    let mut failed = Vec::new();
+    if let Some(dir) = to.out
+        && let Err(e) = bundle(run, dir, last)
+    {
+        failed.push(format!("--out {}: {e:#}", dir.display()));
+    }
+    let docs = [(to.json, Some(run.json())), (to.csv, run.csv())];
+    for (o, bytes) in docs.into_iter().filter_map(|(o, b)| Some((o?, b?))) {
+        if let Err(e) = o.write(&bytes, last, stop) {
+            failed.push(format!("{} {}: {e}", o.flag, o.given.display()));
+        }
+    }
+    failed
+}
+
+/// Prints the text report: on standard output, or on standard error where
+/// `stdout_taken` (`--json -` has it). A closed pipe is not a failure.
+pub fn print(run: &impl Published, stdout_taken: bool) {
+    let text = run.text();
+    if stdout_taken {
+        tell_part!("{text}");
+    } else {
+        show!("{text}");
+    }
+}
+
+/// A run's end: printed, saved (a file that cannot be written said in one
+/// line, `who` naming the command), and its outcome as its run document
+/// says.
+pub fn publish(
+    run: &impl Published,
+    to: Outputs,
+    who: &str,
+    stop: &StopFlag,
+) -> crate::outcome::Outcome {
+    print(run, to.stdout_taken());
+    for f in save(run, to, true, stop) {
+        tell!("{who}: error: could not write {f} (the printed report is complete)");
+    }
+    run.document().outcome
+}
+
+impl Published for crate::report::Report {
+    fn text(&self) -> String {
+        super::text::render(self)
+    }
+    fn json(&self) -> Vec<u8> {
+        super::json::render(self)
+    }
+    fn files(&self) -> Files {
+        let text = self.text().into_bytes();
+        vec![(TEXT, text), (JSON, self.json()), (CSV, super::csv::render(self))]
+    }
+    fn csv(&self) -> Option<Vec<u8>> {
+        Some(super::csv::render(self))
+    }
+    fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
+        let drawn = super::chart::draw_all(self)?;
+        let blocks = super::text::blocks(self);
+        let md = super::doc::markdown(&blocks).into_bytes();
+        let page = super::page::check(self, &blocks, &drawn).into_bytes();
+        Ok((vec![(MARKDOWN, md), (PAGE, page)], drawn))
+    }
+}
+
+impl Published for crate::report::burnin::BurnReport {
+    fn text(&self) -> String {
+        super::burnin::render(self)
+    }
+    fn json(&self) -> Vec<u8> {
+        super::burnin::json(self)
+    }
+    fn files(&self) -> Files {
+        let blocks = super::burnin::blocks(self);
+        let md = super::doc::markdown(&blocks).into_bytes();
+        vec![(TEXT, super::doc::text(&blocks).into_bytes()), (JSON, self.json()), (MARKDOWN, md)]
+    }
+    fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
+        let drawn = super::burnin::charts(self)?;
+        let blocks = super::burnin::blocks(self);
+        let page = super::burnin::page(self, &blocks, &drawn).into_bytes();
+        Ok((vec![(PAGE, page)], drawn))
+    }
+}
+
+impl Published for crate::fleet::FleetReport {
+    fn text(&self) -> String {
+        crate::fleet::render::text(self)
+    }
+    fn json(&self) -> Vec<u8> {
+        super::json::document(self)
+    }
+    fn files(&self) -> Files {
+        let md = crate::fleet::render::markdown(self).into_bytes();
+        let page = crate::fleet::render::html(self).into_bytes();
+        vec![(TEXT, self.text().into_bytes()), (JSON, self.json()), (MARKDOWN, md), (PAGE, page)]
+    }
+    fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
+        Ok((Vec::new(), Vec::new()))
+    }
+}
