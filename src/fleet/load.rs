@@ -8,8 +8,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{RunKind, sane};
+use super::runs::{Measured, pass_bit};
+use super::{RunKind, Sample, sane};
 use crate::header::Header;
+use crate::judge::Verdict;
+use crate::judge::burnin::DiskVerdict;
+use crate::measure::PassKind;
 use crate::report::burnin::BurnReport;
 use crate::report::{LinkFinding, Report, SCHEMA_VERSION};
 
@@ -65,6 +69,122 @@ impl Doc {
     }
 
     /// The links below their maximum it found.
+    /// Every disk it measured, as the fleet's samples.
+    pub(super) fn samples(&self, source: &str) -> Vec<Sample> {
+        let mut out = Vec::new();
+        match self {
+            Doc::Check(r) => {
+                let serial = r.passes.iter().find(|p| p.kind == PassKind::Serial);
+                for d in &r.disks {
+                    let rows =
+                        r.passes.iter().flat_map(|p| p.disks.iter().filter(|x| x.path == d.path));
+                    let errors = rows.clone().map(|x| x.read_errors).sum();
+                    let speed = serial
+                        .and_then(|p| p.disks.iter().find(|x| x.path == d.path))
+                        .filter(|x| {
+                            x.read_errors == 0 && x.window_elapsed_s >= crate::judge::MIN_JUDGED_S
+                        })
+                        .map(|x| x.window_mb_per_s);
+                    let worst = rows.map(|x| x.verdict).find(|v| *v != Verdict::Ok);
+                    out.push(Sample {
+                        host: r.header.host.clone(),
+                        machine_id: r.header.machine.machine_id.clone(),
+                        path: d.path.clone(),
+                        model: d.identity.model.clone(),
+                        serial: d.identity.serial.clone(),
+                        wwn: d.identity.wwn.clone(),
+                        size_bytes: d.identity.size_bytes,
+                        started_at: r.header.started_at.clone(),
+                        source: source.to_string(),
+                        kind: RunKind::Check,
+                        mb_per_s: speed,
+                        errors,
+                        smart_rose: Vec::new(),
+                        verdict: worst.map_or("ok".into(), |v| v.word().into()),
+                    });
+                }
+            }
+            Doc::Burnin(r) => {
+                for d in &r.disks {
+                    out.push(Sample {
+                        host: r.header.host.clone(),
+                        machine_id: r.header.machine.machine_id.clone(),
+                        path: d.path.clone(),
+                        model: d.identity.model.clone(),
+                        serial: d.identity.serial.clone(),
+                        wwn: d.identity.wwn.clone(),
+                        size_bytes: d.identity.size_bytes,
+                        started_at: r.header.started_at.clone(),
+                        source: source.to_string(),
+                        kind: RunKind::Burnin,
+                        mb_per_s: None,
+                        errors: d.burn.total_bad(),
+                        smart_rose: d
+                            .smart
+                            .as_ref()
+                            .map(|c| {
+                                c.deltas
+                                    .iter()
+                                    .map(|x| format!("{} {} → {}", x.name, x.before, x.after))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                        verdict: d.verdict.word().into(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The run's verdict in a line, for its host's list.
+    pub(super) fn line(&self) -> String {
+        match self {
+            Doc::Check(r) => {
+                let mut line = format!("check of {} disk(s): {}", r.disks.len(), r.summary.message);
+                if r.header.interrupted {
+                    line = format!("{line} (interrupted)");
+                }
+                line
+            }
+            Doc::Burnin(r) => format!(
+                "{} of {} disk(s): {}",
+                if r.read_only { "read-only soak" } else { "burn-in" },
+                r.disks.len(),
+                r.summary.message
+            ),
+        }
+    }
+
+    /// How much of the disk at `path` the run measured.
+    pub(super) fn measured(&self, path: &str) -> Option<Measured> {
+        match self {
+            Doc::Check(r) => {
+                let mut rows = r
+                    .passes
+                    .iter()
+                    .flat_map(|p| p.disks.iter().filter(|d| d.path == path))
+                    .peekable();
+                rows.peek()?;
+                let passes = (r.passes.iter())
+                    .filter(|p| p.disks.iter().any(|d| d.path == path))
+                    .fold(0, |bits, p| bits | pass_bit(p.kind));
+                Some(Measured::Read {
+                    whole: rows.any(|d| d.reached_end),
+                    sample_s: r.options.sample_s,
+                    passes,
+                })
+            }
+            Doc::Burnin(r) => r.disks.iter().find(|d| d.path == path).map(|d| Measured::Burned {
+                start: d.start_byte,
+                end: d.end_byte,
+                whole: !r.header.interrupted
+                    && d.verdict != DiskVerdict::Interrupted
+                    && crate::report::burnin::burned_whole(d, r.read_only),
+            }),
+        }
+    }
+
     /// What the run says of itself.
     pub(super) fn document(&self) -> crate::document::RunDoc {
         use crate::document::Document;

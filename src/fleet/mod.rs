@@ -14,7 +14,6 @@ use crate::header::Header;
 use crate::judge::ArrayVerdict;
 use crate::judge::peers::{classify, pct_of_group_median};
 use crate::judge::{Thresholds, Verdict};
-use crate::measure::PassKind;
 use crate::report::LinkFinding;
 use crate::stats::median;
 
@@ -135,72 +134,7 @@ impl Sample {
 
 /// Every disk of every result.
 pub fn samples(docs: &[(String, Doc)]) -> Vec<Sample> {
-    let mut out = Vec::new();
-    for (source, doc) in docs {
-        match doc {
-            Doc::Check(r) => {
-                let serial = r.passes.iter().find(|p| p.kind == PassKind::Serial);
-                for d in &r.disks {
-                    let rows =
-                        r.passes.iter().flat_map(|p| p.disks.iter().filter(|x| x.path == d.path));
-                    let errors = rows.clone().map(|x| x.read_errors).sum();
-                    let speed = serial
-                        .and_then(|p| p.disks.iter().find(|x| x.path == d.path))
-                        .filter(|x| {
-                            x.read_errors == 0 && x.window_elapsed_s >= crate::judge::MIN_JUDGED_S
-                        })
-                        .map(|x| x.window_mb_per_s);
-                    let worst = rows.map(|x| x.verdict).find(|v| *v != Verdict::Ok);
-                    out.push(Sample {
-                        host: r.header.host.clone(),
-                        machine_id: r.header.machine.machine_id.clone(),
-                        path: d.path.clone(),
-                        model: d.identity.model.clone(),
-                        serial: d.identity.serial.clone(),
-                        wwn: d.identity.wwn.clone(),
-                        size_bytes: d.identity.size_bytes,
-                        started_at: r.header.started_at.clone(),
-                        source: source.clone(),
-                        kind: RunKind::Check,
-                        mb_per_s: speed,
-                        errors,
-                        smart_rose: Vec::new(),
-                        verdict: worst.map_or("ok".into(), |v| v.word().into()),
-                    });
-                }
-            }
-            Doc::Burnin(r) => {
-                for d in &r.disks {
-                    out.push(Sample {
-                        host: r.header.host.clone(),
-                        machine_id: r.header.machine.machine_id.clone(),
-                        path: d.path.clone(),
-                        model: d.identity.model.clone(),
-                        serial: d.identity.serial.clone(),
-                        wwn: d.identity.wwn.clone(),
-                        size_bytes: d.identity.size_bytes,
-                        started_at: r.header.started_at.clone(),
-                        source: source.clone(),
-                        kind: RunKind::Burnin,
-                        mb_per_s: None,
-                        errors: d.burn.total_bad(),
-                        smart_rose: d
-                            .smart
-                            .as_ref()
-                            .map(|c| {
-                                c.deltas
-                                    .iter()
-                                    .map(|x| format!("{} {} → {}", x.name, x.before, x.after))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                        verdict: d.verdict.word().into(),
-                    });
-                }
-            }
-        }
-    }
-    out
+    docs.iter().flat_map(|(source, doc)| doc.samples(source)).collect()
 }
 
 /// Each disk's latest sample with a speed, in the order first seen.
@@ -358,21 +292,7 @@ pub struct HostRuns {
 pub fn hosts(docs: &[(String, Doc)]) -> Vec<HostRuns> {
     let mut out: Vec<HostRuns> = Vec::new();
     for (source, doc) in docs {
-        let line = match doc {
-            Doc::Check(r) => {
-                let mut line = format!("check of {} disk(s): {}", r.disks.len(), r.summary.message);
-                if r.header.interrupted {
-                    line = format!("{line} (interrupted)");
-                }
-                line
-            }
-            Doc::Burnin(r) => format!(
-                "{} of {} disk(s): {}",
-                if r.read_only { "read-only soak" } else { "burn-in" },
-                r.disks.len(),
-                r.summary.message
-            ),
-        };
+        let line = doc.line();
         let line = format!("{} {line} [{source}]", doc.started_at());
         let (host, machine_id) = doc.host();
         match out.iter_mut().find(|h| same_host((&h.host, h.machine_id.as_deref()), doc.host())) {
@@ -648,7 +568,7 @@ impl crate::document::Document for FleetReport {
 
 #[cfg(test)]
 mod tests {
-    use super::runs::{Measured, measured};
+    use super::runs::Measured;
     use super::*;
     use crate::report::Report;
     use crate::report::burnin::BurnReport;
@@ -893,7 +813,7 @@ mod tests {
         };
         assert!(r.header.complete);
         let path = r.disks[0].path.clone();
-        let whole = |r: &BurnReport| match measured(&Doc::Burnin(Box::new(r.clone())), &path) {
+        let whole = |r: &BurnReport| match Doc::Burnin(Box::new(r.clone())).measured(&path) {
             Some(Measured::Burned { whole, .. }) => whole,
             m => panic!("{m:?}"),
         };

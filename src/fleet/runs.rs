@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use super::load::{Doc, surely_same_host};
 use super::{RunKind, RunState, Sample};
 use crate::document::RunDoc;
-use crate::judge::burnin::DiskVerdict;
 use crate::outcome::Outcome;
 
 /// A run whose own verdict is not healthy: it found something, could not
@@ -103,34 +102,8 @@ pub(super) enum Measured {
     Burned { start: u64, end: u64, whole: bool },
 }
 
-/// How much of the disk at `path` the run measured.
-pub(super) fn measured(doc: &Doc, path: &str) -> Option<Measured> {
-    match doc {
-        Doc::Check(r) => {
-            let mut rows =
-                r.passes.iter().flat_map(|p| p.disks.iter().filter(|d| d.path == path)).peekable();
-            rows.peek()?;
-            let passes = (r.passes.iter())
-                .filter(|p| p.disks.iter().any(|d| d.path == path))
-                .fold(0, |bits, p| bits | pass_bit(p.kind));
-            Some(Measured::Read {
-                whole: rows.any(|d| d.reached_end),
-                sample_s: r.options.sample_s,
-                passes,
-            })
-        }
-        Doc::Burnin(r) => r.disks.iter().find(|d| d.path == path).map(|d| Measured::Burned {
-            start: d.start_byte,
-            end: d.end_byte,
-            whole: !r.header.interrupted
-                && d.verdict != DiskVerdict::Interrupted
-                && crate::report::burnin::burned_whole(d, r.read_only),
-        }),
-    }
-}
-
 /// A pass kind's bit in [`Measured::Read`].
-fn pass_bit(kind: crate::measure::PassKind) -> u8 {
+pub(super) fn pass_bit(kind: crate::measure::PassKind) -> u8 {
     match kind {
         crate::measure::PassKind::Serial => 1,
         crate::measure::PassKind::Parallel => 2,
@@ -181,13 +154,13 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
             })
             .filter(|(src, d)| {
                 disks.iter().all(|p| {
-                    let (Some(k), Some(then)) = (key(source, p), measured(doc, p)) else {
+                    let (Some(k), Some(then)) = (key(source, p), doc.measured(p)) else {
                         return false;
                     };
                     samples
                         .iter()
                         .filter(|s| &s.source == src && s.key() == k)
-                        .any(|s| measured(d, &s.path).is_some_and(|now| covers(now, then)))
+                        .any(|s| d.measured(&s.path).is_some_and(|now| covers(now, then)))
                 })
             })
             .max_by(|a, b| {
