@@ -24,6 +24,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::burnin::worker::Trouble;
 use crate::document::RunDoc;
 use crate::outcome::Outcome;
 
@@ -60,6 +61,29 @@ pub struct Event {
 }
 
 impl Event {
+    /// A burn-in's disk that met `trouble` (found bad, gone or hung): the
+    /// run goes on.
+    pub fn disk(disk: &str, trouble: Trouble, run_id: &str) -> Event {
+        let what = match trouble {
+            Trouble::Bad => "a block failed or read back wrong",
+            Trouble::Gone => "the device went away",
+            Trouble::Hung => "it stopped answering",
+        };
+        let json = serde_json::json!({
+            "event": "disk", "command": "burnin", "disk": disk, "verdict": trouble.word(),
+            "what": what, "run_id": run_id,
+        });
+        Event {
+            kind: "disk",
+            command: "burnin",
+            verdict: trouble.word().into(),
+            exit: None,
+            message: format!("{disk}: {what}; the burn-in goes on"),
+            to_act_on: vec![disk.to_string()],
+            json: format!("{json:#}\n").into_bytes(),
+        }
+    }
+
     /// The end of a run: its run document and its result JSON.
     pub fn end(command: &'static str, run: &RunDoc, json: Vec<u8>) -> Event {
         let verdict = match run.outcome {

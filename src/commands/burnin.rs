@@ -100,26 +100,9 @@ fn keep_log(plan: &mut BurnPlan) {
 /// Tells `--notify`, beside the run, that disk `d` met `trouble` (the
 /// run goes on; its report says the rest).
 fn met(plan: &BurnPlan, d: usize, trouble: Trouble) {
-    let Some(n) = &plan.notify else { return };
-    let disk = plan.targets[d].dev.given.clone();
-    let what = match trouble {
-        Trouble::Bad => "a block failed or read back wrong",
-        Trouble::Gone => "the device went away",
-        Trouble::Hung => "it stopped answering",
-    };
-    let json = serde_json::json!({
-        "event": "disk", "command": "burnin", "disk": disk, "verdict": trouble.word(),
-        "what": what, "run_id": plan.points[d].run_id,
-    });
-    n.send_beside(Event {
-        kind: "disk",
-        command: "burnin",
-        verdict: trouble.word().into(),
-        exit: None,
-        message: format!("{disk}: {what}; the burn-in goes on"),
-        to_act_on: vec![disk],
-        json: format!("{json:#}\n").into_bytes(),
-    });
+    if let Some(n) = &plan.notify {
+        n.send_beside(Event::disk(&plan.targets[d].dev.given, trouble, &plan.points[d].run_id));
+    }
 }
 
 /// One disk's write-verify passes from its checkpoint, each place saved
