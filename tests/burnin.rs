@@ -570,6 +570,8 @@ fn lost_writes_flipped_bits_and_failed_writes_are_found_exactly() {
         }
         assert!(dom.contains("class=\"verdict flagged\">Verdict: FLAGGED"), "{dom}");
         assert_eq!(dom.matches("<div class=\"certificate\">").count(), 4);
+        // Each certificate's one word: the three with faults FAIL.
+        assert_eq!(dom.matches("<th>Result</th><td class=\"bad\">FAIL</td>").count(), 3, "{dom}");
         assert!(browser.pdf(&page).starts_with(b"%PDF"));
     }
     // Writes and reads went through io_uring (the default), two in flight.

@@ -293,6 +293,20 @@ fn the_service_resumes_after_a_crash_and_never_burns_a_disk_twice() {
     assert!(kept["disks"].as_array().unwrap().iter().all(|x| x["resumes"] == 1), "{kept}");
     let bundle = lib.path().join("burnin-t1.out/report.json");
     assert!(bundle.exists(), "the unit's --out");
+    // Its pages say it was resumed; each certificate has its one word and
+    // a measured 0; SMART is one section, each disk a line in it.
+    let page = std::fs::read_to_string(lib.path().join("burnin-t1.out/report.html")).unwrap();
+    assert!(page.contains("Resumed 1 time(s) from its checkpoints"), "{page}");
+    for row in [
+        "<th>Resumed</th><td>1 time(s), each from its checkpoint</td>",
+        "<th>Result</th><td>PASS</td>",
+        "<th>Bad bytes found</th><td>0</td>",
+    ] {
+        assert_eq!(page.matches(row).count(), 2, "{row} on each certificate: {page}");
+    }
+    let md = std::fs::read_to_string(lib.path().join("burnin-t1.out/report.md")).unwrap();
+    assert_eq!(md.matches("### SMART").count(), 1, "{md}");
+    assert!(md.contains(&format!("\nSMART {}: not compared", d[0].dev)), "{md}");
     assert_eq!(std::fs::read_to_string(heard.path().join("said")).unwrap(), "HEALTHY\n");
     // Started again (the next boot): nothing is burned twice; the refusal
     // goes to the journal (standard error).

@@ -51,7 +51,7 @@ pub fn render(r: &BurnReport) -> String {
 /// The report as blocks, for the text, the Markdown and the page.
 pub fn blocks(r: &BurnReport) -> Vec<Block> {
     let mut out = vec![Block::Title(title(r)), Block::Table(disks(r))];
-    for section in [stopped, pass_speeds, smart, findings] {
+    for section in [resumed_run, stopped, pass_speeds, smart, findings] {
         section(&mut out, r);
     }
     out.push(verdict(&r.summary.disk_verdicts, &r.summary.message));
@@ -162,44 +162,59 @@ fn pass_speeds(out: &mut Vec<Block>, r: &BurnReport) {
     }
 }
 
-/// SMART: what rose, what was not compared, self-tests, temperatures.
+/// That the run was resumed, where it was: the report covers the whole
+/// burn-in, its earlier runs' writes and reads included.
+fn resumed_run(out: &mut Vec<Block>, r: &BurnReport) {
+    let most = r.disks.iter().map(|d| d.burn.resumes).max().unwrap_or(0);
+    if most > 0 {
+        out.push(Block::Note(format!(
+            "Resumed {most} time(s) from its checkpoints; this report covers the whole burn-in."
+        )));
+    }
+}
+
+/// SMART: what rose, what was not compared, self-tests, temperatures; one
+/// heading (a fault's tone where a counter rose), a line each under it.
 fn smart(out: &mut Vec<Block>, r: &BurnReport) {
+    let mut lines = Vec::new();
+    let mut rose_any = false;
     for d in &r.disks {
         match (&d.smart, &d.smart_note) {
             (Some(c), _) if !c.deltas.is_empty() => {
+                rose_any = true;
                 let rose: Vec<String> = c
                     .deltas
                     .iter()
                     .map(|x| format!("{} {} → {}", x.name, x.before, x.after))
                     .collect();
-                out.push(Block::Heading(
-                    format!("SMART {}: rose during the burn-in: {}", d.path, rose.join(", ")),
-                    Tone::Bad,
+                lines.push(format!(
+                    "SMART {}: rose during the burn-in: {}",
+                    d.path,
+                    rose.join(", ")
                 ));
             }
-            (None, Some(note)) => {
-                out.push(Block::Heading(
-                    format!("SMART {}: not compared ({note})", d.path),
-                    Tone::Plain,
-                ));
-            }
+            (None, Some(note)) => lines.push(format!("SMART {}: not compared ({note})", d.path)),
             _ => {}
         }
     }
     for d in &r.disks {
         if let Some(said) = self_test_words(d) {
-            out.push(Block::Note(format!("SMART {}: {said}", d.path)));
+            lines.push(format!("SMART {}: {said}", d.path));
         }
         if let Some(c) = d.hottest_c {
-            out.push(Block::Note(format!(
+            lines.push(format!(
                 "SMART {}: hottest {c} °C during the run{}",
                 d.path,
                 limit_words(d)
-            )));
+            ));
         }
         for words in not_believed(d) {
-            out.push(Block::Note(format!("SMART {}: not believed: {words}", d.path)));
+            lines.push(format!("SMART {}: not believed: {words}", d.path));
         }
+    }
+    if !lines.is_empty() {
+        out.push(Block::Heading("SMART".into(), if rose_any { Tone::Bad } else { Tone::Plain }));
+        out.extend(lines.into_iter().map(Block::Note));
     }
 }
 
@@ -442,12 +457,15 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
         ("Passes done", format!("{} of {}", d.burn.passes_done, r.passes)),
         ("Bytes written", d.burn.written_bytes.to_string()),
         ("Bytes verified", d.burn.verified_bytes.to_string()),
-        // By class: one range can be two (a failed write reads back zeros).
-        ("Bad bytes found", errors(&d.burn)),
+        // By class: one range can be two (a failed write reads back zeros);
+        // none found in what was read back is a measured 0.
+        ("Bad bytes found", bad_bytes(&d.burn)),
         ("SMART", smart),
         ("Self-test", self_test_words(d).unwrap_or_else(|| "none".into())),
         ("Hottest", d.hottest_c.map_or("-".into(), |c| format!("{c} °C{}", limit_words(d)))),
+        ("Resumed", resumed(d.burn.resumes)),
         ("Verdict", d.verdict.word().into()),
+        ("Result", result(d.verdict).into()),
         ("Date", r.header.finished_at.clone()),
         ("Host", r.header.host.clone()),
         ("Machine id", opt(&r.header.machine.machine_id)),
@@ -467,7 +485,7 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
                 @for (k, v) in rows {
                     tr {
                         th { (k) }
-                        @if k == "Verdict" {
+                        @if k == "Verdict" || k == "Result" {
                             td class=[verdict_class(d.verdict)] { (v) }
                         } @else {
                             td { (v) }
@@ -476,6 +494,31 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
                 }
             }
         }
+    }
+}
+
+/// The bad bytes of a certificate: by class, or 0 where the disk was read
+/// back and none was found ("-" where nothing was read back).
+fn bad_bytes(b: &DiskBurn) -> String {
+    match errors(b).as_str() {
+        "-" if b.verified_bytes > 0 => "0".into(),
+        said => said.into(),
+    }
+}
+
+/// How often a run was resumed, for its certificate.
+fn resumed(n: u32) -> String {
+    if n == 0 { "no".into() } else { format!("{n} time(s), each from its checkpoint") }
+}
+
+/// A certificate's one word: PASS only for a healthy disk, FAIL for one to
+/// act on; a disk not judged or interrupted is neither.
+fn result(v: DiskVerdict) -> &'static str {
+    match v {
+        DiskVerdict::Healthy => "PASS",
+        v if v.to_act_on() => "FAIL",
+        DiskVerdict::NotJudged => "NOT JUDGED",
+        _ => "INTERRUPTED",
     }
 }
 
