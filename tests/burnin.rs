@@ -1716,4 +1716,8 @@ fn a_disk_not_judged_is_not_drawn_as_one_to_act_on() {
     assert_eq!(doc["disks"][0]["verdict"], "not_judged", "{}", doc["disks"][0]);
     let png = decode_png(&bundle.join("charts/surface-write-pass1.png"));
     assert_eq!(count_colour(&png, FLAGGED_RED), 0, "a disk not judged drawn red");
+    // On its page: marked as not decided, nothing as a fault.
+    let page = std::fs::read_to_string(bundle.join("report.html")).unwrap();
+    assert!(page.contains("<td class=\"unsure\">not_judged</td>"), "{page}");
+    assert!(!page.contains("class=\"bad\""), "{page}");
 }

@@ -120,7 +120,8 @@ fn texts(blocks: &[Block]) -> Vec<String> {
             }
             Block::Item(s) => out.push(s.clone()),
             Block::Table(g) | Block::Tight(g) => {
-                out.extend(g.header.iter().chain(g.rows.iter().flatten()).cloned())
+                out.extend(g.header.iter().cloned());
+                out.extend(g.rows.iter().flatten().map(|c| c.text.clone()));
             }
             Block::Verdict { to_act_on, message } => {
                 out.extend(to_act_on.iter().cloned());

@@ -6,7 +6,7 @@
 use crate::burnin::record::{Class, DiskBurn};
 use crate::burnin::smart::{SelfTest, TestKind};
 use crate::export::chart::{self, Drawn};
-use crate::export::doc::{self, Block, Grid, Tone};
+use crate::export::doc::{self, Block, Cell, Grid, Mark, Tone};
 use crate::export::page;
 use crate::export::text::verdict;
 use crate::judge::burnin::DiskVerdict;
@@ -104,7 +104,7 @@ fn disks(r: &BurnReport) -> Grid {
     ]);
     let bytes = |b: u64| if b == 0 { "-".into() } else { human_bytes(b) };
     for d in &r.disks {
-        t.row(vec![
+        let cells: Vec<Cell> = [
             d.path.clone(),
             d.identity.model.clone().unwrap_or_else(|| "-".into()),
             d.identity.serial.clone().unwrap_or_else(|| "-".into()),
@@ -117,8 +117,12 @@ fn disks(r: &BurnReport) -> Grid {
             whole(d.verify_pct_of_peers),
             human_duration(std::time::Duration::from_secs_f64(d.burn.write_s + d.burn.verify_s)),
             errors(&d.burn),
-            d.verdict.word().to_string(),
-        ]);
+        ]
+        .into_iter()
+        .map(Cell::from)
+        .chain([Cell::marked(d.verdict.word(), verdict_mark(d.verdict))])
+        .collect();
+        t.row(cells);
     }
     t
 }
@@ -379,14 +383,17 @@ fn smart_table(r: &BurnReport) -> Grid {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     for d in &r.disks {
         let Some(c) = &d.smart else { continue };
-        let health = |p: Option<bool>| opt(p.map(|p| if p { "passed" } else { "FAILED" }.into()));
+        let health = |p: Option<bool>| match p {
+            Some(false) => Cell::marked("FAILED", Some(Mark::Bad)),
+            p => Cell::from(opt(p.map(|_| "passed".into()))),
+        };
         let temp = |t: Option<i64>| opt(t.map(|t| format!("{t} °C")));
         t.row(vec![
-            d.path.clone(),
+            d.path.clone().into(),
             "health self-assessment".into(),
             health(c.before.passed),
             health(c.after.passed),
-            if c.after.passed == Some(false) { "FAILED".into() } else { "-".into() },
+            if c.after.passed == Some(false) { health(Some(false)) } else { "-".into() },
         ]);
         t.row(vec![
             d.path.clone(),
@@ -412,11 +419,11 @@ fn smart_table(r: &BurnReport) -> Grid {
             let before = c.before.counters.iter().find(|b| b.name == a.name).map(|b| b.value);
             let rose = c.deltas.iter().any(|x| x.name == a.name);
             t.row(vec![
-                d.path.clone(),
-                a.name.clone(),
-                opt(before.map(|v| v.to_string())),
-                a.value.to_string(),
-                if rose { "--ROSE--".into() } else { "-".into() },
+                d.path.clone().into(),
+                a.name.clone().into(),
+                opt(before.map(|v| v.to_string())).into(),
+                a.value.to_string().into(),
+                if rose { Cell::marked("--ROSE--", Some(Mark::Bad)) } else { "-".into() },
             ]);
         }
     }
@@ -522,13 +529,21 @@ fn result(v: DiskVerdict) -> &'static str {
     }
 }
 
-/// The colour of a disk's verdict on its certificate.
-fn verdict_class(v: DiskVerdict) -> Option<&'static str> {
+/// How a disk's verdict stands out: to act on, or not decided.
+fn verdict_mark(v: DiskVerdict) -> Option<Mark> {
     match v {
         DiskVerdict::Healthy => None,
-        DiskVerdict::NotJudged | DiskVerdict::Interrupted => Some("unsure"),
-        DiskVerdict::Return | DiskVerdict::Recheck | DiskVerdict::CheckPath => Some("bad"),
+        v if v.to_act_on() => Some(Mark::Bad),
+        _ => Some(Mark::Unsure),
     }
+}
+
+/// The colour of a disk's verdict on its certificate.
+fn verdict_class(v: DiskVerdict) -> Option<&'static str> {
+    verdict_mark(v).map(|m| match m {
+        Mark::Bad => "bad",
+        Mark::Unsure | Mark::Fast => "unsure",
+    })
 }
 
 /// Each disk's MB/s across its range in pass `pass`'s `phase`, as chart

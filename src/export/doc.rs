@@ -14,12 +14,48 @@ pub const STYLE: TableStyle = TableStyle::new()
     .header_separator(LineStyle::none().fill('-').junction(' '))
     .content_lines(ContentLineStyle::none().junction(' '));
 
+/// How a cell stands out on the page: a fault, a call not decided, a
+/// disk faster than its peers. Carried with the cell by whoever builds
+/// it, never read back from its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Bad,
+    Unsure,
+    Fast,
+}
+
+/// One cell: its text and its mark.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cell {
+    pub text: String,
+    pub mark: Option<Mark>,
+}
+
+impl Cell {
+    /// `text` marked `mark` (none: plain).
+    pub fn marked(text: impl Into<String>, mark: Option<Mark>) -> Self {
+        Self { text: text.into(), mark }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Self {
+        Self { text, mark: None }
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Self {
+        Self { text: text.into(), mark: None }
+    }
+}
+
 /// A table: a header, rows of cells, and which columns hold numbers
 /// (aligned right).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Grid {
     pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
+    pub rows: Vec<Vec<Cell>>,
     pub numbers: std::ops::Range<usize>,
 }
 
@@ -35,8 +71,8 @@ impl Grid {
         self
     }
 
-    pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+    pub fn row<C: Into<Cell>>(&mut self, cells: Vec<C>) {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
     }
 
     /// solnet's layout: no borders, a dashed line under the header, no
@@ -47,7 +83,7 @@ impl Grid {
         for r in &self.rows {
             // Control characters (a device path's, a model's) as escapes,
             // before the columns are laid out.
-            t.add_row(r.iter().map(|c| crate::escape::terminal(c)).collect::<Vec<_>>());
+            t.add_row(r.iter().map(|c| crate::escape::terminal(&c.text)).collect::<Vec<_>>());
         }
         for i in self.numbers.clone() {
             if let Some(c) = t.column_mut(i) {
@@ -59,17 +95,17 @@ impl Grid {
 
     /// A GitHub-flavoured Markdown table (`|` in a cell escaped).
     pub fn markdown(&self) -> String {
-        let line = |cells: &[String]| {
-            let cells: Vec<String> = cells.iter().map(|c| md_cell(c)).collect();
+        let line = |cells: &mut dyn Iterator<Item = &str>| {
+            let cells: Vec<String> = cells.map(md_cell).collect();
             format!("| {} |\n", cells.join(" | "))
         };
         let rule: Vec<String> = (0..self.header.len())
             .map(|i| if self.numbers.contains(&i) { "---:" } else { "---" }.to_string())
             .collect();
-        let mut out = line(&self.header);
+        let mut out = line(&mut self.header.iter().map(String::as_str));
         out.push_str(&format!("|{}|\n", rule.join("|")));
         for r in &self.rows {
-            out.push_str(&line(r));
+            out.push_str(&line(&mut r.iter().map(|c| c.text.as_str())));
         }
         out
     }
@@ -198,7 +234,7 @@ mod tests {
     #[test]
     fn markdown_shows_a_hostile_string_as_text() {
         let mut g = Grid::new(&["Disk", "Model"]);
-        g.row(vec!["/dev/sda".into(), "<script>alert(1)</script>|x".into()]);
+        g.row(vec!["/dev/sda", "<script>alert(1)</script>|x"]);
         let md = markdown(&[Block::Title("t".into()), Block::Table(g)]);
         assert!(md.contains(r"&lt;script&gt;alert\(1\)&lt;/script&gt;\|x"), "{md}");
         assert!(!md.contains("<script"), "{md}");

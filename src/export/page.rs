@@ -12,7 +12,7 @@
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use crate::export::chart::Drawn;
-use crate::export::doc::{Block, Grid, Tone};
+use crate::export::doc::{Block, Cell, Grid, Mark, Tone};
 use crate::header::Header;
 
 /// A chart to show inline: its caption and its SVG document.
@@ -215,7 +215,7 @@ pub fn grid(g: &Grid) -> Markup {
                 @for r in &g.rows {
                     tr {
                         @for (i, c) in r.iter().enumerate() {
-                            td class=[cell_class(g, i, c)] { (c) }
+                            td class=[cell_class(g, i, c)] { (c.text) }
                         }
                     }
                 }
@@ -224,26 +224,13 @@ pub fn grid(g: &Grid) -> Markup {
     }
 }
 
-/// A cell's class: a mark's colour, or a number's alignment.
-fn cell_class(g: &Grid, i: usize, c: &str) -> Option<&'static str> {
-    const BAD: [&str; 8] = [
-        "--SLOW--",
-        "!!ERROR!!",
-        "IN USE",
-        "return",
-        "recheck",
-        "check_path",
-        "FAILED",
-        "--ROSE--",
-    ];
-    if BAD.iter().any(|m| c.starts_with(m)) {
-        Some("bad")
-    } else if c.starts_with("??UNSURE??") || c == "not_judged" || c == "interrupted" {
-        Some("unsure")
-    } else if c.starts_with("++FAST++") {
-        Some("fast")
-    } else {
-        g.numbers.contains(&i).then_some("num")
+/// A cell's class: its mark's colour, or a number's alignment.
+fn cell_class(g: &Grid, i: usize, c: &Cell) -> Option<&'static str> {
+    match c.mark {
+        Some(Mark::Bad) => Some("bad"),
+        Some(Mark::Unsure) => Some("unsure"),
+        Some(Mark::Fast) => Some("fast"),
+        None => g.numbers.contains(&i).then_some("num"),
     }
 }
 
@@ -254,7 +241,7 @@ mod tests {
     #[test]
     fn a_hostile_string_is_text_and_nothing_is_fetched() {
         let mut g = Grid::new(&["Disk", "Model"]).numbers(1..2);
-        g.row(vec!["/dev/sda".into(), "<script>alert(1)</script>".into()]);
+        g.row(vec!["/dev/sda", "<script>alert(1)</script>"]);
         let blocks = [
             Block::Title("t <b>".into()),
             Block::Table(g),

@@ -6,7 +6,7 @@
 
 use crate::judge::advice::DiskAdvice;
 
-use crate::export::doc::{self, Block, Grid, Tone};
+use crate::export::doc::{self, Block, Cell, Grid, Mark, Tone};
 use crate::judge::Verdict;
 use crate::judge::surface::Against;
 use crate::measure::{PassKind, keep_slowest};
@@ -89,17 +89,21 @@ fn header(out: &mut Vec<Block>, r: &Report) {
         "In use",
     ]);
     for d in &r.disks {
-        let in_use = if d.in_use.is_empty() { "-".to_string() } else { "IN USE".to_string() };
+        let in_use = if d.in_use.is_empty() {
+            Cell::from("-")
+        } else {
+            Cell::marked("IN USE", Some(Mark::Bad))
+        };
         t.row(vec![
-            d.path.clone(),
-            d.identity.name.clone(),
-            d.identity.model.clone().unwrap_or_else(|| "-".into()),
-            d.identity.serial.clone().unwrap_or_else(|| "-".into()),
-            human_bytes(d.identity.size_bytes),
-            format!("{}/{}", d.identity.logical_block_size, d.identity.physical_block_size),
-            d.peer_group.to_string(),
-            d.identity.topology.controller_words(),
-            d.identity.topology.link_words(),
+            d.path.clone().into(),
+            d.identity.name.clone().into(),
+            d.identity.model.clone().unwrap_or_else(|| "-".into()).into(),
+            d.identity.serial.clone().unwrap_or_else(|| "-".into()).into(),
+            human_bytes(d.identity.size_bytes).into(),
+            format!("{}/{}", d.identity.logical_block_size, d.identity.physical_block_size).into(),
+            d.peer_group.to_string().into(),
+            d.identity.topology.controller_words().into(),
+            d.identity.topology.link_words().into(),
             in_use,
         ]);
     }
@@ -200,12 +204,23 @@ fn pct_spread(d: &PassDisk) -> String {
 
 /// A disk's flag in a pass: its verdict's mark, or "re-measured: ok" where
 /// re-measuring it cleared the pass's call.
-fn flag(r: &Report, p: &Pass, d: &PassDisk) -> &'static str {
+fn flag(r: &Report, p: &Pass, d: &PassDisk) -> Cell {
     let cleared = |c: &&ConfirmRow| c.path == d.path && c.pass == p.kind;
     match r.confirmations.iter().find(cleared) {
-        Some(c) if c.verdict == Verdict::Ok => "re-measured: ok",
-        _ => d.verdict.mark(),
+        Some(c) if c.verdict == Verdict::Ok => Cell::from("re-measured: ok"),
+        _ => verdict_cell(d.verdict),
     }
+}
+
+/// A verdict's mark as a cell, coloured by what it is.
+fn verdict_cell(v: Verdict) -> Cell {
+    let mark = match v {
+        Verdict::Ok => None,
+        Verdict::Slow | Verdict::Error => Some(Mark::Bad),
+        Verdict::Unsure => Some(Mark::Unsure),
+        Verdict::Fast => Some(Mark::Fast),
+    };
+    Cell::marked(v.mark(), mark)
 }
 
 fn parallel(out: &mut Vec<Block>, r: &Report, p: &Pass) {
@@ -291,12 +306,12 @@ fn completion(out: &mut Vec<Block>, p: &Pass) {
     for d in &p.disks {
         let complete = if d.reached_end { "yes" } else { "no" };
         t.row(vec![
-            d.path.clone(),
-            d.bytes.to_string(),
-            format!("{:.0}", d.elapsed_s),
-            pct(d.time_pct_of_peers),
+            d.path.clone().into(),
+            d.bytes.to_string().into(),
+            format!("{:.0}", d.elapsed_s).into(),
+            pct(d.time_pct_of_peers).into(),
             complete.into(),
-            d.verdict.mark().into(),
+            verdict_cell(d.verdict),
         ]);
     }
     out.push(Block::Table(t));
@@ -394,9 +409,10 @@ fn pct(v: Option<f64>) -> String {
 }
 
 /// Appends the latency columns (ms) and the mark to `row` and adds it.
-fn add_measured_row(t: &mut Grid, mut row: Vec<String>, d: &PassDisk, mark: &str) {
+fn add_measured_row(t: &mut Grid, row: Vec<String>, d: &PassDisk, mark: Cell) {
     let l = &d.latency_us;
-    row.extend([l.p50, l.p99, l.p999, l.max].iter().map(|us| format!("{:.1}", us / 1000.0)));
-    row.push(mark.into());
+    let mut row: Vec<Cell> = row.into_iter().map(Cell::from).collect();
+    row.extend([l.p50, l.p99, l.p999, l.max].iter().map(|us| format!("{:.1}", us / 1000.0).into()));
+    row.push(mark);
     t.row(row);
 }
