@@ -3,7 +3,6 @@
 //! interrupted.
 
 use std::process::ExitCode;
-
 use std::time::{Duration, Instant};
 
 use arrayburn::cli::{Cli, Command};
