@@ -26,7 +26,7 @@ roots() { [ "$(stat -c %u "$1" 2>/dev/null)" = 0 ]; }
 daemons() {
     local proc cmd
     for proc in /proc/[0-9]*; do
-        cmd=$(tr '\0' ' ' < "$proc/cmdline" 2>/dev/null) || continue
+        cmd=$(tr '\0' ' ' 2>/dev/null < "$proc/cmdline") || continue
         [[ $cmd == *faultdisk* ]] && gone "$cmd" && echo "${proc#/proc/} $cmd"
     done
 }
