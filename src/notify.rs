@@ -12,7 +12,8 @@
 //! (the disks to act on, one per line).
 //!
 //! A notifier never stops or holds up the run: it gets `--notify-timeout`
-//! (then it and what it started are killed), its failure is one line on
+//! (then, or at a signal that comes while it runs, it and what it started
+//! are killed), its failure is one line on
 //! standard error and in the log, and the run's results and exit status do
 //! not change. A disk's event is sent beside the run (a thread); the run's
 //! end is sent once every result is written.
@@ -27,6 +28,7 @@ use std::time::{Duration, Instant};
 use crate::burnin::worker::Trouble;
 use crate::document::RunDoc;
 use crate::outcome::Outcome;
+use crate::stop::StopFlag;
 
 /// The events being sent beside the run, each bounded by its timeout.
 static BESIDE: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
@@ -105,10 +107,12 @@ impl Event {
 }
 
 impl Notifier {
-    /// Runs the notifier for `event` and waits for it, at most its timeout;
-    /// a failure is said in one line (the run goes on as it was).
-    pub fn send(&self, event: &Event) {
-        if let Err(e) = self.run(event) {
+    /// Runs the notifier for `event` and waits for it, at most its timeout
+    /// (a signal that comes meanwhile, `stop`, ends the wait too: it is
+    /// killed; an interrupted run's end is still told); a failure is said
+    /// in one line (the run goes on as it was).
+    pub fn send(&self, event: &Event, stop: &StopFlag) {
+        if let Err(e) = self.run(event, stop) {
             tell!(
                 "arrayburn: warning: --notify for the {} event failed: {e} (the run's results and exit status stand)",
                 event.kind
@@ -119,24 +123,25 @@ impl Notifier {
     /// As [`Notifier::send`], beside the caller (a disk's event during a
     /// burn-in: the run does not wait for it; the run's end waits for it,
     /// at most its timeout).
-    pub fn send_beside(&self, event: Event) {
-        let me = self.clone();
-        let sending = std::thread::spawn(move || me.send(&event));
+    pub fn send_beside(&self, event: Event, stop: &StopFlag) {
+        let (me, stop) = (self.clone(), stop.clone());
+        let sending = std::thread::spawn(move || me.send(&event, &stop));
         BESIDE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(sending);
     }
 
     /// As [`Notifier::send`], once the events sent beside the run are done
     /// (the end is told last).
-    pub fn send_last(&self, event: &Event) {
+    pub fn send_last(&self, event: &Event, stop: &StopFlag) {
         let sending =
             std::mem::take(&mut *BESIDE.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
         for s in sending {
             let _ = s.join();
         }
-        self.send(event);
+        self.send(event, stop);
     }
 
-    fn run(&self, event: &Event) -> Result<(), String> {
+    fn run(&self, event: &Event, stop: &StopFlag) -> Result<(), String> {
+        let stopped_before = stop.is_set();
         let host = nix::unistd::gethostname()
             .map(|h| h.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -177,18 +182,25 @@ impl Notifier {
             let _ = said.send(text);
         });
         let until = Instant::now() + self.timeout;
+        let stopped = || stop.is_set() && !stopped_before;
         let status = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
+                Ok(None) if Instant::now() < until && !stopped() => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
                 _ => {
                     let group = nix::unistd::Pid::from_raw(-(child.id() as i32));
                     let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
                     let _ = child.wait();
+                    let why = if stopped() {
+                        "a signal stopped the run".to_string()
+                    } else {
+                        format!("--notify-timeout {}", crate::units::human_duration(self.timeout))
+                    };
                     return Err(format!(
-                        "`{}` still ran after --notify-timeout {}; it was killed",
-                        crate::escape::terminal(&self.command),
-                        crate::units::human_duration(self.timeout)
+                        "`{}` still ran after {why}; it was killed",
+                        crate::escape::terminal(&self.command)
                     ));
                 }
             }

@@ -25,7 +25,6 @@
 //!
 //! It must not decide what goes into a file, only how it gets there.
 
-use crate::stop::StopFlag;
 use std::ffi::OsString;
 use std::fs;
 use std::hash::{BuildHasher, Hasher};
@@ -39,6 +38,8 @@ use std::sync::Arc;
 use nix::fcntl::{OFlag, openat, renameat};
 use nix::sys::stat::{Mode, mkdirat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
+
+use crate::stop::StopFlag;
 
 /// A directory results are written into, held open from the moment it was
 /// resolved: every file arrayburn makes in it is made through this
@@ -536,6 +537,28 @@ pub fn parent_dir(p: &Path) -> &Path {
     p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
+/// The `--out` bundle's file names, the one table: the check's, the
+/// burn-in's and the fleet's bundles name their files from it, and `plan`
+/// refuses another output that is one of them.
+pub mod bundle {
+    /// The text report.
+    pub const TEXT: &str = "report.txt";
+    /// The JSON result.
+    pub const JSON: &str = "report.json";
+    /// The check's surface profiles.
+    pub const CSV: &str = "surface.csv";
+    /// The run's page.
+    pub const PAGE: &str = "report.html";
+    /// The report as Markdown.
+    pub const MARKDOWN: &str = "report.md";
+    /// The charts' directory (SVG and PNG of each).
+    pub const CHARTS: &str = "charts";
+    /// The run's log.
+    pub const LOG: &str = "run.log";
+    /// Every file a bundle may hold.
+    pub const FILES: [&str; 6] = [TEXT, JSON, CSV, PAGE, MARKDOWN, LOG];
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -630,26 +653,4 @@ mod tests {
         let e = Output::resolve("--json", &d.path().join("no/x.json"), true).unwrap_err();
         assert!(e.contains("does not exist"), "{e}");
     }
-}
-
-/// The `--out` bundle's file names, the one table: the check's, the
-/// burn-in's and the fleet's bundles name their files from it, and `plan`
-/// refuses another output that is one of them.
-pub mod bundle {
-    /// The text report.
-    pub const TEXT: &str = "report.txt";
-    /// The JSON result.
-    pub const JSON: &str = "report.json";
-    /// The check's surface profiles.
-    pub const CSV: &str = "surface.csv";
-    /// The run's page.
-    pub const PAGE: &str = "report.html";
-    /// The report as Markdown.
-    pub const MARKDOWN: &str = "report.md";
-    /// The charts' directory (SVG and PNG of each).
-    pub const CHARTS: &str = "charts";
-    /// The run's log.
-    pub const LOG: &str = "run.log";
-    /// Every file a bundle may hold.
-    pub const FILES: [&str; 6] = [TEXT, JSON, CSV, PAGE, MARKDOWN, LOG];
 }

@@ -82,11 +82,13 @@ impl Progress {
 
     fn line(&self, text: &str) {
         let stamp = crate::units::log_stamp();
-        // A device path's control characters as escapes.
-        let text = crate::escape::lines(text);
-        let text = if self.style == Style::Lines { format!("{stamp} {text}") } else { text };
-        // Said above the live table, and in the run's log.
-        tell!("{text}");
+        // Said above the live table and in the run's log, a device path's
+        // control characters as escapes (by `tell`).
+        if self.style == Style::Lines {
+            tell!("{stamp} {text}");
+        } else {
+            tell!("{text}");
+        }
     }
 
     /// The groups after the current one.

@@ -498,3 +498,24 @@ fn a_check_of_24_disks_on_an_80_by_24_terminal_shows_them_all_and_a_summary() {
         wait_for(RUN, || tmux.run(&["capture-pane", "-p", "-t", "check"]).contains("EXITED"));
     assert!(ended, "{}", tmux.run(&["capture-pane", "-p", "-t", "check"]));
 }
+
+#[test]
+fn a_signal_while_the_notifier_runs_ends_it_and_the_run_keeps_its_status() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 16 * MIB);
+    let dir = tempdir();
+    let (json, started) = (dir.path().join("r.json"), dir.path().join("started"));
+    let notify = format!("touch {}; exec sleep 600", started.display());
+    let mut args = vec!["check", "--sample", "1.5s", "--progress", "none", "--notify", &notify];
+    args.extend(["--json", json.to_str().unwrap(), &d[0].dev, &d[1].dev]);
+    let mut child = arrayburn(&args).start();
+    child.wait_until("the notifier to start", RUN, || started.exists());
+    let (out, _) = child.interrupt(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a signal stopped the run; it was killed"), "{err}");
+    // The check had ended: its result and its verdict's status stand.
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["complete"], true);
+    assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{err}");
+}

@@ -144,11 +144,6 @@ fn watch(
     let mut lines = looks.progress.map(|p| BurnLines::new(p, &looks.read_mb_per_s));
     loop {
         let ended = finished();
-        if ended.iter().all(|&e| e)
-            && let Some(lines) = &lines
-        {
-            lines.finish();
-        }
         for (i, live) in disks.lives.iter().enumerate() {
             let now = live.trouble();
             if now > told[i] {
@@ -157,6 +152,7 @@ fn watch(
             }
         }
         if ended.iter().all(|&e| e) {
+            lines.iter().for_each(BurnLines::finish);
             return temps;
         }
         std::thread::sleep(Duration::from_millis(100));

@@ -56,7 +56,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         &plan.targets,
         &plan.points,
         (None, &plan.looks),
-        (stop, &|d, t| met(&plan, d, t)),
+        (stop, &|d, t| met(&plan, (d, t), stop)),
         |t, live, c| burn_disk(&plan, store, (t, live, c), stop),
     );
     let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
@@ -99,9 +99,12 @@ fn keep_log(plan: &mut BurnPlan) {
 
 /// Tells `--notify`, beside the run, that disk `d` met `trouble` (the
 /// run goes on; its report says the rest).
-fn met(plan: &BurnPlan, d: usize, trouble: Trouble) {
+fn met(plan: &BurnPlan, (d, trouble): (usize, Trouble), stop: &StopFlag) {
     if let Some(n) = &plan.notify {
-        n.send_beside(Event::disk(&plan.targets[d].dev.given, trouble, &plan.points[d].run_id));
+        n.send_beside(
+            Event::disk(&plan.targets[d].dev.given, trouble, &plan.points[d].run_id),
+            stop,
+        );
     }
 }
 
@@ -177,7 +180,7 @@ fn soak_run(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<Outcome> {
         &plan.targets,
         &plan.points,
         (Some(deadline), &plan.looks),
-        (stop, &|d, t| met(&plan, d, t)),
+        (stop, &|d, t| met(&plan, (d, t), stop)),
         |t, live, c| {
             let on = OnFile { file: &t.file, engine: plan.engine, depth: plan.depth };
             soak(&job_of(&plan, (t, c, &on), live, deadline, stop))
@@ -275,7 +278,7 @@ fn publish(report: &BurnReport, plan: &BurnPlan, stop: &StopFlag) -> anyhow::Res
     let to = Outputs { json: plan.json.as_ref(), csv: None, out: plan.out.as_deref() };
     let outcome = export::publish::publish(report, to, "arrayburn burnin", stop);
     if let Some(n) = &plan.notify {
-        n.send_last(&Event::end("burnin", &report.document(), document));
+        n.send_last(&Event::end("burnin", &report.document(), document), stop);
     }
     Ok(outcome)
 }

@@ -104,7 +104,7 @@ pub fn execute(
     save_files(&plan, &report, true, stop);
     let run = report.document();
     if let Some(n) = args.output.notify.notifier() {
-        n.send(&Event::end("check", &run, publish::Published::json(&report)));
+        n.send(&Event::end("check", &run, publish::Published::json(&report)), stop);
     }
     Ok((run.outcome, report))
 }
@@ -186,8 +186,12 @@ fn keep_log(plan: &Plan) {
     let at = match (&s.out, &s.json) {
         (Some(dir), _) => Dir::create(dir).map(|d| (d, crate::output::bundle::LOG.to_string())),
         (None, Some(Output { sink: Sink::File { dir, name }, .. })) => {
-            let name = Path::new(name).with_extension("log");
-            Ok((dir.clone(), name.to_string_lossy().into_owned()))
+            // `r.log`, unless that is one of the run's own outputs (`--json
+            // r.log`, `--csv r.log`): then `r.log.log`.
+            let log = Path::new(name).with_extension("log");
+            let output = |p: &Path| s.csv.iter().chain(&s.json).any(|o| o.is(&dir.path().join(p)));
+            let log = if output(&log) { Path::new(name).with_extension("log.log") } else { log };
+            Ok((dir.clone(), log.to_string_lossy().into_owned()))
         }
         _ => return,
     };

@@ -71,7 +71,7 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let to = Outputs { json: json.as_ref(), csv: None, out: args.out.as_deref() };
     let outcome = publish(&report, to, "arrayburn report", stop);
     if let Some(n) = args.notify.notifier() {
-        n.send(&Event::end("report", &report.document(), report.json()));
+        n.send(&Event::end("report", &report.document(), report.json()), stop);
     }
     Ok(outcome)
 }

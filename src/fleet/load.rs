@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::runs::{Measured, pass_bit};
 use super::{RunKind, Sample, sane};
+use crate::device::Identity;
 use crate::header::Header;
 use crate::judge::Verdict;
 use crate::judge::burnin::DiskVerdict;
@@ -68,7 +69,6 @@ impl Doc {
         }
     }
 
-    /// The links below their maximum it found.
     /// Every disk it measured, as the fleet's samples.
     pub(super) fn samples(&self, source: &str) -> Vec<Sample> {
         let mut out = Vec::new();
@@ -87,37 +87,16 @@ impl Doc {
                         .map(|x| x.window_mb_per_s);
                     let worst = rows.map(|x| x.verdict).find(|v| *v != Verdict::Ok);
                     out.push(Sample {
-                        host: r.header.host.clone(),
-                        machine_id: r.header.machine.machine_id.clone(),
-                        path: d.path.clone(),
-                        model: d.identity.model.clone(),
-                        serial: d.identity.serial.clone(),
-                        wwn: d.identity.wwn.clone(),
-                        size_bytes: d.identity.size_bytes,
-                        started_at: r.header.started_at.clone(),
-                        source: source.to_string(),
-                        kind: RunKind::Check,
                         mb_per_s: speed,
                         errors,
-                        smart_rose: Vec::new(),
                         verdict: worst.map_or("ok".into(), |v| v.word().into()),
+                        ..sample(&r.header, (&d.path, &d.identity), source, RunKind::Check)
                     });
                 }
             }
             Doc::Burnin(r) => {
                 for d in &r.disks {
                     out.push(Sample {
-                        host: r.header.host.clone(),
-                        machine_id: r.header.machine.machine_id.clone(),
-                        path: d.path.clone(),
-                        model: d.identity.model.clone(),
-                        serial: d.identity.serial.clone(),
-                        wwn: d.identity.wwn.clone(),
-                        size_bytes: d.identity.size_bytes,
-                        started_at: r.header.started_at.clone(),
-                        source: source.to_string(),
-                        kind: RunKind::Burnin,
-                        mb_per_s: None,
                         errors: d.burn.total_bad(),
                         smart_rose: d
                             .smart
@@ -130,6 +109,7 @@ impl Doc {
                             })
                             .unwrap_or_default(),
                         verdict: d.verdict.word().into(),
+                        ..sample(&r.header, (&d.path, &d.identity), source, RunKind::Burnin)
                     });
                 }
             }
@@ -194,6 +174,7 @@ impl Doc {
         }
     }
 
+    /// The links below their maximum it found.
     pub(super) fn links(&self) -> &[LinkFinding] {
         match self {
             Doc::Check(r) => &r.summary.links,
@@ -208,6 +189,27 @@ pub(super) fn same_host(a: (&str, Option<&str>), b: (&str, Option<&str>)) -> boo
     match (a.1, b.1) {
         (Some(x), Some(y)) => x == y,
         _ => a.0 == b.0,
+    }
+}
+
+/// A sample of the disk at `path`, as the run with `header` measured it:
+/// what every kind of run fills (no speed, errors or verdict yet).
+fn sample(header: &Header, (path, id): (&str, &Identity), source: &str, kind: RunKind) -> Sample {
+    Sample {
+        host: header.host.clone(),
+        machine_id: header.machine.machine_id.clone(),
+        path: path.to_string(),
+        model: id.model.clone(),
+        serial: id.serial.clone(),
+        wwn: id.wwn.clone(),
+        size_bytes: id.size_bytes,
+        started_at: header.started_at.clone(),
+        source: source.to_string(),
+        kind,
+        mb_per_s: None,
+        errors: 0,
+        smart_rose: Vec::new(),
+        verdict: String::new(),
     }
 }
 
