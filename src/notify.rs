@@ -148,6 +148,10 @@ impl Notifier {
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(&self.command)
+            // An `arrayburn report` the notifier runs must not notify in
+            // turn (and so on): the notifier is not passed on.
+            .env_remove("ARRAYBURN_NOTIFY")
+            .env_remove("ARRAYBURN_NOTIFY_TIMEOUT")
             .env("ARRAYBURN_EVENT", event.kind)
             .env("ARRAYBURN_COMMAND", event.command)
             .env("ARRAYBURN_VERDICT", &event.verdict)

@@ -118,14 +118,16 @@ fn a_check_outlives_its_terminal_and_keeps_its_log_beside_its_json() {
     let json = dir.path().join("r.json");
     let heard = tempdir();
     // The end, told: the result JSON on standard input, the command in the
-    // environment (a file each).
+    // environment (a file each); and whether the notifier was passed on to
+    // what it runs (it must not be: an `arrayburn report` would notify).
     let record = format!(
-        "cat > {0}/$ARRAYBURN_COMMAND-$ARRAYBURN_EVENT.json; echo \"$ARRAYBURN_VERDICT $ARRAYBURN_EXIT\" > {0}/$ARRAYBURN_COMMAND.said",
+        "cat > {0}/$ARRAYBURN_COMMAND-$ARRAYBURN_EVENT.json; echo \"$ARRAYBURN_VERDICT $ARRAYBURN_EXIT\" > {0}/$ARRAYBURN_COMMAND.said; echo \"${{ARRAYBURN_NOTIFY:-unset}}\" > {0}/$ARRAYBURN_COMMAND.inherited",
         heard.path().display()
     );
-    let mut args = vec!["check", "--sample", "2s", "--progress", "lines", "--notify", &record];
+    // The check's notifier from the environment (a service's file).
+    let mut args = vec!["check", "--sample", "2s", "--progress", "lines"];
     args.extend(["--json", json.to_str().unwrap(), &d[0].dev, &d[1].dev]);
-    let child = start_detached(&mut t.command(&args));
+    let child = start_detached(t.command(&args).env("ARRAYBURN_NOTIFY", &record));
     let said = wait_log(dir.path(), "serial pass: reading");
     assert!(said.contains(&format!("{}: the run's log", dir.path().join("r.log").display())));
     hang_up(&child);
@@ -139,6 +141,7 @@ fn a_check_outlives_its_terminal_and_keeps_its_log_beside_its_json() {
     let told = |name: &str| std::fs::read(heard.path().join(name)).unwrap_or_default();
     assert_eq!(told("check-end.json"), bytes, "the notifier got the result JSON");
     assert_eq!(told("check.said"), b"HEALTHY 0\n");
+    assert_eq!(told("check.inherited"), b"unset\n", "the notifier passed on to its command");
     // The fleet report of it tells its end too.
     let out =
         arrayburn(&["report", json.to_str().unwrap(), "--notify", &record]).output_within(RUN);

@@ -11,10 +11,9 @@ use anyhow::Context;
 
 use super::chart::Drawn;
 use crate::document::Document;
+use crate::output::bundle::{CHARTS, CSV, JSON, MARKDOWN, PAGE, TEXT};
 use crate::output::{Dir, Output};
 use crate::stop::StopFlag;
-
-use crate::output::bundle::{CHARTS, CSV, JSON, MARKDOWN, PAGE, TEXT};
 
 /// Files of a bundle: each name (from the table above) and its bytes.
 pub type Files = Vec<(&'static str, Vec<u8>)>;
@@ -65,8 +64,11 @@ pub fn bundle(run: &impl Published, dir: &Path, last: bool) -> anyhow::Result<()
         for (name, bytes) in pages {
             write(name, &bytes)?;
         }
-        let charts = dir.sub(CHARTS).context(CHARTS)?;
-        super::chart::write(&charts, &drawn).context(CHARTS)?;
+        // No charts/ where there is none (the fleet's bundle).
+        if !drawn.is_empty() {
+            let charts = dir.sub(CHARTS).context(CHARTS)?;
+            super::chart::write(&charts, &drawn).context(CHARTS)?;
+        }
     }
     Ok(())
 }
