@@ -827,6 +827,28 @@ mod tests {
     }
 
     #[test]
+    fn a_burn_in_disk_not_decided_when_re_measured_is_unsure_not_uncompared() {
+        use crate::document::Document;
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/burnin/soak-not-judged/report.json");
+        let Ok(Doc::Burnin(mut r)) = load(&p) else { panic!("a burn-in") };
+        let path = r.disks[0].path.clone();
+        assert_eq!(r.disks[0].verdict, crate::judge::burnin::DiskVerdict::NotJudged);
+        assert!(r.document().not_judged.contains(&path), "not compared");
+        // The same disk compared with its peers, and not decided when
+        // re-measured: its readings straddle the threshold.
+        r.disks[0].undecided = Some("write 88-95 % of its peer's".into());
+        let run = r.document();
+        assert!(!run.not_judged.contains(&path) && run.unsure == [path.clone()], "{run:?}");
+        let (_, what, _) = super::runs::own_verdict(&run).unwrap();
+        assert!(
+            what.iter()
+                .any(|w| w.starts_with(&format!("{path}: nothing found, but could not be told"))),
+            "{what:?}"
+        );
+    }
+
+    #[test]
     fn bad_files_say_what_is_wrong_in_one_line() {
         let d = tempfile::tempdir().unwrap();
         let w = |n: &str, t: &str| {

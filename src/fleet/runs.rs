@@ -41,7 +41,7 @@ pub struct RunFinding {
 /// the disks concerned, from its run document. A finding counts also in a
 /// run that was interrupted or did not finish (it was measured); such a
 /// run with none is named as what it is, never as healthy.
-fn own_verdict(run: &RunDoc) -> Option<(RunState, Vec<String>, Vec<String>)> {
+pub(super) fn own_verdict(run: &RunDoc) -> Option<(RunState, Vec<String>, Vec<String>)> {
     // Why the run is not whole, if it is not.
     let short = run.cut.as_ref().map(|c| {
         let state = if c.interrupted { RunState::Interrupted } else { RunState::Incomplete };

@@ -628,11 +628,16 @@ impl crate::document::Document for BurnReport {
             outcome,
             to_act_on: crate::document::acts(&s.disk_verdicts),
             links: crate::document::link_sentences(&s.links),
+            // Not compared with peers, or compared and not decided when
+            // re-measured (then its readings straddle the threshold).
             not_judged: (self.disks.iter())
-                .filter(|d| d.verdict == DiskVerdict::NotJudged)
+                .filter(|d| d.verdict == DiskVerdict::NotJudged && d.undecided.is_none())
                 .map(|d| d.path.clone())
                 .collect(),
-            unsure: Vec::new(),
+            unsure: (self.disks.iter())
+                .filter(|d| d.verdict == DiskVerdict::NotJudged && d.undecided.is_some())
+                .map(|d| d.path.clone())
+                .collect(),
             disks,
             cut,
             message: s.message.clone(),
