@@ -76,16 +76,6 @@ fn recorded_smart(name: &str) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-/// The disks' writes held to `bytes_per_s` each, for the process a
-/// command of the returned throttle runs.
-fn writes_at(d: &[LoopDisk], bytes_per_s: u64) -> Throttle {
-    let t = Throttle::new();
-    for x in d {
-        t.limit_write(x, bytes_per_s);
-    }
-    t
-}
-
 /// An executable `smartctl` in `dir` that runs `body` (sh).
 fn fake_smartctl(dir: &Path, body: &str) {
     let script = dir.join("smartctl");

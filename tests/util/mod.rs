@@ -167,6 +167,16 @@ impl Throttle {
     }
 }
 
+/// The disks' writes held to `bytes_per_s` each, for the process a
+/// command of the returned throttle runs.
+pub fn writes_at(d: &[LoopDisk], bytes_per_s: u64) -> Throttle {
+    let t = Throttle::new();
+    for x in d {
+        t.limit_write(x, bytes_per_s);
+    }
+    t
+}
+
 /// `MAJ:MIN` of the block device `dev` (`/dev/loopN`).
 fn devno(dev: &str) -> String {
     let name = dev.trim_start_matches("/dev/");
