@@ -80,6 +80,9 @@ pub struct BurnFacts {
     /// Re-measured alone, in turn with a peer, after the run called it
     /// slow on speed alone (None: not re-measured).
     pub remeasured: Option<Remeasured>,
+    /// A signal stopped its run: its speeds are of a part of it, and were
+    /// never re-measured, so a speed alone blames nothing.
+    pub interrupted: bool,
 }
 
 /// A disk re-measured alone, in turn with a peer of its group (A-B-A-B),
@@ -410,6 +413,9 @@ fn slow(d: &BurnFacts, (write, verify): (Option<f64>, Option<f64>), th: &Thresho
             // At its peer's speed alone: the run's shared limit, not the
             // disk; or not decided there (said as undecided).
             Some(_) => None,
+            // A stop cut it short before it could be re-measured: a stop
+            // is never a finding.
+            None if d.interrupted => None,
             None => Some(format!("{what} speed {p:.0}% of its peers'")),
         })
         .collect();
@@ -558,6 +564,20 @@ mod tests {
         let why = unsure.undecided.unwrap();
         assert!(why.contains("re-measured alone in turn, straddling 92%"), "{why}");
         assert!(words(with(None)).starts_with("write speed 70% of its peers',"));
+    }
+
+    #[test]
+    fn a_stop_before_the_re_measurement_blames_no_disk_on_speed() {
+        let th = Thresholds::default();
+        // One of three disks at 89 % of its peers' when a signal stopped
+        // the run: not re-measured, so its speed is no finding.
+        let mut disks = vec![disk(89.0, 100.0), disk(100.0, 100.0), disk(100.0, 100.0)];
+        assert_eq!(verdicts(&disks, &th)[0].action.as_ref().map(|a| a.0), Some(Action::Recheck));
+        disks.iter_mut().for_each(|d| d.interrupted = true);
+        assert_eq!(verdicts(&disks, &th)[0].action, None);
+        // Its own evidence still counts.
+        disks[0].device_gone = true;
+        assert_eq!(verdicts(&disks, &th)[0].action.as_ref().map(|a| a.0), Some(Action::CheckPath));
     }
 
     #[test]

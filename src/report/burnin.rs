@@ -492,6 +492,7 @@ impl Facts<'_> {
             bad: b.bad_bytes.iter().map(|(c, n)| (class_words(*c), *n)).collect(),
             corrupted: b.bad_bytes.iter().any(|(c, _)| *c == Class::Corrupted),
             device_gone: b.device_gone,
+            interrupted: b.interrupted,
             hung: b.hung.map(|h| {
                 format!(
                     "a {} at byte {} in pass {} got no answer within {}",
