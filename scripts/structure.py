@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """The house's structure figures, for issue 42 and docs/structure.md.
 
-    python3 scripts/structure.py [SRC_DIR] [--under PREFIX]...
+    python3 scripts/structure.py [SRC_DIR] [--under PREFIX]... [--long]
 
 Over the non-test Rust code under SRC_DIR (default: src): non-test lines,
 functions, functions over 50 lines per 1,000 non-test lines, the median
 function length, and the same per PREFIX given (say `fleet/`); then the
 lengths of src/commands/*.rs and the matches on `Doc::Check`/`Doc::Burnin`
-outside fleet/load.rs. The same counting runs on any Rust tree (the
+outside fleet/load.rs; with --long, every function over 50 lines. The
+same counting runs on any Rust tree (the
 anchors': hyperfine, fd, ripgrep), so the figures compare.
 
 A function is an `fn` item with a body; its length is its lines from the
@@ -70,8 +71,9 @@ def non_test_lines(lines):
     return keep
 
 
-def functions(kept):
-    """(length) of each function with a body in the kept lines."""
+def functions(kept, named=False):
+    """The length of each function with a body in the kept lines (with
+    `named`: (length, line number, first line))."""
     out = []
     i = 0
     while i < len(kept):
@@ -86,7 +88,8 @@ def functions(kept):
                 if not started and c.rstrip().endswith(";"):
                     break
                 if started and depth <= 0:
-                    out.append(kept[j][0] - kept[i][0] + 1)
+                    n = kept[j][0] - kept[i][0] + 1
+                    out.append((n, kept[i][0] + 1, raw.strip()) if named else n)
                     break
                 j += 1
         i += 1
@@ -121,6 +124,8 @@ def rust_files(root):
 
 def main():
     args = sys.argv[1:]
+    long = "--long" in args
+    args = [a for a in args if a != "--long"]
     unders = [args[i + 1] for i, a in enumerate(args) if a == "--under"]
     rest = [a for i, a in enumerate(args) if a != "--under" and (i == 0 or args[i - 1] != "--under")]
     root = rest[0] if rest else "src"
@@ -145,6 +150,13 @@ def main():
             for no, line, _ in non_test_lines(h.read().splitlines()):
                 if re.search(r"Doc::(Check|Burnin)\b", line):
                     matches.append(f"{os.path.relpath(f, root)}:{no + 1}")
+    if long:
+        for f in files:
+            with open(f, encoding="utf-8", errors="replace") as h:
+                kept = non_test_lines(h.read().splitlines())
+            for n, no, first in functions(kept, named=True):
+                if n > 50:
+                    print(f"{n:>4} {os.path.relpath(f, root)}:{no} {first[:70]}")
     if os.path.isdir(os.path.join(root, "fleet")):
         print(f"Doc::Check/Doc::Burnin outside fleet/load.rs: {len(matches)} {' '.join(matches)}")
 

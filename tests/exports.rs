@@ -115,10 +115,10 @@ fn texts(blocks: &[Block]) -> Vec<String> {
     let mut out = Vec::new();
     for b in blocks {
         match b {
-            Block::Title(s) | Block::Alert(s) | Block::Heading(s, _) | Block::Note(s) => {
-                out.push(s.clone())
-            }
-            Block::Item(s) => out.push(s.clone()),
+            Block::Title(s) | Block::Alert(s) | Block::Note(s) => out.push(s.clone()),
+            // A heading's closing colon is the text report's.
+            Block::Heading(s, _) => out.push(s.strip_suffix(':').unwrap_or(s).to_string()),
+            Block::Item(s) | Block::Sub(s) => out.push(s.clone()),
             Block::Table(g) | Block::Tight(g) => {
                 out.extend(g.header.iter().cloned());
                 out.extend(g.rows.iter().flatten().map(|c| c.text.clone()));

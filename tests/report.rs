@@ -256,11 +256,26 @@ fn rendered_in_a_browser(page: &Path) {
             && dom.contains("2 disk(s) slow for their model across the fleet"),
         "{dom}"
     );
-    assert!(dom.contains("<ul class=\"runs\" id=\"runs-found\">"), "{dom}");
-    assert!(dom.contains("<table id=\"outliers\">"), "{dom}");
-    assert!(dom.contains("<ul id=\"links\">"), "{dom}");
+    // Laid out as the check's page: sections in the run's colours, the
+    // slow disks marked in their table, every disk listed.
+    assert!(
+        dom.contains("<h2 class=\"bad\">Runs that found something (their own verdicts)</h2>"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("<h2 class=\"bad\">Slow or fast for their model across the fleet</h2>"),
+        "{dom}"
+    );
+    assert!(dom.contains("<td class=\"bad\">SLOW</td>"), "{dom}");
+    assert!(
+        dom.contains(
+            "<h2 class=\"bad\">Links below their maximum (each host's latest result)</h2>"
+        ),
+        "{dom}"
+    );
+    assert!(dom.contains("<h2>Disks</h2>"), "{dom}");
     assert!(dom.matches("<rect").count() >= 12, "bars drawn in the DOM");
-    let (buf, step) = browser.screenshot(page, 1200, 2600);
+    let (buf, step) = browser.screenshot(page, 1200, 4000);
     let red = buf.chunks(step).filter(|p| p[0] > 200 && p[1] < 60 && p[2] < 60).count();
     assert!(red > 500, "the red bar of a slow disk is on screen: {red} red pixels");
 }
@@ -464,10 +479,15 @@ fn the_fleet_verdict_carries_each_real_runs_own_findings() {
     );
     assert!(text.contains("Verdict: FLAGGED: 1 run(s) with findings of their own"), "{text}");
     let md = std::fs::read_to_string(bundle.join("report.md")).unwrap();
-    assert!(md.contains("**FLAGGED: 1 run\\(s\\)") && md.contains("INTERRUPTED"), "{md}");
+    assert!(md.contains("**Verdict: FLAGGED: 1 run\\(s\\)") && md.contains("INTERRUPTED"), "{md}");
     let html = std::fs::read_to_string(bundle.join("report.html")).unwrap();
-    assert!(html.contains("class=\"verdict flagged\">FLAGGED"), "{html}");
-    assert!(html.contains("<ul class=\"runs\" id=\"runs-open\">"), "{html}");
+    assert!(html.contains("class=\"verdict flagged\">Verdict: FLAGGED"), "{html}");
+    assert!(
+        html.contains(
+            "<h2>Runs not judged whole (interrupted, not finished, or a disk not compared)</h2>"
+        ),
+        "{html}"
+    );
     // The interrupted burn-in alone is not judged (exit 3), never healthy.
     let out = report(&[burn_json.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(3));

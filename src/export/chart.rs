@@ -34,7 +34,7 @@ impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for Chart
     }
 }
 
-type Result<T> = std::result::Result<T, ChartError>;
+pub type Result<T> = std::result::Result<T, ChartError>;
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 const SIZE: (u32, u32) = (1000, 560);
@@ -95,18 +95,23 @@ pub fn write(dir: &Dir, charts: &[Drawn]) -> Result<()> {
 
 /// Draws `chart` as SVG and PNG.
 fn draw(stem: String, chart: &dyn Drawing) -> Result<Drawn> {
+    draw_sized(stem, chart, SIZE)
+}
+
+/// Draws `chart` as SVG and PNG, `size` pixels.
+fn draw_sized(stem: String, chart: &dyn Drawing, size: (u32, u32)) -> Result<Drawn> {
     let mut svg = String::new();
-    chart.svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
-    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
-    chart.png(BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area())?;
-    Ok(Drawn { stem, svg, png: encode_png(&rgb)? })
+    chart.svg(SVGBackend::with_string(&mut svg, size).into_drawing_area())?;
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    chart.png(BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area())?;
+    Ok(Drawn { stem, svg, png: encode_png(&rgb, size)? })
 }
 
 /// The RGB pixels as a PNG file's bytes (encoded in memory, so the file is
 /// written like every other output: atomically, its errors plain I/O ones).
-fn encode_png(rgb: &[u8]) -> Result<Vec<u8>> {
+fn encode_png(rgb: &[u8], size: (u32, u32)) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut out, SIZE.0, SIZE.1);
+    let mut encoder = png::Encoder::new(&mut out, size.0, size.1);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
     encoder.write_header()?.write_image_data(rgb)?;
@@ -134,14 +139,13 @@ drawing!(Speed);
 drawing!(SurfaceChart);
 drawing!(Latency);
 
-/// A bar chart as an SVG document (for a page that embeds it): one bar
-/// per item, red when flagged, a reference line (the median) across.
-pub fn bars_svg(caption: &str, items: &[Bar], reference: Option<f64>) -> Result<String> {
+/// A bar chart: one bar per item, across, a row each (so many disks keep
+/// their labels apart), red when marked, a reference line (the median)
+/// down through them.
+pub fn bars(stem: &str, caption: &str, items: &[Bar], reference: Option<f64>) -> Result<Drawn> {
     register_font();
-    let mut svg = String::new();
-    Bars(caption, items, reference)
-        .svg(SVGBackend::with_string(&mut svg, SIZE).into_drawing_area())?;
-    Ok(svg)
+    let size = (SIZE.0, 130 + 26 * items.len().max(1) as u32);
+    draw_sized(stem.to_string(), &Bars(caption, items, reference), size)
 }
 
 /// One bar: its label, its length, and whether it is marked.
@@ -156,41 +160,48 @@ impl Bars<'_> {
         DB::ErrorType: 'static,
     {
         let items = self.1;
-        let n = items.len().max(1);
+        let n = items.len().max(1) as i32;
         let top = items.iter().map(|i| i.1).fold(0.0, f64::max) * 1.2 + 1.0;
-        let mut chart = frame(&root, self.0.to_string())?
-            .build_cartesian_2d((0..n as i32 - 1).into_segmented(), 0.0..top)?;
+        // The first item on top.
+        let row = |i: usize| n - 1 - i as i32;
+        let widest = items.iter().map(|i| i.0.chars().count()).max().unwrap_or(4) as u32;
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(self.0, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size((widest * 8 + 20).clamp(60, 320))
+            .build_cartesian_2d(0.0..top, (0..n - 1).into_segmented())?;
         chart
             .configure_mesh()
-            .disable_x_mesh()
-            .y_desc("MB/s")
-            .x_labels(n.min(24))
-            .x_label_formatter(&|v| match v {
+            .disable_y_mesh()
+            .x_desc("MB/s")
+            .y_labels(n as usize)
+            .y_label_formatter(&|v| match v {
                 SegmentValue::CenterOf(i) => {
-                    items.get(*i as usize).map(|x| x.0.clone()).unwrap_or_default()
+                    items.get((n - 1 - *i) as usize).map(|x| x.0.clone()).unwrap_or_default()
                 }
                 _ => String::new(),
             })
             .draw()?;
         chart.draw_series(items.iter().enumerate().map(|(i, (_, v, flagged))| {
-            let i = i as i32;
             let mut bar = Rectangle::new(
-                [(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), *v)],
+                [(0.0, SegmentValue::Exact(row(i))), (*v, SegmentValue::Exact(row(i) + 1))],
                 if *flagged { FLAGGED } else { HEALTHY }.filled(),
             );
-            bar.set_margin(0, 0, 4, 4);
+            bar.set_margin(3, 3, 0, 0);
             bar
         }))?;
         if let Some(m) = self.2 {
             chart
                 .draw_series(LineSeries::new(
-                    [(SegmentValue::Exact(0), m), (SegmentValue::Last, m)],
+                    [(m, SegmentValue::Exact(0)), (m, SegmentValue::Last)],
                     BLACK.stroke_width(2),
                 ))?
                 .label(format!("median {m:.0} MB/s"))
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
         }
-        finish(&root, &mut chart, self.2.map(|_| SeriesLabelPosition::UpperRight))
+        finish(&root, &mut chart, self.2.map(|_| SeriesLabelPosition::LowerRight))
     }
 }
 
@@ -558,7 +569,7 @@ mod tests {
     #[test]
     fn bars_draw() {
         let items = vec![("a".to_string(), 10.0, false), ("b".to_string(), 5.0, true)];
-        let svg = super::bars_svg("cap", &items, Some(7.0));
-        assert!(svg.as_ref().is_ok_and(|s| s.contains("<svg")), "{:?}", svg.err());
+        let drawn = super::bars("s", "cap", &items, Some(7.0)).unwrap();
+        assert!(drawn.svg.contains("<svg") && drawn.png.starts_with(b"\x89PNG"));
     }
 }

@@ -157,6 +157,8 @@ pub enum Block {
     Tight(Grid),
     /// An indented line of a list.
     Item(String),
+    /// A line under the item before it, indented further.
+    Sub(String),
     /// The closing lines: a sentence per disk to act on, the verdict.
     Verdict { to_act_on: Vec<String>, message: String },
 }
@@ -172,6 +174,7 @@ pub fn text(blocks: &[Block]) -> String {
             Block::Table(g) => writeln!(out, "\n{}", g.text()),
             Block::Tight(g) => writeln!(out, "{}", g.text()),
             Block::Item(s) => writeln!(out, "  {s}"),
+            Block::Sub(s) => writeln!(out, "    {s}"),
             Block::Verdict { to_act_on, message } => {
                 if !to_act_on.is_empty() {
                     let _ = writeln!(out, "\nDisks to act on:");
@@ -210,7 +213,7 @@ pub fn markdown(blocks: &[Block]) -> String {
         }
     }
     for b in blocks {
-        let item = matches!(b, Block::Item(_));
+        let item = matches!(b, Block::Item(_) | Block::Sub(_));
         if listing && !item {
             out.push('\n');
         }
@@ -218,10 +221,13 @@ pub fn markdown(blocks: &[Block]) -> String {
         let _ = match b {
             Block::Title(_) | Block::Verdict { .. } => Ok(()),
             Block::Alert(s) => writeln!(out, "**{}**\n", md_cell(s)),
-            Block::Heading(s, _) => writeln!(out, "### {}\n", md_cell(s)),
+            Block::Heading(s, _) => {
+                writeln!(out, "### {}\n", md_cell(s.strip_suffix(':').unwrap_or(s)))
+            }
             Block::Note(s) => writeln!(out, "{}\n", md_cell(s)),
             Block::Table(g) | Block::Tight(g) => writeln!(out, "{}", g.markdown()),
             Block::Item(s) => writeln!(out, "- {}", md_cell(s)),
+            Block::Sub(s) => writeln!(out, "  - {}", md_cell(s)),
         };
     }
     out
@@ -248,8 +254,9 @@ mod tests {
             Block::Heading("H".into(), Tone::Plain),
             Block::Tight(g.clone()),
             Block::Item("i".into()),
+            Block::Sub("s".into()),
             Block::Table(g),
         ]);
-        assert_eq!(t, "T\n\nH\nA\n--\n  i\n\nA\n--\n");
+        assert_eq!(t, "T\n\nH\nA\n--\n  i\n    s\n\nA\n--\n");
     }
 }

@@ -10,6 +10,7 @@ pub mod burnin;
 pub mod chart;
 pub mod csv;
 pub mod doc;
+pub mod fleet;
 pub mod json;
 pub mod page;
 pub mod publish;

@@ -176,34 +176,69 @@ fn facts(h: &Header) -> Markup {
 }
 
 /// The report's blocks after its title and verdict: headings, notes,
-/// tables, lists.
+/// tables, lists (an item's sub-items a list inside it).
 fn flow(blocks: &[Block]) -> Markup {
     // Consecutive items make one list.
-    let mut groups: Vec<(&Block, Vec<&str>)> = Vec::new();
+    let mut parts: Vec<Part> = Vec::new();
     for b in blocks {
-        match (b, groups.last_mut()) {
-            (Block::Item(s), Some((Block::Item(_), items))) => items.push(s),
-            (Block::Item(s), _) => groups.push((b, vec![s])),
-            _ => groups.push((b, Vec::new())),
+        match (b, parts.last_mut()) {
+            (Block::Item(s), Some(Part::List(items))) => items.push((s, Vec::new())),
+            (Block::Item(s), _) => parts.push(Part::List(vec![(s, Vec::new())])),
+            (Block::Sub(s), Some(Part::List(items))) => {
+                if let Some((_, subs)) = items.last_mut() {
+                    subs.push(s)
+                }
+            }
+            (Block::Sub(s), _) => parts.push(Part::List(vec![(s, Vec::new())])),
+            _ => parts.push(Part::One(b)),
         }
     }
     // The table before any heading is the disks'.
-    let disks = groups.iter().position(|(b, _)| matches!(b, Block::Table(_) | Block::Heading(..)));
-    let disks = disks.filter(|i| matches!(groups[*i].0, Block::Table(_)));
+    let disks =
+        parts.iter().position(|p| matches!(p, Part::One(Block::Table(_) | Block::Heading(..))));
+    let disks = disks.filter(|i| matches!(parts[*i], Part::One(Block::Table(_))));
     html! {
-        @for (i, (b, items)) in groups.iter().enumerate() {
+        @for (i, part) in parts.iter().enumerate() {
             @if Some(i) == disks { h2 { "Disks" } }
-            @match b {
-                Block::Title(_) | Block::Verdict { .. } => {}
-                Block::Alert(s) => p.alert { (s) }
-                Block::Heading(s, Tone::Plain) => h2 { (s) }
-                Block::Heading(s, Tone::Bad) => h2.bad { (s) }
-                Block::Note(s) => p { (s) }
-                Block::Table(g) | Block::Tight(g) => (grid(g))
-                Block::Item(_) => ul { @for item in items { li { (item) } } }
+            @match part {
+                Part::List(items) => ul {
+                    @for (item, subs) in items {
+                        li {
+                            (item)
+                            @if !subs.is_empty() { ul { @for s in subs { li { (s) } } } }
+                        }
+                    }
+                }
+                Part::One(b) => (one(b))
             }
         }
     }
+}
+
+/// A block of the flow, or a list of items with their sub-items.
+enum Part<'a> {
+    One(&'a Block),
+    List(Vec<(&'a str, Vec<&'a str>)>),
+}
+
+/// One block that is not a list.
+fn one(b: &Block) -> Markup {
+    html! {
+        @match b {
+            Block::Title(_) | Block::Verdict { .. } | Block::Item(_) | Block::Sub(_) => {}
+            Block::Alert(s) => p.alert { (s) }
+            Block::Heading(s, Tone::Plain) => h2 { (heading(s)) }
+            Block::Heading(s, Tone::Bad) => h2.bad { (heading(s)) }
+            Block::Note(s) => p { (s) }
+            Block::Table(g) | Block::Tight(g) => (grid(g))
+        }
+    }
+}
+
+/// A heading as the page shows it: without the colon that leads the text
+/// report's eye to the lines under it.
+fn heading(s: &str) -> &str {
+    s.strip_suffix(':').unwrap_or(s)
 }
 
 /// A table: numbers aligned right, marks coloured.
@@ -246,6 +281,7 @@ mod tests {
             Block::Title("t <b>".into()),
             Block::Table(g),
             Block::Item("a & b".into()),
+            Block::Sub("c < d".into()),
             Block::Verdict { to_act_on: vec!["<img src=x>".into()], message: "m".into() },
         ];
         let mut header =
@@ -264,5 +300,6 @@ mod tests {
         assert!(!page.contains("<script") && !page.contains("<img") && !page.contains("<evil"));
         assert!(!page.contains("src=\"") && !page.contains("href="), "nothing to fetch");
         assert!(page.contains(r#"<p id="verdict" class="verdict flagged">Verdict: m</p>"#));
+        assert!(page.contains("<li>a &amp; b<ul><li>c &lt; d</li></ul></li>"), "{page}");
     }
 }

@@ -64,7 +64,7 @@ pub fn bundle(run: &impl Published, dir: &Path, last: bool) -> anyhow::Result<()
         for (name, bytes) in pages {
             write(name, &bytes)?;
         }
-        // No charts/ where there is none (the fleet's bundle).
+        // No charts/ where there is none (a fleet of burn-ins).
         if !drawn.is_empty() {
             let charts = dir.sub(CHARTS).context(CHARTS)?;
             super::chart::write(&charts, &drawn).context(CHARTS)?;
@@ -164,17 +164,19 @@ impl Published for crate::report::burnin::BurnReport {
 
 impl Published for crate::fleet::FleetReport {
     fn text(&self) -> String {
-        crate::fleet::render::text(self)
+        super::doc::text(&super::fleet::blocks(self))
     }
     fn json(&self) -> Vec<u8> {
         super::json::document(self)
     }
     fn files(&self) -> Files {
-        let md = crate::fleet::render::markdown(self).into_bytes();
-        let page = crate::fleet::render::html(self).into_bytes();
-        vec![(TEXT, self.text().into_bytes()), (JSON, self.json()), (MARKDOWN, md), (PAGE, page)]
+        let blocks = super::fleet::blocks(self);
+        let md = super::doc::markdown(&blocks).into_bytes();
+        vec![(TEXT, super::doc::text(&blocks).into_bytes()), (JSON, self.json()), (MARKDOWN, md)]
     }
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
-        Ok((Vec::new(), Vec::new()))
+        let drawn = super::fleet::charts(self)?;
+        let page = super::fleet::page(self, &super::fleet::blocks(self), &drawn).into_bytes();
+        Ok((vec![(PAGE, page)], drawn))
     }
 }

@@ -5,8 +5,8 @@
 //! (slower than before, new errors, SMART counters that rose), and each
 //! host's verdicts are listed. It reads (`load`: the files; `sane`: every string
 //! cleaned, every number held to its unit) and judges (here: samples, outliers,
-//! regressions, hosts; `runs`: what each run said of itself); `render`
-//! words it.
+//! regressions, hosts; `runs`: what each run said of itself);
+//! `export::fleet` lays it out.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,7 +18,6 @@ use crate::report::LinkFinding;
 use crate::stats::median;
 
 mod load;
-pub mod render;
 mod runs;
 mod sane;
 
