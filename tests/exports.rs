@@ -182,7 +182,7 @@ fn opened(
     browser: &crate::util::Browser,
     page: &std::path::Path,
     must: &[String],
-    banner: [u8; 3],
+    (banner, fault_row): ([u8; 3], bool),
 ) {
     let dom = browser.dom(page);
     for m in must {
@@ -196,6 +196,13 @@ fn opened(
     assert!(inked > 5_000, "{}: text on screen ({inked} dark pixels)", page.display());
     let colour = pixels.chunks(step).filter(|p| p[..3] == banner).count();
     assert!(colour > 5_000, "{}: the verdict's colour ({colour} pixels)", page.display());
+    if fault_row {
+        // The row of a disk with a fault stands out whole, its mark in
+        // one piece.
+        assert!(dom.contains("<tr class=\"fault\">"), "{dom}");
+        let row = pixels.chunks(step).filter(|p| p[..3] == [0xff, 0xf0, 0xf0]).count();
+        assert!(row > 2_000, "{}: the faulty rows' colour ({row} pixels)", page.display());
+    }
     let pdf = browser.pdf(page);
     assert!(pdf.starts_with(b"%PDF") && pdf.len() > 10_000, "{}: a PDF", page.display());
 }
@@ -230,7 +237,7 @@ fn the_pages_of_a_check_with_a_bad_disk_and_of_a_soak_open_and_print_in_a_browse
     assert!(must.len() > 5, "the bad disk's ranges are named");
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("<svg").count(), charts.len(), "every chart inline");
-    opened(&browser, &page, &must, [0xff, 0xdd, 0xdd]);
+    opened(&browser, &page, &must, ([0xff, 0xdd, 0xdd], true));
 
     let mut soak: BurnReport = serde_json::from_slice(
         &std::fs::read(root.join("burnin/soak-not-judged/report.json")).unwrap(),
@@ -243,5 +250,5 @@ fn the_pages_of_a_check_with_a_bad_disk_and_of_a_soak_open_and_print_in_a_browse
     let mut must: Vec<String> = soak.disks.iter().map(|d| d.path.clone()).collect();
     must.push(format!("Verdict: {}", soak.summary.message));
     must.push("Soak record".into());
-    opened(&browser, &page, &must, [0xff, 0xe8, 0xb0]);
+    opened(&browser, &page, &must, ([0xff, 0xe8, 0xb0], false));
 }

@@ -547,15 +547,49 @@ fn verdict_class(v: DiskVerdict) -> Option<&'static str> {
 }
 
 /// Each disk's MB/s across its range in pass `pass`'s `phase`, as chart
-/// lines (a disk to act on in red); disks with no point left out.
+/// lines (a disk to act on in red); disks with no point left out. Each
+/// stretch measured is a step across it, to the next one's start (the last
+/// to the range's end): one stretch is a level line, two never a slope.
 fn surface_lines(report: &BurnReport, pass: u16, phase: &str) -> Vec<chart::Line> {
     let line = |d: &BurnDisk| {
         let len = (d.end_byte - d.start_byte).max(1) as f64;
-        let points = (d.burn.surface.iter())
-            .filter(|p| p.pass == pass && p.phase == phase)
-            .map(|p| (100.0 * (p.offset - d.start_byte) as f64 / len, p.mb_per_s))
-            .collect();
+        let at = |offset: u64| 100.0 * offset.saturating_sub(d.start_byte) as f64 / len;
+        let mut points: Vec<_> =
+            d.burn.surface.iter().filter(|p| p.pass == pass && p.phase == phase).collect();
+        points.sort_by_key(|p| p.offset);
+        let ends = points.iter().skip(1).map(|p| at(p.offset)).chain([100.0]);
+        let spans: Vec<_> =
+            points.iter().zip(ends).map(|(p, end)| (at(p.offset), end, p.mb_per_s)).collect();
+        let points = chart::steps(&spans);
         chart::Line { label: d.identity.name.clone(), points, flagged: d.verdict.to_act_on() }
     };
     report.disks.iter().map(line).filter(|l| !l.points.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::burnin::record::SurfacePoint;
+
+    fn recorded() -> BurnReport {
+        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/burnin/failing-disks/report.json");
+        serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn one_stretch_is_a_level_line_and_two_never_a_slope() {
+        let mut r = recorded();
+        let point =
+            |offset, mb_per_s| SurfacePoint { pass: 1, phase: "write".into(), offset, mb_per_s };
+        let (a, b) = (&r.disks[0], &r.disks[1]);
+        let half = a.start_byte + (a.end_byte - a.start_byte) / 2;
+        let (first, second) =
+            ([point(half, 80.0), point(a.start_byte, 100.0)], point(b.start_byte, 90.0));
+        r.disks[0].burn.surface = first.to_vec();
+        r.disks[1].burn.surface = vec![second];
+        let lines = surface_lines(&r, 1, "write");
+        assert_eq!(lines[0].points, [(0.0, 100.0), (50.0, 100.0), (50.0, 80.0), (100.0, 80.0)]);
+        assert_eq!(lines[1].points, [(0.0, 90.0), (100.0, 90.0)], "drawn across, not a dot");
+    }
 }

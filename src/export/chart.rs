@@ -277,6 +277,12 @@ impl Lines<'_> {
     }
 }
 
+/// Spans `(from, to, value)` as the points of a step line: each value level
+/// across its span, joined upright to the next.
+pub fn steps(spans: &[(f64, f64, f64)]) -> Vec<(f64, f64)> {
+    spans.iter().flat_map(|(a, b, v)| [(*a, *v), (*b, *v)]).collect()
+}
+
 /// A disk's spread over its slices in MB/s on its bar: its interval's ends
 /// over its median, times its bar (None without a spread).
 fn spread_mb(d: &PassDisk) -> Option<(f64, f64)> {
@@ -459,13 +465,17 @@ impl SurfaceChart<'_> {
         all.sort_by(f64::total_cmp);
         let p95 = all.get(all.len() * 95 / 100).copied().unwrap_or(0.0);
         let top = p95 * 1.3 + 1.0;
-        let mut chart = frame(&root, title(p, "MB/s across the disk"))?
-            .build_cartesian_2d(0.0..100.0, 0.0..top)?;
-        chart
-            .configure_mesh()
-            .x_desc("position on the disk (% of its size)")
-            .y_desc("MB/s (cut at the top)")
-            .draw()?;
+        // The seek pass's readers share each disk: a bucket's speed is one
+        // reader's, never the disk's (the table's MB/s sums them).
+        let (what, y) = match (p.kind, r.options.seek_readers) {
+            (PassKind::Seek, Some(n)) => (
+                format!("MB/s of one reader of {n} across the disk (the table sums them)"),
+                "MB/s of one reader (cut at the top)",
+            ),
+            _ => ("MB/s across the disk".to_string(), "MB/s (cut at the top)"),
+        };
+        let mut chart = frame(&root, title(p, &what))?.build_cartesian_2d(0.0..100.0, 0.0..top)?;
+        chart.configure_mesh().x_desc("position on the disk (% of its size)").y_desc(y).draw()?;
         for d in &p.disks {
             let size = r.disk(&d.path).map_or(1, |x| x.identity.size_bytes.max(1));
             chart.draw_series(d.slow_regions.iter().map(|g| {
@@ -481,25 +491,20 @@ impl SurfaceChart<'_> {
             let n = d.surface.buckets.max(1) as f64;
             let c = colour(d, i);
             let width = if c == FLAGGED { 3 } else { 1 };
-            // A line through the buckets read; a gap where none was.
-            let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+            // A step per bucket read (its speed across its width: two
+            // buckets never make a slope); a gap where none was.
+            let mut segments: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new()];
             for (b, v) in d.surface.mb_per_s.iter().enumerate() {
-                match v {
-                    Some(v) => segments
-                        .last_mut()
-                        .unwrap_or(&mut Vec::new())
-                        .push((100.0 * (b as f64 + 0.5) / n, v.min(top))),
-                    None => segments.push(Vec::new()),
+                let (x0, x1) = (100.0 * b as f64 / n, 100.0 * (b + 1) as f64 / n);
+                match (v, segments.last_mut()) {
+                    (Some(v), Some(s)) => s.push((x0, x1, v.min(top))),
+                    _ => segments.push(Vec::new()),
                 }
             }
             let mut labelled = false;
             for s in segments.into_iter().filter(|s| !s.is_empty()) {
-                let points = if s.len() == 1 {
-                    vec![(s[0].0 - 50.0 / n, s[0].1), (s[0].0 + 50.0 / n, s[0].1)]
-                } else {
-                    s
-                };
-                let series = chart.draw_series(LineSeries::new(points, c.stroke_width(width)))?;
+                let series =
+                    chart.draw_series(LineSeries::new(steps(&s), c.stroke_width(width)))?;
                 if legend && !labelled {
                     labelled = true;
                     series.label(name(r, d)).legend(move |(x, y)| {
@@ -566,6 +571,28 @@ impl Latency<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn steps_hold_each_level_across_its_span() {
+        let s = super::steps(&[(0.0, 50.0, 10.0), (50.0, 100.0, 20.0)]);
+        assert_eq!(s, [(0.0, 10.0), (50.0, 10.0), (50.0, 20.0), (100.0, 20.0)]);
+        assert_eq!(super::steps(&[(0.0, 100.0, 5.0)]), [(0.0, 5.0), (100.0, 5.0)]);
+    }
+
+    #[test]
+    fn the_seek_pass_surface_says_it_is_one_readers_speed() {
+        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/report/remeasured/report.json");
+        let mut r: crate::report::Report =
+            serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        r.passes[1].kind = crate::measure::PassKind::Seek;
+        r.options.seek_readers = Some(6);
+        let drawn = super::draw_all(&r).unwrap();
+        let seek = drawn.iter().find(|d| d.stem == "surface-seek").expect("drawn");
+        assert!(seek.svg.contains("MB/s of one reader of 6 across the disk"), "{}", seek.svg);
+        let serial = drawn.iter().find(|d| d.stem == "surface-serial").expect("drawn");
+        assert!(!serial.svg.contains("one reader"));
+    }
+
     #[test]
     fn bars_draw() {
         let items = vec![("a".to_string(), 10.0, false), ("b".to_string(), 5.0, true)];

@@ -43,12 +43,13 @@ th{background:#eee}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 .verdict{font-weight:bold;padding:.6em;border-radius:4px;font-size:1.1em}\
 .flagged,.interrupted{background:#fdd}.healthy{background:#dfd}.not_judged{background:#ffe8b0}\
 td.bad,.bad{color:#b00;font-weight:bold}td.unsure{color:#a60;font-weight:bold}td.fast{color:#06c}\
+td.bad,td.unsure,td.fast{white-space:nowrap}tr.fault td{background:#fff0f0}\
 .alert{background:#fdd;padding:.4em;font-weight:bold}\
 #to-act-on li{margin:.3em 0}figure{margin:1em 0}figure svg{max-width:100%;height:auto}\
 .certificate{border:2px solid #444;padding:1em;margin:1em 0}\
 @media print{body{margin:0;max-width:none;font-size:10pt}\
 h2{break-after:avoid}table{break-inside:auto}tr,figure,.certificate{break-inside:avoid}\
-thead{display:table-header-group}.verdict,.alert,th{-webkit-print-color-adjust:exact;print-color-adjust:exact}\
+thead{display:table-header-group}.verdict,.alert,th,tr.fault td{-webkit-print-color-adjust:exact;print-color-adjust:exact}\
 .certificate{break-before:page}}";
 
 /// A check's page: its report's blocks, its verdict's colour, every chart.
@@ -248,7 +249,8 @@ pub fn grid(g: &Grid) -> Markup {
             thead { tr { @for h in &g.header { th { (h) } } } }
             tbody {
                 @for r in &g.rows {
-                    tr {
+                    // A row with a fault in it stands out whole.
+                    tr class=[r.iter().any(|c| c.mark == Some(Mark::Bad)).then_some("fault")] {
                         @for (i, c) in r.iter().enumerate() {
                             td class=[cell_class(g, i, c)] { (c.text) }
                         }
@@ -277,6 +279,7 @@ mod tests {
     fn a_hostile_string_is_text_and_nothing_is_fetched() {
         let mut g = Grid::new(&["Disk", "Model"]).numbers(1..2);
         g.row(vec!["/dev/sda", "<script>alert(1)</script>"]);
+        g.row(vec![Cell::from("/dev/sdb"), Cell::marked("--SLOW--", Some(Mark::Bad))]);
         let blocks = [
             Block::Title("t <b>".into()),
             Block::Table(g),
@@ -301,5 +304,10 @@ mod tests {
         assert!(!page.contains("src=\"") && !page.contains("href="), "nothing to fetch");
         assert!(page.contains(r#"<p id="verdict" class="verdict flagged">Verdict: m</p>"#));
         assert!(page.contains("<li>a &amp; b<ul><li>c &lt; d</li></ul></li>"), "{page}");
+        // The row with a fault stands out, not the others.
+        assert!(
+            page.contains(r#"<tr class="fault"><td>/dev/sdb</td><td class="bad">--SLOW--</td>"#)
+        );
+        assert_eq!(page.matches("<tr class=\"fault\">").count(), 1, "{page}");
     }
 }
