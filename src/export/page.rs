@@ -153,12 +153,12 @@ fn verdict(p: &Page) -> Markup {
 
 /// The run: host, machine, kernel, version, command line, when.
 fn facts(h: &Header) -> Markup {
-    let state = if h.interrupted {
-        "interrupted: partial results"
-    } else if h.complete {
-        "complete"
-    } else {
-        "partial: saved while the run went on"
+    let state = match (h.interrupted, h.complete, h.kind) {
+        (true, ..) => "interrupted: partial results",
+        (false, true, _) => "complete",
+        // A burn-in's report is written once, at its end.
+        (false, false, crate::header::Kind::Burnin) => "ended early: not every disk burned whole",
+        (false, false, _) => "partial: saved while the run went on",
     };
     let rows: [(&str, String); 8] = [
         ("Host", h.host.clone()),

@@ -160,7 +160,7 @@ impl Doc {
                 end: d.end_byte,
                 whole: !r.header.interrupted
                     && d.verdict != DiskVerdict::Interrupted
-                    && crate::report::burnin::burned_whole(d, r.read_only),
+                    && crate::judge::burnin::burned_whole(&d.burn, r.read_only),
             }),
         }
     }

@@ -3,19 +3,18 @@
 //! with every disk of its model across all the results (the check's robust
 //! rule and thresholds, on serial speeds), with its own earlier runs
 //! (slower than before, new errors, SMART counters that rose), and each
-//! host's verdicts are listed. It reads (`load`: the files; `sane`: every string
-//! cleaned, every number held to its unit) and judges (here: samples, outliers,
-//! regressions, hosts; `runs`: what each run said of itself);
-//! `export::fleet` lays it out.
+//! host's verdicts are listed. It reads (`load`: the files; `sane`: every
+//! string cleaned, every number held to its unit), gathers (here: samples,
+//! hosts; `runs`: what each run said of itself) and hands the judging to
+//! `judge::fleet` (outliers, regressions, the verdict); `export::fleet`
+//! lays it out.
 
 use serde::{Deserialize, Serialize};
 
 use crate::header::Header;
 use crate::judge::ArrayVerdict;
-use crate::judge::peers::{classify, pct_of_group_median};
-use crate::judge::{Thresholds, Verdict};
+use crate::judge::Thresholds;
 use crate::report::LinkFinding;
-use crate::stats::median;
 
 mod load;
 mod runs;
@@ -166,49 +165,6 @@ pub struct Outlier {
     pub source: String,
 }
 
-/// Each disk's latest check compared with every other disk of its model
-/// and size, across all hosts: the check's rule and thresholds.
-pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
-    let latest = latest_speeds(samples.iter());
-    let mut models: Vec<(Option<String>, u64)> = Vec::new();
-    let groups: Vec<usize> = latest
-        .iter()
-        .map(|s| {
-            let m = (s.model.clone(), s.size_bytes);
-            models.iter().position(|x| *x == m).unwrap_or_else(|| {
-                models.push(m);
-                models.len() - 1
-            })
-        })
-        .collect();
-    let speeds: Vec<Option<f64>> = latest.iter().map(|s| s.mb_per_s).collect();
-    let pct = pct_of_group_median(&speeds, &groups);
-    latest
-        .iter()
-        .zip(pct)
-        .zip(&groups)
-        .filter_map(|((s, p), g)| {
-            let p = p?;
-            let verdict = match classify(Some(p), th) {
-                Verdict::Slow => Outlying::Slow,
-                Verdict::Fast => Outlying::Fast,
-                _ => return None,
-            };
-            Some(Outlier {
-                host: s.host.clone(),
-                path: s.path.clone(),
-                model: s.model.clone(),
-                serial: s.serial.clone(),
-                mb_per_s: s.mb_per_s.unwrap_or(0.0),
-                pct_of_model: p,
-                of: groups.iter().filter(|x| *x == g).count(),
-                verdict,
-                source: s.source.clone(),
-            })
-        })
-        .collect()
-}
-
 /// The same disk worse than in its earlier runs.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Regression {
@@ -222,60 +178,6 @@ pub struct Regression {
     /// What got worse, in words.
     pub what: Vec<String>,
     pub source: String,
-}
-
-/// Each disk's latest run against its earlier ones (the same disk by WWN
-/// or serial, on whatever host): slower than their median by more than
-/// the check's slow threshold, errors where there were none, SMART
-/// counters that rose in a burn-in.
-pub fn regressions(samples: &[Sample], th: &Thresholds) -> Vec<Regression> {
-    let mut keys: Vec<String> = samples.iter().map(Sample::key).collect();
-    keys.sort();
-    keys.dedup();
-    let mut out = Vec::new();
-    for k in keys {
-        let mut runs: Vec<&Sample> = samples.iter().filter(|s| s.key() == k).collect();
-        if runs.len() < 2 {
-            continue;
-        }
-        runs.sort_by(|a, b| a.started_at.cmp(&b.started_at));
-        let (last, before) = runs.split_last().expect("two or more");
-        let mut what = Vec::new();
-        let earlier: Vec<f64> = before.iter().filter_map(|s| s.mb_per_s).collect();
-        if let (Some(now), Some(then)) = (last.mb_per_s, median(&earlier)) {
-            let pct = 100.0 * now / then;
-            if pct < th.slow_pct {
-                what.push(format!(
-                    "reads at {now:.0} MB/s, {pct:.0}% of its earlier {then:.0} MB/s ({} run(s))",
-                    earlier.len()
-                ));
-            }
-        }
-        if last.errors > 0 && before.iter().all(|s| s.errors == 0) {
-            what.push(match last.kind {
-                RunKind::Burnin | RunKind::Soak => {
-                    format!("{} bad bytes in its burn-in, none before", last.errors)
-                }
-                _ => format!("{} failed read(s), none before", last.errors),
-            });
-        }
-        if !last.smart_rose.is_empty() {
-            what.push(format!("SMART rose during its burn-in: {}", last.smart_rose.join(", ")));
-        }
-        if !what.is_empty() {
-            out.push(Regression {
-                host: last.host.clone(),
-                path: last.path.clone(),
-                model: last.model.clone(),
-                serial: last.serial.clone(),
-                latest: last.started_at.clone(),
-                earlier_runs: before.len(),
-                what,
-                source: last.source.clone(),
-            });
-        }
-    }
-    out
 }
 
 /// One host's runs.
@@ -421,87 +323,15 @@ fn distinct_disks(samples: &[Sample]) -> usize {
 /// Judges the results read.
 pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> FleetReport {
     let samples = samples(docs);
-    let outliers = outliers(&samples, th);
-    let regressions = regressions(&samples, th);
+    let outliers = crate::judge::fleet::outliers(&samples, th);
+    let regressions = crate::judge::fleet::regressions(&samples, th);
     let links = links(docs);
     let runs = run_findings(docs, &samples);
-    let slow = outliers.iter().filter(|o| o.verdict == Outlying::Slow).count();
-    let standing = |flagged: bool| -> Vec<&RunFinding> {
-        runs.iter()
-            .filter(|r| r.superseded_by.is_none() && (r.state == RunState::Flagged) == flagged)
-            .collect()
-    };
-    let (flagged_runs, open_runs) = (standing(true), standing(false));
-    // Runs named by what they are: "node1's check of … found /dev/sdb".
-    let named = |rs: &[&RunFinding]| {
-        let mut said: Vec<String> = rs
-            .iter()
-            .take(3)
-            .map(|r| {
-                let what = match r.state {
-                    RunState::Flagged => "found something on",
-                    RunState::NotJudged => "could not judge",
-                    RunState::Interrupted => "was interrupted, measuring",
-                    RunState::Incomplete => "did not finish, measuring",
-                };
-                format!("{} {what} {}", run_name(r), r.disks.join(", "))
-            })
-            .collect();
-        if rs.len() > 3 {
-            said.push(format!("{} more", rs.len() - 3));
-        }
-        said.join("; ")
-    };
-    let fleet_found = slow > 0 || !regressions.is_empty() || !links.is_empty();
-    let fleet_words = format!(
-        "{slow} disk(s) slow for their model across the fleet, {} worse than in earlier runs{}",
-        regressions.len(),
-        match links.len() {
-            0 => String::new(),
-            n => format!(", {n} link(s) below their maximum"),
-        }
+    let (verdict, message) = crate::judge::fleet::verdict(
+        (docs.len(), skipped.len(), distinct_disks(&samples)),
+        (&outliers, &regressions, &links),
+        &runs,
     );
-    let open_words = match open_runs.len() {
-        0 => String::new(),
-        n => format!("; {n} run(s) not judged whole: {}", named(&open_runs)),
-    };
-    let (verdict, message) = if fleet_found || !flagged_runs.is_empty() {
-        let own = match flagged_runs.len() {
-            0 => String::new(),
-            n => format!("{n} run(s) with findings of their own ({}); ", named(&flagged_runs)),
-        };
-        (ArrayVerdict::Flagged, format!("FLAGGED: {own}{fleet_words}{open_words}."))
-    } else if !open_runs.is_empty() {
-        (
-            ArrayVerdict::NotJudged,
-            format!(
-                "NOT JUDGED: nothing to act on in {} result(s), but {} run(s) could not judge every disk or did not finish: {}; health is not claimed for those disks.",
-                docs.len(),
-                open_runs.len(),
-                named(&open_runs)
-            ),
-        )
-    } else if !skipped.is_empty() {
-        // What a skipped file found is not known: nothing here is healthy
-        // for it.
-        (
-            ArrayVerdict::NotJudged,
-            format!(
-                "NOT JUDGED: nothing to act on in {} result(s), but {} file(s) could not be read and were skipped (--keep-going): what they found is not known.",
-                docs.len(),
-                skipped.len()
-            ),
-        )
-    } else {
-        (
-            ArrayVerdict::Healthy,
-            format!(
-                "HEALTHY: {} disk(s) in {} result(s): every run's own verdict healthy (or superseded by a later run of those disks), none slow for its model across them, none worse than before.",
-                distinct_disks(&samples),
-                docs.len()
-            ),
-        )
-    };
     FleetReport {
         header: Header::now(crate::header::Kind::Fleet, std::time::SystemTime::now(), vec![])
             .ended(false, true),
@@ -569,6 +399,7 @@ impl crate::document::Document for FleetReport {
 mod tests {
     use super::runs::Measured;
     use super::*;
+    use crate::judge::fleet::{outliers, regressions};
     use crate::report::Report;
     use crate::report::burnin::BurnReport;
     use std::path::{Path, PathBuf};

@@ -175,6 +175,41 @@ impl BurnVerdict {
     pub fn compared(&self) -> bool {
         self.write_pct.is_some() || self.verify_pct.is_some()
     }
+
+    /// The disk's verdict before links have their say (a disk with an
+    /// action is named by it): stopped before it was burned whole,
+    /// interrupted; nothing found, healthy only where its speed was
+    /// compared with peers and decided; else its health is not claimed.
+    pub fn disk_verdict(&self, interrupted: bool) -> DiskVerdict {
+        match (interrupted, self.compared() && self.undecided.is_none()) {
+            (true, _) => DiskVerdict::Interrupted,
+            (false, true) => DiskVerdict::Healthy,
+            (false, false) => DiskVerdict::NotJudged,
+        }
+    }
+}
+
+/// The run's verdict: a signal stopped it; a disk or link to act on;
+/// nothing to act on but a disk not judged or not decided; else healthy.
+pub fn run_verdict(interrupted: bool, to_act_on: bool, not_judged: bool) -> RunVerdict {
+    match (interrupted, to_act_on) {
+        (true, _) => RunVerdict::Interrupted,
+        (false, true) => RunVerdict::Flagged,
+        (false, false) if not_judged => RunVerdict::NotJudged,
+        (false, false) => RunVerdict::Healthy,
+    }
+}
+
+/// Whether a disk was burned as far as its run asked, the one rule for
+/// the run's report and the fleet's reading of it: it neither went away
+/// nor hung, and a burn-in reached its last pass's end (a result from
+/// before the place was kept: taken as whole), a soak read it whole at
+/// least once.
+pub fn burned_whole(b: &crate::burnin::record::DiskBurn, read_only: bool) -> bool {
+    use crate::burnin::record::Phase;
+    let done =
+        if read_only { b.passes_done >= 1 } else { b.place.is_none_or(|p| p.phase == Phase::Done) };
+    done && !b.device_gone && b.hung.is_none()
 }
 
 /// A burn-in's verdict on one disk, as its report names it.

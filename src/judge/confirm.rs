@@ -22,9 +22,10 @@
 
 use super::Thresholds;
 use super::Verdict;
+use super::disk::Judged;
 use super::disk::{classify_spread, spread_words};
 use super::slices::{SliceSpeed, Spread, confidence_rank, theil_sen_at_zero};
-use crate::measure::Beside;
+use crate::measure::{Beside, PassKind};
 use crate::stats::median;
 
 /// What the passes said of one disk, as far as confirming goes.
@@ -44,6 +45,66 @@ pub struct Calls {
     /// A read of it failed, or it hung or went away, in some pass: its
     /// faults are its verdict, and it is neither re-measured nor a peer.
     pub failed: bool,
+}
+
+impl Calls {
+    /// What one pass said of the disk: its verdict there (`judged`),
+    /// whether a read of it failed, whether evidence besides its speed
+    /// made that verdict, and whether a shared path set the pass's pace
+    /// (then a parallel call of slow is the path's, not the disk's).
+    pub fn record(
+        &mut self,
+        kind: PassKind,
+        judged: &Judged,
+        (failed, other): (bool, bool),
+        limited: bool,
+    ) {
+        self.failed |= failed;
+        match kind {
+            PassKind::Serial => {
+                (self.serial, self.serial_pct) = (Some(judged.verdict), judged.pct_of_peers);
+                self.speed_only = !other;
+            }
+            PassKind::Parallel => {
+                self.parallel_slow = judged.verdict == Verdict::Slow && !limited;
+                self.parallel_speed_only = !other;
+            }
+            PassKind::Seek => {}
+        }
+    }
+}
+
+/// What re-measuring `disk` beside `beside` says of it, from the slices
+/// read (`groups`: each disk's peer group; read with all, it is compared
+/// with the others of its group).
+pub fn remeasured(
+    speeds: &[SliceSpeed],
+    (disk, beside): (usize, Beside),
+    groups: &[usize],
+    th: &Thresholds,
+) -> Confirmed {
+    match beside {
+        Beside::Peer(peer) => against_peer(speeds, disk, peer, th),
+        Beside::All => {
+            let group = |d: &usize| *d != disk && groups[*d] == groups[disk];
+            let peers: Vec<usize> = (0..groups.len()).filter(group).collect();
+            against_group(speeds, disk, &peers, th)
+        }
+    }
+}
+
+/// A verdict on speed alone (slow, or unsure) replaced by what
+/// re-measuring the disk decided (`verdict`, and in words `sentence`).
+pub fn settle(j: &mut Judged, verdict: Verdict, sentence: &str) {
+    if !matches!(j.verdict, Verdict::Slow | Verdict::Unsure) {
+        return;
+    }
+    j.verdict = verdict;
+    if verdict == Verdict::Ok {
+        j.reasons.clear();
+    } else {
+        j.reasons.push(sentence.to_string());
+    }
 }
 
 /// The disks to re-measure, each with what to read it beside. A serial

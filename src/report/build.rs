@@ -104,19 +104,8 @@ pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, Beside)> {
         let (pass, j) = judge_pass(on, p, &serial, &th, &[]);
         let limited = j.finding.is_some_and(|f| f.shared_bottleneck);
         for (((d, run), row), judged) in p.disks.iter().zip(&pass.disks).zip(&j.disks) {
-            let c = &mut calls[*d];
-            c.failed |= run.failed();
-            match p.kind {
-                PassKind::Serial => {
-                    (c.serial, c.serial_pct) = (Some(judged.verdict), judged.pct_of_peers);
-                    c.speed_only = !other_evidence(&facts(row, 0, 0), judged, &th);
-                }
-                PassKind::Parallel => {
-                    c.parallel_slow = judged.verdict == Verdict::Slow && !limited;
-                    c.parallel_speed_only = !other_evidence(&facts(row, 0, 0), judged, &th);
-                }
-                PassKind::Seek => {}
-            }
+            let other = other_evidence(&facts(row, 0, 0), judged, &th);
+            calls[*d].record(p.kind, judged, (run.failed(), other), limited);
         }
     }
     confirm::suspects(&calls)
@@ -129,17 +118,9 @@ pub fn decided(on: Checked, (disk, beside): (usize, Beside)) -> impl Fn(&[Slice]
 }
 
 /// What the slices of re-measuring `disk` beside `beside` say of it.
-fn remeasured(on: Checked, (disk, beside): (usize, Beside), slices: &[Slice]) -> Confirmed {
-    let th = on.settings.thresholds;
+fn remeasured(on: Checked, at: (usize, Beside), slices: &[Slice]) -> Confirmed {
     let speeds: Vec<SliceSpeed> = slices.iter().map(slice_speed).collect();
-    match beside {
-        Beside::Peer(peer) => confirm::against_peer(&speeds, disk, peer, &th),
-        Beside::All => {
-            let group = |d: &usize| *d != disk && on.groups[*d] == on.groups[disk];
-            let peers: Vec<usize> = (0..on.groups.len()).filter(group).collect();
-            confirm::against_group(&speeds, disk, &peers, &th)
-        }
-    }
+    confirm::remeasured(&speeds, at, on.groups, &on.settings.thresholds)
 }
 
 /// What re-measuring a disk decided: the plan's disk and its row.
@@ -300,33 +281,13 @@ fn judge_pass(
 ) -> (Pass, PassJudgement) {
     let mut rows: Vec<PassDisk> = p.disks.iter().map(|(d, r)| measure_row(on, *d, r)).collect();
     let full = p.window == Window::Full;
-    let judgement = {
-        let facts: Vec<Facts> = rows
-            .iter()
-            .zip(&p.disks)
-            .map(|(row, (d, _))| {
-                let id = &on.devices[*d].identity;
-                Facts {
-                    // The controller, and the expander behind it where
-                    // there is one: disks behind one expander share its
-                    // uplink.
-                    controller: id.topology.controller.as_ref().map(|c| {
-                        match &id.topology.expander {
-                            Some(e) => format!("{} {e}", c.pci),
-                            None => c.pci.clone(),
-                        }
-                    }),
-                    ..facts(row, on.groups[*d], id.size_bytes)
-                }
-            })
-            .collect();
-        let serial: Vec<Option<f64>> = p.disks.iter().map(|(d, _)| serial[*d]).collect();
-        judge(p.kind, full, &facts, (&serial, &slice_speeds(p)), th)
-    };
-    let mut judgement = judgement;
+    let facts: Vec<Facts> =
+        rows.iter().zip(&p.disks).map(|(row, (d, _))| disk_facts(on, *d, row)).collect();
+    let serial: Vec<Option<f64>> = p.disks.iter().map(|(d, _)| serial[*d]).collect();
+    let mut judgement = judge(p.kind, full, &facts, (&serial, &slice_speeds(p)), th);
     for ((d, _), j) in p.disks.iter().zip(&mut judgement.disks) {
         if let Some((_, c)) = confirmations.iter().find(|(x, c)| x == d && c.pass == p.kind) {
-            confirmed(j, c);
+            confirm::settle(j, c.verdict, &c.sentence);
         }
     }
     for (row, j) in rows.iter_mut().zip(&judgement.disks) {
@@ -341,27 +302,7 @@ fn judge_pass(
         median_mb_per_s: judgement.median_mb_per_s,
         median_elapsed_s: judgement.median_elapsed_s,
         interrupted: p.interrupted,
-        controllers: judgement
-            .controllers
-            .iter()
-            .map(|c| ControllerRow {
-                pci: c.controller.clone(),
-                controller: c
-                    .disks
-                    .first()
-                    .and_then(|i| on.devices[p.disks[*i].0].identity.topology.controller.as_ref())
-                    .map_or_else(
-                        || c.controller.clone(),
-                        |x| match c.controller.split_once(' ') {
-                            Some((_, expander)) => format!("{} {expander}", x.words()),
-                            None => x.words(),
-                        },
-                    ),
-                disks: c.disks.iter().map(|i| rows[*i].path.clone()).collect(),
-                kept_pct_of_serial: c.kept_pct,
-                limited: c.limited,
-            })
-            .collect(),
+        controllers: controller_rows(on, p, &judgement, &rows),
         slices: p.slices.iter().map(|s| slice_row(on, s)).collect(),
         conditions: judgement.conditions.map(|c| ConditionsRow {
             low_pct: c.low_pct,
@@ -373,6 +314,51 @@ fn judge_pass(
     (pass, judgement)
 }
 
+/// What the judge needs of disk `d`'s row: its numbers, its peer group,
+/// size and controller (and the expander behind it where there is one:
+/// disks behind one expander share its uplink).
+fn disk_facts<'a>(on: Checked, d: usize, row: &'a PassDisk) -> Facts<'a> {
+    let id = &on.devices[d].identity;
+    Facts {
+        controller: id.topology.controller.as_ref().map(|c| match &id.topology.expander {
+            Some(e) => format!("{} {e}", c.pci),
+            None => c.pci.clone(),
+        }),
+        ..facts(row, on.groups[d], id.size_bytes)
+    }
+}
+
+/// The pass's controllers as the report names them: each one's words
+/// (with its expander), disks, and what they kept of their serial speed.
+fn controller_rows(
+    on: Checked,
+    p: &PassRun,
+    judgement: &PassJudgement,
+    rows: &[PassDisk],
+) -> Vec<ControllerRow> {
+    let words = |c: &crate::judge::pass::ControllerShare| {
+        let first = c.disks.first();
+        let controller =
+            first.and_then(|i| on.devices[p.disks[*i].0].identity.topology.controller.as_ref());
+        controller.map_or_else(
+            || c.controller.clone(),
+            |x| match c.controller.split_once(' ') {
+                Some((_, expander)) => format!("{} {expander}", x.words()),
+                None => x.words(),
+            },
+        )
+    };
+    (judgement.controllers.iter())
+        .map(|c| ControllerRow {
+            pci: c.controller.clone(),
+            controller: words(c),
+            disks: c.disks.iter().map(|i| rows[*i].path.clone()).collect(),
+            kept_pct_of_serial: c.kept_pct,
+            limited: c.limited,
+        })
+        .collect()
+}
+
 /// A pass's slices as the judge takes them: each slice's disk as an index
 /// into the pass's disks.
 fn slice_speeds(p: &PassRun) -> Vec<SliceSpeed> {
@@ -380,20 +366,6 @@ fn slice_speeds(p: &PassRun) -> Vec<SliceSpeed> {
     (p.slices.iter())
         .filter_map(|s| Some(SliceSpeed { disk: index(s.disk)?, ..slice_speed(s) }))
         .collect()
-}
-
-/// A verdict on speed alone replaced by what re-measuring the disk
-/// decided.
-fn confirmed(j: &mut Judged, c: &ConfirmRow) {
-    if !matches!(j.verdict, Verdict::Slow | Verdict::Unsure) {
-        return;
-    }
-    j.verdict = c.verdict;
-    if c.verdict == Verdict::Ok {
-        j.reasons.clear();
-    } else {
-        j.reasons.push(c.sentence.clone());
-    }
 }
 
 /// What the judge needs of a row: its measured numbers.
@@ -508,97 +480,116 @@ fn conditions_sentence(passes: &[Pass]) -> Option<String> {
     ))
 }
 
+/// The verdict in sentences: interrupted, the verdict and what made it,
+/// the disks not compared and why, those unsure, conditions that moved,
+/// the fast ones, and the array's speed in parallel.
 fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> String {
     let mut parts = Vec::new();
     if interrupted {
         parts.push("INTERRUPTED: partial results.".to_string());
     }
-    let describe = |f: &Flag| {
+    let describe = |f: &&Flag| {
         let pass = f.pass.name();
         format!("{} {} in the {pass} pass ({})", f.path, f.verdict.word(), f.reasons.join("; "))
     };
-    let (fast, faults): (Vec<&Flag>, Vec<&Flag>) = s
-        .flagged
-        .iter()
-        .filter(|f| f.verdict != Verdict::Unsure)
-        .partition(|f| f.verdict == Verdict::Fast);
-    let unsure: Vec<String> =
-        s.flagged.iter().filter(|f| f.verdict == Verdict::Unsure).map(&describe).collect();
-    let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
-    match s.verdict {
-        ArrayVerdict::Healthy => parts.push(format!(
-            "HEALTHY: no disk below {:.0}% of its peers and no read errors ({n_disks} disks).",
-            th.slow_pct
-        )),
-        ArrayVerdict::NotJudged if s.not_compared.is_empty() => parts.push(format!(
-            "NOT JUDGED: no disk slow and no read errors, but {} could not be told slow or not, so health is not claimed (exit 3).",
-            unsure.join("; ")
-        )),
-        ArrayVerdict::NotJudged => parts.push(format!(
-            "NOT JUDGED: no disk slow and no read errors, but {} of {n_disks} disks could not be compared with peers, so health is not claimed (exit 3).",
-            s.not_compared.len()
-        )),
-        ArrayVerdict::Flagged => {
-            let mut named: Vec<String> = faults.iter().map(|f| describe(f)).collect();
-            named.extend(s.links.iter().map(links::sentence));
-            parts.push(format!("FLAGGED: {}.", named.join("; ")));
-        }
-    }
-    let short: Vec<&str> = s
-        .not_compared
-        .iter()
-        .filter(|p| {
-            passes
-                .iter()
-                .flat_map(|x| &x.disks)
-                .any(|d| d.path == **p && d.window_elapsed_s < MIN_JUDGED_S)
-        })
-        .map(String::as_str)
-        .collect();
-    let alone: Vec<&str> =
-        s.not_compared.iter().map(String::as_str).filter(|p| !short.contains(p)).collect();
-    if !short.is_empty() {
-        parts.push(format!(
-            "Not compared (read for under {MIN_JUDGED_S:.0} s, too short to judge; use a longer --sample or larger disks): {}.",
-            short.join(", ")
-        ));
-    }
-    if !alone.is_empty() {
-        parts.push(format!(
-            "Not compared (no peer of the same model, size and kind to compare with; check it beside disks like it): {}.",
-            alone.join(", ")
-        ));
-    }
+    let of = |v: fn(Verdict) -> bool| -> Vec<String> {
+        s.flagged.iter().filter(|f| v(f.verdict)).map(|f| describe(&f)).collect()
+    };
+    let unsure = of(|v| v == Verdict::Unsure);
+    let faults = of(|v| !matches!(v, Verdict::Unsure | Verdict::Fast));
+    parts.push(verdict_sentence(s, passes, (faults, &unsure), th));
+    parts.extend(not_compared_sentences(s, passes));
     if !unsure.is_empty() && (s.verdict == ArrayVerdict::Flagged || !s.not_compared.is_empty()) {
         parts.push(format!("Unsure (neither slow nor cleared): {}.", unsure.join("; ")));
     }
-    if let Some(moved) = conditions_sentence(passes) {
-        parts.push(moved);
-    }
+    parts.extend(conditions_sentence(passes));
+    let fast = of(|v| v == Verdict::Fast);
     if !fast.is_empty() {
-        let named: Vec<String> = fast.iter().map(|f| describe(f)).collect();
         parts.push(format!(
             "Faster than peers (not a fault, but not identical either): {}.",
-            named.join("; ")
+            fast.join("; ")
         ));
     }
-    if let (Some(f), Some(ss), Some(p)) =
-        (s.parallel_pct_of_serial_sum, s.serial_sum_mb_per_s, s.parallel_mb_per_s)
-    {
-        let med = s.median_pct_of_serial.unwrap_or(0.0);
-        if let Some(named) = controller_sentence(passes) {
-            parts.push(named);
-        } else if s.shared_bottleneck {
-            parts.push(format!(
-                "SHARED BOTTLENECK: all disks lose speed together in parallel (median disk keeps {med:.0}% of its solo speed): \
-                 the array delivers {p:.0} MB/s, {f:.0}% of the {ss:.0} MB/s the disks read alone; the controller, expander, \
-                 bus or CPU is the limit, not the disks."
-            ));
-        } else {
-            parts.push(format!("No shared bottleneck: in parallel the array delivers {p:.0} MB/s, {f:.0}% of the serial sum."));
+    parts.extend(parallel_sentence(s, passes));
+    parts.join(" ")
+}
+
+/// The verdict's own sentence: what made it (`faults` and `unsure`: the
+/// flagged disks in words).
+fn verdict_sentence(
+    s: &Summary,
+    passes: &[Pass],
+    (faults, unsure): (Vec<String>, &[String]),
+    th: &Thresholds,
+) -> String {
+    let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
+    match s.verdict {
+        ArrayVerdict::Healthy => format!(
+            "HEALTHY: no disk below {:.0}% of its peers and no read errors ({n_disks} disks).",
+            th.slow_pct
+        ),
+        ArrayVerdict::NotJudged if s.not_compared.is_empty() => format!(
+            "NOT JUDGED: no disk slow and no read errors, but {} could not be told slow or not, so health is not claimed (exit 3).",
+            unsure.join("; ")
+        ),
+        ArrayVerdict::NotJudged => format!(
+            "NOT JUDGED: no disk slow and no read errors, but {} of {n_disks} disks could not be compared with peers, so health is not claimed (exit 3).",
+            s.not_compared.len()
+        ),
+        ArrayVerdict::Flagged => {
+            let mut named = faults;
+            named.extend(s.links.iter().map(links::sentence));
+            format!("FLAGGED: {}.", named.join("; "))
         }
     }
-    parts.join(" ")
+}
+
+/// The disks not compared with peers, by why: read too briefly, or
+/// without a peer of their kind.
+fn not_compared_sentences(s: &Summary, passes: &[Pass]) -> Vec<String> {
+    let brief = |p: &&String| {
+        passes
+            .iter()
+            .flat_map(|x| &x.disks)
+            .any(|d| d.path == **p && d.window_elapsed_s < MIN_JUDGED_S)
+    };
+    let (short, alone): (Vec<&String>, Vec<&String>) = s.not_compared.iter().partition(brief);
+    let join = |v: &[&String]| v.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
+    let mut out = Vec::new();
+    if !short.is_empty() {
+        out.push(format!(
+            "Not compared (read for under {MIN_JUDGED_S:.0} s, too short to judge; use a longer --sample or larger disks): {}.",
+            join(&short)
+        ));
+    }
+    if !alone.is_empty() {
+        out.push(format!(
+            "Not compared (no peer of the same model, size and kind to compare with; check it beside disks like it): {}.",
+            join(&alone)
+        ));
+    }
+    out
+}
+
+/// What the parallel pass says of the array: a controller or a shared
+/// bottleneck that limits it, or none.
+fn parallel_sentence(s: &Summary, passes: &[Pass]) -> Option<String> {
+    let (f, ss, p) = (s.parallel_pct_of_serial_sum?, s.serial_sum_mb_per_s?, s.parallel_mb_per_s?);
+    let med = s.median_pct_of_serial.unwrap_or(0.0);
+    if let Some(named) = controller_sentence(passes) {
+        return Some(named);
+    }
+    Some(if s.shared_bottleneck {
+        format!(
+            "SHARED BOTTLENECK: all disks lose speed together in parallel (median disk keeps {med:.0}% of its solo speed): \
+             the array delivers {p:.0} MB/s, {f:.0}% of the {ss:.0} MB/s the disks read alone; the controller, expander, \
+             bus or CPU is the limit, not the disks."
+        )
+    } else {
+        format!(
+            "No shared bottleneck: in parallel the array delivers {p:.0} MB/s, {f:.0}% of the serial sum."
+        )
+    })
 }
 
 /// "CONTROLLER BOTTLENECK: the 8 disks on X kept 61% of their serial

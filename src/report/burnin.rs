@@ -18,7 +18,9 @@ use crate::header::{self, Header};
 use crate::io::EngineKind;
 use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
-use crate::judge::burnin::{BurnFacts, DiskVerdict, Remeasured, RunVerdict, Slowest, verdicts};
+use crate::judge::burnin::{
+    BurnFacts, DiskVerdict, Remeasured, RunVerdict, Slowest, burned_whole, run_verdict, verdicts,
+};
 use crate::units::{human_duration, mb_per_s};
 
 /// What a burn-in measured, as [`build`] takes it: each disk's target,
@@ -263,7 +265,7 @@ pub fn build(run: BurnRun) -> BurnReport {
             started_at: c.started_at.clone(),
             ..Header::now(header::Kind::Burnin, SystemTime::now(), c.command_line.clone())
         }
-        .ended(interrupted, burned_all(&disks, read_only)),
+        .ended(interrupted, disks.iter().all(|d| burned_whole(&d.burn, read_only))),
         run_id: c.run_id.clone(),
         passes: burns_passes(&disks, c.passes, read_only),
         engine: engine.name().into(),
@@ -287,9 +289,7 @@ struct Measured<'a> {
 
 impl Measured<'_> {
     /// The disk's row: what was measured, its speeds against its peers, and
-    /// its verdict before the links have their say. Nothing found: healthy
-    /// only where its speed was compared with peers too; else its health
-    /// is not claimed.
+    /// its verdict before the links have their say.
     fn judged(
         self,
         f: &BurnFacts,
@@ -297,11 +297,7 @@ impl Measured<'_> {
         (hottest_c, limit): (Option<i64>, TempLimits),
     ) -> BurnDisk {
         let Measured { t, burn, smart, c, temps } = self;
-        let verdict = match (burn.interrupted, judged.compared() && judged.undecided.is_none()) {
-            (true, _) => DiskVerdict::Interrupted,
-            (false, true) => DiskVerdict::Healthy,
-            (false, false) => DiskVerdict::NotJudged,
-        };
+        let verdict = judged.disk_verdict(burn.interrupted);
         let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, t.end - t.start);
         let writes = pass_speeds(&burn.write_pass_s, burn.passes_done, t.end - t.start);
         BurnDisk {
@@ -351,12 +347,9 @@ fn summary(
         links.iter().filter(|l| l.controller).map(crate::judge::links::sentence).collect();
     // Not judged for want of a comparison, and not decided when
     // re-measured (each with why).
-    let not_judged: Vec<String> = (disks.iter())
-        .filter(|d| d.verdict == DiskVerdict::NotJudged && d.undecided.is_none())
-        .map(|d| d.path.clone())
-        .collect();
-    let undecided: Vec<String> = (disks.iter())
-        .filter(|d| d.verdict == DiskVerdict::NotJudged)
+    let (not_judged, unsure) = not_judged(disks);
+    let not_judged: Vec<String> = not_judged.iter().map(|d| d.path.clone()).collect();
+    let undecided: Vec<String> = (unsure.iter())
         .filter_map(|d| Some(format!("{} ({})", d.path, d.undecided.as_ref()?)))
         .collect();
     let (n, flagged) = (disks.len(), advice.len());
@@ -374,12 +367,7 @@ fn summary(
     }
     let not_judged = !not_judged.is_empty() || !undecided.is_empty();
     BurnSummary {
-        verdict: match (interrupted, advice.is_empty() && links.is_empty()) {
-            (true, _) => RunVerdict::Interrupted,
-            (false, true) if not_judged => RunVerdict::NotJudged,
-            (false, true) => RunVerdict::Healthy,
-            (false, false) => RunVerdict::Flagged,
-        },
+        verdict: run_verdict(interrupted, !advice.is_empty() || !links.is_empty(), not_judged),
         disk_verdicts: advice,
         links,
         message,
@@ -573,25 +561,14 @@ fn message(
     }
 }
 
-/// Whether every disk was burned (a soak: read) as far as it was asked: none
-/// went away or hung, and each burn-in reached its last pass's end.
-fn burned_all(disks: &[BurnDisk], read_only: bool) -> bool {
-    disks.iter().all(|d| {
-        let b = &d.burn;
-        !b.device_gone
-            && b.hung.is_none()
-            && (read_only || b.place.is_some_and(|p| p.phase == Phase::Done))
-    })
-}
-
-/// Whether a burn-in disk was written and verified over its whole range,
-/// every pass (a result without a `place` predates it: taken as whole); a
-/// soak's, read whole at least once. A disk that went away or hung was not.
-pub fn burned_whole(d: &BurnDisk, read_only: bool) -> bool {
-    let b = &d.burn;
-    let done =
-        if read_only { b.passes_done >= 1 } else { b.place.is_none_or(|p| p.phase == Phase::Done) };
-    done && !b.device_gone && b.hung.is_none()
+/// The disks with nothing found whose health is not claimed: those not
+/// compared with peers, and those compared but not decided when
+/// re-measured (their readings straddle the threshold).
+pub fn not_judged(disks: &[BurnDisk]) -> (Vec<&BurnDisk>, Vec<&BurnDisk>) {
+    disks
+        .iter()
+        .filter(|d| d.verdict == DiskVerdict::NotJudged)
+        .partition(|d| d.undecided.is_none())
 }
 
 impl crate::document::Document for BurnReport {
@@ -600,6 +577,8 @@ impl crate::document::Document for BurnReport {
         use crate::outcome::Outcome;
         let s = &self.summary;
         let disks: Vec<String> = self.disks.iter().map(|d| d.path.clone()).collect();
+        let not_judged = not_judged(&self.disks);
+        let paths = |ds: &[&BurnDisk]| ds.iter().map(|d| d.path.clone()).collect();
         let cut = if self.header.interrupted {
             let at = (self.disks.iter())
                 .filter_map(|d| stopped_at(d, self.passes).map(|w| format!("{}: {w}", d.path)));
@@ -608,7 +587,7 @@ impl crate::document::Document for BurnReport {
         } else {
             let short: Vec<String> = (self.disks.iter())
                 .filter(|d| {
-                    d.verdict == DiskVerdict::Interrupted || !burned_whole(d, self.read_only)
+                    d.verdict == DiskVerdict::Interrupted || !burned_whole(&d.burn, self.read_only)
                 })
                 .map(|d| d.path.clone())
                 .collect();
@@ -629,16 +608,8 @@ impl crate::document::Document for BurnReport {
             outcome,
             to_act_on: crate::document::acts(&s.disk_verdicts),
             links: crate::document::link_sentences(&s.links),
-            // Not compared with peers, or compared and not decided when
-            // re-measured (then its readings straddle the threshold).
-            not_judged: (self.disks.iter())
-                .filter(|d| d.verdict == DiskVerdict::NotJudged && d.undecided.is_none())
-                .map(|d| d.path.clone())
-                .collect(),
-            unsure: (self.disks.iter())
-                .filter(|d| d.verdict == DiskVerdict::NotJudged && d.undecided.is_some())
-                .map(|d| d.path.clone())
-                .collect(),
+            not_judged: paths(&not_judged.0),
+            unsure: paths(&not_judged.1),
             disks,
             cut,
             message: s.message.clone(),

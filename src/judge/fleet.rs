@@ -1,0 +1,195 @@
+//! The fleet's verdicts (`arrayburn report`): each disk against every disk
+//! of its model and size across the fleet (the check's rule and
+//! thresholds, on serial speeds), each disk against its own earlier runs,
+//! and the verdict over all results: what to act on, what could not be
+//! judged, what is healthy.
+
+use super::peers::{classify, pct_of_group_median};
+use super::{ArrayVerdict, Thresholds, Verdict};
+use crate::fleet::{
+    HostLink, Outlier, Outlying, Regression, RunFinding, RunKind, RunState, Sample, latest_speeds,
+    run_name,
+};
+use crate::stats::median;
+
+/// Each disk's latest check compared with every other disk of its model
+/// and size, across all hosts: the check's rule and thresholds.
+pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
+    let latest = latest_speeds(samples.iter());
+    let mut models: Vec<(Option<String>, u64)> = Vec::new();
+    let groups: Vec<usize> = latest
+        .iter()
+        .map(|s| {
+            let m = (s.model.clone(), s.size_bytes);
+            models.iter().position(|x| *x == m).unwrap_or_else(|| {
+                models.push(m);
+                models.len() - 1
+            })
+        })
+        .collect();
+    let speeds: Vec<Option<f64>> = latest.iter().map(|s| s.mb_per_s).collect();
+    let pct = pct_of_group_median(&speeds, &groups);
+    latest
+        .iter()
+        .zip(pct)
+        .zip(&groups)
+        .filter_map(|((s, p), g)| {
+            let p = p?;
+            let verdict = match classify(Some(p), th) {
+                Verdict::Slow => Outlying::Slow,
+                Verdict::Fast => Outlying::Fast,
+                _ => return None,
+            };
+            Some(Outlier {
+                host: s.host.clone(),
+                path: s.path.clone(),
+                model: s.model.clone(),
+                serial: s.serial.clone(),
+                mb_per_s: s.mb_per_s.unwrap_or(0.0),
+                pct_of_model: p,
+                of: groups.iter().filter(|x| *x == g).count(),
+                verdict,
+                source: s.source.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Each disk's latest run against its earlier ones (the same disk by WWN
+/// or serial, on whatever host): slower than their median by more than
+/// the check's slow threshold, errors where there were none, SMART
+/// counters that rose in a burn-in.
+pub fn regressions(samples: &[Sample], th: &Thresholds) -> Vec<Regression> {
+    let mut keys: Vec<String> = samples.iter().map(Sample::key).collect();
+    keys.sort();
+    keys.dedup();
+    let mut out = Vec::new();
+    for k in keys {
+        let mut runs: Vec<&Sample> = samples.iter().filter(|s| s.key() == k).collect();
+        if runs.len() < 2 {
+            continue;
+        }
+        runs.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+        let (last, before) = runs.split_last().expect("two or more");
+        let mut what = Vec::new();
+        let earlier: Vec<f64> = before.iter().filter_map(|s| s.mb_per_s).collect();
+        if let (Some(now), Some(then)) = (last.mb_per_s, median(&earlier)) {
+            let pct = 100.0 * now / then;
+            if pct < th.slow_pct {
+                what.push(format!(
+                    "reads at {now:.0} MB/s, {pct:.0}% of its earlier {then:.0} MB/s ({} run(s))",
+                    earlier.len()
+                ));
+            }
+        }
+        if last.errors > 0 && before.iter().all(|s| s.errors == 0) {
+            what.push(match last.kind {
+                RunKind::Burnin | RunKind::Soak => {
+                    format!("{} bad bytes in its burn-in, none before", last.errors)
+                }
+                _ => format!("{} failed read(s), none before", last.errors),
+            });
+        }
+        if !last.smart_rose.is_empty() {
+            what.push(format!("SMART rose during its burn-in: {}", last.smart_rose.join(", ")));
+        }
+        if !what.is_empty() {
+            out.push(Regression {
+                host: last.host.clone(),
+                path: last.path.clone(),
+                model: last.model.clone(),
+                serial: last.serial.clone(),
+                latest: last.started_at.clone(),
+                earlier_runs: before.len(),
+                what,
+                source: last.source.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// The fleet's verdict and its sentence: results read, skipped and disks
+/// (`counts`), what the fleet found across runs, and each run's own
+/// findings (superseded ones are listed, not counted).
+pub fn verdict(
+    (results, skipped, disks): (usize, usize, usize),
+    (outliers, regressions, links): (&[Outlier], &[Regression], &[HostLink]),
+    runs: &[RunFinding],
+) -> (ArrayVerdict, String) {
+    let slow = outliers.iter().filter(|o| o.verdict == Outlying::Slow).count();
+    let standing = |flagged: bool| -> Vec<&RunFinding> {
+        runs.iter()
+            .filter(|r| r.superseded_by.is_none() && (r.state == RunState::Flagged) == flagged)
+            .collect()
+    };
+    let (flagged_runs, open_runs) = (standing(true), standing(false));
+    let fleet_found = slow > 0 || !regressions.is_empty() || !links.is_empty();
+    let fleet_words = format!(
+        "{slow} disk(s) slow for their model across the fleet, {} worse than in earlier runs{}",
+        regressions.len(),
+        match links.len() {
+            0 => String::new(),
+            n => format!(", {n} link(s) below their maximum"),
+        }
+    );
+    let open_words = match open_runs.len() {
+        0 => String::new(),
+        n => format!("; {n} run(s) not judged whole: {}", named(&open_runs)),
+    };
+    if fleet_found || !flagged_runs.is_empty() {
+        let own = match flagged_runs.len() {
+            0 => String::new(),
+            n => format!("{n} run(s) with findings of their own ({}); ", named(&flagged_runs)),
+        };
+        return (ArrayVerdict::Flagged, format!("FLAGGED: {own}{fleet_words}{open_words}."));
+    }
+    if !open_runs.is_empty() {
+        return (
+            ArrayVerdict::NotJudged,
+            format!(
+                "NOT JUDGED: nothing to act on in {results} result(s), but {} run(s) could not judge every disk or did not finish: {}; health is not claimed for those disks.",
+                open_runs.len(),
+                named(&open_runs)
+            ),
+        );
+    }
+    if skipped > 0 {
+        // What a skipped file found is not known: nothing here is healthy
+        // for it.
+        return (
+            ArrayVerdict::NotJudged,
+            format!(
+                "NOT JUDGED: nothing to act on in {results} result(s), but {skipped} file(s) could not be read and were skipped (--keep-going): what they found is not known."
+            ),
+        );
+    }
+    (
+        ArrayVerdict::Healthy,
+        format!(
+            "HEALTHY: {disks} disk(s) in {results} result(s): every run's own verdict healthy (or superseded by a later run of those disks), none slow for its model across them, none worse than before."
+        ),
+    )
+}
+
+/// Runs named by what they are: "node1's check of … found something on
+/// /dev/sdb", three at most and how many more.
+fn named(rs: &[&RunFinding]) -> String {
+    let mut said: Vec<String> = rs
+        .iter()
+        .take(3)
+        .map(|r| {
+            let what = match r.state {
+                RunState::Flagged => "found something on",
+                RunState::NotJudged => "could not judge",
+                RunState::Interrupted => "was interrupted, measuring",
+                RunState::Incomplete => "did not finish, measuring",
+            };
+            format!("{} {what} {}", run_name(r), r.disks.join(", "))
+        })
+        .collect();
+    if rs.len() > 3 {
+        said.push(format!("{} more", rs.len() - 3));
+    }
+    said.join("; ")
+}
