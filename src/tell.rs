@@ -24,6 +24,19 @@ pub fn log_to(file: File) {
     *LOG.lock().unwrap_or_else(PoisonError::into_inner) = Some(file);
 }
 
+/// Starts the run's log where it was opened (`at`: the file and its path),
+/// naming it first; where it could not be opened, one line says so and
+/// the run goes on. `who` names the command.
+pub fn start_log(who: &str, at: std::io::Result<(File, std::path::PathBuf)>) {
+    match at {
+        Ok((file, path)) => {
+            log_to(file);
+            err(format_args!("{who}: {}: the run's log", path.display()), true);
+        }
+        Err(e) => err(format_args!("{who}: warning: no log is kept ({e}); the run goes on"), true),
+    }
+}
+
 /// Appends `text` to the run's log, if one is open; with `date`, each
 /// line dated where it does not start with a date already (the progress
 /// lines do; a report is copied as printed).

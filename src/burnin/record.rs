@@ -196,6 +196,18 @@ pub struct DiskBurn {
     warm: bool,
 }
 
+impl DiskBurn {
+    /// Its pace in bytes a second over the run: the read-back's for a
+    /// soak, the writes' for a burn-in (a guess of how long a turn takes).
+    pub fn pace(&self, read_only: bool) -> f64 {
+        if read_only {
+            self.verified_bytes as f64 / self.verify_s.max(1e-3)
+        } else {
+            self.written_bytes as f64 / self.write_s.max(1e-3)
+        }
+    }
+}
+
 /// A disk's temperature read during the run, and when (seconds since the
 /// disks started).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

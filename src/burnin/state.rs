@@ -309,6 +309,42 @@ impl Store {
         Ok((runs.append(&name)?, runs.path().join(name)))
     }
 
+    /// Saves a disk's checkpoint `name` as `at` with burn `b` (its run's
+    /// options from `c`): a checkpoint that cannot be saved is said once
+    /// (`warned`); the burn-in goes on, but cannot be resumed from there.
+    pub fn save_place(
+        &self,
+        (name, c): (&str, &Checkpoint),
+        (b, at): (&DiskBurn, At),
+        warned: &mut bool,
+    ) {
+        let now = Checkpoint {
+            saved_at: crate::units::rfc3339(std::time::SystemTime::now()),
+            at,
+            burn: b.clone(),
+            ..c.clone()
+        };
+        if let Err(e) = self.save(name, &now)
+            && !std::mem::replace(warned, true)
+        {
+            tell!(
+                "arrayburn burnin: warning: {}: cannot save its checkpoint ({e}); the burn-in goes on, but cannot be resumed from here",
+                self.path(name).display()
+            );
+        }
+    }
+
+    /// Keeps the run's report as [`Store::keep_report`] does, saying where
+    /// (or, where it cannot, why: the run's other outputs still follow).
+    pub fn keep(&self, run_id: &str, json: &[u8]) {
+        match self.keep_report(run_id, json) {
+            Ok(path) => tell!("arrayburn burnin: {}: the run's report", path.display()),
+            Err(e) => {
+                tell!("arrayburn burnin: warning: the report cannot be kept in --state ({e})")
+            }
+        }
+    }
+
     /// Keeps the run's report (`runs/RUN.json`) whole, before any other
     /// output is written: a result no terminal, pipe or full disk elsewhere
     /// could take is here.

@@ -280,7 +280,7 @@ pub fn soak(job: &BurnJob) -> DiskBurn {
 }
 
 /// Burns in one disk from `at` (the start, or a checkpoint's place) with
-/// what was found before it in `out`; `save` is called with the state at
+/// what was found before it in `out` (a stop it recorded is behind it); `save` is called with the state at
 /// least every `job.every`, at each phase's end and when a signal stops
 /// the run, and never names written bytes the disk has not flushed.
 pub fn burn(
@@ -289,6 +289,8 @@ pub fn burn(
     mut out: DiskBurn,
     save: &mut dyn FnMut(&DiskBurn, At),
 ) -> DiskBurn {
+    // A resumed burn's stop is behind it.
+    out.interrupted = false;
     // The report's place is the last one saved (what a resume continues
     // from), mid-phase too; not the start of the phase a signal cut short.
     let mut saved = at;

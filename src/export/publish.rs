@@ -43,7 +43,12 @@ pub struct Outputs<'a> {
     pub out: Option<&'a Path>,
 }
 
-impl Outputs<'_> {
+impl<'a> Outputs<'a> {
+    /// Where a check's settings send its result.
+    pub fn of(s: &'a crate::plan::Settings) -> Self {
+        Outputs { json: s.json.as_ref(), csv: s.csv.as_ref(), out: s.out.as_deref() }
+    }
+
     /// Whether `--json -` or `--csv -` has standard output (the text
     /// report then goes to standard error).
     pub fn stdout_taken(&self) -> bool {

@@ -406,6 +406,18 @@ pub struct PassRun {
     pub slices: Vec<Slice>,
 }
 
+impl PassRun {
+    /// What failed on its disks while they were re-measured (`runs`: each
+    /// disk's run then): a finding of this pass, a stop's cut too.
+    pub fn absorb_faults(&mut self, runs: &[(usize, DiskRun)]) {
+        for (d, run) in runs {
+            if let Some((_, row)) = self.disks.iter_mut().find(|(i, _)| i == d) {
+                row.absorb_faults(run);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

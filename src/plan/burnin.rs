@@ -12,14 +12,15 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 
-use crate::burnin::block::BLOCK;
-use crate::burnin::record::DiskBurn;
+use crate::burnin::block::{BLOCK, Pattern};
+use crate::burnin::record::{DiskBurn, Span};
 use crate::burnin::resume::Proof;
 use crate::burnin::smart::TestKind;
 use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
 use crate::burnin::targets::{Target, read_targets, refuse_signature, targets};
+use crate::burnin::worker::{BurnJob, Live, OnFile};
 use crate::burnin::{Looks, health};
 use crate::cli::{BurnProgress, BurninArgs, SmartMode};
 use crate::device::lock::DiskLock;
@@ -143,6 +144,106 @@ impl BurnPlan {
     /// The bounds of every wait for a disk: this stop, `--io-timeout`.
     pub fn bounds(&self, stop: &StopFlag) -> Bounds {
         Bounds::new(stop, self.bounds_timeout)
+    }
+
+    /// Disk `t`'s job as the plan asks it (`on`: its file and engine): a
+    /// burn-in's from its checkpoint `c`, or a soak's (until `deadline`,
+    /// when run by time).
+    pub fn job<'a>(
+        &self,
+        (t, c, on): (&Target, &Checkpoint, &'a OnFile<'a>),
+        live: &'a Live,
+        deadline: Option<std::time::Instant>,
+        stop: &'a StopFlag,
+    ) -> BurnJob<'a> {
+        let (io, pattern, run, every) = if self.read_only {
+            (self.block as usize, Pattern::Blocks, 0, Duration::MAX)
+        } else {
+            let run = c.run_number().unwrap_or_default();
+            (c.io_bytes as usize, c.pattern, run, self.checkpoint_every)
+        };
+        BurnJob {
+            t: Span::of(t),
+            on,
+            io,
+            passes: c.passes,
+            pattern,
+            run,
+            stop,
+            live,
+            every,
+            deadline,
+            bounds: self.bounds(stop),
+        }
+    }
+
+    /// Saves each disk's checkpoint before a byte is written (refused,
+    /// nothing written, where one cannot be saved); the store they are in.
+    pub fn save_checkpoints(&self) -> Result<&Store> {
+        let store = self.store.as_ref().context("a burn-in keeps checkpoints")?;
+        for (t, c) in self.targets.iter().zip(&self.points) {
+            store.save(&t.checkpoint, c).with_context(|| {
+                format!(
+                    "--state {}: cannot save a checkpoint; give a writable directory (nothing was written)",
+                    self.state.display()
+                )
+            })?;
+        }
+        Ok(store)
+    }
+
+    /// After a stop: how the run goes on (a burn-in from each disk's saved
+    /// place; a soak's report covers what it read).
+    pub fn how_to_go_on(&self) -> String {
+        if self.read_only {
+            return "the report covers the passes read so far".into();
+        }
+        format!(
+            "each disk's place is saved in {}: continue with: {}",
+            self.state.display(),
+            self.resume_line
+        )
+    }
+
+    /// Copies every line of the run to `STATE/runs/RUN.log`, named first
+    /// (a soak opens `--state` for it; where the log cannot be kept, one
+    /// line says so and the run goes on).
+    pub fn keep_log(&mut self) {
+        if self.store.is_none() {
+            match Store::open(&self.state) {
+                Ok(s) => self.store = Some(s),
+                Err(e) => {
+                    let at = self.state.display();
+                    tell!(
+                        "arrayburn burnin: warning: --state {at}: no log is kept there ({e}); the run goes on"
+                    );
+                    return;
+                }
+            }
+        }
+        if let (Some(store), Some(run)) = (&self.store, self.points.first()) {
+            crate::tell::start_log("arrayburn burnin", store.log(&run.run_id));
+        }
+    }
+
+    /// Disk `t`'s file as the plan reads and writes it.
+    pub fn on<'a>(&self, t: &'a Target) -> OnFile<'a> {
+        OnFile { file: &t.file, engine: self.engine, depth: self.depth }
+    }
+
+    /// Runs the drives' self-tests first where `--smart-test` asks; true
+    /// (said in a line) when a signal stopped them: they were aborted, and
+    /// nothing was written.
+    pub fn self_tests_stopped(&mut self, stop: &StopFlag) -> bool {
+        if let Some((kind, limit)) = self.self_test {
+            health::self_tests(&self.targets, &mut self.points, kind, limit, stop);
+        }
+        if stop.is_set() {
+            tell!(
+                "arrayburn burnin: interrupted during the SMART self-tests (they were aborted); nothing was written"
+            );
+        }
+        stop.is_set()
     }
 }
 

@@ -19,7 +19,7 @@ use crate::defaults;
 use crate::device::{self, BlockDevice, DeviceError, SystemPaths, lock};
 use crate::io::{EngineKind, open_direct};
 use crate::judge::Thresholds;
-use crate::measure::{Geometry, PassKind, PassSpec, Window};
+use crate::measure::{Beside, Geometry, PassKind, PassSpec, Window};
 use crate::output::{self, Output, parent_dir};
 
 /// Why a check cannot run. One line each, naming the problem and the way out.
@@ -179,6 +179,83 @@ impl Plan {
             });
         }
         specs
+    }
+
+    /// Each disk's bound on a read's wait, one for the whole check: a disk
+    /// that hung in one pass is not waited for again in the next.
+    pub fn bounds(&self, stop: &crate::stop::StopFlag) -> Vec<crate::io::Bounds> {
+        self.devices
+            .iter()
+            .map(|_| crate::io::Bounds::new(stop, self.settings.io_timeout))
+            .collect()
+    }
+
+    /// How a disk is re-measured: as the serial pass reads, beside a peer;
+    /// with all, as the parallel pass reads, in as many rounds as the
+    /// serial pass has slices.
+    pub fn remeasure_spec(&self, beside: Beside) -> Option<PassSpec> {
+        let specs = self.pass_specs();
+        let of = |kind: PassKind| specs.iter().find(|s| s.kind == kind).copied();
+        let serial = of(PassKind::Serial)?;
+        match beside {
+            Beside::Peer(_) => Some(serial),
+            Beside::All => of(PassKind::Parallel).map(|p| PassSpec { slices: serial.slices, ..p }),
+        }
+    }
+
+    /// The line that says a disk is being re-measured, and why.
+    pub fn remeasure_words(&self, (disk, beside): (usize, Beside)) -> String {
+        let a = &self.devices[disk].given;
+        match beside {
+            Beside::Peer(peer) => format!(
+                "arrayburn: re-measuring {a} alone, alternating with {}: the serial pass alone called it slow or could not decide",
+                self.devices[peer].given
+            ),
+            Beside::All => format!(
+                "arrayburn: re-measuring {a} with all disks reading together: the parallel pass alone called it slow"
+            ),
+        }
+    }
+
+    /// How long each group of disks reads, in order (see
+    /// [`PassSpec::groups`]).
+    pub fn schedule(&self) -> Vec<Option<Duration>> {
+        self.pass_specs().iter().flat_map(|s| s.groups(self.devices.len())).collect()
+    }
+
+    /// How progress is drawn: as asked, else the live table on a terminal
+    /// and lines elsewhere.
+    pub fn style(&self) -> crate::progress::Style {
+        use crate::progress::Style;
+        use std::io::IsTerminal;
+        match self.settings.progress {
+            ProgressMode::Bars => Style::Bars,
+            ProgressMode::Lines => Style::Lines,
+            ProgressMode::None => Style::Quiet,
+            ProgressMode::Auto if std::io::stderr().is_terminal() => Style::Bars,
+            ProgressMode::Auto => Style::Lines,
+        }
+    }
+
+    /// Where the check's log goes: `run.log` in `--out DIR`, else beside a
+    /// `--json FILE` (`r.json`: `r.log`, or `r.log.log` where `r.log` is
+    /// one of the run's own outputs); None where the results go only to
+    /// the terminal or a pipe. Opened (appended) when asked.
+    pub fn log(&self) -> Option<std::io::Result<(File, PathBuf)>> {
+        use crate::output::{Dir, Sink};
+        let s = &self.settings;
+        let at = match (&s.out, &s.json) {
+            (Some(dir), _) => Dir::create(dir).map(|d| (d, output::bundle::LOG.to_string())),
+            (None, Some(Output { sink: Sink::File { dir, name }, .. })) => {
+                let log = Path::new(name).with_extension("log");
+                let ours =
+                    |p: &Path| s.csv.iter().chain(&s.json).any(|o| o.is(&dir.path().join(p)));
+                let log = if ours(&log) { Path::new(name).with_extension("log.log") } else { log };
+                Ok((dir.clone(), log.to_string_lossy().into_owned()))
+            }
+            _ => return None,
+        };
+        Some(at.and_then(|(dir, name)| Ok((dir.append(&name)?, dir.path().join(name)))))
     }
 
     /// Takes each disk's run lock (see [`device::lock`]): refused when

@@ -42,6 +42,13 @@ pub struct RunInfo {
     pub complete: bool,
 }
 
+impl RunInfo {
+    /// A check begun now with this command line, neither stopped nor done.
+    pub fn begun(command_line: Vec<String>) -> Self {
+        Self { started_at: SystemTime::now(), command_line, interrupted: false, complete: false }
+    }
+}
+
 /// What a check ran on and with: its disks (in command-line order), their
 /// peer groups and its settings. [`build`] takes it with what was measured.
 #[derive(Debug, Clone, Copy)]
@@ -49,6 +56,12 @@ pub struct Checked<'a> {
     pub devices: &'a [BlockDevice],
     pub groups: &'a [usize],
     pub settings: &'a Settings,
+}
+
+impl<'a> From<&'a crate::plan::Plan> for Checked<'a> {
+    fn from(plan: &'a crate::plan::Plan) -> Self {
+        Checked { devices: &plan.devices, groups: &plan.groups, settings: &plan.settings }
+    }
 }
 
 /// Builds the report for the passes measured so far, and the disks
