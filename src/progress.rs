@@ -126,6 +126,53 @@ fn estimate(p: &DiskProgress) -> (f64, f64, Duration) {
     }
 }
 
+impl Progress {
+    /// The live table: a cell per disk, the pass's summary above.
+    fn table(&mut self, kind: PassKind, disks: &[DiskProgress]) {
+        let (mut cells, mut total, mut group_left) = (Vec::new(), 0.0, Duration::ZERO);
+        for p in disks {
+            let (frac, rate, left) = estimate(p);
+            total += rate;
+            group_left = group_left.max(left);
+            let figures =
+                format!(" {:>3.0}% {:>5.0} MB/s ETA {}", frac * 100.0, rate, human_duration(left));
+            cells.push(crate::board::Cell { name: self.labels[p.disk].clone(), figures });
+        }
+        let run = if self.schedule.is_empty() {
+            String::new()
+        } else {
+            format!("; run: {}", run_left(self.later(), group_left))
+        };
+        let summary = format!(
+            "arrayburn: {} pass, {} disk(s), {total:.0} MB/s{run}",
+            kind.name(),
+            disks.len()
+        );
+        draw(&summary, &cells);
+    }
+
+    /// A line per disk, and the run's time left.
+    fn lines(&mut self, kind: PassKind, disks: &[DiskProgress]) {
+        let mut group_left = Duration::ZERO;
+        for p in disks {
+            let (frac, rate, left) = estimate(p);
+            group_left = group_left.max(left);
+            self.line(&format!(
+                "arrayburn: {} {}: {:.0}% {} read, {:.0} MB/s, ETA {}",
+                kind.name(),
+                self.labels[p.disk],
+                frac * 100.0,
+                human_bytes(p.bytes),
+                rate,
+                human_duration(left)
+            ));
+        }
+        if !self.schedule.is_empty() {
+            self.line(&format!("arrayburn: run: {}", run_left(self.later(), group_left)));
+        }
+    }
+}
+
 impl Observer for Progress {
     fn group_started(&mut self, kind: PassKind, disks: &[usize]) {
         let names: Vec<&str> = disks.iter().map(|d| self.labels[*d].as_str()).collect();
@@ -161,53 +208,14 @@ impl Observer for Progress {
                     return;
                 }
                 self.drawn = Some(Instant::now());
-                let (mut cells, mut total, mut group_left) = (Vec::new(), 0.0, Duration::ZERO);
-                for p in disks {
-                    let (frac, rate, left) = estimate(p);
-                    total += rate;
-                    group_left = group_left.max(left);
-                    let figures = format!(
-                        " {:>3.0}% {:>5.0} MB/s ETA {}",
-                        frac * 100.0,
-                        rate,
-                        human_duration(left)
-                    );
-                    cells.push(crate::board::Cell { name: self.labels[p.disk].clone(), figures });
-                }
-                let run = if self.schedule.is_empty() {
-                    String::new()
-                } else {
-                    format!("; run: {}", run_left(self.later(), group_left))
-                };
-                let summary = format!(
-                    "arrayburn: {} pass, {} disk(s), {total:.0} MB/s{run}",
-                    kind.name(),
-                    disks.len()
-                );
-                draw(&summary, &cells);
+                self.table(kind, disks);
             }
             Style::Lines => {
                 if self.last_line.is_some_and(|t| t.elapsed() < self.interval) {
                     return;
                 }
                 self.last_line = Some(Instant::now());
-                let mut group_left = Duration::ZERO;
-                for p in disks {
-                    let (frac, rate, left) = estimate(p);
-                    group_left = group_left.max(left);
-                    self.line(&format!(
-                        "arrayburn: {} {}: {:.0}% {} read, {:.0} MB/s, ETA {}",
-                        kind.name(),
-                        self.labels[p.disk],
-                        frac * 100.0,
-                        human_bytes(p.bytes),
-                        rate,
-                        human_duration(left)
-                    ));
-                }
-                if !self.schedule.is_empty() {
-                    self.line(&format!("arrayburn: run: {}", run_left(self.later(), group_left)));
-                }
+                self.lines(kind, disks);
             }
             Style::Quiet => {}
         }

@@ -29,6 +29,27 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if let Some(dir) = &args.out {
         crate::plan::check_output_dir(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
+    let Some((docs, skipped)) = read(args, stop)? else { return interrupted() };
+    let mut report = judge(&docs, skipped, &Thresholds::default());
+    report.header.command_line = argv;
+    if stop.is_set() {
+        return interrupted();
+    }
+    let to = Outputs { json: json.as_ref(), csv: None, out: args.out.as_deref() };
+    let outcome = publish(&report, to, "arrayburn report", stop);
+    if let Some(n) = args.notify.notifier() {
+        n.send(&Event::end("report", &report.document(), report.json()), stop);
+    }
+    Ok(outcome)
+}
+
+/// The results read (each with its file), and the files skipped.
+type Read = (Vec<(String, Doc)>, Vec<Skipped>);
+
+/// Reads every result file given (or under the directories given): the
+/// results, and those skipped with `--keep-going` (without it, the first
+/// that cannot be read refuses the report). None when a signal stopped it.
+fn read(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Option<Read>> {
     let paths = files(&args.inputs);
     if paths.is_empty() {
         bail!(
@@ -39,14 +60,11 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let mut docs: Vec<(String, Doc)> = Vec::new();
     let mut skipped = Vec::new();
     for p in paths {
-        if stop.is_set() {
-            return interrupted();
-        }
         // A fleet report of an earlier `report --out` in the same tree is
-        // ours, not a result.
-        let fleet = is_fleet(&p);
+        // ours, not a result (a signal while it is looked at stops).
+        let fleet = !stop.is_set() && is_fleet(&p);
         if stop.is_set() {
-            return interrupted();
+            return Ok(None);
         }
         if fleet {
             continue;
@@ -63,15 +81,5 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if docs.is_empty() {
         bail!("none of the files could be read (each said why above)");
     }
-    let mut report = judge(&docs, skipped, &Thresholds::default());
-    report.header.command_line = argv;
-    if stop.is_set() {
-        return interrupted();
-    }
-    let to = Outputs { json: json.as_ref(), csv: None, out: args.out.as_deref() };
-    let outcome = publish(&report, to, "arrayburn report", stop);
-    if let Some(n) = args.notify.notifier() {
-        n.send(&Event::end("report", &report.document(), report.json()), stop);
-    }
-    Ok(outcome)
+    Ok(Some((docs, skipped)))
 }

@@ -415,19 +415,24 @@ fn smart_table(r: &BurnReport) -> Grid {
                 "-".into(),
             ]);
         }
-        for a in &c.after.counters {
-            let before = c.before.counters.iter().find(|b| b.name == a.name).map(|b| b.value);
-            let rose = c.deltas.iter().any(|x| x.name == a.name);
-            t.row(vec![
-                d.path.clone().into(),
-                a.name.clone().into(),
-                opt(before.map(|v| v.to_string())).into(),
-                a.value.to_string().into(),
-                if rose { Cell::marked("--ROSE--", Some(Mark::Bad)) } else { "-".into() },
-            ]);
-        }
+        counter_rows(&mut t, d, c);
     }
     t
+}
+
+/// Each SMART counter of a disk read after the run, before and after.
+fn counter_rows(t: &mut Grid, d: &BurnDisk, c: &crate::burnin::smart::SmartChange) {
+    for a in &c.after.counters {
+        let before = c.before.counters.iter().find(|b| b.name == a.name).map(|b| b.value);
+        let rose = c.deltas.iter().any(|x| x.name == a.name);
+        t.row(vec![
+            d.path.clone().into(),
+            a.name.clone().into(),
+            before.map_or_else(|| "-".into(), |v| v.to_string()).into(),
+            a.value.to_string().into(),
+            if rose { Cell::marked("--ROSE--", Some(Mark::Bad)) } else { "-".into() },
+        ]);
+    }
 }
 
 /// The disk's certificate: who it is, what was done to it, what it said,
@@ -435,16 +440,6 @@ fn smart_table(r: &BurnReport) -> Grid {
 fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
     let id = &d.identity;
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-    let smart = match (&d.smart, &d.smart_note) {
-        (Some(c), _) if c.deltas.is_empty() => "no counter rose".to_string(),
-        (Some(c), _) => {
-            let rose: Vec<String> =
-                c.deltas.iter().map(|x| format!("{} {} → {}", x.name, x.before, x.after)).collect();
-            format!("rose: {}", rose.join(", "))
-        }
-        (None, Some(note)) => format!("not compared ({note})"),
-        (None, None) => "not read".into(),
-    };
     let rows: Vec<(&str, String)> = vec![
         ("Model", opt(&id.model)),
         ("Serial", opt(&id.serial)),
@@ -467,7 +462,7 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
         // By class: one range can be two (a failed write reads back zeros);
         // none found in what was read back is a measured 0.
         ("Bad bytes found", bad_bytes(&d.burn)),
-        ("SMART", smart),
+        ("SMART", smart_words(d)),
         ("Self-test", self_test_words(d).unwrap_or_else(|| "none".into())),
         ("Hottest", d.hottest_c.map_or("-".into(), |c| format!("{c} °C{}", limit_words(d)))),
         ("Resumed", resumed(d.burn.resumes)),
@@ -479,15 +474,9 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
         ("arrayburn", r.header.tool_version.clone()),
     ];
     let what = if r.read_only { "Soak record" } else { "Burn-in certificate" };
-    let named = match (&id.model, &id.serial) {
-        (Some(m), Some(s)) => format!(", {m}, serial {s}"),
-        (Some(m), None) => format!(", {m}"),
-        (None, Some(s)) => format!(", serial {s}"),
-        (None, None) => String::new(),
-    };
     maud::html! {
         div.certificate {
-            h2 { (what) ": " (d.path) (named) }
+            h2 { (what) ": " (d.path) (named(id)) }
             table {
                 @for (k, v) in rows {
                     tr {
@@ -501,6 +490,30 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
                 }
             }
         }
+    }
+}
+
+/// What SMART said over the run, in a certificate's words.
+fn smart_words(d: &BurnDisk) -> String {
+    match (&d.smart, &d.smart_note) {
+        (Some(c), _) if c.deltas.is_empty() => "no counter rose".to_string(),
+        (Some(c), _) => {
+            let rose: Vec<String> =
+                c.deltas.iter().map(|x| format!("{} {} → {}", x.name, x.before, x.after)).collect();
+            format!("rose: {}", rose.join(", "))
+        }
+        (None, Some(note)) => format!("not compared ({note})"),
+        (None, None) => "not read".into(),
+    }
+}
+
+/// A disk's model and serial after its path, where known.
+fn named(id: &crate::device::Identity) -> String {
+    match (&id.model, &id.serial) {
+        (Some(m), Some(s)) => format!(", {m}, serial {s}"),
+        (Some(m), None) => format!(", {m}"),
+        (None, Some(s)) => format!(", serial {s}"),
+        (None, None) => String::new(),
     }
 }
 

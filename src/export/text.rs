@@ -318,6 +318,7 @@ fn completion(out: &mut Vec<Block>, p: &Pass) {
 }
 
 /// MHDD's latency bins per disk, and the slow reads with their offsets.
+/// The pass's reads per latency bin, and each disk's slow spots.
 fn latency_table(out: &mut Vec<Block>, r: &Report, p: &Pass) {
     let o = &r.options;
     let mut t =
@@ -338,6 +339,11 @@ fn latency_table(out: &mut Vec<Block>, r: &Report, p: &Pass) {
         Tone::Plain,
     ));
     out.push(Block::Tight(t));
+    slow_spots(out, p);
+}
+
+/// Each disk's slowest reads and its slow regions, a line each.
+fn slow_spots(out: &mut Vec<Block>, p: &Pass) {
     for d in p.disks.iter().filter(|d| d.slow_read_count > 0) {
         let mut worst = d.slow_reads.clone();
         keep_slowest(&mut worst, 5);

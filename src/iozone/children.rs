@@ -137,17 +137,7 @@ impl Parent {
             }
             let Ok((k, line)) = rx.recv_timeout(Duration::from_millis(50)) else { continue };
             let Some(line) = line else {
-                self.ended[k] = true;
-                if self.results[k].is_none() && self.first_error.is_none() && !self.stopping {
-                    let e = io::Error::other("ended without its numbers");
-                    self.fail(child_error(k, &self.paths[k].clone(), e));
-                }
-                // A child that died before it was ready must not hold the
-                // others at the release.
-                if released.is_none() && !self.stopping {
-                    self.stopping = true;
-                    self.tell_all("stop");
-                }
+                self.ended_early(k, released.is_some());
                 continue;
             };
             let (word, rest) = line.split_once(' ').unwrap_or((&line, ""));
@@ -176,6 +166,21 @@ impl Parent {
             }
         }
         released.map_or(0.0, |t| t.elapsed().as_secs_f64())
+    }
+
+    /// Child `k`'s output ended: without its numbers (and not stopped) that
+    /// is its failure; before the release (`released` false), it must not
+    /// hold the others there.
+    fn ended_early(&mut self, k: usize, released: bool) {
+        self.ended[k] = true;
+        if self.results[k].is_none() && self.first_error.is_none() && !self.stopping {
+            let e = io::Error::other("ended without its numbers");
+            self.fail(child_error(k, &self.paths[k].clone(), e));
+        }
+        if !released && !self.stopping {
+            self.stopping = true;
+            self.tell_all("stop");
+        }
     }
 
     /// Records the first failure and stops every child.

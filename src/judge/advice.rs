@@ -358,16 +358,10 @@ pub fn with_links(
     if links.is_empty() {
         return advice;
     }
-    let said: Vec<String> = links
-        .iter()
-        .map(|l| {
-            format!(
-                "its {} link ({}) runs at {} where {} is possible",
-                l.kind, l.at, l.current, l.max
-            )
-        })
-        .collect();
-    let said = said.join("; ");
+    let said = |l: &SlowLink| {
+        format!("its {} link ({}) runs at {} where {} is possible", l.kind, l.at, l.current, l.max)
+    };
+    let said = links.iter().map(said).collect::<Vec<_>>().join("; ");
     // A drive on its own PCIe link (NVMe) is reseated or moved; a SATA or
     // SAS disk's link is a cable, backplane or slot.
     let pcie = links.iter().any(|l| l.kind == "PCIe");

@@ -125,24 +125,9 @@ pub fn verdict(
     };
     let (flagged_runs, open_runs) = (standing(true), standing(false));
     let fleet_found = slow > 0 || !regressions.is_empty() || !links.is_empty();
-    let fleet_words = format!(
-        "{slow} disk(s) slow for their model across the fleet, {} worse than in earlier runs{}",
-        regressions.len(),
-        match links.len() {
-            0 => String::new(),
-            n => format!(", {n} link(s) below their maximum"),
-        }
-    );
-    let open_words = match open_runs.len() {
-        0 => String::new(),
-        n => format!("; {n} run(s) not judged whole: {}", named(&open_runs)),
-    };
     if fleet_found || !flagged_runs.is_empty() {
-        let own = match flagged_runs.len() {
-            0 => String::new(),
-            n => format!("{n} run(s) with findings of their own ({}); ", named(&flagged_runs)),
-        };
-        return (ArrayVerdict::Flagged, format!("FLAGGED: {own}{fleet_words}{open_words}."));
+        let found = (slow, regressions.len(), links.len());
+        return (ArrayVerdict::Flagged, flagged_words(&flagged_runs, found, &open_runs));
     }
     if !open_runs.is_empty() {
         return (
@@ -169,6 +154,31 @@ pub fn verdict(
         format!(
             "HEALTHY: {disks} disk(s) in {results} result(s): every run's own verdict healthy (or superseded by a later run of those disks), none slow for its model across them, none worse than before."
         ),
+    )
+}
+
+/// A flagged fleet's sentence: the runs with findings of their own, what
+/// the fleet found across them (`found`: slow for their model, worse than
+/// before, links), and the runs not judged whole.
+fn flagged_words(
+    flagged: &[&RunFinding],
+    (slow, worse, links): (usize, usize, usize),
+    open: &[&RunFinding],
+) -> String {
+    let own = match flagged.len() {
+        0 => String::new(),
+        n => format!("{n} run(s) with findings of their own ({}); ", named(flagged)),
+    };
+    let links = match links {
+        0 => String::new(),
+        n => format!(", {n} link(s) below their maximum"),
+    };
+    let open = match open.len() {
+        0 => String::new(),
+        n => format!("; {n} run(s) not judged whole: {}", named(open)),
+    };
+    format!(
+        "FLAGGED: {own}{slow} disk(s) slow for their model across the fleet, {worse} worse than in earlier runs{links}{open}."
     )
 }
 

@@ -136,6 +136,16 @@ impl ArrayVerdict {
             (false, false) => ArrayVerdict::NotJudged,
         }
     }
+
+    /// A check's verdict from its disks' verdicts in every pass: a slow or
+    /// failing disk, or a link below its maximum, is a fault (a fast disk
+    /// is marked, not a fault); without one, health needs disks, every one
+    /// compared with peers (`not_compared` none) and none left unsure.
+    pub fn of_check(verdicts: &[Verdict], links: bool, disks: usize, not_compared: usize) -> Self {
+        let faulty = verdicts.iter().any(|v| v.is_fault()) || links;
+        let unsure = verdicts.contains(&Verdict::Unsure);
+        Self::of(faulty, disks > 0 && not_compared == 0 && !unsure)
+    }
 }
 
 /// The slowest a healthy disk is taken to move a request's bytes at, when

@@ -73,11 +73,8 @@ pub fn judge(
     }
     // Under a shared bottleneck the path sets each read's pace, and under
     // seek stress the seeks do: the serial pass judges the surface.
-    let regions = if path_limited || kind == PassKind::Seek {
-        vec![Vec::new(); disks.len()]
-    } else {
-        surfaces(disks)
-    };
+    let judges_surface = !path_limited && kind != PassKind::Seek;
+    let regions = if judges_surface { surfaces(disks) } else { vec![Vec::new(); disks.len()] };
     let array_kept = finding.map(|f| f.median_pct_of_serial);
     let judged = regions
         .into_iter()

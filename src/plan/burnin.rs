@@ -560,11 +560,7 @@ fn fresh(
     let before = health::smart_before(targets, args.smart, &|| stop.is_set())?;
     let run = format!("{:016x}", rand_run_id());
     let started = rfc3339(SystemTime::now());
-    let passes = args.passes.unwrap_or(match (args.read_only, args.duration) {
-        (true, Some(_)) => state::PASSES_BY_TIME,
-        (true, None) => crate::defaults::SOAK_PASSES,
-        (false, _) => args.pattern.default_passes(),
-    });
+    let passes = passes(args);
     Ok(targets
         .iter()
         .zip(before)
@@ -601,6 +597,16 @@ fn fresh(
             }
         })
         .collect())
+}
+
+/// The passes a new run makes: as asked, else a soak by time until its
+/// time is up, a soak's default, or the pattern's.
+fn passes(args: &BurninArgs) -> u16 {
+    args.passes.unwrap_or(match (args.read_only, args.duration) {
+        (true, Some(_)) => state::PASSES_BY_TIME,
+        (true, None) => crate::defaults::SOAK_PASSES,
+        (false, _) => args.pattern.default_passes(),
+    })
 }
 
 /// A fresh run id (the clock's nanoseconds mixed with the process id; it

@@ -424,6 +424,8 @@ fn apply(row: &mut PassDisk, j: &Judged) {
     row.reasons = j.reasons.clone();
 }
 
+/// The check's summary: the disks flagged in each pass, those not
+/// compared, the verdict over them, the array's speeds and the message.
 fn summarize(
     passes: &[Pass],
     finding: Option<PathFinding>,
@@ -445,27 +447,11 @@ fn summarize(
         .collect();
     let sum = |k: PassKind| passes.iter().find(|p| p.kind == k).map(|p| p.aggregate_mb_per_s);
     let (serial_sum, parallel) = (sum(PassKind::Serial), sum(PassKind::Parallel));
-    // A fast disk is marked, but only a slow or failing one is a fault.
-    let faulty = flagged.iter().any(|f| f.verdict.is_fault());
     let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
-    let compared: BTreeSet<&str> = passes
-        .iter()
-        .flat_map(|p| &p.disks)
-        .filter(|d| d.pct_of_peers.is_some() || d.verdict != Verdict::Ok)
-        .map(|d| d.path.as_str())
-        .collect();
-    let mut not_compared: Vec<String> = Vec::new();
-    for d in passes.iter().flat_map(|p| &p.disks) {
-        if !compared.contains(d.path.as_str()) && !not_compared.contains(&d.path) {
-            not_compared.push(d.path.clone());
-        }
-    }
-    let unsure = flagged.iter().any(|f| f.verdict == Verdict::Unsure);
+    let not_compared = not_compared(passes);
+    let verdicts: Vec<Verdict> = flagged.iter().map(|f| f.verdict).collect();
     let mut s = Summary {
-        verdict: ArrayVerdict::of(
-            faulty || !links.is_empty(),
-            n_disks > 0 && not_compared.is_empty() && !unsure,
-        ),
+        verdict: ArrayVerdict::of_check(&verdicts, !links.is_empty(), n_disks, not_compared.len()),
         not_compared,
         shared_bottleneck: finding.is_some_and(|f| f.shared_bottleneck),
         // With both passes, the disks compared in both (clean in each), so
@@ -481,6 +467,21 @@ fn summarize(
     };
     s.message = message(&s, passes, interrupted, th);
     s
+}
+
+/// The disks no pass compared with peers (nor flagged), each once.
+fn not_compared(passes: &[Pass]) -> Vec<String> {
+    let compared: BTreeSet<&str> = (passes.iter().flat_map(|p| &p.disks))
+        .filter(|d| d.pct_of_peers.is_some() || d.verdict != Verdict::Ok)
+        .map(|d| d.path.as_str())
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for d in passes.iter().flat_map(|p| &p.disks) {
+        if !compared.contains(d.path.as_str()) && !out.contains(&d.path) {
+            out.push(d.path.clone());
+        }
+    }
+    out
 }
 
 /// When the array's own speed moved during a sliced serial pass: by how

@@ -461,19 +461,7 @@ impl Facts<'_> {
             limit_c: Some(self.limit.warning_c),
             limit_source: self.limit.source.clone(),
             smart_thermal: words(Kind::Thermal),
-            slowest: b.slowest.map(|s| {
-                let (what, mb_per_s) = if s.phase == Phase::Write {
-                    ("a write", speed(b.written_bytes, b.write_s))
-                } else {
-                    ("a read", speed(b.verified_bytes, b.verify_s))
-                };
-                Slowest {
-                    ms: s.ms,
-                    len: self.point.io_bytes,
-                    mb_per_s,
-                    at: format!("{what} at byte {} in pass {}", s.offset, s.pass),
-                }
-            }),
+            slowest: slowest(b, self.point.io_bytes),
             smart_media: words(Kind::Media),
             smart_transport: words(Kind::Transport),
             smart_failed: self.smart.is_some_and(|c| c.after.passed == Some(false)),
@@ -482,12 +470,11 @@ impl Facts<'_> {
             device_gone: b.device_gone,
             interrupted: b.interrupted,
             hung: b.hung.map(|h| {
+                let what = if h.phase == Phase::Write { "write" } else { "read" };
+                let within = human_duration(Duration::from_secs_f64(h.timeout_s));
                 format!(
-                    "a {} at byte {} in pass {} got no answer within {}",
-                    if h.phase == Phase::Write { "write" } else { "read" },
-                    h.offset,
-                    h.pass,
-                    human_duration(Duration::from_secs_f64(h.timeout_s))
+                    "a {what} at byte {} in pass {} got no answer within {within}",
+                    h.offset, h.pass
                 )
             }),
             write_mb_per_s: speed(b.written_bytes, b.write_s),
@@ -502,6 +489,19 @@ impl Facts<'_> {
             remeasured: self.remeasured,
         }
     }
+}
+
+/// A burn's slowest request (`len` bytes), with the speed of its phase
+/// and where it was, in words.
+fn slowest(b: &DiskBurn, len: u64) -> Option<Slowest> {
+    let s = b.slowest?;
+    let (what, mb_per_s) = if s.phase == Phase::Write {
+        ("a write", speed(b.written_bytes, b.write_s))
+    } else {
+        ("a read", speed(b.verified_bytes, b.verify_s))
+    };
+    let at = format!("{what} at byte {} in pass {}", s.offset, s.pass);
+    Some(Slowest { ms: s.ms, len, mb_per_s, at })
 }
 
 /// What rose in SMART of one kind, in words ("Reallocated 0 → 8").
