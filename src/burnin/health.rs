@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 
+use super::DiskPlan;
 use super::smart::{self, SelfTest, SmartChange, SmartMode, Snapshot, TestKind};
-use super::state::Checkpoint;
 use super::targets::Target;
 use crate::stop::StopFlag;
 use crate::units::human_duration;
@@ -45,47 +45,34 @@ pub fn smart_before(
 /// SMART after the run against SMART before it (not read when a signal
 /// stopped the run, or stops this reading: it is read when the run is
 /// done).
-pub fn smart_after(
-    targets: &[Target],
-    points: &[Checkpoint],
-    interrupted: bool,
-    stop: &StopFlag,
-) -> Vec<(Option<SmartChange>, Option<String>)> {
-    targets
-        .iter()
-        .zip(points)
-        .map(|(t, c)| match (&c.smart_before, interrupted || stop.is_set()) {
-            (Some(_), true) => (None, Some("read at the end of the run".into())),
-            (Some(b), false) => match smart::read(&t.dev.given, &|| stop.is_set()) {
-                Ok(a) => (Some(SmartChange::of(b.clone(), a)), None),
-                Err(why) => (None, Some(format!("after the run: {why}"))),
-            },
-            (None, _) => (None, c.smart_note.clone()),
-        })
-        .collect()
+pub fn smart_after(disk: &DiskPlan, interrupted: bool, stop: &StopFlag) -> SmartAfter {
+    let c = &disk.point;
+    match (&c.smart_before, interrupted || stop.is_set()) {
+        (Some(_), true) => (None, Some("read at the end of the run".into())),
+        (Some(b), false) => match smart::read(&disk.target.dev.given, &|| stop.is_set()) {
+            Ok(a) => (Some(SmartChange::of(b.clone(), a)), None),
+            Err(why) => (None, Some(format!("after the run: {why}"))),
+        },
+        (None, _) => (None, c.smart_note.clone()),
+    }
 }
+
+/// SMART over the run (what rose), or why there is no comparison.
+pub type SmartAfter = (Option<SmartChange>, Option<String>);
 
 /// Runs every disk's self-test at once and waits for them (polled at 1,
 /// 3, 7, 15, 31 s, then every 30 s) for at most `limit`: a self-test still
 /// running then is aborted and is a finding (a drive stuck at "running
 /// 10 %" would otherwise hold the burn-in before any write). A signal
 /// aborts them all (`smartctl -X`).
-pub fn self_tests(
-    targets: &[Target],
-    points: &mut [Checkpoint],
-    kind: TestKind,
-    limit: Duration,
-    stop: &StopFlag,
-) {
+pub fn self_tests(disks: &mut [DiskPlan], kind: TestKind, limit: Duration, stop: &StopFlag) {
     let give_up = || stop.is_set();
-    let mut state: Vec<SelfTest> = targets
-        .iter()
-        .map(|t| match smart::start_self_test(&t.dev.given, kind, &give_up) {
+    let mut state: Vec<SelfTest> = (disks.iter())
+        .map(|d| match smart::start_self_test(&d.target.dev.given, kind, &give_up) {
             Ok(()) => SelfTest::Running(None),
             Err(why) => SelfTest::Unknown(why),
         })
         .collect();
-    let running = |s: &[SelfTest]| s.iter().any(|x| matches!(x, SelfTest::Running(_)));
     let which = match kind {
         TestKind::Short => "short",
         TestKind::Long => "long",
@@ -96,27 +83,50 @@ pub fn self_tests(
             human_duration(limit)
         );
     }
+    if !wait_for_self_tests(disks, &mut state, (which, limit), stop) {
+        return;
+    }
+    for (d, s) in disks.iter_mut().zip(state) {
+        d.point.self_test = Some((kind, s));
+    }
+}
+
+/// Whether a self-test of these is still running.
+fn running(state: &[SelfTest]) -> bool {
+    state.iter().any(|x| matches!(x, SelfTest::Running(_)))
+}
+
+/// Polls the running self-tests until none runs or `limit` is up (those
+/// still running then fail, aborted); false when a signal stopped them
+/// (aborted too).
+fn wait_for_self_tests(
+    disks: &[DiskPlan],
+    state: &mut [SelfTest],
+    (which, limit): (&str, Duration),
+    stop: &StopFlag,
+) -> bool {
+    let give_up = || stop.is_set();
     let began = Instant::now();
     let mut wait = Duration::from_secs(1);
     let mut said = Instant::now();
-    while running(&state) {
+    while running(state) {
         let until = (Instant::now() + wait).min(began + limit);
         while Instant::now() < until {
             if stop.is_set() {
-                abort_self_tests(targets, &state);
-                return;
+                abort_self_tests(disks, state);
+                return false;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
         if began.elapsed() >= limit {
-            abort_self_tests(targets, &state);
-            time_up(&mut state, which, limit);
+            abort_self_tests(disks, state);
+            time_up(state, which, limit);
             break;
         }
         wait = (wait * 2).min(Duration::from_secs(30));
-        for (t, s) in targets.iter().zip(state.iter_mut()) {
+        for (d, s) in disks.iter().zip(state.iter_mut()) {
             if matches!(s, SelfTest::Running(_)) {
-                *s = match smart::poll_self_test(&t.dev.given, &give_up) {
+                *s = match smart::poll_self_test(&d.target.dev.given, &give_up) {
                     // A poll that could not be read keeps it running.
                     SelfTest::Unknown(_) if stop.is_set() => s.clone(),
                     now => now,
@@ -125,12 +135,10 @@ pub fn self_tests(
         }
         if said.elapsed() >= Duration::from_secs(60) {
             said = Instant::now();
-            tell_running(targets, &state);
+            tell_running(disks, state);
         }
     }
-    for (c, s) in points.iter_mut().zip(state) {
-        c.self_test = Some((kind, s));
-    }
+    true
 }
 
 /// What is left of a self-test still running, in words.
@@ -154,21 +162,22 @@ fn overdue(which: &str, limit: Duration, left: Option<u64>) -> String {
 }
 
 /// A line for each self-test still running, with what is left of it.
-fn tell_running(targets: &[Target], state: &[SelfTest]) {
+fn tell_running(disks: &[DiskPlan], state: &[SelfTest]) {
     let now = crate::units::log_stamp();
-    for (t, s) in targets.iter().zip(state) {
+    for (d, s) in disks.iter().zip(state) {
         if let SelfTest::Running(left) = s {
-            tell!("{now} burnin: {} self-test running, {} left", t.dev.given, left_words(*left));
+            let (disk, left) = (&d.target.dev.given, left_words(*left));
+            tell!("{now} burnin: {disk} self-test running, {left} left");
         }
     }
 }
 
 /// Aborts the self-tests still running (`smartctl -X`, each given a few
 /// seconds: a hung drive does not hold the run).
-fn abort_self_tests(targets: &[Target], state: &[SelfTest]) {
-    for (t, s) in targets.iter().zip(state) {
+fn abort_self_tests(disks: &[DiskPlan], state: &[SelfTest]) {
+    for (d, s) in disks.iter().zip(state) {
         if matches!(s, SelfTest::Running(_)) {
-            let abort = ["-X", t.dev.given.as_str()];
+            let abort = ["-X", d.target.dev.given.as_str()];
             let _ = crate::device::smartctl::call(&abort, Duration::from_secs(10), &|| false);
         }
     }

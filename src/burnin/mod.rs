@@ -28,3 +28,10 @@ pub mod watch;
 pub mod worker;
 
 pub use watch::Looks;
+
+/// One disk of a burn-in as planned: where it is burned, and its
+/// checkpoint (the run's options for it, its place, SMART before).
+pub struct DiskPlan {
+    pub target: targets::Target,
+    pub point: state::Checkpoint,
+}

@@ -8,10 +8,10 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::DiskPlan;
 use super::record::{DiskBurn, TempReading, bytes_done};
 use super::smart;
-use super::state::{Checkpoint, Phase};
-use super::targets::Target;
+use super::state::Phase;
 use super::worker::{Live, Stage, Trouble};
 use crate::progress::{BurnLines, BurnTick, bytes_left};
 use crate::stop::StopFlag;
@@ -31,51 +31,47 @@ pub struct Looks {
 }
 
 /// Runs `work` on every disk at once (a thread each) while the watch
-/// looks on: each disk's result, and its temperatures. `soak`: a read-only
-/// soak (one phase a pass), and its deadline when run by time.
+/// looks on: each disk's result, and its temperatures while it ran.
+/// `soak`: a read-only soak (one phase a pass), and its deadline when run
+/// by time.
 pub fn burn_all(
-    targets: &[Target],
-    points: &[Checkpoint],
+    disks: &[DiskPlan],
     (soak, looks): (Option<Option<Instant>>, &Looks),
     (stop, met): (&StopFlag, &dyn Fn(usize, Trouble)),
-    work: impl Fn(&Target, &Live, &Checkpoint) -> DiskBurn + Sync,
-) -> (Vec<DiskBurn>, Vec<Vec<TempReading>>) {
-    let lives: Vec<Live> = targets.iter().map(|_| Live::default()).collect();
+    work: impl Fn(&DiskPlan, &Live) -> DiskBurn + Sync,
+) -> Vec<(DiskBurn, Vec<TempReading>)> {
+    let lives: Vec<Live> = disks.iter().map(|_| Live::default()).collect();
     std::thread::scope(|s| {
         let work = &work;
-        let handles: Vec<_> = targets
-            .iter()
-            .zip(&lives)
-            .zip(points)
-            .map(|((t, live), c)| {
+        let handles: Vec<_> = (disks.iter().zip(&lives))
+            .map(|(d, live)| {
                 s.spawn(move || {
-                    let burn = work(t, live, c);
+                    let burn = work(d, live);
                     live.note(&burn);
                     burn
                 })
             })
             .collect();
         let finished = || handles.iter().map(|h| h.is_finished()).collect();
-        let disks = Disks { targets, points, lives: &lives };
-        let temps = watch(&disks, finished, (soak, looks), (stop, met));
-        let burns = handles.into_iter().map(|h| h.join().unwrap_or_default()).collect();
-        (burns, temps)
+        let temps = watch(&Watched { disks, lives: &lives }, finished, (soak, looks), (stop, met));
+        let burns = handles.into_iter().map(|h| h.join().unwrap_or_default());
+        burns.zip(temps).collect()
     })
 }
 
 /// The disks being watched, and what each has done so far.
-struct Disks<'a> {
-    targets: &'a [Target],
-    points: &'a [Checkpoint],
+struct Watched<'a> {
+    disks: &'a [DiskPlan],
     lives: &'a [Live],
 }
 
-impl Disks<'_> {
+impl Watched<'_> {
     /// Where each disk is now (`finished`: its thread has ended).
     fn ticks(&self, finished: &[bool], phases: u64, soak: bool) -> Vec<BurnTick> {
-        let each = self.targets.iter().zip(self.points).zip(self.lives);
+        let each = self.disks.iter().zip(self.lives);
         each.zip(finished)
-            .map(|(((t, c), l), &ended)| {
+            .map(|((d, l), &ended)| {
+                let (t, c) = (&d.target, &d.point);
                 let len = (t.end - t.start).max(1);
                 let total = u64::from(c.passes) * phases * len;
                 let (pass, stage) = l.stage();
@@ -105,12 +101,11 @@ impl Disks<'_> {
 
     /// Each disk's temperature now, where its SMART was read before the run.
     fn temperatures(&self, stop: &StopFlag) -> Vec<Option<i64>> {
-        self.targets
-            .iter()
-            .zip(self.points)
-            .map(|(t, c)| {
-                c.smart_before.as_ref()?;
-                smart::read(&t.dev.given, &|| stop.is_set()).ok().and_then(|s| s.temperature_c)
+        (self.disks.iter())
+            .map(|d| {
+                d.point.smart_before.as_ref()?;
+                let now = smart::read(&d.target.dev.given, &|| stop.is_set());
+                now.ok().and_then(|s| s.temperature_c)
             })
             .collect()
     }
@@ -131,14 +126,14 @@ fn stage_word(stage: Stage, soak: bool) -> &'static str {
 /// disk's temperature, read every `smart_every`; what a disk met, handed
 /// to `met` as soon as it is worse than before.
 fn watch(
-    disks: &Disks,
+    disks: &Watched,
     finished: impl Fn() -> Vec<bool>,
     (soak, looks): (Option<Option<Instant>>, &Looks),
     (stop, met): (&StopFlag, &dyn Fn(usize, Trouble)),
 ) -> Vec<Vec<TempReading>> {
     let phases = if soak.is_some() { 1 } else { 2 };
-    let mut temps: Vec<Vec<TempReading>> = vec![Vec::new(); disks.targets.len()];
-    let mut told: Vec<Option<Trouble>> = vec![None; disks.targets.len()];
+    let mut temps: Vec<Vec<TempReading>> = vec![Vec::new(); disks.disks.len()];
+    let mut told: Vec<Option<Trouble>> = vec![None; disks.disks.len()];
     let started = Instant::now();
     let mut sampled = started;
     let mut lines = looks.progress.map(|p| BurnLines::new(p, &looks.read_mb_per_s));

@@ -19,7 +19,7 @@ use crate::judge::burnin::Remeasured;
 use crate::notify::Event;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::confirm::confirm;
-use crate::report::burnin::{BurnRun, build, suspects};
+use crate::report::burnin::{BurnRun, Burned, build, suspects};
 use crate::stop::StopFlag;
 
 /// Runs the burn-in, or with `--read-only` the soak: every disk read
@@ -38,26 +38,25 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let store = if plan.read_only { None } else { Some(plan.save_checkpoints()?) };
     let deadline = plan.read_only.then(|| plan.duration.map(|d| Instant::now() + d));
     if plan.read_only {
-        let (n, length) = (plan.targets.len(), plan.soak_length());
+        let (n, length) = (plan.disks.len(), plan.soak_length());
         tell!("arrayburn burnin: read-only soak of {n} disk(s), {length}; nothing is written");
     }
-    let (burns, temps) = burn_all(
-        &plan.targets,
-        &plan.points,
+    let burns = burn_all(
+        &plan.disks,
         (deadline, &plan.looks),
         (stop, &|d, t| met(&plan, (d, t), stop)),
-        |t, live, c| {
-            let on = plan.on(t);
-            let job = plan.job((t, c, &on), live, deadline.flatten(), stop);
+        |d, live| {
+            let on = plan.on(d);
+            let job = plan.job((d, &on), live, deadline.flatten(), stop);
             let Some(store) = store else { return soak(&job) };
-            let mut warned = false;
+            let (mut warned, c) = (false, &d.point);
             burn(&job, c.at, c.burn.clone(), &mut |b, at| {
-                store.save_place((&t.checkpoint, c), (b, at), &mut warned)
+                store.save_place((&d.target.checkpoint, c), (b, at), &mut warned)
             })
         },
     );
-    let interrupted = stop.is_set() || burns.iter().any(|b| b.interrupted);
-    let outcome = finish(&plan, (burns, temps), interrupted, stop)?;
+    let interrupted = stop.is_set() || burns.iter().any(|(b, _)| b.interrupted);
+    let outcome = finish(&plan, burns, interrupted, stop)?;
     if interrupted || stop.is_set() {
         tell!("arrayburn burnin: interrupted; {}", plan.how_to_go_on());
     }
@@ -68,7 +67,8 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
 /// run goes on; its report says the rest).
 fn met(plan: &BurnPlan, (d, trouble): (usize, Trouble), stop: &StopFlag) {
     if let Some(n) = &plan.notify {
-        let (disk, run) = (&plan.targets[d].dev.given, &plan.points[d].run_id);
+        let d = &plan.disks[d];
+        let (disk, run) = (&d.target.dev.given, &d.point.run_id);
         n.send_beside(Event::disk(disk, trouble, run), stop);
     }
 }
@@ -77,18 +77,18 @@ fn met(plan: &BurnPlan, (d, trouble): (usize, Trouble), stop: &StopFlag) {
 /// report built and published.
 fn finish(
     plan: &BurnPlan,
-    (burns, temps): (Vec<DiskBurn>, Vec<Vec<TempReading>>),
+    burns: Vec<(DiskBurn, Vec<TempReading>)>,
     interrupted: bool,
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {
-    let smart = smart_after(&plan.targets, &plan.points, interrupted, stop);
+    let disks = (plan.disks.iter().zip(burns))
+        .map(|(d, (burn, temps))| {
+            let smart = smart_after(d, interrupted, stop);
+            Burned { plan: d, burn, smart, temps, remeasured: None }
+        })
+        .collect();
     let mut run = BurnRun {
-        targets: &plan.targets,
-        points: &plan.points,
-        remeasured: vec![None; burns.len()],
-        burns,
-        smart,
-        temps,
+        disks,
         interrupted,
         read_only: plan.read_only,
         engine: (plan.engine, plan.depth),
@@ -104,8 +104,8 @@ fn finish(
     // Kept in `STATE/runs/RUN.json` first: no terminal, pipe or output
     // directory that went away can lose it.
     let document = report.json();
-    if let (Some(store), Some(run)) = (&plan.store, plan.points.first()) {
-        store.keep(&run.run_id, &document);
+    if let (Some(store), Some(d)) = (&plan.store, plan.disks.first()) {
+        store.keep(&d.point.run_id, &document);
     }
     let to = Outputs { json: plan.json.as_ref(), csv: None, out: plan.out.as_deref() };
     let outcome = publish(&report, to, "arrayburn burnin", stop);
@@ -123,24 +123,21 @@ fn remeasure(plan: &BurnPlan, run: &mut BurnRun, stop: &StopFlag) {
         if stop.is_set() {
             return;
         }
-        let (t, u) = (&plan.targets[d], &plan.targets[p]);
+        let (disk, peer) = (&plan.disks[d], &plan.disks[p]);
+        let (a, b) = (&disk.target.dev.given, &peer.target.dev.given);
         tell!(
-            "arrayburn burnin: {}: slower than its peers with every disk at once; re-measuring it alone, in turn with {}",
-            t.dev.given,
-            u.dev.given
+            "arrayburn burnin: {a}: slower than its peers with every disk at once; re-measuring it alone, in turn with {b}"
         );
-        let ons = [t, u].map(|x| plan.on(x));
+        let ons = [disk, peer].map(|x| plan.on(x));
         let lives = [Live::default(), Live::default()];
-        let [a, b] = [0, 1].map(|k| {
-            let i = [d, p][k];
-            plan.job((&plan.targets[i], &plan.points[i], &ons[k]), &lives[k], None, stop)
-        });
-        let guess = run.burns[p].pace(plan.read_only);
-        let Ok([x, y]) = run.burns.get_disjoint_mut([d, p]) else { continue };
-        let judged = |turns: &[Turn]| Remeasured::of(&u.dev.given, turns, &run.thresholds);
+        let [ja, jb] = [0, 1].map(|k| plan.job(([disk, peer][k], &ons[k]), &lives[k], None, stop));
+        let guess = run.disks[p].burn.pace(plan.read_only);
+        let Ok([x, y]) = run.disks.get_disjoint_mut([d, p]) else { continue };
+        let judged = |turns: &[Turn]| Remeasured::of(b, turns, &run.thresholds);
         let decided = |turns: &[Turn]| judged(turns).decided();
-        if let Some(turns) = in_turn([&a, &b], plan.read_only, guess, [x, y], &decided) {
-            run.remeasured[d] = Some(judged(&turns));
+        let burns = [&mut x.burn, &mut y.burn];
+        if let Some(turns) = in_turn([&ja, &jb], plan.read_only, guess, burns, &decided) {
+            x.remeasured = Some(judged(&turns));
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::burnin::smart::TestKind;
 use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
 use crate::burnin::targets::{Target, read_targets, refuse_signature, targets};
 use crate::burnin::worker::{BurnJob, Live, OnFile};
-use crate::burnin::{Looks, health};
+use crate::burnin::{DiskPlan, Looks, health};
 use crate::cli::{BurnProgress, BurninArgs, SmartMode};
 use crate::device::lock::DiskLock;
 use crate::io::{Bounds, EngineKind};
@@ -32,11 +32,10 @@ use crate::units::rfc3339;
 /// A burn-in ready to run: every disk accepted, its checkpoint (resumed or
 /// new), and the options resolved.
 pub struct BurnPlan {
-    pub targets: Vec<Target>,
+    /// Each disk: where it is burned, and its checkpoint.
+    pub disks: Vec<DiskPlan>,
     /// Held for the whole run: no other arrayburn writes these disks.
     pub locks: Vec<DiskLock>,
-    /// Each disk's checkpoint, in the order of `targets`.
-    pub points: Vec<Checkpoint>,
     /// Where checkpoints are kept (a soak keeps none).
     pub store: Option<Store>,
     pub state: PathBuf,
@@ -89,10 +88,10 @@ impl BurnPlan {
         crate::judge::links::settle(targets.iter_mut().map(|t| &mut t.dev.identity));
         let resume_line = resume_line(args, json.as_ref(), out.as_deref(), &targets);
         let resume = points.iter().any(|c| c.burn.resumes > 0);
+        let disks = targets.into_iter().zip(points);
         Ok(Self {
-            targets,
+            disks: disks.map(|(target, point)| DiskPlan { target, point }).collect(),
             locks,
-            points,
             store,
             state: args.state.clone(),
             json,
@@ -137,7 +136,7 @@ impl BurnPlan {
         match (self.duration, self.passes) {
             (Some(d), None) => format!("passes for {}", human(d)),
             (Some(d), Some(n)) => format!("{n} pass(es) or {}, whichever ends first", human(d)),
-            (None, _) => format!("{} pass(es)", self.points[0].passes),
+            (None, _) => format!("{} pass(es)", self.disks[0].point.passes),
         }
     }
 
@@ -146,16 +145,17 @@ impl BurnPlan {
         Bounds::new(stop, self.bounds_timeout)
     }
 
-    /// Disk `t`'s job as the plan asks it (`on`: its file and engine): a
-    /// burn-in's from its checkpoint `c`, or a soak's (until `deadline`,
-    /// when run by time).
+    /// Disk `d`'s job as the plan asks it (`on`: its file and engine): a
+    /// burn-in's from its checkpoint, or a soak's (until `deadline`, when
+    /// run by time).
     pub fn job<'a>(
         &self,
-        (t, c, on): (&Target, &Checkpoint, &'a OnFile<'a>),
+        (d, on): (&DiskPlan, &'a OnFile<'a>),
         live: &'a Live,
         deadline: Option<std::time::Instant>,
         stop: &'a StopFlag,
     ) -> BurnJob<'a> {
+        let (t, c) = (&d.target, &d.point);
         let (io, pattern, run, every) = if self.read_only {
             (self.block as usize, Pattern::Blocks, 0, Duration::MAX)
         } else {
@@ -181,8 +181,8 @@ impl BurnPlan {
     /// nothing written, where one cannot be saved); the store they are in.
     pub fn save_checkpoints(&self) -> Result<&Store> {
         let store = self.store.as_ref().context("a burn-in keeps checkpoints")?;
-        for (t, c) in self.targets.iter().zip(&self.points) {
-            store.save(&t.checkpoint, c).with_context(|| {
+        for d in &self.disks {
+            store.save(&d.target.checkpoint, &d.point).with_context(|| {
                 format!(
                     "--state {}: cannot save a checkpoint; give a writable directory (nothing was written)",
                     self.state.display()
@@ -221,14 +221,14 @@ impl BurnPlan {
                 }
             }
         }
-        if let (Some(store), Some(run)) = (&self.store, self.points.first()) {
-            crate::tell::start_log("arrayburn burnin", store.log(&run.run_id));
+        if let (Some(store), Some(d)) = (&self.store, self.disks.first()) {
+            crate::tell::start_log("arrayburn burnin", store.log(&d.point.run_id));
         }
     }
 
-    /// Disk `t`'s file as the plan reads and writes it.
-    pub fn on<'a>(&self, t: &'a Target) -> OnFile<'a> {
-        OnFile { file: &t.file, engine: self.engine, depth: self.depth }
+    /// Disk `d`'s file as the plan reads and writes it.
+    pub fn on<'a>(&self, d: &'a DiskPlan) -> OnFile<'a> {
+        OnFile { file: &d.target.file, engine: self.engine, depth: self.depth }
     }
 
     /// Runs the drives' self-tests first where `--smart-test` asks; true
@@ -236,7 +236,7 @@ impl BurnPlan {
     /// nothing was written.
     pub fn self_tests_stopped(&mut self, stop: &StopFlag) -> bool {
         if let Some((kind, limit)) = self.self_test {
-            health::self_tests(&self.targets, &mut self.points, kind, limit, stop);
+            health::self_tests(&mut self.disks, kind, limit, stop);
         }
         if stop.is_set() {
             tell!(

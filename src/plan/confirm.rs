@@ -30,8 +30,7 @@ fn estimate(bytes: u64, mb_per_s: f64) -> String {
 fn announce(plan: &mut BurnPlan) {
     let speeds = speeds_now(plan);
     plan.looks.read_mb_per_s = speeds.clone();
-    let (targets, points) = (&plan.targets, &plan.points);
-    let c = &points[0];
+    let c = &plan.disks[0].point;
     if plan.resume {
         tell!(
             "arrayburn burnin: will CONTINUE burn-in {} (started {}), writing and verifying each disk {} time(s) in all:",
@@ -46,11 +45,12 @@ fn announce(plan: &mut BurnPlan) {
             c.passes
         );
     }
-    for ((t, c), speed) in targets.iter().zip(points).zip(&speeds) {
-        tell!("  {}", disk_line(t, c, *speed, plan.resume));
+    for (d, speed) in plan.disks.iter().zip(&speeds) {
+        tell!("  {}", disk_line(&d.target, &d.point, *speed, plan.resume));
     }
-    let work: Vec<(u64, f64)> =
-        points.iter().zip(&speeds).filter_map(|(c, v)| v.map(|v| (c.left().1, v))).collect();
+    let work: Vec<(u64, f64)> = (plan.disks.iter().zip(&speeds))
+        .filter_map(|(d, v)| v.map(|v| (d.point.left().1, v)))
+        .collect();
     if let Some(all) = all_at_once(&work) {
         tell!(
             "  all disks at once: the reads about {all} (the slowest disk, at the speed read now), plus the writes: their speed is not known before they run; the progress lines estimate the whole run from the first intervals"
@@ -83,11 +83,11 @@ fn disk_line(t: &Target, c: &Checkpoint, speed: Option<f64>, resume: bool) -> St
 /// (None for a disk that does not answer).
 fn speeds_now(plan: &BurnPlan) -> Vec<Option<f64>> {
     std::thread::scope(|s| {
-        let handles: Vec<_> = (plan.targets.iter().zip(&plan.points))
-            .map(|(t, c)| {
+        let handles: Vec<_> = (plan.disks.iter())
+            .map(|d| {
                 let bounds = Bounds::new(&StopFlag::default(), plan.bounds_timeout);
-                let io = c.io_bytes as usize;
-                s.spawn(move || sample_speed(t, io, Duration::from_secs(1), &bounds))
+                let io = d.point.io_bytes as usize;
+                s.spawn(move || sample_speed(&d.target, io, Duration::from_secs(1), &bounds))
             })
             .collect();
         handles.into_iter().map(|h| h.join().ok().flatten()).collect()
@@ -108,11 +108,10 @@ fn all_at_once(work: &[(u64, f64)]) -> Option<String> {
 /// destroyed. False when a signal came while it asked.
 pub fn confirm(plan: &mut BurnPlan, stop: &StopFlag) -> anyhow::Result<bool> {
     announce(plan);
-    let targets = &plan.targets;
     if plan.yes {
         return Ok(true);
     }
-    tell_part!("Type yes to destroy the data on these {} disk(s): ", targets.len());
+    tell_part!("Type yes to destroy the data on these {} disk(s): ", plan.disks.len());
     let _ = std::io::stderr().flush();
     // Waited for without blocking, so a signal ends the question at once.
     loop {

@@ -9,10 +9,11 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use crate::burnin::DiskPlan;
+use crate::burnin::health::SmartAfter;
 use crate::burnin::record::{Class, DiskBurn, Phase, TempReading};
 use crate::burnin::smart::{DriveKind, Kind, SelfTest, SmartChange, TempLimits, TestKind};
 use crate::burnin::state::Checkpoint;
-use crate::burnin::targets::Target;
 use crate::device::Identity;
 use crate::header::{self, Header};
 use crate::io::EngineKind;
@@ -23,24 +24,28 @@ use crate::judge::burnin::{
 };
 use crate::units::{human_duration, mb_per_s};
 
-/// What a burn-in measured, as [`build`] takes it: each disk's target,
-/// checkpoint (its run's options and SMART before), burn, SMART after (or
-/// why not) and hottest temperature while it ran.
+/// What a burn-in measured, as [`build`] takes it: each disk's, and how
+/// the run went.
 pub struct BurnRun<'a> {
-    pub targets: &'a [Target],
-    pub points: &'a [Checkpoint],
-    pub burns: Vec<DiskBurn>,
-    pub smart: Vec<(Option<SmartChange>, Option<String>)>,
-    /// Each disk's temperatures read during the run.
-    pub temps: Vec<Vec<TempReading>>,
+    pub disks: Vec<Burned<'a>>,
     pub interrupted: bool,
     pub read_only: bool,
     /// The engine that ran, and how many requests it kept in flight.
     pub engine: (EngineKind, usize),
-    /// Each disk re-measured alone in turn with a peer, where it was.
-    pub remeasured: Vec<Option<Remeasured>>,
     /// What the rules apply (`--stall-ms`).
     pub thresholds: Thresholds,
+}
+
+/// What a burn-in measured on one disk: its plan (target and checkpoint:
+/// its run's options, SMART before), its burn, SMART after (or why not),
+/// its temperatures read while it ran, and where it was re-measured alone
+/// in turn with a peer, what that found.
+pub struct Burned<'a> {
+    pub plan: &'a DiskPlan,
+    pub burn: DiskBurn,
+    pub smart: SmartAfter,
+    pub temps: Vec<TempReading>,
+    pub remeasured: Option<Remeasured>,
 }
 
 /// One disk's burn-in in the report.
@@ -193,29 +198,19 @@ pub fn suspects(run: &BurnRun) -> Vec<(usize, usize)> {
 /// Each disk's burn as the judge takes it, with the hottest reading and
 /// the temperature limit it is judged against.
 fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits>) {
-    let BurnRun { targets, points, burns, smart, temps, .. } = run;
-    let hottest = hottest(points, smart, temps);
-    let devices: Vec<_> = targets.iter().map(|t| t.dev.clone()).collect();
+    let devices: Vec<_> = run.disks.iter().map(|d| d.plan.target.dev.clone()).collect();
     let groups = crate::judge::peers::peer_groups(&devices);
-    let limits: Vec<TempLimits> = targets
-        .iter()
-        .zip(*points)
-        .zip(smart)
-        .map(|((t, c), (sm, _))| temp_limits(c, sm.as_ref(), &t.dev))
-        .collect();
-    let facts = (0..burns.len())
-        .map(|i| {
-            Facts {
-                burn: &burns[i],
-                group: groups[i],
-                smart: smart[i].0.as_ref(),
-                len: targets[i].end - targets[i].start,
-                point: &points[i],
-                hottest_c: hottest[i],
-                limit: &limits[i],
-                remeasured: run.remeasured.get(i).cloned().flatten(),
-            }
-            .judged()
+    let hottest: Vec<Option<i64>> = run.disks.iter().map(hottest).collect();
+    let limits: Vec<TempLimits> = run.disks.iter().map(temp_limits).collect();
+    let facts = (run.disks.iter().enumerate())
+        .map(|(i, d)| {
+            let (plan, burn) = (d.plan, &d.burn);
+            let len = plan.target.end - plan.target.start;
+            let smart = d.smart.0.as_ref();
+            let (point, hottest_c, limit) = (&plan.point, hottest[i], &limits[i]);
+            let remeasured = d.remeasured.clone();
+            Facts { burn, group: groups[i], smart, len, point, hottest_c, limit, remeasured }
+                .judged()
         })
         .collect();
     (facts, hottest, limits)
@@ -225,41 +220,24 @@ fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits>) {
 pub fn build(run: BurnRun) -> BurnReport {
     let (facts, hottest, limits) = facts(&run);
     let judged = verdicts(&facts, &run.thresholds);
-    let BurnRun {
-        targets,
-        points,
-        burns,
-        smart,
-        temps,
-        interrupted,
-        read_only,
-        engine: (engine, depth),
-        ..
-    } = run;
-    let devices: Vec<_> = targets.iter().map(|t| t.dev.clone()).collect();
+    let BurnRun { disks, interrupted, read_only, engine: (engine, depth), .. } = run;
+    let devices: Vec<_> = disks.iter().map(|d| d.plan.target.dev.clone()).collect();
+    let c = &disks[0].plan.point.clone();
     let mut advice = Vec::new();
-    let mut disks: Vec<BurnDisk> = targets
-        .iter()
-        .zip(burns)
-        .zip(smart)
-        .zip(facts.iter().zip(judged))
-        .zip(points.iter().zip(hottest).zip(limits).zip(temps))
-        .map(|((((t, burn), smart), (f, judged)), (((c, hot), limit), temps))| {
+    let each = disks.into_iter().zip(facts.iter().zip(judged)).zip(hottest.into_iter().zip(limits));
+    let mut disks: Vec<BurnDisk> = each
+        .map(|((d, (f, judged)), temp)| {
             // A disk with advice is named by its action below, once the
             // links have had their say.
             if let Some((a, sentence)) = &judged.action {
-                advice.push(DiskAdvice {
-                    path: t.dev.given.clone(),
-                    action: *a,
-                    sentence: format!("{}: {sentence}", t.dev.given),
-                });
+                let path = d.plan.target.dev.given.clone();
+                let sentence = format!("{path}: {sentence}");
+                advice.push(DiskAdvice { path, action: *a, sentence });
             }
-            let disk = Measured { t, burn, smart, c, temps };
-            disk.judged(f, &judged, (hot, limit))
+            d.judged(f, &judged, temp)
         })
         .collect();
     let summary = summary(interrupted, read_only, &devices, &mut disks, advice);
-    let c = &points[0];
     BurnReport {
         header: Header {
             started_at: c.started_at.clone(),
@@ -278,16 +256,7 @@ pub fn build(run: BurnRun) -> BurnReport {
     }
 }
 
-/// What was measured on one disk, before it is judged.
-struct Measured<'a> {
-    t: &'a Target,
-    burn: DiskBurn,
-    smart: (Option<SmartChange>, Option<String>),
-    c: &'a Checkpoint,
-    temps: Vec<TempReading>,
-}
-
-impl Measured<'_> {
+impl Burned<'_> {
     /// The disk's row: what was measured, its speeds against its peers, and
     /// its verdict before the links have their say.
     fn judged(
@@ -296,7 +265,8 @@ impl Measured<'_> {
         judged: &crate::judge::burnin::BurnVerdict,
         (hottest_c, limit): (Option<i64>, TempLimits),
     ) -> BurnDisk {
-        let Measured { t, burn, smart, c, temps } = self;
+        let Burned { plan, burn, smart, temps, .. } = self;
+        let (t, c) = (&plan.target, &plan.point);
         let verdict = judged.disk_verdict(burn.interrupted);
         let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, t.end - t.start);
         let writes = pass_speeds(&burn.write_pass_s, burn.passes_done, t.end - t.start);
@@ -377,17 +347,14 @@ fn summary(
 /// The temperature limits a disk is judged against: its own, read with its
 /// SMART before or after the run, else the default for its kind (from its
 /// SMART, else from sysfs: rotational, NVMe).
-fn temp_limits(
-    c: &Checkpoint,
-    change: Option<&SmartChange>,
-    dev: &crate::device::BlockDevice,
-) -> TempLimits {
-    let snaps = [c.smart_before.as_ref(), change.map(|ch| &ch.after)];
+fn temp_limits(d: &Burned) -> TempLimits {
+    let change = d.smart.0.as_ref();
+    let snaps = [d.plan.point.smart_before.as_ref(), change.map(|ch| &ch.after)];
     if let Some(own) = snaps.iter().flatten().find_map(|s| s.limits.clone()) {
         return own;
     }
     let kind = snaps.iter().flatten().find_map(|s| s.drive).unwrap_or({
-        let id = &dev.identity;
+        let id = &d.plan.target.dev.identity;
         match () {
             _ if id.topology.transport == "nvme" => DriveKind::Nvme,
             _ if id.rotational => DriveKind::Hdd,
@@ -414,26 +381,15 @@ fn pass_speeds(times: &[f64], done: u16, len: u64) -> Vec<(f64, f64)> {
 }
 
 /// The hottest reading of each disk: before, during, after the run.
-fn hottest(
-    points: &[Checkpoint],
-    smart: &[(Option<SmartChange>, Option<String>)],
-    temps: &[Vec<TempReading>],
-) -> Vec<Option<i64>> {
-    smart
-        .iter()
-        .zip(points)
-        .enumerate()
-        .map(|(i, ((change, _), c))| {
-            [
-                c.smart_before.as_ref().and_then(|s| s.temperature_c),
-                temps.get(i).and_then(|t| t.iter().map(|r| r.celsius).max()),
-                change.as_ref().and_then(|ch| ch.after.temperature_c),
-            ]
-            .into_iter()
-            .flatten()
-            .max()
-        })
-        .collect()
+fn hottest(d: &Burned) -> Option<i64> {
+    [
+        d.plan.point.smart_before.as_ref().and_then(|s| s.temperature_c),
+        d.temps.iter().map(|r| r.celsius).max(),
+        d.smart.0.as_ref().and_then(|ch| ch.after.temperature_c),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
 }
 
 /// What one disk's burn-in measured, as `judge::burnin` takes it.
