@@ -24,6 +24,7 @@ impl Outcome {
             ArrayVerdict::Healthy => Outcome::Healthy,
             ArrayVerdict::Flagged => Outcome::Flagged,
             ArrayVerdict::NotJudged => Outcome::NotJudged,
+            ArrayVerdict::Interrupted => Outcome::Interrupted,
         }
     }
 

@@ -163,6 +163,7 @@ fn an_unwritable_output_is_refused_before_reading_and_a_full_one_does_not_end_th
         ArrayVerdict::Healthy => 0,
         ArrayVerdict::Flagged => 1,
         ArrayVerdict::NotJudged => 3,
+        ArrayVerdict::Interrupted => panic!("no signal was sent: {err}"),
     };
     assert_eq!(out.status.code(), Some(code), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("Verdict:"));

@@ -134,7 +134,7 @@ pub struct Finding {
 pub struct SurfacePoint {
     pub pass: u16,
     /// `"write"` or `"verify"` (a soak's reads are `"verify"`).
-    pub phase: String,
+    pub phase: Phase,
     /// Where the stretch begins (bytes), and its MB/s.
     pub offset: u64,
     pub mb_per_s: f64,

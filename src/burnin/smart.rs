@@ -20,7 +20,7 @@ use serde_json::Value;
 /// What a counter's rise points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub enum CounterKind {
     /// The disk's media: return the disk.
     Media,
     /// The path to it: cable, backplane, HBA port.
@@ -33,7 +33,7 @@ pub enum Kind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Counter {
     pub name: String,
-    pub kind: Kind,
+    pub kind: CounterKind,
     pub value: u64,
 }
 
@@ -167,7 +167,7 @@ fn drive_kind(v: &Value) -> Option<DriveKind> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Delta {
     pub name: String,
-    pub kind: Kind,
+    pub kind: CounterKind,
     pub before: u64,
     pub after: u64,
 }
@@ -220,15 +220,15 @@ pub fn read(device: &str, give_up: &dyn Fn() -> bool) -> Result<Snapshot, String
 /// data (a loop device, a USB bridge that hides it).
 pub fn parse(v: &Value) -> Option<Snapshot> {
     let mut counters = Vec::new();
-    let mut push = |name: String, kind: Kind, value: Option<u64>| {
+    let mut push = |name: String, kind: CounterKind, value: Option<u64>| {
         if let Some(value) = value {
             counters.push(Counter { name, kind, value });
         }
     };
     for a in v["ata_smart_attributes"]["table"].as_array().into_iter().flatten() {
         let kind = match a["id"].as_u64() {
-            Some(5 | 187 | 196 | 197 | 198) => Kind::Media,
-            Some(199) => Kind::Transport,
+            Some(5 | 187 | 196 | 197 | 198) => CounterKind::Media,
+            Some(199) => CounterKind::Transport,
             _ => continue,
         };
         let name =
@@ -242,12 +242,12 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
                 p["id"].as_u64().unwrap_or(0),
                 p["name"].as_str().unwrap_or("")
             );
-            push(name, Kind::Transport, p["value"].as_u64());
+            push(name, CounterKind::Transport, p["value"].as_u64());
         }
     }
     let nvme = &v["nvme_smart_health_information_log"];
     for key in ["media_errors", "critical_warning"] {
-        push(format!("NVMe {key}"), Kind::Media, nvme[key].as_u64());
+        push(format!("NVMe {key}"), CounterKind::Media, nvme[key].as_u64());
     }
     // Minutes the drive itself counted above its warning and critical
     // composite temperatures.
@@ -255,22 +255,22 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
         ("warning_temp_time", "minutes above its warning temperature"),
         ("critical_comp_time", "minutes above its critical temperature"),
     ] {
-        push(format!("NVMe {what}"), Kind::Thermal, nvme[key].as_u64());
+        push(format!("NVMe {what}"), CounterKind::Thermal, nvme[key].as_u64());
     }
     if let (Some(spare), Some(threshold)) =
         (nvme["available_spare"].as_u64(), nvme["available_spare_threshold"].as_u64())
     {
         push(
             "NVMe available_spare below threshold".into(),
-            Kind::Media,
+            CounterKind::Media,
             Some(u64::from(spare < threshold)),
         );
     }
-    push("SAS grown defects".into(), Kind::Media, v["scsi_grown_defect_list"].as_u64());
+    push("SAS grown defects".into(), CounterKind::Media, v["scsi_grown_defect_list"].as_u64());
     for op in ["read", "write", "verify"] {
         push(
             format!("SAS uncorrected {op} errors"),
-            Kind::Media,
+            CounterKind::Media,
             v["scsi_error_counter_log"][op]["total_uncorrected_errors"].as_u64(),
         );
     }
@@ -286,7 +286,11 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
                 "loss_of_dword_synchronization_count",
                 "phy_reset_problem_count",
             ] {
-                push(format!("SAS port {n} phy {m} {key}"), Kind::Transport, c[key].as_u64());
+                push(
+                    format!("SAS port {n} phy {m} {key}"),
+                    CounterKind::Transport,
+                    c[key].as_u64(),
+                );
             }
         }
     }
@@ -445,16 +449,16 @@ mod tests {
         let s = parse(&fixture("ata.json")).unwrap();
         assert_eq!(s.passed, Some(true));
         assert_eq!(s.temperature_c, Some(32));
-        let names: Vec<(&str, Kind)> =
+        let names: Vec<(&str, CounterKind)> =
             s.counters.iter().map(|c| (c.name.as_str(), c.kind)).collect();
         assert_eq!(
             names,
             [
-                ("ATA 5 Reallocated_Sector_Ct", Kind::Media),
-                ("ATA 196 Reallocated_Event_Count", Kind::Media),
-                ("ATA 197 Current_Pending_Sector", Kind::Media),
-                ("ATA 198 Offline_Uncorrectable", Kind::Media),
-                ("ATA 199 UDMA_CRC_Error_Count", Kind::Transport),
+                ("ATA 5 Reallocated_Sector_Ct", CounterKind::Media),
+                ("ATA 196 Reallocated_Event_Count", CounterKind::Media),
+                ("ATA 197 Current_Pending_Sector", CounterKind::Media),
+                ("ATA 198 Offline_Uncorrectable", CounterKind::Media),
+                ("ATA 199 UDMA_CRC_Error_Count", CounterKind::Transport),
             ],
             "1, 7 and 194 (packed) are left out"
         );
@@ -475,7 +479,7 @@ mod tests {
             change.deltas,
             [Delta {
                 name: "ATA 197 Current_Pending_Sector".into(),
-                kind: Kind::Media,
+                kind: CounterKind::Media,
                 before: 0,
                 after: 8
             }]
@@ -509,13 +513,13 @@ mod tests {
         v["scsi_sas_port_0"] = phy(40);
         v["scsi_grown_defect_list"] = 2.into();
         let change = SmartChange::of(before, parse(&v).unwrap());
-        let rose: Vec<(&str, Kind, u64, u64)> =
+        let rose: Vec<(&str, CounterKind, u64, u64)> =
             change.deltas.iter().map(|d| (d.name.as_str(), d.kind, d.before, d.after)).collect();
         assert_eq!(
             rose,
             [
-                ("SAS grown defects", Kind::Media, 0, 2),
-                ("SAS port 0 phy 0 invalid_dword_count", Kind::Transport, 3, 40)
+                ("SAS grown defects", CounterKind::Media, 0, 2),
+                ("SAS port 0 phy 0 invalid_dword_count", CounterKind::Transport, 3, 40)
             ]
         );
     }

@@ -17,7 +17,7 @@ use crossbeam_channel::bounded;
 
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::{
-    Bounds, Dir, EngineKind, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung, open_sweep,
+    Bounds, Direction, EngineKind, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung, open_sweep,
 };
 use crate::stop::StopFlag;
 
@@ -53,7 +53,7 @@ impl Stretches {
 
     /// Counts `len` bytes done ending at `end`; a stretch full (or the
     /// range's end) becomes a point.
-    fn add(&mut self, out: &mut DiskBurn, pass: u16, phase: &str, len: u64, end: u64, last: bool) {
+    fn add(&mut self, out: &mut DiskBurn, pass: u16, phase: Phase, len: u64, end: u64, last: bool) {
         self.bytes += len;
         if !self.keep || (self.bytes < self.size && !last) {
             return;
@@ -62,7 +62,7 @@ impl Stretches {
         if s > 0.0 {
             out.surface.push(SurfacePoint {
                 pass,
-                phase: phase.into(),
+                phase,
                 offset: self.from,
                 mb_per_s: crate::units::mb_per_s(self.bytes, s),
             });
@@ -583,7 +583,7 @@ impl BurnPass<'_> {
             if due && !self.checkpoint(sweep, w, out, save) {
                 return Some(Halt::Stopped);
             }
-            sweep.start(Dir::Write, b, chunk);
+            sweep.start(Direction::Write, b, chunk);
         }
         None
     }
@@ -638,7 +638,7 @@ impl BurnPass<'_> {
         let _ = lands.empty.send(buf);
         w.pos = at + len;
         out.written_bytes += len;
-        w.stretch.add(out, pass, "write", len, w.pos, w.pos == t.end);
+        w.stretch.add(out, pass, Phase::Write, len, w.pos, w.pos == t.end);
         self.job.live.done.store(w.pos - t.start, Ordering::Relaxed);
         self.job.live.note(out);
         Ok(())
@@ -865,7 +865,7 @@ impl BurnPass<'_> {
         v.pos = chunk.offset() + len;
         match v.check {
             Check::Verify | Check::Read => {
-                v.stretch.add(out, pass, "verify", len, v.pos, v.pos == v.until);
+                v.stretch.add(out, pass, Phase::Verify, len, v.pos, v.pos == v.until);
                 out.verified_bytes += len;
             }
             Check::Reverify => out.reverified_bytes += len,
@@ -950,7 +950,7 @@ fn read_ahead(
         while sweep.room() && !job.over() {
             let Some(chunk) = chunks.next() else { break };
             let Ok(b) = empty.recv() else { return };
-            sweep.start(Dir::Read, b, chunk);
+            sweep.start(Direction::Read, b, chunk);
         }
         let read = match sweep.next(Until::Stop) {
             Ok(Some(l)) => Ok(l),

@@ -1,6 +1,7 @@
 //! `arrayburn burnin --destructive DEVICE...`: plan (every refusal before a
-//! byte is written: `plan::burnin`), confirm, SMART self-tests where asked,
-//! burn every disk at once (`burnin::watch`), SMART after, judge and build
+//! byte is written: `plan::burnin`), the operator's consent, SMART
+//! self-tests where asked, burn every disk at once (`burnin::watch`),
+//! SMART after, judge and build
 //! the report (`report::burnin`), print and write it (`export::publish`).
 //! Glue only: it holds no rule and no format.
 
@@ -18,7 +19,7 @@ use crate::export::publish::{Outputs, Published, publish};
 use crate::judge::burnin::Remeasured;
 use crate::notify::Event;
 use crate::plan::burnin::BurnPlan;
-use crate::plan::confirm::confirm;
+use crate::plan::consent::consent;
 use crate::report::burnin::{BurnRun, Burned, build, suspects};
 use crate::stop::StopFlag;
 
@@ -27,7 +28,7 @@ use crate::stop::StopFlag;
 pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
     let mut plan = BurnPlan::resolve(args, &argv, stop)?;
     plan.keep_log();
-    if !plan.read_only && (!confirm(&mut plan, stop)? || stop.is_set()) {
+    if !plan.read_only && (!consent(&mut plan, stop)? || stop.is_set()) {
         tell!("arrayburn burnin: interrupted before the burn-in began; nothing was written");
         return Ok(Outcome::Interrupted);
     }

@@ -3,12 +3,13 @@
 //! sentence per disk to act on; and its `--out DIR` bundle. A pure function
 //! of the [`BurnReport`]: it must not judge and must not read devices.
 
-use crate::burnin::record::{Class, DiskBurn};
+use crate::burnin::record::{Class, DiskBurn, Phase};
 use crate::burnin::smart::{SelfTest, TestKind};
 use crate::export::chart::{self, Drawn};
 use crate::export::doc::{self, Block, Cell, Grid, Mark, Tone};
 use crate::export::page;
 use crate::export::text::verdict;
+use crate::io::EngineKind;
 use crate::judge::burnin::DiskVerdict;
 use crate::report::burnin::{BurnDisk, BurnReport, class_words, stopped_at};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
@@ -37,9 +38,9 @@ fn errors(b: &DiskBurn) -> String {
 
 /// The engine in words for the header.
 fn engine_words(r: &BurnReport) -> String {
-    match r.engine.as_str() {
-        "io_uring" => format!("io_uring, {} in flight per disk", r.queue_depth),
-        other => format!("{other}, one at a time"),
+    match r.engine {
+        EngineKind::IoUring => format!("io_uring, {} in flight per disk", r.queue_depth),
+        other => format!("{}, one at a time", other.name()),
     }
 }
 
@@ -286,17 +287,18 @@ pub fn charts(report: &BurnReport) -> anyhow::Result<Vec<Drawn>> {
     if last > 1 {
         passes.push(last);
     }
-    let phases: &[&str] = if report.read_only { &["verify"] } else { &["write", "verify"] };
+    let phases: &[Phase] =
+        if report.read_only { &[Phase::Verify] } else { &[Phase::Write, Phase::Verify] };
     let mut out = Vec::new();
     for pass in passes {
         for phase in phases {
-            let series = surface_lines(report, pass, phase);
+            let series = surface_lines(report, pass, *phase);
             if series.is_empty() {
                 continue;
             }
             let word = match (*phase, report.read_only) {
-                ("verify", true) => "read",
-                (p, _) => p,
+                (Phase::Verify, true) => "read",
+                (p, _) => p.word(),
             };
             out.push(chart::lines(
                 &format!("surface-{word}-pass{pass}"),
@@ -563,7 +565,7 @@ fn verdict_class(v: DiskVerdict) -> Option<&'static str> {
 /// lines (a disk to act on in red); disks with no point left out. Each
 /// stretch measured is a step across it, to the next one's start (the last
 /// to the range's end): one stretch is a level line, two never a slope.
-fn surface_lines(report: &BurnReport, pass: u16, phase: &str) -> Vec<chart::Line> {
+fn surface_lines(report: &BurnReport, pass: u16, phase: Phase) -> Vec<chart::Line> {
     let line = |d: &BurnDisk| {
         let len = (d.end_byte - d.start_byte).max(1) as f64;
         let at = |offset: u64| 100.0 * offset.saturating_sub(d.start_byte) as f64 / len;
@@ -594,14 +596,14 @@ mod tests {
     fn one_stretch_is_a_level_line_and_two_never_a_slope() {
         let mut r = recorded();
         let point =
-            |offset, mb_per_s| SurfacePoint { pass: 1, phase: "write".into(), offset, mb_per_s };
+            |offset, mb_per_s| SurfacePoint { pass: 1, phase: Phase::Write, offset, mb_per_s };
         let (a, b) = (&r.disks[0], &r.disks[1]);
         let half = a.start_byte + (a.end_byte - a.start_byte) / 2;
         let (first, second) =
             ([point(half, 80.0), point(a.start_byte, 100.0)], point(b.start_byte, 90.0));
         r.disks[0].burn.surface = first.to_vec();
         r.disks[1].burn.surface = vec![second];
-        let lines = surface_lines(&r, 1, "write");
+        let lines = surface_lines(&r, 1, Phase::Write);
         assert_eq!(lines[0].points, [(0.0, 100.0), (50.0, 100.0), (50.0, 80.0), (100.0, 80.0)]);
         assert_eq!(lines[1].points, [(0.0, 90.0), (100.0, 90.0)], "drawn across, not a dot");
     }

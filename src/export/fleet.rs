@@ -6,7 +6,8 @@
 
 use super::chart::{self, Bar, Drawn};
 use super::doc::{Block, Cell, Grid, Mark, Tone};
-use crate::fleet::{FleetReport, Outlying, RunFinding, RunState, run_name};
+use crate::fleet::{FleetReport, RunFinding, RunState, run_name};
+use crate::judge::Verdict;
 use crate::judge::links::sentence;
 use crate::stats::median;
 
@@ -116,16 +117,12 @@ fn outliers(out: &mut Vec<Block>, r: &FleetReport) {
     if r.outliers.is_empty() {
         return;
     }
-    let slow = r.outliers.iter().any(|o| o.verdict == Outlying::Slow);
+    let slow = r.outliers.iter().any(|o| o.verdict == Verdict::Slow);
     let heading = "Slow or fast for their model across the fleet:";
     out.push(Block::Heading(heading.into(), if slow { Tone::Bad } else { Tone::Plain }));
     let header = ["Host", "Disk", "Model", "Serial", "MB/s", "% of model", "Of", "Verdict"];
     let mut g = Grid::new(&header).numbers(4..7);
     for o in &r.outliers {
-        let mark = match o.verdict {
-            Outlying::Slow => Mark::Bad,
-            Outlying::Fast => Mark::Fast,
-        };
         g.row(vec![
             Cell::from(o.host.as_str()),
             o.path.as_str().into(),
@@ -134,7 +131,7 @@ fn outliers(out: &mut Vec<Block>, r: &FleetReport) {
             format!("{:.0}", o.mb_per_s).into(),
             format!("{:.0}", o.pct_of_model).into(),
             o.of.to_string().into(),
-            Cell::marked(o.verdict.word().to_uppercase(), Some(mark)),
+            Cell::marked(o.verdict.word().to_uppercase(), super::text::verdict_mark(o.verdict)),
         ]);
     }
     out.push(Block::Tight(g));
@@ -146,7 +143,7 @@ fn disks(r: &FleetReport) -> Grid {
     let mut g = Grid::new(&header).numbers(6..8);
     for s in &r.samples {
         let slow = r.outliers.iter().any(|o| {
-            o.verdict == Outlying::Slow
+            o.verdict == Verdict::Slow
                 && o.host == s.host
                 && o.path == s.path
                 && o.source == s.source
@@ -203,7 +200,7 @@ pub fn charts(r: &FleetReport) -> chart::Result<Vec<Drawn>> {
                 let slow = r
                     .outliers
                     .iter()
-                    .any(|o| o.verdict == Outlying::Slow && o.host == s.host && o.path == s.path);
+                    .any(|o| o.verdict == Verdict::Slow && o.host == s.host && o.path == s.path);
                 let name = s.path.trim_start_matches("/dev/");
                 (format!("{}:{name}", s.host), s.mb_per_s.unwrap_or(0.0), slow)
             })

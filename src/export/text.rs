@@ -214,13 +214,17 @@ fn flag(r: &Report, p: &Pass, d: &PassDisk) -> Cell {
 
 /// A verdict's mark as a cell, coloured by what it is.
 fn verdict_cell(v: Verdict) -> Cell {
-    let mark = match v {
+    Cell::marked(v.mark(), verdict_mark(v))
+}
+
+/// How a verdict stands out on the page.
+pub fn verdict_mark(v: Verdict) -> Option<Mark> {
+    match v {
         Verdict::Ok => None,
         Verdict::Slow | Verdict::Error => Some(Mark::Bad),
         Verdict::Unsure => Some(Mark::Unsure),
         Verdict::Fast => Some(Mark::Fast),
-    };
-    Cell::marked(v.mark(), mark)
+    }
 }
 
 fn parallel(out: &mut Vec<Block>, r: &Report, p: &Pass) {

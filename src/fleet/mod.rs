@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::header::Header;
 use crate::judge::ArrayVerdict;
-use crate::judge::Thresholds;
+use crate::judge::{Thresholds, Verdict};
 use crate::report::LinkFinding;
 
 mod load;
@@ -67,24 +67,6 @@ impl RunState {
             RunState::NotJudged => "not_judged",
             RunState::Interrupted => "interrupted",
             RunState::Incomplete => "incomplete",
-        }
-    }
-}
-
-/// How a disk stands out among its model's across the fleet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outlying {
-    Slow,
-    Fast,
-}
-
-impl Outlying {
-    /// As the JSON names it.
-    pub fn word(self) -> &'static str {
-        match self {
-            Outlying::Slow => "slow",
-            Outlying::Fast => "fast",
         }
     }
 }
@@ -160,8 +142,8 @@ pub struct Outlier {
     pub pct_of_model: f64,
     /// Disks of its model it was compared with (itself included).
     pub of: usize,
-    /// `"slow"` or `"fast"`.
-    pub verdict: Outlying,
+    /// `"slow"` or `"fast"` (the check's verdict words).
+    pub verdict: Verdict,
     pub source: String,
 }
 
@@ -361,7 +343,7 @@ impl crate::document::Document for FleetReport {
                 sentence: sentence.clone(),
             }));
         }
-        for o in self.outliers.iter().filter(|o| o.verdict == Outlying::Slow) {
+        for o in self.outliers.iter().filter(|o| o.verdict == Verdict::Slow) {
             let sentence = format!(
                 "{} on {}: {:.0} MB/s, {:.0} % of its model's",
                 o.path, o.host, o.mb_per_s, o.pct_of_model

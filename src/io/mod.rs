@@ -17,7 +17,9 @@ use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-pub use owned::{Bounds, Dir, Done, Halt, Medium, OwnedIo, Refused, ThreadIo, Until, is_hung};
+pub use owned::{
+    Bounds, Direction, Done, Halt, Medium, OwnedIo, Refused, ThreadIo, Until, is_hung,
+};
 pub use sweep::{Landed, Probe, Sweep, is_gone, open_sweep};
 pub use uring::OwnedRing;
 

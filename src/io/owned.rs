@@ -56,6 +56,32 @@ impl Bounds {
         self.hung.store(true, Ordering::Relaxed);
     }
 
+    /// Until when to wait for a request in flight since `since`, as
+    /// `until` bounds it, the one rule of both engines: a request
+    /// outstanding `timeout` means the disk hung (marked); with
+    /// `Until::Stop` a stop (`stopped`: the flag, or a waker that saw it)
+    /// ends the wait, looked at every `poll` where the waiter is not woken
+    /// by it; past a deadline the wait is late.
+    pub fn wait_until(
+        &self,
+        since: Instant,
+        until: Until,
+        (stopped, poll): (bool, Option<Duration>),
+    ) -> Result<Instant, Halt> {
+        let now = Instant::now();
+        let hung_at = since + self.timeout;
+        if now >= hung_at {
+            self.set_hung();
+            return Err(Halt::Hung);
+        }
+        match until {
+            Until::Stop if stopped => Err(Halt::Stopped),
+            Until::Stop => Ok(poll.map_or(hung_at, |p| hung_at.min(now + p))),
+            Until::Deadline(d) if now >= d => Err(Halt::Late),
+            Until::Deadline(d) => Ok(hung_at.min(d)),
+        }
+    }
+
     /// The error of a request on a disk that hung.
     pub fn hung_error(&self) -> io::Error {
         let limit = crate::units::human_duration(self.timeout);
@@ -137,7 +163,7 @@ pub type Refused = (AlignedBuf, io::Error);
 
 /// Which way a request moves data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dir {
+pub enum Direction {
     Read,
     Write,
 }
@@ -152,9 +178,15 @@ pub trait OwnedIo: Send {
     fn room(&self) -> bool {
         self.in_flight() < self.depth()
     }
-    /// Starts moving `len` bytes at `offset` into (`Dir::Read`) or out of
-    /// (`Dir::Write`) the start of `buf`.
-    fn start(&mut self, dir: Dir, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused>;
+    /// Starts moving `len` bytes at `offset` into (`Direction::Read`) or out of
+    /// (`Direction::Write`) the start of `buf`.
+    fn start(
+        &mut self,
+        dir: Direction,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> Result<(), Refused>;
     /// Waits for a request to finish (any of those in flight); `Ok(None)`
     /// when none is in flight.
     fn wait(&mut self, until: Until) -> Result<Option<Done>, Halt>;
@@ -187,7 +219,7 @@ pub trait OwnedIo: Send {
     /// else in flight, and waits for it.
     fn now(
         &mut self,
-        dir: Dir,
+        dir: Direction,
         buf: AlignedBuf,
         len: usize,
         offset: u64,
@@ -332,19 +364,9 @@ impl ThreadIo {
     fn reply(&mut self, until: Until) -> Result<Option<Reply>, Halt> {
         let Some((_, since)) = self.flying else { return Ok(None) };
         loop {
-            let now = Instant::now();
-            let hung_at = since + self.bounds.timeout;
-            if now >= hung_at {
-                self.bounds.set_hung();
-                return Err(Halt::Hung);
-            }
-            let next = match until {
-                Until::Stop if self.bounds.stop.is_set() => return Err(Halt::Stopped),
-                Until::Stop => hung_at.min(now + STOP_POLL),
-                Until::Deadline(d) if now >= d => return Err(Halt::Late),
-                Until::Deadline(d) => hung_at.min(d),
-            };
-            match self.from.recv_timeout(next - now) {
+            let stopped = self.bounds.stop.is_set();
+            let next = self.bounds.wait_until(since, until, (stopped, Some(STOP_POLL)))?;
+            match self.from.recv_timeout(next.saturating_duration_since(Instant::now())) {
                 Ok(r) => {
                     self.flying = None;
                     return Ok(Some(r));
@@ -383,10 +405,16 @@ impl OwnedIo for ThreadIo {
         usize::from(self.flying.is_some())
     }
 
-    fn start(&mut self, dir: Dir, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
+    fn start(
+        &mut self,
+        dir: Direction,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> Result<(), Refused> {
         let op = match dir {
-            Dir::Read => Op::Read,
-            Dir::Write => Op::Write,
+            Direction::Read => Op::Read,
+            Direction::Write => Op::Write,
         };
         self.send(op, buf, len, offset)
     }
@@ -452,17 +480,17 @@ mod tests {
         let stop = StopFlag::default();
         let bounds = Bounds::new(&stop, Duration::from_millis(300));
         let mut io = ThreadIo::on(open(), &bounds).unwrap();
-        io.start(Dir::Read, AlignedBuf::new(4096), 4096, 0).unwrap();
+        io.start(Direction::Read, AlignedBuf::new(4096), 4096, 0).unwrap();
         let began = Instant::now();
         assert_eq!(io.wait(Until::Stop).unwrap_err(), Halt::Hung);
         assert!(began.elapsed() >= Duration::from_millis(300));
         assert!(bounds.is_hung());
-        let (_, e) = io.start(Dir::Read, AlignedBuf::new(4096), 4096, 0).unwrap_err();
+        let (_, e) = io.start(Direction::Read, AlignedBuf::new(4096), 4096, 0).unwrap_err();
         assert!(is_hung(&e), "{e}");
         // A stop ends a wait at once; a deadline ends one that ignores it.
         let bounds = Bounds::new(&stop, Duration::from_secs(60));
         let mut io = ThreadIo::on(open(), &bounds).unwrap();
-        io.start(Dir::Read, AlignedBuf::new(4096), 4096, 0).unwrap();
+        io.start(Direction::Read, AlignedBuf::new(4096), 4096, 0).unwrap();
         let soon = Instant::now() + Duration::from_millis(100);
         assert_eq!(io.wait(Until::Deadline(soon)).unwrap_err(), Halt::Late);
         stop.stop();
@@ -483,14 +511,14 @@ mod tests {
         let mut io = ThreadIo::new(&f, &bounds).unwrap();
         let mut b = AlignedBuf::new(4096);
         b.slice_mut(4096).fill(7);
-        let done = io.now(Dir::Write, b, 4096, 8192, Until::Stop).unwrap();
+        let done = io.now(Direction::Write, b, 4096, 8192, Until::Stop).unwrap();
         assert_eq!(done.result.unwrap(), 4096);
         assert!(io.sync(Until::Stop).unwrap().is_ok());
-        let mut back = io.now(Dir::Read, done.buf, 4096, 8192, Until::Stop).unwrap();
+        let mut back = io.now(Direction::Read, done.buf, 4096, 8192, Until::Stop).unwrap();
         assert_eq!(back.whole().unwrap(), ());
         assert!(back.buf.slice_mut(4096).iter().all(|x| *x == 7));
         // Past the end: short, and `whole` says so.
-        let past = io.now(Dir::Read, back.buf, 4096, 10000, Until::Stop).unwrap();
+        let past = io.now(Direction::Read, back.buf, 4096, 10000, Until::Stop).unwrap();
         assert_eq!(past.result.as_ref().unwrap(), &2288);
         assert!(past.whole().is_err());
     }

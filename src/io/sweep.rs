@@ -20,7 +20,7 @@ use std::fs::File;
 use std::io;
 use std::time::{Duration, Instant};
 
-use super::owned::{Bounds, Dir, Done, Halt, Medium, OwnedIo, ThreadIo, Until};
+use super::owned::{Bounds, Direction, Done, Halt, Medium, OwnedIo, ThreadIo, Until};
 use super::{EngineKind, OwnedRing};
 use crate::device::buffer::{AlignedBuf, Chunk};
 
@@ -85,7 +85,7 @@ impl Sweep {
 
     /// Starts moving `chunk` (into or out of the first `chunk.len()` bytes
     /// of `buf`). One the engine refuses is handed back failed, in its turn.
-    pub fn start(&mut self, dir: Dir, buf: AlignedBuf, chunk: Chunk) {
+    pub fn start(&mut self, dir: Direction, buf: AlignedBuf, chunk: Chunk) {
         let (len, offset) = (chunk.len(), chunk.offset());
         self.order.push_back(chunk);
         if let Err(refused) = self.io.start(dir, buf, len, offset) {
@@ -210,7 +210,7 @@ impl Probe {
         until: Until,
     ) -> Result<io::Result<&mut [u8]>, Halt> {
         let buf = self.buffer(len);
-        let d = self.io.now(Dir::Read, buf, len, offset, until)?;
+        let d = self.io.now(Direction::Read, buf, len, offset, until)?;
         let whole = d.whole();
         let buf = self.buf.insert(d.buf);
         Ok(whole.map(|()| buf.slice_mut(len)))
@@ -221,7 +221,7 @@ impl Probe {
     pub fn write(&mut self, src: &[u8], offset: u64, until: Until) -> Result<io::Result<()>, Halt> {
         let mut buf = self.buffer(src.len());
         buf.slice_mut(src.len()).copy_from_slice(src);
-        let d = self.io.now(Dir::Write, buf, src.len(), offset, until)?;
+        let d = self.io.now(Direction::Write, buf, src.len(), offset, until)?;
         let whole = d.whole();
         self.buf = Some(d.buf);
         Ok(whole)
@@ -313,7 +313,7 @@ mod tests {
     /// requests newest first, as a deep queue on a disk that reorders may.
     struct Backwards {
         mem: Mem,
-        flying: Vec<(AlignedBuf, usize, u64, Dir)>,
+        flying: Vec<(AlignedBuf, usize, u64, Direction)>,
     }
 
     impl OwnedIo for Backwards {
@@ -325,12 +325,12 @@ mod tests {
         }
         fn start(
             &mut self,
-            dir: Dir,
+            dir: Direction,
             buf: AlignedBuf,
             len: usize,
             offset: u64,
         ) -> Result<(), Refused> {
-            if dir == Dir::Read && offset == 12288 {
+            if dir == Direction::Read && offset == 12288 {
                 return Err((buf, io::Error::other("refused")));
             }
             self.flying.push((buf, len, offset, dir));
@@ -340,8 +340,8 @@ mod tests {
             let Some((mut buf, len, offset, dir)) = self.flying.pop() else { return Ok(None) };
             let began = Instant::now();
             let result = match dir {
-                Dir::Read => self.mem.read_at(buf.slice_mut(len), offset),
-                Dir::Write => self.mem.write_all_at(buf.slice_mut(len), offset).map(|()| len),
+                Direction::Read => self.mem.read_at(buf.slice_mut(len), offset),
+                Direction::Write => self.mem.write_all_at(buf.slice_mut(len), offset).map(|()| len),
             };
             let ended = Instant::now();
             Ok(Some(Done { buf, offset, len, result, began, ended }))
@@ -353,7 +353,7 @@ mod tests {
 
     /// Runs `dir` over the first 32 KiB through `sweep`, keeping it full:
     /// where each request landed, and whether all of it moved.
-    fn sweep_over(sweep: &mut Sweep, dir: Dir) -> Vec<(u64, bool)> {
+    fn sweep_over(sweep: &mut Sweep, dir: Direction) -> Vec<(u64, bool)> {
         let mut landed = Vec::new();
         for chunk in Chunks::new(32768, 4096, 4096) {
             if !sweep.room() {
@@ -378,8 +378,8 @@ mod tests {
             (0..8).map(|k| (k * 4096, k * 4096 != bad)).collect()
         };
         // The write at 8192 fails; the read at 12288 is refused.
-        assert_eq!(sweep_over(&mut sweep, Dir::Write), offsets(8192));
-        assert_eq!(sweep_over(&mut sweep, Dir::Read), offsets(12288));
+        assert_eq!(sweep_over(&mut sweep, Direction::Write), offsets(8192));
+        assert_eq!(sweep_over(&mut sweep, Direction::Read), offsets(12288));
         // What was written is there (but the failed write's block).
         let bounds = Bounds::new(&StopFlag::default(), Duration::from_secs(60));
         let mut probe = Probe::on(mem.clone(), &bounds).unwrap();
@@ -389,6 +389,6 @@ mod tests {
         assert_eq!(e.unwrap_err().raw_os_error(), Some(nix::libc::EIO));
         // The psync thread, one at a time, in order too.
         let mut psync = Sweep::new(Box::new(ThreadIo::on(mem, &bounds).unwrap()));
-        assert_eq!(sweep_over(&mut psync, Dir::Write), offsets(8192));
+        assert_eq!(sweep_over(&mut psync, Direction::Write), offsets(8192));
     }
 }

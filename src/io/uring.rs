@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, opcode, squeue, types};
 
-use super::owned::{Bounds, Dir, Done, Halt, OwnedIo, Refused, Until};
+use super::owned::{Bounds, Direction, Done, Halt, OwnedIo, Refused, Until};
 use crate::device::buffer::AlignedBuf;
 
 /// The user data of the flush, of the wait for a stop and of the
@@ -33,7 +33,7 @@ struct Flying {
     buf: AlignedBuf,
     offset: u64,
     len: usize,
-    dir: Dir,
+    dir: Direction,
     began: Instant,
 }
 
@@ -116,14 +116,18 @@ impl OwnedRing {
         macro_rules! request {
             ($target:expr) => {
                 match (index, f.dir) {
-                    (Some(i), Dir::Write) => {
+                    (Some(i), Direction::Write) => {
                         opcode::WriteFixed::new($target, ptr, len, i).offset(at).build()
                     }
-                    (Some(i), Dir::Read) => {
+                    (Some(i), Direction::Read) => {
                         opcode::ReadFixed::new($target, ptr, len, i).offset(at).build()
                     }
-                    (None, Dir::Write) => opcode::Write::new($target, ptr, len).offset(at).build(),
-                    (None, Dir::Read) => opcode::Read::new($target, ptr, len).offset(at).build(),
+                    (None, Direction::Write) => {
+                        opcode::Write::new($target, ptr, len).offset(at).build()
+                    }
+                    (None, Direction::Read) => {
+                        opcode::Read::new($target, ptr, len).offset(at).build()
+                    }
                 }
             };
         }
@@ -164,7 +168,13 @@ impl OwnedRing {
     }
 
     /// Starts `dir` on `buf` in a free slot.
-    fn begin(&mut self, dir: Dir, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
+    fn begin(
+        &mut self,
+        dir: Direction,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> Result<(), Refused> {
         if self.bounds.is_hung() || self.leak {
             return Err((buf, self.bounds.hung_error()));
         }
@@ -248,22 +258,12 @@ impl OwnedRing {
                 continue;
             }
             let Some(oldest) = self.oldest() else { return Ok(None) };
-            if until == Until::Stop && (self.woken || self.bounds.stop.is_set()) {
-                return Err(Halt::Stopped);
-            }
-            let now = Instant::now();
-            let hung_at = oldest + self.bounds.timeout;
-            if now >= hung_at {
-                self.bounds.set_hung();
-                self.leak = true;
-                return Err(Halt::Hung);
-            }
-            let next = match until {
-                Until::Deadline(d) if now >= d => return Err(Halt::Late),
-                Until::Deadline(d) => hung_at.min(d),
-                Until::Stop => hung_at,
-            };
-            self.await_one(next - now)?;
+            let stopped = self.woken || self.bounds.stop.is_set();
+            let next = self.bounds.wait_until(oldest, until, (stopped, None)).inspect_err(|h| {
+                // What is in flight on a hung disk is never waited for.
+                self.leak |= *h == Halt::Hung;
+            })?;
+            self.await_one(next.saturating_duration_since(Instant::now()))?;
         }
     }
 
@@ -296,7 +296,13 @@ impl OwnedIo for OwnedRing {
         self.slots.iter().filter(|s| s.is_some()).count()
     }
 
-    fn start(&mut self, dir: Dir, buf: AlignedBuf, len: usize, offset: u64) -> Result<(), Refused> {
+    fn start(
+        &mut self,
+        dir: Direction,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> Result<(), Refused> {
         self.begin(dir, buf, len, offset)
     }
 
@@ -442,9 +448,9 @@ mod tests {
         for (k, mut b) in [lent.remove(0), fresh].into_iter().enumerate() {
             b.slice_mut(8192).fill(k as u8 + 1);
             let at = k as u64 * 8192;
-            let done = ring.now(Dir::Write, b, 8192, at, Until::Stop).unwrap();
+            let done = ring.now(Direction::Write, b, 8192, at, Until::Stop).unwrap();
             assert_eq!(done.result.unwrap(), 8192);
-            let mut back = ring.now(Dir::Read, done.buf, 8192, at, Until::Stop).unwrap();
+            let mut back = ring.now(Direction::Read, done.buf, 8192, at, Until::Stop).unwrap();
             assert_eq!(back.whole().unwrap(), ());
             assert!(back.buf.slice_mut(8192).iter().all(|x| *x == k as u8 + 1));
         }

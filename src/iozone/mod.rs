@@ -28,7 +28,7 @@ use crate::units::ctime;
 use args::Config;
 use plan::FilePlan;
 use single::Row;
-use throughput::{Block, ThroughputTest};
+use throughput::{PhaseResult, ThroughputTest};
 
 /// Everything a run measured, for the text, JSON and BIFF outputs.
 #[derive(Debug, Default)]
@@ -38,7 +38,7 @@ pub struct Results {
     /// Record sizes of the Excel header (auto: the whole -y..-q range).
     pub recs: Vec<u64>,
     /// Throughput blocks, per process count in order.
-    pub blocks: Vec<Block>,
+    pub blocks: Vec<PhaseResult>,
     /// Throughput mode: file size (kB) and record size (bytes).
     pub kb: u64,
     pub reclen: u64,
@@ -215,7 +215,7 @@ fn run_throughput(
         for &phase in &phases {
             let block = if phase.is_retest() && c.no_retest {
                 // Not run and not printed; the -R report shows it as 0.00.
-                results.blocks.push(Block::zero(phase, count));
+                results.blocks.push(PhaseResult::zero(phase, count));
                 continue;
             } else {
                 throughput::settle(c, stop);
@@ -256,14 +256,14 @@ fn run_phase(
     kb: u64,
     reclen: u64,
     stop: &StopFlag,
-) -> std::io::Result<Block> {
+) -> std::io::Result<PhaseResult> {
     let run = throughput::PhaseRun { c, phase, count, kb, reclen };
     let (children, parent_secs) = if c.threads {
         throughput::run_threads(&run, stop)?
     } else {
         children::run_processes(&run, stop)?
     };
-    Ok(Block::new(phase, children, parent_secs))
+    Ok(PhaseResult::new(phase, children, parent_secs))
 }
 
 /// Standard output went away (a reader such as `head` closed the pipe).
@@ -320,7 +320,7 @@ fn explain(c: &Config, reclen: u64, e: &std::io::Error) -> String {
 pub fn report_rows(
     phases: &[ThroughputTest],
     counts: &[usize],
-    blocks: &[Block],
+    blocks: &[PhaseResult],
 ) -> Vec<(ThroughputTest, Vec<f64>)> {
     phases
         .iter()

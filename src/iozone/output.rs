@@ -8,7 +8,7 @@ use std::fmt::Write;
 use super::args::Config;
 use super::io::{Measure, Unit};
 use super::single::{COLUMN_TEST, Row};
-use super::throughput::{Block, ThroughputTest};
+use super::throughput::{PhaseResult, ThroughputTest};
 
 const CONTRIBUTORS: [&str; 9] = [
     "\tContributors:William Norcott, Don Capps, Isom Crawford, Kirby Collins",
@@ -245,7 +245,7 @@ pub fn each_line(c: &Config, kb: u64, reclen: u64) -> String {
 }
 
 /// One phase's six lines (and `-C`'s per-child lines).
-pub fn block(c: &Config, b: &Block) -> String {
+pub fn block(c: &Config, b: &PhaseResult) -> String {
     let (rate, amount) = if c.ops { ("ops/sec", "ops") } else { ("kB/sec", "kB") };
     let who = who(c);
     let (n, label, ct, pt) = block_label(b.phase, b.count);

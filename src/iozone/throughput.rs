@@ -139,7 +139,7 @@ pub struct Child {
 
 /// One phase with one process count: iozone's six numbers.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Block {
+pub struct PhaseResult {
     pub phase: ThroughputTest,
     pub count: usize,
     pub children: Vec<Child>,
@@ -154,7 +154,7 @@ pub struct Block {
     pub min_xfer: f64,
 }
 
-impl Block {
+impl PhaseResult {
     pub fn new(phase: ThroughputTest, children: Vec<Child>, parent_secs: f64) -> Self {
         let count = children.len();
         let children_see: f64 = children.iter().map(|c| c.throughput).sum();
@@ -514,14 +514,17 @@ mod tests {
     fn a_blocks_numbers_are_iozones() {
         let c = |actual, throughput| Child { actual, throughput };
         // Child 1 was stonewalled at 48 MiB of 64.
-        let b =
-            Block::new(ThroughputTest::Read, vec![c(65536.0, 4000.0), c(49152.0, 3000.0)], 20.0);
+        let b = PhaseResult::new(
+            ThroughputTest::Read,
+            vec![c(65536.0, 4000.0), c(49152.0, 3000.0)],
+            20.0,
+        );
         assert_eq!(b.children_see, 7000.0, "the sum of the children's rates");
         assert_eq!(b.parent_sees, (65536.0 + 49152.0) / 20.0, "all kB over the parent's time");
         assert_eq!((b.min, b.max, b.avg), (3000.0, 4000.0, 3500.0));
         assert_eq!(b.min_xfer, 49152.0, "how far the slowest child got");
         // A child with 0 first is the minimum (iozone re-seeds on 0: not copied).
-        let z = Block::new(ThroughputTest::Read, vec![c(0.0, 0.0), c(10.0, 5.0)], 1.0);
+        let z = PhaseResult::new(ThroughputTest::Read, vec![c(0.0, 0.0), c(10.0, 5.0)], 1.0);
         assert_eq!(z.min, 0.0);
     }
 

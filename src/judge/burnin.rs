@@ -36,7 +36,7 @@ use super::advice::Action;
 use super::confirm::against_peer;
 use super::peers::pct_of_group_median;
 use super::slices::SliceSpeed;
-use super::{MIN_JUDGED_S, SLOWED_PCT, Thresholds, Verdict, stall_allowance_ms};
+use super::{ArrayVerdict, MIN_JUDGED_S, SLOWED_PCT, Thresholds, Verdict, stall_allowance_ms};
 use crate::burnin::remeasure::Turn;
 
 /// One disk's burn-in, as the verdict reads it.
@@ -191,12 +191,12 @@ impl BurnVerdict {
 
 /// The run's verdict: a signal stopped it; a disk or link to act on;
 /// nothing to act on but a disk not judged or not decided; else healthy.
-pub fn run_verdict(interrupted: bool, to_act_on: bool, not_judged: bool) -> RunVerdict {
+pub fn run_verdict(interrupted: bool, to_act_on: bool, not_judged: bool) -> ArrayVerdict {
     match (interrupted, to_act_on) {
-        (true, _) => RunVerdict::Interrupted,
-        (false, true) => RunVerdict::Flagged,
-        (false, false) if not_judged => RunVerdict::NotJudged,
-        (false, false) => RunVerdict::Healthy,
+        (true, _) => ArrayVerdict::Interrupted,
+        (false, true) => ArrayVerdict::Flagged,
+        (false, false) if not_judged => ArrayVerdict::NotJudged,
+        (false, false) => ArrayVerdict::Healthy,
     }
 }
 
@@ -254,32 +254,6 @@ impl From<Action> for DiskVerdict {
             Action::Return => DiskVerdict::Return,
             Action::Recheck => DiskVerdict::Recheck,
             Action::CheckPath => DiskVerdict::CheckPath,
-        }
-    }
-}
-
-/// The verdict over a whole burn-in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunVerdict {
-    /// Every disk burned whole, nothing found, every speed compared.
-    Healthy,
-    /// A disk or link to act on.
-    Flagged,
-    /// Nothing to act on, but a disk's speed could not be compared.
-    NotJudged,
-    /// A signal stopped it.
-    Interrupted,
-}
-
-impl RunVerdict {
-    /// As the JSON names it.
-    pub fn word(self) -> &'static str {
-        match self {
-            RunVerdict::Healthy => "healthy",
-            RunVerdict::Flagged => "flagged",
-            RunVerdict::NotJudged => "not_judged",
-            RunVerdict::Interrupted => "interrupted",
         }
     }
 }

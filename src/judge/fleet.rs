@@ -7,8 +7,7 @@
 use super::peers::{classify, pct_of_group_median};
 use super::{ArrayVerdict, Thresholds, Verdict};
 use crate::fleet::{
-    HostLink, Outlier, Outlying, Regression, RunFinding, RunKind, RunState, Sample, latest_speeds,
-    run_name,
+    HostLink, Outlier, Regression, RunFinding, RunKind, RunState, Sample, latest_speeds, run_name,
 };
 use crate::stats::median;
 
@@ -36,8 +35,7 @@ pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
         .filter_map(|((s, p), g)| {
             let p = p?;
             let verdict = match classify(Some(p), th) {
-                Verdict::Slow => Outlying::Slow,
-                Verdict::Fast => Outlying::Fast,
+                v @ (Verdict::Slow | Verdict::Fast) => v,
                 _ => return None,
             };
             Some(Outlier {
@@ -117,7 +115,7 @@ pub fn verdict(
     (outliers, regressions, links): (&[Outlier], &[Regression], &[HostLink]),
     runs: &[RunFinding],
 ) -> (ArrayVerdict, String) {
-    let slow = outliers.iter().filter(|o| o.verdict == Outlying::Slow).count();
+    let slow = outliers.iter().filter(|o| o.verdict == Verdict::Slow).count();
     let standing = |flagged: bool| -> Vec<&RunFinding> {
         runs.iter()
             .filter(|r| r.superseded_by.is_none() && (r.state == RunState::Flagged) == flagged)

@@ -103,19 +103,22 @@ impl Verdict {
     }
 }
 
-/// The verdict over a whole check.
+/// The verdict over a whole run: a check's, a burn-in's, a fleet's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArrayVerdict {
-    /// Every disk was compared with its peers and none is slow or failed
-    /// reads (a fast disk is marked but healthy).
+    /// Every disk was compared with its peers and nothing was found (a
+    /// fast disk is marked but healthy).
     Healthy,
-    /// A disk is slow or failed reads.
+    /// A disk or link to act on.
     Flagged,
-    /// No disk is slow or failed reads, but not every disk could be
-    /// compared (read too briefly, or no peer of its model and size): health
-    /// is not claimed.
+    /// Nothing to act on, but not every disk could be compared (read too
+    /// briefly, or no peer of its model and size) or decided: health is
+    /// not claimed.
     NotJudged,
+    /// A signal stopped a burn-in before it was judged. (A check stopped
+    /// keeps its verdict on what it read; its header says it was stopped.)
+    Interrupted,
 }
 
 impl ArrayVerdict {
@@ -125,6 +128,7 @@ impl ArrayVerdict {
             ArrayVerdict::Healthy => "healthy",
             ArrayVerdict::Flagged => "flagged",
             ArrayVerdict::NotJudged => "not_judged",
+            ArrayVerdict::Interrupted => "interrupted",
         }
     }
 

@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 
 use super::{DiskRun, ReadError, Resume, SlowRead, Stopped, Surface, Window, keep_slowest};
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
-use crate::io::{Dir, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung};
+use crate::io::{Direction, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung};
 use crate::stop::StopFlag;
 use crate::units::fraction_of;
 
@@ -564,7 +564,7 @@ impl ReadJob {
             let Some(buf) = r.spare.pop() else { break };
             r.passed_over = 0;
             r.next_at = chunk.offset() + chunk.len() as u64;
-            self.sweep.start(Dir::Read, buf, chunk);
+            self.sweep.start(Direction::Read, buf, chunk);
         }
     }
 

@@ -6,7 +6,7 @@
 //! thresholds it checks are handed to `judge` untouched.
 
 pub mod burnin;
-pub mod confirm;
+pub mod consent;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -550,6 +550,9 @@ fn verdict_sentence(
             "NOT JUDGED: no disk slow and no read errors, but {} of {n_disks} disks could not be compared with peers, so health is not claimed (exit 3).",
             s.not_compared.len()
         ),
+        // A check's verdict is on what it read (its header says it was
+        // stopped); never one of its own.
+        ArrayVerdict::Interrupted => "NOT JUDGED: stopped before it was judged.".into(),
         ArrayVerdict::Flagged => {
             let mut named = faults;
             named.extend(s.links.iter().map(links::sentence));

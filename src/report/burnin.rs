@@ -12,16 +12,16 @@ use serde::{Deserialize, Serialize};
 use crate::burnin::DiskPlan;
 use crate::burnin::health::SmartAfter;
 use crate::burnin::record::{Class, DiskBurn, Phase, TempReading};
-use crate::burnin::smart::{DriveKind, Kind, SelfTest, SmartChange, TempLimits, TestKind};
+use crate::burnin::smart::{CounterKind, DriveKind, SelfTest, SmartChange, TempLimits, TestKind};
 use crate::burnin::state::Checkpoint;
 use crate::device::Identity;
 use crate::header::{self, Header};
 use crate::io::EngineKind;
-use crate::judge::Thresholds;
 use crate::judge::advice::DiskAdvice;
 use crate::judge::burnin::{
-    BurnFacts, DiskVerdict, Remeasured, RunVerdict, Slowest, burned_whole, run_verdict, verdicts,
+    BurnFacts, DiskVerdict, Remeasured, Slowest, burned_whole, run_verdict, verdicts,
 };
+use crate::judge::{ArrayVerdict, Thresholds};
 use crate::units::{human_duration, mb_per_s};
 
 /// What a burn-in measured, as [`build`] takes it: each disk's, and how
@@ -130,7 +130,7 @@ pub struct BurnReport {
     pub io_bytes: u64,
     /// How writes and reads were issued: `"io_uring"` with `queue_depth`
     /// in flight per disk, or `"psync"` (one at a time).
-    pub engine: String,
+    pub engine: EngineKind,
     pub queue_depth: usize,
     pub disks: Vec<BurnDisk>,
     /// The verdict, where the check's report keeps it.
@@ -142,7 +142,7 @@ pub struct BurnReport {
 pub struct BurnSummary {
     /// `"healthy"`, `"flagged"` (a disk or link to act on), `"not_judged"`
     /// (nothing to act on, a disk's speed not compared) or `"interrupted"`.
-    pub verdict: RunVerdict,
+    pub verdict: ArrayVerdict,
     /// One entry per disk to act on (as the check's).
     pub disk_verdicts: Vec<DiskAdvice>,
     /// Links below their maximum (as the check's).
@@ -209,7 +209,7 @@ fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits>) {
             let smart = d.smart.0.as_ref();
             let (point, hottest_c, limit) = (&plan.point, hottest[i], &limits[i]);
             let remeasured = d.remeasured.clone();
-            Facts { burn, group: groups[i], smart, len, point, hottest_c, limit, remeasured }
+            Evidence { burn, group: groups[i], smart, len, point, hottest_c, limit, remeasured }
                 .judged()
         })
         .collect();
@@ -246,7 +246,7 @@ pub fn build(run: BurnRun) -> BurnReport {
         .ended(interrupted, disks.iter().all(|d| burned_whole(&d.burn, read_only))),
         run_id: c.run_id.clone(),
         passes: burns_passes(&disks, c.passes, read_only),
-        engine: engine.name().into(),
+        engine,
         queue_depth: depth,
         read_only,
         pattern: if read_only { "read-only".into() } else { c.pattern.name().into() },
@@ -393,7 +393,7 @@ fn hottest(d: &Burned) -> Option<i64> {
 }
 
 /// What one disk's burn-in measured, as `judge::burnin` takes it.
-struct Facts<'a> {
+struct Evidence<'a> {
     burn: &'a DiskBurn,
     group: usize,
     smart: Option<&'a SmartChange>,
@@ -404,10 +404,11 @@ struct Facts<'a> {
     remeasured: Option<Remeasured>,
 }
 
-impl Facts<'_> {
+impl Evidence<'_> {
     fn judged(self) -> BurnFacts {
         let b = self.burn;
-        let words = |kind: Kind| self.smart.map(|c| smart_words(c, kind)).unwrap_or_default();
+        let words =
+            |kind: CounterKind| self.smart.map(|c| smart_words(c, kind)).unwrap_or_default();
         BurnFacts {
             self_test_failed: match &self.point.self_test {
                 Some((_, SelfTest::Failed(w))) => Some(w.clone()),
@@ -416,10 +417,10 @@ impl Facts<'_> {
             hottest_c: self.hottest_c,
             limit_c: Some(self.limit.warning_c),
             limit_source: self.limit.source.clone(),
-            smart_thermal: words(Kind::Thermal),
+            smart_thermal: words(CounterKind::Thermal),
             slowest: slowest(b, self.point.io_bytes),
-            smart_media: words(Kind::Media),
-            smart_transport: words(Kind::Transport),
+            smart_media: words(CounterKind::Media),
+            smart_transport: words(CounterKind::Transport),
             smart_failed: self.smart.is_some_and(|c| c.after.passed == Some(false)),
             bad: b.bad_bytes.iter().map(|(c, n)| (class_words(*c), *n)).collect(),
             corrupted: b.bad_bytes.iter().any(|(c, _)| *c == Class::Corrupted),
@@ -461,7 +462,7 @@ fn slowest(b: &DiskBurn, len: u64) -> Option<Slowest> {
 }
 
 /// What rose in SMART of one kind, in words ("Reallocated 0 → 8").
-fn smart_words(c: &SmartChange, kind: Kind) -> Vec<String> {
+fn smart_words(c: &SmartChange, kind: CounterKind) -> Vec<String> {
     c.deltas
         .iter()
         .filter(|d| d.kind == kind)
@@ -555,10 +556,7 @@ impl crate::document::Document for BurnReport {
         };
         let outcome = match s.verdict {
             _ if self.header.interrupted => Outcome::Interrupted,
-            RunVerdict::Interrupted => Outcome::Interrupted,
-            RunVerdict::Healthy => Outcome::Healthy,
-            RunVerdict::NotJudged => Outcome::NotJudged,
-            RunVerdict::Flagged => Outcome::Flagged,
+            v => Outcome::of(v),
         };
         RunDoc {
             outcome,

@@ -106,7 +106,7 @@ fn all_at_once(work: &[(u64, f64)]) -> Option<String> {
 /// A terminal is shown the plan and asked; with `--yes` (a script: `run`
 /// refuses one without it) the plan is printed as the record of what was
 /// destroyed. False when a signal came while it asked.
-pub fn confirm(plan: &mut BurnPlan, stop: &StopFlag) -> anyhow::Result<bool> {
+pub fn consent(plan: &mut BurnPlan, stop: &StopFlag) -> anyhow::Result<bool> {
     announce(plan);
     if plan.yes {
         return Ok(true);
