@@ -58,12 +58,9 @@ pub struct RunDoc {
 impl RunDoc {
     /// The paths of the disks to act on, each once.
     pub fn paths_to_act_on(&self) -> Vec<String> {
-        let mut paths: Vec<String> = Vec::new();
-        for a in &self.to_act_on {
-            if !paths.contains(&a.path) {
-                paths.push(a.path.clone());
-            }
-        }
+        let mut paths: Vec<String> = self.to_act_on.iter().map(|a| a.path.clone()).collect();
+        let mut seen = std::collections::HashSet::new();
+        paths.retain(|p| seen.insert(p.clone()));
         paths
     }
 }

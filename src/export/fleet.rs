@@ -51,12 +51,10 @@ pub fn blocks(r: &FleetReport) -> Vec<Block> {
 
 /// The first line: what was read.
 fn title(r: &FleetReport) -> String {
+    let (version, results, hosts) = (&r.header.tool_version, r.sources.len(), r.hosts.len());
+    let disks = r.disks();
     format!(
-        "arrayburn {} fleet report: {} result(s), {} disk(s), {} host(s)",
-        r.header.tool_version,
-        r.sources.len(),
-        r.disks(),
-        r.hosts.len()
+        "arrayburn {version} fleet report: {results} result(s), {disks} disk(s), {hosts} host(s)"
     )
 }
 
@@ -171,13 +169,9 @@ fn opt(v: &Option<String>) -> String {
 
 /// The page: the blocks, the verdict's colour, the charts.
 pub fn page(r: &FleetReport, blocks: &[Block], charts: &[Drawn]) -> String {
-    super::page::render(&super::page::Page {
-        blocks,
-        verdict: r.verdict.word(),
-        header: &r.header,
-        figures: &super::page::figures(charts),
-        extra: maud::html! {},
-    })
+    let (verdict, header, figures) = (r.verdict.word(), &r.header, super::page::figures(charts));
+    let extra = maud::html! {};
+    super::page::render(&super::page::Page { blocks, verdict, header, figures: &figures, extra })
 }
 
 /// One chart per disk model and size: each disk's latest serial MB/s,
