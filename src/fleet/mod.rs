@@ -22,7 +22,7 @@ mod sane;
 
 use load::same_host;
 pub use load::{Doc, files, is_fleet, load};
-pub use runs::{RunFinding, run_findings};
+pub use runs::{Measured, RunFinding, run_findings};
 
 /// What a run was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -652,7 +652,7 @@ mod tests {
         r.disks[0].undecided = Some("write 88-95 % of its peer's".into());
         let run = r.document();
         assert!(!run.not_judged.contains(&path) && run.unsure == [path.clone()], "{run:?}");
-        let (_, what, _) = super::runs::own_verdict(&run).unwrap();
+        let (_, what, _) = crate::judge::fleet::own_verdict(&run).unwrap();
         assert!(
             what.iter()
                 .any(|w| w.starts_with(&format!("{path}: nothing found, but could not be told"))),

@@ -1,15 +1,15 @@
 //! What each run said of itself, in the fleet report: a run whose own
 //! verdict is not healthy (found something, could not judge a disk, did not
-//! finish), and whether a later run of the same disks supersedes it. It
-//! must not compare disks across runs (that is `fleet`'s samples and
-//! outliers) and must not word anything beyond the runs' own sentences.
+//! finish), and the later run of the same disks that supersedes it, found
+//! among the results read (what a run's state is, and when a later run
+//! covers it, are `judge::fleet`'s rules). It must not compare disks
+//! across runs (that is `fleet`'s samples and outliers) and must not word
+//! anything beyond the runs' own sentences.
 
 use serde::{Deserialize, Serialize};
 
 use super::load::{Doc, surely_same_host};
 use super::{RunKind, RunState, Sample};
-use crate::document::RunDoc;
-use crate::outcome::Outcome;
 
 /// A run whose own verdict is not healthy: it found something, could not
 /// judge a disk, or did not finish.
@@ -37,63 +37,10 @@ pub struct RunFinding {
     pub superseded_by: Option<String>,
 }
 
-/// What one run said of itself, where it is not healthy: state, lines, and
-/// the disks concerned, from its run document. A finding counts also in a
-/// run that was interrupted or did not finish (it was measured); such a
-/// run with none is named as what it is, never as healthy.
-pub(super) fn own_verdict(run: &RunDoc) -> Option<(RunState, Vec<String>, Vec<String>)> {
-    // Why the run is not whole, if it is not.
-    let short = run.cut.as_ref().map(|c| {
-        let state = if c.interrupted { RunState::Interrupted } else { RunState::Incomplete };
-        (state, c.words.clone(), c.disks.clone())
-    });
-    let mut what: Vec<String> = run.to_act_on.iter().map(|a| a.sentence.clone()).collect();
-    what.extend(run.links.iter().map(|(sentence, _)| sentence.clone()));
-    let mut disks: Vec<String> = run.paths_to_act_on();
-    disks.extend(run.links.iter().flat_map(|(_, d)| d.iter().cloned()));
-    let unsure = &run.unsure;
-    let unjudged_words = |p: &String| {
-        if unsure.contains(p) {
-            return format!(
-                "{p}: nothing found, but could not be told slow or not (its readings straddle the threshold)"
-            );
-        }
-        format!(
-            "{p}: nothing found, but not compared with peers (measured too briefly, or no peer of its model, size and kind)"
-        )
-    };
-    let unjudged: Vec<String> = run.not_judged.iter().chain(unsure).cloned().collect();
-    if !what.is_empty() || run.outcome == Outcome::Flagged {
-        if what.is_empty() {
-            what.push(run.message.clone());
-            disks = run.disks.clone();
-        }
-        if let Some((state, words, _)) = short {
-            what.insert(0, format!("{}: {words}", state.word()));
-        }
-        what.extend(unjudged.iter().filter(|p| !disks.contains(p)).map(unjudged_words));
-        return Some((RunState::Flagged, what, dedup(disks)));
-    }
-    if let Some((state, words, cut)) = short {
-        return Some((state, vec![words], cut));
-    }
-    (run.outcome == Outcome::NotJudged || !unjudged.is_empty()).then(|| {
-        let disks = if unjudged.is_empty() { run.disks.clone() } else { unjudged };
-        let what = disks.iter().map(unjudged_words).collect();
-        (RunState::NotJudged, what, disks)
-    })
-}
-
-fn dedup(mut v: Vec<String>) -> Vec<String> {
-    let mut seen = std::collections::BTreeSet::new();
-    v.retain(|x| seen.insert(x.clone()));
-    v
-}
-
 /// How much of one disk a run measured, to tell whether a later run
 /// measured it again at least as far.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Measured {
+pub enum Measured {
     /// A check: whether a pass read it to its last byte, else the sample
     /// (seconds) each pass read of it; and which passes read it (one bit
     /// each: serial, parallel, seek), for what each can find.
@@ -108,22 +55,6 @@ pub(super) fn pass_bit(kind: crate::measure::PassKind) -> u8 {
         crate::measure::PassKind::Serial => 1,
         crate::measure::PassKind::Parallel => 2,
         crate::measure::PassKind::Seek => 4,
-    }
-}
-
-/// Whether `later` measured at least what `earlier` did: as far, and with
-/// every kind of pass it ran (a serial pass alone cannot clear what only
-/// the parallel pass can find).
-fn covers(later: Measured, earlier: Measured) -> bool {
-    match (later, earlier) {
-        (
-            Measured::Read { whole, sample_s, passes },
-            Measured::Read { whole: was_whole, sample_s: was, passes: ran },
-        ) => passes & ran == ran && (whole || (!was_whole && sample_s >= was)),
-        (Measured::Burned { start, end, whole }, Measured::Burned { start: s, end: e, .. }) => {
-            whole && start <= s && end >= e
-        }
-        _ => false,
     }
 }
 
@@ -142,7 +73,9 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
         |a: &Doc, b: &Doc| (b.started_at(), b.finished_at()) > (a.started_at(), a.finished_at());
     let mut out = Vec::new();
     for (source, doc) in docs {
-        let Some((state, what, disks)) = own_verdict(&doc.document()) else { continue };
+        let Some((state, what, disks)) = crate::judge::fleet::own_verdict(&doc.document()) else {
+            continue;
+        };
         let superseded_by = docs
             .iter()
             .filter(|(_, d)| {
@@ -157,10 +90,10 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
                     let (Some(k), Some(then)) = (key(source, p), doc.measured(p)) else {
                         return false;
                     };
-                    samples
-                        .iter()
-                        .filter(|s| &s.source == src && s.key() == k)
-                        .any(|s| d.measured(&s.path).is_some_and(|now| covers(now, then)))
+                    samples.iter().filter(|s| &s.source == src && s.key() == k).any(|s| {
+                        d.measured(&s.path)
+                            .is_some_and(|now| crate::judge::fleet::covers(now, then))
+                    })
                 })
             })
             .max_by(|a, b| {

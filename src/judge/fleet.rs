@@ -1,14 +1,18 @@
 //! The fleet's verdicts (`arrayburn report`): each disk against every disk
 //! of its model and size across the fleet (the check's rule and
 //! thresholds, on serial speeds), each disk against its own earlier runs,
-//! and the verdict over all results: what to act on, what could not be
-//! judged, what is healthy.
+//! each run's own state as its run document says it (and whether a later
+//! run covers what it measured), and the verdict over all results: what
+//! to act on, what could not be judged, what is healthy.
 
 use super::peers::{classify, pct_of_group_median};
 use super::{ArrayVerdict, Thresholds, Verdict};
+use crate::document::RunDoc;
 use crate::fleet::{
-    HostLink, Outlier, Regression, RunFinding, RunKind, RunState, Sample, latest_speeds, run_name,
+    HostLink, Measured, Outlier, Regression, RunFinding, RunKind, RunState, Sample, latest_speeds,
+    run_name,
 };
+use crate::outcome::Outcome;
 use crate::stats::median;
 
 /// Each disk's latest check compared with every other disk of its model
@@ -200,4 +204,73 @@ fn named(rs: &[&RunFinding]) -> String {
         said.push(format!("{} more", rs.len() - 3));
     }
     said.join("; ")
+}
+
+/// What one run said of itself, where it is not healthy: state, lines, and
+/// the disks concerned, from its run document. A finding counts also in a
+/// run that was interrupted or did not finish (it was measured); such a
+/// run with none is named as what it is, never as healthy.
+pub fn own_verdict(run: &RunDoc) -> Option<(RunState, Vec<String>, Vec<String>)> {
+    // Why the run is not whole, if it is not.
+    let short = run.cut.as_ref().map(|c| {
+        let state = if c.interrupted { RunState::Interrupted } else { RunState::Incomplete };
+        (state, c.words.clone(), c.disks.clone())
+    });
+    let mut what: Vec<String> = run.to_act_on.iter().map(|a| a.sentence.clone()).collect();
+    what.extend(run.links.iter().map(|(sentence, _)| sentence.clone()));
+    let mut disks: Vec<String> = run.paths_to_act_on();
+    disks.extend(run.links.iter().flat_map(|(_, d)| d.iter().cloned()));
+    let unsure = &run.unsure;
+    let unjudged_words = |p: &String| {
+        if unsure.contains(p) {
+            return format!(
+                "{p}: nothing found, but could not be told slow or not (its readings straddle the threshold)"
+            );
+        }
+        format!(
+            "{p}: nothing found, but not compared with peers (measured too briefly, or no peer of its model, size and kind)"
+        )
+    };
+    let unjudged: Vec<String> = run.not_judged.iter().chain(unsure).cloned().collect();
+    if !what.is_empty() || run.outcome == Outcome::Flagged {
+        if what.is_empty() {
+            what.push(run.message.clone());
+            disks = run.disks.clone();
+        }
+        if let Some((state, words, _)) = short {
+            what.insert(0, format!("{}: {words}", state.word()));
+        }
+        what.extend(unjudged.iter().filter(|p| !disks.contains(p)).map(unjudged_words));
+        return Some((RunState::Flagged, what, dedup(disks)));
+    }
+    if let Some((state, words, cut)) = short {
+        return Some((state, vec![words], cut));
+    }
+    (run.outcome == Outcome::NotJudged || !unjudged.is_empty()).then(|| {
+        let disks = if unjudged.is_empty() { run.disks.clone() } else { unjudged };
+        let what = disks.iter().map(unjudged_words).collect();
+        (RunState::NotJudged, what, disks)
+    })
+}
+
+fn dedup(mut v: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    v.retain(|x| seen.insert(x.clone()));
+    v
+}
+
+/// Whether `later` measured at least what `earlier` did: as far, and with
+/// every kind of pass it ran (a serial pass alone cannot clear what only
+/// the parallel pass can find).
+pub fn covers(later: Measured, earlier: Measured) -> bool {
+    match (later, earlier) {
+        (
+            Measured::Read { whole, sample_s, passes },
+            Measured::Read { whole: was_whole, sample_s: was, passes: ran },
+        ) => passes & ran == ran && (whole || (!was_whole && sample_s >= was)),
+        (Measured::Burned { start, end, whole }, Measured::Burned { start: s, end: e, .. }) => {
+            whole && start <= s && end >= e
+        }
+        _ => false,
+    }
 }

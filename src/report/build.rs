@@ -72,7 +72,7 @@ pub fn build(on: Checked, (passes, rechecks): (&[PassRun], &[Recheck]), info: &R
     let confirmations: Vec<(usize, ConfirmRow)> =
         rechecks.iter().map(|r| confirmation(on, r, &th)).collect();
     let (passes, judgements): (Vec<Pass>, Vec<PassJudgement>) =
-        passes.iter().map(|p| judge_pass(on, p, &serial, &th, &confirmations)).unzip();
+        passes.iter().map(|p| build_pass(on, p, &serial, &th, &confirmations)).unzip();
     let finding = judgements.iter().find_map(|j| j.finding);
     let seen: Vec<Seen> = passes
         .iter()
@@ -114,7 +114,7 @@ pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, Beside)> {
     let mut calls: Vec<Calls> =
         on.groups.iter().map(|g| Calls { group: *g, ..Calls::default() }).collect();
     for p in passes {
-        let (pass, j) = judge_pass(on, p, &serial, &th, &[]);
+        let (pass, j) = build_pass(on, p, &serial, &th, &[]);
         let limited = j.finding.is_some_and(|f| f.shared_bottleneck);
         for (((d, run), row), judged) in p.disks.iter().zip(&pass.disks).zip(&j.disks) {
             let other = other_evidence(&facts(row, 0, 0), judged, &th);
@@ -285,7 +285,7 @@ fn measure_row(on: Checked, disk: usize, run: &DiskRun) -> PassDisk {
 
 /// One pass: its rows as measured, judged by `judge::pass`; a re-measured
 /// disk's speed verdict in the pass re-measured is the re-measurement's.
-fn judge_pass(
+fn build_pass(
     on: Checked,
     p: &PassRun,
     serial: &[Option<f64>],
