@@ -210,7 +210,7 @@ fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits>) {
             let (point, hottest_c, limit) = (&plan.point, hottest[i], &limits[i]);
             let remeasured = d.remeasured.clone();
             Evidence { burn, group: groups[i], smart, len, point, hottest_c, limit, remeasured }
-                .judged()
+                .facts()
         })
         .collect();
     (facts, hottest, limits)
@@ -234,7 +234,7 @@ pub fn build(run: BurnRun) -> BurnReport {
                 let sentence = format!("{path}: {sentence}");
                 advice.push(DiskAdvice { path, action: *a, sentence });
             }
-            d.judged(f, &judged, temp)
+            d.row(f, &judged, temp)
         })
         .collect();
     let summary = summary(interrupted, read_only, &devices, &mut disks, advice);
@@ -259,7 +259,7 @@ pub fn build(run: BurnRun) -> BurnReport {
 impl Burned<'_> {
     /// The disk's row: what was measured, its speeds against its peers, and
     /// its verdict before the links have their say.
-    fn judged(
+    fn row(
         self,
         f: &BurnFacts,
         judged: &crate::judge::burnin::BurnVerdict,
@@ -405,7 +405,7 @@ struct Evidence<'a> {
 }
 
 impl Evidence<'_> {
-    fn judged(self) -> BurnFacts {
+    fn facts(self) -> BurnFacts {
         let b = self.burn;
         let words =
             |kind: CounterKind| self.smart.map(|c| smart_words(c, kind)).unwrap_or_default();
