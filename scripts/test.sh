@@ -5,7 +5,8 @@
 # the bad-sector disk, e2fsprogs, util-linux, strace for iozone's
 # system-call patterns, chromium to render the HTML report headless,
 # ansible-core for the playbook in contrib/ansible, tmux for the burn-in's
-# live table, systemd for `systemd-analyze verify` of the service unit),
+# live table, systemd for `systemd-analyze verify` of the service unit,
+# prometheus for `promtool check metrics` of --metrics files),
 # while the tests build,
 # and removes what an earlier run left behind (scripts/leftovers.sh) before
 # and after. The tests create loop devices and remove exactly those.
@@ -25,6 +26,7 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v ansible-playbook >/dev/null || need+=(ansible-core)
 command -v tmux >/dev/null || need+=(tmux)
 command -v systemd-analyze >/dev/null || need+=(systemd)
+command -v promtool >/dev/null || need+=(prometheus)
 installing=
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then

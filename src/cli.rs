@@ -125,6 +125,14 @@ pub struct ReportArgs {
     /// report.html into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write Prometheus metrics to FILE for node_exporter's textfile
+    /// collector (e.g. /var/lib/prometheus/node-exporter/arrayburn.prom):
+    /// the fleet's verdict, each run not healthy, each disk's latest
+    /// speed, those slow for their model or worse than before; written
+    /// beside and renamed over, as the collector expects.
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
+
     /// Skip a file that cannot be read (said in one line) instead of
     /// refusing them all.
     #[arg(long)]
@@ -229,6 +237,15 @@ pub struct BurninArgs {
     /// the last; temperature over the run; SVG and PNG) into DIR.
     #[arg(help_heading = "Outputs", long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write Prometheus metrics to FILE for node_exporter's textfile
+    /// collector (e.g. /var/lib/prometheus/node-exporter/arrayburn.prom):
+    /// the verdict, each disk's speeds, bad bytes, SMART rises and verdict;
+    /// while it runs, bytes done, progress and ETA (every
+    /// --progress-interval). Written beside and renamed over, as the
+    /// collector expects.
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
+
     /// A write or read that has the disk this many milliseconds beyond
     /// what its size needs at the disk's speed is a stall: return the disk.
     #[arg(help_heading = "How to judge", long, default_value_t = defaults::STALL_MS)]
@@ -468,6 +485,14 @@ pub struct OutputArgs {
     /// pass) as CSV to FILE (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write Prometheus metrics to FILE for node_exporter's textfile
+    /// collector (e.g. /var/lib/prometheus/node-exporter/arrayburn.prom):
+    /// the verdict, each disk's speed, % of its peers, failed reads and
+    /// verdict per pass (also after each pass). Written beside and renamed
+    /// over, as the collector expects.
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
+
     /// How progress is shown on stderr.
     #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,

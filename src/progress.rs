@@ -258,6 +258,7 @@ impl Observer for Progress {
 }
 
 /// Where one burn-in disk is, as the burn-in's watch hands it on.
+#[derive(Debug, Clone)]
 pub struct BurnTick {
     /// The disk as given.
     pub name: String,
@@ -347,6 +348,9 @@ impl Pace {
 pub struct BurnLines {
     every: Duration,
     table: bool,
+    /// Whether anything is said or drawn (else only the ETA is reckoned,
+    /// for the metrics).
+    say: bool,
     last: Instant,
     logged: Instant,
     paces: Vec<Pace>,
@@ -364,11 +368,17 @@ impl BurnLines {
         Self {
             every,
             table,
+            say: true,
             last: Instant::now(),
             logged: Instant::now(),
             paces: Vec::new(),
             guesses: guesses.iter().map(|g| g.map(|v| v * 1e6)).collect(),
         }
+    }
+
+    /// One that says nothing: it reckons the ETA every `every`.
+    pub fn silent(every: Duration, guesses: &[Option<f64>]) -> Self {
+        Self { say: false, ..Self::new((every, false), guesses) }
     }
 
     /// True when the next look is due.
@@ -378,8 +388,9 @@ impl BurnLines {
     }
 
     /// A line per disk, then the ETA (`deadline`: a soak's end): said, or
-    /// logged and drawn as the table.
-    pub fn show(&mut self, disks: &[BurnTick], deadline: Option<Instant>) {
+    /// logged and drawn as the table. The whole run's ETA in seconds,
+    /// where known.
+    pub fn show(&mut self, disks: &[BurnTick], deadline: Option<Instant>) -> Option<f64> {
         let dt = self.last.elapsed().as_secs_f64();
         self.last = Instant::now();
         self.paces.resize(disks.len(), Pace::default());
@@ -411,7 +422,11 @@ impl BurnLines {
         if let Some(end) = deadline {
             eta = Some(end.saturating_duration_since(Instant::now()).as_secs_f64());
         }
-        let eta = eta.filter(|&e| e > 0.0).map(|e| {
+        let seconds = eta.filter(|&e| e > 0.0);
+        if !self.say {
+            return seconds;
+        }
+        let eta = seconds.map(|e| {
             let s = e as u64;
             format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
         });
@@ -420,18 +435,19 @@ impl BurnLines {
         }
         if !self.table {
             lines.iter().for_each(|l| tell!("{l}"));
-            return;
+            return seconds;
         }
         if self.logged.elapsed() >= self.every {
             self.logged = Instant::now();
             crate::tell::log(&lines.join("\n"), true);
         }
         draw(&summary(disks, total_speed, eta.as_deref()), &cells);
+        seconds
     }
 
     /// Leaves the table as it was last drawn: what follows goes below it.
     pub fn finish(&self) {
-        if self.table {
+        if self.table && self.say {
             crate::tell::settle();
         }
     }

@@ -15,6 +15,7 @@ pub(crate) mod faults;
 mod inputs;
 mod iozone;
 mod list;
+mod metrics;
 mod outputs;
 mod report;
 mod safety;

@@ -28,6 +28,17 @@ pub struct Looks {
     /// Each disk's read speed measured before the run (MB/s), for the
     /// ETA until it has read back something itself.
     pub read_mb_per_s: Vec<Option<f64>>,
+    /// Hand where each disk stands (and the ETA) on this often, for
+    /// `--metrics` (None: never).
+    pub ticks: Option<Duration>,
+}
+
+/// What the watch hands on: disk `d` met trouble (at once), and where
+/// each disk stands with the whole run's ETA in seconds (every
+/// `Looks::ticks`).
+pub struct Told<'a> {
+    pub met: &'a dyn Fn(usize, Trouble),
+    pub tick: &'a dyn Fn(&[BurnTick], Option<f64>),
 }
 
 /// Runs `work` on every disk at once (a thread each) while the watch
@@ -37,7 +48,7 @@ pub struct Looks {
 pub fn burn_all(
     disks: &[DiskPlan],
     (soak, looks): (Option<Option<Instant>>, &Looks),
-    (stop, met): (&StopFlag, &dyn Fn(usize, Trouble)),
+    (stop, told): (&StopFlag, Told),
     work: impl Fn(&DiskPlan, &Live) -> DiskBurn + Sync,
 ) -> Vec<(DiskBurn, Vec<TempReading>)> {
     let lives: Vec<Live> = disks.iter().map(|_| Live::default()).collect();
@@ -53,7 +64,7 @@ pub fn burn_all(
             })
             .collect();
         let finished = || handles.iter().map(|h| h.is_finished()).collect();
-        let temps = watch(&Watched { disks, lives: &lives }, finished, (soak, looks), (stop, met));
+        let temps = watch(&Watched { disks, lives: &lives }, finished, (soak, looks), (stop, told));
         let burns = handles.into_iter().map(|h| h.join().unwrap_or_default());
         burns.zip(temps).collect()
     })
@@ -129,21 +140,24 @@ fn watch(
     disks: &Watched,
     finished: impl Fn() -> Vec<bool>,
     (soak, looks): (Option<Option<Instant>>, &Looks),
-    (stop, met): (&StopFlag, &dyn Fn(usize, Trouble)),
+    (stop, hand): (&StopFlag, Told),
 ) -> Vec<Vec<TempReading>> {
     let phases = if soak.is_some() { 1 } else { 2 };
     let mut temps: Vec<Vec<TempReading>> = vec![Vec::new(); disks.disks.len()];
     let mut told: Vec<Option<Trouble>> = vec![None; disks.disks.len()];
     let started = Instant::now();
     let mut sampled = started;
-    let mut lines = looks.progress.map(|p| BurnLines::new(p, &looks.read_mb_per_s));
+    let guesses = &looks.read_mb_per_s;
+    let mut lines = (looks.progress.map(|p| BurnLines::new(p, guesses)))
+        .or_else(|| looks.ticks.map(|every| BurnLines::silent(every, guesses)));
+    let mut ticked = Instant::now();
     loop {
         let ended = finished();
         for (i, live) in disks.lives.iter().enumerate() {
             let now = live.trouble();
             if now > told[i] {
                 told[i] = now;
-                now.into_iter().for_each(|t| met(i, t));
+                now.into_iter().for_each(|t| (hand.met)(i, t));
             }
         }
         if ended.iter().all(|&e| e) {
@@ -159,7 +173,14 @@ fn watch(
             }
         }
         if let Some(lines) = lines.as_mut().filter(|l| l.due()) {
-            lines.show(&disks.ticks(&ended, phases, soak.is_some()), soak.flatten());
+            let ticks = disks.ticks(&ended, phases, soak.is_some());
+            let eta = lines.show(&ticks, soak.flatten());
+            // Due with the lines (a little early is on time).
+            let due = |every: Duration| ticked.elapsed() + Duration::from_millis(250) >= every;
+            if looks.ticks.is_some_and(due) {
+                ticked = Instant::now();
+                (hand.tick)(&ticks, eta);
+            }
         }
     }
 }

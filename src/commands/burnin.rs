@@ -11,15 +11,17 @@ use super::Outcome;
 use crate::burnin::health::smart_after;
 use crate::burnin::record::{DiskBurn, TempReading};
 use crate::burnin::remeasure::{Turn, in_turn};
-use crate::burnin::watch::burn_all;
+use crate::burnin::watch::{Told, burn_all};
 use crate::burnin::worker::{Live, Trouble, burn, soak};
 use crate::cli::BurninArgs;
 use crate::document::Document;
+use crate::export::metrics;
 use crate::export::publish::{Outputs, Published, publish};
 use crate::judge::burnin::Remeasured;
 use crate::notify::Event;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::consent::consent;
+use crate::progress::BurnTick;
 use crate::report::burnin::{BurnRun, Burned, build, suspects};
 use crate::stop::StopFlag;
 
@@ -45,7 +47,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let burns = burn_all(
         &plan.disks,
         (deadline, &plan.looks),
-        (stop, &|d, t| met(&plan, (d, t), stop)),
+        (stop, Told { met: &|d, t| met(&plan, (d, t), stop), tick: &|t, eta| tick(&plan, t, eta) }),
         |d, live| {
             let on = plan.on(d);
             let job = plan.job((d, &on), live, deadline.flatten(), stop);
@@ -72,6 +74,22 @@ fn met(plan: &BurnPlan, (d, trouble): (usize, Trouble), stop: &StopFlag) {
         let (disk, run) = (&d.target.dev.given, &d.point.run_id);
         n.send_beside(Event::disk(disk, trouble, run), stop);
     }
+}
+
+/// Where each disk stands, as `--metrics` while the run goes on (a file
+/// that cannot be written is said at the end, when it is written last).
+fn tick(plan: &BurnPlan, ticks: &[BurnTick], eta: Option<f64>) {
+    let Some(out) = &plan.metrics else { return };
+    let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned());
+    let host = host.unwrap_or_default();
+    let disks: Vec<_> = (plan.disks.iter().zip(ticks))
+        .map(|(d, t)| {
+            (metrics::disk(&host, &d.target.dev.given, &d.target.dev.identity), t.clone())
+        })
+        .collect();
+    let began = &plan.disks[0].point.started_at;
+    let text = metrics::burnin_live((&host, began), &disks, eta).render();
+    let _ = out.write(text.as_bytes(), false, &StopFlag::default());
 }
 
 /// SMART after the run, the disks slow on speed alone re-measured, the
@@ -108,7 +126,8 @@ fn finish(
     if let (Some(store), Some(d)) = (&plan.store, plan.disks.first()) {
         store.keep(&d.point.run_id, &document);
     }
-    let to = Outputs { json: plan.json.as_ref(), csv: None, out: plan.out.as_deref() };
+    let (json, metrics, out) = (plan.json.as_ref(), plan.metrics.as_ref(), plan.out.as_deref());
+    let to = Outputs { json, csv: None, out, metrics };
     let outcome = publish(&report, to, "arrayburn burnin", stop);
     if let Some(n) = &plan.notify {
         n.send_last(&Event::end("burnin", &report.document(), document), stop);

@@ -20,12 +20,11 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         tell!("arrayburn report: interrupted; nothing was written (run it again)");
         Ok(Outcome::Interrupted)
     };
-    let json = args
-        .json
-        .as_deref()
-        .map(|p| Output::resolve("--json", p, true))
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+    let resolve = |flag: &str, p: Option<&std::path::Path>| {
+        p.map(|p| Output::resolve(flag, p, true)).transpose().map_err(anyhow::Error::msg)
+    };
+    let json = resolve("--json", args.json.as_deref())?;
+    let metrics = resolve("--metrics", args.metrics.as_deref())?;
     if let Some(dir) = &args.out {
         crate::plan::check_output_dir(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
@@ -35,7 +34,8 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if stop.is_set() {
         return interrupted();
     }
-    let to = Outputs { json: json.as_ref(), csv: None, out: args.out.as_deref() };
+    let (json, metrics) = (json.as_ref(), metrics.as_ref());
+    let to = Outputs { json, csv: None, out: args.out.as_deref(), metrics };
     let outcome = publish(&report, to, "arrayburn report", stop);
     if let Some(n) = args.notify.notifier() {
         n.send(&Event::end("report", &report.document(), report.json()), stop);

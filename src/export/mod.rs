@@ -12,6 +12,7 @@ pub mod csv;
 pub mod doc;
 pub mod fleet;
 pub mod json;
+pub mod metrics;
 pub mod page;
 pub mod publish;
 pub mod text;

@@ -33,6 +33,8 @@ pub trait Published: Document {
     /// The page and the files that show the charts, and the charts
     /// (written last, and only by the last save).
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)>;
+    /// The Prometheus metrics (`--metrics`).
+    fn metrics(&self) -> Vec<u8>;
 }
 
 /// Where a run's result goes.
@@ -41,12 +43,16 @@ pub struct Outputs<'a> {
     pub json: Option<&'a Output>,
     pub csv: Option<&'a Output>,
     pub out: Option<&'a Path>,
+    /// `--metrics`: Prometheus metrics for node_exporter's textfile
+    /// collector.
+    pub metrics: Option<&'a Output>,
 }
 
 impl<'a> Outputs<'a> {
     /// Where a check's settings send its result.
     pub fn of(s: &'a crate::plan::Settings) -> Self {
-        Outputs { json: s.json.as_ref(), csv: s.csv.as_ref(), out: s.out.as_deref() }
+        let (json, csv, metrics) = (s.json.as_ref(), s.csv.as_ref(), s.metrics.as_ref());
+        Outputs { json, csv, out: s.out.as_deref(), metrics }
     }
 
     /// Whether `--json -` or `--csv -` has standard output (the text
@@ -88,7 +94,8 @@ pub fn save(run: &impl Published, to: Outputs, last: bool, stop: &StopFlag) -> V
     {
         failed.push(format!("--out {}: {e:#}", dir.display()));
     }
-    let docs = [(to.json, Some(run.json())), (to.csv, run.csv())];
+    let metrics = to.metrics.map(|_| run.metrics());
+    let docs = [(to.json, Some(run.json())), (to.csv, run.csv()), (to.metrics, metrics)];
     for (o, bytes) in docs.into_iter().filter_map(|(o, b)| Some((o?, b?))) {
         if let Err(e) = o.write(&bytes, last, stop) {
             failed.push(format!("{} {}: {e}", o.flag, o.given.display()));
@@ -138,6 +145,9 @@ impl Published for crate::report::Report {
     fn csv(&self) -> Option<Vec<u8>> {
         Some(super::csv::render(self))
     }
+    fn metrics(&self) -> Vec<u8> {
+        super::metrics::check(self).render().into_bytes()
+    }
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
         let drawn = super::chart::draw_all(self)?;
         let blocks = super::text::blocks(self);
@@ -159,6 +169,9 @@ impl Published for crate::report::burnin::BurnReport {
         let md = super::doc::markdown(&blocks).into_bytes();
         vec![(TEXT, super::doc::text(&blocks).into_bytes()), (JSON, self.json()), (MARKDOWN, md)]
     }
+    fn metrics(&self) -> Vec<u8> {
+        super::metrics::burnin(self).render().into_bytes()
+    }
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
         let drawn = super::burnin::charts(self)?;
         let blocks = super::burnin::blocks(self);
@@ -178,6 +191,9 @@ impl Published for crate::fleet::FleetReport {
         let blocks = super::fleet::blocks(self);
         let md = super::doc::markdown(&blocks).into_bytes();
         vec![(TEXT, super::doc::text(&blocks).into_bytes()), (JSON, self.json()), (MARKDOWN, md)]
+    }
+    fn metrics(&self) -> Vec<u8> {
+        super::metrics::fleet(self).render().into_bytes()
     }
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
         let drawn = super::fleet::charts(self)?;

@@ -40,6 +40,8 @@ pub struct BurnPlan {
     pub store: Option<Store>,
     pub state: PathBuf,
     pub json: Option<Output>,
+    /// `--metrics`: Prometheus metrics, while it runs and at the end.
+    pub metrics: Option<Output>,
     pub out: Option<PathBuf>,
     pub engine: EngineKind,
     /// Requests in flight per disk.
@@ -73,6 +75,10 @@ impl BurnPlan {
         check_flags(args)?;
         let (engine, depth) = args.io.engine().map_err(unwritten)?;
         let (mut json, mut out) = outputs(args.json.as_deref(), args.out.as_deref())?;
+        let metrics = (args.metrics.as_deref())
+            .map(|p| Output::resolve("--metrics", p, true))
+            .transpose()
+            .map_err(unwritten)?;
         let (targets, locks, points, store) = if args.read_only {
             let (targets, locks) =
                 read_targets(&args.devices, args.range.as_deref(), args.ignore_lock)?;
@@ -95,6 +101,7 @@ impl BurnPlan {
             store,
             state: args.state.clone(),
             json,
+            metrics,
             out,
             engine,
             depth,
@@ -124,6 +131,7 @@ impl BurnPlan {
                     }
                 },
                 read_mb_per_s: Vec::new(),
+                ticks: args.metrics.is_some().then_some(args.progress_interval),
             },
             resume_line,
             notify: args.notify.notifier(),

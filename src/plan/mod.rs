@@ -82,6 +82,8 @@ pub struct Settings {
     pub buckets: usize,
     /// Surface profile CSV output (a file, a special file, or `-`).
     pub csv: Option<Output>,
+    /// Prometheus metrics (`--metrics`).
+    pub metrics: Option<Output>,
     /// Spots a sample window is spread over.
     pub spots: u32,
     /// Slices a serial pass reads each disk's sample in (already fewer
@@ -319,7 +321,7 @@ pub fn check_io_timeout(t: Duration) -> Result<(), String> {
 
 fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
     check_values(args)?;
-    let (json, csv) = outputs(args)?;
+    let [json, csv, metrics] = outputs(args)?;
     let (engine, queue_depth) = args.io.engine().map_err(PlanError::BadValue)?;
     Ok(Settings {
         block: args.io.block,
@@ -342,6 +344,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         slow_read: Duration::from_millis(args.slow_read_ms),
         buckets: args.buckets,
         csv,
+        metrics,
         spots: args.spots,
         slices: slices_for(args.slices, args.sample),
         seek_readers: args.seek.then_some(args.seek_readers),
@@ -436,13 +439,15 @@ fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
 
 /// The `--json` and `--csv` outputs resolved, and no two outputs (those and
 /// the `--out` bundle's files) the same file.
-fn outputs(args: &CheckArgs) -> Result<(Option<Output>, Option<Output>), PlanError> {
+fn outputs(args: &CheckArgs) -> Result<[Option<Output>; 3], PlanError> {
     let resolve = |flag: &str, p: &Option<PathBuf>| {
         p.as_deref().map(|p| Output::resolve(flag, p, true).map_err(PlanError::Output)).transpose()
     };
     let json = resolve("--json", &args.output.json)?;
     let csv = resolve("--csv", &args.output.csv)?;
-    let mut named: Vec<(String, PathBuf)> = json.iter().chain(&csv).map(output::named).collect();
+    let metrics = resolve("--metrics", &args.output.metrics)?;
+    let mut named: Vec<(String, PathBuf)> =
+        json.iter().chain(&csv).chain(&metrics).map(output::named).collect();
     if let Some(p) = &args.output.out {
         check_output_dir(p)?;
         named.extend(output::bundle::FILES.iter().map(|f| {
@@ -451,7 +456,7 @@ fn outputs(args: &CheckArgs) -> Result<(Option<Output>, Option<Output>), PlanErr
         }));
     }
     output::refuse_duplicates(named).map_err(PlanError::Output)?;
-    Ok((json, csv))
+    Ok([json, csv, metrics])
 }
 
 /// The `--out` directory is used if it exists, created if only its parent

@@ -1,0 +1,448 @@
+//! A run as Prometheus metrics (`--metrics FILE`), in the text format
+//! node_exporter's textfile collector reads: a `# HELP` and `# TYPE` line
+//! per family, every value a gauge, stable labels (`host`, `device`,
+//! `model`, `serial`, `wwn`; a fleet's by the host each disk was on),
+//! label values escaped. The file is written beside and renamed over
+//! (`output`), as the collector expects, after each pass of a check,
+//! every `--progress-interval` while a burn-in runs, and at the end.
+//!
+//! What is said of the run (its verdict, the disks to act on) is its run
+//! document's; the figures are the report's. It must not judge.
+
+use std::fmt::Write as _;
+
+use crate::document::{Document, RunDoc};
+use crate::header::Header;
+use crate::judge::{ArrayVerdict, Verdict};
+
+/// Labels of one sample: name and value, in order.
+pub type Labels = Vec<(&'static str, String)>;
+
+/// One metric family: its name, help, and samples.
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    samples: Vec<(Labels, f64)>,
+}
+
+/// Metrics being gathered, in the order first named.
+#[derive(Default)]
+pub struct Metrics {
+    families: Vec<Family>,
+}
+
+impl Metrics {
+    /// Adds a sample of the gauge `name` (its help said once).
+    pub fn gauge(&mut self, (name, help): (&'static str, &'static str), labels: Labels, v: f64) {
+        let at = match self.families.iter().position(|f| f.name == name) {
+            Some(i) => i,
+            None => {
+                self.families.push(Family { name, help, samples: Vec::new() });
+                self.families.len() - 1
+            }
+        };
+        self.families[at].samples.push((labels, v));
+    }
+
+    /// The text format, each family whole: HELP, TYPE, its samples.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for f in &self.families {
+            let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
+            let _ = writeln!(out, "# TYPE {} gauge", f.name);
+            for (labels, v) in &f.samples {
+                let _ = writeln!(out, "{}{} {}", f.name, labels_text(labels), number(*v));
+            }
+        }
+        out
+    }
+}
+
+/// `{a="x",b="y"}`, or nothing without labels.
+fn labels_text(labels: &Labels) -> String {
+    if labels.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect();
+    format!("{{{}}}", each.join(","))
+}
+
+/// A label value as the text format takes it: backslash, double quote and
+/// line feed escaped (a model string or a host name is text).
+pub fn escape(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A value as the text format writes it (`NaN` and the infinities by
+/// their names).
+fn number(v: f64) -> String {
+    match v {
+        v if v.is_nan() => "NaN".into(),
+        v if v == f64::INFINITY => "+Inf".into(),
+        v if v == f64::NEG_INFINITY => "-Inf".into(),
+        v => format!("{v}"),
+    }
+}
+
+/// A disk's labels: the host it is on, its path, model, serial, WWN.
+pub fn disk(host: &str, path: &str, id: &crate::device::Identity) -> Labels {
+    let opt = |v: &Option<String>| v.clone().unwrap_or_default();
+    vec![
+        ("host", host.to_string()),
+        ("device", path.to_string()),
+        ("model", opt(&id.model)),
+        ("serial", opt(&id.serial)),
+        ("wwn", opt(&id.wwn)),
+    ]
+}
+
+/// `labels` with one more.
+fn with(mut labels: Labels, key: &'static str, value: impl Into<String>) -> Labels {
+    labels.push((key, value.into()));
+    labels
+}
+
+const RUN_VERDICT: (&str, &str) = (
+    "arrayburn_run_verdict",
+    "The run's verdict, one series per verdict: 1 for the run's own (healthy, flagged, not_judged, interrupted).",
+);
+const RUN_EXIT: (&str, &str) = (
+    "arrayburn_run_exit_status",
+    "The exit status the run's verdict gives: 0 healthy, 1 flagged, 3 not judged, 130 interrupted.",
+);
+const RUN_COMPLETE: (&str, &str) = (
+    "arrayburn_run_complete",
+    "1 when the run has ended whole; 0 while it runs, or for a partial result.",
+);
+const RUN_TIME: (&str, &str) = (
+    "arrayburn_run_last_written_timestamp_seconds",
+    "When this file was written (Unix time); a stale one means the run stopped writing it.",
+);
+const RUN_START: (&str, &str) =
+    ("arrayburn_run_start_timestamp_seconds", "When the run began (Unix time).");
+const ACT_ON: (&str, &str) = (
+    "arrayburn_disk_to_act_on",
+    "1 for each disk the run's verdict says to act on, with the action (return, recheck, check_path; a fleet's slow, worse, finding).",
+);
+const NOT_JUDGED: (&str, &str) = (
+    "arrayburn_disk_not_judged",
+    "1 for each disk whose health the run does not claim: not compared with peers, or not decided (reason).",
+);
+
+/// What every run says of itself: its verdict (a series per verdict, 1
+/// for its own), exit status, whether whole, when, and the disks to act on
+/// and not judged, each once (`command`: check, burnin, report).
+pub fn run(m: &mut Metrics, command: &str, header: &Header, doc: &RunDoc) {
+    let run = || vec![("command", command.to_string()), ("host", header.host.clone())];
+    let own = match doc.outcome {
+        crate::outcome::Outcome::Healthy => ArrayVerdict::Healthy,
+        crate::outcome::Outcome::Flagged => ArrayVerdict::Flagged,
+        crate::outcome::Outcome::NotJudged => ArrayVerdict::NotJudged,
+        crate::outcome::Outcome::Interrupted => ArrayVerdict::Interrupted,
+    };
+    use ArrayVerdict::*;
+    for v in [Healthy, Flagged, NotJudged, Interrupted] {
+        m.gauge(RUN_VERDICT, with(run(), "verdict", v.word()), f64::from(u8::from(v == own)));
+    }
+    m.gauge(RUN_EXIT, run(), f64::from(doc.outcome.exit_code()));
+    m.gauge(RUN_COMPLETE, run(), f64::from(u8::from(header.complete && !header.interrupted)));
+    m.gauge(RUN_START, run(), unix(&header.started_at));
+    m.gauge(RUN_TIME, run(), now());
+    let mut said: Vec<(&str, &str)> = Vec::new();
+    for a in &doc.to_act_on {
+        if !said.contains(&(a.path.as_str(), a.action.as_str())) {
+            said.push((&a.path, &a.action));
+            let labels = with(run(), "device", a.path.clone());
+            m.gauge(ACT_ON, with(labels, "action", a.action.clone()), 1.0);
+        }
+    }
+    let why = |p: &String, reason: &str| with(with(run(), "device", p.clone()), "reason", reason);
+    for p in &doc.not_judged {
+        m.gauge(NOT_JUDGED, why(p, "not_compared"), 1.0);
+    }
+    for p in &doc.unsure {
+        m.gauge(NOT_JUDGED, why(p, "not_decided"), 1.0);
+    }
+}
+
+/// An RFC 3339 time as Unix seconds (NaN where it does not parse).
+fn unix(rfc3339: &str) -> f64 {
+    chrono::DateTime::parse_from_rfc3339(rfc3339).map_or(f64::NAN, |t| t.timestamp() as f64)
+}
+
+/// Now, in Unix seconds.
+fn now() -> f64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    t.map_or(0.0, |d| d.as_secs_f64())
+}
+
+const CHECK_MB: (&str, &str) = (
+    "arrayburn_check_read_bytes_per_second",
+    "Bytes a second each disk read over its sample window, per pass.",
+);
+const CHECK_PCT: (&str, &str) = (
+    "arrayburn_check_percent_of_peers",
+    "Each disk's speed as % of its peers' median, per pass (where it was compared).",
+);
+const CHECK_FAILED: (&str, &str) =
+    ("arrayburn_check_failed_reads", "Reads that failed on each disk, per pass.");
+const CHECK_SLOW_READS: (&str, &str) = (
+    "arrayburn_check_slow_reads",
+    "Reads that took the slow-read time or more on each disk, per pass.",
+);
+const CHECK_VERDICT: (&str, &str) = (
+    "arrayburn_check_disk_verdict",
+    "1 for each disk's verdict in each pass (ok, slow, fast, failed reads, unsure).",
+);
+
+/// A check's metrics: the run's, and per disk and pass its speed, % of
+/// peers, failed and slow reads, and verdict.
+pub fn check(r: &crate::report::Report) -> Metrics {
+    let mut m = Metrics::default();
+    run(&mut m, "check", &r.header, &r.document());
+    for p in &r.passes {
+        for d in &p.disks {
+            let Some(id) = r.disk(&d.path).map(|x| &x.identity) else { continue };
+            let at = || with(disk(&r.header.host, &d.path, id), "pass", p.kind.name());
+            m.gauge(CHECK_MB, at(), d.window_mb_per_s * 1e6);
+            if let Some(pct) = d.pct_of_peers {
+                m.gauge(CHECK_PCT, at(), pct);
+            }
+            m.gauge(CHECK_FAILED, at(), d.read_errors as f64);
+            m.gauge(CHECK_SLOW_READS, at(), d.slow_read_count as f64);
+            m.gauge(CHECK_VERDICT, with(at(), "verdict", verdict_word(d.verdict)), 1.0);
+        }
+    }
+    m
+}
+
+/// A pass verdict as a label value (one word).
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Error => "failed_reads",
+        v => v.word(),
+    }
+}
+
+const BURN_MB: (&str, &str) = (
+    "arrayburn_burnin_bytes_per_second",
+    "Bytes a second each disk wrote or read back over the run, by phase (write, verify).",
+);
+const BURN_PCT: (&str, &str) = (
+    "arrayburn_burnin_percent_of_peers",
+    "Each disk's write or verify speed as % of its peers' median, by phase (where compared).",
+);
+const BURN_BAD: (&str, &str) = (
+    "arrayburn_burnin_bad_bytes",
+    "Bytes found bad on each disk, by class (write_error, corrupted, misdirected, zeros, ...).",
+);
+const BURN_DONE: (&str, &str) =
+    ("arrayburn_burnin_bytes_done", "Bytes of each disk's whole run done (every pass and phase).");
+const BURN_TOTAL: (&str, &str) = (
+    "arrayburn_burnin_bytes_planned",
+    "Bytes of each disk's whole run in all (every pass and phase).",
+);
+const BURN_PASSES: (&str, &str) =
+    ("arrayburn_burnin_passes_done", "Passes each disk has written and verified whole.");
+const BURN_VERDICT: (&str, &str) = (
+    "arrayburn_burnin_disk_verdict",
+    "1 for each disk's verdict (healthy, return, recheck, check_path, not_judged, interrupted).",
+);
+const BURN_SMART: (&str, &str) = (
+    "arrayburn_burnin_smart_rise",
+    "How much each SMART counter rose on each disk over the run (after minus before), by counter and kind.",
+);
+const BURN_HOT: (&str, &str) =
+    ("arrayburn_burnin_hottest_celsius", "The hottest each disk was during the run (SMART), °C.");
+
+/// A burn-in's metrics at its end: the run's, and per disk its speeds,
+/// bad bytes by class, bytes and passes done, SMART rises, hottest
+/// temperature and verdict.
+pub fn burnin(r: &crate::report::burnin::BurnReport) -> Metrics {
+    let mut m = Metrics::default();
+    run(&mut m, "burnin", &r.header, &r.document());
+    for d in &r.disks {
+        let at = || disk(&r.header.host, &d.path, &d.identity);
+        let phases = [("write", d.write_mb_per_s, d.write_pct_of_peers)];
+        for (phase, mb, pct) in
+            phases.into_iter().chain([("verify", d.verify_mb_per_s, d.verify_pct_of_peers)])
+        {
+            mb.into_iter().for_each(|v| m.gauge(BURN_MB, with(at(), "phase", phase), v * 1e6));
+            pct.into_iter().for_each(|v| m.gauge(BURN_PCT, with(at(), "phase", phase), v));
+        }
+        for (class, n) in &d.burn.bad_bytes {
+            m.gauge(BURN_BAD, with(at(), "class", word(class)), *n as f64);
+        }
+        let len = d.end_byte - d.start_byte;
+        let phases = if r.read_only { 1 } else { 2 };
+        let total = u64::from(r.passes) * phases * len;
+        m.gauge(BURN_DONE, at(), (d.burn.written_bytes + d.burn.verified_bytes).min(total) as f64);
+        m.gauge(BURN_TOTAL, at(), total as f64);
+        m.gauge(BURN_PASSES, at(), f64::from(d.burn.passes_done));
+        m.gauge(BURN_VERDICT, with(at(), "verdict", d.verdict.word()), 1.0);
+        for x in d.smart.iter().flat_map(|c| &c.deltas) {
+            let labels = with(with(at(), "counter", x.name.clone()), "kind", word(&x.kind));
+            m.gauge(BURN_SMART, labels, x.after.saturating_sub(x.before) as f64);
+        }
+        if let Some(c) = d.hottest_c {
+            m.gauge(BURN_HOT, at(), c as f64);
+        }
+    }
+    m
+}
+
+/// A value's name as the JSON gives it (`"write_error"`).
+fn word<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+const LIVE_RATIO: (&str, &str) = (
+    "arrayburn_burnin_progress_ratio",
+    "How far each disk's whole run is, 0 to 1 (every pass and phase).",
+);
+const LIVE_PASS: (&str, &str) =
+    ("arrayburn_burnin_pass", "The pass each disk is in now (from 1), by phase.");
+const LIVE_ETA: (&str, &str) = (
+    "arrayburn_burnin_eta_seconds",
+    "Seconds until the whole run ends, at the speeds seen so far (absent while not known).",
+);
+
+/// What a burn-in says while it runs (every `--progress-interval`): the
+/// run not complete yet, and per disk its bytes done and in all, how far,
+/// its pass and phase; the whole run's ETA where known.
+pub fn burnin_live(
+    (host, started_at): (&str, &str),
+    disks: &[(Labels, crate::progress::BurnTick)],
+    eta_s: Option<f64>,
+) -> Metrics {
+    let mut m = Metrics::default();
+    let run = || vec![("command", "burnin".to_string()), ("host", host.to_string())];
+    m.gauge(RUN_COMPLETE, run(), 0.0);
+    m.gauge(RUN_START, run(), unix(started_at));
+    m.gauge(RUN_TIME, run(), now());
+    for (labels, t) in disks {
+        m.gauge(BURN_DONE, labels.clone(), t.done as f64);
+        m.gauge(BURN_TOTAL, labels.clone(), t.total as f64);
+        m.gauge(LIVE_RATIO, labels.clone(), t.done as f64 / t.total.max(1) as f64);
+        m.gauge(LIVE_PASS, with(labels.clone(), "phase", t.phase), f64::from(t.pass));
+    }
+    if let Some(e) = eta_s {
+        m.gauge(LIVE_ETA, run(), e);
+    }
+    m
+}
+
+const FLEET_RESULTS: (&str, &str) =
+    ("arrayburn_fleet_results", "Result files the fleet report read (and skipped).");
+const FLEET_DISKS: (&str, &str) = ("arrayburn_fleet_disks", "Distinct disks across the results.");
+const FLEET_RUN: (&str, &str) = (
+    "arrayburn_fleet_run_state",
+    "1 for each run whose own verdict is not healthy and not superseded: its state (flagged, not_judged, interrupted, incomplete).",
+);
+const FLEET_MB: (&str, &str) = (
+    "arrayburn_fleet_disk_read_bytes_per_second",
+    "Each disk's serial read speed (bytes a second) in its latest check, by the host it was on.",
+);
+const FLEET_OUT: (&str, &str) = (
+    "arrayburn_fleet_disk_percent_of_model",
+    "A disk slow or fast for its model and size across the fleet: its % of their median (verdict slow or fast).",
+);
+const FLEET_WORSE: (&str, &str) =
+    ("arrayburn_fleet_disk_worse", "1 for each disk worse than in its earlier runs.");
+
+/// A fleet report's metrics: the run's, what was read, each standing run
+/// finding, each disk's latest speed, those slow or fast for their model
+/// and those worse than before.
+pub fn fleet(r: &crate::fleet::FleetReport) -> Metrics {
+    let mut m = Metrics::default();
+    run(&mut m, "report", &r.header, &r.document());
+    m.gauge(FLEET_RESULTS, vec![("read", "read".into())], r.sources.len() as f64);
+    m.gauge(FLEET_RESULTS, vec![("read", "skipped".into())], r.skipped.len() as f64);
+    m.gauge(FLEET_DISKS, Vec::new(), r.disks() as f64);
+    for f in r.standing() {
+        let labels = vec![
+            ("host", f.host.clone()),
+            ("kind", f.kind.word().into()),
+            ("started", f.started_at.clone()),
+            ("state", f.state.word().into()),
+        ];
+        m.gauge(FLEET_RUN, labels, 1.0);
+    }
+    let labels = |host: &str, path: &str, model: &Option<String>, serial: &Option<String>| {
+        let opt = |v: &Option<String>| v.clone().unwrap_or_default();
+        vec![
+            ("host", host.into()),
+            ("device", path.into()),
+            ("model", opt(model)),
+            ("serial", opt(serial)),
+        ]
+    };
+    for s in crate::fleet::latest_speeds(r.samples.iter()) {
+        let at = with(
+            labels(&s.host, &s.path, &s.model, &s.serial),
+            "wwn",
+            s.wwn.clone().unwrap_or_default(),
+        );
+        m.gauge(FLEET_MB, at, s.mb_per_s.map_or(f64::NAN, |v| v * 1e6));
+    }
+    for o in &r.outliers {
+        let at = with(labels(&o.host, &o.path, &o.model, &o.serial), "verdict", o.verdict.word());
+        m.gauge(FLEET_OUT, at, o.pct_of_model);
+    }
+    for g in &r.regressions {
+        m.gauge(FLEET_WORSE, labels(&g.host, &g.path, &g.model, &g.serial), 1.0);
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped_and_each_family_has_help_and_type() {
+        let mut m = Metrics::default();
+        let labels = vec![("model", "a\"b\\c\nd".to_string())];
+        m.gauge(("x_one", "One."), labels, 1.5);
+        m.gauge(("x_two", "Two."), Vec::new(), f64::NAN);
+        m.gauge(("x_one", "One."), vec![("model", "e".to_string())], 2.0);
+        let text = m.render();
+        assert_eq!(
+            text,
+            "# HELP x_one One.\n# TYPE x_one gauge\nx_one{model=\"a\\\"b\\\\c\\nd\"} 1.5\nx_one{model=\"e\"} 2\n\
+             # HELP x_two Two.\n# TYPE x_two gauge\nx_two NaN\n"
+        );
+    }
+
+    #[test]
+    fn a_recorded_check_says_its_verdict_once_and_each_disk_per_pass() {
+        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/report/demo/report.json");
+        let r: crate::report::Report = serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        let text = check(&r).render();
+        let verdicts: Vec<&str> =
+            text.lines().filter(|l| l.starts_with("arrayburn_run_verdict{")).collect();
+        assert_eq!(verdicts.len(), 4, "{text}");
+        assert!(text.contains(
+            "arrayburn_run_verdict{command=\"check\",host=\"vm\",verdict=\"flagged\"} 1"
+        ));
+        assert!(text.contains("arrayburn_run_exit_status{command=\"check\",host=\"vm\"} 1"));
+        assert!(text.contains(
+            "arrayburn_check_disk_verdict{host=\"vm\",device=\"/dev/loop2\",model=\"\",serial=\"\",wwn=\"\",pass=\"serial\",verdict=\"slow\"} 1"
+        ));
+        let act: Vec<&str> =
+            text.lines().filter(|l| l.starts_with("arrayburn_disk_to_act_on{")).collect();
+        assert_eq!(act.len(), 1, "{text}");
+        assert!(act[0].contains("device=\"/dev/loop2\",action=\""), "{text}");
+        assert_eq!(text.matches("# TYPE arrayburn_check_read_bytes_per_second gauge").count(), 1);
+    }
+}
