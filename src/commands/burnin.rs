@@ -1,8 +1,7 @@
 //! `arrayburn burnin --destructive DEVICE...`: plan (every refusal before a
 //! byte is written: `plan::burnin`), the operator's consent, SMART
-//! self-tests where asked, burn every disk at once (`burnin::watch`),
-//! SMART after, judge and build
-//! the report (`report::burnin`), print and write it (`export::publish`).
+//! self-tests where asked, burn every disk at once (`burnin::watch`), SMART
+//! after, judge, build (`report::burnin`) and publish (`export::publish`).
 //! Glue only: it holds no rule and no format.
 
 use std::time::Instant;
@@ -21,7 +20,6 @@ use crate::judge::burnin::Remeasured;
 use crate::notify::Event;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::consent::consent;
-use crate::progress::BurnTick;
 use crate::report::burnin::{BurnRun, Burned, build, suspects};
 use crate::stop::StopFlag;
 
@@ -37,13 +35,8 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     if plan.self_tests_stopped(stop) {
         return Ok(Outcome::Interrupted);
     }
-    // A burn-in saves each disk's place there; a soak has none to save.
-    let store = if plan.read_only { None } else { Some(plan.save_checkpoints()?) };
+    let store = plan.ready()?;
     let deadline = plan.read_only.then(|| plan.duration.map(|d| Instant::now() + d));
-    if plan.read_only {
-        let (n, length) = (plan.disks.len(), plan.soak_length());
-        tell!("arrayburn burnin: read-only soak of {n} disk(s), {length}; nothing is written");
-    }
     let burns = burn_all(
         &plan.disks,
         (deadline, &plan.looks),
@@ -78,18 +71,11 @@ fn met(plan: &BurnPlan, (d, trouble): (usize, Trouble), stop: &StopFlag) {
 
 /// Where each disk stands, as `--metrics` while the run goes on (a file
 /// that cannot be written is said at the end, when it is written last).
-fn tick(plan: &BurnPlan, ticks: &[BurnTick], eta: Option<f64>) {
-    let Some(out) = &plan.metrics else { return };
-    let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned());
-    let host = host.unwrap_or_default();
-    let disks: Vec<_> = (plan.disks.iter().zip(ticks))
-        .map(|(d, t)| {
-            (metrics::disk(&host, &d.target.dev.given, &d.target.dev.identity), t.clone())
-        })
-        .collect();
-    let began = &plan.disks[0].point.started_at;
-    let text = metrics::burnin_live((&host, began), &disks, eta).render();
-    let _ = out.write(text.as_bytes(), false, &StopFlag::default());
+fn tick(plan: &BurnPlan, ticks: &[crate::progress::BurnTick], eta: Option<f64>) {
+    if let Some(out) = &plan.metrics {
+        let text = metrics::burnin_live(&plan.disks, ticks, eta).render();
+        let _ = out.write(text.as_bytes(), false, &StopFlag::default());
+    }
 }
 
 /// SMART after the run, the disks slow on speed alone re-measured, the

@@ -320,12 +320,19 @@ const LIVE_ETA: (&str, &str) = (
 /// run not complete yet, and per disk its bytes done and in all, how far,
 /// its pass and phase; the whole run's ETA where known.
 pub fn burnin_live(
-    (host, started_at): (&str, &str),
-    disks: &[(Labels, crate::progress::BurnTick)],
+    plan: &[crate::burnin::DiskPlan],
+    ticks: &[crate::progress::BurnTick],
     eta_s: Option<f64>,
 ) -> Metrics {
+    let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned());
+    let host = host.unwrap_or_default();
+    let started_at = plan.first().map_or("", |d| d.point.started_at.as_str());
+    let disks = (plan.iter().zip(ticks)).map(|(d, t)| {
+        let dev = &d.target.dev;
+        (disk(&host, &dev.given, &dev.identity), t)
+    });
     let mut m = Metrics::default();
-    let run = || vec![("command", "burnin".to_string()), ("host", host.to_string())];
+    let run = || vec![("command", "burnin".to_string()), ("host", host.clone())];
     m.gauge(RUN_COMPLETE, run(), 0.0);
     m.gauge(RUN_START, run(), unix(started_at));
     m.gauge(RUN_TIME, run(), now());

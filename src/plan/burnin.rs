@@ -185,9 +185,21 @@ impl BurnPlan {
         }
     }
 
+    /// Ready to run: a burn-in's checkpoints saved (the store they are in,
+    /// where each disk's place is saved as it goes); a soak's plan said (it
+    /// has none to save).
+    pub fn ready(&self) -> Result<Option<&Store>> {
+        if self.read_only {
+            let (n, length) = (self.disks.len(), self.soak_length());
+            tell!("arrayburn burnin: read-only soak of {n} disk(s), {length}; nothing is written");
+            return Ok(None);
+        }
+        self.save_checkpoints().map(Some)
+    }
+
     /// Saves each disk's checkpoint before a byte is written (refused,
     /// nothing written, where one cannot be saved); the store they are in.
-    pub fn save_checkpoints(&self) -> Result<&Store> {
+    fn save_checkpoints(&self) -> Result<&Store> {
         let store = self.store.as_ref().context("a burn-in keeps checkpoints")?;
         for d in &self.disks {
             store.save(&d.target.checkpoint, &d.point).with_context(|| {
