@@ -10,7 +10,7 @@ use crate::burnin::block::Pattern;
 pub use crate::burnin::smart::SmartMode;
 use crate::defaults;
 use crate::io::EngineKind;
-use crate::units::{parse_duration, parse_size};
+use crate::units::{parse_duration, parse_ms, parse_size};
 
 /// Check disk arrays (read-only: serial and parallel O_DIRECT reads, per-disk
 /// MB/s and latency, slow-disk and shared-bottleneck verdicts), burn in new
@@ -119,11 +119,11 @@ pub struct ReportArgs {
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Write the fleet report as JSON to FILE (`-`: standard output).
-    #[arg(long, value_name = "FILE")]
+    #[arg(short = 'j', long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Also write report.txt, report.json, report.md and a self-contained
     /// report.html into DIR.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write Prometheus metrics to FILE for node_exporter's textfile
     /// collector (e.g. /var/lib/prometheus/node-exporter/arrayburn.prom):
@@ -139,6 +139,8 @@ pub struct ReportArgs {
     pub keep_going: bool,
     #[command(flatten)]
     pub notify: NotifyArgs,
+    #[command(flatten)]
+    pub chatter: Chatter,
 }
 
 /// Who is told when a run ends (check, burnin, report).
@@ -175,7 +177,7 @@ pub struct BurninArgs {
     #[arg(help_heading = "What to burn", long)]
     pub destructive: bool,
     /// Skips the question on a terminal (scripts: required).
-    #[arg(help_heading = "What to burn", long)]
+    #[arg(short = 'y', help_heading = "What to burn", long)]
     pub yes: bool,
     /// Go ahead although process PID holds a disk's lock (the refusal
     /// names it): only when that process is not using the disk.
@@ -188,7 +190,7 @@ pub struct BurninArgs {
     /// Write and verify every disk this many times, each pass with its own
     /// blocks (a lost write of pass 2 reads back as pass 1's) [default: 1,
     /// with --pattern badblocks 4].
-    #[arg(help_heading = "How to write and read", long)]
+    #[arg(short = 'p', help_heading = "How to write and read", long)]
     pub passes: Option<u16>,
     /// What is written: `blocks` (self-identifying, every fault
     /// classified) or `badblocks` (its four fills 0xaa 0x55 0xff 0x00, one
@@ -229,13 +231,13 @@ pub struct BurninArgs {
     #[arg(help_heading = "What to burn", long, value_name = "START..END")]
     pub range: Option<String>,
     /// Write the result as JSON to FILE (`-`: standard output).
-    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
+    #[arg(short = 'j', help_heading = "Outputs", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Also write report.txt, report.json, the run's page (report.html:
     /// everything, charts inline, a certificate per disk; prints to PDF),
     /// report.md, and charts/ (MB/s across each disk's surface, pass 1 and
     /// the last; temperature over the run; SVG and PNG) into DIR.
-    #[arg(help_heading = "Outputs", long, value_name = "DIR")]
+    #[arg(short = 'o', help_heading = "Outputs", long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write Prometheus metrics to FILE for node_exporter's textfile
     /// collector (e.g. /var/lib/prometheus/node-exporter/arrayburn.prom):
@@ -248,7 +250,7 @@ pub struct BurninArgs {
 
     /// A write or read that has the disk this many milliseconds beyond
     /// what its size needs at the disk's speed is a stall: return the disk.
-    #[arg(help_heading = "How to judge", long, default_value_t = defaults::STALL_MS)]
+    #[arg(help_heading = "How to judge", long, value_name = "MS", default_value_t = defaults::STALL_MS, value_parser = parse_ms)]
     pub stall_ms: u64,
     /// Read SMART before and after (smartctl --json) and judge what rose:
     /// `auto` where smartctl and the disk allow, `require` refuses a disk
@@ -279,6 +281,8 @@ pub struct BurninArgs {
     pub progress_interval: Duration,
     #[command(flatten)]
     pub notify: NotifyArgs,
+    #[command(flatten)]
+    pub chatter: Chatter,
 }
 
 /// How the burn-in shows progress.
@@ -311,7 +315,7 @@ pub struct ListArgs {
     /// Write JSON to FILE instead of the table (`-`: standard output), as
     /// every other --json (a bare `--json` would take the next disk for
     /// the file).
-    #[arg(long, value_name = "FILE")]
+    #[arg(short = 'j', long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 }
 
@@ -324,6 +328,35 @@ pub enum Passes {
     Serial,
     /// Only the parallel pass (no per-disk baseline to compare with).
     Parallel,
+}
+
+/// How much a run says, and in colour or not (check, burnin, report,
+/// demo: the same flags everywhere).
+#[derive(Debug, Clone, Copy, Args)]
+#[command(next_help_heading = "What is said")]
+pub struct Chatter {
+    /// Say only the verdict line (and errors and warnings): no report, no
+    /// progress, no notes. The exit status and every file asked for are
+    /// the same.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Say more: the check's report adds each serial slice's and each
+    /// re-measured round's MB/s.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Colour the verdict line and the marks (--SLOW--, !!ERROR!!): auto
+    /// on a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+/// When to colour what is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set (to anything but empty).
+    Auto,
+    Always,
+    Never,
 }
 
 /// How progress is shown on stderr.
@@ -346,7 +379,7 @@ pub enum ProgressMode {
 pub struct IoArgs {
     /// Size of each read (and a burn-in's write; binary units: 4m = 4 MiB;
     /// a burn-in's a multiple of 4 KiB).
-    #[arg(long, default_value = defaults::BLOCK, value_parser = parse_size)]
+    #[arg(short = 'b', long, default_value = defaults::BLOCK, value_parser = parse_size)]
     pub block: u64,
     /// How requests are issued: io_uring with --queue-depth in flight per
     /// disk, psync (one at a time), or auto (io_uring where the kernel
@@ -379,7 +412,7 @@ pub struct CheckArgs {
     #[arg(help_heading = "What to read", required = true)]
     pub devices: Vec<String>,
     /// How long each disk is read in a sampled pass (30s, 2m, 1m30s, 1.5s).
-    #[arg(help_heading = "What to read", long, default_value = defaults::SAMPLE, value_parser = parse_duration)]
+    #[arg(short = 's', help_heading = "What to read", long, default_value = defaults::SAMPLE, value_parser = parse_duration)]
     pub sample: Duration,
     /// Read whole disks in the parallel pass and judge completion times
     /// (the serial pass stays a sample, as in solnet-array-test).
@@ -435,10 +468,10 @@ pub struct CheckArgs {
     pub max_errors: u64,
     /// Log every read that takes at least this many milliseconds, with its
     /// offset (a sector the drive had to retry).
-    #[arg(help_heading = "How to judge", long, default_value_t = defaults::SLOW_READ_MS)]
+    #[arg(help_heading = "How to judge", long, value_name = "MS", default_value_t = defaults::SLOW_READ_MS, value_parser = parse_ms)]
     pub slow_read_ms: u64,
     /// Flag a disk slow when any read takes at least this many milliseconds.
-    #[arg(help_heading = "How to judge", long, default_value_t = defaults::STALL_MS)]
+    #[arg(help_heading = "How to judge", long, value_name = "MS", default_value_t = defaults::STALL_MS, value_parser = parse_ms)]
     pub stall_ms: u64,
     /// Accept partitions (read them as if they were disks).
     #[arg(help_heading = "What to read", long)]
@@ -472,14 +505,14 @@ pub struct OutputArgs {
     /// Write the full result as JSON to FILE (also after each pass, and on
     /// interruption). `-` is standard output (the text report then goes to
     /// stderr); a FIFO or terminal gets one document at the end.
-    #[arg(long, value_name = "FILE")]
+    #[arg(short = 'j', long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write everything to directory DIR (created if missing): report.txt,
     /// report.json, surface.csv, at the end the run's page (report.html:
     /// everything, charts inline; prints to PDF) and report.md, and charts/
     /// (MB/s per disk, MB/s across the surface and latency bins per pass,
     /// as SVG and PNG).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write the surface profiles (MB/s per position bucket, per disk and
     /// pass) as CSV to FILE (`-`: standard output).
@@ -501,6 +534,8 @@ pub struct OutputArgs {
     pub progress_interval: Duration,
     #[command(flatten)]
     pub notify: NotifyArgs,
+    #[command(flatten)]
+    pub chatter: Chatter,
 }
 
 #[derive(Debug, Args)]
@@ -513,7 +548,7 @@ pub struct DemoArgs {
     #[arg(long, default_value = "256m", value_parser = parse_size)]
     pub size: u64,
     /// Sample window per disk and pass.
-    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    #[arg(short = 's', long, default_value = "3s", value_parser = parse_duration)]
     pub sample: Duration,
     /// Leave cgroups alone: no throttle, so no slow disk (what the demo
     /// also does where cgroup-v1 blkio is missing).

@@ -24,6 +24,56 @@ pub fn log_to(file: File) {
     *LOG.lock().unwrap_or_else(PoisonError::into_inner) = Some(file);
 }
 
+/// `-q`: only errors and warnings are said (the run's log still gets
+/// every line).
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// `-v`: reports say more.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// `--color`: 0 auto, 1 always, 2 never.
+static COLOUR: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// How much the run says, and when in colour (`-q`, `-v`, `--color`).
+pub fn set_chatter(c: &crate::cli::Chatter) {
+    use crate::cli::ColorWhen;
+    use std::sync::atomic::Ordering::Relaxed;
+    QUIET.store(c.quiet, Relaxed);
+    VERBOSE.store(c.verbose, Relaxed);
+    COLOUR.store(
+        match c.color {
+            ColorWhen::Auto => 0,
+            ColorWhen::Always => 1,
+            ColorWhen::Never => 2,
+        },
+        Relaxed,
+    );
+}
+
+/// Whether only the verdict line, errors and warnings are said (`-q`).
+pub fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether reports say more (`-v`).
+pub fn verbose() -> bool {
+    VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether what goes to a stream (`terminal`: it is one) is coloured:
+/// `--color always`, or auto on a terminal with NO_COLOR unset or empty.
+pub fn colour(terminal: bool) -> bool {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    match COLOUR.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => terminal && !no_color,
+    }
+}
+
+/// Whether a line says an error or a warning (said even with `-q`).
+fn problem(text: &str) -> bool {
+    text.contains("error:") || text.contains("warning:")
+}
+
 /// Starts the run's log where it was opened (`at`: the file and its path),
 /// naming it first; where it could not be opened, one line says so and
 /// the run goes on. `who` names the command.
@@ -128,6 +178,9 @@ macro_rules! show {
 pub fn err(text: fmt::Arguments, newline: bool) {
     let text = crate::escape::lines(&text.to_string());
     log(&text, true);
+    if quiet() && !problem(&text) {
+        return;
+    }
     let mut e = std::io::stderr().lock();
     let live = clearing();
     let _ = if newline {
@@ -135,6 +188,22 @@ pub fn err(text: fmt::Arguments, newline: bool) {
     } else {
         write!(e, "{live}{text}").and_then(|()| e.flush())
     };
+}
+
+/// Prints a run's report as `shown` (escaped already, perhaps coloured;
+/// with `-q` its verdict line alone) on standard output, or standard
+/// error where `stderr`; the run's log gets `text`, the whole report
+/// uncoloured.
+pub fn report(text: &str, shown: &str, stderr: bool) {
+    log(text, false);
+    if stderr {
+        let mut e = std::io::stderr().lock();
+        let live = clearing();
+        let _ = write!(e, "{live}{shown}").and_then(|()| e.flush());
+    } else {
+        let mut o = std::io::stdout().lock();
+        let _ = write!(o, "{shown}").and_then(|()| o.flush());
+    }
 }
 
 /// Writes `text` to standard output, ignoring a failure; control

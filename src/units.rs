@@ -54,6 +54,17 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// Parses a time in milliseconds as the `*-ms` flags take it: a bare
+/// number is milliseconds (`500`), and a duration with its unit is taken
+/// too (`500ms`, `2s`).
+pub fn parse_ms(text: &str) -> Result<u64, String> {
+    if let Ok(ms) = text.trim().parse::<u64>() {
+        return Ok(ms);
+    }
+    let d = parse_duration(text).map_err(|e| format!("{e} (a bare number is milliseconds)"))?;
+    Ok(d.as_millis() as u64)
+}
+
 /// The byte at `k / n` of `size` (rounded down; `n` 0 counts as 1):
 /// bucket edges, spread-sample spots, seek readers' starts.
 pub fn fraction_of(size: u64, k: u64, n: u64) -> u64 {
@@ -112,6 +123,14 @@ pub fn ctime(t: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ms_flag_takes_a_bare_number_or_a_unit() {
+        assert_eq!(parse_ms("500"), Ok(500));
+        assert_eq!(parse_ms("500ms"), Ok(500));
+        assert_eq!(parse_ms("2s"), Ok(2000));
+        assert!(parse_ms("fast").unwrap_err().contains("a bare number is milliseconds"));
+    }
 
     #[test]
     fn a_log_stamp_is_an_iso_8601_date_and_time_with_its_offset() {

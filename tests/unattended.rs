@@ -394,14 +394,14 @@ fn the_whole_run_eta_is_within_a_fifth_of_the_real_end() {
 }
 
 /// A tmux server of this test's own (its own socket), killed with it.
-struct Tmux(String);
+pub(crate) struct Tmux(String);
 
 impl Tmux {
-    fn new() -> Tmux {
+    pub(crate) fn new() -> Tmux {
         Tmux(format!("arrayburn-test-{}", std::process::id()))
     }
 
-    fn run(&self, args: &[&str]) -> String {
+    pub(crate) fn run(&self, args: &[&str]) -> String {
         let out = Command::new("tmux").arg("-L").arg(&self.0).args(args).output_within(MINUTE);
         assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()

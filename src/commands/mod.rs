@@ -21,6 +21,14 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
     // A placement file that cannot be used is refused before anything runs
     // (not silently ignored, leaving disks where sysfs says).
     crate::device::topology::given_all().map_err(anyhow::Error::msg)?;
+    let chatter = match &cli.command {
+        Command::Check(a) => Some(&a.output.chatter),
+        Command::Demo(a) => Some(&a.output.chatter),
+        Command::Burnin(a) => Some(&a.chatter),
+        Command::Report(a) => Some(&a.chatter),
+        _ => None,
+    };
+    chatter.into_iter().for_each(crate::tell::set_chatter);
     match cli.command {
         Command::List(args) => list::run(&args, stop),
         Command::Check(args) => check::run(&args, argv, stop),

@@ -189,6 +189,46 @@ pub fn text(blocks: &[Block]) -> String {
     crate::escape::lines(&out)
 }
 
+/// The text report coloured for a terminal: the verdict line by its word
+/// (green healthy, red flagged, yellow not judged or interrupted) and the
+/// marks the tables carry (red --SLOW--, !!ERROR!!, --ROSE--; yellow
+/// ??UNSURE??; blue ++FAST++). Applied to what is printed only, never to
+/// a file.
+pub fn coloured(text: &str) -> String {
+    const RED: &str = "\x1b[1;31m";
+    const GREEN: &str = "\x1b[1;32m";
+    const YELLOW: &str = "\x1b[1;33m";
+    const BLUE: &str = "\x1b[1;34m";
+    const END: &str = "\x1b[0m";
+    let marks = [
+        ("--SLOW--", RED),
+        ("!!ERROR!!", RED),
+        ("--ROSE--", RED),
+        ("??UNSURE??", YELLOW),
+        ("++FAST++", BLUE),
+    ];
+    let line = |l: &str| -> String {
+        if let Some(v) = l.strip_prefix("Verdict: ") {
+            let c = match v {
+                _ if v.starts_with("HEALTHY") => GREEN,
+                _ if v.starts_with("FLAGGED") => RED,
+                _ => YELLOW,
+            };
+            return format!("{c}{l}{END}");
+        }
+        let mut l = l.to_string();
+        for (m, c) in marks {
+            l = l.replace(m, &format!("{c}{m}{END}"));
+        }
+        l
+    };
+    let mut out: String = text.lines().map(line).collect::<Vec<_>>().join("\n");
+    if text.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
 /// The blocks as Markdown (a ticket's description): the verdict first,
 /// headings as `###`, tables as tables, items as a list. Text from a disk
 /// or host is escaped, never markup.

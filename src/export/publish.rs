@@ -35,6 +35,10 @@ pub trait Published: Document {
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)>;
     /// The Prometheus metrics (`--metrics`).
     fn metrics(&self) -> Vec<u8>;
+    /// The text report with more (`-v`), where the run has more to say.
+    fn verbose_text(&self) -> String {
+        self.text()
+    }
 }
 
 /// Where a run's result goes.
@@ -107,12 +111,25 @@ pub fn save(run: &impl Published, to: Outputs, last: bool, stop: &StopFlag) -> V
 /// Prints the text report: on standard output, or on standard error where
 /// `stdout_taken` (`--json -` has it). A closed pipe is not a failure.
 pub fn print(run: &impl Published, stdout_taken: bool) {
-    let text = run.text();
-    if stdout_taken {
-        tell_part!("{text}");
+    use std::io::IsTerminal;
+    // `-q`: the verdict line alone (the run's log still gets the report).
+    // Control characters as escapes (a device path's), before any colour
+    // is added.
+    let full = if crate::tell::verbose() { run.verbose_text() } else { run.text() };
+    let full = crate::escape::lines(&full);
+    let text = if crate::tell::quiet() {
+        crate::escape::lines(&format!("Verdict: {}\n", run.document().message))
     } else {
-        show!("{text}");
-    }
+        full.clone()
+    };
+    let terminal = if stdout_taken {
+        std::io::stderr().is_terminal()
+    } else {
+        std::io::stdout().is_terminal()
+    };
+    let shown =
+        if crate::tell::colour(terminal) { super::doc::coloured(&text) } else { text.clone() };
+    crate::tell::report(&full, &shown, stdout_taken);
 }
 
 /// A run's end: printed, saved (a file that cannot be written said in one
@@ -147,6 +164,9 @@ impl Published for crate::report::Report {
     }
     fn metrics(&self) -> Vec<u8> {
         super::metrics::check(self).render().into_bytes()
+    }
+    fn verbose_text(&self) -> String {
+        super::text::render_verbose(self)
     }
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
         let drawn = super::chart::draw_all(self)?;

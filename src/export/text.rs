@@ -18,6 +18,35 @@ pub fn render(r: &Report) -> String {
     doc::text(&blocks(r))
 }
 
+/// The report with more (`-v`): before its verdict, each serial slice's
+/// and each re-measured round's MB/s, a table a pass.
+pub fn render_verbose(r: &Report) -> String {
+    let mut out = blocks(r);
+    let verdict = out.pop();
+    for p in r.passes.iter().filter(|p| !p.slices.is_empty()) {
+        let title = format!("{}: each slice (MB/s over its window)", pass_title(r, p));
+        out.push(Block::Heading(title, Tone::Plain));
+        out.push(Block::Tight(slice_table(&p.slices)));
+    }
+    for c in r.confirmations.iter().filter(|c| !c.measured.is_empty()) {
+        out.push(Block::Heading(format!("Re-measured {}: each round", c.path), Tone::Plain));
+        out.push(Block::Tight(slice_table(&c.measured)));
+    }
+    out.extend(verdict);
+    doc::text(&out)
+}
+
+/// Slices as a table: disk, round, when, how long, MB/s.
+fn slice_table(slices: &[crate::report::SliceRow]) -> Grid {
+    let mut g = Grid::new(&["Disk", "Round", "At s", "For s", "MB/sec"]).numbers(1..5);
+    for s in slices {
+        let (at, len, mb) =
+            (format!("{:.1}", s.at_s), format!("{:.1}", s.elapsed_s), format!("{:.0}", s.mb_per_s));
+        g.row(vec![s.path.clone(), (s.round + 1).to_string(), at, len, mb]);
+    }
+    g
+}
+
 /// The report as blocks, for the text, the Markdown and the page.
 pub fn blocks(r: &Report) -> Vec<Block> {
     let mut out = Vec::new();

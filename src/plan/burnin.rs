@@ -122,6 +122,7 @@ impl BurnPlan {
             looks: Looks {
                 smart_every: args.smart_every,
                 progress: match args.progress {
+                    _ if args.chatter.quiet => None,
                     BurnProgress::None => None,
                     BurnProgress::Lines => Some((args.progress_interval, false)),
                     BurnProgress::Table => Some((args.progress_interval, true)),

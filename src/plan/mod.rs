@@ -231,6 +231,7 @@ impl Plan {
         use crate::progress::Style;
         use std::io::IsTerminal;
         match self.settings.progress {
+            _ if crate::tell::quiet() => Style::Quiet,
             ProgressMode::Bars => Style::Bars,
             ProgressMode::Lines => Style::Lines,
             ProgressMode::None => Style::Quiet,

@@ -59,6 +59,7 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("outputs::a_sample_too_short_", "a refusal, and whole 16 MiB disks read in milliseconds"),
     ("outputs::a_burn_in_that_cannot_write_", "the exit status of failed writes; a lone disk"),
     ("outputs::a_fifo_nobody_reads_", "a stop while a FIFO waits for its reader; no verdict"),
+    ("conventions::", "what -q, -v and the short flags say and write; no speed judged"),
     ("metrics::", "the metrics files and what they say of each run's own verdict"),
     ("report::", "the fleet's reading of results; its runs' verdicts are the findings of faults"),
     ("safety::links_planted_", "files never written through a link"),

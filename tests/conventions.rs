@@ -1,0 +1,112 @@
+//! What admins expect of a command they run on many hosts: `-q` says the
+//! verdict line alone, `-v` more, colour only where it is wanted
+//! (`--color`, NO_COLOR, a real terminal under tmux), the same short flags
+//! everywhere, and milliseconds written with their unit.
+
+use std::path::Path;
+
+use crate::unattended::Tmux;
+use crate::util::*;
+
+const MIB: u64 = 1 << 20;
+
+/// A recorded check with a slow disk (the fleet report over it is
+/// flagged).
+fn recorded() -> String {
+    let at = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/report/demo/report.json");
+    at.to_str().unwrap().to_string()
+}
+
+#[test]
+fn quiet_says_the_verdict_line_alone_and_colour_is_only_where_wanted() {
+    let file = recorded();
+    let dir = tempdir();
+    let json = dir.path().join("fleet.json");
+    let out =
+        arrayburn(&["report", "-q", &file, "-j", json.to_str().unwrap()]).output_within(MINUTE);
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.starts_with("Verdict: FLAGGED: "), "{stdout}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(json.is_file(), "-j wrote the JSON as --json does");
+    // Not a terminal: no colour, unless asked for.
+    let plain = arrayburn(&["report", &file]).output_within(MINUTE);
+    assert!(!plain.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&plain.stdout));
+    let always = arrayburn(&["report", "--color", "always", &file]).output_within(MINUTE);
+    let text = String::from_utf8_lossy(&always.stdout);
+    assert!(text.contains("\x1b[1;31mVerdict: FLAGGED"), "{text:?}");
+    let never =
+        arrayburn(&["report", "--color", "never", &file]).env("NO_COLOR", "").output_within(MINUTE);
+    assert!(!never.stdout.contains(&0x1b));
+    // -q and -v together: one line naming both, exit 2.
+    let both = arrayburn(&["report", "-q", "-v", &file]).output_within(MINUTE);
+    let err = String::from_utf8_lossy(&both.stderr);
+    assert_eq!(both.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--quiet") && err.contains("--verbose"), "{err}");
+}
+
+#[test]
+fn on_a_terminal_the_verdict_is_coloured_unless_no_color_is_set() {
+    if !installed("tmux") {
+        assert!(
+            std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
+            "tmux is needed (scripts/test.sh installs it)"
+        );
+        return;
+    }
+    let file = recorded();
+    let tmux = Tmux::new();
+    for (name, env) in [("plain", ""), ("nocolor", "NO_COLOR=1 ")] {
+        let line = format!("{env}{} report {file}; echo EXITED $?; sleep 600", bin());
+        tmux.run(&["new-session", "-d", "-x", "200", "-y", "50", "-s", name, &line]);
+    }
+    // capture-pane -e keeps the escapes the program wrote.
+    let mut panes = (String::new(), String::new());
+    let ended = wait_for(MINUTE, || {
+        panes.0 = tmux.run(&["capture-pane", "-p", "-e", "-t", "plain"]);
+        panes.1 = tmux.run(&["capture-pane", "-p", "-e", "-t", "nocolor"]);
+        panes.0.contains("EXITED") && panes.1.contains("EXITED")
+    });
+    assert!(ended, "{panes:?}");
+    let verdict =
+        |pane: &str| pane.lines().find(|l| l.contains("Verdict: ")).unwrap_or("").to_string();
+    assert!(verdict(&panes.0).contains('\x1b'), "coloured on a terminal: {:?}", verdict(&panes.0));
+    assert!(!verdict(&panes.1).contains('\x1b'), "NO_COLOR: {:?}", verdict(&panes.1));
+}
+
+#[test]
+fn a_check_with_short_flags_quiet_or_verbose_writes_the_same_files() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 32 * MIB);
+    let dir = tempdir();
+    let (json, out_dir) = (dir.path().join("r.json"), dir.path().join("bundle"));
+    let mut args = vec!["check", "-q", "-s", "1.5s", "-b", "1m", "--slow-read-ms", "2s"];
+    args.extend(["-j", json.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    args.extend(d.iter().map(|x| x.dev.as_str()));
+    let out = arrayburn(&args).output_within(RUN);
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{stderr}");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.starts_with("Verdict: "), "{stdout}");
+    assert!(stderr.is_empty(), "no progress, no notes: {stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["options"]["slow_read_ms"], 2000.0, "2s is 2000 ms");
+    assert_eq!(v["options"]["block_bytes"], 1 << 20);
+    assert!(out_dir.join("report.html").is_file() && out_dir.join("run.log").is_file());
+    // The log keeps every line the run did not say.
+    let log = std::fs::read_to_string(out_dir.join("run.log")).unwrap();
+    assert!(log.contains("Serial pass"), "{log}");
+    // -v: each serial slice's MB/s in the report.
+    let mut args = vec!["check", "-v", "-s", "3s", "--slices", "3", "--progress", "none"];
+    args.extend(d.iter().map(|x| x.dev.as_str()));
+    let out = arrayburn(&args).output_within(RUN);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("each slice (MB/s over its window)"), "{stdout}");
+    let rows = stdout.lines().filter(|l| d.iter().any(|x| l.starts_with(&x.dev))).count();
+    assert!(rows >= 3 * 3 + 3 * 2, "a row per disk and slice, besides the tables: {stdout}");
+}
