@@ -6,7 +6,8 @@
 # system-call patterns, chromium to render the HTML report headless,
 # ansible-core for the playbook in contrib/ansible, tmux for the burn-in's
 # live table, systemd for `systemd-analyze verify` of the service unit,
-# prometheus for `promtool check metrics` of --metrics files),
+# prometheus for `promtool check metrics` of --metrics files, man-db and
+# groff-base to render the man pages),
 # while the tests build,
 # and removes what an earlier run left behind (scripts/leftovers.sh) before
 # and after. The tests create loop devices and remove exactly those.
@@ -27,6 +28,8 @@ command -v ansible-playbook >/dev/null || need+=(ansible-core)
 command -v tmux >/dev/null || need+=(tmux)
 command -v systemd-analyze >/dev/null || need+=(systemd)
 command -v promtool >/dev/null || need+=(prometheus)
+command -v man >/dev/null || need+=(man-db)
+command -v groff >/dev/null || need+=(groff-base)
 installing=
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then

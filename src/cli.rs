@@ -21,7 +21,7 @@ use crate::units::{parse_duration, parse_ms, parse_size};
     name = "arrayburn",
     version,
     propagate_version = true,
-    after_long_help = exit_and_examples()
+    after_long_help = crate::help::tail("")
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -31,11 +31,14 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the disks on this machine with identity, size and in-use state.
+    #[command(after_help = crate::help::tail("list"))]
     List(ListArgs),
     /// Read disks one at a time, then all at once, and judge them (read-only).
+    #[command(after_help = crate::help::tail("check"))]
     Check(CheckArgs),
     /// Build a small array of memory-backed disks (one made slow), check it,
     /// and remove it again: the real check, without spare disks (root).
+    #[command(after_help = crate::help::tail("demo"))]
     Demo(DemoArgs),
     /// iozone-compatible file workloads on a mounted filesystem: iozone's
     /// flags, tests and output (`arrayburn iozone -h`), plus --json.
@@ -44,58 +47,22 @@ pub enum Command {
     Iozone(IozoneArgs),
     /// Burn in new disks: write every block and read it back, all disks at
     /// once (DESTROYS their data; needs --destructive).
+    #[command(after_help = crate::help::tail("burnin"))]
     Burnin(BurninArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell) to standard output.
+    #[command(after_help = crate::help::tail("completions"))]
     Completions(CompletionsArgs),
     /// Read check and burn-in results (JSON files, or directories of
     /// them) from one host or many and compare them: disks slow for their
     /// model across the fleet, disks worse than in their earlier runs,
     /// each host's verdicts.
+    #[command(after_help = crate::help::tail("report"))]
     Report(ReportArgs),
     /// Print a man page (roff) to standard output: arrayburn's, or one
     /// subcommand's.
+    #[command(after_help = crate::help::tail("man"))]
     Man(ManArgs),
-}
-
-/// The exit codes of `check` and `demo`: (code, meaning). One table for
-/// `--help` and the man page.
-pub const EXIT_CODES: [(u8, &str); 5] = [
-    (0, "healthy: every disk compared with its peers, none slow, no read errors"),
-    (
-        1,
-        "a disk is slow, failed reads, or (iozone) returned data other than was written: the report says which and why",
-    ),
-    (
-        2,
-        "could not run: a bad option, a refused device or output, another arrayburn run on the same disk",
-    ),
-    (
-        3,
-        "not judged: nothing found, but a disk could not be compared (timed too briefly, or no peer of its model, size and kind) or told slow or not (its readings straddle --slow-pct)",
-    ),
-    (130, "interrupted (Ctrl-C, SIGTERM, SIGHUP): partial results were written"),
-];
-
-/// Command lines people start from.
-pub const EXAMPLES: [&str; 9] = [
-    "arrayburn list",
-    "arrayburn check /dev/sd[b-i]",
-    "arrayburn check --full --json result.json /dev/sd[b-i]",
-    "arrayburn check --spots 11 --seek --out run1 /dev/sd[b-i]",
-    "arrayburn check --json - /dev/sd[b-i] | jq .summary",
-    "arrayburn demo",
-    "arrayburn iozone -a -g 1g -f /mnt/test/iozone.tmp",
-    "arrayburn burnin --destructive --smart-test short --out burn1 /dev/disk/by-id/ata-NEW*",
-    "arrayburn burnin --read-only --duration 24h /dev/sd[b-i]",
-];
-
-/// Exit codes and examples as the end of `--help`.
-fn exit_and_examples() -> String {
-    let codes: String =
-        EXIT_CODES.iter().map(|(code, meaning)| format!("  {code:<4} {meaning}\n")).collect();
-    let examples: String = EXAMPLES.iter().map(|e| format!("  {e}\n")).collect();
-    format!("Exit status:\n{codes}\nExamples:\n{examples}")
 }
 
 #[derive(Debug, Args)]
@@ -109,7 +76,16 @@ pub struct CompletionsArgs {
 pub struct ManArgs {
     /// A subcommand whose page to print (check, list, demo, iozone...);
     /// arrayburn's own page when left out.
+    #[arg(conflicts_with = "install")]
     pub subcommand: Option<String>,
+    /// Write every page (arrayburn.1, arrayburn-check.1, ...) into
+    /// PREFIX/share/man/man1 and the bash, zsh and fish completions where
+    /// those shells look under PREFIX, making the directories.
+    #[arg(long)]
+    pub install: bool,
+    /// Where --install writes.
+    #[arg(long, value_name = "DIR", default_value = "/usr/local", requires = "install")]
+    pub prefix: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -406,7 +382,6 @@ impl IoArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = exit_and_examples())]
 pub struct CheckArgs {
     /// Block devices to read (whole disks: /dev/sdb, /dev/disk/by-id/...).
     #[arg(help_heading = "What to read", required = true)]

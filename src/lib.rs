@@ -37,6 +37,7 @@ pub mod escape;
 pub mod export;
 pub mod fleet;
 pub mod header;
+pub mod help;
 pub mod input;
 pub mod io;
 pub mod iozone;

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use std::process::Command;
+
 use crate::unattended::Tmux;
 use crate::util::*;
 
@@ -109,4 +111,93 @@ fn a_check_with_short_flags_quiet_or_verbose_writes_the_same_files() {
     assert!(stdout.contains("each slice (MB/s over its window)"), "{stdout}");
     let rows = stdout.lines().filter(|l| d.iter().any(|x| l.starts_with(&x.dev))).count();
     assert!(rows >= 3 * 3 + 3 * 2, "a row per disk and slice, besides the tables: {stdout}");
+}
+
+#[test]
+fn every_help_and_man_page_says_its_exit_status_examples_environment_and_files() {
+    // iozone's --help is iozone's own (-h): its page says the rest.
+    for sub in ["check", "burnin", "report", "list", "demo", "completions", "man"] {
+        let out = arrayburn(&[sub, "--help"]).output_within(MINUTE);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{sub} --help");
+        assert!(
+            text.contains("Exit status:\n") && text.contains("Examples:\n  arrayburn "),
+            "{sub}:\n{text}"
+        );
+    }
+    if !installed("man") || !installed("groff") {
+        assert!(
+            std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
+            "man and groff are needed to render the pages"
+        );
+        return;
+    }
+    let prefix = tempdir();
+    let out = arrayburn(&["man", "--install", "--prefix", prefix.path().to_str().unwrap()])
+        .output_within(MINUTE);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let man1 = prefix.path().join("share/man/man1");
+    let pages = ["", "check", "burnin", "report", "list", "demo", "iozone", "completions", "man"];
+    for sub in pages {
+        let file = if sub.is_empty() { "arrayburn.1".into() } else { format!("arrayburn-{sub}.1") };
+        let out = Command::new("man")
+            .arg("-l")
+            .arg(man1.join(&file))
+            .env("MANWIDTH", "100")
+            .output_within(MINUTE);
+        let text = plain(&String::from_utf8_lossy(&out.stdout));
+        assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+        let headings: Vec<&str> =
+            text.lines().filter(|l| !l.starts_with(' ') && !l.is_empty()).collect();
+        for h in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "EXIT STATUS",
+            "EXAMPLES",
+            "ENVIRONMENT",
+            "FILES",
+            "SEE ALSO",
+        ] {
+            assert!(headings.contains(&h), "{file} has no {h}: {headings:?}");
+        }
+        // Its first words (man spreads the line to the margin).
+        let synopsis = text.split("SYNOPSIS").nth(1).unwrap_or("");
+        let words: Vec<&str> = synopsis.split_whitespace().take(2).collect();
+        let want = if sub.is_empty() { ["arrayburn", "["] } else { ["arrayburn", sub] };
+        assert!(words[0] == want[0] && words[1].starts_with(want[1]), "{file}:\n{text}");
+        let description =
+            text.split("DESCRIPTION").nth(1).unwrap_or("").split("\n\n").next().unwrap_or("");
+        assert!(
+            description.split_whitespace().count() >= 25,
+            "{file}: a real description:\n{text}"
+        );
+        assert!(text.contains("ARRAYBURN_NOTIFY") && text.contains("/var/lib/arrayburn/burnin"));
+        assert!(text.contains("smartctl(8)") && text.contains("badblocks(8)"), "{file}");
+    }
+    // No page for clap's own `help`, and none listed.
+    let top = std::fs::read_to_string(man1.join("arrayburn.1")).unwrap();
+    assert!(!top.contains("arrayburn\\-help"), "{top}");
+    let help = arrayburn(&["man", "help"]).output_within(MINUTE);
+    assert_eq!(help.status.code(), Some(2));
+    // The completions where the shells look; bash's parses.
+    let bash = prefix.path().join("share/bash-completion/completions/arrayburn");
+    assert!(prefix.path().join("share/zsh/site-functions/_arrayburn").is_file());
+    assert!(prefix.path().join("share/fish/vendor_completions.d/arrayburn.fish").is_file());
+    let out = Command::new("bash").arg("-n").arg(&bash).output_within(MINUTE);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// man's output without its overstrikes (`N\x08N` is a bold N).
+fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if chars.peek() == Some(&'\u{8}') {
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }

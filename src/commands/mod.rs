@@ -36,7 +36,7 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::Burnin(args) => burnin::run(&args, argv, stop),
         Command::Iozone(args) => iozone::run(&args.args, stop),
         Command::Completions(args) => completions::run(args.shell),
-        Command::Man(args) => man::run(args.subcommand.as_deref()),
+        Command::Man(args) => man::run(&args),
         Command::Report(args) => fleet::run(&args, argv, stop),
     }
 }

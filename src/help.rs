@@ -1,0 +1,216 @@
+//! What `--help` and the man pages say beyond the options: each command's
+//! description, exit status and examples, and what every page shares (the
+//! environment, the files, where to look next). One table for both, so
+//! they never disagree.
+
+/// One command's page.
+pub struct Page {
+    /// The subcommand (`""`: arrayburn itself).
+    pub name: &'static str,
+    /// What it does, a paragraph each.
+    pub description: &'static [&'static str],
+    /// Its exit statuses: (code, meaning).
+    pub exit: &'static [(u8, &'static str)],
+    /// Command lines people start from.
+    pub examples: &'static [&'static str],
+}
+
+const USAGE_ERROR: (u8, &str) = (
+    2,
+    "could not run: a bad option, a refused device or output, another arrayburn run on the same disk (one line says which and how to go on; nothing was written)",
+);
+const INTERRUPTED: (u8, &str) =
+    (130, "interrupted (Ctrl-C, SIGTERM): partial results were written, marked so");
+const HEALTHY: (u8, &str) = (0, "healthy: every disk compared with its peers, nothing found");
+const FLAGGED: (u8, &str) =
+    (1, "something to act on: a disk or a link (the report names each, with what to do)");
+const NOT_JUDGED: (u8, &str) = (
+    3,
+    "not judged: nothing found, but a disk could not be compared (timed too briefly, or no peer of its model, size and kind) or told slow or not; health is not claimed",
+);
+const RAN: (u8, &str) = (0, "it ran");
+
+/// Every page, arrayburn's first.
+pub const PAGES: [Page; 9] = [
+    Page {
+        name: "",
+        description: &[
+            "arrayburn checks disk arrays, burns in new disks and reports on many hosts' results, for the people who run storage: admins validating a disk controller or HBA, hunting the one slow drive in a shelf, checking disks before they build a pool, and teams running a tender's benchmark procedure.",
+            "check reads every disk alone, then all at once, and judges each against its peers (robust statistics, re-measured before it is blamed); burnin writes every block of new disks, reads it back and classifies what came back, resumable across reboots; iozone runs iozone's file workloads; report reads results from many hosts and runs and compares them. Every command is safe by default: nothing is written to a disk unless a destructive run is asked for.",
+        ],
+        exit: &[HEALTHY, FLAGGED, USAGE_ERROR, NOT_JUDGED, INTERRUPTED],
+        examples: &[
+            "arrayburn list",
+            "arrayburn check /dev/sd[b-i]",
+            "arrayburn burnin --destructive --smart-test short -o burn1 /dev/disk/by-id/ata-NEW*",
+            "arrayburn report results/",
+        ],
+    },
+    Page {
+        name: "check",
+        description: &[
+            "Reads each disk alone (the serial pass), then all at once (the parallel pass), with O_DIRECT reads of --block bytes, for --sample per disk or whole (--full-serial, --full); read-only. Each disk's MB/s is compared with its peers' (same model, size and kind) by a robust rule; a disk called slow on speed alone is re-measured before it is blamed. The parallel pass tells a shared bottleneck (a controller, expander, bus or CPU) from slow disks. Failed reads are pinpointed to their ranges, slow reads and slow regions of the surface are named, and links below their maximum are found.",
+            "The report prints a solnet-style table per pass with %ofAvg and --SLOW-- marks, a sentence per disk to act on and the verdict; --json, --csv, --out DIR (a page with charts) and --metrics keep it.",
+        ],
+        exit: &[HEALTHY, FLAGGED, USAGE_ERROR, NOT_JUDGED, INTERRUPTED],
+        examples: &[
+            "arrayburn check /dev/sd[b-i]",
+            "arrayburn check --full -j result.json /dev/sd[b-i]",
+            "arrayburn check --spots 11 --seek -o run1 /dev/sd[b-i]",
+            "arrayburn check -q --metrics /var/lib/prometheus/node-exporter/arrayburn.prom /dev/sd[b-i]",
+        ],
+    },
+    Page {
+        name: "burnin",
+        description: &[
+            "Burns in new disks, all at once: every 4 KiB block of each disk (or --range) written with self-identifying data, the disk's cache flushed, every block read back and classified (failed to write or read, corrupted, misdirected, another disk's, stale, zeros, foreign), --passes times. DESTROYS the data on the disks: it needs --destructive, and refuses a disk that is mounted, in a pool or array, or carries a signature (unless --wipe-signatures).",
+            "Each disk's place is checkpointed in --state; --resume (or --resume-or-start, as the systemd unit in contrib/ does) continues after a reboot or a signal, proving it has the same disk first. SMART is read before and after (and the drives' self-test run first with --smart-test); counters that rose, requests that stalled, temperatures above the drive's limit and disks slower than their peers (re-measured alone first) are findings. --read-only soaks the disks with reads instead (for --duration, or --passes).",
+        ],
+        exit: &[
+            (
+                0,
+                "healthy: every block written and read back as written, no SMART counter rose, no stall, every speed compared",
+            ),
+            FLAGGED,
+            USAGE_ERROR,
+            NOT_JUDGED,
+            INTERRUPTED,
+        ],
+        examples: &[
+            "arrayburn burnin --destructive --smart-test short -o burn1 /dev/disk/by-id/ata-NEW*",
+            "arrayburn burnin --destructive --yes -p 2 --metrics /var/lib/prometheus/node-exporter/burnin.prom /dev/sd[b-e]",
+            "arrayburn burnin --destructive --resume /dev/sd[b-e]",
+            "arrayburn burnin --read-only --duration 24h /dev/sd[b-i]",
+        ],
+    },
+    Page {
+        name: "report",
+        description: &[
+            "Reads check and burn-in results (--json files, --out bundles' report.json, or directories holding them) from one host or many, old and new, and judges them together: each run's own findings (superseded where a later run measured those disks again), disks slow for their model across the fleet, disks worse than in their earlier runs (the same disk by WWN or serial), links below their maximum, and each host's runs. It only reads files.",
+        ],
+        exit: &[
+            (
+                0,
+                "healthy: every run's own verdict healthy, none slow for its model, none worse than before",
+            ),
+            FLAGGED,
+            (
+                2,
+                "could not run: no result file, or one that cannot be read (--keep-going skips it)",
+            ),
+            (
+                3,
+                "not judged: nothing to act on, but a run could not judge every disk or did not finish, or a file was skipped",
+            ),
+            (130, "interrupted: nothing was written (run it again)"),
+        ],
+        examples: &[
+            "arrayburn report results/",
+            "arrayburn report --keep-going -o fleet results/ /var/lib/arrayburn/burnin/runs",
+            "arrayburn report -q --metrics /var/lib/prometheus/node-exporter/fleet.prom results/",
+        ],
+    },
+    Page {
+        name: "list",
+        description: &[
+            "Lists the disks on this machine with their identity (model, serial, WWN, size, sector sizes, controller and link) and whether they are in use (mounted, swap, in a pool, array or volume group), without opening them. --all includes loop, RAM, device-mapper and md devices.",
+        ],
+        exit: &[
+            RAN,
+            (2, "could not run: a device that is not there, or an output that cannot be written"),
+        ],
+        examples: &[
+            "arrayburn list",
+            "arrayburn list -j - | jq '.[].serial'",
+            "arrayburn list /dev/sdb",
+        ],
+    },
+    Page {
+        name: "demo",
+        description: &[
+            "Builds a small array of memory-backed loop devices in /dev/shm (one made slow with a cgroup throttle), runs the real check on it, and removes everything again: a first run without spare disks. Needs root.",
+        ],
+        exit: &[HEALTHY, FLAGGED, USAGE_ERROR, NOT_JUDGED, INTERRUPTED],
+        examples: &[
+            "arrayburn demo",
+            "arrayburn demo --disks 8 --sample 5s",
+            "arrayburn demo --no-throttle",
+        ],
+    },
+    Page {
+        name: "iozone",
+        description: &[
+            "Runs iozone's file workloads on a mounted filesystem with iozone's own flags, tests and output (arrayburn iozone -h lists them), so a tender's iozone procedure runs unchanged; --json adds a machine-readable result.",
+        ],
+        exit: &[
+            (0, "every test ran and read back what it wrote"),
+            (1, "a test returned data other than was written"),
+            (2, "could not run: a bad flag or a file that cannot be made"),
+            (130, "interrupted: the test files were removed"),
+        ],
+        examples: &[
+            "arrayburn iozone -a -g 1g -f /mnt/test/iozone.tmp",
+            "arrayburn iozone -i 0 -i 1 -t 4 -s 1g -r 1m -F /mnt/a/f1 /mnt/a/f2 /mnt/a/f3 /mnt/a/f4",
+        ],
+    },
+    Page {
+        name: "completions",
+        description: &[
+            "Prints a shell completion script for bash, zsh, fish, elvish or powershell to standard output (arrayburn man --install puts bash's, zsh's and fish's where the shells look).",
+        ],
+        exit: &[RAN, (2, "an unknown shell")],
+        examples: &["arrayburn completions bash > /etc/bash_completion.d/arrayburn"],
+    },
+    Page {
+        name: "man",
+        description: &[
+            "Prints a man page (roff) to standard output: arrayburn's, or one subcommand's. --install writes every page and the shell completions where the system looks for them, making the directories.",
+        ],
+        exit: &[RAN, (2, "an unknown subcommand, or a page that cannot be written")],
+        examples: &["arrayburn man check | man -l -", "arrayburn man --install"],
+    },
+];
+
+/// The environment every command reads: (variable, meaning).
+pub const ENVIRONMENT: [(&str, &str); 4] = [
+    ("ARRAYBURN_NOTIFY", "a command to run when a run ends (as --notify; check, burnin, report)"),
+    ("ARRAYBURN_NOTIFY_TIMEOUT", "how long that command may run (as --notify-timeout)"),
+    (
+        "ARRAYBURN_TOPOLOGY",
+        "a JSON file placing disks on controllers and links where sysfs does not say (a lab, the tests)",
+    ),
+    ("NO_COLOR", "set (to anything but empty): no colour, unless --color always"),
+];
+
+/// The files arrayburn keeps or writes: (path, what).
+pub const FILES: [(&str, &str); 4] = [
+    (
+        "/var/lib/arrayburn/burnin",
+        "the burn-in's --state: a checkpoint per disk, and in runs/ each run's log (RUN.log) and report (RUN.json)",
+    ),
+    ("DIR/run.log", "a check's log in --out DIR (beside --json r.json: r.log)"),
+    (
+        "/dev/sdX",
+        "the lock of a run on a disk: flock(2) on the disk's own node (no lock file); /proc/locks names the holder",
+    ),
+    (
+        "/var/lib/prometheus/node-exporter/*.prom",
+        "where node_exporter's textfile collector reads --metrics",
+    ),
+];
+
+/// Where to look next.
+pub const SEE_ALSO: &str = "fio(1), smartctl(8), badblocks(8), zpool(8), f3probe(1), iozone(1)";
+
+/// The page of `name` (`""`: arrayburn's).
+pub fn page(name: &str) -> Option<&'static Page> {
+    PAGES.iter().find(|p| p.name == name)
+}
+
+/// The end of a command's `--help`: its exit status and examples.
+pub fn tail(name: &str) -> String {
+    let Some(p) = page(name) else { return String::new() };
+    let codes: String = p.exit.iter().map(|(c, m)| format!("  {c:<4} {m}\n")).collect();
+    let examples: String = p.examples.iter().map(|e| format!("  {e}\n")).collect();
+    format!("Exit status:\n{codes}\nExamples:\n{examples}")
+}
