@@ -1,14 +1,16 @@
-//! contrib/ansible/arrayburn.yml end to end against localhost: it copies
-//! arrayburn, runs the check on loop devices, fetches the JSON and runs
-//! `arrayburn report` over what it fetched; then the burn-in, detached and
-//! polled.
+//! contrib/ansible/arrayburn.yml end to end against two inventory names on
+//! this machine: it copies arrayburn, checks each host's loop devices as
+//! root, fails the flagged host's Verdict task (the recap shows it),
+//! fetches the results into a results_dir taken from where it runs, and
+//! reports; then a burn-in started detached and collected once it ended.
 
+use std::path::Path;
 use std::process::Command;
 
 use crate::util::*;
 
 #[test]
-fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
+fn two_hosts_one_flagged_one_healthy_in_the_recap_and_a_burn_in_collected_when_done() {
     need_root!();
     let _l = device_lock();
     if !installed("ansible-playbook") {
@@ -19,132 +21,129 @@ fn the_playbook_checks_the_hosts_fetches_the_results_and_reports() {
         eprintln!("skipping: no ansible-playbook (scripts/test.sh installs it as root)");
         return;
     }
-    let d = disks(3, 32 << 20);
-    // The check also reads a disk with an unreadable sector: that run's own
-    // finding must reach the closing summary.
+    // Two inventory names on this machine. node1: three disks held alike
+    // to 20 MB/s (healthy); node2: two such disks and one with an
+    // unreadable sector (flagged, whatever its speeds).
+    let d = disks(5, 32 << 20);
+    let t = Throttle::new();
+    for x in &d {
+        t.limit(x, 20_000_000);
+    }
     let bad = crate::faults::FaultyDisk::new(32 << 20, &[(8 << 20, 4096)]);
-    let mut devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
-    devs.push(&bad.dev);
+    let node1: Vec<&str> = d[..3].iter().map(|x| x.dev.as_str()).collect();
+    let node2 = [d[3].dev.as_str(), d[4].dev.as_str(), bad.dev.as_str()];
     let dir = tempdir();
-    let results = dir.path().join("results");
+    let (state1, state2) = (dir.path().join("state1"), dir.path().join("state2"));
+    let inventory = dir.path().join("hosts");
+    std::fs::write(
+        &inventory,
+        format!(
+            "[arrayburn]\nnode1 ansible_connection=local devices='{}' arrayburn_state={}\nnode2 ansible_connection=local devices='{}' arrayburn_state={}\n",
+            node1.join(" "),
+            state1.display(),
+            node2.join(" "),
+            state2.display()
+        ),
+    )
+    .unwrap();
     let remote = dir.path().join("host-bin/arrayburn");
     std::fs::create_dir_all(remote.parent().unwrap()).unwrap();
     let playbook = concat!(env!("CARGO_MANIFEST_DIR"), "/contrib/ansible/arrayburn.yml");
+    // A relative results_dir: taken from where ansible-playbook runs.
     let vars = serde_json::json!({
-        "target": "localhost",
-        "devices": devs.join(" "),
         "arrayburn_args": "--sample 1.5s",
-        "results_dir": results,
+        "results_dir": "results",
         "arrayburn_local_bin": bin(),
         "arrayburn_bin": remote,
         "arrayburn_report_bin": bin(),
+        // Root already: su asks no password (no sudo on this machine).
+        "ansible_become_method": "su",
         // The Python that runs Ansible, not whatever discovery finds first
         // (shims may point at a Python that is not there).
         "ansible_python_interpreter": ansible_python(),
     });
     let run_with = |vars: &serde_json::Value| {
-        let out = Command::new("ansible-playbook")
-            .args(["-i", "localhost,", "-c", "local", playbook])
-            .arg("-e")
-            .arg(vars.to_string())
+        let args = ["-i", inventory.to_str().unwrap(), playbook, "-e", &vars.to_string()];
+        let out = t
+            .command_of("ansible-playbook", &args)
+            .current_dir(dir.path())
+            // As a shell started it there.
+            .env("PWD", dir.path())
             .env("ANSIBLE_LOCALHOST_WARNING", "false")
             .env("ANSIBLE_NOCOLOR", "1")
             .output_within(RUN);
         let log = String::from_utf8_lossy(&out.stdout).into_owned();
         eprintln!("{log}\n{}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success(), "{log}");
-        log
+        (out.status.code(), log)
     };
-    let run = || run_with(&vars);
-    run();
-    // Run again later: two results of the same host, both reported (the
-    // first run's report in the tree is not read as a result).
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    let log = run();
-    assert!(remote.is_file(), "arrayburn copied to the host");
-    let mut fetched: Vec<_> = std::fs::read_dir(&results)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("localhost-check-") && n.ends_with(".json"))
-        .collect();
-    fetched.sort();
-    assert_eq!(fetched.len(), 2, "{fetched:?}");
-    let one: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(results.join(&fetched[0])).unwrap()).unwrap();
-    assert_schema(&one);
-    assert_eq!(one["disks"].as_array().unwrap().len(), 4);
-    assert_eq!(one["summary"]["verdict"], "flagged", "{one}");
+    let (code, log) = run_with(&vars);
+    // A host failed (its Verdict): ansible-playbook's exit 2.
+    assert_eq!(code, Some(2), "{log}");
+    let recap = |host: &str| {
+        log.lines()
+            .skip_while(|l| !l.starts_with("PLAY RECAP"))
+            .find(|l| l.starts_with(host))
+            .unwrap_or_else(|| panic!("{host} in the recap: {log}"))
+            .to_string()
+    };
+    assert!(recap("node1").contains("failed=0"), "{}", recap("node1"));
+    assert!(recap("node2").contains("failed=1"), "{}", recap("node2"));
+    // The check itself changes nothing on a host (copying arrayburn and
+    // fetching the result do).
+    let check = log.split("TASK [Run the check (read-only)]").nth(1).unwrap_or("");
+    assert!(check.lines().nth(1).is_some_and(|l| l.starts_with("ok: ")), "{check}");
+    assert!(log.contains("\"msg\": \"node2: Verdict: FLAGGED: "), "{log}");
+    assert!(log.contains("\"msg\": \"node1: Verdict: HEALTHY: "), "{log}");
+    let results = dir.path().join("results");
+    assert!(!Path::new(playbook).parent().unwrap().join("results").exists(), "not in the checkout");
+    let fetched = |prefix: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&results)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(prefix) && n.ends_with(".json"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(fetched("node1-check-").len(), 1);
+    assert_eq!(fetched("node2-check-").len(), 1);
+    let two: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(results.join(&fetched("node2-check-")[0])).unwrap())
+            .unwrap();
+    assert_schema(&two);
+    assert_eq!(two["summary"]["verdict"], "flagged", "{two}");
     let fleet: serde_json::Value =
         serde_json::from_slice(&std::fs::read(results.join("report/report.json")).unwrap())
             .unwrap();
-    assert_eq!(fleet["kind"], "fleet");
-    assert_eq!(fleet["sources"].as_array().unwrap().len(), 2);
-    assert_eq!(fleet["samples"].as_array().unwrap().len(), 8);
-    assert!(results.join("report/report.html").is_file());
+    assert_eq!(fleet["sources"].as_array().unwrap().len(), 2, "{fleet}");
     assert!(log.contains("fleet report: 2 result(s)"), "{log}");
-    // The closing summary: the fleet flagged by the runs' own finding (the
-    // first run superseded by the second, which read those disks again).
-    assert_eq!(fleet["verdict"], "flagged", "{fleet}");
-    assert!(fleet["runs"][0]["superseded_by"].is_string(), "{fleet}");
-    // (Memory-backed disks read in a moment may also differ in speed:
-    // only the unreadable sector is certain.)
-    let verdict = format!(
-        "Verdict: FLAGGED: 1 run(s) with findings of their own ({}'s check of {} found something on ",
-        fleet["runs"][1]["host"].as_str().unwrap(),
-        fleet["runs"][1]["started_at"].as_str().unwrap(),
-    );
-    let line = log
-        .lines()
-        .find(|l| l.contains(&verdict) && l.contains("(exit 1)"))
-        .unwrap_or_else(|| panic!("{verdict}: {log}"));
-    assert!(line.contains(&bad.dev), "{line}");
-    // No result left on the host.
-    let left: Vec<_> = std::fs::read_dir("/tmp")
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            fetched.iter().any(|f| f.ends_with(&n.replace("arrayburn-", "")))
-        })
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
-    // The burn-in, detached and polled: its result fetched and reported
-    // beside the checks.
-    let state = dir.path().join("burnin-state");
+    assert!(remote.is_file(), "arrayburn copied to the host");
+
+    // The burn-in on node1, started detached: the play returns while it
+    // runs; collect fetches it once it has ended and reports it.
     let mut burn = vars.clone();
     burn["mode"] = "burnin".into();
     burn["arrayburn_destructive"] = true.into();
-    burn["arrayburn_poll"] = 1.into();
-    // One disk: a lone disk's speed is never compared, so the burn-in ends
-    // not judged (exit 3) however loaded the machine is, and the playbook's
-    // handling of an exit that is not 0 is what is tested.
-    burn["devices"] = devs[0].into();
-    burn["arrayburn_args"] = format!("--state {} --smart off --block 1m", state.display()).into();
-    let log = run_with(&burn);
-    let burned: Vec<_> = std::fs::read_dir(&results)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("localhost-burnin-") && n.ends_with(".json"))
-        .collect();
-    assert_eq!(burned.len(), 1, "{burned:?}");
+    burn["target"] = "node1".into();
+    burn["arrayburn_args"] = "--smart off --block 1m".into();
+    let (code, log) = run_with(&burn);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(!log.contains("fleet report"), "no report while it runs: {log}");
+    let mut collect = vars.clone();
+    collect["mode"] = "collect".into();
+    let mut last = String::new();
+    let collected = wait_for(RUN, || {
+        last = run_with(&collect).1;
+        !fetched("node1-burnin-").is_empty()
+    });
+    assert!(collected, "the burn-in was never collected: {last}");
     let b: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(results.join(&burned[0])).unwrap()).unwrap();
-    // Nothing found, its speed compared with nothing: not judged (exit 3,
-    // a result all the same).
-    assert_eq!(
-        (&b["kind"], &b["summary"]["verdict"]),
-        (&"burnin".into(), &"not_judged".into()),
-        "{b}"
-    );
-    assert_eq!(b["disks"].as_array().unwrap().len(), 1);
-    // Polled as an async job (Ansible words any exit but 0 "ASYNC
-    // FAILED" before failed_when accepts 3).
-    assert!(log.contains("ASYNC FAILED on localhost: jid="), "detached and polled: {log}");
-    assert!(log.contains("fleet report: 3 result(s)"), "{log}");
-    assert!(log.contains("burn-in of 1 disk"), "{log}");
-    assert!(log.contains("could not judge"), "{log}");
+        serde_json::from_slice(&std::fs::read(results.join(&fetched("node1-burnin-")[0])).unwrap())
+            .unwrap();
+    assert_eq!(b["kind"], "burnin", "{b}");
+    assert_eq!(b["disks"].as_array().unwrap().len(), 3);
+    assert!(last.contains("fleet report: 3 result(s)"), "{last}");
 }
 
 /// The Python `ansible-playbook` runs on (its `--version` ends its
