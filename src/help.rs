@@ -172,9 +172,13 @@ pub const PAGES: [Page; 9] = [
 ];
 
 /// The environment every command reads: (variable, meaning).
-pub const ENVIRONMENT: [(&str, &str); 4] = [
+pub const ENVIRONMENT: [(&str, &str); 5] = [
     ("ARRAYBURN_NOTIFY", "a command to run when a run ends (as --notify; check, burnin, report)"),
     ("ARRAYBURN_NOTIFY_TIMEOUT", "how long that command may run (as --notify-timeout)"),
+    (
+        "ARRAYBURN_EVENT, ARRAYBURN_COMMAND, ARRAYBURN_VERDICT, ARRAYBURN_EXIT, ARRAYBURN_HOST, ARRAYBURN_MESSAGE, ARRAYBURN_TO_ACT_ON",
+        "set for the --notify command (not read): end or disk, the command, the verdict (HEALTHY, FLAGGED, NOT JUDGED, INTERRUPTED; a disk's BAD, GONE, HUNG), the exit status, the host, the verdict's sentence, the disks to act on (one a line)",
+    ),
     (
         "ARRAYBURN_TOPOLOGY",
         "a JSON file placing disks on controllers and links where sysfs does not say (a lab, the tests)",
