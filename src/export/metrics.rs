@@ -143,6 +143,17 @@ const NOT_JUDGED: (&str, &str) = (
 /// and not judged, each once (`command`: check, burnin, report).
 pub fn run(m: &mut Metrics, command: &str, header: &Header, doc: &RunDoc) {
     let run = || vec![("command", command.to_string()), ("host", header.host.clone())];
+    // A fleet's disks are `host:path`: labelled by the host they are on.
+    let on = |path: &str| match path.split_once(":/").filter(|_| command == "report") {
+        Some((host, rest)) => {
+            vec![
+                ("command", command.to_string()),
+                ("host", host.into()),
+                ("device", format!("/{rest}")),
+            ]
+        }
+        None => with(run(), "device", path),
+    };
     let own = match doc.outcome {
         crate::outcome::Outcome::Healthy => ArrayVerdict::Healthy,
         crate::outcome::Outcome::Flagged => ArrayVerdict::Flagged,
@@ -161,11 +172,10 @@ pub fn run(m: &mut Metrics, command: &str, header: &Header, doc: &RunDoc) {
     for a in &doc.to_act_on {
         if !said.contains(&(a.path.as_str(), a.action.as_str())) {
             said.push((&a.path, &a.action));
-            let labels = with(run(), "device", a.path.clone());
-            m.gauge(ACT_ON, with(labels, "action", a.action.clone()), 1.0);
+            m.gauge(ACT_ON, with(on(&a.path), "action", a.action.clone()), 1.0);
         }
     }
-    let why = |p: &String, reason: &str| with(with(run(), "device", p.clone()), "reason", reason);
+    let why = |p: &String, reason: &str| with(on(p), "reason", reason);
     for p in &doc.not_judged {
         m.gauge(NOT_JUDGED, why(p, "not_compared"), 1.0);
     }
@@ -414,6 +424,22 @@ pub fn fleet(r: &crate::fleet::FleetReport) -> Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fleet_disk_is_labelled_by_the_host_it_is_on() {
+        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/report/demo/report.json");
+        let r: crate::report::Report = serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        let docs = [("a.json".to_string(), crate::fleet::Doc::Check(Box::new(r)))];
+        let f = crate::fleet::judge(&docs, Vec::new(), &Default::default());
+        let text = fleet(&f).render();
+        let act: Vec<&str> =
+            text.lines().filter(|l| l.starts_with("arrayburn_disk_to_act_on{")).collect();
+        assert!(!act.is_empty(), "{text}");
+        for l in act {
+            assert!(l.contains("host=\"vm\",device=\"/dev/loop2\""), "{l}");
+        }
+    }
 
     #[test]
     fn label_values_are_escaped_and_each_family_has_help_and_type() {
