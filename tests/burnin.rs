@@ -1711,3 +1711,43 @@ fn a_disk_not_judged_is_not_drawn_as_one_to_act_on() {
     assert!(page.contains("<td class=\"unsure\">not_judged</td>"), "{page}");
     assert!(!page.contains("class=\"bad\""), "{page}");
 }
+
+/// A soak whose --duration ends before a disk is read whole once: nothing
+/// found, but "read whole in every pass" is not claimed (it once was,
+/// HEALTHY of disks read a quarter through): not judged, exit 3, each
+/// disk named as not read whole, and the run not complete.
+#[test]
+fn a_soak_that_ends_before_a_disk_is_read_whole_claims_no_health() {
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let d = disks(3, 128 * MIB);
+    let t = Throttle::new();
+    for x in &d {
+        // 128 MiB at 20 MB/s: some 7 s a pass, longer than the soak.
+        t.limit(x, 20_000_000);
+    }
+    let dir = tempdir();
+    let (json, state) = (dir.path().join("soak.json"), dir.path().join("state"));
+    let mut args = vec!["burnin", "--read-only", "--duration", "3s", "--smart", "off"];
+    args.extend(["--progress", "none", "--state", state.to_str().unwrap()]);
+    args.extend(["--json", json.to_str().unwrap()]);
+    args.extend(d.iter().map(|x| x.dev.as_str()));
+    let out = t.command(&args).output_within(RUN);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["summary"]["verdict"], "not_judged", "{doc}");
+    assert_eq!(doc["complete"], false, "{doc}");
+    for (i, x) in d.iter().enumerate() {
+        let disk = &doc["disks"][i];
+        assert_eq!(
+            (disk["passes_done"].as_u64(), disk["verdict"].as_str()),
+            (Some(0), Some("interrupted"))
+        );
+        assert!(disk["verified_bytes"].as_u64().unwrap() > 0, "it read something: {disk}");
+        assert!(text.contains(&x.dev), "{text}");
+    }
+    assert!(text.contains("not read whole: "), "{text}");
+    assert!(!text.contains("read whole in every pass"), "{text}");
+}

@@ -177,11 +177,12 @@ impl BurnVerdict {
     }
 
     /// The disk's verdict before links have their say (a disk with an
-    /// action is named by it): stopped before it was burned whole,
-    /// interrupted; nothing found, healthy only where its speed was
+    /// action is named by it): stopped (a signal, or a soak's --duration
+    /// ending) before it was burned whole ([`burned_whole`]: `whole`
+    /// false), interrupted; nothing found, healthy only where its speed was
     /// compared with peers and decided; else its health is not claimed.
-    pub fn disk_verdict(&self, interrupted: bool) -> DiskVerdict {
-        match (interrupted, self.compared() && self.undecided.is_none()) {
+    pub fn disk_verdict(&self, interrupted: bool, whole: bool) -> DiskVerdict {
+        match (interrupted || !whole, self.compared() && self.undecided.is_none()) {
             (true, _) => DiskVerdict::Interrupted,
             (false, true) => DiskVerdict::Healthy,
             (false, false) => DiskVerdict::NotJudged,
@@ -505,6 +506,16 @@ fn slowed(passes: &[Option<f64>]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_disk_not_burned_whole_is_never_healthy() {
+        let compared =
+            BurnVerdict { action: None, write_pct: None, verify_pct: Some(100.0), undecided: None };
+        assert_eq!(compared.disk_verdict(false, true), DiskVerdict::Healthy);
+        // A soak whose --duration ended first, a signal: stopped, not healthy.
+        assert_eq!(compared.disk_verdict(false, false), DiskVerdict::Interrupted);
+        assert_eq!(compared.disk_verdict(true, true), DiskVerdict::Interrupted);
+    }
+
     use super::*;
 
     fn disk(w: f64, v: f64) -> BurnFacts {

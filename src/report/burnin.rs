@@ -234,7 +234,7 @@ pub fn build(run: BurnRun) -> BurnReport {
                 let sentence = format!("{path}: {sentence}");
                 advice.push(DiskAdvice { path, action: *a, sentence });
             }
-            d.row(f, &judged, temp)
+            d.row(f, &judged, temp, read_only)
         })
         .collect();
     let summary = summary(interrupted, read_only, &devices, &mut disks, advice);
@@ -264,10 +264,11 @@ impl Burned<'_> {
         f: &BurnFacts,
         judged: &crate::judge::burnin::BurnVerdict,
         (hottest_c, limit): (Option<i64>, TempLimits),
+        read_only: bool,
     ) -> BurnDisk {
         let Burned { plan, burn, smart, temps, .. } = self;
         let (t, c) = (&plan.target, &plan.point);
-        let verdict = judged.disk_verdict(burn.interrupted);
+        let verdict = judged.disk_verdict(burn.interrupted, burned_whole(&burn, read_only));
         let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, t.end - t.start);
         let writes = pass_speeds(&burn.write_pass_s, burn.passes_done, t.end - t.start);
         BurnDisk {
@@ -322,9 +323,15 @@ fn summary(
     let undecided: Vec<String> = (unsure.iter())
         .filter_map(|d| Some(format!("{} ({})", d.path, d.undecided.as_ref()?)))
         .collect();
+    // Nothing found, but not burned (a soak: read) whole once: a soak's
+    // --duration ended first.
+    let short: Vec<String> = (disks.iter())
+        .filter(|d| !interrupted && d.verdict == DiskVerdict::Interrupted)
+        .map(|d| d.path.clone())
+        .collect();
     let (n, flagged) = (disks.len(), advice.len());
-    let mut message =
-        message(interrupted, read_only, n, flagged, controllers, (&not_judged, &undecided));
+    let unjudged = (not_judged.as_slice(), undecided.as_slice(), short.as_slice());
+    let mut message = message(interrupted, read_only, n, flagged, controllers, unjudged);
     let cleared: Vec<&str> = (disks.iter())
         .filter(|d| d.remeasured.is_some() && d.verdict == DiskVerdict::Healthy)
         .map(|d| d.path.as_str())
@@ -335,7 +342,7 @@ fn summary(
             cleared.join(", ")
         ));
     }
-    let not_judged = !not_judged.is_empty() || !undecided.is_empty();
+    let not_judged = !not_judged.is_empty() || !undecided.is_empty() || !short.is_empty();
     BurnSummary {
         verdict: run_verdict(interrupted, !advice.is_empty() || !links.is_empty(), not_judged),
         disk_verdicts: advice,
@@ -477,7 +484,7 @@ fn message(
     disks: usize,
     acted_on: usize,
     controllers: Vec<String>,
-    (not_judged, undecided): (&[String], &[String]),
+    (not_judged, undecided, short): (&[String], &[String], &[String]),
 ) -> String {
     let mut unjudged = String::new();
     if !not_judged.is_empty() {
@@ -490,8 +497,20 @@ fn message(
     for u in undecided {
         unjudged.push_str(&format!("; not decided: {u}; health not claimed"));
     }
+    if !short.is_empty() {
+        let done = if read_only { "read" } else { "burned" };
+        unjudged.push_str(&format!(
+            "; not {done} whole: {} (the run ended before each was {done} whole once; health not claimed)",
+            short.join(", ")
+        ));
+    }
     match (interrupted, acted_on, controllers.is_empty()) {
         (true, ..) => "INTERRUPTED: partial burn-in.".to_string(),
+        // Not every disk was read (or burned) whole: only what was found
+        // is said.
+        (false, 0, true) if !short.is_empty() => {
+            format!("NOT JUDGED: no error found on {disks} disk(s){unjudged}.")
+        }
         (false, 0, true) if !unjudged.is_empty() && read_only => format!(
             "NOT JUDGED: {} disk(s) read whole in every pass without an error{unjudged}.",
             disks
