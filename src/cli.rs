@@ -311,8 +311,8 @@ pub enum Passes {
 #[derive(Debug, Clone, Copy, Args)]
 #[command(next_help_heading = "What is said")]
 pub struct Chatter {
-    /// Say only the verdict line (and errors and warnings): no report, no
-    /// progress, no notes. The exit status and every file asked for are
+    /// Say only the verdict line (and errors, warnings, and how to go on
+    /// after a stop): no report, no progress, no notes. The exit status and every file asked for are
     /// the same.
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,

@@ -69,9 +69,10 @@ pub fn colour(terminal: bool) -> bool {
     }
 }
 
-/// Whether a line says an error or a warning (said even with `-q`).
+/// Whether a line says an error, a warning or that the run was
+/// interrupted (with how to go on): said even with `-q`.
 fn problem(text: &str) -> bool {
-    text.contains("error:") || text.contains("warning:")
+    ["error:", "warning:", ": interrupted"].iter().any(|w| text.contains(w))
 }
 
 /// Starts the run's log where it was opened (`at`: the file and its path),
@@ -213,4 +214,17 @@ pub fn out(text: fmt::Arguments) {
     log(&text, false);
     let mut o = std::io::stdout().lock();
     let _ = write!(o, "{text}").and_then(|()| o.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quiet_still_says_errors_warnings_and_how_to_go_on_after_a_stop() {
+        assert!(super::problem("arrayburn: error: --sample 0: ..."));
+        assert!(super::problem("arrayburn burnin: warning: no log is kept"));
+        assert!(super::problem(
+            "arrayburn burnin: interrupted; continue with: arrayburn burnin ..."
+        ));
+        assert!(!super::problem("arrayburn: re-measuring /dev/sdb alone"));
+    }
 }

@@ -211,7 +211,7 @@ const CHECK_SLOW_READS: (&str, &str) = (
 );
 const CHECK_VERDICT: (&str, &str) = (
     "arrayburn_check_disk_verdict",
-    "1 for each disk's verdict in each pass (ok, slow, fast, failed reads, unsure).",
+    "1 for each disk's verdict in each pass (ok, slow, fast, failed_reads, unsure; not_compared: nothing found, no peer to compare it with).",
 );
 
 /// A check's metrics: the run's, and per disk and pass its speed, % of
@@ -229,7 +229,12 @@ pub fn check(r: &crate::report::Report) -> Metrics {
             }
             m.gauge(CHECK_FAILED, at(), d.read_errors as f64);
             m.gauge(CHECK_SLOW_READS, at(), d.slow_read_count as f64);
-            m.gauge(CHECK_VERDICT, with(at(), "verdict", verdict_word(d.verdict)), 1.0);
+            // Ok without a comparison is no verdict on speed: said so.
+            let word = match d.verdict {
+                Verdict::Ok if d.pct_of_peers.is_none() => "not_compared",
+                v => verdict_word(v),
+            };
+            m.gauge(CHECK_VERDICT, with(at(), "verdict", word), 1.0);
         }
     }
     m
@@ -424,6 +429,22 @@ pub fn fleet(r: &crate::fleet::FleetReport) -> Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_disk_not_compared_is_not_called_ok() {
+        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/report/demo/report.json");
+        let mut r: crate::report::Report =
+            serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        r.passes[0].disks[0].pct_of_peers = None;
+        let text = check(&r).render();
+        let serial = "device=\"/dev/loop0\",model=\"\",serial=\"\",wwn=\"\",pass=\"serial\"";
+        let line = |v: &str| {
+            format!("arrayburn_check_disk_verdict{{host=\"vm\",{serial},verdict=\"{v}\"}} 1")
+        };
+        assert!(text.contains(&line("not_compared")), "{text}");
+        assert!(!text.contains(&line("ok")), "{text}");
+    }
 
     #[test]
     fn a_fleet_disk_is_labelled_by_the_host_it_is_on() {
