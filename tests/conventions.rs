@@ -111,6 +111,13 @@ fn a_check_with_short_flags_quiet_or_verbose_writes_the_same_files() {
     assert!(stdout.contains("each slice (MB/s over its window)"), "{stdout}");
     let rows = stdout.lines().filter(|l| d.iter().any(|x| l.starts_with(&x.dev))).count();
     assert!(rows >= 3 * 3 + 3 * 2, "a row per disk and slice, besides the tables: {stdout}");
+    // The slices' own table: a row per disk and slice (3 of 1 s each).
+    let table = stdout.split("each slice (MB/s over its window)").nth(1).unwrap_or("");
+    let table = table.split("\n\n").next().unwrap_or("");
+    for x in &d {
+        let own = table.lines().filter(|l| l.starts_with(&format!("{} ", x.dev))).count();
+        assert_eq!(own, 3, "{} read in 3 slices: {table}", x.dev);
+    }
 }
 
 #[test]
