@@ -148,6 +148,12 @@ pub fn publish(
     run.document().outcome
 }
 
+/// A run laid out as blocks: its text, its JSON and its Markdown.
+fn laid_out(blocks: &[super::doc::Block], json: Vec<u8>) -> Files {
+    let (text, md) = (super::doc::text(blocks), super::doc::markdown(blocks));
+    vec![(TEXT, text.into_bytes()), (JSON, json), (MARKDOWN, md.into_bytes())]
+}
+
 impl Published for crate::report::Report {
     fn text(&self) -> String {
         super::text::render(self)
@@ -185,9 +191,7 @@ impl Published for crate::report::burnin::BurnReport {
         super::burnin::json(self)
     }
     fn files(&self) -> Files {
-        let blocks = super::burnin::blocks(self);
-        let md = super::doc::markdown(&blocks).into_bytes();
-        vec![(TEXT, super::doc::text(&blocks).into_bytes()), (JSON, self.json()), (MARKDOWN, md)]
+        laid_out(&super::burnin::blocks(self), self.json())
     }
     fn metrics(&self) -> Vec<u8> {
         super::metrics::burnin(self).render().into_bytes()
@@ -208,9 +212,7 @@ impl Published for crate::fleet::FleetReport {
         super::json::document(self)
     }
     fn files(&self) -> Files {
-        let blocks = super::fleet::blocks(self);
-        let md = super::doc::markdown(&blocks).into_bytes();
-        vec![(TEXT, super::doc::text(&blocks).into_bytes()), (JSON, self.json()), (MARKDOWN, md)]
+        laid_out(&super::fleet::blocks(self), self.json())
     }
     fn metrics(&self) -> Vec<u8> {
         super::metrics::fleet(self).render().into_bytes()
