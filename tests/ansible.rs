@@ -119,6 +119,15 @@ fn two_hosts_one_flagged_one_healthy_in_the_recap_and_a_burn_in_collected_when_d
     assert_eq!(fleet["sources"].as_array().unwrap().len(), 2, "{fleet}");
     assert!(log.contains("fleet report: 2 result(s)"), "{log}");
     assert!(remote.is_file(), "arrayburn copied to the host");
+    // Each host wrote into a directory of its own, removed once fetched.
+    let left: Vec<_> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.path().join("node1-check.json").exists() || e.path().join("node2-check.json").exists()
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 
     // The burn-in on node1, started detached: the play returns while it
     // runs; collect fetches it once it has ended and reports it.
