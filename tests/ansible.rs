@@ -13,12 +13,7 @@ use crate::util::*;
 fn two_hosts_one_flagged_one_healthy_in_the_recap_and_a_burn_in_collected_when_done() {
     need_root!();
     let _l = device_lock();
-    if !installed("ansible-playbook") {
-        assert!(
-            std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
-            "ansible-playbook is needed (scripts/test.sh installs ansible-core)"
-        );
-        eprintln!("skipping: no ansible-playbook (scripts/test.sh installs it as root)");
+    if !tools_here(&["ansible-playbook"], "ansible-core") {
         return;
     }
     // Two inventory names on this machine. node1: three disks held alike

@@ -52,11 +52,7 @@ fn quiet_says_the_verdict_line_alone_and_colour_is_only_where_wanted() {
 
 #[test]
 fn on_a_terminal_the_verdict_is_coloured_unless_no_color_is_set() {
-    if !installed("tmux") {
-        assert!(
-            std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
-            "tmux is needed (scripts/test.sh installs it)"
-        );
+    if !tools_here(&["tmux"], "tmux") {
         return;
     }
     let file = recorded();
@@ -132,11 +128,7 @@ fn every_help_and_man_page_says_its_exit_status_examples_environment_and_files()
             "{sub}:\n{text}"
         );
     }
-    if !installed("man") || !installed("groff") {
-        assert!(
-            std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
-            "man and groff are needed to render the pages"
-        );
+    if !tools_here(&["man", "groff"], "man-db and groff-base") {
         return;
     }
     let prefix = tempdir();

@@ -13,18 +13,9 @@ use crate::util::*;
 
 const MIB: u64 = 1 << 20;
 
-/// Whether promtool is here; without it the test skips, unless the run
-/// requires every tool.
+/// Whether promtool is here (see [`tools_here`]).
 fn promtool_here() -> bool {
-    if installed("promtool") {
-        return true;
-    }
-    assert!(
-        std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
-        "promtool is needed (scripts/test.sh installs prometheus)"
-    );
-    eprintln!("skipping: no promtool (scripts/test.sh installs prometheus as root)");
-    false
+    tools_here(&["promtool"], "prometheus")
 }
 
 /// `promtool check metrics` on `text`: accepted, lint included.

@@ -315,12 +315,7 @@ fn the_service_resumes_after_a_crash_and_never_burns_a_disk_twice() {
 
 #[test]
 fn the_service_unit_passes_systemd_analyze_verify() {
-    if !installed("systemd-analyze") {
-        assert!(
-            std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
-            "systemd-analyze is needed (scripts/test.sh installs systemd)"
-        );
-        eprintln!("skipping: no systemd-analyze (scripts/test.sh installs it as root)");
+    if !tools_here(&["systemd-analyze"], "systemd") {
         return;
     }
     let dir = tempdir();

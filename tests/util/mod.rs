@@ -318,6 +318,20 @@ pub fn installed(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
 }
 
+/// Whether every one of `programs` is here; where one is not, the test
+/// skips (saying so), unless the run requires every tool
+/// (`ARRAYBURN_REQUIRE_DEVICES=1`: then it fails, naming `package`, which
+/// scripts/test.sh installs).
+pub fn tools_here(programs: &[&str], package: &str) -> bool {
+    let Some(missing) = programs.iter().find(|p| !installed(p)) else { return true };
+    assert!(
+        std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"),
+        "{missing} is needed (scripts/test.sh installs {package})"
+    );
+    eprintln!("skipping: no {missing} (scripts/test.sh installs {package} as root)");
+    false
+}
+
 /// A short command's limit (a tool that answers at once: losetup, mount,
 /// mkfs, a refusal).
 pub const MINUTE: Duration = Duration::from_secs(60);
