@@ -45,6 +45,12 @@ pub enum Command {
     // -h and -V are iozone's own (help, verify pattern): none of clap's.
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Iozone(IozoneArgs),
+    /// Incoming inspection in seconds, read-only: what each drive declares
+    /// of itself (hours, FARM hours, security, hidden capacity, firmware and
+    /// sector format against its peers); with --probe --destructive, fake
+    /// capacity found by writing a few blocks.
+    #[command(after_help = crate::help::tail("inspect"))]
+    Inspect(InspectArgs),
     /// Burn in new disks: write every block and read it back, all disks at
     /// once (DESTROYS their data; needs --destructive).
     #[command(after_help = crate::help::tail("burnin"))]
@@ -279,6 +285,53 @@ pub struct IozoneArgs {
     /// iozone's arguments, parsed by iozone's rules.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Whole disks to inspect (/dev/sdb, /dev/disk/by-id/...).
+    #[arg(required = true)]
+    pub devices: Vec<String>,
+    /// Power-on hours a new drive may have (its factory test); more is
+    /// "used".
+    #[arg(long, value_name = "HOURS", default_value_t = defaults::NEW_HOURS)]
+    pub new_hours: u64,
+    /// Also find fake capacity: write self-identifying blocks at the start,
+    /// across the disk and at its announced end, read them back and bisect
+    /// the usable size (seconds; destroys the data in those blocks: needs
+    /// --destructive).
+    #[arg(long, help_heading = "Capacity probe")]
+    pub probe: bool,
+    /// Confirms that --probe may overwrite blocks of these disks.
+    #[arg(long, help_heading = "Capacity probe", requires = "probe")]
+    pub destructive: bool,
+    /// Skips the question on a terminal (scripts: required with --probe).
+    #[arg(short = 'y', long, help_heading = "Capacity probe")]
+    pub yes: bool,
+    /// Probe disks that carry a partition table, filesystem, RAID, LVM or
+    /// ZFS signature (refused without it).
+    #[arg(long, help_heading = "Capacity probe")]
+    pub wipe_signatures: bool,
+    /// Go ahead although process PID holds a disk's lock (the refusal
+    /// names it): only when that process is not using the disk.
+    #[arg(long, value_name = "PID", help_heading = "Capacity probe")]
+    pub ignore_lock: Option<u32>,
+    /// A probe's read or write outstanding this long means the disk hung.
+    #[arg(long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration, help_heading = "Capacity probe")]
+    pub io_timeout: Duration,
+    /// Write the result as JSON to FILE (`-`: standard output).
+    #[arg(short = 'j', long, value_name = "FILE", help_heading = "Outputs")]
+    pub json: Option<PathBuf>,
+    /// Also write report.txt, report.json, report.md and the page
+    /// (report.html) into DIR.
+    #[arg(short = 'o', long, value_name = "DIR", help_heading = "Outputs")]
+    pub out: Option<PathBuf>,
+    /// Write Prometheus metrics to FILE (node_exporter's textfile
+    /// collector): the verdict, each disk's hours and findings.
+    #[arg(long, value_name = "FILE", help_heading = "Outputs")]
+    pub metrics: Option<PathBuf>,
+    #[command(flatten)]
+    pub chatter: Chatter,
 }
 
 #[derive(Debug, Args)]

@@ -68,6 +68,9 @@ pub const SHORT_SELF_TEST: std::time::Duration = std::time::Duration::from_secs(
 /// ...and its long self-test (a 24 TB HDD's takes about 30 hours).
 pub const LONG_SELF_TEST: std::time::Duration = std::time::Duration::from_secs(72 * 3600);
 
+/// Power-on hours a new drive may have (its factory test): more is "used".
+pub const NEW_HOURS: u64 = 100;
+
 #[cfg(test)]
 mod tests {
     #[test]

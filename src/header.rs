@@ -30,6 +30,8 @@ pub enum Kind {
     Iozone,
     /// `arrayburn report`: many results read together.
     Fleet,
+    /// `arrayburn inspect`: what each drive declares of itself.
+    Inspect,
 }
 
 /// The opening fields of every document (flattened into it).
@@ -41,7 +43,7 @@ pub struct Header {
     /// `"arrayburn"`.
     #[serde(default = "arrayburn")]
     pub tool: String,
-    /// `"check"`, `"burnin"`, `"iozone"` or `"fleet"`.
+    /// `"check"`, `"burnin"`, `"iozone"`, `"fleet"` or `"inspect"`.
     #[serde(default)]
     pub kind: Kind,
     /// The version of arrayburn that wrote it.

@@ -31,7 +31,7 @@ const NOT_JUDGED: (u8, &str) = (
 const RAN: (u8, &str) = (0, "it ran");
 
 /// Every page, arrayburn's first.
-pub const PAGES: [Page; 9] = [
+pub const PAGES: [Page; 10] = [
     Page {
         name: "",
         description: &[
@@ -81,6 +81,34 @@ pub const PAGES: [Page; 9] = [
             "arrayburn burnin --destructive --yes -p 2 --metrics /var/lib/prometheus/node-exporter/burnin.prom /dev/sd[b-e]",
             "arrayburn burnin --destructive --resume /dev/sd[b-e]",
             "arrayburn burnin --read-only --duration 24h /dev/sd[b-i]",
+        ],
+    },
+    Page {
+        name: "inspect",
+        description: &[
+            "The incoming inspection, read-only and in seconds: what each drive declares of itself (sysfs, smartctl --json -x -l farm, hdparm -N) in one table: model, serial, firmware, capacity, sector format, rotation, power-on hours, Seagate's FARM power-on hours, power cycles, start/stop count, ATA security, hidden capacity (an HPA, NVMe capacity in no namespace), TRIM and zones. Judged by simple rules and against its peers of the same model: used (more than --new-hours), hours reset (FARM far ahead of SMART), locked (unlock before testing: its reads fail, which is no fault of its media), hidden capacity, firmware, capacity or sector format unlike its peers. A drive without SMART data is not judged new or unlocked: the verdict says so.",
+            "--probe --destructive also finds fake capacity: self-identifying blocks are written at the start, across the disk and at its announced end, read back, and the usable size bisected to the block, in seconds at any size; blocks past it that wrap onto the start or keep nothing are named. It overwrites those blocks, and refuses disks in use or carrying a signature as burnin does.",
+        ],
+        exit: &[
+            (
+                0,
+                "nothing to act on: every drive gave SMART data, new, unlocked, whole, like its peers",
+            ),
+            (
+                1,
+                "something to act on: a drive used, reset, locked, hiding or faking capacity, or unlike its peers (the report says which and what to do)",
+            ),
+            USAGE_ERROR,
+            (
+                3,
+                "not judged: nothing to act on in what was read, but a drive gave no SMART data (its hours and security are not known)",
+            ),
+            (130, "interrupted: the probe was stopped; what it found so far is written, marked so"),
+        ],
+        examples: &[
+            "arrayburn inspect /dev/disk/by-id/ata-NEW*",
+            "arrayburn inspect --new-hours 24 -j incoming.json /dev/sd[b-m]",
+            "arrayburn inspect --probe --destructive --yes /dev/sdx",
         ],
     },
     Page {

@@ -39,6 +39,7 @@ pub mod fleet;
 pub mod header;
 pub mod help;
 pub mod input;
+pub mod inspect;
 pub mod io;
 pub mod iozone;
 pub mod judge;

@@ -7,6 +7,7 @@ pub mod check;
 pub mod completions;
 pub mod demo;
 pub mod fleet;
+pub mod inspect;
 pub mod iozone;
 pub mod list;
 pub mod man;
@@ -26,6 +27,7 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::Demo(a) => Some(&a.output.chatter),
         Command::Burnin(a) => Some(&a.chatter),
         Command::Report(a) => Some(&a.chatter),
+        Command::Inspect(a) => Some(&a.chatter),
         _ => None,
     };
     chatter.into_iter().for_each(crate::tell::set_chatter);
@@ -34,6 +36,7 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::Check(args) => check::run(&args, argv, stop),
         Command::Demo(args) => demo::run(&args, argv, stop),
         Command::Burnin(args) => burnin::run(&args, argv, stop),
+        Command::Inspect(args) => inspect::run(&args, argv, stop),
         Command::Iozone(args) => iozone::run(&args.args, stop),
         Command::Completions(args) => completions::run(args.shell),
         Command::Man(args) => man::run(&args),

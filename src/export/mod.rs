@@ -11,6 +11,7 @@ pub mod chart;
 pub mod csv;
 pub mod doc;
 pub mod fleet;
+pub mod inspect;
 pub mod json;
 pub mod metrics;
 pub mod page;

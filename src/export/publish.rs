@@ -223,3 +223,22 @@ impl Published for crate::fleet::FleetReport {
         Ok((vec![(PAGE, page)], drawn))
     }
 }
+
+impl Published for crate::report::inspect::InspectReport {
+    fn text(&self) -> String {
+        super::doc::text(&super::inspect::blocks(self))
+    }
+    fn json(&self) -> Vec<u8> {
+        super::json::document(self)
+    }
+    fn files(&self) -> Files {
+        laid_out(&super::inspect::blocks(self), self.json())
+    }
+    fn metrics(&self) -> Vec<u8> {
+        super::inspect::metrics(self).render().into_bytes()
+    }
+    fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
+        let page = super::inspect::page(self, &super::inspect::blocks(self)).into_bytes();
+        Ok((vec![(PAGE, page)], Vec::new()))
+    }
+}

@@ -237,7 +237,7 @@ pub fn load(path: &Path) -> Result<Doc, String> {
     // Before the shared header a check had no kind, a burn-in no tool.
     let is_burnin = v["kind"] == "burnin";
     let is_check = v["kind"] == "check" || (v["kind"].is_null() && v["tool"] == "arrayburn");
-    if let Some(other @ ("iozone" | "fleet")) = v["kind"].as_str() {
+    if let Some(other @ ("iozone" | "fleet" | "inspect")) = v["kind"].as_str() {
         return Err(format!(
             "{}: an arrayburn {other} document, not a check's or burn-in's result; give the results of check or burnin",
             path.display()

@@ -229,6 +229,11 @@ impl Probe {
 }
 
 impl Probe {
+    /// Flushes the disk's write cache (see [`OwnedIo::sync`]).
+    pub fn sync(&mut self, until: Until) -> Result<io::Result<()>, Halt> {
+        self.io.sync(until)
+    }
+
     /// A request still in flight was given up (a stop, a hang): it is left
     /// to the kernel, not waited for.
     pub fn abandon(&mut self) {

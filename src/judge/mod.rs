@@ -19,6 +19,8 @@
 //!   stalls, latency tails and completion time, with its reasons.
 //! - [`pass`]: a whole pass judged (which rules apply to which pass).
 //! - [`advice`]: one action per flagged disk over all passes.
+//! - [`inspect`]: what a drive declares of itself (hours, security, hidden
+//!   or fake capacity) against rules and its peers.
 //!
 //! [`Plan`]: crate::plan::Plan
 
@@ -27,6 +29,7 @@ pub mod burnin;
 pub mod confirm;
 pub mod disk;
 pub mod fleet;
+pub mod inspect;
 pub mod links;
 pub mod pass;
 pub mod peers;

@@ -111,9 +111,18 @@ pub fn consent(plan: &mut BurnPlan, stop: &StopFlag) -> anyhow::Result<bool> {
     if plan.yes {
         return Ok(true);
     }
-    tell_part!("Type yes to destroy the data on these {} disk(s): ", plan.disks.len());
+    typed_yes(
+        &format!("Type yes to destroy the data on these {} disk(s): ", plan.disks.len()),
+        stop,
+    )
+}
+
+/// Asks `question` on the terminal and waits for the answer without
+/// blocking a signal: true for "yes", false when a signal came while it
+/// asked; any other answer refuses (nothing was written).
+pub fn typed_yes(question: &str, stop: &StopFlag) -> anyhow::Result<bool> {
+    tell_part!("{question}");
     let _ = std::io::stderr().flush();
-    // Waited for without blocking, so a signal ends the question at once.
     loop {
         if stop.is_set() {
             tell!();

@@ -7,6 +7,7 @@
 
 pub mod burnin;
 pub mod consent;
+pub mod inspect;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

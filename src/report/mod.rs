@@ -8,6 +8,7 @@
 
 mod build;
 pub mod burnin;
+pub mod inspect;
 
 use serde::{Deserialize, Serialize};
 

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -217,8 +218,10 @@ int main(int argc, char **argv)
         seek_usec = strtol(getenv("FAULTDISK_SEEK_USEC"), NULL, 10);
     if (getenv("FAULTDISK_RW")) {
         rw = 1;
-        mem = calloc(1, size_bytes);
-        if (!mem)
+        /* Reserved lazily: a 16 TiB disk costs only the pages written. */
+        mem = mmap(NULL, size_bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (mem == MAP_FAILED)
             return 1;
     }
     if (getenv("FAULTDISK_LOSE"))

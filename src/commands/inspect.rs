@@ -1,0 +1,42 @@
+//! `arrayburn inspect`: glue. The plan resolves and refuses, `inspect`
+//! asks each drive (and probes where asked), `judge::inspect` decides, the
+//! report is published as every run's is.
+
+use std::time::SystemTime;
+
+use super::Outcome;
+use crate::cli::InspectArgs;
+use crate::device::SystemPaths;
+use crate::export::publish::publish;
+use crate::header::{Header, Kind};
+use crate::inspect::{self, probe};
+use crate::judge::inspect::run_verdict;
+use crate::plan::inspect::InspectPlan;
+use crate::report::inspect::InspectReport;
+use crate::stop::StopFlag;
+
+/// Runs an inspection.
+pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
+    let plan = InspectPlan::resolve(args, stop)?;
+    let started = SystemTime::now();
+    let declared = inspect::ask_all(&SystemPaths::real(), &plan.devices, &|| stop.is_set());
+    plan.refuse_locked(&declared)?;
+    let probed = if plan.probe.is_empty() || !plan.consent(stop)? {
+        vec![None; declared.len()]
+    } else {
+        probe::probe_all(&plan.probe, plan.io_timeout, stop).into_iter().map(Some).collect()
+    };
+    let interrupted = stop.is_set();
+    let paths: Vec<String> = plan.devices.iter().map(|d| d.given.clone()).collect();
+    let disks = inspect::judged(&paths, declared, probed, plan.rules);
+    let (verdict, message) = run_verdict(&disks, plan.rules, interrupted);
+    let report = InspectReport {
+        header: Header::now(Kind::Inspect, started, argv).ended(interrupted, true),
+        new_hours: plan.rules.new_hours,
+        probed: !plan.probe.is_empty(),
+        disks,
+        verdict,
+        message,
+    };
+    Ok(publish(&report, plan.outputs(), "arrayburn inspect", stop))
+}

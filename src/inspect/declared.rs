@@ -1,0 +1,309 @@
+//! What a drive says of itself, for the incoming inspection: the identity
+//! every disk has in sysfs, then what `smartctl --json -x -l farm` adds
+//! (firmware, hours, power cycles, start/stop count, Seagate's FARM
+//! hours, ATA security, TRIM, zones, NVMe capacity outside any namespace)
+//! and what `hdparm -N` adds (an ATA drive's native size: a Host Protected
+//! Area). Parsing only: it must not judge (`judge::inspect` does) and it
+//! reads no sector.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::device::Identity;
+
+/// What one drive declares of itself; `None` where the drive did not say.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Declared {
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub firmware: Option<String>,
+    /// The capacity the drive announces now (bytes).
+    pub size_bytes: u64,
+    pub logical_block: u32,
+    pub physical_block: u32,
+    /// Spindle speed (rpm); 0 for a solid-state drive.
+    pub rotation_rpm: Option<u64>,
+    /// SMART's power-on hours.
+    pub power_on_hours: Option<u64>,
+    pub power_cycles: Option<u64>,
+    /// ATA attribute 4, or a SAS drive's accumulated start-stop cycles.
+    pub start_stops: Option<u64>,
+    /// Seagate's FARM log, where the drive keeps one.
+    pub farm: Option<Farm>,
+    /// The ATA security feature set's state, where the drive has it.
+    pub security: Option<Security>,
+    /// Capacity the drive has but does not show (an HPA, a DCO, NVMe
+    /// capacity in no namespace), where it could be asked.
+    pub hidden: Option<Hidden>,
+    /// TRIM (ATA DATA SET MANAGEMENT) supported.
+    pub trim: Option<bool>,
+    /// The zone model, where the drive or the kernel names one
+    /// (`host_aware`, `host_managed`, `device_managed`).
+    pub zoned: Option<String>,
+    /// What could not be asked, and why, a sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_read: Vec<String>,
+    /// Whether SMART answered at all (hours, security and FARM are known
+    /// only then).
+    pub smart: bool,
+}
+
+/// Seagate's Field Access Reliability Metrics log: hours a reset of
+/// SMART's attributes does not touch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Farm {
+    pub power_on_hours: u64,
+    pub power_cycles: Option<u64>,
+    pub serial: Option<String>,
+}
+
+/// ATA security, as smartctl reads it from IDENTIFY word 128.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Security {
+    pub enabled: bool,
+    pub locked: bool,
+    pub frozen: Option<bool>,
+    /// Too many wrong passwords: no unlock until a power cycle.
+    pub attempts_exceeded: bool,
+    /// smartctl's words (`ENABLED, PW level HIGH, **LOCKED** [SEC4]`).
+    pub words: String,
+}
+
+/// Capacity a drive hides from the host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hidden {
+    /// Bytes shown now.
+    pub shown_bytes: u64,
+    /// Bytes the drive has.
+    pub native_bytes: u64,
+    /// What hides them, and the way back, in words.
+    pub how: String,
+    /// The command that shows the whole drive again.
+    pub restore: Option<String>,
+}
+
+impl Declared {
+    /// What sysfs says of every disk.
+    pub fn of(id: &Identity) -> Self {
+        Declared {
+            model: id.model.clone(),
+            serial: id.serial.clone(),
+            firmware: id.firmware.clone(),
+            size_bytes: id.size_bytes,
+            logical_block: id.logical_block_size,
+            physical_block: id.physical_block_size,
+            ..Declared::default()
+        }
+    }
+
+    /// Adds what a `smartctl --json -x -l farm` document says; without
+    /// SMART data (a loop device, a bridge that hides it) says why in
+    /// `not_read`.
+    pub fn add_smart(&mut self, v: &Value) {
+        let text = |k: &Value| k.as_str().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let said = ["model_name", "serial_number", "power_on_time", "smart_status"]
+            .iter()
+            .any(|k| !v[k].is_null());
+        if !said {
+            let why = v["smartctl"]["messages"][0]["string"].as_str().unwrap_or("no SMART data");
+            self.not_read.push(format!("SMART: {why}"));
+            return;
+        }
+        self.smart = true;
+        let nvme = v["device"]["protocol"].as_str() == Some("NVMe");
+        self.model = text(&v["model_name"]).or(self.model.take());
+        self.serial = text(&v["serial_number"]).or(self.serial.take());
+        self.firmware =
+            text(&v["firmware_version"]).or_else(|| text(&v["revision"])).or(self.firmware.take());
+        if let Some(b) = v["user_capacity"]["bytes"].as_u64().filter(|b| *b > 0) {
+            self.size_bytes = b;
+        }
+        self.rotation_rpm = v["rotation_rate"].as_u64().or(nvme.then_some(0));
+        self.power_on_hours = v["power_on_time"]["hours"].as_u64();
+        self.power_cycles = v["power_cycle_count"].as_u64();
+        self.start_stops = start_stops(v);
+        self.farm = farm(v);
+        self.security = security(&v["ata_security"]);
+        self.trim = v["trim"]["supported"].as_bool();
+        self.zoned = v["zoned_device"]["capabilities"].as_str().map(str::to_string);
+        if let (Some(total), Some(free)) =
+            (v["nvme_total_capacity"].as_u64(), v["nvme_unallocated_capacity"].as_u64())
+            && free > 0
+        {
+            self.hidden = Some(Hidden {
+                shown_bytes: total - free,
+                native_bytes: total,
+                how: "NVMe capacity in no namespace".into(),
+                restore: None,
+            });
+        }
+    }
+
+    /// Adds what `hdparm -N` printed (`max sectors = 312579695/312581808,
+    /// HPA is enabled`): a native size above the one shown is an HPA. A
+    /// bridge that cannot pass the command says `0/1`: not read, then.
+    pub fn add_hdparm(&mut self, out: &str) {
+        let Some((now, native)) = max_sectors(out) else {
+            self.not_read.push("HPA: hdparm -N gave no native size".into());
+            return;
+        };
+        if now == 0 || native <= 1 {
+            self.not_read.push(format!(
+                "HPA: hdparm -N said {now}/{native} (the command did not reach the drive)"
+            ));
+            return;
+        }
+        if native > now {
+            // hdparm counts 512-byte sectors whatever the logical size.
+            self.hidden = Some(Hidden {
+                shown_bytes: now * 512,
+                native_bytes: native * 512,
+                how: format!("a Host Protected Area (hdparm -N: {now}/{native} sectors)"),
+                restore: Some(format!("hdparm -N p{native}")),
+            });
+        }
+    }
+
+    /// Where the kernel names a zone model (`queue/zoned`), and the drive
+    /// did not.
+    pub fn add_zoned(&mut self, sysfs: Option<&str>) {
+        if self.zoned.is_none()
+            && let Some(z) = sysfs.map(str::trim).filter(|z| !z.is_empty() && *z != "none")
+        {
+            self.zoned = Some(z.replace('-', "_"));
+        }
+    }
+
+    /// The sector format in words: 512n, 512e, 4Kn, or logical/physical.
+    pub fn sector_format(&self) -> String {
+        match (self.logical_block, self.physical_block) {
+            (512, 512) => "512n".into(),
+            (512, 4096) => "512e".into(),
+            (4096, 4096) => "4Kn".into(),
+            (l, p) => format!("{l}/{p}"),
+        }
+    }
+}
+
+/// ATA attribute 4's raw value, or SAS's accumulated start-stop cycles.
+fn start_stops(v: &Value) -> Option<u64> {
+    let ata = (v["ata_smart_attributes"]["table"].as_array().into_iter().flatten())
+        .find(|a| a["id"].as_u64() == Some(4))
+        .and_then(|a| a["raw"]["value"].as_u64());
+    ata.or_else(|| v["scsi_start_stop_cycle_counter"]["accumulated_start_stop_cycles"].as_u64())
+}
+
+/// The FARM log's drive information (ATA: `poh`; SAS: `power_on_hour`).
+fn farm(v: &Value) -> Option<Farm> {
+    let page = &v["seagate_farm_log"]["page_1_drive_information"];
+    let hours = page["poh"].as_u64().or_else(|| page["power_on_hour"].as_u64())?;
+    Some(Farm {
+        power_on_hours: hours,
+        power_cycles: page["power_cycle_count"].as_u64(),
+        serial: page["serial_number"].as_str().map(|s| s.trim().to_string()),
+    })
+}
+
+/// smartctl's `ata_security` object.
+fn security(s: &Value) -> Option<Security> {
+    let enabled = s["enabled"].as_bool()?;
+    Some(Security {
+        enabled,
+        locked: s["locked"].as_bool().unwrap_or(false),
+        frozen: s["frozen"].as_bool(),
+        attempts_exceeded: s["pw_attempts_exceeded"].as_bool().unwrap_or(false),
+        words: s["string"].as_str().unwrap_or("").trim().to_string(),
+    })
+}
+
+/// `max sectors = NOW/NATIVE` from hdparm -N's output.
+fn max_sectors(out: &str) -> Option<(u64, u64)> {
+    let line = out.lines().find(|l| l.trim_start().starts_with("max sectors"))?;
+    let (now, native) = line.split_once('=')?.1.split(',').next()?.trim().split_once('/')?;
+    Some((now.trim().parse().ok()?, native.trim().parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Value {
+        let p = format!("{}/fixtures/smart/{name}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    fn smart(name: &str) -> Declared {
+        let mut f = Declared::default();
+        f.add_smart(&fixture(name));
+        f
+    }
+
+    #[test]
+    fn a_recorded_sata_disk_gives_its_identity_hours_and_counts() {
+        let f = smart("ata.json");
+        assert!(f.smart);
+        assert_eq!(f.model.as_deref(), Some("WDC WD140EDFZ-11A0VA0"));
+        assert_eq!(f.firmware.as_deref(), Some("81.00A81"));
+        assert_eq!(f.size_bytes, 14_000_519_643_136);
+        assert_eq!((f.power_on_hours, f.power_cycles), (Some(1730), Some(9)));
+        assert_eq!(f.start_stops, Some(9));
+        assert_eq!(f.rotation_rpm, Some(5400));
+        assert_eq!((f.farm.clone(), f.security.clone(), f.hidden.clone()), (None, None, None));
+    }
+
+    #[test]
+    fn nvme_and_sas_recordings_give_theirs() {
+        let n = smart("nvme.json");
+        assert_eq!((n.power_on_hours, n.rotation_rpm), (Some(2401), Some(0)));
+        let s = smart("sas.json");
+        assert_eq!(s.power_on_hours, Some(5675));
+        assert_eq!(s.firmware.as_deref(), Some("N004"));
+        assert_eq!(s.rotation_rpm, Some(10500));
+    }
+
+    #[test]
+    fn farm_security_and_an_hpa_are_read() {
+        let f = smart("farm-reset.json");
+        let farm = f.farm.clone().unwrap();
+        assert_eq!((f.power_on_hours, farm.power_on_hours), (Some(12), 31383));
+        assert_eq!(farm.serial.as_deref(), Some("WW60N2JG"));
+        assert!(!f.security.clone().unwrap().locked);
+        let l = smart("ata-locked.json");
+        let s = l.security.unwrap();
+        assert!(s.enabled && s.locked && !s.attempts_exceeded, "{s:?}");
+        let mut h = Declared::default();
+        h.add_hdparm(
+            &std::fs::read_to_string(format!(
+                "{}/fixtures/smart/hdparm-N-hpa.txt",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap(),
+        );
+        let hidden = h.hidden.unwrap();
+        assert_eq!(
+            (hidden.shown_bytes, hidden.native_bytes),
+            (312_579_695 * 512, 312_581_808 * 512)
+        );
+        assert_eq!(hidden.restore.as_deref(), Some("hdparm -N p312581808"));
+    }
+
+    #[test]
+    fn hdparm_that_did_not_reach_the_drive_is_not_an_hpa() {
+        let mut f = Declared::default();
+        f.add_hdparm("\n/dev/sdf:\n max sectors   = 0/1, HPA is enabled\n");
+        assert_eq!(f.hidden, None);
+        assert!(f.not_read[0].contains("did not reach the drive"), "{:?}", f.not_read);
+        let mut g = Declared::default();
+        g.add_hdparm("\n/dev/sda:\n max sectors   = 312581808/312581808, HPA is disabled\n");
+        assert_eq!((g.hidden, g.not_read.len()), (None, 0));
+    }
+
+    #[test]
+    fn no_smart_data_is_said_not_guessed() {
+        let mut f = Declared::default();
+        f.add_smart(&serde_json::json!({"smartctl": {"messages": [{"string": "/dev/loop3: Unable to detect device type"}], "exit_status": 1}}));
+        assert!(!f.smart);
+        assert_eq!(f.power_on_hours, None);
+        assert!(f.not_read[0].contains("Unable to detect device type"));
+    }
+}

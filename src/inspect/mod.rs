@@ -1,0 +1,109 @@
+//! The incoming inspection: what each drive declares of itself, asked of
+//! all at once in seconds ([`declared`]), judged by `judge::inspect`, and,
+//! where asked with `--probe --destructive`, what the capacity probe
+//! ([`probe`]) finds. Asking reads no sector; only the probe writes.
+//!
+//! It must not decide what a finding means (`judge::inspect` does) or lay
+//! anything out (`export::inspect`).
+
+pub mod declared;
+pub mod probe;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+pub use declared::Declared;
+
+use crate::device::{BlockDevice, SystemPaths, smartctl, tool};
+use crate::judge::inspect::{self as rules, Finding, InspectVerdict, Rules};
+
+/// One disk inspected: what it declared, what the probe found, and what
+/// that means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Inspected {
+    /// The disk's path as given.
+    pub path: String,
+    pub declared: Declared,
+    /// The capacity probe's result, where it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<probe::Probed>,
+    pub findings: Vec<Finding>,
+    pub verdict: InspectVerdict,
+}
+
+impl Inspected {
+    /// The findings to act on.
+    pub fn to_act_on(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.concern.acts())
+    }
+
+    /// Whether the drive says it is locked.
+    pub fn locked(&self) -> bool {
+        self.declared.security.as_ref().is_some_and(|s| s.locked)
+    }
+}
+
+/// Asks one disk: sysfs, then smartctl (SMART, FARM, security), then, for
+/// an ATA drive, hdparm (its native size). Each tool bound by
+/// [`tool::LIMIT`] and `give_up`; a tool missing or failing is said in
+/// `not_read`, and the rest goes on.
+pub fn ask(paths: &SystemPaths, dev: &BlockDevice, give_up: &dyn Fn() -> bool) -> Declared {
+    let mut d = Declared::of(&dev.identity);
+    let mut ata = dev.identity.topology.transport == "sata";
+    match smartctl::json(&dev.given, &["-x", "-l", "farm"], give_up) {
+        Ok(v) => {
+            ata |= v["device"]["protocol"] == "ATA";
+            d.add_smart(&v);
+        }
+        Err(e) => d.not_read.push(format!("SMART: {e}")),
+    }
+    if ata {
+        let asked =
+            tool::output(Command::new("hdparm").args(["-N", &dev.given]), tool::LIMIT, give_up);
+        match asked {
+            Ok(out) => d.add_hdparm(&String::from_utf8_lossy(&out.stdout)),
+            Err(e) if e.contains("could not run") => {
+                d.not_read.push(format!("HPA: {e}: install hdparm"))
+            }
+            Err(e) => d.not_read.push(format!("HPA: {e}")),
+        }
+    }
+    let zoned = paths.sys.join("block").join(&dev.identity.name).join("queue/zoned");
+    d.add_zoned(std::fs::read_to_string(Path::new(&zoned)).ok().as_deref());
+    d
+}
+
+/// Asks every disk at once.
+pub fn ask_all(
+    paths: &SystemPaths,
+    devs: &[BlockDevice],
+    give_up: &(dyn Fn() -> bool + Sync),
+) -> Vec<Declared> {
+    std::thread::scope(|s| {
+        let asks: Vec<_> = devs.iter().map(|d| s.spawn(move || ask(paths, d, give_up))).collect();
+        (asks.into_iter().zip(devs))
+            .map(|(h, d)| h.join().unwrap_or_else(|_| Declared::of(&d.identity)))
+            .collect()
+    })
+}
+
+/// Each disk with its findings and verdict: `declared[i]` and `probed[i]`
+/// are of `paths[i]`.
+pub fn judged(
+    paths: &[String],
+    declared: Vec<Declared>,
+    probed: Vec<Option<probe::Probed>>,
+    rules: Rules,
+) -> Vec<Inspected> {
+    let refs: Vec<&Declared> = declared.iter().collect();
+    let found = rules::judge(&refs, rules);
+    (paths.iter().zip(declared).zip(probed).zip(found))
+        .map(|(((path, declared), probe), mut findings)| {
+            findings.extend(probe.as_ref().and_then(rules::probed));
+            let verdict = rules::verdict(&declared, &findings);
+            Inspected { path: path.clone(), declared, probe, findings, verdict }
+        })
+        .collect()
+}

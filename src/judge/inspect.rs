@@ -1,0 +1,433 @@
+//! The incoming inspection's rules: what a drive declares of itself (and,
+//! where asked, what the capacity probe found) against simple rules and
+//! against its peers of the same model in the run.
+//!
+//! | concern | rule | acts |
+//! |---|---|---|
+//! | locked | ATA security enabled and locked: every read fails until it is unlocked (never bad media) | yes |
+//! | hours reset | FARM's power-on hours above SMART's by more than a day and 2 % | yes |
+//! | used | SMART's power-on hours above `--new-hours` | yes |
+//! | hidden capacity | an HPA, or NVMe capacity in no namespace | yes |
+//! | fake capacity | the probe found blocks past the usable size that store nothing of their own | yes |
+//! | capacity differs | the announced size differs from most peers of its model | yes |
+//! | firmware differs | the firmware differs from most peers of its model (two or more agreeing) | yes |
+//! | sector format differs | logical/physical size differs from most disks of the run | yes |
+//! | zoned | the drive or the kernel names a zone model (SMR) | no: a note |
+//! | TRIM on a spinning disk | a hard disk that supports TRIM: likely drive-managed SMR | no: a note |
+//!
+//! A drive without SMART data is not judged new, unlocked or whole: its
+//! verdict says what was not known. It must not read devices or format
+//! tables.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::inspect::probe::{Past, Probed};
+use crate::inspect::{Declared, Inspected};
+use crate::judge::ArrayVerdict;
+use crate::units::human_bytes;
+
+/// What a finding is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Concern {
+    Locked,
+    HoursReset,
+    Used,
+    HiddenCapacity,
+    FakeCapacity,
+    CapacityDiffers,
+    FirmwareDiffers,
+    SectorFormatDiffers,
+    Zoned,
+    TrimOnSpinningDisk,
+}
+
+impl Concern {
+    /// Whether it is something to act on before the disk is used (else a
+    /// note).
+    pub fn acts(self) -> bool {
+        !matches!(self, Concern::Zoned | Concern::TrimOnSpinningDisk)
+    }
+}
+
+/// One finding: its concern and its sentence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub concern: Concern,
+    pub sentence: String,
+}
+
+/// A disk's inspection verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InspectVerdict {
+    /// Nothing to act on, and SMART answered.
+    Clean,
+    /// Something to act on.
+    ActOn,
+    /// Nothing found, but without SMART its hours and security are not
+    /// known.
+    NotKnown,
+}
+
+impl InspectVerdict {
+    /// The JSON's word.
+    pub fn word(self) -> &'static str {
+        match self {
+            InspectVerdict::Clean => "clean",
+            InspectVerdict::ActOn => "act_on",
+            InspectVerdict::NotKnown => "not_known",
+        }
+    }
+}
+
+/// The rules' one setting.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// Power-on hours a new drive may have (its factory test).
+    pub new_hours: u64,
+}
+
+/// The most power-on hours FARM may be ahead of SMART on a drive whose
+/// counts were never reset: a day, or 2 % (they are kept apart).
+fn reset_slack(smart: u64) -> u64 {
+    24.max(smart / 50)
+}
+
+/// A count with thousands separated (31,383).
+pub fn grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One disk's own findings (nothing of its peers).
+fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut say = |concern, sentence: String| out.push(Finding { concern, sentence });
+    if let Some(s) = d.security.as_ref().filter(|s| s.locked) {
+        let more = if s.attempts_exceeded {
+            " (too many wrong passwords: power-cycle it first)"
+        } else {
+            ""
+        };
+        say(
+            Concern::Locked,
+            format!(
+                "locked (ATA security: {}): unlock it before testing{more}; its reads fail until then, which is no fault of its media",
+                s.words
+            ),
+        );
+    }
+    let farm_ahead = match (&d.farm, d.power_on_hours) {
+        (Some(f), Some(h)) if f.power_on_hours > h + reset_slack(h) => Some(f.power_on_hours),
+        _ => None,
+    };
+    if let (Some(farm), Some(h)) = (farm_ahead, d.power_on_hours) {
+        say(
+            Concern::HoursReset,
+            format!(
+                "hours reset: SMART says {} h, Seagate's FARM log {} h (FARM keeps the hours a reset of SMART cannot hide): a used drive",
+                grouped(h),
+                grouped(farm)
+            ),
+        );
+    } else if let Some(h) = d.power_on_hours.filter(|h| *h > rules.new_hours) {
+        say(
+            Concern::Used,
+            format!(
+                "used: {} power-on hours (a new drive has at most {})",
+                grouped(h),
+                rules.new_hours
+            ),
+        );
+    }
+    if let Some(h) = &d.hidden {
+        let restore =
+            h.restore.as_ref().map(|c| format!(": show it with `{c}`")).unwrap_or_default();
+        say(
+            Concern::HiddenCapacity,
+            format!(
+                "hidden capacity: {} shown of {} ({}){restore} before testing, or the hidden part is never tested",
+                human_bytes(h.shown_bytes),
+                human_bytes(h.native_bytes),
+                h.how
+            ),
+        );
+    }
+    if let Some(z) = &d.zoned {
+        say(
+            Concern::Zoned,
+            format!(
+                "zoned ({z}): an SMR drive; a sequential write-verify does not show its rewrite stalls"
+            ),
+        );
+    } else if d.trim == Some(true) && d.rotation_rpm.is_some_and(|r| r > 0) {
+        say(
+            Concern::TrimOnSpinningDisk,
+            "supports TRIM though it spins: most likely drive-managed SMR".into(),
+        );
+    }
+    out
+}
+
+/// The value most of `values` share, and how many share it, where at
+/// least two do and more than any other value.
+fn most<T: Ord + Clone>(values: impl Iterator<Item = T>) -> Option<(T, usize)> {
+    let mut counts: BTreeMap<T, usize> = BTreeMap::new();
+    for v in values {
+        *counts.entry(v).or_default() += 1;
+    }
+    let mut by: Vec<(T, usize)> = counts.into_iter().collect();
+    by.sort_by_key(|v| std::cmp::Reverse(v.1));
+    match by.as_slice() {
+        [(v, n), rest @ ..] if *n >= 2 && rest.first().is_none_or(|r| r.1 < *n) => {
+            Some((v.clone(), *n))
+        }
+        _ => None,
+    }
+}
+
+/// Findings of each disk against its peers: the same model's size and
+/// firmware, and every disk's sector format.
+fn against_peers(disks: &[&Declared]) -> Vec<Vec<Finding>> {
+    let mut out = vec![Vec::new(); disks.len()];
+    let formats = most(disks.iter().map(|d| d.sector_format()));
+    for (i, d) in disks.iter().enumerate() {
+        let peers: Vec<&&Declared> = (disks.iter().enumerate())
+            .filter(|(j, p)| *j != i && p.model.is_some() && p.model == d.model)
+            .map(|(_, p)| p)
+            .collect();
+        let mut say = |concern, sentence: String| out[i].push(Finding { concern, sentence });
+        if let Some((size, n)) = most(peers.iter().map(|p| p.size_bytes))
+            && size != d.size_bytes
+        {
+            say(
+                Concern::CapacityDiffers,
+                format!(
+                    "capacity {} differs from its {n} peers' {} of the same model",
+                    human_bytes(d.size_bytes),
+                    human_bytes(size)
+                ),
+            );
+        }
+        if let (Some(fw), Some((theirs, n))) =
+            (&d.firmware, most(peers.iter().filter_map(|p| p.firmware.clone())))
+            && *fw != theirs
+        {
+            say(
+                Concern::FirmwareDiffers,
+                format!("firmware {fw} differs from its {n} peers' {theirs}"),
+            );
+        }
+        if let Some((f, n)) = &formats
+            && *f != d.sector_format()
+        {
+            say(
+                Concern::SectorFormatDiffers,
+                format!("{} sectors among {n} {f} disks", d.sector_format()),
+            );
+        }
+    }
+    out
+}
+
+/// Every disk's findings: its own, then against its peers.
+pub fn judge(disks: &[&Declared], rules: Rules) -> Vec<Vec<Finding>> {
+    let peers = against_peers(disks);
+    (disks.iter().zip(peers)).map(|(d, p)| own(d, rules).into_iter().chain(p).collect()).collect()
+}
+
+/// The capacity probe's finding, where it found blocks past the usable
+/// size.
+pub fn probed(p: &Probed) -> Option<Finding> {
+    let past = p.past?;
+    let how = match past {
+        Past::Aliased { shift_bytes } => format!(
+            "blocks past it are the same places as blocks {} lower",
+            human_bytes(shift_bytes)
+        ),
+        Past::Lost => "blocks past it keep nothing written to them".into(),
+    };
+    Some(Finding {
+        concern: Concern::FakeCapacity,
+        sentence: format!(
+            "fake capacity: only the first {} of the {} announced hold data ({how}): return it, or use it only with --range 0..{}",
+            human_bytes(p.usable_bytes),
+            human_bytes(p.announced_bytes),
+            p.usable_bytes
+        ),
+    })
+}
+
+/// A disk's verdict from its findings.
+pub fn verdict(d: &Declared, findings: &[Finding]) -> InspectVerdict {
+    if findings.iter().any(|f| f.concern.acts()) {
+        InspectVerdict::ActOn
+    } else if d.smart {
+        InspectVerdict::Clean
+    } else {
+        InspectVerdict::NotKnown
+    }
+}
+
+/// The run's verdict over its disks and its sentence: something to act
+/// on (flagged), or nothing but disks that gave no SMART data (not
+/// judged: their hours and security are not known), or nothing.
+/// `interrupted`: a signal stopped the probe.
+pub fn run_verdict(disks: &[Inspected], rules: Rules, interrupted: bool) -> (ArrayVerdict, String) {
+    let paths = |v: InspectVerdict| -> Vec<&str> {
+        disks.iter().filter(|d| d.verdict == v).map(|d| d.path.as_str()).collect()
+    };
+    let (act, unknown) = (paths(InspectVerdict::ActOn), paths(InspectVerdict::NotKnown));
+    let not_read: Vec<String> = (disks.iter())
+        .flat_map(|d| d.declared.not_read.iter().map(move |n| (d, n)))
+        .filter(|(d, _)| d.declared.smart)
+        .map(|(d, n)| format!("{}: {n}", d.path))
+        .collect();
+    let caveat = if not_read.is_empty() {
+        String::new()
+    } else {
+        format!("; not read: {}", not_read.join("; "))
+    };
+    if interrupted {
+        return (
+            ArrayVerdict::Interrupted,
+            "interrupted: the probe was stopped; what it found so far is shown".into(),
+        );
+    }
+    if !act.is_empty() {
+        let sentence = format!(
+            "{} of {} disk(s) to act on before use: {}",
+            act.len(),
+            disks.len(),
+            act.join(", ")
+        );
+        return (ArrayVerdict::Flagged, sentence + &caveat);
+    }
+    if !unknown.is_empty() {
+        let sentence = format!(
+            "nothing to act on in what was read, but {} gave no SMART data: their hours, security and hidden capacity are not known",
+            unknown.join(", ")
+        );
+        return (ArrayVerdict::NotJudged, sentence + &caveat);
+    }
+    let sentence = format!(
+        "nothing to act on: {} disk(s) with at most {} power-on hours, none locked or hiding capacity, each like its peers",
+        disks.len(),
+        rules.new_hours
+    );
+    (ArrayVerdict::Healthy, sentence + &caveat)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::declared::{Farm, Security};
+
+    const RULES: Rules = Rules { new_hours: 100 };
+
+    fn disk(model: &str, fw: &str, hours: u64) -> Declared {
+        Declared {
+            model: Some(model.into()),
+            firmware: Some(fw.into()),
+            size_bytes: 4_000_787_030_016,
+            logical_block: 512,
+            physical_block: 4096,
+            power_on_hours: Some(hours),
+            smart: true,
+            ..Declared::default()
+        }
+    }
+
+    fn concerns(f: &[Finding]) -> Vec<Concern> {
+        f.iter().map(|f| f.concern).collect()
+    }
+
+    #[test]
+    fn a_reset_of_smart_hours_is_told_by_farm_and_a_genuine_count_is_not() {
+        let mut d = disk("ST4000VN006", "SC60", 12);
+        d.farm = Some(Farm { power_on_hours: 31_383, power_cycles: None, serial: None });
+        let f = judge(&[&d], RULES);
+        assert_eq!(concerns(&f[0]), [Concern::HoursReset]);
+        assert!(f[0][0].sentence.contains("SMART says 12 h, Seagate's FARM log 31,383 h"));
+        // FARM a few hours ahead (kept apart): one used drive, not a reset.
+        d.power_on_hours = Some(31_378);
+        let f = judge(&[&d], RULES);
+        assert_eq!(concerns(&f[0]), [Concern::Used]);
+        assert!(f[0][0].sentence.contains("31,378 power-on hours"), "{}", f[0][0].sentence);
+    }
+
+    #[test]
+    fn a_new_drive_is_clean_and_one_without_smart_is_not_known() {
+        let d = disk("M", "1", 8);
+        let f = judge(&[&d], RULES);
+        assert!(f[0].is_empty());
+        assert_eq!(verdict(&d, &f[0]), InspectVerdict::Clean);
+        let loop_dev = Declared { smart: false, ..Declared::default() };
+        assert_eq!(verdict(&loop_dev, &[]), InspectVerdict::NotKnown);
+    }
+
+    #[test]
+    fn a_locked_drive_is_told_to_be_unlocked_not_returned() {
+        let mut d = disk("M", "1", 0);
+        d.security = Some(Security {
+            enabled: true,
+            locked: true,
+            frozen: None,
+            attempts_exceeded: false,
+            words: "ENABLED, PW level HIGH, **LOCKED** [SEC4]".into(),
+        });
+        let f = judge(&[&d], RULES);
+        assert_eq!(concerns(&f[0]), [Concern::Locked]);
+        assert!(f[0][0].sentence.contains("unlock it before testing"));
+        assert!(f[0][0].sentence.contains("no fault of its media"));
+        assert_eq!(verdict(&d, &f[0]), InspectVerdict::ActOn);
+    }
+
+    #[test]
+    fn firmware_capacity_and_format_are_judged_against_peers_that_agree() {
+        let a = disk("WD140EDFZ", "81.00A81", 5);
+        let mut b = disk("WD140EDFZ", "83.00A83", 5);
+        b.logical_block = 4096;
+        let c = disk("WD140EDFZ", "81.00A81", 5);
+        let mut d = disk("WD140EDFZ", "81.00A81", 5);
+        d.size_bytes -= 1_000_000;
+        let f = judge(&[&a, &b, &c, &d], RULES);
+        assert!(f[0].is_empty() && f[2].is_empty(), "{f:?}");
+        assert_eq!(concerns(&f[1]), [Concern::FirmwareDiffers, Concern::SectorFormatDiffers]);
+        assert_eq!(f[1][0].sentence, "firmware 83.00A83 differs from its 3 peers' 81.00A81");
+        assert_eq!(f[1][1].sentence, "4Kn sectors among 3 512e disks");
+        assert_eq!(concerns(&f[3]), [Concern::CapacityDiffers]);
+        // Two disks that differ from each other: neither is the odd one.
+        let f = judge(&[&a, &b], RULES);
+        assert!(f.iter().all(|f| f.is_empty()), "{f:?}");
+    }
+
+    #[test]
+    fn zones_and_trim_on_a_spinning_disk_are_notes() {
+        let mut d = disk("M", "1", 0);
+        d.trim = Some(true);
+        d.rotation_rpm = Some(5400);
+        let f = judge(&[&d], RULES);
+        assert_eq!(concerns(&f[0]), [Concern::TrimOnSpinningDisk]);
+        assert_eq!(verdict(&d, &f[0]), InspectVerdict::Clean);
+        d.zoned = Some("host_aware".into());
+        assert_eq!(concerns(&judge(&[&d], RULES)[0]), [Concern::Zoned]);
+    }
+
+    #[test]
+    fn counts_are_grouped() {
+        assert_eq!(grouped(31383), "31,383");
+        assert_eq!(grouped(12), "12");
+        assert_eq!(grouped(1_000_000), "1,000,000");
+    }
+}
