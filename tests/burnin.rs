@@ -69,27 +69,9 @@ fn refused(args: &[&str], why: &str) {
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
 }
 
-/// A real `smartctl --json -x` recorded from a drive
-/// (`fixtures/smart/NAME.json`: `ata`, `nvme`, …).
-fn recorded_smart(name: &str) -> serde_json::Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/smart/{name}.json"));
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
 /// An executable `smartctl` in `dir` that runs `body` (sh).
 fn fake_smartctl(dir: &Path, body: &str) {
-    let script = dir.join("smartctl");
-    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
-    let mut perms = std::fs::metadata(&script).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&script, perms).unwrap();
-}
-
-/// Sectors written to `dev` so far, from /sys/block/NAME/stat.
-fn sectors_written(dev: &str) -> u64 {
-    let name = dev.trim_start_matches("/dev/");
-    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
-    stat.split_whitespace().nth(6).unwrap().parse().unwrap()
+    fake_tool(dir, "smartctl", body);
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod demo;
 mod exports;
 pub(crate) mod faults;
 mod inputs;
+mod inspect;
 mod iozone;
 mod list;
 mod metrics;

@@ -118,6 +118,10 @@ impl Declared {
         if let Some(b) = v["user_capacity"]["bytes"].as_u64().filter(|b| *b > 0) {
             self.size_bytes = b;
         }
+        let block = |k: &str| v[k].as_u64().and_then(|b| u32::try_from(b).ok()).filter(|b| *b > 0);
+        self.logical_block = block("logical_block_size").unwrap_or(self.logical_block);
+        self.physical_block =
+            block("physical_block_size").unwrap_or(self.logical_block.max(self.physical_block));
         self.rotation_rpm = v["rotation_rate"].as_u64().or(nvme.then_some(0));
         self.power_on_hours = v["power_on_time"]["hours"].as_u64();
         self.power_cycles = v["power_cycle_count"].as_u64();
@@ -153,11 +157,19 @@ impl Declared {
             ));
             return;
         }
+        // hdparm counts the drive's logical sectors (its LBAs).
+        let lba = u64::from(self.logical_block.max(512));
+        if self.size_bytes > 0 && now * lba != self.size_bytes {
+            self.not_read.push(format!(
+                "HPA: hdparm -N's current size ({now} sectors) is not the {} bytes the drive shows: not used",
+                self.size_bytes
+            ));
+            return;
+        }
         if native > now {
-            // hdparm counts 512-byte sectors whatever the logical size.
             self.hidden = Some(Hidden {
-                shown_bytes: now * 512,
-                native_bytes: native * 512,
+                shown_bytes: now * lba,
+                native_bytes: native * lba,
                 how: format!("a Host Protected Area (hdparm -N: {now}/{native} sectors)"),
                 restore: Some(format!("hdparm -N p{native}")),
             });
@@ -296,6 +308,12 @@ mod tests {
         let mut g = Declared::default();
         g.add_hdparm("\n/dev/sda:\n max sectors   = 312581808/312581808, HPA is disabled\n");
         assert_eq!((g.hidden, g.not_read.len()), (None, 0));
+        // Numbers that are not this drive's (a bridge's, another disk's).
+        let mut m =
+            Declared { size_bytes: 14_000_519_643_136, logical_block: 512, ..Declared::default() };
+        m.add_hdparm("\n/dev/sdb:\n max sectors   = 312579695/312581808, HPA is enabled\n");
+        assert_eq!(m.hidden, None);
+        assert!(m.not_read[0].contains("not the 14000519643136 bytes"), "{:?}", m.not_read);
     }
 
     #[test]

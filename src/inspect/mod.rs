@@ -63,7 +63,12 @@ pub fn ask(paths: &SystemPaths, dev: &BlockDevice, give_up: &dyn Fn() -> bool) -
         let asked =
             tool::output(Command::new("hdparm").args(["-N", &dev.given]), tool::LIMIT, give_up);
         match asked {
-            Ok(out) => d.add_hdparm(&String::from_utf8_lossy(&out.stdout)),
+            Ok(out) if out.status.success() => d.add_hdparm(&String::from_utf8_lossy(&out.stdout)),
+            Ok(out) => {
+                let err = String::from_utf8_lossy(&out.stderr);
+                let why = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("no reason given");
+                d.not_read.push(format!("HPA: hdparm -N failed ({}): {}", out.status, why.trim()));
+            }
             Err(e) if e.contains("could not run") => {
                 d.not_read.push(format!("HPA: {e}: install hdparm"))
             }

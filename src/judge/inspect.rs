@@ -109,6 +109,13 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
+/// Two sizes in words that tell them apart: in bytes where the rounded
+/// words are the same.
+fn sizes_apart(a: u64, b: u64) -> (String, String) {
+    let (x, y) = (human_bytes(a), human_bytes(b));
+    if x == y { (format!("{} bytes", grouped(a)), grouped(b)) } else { (x, y) }
+}
+
 /// One disk's own findings (nothing of its peers).
 fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -156,9 +163,9 @@ fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
         say(
             Concern::HiddenCapacity,
             format!(
-                "hidden capacity: {} shown of {} ({}){restore} before testing, or the hidden part is never tested",
+                "hidden capacity: {} beyond the {} shown ({}){restore} before testing, or the hidden part is never tested",
+                human_bytes(h.native_bytes.saturating_sub(h.shown_bytes)),
                 human_bytes(h.shown_bytes),
-                human_bytes(h.native_bytes),
                 h.how
             ),
         );
@@ -210,14 +217,10 @@ fn against_peers(disks: &[&Declared]) -> Vec<Vec<Finding>> {
         if let Some((size, n)) = most(peers.iter().map(|p| p.size_bytes))
             && size != d.size_bytes
         {
-            say(
-                Concern::CapacityDiffers,
-                format!(
-                    "capacity {} differs from its {n} peers' {} of the same model",
-                    human_bytes(d.size_bytes),
-                    human_bytes(size)
-                ),
-            );
+            say(Concern::CapacityDiffers, {
+                let (mine, theirs) = sizes_apart(d.size_bytes, size);
+                format!("capacity {mine} differs from its {n} peers' {theirs} of the same model")
+            });
         }
         if let (Some(fw), Some((theirs, n))) =
             (&d.firmware, most(peers.iter().filter_map(|p| p.firmware.clone())))
@@ -293,6 +296,7 @@ pub fn run_verdict(disks: &[Inspected], rules: Rules, interrupted: bool) -> (Arr
         .filter(|(d, _)| d.declared.smart)
         .map(|(d, n)| format!("{}: {n}", d.path))
         .collect();
+    // Said where health is claimed: what it does not rest on.
     let caveat = if not_read.is_empty() {
         String::new()
     } else {
@@ -311,14 +315,14 @@ pub fn run_verdict(disks: &[Inspected], rules: Rules, interrupted: bool) -> (Arr
             disks.len(),
             act.join(", ")
         );
-        return (ArrayVerdict::Flagged, sentence + &caveat);
+        return (ArrayVerdict::Flagged, sentence);
     }
     if !unknown.is_empty() {
         let sentence = format!(
-            "nothing to act on in what was read, but {} gave no SMART data: their hours, security and hidden capacity are not known",
+            "nothing to act on in what was read, but no SMART data came from {}: hours, security and hidden capacity not known",
             unknown.join(", ")
         );
-        return (ArrayVerdict::NotJudged, sentence + &caveat);
+        return (ArrayVerdict::NotJudged, sentence);
     }
     let sentence = format!(
         "nothing to act on: {} disk(s) with at most {} power-on hours, none locked or hiding capacity, each like its peers",

@@ -52,6 +52,7 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("faults::max_errors_stops_only_", "errors counted and the stop at --max-errors"),
     ("faults::both_engines_", "the same bad sectors and bytes from both engines"),
     ("inputs::", "refusals and warnings: exit codes and one-line messages"),
+    ("inspect::", "what recorded drives declare, and the probe's usable sizes; no speed judged"),
     ("iozone::", "iozone's output format, system calls and files on the root filesystem"),
     ("list::", "what `list` says of each disk"),
     ("outputs::outputs_follow_links_", "where files are written; the exit status any verdict's"),

@@ -312,6 +312,30 @@ pub fn tempdir() -> tempfile::TempDir {
     tempfile::Builder::new().prefix(&(unique("arrayburn-test") + "-")).tempdir().unwrap()
 }
 
+/// An executable `name` in `dir` that runs `body` (sh): a tool that
+/// answers as a recorded drive did (put `dir` first in PATH).
+pub fn fake_tool(dir: &Path, name: &str, body: &str) {
+    let script = dir.join(name);
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
+    let mut perms = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).unwrap();
+}
+
+/// A real `smartctl --json -x` recorded from a drive
+/// (`fixtures/smart/NAME.json`: `ata`, `nvme`, …).
+pub fn recorded_smart(name: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/smart/{name}.json"));
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Sectors written to `dev` so far, from /sys/block/NAME/stat.
+pub fn sectors_written(dev: &str) -> u64 {
+    let name = dev.trim_start_matches("/dev/");
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    stat.split_whitespace().nth(6).unwrap().parse().unwrap()
+}
+
 /// Whether `program` is on the PATH.
 pub fn installed(program: &str) -> bool {
     std::env::var_os("PATH")

@@ -1,0 +1,269 @@
+//! `arrayburn inspect`: what recorded real drives declare of themselves
+//! (served by a fake smartctl and hdparm for loop devices, which have no
+//! SMART), judged; and the capacity probe on FUSE disks that wrap or drop
+//! writes past their real end, at 1 GiB and 16 TiB, found to the block.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::faults::FaultyDisk;
+use crate::util::*;
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// A fake smartctl and hdparm in a new directory, serving each disk (by
+/// its device's name, the last argument) its recorded `smartctl --json`
+/// document and `hdparm -N` text (where given; else hdparm fails as on a
+/// disk that does not take the command); and a PATH with them first.
+fn recorded_drives(drives: &[(&str, Value, Option<&str>)]) -> (tempfile::TempDir, String) {
+    let fake = tempdir();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart");
+    for (dev, doc, hdparm) in drives {
+        let name = dev.trim_start_matches("/dev/");
+        std::fs::write(fake.path().join(format!("{name}.json")), doc.to_string()).unwrap();
+        if let Some(text) = hdparm {
+            std::fs::copy(fixtures.join(text), fake.path().join(format!("{name}.hdparm"))).unwrap();
+        }
+    }
+    let last = "for a; do d=$a; done; d=$(basename \"$d\")";
+    let dir = fake.path().display();
+    fake_tool(fake.path(), "smartctl", &format!("{last}\ncat {dir}/$d.json"));
+    fake_tool(
+        fake.path(),
+        "hdparm",
+        &format!(
+            "{last}\n[ -f {dir}/$d.hdparm ] || {{ echo 'HDIO_DRIVE_CMD failed' >&2; exit 22; }}\ncat {dir}/$d.hdparm"
+        ),
+    );
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    (fake, path)
+}
+
+/// `arrayburn inspect ARGS` with `path` as PATH (stdin not a terminal):
+/// its output and, where it wrote one, its JSON.
+fn inspect(args: &[&str], path: &str) -> (std::process::Output, Option<Value>) {
+    let dir = tempdir();
+    let json = dir.path().join("inspect.json");
+    let mut cmd = arrayburn(&["inspect", "-j", json.to_str().unwrap()]);
+    let out = cmd.args(args).env("PATH", path).output_within(RUN);
+    eprintln!(
+        "--- inspect {}\n{}\n--- stderr\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = std::fs::read(&json).ok().map(|b| serde_json::from_slice(&b).unwrap());
+    (out, doc)
+}
+
+/// Each disk's concerns as the JSON names them.
+fn concerns(doc: &Value) -> Vec<Vec<String>> {
+    (doc["disks"].as_array().unwrap().iter())
+        .map(|d| {
+            (d["findings"].as_array().unwrap().iter())
+                .map(|f| f["concern"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// The recorded SATA disk as a new one: `hours` power-on hours,
+/// `firmware`, and `sectors` of 512 bytes shown (the size of the disks
+/// whose `hdparm -N` was recorded).
+fn new_wd(hours: u64, firmware: &str, sectors: u64) -> Value {
+    let mut v = recorded_smart("ata");
+    v["power_on_time"]["hours"] = hours.into();
+    v["firmware_version"] = firmware.into();
+    v["user_capacity"] = serde_json::json!({"blocks": sectors, "bytes": sectors * 512});
+    v
+}
+
+/// What the recorded `hdparm -N` shows of a disk with an HPA, and whole.
+const HPA_SHOWN: u64 = 312_579_695;
+const WHOLE: u64 = 312_581_808;
+
+#[test]
+fn recorded_drives_are_told_used_reset_locked_hiding_capacity_or_unlike_their_peers() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(6, 16 * MIB);
+    // The recorded locked drive, as big as its peers below.
+    let mut locked = recorded_smart("ata-locked");
+    locked["user_capacity"] = serde_json::json!({"blocks": WHOLE, "bytes": WHOLE * 512});
+    let (_fake, path) = recorded_drives(&[
+        // A Seagate whose SMART and FARM hours agree: used for years.
+        (&d[0].dev, recorded_smart("farm"), None),
+        // The same drive with SMART's hours reset: FARM tells.
+        (&d[1].dev, recorded_smart("farm-reset"), None),
+        (&d[2].dev, locked, Some("hdparm-N-none.txt")),
+        // Three new drives of one model: one hides capacity (an HPA), one
+        // runs another firmware.
+        (&d[3].dev, new_wd(5, "81.00A81", HPA_SHOWN), Some("hdparm-N-hpa.txt")),
+        (&d[4].dev, new_wd(5, "81.00A81", WHOLE), Some("hdparm-N-none.txt")),
+        (&d[5].dev, new_wd(5, "83.00A83", WHOLE), Some("hdparm-N-none.txt")),
+    ]);
+    let before: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
+    let dir = tempdir();
+    let out_dir = dir.path().join("bundle");
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let mut args = vec!["-o", out_dir.to_str().unwrap()];
+    args.extend(&devs);
+    let (out, doc) = inspect(&args, &path);
+    assert_eq!(out.status.code(), Some(1), "something to act on");
+    let doc = doc.expect("the JSON");
+    assert_eq!(doc["kind"], "inspect");
+    assert_eq!(doc["verdict"], "flagged");
+    assert_eq!(
+        concerns(&doc),
+        [
+            vec!["used"],
+            vec!["hours_reset"],
+            vec!["locked", "used"],
+            // Its HPA shows it smaller than its peers too.
+            vec!["hidden_capacity", "capacity_differs"],
+            vec![],
+            vec!["firmware_differs"]
+        ]
+    );
+    let verdicts: Vec<&str> =
+        doc["disks"].as_array().unwrap().iter().map(|x| x["verdict"].as_str().unwrap()).collect();
+    assert_eq!(verdicts, ["act_on", "act_on", "act_on", "act_on", "clean", "act_on"]);
+    // What hdparm could not say of the Seagates is said, not guessed.
+    let not_read = doc["disks"][0]["declared"]["not_read"].to_string();
+    assert!(not_read.contains("HPA: hdparm -N failed"), "{not_read}");
+    let farm = &doc["disks"][1]["declared"];
+    assert_eq!(
+        (farm["power_on_hours"].as_u64(), farm["farm"]["power_on_hours"].as_u64()),
+        (Some(12), Some(31383))
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for said in [
+        "used: 31,383 power-on hours (a new drive has at most 100)",
+        "hours reset: SMART says 12 h, Seagate's FARM log 31,383 h",
+        "unlock it before testing",
+        "no fault of its media",
+        "hidden capacity: 1.08 MB beyond the 160.04 GB shown",
+        "hdparm -N p312581808",
+        "firmware 83.00A83 differs from its 3 peers' 81.00A81",
+        "capacity 160,040,803,840 bytes differs from its 3 peers' 160,041,885,696",
+        "LOCKED",
+    ] {
+        assert!(text.contains(said), "{said:?} not in:\n{text}");
+    }
+    // The bundle: the same report as text, Markdown and the page, whose
+    // marked cells carry their mark.
+    let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(page.contains("<td class=\"bad\">LOCKED</td>"), "{page}");
+    assert!(page.contains("class=\"verdict flagged\""), "{page}");
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(md.contains("hours reset"), "{md}");
+    // Read-only: not a sector written.
+    for (x, b) in d.iter().zip(before) {
+        assert_eq!(sectors_written(&x.dev), b, "{} was written", x.dev);
+    }
+}
+
+#[test]
+fn a_drive_without_smart_data_is_not_judged_new_and_the_verdict_says_so() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 16 * MIB);
+    let none = serde_json::json!({"smartctl": {"messages": [{"string": "Unable to detect device type", "severity": "error"}], "exit_status": 1}});
+    let (_fake, path) = recorded_drives(&[
+        (&d[0].dev, new_wd(3, "81.00A81", WHOLE), None),
+        (&d[1].dev, none, None),
+    ]);
+    let (out, doc) = inspect(&[&d[0].dev, &d[1].dev], &path);
+    assert_eq!(out.status.code(), Some(3), "not judged");
+    let doc = doc.unwrap();
+    assert_eq!(doc["verdict"], "not_judged");
+    assert_eq!(doc["disks"][0]["verdict"], "clean");
+    assert_eq!(doc["disks"][1]["verdict"], "not_known");
+    let msg = doc["message"].as_str().unwrap();
+    assert!(msg.contains(&format!("no SMART data came from {}:", d[1].dev)), "{msg}");
+    // hdparm failed for the SATA drive: said, not guessed.
+    let not_read = doc["disks"][0]["declared"]["not_read"].to_string();
+    assert!(not_read.contains("HPA"), "{not_read}");
+}
+
+/// `inspect --probe --destructive --yes DISK`: its output and JSON.
+fn probe(dev: &str) -> (std::process::Output, Value) {
+    let path = std::env::var("PATH").unwrap();
+    let (out, doc) = inspect(&["--probe", "--destructive", "--yes", dev], &path);
+    (out, doc.expect("the JSON"))
+}
+
+#[test]
+fn the_probe_is_refused_without_destructive_or_yes_and_writes_nothing() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 16 * MIB);
+    let before = sectors_written(&d[0].dev);
+    let path = std::env::var("PATH").unwrap();
+    for (args, why) in [
+        (vec!["--probe", d[0].dev.as_str()], "add --destructive"),
+        (vec!["--probe", "--destructive", d[0].dev.as_str()], "add --yes"),
+    ] {
+        let (out, doc) = inspect(&args, &path);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(why) && err.contains("nothing was written"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(doc.is_none(), "no JSON from a refusal");
+    }
+    assert_eq!(sectors_written(&d[0].dev), before);
+}
+
+#[test]
+fn the_probe_finds_the_usable_size_to_the_block_whether_the_rest_wraps_or_keeps_nothing() {
+    need_root!();
+    let _l = device_lock();
+    // A whole disk is whole.
+    let whole = disks(1, 64 * MIB);
+    let (out, doc) = probe(&whole[0].dev);
+    assert_eq!(out.status.code(), Some(3), "whole, but no SMART: not judged");
+    let p = &doc["disks"][0]["probe"];
+    assert_eq!(p["usable_bytes"], p["announced_bytes"]);
+    assert!(p["past"].is_null());
+    // 1 GiB whose upper half is the lower half (f3probe's model).
+    let wraps = FaultyDisk::aliased(GIB, GIB / 2, 0);
+    let (out, doc) = probe(&wraps.dev);
+    assert_eq!(out.status.code(), Some(1), "fake capacity is something to act on");
+    let p = &doc["disks"][0]["probe"];
+    assert_eq!(p["usable_bytes"].as_u64(), Some(GIB / 2), "{p}");
+    assert_eq!(p["past"], serde_json::json!({"how": "aliased", "shift_bytes": GIB / 2}));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("fake capacity: only the first 536.87 MB of the 1.07 GB announced"),
+        "{text}"
+    );
+    assert!(text.contains("--range 0..536870912"), "{text}");
+    // Writes past 700 MiB and 3 blocks kept nowhere (they read back zeros).
+    let real = 700 * MIB + 3 * 4096;
+    let drops = FaultyDisk::garbling(GIB, &[], &[(real, GIB - real)], &[]);
+    let (_, doc) = probe(&drops.dev);
+    let p = &doc["disks"][0]["probe"];
+    assert_eq!(p["usable_bytes"].as_u64(), Some(real), "{p}");
+    assert_eq!(p["past"]["how"], "lost");
+}
+
+#[test]
+fn on_a_16_tib_disk_a_wrap_at_any_block_is_found_to_the_block() {
+    need_root!();
+    let _l = device_lock();
+    // 16 TiB announced (offsets past 2^32 blocks), 3 TiB and 3 blocks
+    // real, the rest the start again: not a power of two, where f3probe
+    // looks.
+    let size = 16 << 40;
+    let real = (3 << 40) + 3 * 4096;
+    let fake = FaultyDisk::aliased(size, real, 0);
+    let (out, doc) = probe(&fake.dev);
+    assert_eq!(out.status.code(), Some(1));
+    let p = &doc["disks"][0]["probe"];
+    assert_eq!(p["usable_bytes"].as_u64(), Some(real), "{p}");
+    assert_eq!(p["past"]["shift_bytes"].as_u64(), Some(real), "{p}");
+    // At most the first GiB and a few hundred blocks were written.
+    assert!(p["written_bytes"].as_u64().unwrap() < GIB + 4 * MIB, "{p}");
+}
