@@ -51,6 +51,10 @@ pub struct RunDoc {
     pub disks: Vec<String>,
     /// Where the run is not whole.
     pub cut: Option<Cut>,
+    /// What the drives declared of themselves before the run (`inspect`'s
+    /// findings: hours reset, hidden capacity, firmware unlike its peers):
+    /// a disk's path and a sentence each, beside the verdict.
+    pub notes: Vec<(String, String)>,
     /// The verdict in one sentence.
     pub message: String,
 }
@@ -79,6 +83,13 @@ pub fn acts(advice: &[crate::judge::advice::DiskAdvice]) -> Vec<ActOn> {
             action: a.action.word().into(),
             sentence: a.sentence.clone(),
         })
+        .collect()
+}
+
+/// The inspection's findings as notes: each disk's path and sentence.
+pub fn notes(inspection: &[crate::inspect::Inspected]) -> Vec<(String, String)> {
+    (inspection.iter())
+        .flat_map(|d| d.findings.iter().map(|f| (d.path.clone(), f.sentence.clone())))
         .collect()
 }
 

@@ -706,8 +706,10 @@ fn fake_capacity_shows_as_blocks_that_belong_elsewhere() {
     let _l = device_lock();
     const MIB: u64 = 1 << 20;
     // A "16 MiB" disk that stores 8: its upper half is its lower half.
+    // Burned whole as asked (--range: no capacity probe first), a remap
+    // the probe could not see reads back as blocks from elsewhere.
     let fake = FaultyDisk::aliased(16 * MIB, 8 * MIB, 0);
-    let (out, doc) = burn(&["--block", "1m", &fake.dev]);
+    let (out, doc) = burn(&["--block", "1m", "--range", "0..16m", &fake.dev]);
     assert_eq!(out.status.code(), Some(1));
     let disk = &doc["disks"][0];
     assert_eq!(disk["verdict"], "return", "{disk}");
@@ -723,6 +725,50 @@ fn fake_capacity_shows_as_blocks_that_belong_elsewhere() {
     let shift = format!("holds the blocks written {} bytes further on", 8 * MIB);
     assert!(f["detail"].as_str().unwrap().starts_with(&shift), "{f}");
     assert_eq!(disk["bad_bytes"][0], serde_json::json!(["misdirected", 8 * MIB]));
+}
+
+#[test]
+fn a_fake_disk_is_burned_only_where_it_holds_data_and_returned() {
+    use crate::faults::FaultyDisk;
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    // The same "16 MiB" disk that stores 8, burned whole: the capacity
+    // probe finds it first, and the burn-in never writes past 8 MiB.
+    let fake = FaultyDisk::aliased(16 * MIB, 8 * MIB, 0);
+    let good = disks(1, 16 * MIB);
+    let (out, doc) = burn(&["--block", "1m", &fake.dev, &good[0].dev]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}: fake capacity: only the first 8.39 MB of the 16.78 MB announced hold data",
+            fake.dev
+        )),
+        "{err}"
+    );
+    assert!(err.contains("burning only bytes 0..8388608"), "{err}");
+    let disk = &doc["disks"][0];
+    assert_eq!(disk["verdict"], "return", "{disk}");
+    assert_eq!(
+        (disk["end_byte"].as_u64(), disk["written_bytes"].as_u64()),
+        (Some(8 * MIB), Some(8 * MIB))
+    );
+    assert_eq!(disk["probe"]["usable_bytes"].as_u64(), Some(8 * MIB), "{disk}");
+    // What it holds read back right: its one finding is its capacity.
+    assert_eq!(disk["findings"].as_array().map(Vec::len), Some(0), "{disk}");
+    let advice = doc["summary"]["disk_verdicts"][0]["sentence"].as_str().unwrap();
+    assert!(
+        advice.contains("fake capacity")
+            && advice.contains("only those were burned")
+            && advice.contains("return it"),
+        "{advice}"
+    );
+    // The real disk beside it: probed whole, burned whole.
+    let other = &doc["disks"][1];
+    assert_eq!(other["probe"]["usable_bytes"].as_u64(), Some(16 * MIB), "{other}");
+    assert_eq!(other["written_bytes"].as_u64(), Some(16 * MIB), "{other}");
+    assert_ne!(other["verdict"], "return", "{other}");
 }
 
 /// One disk's checkpoint in `state` (named by its kernel name: loop

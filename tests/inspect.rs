@@ -267,3 +267,74 @@ fn on_a_16_tib_disk_a_wrap_at_any_block_is_found_to_the_block() {
     // At most the first GiB and a few hundred blocks were written.
     assert!(p["written_bytes"].as_u64().unwrap() < GIB + 4 * MIB, "{p}");
 }
+
+#[test]
+fn a_check_and_a_burn_in_open_with_the_inspection_refuse_a_locked_drive_and_the_fleet_notes_it() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 32 * MIB);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let (_fake, path) = recorded_drives(&[
+        (&d[0].dev, recorded_smart("farm-reset"), None),
+        (&d[1].dev, recorded_smart("farm"), None),
+        (&d[2].dev, recorded_smart("farm"), None),
+    ]);
+    let dir = tempdir();
+    let json = dir.path().join("check.json");
+    let mut args = vec!["check", "--sample", "2s", "-j", json.to_str().unwrap()];
+    args.extend(&devs);
+    let out = arrayburn(&args).env("PATH", &path).output_within(RUN);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{text}");
+    // The table opens the check; its findings are notes (a check does
+    // not judge hours: its disks are in service).
+    assert!(text.contains("Inspection: what each drive declares of itself"), "{text}");
+    assert!(text.contains("note: hours reset: SMART says 12 h"), "{text}");
+    assert!(!text.contains("note: used:"), "{text}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(
+        doc["inspection"][0]["findings"][0]["concern"], "hours_reset",
+        "{}",
+        doc["inspection"]
+    );
+    assert!(
+        !doc["summary"]["message"].as_str().unwrap().contains("hours reset"),
+        "a note, not the verdict"
+    );
+    // The fleet report notes it, host by host.
+    let fleet = arrayburn(&["report", json.to_str().unwrap()]).output_within(RUN);
+    let ftext = String::from_utf8_lossy(&fleet.stdout);
+    assert!(ftext.contains("What the drives declared"), "{ftext}");
+    assert!(ftext.contains(&format!("{}: hours reset: SMART says 12 h", d[0].dev)), "{ftext}");
+    // A locked drive: refused by the check and the burn-in before a
+    // sector is read or written, never called bad media.
+    let (_fake, path) = recorded_drives(&[
+        (&d[0].dev, recorded_smart("farm"), None),
+        (&d[1].dev, recorded_smart("ata-locked"), None),
+    ]);
+    let before = sectors_written(&d[1].dev);
+    let state = tempdir();
+    for args in [
+        vec!["check", &d[0].dev, &d[1].dev],
+        vec![
+            "burnin",
+            "--destructive",
+            "--yes",
+            "--state",
+            state.path().to_str().unwrap(),
+            &d[0].dev,
+            &d[1].dev,
+        ],
+    ] {
+        let out = arrayburn(&args).env("PATH", &path).output_within(RUN);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let line = err.lines().find(|l| l.contains("error:")).unwrap_or_default();
+        assert!(line.contains(&format!("{} is locked", d[1].dev)), "{err}");
+        assert!(
+            line.contains("unlock it before") && line.contains("no fault of its media"),
+            "{err}"
+        );
+    }
+    assert_eq!(sectors_written(&d[1].dev), before);
+}

@@ -80,6 +80,10 @@ pub struct Checkpoint {
     /// how it ended.
     #[serde(default)]
     pub self_test: Option<(TestKind, SelfTest)>,
+    /// What the capacity probe found before the run (a fresh burn-in of
+    /// whole disks): a fake disk is burned only where it holds data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<crate::inspect::probe::Probed>,
 }
 
 /// The longest phase time a checkpoint can hold (some 31 years).
@@ -405,6 +409,7 @@ mod tests {
             smart_before: None,
             smart_note: Some("--smart off".into()),
             self_test: None,
+            probe: None,
         };
         store.save("burnin-x.json", &c).unwrap();
         let back = store.load("burnin-x.json").unwrap().unwrap();
@@ -470,6 +475,7 @@ mod tests {
             smart_before: None,
             smart_note: None,
             self_test: None,
+            probe: None,
         }
     }
 }

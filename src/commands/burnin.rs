@@ -27,12 +27,19 @@ use crate::stop::StopFlag;
 /// whole, pass after pass, at once.
 pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
     let mut plan = BurnPlan::resolve(args, &argv, stop)?;
+    let devs: Vec<_> = plan.disks.iter().map(|d| d.target.dev.clone()).collect();
+    let rules = crate::judge::inspect::Rules { new_hours: crate::defaults::NEW_HOURS };
+    plan.inspection = crate::inspect::before_run(&devs, rules, "burning it in", &|| stop.is_set())?;
     plan.keep_log();
     if !plan.read_only && (!consent(&mut plan, stop)? || stop.is_set()) {
         tell!("arrayburn burnin: interrupted before the burn-in began; nothing was written");
         return Ok(Outcome::Interrupted);
     }
     if plan.self_tests_stopped(stop) {
+        return Ok(Outcome::Interrupted);
+    }
+    if !plan.probe(stop) {
+        tell!("arrayburn burnin: interrupted while probing capacity, before the burn-in began");
         return Ok(Outcome::Interrupted);
     }
     let store = plan.ready()?;
@@ -98,6 +105,7 @@ fn finish(
         read_only: plan.read_only,
         engine: (plan.engine, plan.depth),
         thresholds: plan.thresholds,
+        inspection: plan.inspection.clone(),
     };
     if !interrupted {
         remeasure(plan, &mut run, stop);

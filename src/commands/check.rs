@@ -26,8 +26,12 @@ pub fn execute(
     argv: Vec<String>,
     stop: &StopFlag,
 ) -> anyhow::Result<(Outcome, Report)> {
-    let plan = Plan::resolve(args, &SystemPaths::real())?;
+    let mut plan = Plan::resolve(args, &SystemPaths::real())?;
     let _locks = plan.lock_disks()?;
+    // Hours are not judged in a check (its disks are in service).
+    let rules = crate::judge::inspect::Rules { new_hours: u64::MAX };
+    plan.inspection =
+        crate::inspect::before_run(&plan.devices, rules, "checking", &|| stop.is_set())?;
     if let Some(at) = plan.log() {
         crate::tell::start_log("arrayburn", at);
     }

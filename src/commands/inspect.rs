@@ -24,7 +24,10 @@ pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Re
     let probed = if plan.probe.is_empty() || !plan.consent(stop)? {
         vec![None; declared.len()]
     } else {
-        probe::probe_all(&plan.probe, plan.io_timeout, stop).into_iter().map(Some).collect()
+        probe::probe_all(&plan.probe.iter().collect::<Vec<_>>(), plan.io_timeout, stop)
+            .into_iter()
+            .map(Some)
+            .collect()
     };
     let interrupted = stop.is_set();
     let paths: Vec<String> = plan.devices.iter().map(|d| d.given.clone()).collect();

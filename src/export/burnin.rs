@@ -52,6 +52,7 @@ pub fn render(r: &BurnReport) -> String {
 /// The report as blocks, for the text, the Markdown and the page.
 pub fn blocks(r: &BurnReport) -> Vec<Block> {
     let mut out = vec![Block::Title(title(r)), Block::Table(disks(r))];
+    super::inspect::opening(&mut out, &r.inspection);
     for section in [resumed_run, stopped, pass_speeds, smart, findings] {
         section(&mut out, r);
     }

@@ -37,6 +37,13 @@ pub fn blocks(r: &FleetReport) -> Vec<Block> {
             r.links.iter().map(|l| Block::Item(format!("{}: {}", l.host, sentence(&l.link)))),
         );
     }
+    if !r.notes.is_empty() {
+        let heading = "What the drives declared (each host's latest result's inspection):";
+        out.push(Block::Heading(heading.into(), Tone::Plain));
+        out.extend(
+            r.notes.iter().map(|n| Block::Item(format!("{} {}: {}", n.host, n.path, n.sentence))),
+        );
+    }
     out.push(Block::Heading("Per host:".into(), Tone::Plain));
     for h in &r.hosts {
         let machine = h.machine_id.as_deref().map(|m| format!(" (machine {m})"));

@@ -151,6 +151,32 @@ fn findings(out: &mut Vec<Block>, disks: &[Inspected]) {
     }
 }
 
+/// The inspection that opens a check or a burn-in: the table and each
+/// disk's findings, as notes beside the run's verdict; one line where no
+/// drive gave SMART data (a loop device, a bridge that hides it).
+pub fn opening(out: &mut Vec<Block>, disks: &[Inspected]) {
+    if disks.is_empty() {
+        return;
+    }
+    let found = disks.iter().any(|d| !d.findings.is_empty());
+    if !found && disks.iter().all(|d| !d.declared.smart) {
+        out.push(Block::Heading(
+            "Inspection: no drive gave SMART data (hours, security and hidden capacity not known)"
+                .into(),
+            Tone::Plain,
+        ));
+        return;
+    }
+    out.push(Block::Heading("Inspection: what each drive declares of itself".into(), Tone::Plain));
+    out.push(Block::Tight(table(disks)));
+    for d in disks.iter().filter(|d| !d.findings.is_empty()) {
+        out.push(Block::Item(d.path.clone()));
+        for f in &d.findings {
+            out.push(Block::Sub(format!("note: {}", f.sentence)));
+        }
+    }
+}
+
 /// The report as blocks.
 pub fn blocks(r: &InspectReport) -> Vec<Block> {
     let what = if r.probed {

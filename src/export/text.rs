@@ -51,6 +51,7 @@ fn slice_table(slices: &[crate::report::SliceRow]) -> Grid {
 pub fn blocks(r: &Report) -> Vec<Block> {
     let mut out = Vec::new();
     header(&mut out, r);
+    super::inspect::opening(&mut out, &r.inspection);
     for p in &r.passes {
         match p.kind {
             PassKind::Serial => serial(&mut out, r, p),

@@ -222,6 +222,10 @@ pub struct FleetReport {
     /// judge, or that it did not finish), superseded ones included.
     #[serde(default)]
     pub runs: Vec<RunFinding>,
+    /// What each host's latest result noted of its drives at its start
+    /// (its inspection's findings): notes, not verdicts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<HostNote>,
     /// `"healthy"`, `"flagged"` (something to act on: a run's own finding,
     /// a disk slow for its model, worse than before, a link) or
     /// `"not_judged"` (nothing to act on, but a run could not judge a disk,
@@ -242,11 +246,22 @@ pub struct HostLink {
     pub link: LinkFinding,
 }
 
-/// The links below their maximum that each host's latest result found (an
-/// earlier result's may have been fixed since), hosts in the order first
-/// read.
-pub fn links(docs: &[(String, Doc)]) -> Vec<HostLink> {
-    // Each host's latest result, as an index into `docs`.
+/// A note the inspection at the start of a host's latest result made of a
+/// drive (hours reset, hidden capacity, firmware unlike its peers).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostNote {
+    pub host: String,
+    /// The result it was made in, and when that run began (RFC 3339).
+    pub source: String,
+    pub started_at: String,
+    /// The disk's path on that host, and the note.
+    pub path: String,
+    pub sentence: String,
+}
+
+/// Each host's latest result, as indices into `docs`, hosts in the order
+/// first read.
+fn latest(docs: &[(String, Doc)]) -> Vec<usize> {
     let mut latest: Vec<usize> = Vec::new();
     for (i, (_, doc)) in docs.iter().enumerate() {
         match latest.iter_mut().find(|j| same_host(docs[**j].1.host(), doc.host())) {
@@ -256,6 +271,30 @@ pub fn links(docs: &[(String, Doc)]) -> Vec<HostLink> {
         }
     }
     latest
+}
+
+/// What each host's latest result noted of its drives at its start.
+pub fn notes(docs: &[(String, Doc)]) -> Vec<HostNote> {
+    latest(docs)
+        .into_iter()
+        .flat_map(|i| {
+            let (source, doc) = &docs[i];
+            doc.document().notes.into_iter().map(move |(path, sentence)| HostNote {
+                host: doc.host().0.into(),
+                source: source.clone(),
+                started_at: doc.started_at().into(),
+                path,
+                sentence,
+            })
+        })
+        .collect()
+}
+
+/// The links below their maximum that each host's latest result found (an
+/// earlier result's may have been fixed since), hosts in the order first
+/// read.
+pub fn links(docs: &[(String, Doc)]) -> Vec<HostLink> {
+    latest(docs)
         .into_iter()
         .flat_map(|i| {
             let (source, doc) = &docs[i];
@@ -325,6 +364,7 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         regressions,
         links,
         runs,
+        notes: notes(docs),
         verdict,
         message,
     }
@@ -372,6 +412,9 @@ impl crate::document::Document for FleetReport {
             unsure: Vec::new(),
             disks: self.samples.iter().map(|s| on(&s.host, &s.path)).collect(),
             cut: None,
+            notes: (self.notes.iter())
+                .map(|n| (on(&n.host, &n.path), format!("{}: {}", n.path, n.sentence)))
+                .collect(),
             message: self.message.clone(),
         }
     }

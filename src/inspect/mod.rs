@@ -112,3 +112,28 @@ pub fn judged(
         })
         .collect()
 }
+
+/// The inspection that opens a check or a burn-in: each disk asked and
+/// judged by `rules` (its findings reported beside the run's own), and a
+/// locked drive refused before anything is read: its reads fail until it
+/// is unlocked, which must never be taken for bad media. `verb` says what
+/// it is refused for ("checking").
+pub fn before_run(
+    devs: &[BlockDevice],
+    rules: Rules,
+    verb: &str,
+    give_up: &(dyn Fn() -> bool + Sync),
+) -> anyhow::Result<Vec<Inspected>> {
+    let declared = ask_all(&SystemPaths::real(), devs, give_up);
+    let paths: Vec<String> = devs.iter().map(|d| d.given.clone()).collect();
+    let none = vec![None; declared.len()];
+    let inspected = judged(&paths, declared, none, rules);
+    if let Some(d) = inspected.iter().find(|d| d.locked()) {
+        let words = d.declared.security.as_ref().map(|s| s.words.as_str()).unwrap_or("");
+        anyhow::bail!(
+            "{} is locked (ATA security: {words}): unlock it before {verb}; its reads fail until then, which is no fault of its media (nothing was read or written)",
+            d.path
+        );
+    }
+    Ok(inspected)
+}

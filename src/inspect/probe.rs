@@ -17,7 +17,8 @@
 //!    of two, as f3probe assumes, or any other shift onto the first run)
 //!    answers one of these reads with a run block's data; a drive that
 //!    drops writes past its end answers a spread block with nothing of
-//!    ours. The lowest such block bounds the real end.
+//!    ours. The lowest such block bounds the real end (the reads across
+//!    stop there).
 //! 3. **Bisection** between the highest block that held its own data and
 //!    that bound: a fresh block written, flushed and read back, and read
 //!    at its shift where one was seen, about 30 rounds at any size.
@@ -276,8 +277,9 @@ fn search(w: &mut Work, blocks: u64) -> Result<Found, (u64, Option<Past>, Cut)> 
         first_lost |= b == 0 && h == Held::Nothing;
         seen.saw(b, true, h);
     }
+    // Reads past a block already found bad can only find a higher bound.
     let mut at = run;
-    while at < blocks {
+    while at < blocks && seen.bad.is_none_or(|b| at < b) {
         if !spread.contains(&at) {
             let h = w.read(at).map_err(whole)?;
             seen.saw(at, false, h);
@@ -334,11 +336,11 @@ fn bisect(
 
 /// Probes each disk at once, each bound by `timeout` (a hung disk) and
 /// `stop`; a disk that cannot be probed says why in its result.
-pub fn probe_all(disks: &[Target], timeout: Duration, stop: &StopFlag) -> Vec<Probed> {
+pub fn probe_all(disks: &[&Target], timeout: Duration, stop: &StopFlag) -> Vec<Probed> {
     let salt = salt();
     std::thread::scope(|s| {
         let each: Vec<_> = (disks.iter())
-            .map(|t| {
+            .map(|&t| {
                 s.spawn(move || {
                     let id = &t.dev.identity;
                     let block = 4096u64

@@ -83,6 +83,8 @@ pub struct BurnFacts {
     /// A signal stopped its run: its speeds are of a part of it, and were
     /// never re-measured, so a speed alone blames nothing.
     pub interrupted: bool,
+    /// The capacity probe before the run found fake capacity: in words.
+    pub fake_capacity: Option<String>,
 }
 
 /// A disk re-measured alone, in turn with a peer of its group (A-B-A-B),
@@ -354,6 +356,9 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     }
     if let Some(words) = &d.self_test_failed {
         bad.push(format!("its SMART self-test failed ({words})"));
+    }
+    if let Some(words) = &d.fake_capacity {
+        bad.push(format!("{words}; only those were burned"));
     }
     if let Some(s) = d.slowest.as_ref() {
         let allowed = stall_allowance_ms(s.len, s.mb_per_s, th);

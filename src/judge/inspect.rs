@@ -249,23 +249,31 @@ pub fn judge(disks: &[&Declared], rules: Rules) -> Vec<Vec<Finding>> {
     (disks.iter().zip(peers)).map(|(d, p)| own(d, rules).into_iter().chain(p).collect()).collect()
 }
 
-/// The capacity probe's finding, where it found blocks past the usable
-/// size.
-pub fn probed(p: &Probed) -> Option<Finding> {
-    let past = p.past?;
-    let how = match past {
+/// What the capacity probe found, in words, where it found blocks past
+/// the usable size.
+pub fn fake_capacity(p: &Probed) -> Option<String> {
+    let how = match p.past? {
         Past::Aliased { shift_bytes } => format!(
             "blocks past it are the same places as blocks {} lower",
             human_bytes(shift_bytes)
         ),
         Past::Lost => "blocks past it keep nothing written to them".into(),
     };
+    Some(format!(
+        "fake capacity: only the first {} of the {} announced hold data ({how})",
+        human_bytes(p.usable_bytes),
+        human_bytes(p.announced_bytes),
+    ))
+}
+
+/// The capacity probe's finding, where it found blocks past the usable
+/// size.
+pub fn probed(p: &Probed) -> Option<Finding> {
     Some(Finding {
         concern: Concern::FakeCapacity,
         sentence: format!(
-            "fake capacity: only the first {} of the {} announced hold data ({how}): return it, or use it only with --range 0..{}",
-            human_bytes(p.usable_bytes),
-            human_bytes(p.announced_bytes),
+            "{}: return it, or use it only with --range 0..{}",
+            fake_capacity(p)?,
             p.usable_bytes
         ),
     })

@@ -32,6 +32,12 @@ use crate::units::rfc3339;
 /// A burn-in ready to run: every disk accepted, its checkpoint (resumed or
 /// new), and the options resolved.
 pub struct BurnPlan {
+    /// Whether the capacity probe runs first (a fresh burn-in of whole
+    /// disks: not a soak, a resume or a --range).
+    pub probe_first: bool,
+    /// What each drive declared of itself before the run (filled by the
+    /// command).
+    pub inspection: Vec<crate::inspect::Inspected>,
     /// Each disk: where it is burned, and its checkpoint.
     pub disks: Vec<DiskPlan>,
     /// Held for the whole run: no other arrayburn writes these disks.
@@ -96,6 +102,8 @@ impl BurnPlan {
         let resume = points.iter().any(|c| c.burn.resumes > 0);
         let disks = targets.into_iter().zip(points);
         Ok(Self {
+            probe_first: !args.read_only && !resume && args.range.is_none(),
+            inspection: Vec::new(),
             disks: disks.map(|(target, point)| DiskPlan { target, point }).collect(),
             locks,
             store,
@@ -196,6 +204,34 @@ impl BurnPlan {
             return Ok(None);
         }
         self.save_checkpoints().map(Some)
+    }
+
+    /// The capacity probe on each disk (`inspect::probe`), before its
+    /// checkpoint is saved: a disk whose blocks past some size hold
+    /// nothing of their own is burned only up to it (the burn-in never
+    /// writes past it), and its finding goes with its checkpoint. False
+    /// when a signal stopped it.
+    pub fn probe(&mut self, stop: &StopFlag) -> bool {
+        if !self.probe_first {
+            return true;
+        }
+        let targets: Vec<&Target> = self.disks.iter().map(|d| &d.target).collect();
+        let found = crate::inspect::probe::probe_all(&targets, self.bounds_timeout, stop);
+        for (d, p) in self.disks.iter_mut().zip(found) {
+            if p.fake() {
+                let usable = p.usable_bytes / BLOCK as u64 * BLOCK as u64;
+                let end = usable.clamp(d.point.start_byte, d.point.end_byte);
+                tell!(
+                    "arrayburn burnin: {}: {}; burning only bytes {}..{end}",
+                    d.target.dev.given,
+                    crate::judge::inspect::fake_capacity(&p).unwrap_or_default(),
+                    d.point.start_byte
+                );
+                (d.target.end, d.point.end_byte) = (end, end);
+            }
+            d.point.probe = Some(p);
+        }
+        !stop.is_set()
     }
 
     /// Saves each disk's checkpoint before a byte is written (refused,
@@ -615,6 +651,7 @@ fn fresh(
                 smart_before,
                 smart_note,
                 self_test: None,
+                probe: None,
             }
         })
         .collect())

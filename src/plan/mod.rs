@@ -112,6 +112,9 @@ pub struct Plan {
     pub settings: Settings,
     /// Things the user should know before the numbers (devices in use).
     pub warnings: Vec<String>,
+    /// What each drive declared of itself before the run (filled by the
+    /// command: the plan reads nothing).
+    pub inspection: Vec<crate::inspect::Inspected>,
 }
 
 impl Plan {
@@ -140,7 +143,7 @@ impl Plan {
             })
             .collect();
         let groups = crate::judge::peers::peer_groups(&devices);
-        Ok(Plan { devices, files, groups, settings, warnings })
+        Ok(Plan { devices, files, groups, settings, warnings, inspection: Vec::new() })
     }
 
     /// The passes to run, in order.

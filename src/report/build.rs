@@ -54,13 +54,20 @@ impl RunInfo {
 #[derive(Debug, Clone, Copy)]
 pub struct Checked<'a> {
     pub devices: &'a [BlockDevice],
+    /// What each drive declared before the run.
+    pub inspection: &'a [crate::inspect::Inspected],
     pub groups: &'a [usize],
     pub settings: &'a Settings,
 }
 
 impl<'a> From<&'a crate::plan::Plan> for Checked<'a> {
     fn from(plan: &'a crate::plan::Plan) -> Self {
-        Checked { devices: &plan.devices, groups: &plan.groups, settings: &plan.settings }
+        Checked {
+            devices: &plan.devices,
+            inspection: &plan.inspection,
+            groups: &plan.groups,
+            settings: &plan.settings,
+        }
     }
 }
 
@@ -102,6 +109,7 @@ pub fn build(on: Checked, (passes, rechecks): (&[PassRun], &[Recheck]), info: &R
         disks: disks(on),
         passes,
         confirmations: confirmations.into_iter().map(|(_, c)| c).collect(),
+        inspection: on.inspection.to_vec(),
         summary,
     }
 }

@@ -34,6 +34,8 @@ pub struct BurnRun<'a> {
     pub engine: (EngineKind, usize),
     /// What the rules apply (`--stall-ms`).
     pub thresholds: Thresholds,
+    /// What each drive declared of itself before the run.
+    pub inspection: Vec<crate::inspect::Inspected>,
 }
 
 /// What a burn-in measured on one disk: its plan (target and checkpoint:
@@ -59,6 +61,10 @@ pub struct BurnDisk {
     /// The bytes burned: `start_byte` up to `end_byte`.
     pub start_byte: u64,
     pub end_byte: u64,
+    /// What the capacity probe found before the run (a fresh burn-in of
+    /// whole disks): on a fake disk, `end_byte` is its usable size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<crate::inspect::probe::Probed>,
     /// What was measured and found.
     #[serde(flatten)]
     pub burn: DiskBurn,
@@ -133,6 +139,10 @@ pub struct BurnReport {
     pub engine: EngineKind,
     pub queue_depth: usize,
     pub disks: Vec<BurnDisk>,
+    /// What each drive declared of itself before the run (`arrayburn
+    /// inspect`'s table and findings): notes beside the verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inspection: Vec<crate::inspect::Inspected>,
     /// The verdict, where the check's report keeps it.
     pub summary: BurnSummary,
 }
@@ -220,7 +230,7 @@ fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits>) {
 pub fn build(run: BurnRun) -> BurnReport {
     let (facts, hottest, limits) = facts(&run);
     let judged = verdicts(&facts, &run.thresholds);
-    let BurnRun { disks, interrupted, read_only, engine: (engine, depth), .. } = run;
+    let BurnRun { disks, interrupted, read_only, engine: (engine, depth), inspection, .. } = run;
     let devices: Vec<_> = disks.iter().map(|d| d.plan.target.dev.clone()).collect();
     let c = &disks[0].plan.point.clone();
     let mut advice = Vec::new();
@@ -252,6 +262,7 @@ pub fn build(run: BurnRun) -> BurnReport {
         pattern: if read_only { "read-only".into() } else { c.pattern.name().into() },
         io_bytes: c.io_bytes,
         disks,
+        inspection,
         summary,
     }
 }
@@ -276,6 +287,7 @@ impl Burned<'_> {
             identity: t.dev.identity.clone(),
             start_byte: t.start,
             end_byte: t.end,
+            probe: c.probe.clone(),
             burn,
             verify_pass_mb_per_s: speeds.into_iter().map(|(v, _)| v).collect(),
             write_pass_mb_per_s: writes.into_iter().map(|(v, _)| v).collect(),
@@ -421,6 +433,7 @@ impl Evidence<'_> {
                 Some((_, SelfTest::Failed(w))) => Some(w.clone()),
                 _ => None,
             },
+            fake_capacity: self.point.probe.as_ref().and_then(crate::judge::inspect::fake_capacity),
             hottest_c: self.hottest_c,
             limit_c: Some(self.limit.warning_c),
             limit_source: self.limit.source.clone(),
@@ -586,6 +599,7 @@ impl crate::document::Document for BurnReport {
             disks,
             cut,
             message: s.message.clone(),
+            notes: crate::document::notes(&self.inspection),
         }
     }
 }

@@ -69,6 +69,7 @@ impl Document for InspectReport {
             disks,
             cut,
             message: self.message.clone(),
+            notes: Vec::new(),
         }
     }
 }

@@ -43,6 +43,11 @@ pub struct Report {
     /// decided.
     #[serde(default)]
     pub confirmations: Vec<ConfirmRow>,
+    /// What each drive declared of itself before the run (`arrayburn
+    /// inspect`'s table and findings; hours are not judged in a check).
+    /// Notes beside the verdict: none changes it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inspection: Vec<crate::inspect::Inspected>,
     /// The verdict over all passes.
     pub summary: Summary,
 }
@@ -451,6 +456,7 @@ impl crate::document::Document for Report {
             disks,
             cut,
             message: s.message.clone(),
+            notes: crate::document::notes(&self.inspection),
         }
     }
 }
