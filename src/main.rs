@@ -29,7 +29,7 @@ fn main() -> ExitCode {
     // stuck in the kernel on a frozen disk never holds its exit status.
     let reads_disks = matches!(
         cli.as_ref().map(|c| &c.command),
-        Some(Command::Check(_) | Command::Burnin(_) | Command::Demo(_))
+        Some(Command::Check(_) | Command::Burnin(_) | Command::Demo(_) | Command::Inspect(_))
     );
     if reads_disks {
         arrayburn::apart::split();

@@ -1091,7 +1091,7 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
     fake_smartctl(
         fake.path(),
         &format!(
-            "case \"$1\" in -t) echo \"$2 $3\" >> {0}/started; exit 0;; -X) exit 0;; esac\nd=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt 4 ] && n=4\ncat {0}/$d.$n.json",
+            "case \"$*\" in *farm*) exit 1;; esac\ncase \"$1\" in -t) echo \"$2 $3\" >> {0}/started; exit 0;; -X) exit 0;; esac\nd=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt 4 ] && n=4\ncat {0}/$d.$n.json",
             fake.path().display()
         ),
     );
@@ -1197,7 +1197,9 @@ fn smartctl_readings(
     fake_smartctl(
         fake.path(),
         &format!(
-            "d=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt $(cat {0}/$d.last) ] && n=$(cat {0}/$d.last)\ncat {0}/$d.$n.json",
+            // The inspection before the run (`-l farm`) is served the first
+            // reading and not counted.
+            "for a; do d=$a; done; d=$(basename \"$d\")\ncase \"$*\" in *farm*) cat {0}/$d.0.json; exit 0;; esac\nf={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt $(cat {0}/$d.last) ] && n=$(cat {0}/$d.last)\ncat {0}/$d.$n.json",
             fake.path().display()
         ),
     );
@@ -1248,8 +1250,9 @@ fn a_signal_while_smart_is_read_after_the_burn_in_ends_it_interrupted() {
     let d = disks(1, 16 << 20);
     // The reading after the run (the second call) takes 30 s.
     let (fake, path) = recorded_smartctl(
-        "dir=$(dirname \"$0\"); n=$(cat $dir/n 2>/dev/null || echo 0); echo $((n+1)) > $dir/n\n\
-         [ $n -ge 1 ] && { touch $dir/after; sleep 30; }",
+        // The inspection's call (`-l farm`) before the run is not counted.
+        "dir=$(dirname \"$0\"); case \"$*\" in *farm*) ;; *) n=$(cat $dir/n 2>/dev/null || echo 0); echo $((n+1)) > $dir/n\n\
+         [ $n -ge 1 ] && { touch $dir/after; sleep 30; } ;; esac",
         |_| {},
     );
     let dir = tempdir();

@@ -157,12 +157,58 @@ fn recorded_drives_are_told_used_reset_locked_hiding_capacity_or_unlike_their_pe
     let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(page.contains("<td class=\"bad\">LOCKED</td>"), "{page}");
     assert!(page.contains("class=\"verdict flagged\""), "{page}");
+    // In a real browser: the DOM it builds has the table, the locked cell
+    // marked, the verdict; and it prints.
+    if let Some(b) = Browser::new() {
+        let dom = b.dom(&out_dir.join("report.html"));
+        assert!(dom.contains("<td class=\"bad\">LOCKED</td>"), "{dom}");
+        assert!(dom.contains("Verdict: 5 of 6 disk(s) to act on before use"), "{dom}");
+        assert!(b.pdf(&out_dir.join("report.html")).starts_with(b"%PDF"), "no PDF");
+    }
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(md.contains("hours reset"), "{md}");
     // Read-only: not a sector written.
     for (x, b) in d.iter().zip(before) {
         assert_eq!(sectors_written(&x.dev), b, "{} was written", x.dev);
     }
+}
+
+#[test]
+fn the_inspections_metrics_are_accepted_by_promtool_and_say_what_its_json_says() {
+    need_root!();
+    if !crate::metrics::promtool_here() {
+        return;
+    }
+    let _l = device_lock();
+    let d = disks(2, 16 * MIB);
+    let (_fake, path) = recorded_drives(&[
+        (&d[0].dev, recorded_smart("farm-reset"), None),
+        (&d[1].dev, recorded_smart("farm"), None),
+    ]);
+    let dir = tempdir();
+    let prom = dir.path().join("inspect.prom");
+    let (out, doc) = inspect(&["--metrics", prom.to_str().unwrap(), &d[0].dev, &d[1].dev], &path);
+    assert_eq!(out.status.code(), Some(1));
+    let text = std::fs::read_to_string(&prom).unwrap();
+    crate::metrics::accepted(&text, "inspection");
+    let hours = |dev: &str, source: &str| {
+        crate::metrics::value(
+            &text,
+            "arrayburn_inspect_power_on_seconds",
+            &[&format!("device=\"{dev}\""), &format!("source=\"{source}\"")],
+        )
+    };
+    assert_eq!(hours(&d[0].dev, "smart"), Some(12.0 * 3600.0), "{text}");
+    assert_eq!(hours(&d[0].dev, "farm"), Some(31383.0 * 3600.0), "{text}");
+    let finding = crate::metrics::value(
+        &text,
+        "arrayburn_inspect_finding",
+        &[&format!("device=\"{}\"", d[0].dev), "concern=\"hours_reset\""],
+    );
+    assert_eq!(finding, Some(1.0), "{text}");
+    let exit = crate::metrics::value(&text, "arrayburn_run_exit_status", &[]);
+    assert_eq!(exit, Some(1.0), "{text}");
+    assert_eq!(doc.unwrap()["verdict"], "flagged");
 }
 
 #[test]

@@ -14,12 +14,12 @@ use crate::util::*;
 const MIB: u64 = 1 << 20;
 
 /// Whether promtool is here (see [`tools_here`]).
-fn promtool_here() -> bool {
+pub(crate) fn promtool_here() -> bool {
     tools_here(&["promtool"], "prometheus")
 }
 
 /// `promtool check metrics` on `text`: accepted, lint included.
-fn accepted(text: &str, what: &str) {
+pub(crate) fn accepted(text: &str, what: &str) {
     let mut cmd = Command::new("promtool");
     cmd.args(["check", "metrics"]).stdin(Stdio::piped()).stdout(Stdio::piped());
     let out = cmd
@@ -39,7 +39,7 @@ fn accepted(text: &str, what: &str) {
 }
 
 /// The value of the one sample of `name` whose labels hold all of `has`.
-fn value(text: &str, name: &str, has: &[&str]) -> Option<f64> {
+pub(crate) fn value(text: &str, name: &str, has: &[&str]) -> Option<f64> {
     let found: Vec<f64> = text
         .lines()
         .filter(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))

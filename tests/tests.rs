@@ -17,7 +17,7 @@ mod inputs;
 mod inspect;
 mod iozone;
 mod list;
-mod metrics;
+pub(crate) mod metrics;
 mod outputs;
 mod report;
 mod safety;

@@ -215,9 +215,9 @@ pub fn page(r: &InspectReport, blocks: &[Block]) -> String {
     })
 }
 
-const HOURS: (&str, &str) = (
-    "arrayburn_inspect_power_on_hours",
-    "Power-on hours a disk declares: SMART's (source=\"smart\") and Seagate's FARM log's (source=\"farm\").",
+const POWER_ON: (&str, &str) = (
+    "arrayburn_inspect_power_on_seconds",
+    "Power-on time a disk declares (its hours, in seconds): SMART's (source=\"smart\") and Seagate's FARM log's (source=\"farm\").",
 );
 const FINDING: (&str, &str) = (
     "arrayburn_inspect_finding",
@@ -252,10 +252,10 @@ pub fn metrics(r: &InspectReport) -> Metrics {
             l
         };
         if let Some(h) = x.power_on_hours {
-            m.gauge(HOURS, with("source", "smart"), h as f64);
+            m.gauge(POWER_ON, with("source", "smart"), h as f64 * 3600.0);
         }
         if let Some(f) = &x.farm {
-            m.gauge(HOURS, with("source", "farm"), f.power_on_hours as f64);
+            m.gauge(POWER_ON, with("source", "farm"), f.power_on_hours as f64 * 3600.0);
         }
         for f in &d.findings {
             let word = serde_json::to_value(f.concern).ok();

@@ -73,6 +73,21 @@ pub struct Probed {
 }
 
 impl Probed {
+    /// A probe of a disk of `size` bytes that did not run, and why: its
+    /// usable size is not known (the announced one, as a bound).
+    fn not_run(size: u64, why: String) -> Self {
+        Probed {
+            announced_bytes: size,
+            usable_bytes: size,
+            block: 4096,
+            past: None,
+            written_bytes: 0,
+            reads: 0,
+            seconds: 0.0,
+            incomplete: Some(why),
+        }
+    }
+
     /// Whether blocks past the usable size were found.
     pub fn fake(&self) -> bool {
         self.past.is_some()
@@ -349,16 +364,7 @@ pub fn probe_all(disks: &[&Target], timeout: Duration, stop: &StopFlag) -> Vec<P
                     let bounds = Bounds::new(stop, timeout);
                     match BlockIo::of(&t.file, &bounds) {
                         Ok(mut io) => probe(&mut io, id.size_bytes, block, salt),
-                        Err(e) => Probed {
-                            announced_bytes: id.size_bytes,
-                            usable_bytes: id.size_bytes,
-                            block,
-                            past: None,
-                            written_bytes: 0,
-                            reads: 0,
-                            seconds: 0.0,
-                            incomplete: Some(format!("could not start: {e}")),
-                        },
+                        Err(e) => Probed::not_run(id.size_bytes, format!("could not start: {e}")),
                     }
                 })
             })
@@ -366,15 +372,8 @@ pub fn probe_all(disks: &[&Target], timeout: Duration, stop: &StopFlag) -> Vec<P
         each.into_iter()
             .zip(disks)
             .map(|(h, t)| {
-                h.join().unwrap_or_else(|_| Probed {
-                    announced_bytes: t.dev.identity.size_bytes,
-                    usable_bytes: t.dev.identity.size_bytes,
-                    block: 4096,
-                    past: None,
-                    written_bytes: 0,
-                    reads: 0,
-                    seconds: 0.0,
-                    incomplete: Some("the probe failed".into()),
+                h.join().unwrap_or_else(|_| {
+                    Probed::not_run(t.dev.identity.size_bytes, "the probe failed".into())
                 })
             })
             .collect()
