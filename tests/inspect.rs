@@ -27,18 +27,28 @@ fn recorded_drives(drives: &[(&str, Value, Option<&str>)]) -> (tempfile::TempDir
             std::fs::copy(fixtures.join(text), fake.path().join(format!("{name}.hdparm"))).unwrap();
         }
     }
+    // A DCO recorded where asked for (see `dco`).
     let last = "for a; do d=$a; done; d=$(basename \"$d\")";
     let dir = fake.path().display();
     fake_tool(fake.path(), "smartctl", &format!("{last}\ncat {dir}/$d.json"));
+    // `hdparm -N` serves NAME.hdparm, `hdparm --dco-identify` NAME.dco.
     fake_tool(
         fake.path(),
         "hdparm",
         &format!(
-            "{last}\n[ -f {dir}/$d.hdparm ] || {{ echo 'HDIO_DRIVE_CMD failed' >&2; exit 22; }}\ncat {dir}/$d.hdparm"
+            "{last}\ncase \"$1\" in -N) f={dir}/$d.hdparm;; *) f={dir}/$d.dco;; esac\n[ -f $f ] || {{ echo 'HDIO_DRIVE_CMD failed' >&2; exit 22; }}\ncat $f"
         ),
     );
     let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
     (fake, path)
+}
+
+/// Serves `dev` the recorded `hdparm --dco-identify` in the fake tools'
+/// directory `fake`.
+fn dco(fake: &Path, dev: &str) {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart");
+    let name = dev.trim_start_matches("/dev/");
+    std::fs::copy(fixtures.join("hdparm-dco.txt"), fake.join(format!("{name}.dco"))).unwrap();
 }
 
 /// `arrayburn inspect ARGS` with `path` as PATH (stdin not a terminal):
@@ -209,6 +219,40 @@ fn the_inspections_metrics_are_accepted_by_promtool_and_say_what_its_json_says()
     let exit = crate::metrics::value(&text, "arrayburn_run_exit_status", &[]);
     assert_eq!(exit, Some(1.0), "{text}");
     assert_eq!(doc.unwrap()["verdict"], "flagged");
+}
+
+#[test]
+fn capacity_a_dco_hides_is_told_with_its_restore_and_a_whole_drive_is_clean() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 16 * MIB);
+    // The recorded 750 GB drive (its DCO's real maximum, 1465149168
+    // sectors, is what it shows), and the same drive showing and reporting
+    // natively 4,000,000 sectors less: capacity only the DCO still names.
+    let real = 1_465_149_168;
+    let shown = real - 4_000_000;
+    let (fake, path) = recorded_drives(&[
+        (&d[0].dev, new_wd(5, "81.00A81", real), Some("hdparm-N-750g.txt")),
+        (&d[1].dev, new_wd(5, "81.00A81", shown), None),
+    ]);
+    let name = d[1].dev.trim_start_matches("/dev/");
+    let hpa = format!("\n/dev/sdb:\n max sectors   = {shown}/{shown}, HPA is disabled\n");
+    std::fs::write(fake.path().join(format!("{name}.hdparm")), hpa).unwrap();
+    for x in &d {
+        dco(fake.path(), &x.dev);
+    }
+    let (out, doc) = inspect(&[&d[0].dev, &d[1].dev], &path);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = doc.unwrap();
+    assert_eq!(doc["disks"][0]["verdict"], "clean", "{}", doc["disks"][0]);
+    // One peer is no majority: its size alone is no finding.
+    assert_eq!(concerns(&doc)[1], ["hidden_capacity"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("hidden capacity: 2.05 GB beyond the 748.11 GB shown (a Device Configuration Overlay (hdparm --dco-identify: real maximum 1465149168 sectors)"), "{text}");
+    assert!(
+        text.contains("its data may be lost): show it with `hdparm --dco-restore` before testing"),
+        "{text}"
+    );
 }
 
 #[test]

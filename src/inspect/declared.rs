@@ -176,6 +176,42 @@ impl Declared {
         }
     }
 
+    /// Adds what `hdparm --dco-identify` printed (`Real max sectors: N`):
+    /// a Device Configuration Overlay can hide capacity beyond even the
+    /// native size `hdparm -N` reads. The shown size is the drive's.
+    pub fn add_dco(&mut self, out: &str) {
+        let real = out
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Real max sectors:"))
+            .and_then(|n| n.trim().parse::<u64>().ok());
+        let Some(real) = real.filter(|r| *r > 1) else {
+            self.not_read.push("DCO: hdparm --dco-identify gave no real maximum".into());
+            return;
+        };
+        let lba = u64::from(self.logical_block.max(512));
+        let native = self.hidden.as_ref().map_or(self.size_bytes, |h| h.native_bytes);
+        if real * lba > native && self.size_bytes > 0 {
+            let hpa = self.hidden.take();
+            let caution =
+                "; restoring it resets the drive to its factory settings, and its data may be lost";
+            let how = match &hpa {
+                Some(h) => format!(
+                    "{}, and a Device Configuration Overlay (hdparm --dco-identify: real maximum {real} sectors){caution}",
+                    h.how
+                ),
+                None => format!(
+                    "a Device Configuration Overlay (hdparm --dco-identify: real maximum {real} sectors){caution}"
+                ),
+            };
+            self.hidden = Some(Hidden {
+                shown_bytes: self.size_bytes,
+                native_bytes: real * lba,
+                how,
+                restore: Some("hdparm --dco-restore".into()),
+            });
+        }
+    }
+
     /// Where the kernel names a zone model (`queue/zoned`), and the drive
     /// did not.
     pub fn add_zoned(&mut self, sysfs: Option<&str>) {
@@ -297,6 +333,31 @@ mod tests {
             (312_579_695 * 512, 312_581_808 * 512)
         );
         assert_eq!(hidden.restore.as_deref(), Some("hdparm -N p312581808"));
+    }
+
+    #[test]
+    fn a_dco_that_hides_capacity_is_told_and_one_that_does_not_is_not() {
+        let fixture = |n: &str| {
+            std::fs::read_to_string(format!("{}/fixtures/smart/{n}", env!("CARGO_MANIFEST_DIR")))
+                .unwrap()
+        };
+        // The recorded 750 GB disk: no HPA, its DCO's maximum what it shows.
+        let mut whole =
+            Declared { size_bytes: 1_465_149_168 * 512, logical_block: 512, ..Declared::default() };
+        whole.add_hdparm(&fixture("hdparm-N-750g.txt"));
+        whole.add_dco(&fixture("hdparm-dco.txt"));
+        assert_eq!((whole.hidden, whole.not_read.len()), (None, 0));
+        // The same DCO on a drive that shows (and natively reports) 2 GB
+        // less: the overlay hides it.
+        let shown = 1_465_149_168 - 4_000_000;
+        let mut cut =
+            Declared { size_bytes: shown * 512, logical_block: 512, ..Declared::default() };
+        cut.add_hdparm(&format!("/dev/sda:\n max sectors   = {shown}/{shown}, HPA is disabled\n"));
+        cut.add_dco(&fixture("hdparm-dco.txt"));
+        let h = cut.hidden.unwrap();
+        assert_eq!((h.shown_bytes, h.native_bytes), (shown * 512, 1_465_149_168 * 512));
+        assert!(h.how.starts_with("a Device Configuration Overlay"), "{}", h.how);
+        assert_eq!(h.restore.as_deref(), Some("hdparm --dco-restore"));
     }
 
     #[test]

@@ -46,7 +46,7 @@ impl Inspected {
 }
 
 /// Asks one disk: sysfs, then smartctl (SMART, FARM, security), then, for
-/// an ATA drive, hdparm (its native size). Each tool bound by
+/// an ATA drive, hdparm (its native size, and its DCO's real maximum). Each tool bound by
 /// [`tool::LIMIT`] and `give_up`; a tool missing or failing is said in
 /// `not_read`, and the rest goes on.
 pub fn ask(paths: &SystemPaths, dev: &BlockDevice, give_up: &dyn Fn() -> bool) -> Declared {
@@ -60,19 +60,30 @@ pub fn ask(paths: &SystemPaths, dev: &BlockDevice, give_up: &dyn Fn() -> bool) -
         Err(e) => d.not_read.push(format!("SMART: {e}")),
     }
     if ata {
-        let asked =
-            tool::output(Command::new("hdparm").args(["-N", &dev.given]), tool::LIMIT, give_up);
-        match asked {
-            Ok(out) if out.status.success() => d.add_hdparm(&String::from_utf8_lossy(&out.stdout)),
-            Ok(out) => {
-                let err = String::from_utf8_lossy(&out.stderr);
-                let why = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("no reason given");
-                d.not_read.push(format!("HPA: hdparm -N failed ({}): {}", out.status, why.trim()));
+        for (flag, what) in [("-N", "HPA"), ("--dco-identify", "DCO")] {
+            let asked =
+                tool::output(Command::new("hdparm").args([flag, &dev.given]), tool::LIMIT, give_up);
+            match asked {
+                Ok(out) if out.status.success() => {
+                    let text = String::from_utf8_lossy(&out.stdout);
+                    if flag == "-N" { d.add_hdparm(&text) } else { d.add_dco(&text) }
+                }
+                Ok(out) => {
+                    let err = String::from_utf8_lossy(&out.stderr);
+                    let why =
+                        err.lines().find(|l| !l.trim().is_empty()).unwrap_or("no reason given");
+                    d.not_read.push(format!(
+                        "{what}: hdparm {flag} failed ({}): {}",
+                        out.status,
+                        why.trim()
+                    ));
+                }
+                Err(e) if e.contains("could not run") => {
+                    d.not_read.push(format!("{what}: {e}: install hdparm"));
+                    break;
+                }
+                Err(e) => d.not_read.push(format!("{what}: {e}")),
             }
-            Err(e) if e.contains("could not run") => {
-                d.not_read.push(format!("HPA: {e}: install hdparm"))
-            }
-            Err(e) => d.not_read.push(format!("HPA: {e}")),
         }
     }
     let zoned = paths.sys.join("block").join(&dev.identity.name).join("queue/zoned");
