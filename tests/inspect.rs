@@ -256,6 +256,34 @@ fn capacity_a_dco_hides_is_told_with_its_restore_and_a_whole_drive_is_clean() {
 }
 
 #[test]
+fn recorded_nvme_and_sas_drives_are_inspected_and_their_opal_state_said_unread() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 16 * MIB);
+    let (_fake, path) = recorded_drives(&[
+        (&d[0].dev, recorded_smart("nvme"), None),
+        (&d[1].dev, recorded_smart("sas"), None),
+    ]);
+    let (out, doc) = inspect(&[&d[0].dev, &d[1].dev], &path);
+    assert_eq!(out.status.code(), Some(1), "both used");
+    let doc = doc.unwrap();
+    assert_eq!(concerns(&doc), [vec!["used"], vec!["used"]]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for said in [
+        "INTEL SSDPEKNW010T8",
+        "used: 2,401 power-on hours",
+        "SEAGATE ST1200MM0088",
+        "used: 5,675 power-on hours",
+        "10,500",
+        "a TCG Opal lock is not read here",
+    ] {
+        assert!(text.contains(said), "{said:?} not in:\n{text}");
+    }
+    // Neither is ATA: hdparm is not asked.
+    assert!(!doc.to_string().contains("hdparm"), "{doc}");
+}
+
+#[test]
 fn a_drive_without_smart_data_is_not_judged_new_and_the_verdict_says_so() {
     need_root!();
     let _l = device_lock();

@@ -128,6 +128,12 @@ impl Declared {
         self.start_stops = start_stops(v);
         self.farm = farm(v);
         self.security = security(&v["ata_security"]);
+        if v["device"]["protocol"] != "ATA" {
+            self.not_read.push(
+                "security: not an ATA drive, and a TCG Opal lock is not read here (sedutil-cli --query shows one)"
+                    .into(),
+            );
+        }
         self.trim = v["trim"]["supported"].as_bool();
         self.zoned = v["zoned_device"]["capabilities"].as_str().map(str::to_string);
         if let (Some(total), Some(free)) =
@@ -302,6 +308,7 @@ mod tests {
     #[test]
     fn nvme_and_sas_recordings_give_theirs() {
         let n = smart("nvme.json");
+        assert!(n.not_read[0].contains("TCG Opal lock is not read"), "{:?}", n.not_read);
         assert_eq!((n.power_on_hours, n.rotation_rpm), (Some(2401), Some(0)));
         let s = smart("sas.json");
         assert_eq!(s.power_on_hours, Some(5675));
