@@ -41,52 +41,51 @@ pub fn table(disks: &[Inspected]) -> Grid {
     ])
     .numbers(6..11);
     for d in disks {
-        let x = &d.declared;
-        let about =
-            |c: &[Concern]| d.findings.iter().any(|f| c.contains(&f.concern)).then_some(Mark::Bad);
-        let count = |v: Option<u64>| or_dash(v.map(grouped));
-        let security = x.security.as_ref().map(|s| {
-            if s.locked {
-                "LOCKED".to_string()
-            } else if s.enabled {
-                "enabled".into()
-            } else {
-                "off".into()
-            }
-        });
-        let hidden = x.hidden.as_ref().map(|h| human_bytes(h.native_bytes - h.shown_bytes));
-        let yes_no = |b: Option<bool>| or_dash(b.map(|b| if b { "yes" } else { "no" }.into()));
-        let verdict = match d.verdict {
-            InspectVerdict::Clean => Cell::from("clean"),
-            InspectVerdict::ActOn => Cell::marked("ACT ON", Some(Mark::Bad)),
-            InspectVerdict::NotKnown => Cell::marked("no SMART", Some(Mark::Unsure)),
-        };
-        g.row(vec![
-            Cell::from(d.path.as_str()),
-            or_dash(x.model.clone()).into(),
-            or_dash(x.serial.clone()).into(),
-            Cell::marked(or_dash(x.firmware.clone()), about(&[Concern::FirmwareDiffers])),
-            Cell::marked(
-                human_bytes(x.size_bytes),
-                about(&[Concern::CapacityDiffers, Concern::FakeCapacity]),
-            ),
-            Cell::marked(x.sector_format(), about(&[Concern::SectorFormatDiffers])),
-            count(x.rotation_rpm).into(),
-            Cell::marked(count(x.power_on_hours), about(&[Concern::Used, Concern::HoursReset])),
-            Cell::marked(
-                count(x.farm.as_ref().map(|f| f.power_on_hours)),
-                about(&[Concern::HoursReset]),
-            ),
-            count(x.power_cycles).into(),
-            count(x.start_stops).into(),
-            Cell::marked(or_dash(security), about(&[Concern::Locked])),
-            Cell::marked(or_dash(hidden), about(&[Concern::HiddenCapacity])),
-            yes_no(x.trim).into(),
-            or_dash(x.zoned.clone()).into(),
-            verdict,
-        ]);
+        g.row(row(d));
     }
     g
+}
+
+/// One disk's row.
+fn row(d: &Inspected) -> Vec<Cell> {
+    let x = &d.declared;
+    let about =
+        |c: &[Concern]| d.findings.iter().any(|f| c.contains(&f.concern)).then_some(Mark::Bad);
+    let count = |v: Option<u64>| or_dash(v.map(grouped));
+    let security = x.security.as_ref().map(|s| match (s.locked, s.enabled) {
+        (true, _) => "LOCKED",
+        (false, true) => "enabled",
+        (false, false) => "off",
+    });
+    let hidden = x.hidden.as_ref().map(|h| human_bytes(h.native_bytes - h.shown_bytes));
+    let yes_no = |b: Option<bool>| or_dash(b.map(|b| if b { "yes" } else { "no" }.into()));
+    let verdict = match d.verdict {
+        InspectVerdict::Clean => Cell::from("clean"),
+        InspectVerdict::ActOn => Cell::marked("ACT ON", Some(Mark::Bad)),
+        InspectVerdict::NotKnown => Cell::marked("no SMART", Some(Mark::Unsure)),
+    };
+    let size = [Concern::CapacityDiffers, Concern::FakeCapacity];
+    vec![
+        Cell::from(d.path.as_str()),
+        or_dash(x.model.clone()).into(),
+        or_dash(x.serial.clone()).into(),
+        Cell::marked(or_dash(x.firmware.clone()), about(&[Concern::FirmwareDiffers])),
+        Cell::marked(human_bytes(x.size_bytes), about(&size)),
+        Cell::marked(x.sector_format(), about(&[Concern::SectorFormatDiffers])),
+        count(x.rotation_rpm).into(),
+        Cell::marked(count(x.power_on_hours), about(&[Concern::Used, Concern::HoursReset])),
+        Cell::marked(
+            count(x.farm.as_ref().map(|f| f.power_on_hours)),
+            about(&[Concern::HoursReset]),
+        ),
+        count(x.power_cycles).into(),
+        count(x.start_stops).into(),
+        Cell::marked(or_dash(security.map(str::to_string)), about(&[Concern::Locked])),
+        Cell::marked(or_dash(hidden), about(&[Concern::HiddenCapacity])),
+        yes_no(x.trim).into(),
+        or_dash(x.zoned.clone()).into(),
+        verdict,
+    ]
 }
 
 /// The probe's table, where it ran on any disk.

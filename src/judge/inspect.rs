@@ -116,74 +116,85 @@ fn sizes_apart(a: u64, b: u64) -> (String, String) {
     if x == y { (format!("{} bytes", grouped(a)), grouped(b)) } else { (x, y) }
 }
 
-/// One disk's own findings (nothing of its peers).
-fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let mut say = |concern, sentence: String| out.push(Finding { concern, sentence });
-    if let Some(s) = d.security.as_ref().filter(|s| s.locked) {
-        let more = if s.attempts_exceeded {
-            " (too many wrong passwords: power-cycle it first)"
-        } else {
-            ""
-        };
-        say(
-            Concern::Locked,
-            format!(
-                "locked (ATA security: {}): unlock it before testing{more}; its reads fail until then, which is no fault of its media",
-                s.words
-            ),
-        );
-    }
-    let farm_ahead = match (&d.farm, d.power_on_hours) {
-        (Some(f), Some(h)) if f.power_on_hours > h + reset_slack(h) => Some(f.power_on_hours),
-        _ => None,
-    };
-    if let (Some(farm), Some(h)) = (farm_ahead, d.power_on_hours) {
-        say(
+/// A finding of `concern` in `sentence`.
+fn found(concern: Concern, sentence: String) -> Option<Finding> {
+    Some(Finding { concern, sentence })
+}
+
+/// Locked by ATA security: unlock, never return.
+fn locked(d: &Declared) -> Option<Finding> {
+    let s = d.security.as_ref().filter(|s| s.locked)?;
+    let more =
+        if s.attempts_exceeded { " (too many wrong passwords: power-cycle it first)" } else { "" };
+    found(
+        Concern::Locked,
+        format!(
+            "locked (ATA security: {}): unlock it before testing{more}; its reads fail until then, which is no fault of its media",
+            s.words
+        ),
+    )
+}
+
+/// FARM's hours far ahead of SMART's (a reset), else SMART's above what a
+/// new drive has.
+fn hours(d: &Declared, rules: Rules) -> Option<Finding> {
+    let h = d.power_on_hours?;
+    match &d.farm {
+        Some(f) if f.power_on_hours > h + reset_slack(h) => found(
             Concern::HoursReset,
             format!(
                 "hours reset: SMART says {} h, Seagate's FARM log {} h (FARM keeps the hours a reset of SMART cannot hide): a used drive",
                 grouped(h),
-                grouped(farm)
+                grouped(f.power_on_hours)
             ),
-        );
-    } else if let Some(h) = d.power_on_hours.filter(|h| *h > rules.new_hours) {
-        say(
+        ),
+        _ if h > rules.new_hours => found(
             Concern::Used,
             format!(
                 "used: {} power-on hours (a new drive has at most {})",
                 grouped(h),
                 rules.new_hours
             ),
-        );
+        ),
+        _ => None,
     }
-    if let Some(h) = &d.hidden {
-        let restore =
-            h.restore.as_ref().map(|c| format!(": show it with `{c}`")).unwrap_or_default();
-        say(
-            Concern::HiddenCapacity,
-            format!(
-                "hidden capacity: {} beyond the {} shown ({}){restore} before testing, or the hidden part is never tested",
-                human_bytes(h.native_bytes.saturating_sub(h.shown_bytes)),
-                human_bytes(h.shown_bytes),
-                h.how
-            ),
-        );
-    }
+}
+
+/// Capacity the drive has but does not show.
+fn hidden(d: &Declared) -> Option<Finding> {
+    let h = d.hidden.as_ref()?;
+    let restore = h.restore.as_ref().map(|c| format!(": show it with `{c}`")).unwrap_or_default();
+    found(
+        Concern::HiddenCapacity,
+        format!(
+            "hidden capacity: {} beyond the {} shown ({}){restore} before testing, or the hidden part is never tested",
+            human_bytes(h.native_bytes.saturating_sub(h.shown_bytes)),
+            human_bytes(h.shown_bytes),
+            h.how
+        ),
+    )
+}
+
+/// A zone model named, or TRIM on a spinning disk: SMR, as notes.
+fn shingled(d: &Declared) -> Option<Finding> {
     if let Some(z) = &d.zoned {
-        say(
+        return found(
             Concern::Zoned,
             format!(
                 "zoned ({z}): an SMR drive; a sequential write-verify does not show its rewrite stalls"
             ),
         );
-    } else if d.trim == Some(true) && d.rotation_rpm.is_some_and(|r| r > 0) {
-        say(
-            Concern::TrimOnSpinningDisk,
-            "supports TRIM though it spins: most likely drive-managed SMR".into(),
-        );
     }
-    out
+    let spins = d.rotation_rpm.is_some_and(|r| r > 0);
+    (d.trim == Some(true) && spins).then(|| Finding {
+        concern: Concern::TrimOnSpinningDisk,
+        sentence: "supports TRIM though it spins: most likely drive-managed SMR".into(),
+    })
+}
+
+/// One disk's own findings (nothing of its peers), in the table's order.
+fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
+    [locked(d), hours(d, rules), hidden(d), shingled(d)].into_iter().flatten().collect()
 }
 
 /// The value most of `values` share, and how many share it, where at
