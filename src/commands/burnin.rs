@@ -27,9 +27,7 @@ use crate::stop::StopFlag;
 /// whole, pass after pass, at once.
 pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
     let mut plan = BurnPlan::resolve(args, &argv, stop)?;
-    let devs: Vec<_> = plan.disks.iter().map(|d| d.target.dev.clone()).collect();
-    let rules = crate::judge::inspect::Rules { new_hours: crate::defaults::NEW_HOURS };
-    plan.inspection = crate::inspect::before_run(&devs, rules, "burning it in", &|| stop.is_set())?;
+    plan.inspect(stop)?;
     plan.keep_log();
     if !plan.read_only && (!consent(&mut plan, stop)? || stop.is_set()) {
         tell!("arrayburn burnin: interrupted before the burn-in began; nothing was written");
@@ -39,7 +37,6 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         return Ok(Outcome::Interrupted);
     }
     if !plan.probe(stop) {
-        tell!("arrayburn burnin: interrupted while probing capacity, before the burn-in began");
         return Ok(Outcome::Interrupted);
     }
     let store = plan.ready()?;

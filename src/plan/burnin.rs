@@ -206,6 +206,16 @@ impl BurnPlan {
         self.save_checkpoints().map(Some)
     }
 
+    /// What each drive declares of itself (`inspect::before_run`): a
+    /// locked one refused before anything is read or written.
+    pub fn inspect(&mut self, stop: &StopFlag) -> Result<()> {
+        let devs: Vec<_> = self.disks.iter().map(|d| d.target.dev.clone()).collect();
+        let rules = crate::judge::inspect::Rules { new_hours: crate::defaults::NEW_HOURS };
+        let give_up = || stop.is_set();
+        self.inspection = crate::inspect::before_run(&devs, rules, "burning it in", &give_up)?;
+        Ok(())
+    }
+
     /// The capacity probe on each disk (`inspect::probe`), before its
     /// checkpoint is saved: a disk whose blocks past some size hold
     /// nothing of their own is burned only up to it (the burn-in never
@@ -230,6 +240,9 @@ impl BurnPlan {
                 (d.target.end, d.point.end_byte) = (end, end);
             }
             d.point.probe = Some(p);
+        }
+        if stop.is_set() {
+            tell!("arrayburn burnin: interrupted while probing capacity, before the burn-in began");
         }
         !stop.is_set()
     }
