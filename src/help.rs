@@ -114,7 +114,7 @@ pub const PAGES: [Page; 10] = [
     Page {
         name: "report",
         description: &[
-            "Reads check and burn-in results (--json files, --out bundles' report.json, or directories holding them) from one host or many, old and new, and judges them together: each run's own findings (superseded where a later run measured those disks again), disks slow for their model across the fleet, disks worse than in their earlier runs (the same disk by WWN or serial), links below their maximum, and each host's runs. It only reads files.",
+            "Reads check, burn-in and inspection results (--json files, --out bundles' report.json, or directories holding them) from one host or many, old and new, and judges them together: each run's own findings (superseded where a later run measured those disks again; an inspection's stand), disks slow for their model across the fleet, disks worse than in their earlier runs (the same disk by WWN or serial), links below their maximum, and each host's runs. It only reads files.",
         ],
         exit: &[
             (

@@ -424,6 +424,23 @@ fn a_check_and_a_burn_in_open_with_the_inspection_refuse_a_locked_drive_and_the_
     let ftext = String::from_utf8_lossy(&fleet.stdout);
     assert!(ftext.contains("What the drives declared"), "{ftext}");
     assert!(ftext.contains(&format!("{}: hours reset: SMART says 12 h", d[0].dev)), "{ftext}");
+    // An inspection's own result read with it: its findings are the
+    // fleet's (a run that found something), and it is listed with its host.
+    let inspected = dir.path().join("inspect.json");
+    let mut args = vec!["inspect", "-j", inspected.to_str().unwrap()];
+    args.extend(&devs);
+    let out = arrayburn(&args).env("PATH", &path).output_within(RUN);
+    assert_eq!(out.status.code(), Some(1));
+    let fjson = dir.path().join("fleet.json");
+    let both = [json.to_str().unwrap(), inspected.to_str().unwrap()];
+    let fleet =
+        arrayburn(&["report", "-j", fjson.to_str().unwrap(), both[0], both[1]]).output_within(RUN);
+    let ftext = String::from_utf8_lossy(&fleet.stdout);
+    assert_eq!(fleet.status.code(), Some(1), "{ftext}");
+    assert!(ftext.contains("inspection of 3 disk(s): 3 of 3 disk(s) to act on"), "{ftext}");
+    let f: Value = serde_json::from_slice(&std::fs::read(&fjson).unwrap()).unwrap();
+    let runs = f["runs"].to_string();
+    assert!(runs.contains("\"kind\":\"inspect\"") && runs.contains("hours reset"), "{runs}");
     // A locked drive: refused by the check and the burn-in before a
     // sector is read or written, never called bad media.
     let (_fake, path) = recorded_drives(&[

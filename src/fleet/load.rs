@@ -16,6 +16,7 @@ use crate::judge::Verdict;
 use crate::judge::burnin::DiskVerdict;
 use crate::measure::PassKind;
 use crate::report::burnin::BurnReport;
+use crate::report::inspect::InspectReport;
 use crate::report::{LinkFinding, Report, SCHEMA_VERSION};
 
 /// One result file, read.
@@ -23,6 +24,9 @@ use crate::report::{LinkFinding, Report, SCHEMA_VERSION};
 pub enum Doc {
     Check(Box<Report>),
     Burnin(Box<BurnReport>),
+    /// An incoming inspection: no speeds, its findings its own; never
+    /// superseded (a drive used, reset or hiding capacity stays so).
+    Inspect(Box<InspectReport>),
 }
 
 impl Doc {
@@ -31,6 +35,7 @@ impl Doc {
         match self {
             Doc::Check(r) => &r.header,
             Doc::Burnin(r) => &r.header,
+            Doc::Inspect(r) => &r.header,
         }
     }
 
@@ -66,6 +71,7 @@ impl Doc {
             Doc::Check(_) => RunKind::Check,
             Doc::Burnin(r) if r.read_only => RunKind::Soak,
             Doc::Burnin(_) => RunKind::Burnin,
+            Doc::Inspect(_) => RunKind::Inspect,
         }
     }
 
@@ -113,6 +119,8 @@ impl Doc {
                     });
                 }
             }
+            // Nothing measured: what the drives declared is its finding.
+            Doc::Inspect(_) => {}
         }
         out
     }
@@ -133,6 +141,7 @@ impl Doc {
                 r.disks.len(),
                 r.summary.message
             ),
+            Doc::Inspect(r) => format!("inspection of {} disk(s): {}", r.disks.len(), r.message),
         }
     }
 
@@ -162,6 +171,7 @@ impl Doc {
                     && d.verdict != DiskVerdict::Interrupted
                     && crate::judge::burnin::burned_whole(&d.burn, r.read_only),
             }),
+            Doc::Inspect(_) => None,
         }
     }
 
@@ -171,6 +181,7 @@ impl Doc {
         match self {
             Doc::Check(r) => r.document(),
             Doc::Burnin(r) => r.document(),
+            Doc::Inspect(r) => r.document(),
         }
     }
 
@@ -179,6 +190,7 @@ impl Doc {
         match self {
             Doc::Check(r) => &r.summary.links,
             Doc::Burnin(r) => &r.summary.links,
+            Doc::Inspect(_) => &[],
         }
     }
 }
@@ -236,14 +248,15 @@ pub fn load(path: &Path) -> Result<Doc, String> {
     let version = v["schema_version"].as_u64().unwrap_or(1);
     // Before the shared header a check had no kind, a burn-in no tool.
     let is_burnin = v["kind"] == "burnin";
+    let is_inspect = v["kind"] == "inspect";
     let is_check = v["kind"] == "check" || (v["kind"].is_null() && v["tool"] == "arrayburn");
-    if let Some(other @ ("iozone" | "fleet" | "inspect")) = v["kind"].as_str() {
+    if let Some(other @ ("iozone" | "fleet")) = v["kind"].as_str() {
         return Err(format!(
-            "{}: an arrayburn {other} document, not a check's or burn-in's result; give the results of check or burnin",
+            "{}: an arrayburn {other} document, not a check's, burn-in's or inspection's result; give the results of check, burnin or inspect",
             path.display()
         ));
     }
-    if !is_check && !is_burnin {
+    if !is_check && !is_burnin && !is_inspect {
         return Err(format!(
             "{}: not an arrayburn result (no \"tool\": \"arrayburn\" or \"kind\": \"burnin\")",
             path.display()
@@ -266,6 +279,8 @@ pub fn load(path: &Path) -> Result<Doc, String> {
     };
     if is_burnin {
         serde_json::from_value(v).map(|r| Doc::Burnin(Box::new(r))).map_err(typed)
+    } else if is_inspect {
+        serde_json::from_value(v).map(|r| Doc::Inspect(Box::new(r))).map_err(typed)
     } else {
         serde_json::from_value(v).map(|r| Doc::Check(Box::new(r))).map_err(typed)
     }

@@ -32,6 +32,8 @@ pub enum RunKind {
     Burnin,
     /// A read-only burn-in.
     Soak,
+    /// An incoming inspection (`arrayburn inspect`).
+    Inspect,
 }
 
 impl RunKind {
@@ -41,6 +43,7 @@ impl RunKind {
             RunKind::Check => "check",
             RunKind::Burnin => "burnin",
             RunKind::Soak => "soak",
+            RunKind::Inspect => "inspect",
         }
     }
 }
@@ -333,6 +336,7 @@ pub fn run_name(r: &RunFinding) -> String {
         RunKind::Check => "check",
         RunKind::Burnin => "burn-in",
         RunKind::Soak => "read-only soak",
+        RunKind::Inspect => "inspection",
     };
     format!("{}'s {kind} of {}", r.host, r.started_at)
 }
