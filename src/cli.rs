@@ -55,6 +55,10 @@ pub enum Command {
     /// once (DESTROYS their data; needs --destructive).
     #[command(after_help = crate::help::tail("burnin"))]
     Burnin(BurninArgs),
+    /// Light (or with --off turn off) the locate LED of each disk's
+    /// enclosure slot (--fault: its fault LED), to find its bay.
+    #[command(after_help = crate::help::tail("locate"))]
+    Locate(LocateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish,
     /// powershell) to standard output.
     #[command(after_help = crate::help::tail("completions"))]
@@ -261,6 +265,11 @@ pub struct BurninArgs {
     /// logs less with 5m).
     #[arg(help_heading = "Outputs", long, value_name = "DURATION", default_value = defaults::PROGRESS_INTERVAL, value_parser = parse_duration)]
     pub progress_interval: Duration,
+    /// At the end, light the fault LED of each disk to return and the
+    /// locate LED of each other disk to act on, where the kernel knows its
+    /// enclosure slot (`arrayburn locate --off DISK` turns it off).
+    #[arg(help_heading = "Outputs", long)]
+    pub locate: bool,
     #[command(flatten)]
     pub notify: NotifyArgs,
     #[command(flatten)]
@@ -285,6 +294,19 @@ pub struct IozoneArgs {
     /// iozone's arguments, parsed by iozone's rules.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LocateArgs {
+    /// Whole disks whose bay to light (/dev/sdb, /dev/disk/by-id/...).
+    #[arg(required = true)]
+    pub devices: Vec<String>,
+    /// Turn the LED off again.
+    #[arg(long)]
+    pub off: bool,
+    /// The fault LED instead of the locate LED.
+    #[arg(long)]
+    pub fault: bool,
 }
 
 #[derive(Debug, Args)]
@@ -560,6 +582,11 @@ pub struct OutputArgs {
     /// Interval between plain progress lines.
     #[arg(long, value_name = "DURATION", default_value = defaults::PROGRESS_INTERVAL, value_parser = parse_duration)]
     pub progress_interval: Duration,
+    /// At the end, light the fault LED of each disk to return and the
+    /// locate LED of each other disk to act on, where the kernel knows its
+    /// enclosure slot (`arrayburn locate --off DISK` turns it off).
+    #[arg(long)]
+    pub locate: bool,
     #[command(flatten)]
     pub notify: NotifyArgs,
     #[command(flatten)]

@@ -31,7 +31,7 @@ const NOT_JUDGED: (u8, &str) = (
 const RAN: (u8, &str) = (0, "it ran");
 
 /// Every page, arrayburn's first.
-pub const PAGES: [Page; 10] = [
+pub const PAGES: [Page; 11] = [
     Page {
         name: "",
         description: &[
@@ -109,6 +109,25 @@ pub const PAGES: [Page; 10] = [
             "arrayburn inspect /dev/disk/by-id/ata-NEW*",
             "arrayburn inspect --new-hours 24 -j incoming.json /dev/sd[b-m]",
             "arrayburn inspect --probe --destructive --yes /dev/sdx",
+        ],
+    },
+    Page {
+        name: "locate",
+        description: &[
+            "Lights the locate LED of each disk's enclosure slot (--fault: its fault LED; --off: turns it off), through the kernel's ses driver (/sys/class/enclosure/ENCLOSURE/SLOT/locate and fault), to find the bay of a disk to act on. check and burnin light the disks to act on at their end with --locate (the fault LED of a disk to return), and every verdict sentence names the enclosure and slot where the kernel knows it. A disk without a known slot is said so, with ledctl as the way where the backplane uses SGPIO.",
+        ],
+        exit: &[
+            (0, "every LED was set"),
+            USAGE_ERROR,
+            (
+                3,
+                "a disk's LED could not be set: no enclosure slot known, or no such LED (its line says which)",
+            ),
+        ],
+        examples: &[
+            "arrayburn locate /dev/sdf",
+            "arrayburn locate --off /dev/sdf",
+            "arrayburn check --locate /dev/sd[b-i]",
         ],
     },
     Page {

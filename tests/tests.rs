@@ -17,6 +17,7 @@ mod inputs;
 mod inspect;
 mod iozone;
 mod list;
+mod locate;
 pub(crate) mod metrics;
 mod outputs;
 mod report;

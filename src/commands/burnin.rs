@@ -123,6 +123,12 @@ fn finish(
     if let Some(n) = &plan.notify {
         n.send_last(&Event::end("burnin", &report.document(), document), stop);
     }
+    if plan.locate {
+        let topology = |p: &str| {
+            Some(&plan.disks.iter().find(|d| d.target.dev.given == p)?.target.dev.identity.topology)
+        };
+        crate::device::led::light(&report.document(), topology, "arrayburn burnin");
+    }
     Ok(outcome)
 }
 

@@ -59,6 +59,11 @@ pub fn execute(
     if let Some(n) = args.output.notify.notifier() {
         n.send(&Event::end("check", &run, publish::Published::json(&report)), stop);
     }
+    if args.output.locate {
+        let topology =
+            |p: &str| Some(&plan.devices.iter().find(|d| d.given == p)?.identity.topology);
+        crate::device::led::light(&run, topology, "arrayburn");
+    }
     Ok((run.outcome, report))
 }
 

@@ -10,6 +10,7 @@ pub mod fleet;
 pub mod inspect;
 pub mod iozone;
 pub mod list;
+pub mod locate;
 pub mod man;
 
 use crate::cli::{Cli, Command};
@@ -33,6 +34,7 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
     chatter.into_iter().for_each(crate::tell::set_chatter);
     match cli.command {
         Command::List(args) => list::run(&args, stop),
+        Command::Locate(args) => locate::run(&args),
         Command::Check(args) => check::run(&args, argv, stop),
         Command::Demo(args) => demo::run(&args, argv, stop),
         Command::Burnin(args) => burnin::run(&args, argv, stop),

@@ -3,6 +3,7 @@
 //! This module reads sysfs and `stat`s paths; it never reads a device.
 
 pub mod buffer;
+pub mod led;
 pub mod lock;
 pub mod paths;
 pub mod smartctl;

@@ -59,6 +59,8 @@ pub struct Topology {
     pub phys: Vec<String>,
     /// Enclosure and slot (`/sys/class/enclosure`): `0:0:12:0 slot 4`.
     pub enclosure_slot: Option<String>,
+    /// That slot's directory in sysfs (its `locate` and `fault` LEDs).
+    pub enclosure_component: Option<String>,
     /// The `/dev/disk/by-path` link to it.
     pub by_path: Option<String>,
     /// The links on the way to it (the PCIe link of its controller or of
@@ -467,11 +469,13 @@ pub fn topology(paths: &SystemPaths, name: &str) -> Topology {
         let dir = sys.join(parts[..=i].iter().collect::<PathBuf>());
         links.extend(phys.iter().filter_map(|p| sas_link(&dir.join(p), p)));
     }
+    let slot = scsi_dir.and_then(|d| enclosure_slot(paths, &d));
     Topology {
         transport: transport.into(),
         controller,
         links,
-        enclosure_slot: scsi_dir.and_then(|d| enclosure_slot(paths, &d)),
+        enclosure_slot: slot.as_ref().map(|(words, _)| words.clone()),
+        enclosure_component: slot.map(|(_, dir)| dir.to_string_lossy().into_owned()),
         scsi_address,
         expander,
         sas_port,
@@ -526,21 +530,21 @@ pub fn pci_name(file: &Path, vendor: &str, device: &str) -> Option<String> {
 
 /// The enclosure slot whose `device` link is the SCSI device at
 /// `scsi_dir`: `ENCLOSURE slot N` (the slot number from the component's
-/// `slot` file, else the component's name).
-fn enclosure_slot(paths: &SystemPaths, scsi_dir: &Path) -> Option<String> {
+/// `slot` file, else the component's name), and the component's directory.
+fn enclosure_slot(paths: &SystemPaths, scsi_dir: &Path) -> Option<(String, PathBuf)> {
     let want = fs::canonicalize(scsi_dir).ok()?;
     let enclosures = fs::read_dir(paths.sys.join("class/enclosure")).ok()?;
     enclosures.flatten().find_map(|enc| slot_in(&enc.path(), &want))
 }
 
-/// `ENCLOSURE slot N` when one of enclosure `enc`'s components is the
-/// SCSI device `want`.
-fn slot_in(enc: &Path, want: &Path) -> Option<String> {
+/// `ENCLOSURE slot N` and the component's directory when one of
+/// enclosure `enc`'s components is the SCSI device `want`.
+fn slot_in(enc: &Path, want: &Path) -> Option<(String, PathBuf)> {
     let is_want =
         |c: &fs::DirEntry| fs::canonicalize(c.path().join("device")).is_ok_and(|p| p == want);
     let comp = fs::read_dir(enc).ok()?.flatten().find(is_want)?;
     let slot = read_trim(&comp.path().join("slot")).unwrap_or_else(|| leaf(&comp.path()));
-    Some(format!("{} slot {slot}", leaf(enc)))
+    Some((format!("{} slot {slot}", leaf(enc)), comp.path()))
 }
 
 /// The `/dev/disk/by-path` link to `/dev/NAME`.
@@ -638,6 +642,7 @@ mod tests {
         assert_eq!(t.sas_port.as_deref(), Some("port-0:0:4"));
         assert_eq!(t.phys, ["phy-0:0:4"]);
         assert_eq!(t.enclosure_slot.as_deref(), Some("0:0:12:0 slot 4"));
+        assert!(t.enclosure_component.unwrap().ends_with("class/enclosure/0:0:12:0/Slot04"));
         assert!(t.by_path.unwrap().ends_with("-sas-exp0x500304801f715f3f-phy4-lun-0"));
     }
 

@@ -222,6 +222,18 @@ pub fn advise(seen: &[Seen], th: &Thresholds, finding: Option<PathFinding>) -> V
         .collect()
 }
 
+/// Names each disk's bay in its sentence where the kernel knows its
+/// enclosure slot (`bay` by path): "/dev/sde (enclosure 0:0:12:0 slot 4):
+/// …".
+pub fn name_bays(advice: &mut [DiskAdvice], bay: impl Fn(&str) -> Option<String>) {
+    for a in advice {
+        let Some(b) = bay(&a.path) else { continue };
+        if let Some(rest) = a.sentence.strip_prefix(&format!("{}: ", a.path)) {
+            a.sentence = format!("{} (enclosure {b}): {rest}", a.path);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,6 +32,8 @@ use crate::units::rfc3339;
 /// A burn-in ready to run: every disk accepted, its checkpoint (resumed or
 /// new), and the options resolved.
 pub struct BurnPlan {
+    /// `--locate`: light the disks to act on at the end.
+    pub locate: bool,
     /// Whether the capacity probe runs first (a fresh burn-in of whole
     /// disks: not a soak, a resume or a --range).
     pub probe_first: bool,
@@ -102,6 +104,7 @@ impl BurnPlan {
         let resume = points.iter().any(|c| c.burn.resumes > 0);
         let disks = targets.into_iter().zip(points);
         Ok(Self {
+            locate: args.locate,
             probe_first: !args.read_only && !resume && args.range.is_none(),
             inspection: Vec::new(),
             disks: disks.map(|(target, point)| DiskPlan { target, point }).collect(),

@@ -98,6 +98,10 @@ pub fn build(on: Checked, (passes, rechecks): (&[PassRun], &[Recheck]), info: &R
     // cause of a slow disk.
     let links = links::degraded(on.devices);
     links::advise(&links, &mut advice);
+    crate::judge::advice::name_bays(&mut advice, |path| {
+        let d = on.devices.iter().find(|d| d.given == path)?;
+        d.identity.topology.enclosure_slot.clone()
+    });
     let mut summary = summarize(&passes, finding, advice, links, info.interrupted, &th);
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);

@@ -321,6 +321,10 @@ fn summary(
 ) -> BurnSummary {
     let links = crate::judge::links::degraded(devices);
     crate::judge::links::advise(&links, &mut advice);
+    crate::judge::advice::name_bays(&mut advice, |path| {
+        let d = devices.iter().find(|d| d.given == path)?;
+        d.identity.topology.enclosure_slot.clone()
+    });
     for a in &advice {
         if let Some(d) = disks.iter_mut().find(|d| d.path == a.path) {
             d.verdict = a.action.into();

@@ -55,6 +55,7 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("inspect::", "what recorded drives declare, and the probe's usable sizes; no speed judged"),
     ("iozone::", "iozone's output format, system calls and files on the root filesystem"),
     ("list::", "what `list` says of each disk"),
+    ("locate::", "LED files written and the bay named; a bad sector's finding, no speed judged"),
     ("outputs::outputs_follow_links_", "where files are written; the exit status any verdict's"),
     ("outputs::an_unwritable_output_", "refusals and files written; the exit status the verdict's"),
     ("outputs::a_sample_too_short_", "a refusal, and whole 16 MiB disks read in milliseconds"),

@@ -1,0 +1,25 @@
+//! `arrayburn locate DISK... [--off] [--fault]`: the LED of each disk's
+//! enclosure slot set (`device::led`), a line each. Glue only.
+
+use super::Outcome;
+use crate::cli::LocateArgs;
+use crate::device::led::{self, Led};
+use crate::device::{SystemPaths, resolve_all};
+
+/// Sets each disk's LED; exit 0 when every one was set, 3 when one could
+/// not be (no slot known, no such LED: said on its line).
+pub fn run(args: &LocateArgs) -> anyhow::Result<Outcome> {
+    let devs = resolve_all(&SystemPaths::real(), &args.devices, false)?;
+    let which = if args.fault { Led::Fault } else { Led::Locate };
+    let mut all = true;
+    for d in &devs {
+        match led::set(&d.identity.topology, which, !args.off) {
+            Ok(words) => println!("{}: {words}", d.given),
+            Err(why) => {
+                all = false;
+                println!("{}: not set: {why}", d.given);
+            }
+        }
+    }
+    Ok(if all { Outcome::Healthy } else { Outcome::NotJudged })
+}
