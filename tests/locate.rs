@@ -103,3 +103,33 @@ fn a_check_with_locate_lights_the_disk_to_return_and_names_its_bay() {
     let said = doc["summary"]["disk_verdicts"][0]["sentence"].as_str().unwrap();
     assert!(said.starts_with(&format!("{} (enclosure 0:0:12:0 slot 0): ", bad.dev)), "{said}");
 }
+
+#[test]
+fn a_burn_in_with_locate_lights_the_disk_to_return() {
+    need_root!();
+    let _l = device_lock();
+    // A "16 MiB" disk that stores 8 (returned for its capacity) beside a
+    // good one.
+    let fake = FaultyDisk::aliased(16 * MIB, 8 * MIB, 0);
+    let good = disks(1, 16 * MIB);
+    let devs = [fake.dev.as_str(), good[0].dev.as_str()];
+    let dir = tempdir();
+    let (topo, slots) = enclosure(dir.path(), &devs);
+    let state = tempdir();
+    let mut args = vec!["burnin", "--destructive", "--yes", "--locate", "--smart", "off"];
+    args.extend(["--state", state.path().to_str().unwrap()]);
+    args.extend(devs);
+    let out = arrayburn(&args).env("ARRAYBURN_TOPOLOGY", &topo).output_within(RUN);
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{text}\n{err}");
+    assert!(
+        text.contains(&format!("{} (enclosure 0:0:12:0 slot 0): fake capacity", fake.dev)),
+        "{text}"
+    );
+    assert!(
+        err.contains(&format!("{}: enclosure 0:0:12:0 slot 0: fault LED on", fake.dev)),
+        "{err}"
+    );
+    assert_eq!(led(&slots[0], "fault"), "1");
+    assert_eq!((led(&slots[1], "locate"), led(&slots[1], "fault")), ("0".into(), "0".into()));
+}
