@@ -60,6 +60,7 @@ pub struct Topology {
     /// Enclosure and slot (`/sys/class/enclosure`): `0:0:12:0 slot 4`.
     pub enclosure_slot: Option<String>,
     /// That slot's directory in sysfs (its `locate` and `fault` LEDs).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enclosure_component: Option<String>,
     /// The `/dev/disk/by-path` link to it.
     pub by_path: Option<String>,
