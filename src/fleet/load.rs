@@ -248,7 +248,6 @@ pub fn load(path: &Path) -> Result<Doc, String> {
     let version = v["schema_version"].as_u64().unwrap_or(1);
     // Before the shared header a check had no kind, a burn-in no tool.
     let is_burnin = v["kind"] == "burnin";
-    let is_inspect = v["kind"] == "inspect";
     let is_check = v["kind"] == "check" || (v["kind"].is_null() && v["tool"] == "arrayburn");
     if let Some(other @ ("iozone" | "fleet")) = v["kind"].as_str() {
         return Err(format!(
@@ -256,7 +255,7 @@ pub fn load(path: &Path) -> Result<Doc, String> {
             path.display()
         ));
     }
-    if !is_check && !is_burnin && !is_inspect {
+    if !is_check && !is_burnin && v["kind"] != "inspect" {
         return Err(format!(
             "{}: not an arrayburn result (no \"tool\": \"arrayburn\" or \"kind\": \"burnin\")",
             path.display()
@@ -277,13 +276,12 @@ pub fn load(path: &Path) -> Result<Doc, String> {
     let typed = |e: serde_json::Error| {
         format!("{}: an arrayburn result this version cannot read ({e})", path.display())
     };
-    if is_burnin {
-        serde_json::from_value(v).map(|r| Doc::Burnin(Box::new(r))).map_err(typed)
-    } else if is_inspect {
-        serde_json::from_value(v).map(|r| Doc::Inspect(Box::new(r))).map_err(typed)
-    } else {
-        serde_json::from_value(v).map(|r| Doc::Check(Box::new(r))).map_err(typed)
+    match v["kind"].as_str() {
+        Some("burnin") => serde_json::from_value(v).map(|r| Doc::Burnin(Box::new(r))),
+        Some("inspect") => serde_json::from_value(v).map(|r| Doc::Inspect(Box::new(r))),
+        _ => serde_json::from_value(v).map(|r| Doc::Check(Box::new(r))),
     }
+    .map_err(typed)
 }
 
 /// Whether `path` is a fleet report (`report --out` wrote it), not a run's

@@ -222,10 +222,27 @@ pub fn advise(seen: &[Seen], th: &Thresholds, finding: Option<PathFinding>) -> V
         .collect()
 }
 
+/// The advice of a run made whole: the links below their maximum on the
+/// way to `devices` found and advised (`links::advise`), and each
+/// sentence naming its disk's bay; the links found.
+pub fn with_links_and_bays(
+    advice: &mut Vec<DiskAdvice>,
+    devices: &[crate::device::BlockDevice],
+) -> Vec<crate::judge::links::LinkFinding> {
+    let links = crate::judge::links::degraded(devices);
+    crate::judge::links::advise(&links, advice);
+    name_bays(advice, devices);
+    links
+}
+
 /// Names each disk's bay in its sentence where the kernel knows its
-/// enclosure slot (`bay` by path): "/dev/sde (enclosure 0:0:12:0 slot 4):
-/// …".
-pub fn name_bays(advice: &mut [DiskAdvice], bay: impl Fn(&str) -> Option<String>) {
+/// enclosure slot (`devices` by the path given): "/dev/sde (enclosure
+/// 0:0:12:0 slot 4): …".
+pub fn name_bays(advice: &mut [DiskAdvice], devices: &[crate::device::BlockDevice]) {
+    let bay = |path: &str| {
+        let d = devices.iter().find(|d| d.given == path)?;
+        d.identity.topology.enclosure_slot.clone()
+    };
     for a in advice {
         let Some(b) = bay(&a.path) else { continue };
         if let Some(rest) = a.sentence.strip_prefix(&format!("{}: ", a.path)) {

@@ -96,12 +96,7 @@ pub fn build(on: Checked, (passes, rechecks): (&[PassRun], &[Recheck]), info: &R
     let mut advice = advise(&seen, &th, finding);
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
-    let links = links::degraded(on.devices);
-    links::advise(&links, &mut advice);
-    crate::judge::advice::name_bays(&mut advice, |path| {
-        let d = on.devices.iter().find(|d| d.given == path)?;
-        d.identity.topology.enclosure_slot.clone()
-    });
+    let links = crate::judge::advice::with_links_and_bays(&mut advice, on.devices);
     let mut summary = summarize(&passes, finding, advice, links, info.interrupted, &th);
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);

@@ -319,12 +319,7 @@ fn summary(
     disks: &mut [BurnDisk],
     mut advice: Vec<DiskAdvice>,
 ) -> BurnSummary {
-    let links = crate::judge::links::degraded(devices);
-    crate::judge::links::advise(&links, &mut advice);
-    crate::judge::advice::name_bays(&mut advice, |path| {
-        let d = devices.iter().find(|d| d.given == path)?;
-        d.identity.topology.enclosure_slot.clone()
-    });
+    let links = crate::judge::advice::with_links_and_bays(&mut advice, devices);
     for a in &advice {
         if let Some(d) = disks.iter_mut().find(|d| d.path == a.path) {
             d.verdict = a.action.into();
