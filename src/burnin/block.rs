@@ -207,15 +207,24 @@ pub fn damage(got: &[u8], want: &[u8]) -> Option<Damage> {
     Some(Damage { bits, bytes, shape })
 }
 
-/// Classifies one block read back from byte `offset`, expected from
-/// `stamp`.
-pub fn check(block: &[u8], offset: u64, stamp: Stamp) -> Found {
+/// The stamp and byte offset a block read back carries, where it is one
+/// of these blocks whole (its magic, version and CRC hold).
+pub fn stamp_of(block: &[u8]) -> Option<(Stamp, u64)> {
     let valid = block_crc(block) == le_u32(&block[28..32])
         && block[0..4] == MAGIC
         && le_u16(&block[4..6]) == VERSION;
-    if valid {
-        let (pass, run) = (le_u16(&block[6..8]), le_u64(&block[8..16]));
-        let (at, disk) = (le_u64(&block[16..24]), le_u32(&block[24..28]));
+    let stamp = Stamp {
+        pass: le_u16(&block[6..8]),
+        run: le_u64(&block[8..16]),
+        disk: le_u32(&block[24..28]),
+    };
+    valid.then(|| (stamp, le_u64(&block[16..24])))
+}
+
+/// Classifies one block read back from byte `offset`, expected from
+/// `stamp`.
+pub fn check(block: &[u8], offset: u64, stamp: Stamp) -> Found {
+    if let Some((Stamp { run, pass, disk }, at)) = stamp_of(block) {
         return match () {
             _ if disk != stamp.disk => {
                 Found::OtherDisk { offset: at, disk, this_run: run == stamp.run }

@@ -2,11 +2,12 @@
 //! a drive announces holds what is written to it, in seconds at any size,
 //! as f3probe does and with more models of fake capacity caught.
 //!
-//! Every block it writes identifies itself (a mark, this run's salt, its
-//! own offset and a round, then a stream drawn from them), so a block read
-//! back says whether it is its own, another block's (the drive maps two
-//! addresses onto one place: wrapped or aliased capacity), or nothing of
-//! ours (the write was lost, a read error). Three steps:
+//! Every block it writes is one of the burn-in's self-identifying blocks
+//! (`burnin::block`: this probe's run, a round as its pass, its own
+//! offset, a CRC), so a block read back says whether it is its own,
+//! another block's (the drive maps two addresses onto one place: wrapped
+//! or aliased capacity), or nothing of ours (the write was lost, a read
+//! error, a damaged block). Three steps:
 //!
 //! 1. **Writes**: a run of blocks from the start ([`run_blocks`]: about
 //!    √(size × 2 MB), at most 1 GiB), 64 blocks spread over the rest and
@@ -36,6 +37,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::burnin::block::{BLOCK, Stamp, fill, stamp_of};
 use crate::burnin::targets::Target;
 use crate::io::{Bounds, Halt, Probe as BlockIo, Until};
 use crate::stop::StopFlag;
@@ -94,48 +96,35 @@ impl Probed {
     }
 }
 
-/// A mark no other data starts with.
-const MARK: &[u8; 8] = b"ABPROBE1";
-
 /// What a block read back holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Held {
-    /// A block of this run: its offset and round.
-    Ours { block: u64, round: u64 },
-    /// Nothing of this run (old data, zeros, a lost write), or a read
-    /// error.
+    /// A block of this probe: its place (in probe blocks) and round.
+    Ours { block: u64, round: u16 },
+    /// Nothing of this probe (old data, zeros, a lost write, a damaged
+    /// block), or a read error.
     Nothing,
 }
 
-/// The block `block` of round `round` into `buf`.
-fn fill(buf: &mut [u8], salt: u64, block: u64, round: u64) {
-    buf[..8].copy_from_slice(MARK);
-    buf[8..16].copy_from_slice(&salt.to_le_bytes());
-    buf[16..24].copy_from_slice(&block.to_le_bytes());
-    buf[24..32].copy_from_slice(&round.to_le_bytes());
-    let mut x = stream_seed(salt, block, round);
-    for w in buf[32..].chunks_exact_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        w.copy_from_slice(&x.to_le_bytes());
-    }
+/// The disk field of the probe's blocks (the burn-in's carry a hash of
+/// the disk's identity; a probe's blocks are told by their run alone).
+const PROBE_DISK: u32 = 0x5052_4f42;
+
+/// The stamp of this probe's round `round`.
+fn stamp(salt: u64, round: u16) -> Stamp {
+    Stamp { run: salt, pass: round, disk: PROBE_DISK }
 }
 
-fn stream_seed(salt: u64, block: u64, round: u64) -> u64 {
-    (salt ^ block.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ round.rotate_left(32)) | 1
-}
-
-/// Whose block `buf` is.
-fn held(buf: &[u8], salt: u64) -> Held {
-    let word = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().unwrap_or([0; 8]));
-    if &buf[..8] != MARK || word(8) != salt {
-        return Held::Nothing;
+/// Whose block `buf` is, in blocks of `size` bytes: its first 4 KiB is one
+/// of the burn-in's self-identifying blocks (`burnin::block`), whole, of
+/// this probe's run.
+fn held(buf: &[u8], size: u64, salt: u64) -> Held {
+    match stamp_of(&buf[..BLOCK]) {
+        Some((s, offset)) if s.run == salt && s.disk == PROBE_DISK => {
+            Held::Ours { block: offset / size, round: s.pass }
+        }
+        _ => Held::Nothing,
     }
-    let (block, round) = (word(16), word(24));
-    let mut want = vec![0u8; buf.len()];
-    fill(&mut want, salt, block, round);
-    if want == buf { Held::Ours { block, round } } else { Held::Nothing }
 }
 
 /// The first run's length in blocks: about √(size × 2 MB) (its write
@@ -153,7 +142,7 @@ struct Work<'a> {
     io: &'a mut BlockIo,
     block: u64,
     salt: u64,
-    round: u64,
+    round: u16,
     written: u64,
     reads: u64,
 }
@@ -181,10 +170,8 @@ impl Work<'_> {
         let mut at = first;
         while at < first + count {
             let n = per.min(first + count - at);
-            for (i, b) in buf.chunks_exact_mut(self.block as usize).take(n as usize).enumerate() {
-                fill(b, self.salt, at + i as u64, self.round);
-            }
             let len = (n * self.block) as usize;
+            fill(&mut buf[..len], at * self.block, stamp(self.salt, self.round));
             // A write that fails is found when the block is read.
             let _ = self.io.write(&buf[..len], at * self.block, Until::Stop)?;
             self.written += len as u64;
@@ -200,9 +187,9 @@ impl Work<'_> {
 
     fn read(&mut self, block: u64) -> Result<Held, Cut> {
         self.reads += 1;
-        let salt = self.salt;
-        Ok(match self.io.read_at(block * self.block, self.block as usize, Until::Stop)? {
-            Ok(buf) => held(buf, salt),
+        let (size, salt) = (self.block, self.salt);
+        Ok(match self.io.read_at(block * size, size as usize, Until::Stop)? {
+            Ok(buf) => held(buf, size, salt),
             Err(_) => Held::Nothing,
         })
     }
@@ -227,7 +214,7 @@ impl Seen {
             Held::Ours { block, round: 0 } if block == at => {}
             // Another block's data: the higher of the two is the same place
             // as the lower.
-            Held::Ours { block, .. } => {
+            Held::Ours { block, .. } if block != at => {
                 let (hi, lo) = (at.max(block), at.min(block));
                 if self.bad.is_none_or(|b| hi < b) {
                     self.shift = Some(hi - lo);
@@ -235,7 +222,7 @@ impl Seen {
                 self.bad_at(hi);
             }
             Held::Nothing if written => self.bad_at(at),
-            Held::Nothing => {}
+            Held::Ours { .. } | Held::Nothing => {}
         }
     }
 }
@@ -488,10 +475,13 @@ mod tests {
     #[test]
     fn a_block_is_told_by_its_own_content() {
         let mut b = vec![0u8; 4096];
-        fill(&mut b, 7, 123, 2);
-        assert_eq!(held(&b, 7), Held::Ours { block: 123, round: 2 });
-        assert_eq!(held(&b, 8), Held::Nothing);
+        fill(&mut b, 123 * 4096, stamp(7, 2));
+        assert_eq!(held(&b, 4096, 7), Held::Ours { block: 123, round: 2 });
+        assert_eq!(held(&b, 4096, 8), Held::Nothing);
         b[4000] ^= 1;
-        assert_eq!(held(&b, 7), Held::Nothing);
+        assert_eq!(held(&b, 4096, 7), Held::Nothing);
+        // A burn-in's block of the same run number is not the probe's.
+        fill(&mut b, 123 * 4096, Stamp { run: 7, pass: 2, disk: 1 });
+        assert_eq!(held(&b, 4096, 7), Held::Nothing);
     }
 }
