@@ -33,10 +33,11 @@ pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Re
     let paths: Vec<String> = plan.devices.iter().map(|d| d.given.clone()).collect();
     let disks = inspect::judged(&paths, declared, probed, plan.rules);
     let (verdict, message) = run_verdict(&disks, plan.rules, interrupted);
+    let probed = disks.iter().any(|d| d.probe.is_some());
     let report = InspectReport {
         header: Header::now(Kind::Inspect, started, argv).ended(interrupted, true),
         new_hours: plan.rules.new_hours,
-        probed: !plan.probe.is_empty(),
+        probed,
         disks,
         verdict,
         message,

@@ -14,10 +14,11 @@ pub fn run(args: &LocateArgs) -> anyhow::Result<Outcome> {
     let mut all = true;
     for d in &devs {
         match led::set(&d.identity.topology, which, !args.off) {
-            Ok(words) => println!("{}: {words}", d.given),
+            // A device path's control characters as escapes.
+            Ok(words) => show!("{}: {words}\n", d.given),
             Err(why) => {
                 all = false;
-                println!("{}: not set: {why}", d.given);
+                show!("{}: not set: {why}\n", d.given);
             }
         }
     }

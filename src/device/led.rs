@@ -47,10 +47,12 @@ pub fn set(t: &Topology, led: Led, on: bool) -> Result<String, String> {
     };
     let file = Path::new(dir).join(led.file());
     // Truncated (sysfs takes it; a plain file then holds the value alone),
-    // never created.
+    // never created, never through a link (the slot's own attribute file).
+    use std::os::unix::fs::OpenOptionsExt;
     let wrote = std::fs::OpenOptions::new()
         .write(true)
         .truncate(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
         .open(&file)
         .and_then(|mut f| f.write_all(if on { b"1" } else { b"0" }));
     let state = if on { "on" } else { "off" };
@@ -116,6 +118,12 @@ mod tests {
         let e = set(&t, Led::Fault, true).unwrap_err();
         assert!(e.contains("fault LED could not be set"), "{e}");
         assert!(!d.path().join("fault").exists());
+        // A link planted where the LED's file is: not written through.
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&victim, d.path().join("fault")).unwrap();
+        assert!(set(&t, Led::Fault, true).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         // No slot known: said, with the way out.
         let e = set(&Topology::default(), Led::Locate, true).unwrap_err();
         assert!(e.contains("ledctl"), "{e}");

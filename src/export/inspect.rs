@@ -5,7 +5,7 @@
 //! `burnin` ([`table`]). A pure function of the report: it must not judge.
 
 use crate::export::doc::{Block, Cell, Grid, Mark, Tone};
-use crate::export::metrics::{Labels, Metrics};
+use crate::export::metrics::{self, Labels, Metrics};
 use crate::export::page;
 use crate::inspect::Inspected;
 use crate::inspect::probe::Past;
@@ -57,7 +57,8 @@ fn row(d: &Inspected) -> Vec<Cell> {
         (false, true) => "enabled",
         (false, false) => "off",
     });
-    let hidden = x.hidden.as_ref().map(|h| human_bytes(h.native_bytes - h.shown_bytes));
+    let hidden =
+        x.hidden.as_ref().map(|h| human_bytes(h.native_bytes.saturating_sub(h.shown_bytes)));
     let yes_no = |b: Option<bool>| or_dash(b.map(|b| if b { "yes" } else { "no" }.into()));
     let verdict = match d.verdict {
         InspectVerdict::Clean => Cell::from("clean"),
@@ -245,11 +246,7 @@ pub fn metrics(r: &InspectReport) -> Metrics {
             ("model", opt(&x.model)),
             ("serial", opt(&x.serial)),
         ];
-        let with = |k: &'static str, v: &str| {
-            let mut l = labels.clone();
-            l.push((k, v.to_string()));
-            l
-        };
+        let with = |k: &'static str, v: &str| metrics::with(labels.clone(), k, v);
         if let Some(h) = x.power_on_hours {
             m.gauge(POWER_ON, with("source", "smart"), h as f64 * 3600.0);
         }
@@ -257,9 +254,7 @@ pub fn metrics(r: &InspectReport) -> Metrics {
             m.gauge(POWER_ON, with("source", "farm"), f.power_on_hours as f64 * 3600.0);
         }
         for f in &d.findings {
-            let word = serde_json::to_value(f.concern).ok();
-            let word = word.as_ref().and_then(|v| v.as_str()).unwrap_or("");
-            m.gauge(FINDING, with("concern", word), 1.0);
+            m.gauge(FINDING, with("concern", &f.concern.word()), 1.0);
         }
         if let Some(p) = &d.probe {
             m.gauge(USABLE, labels.clone(), p.usable_bytes as f64);

@@ -106,7 +106,7 @@ pub fn disk(host: &str, path: &str, id: &crate::device::Identity) -> Labels {
 }
 
 /// `labels` with one more.
-fn with(mut labels: Labels, key: &'static str, value: impl Into<String>) -> Labels {
+pub fn with(mut labels: Labels, key: &'static str, value: impl Into<String>) -> Labels {
     labels.push((key, value.into()));
     labels
 }

@@ -45,6 +45,13 @@ pub enum Concern {
 }
 
 impl Concern {
+    /// As the JSON names it (`hours_reset`): the run document's action and
+    /// the metrics' label.
+    pub fn word(self) -> String {
+        let v = serde_json::to_value(self).ok();
+        v.and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+    }
+
     /// Whether it is something to act on before the disk is used (else a
     /// note).
     pub fn acts(self) -> bool {
@@ -70,17 +77,6 @@ pub enum InspectVerdict {
     /// Nothing found, but without SMART its hours and security are not
     /// known.
     NotKnown,
-}
-
-impl InspectVerdict {
-    /// The JSON's word.
-    pub fn word(self) -> &'static str {
-        match self {
-            InspectVerdict::Clean => "clean",
-            InspectVerdict::ActOn => "act_on",
-            InspectVerdict::NotKnown => "not_known",
-        }
-    }
 }
 
 /// The rules' one setting.
@@ -324,7 +320,8 @@ pub fn run_verdict(disks: &[Inspected], rules: Rules, interrupted: bool) -> (Arr
     if interrupted {
         return (
             ArrayVerdict::Interrupted,
-            "interrupted: the probe was stopped; what it found so far is shown".into(),
+            "interrupted: a signal stopped the inspection; what was read and probed until then is shown"
+                .into(),
         );
     }
     if !act.is_empty() {
@@ -344,7 +341,7 @@ pub fn run_verdict(disks: &[Inspected], rules: Rules, interrupted: bool) -> (Arr
         return (ArrayVerdict::NotJudged, sentence);
     }
     let sentence = format!(
-        "nothing to act on: {} disk(s) with at most {} power-on hours, none locked or hiding capacity, each like its peers",
+        "nothing to act on: {} disk(s), each with at most {} power-on hours, none reporting a lock or hidden capacity, each like its peers",
         disks.len(),
         rules.new_hours
     );

@@ -38,10 +38,7 @@ impl Document for InspectReport {
             .flat_map(|d| {
                 d.to_act_on().map(|f| ActOn {
                     path: d.path.clone(),
-                    action: serde_json::to_value(f.concern)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default(),
+                    action: f.concern.word(),
                     sentence: format!("{}: {}", d.path, f.sentence),
                 })
             })
