@@ -166,7 +166,7 @@ impl Work<'_> {
     /// requests of at most 1 MiB.
     fn write(&mut self, first: u64, count: u64) -> Result<(), Cut> {
         let per = ((1u64 << 20) / self.block).max(1);
-        let mut buf = vec![0u8; (per * self.block) as usize];
+        let mut buf = vec![0u8; (per.min(count) * self.block) as usize];
         let mut at = first;
         while at < first + count {
             let n = per.min(first + count - at);
