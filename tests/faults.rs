@@ -983,3 +983,83 @@ fn a_frozen_disk_never_holds_the_exit_with_either_engine() {
         drop(frozen);
     }
 }
+
+#[test]
+fn four_disks_behind_a_halved_path_are_named_as_that_group_and_an_even_limit_stays_shared() {
+    need_root!();
+    let _l = device_lock();
+    let size = 64 * MIB;
+    // Every disk is held to 45 MB/s (a drive's own speed). Four are loop
+    // devices over one FUSE daemon that serves a request at a time, 10 ms
+    // each (about 93 MB/s in all as the check reads): alone each reads its
+    // 45 MB/s, the four together share the daemon's pace, half each (a cable or expander
+    // port only they sit behind). The other four are memory-backed, each
+    // its own path. No topology says any of it.
+    let shared = FaultyDisk::drive(size, 10_000, 0);
+    let image = shared.image();
+    let more: Vec<arrayburn::testbed::LoopDisk> = (0..3)
+        .map(|_| {
+            arrayburn::testbed::LoopDisk::attach(image.clone(), &["-r", "--direct-io=on"]).unwrap()
+        })
+        .collect();
+    let behind: Vec<&str> =
+        std::iter::once(shared.dev.as_str()).chain(more.iter().map(|d| d.dev.as_str())).collect();
+    let own = disks(4, size);
+    let t = Throttle::new();
+    for d in &behind {
+        t.limit_dev(d, 45_000_000);
+    }
+    for d in &own {
+        t.limit(d, 45_000_000);
+    }
+    // In the order an admin lists a shelf: the two kinds interleaved.
+    let order: Vec<&str> =
+        own.iter().zip(&behind).flat_map(|(o, b)| [o.dev.as_str(), *b]).collect();
+    let check = |devices: &[&str]| {
+        let dir = tempdir();
+        let json = dir.path().join("r.json");
+        let mut args = vec!["check", "--sample", "2s", "--block", "1m", "--progress", "lines"];
+        args.extend(["--json", json.to_str().unwrap()]);
+        args.extend(devices);
+        finish(t.command(&args), &json)
+    };
+    let r = check(&order);
+    let v = r.report.as_ref().unwrap();
+    let par = v.passes.iter().find(|p| p.kind.name() == "parallel").unwrap();
+    assert_eq!(par.groups.len(), 1, "{:?}\n{}", par.groups, r.stdout);
+    let g = &par.groups[0];
+    assert_eq!(g.disks, behind, "{g:?}");
+    assert!((30.0..72.0).contains(&g.kept_pct_of_serial), "{g:?}");
+    assert!(g.others_kept_pct_of_serial > 85.0 && g.others == 4, "{g:?}");
+    // Read again: beside all they lost it again, and without the others
+    // they still kept about half: their own path.
+    assert_eq!(g.path, arrayburn::judge::groups::GroupPath::Own, "{g:?}\n{}", r.stdout);
+    assert!(g.alone_pct_of_serial.unwrap() < 80.0, "{g:?}");
+    assert!(g.together_pct_of_others.unwrap() < 80.0, "{g:?}");
+    assert!(r.stderr.contains("again, alone and then beside all"), "{}", r.stderr);
+    assert!(!v.summary.shared_bottleneck, "half of them lost nothing: {}", v.summary.message);
+    assert!(flagged(v, "parallel").is_empty(), "no disk blamed: {:?}", flagged(v, "parallel"));
+    let acts = disk_verdicts(v);
+    let named: Vec<&str> = acts.iter().map(|a| a.0.as_str()).collect();
+    assert_eq!(named, behind, "{acts:?}");
+    assert!(
+        acts.iter().all(|a| a.1 == Action::CheckPath && a.2.contains("check the path they share"))
+    );
+    let msg = &v.summary.message;
+    let four = format!("{} and {}", behind[..3].join(", "), behind[3]);
+    assert!(msg.contains(&format!("SHARED PATH: {four} lost speed together")), "{msg}");
+    assert!(msg.starts_with(&format!("FLAGGED: {four} lose speed together through a path")));
+    assert!(!msg.contains("all disks lose speed together"), "{msg}");
+    assert_eq!(r.code, 1, "a path to check is a finding");
+
+    // The four behind the daemon alone: an evenly shared limit, the
+    // shared bottleneck it always was, and no group.
+    let r = check(&behind);
+    let v = r.report.as_ref().unwrap();
+    let par = v.passes.iter().find(|p| p.kind.name() == "parallel").unwrap();
+    assert!(par.groups.is_empty(), "{:?}", par.groups);
+    assert!(v.summary.shared_bottleneck, "{}", v.summary.message);
+    assert!(v.summary.message.contains("SHARED BOTTLENECK: all disks lose speed together"));
+    assert!(disk_verdicts(v).is_empty(), "{:?}", disk_verdicts(v));
+    drop(more);
+}

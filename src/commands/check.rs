@@ -7,7 +7,8 @@ use crate::document::Document;
 use crate::export::publish;
 use crate::io::{Probe, Sweep, open_sweep};
 use crate::measure::{
-    Geometry, PassRun, Recheck, Remeasurement, SweepFactory, remeasure, run_pass,
+    Beside, Geometry, GroupRecheck, GroupRemeasurement, PassRun, Recheck, Remeasurement,
+    SweepFactory, remeasure, remeasure_group, run_pass,
 };
 use crate::notify::Event;
 use crate::plan::Plan;
@@ -49,10 +50,11 @@ pub fn execute(
     };
     let on = Reading { plan: &plan, geometry: plan.geometry(), sweeps: &sweeps, stop };
     let mut passes = on.passes(&mut info, &mut progress)?;
+    let groups = on.read_groups_again(&mut passes, &info, &mut progress)?;
     let rechecks = on.remeasure(&mut passes, &info, &mut progress)?;
     info.interrupted = stop.is_set();
     info.complete = true;
-    let report = report::build((&plan).into(), (&passes, &rechecks), &info);
+    let report = report::build((&plan).into(), (&passes, &rechecks, &groups), &info);
     publish::print(&report, publish::Outputs::of(&plan.settings).stdout_taken());
     save_files(&plan, &report, true, stop);
     let run = report.document();
@@ -89,10 +91,51 @@ impl Reading<'_> {
             info.interrupted = stop.is_set();
             // After the last pass the final save follows at once.
             if i + 1 < specs.len() {
-                save_files(plan, &report::build(plan.into(), (&passes, &[]), info), false, stop);
+                save_files(
+                    plan,
+                    &report::build(plan.into(), (&passes, &[], &[]), info),
+                    false,
+                    stop,
+                );
             }
         }
         Ok(passes)
+    }
+
+    /// Each group of disks the parallel pass saw lose speed together
+    /// while the others did not, read again (alone, then beside all)
+    /// before it is named; what failed meanwhile is a finding of the
+    /// parallel pass. A group a stop cut short is not confirmed.
+    fn read_groups_again(
+        &self,
+        passes: &mut [PassRun],
+        info: &RunInfo,
+        progress: &mut Progress,
+    ) -> anyhow::Result<Vec<GroupRecheck>> {
+        let (plan, stop) = (self.plan, self.stop);
+        let groups =
+            if stop.is_set() { Vec::new() } else { report::groups_to_confirm(plan.into(), passes) };
+        let Some(spec) = plan.remeasure_spec(Beside::All).filter(|_| !groups.is_empty()) else {
+            return Ok(Vec::new());
+        };
+        save_files(plan, &report::build(plan.into(), (passes, &[], &[]), info), false, stop);
+        let mut out = Vec::new();
+        for disks in groups {
+            progress.note(&plan.group_words(&disks));
+            let GroupRemeasurement { alone, together, runs } = {
+                let decided = report::group_decided(plan.into(), passes, &disks);
+                let on = (self.geometry.as_slice(), self.sweeps);
+                remeasure_group(spec, &disks, on, stop, progress, &decided)?
+            };
+            if let Some(pass) = passes.iter_mut().find(|p| p.kind == spec.kind) {
+                pass.absorb_faults(&runs);
+            }
+            if stop.is_set() {
+                break;
+            }
+            out.push(GroupRecheck { disks, alone, together });
+        }
+        Ok(out)
     }
 
     /// Each disk one pass alone called slow (or could not decide)
@@ -109,7 +152,7 @@ impl Reading<'_> {
         let suspects =
             if stop.is_set() { Vec::new() } else { report::to_confirm(plan.into(), passes) };
         if !suspects.is_empty() {
-            save_files(plan, &report::build(plan.into(), (passes, &[]), info), false, stop);
+            save_files(plan, &report::build(plan.into(), (passes, &[], &[]), info), false, stop);
         }
         let mut rechecks = Vec::new();
         for (disk, beside) in suspects {

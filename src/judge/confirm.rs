@@ -190,7 +190,7 @@ pub fn against_group(
 /// A disk's shares of its peers' speed judged: slow only when the interval
 /// around their median is all under the threshold, ok (fast too) when it
 /// is all over it, else unsure.
-fn judged(mut shares: Vec<f64>, th: &Thresholds) -> Confirmed {
+pub(super) fn judged(mut shares: Vec<f64>, th: &Thresholds) -> Confirmed {
     shares.sort_by(f64::total_cmp);
     let spread = median(&shares).map(|pct| {
         let j = confidence_rank(shares.len());

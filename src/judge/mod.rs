@@ -29,6 +29,7 @@ pub mod burnin;
 pub mod confirm;
 pub mod disk;
 pub mod fleet;
+pub mod groups;
 pub mod inspect;
 pub mod links;
 pub mod pass;

@@ -13,6 +13,7 @@
 
 use super::Thresholds;
 use super::disk::{Facts, Judged, verdict};
+use super::groups::{self, SharedGroup};
 use super::peers::{PathFinding, pct_of_group_median, shared_path};
 use super::slices::{Conditions, SliceSpeed, spreads};
 use super::surface::{Profile, SlowRegion, slow_regions};
@@ -42,6 +43,9 @@ pub struct PassJudgement {
     /// Parallel pass, disks behind two or more controllers: each
     /// controller's share.
     pub controllers: Vec<ControllerShare>,
+    /// Parallel pass, no controller limiting: the groups of disks that
+    /// lost speed together while the others did not (`judge::groups`).
+    pub groups: Vec<SharedGroup>,
     /// The median window MB/s over the disks that could be compared (no
     /// failed read, read long enough): the array's typical speed.
     pub median_mb_per_s: Option<f64>,
@@ -63,9 +67,9 @@ pub fn judge(
     th: &Thresholds,
 ) -> PassJudgement {
     let n = Numbers::of(kind, full, disks, serial);
-    let (finding, controllers) = path(kind, disks, &n, serial, th);
+    let (finding, limits) = path(kind, disks, &n, serial, th);
     let path_limited = kind == PassKind::Parallel && finding.is_some_and(|f| f.shared_bottleneck);
-    let mut peers = n.against_peers(kind, disks, &controllers);
+    let mut peers = n.against_peers(kind, disks, &limits);
     let compared: Vec<bool> = disks.iter().map(|f| f.clean_speed().is_some()).collect();
     let (spreads, conditions) = spreads(slices, &n.groups, &compared);
     for (pct, s) in peers.speed.iter_mut().zip(&spreads) {
@@ -81,12 +85,13 @@ pub fn judge(
         .enumerate()
         .map(|(i, slow_regions)| {
             let mut j = Judged { spread: spreads[i], ..peers.of(i, &n, slow_regions) };
-            // Behind a limiting controller a disk is judged against its
-            // controller's share: slow only when it lost more than that.
-            let (limited, kept) = match limited_by(&controllers, i) {
-                Some(c) => {
+            // Behind a limiting controller, or in a group that lost speed
+            // together, a disk is judged against its controller's or
+            // group's share: slow only when it lost more than that.
+            let (limited, kept) = match limits.share_of(i) {
+                Some(kept) => {
                     j.slow_regions.clear();
-                    (false, Some(c.kept_pct))
+                    (false, Some(kept))
                 }
                 None => (path_limited, array_kept),
             };
@@ -97,7 +102,8 @@ pub fn judge(
     PassJudgement {
         disks: judged,
         finding,
-        controllers,
+        controllers: limits.controllers,
+        groups: limits.groups,
         median_mb_per_s: clean_median(&n.speeds),
         median_elapsed_s: clean_median(&n.elapsed(disks)),
         conditions,
@@ -145,15 +151,10 @@ impl Numbers {
     /// is the controller's share, not theirs), latency tail, completion
     /// time, and in the seek pass the loss against its own serial speed
     /// (seeking costs every HDD most of its speed).
-    fn against_peers(
-        &self,
-        kind: PassKind,
-        disks: &[Facts],
-        controllers: &[ControllerShare],
-    ) -> Peers {
+    fn against_peers(&self, kind: PassKind, disks: &[Facts], limits: &Limits) -> Peers {
         let groups = &self.groups;
         let compared: Vec<Option<f64>> = (self.speeds.iter().enumerate())
-            .map(|(i, v)| v.filter(|_| limited_by(controllers, i).is_none()))
+            .map(|(i, v)| v.filter(|_| limits.share_of(i).is_none()))
             .collect();
         let tails: Vec<Option<f64>> = disks.iter().map(|f| f.clean(f.p9999_us)).collect();
         let seek = if kind != PassKind::Seek {
@@ -201,39 +202,66 @@ impl Peers {
     }
 }
 
-/// Parallel pass: what it says about the path all disks share, and each
-/// controller's share. Disks behind one controller lost speed together and
-/// the others did not: that controller is the bottleneck, not a path all
-/// disks share.
+/// What limited some disks of the parallel pass and not the others: the
+/// controllers that did, or else the groups that lost speed together.
+#[derive(Default)]
+struct Limits {
+    controllers: Vec<ControllerShare>,
+    groups: Vec<SharedGroup>,
+}
+
+impl Limits {
+    /// The share of its serial speed disk `i` is judged against when a
+    /// controller or a group it is in limited it.
+    fn share_of(&self, i: usize) -> Option<f64> {
+        let c = self.controllers.iter().find(|c| c.limited && c.disks.contains(&i));
+        let g = || self.groups.iter().find(|g| g.disks.contains(&i));
+        c.map(|c| c.kept_pct).or_else(|| g().map(|g| g.kept_pct))
+    }
+}
+
+/// Parallel pass: what it says about the path all disks share, and what
+/// limited only some of them. Disks behind one controller lost speed
+/// together and the others did not: that controller is the bottleneck, not
+/// a path all disks share; where no controller tells them apart, the
+/// groups that lost speed together are (`judge::groups`). Either way the
+/// array's share is the others'.
 fn path(
     kind: PassKind,
     disks: &[Facts],
     n: &Numbers,
     serial: &[Option<f64>],
     th: &Thresholds,
-) -> (Option<PathFinding>, Vec<ControllerShare>) {
+) -> (Option<PathFinding>, Limits) {
     if kind != PassKind::Parallel {
-        return (None, Vec::new());
+        return (None, Limits::default());
     }
     let pairs: Vec<(f64, f64)> =
         (serial.iter().zip(&n.speeds)).filter_map(|(s, v)| s.zip(*v)).collect();
     let mut finding = shared_path(&pairs, th);
     let controllers = controller_shares(disks, &n.pct_of_serial, th);
-    if controllers.iter().any(|c| c.limited)
-        && let Some(f) = finding.as_mut()
-    {
-        f.shared_bottleneck = false;
-        let fine: Vec<f64> = (controllers.iter().filter(|c| !c.limited))
-            .flat_map(|c| c.disks.iter().filter_map(|i| n.pct_of_serial[*i]))
-            .collect();
-        f.median_pct_of_serial = median(&fine).unwrap_or(f.median_pct_of_serial);
+    let groups = if controllers.iter().any(|c| c.limited) {
+        Vec::new()
+    } else {
+        groups::find(&n.pct_of_serial)
+    };
+    let limits = Limits { controllers, groups };
+    let others_kept = match limits.groups.first() {
+        Some(g) => Some(g.others_kept_pct),
+        None => {
+            let fine: Vec<f64> = (limits.controllers.iter().filter(|c| !c.limited))
+                .flat_map(|c| c.disks.iter().filter_map(|i| n.pct_of_serial[*i]))
+                .collect();
+            limits.controllers.iter().any(|c| c.limited).then(|| median(&fine)).flatten()
+        }
+    };
+    if let (Some(f), Some(kept)) = (finding.as_mut(), others_kept) {
+        f.median_pct_of_serial = kept;
+        // A controller that limited its disks is not a path all share;
+        // beside groups, the others may still share one.
+        f.shared_bottleneck = !limits.groups.is_empty() && kept < th.slow_pct;
     }
-    (finding, controllers)
-}
-
-/// The controller disk `i` sits behind, when that controller limited it.
-fn limited_by(controllers: &[ControllerShare], i: usize) -> Option<&ControllerShare> {
-    controllers.iter().find(|c| c.limited && c.disks.contains(&i))
+    (finding, limits)
 }
 
 /// Each disk's slow regions of its surface, against its peers'.
@@ -403,6 +431,32 @@ mod tests {
         assert!(j.controllers.iter().all(|c| !c.limited), "{:?}", j.controllers);
         assert!(j.finding.unwrap().shared_bottleneck);
         assert_eq!(verdicts(&j), [Verdict::Ok; 8]);
+    }
+
+    #[test]
+    fn half_the_disks_behind_a_halved_path_are_a_group_not_a_shared_bottleneck() {
+        let th = Thresholds::default();
+        let serial = [Some(150.0); 8];
+        // No controller known: four keep all their speed, four keep half.
+        let kept = [150.0, 75.0, 149.0, 74.0, 151.0, 76.0, 148.0, 75.0];
+        let d: Vec<Facts> = kept.iter().map(|v| disk(*v)).collect();
+        let j = judge(PassKind::Parallel, false, &d, (&serial, &[]), &th);
+        let f = j.finding.unwrap();
+        assert!(!f.shared_bottleneck, "half of them lost nothing: {f:?}");
+        assert!((f.median_pct_of_serial - 99.7).abs() < 0.5, "the others' share: {f:?}");
+        assert_eq!(j.groups.len(), 1);
+        assert_eq!(j.groups[0].disks, [1, 3, 5, 7]);
+        assert_eq!(verdicts(&j), [Verdict::Ok; 8], "no disk blamed for its group's path");
+        // One of the group lost more than its group: that one is slow.
+        let mut worse = d.clone();
+        worse[5] = disk(30.0);
+        let j = judge(PassKind::Parallel, false, &worse, (&serial, &[]), &th);
+        assert_eq!(j.groups[0].disks, [1, 3, 7]);
+        assert_eq!(verdicts(&j)[5], Verdict::Slow);
+        // Evenly halved: the shared bottleneck it was, and no group.
+        let even: Vec<Facts> = kept.iter().map(|_| disk(75.0)).collect();
+        let j = judge(PassKind::Parallel, false, &even, (&serial, &[]), &th);
+        assert!(j.finding.unwrap().shared_bottleneck && j.groups.is_empty());
     }
 
     #[test]

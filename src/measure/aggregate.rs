@@ -485,6 +485,49 @@ pub fn remeasure(
     Ok(Remeasurement { slices: s.slices, runs })
 }
 
+/// What reading a group again read: its rounds alone, its rounds beside
+/// every disk, and each disk's run over them.
+pub struct GroupRemeasurement {
+    pub alone: Vec<Slice>,
+    pub together: Vec<Slice>,
+    pub runs: Vec<(usize, DiskRun)>,
+}
+
+/// A group of disks that lost speed together in the parallel pass read
+/// again before it is named (`judge::groups`): each round reads the group
+/// alone, then every disk together, as the parallel pass did, in batches
+/// of `spec.slices` rounds (at least 4) until `decided` says the rounds so
+/// far are enough (alone, together), three batches at most.
+pub fn remeasure_group(
+    spec: PassSpec,
+    group: &[usize],
+    (geometry, sweeps): (&[Geometry], &SweepFactory),
+    stop: &StopFlag,
+    observer: &mut dyn Observer,
+    decided: &dyn Fn(&[Slice], &[Slice]) -> bool,
+) -> std::io::Result<GroupRemeasurement> {
+    let all: Vec<usize> = (0..geometry.len()).collect();
+    let batch = spec.slices.max(4);
+    let spec = PassSpec { slices: batch, window: Window::Sample(spec.sample), ..spec };
+    let mut s = Slicer::new(spec, geometry.len(), Instant::now());
+    let (mut alone, mut together) = (Vec::new(), Vec::new());
+    'rounds: for round in 0..3 * batch {
+        for (ds, into) in [(group, &mut alone), (all.as_slice(), &mut together)] {
+            if stop.is_set() {
+                break 'rounds;
+            }
+            let before = s.slices.len();
+            s.read(ds, round, (geometry, sweeps), stop, observer)?;
+            into.extend(s.slices.drain(before..));
+        }
+        if (round + 1) % batch == 0 && decided(&alone, &together) {
+            break;
+        }
+    }
+    let runs = s.runs.into_iter().enumerate().filter_map(|(d, r)| Some((d, r?))).collect();
+    Ok(GroupRemeasurement { alone, together, runs })
+}
+
 /// The order the disks are read in round `round` of `rounds`: each pair of
 /// rounds reads them forwards, then backwards (so every disk's average
 /// place in time is the middle of the round, and a steady drift of shared

@@ -17,12 +17,12 @@ mod worker;
 use std::time::Duration;
 
 pub use aggregate::{
-    DiskProgress, Geometry, Observer, PassSpec, Remeasurement, SweepFactory, remeasure,
-    round_order, run_group, run_pass,
+    DiskProgress, Geometry, GroupRemeasurement, Observer, PassSpec, Remeasurement, SweepFactory,
+    remeasure, remeasure_group, round_order, run_group, run_pass,
 };
 pub use results::{
-    Beside, DiskRun, PassRun, ReadError, Recheck, Resume, Slice, SlowRead, Stopped, Surface,
-    keep_slowest,
+    Beside, DiskRun, GroupRecheck, PassRun, ReadError, Recheck, Resume, Slice, SlowRead, Stopped,
+    Surface, keep_slowest,
 };
 pub use worker::ReadJob;
 

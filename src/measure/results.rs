@@ -385,6 +385,16 @@ pub struct Recheck {
     pub runs: Vec<(usize, DiskRun)>,
 }
 
+/// A group of disks that lost speed together in the parallel pass, read
+/// again before it is named: its rounds alone and beside every disk.
+#[derive(Debug, Clone)]
+pub struct GroupRecheck {
+    /// The group's disks (indexes in the plan).
+    pub disks: Vec<usize>,
+    pub alone: Vec<Slice>,
+    pub together: Vec<Slice>,
+}
+
 /// One pass as measured: which disks ran, and what each measured.
 #[derive(Debug)]
 pub struct PassRun {

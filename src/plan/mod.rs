@@ -223,6 +223,15 @@ impl Plan {
         }
     }
 
+    /// The line that says a group of disks is read again, and why.
+    pub fn group_words(&self, group: &[usize]) -> String {
+        let names: Vec<&str> = group.iter().map(|d| self.devices[*d].given.as_str()).collect();
+        format!(
+            "arrayburn: reading {} again, alone and then beside all: they lost speed together in the parallel pass while the others did not",
+            names.join(", ")
+        )
+    }
+
     /// How long each group of disks reads, in order (see
     /// [`PassSpec::groups`]).
     pub fn schedule(&self) -> Vec<Option<Duration>> {

@@ -3,7 +3,7 @@
 //! reason comes from `judge`; this file copies numbers into the report's
 //! layout and words the summary.
 
-use crate::report::ControllerRow;
+use crate::report::{ControllerRow, GroupRow};
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
@@ -18,12 +18,13 @@ use crate::judge::advice::{DiskAdvice, Seen, advise};
 use crate::judge::confirm::{self, Calls, Confirmed, With};
 use crate::judge::disk::Judged;
 use crate::judge::disk::other_evidence;
+use crate::judge::groups::{self, GroupConfirmed, GroupPath};
 use crate::judge::links;
 use crate::judge::pass::{PassJudgement, judge};
 use crate::judge::peers::PathFinding;
 use crate::judge::slices::SliceSpeed;
 use crate::judge::{ArrayVerdict, Facts, MIN_JUDGED_S, Thresholds, Verdict};
-use crate::measure::{Beside, DiskRun, PassKind, PassRun, Recheck, Slice, Window};
+use crate::measure::{Beside, DiskRun, GroupRecheck, PassKind, PassRun, Recheck, Slice, Window};
 use crate::plan::Settings;
 use crate::stats::{latency_bins, latency_us};
 use crate::units::{mb_per_s, rfc3339};
@@ -71,15 +72,21 @@ impl<'a> From<&'a crate::plan::Plan> for Checked<'a> {
     }
 }
 
-/// Builds the report for the passes measured so far, and the disks
-/// re-measured before their verdict (`rechecks`).
-pub fn build(on: Checked, (passes, rechecks): (&[PassRun], &[Recheck]), info: &RunInfo) -> Report {
+/// Builds the report for the passes measured so far, the disks
+/// re-measured before their verdict (`rechecks`) and the groups read again
+/// before they are named (`groups`).
+pub fn build(
+    on: Checked,
+    (passes, rechecks, groups): (&[PassRun], &[Recheck], &[GroupRecheck]),
+    info: &RunInfo,
+) -> Report {
     let th = on.settings.thresholds;
     let serial = serial_speeds(on, passes);
     let confirmations: Vec<(usize, ConfirmRow)> =
         rechecks.iter().map(|r| confirmation(on, r, &th)).collect();
+    let again = Again { disks: &confirmations, groups, serial: &serial };
     let (passes, judgements): (Vec<Pass>, Vec<PassJudgement>) =
-        passes.iter().map(|p| build_pass(on, p, &serial, &th, &confirmations)).unzip();
+        passes.iter().map(|p| build_pass(on, p, &th, again)).unzip();
     let finding = judgements.iter().find_map(|j| j.finding);
     let seen: Vec<Seen> = passes
         .iter()
@@ -94,10 +101,16 @@ pub fn build(on: Checked, (passes, rechecks): (&[PassRun], &[Recheck]), info: &R
         })
         .collect();
     let mut advice = advise(&seen, &th, finding);
+    let own_paths = own_paths(&passes);
+    for g in &own_paths {
+        let alone = g.alone_pct_of_serial.unwrap_or(g.kept_pct_of_serial);
+        groups::advise(&g.disks, (g.kept_pct_of_serial, alone), g.behind.as_deref(), &mut advice);
+    }
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
     let links = crate::judge::advice::with_links_and_bays(&mut advice, on.devices);
-    let mut summary = summarize(&passes, finding, advice, links, info.interrupted, &th);
+    let mut summary =
+        summarize(&passes, finding, (advice, links, !own_paths.is_empty()), info.interrupted, &th);
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
     }
@@ -120,8 +133,9 @@ pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, Beside)> {
     let serial = serial_speeds(on, passes);
     let mut calls: Vec<Calls> =
         on.groups.iter().map(|g| Calls { group: *g, ..Calls::default() }).collect();
+    let again = Again { disks: &[], groups: &[], serial: &serial };
     for p in passes {
-        let (pass, j) = build_pass(on, p, &serial, &th, &[]);
+        let (pass, j) = build_pass(on, p, &th, again);
         let limited = j.finding.is_some_and(|f| f.shared_bottleneck);
         for (((d, run), row), judged) in p.disks.iter().zip(&pass.disks).zip(&j.disks) {
             let other = other_evidence(&facts(row, 0, 0), judged, &th);
@@ -129,6 +143,41 @@ pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, Beside)> {
         }
     }
     confirm::suspects(&calls)
+}
+
+/// The groups of disks that lost speed together in the parallel pass
+/// (`judge::groups`), each as the plan's disks, to read again before they
+/// are named.
+pub fn groups_to_confirm(on: Checked, passes: &[PassRun]) -> Vec<Vec<usize>> {
+    let th = on.settings.thresholds;
+    let serial = serial_speeds(on, passes);
+    let again = Again { disks: &[], groups: &[], serial: &serial };
+    let Some(p) = passes.iter().find(|p| p.kind == PassKind::Parallel) else { return Vec::new() };
+    let (_, j) = build_pass(on, p, &th, again);
+    j.groups.iter().map(|g| g.disks.iter().map(|i| p.disks[*i].0).collect()).collect()
+}
+
+/// Whether the rounds of reading `group` again so far (alone, together)
+/// decide where its limit is (see [`groups::decided`]).
+pub fn group_decided<'a>(
+    on: Checked<'a>,
+    passes: &[PassRun],
+    group: &'a [usize],
+) -> impl Fn(&[Slice], &[Slice]) -> bool + 'a {
+    let serial = serial_speeds(on, passes);
+    move |alone, together| groups::decided(&group_confirmed(on, group, (alone, together), &serial))
+}
+
+/// What the rounds of reading `group` (plan disks) again found.
+fn group_confirmed(
+    on: Checked,
+    group: &[usize],
+    (alone, together): (&[Slice], &[Slice]),
+    serial: &[Option<f64>],
+) -> GroupConfirmed {
+    let speeds = |v: &[Slice]| v.iter().map(slice_speed).collect::<Vec<_>>();
+    let (alone, together) = (speeds(alone), speeds(together));
+    groups::confirmed((&alone, &together), group, serial, &on.settings.thresholds)
 }
 
 /// Whether the slices of re-measuring `disk` beside `beside` so far
@@ -290,20 +339,24 @@ fn measure_row(on: Checked, disk: usize, run: &DiskRun) -> PassDisk {
     }
 }
 
+/// What was read again before the verdicts: the disks re-measured, the
+/// groups read again, and each plan disk's clean serial speed.
+#[derive(Clone, Copy)]
+struct Again<'a> {
+    disks: &'a [(usize, ConfirmRow)],
+    groups: &'a [GroupRecheck],
+    serial: &'a [Option<f64>],
+}
+
 /// One pass: its rows as measured, judged by `judge::pass`; a re-measured
 /// disk's speed verdict in the pass re-measured is the re-measurement's.
-fn build_pass(
-    on: Checked,
-    p: &PassRun,
-    serial: &[Option<f64>],
-    th: &Thresholds,
-    confirmations: &[(usize, ConfirmRow)],
-) -> (Pass, PassJudgement) {
+fn build_pass(on: Checked, p: &PassRun, th: &Thresholds, again: Again) -> (Pass, PassJudgement) {
+    let confirmations = again.disks;
     let mut rows: Vec<PassDisk> = p.disks.iter().map(|(d, r)| measure_row(on, *d, r)).collect();
     let full = p.window == Window::Full;
     let facts: Vec<Facts> =
         rows.iter().zip(&p.disks).map(|(row, (d, _))| disk_facts(on, *d, row)).collect();
-    let serial: Vec<Option<f64>> = p.disks.iter().map(|(d, _)| serial[*d]).collect();
+    let serial: Vec<Option<f64>> = p.disks.iter().map(|(d, _)| again.serial[*d]).collect();
     let mut judgement = judge(p.kind, full, &facts, (&serial, &slice_speeds(p)), th);
     for ((d, _), j) in p.disks.iter().zip(&mut judgement.disks) {
         if let Some((_, c)) = confirmations.iter().find(|(x, c)| x == d && c.pass == p.kind) {
@@ -323,6 +376,7 @@ fn build_pass(
         median_elapsed_s: judgement.median_elapsed_s,
         interrupted: p.interrupted,
         controllers: controller_rows(on, p, &judgement, &rows),
+        groups: group_rows(on, p, &judgement, again),
         slices: p.slices.iter().map(|s| slice_row(on, s)).collect(),
         conditions: judgement.conditions.map(|c| ConditionsRow {
             low_pct: c.low_pct,
@@ -332,6 +386,55 @@ fn build_pass(
         disks: rows,
     };
     (pass, judgement)
+}
+
+/// The pass's groups as the report names them, each with what reading it
+/// again found (not confirmed where it was not read again).
+fn group_rows(on: Checked, p: &PassRun, j: &PassJudgement, again: Again) -> Vec<GroupRow> {
+    let plan = |i: &usize| p.disks[*i].0;
+    let topology = |d: usize| &on.devices[d].identity.topology;
+    (j.groups.iter())
+        .map(|g| {
+            let disks: Vec<usize> = g.disks.iter().map(plan).collect();
+            let read = again.groups.iter().find(|r| r.disks == disks);
+            let c =
+                read.map(|r| group_confirmed(on, &disks, (&r.alone, &r.together), again.serial));
+            let c = c.unwrap_or(GroupConfirmed {
+                together: None,
+                alone: None,
+                path: GroupPath::NotConfirmed,
+            });
+            let others: Vec<_> = p
+                .disks
+                .iter()
+                .map(|(d, _)| *d)
+                .filter(|d| !disks.contains(d))
+                .map(topology)
+                .collect();
+            let mine: Vec<_> = disks.iter().map(|d| topology(*d)).collect();
+            GroupRow {
+                disks: disks.iter().map(|d| on.devices[*d].given.clone()).collect(),
+                kept_pct_of_serial: g.kept_pct,
+                others: g.others,
+                others_kept_pct_of_serial: g.others_kept_pct,
+                together_pct_of_others: c.together.map(|s| s.pct),
+                together_low: c.together.map(|s| s.low),
+                together_high: c.together.map(|s| s.high),
+                alone_pct_of_serial: c.alone.map(|s| s.pct),
+                alone_low: c.alone.map(|s| s.low),
+                alone_high: c.alone.map(|s| s.high),
+                rounds: c.alone.map_or(0, |s| s.slices),
+                path: c.path,
+                behind: groups::shared_element(&mine, &others),
+            }
+        })
+        .collect()
+}
+
+/// The groups whose own path limits them (confirmed): advice to act on.
+fn own_paths(passes: &[Pass]) -> Vec<GroupRow> {
+    let par = passes.iter().filter(|p| p.kind == PassKind::Parallel);
+    par.flat_map(|p| &p.groups).filter(|g| g.path == GroupPath::Own).cloned().collect()
 }
 
 /// What the judge needs of disk `d`'s row: its numbers, its peer group,
@@ -433,11 +536,12 @@ fn apply(row: &mut PassDisk, j: &Judged) {
 
 /// The check's summary: the disks flagged in each pass, those not
 /// compared, the verdict over them, the array's speeds and the message.
+/// `own_path`: a group's own path limits it (advice to act on, as a link
+/// below its maximum is).
 fn summarize(
     passes: &[Pass],
     finding: Option<PathFinding>,
-    advice: Vec<DiskAdvice>,
-    links: Vec<LinkFinding>,
+    (advice, links, own_path): (Vec<DiskAdvice>, Vec<LinkFinding>, bool),
     interrupted: bool,
     th: &Thresholds,
 ) -> Summary {
@@ -458,7 +562,12 @@ fn summarize(
     let not_compared = not_compared(passes);
     let verdicts: Vec<Verdict> = flagged.iter().map(|f| f.verdict).collect();
     let mut s = Summary {
-        verdict: ArrayVerdict::of_check(&verdicts, !links.is_empty(), n_disks, not_compared.len()),
+        verdict: ArrayVerdict::of_check(
+            &verdicts,
+            !links.is_empty() || own_path,
+            n_disks,
+            not_compared.len(),
+        ),
         not_compared,
         shared_bottleneck: finding.is_some_and(|f| f.shared_bottleneck),
         // With both passes, the disks compared in both (clean in each), so
@@ -563,6 +672,12 @@ fn verdict_sentence(
         ArrayVerdict::Flagged => {
             let mut named = faults;
             named.extend(s.links.iter().map(links::sentence));
+            named.extend(own_paths(passes).iter().map(|g| {
+                format!(
+                    "{} lose speed together through a path of their own (see SHARED PATH)",
+                    join_and(&g.disks)
+                )
+            }));
             format!("FLAGGED: {}.", named.join("; "))
         }
     }
@@ -603,9 +718,15 @@ fn parallel_sentence(s: &Summary, passes: &[Pass]) -> Option<String> {
     if let Some(named) = controller_sentence(passes) {
         return Some(named);
     }
-    Some(if s.shared_bottleneck {
+    let groups = group_sentences(passes);
+    let all = if groups.is_some() {
+        "the other disks also lose speed together"
+    } else {
+        "all disks lose speed together"
+    };
+    let array = if s.shared_bottleneck {
         format!(
-            "SHARED BOTTLENECK: all disks lose speed together in parallel (median disk keeps {med:.0}% of its solo speed): \
+            "SHARED BOTTLENECK: {all} in parallel (median disk keeps {med:.0}% of its solo speed): \
              the array delivers {p:.0} MB/s, {f:.0}% of the {ss:.0} MB/s the disks read alone; the controller, expander, \
              bus or CPU is the limit, not the disks."
         )
@@ -613,6 +734,10 @@ fn parallel_sentence(s: &Summary, passes: &[Pass]) -> Option<String> {
         format!(
             "No shared bottleneck: in parallel the array delivers {p:.0} MB/s, {f:.0}% of the serial sum."
         )
+    };
+    Some(match groups {
+        Some(g) => format!("{g} {array}"),
+        None => array,
     })
 }
 
@@ -644,6 +769,76 @@ fn controller_sentence(passes: &[Pass]) -> Option<String> {
         each.join("; "),
         limited.join(" and ")
     ))
+}
+
+/// What the parallel pass's groups (`judge::groups`) are, each in a
+/// sentence: named where reading them again confirmed it, else what the
+/// first reading saw and why nothing is named.
+fn group_sentences(passes: &[Pass]) -> Option<String> {
+    let p = passes.iter().find(|p| p.kind == PassKind::Parallel)?;
+    let each: Vec<String> = p.groups.iter().map(group_sentence).collect();
+    (!each.is_empty()).then(|| each.join(" "))
+}
+
+fn group_sentence(g: &GroupRow) -> String {
+    let seen = format!(
+        "{} lost speed together in parallel: they kept {:.0}% of their serial speed while the other {} disk(s) kept {:.0}%",
+        join_and(&g.disks),
+        g.kept_pct_of_serial,
+        g.others,
+        g.others_kept_pct_of_serial
+    );
+    let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}%"));
+    let range = |lo: Option<f64>, hi: Option<f64>| match (lo, hi) {
+        (Some(lo), Some(hi)) => format!(" ({lo:.0}-{hi:.0}% over {} rounds)", g.rounds),
+        _ => String::new(),
+    };
+    let again = format!(
+        "read again beside all they kept {} of what the others kept{}",
+        pct(g.together_pct_of_others),
+        range(g.together_low, g.together_high)
+    );
+    let alone = format!(
+        "read without the others they kept {} of their serial speed{}",
+        pct(g.alone_pct_of_serial),
+        range(g.alone_low, g.alone_high)
+    );
+    let behind = g
+        .behind
+        .as_deref()
+        .map(|b| format!(" (they sit behind {b}; the others do not)"))
+        .unwrap_or_default();
+    match g.path {
+        GroupPath::Own => format!(
+            "SHARED PATH: {seen}; {again}; {alone}: a path they share and the others do not limits them{behind}, not the \
+             disks: check the path they share (cable, expander port, HBA port)."
+        ),
+        GroupPath::Shared => format!(
+            "SHARED LIMIT, UNEVENLY SHARED: {seen}; {again}; {alone}: they recover without the others, so a limit they \
+             share with the other disks (the HBA, its PCIe link, an expander upstream) leaves them less than their \
+             share{behind}; the disks are not the cause."
+        ),
+        GroupPath::Either => format!(
+            "SHARED PATH OR LIMIT: {seen}; {again}; {alone}, which does not tell whether their own path limits them or a \
+             limit they share with the others{behind}; the disks are not the cause: check the path they share (cable, \
+             expander port, HBA port) and re-run."
+        ),
+        GroupPath::NotReproduced => format!(
+            "UNEVEN ONCE: {seen}, but {again}: a passing load, not a path of theirs; no path is named and no disk blamed."
+        ),
+        GroupPath::NotConfirmed => format!(
+            "NOT CONFIRMED: {seen}; reading them again to confirm it was cut short or did not decide, so no path is \
+             named and no disk blamed{behind}."
+        ),
+    }
+}
+
+/// "a, b and c".
+fn join_and(v: &[String]) -> String {
+    match v.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => v.join(""),
+    }
 }
 
 /// When the disks that lost speed together all sit behind one PCIe link

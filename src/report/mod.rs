@@ -19,7 +19,7 @@ use crate::judge::{ArrayVerdict, Verdict};
 use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
 use crate::stats::{LatencyBins, LatencyUs};
 
-pub use build::{Checked, RunInfo, build, decided, to_confirm};
+pub use build::{Checked, RunInfo, build, decided, group_decided, groups_to_confirm, to_confirm};
 
 pub use crate::header::{Header, SCHEMA_VERSION};
 pub use crate::judge::links::LinkFinding;
@@ -197,6 +197,11 @@ pub struct Pass {
     /// controller's share of serial speed kept.
     #[serde(default)]
     pub controllers: Vec<ControllerRow>,
+    /// Parallel pass, no controller limiting: each group of disks that
+    /// lost speed together while the others did not, and what reading it
+    /// again found.
+    #[serde(default)]
+    pub groups: Vec<GroupRow>,
     /// A serial pass read in slices: each slice in the order read.
     #[serde(default)]
     pub slices: Vec<SliceRow>,
@@ -246,6 +251,39 @@ pub struct ControllerRow {
     /// They lost speed together while another controller's disks did not:
     /// the controller (or its link) limited them.
     pub limited: bool,
+}
+
+/// A group of disks that lost speed together in the parallel pass while
+/// the others did not, found from the speeds alone (`judge::groups`), and
+/// what reading it again (alone, then beside all) found.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GroupRow {
+    /// Its disks.
+    pub disks: Vec<String>,
+    /// The median share of their serial speed they kept in the parallel
+    /// pass, and the others (how many, and what they kept).
+    pub kept_pct_of_serial: f64,
+    pub others: usize,
+    pub others_kept_pct_of_serial: f64,
+    /// Read again beside all: the group's share as % of the others' share
+    /// (median over rounds, and the interval around it); null if not read.
+    pub together_pct_of_others: Option<f64>,
+    pub together_low: Option<f64>,
+    pub together_high: Option<f64>,
+    /// Read again without the others: the share of their serial speed
+    /// they kept (median over rounds, interval); null if not read.
+    pub alone_pct_of_serial: Option<f64>,
+    pub alone_low: Option<f64>,
+    pub alone_high: Option<f64>,
+    /// Rounds read again.
+    pub rounds: usize,
+    /// What that decided: `own` (their own path limits them), `shared` (a
+    /// limit shared with the others), `either`, `not_reproduced` (a passing
+    /// load: not named), `not_confirmed` (not read again, or undecided).
+    pub path: crate::judge::groups::GroupPath,
+    /// What they, and none of the others, sit behind (an expander, a SAS
+    /// port, a controller), where sysfs says.
+    pub behind: Option<String>,
 }
 
 /// One disk in one pass. MB/s are decimal (10^6 bytes per second).
