@@ -204,6 +204,12 @@ pub struct BurninArgs {
     /// and with the peers; nothing is written (no --destructive needed).
     #[arg(help_heading = "How to write and read", long, conflicts_with_all = ["destructive", "resume", "resume_or_start", "pattern", "wipe_signatures"])]
     pub read_only: bool,
+    /// A disk whose writes collapse partway (as a drive-managed SMR disk's
+    /// do once its media cache is full) is left idle this long after the
+    /// run, then written a burst at its start: back at full speed, it
+    /// behaves as DM-SMR.
+    #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = defaults::SMR_IDLE, value_parser = parse_duration)]
+    pub smr_idle: Duration,
     /// With --read-only: read passes until this much time has passed
     /// (e.g. 8h; the pass then running is cut short).
     #[arg(help_heading = "How to write and read", long, requires = "read_only", value_parser = parse_duration)]

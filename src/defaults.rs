@@ -54,6 +54,10 @@ pub const STATE_DIR: &str = "/var/lib/arrayburn/burnin";
 /// A burn-in saves each disk's checkpoint at least this often
 /// (`--checkpoint-every`).
 pub const CHECKPOINT_EVERY: &str = "30s";
+/// How long a disk whose writes collapsed is left idle before a burst
+/// shows whether they recover (a drive-managed SMR disk cleans its media
+/// cache while idle).
+pub const SMR_IDLE: &str = "60s";
 /// A burn-in reads each disk's temperature this often (`--smart-every`).
 pub const SMART_EVERY: &str = "5m";
 /// Interval between progress lines (`--progress-interval`).

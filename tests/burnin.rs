@@ -1782,3 +1782,69 @@ fn a_soak_that_ends_before_a_disk_is_read_whole_claims_no_health() {
     assert!(text.contains("not read whole: "), "{text}");
     assert!(!text.contains("read whole in every pass"), "{text}");
 }
+
+#[test]
+fn a_disk_that_writes_as_drive_managed_smr_is_told_and_steady_ones_are_not() {
+    use crate::faults::FaultyDisk;
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let size = 128 * MIB;
+    // Two media caches: 16 MiB whose writes then fall to 8 MB/s, 48 MiB to
+    // 15 MB/s, each draining at 200 MB/s once idle; the fast speed is
+    // what FUSE carries (50-200 MB/s on a loaded machine). And two steady
+    // disks, fast (memory speed) and slow (30 MB/s), with no cache at all.
+    let small = FaultyDisk::shingled(size, 16 * MIB, (400, 8, 200));
+    let large = FaultyDisk::shingled(size, 48 * MIB, (400, 15, 200));
+    let fast = FaultyDisk::writable(size, &[], &[], &[]);
+    let slow = FaultyDisk::shingled(size, 0, (0, 30, 0));
+    let (out, doc) = burn(&[
+        "--block",
+        "128k",
+        "--smr-idle",
+        "2s",
+        "--progress",
+        "lines",
+        &small.dev,
+        &fast.dev,
+        &large.dev,
+        &slow.dev,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("to see whether they recover"), "{stderr}");
+    let disk = |i: usize| &doc["disks"][i];
+    for (i, cache) in [(0, 16 * MIB), (2, 48 * MIB)] {
+        let d = disk(i);
+        let s = &d["shingled"];
+        // It collapsed once the cache was full: at its size, or sooner
+        // where the capacity probe before the run had filled part of it.
+        let after = s["collapse"]["after_bytes"].as_u64().unwrap();
+        assert!((4 * MIB..=cache + 4 * MIB).contains(&after), "{i}: {s}");
+        let fast_mb = s["collapse"]["fast_mb_per_s"].as_f64().unwrap();
+        let slow_mb = s["collapse"]["slow_mb_per_s"].as_f64().unwrap();
+        assert!(fast_mb >= 2.5 * slow_mb, "{i}: {s}");
+        let again = s["recovery"]["mb_per_s"].as_f64().unwrap();
+        assert!(again >= 0.7 * fast_mb, "{i}: recovered idle: {s}");
+        assert!(s["recovery"]["idle_s"].as_f64().unwrap() >= 2.0, "{i}: {s}");
+        assert_eq!(d["verdict"], "return", "{i}: {d}");
+    }
+    let said = doc["summary"]["disk_verdicts"].as_array().unwrap();
+    for dev in [&small.dev, &large.dev] {
+        let a = said.iter().find(|a| a["path"] == dev.as_str()).unwrap();
+        let words = a["sentence"].as_str().unwrap();
+        assert!(words.contains("behaves as drive-managed SMR: wrote at"), "{words}");
+        assert!(words.contains("unsuitable for RAIDZ and resilver-heavy pools"), "{words}");
+    }
+    // Steady disks, the slow one too, have no collapse and are not called
+    // SMR (the slow one is slow against its peers: another matter).
+    for i in [1, 3] {
+        assert!(disk(i).get("shingled").is_none(), "{i}: {}", disk(i));
+    }
+    for a in said {
+        let path = a["path"].as_str().unwrap();
+        if path == slow.dev || path == fast.dev {
+            assert!(!a["sentence"].as_str().unwrap().contains("SMR"), "{a}");
+        }
+    }
+    assert_eq!(out.status.code(), Some(1), "a disk to return");
+}

@@ -54,6 +54,8 @@ pub(crate) struct Writable<'a> {
     drop: Ranges<'a>,
     /// Writes here keep only each 4 KiB block's first sector.
     tear: Ranges<'a>,
+    /// A media cache (bytes, fast MB/s, slow MB/s, drain MB/s idle).
+    cache: Option<(u64, u64, u64, u64)>,
 }
 
 /// A mounted faultdisk with a direct-I/O loop device over it (read-only,
@@ -107,6 +109,15 @@ impl FaultyDisk {
         Self::spawn(size, &[], slow, None, Some(Writable::default()))
     }
 
+    /// A writable disk in memory that writes as a drive-managed SMR disk
+    /// does: at `fast` MB/s into a media cache of `cache` bytes, at `slow`
+    /// MB/s once it is full, the cache draining at `drain` MB/s while no
+    /// write comes (`cache` 0: steadily at `slow`).
+    pub(crate) fn shingled(size: u64, cache: u64, (fast, slow, drain): (u64, u64, u64)) -> Self {
+        let rw = Writable { cache: Some((cache, fast, slow, drain)), ..Writable::default() };
+        Self::spawn(size, &[], &[], None, Some(rw))
+    }
+
     /// The FUSE file under the loop device.
     pub(crate) fn image(&self) -> PathBuf {
         self.mnt.path().join("disk.img")
@@ -158,6 +169,9 @@ impl FaultyDisk {
                 .env("FAULTDISK_FLIP_EVERY", env(rw.flip_every))
                 .env("FAULTDISK_DROP", env(rw.drop))
                 .env("FAULTDISK_TEAR", env(rw.tear));
+            if let Some((bytes, fast, slow, drain)) = rw.cache {
+                daemon.env("FAULTDISK_CACHE", format!("{bytes}:{fast}:{slow}:{drain}"));
+            }
             if let Some((at, len, to)) = rw.alias {
                 daemon.env("FAULTDISK_ALIAS", format!("{at}:{len}:{to}"));
             }

@@ -266,7 +266,7 @@ impl DiskBurn {
 
     /// What `other` found (a re-measurement's turns on this disk) added to
     /// what this found: its bad bytes, ranges, hang, slow requests.
-    pub(super) fn absorb(&mut self, other: &DiskBurn) {
+    pub(crate) fn absorb(&mut self, other: &DiskBurn) {
         for (class, n) in &other.bad_bytes {
             match self.bad_bytes.iter_mut().find(|(c, _)| c == class) {
                 Some((_, m)) => *m += n,

@@ -152,6 +152,17 @@ impl Stretch {
     }
 }
 
+/// A burst at the start of the disk's range: `len` bytes (whole requests,
+/// at least one) written and read back with its last pass's blocks, which
+/// is what they hold already; after idling, it shows whether the disk's
+/// writes recover (`judge::smr`).
+pub fn burst(job: &BurnJob, len: u64) -> DiskBurn {
+    let io = job.io as u64;
+    let range = job.t.end - job.t.start;
+    let len = (len / io * io).clamp(io.min(range), range);
+    Stretch { len, rounds: 1 }.turn(job, false)
+}
+
 /// Nothing found: no bad block, no hang, the device still there.
 fn clean(b: &DiskBurn) -> bool {
     b.total_bad() == 0 && b.hung.is_none() && !b.device_gone

@@ -4,7 +4,7 @@
 //! after, judge, build (`report::burnin`) and publish (`export::publish`).
 //! Glue only: it holds no rule and no format.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::Outcome;
 use crate::burnin::health::smart_after;
@@ -17,10 +17,11 @@ use crate::document::Document;
 use crate::export::metrics;
 use crate::export::publish::{Outputs, Published, publish};
 use crate::judge::burnin::Remeasured;
+use crate::judge::smr::Recovery;
 use crate::notify::Event;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::consent::consent;
-use crate::report::burnin::{BurnRun, Burned, build, suspects};
+use crate::report::burnin::{BurnRun, Burned, build, speed, suspects};
 use crate::stop::StopFlag;
 
 /// Runs the burn-in, or with `--read-only` the soak: every disk read
@@ -93,7 +94,7 @@ fn finish(
     let disks = (plan.disks.iter().zip(burns))
         .map(|(d, (burn, temps))| {
             let smart = smart_after(d, interrupted, stop);
-            Burned { plan: d, burn, smart, temps, remeasured: None }
+            Burned { plan: d, burn, smart, temps, remeasured: None, recovery: None }
         })
         .collect();
     let mut run = BurnRun {
@@ -105,6 +106,7 @@ fn finish(
         inspection: plan.inspection.clone(),
     };
     if !interrupted {
+        recover(plan, &mut run, stop);
         remeasure(plan, &mut run, stop);
     }
     // A signal while SMART was read or a disk re-measured: the run is not
@@ -130,6 +132,52 @@ fn finish(
         crate::device::led::light(&report.document(), topology, "arrayburn burnin");
     }
     Ok(outcome)
+}
+
+/// Each disk whose writes collapsed partway through a pass (`judge::smr`):
+/// all left idle `--smr-idle`, then each written a burst at its start,
+/// alone, to see whether its writes recover. What a burst finds goes into
+/// the disk's burn; a stop leaves the recovery not measured.
+fn recover(plan: &BurnPlan, run: &mut BurnRun, stop: &StopFlag) {
+    let collapsed = crate::report::burnin::collapses(run);
+    if collapsed.is_empty() || plan.read_only {
+        return;
+    }
+    for (d, c) in &collapsed {
+        tell!(
+            "arrayburn burnin: {}: its writes collapsed from {:.0} to {:.0} MB/s after {} in pass {}; idling {} to see whether they recover (as a drive-managed SMR disk's do)",
+            plan.disks[*d].target.dev.given,
+            c.fast_mb_per_s,
+            c.slow_mb_per_s,
+            crate::units::human_bytes(c.after_bytes),
+            c.pass,
+            crate::units::human_duration(plan.smr_idle)
+        );
+    }
+    let began = Instant::now();
+    while began.elapsed() < plan.smr_idle {
+        if stop.is_set() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100).min(plan.smr_idle));
+    }
+    for (d, c) in collapsed {
+        if stop.is_set() {
+            return;
+        }
+        let idle_s = began.elapsed().as_secs_f64();
+        let disk = &plan.disks[d];
+        let (on, live) = (plan.on(disk), Live::default());
+        let job = plan.job((disk, &on), &live, None, stop);
+        let b = crate::burnin::remeasure::burst(&job, (c.after_bytes / 2).min(1 << 30));
+        run.disks[d].burn.absorb(&b);
+        let clean = b.total_bad() == 0 && b.hung.is_none() && !b.device_gone;
+        if let (true, Some(mb_per_s)) = (clean && !stop.is_set(), speed(b.written_bytes, b.write_s))
+        {
+            let recovery = Recovery { idle_s, bytes: b.written_bytes, mb_per_s };
+            run.disks[d].recovery = Some(recovery);
+        }
+    }
 }
 
 /// Each disk the run called slow on speed alone, re-measured alone in

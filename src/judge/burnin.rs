@@ -85,6 +85,9 @@ pub struct BurnFacts {
     pub interrupted: bool,
     /// The capacity probe before the run found fake capacity: in words.
     pub fake_capacity: Option<String>,
+    /// Its writes collapsed partway through a pass, and what a burst after
+    /// idling found (`judge::smr`).
+    pub shingled: Option<super::smr::Shingled>,
 }
 
 /// A disk re-measured alone, in turn with a peer of its group (A-B-A-B),
@@ -281,8 +284,13 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
         .enumerate()
         .map(|(i, d)| {
             let action = action(d, write[i], verify[i], th);
-            let undecided =
-                action.is_none().then(|| undecided(d, (write[i], verify[i]), th)).flatten();
+            let undecided = action
+                .is_none()
+                .then(|| {
+                    let smr = d.shingled.as_ref().and_then(super::smr::undecided);
+                    smr.or_else(|| undecided(d, (write[i], verify[i]), th))
+                })
+                .flatten();
             BurnVerdict { action, write_pct: write[i], verify_pct: verify[i], undecided }
         })
         .collect()
@@ -324,7 +332,11 @@ fn action(d: &BurnFacts, write: Option<f64>, verify: Option<f64>, th: &Threshold
 /// What the disk's own evidence says, before any speed: gone or hung, bad
 /// blocks, SMART, stalls, heat.
 fn evidence(d: &BurnFacts, th: &Thresholds) -> Rule {
-    gone_or_hung(d).or_else(|| faults(d, th)).or_else(|| transport(d)).or_else(|| heat(d))
+    gone_or_hung(d)
+        .or_else(|| faults(d, th))
+        .or_else(|| transport(d))
+        .or_else(|| heat(d))
+        .or_else(|| d.shingled.as_ref().and_then(super::smr::rule))
 }
 
 /// The disk went away or stopped answering: its path first.
@@ -360,7 +372,10 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     if let Some(words) = &d.fake_capacity {
         bad.push(format!("{words}; only those were burned"));
     }
-    if let Some(s) = d.slowest.as_ref() {
+    // A drive-managed SMR disk stalls while it rewrites its bands: its
+    // stalls are named in that verdict.
+    let smr = d.shingled.as_ref().is_some_and(super::smr::Shingled::smr);
+    if let Some(s) = d.slowest.as_ref().filter(|_| !smr) {
         let allowed = stall_allowance_ms(s.len, s.mb_per_s, th);
         if s.ms >= allowed {
             bad.push(format!(

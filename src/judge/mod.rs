@@ -35,6 +35,7 @@ pub mod links;
 pub mod pass;
 pub mod peers;
 pub mod slices;
+pub mod smr;
 pub mod surface;
 
 use serde::{Deserialize, Serialize};

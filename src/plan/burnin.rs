@@ -60,6 +60,9 @@ pub struct BurnPlan {
     /// `--yes`: the plan is printed, not asked.
     pub yes: bool,
     pub checkpoint_every: Duration,
+    /// `--smr-idle`: how long a disk whose writes collapsed idles before
+    /// its burst.
+    pub smr_idle: Duration,
     /// What the verdict's rules apply (`--stall-ms`).
     pub thresholds: crate::judge::Thresholds,
     /// A soak's `--duration`.
@@ -121,6 +124,7 @@ impl BurnPlan {
             resume,
             yes: args.yes,
             checkpoint_every: args.checkpoint_every,
+            smr_idle: args.smr_idle,
             thresholds: crate::judge::Thresholds {
                 stall_ms: args.stall_ms as f64,
                 ..crate::judge::Thresholds::default()
@@ -435,6 +439,7 @@ fn resume_line(
     flag("progress", progress.into());
     flag("progress-interval", secs(args.progress_interval));
     flag("checkpoint-every", secs(args.checkpoint_every));
+    flag("smr-idle", secs(args.smr_idle));
     let smart = match args.smart {
         SmartMode::Auto => "auto",
         SmartMode::Require => "require",

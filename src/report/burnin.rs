@@ -48,6 +48,8 @@ pub struct Burned<'a> {
     pub smart: SmartAfter,
     pub temps: Vec<TempReading>,
     pub remeasured: Option<Remeasured>,
+    /// Its writes collapsed: the burst written after idling.
+    pub recovery: Option<crate::judge::smr::Recovery>,
 }
 
 /// One disk's burn-in in the report.
@@ -108,6 +110,13 @@ pub struct BurnDisk {
     /// alone in turn with a peer: the peer, and both disks' MB/s there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remeasured: Option<Remeasured>,
+    /// Its writes collapsed partway through a pass (as a drive-managed SMR
+    /// disk's do once its media cache is full): `collapse` (`pass`,
+    /// `fast_mb_per_s`, `slow_mb_per_s`, `after_bytes`), `recovery` (a burst
+    /// after idling: `idle_s`, `bytes`, `mb_per_s`; null if none was
+    /// written) and `stall_ms` (its slowest write, a second or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shingled: Option<crate::judge::smr::Shingled>,
     /// Slower than its peers with every disk at once and not decided
     /// re-measured alone: why its health is not claimed, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -199,6 +208,27 @@ pub fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
     ))
 }
 
+/// The disks whose writes collapsed partway through a pass, each with
+/// where (`judge::smr::collapse`): to idle and write a burst to.
+pub fn collapses(run: &BurnRun) -> Vec<(usize, crate::judge::smr::Collapse)> {
+    (run.disks.iter().enumerate())
+        .filter_map(|(i, d)| Some((i, collapse(&d.burn, d.plan.target.start)?)))
+        .collect()
+}
+
+/// The first pass whose writes collapsed, where they did.
+fn collapse(b: &DiskBurn, start: u64) -> Option<crate::judge::smr::Collapse> {
+    let mut passes: Vec<u16> = b.surface.iter().map(|p| p.pass).collect();
+    passes.dedup();
+    passes.into_iter().find_map(|pass| {
+        let points: Vec<(u64, f64)> = (b.surface.iter())
+            .filter(|p| p.pass == pass && p.phase == Phase::Write)
+            .map(|p| (p.offset.saturating_sub(start), p.mb_per_s))
+            .collect();
+        crate::judge::smr::collapse(pass, &points)
+    })
+}
+
 /// The disks to re-measure before they are judged, each with its peer
 /// (`judge::burnin::suspects`).
 pub fn suspects(run: &BurnRun) -> Vec<(usize, usize)> {
@@ -218,9 +248,9 @@ fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits>) {
             let len = plan.target.end - plan.target.start;
             let smart = d.smart.0.as_ref();
             let (point, hottest_c, limit) = (&plan.point, hottest[i], &limits[i]);
-            let remeasured = d.remeasured.clone();
-            Evidence { burn, group: groups[i], smart, len, point, hottest_c, limit, remeasured }
-                .facts()
+            let again = (d.remeasured.clone(), d.recovery);
+            let (start, group) = (plan.target.start, groups[i]);
+            Evidence { burn, group, smart, len, start, point, hottest_c, limit, again }.facts()
         })
         .collect();
     (facts, hottest, limits)
@@ -303,6 +333,7 @@ impl Burned<'_> {
             temperatures: temps,
             temperature_limit: Some(limit),
             remeasured: f.remeasured.clone(),
+            shingled: f.shingled,
             undecided: judged.undecided.clone(),
             verdict,
         }
@@ -419,7 +450,11 @@ struct Evidence<'a> {
     point: &'a Checkpoint,
     hottest_c: Option<i64>,
     limit: &'a TempLimits,
-    remeasured: Option<Remeasured>,
+    /// The range's first byte.
+    start: u64,
+    /// What was measured after the run: alone in turn with a peer, and a
+    /// burst after idling.
+    again: (Option<Remeasured>, Option<crate::judge::smr::Recovery>),
 }
 
 impl Evidence<'_> {
@@ -462,7 +497,14 @@ impl Evidence<'_> {
                 .map(|(v, s)| (s >= crate::judge::MIN_JUDGED_S).then_some(v))
                 .collect(),
             group: self.group,
-            remeasured: self.remeasured,
+            remeasured: self.again.0,
+            shingled: collapse(b, self.start).map(|collapse| crate::judge::smr::Shingled {
+                collapse,
+                recovery: self.again.1,
+                stall_ms: crate::judge::smr::stall(
+                    b.slowest.filter(|s| s.phase == Phase::Write).map(|s| s.ms),
+                ),
+            }),
         }
     }
 }

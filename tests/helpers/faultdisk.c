@@ -25,11 +25,19 @@
  *   that says done and keeps nothing: a fresh disk reads back zeros), and
  *   FAULTDISK_TEAR=START:LEN[,...] keeps only the first 512 bytes of each
  *   4 KiB block a write brings there (a torn write).
+ *   FAULTDISK_CACHE=BYTES:FAST:SLOW:DRAIN paces writes as a drive-managed
+ *   SMR disk does: while its media cache of BYTES has room, writes go at
+ *   FAST MB/s and fill it; once it is full, at SLOW MB/s; after 200 ms
+ *   without a write it drains at DRAIN MB/s (the drive cleaning its cache
+ *   while idle). One write at a time. BYTES 0 is a steady disk that
+ *   writes at SLOW MB/s.
  *
  * Build: gcc -O2 -o faultdisk faultdisk.c $(pkg-config --cflags --libs fuse3)
  */
 #define FUSE_USE_VERSION 31
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <fcntl.h>
 #include <fuse.h>
 #include <stdint.h>
@@ -62,6 +70,36 @@ static int every_count;
 static off_t drop_from[MAX_RANGES], drop_to[MAX_RANGES];
 static int drop_count;
 static off_t tear_from[MAX_RANGES], tear_to[MAX_RANGES];
+static int cache_on;
+static double cache_bytes, cache_fast, cache_slow, cache_drain, cache_used, last_write = -1;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Paces a write of len bytes through the media cache (FAULTDISK_CACHE). */
+static void cache_pace(size_t len)
+{
+    pthread_mutex_lock(&cache_lock);
+    double t = now_s();
+    if (last_write >= 0 && t - last_write > 0.2) {
+        cache_used -= cache_drain * 1e6 * (t - last_write);
+        if (cache_used < 0)
+            cache_used = 0;
+    }
+    double rate = cache_slow;
+    if (cache_used + (double)len <= cache_bytes) {
+        rate = cache_fast;
+        cache_used += (double)len;
+    }
+    usleep((useconds_t)((double)len / (rate * 1e6) * 1e6));
+    last_write = now_s();
+    pthread_mutex_unlock(&cache_lock);
+}
 static int tear_count;
 
 static int in_ranges(off_t pos, const off_t *from, const off_t *to, int n)
@@ -181,6 +219,8 @@ static int fd_write(const char *path, const char *buf, size_t len, off_t off,
     for (int i = 0; i < bad_count; i++)
         if (off < bad_to[i] && bad_from[i] < off + (off_t)len)
             return -EIO;
+    if (cache_on)
+        cache_pace(len);
     for (size_t i = 0; i < len; i++) {
         off_t pos = off + (off_t)i;
         int lost = 0;
@@ -242,6 +282,10 @@ int main(int argc, char **argv)
         drop_count = parse_ranges(getenv("FAULTDISK_DROP"), drop_from, drop_to);
     if (getenv("FAULTDISK_TEAR"))
         tear_count = parse_ranges(getenv("FAULTDISK_TEAR"), tear_from, tear_to);
+    if (getenv("FAULTDISK_CACHE"))
+        cache_on = sscanf(getenv("FAULTDISK_CACHE"), "%lf:%lf:%lf:%lf", &cache_bytes, &cache_fast,
+                          &cache_slow, &cache_drain) == 4 && cache_slow > 0 &&
+                   (cache_bytes == 0 || cache_fast > 0);
     for (char *tok = strtok(argv[2], ","); tok && bad_count < MAX_RANGES; tok = strtok(NULL, ",")) {
         long long from = 0, len = 0;
         if (sscanf(tok, "%lld:%lld", &from, &len) == 2) {
