@@ -481,6 +481,11 @@ pub struct CheckArgs {
     /// in the parallel pass) is slow.
     #[arg(help_heading = "How to judge", long, default_value_t = defaults::SLOW_PCT)]
     pub slow_pct: f64,
+    /// Ratings of drive models to judge each disk against as well as its
+    /// peers: a CSV file of `model,mb_per_s,source` (its rows win over the
+    /// built-in ones, read from the manufacturers' manuals).
+    #[arg(help_heading = "How to judge", long, value_name = "FILE")]
+    pub rated: Option<PathBuf>,
     /// A disk above this % of its peers' median is fast.
     #[arg(help_heading = "How to judge", long, default_value_t = defaults::FAST_PCT)]
     pub fast_pct: f64,

@@ -851,3 +851,105 @@ fn a_drift_shared_by_every_disk_blames_none_and_the_slow_one_is_found() {
     assert!(r.stdout.contains("CONDITIONS MOVED"), "{}", r.stdout);
     assert_eq!(r.code, 1);
 }
+
+/// A fake smartctl in a new directory that answers every disk with the
+/// recorded ATA drive (a WD140EDFZ), its capacity made `size`; and a
+/// PATH with it first.
+fn smart_says_wd140edfz(size: u64) -> (tempfile::TempDir, String) {
+    let fake = tempdir();
+    let mut doc = recorded_smart("ata");
+    doc["user_capacity"]["bytes"] = size.into();
+    let file = fake.path().join("ata.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    fake_tool(fake.path(), "smartctl", &format!("cat {}", file.display()));
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    (fake, path)
+}
+
+#[test]
+fn a_lone_disk_is_judged_by_its_models_rating_and_a_batch_slow_as_a_whole_is_named() {
+    need_root!();
+    let _l = device_lock();
+    let size = 256 * MIB;
+    // The drives say they are WDC WD140EDFZ-11A0VA0 (loop devices have no
+    // model in sysfs: the one smartctl declares is used); the lab rates
+    // that model at 120 MB/s.
+    let (_fake, path) = smart_says_wd140edfz(size);
+    let dir = tempdir();
+    let rated = dir.path().join("rated.csv");
+    std::fs::write(&rated, "model,mb_per_s,source\nWD140EDFZ,120,our lab's figure\n").unwrap();
+    let run = |t: &Throttle, d: &[LoopDisk], topology: Option<serde_json::Value>| {
+        let json = dir.path().join("r.json");
+        let mut args = vec!["check", "--sample", "2s", "--slices", "1", "--progress", "none"];
+        args.extend(["--rated", rated.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+        args.extend(d.iter().map(|x| x.dev.as_str()));
+        let mut cmd = t.command(&args);
+        cmd.env("PATH", &path);
+        if let Some(t) = topology {
+            let file = dir.path().join("topology.json");
+            std::fs::write(&file, t.to_string()).unwrap();
+            cmd.env("ARRAYBURN_TOPOLOGY", file);
+        }
+        let r = finish(cmd, &json);
+        assert_schema(r.json.as_ref().expect("a JSON report"));
+        r
+    };
+    // One disk at half its rating: a verdict of its own, though it has no
+    // peer to be compared with.
+    let (d, t) = throttled(1, size, |_| 60 * MB);
+    let r = run(&t, &d, None);
+    let v = r.report.as_ref().unwrap();
+    assert_eq!(v.summary.rated.len(), 1, "{}", v.summary.message);
+    let x = &v.summary.rated[0];
+    assert!(x.below && (35.0..65.0).contains(&x.pct_of_rated), "{x:?}");
+    assert_eq!((x.model.as_str(), x.rated_mb_per_s), ("WDC WD140EDFZ-11A0VA0", 120.0));
+    let acts = disk_verdicts(v);
+    assert_eq!(acts.len(), 1, "{acts:?}");
+    assert_eq!(acts[0].1, Action::Recheck);
+    assert!(
+        acts[0].2.contains("MB/s at its outer zone, ")
+            && acts[0].2.contains(
+                "of the 120 MB/s its model (WDC WD140EDFZ-11A0VA0) is rated (our lab's figure)"
+            ),
+        "{acts:?}"
+    );
+    assert_eq!(r.code, 1, "{}", v.summary.message);
+    // The same disk at its rating: judged, and healthy (not "not compared").
+    t.limit(&d[0], 140 * MB);
+    let r = run(&t, &d, None);
+    let v = r.report.as_ref().unwrap();
+    assert!(!v.summary.rated[0].below, "{:?}", v.summary.rated);
+    assert!(v.summary.not_compared.is_empty(), "{}", v.summary.message);
+    assert_eq!(r.code, 0, "{}", v.summary.message);
+    assert!(
+        v.summary.message.contains("1 judged against their model's rating"),
+        "{}",
+        v.summary.message
+    );
+    drop((d, t));
+    // Three of the model, all at half: alike, so their peers see nothing;
+    // the batch is named, with its SATA links' ceiling (1.5 Gbps: 150 MB/s,
+    // above the rating: not what holds them back).
+    let (d, t) = throttled(3, size, |_| 60 * MB);
+    let sata = |i: usize| {
+        serde_json::json!({"transport": "sata", "links": [{"kind": "sata", "at": format!("link{i}"),
+            "current": "1.5 Gbps", "max": "1.5 Gbps", "degraded": false}]})
+    };
+    let placed: serde_json::Map<String, serde_json::Value> = (d.iter().enumerate())
+        .map(|(i, x)| (x.dev.trim_start_matches("/dev/").to_string(), sata(i)))
+        .collect();
+    let r = run(&t, &d, Some(placed.into()));
+    let v = r.report.as_ref().unwrap();
+    assert!(flagged(v, "serial").is_empty(), "alike: {:?}", flagged(v, "serial"));
+    assert_eq!(v.summary.rated_batches.len(), 1, "{}", v.summary.message);
+    let b = &v.summary.rated_batches[0];
+    assert_eq!((b.disks.len(), b.link_limits), (3, Some(false)), "{b:?}");
+    let msg = &v.summary.message;
+    assert!(
+        msg.contains("BATCH BELOW ITS RATING: the 3 WDC WD140EDFZ-11A0VA0 disk(s) read ")
+            && msg
+                .contains("its SATA link (link0) at 1.5 Gbps: at most 150 MB/s, above the rating"),
+        "{msg}"
+    );
+    assert_eq!(r.code, 1, "{msg}");
+}

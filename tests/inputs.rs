@@ -90,6 +90,11 @@ fn bad_options_are_refused() {
     let dev = d[0].dev.as_str();
     refused(&["--slow-pct", "150", dev], "--slow-pct 150 must be between 0 and 100");
     refused(&["--fast-pct", "90", dev], "--fast-pct 90 must be above 100");
+    let rated = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(rated.path(), "model,mb_per_s,source\nST4000NM0023,fast,me\n").unwrap();
+    let shown = rated.path().display().to_string();
+    refused(&["--rated", &shown, dev], &format!("--rated {shown}: row 1:"));
+    refused(&["--rated", "/nonexistent/rated.csv", dev], "--rated /nonexistent/rated.csv: ");
     refused(&["--block", "1000", dev], "is not a multiple of");
     refused(&["--max-errors", "0", dev], "--max-errors 0: give at least 1");
     refused(&["--spots", "0", dev], "--spots 0: give 1 to 1000");

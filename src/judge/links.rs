@@ -81,6 +81,33 @@ pub fn degraded(devices: &[BlockDevice]) -> Vec<LinkFinding> {
     out
 }
 
+/// What a link carries at most as it runs now, in MB/s: a PCIe link's
+/// lanes at their rate less the line code; a SATA or SAS link's rate less
+/// 8b/10b.
+pub fn carries(l: &Link) -> Option<f64> {
+    let rate = l.current_rate?;
+    match l.kind.as_str() {
+        "pcie" => Some(pcie_mb_per_s(rate, l.current_lanes.unwrap_or(1))),
+        "sata" | "sas" => Some(rate * 100.0),
+        _ => None,
+    }
+}
+
+/// The slowest link on a disk's way, in words with what it carries
+/// ("its SATA link (link3) at 1.5 Gbps: at most 150 MB/s").
+pub fn ceiling(t: &Topology) -> Option<(String, f64)> {
+    let (l, most) = (t.links.iter())
+        .filter_map(|l| Some((l, carries(l)?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let words = format!(
+        "its {} link ({}) at {}: at most {most:.0} MB/s",
+        kind_words(&l.kind),
+        l.at,
+        l.current
+    );
+    Some((words, most))
+}
+
 /// A link's kind as the sentences name it.
 pub fn kind_words(kind: &str) -> String {
     kind.to_uppercase().replace("PCIE", "PCIe")

@@ -34,6 +34,7 @@ pub mod inspect;
 pub mod links;
 pub mod pass;
 pub mod peers;
+pub mod rated;
 pub mod slices;
 pub mod smr;
 pub mod surface;

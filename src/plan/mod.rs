@@ -91,6 +91,9 @@ pub struct Settings {
     /// where the sample is short); a full serial pass, the parts it reads
     /// each disk in (fewer on small disks).
     pub slices: u32,
+    /// The ratings each disk is judged against (`--rated FILE`'s first,
+    /// then the built-in ones).
+    pub ratings: Vec<crate::judge::rated::Rating>,
     /// Readers per disk of the seek-stress pass, when it runs.
     pub seek_readers: Option<usize>,
     /// Go ahead although this pid holds a disk's lock (`--ignore-lock`).
@@ -361,10 +364,31 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         metrics,
         spots: args.spots,
         slices: slices_for(args.slices, args.sample),
+        ratings: ratings(args.rated.as_deref())?,
         seek_readers: args.seek.then_some(args.seek_readers),
         ignore_lock: args.ignore_lock,
         io_timeout: args.io.io_timeout,
     })
+}
+
+/// `--rated FILE`'s ratings, then the built-in ones; a file that cannot be
+/// read or parsed is refused, naming the row.
+fn ratings(file: Option<&std::path::Path>) -> Result<Vec<crate::judge::rated::Rating>, PlanError> {
+    let mut all = Vec::new();
+    if let Some(f) = file {
+        let shown = f.display();
+        let bytes = crate::input::read(f).map_err(|e| {
+            PlanError::BadValue(format!("--rated {shown}: {e}; name a readable CSV file"))
+        })?;
+        let text = String::from_utf8_lossy(&bytes);
+        all = crate::judge::rated::parse(&text).map_err(|e| {
+            PlanError::BadValue(format!(
+                "--rated {shown}: {e}; each row is model,mb_per_s,source under that header"
+            ))
+        })?;
+    }
+    all.extend(crate::judge::rated::built_in());
+    Ok(all)
 }
 
 /// Refuses a flag's value outside what the check can use, naming the flag,

@@ -3,6 +3,7 @@
 //! reason comes from `judge`; this file copies numbers into the report's
 //! layout and words the summary.
 
+use crate::judge::rated::{AgainstRating, SlowBatch};
 use crate::report::{ControllerRow, GroupRow};
 use std::collections::BTreeSet;
 use std::time::SystemTime;
@@ -101,6 +102,8 @@ pub fn build(
         })
         .collect();
     let mut advice = advise(&seen, &th, finding);
+    let (rated, batches) = against_ratings(on, &serial);
+    crate::judge::rated::advise(&rated, &mut advice);
     let own_paths = own_paths(&passes);
     for g in &own_paths {
         let alone = g.alone_pct_of_serial.unwrap_or(g.kept_pct_of_serial);
@@ -109,8 +112,10 @@ pub fn build(
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
     let links = crate::judge::advice::with_links_and_bays(&mut advice, on.devices);
+    let below = !own_paths.is_empty() || rated.iter().any(|r| r.below);
+    let rated = (rated, batches);
     let mut summary =
-        summarize(&passes, finding, (advice, links, !own_paths.is_empty()), info.interrupted, &th);
+        summarize(&passes, finding, (advice, links, below), (rated, info.interrupted), &th);
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
     }
@@ -536,13 +541,14 @@ fn apply(row: &mut PassDisk, j: &Judged) {
 
 /// The check's summary: the disks flagged in each pass, those not
 /// compared, the verdict over them, the array's speeds and the message.
-/// `own_path`: a group's own path limits it (advice to act on, as a link
-/// below its maximum is).
+/// `own_path`: a group's own path limits it, or a disk is below its
+/// model's rating (advice to act on, as a link below its maximum is);
+/// `rated`: the disks judged against their ratings, and the batches below.
 fn summarize(
     passes: &[Pass],
     finding: Option<PathFinding>,
     (advice, links, own_path): (Vec<DiskAdvice>, Vec<LinkFinding>, bool),
-    interrupted: bool,
+    (rated, interrupted): ((Vec<AgainstRating>, Vec<SlowBatch>), bool),
     th: &Thresholds,
 ) -> Summary {
     let flagged: Vec<Flag> = passes
@@ -559,7 +565,9 @@ fn summarize(
     let sum = |k: PassKind| passes.iter().find(|p| p.kind == k).map(|p| p.aggregate_mb_per_s);
     let (serial_sum, parallel) = (sum(PassKind::Serial), sum(PassKind::Parallel));
     let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
-    let not_compared = not_compared(passes);
+    // A disk judged against its model's rating was compared.
+    let mut not_compared = not_compared(passes);
+    not_compared.retain(|p| !rated.0.iter().any(|r| &r.path == p));
     let verdicts: Vec<Verdict> = flagged.iter().map(|f| f.verdict).collect();
     let mut s = Summary {
         verdict: ArrayVerdict::of_check(
@@ -579,6 +587,8 @@ fn summarize(
         flagged,
         disk_verdicts: advice,
         links,
+        rated: rated.0,
+        rated_batches: rated.1,
         message: String::new(),
     };
     s.message = message(&s, passes, interrupted, th);
@@ -633,6 +643,7 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
         parts.push(format!("Unsure (neither slow nor cleared): {}.", unsure.join("; ")));
     }
     parts.extend(conditions_sentence(passes));
+    parts.extend(s.rated_batches.iter().map(batch_sentence));
     let fast = of(|v| v == Verdict::Fast);
     if !fast.is_empty() {
         parts.push(format!(
@@ -654,6 +665,12 @@ fn verdict_sentence(
 ) -> String {
     let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
     match s.verdict {
+        ArrayVerdict::Healthy if !s.rated.is_empty() => format!(
+            "HEALTHY: no disk below {:.0}% of its peers or {:.0}% of its model's rating, and no read errors ({n_disks} disks, {} judged against their model's rating).",
+            th.slow_pct,
+            crate::judge::rated::RATED_PCT,
+            s.rated.len()
+        ),
         ArrayVerdict::Healthy => format!(
             "HEALTHY: no disk below {:.0}% of its peers and no read errors ({n_disks} disks).",
             th.slow_pct
@@ -672,6 +689,12 @@ fn verdict_sentence(
         ArrayVerdict::Flagged => {
             let mut named = faults;
             named.extend(s.links.iter().map(links::sentence));
+            named.extend(s.rated.iter().filter(|r| r.below).map(|r| {
+                format!(
+                    "{} reads {:.0}% of its model's rated {:.0} MB/s (see Disks to act on)",
+                    r.path, r.pct_of_rated, r.rated_mb_per_s
+                )
+            }));
             named.extend(own_paths(passes).iter().map(|g| {
                 format!(
                     "{} lose speed together through a path of their own (see SHARED PATH)",
@@ -831,6 +854,60 @@ fn group_sentence(g: &GroupRow) -> String {
              named and no disk blamed{behind}."
         ),
     }
+}
+
+/// "BATCH BELOW ITS RATING: the 3 X disks read 120-125 MB/s ...".
+fn batch_sentence(x: &SlowBatch) -> String {
+    let link = match (&x.link_ceiling, x.link_limits) {
+        (Some(words), Some(true)) => {
+            format!("; {words}, under the rating: the link holds them back, not the disks")
+        }
+        (Some(words), _) => format!("; {words}, above the rating: not what holds them back"),
+        _ => "; their link's ceiling is not known".into(),
+    };
+    let read = if x.high_mb_per_s - x.low_mb_per_s < 0.5 {
+        format!("{:.0}", x.low_mb_per_s)
+    } else {
+        format!("{:.0}-{:.0}", x.low_mb_per_s, x.high_mb_per_s)
+    };
+    format!(
+        "BATCH BELOW ITS RATING: the {} {} disk(s) read {read} MB/s at their outer zone, {:.0}% of the {:.0} MB/s \
+         their model is rated (alike, their peers cannot show it){link}.",
+        x.disks.len(),
+        x.model,
+        x.pct_of_rated,
+        x.rated_mb_per_s
+    )
+}
+
+/// Each disk with a rating for its model (its model as sysfs gives it,
+/// else as it declared it to smartctl) and a clean serial speed, judged
+/// against it; and the peer groups all below theirs, with the ceiling of
+/// their first disk's slowest link.
+fn against_ratings(on: Checked, serial: &[Option<f64>]) -> (Vec<AgainstRating>, Vec<SlowBatch>) {
+    let model = |d: usize| {
+        let dev = &on.devices[d];
+        dev.identity.model.clone().or_else(|| {
+            let i = on.inspection.iter().find(|i| i.path == dev.given)?;
+            i.declared.model.clone()
+        })
+    };
+    let models: Vec<Option<String>> = (0..on.devices.len()).map(model).collect();
+    let disks: Vec<(&str, Option<&str>, Option<f64>)> = (0..on.devices.len())
+        .map(|d| (on.devices[d].given.as_str(), models[d].as_deref(), serial[d]))
+        .collect();
+    let rated = crate::judge::rated::judge(&disks, &on.settings.ratings);
+    let group = |r: &AgainstRating| {
+        let d = on.devices.iter().position(|x| x.given == r.path).unwrap_or(0);
+        on.groups[d]
+    };
+    let groups: Vec<usize> = rated.iter().map(group).collect();
+    let ceiling = |path: &str| {
+        let d = on.devices.iter().find(|x| x.given == path)?;
+        links::ceiling(&d.identity.topology)
+    };
+    let batches = crate::judge::rated::batches(&rated, &groups, &ceiling);
+    (rated, batches)
 }
 
 /// "a, b and c".

@@ -436,6 +436,20 @@ pub struct Summary {
     /// finding each (the verdict is then flagged).
     #[serde(default)]
     pub links: Vec<LinkFinding>,
+    /// Each disk with a rating for its model (`--rated`, or built in) and
+    /// a clean serial speed, judged against it (`judge::rated`): `path`,
+    /// `model`, `rated_mb_per_s`, `source`, `mb_per_s`, `pct_of_rated`,
+    /// `below` (under 80 %: to act on).
+    #[serde(default)]
+    pub rated: Vec<crate::judge::rated::AgainstRating>,
+    /// Peer groups all below their rating: `model`, `disks`,
+    /// `low_mb_per_s`, `high_mb_per_s`, `pct_of_rated` (median),
+    /// `rated_mb_per_s`, `link_ceiling` and `link_ceiling_mb_per_s` (the
+    /// slowest link on the way to the first, and what it carries; null
+    /// where not known) and `link_limits` (it carries less than the
+    /// rating: the link holds them back, not the disks).
+    #[serde(default)]
+    pub rated_batches: Vec<crate::judge::rated::SlowBatch>,
     /// The verdict in one sentence.
     pub message: String,
 }
