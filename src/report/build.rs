@@ -803,7 +803,7 @@ fn group_sentences(passes: &[Pass]) -> Option<String> {
     (!each.is_empty()).then(|| each.join(" "))
 }
 
-fn group_sentence(g: &GroupRow) -> String {
+pub(super) fn group_sentence(g: &GroupRow) -> String {
     let seen = format!(
         "{} lost speed together in parallel: they kept {:.0}% of their serial speed while the other {} disk(s) kept {:.0}%",
         join_and(&g.disks),
@@ -857,7 +857,7 @@ fn group_sentence(g: &GroupRow) -> String {
 }
 
 /// "BATCH BELOW ITS RATING: the 3 X disks read 120-125 MB/s ...".
-fn batch_sentence(x: &SlowBatch) -> String {
+pub(super) fn batch_sentence(x: &SlowBatch) -> String {
     let link = match (&x.link_ceiling, x.link_limits) {
         (Some(words), Some(true)) => {
             format!("; {words}, under the rating: the link holds them back, not the disks")
@@ -990,5 +990,41 @@ mod tests {
              the 2 disk(s) on 0000:00:17.0 (drv) kept 99%: 0000:03:00.0 (or its PCIe link, cabling or \
              firmware) limits the disks behind it, not the disks."
         );
+    }
+}
+
+#[cfg(test)]
+mod notes_tests {
+    use crate::document::Document;
+    use crate::judge::groups::GroupPath;
+    use crate::report::{GroupRow, Report};
+
+    #[test]
+    fn a_group_sharing_a_limit_reaches_the_run_document_as_notes() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/report/demo/report.json");
+        let mut r: Report = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let par =
+            r.passes.iter_mut().find(|p| p.kind == crate::measure::PassKind::Parallel).unwrap();
+        let disks: Vec<String> = par.disks.iter().take(2).map(|d| d.path.clone()).collect();
+        par.groups = vec![GroupRow {
+            disks: disks.clone(),
+            kept_pct_of_serial: 50.0,
+            others: 2,
+            others_kept_pct_of_serial: 99.0,
+            together_pct_of_others: Some(51.0),
+            together_low: Some(49.0),
+            together_high: Some(53.0),
+            alone_pct_of_serial: Some(98.0),
+            alone_low: Some(96.0),
+            alone_high: Some(99.0),
+            rounds: 4,
+            path: GroupPath::Shared,
+            behind: None,
+        }];
+        let notes = r.document().notes;
+        let said: Vec<&(String, String)> =
+            notes.iter().filter(|(_, s)| s.starts_with("SHARED LIMIT, UNEVENLY SHARED:")).collect();
+        assert_eq!(said.iter().map(|(d, _)| d.clone()).collect::<Vec<_>>(), disks, "{notes:?}");
+        assert!(said[0].1.contains("they recover without the others"), "{}", said[0].1);
     }
 }

@@ -508,7 +508,30 @@ impl crate::document::Document for Report {
             disks,
             cut,
             message: s.message.clone(),
-            notes: crate::document::notes(&self.inspection),
+            notes: self.notes(),
         }
+    }
+}
+
+impl Report {
+    /// What the run document carries beside the verdict, a disk and a
+    /// sentence each: what the drives declared of themselves, the groups
+    /// that lost speed together where they are not to act on (a limit
+    /// shared unevenly, or not told which), and the batches below their
+    /// model's rating.
+    fn notes(&self) -> Vec<(String, String)> {
+        use crate::judge::groups::GroupPath;
+        let mut out = crate::document::notes(&self.inspection);
+        let groups = (self.passes.iter().flat_map(|p| &p.groups))
+            .filter(|g| matches!(g.path, GroupPath::Shared | GroupPath::Either));
+        for g in groups {
+            let said = build::group_sentence(g);
+            out.extend(g.disks.iter().map(|d| (d.clone(), said.clone())));
+        }
+        for b in &self.summary.rated_batches {
+            let said = build::batch_sentence(b);
+            out.extend(b.disks.iter().map(|d| (d.clone(), said.clone())));
+        }
+        out
     }
 }
