@@ -4,6 +4,7 @@
 //! why. It must not judge what it reads (the fleet's rules are in
 //! `fleet`'s other files).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -17,7 +18,7 @@ use crate::judge::burnin::DiskVerdict;
 use crate::measure::PassKind;
 use crate::report::burnin::BurnReport;
 use crate::report::inspect::InspectReport;
-use crate::report::{LinkFinding, Report, SCHEMA_VERSION};
+use crate::report::{LinkFinding, PassDisk, Report, SCHEMA_VERSION};
 
 /// One result file, read.
 #[derive(Debug, Clone)]
@@ -80,18 +81,24 @@ impl Doc {
         let mut out = Vec::new();
         match self {
             Doc::Check(r) => {
-                let serial = r.passes.iter().find(|p| p.kind == PassKind::Serial);
+                // Each disk's rows in every pass, found once (a result of
+                // thousands of disks is read in linear time).
+                let mut rows: HashMap<&str, Vec<(PassKind, &PassDisk)>> = HashMap::new();
+                for p in &r.passes {
+                    for x in &p.disks {
+                        rows.entry(x.path.as_str()).or_default().push((p.kind, x));
+                    }
+                }
                 for d in &r.disks {
-                    let rows =
-                        r.passes.iter().flat_map(|p| p.disks.iter().filter(|x| x.path == d.path));
-                    let errors = rows.clone().map(|x| x.read_errors).sum();
-                    let speed = serial
-                        .and_then(|p| p.disks.iter().find(|x| x.path == d.path))
-                        .filter(|x| {
+                    let rows = rows.get(d.path.as_str()).map(Vec::as_slice).unwrap_or_default();
+                    let errors = rows.iter().map(|(_, x)| x.read_errors).sum();
+                    let speed = (rows.iter())
+                        .find(|(k, _)| *k == PassKind::Serial)
+                        .filter(|(_, x)| {
                             x.read_errors == 0 && x.window_elapsed_s >= crate::judge::MIN_JUDGED_S
                         })
-                        .map(|x| x.window_mb_per_s);
-                    let worst = rows.map(|x| x.verdict).find(|v| *v != Verdict::Ok);
+                        .map(|(_, x)| x.window_mb_per_s);
+                    let worst = rows.iter().map(|(_, x)| x.verdict).find(|v| *v != Verdict::Ok);
                     out.push(Sample {
                         mb_per_s: speed,
                         errors,
@@ -145,34 +152,46 @@ impl Doc {
         }
     }
 
-    /// How much of the disk at `path` the run measured.
+    /// How much of disk `path` it measured (None: not that disk).
+    #[cfg(test)]
     pub(super) fn measured(&self, path: &str) -> Option<Measured> {
+        self.measured_all().remove(path)
+    }
+
+    /// How much of each disk it measured, by path: each pass's rows read
+    /// once (linear in rows, for results of thousands of disks).
+    pub(super) fn measured_all(&self) -> HashMap<String, Measured> {
+        let mut out = HashMap::new();
         match self {
             Doc::Check(r) => {
-                let mut rows = r
-                    .passes
-                    .iter()
-                    .flat_map(|p| p.disks.iter().filter(|d| d.path == path))
-                    .peekable();
-                rows.peek()?;
-                let passes = (r.passes.iter())
-                    .filter(|p| p.disks.iter().any(|d| d.path == path))
-                    .fold(0, |bits, p| bits | pass_bit(p.kind));
-                Some(Measured::Read {
-                    whole: rows.any(|d| d.reached_end),
-                    sample_s: r.options.sample_s,
-                    passes,
-                })
+                for p in &r.passes {
+                    for d in &p.disks {
+                        let m = out.entry(d.path.clone()).or_insert(Measured::Read {
+                            whole: false,
+                            sample_s: r.options.sample_s,
+                            passes: 0,
+                        });
+                        if let Measured::Read { whole, passes, .. } = m {
+                            *whole |= d.reached_end;
+                            *passes |= pass_bit(p.kind);
+                        }
+                    }
+                }
             }
-            Doc::Burnin(r) => r.disks.iter().find(|d| d.path == path).map(|d| Measured::Burned {
-                start: d.start_byte,
-                end: d.end_byte,
-                whole: !r.header.interrupted
-                    && d.verdict != DiskVerdict::Interrupted
-                    && crate::judge::burnin::burned_whole(&d.burn, r.read_only),
-            }),
-            Doc::Inspect(_) => None,
+            Doc::Burnin(r) => {
+                for d in &r.disks {
+                    out.entry(d.path.clone()).or_insert(Measured::Burned {
+                        start: d.start_byte,
+                        end: d.end_byte,
+                        whole: !r.header.interrupted
+                            && d.verdict != DiskVerdict::Interrupted
+                            && crate::judge::burnin::burned_whole(&d.burn, r.read_only),
+                    });
+                }
+            }
+            Doc::Inspect(_) => {}
         }
+        out
     }
 
     /// What the run says of itself.

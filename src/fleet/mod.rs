@@ -123,11 +123,19 @@ pub fn samples(docs: &[(String, Doc)]) -> Vec<Sample> {
 /// Each disk's latest sample with a speed, in the order first seen.
 pub fn latest_speeds<'a>(samples: impl Iterator<Item = &'a Sample>) -> Vec<&'a Sample> {
     let mut latest: Vec<&Sample> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for s in samples.filter(|s| s.mb_per_s.is_some()) {
-        match latest.iter_mut().find(|l| l.key() == s.key()) {
-            Some(l) if l.started_at < s.started_at => *l = s,
-            Some(_) => {}
-            None => latest.push(s),
+        match at.entry(s.key()) {
+            std::collections::hash_map::Entry::Occupied(i) => {
+                let l = &mut latest[*i.get()];
+                if l.started_at < s.started_at {
+                    *l = s;
+                }
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(latest.len());
+                latest.push(s);
+            }
         }
     }
     latest

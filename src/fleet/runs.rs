@@ -6,6 +6,8 @@
 //! across runs (that is `fleet`'s samples and outliers) and must not word
 //! anything beyond the runs' own sentences.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::load::{Doc, surely_same_host};
@@ -66,40 +68,62 @@ pub(super) fn pass_bit(kind: crate::measure::PassKind) -> u8 {
 /// model and size) with every kind of pass and at least as far: a check that read it whole, or sampled it as
 /// long where it was sampled; a burn-in over at least its range, whole.
 pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFinding> {
-    let key = |source: &str, path: &str| {
-        samples.iter().find(|s| s.source == source && s.path == path).map(Sample::key)
-    };
+    // Indexes built once, so that a fleet of thousands of results, or one
+    // result of thousands of disks, is judged in linear time: each disk's
+    // key by (file, path), each (file, key)'s paths, each result's
+    // measurements by path, and the results by machine.
+    let mut key_of: HashMap<(&str, &str), String> = HashMap::new();
+    let mut paths_of: HashMap<(&str, String), Vec<&str>> = HashMap::new();
+    for s in samples {
+        let k = s.key();
+        key_of.entry((s.source.as_str(), s.path.as_str())).or_insert_with(|| k.clone());
+        paths_of.entry((s.source.as_str(), k)).or_default().push(s.path.as_str());
+    }
+    let measured: Vec<HashMap<String, Measured>> =
+        docs.iter().map(|(_, d)| d.measured_all()).collect();
+    let mut by_machine: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, (_, d)) in docs.iter().enumerate() {
+        if let (_, Some(machine)) = d.host() {
+            by_machine.entry(machine).or_default().push(i);
+        }
+    }
     let later =
         |a: &Doc, b: &Doc| (b.started_at(), b.finished_at()) > (a.started_at(), a.finished_at());
     let mut out = Vec::new();
-    for (source, doc) in docs {
+    for (i, (source, doc)) in docs.iter().enumerate() {
         let Some((state, what, disks)) = crate::judge::fleet::own_verdict(&doc.document()) else {
             continue;
         };
-        let superseded_by = docs
-            .iter()
-            .filter(|(_, d)| {
+        let same_machine = doc.host().1.and_then(|m| by_machine.get(m)).map(Vec::as_slice);
+        let superseded_by = (same_machine.unwrap_or_default().iter())
+            .map(|j| (*j, &docs[*j]))
+            .filter(|(_, (_, d))| {
                 surely_same_host(d.host(), doc.host())
                     && later(doc, d)
                     && (d.kind() == doc.kind()
                         || (d.kind() == RunKind::Burnin && doc.kind() == RunKind::Soak))
                     && d.finished()
             })
-            .filter(|(src, d)| {
+            .filter(|(j, (src, _))| {
                 disks.iter().all(|p| {
-                    let (Some(k), Some(then)) = (key(source, p), doc.measured(p)) else {
+                    let (Some(k), Some(then)) =
+                        (key_of.get(&(source.as_str(), p.as_str())), measured[i].get(p))
+                    else {
                         return false;
                     };
-                    samples.iter().filter(|s| &s.source == src && s.key() == k).any(|s| {
-                        d.measured(&s.path)
-                            .is_some_and(|now| crate::judge::fleet::covers(now, then))
+                    let paths = paths_of.get(&(src.as_str(), k.clone())).map(Vec::as_slice);
+                    paths.unwrap_or_default().iter().any(|sp| {
+                        measured[*j]
+                            .get(*sp)
+                            .is_some_and(|now| crate::judge::fleet::covers(*now, *then))
                     })
                 })
             })
             .max_by(|a, b| {
-                (a.1.started_at(), a.1.finished_at()).cmp(&(b.1.started_at(), b.1.finished_at()))
+                let (a, b) = (&a.1.1, &b.1.1);
+                (a.started_at(), a.finished_at()).cmp(&(b.started_at(), b.finished_at()))
             })
-            .map(|(src, _)| src.clone());
+            .map(|(_, (src, _))| src.clone());
         let (host, _) = doc.host();
         out.push(RunFinding {
             host: host.into(),

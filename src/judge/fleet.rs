@@ -5,6 +5,8 @@
 //! run covers what it measured), and the verdict over all results: what
 //! to act on, what could not be judged, what is healthy.
 
+use std::collections::HashMap;
+
 use super::peers::{classify, pct_of_group_median};
 use super::{ArrayVerdict, Thresholds, Verdict};
 use crate::document::RunDoc;
@@ -19,17 +21,18 @@ use crate::stats::median;
 /// and size, across all hosts: the check's rule and thresholds.
 pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
     let latest = latest_speeds(samples.iter());
-    let mut models: Vec<(Option<String>, u64)> = Vec::new();
+    let mut models: HashMap<(Option<&str>, u64), usize> = HashMap::new();
     let groups: Vec<usize> = latest
         .iter()
         .map(|s| {
-            let m = (s.model.clone(), s.size_bytes);
-            models.iter().position(|x| *x == m).unwrap_or_else(|| {
-                models.push(m);
-                models.len() - 1
-            })
+            let next = models.len();
+            *models.entry((s.model.as_deref(), s.size_bytes)).or_insert(next)
         })
         .collect();
+    let mut sizes: HashMap<usize, usize> = HashMap::new();
+    for g in &groups {
+        *sizes.entry(*g).or_default() += 1;
+    }
     let speeds: Vec<Option<f64>> = latest.iter().map(|s| s.mb_per_s).collect();
     let pct = pct_of_group_median(&speeds, &groups);
     latest
@@ -49,7 +52,7 @@ pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
                 serial: s.serial.clone(),
                 mb_per_s: s.mb_per_s.unwrap_or(0.0),
                 pct_of_model: p,
-                of: groups.iter().filter(|x| *x == g).count(),
+                of: sizes[g],
                 verdict,
                 source: s.source.clone(),
             })
@@ -62,12 +65,13 @@ pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
 /// the check's slow threshold, errors where there were none, SMART
 /// counters that rose in a burn-in.
 pub fn regressions(samples: &[Sample], th: &Thresholds) -> Vec<Regression> {
-    let mut keys: Vec<String> = samples.iter().map(Sample::key).collect();
-    keys.sort();
-    keys.dedup();
+    // Each disk's runs, gathered once (linear in samples), by key in order.
+    let mut by_key: std::collections::BTreeMap<String, Vec<&Sample>> = Default::default();
+    for s in samples {
+        by_key.entry(s.key()).or_default().push(s);
+    }
     let mut out = Vec::new();
-    for k in keys {
-        let mut runs: Vec<&Sample> = samples.iter().filter(|s| s.key() == k).collect();
+    for (_, mut runs) in by_key {
         if runs.len() < 2 {
             continue;
         }

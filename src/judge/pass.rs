@@ -91,7 +91,7 @@ pub fn judge(
             let (limited, kept) = match limits.share_of(i) {
                 Some(kept) => {
                     j.slow_regions.clear();
-                    (false, Some(kept))
+                    (path_limited, Some(kept))
                 }
                 None => (path_limited, array_kept),
             };
@@ -243,7 +243,7 @@ fn path(
     let groups = if controllers.iter().any(|c| c.limited) {
         Vec::new()
     } else {
-        groups::find(&n.pct_of_serial)
+        groups::find(&n.pct_of_serial, th)
     };
     let limits = Limits { controllers, groups };
     let others_kept = match limits.groups.first() {
@@ -257,9 +257,9 @@ fn path(
     };
     if let (Some(f), Some(kept)) = (finding.as_mut(), others_kept) {
         f.median_pct_of_serial = kept;
-        // A controller that limited its disks is not a path all share;
-        // beside groups, the others may still share one.
-        f.shared_bottleneck = !limits.groups.is_empty() && kept < th.slow_pct;
+        // A controller that limited its disks, or a group's path beside
+        // disks that lost nothing, is not a path all share.
+        f.shared_bottleneck = false;
     }
     (finding, limits)
 }

@@ -31,19 +31,22 @@ use crate::stats::median;
 /// same group number); `None` where the value is missing or the disk has no
 /// peer with a value.
 pub fn pct_of_group_median(values: &[Option<f64>], groups: &[usize]) -> Vec<Option<f64>> {
-    values
-        .iter()
-        .zip(groups)
+    // Each group's values once, then its median once: linear in disks (a
+    // fleet compares tens of thousands of one model).
+    let mut of: std::collections::HashMap<usize, Vec<f64>> = std::collections::HashMap::new();
+    for (v, g) in values.iter().zip(groups) {
+        if let Some(v) = v {
+            of.entry(*g).or_default().push(*v);
+        }
+    }
+    let medians: std::collections::HashMap<usize, f64> = (of.iter())
+        .filter(|(_, peers)| peers.len() >= 2)
+        .filter_map(|(g, peers)| Some((*g, median(peers)?)))
+        .collect();
+    (values.iter().zip(groups))
         .map(|(v, g)| {
-            let v = (*v)?;
-            let peers: Vec<f64> = values
-                .iter()
-                .zip(groups)
-                .filter(|(_, pg)| *pg == g)
-                .filter_map(|(pv, _)| *pv)
-                .collect();
-            let m = median(&peers)?;
-            (peers.len() >= 2 && m > 0.0).then(|| 100.0 * v / m)
+            let (v, m) = ((*v)?, *medians.get(g)?);
+            (m > 0.0).then(|| 100.0 * v / m)
         })
         .collect()
 }

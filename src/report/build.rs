@@ -742,14 +742,9 @@ fn parallel_sentence(s: &Summary, passes: &[Pass]) -> Option<String> {
         return Some(named);
     }
     let groups = group_sentences(passes);
-    let all = if groups.is_some() {
-        "the other disks also lose speed together"
-    } else {
-        "all disks lose speed together"
-    };
     let array = if s.shared_bottleneck {
         format!(
-            "SHARED BOTTLENECK: {all} in parallel (median disk keeps {med:.0}% of its solo speed): \
+            "SHARED BOTTLENECK: all disks lose speed together in parallel (median disk keeps {med:.0}% of its solo speed): \
              the array delivers {p:.0} MB/s, {f:.0}% of the {ss:.0} MB/s the disks read alone; the controller, expander, \
              bus or CPU is the limit, not the disks."
         )
