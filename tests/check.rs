@@ -34,6 +34,17 @@ fn check_placed(
     extra: &[&str],
     topology: Option<serde_json::Value>,
 ) -> Run {
+    check_with(throttle, disks, extra, (topology, None))
+}
+
+/// As [`check_placed`], with `path` as PATH where it is given (fake
+/// tools first).
+fn check_with(
+    throttle: &Throttle,
+    disks: &[LoopDisk],
+    extra: &[&str],
+    (topology, path): (Option<serde_json::Value>, Option<&str>),
+) -> Run {
     let dir = tempdir();
     let json = dir.path().join("r.json");
     let mut args: Vec<&str> =
@@ -42,6 +53,9 @@ fn check_placed(
     let devs: Vec<&str> = disks.iter().map(|d| d.dev.as_str()).collect();
     args.extend(devs);
     let mut cmd = throttle.command(&args);
+    if let Some(p) = path {
+        cmd.env("PATH", p);
+    }
     if let Some(t) = topology {
         let file = dir.path().join("topology.json");
         std::fs::write(&file, t.to_string()).unwrap();
@@ -879,20 +893,8 @@ fn a_lone_disk_is_judged_by_its_models_rating_and_a_batch_slow_as_a_whole_is_nam
     let rated = dir.path().join("rated.csv");
     std::fs::write(&rated, "model,mb_per_s,source\nWD140EDFZ,120,our lab's figure\n").unwrap();
     let run = |t: &Throttle, d: &[LoopDisk], topology: Option<serde_json::Value>| {
-        let json = dir.path().join("r.json");
-        let mut args = vec!["check", "--sample", "2s", "--slices", "1", "--progress", "none"];
-        args.extend(["--rated", rated.to_str().unwrap(), "--json", json.to_str().unwrap()]);
-        args.extend(d.iter().map(|x| x.dev.as_str()));
-        let mut cmd = t.command(&args);
-        cmd.env("PATH", &path);
-        if let Some(t) = topology {
-            let file = dir.path().join("topology.json");
-            std::fs::write(&file, t.to_string()).unwrap();
-            cmd.env("ARRAYBURN_TOPOLOGY", file);
-        }
-        let r = finish(cmd, &json);
-        assert_schema(r.json.as_ref().expect("a JSON report"));
-        r
+        let extra = ["--sample", "2s", "--slices", "1", "--rated", rated.to_str().unwrap()];
+        check_with(t, d, &extra, (topology, Some(&path)))
     };
     // One disk at half its rating: a verdict of its own, though it has no
     // peer to be compared with.

@@ -70,8 +70,9 @@ fn title(r: &FleetReport) -> String {
 fn verdict(r: &FleetReport) -> Block {
     use crate::document::Document;
     let mut to_act_on: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for a in r.document().to_act_on {
-        if !to_act_on.contains(&a.sentence) {
+        if seen.insert(a.sentence.clone()) {
             to_act_on.push(a.sentence);
         }
     }
@@ -146,13 +147,13 @@ fn outliers(out: &mut Vec<Block>, r: &FleetReport) {
 fn disks(r: &FleetReport) -> Grid {
     let header = ["Host", "Disk", "Model", "Serial", "Run", "Kind", "MB/s", "Errors", "Verdict"];
     let mut g = Grid::new(&header).numbers(6..8);
+    // The slow ones, found once (a fleet of thousands of disks).
+    let slow: std::collections::HashSet<(&str, &str, &str)> = (r.outliers.iter())
+        .filter(|o| o.verdict == Verdict::Slow)
+        .map(|o| (o.host.as_str(), o.path.as_str(), o.source.as_str()))
+        .collect();
     for s in &r.samples {
-        let slow = r.outliers.iter().any(|o| {
-            o.verdict == Verdict::Slow
-                && o.host == s.host
-                && o.path == s.path
-                && o.source == s.source
-        });
+        let slow = slow.contains(&(s.host.as_str(), s.path.as_str(), s.source.as_str()));
         let mb = s.mb_per_s.map_or("-".into(), |v| format!("{v:.0}"));
         let bad = |b: bool| b.then_some(Mark::Bad);
         g.row(vec![
