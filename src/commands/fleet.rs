@@ -43,6 +43,43 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     Ok(outcome)
 }
 
+/// Each file read and cleaned (`fleet::load`), in the order given, on as
+/// many threads as there are cores (parsing is what a fleet of thousands
+/// of results costs); None for a fleet report of an earlier `report --out`
+/// in the same tree (ours, not a result). None at all when a signal
+/// stopped it (each thread looks before each file).
+fn load_all(
+    paths: &[std::path::PathBuf],
+    stop: &StopFlag,
+) -> Option<Vec<Option<Result<Doc, String>>>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(paths.len());
+    let mut got: Vec<(usize, Option<Result<Doc, String>>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= paths.len() || stop.is_set() {
+                            return mine;
+                        }
+                        let p = &paths[i];
+                        mine.push((i, (!is_fleet(p)).then(|| load(p))));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("a loader thread panicked")).collect()
+    });
+    if stop.is_set() {
+        return None;
+    }
+    got.sort_by_key(|(i, _)| *i);
+    Some(got.into_iter().map(|(_, d)| d).collect())
+}
+
 /// The results read (each with its file), and the files skipped.
 type Read = (Vec<(String, Doc)>, Vec<Skipped>);
 
@@ -57,19 +94,13 @@ fn read(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Option<Read>> {
             args.inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
         );
     }
+    let Some(loaded) = load_all(&paths, stop) else { return Ok(None) };
     let mut docs: Vec<(String, Doc)> = Vec::new();
     let mut skipped = Vec::new();
-    for p in paths {
-        // A fleet report of an earlier `report --out` in the same tree is
-        // ours, not a result (a signal while it is looked at stops).
-        let fleet = !stop.is_set() && is_fleet(&p);
-        if stop.is_set() {
-            return Ok(None);
-        }
-        if fleet {
-            continue;
-        }
-        match load(&p) {
+    for (p, got) in paths.iter().zip(loaded) {
+        // A fleet report of an earlier `report --out` in the same tree.
+        let Some(got) = got else { continue };
+        match got {
             Ok(d) => docs.push((p.display().to_string(), d)),
             Err(why) if args.keep_going => {
                 tell!("arrayburn report: skipped {why}");

@@ -298,9 +298,25 @@ pub fn load(path: &Path) -> Result<Doc, String> {
     match v["kind"].as_str() {
         Some("burnin") => serde_json::from_value(v).map(|r| Doc::Burnin(Box::new(r))),
         Some("inspect") => serde_json::from_value(v).map(|r| Doc::Inspect(Box::new(r))),
-        _ => serde_json::from_value(v).map(|r| Doc::Check(Box::new(r))),
+        _ => serde_json::from_value(v).map(|r| Doc::Check(Box::new(lean(r)))),
     }
     .map_err(typed)
+}
+
+/// A check's result without what the fleet never reads (each row's
+/// surface profile and slow reads, each pass's slices: most of a result's
+/// bytes), so that thousands of results fit in memory.
+fn lean(mut r: Report) -> Report {
+    for p in &mut r.passes {
+        p.slices = Vec::new();
+        for d in &mut p.disks {
+            d.slow_reads = Vec::new();
+            d.surface.mb_per_s = Vec::new();
+            d.surface.reads = Vec::new();
+            d.surface.bytes = Vec::new();
+        }
+    }
+    r
 }
 
 /// Whether `path` is a fleet report (`report --out` wrote it), not a run's
