@@ -80,33 +80,7 @@ impl Doc {
     pub(super) fn samples(&self, source: &str) -> Vec<Sample> {
         let mut out = Vec::new();
         match self {
-            Doc::Check(r) => {
-                // Each disk's rows in every pass, found once (a result of
-                // thousands of disks is read in linear time).
-                let mut rows: HashMap<&str, Vec<(PassKind, &PassDisk)>> = HashMap::new();
-                for p in &r.passes {
-                    for x in &p.disks {
-                        rows.entry(x.path.as_str()).or_default().push((p.kind, x));
-                    }
-                }
-                for d in &r.disks {
-                    let rows = rows.get(d.path.as_str()).map(Vec::as_slice).unwrap_or_default();
-                    let errors = rows.iter().map(|(_, x)| x.read_errors).sum();
-                    let speed = (rows.iter())
-                        .find(|(k, _)| *k == PassKind::Serial)
-                        .filter(|(_, x)| {
-                            x.read_errors == 0 && x.window_elapsed_s >= crate::judge::MIN_JUDGED_S
-                        })
-                        .map(|(_, x)| x.window_mb_per_s);
-                    let worst = rows.iter().map(|(_, x)| x.verdict).find(|v| *v != Verdict::Ok);
-                    out.push(Sample {
-                        mb_per_s: speed,
-                        errors,
-                        verdict: worst.map_or("ok".into(), |v| v.word().into()),
-                        ..sample(&r.header, (&d.path, &d.identity), source, RunKind::Check)
-                    });
-                }
-            }
+            Doc::Check(r) => out = check_samples(r, source),
             Doc::Burnin(r) => {
                 for d in &r.disks {
                     out.push(Sample {
@@ -352,5 +326,34 @@ pub fn files(given: &[PathBuf]) -> Vec<PathBuf> {
     }
     out.sort();
     out.dedup();
+    out
+}
+
+/// A check's disks as the fleet's samples.
+fn check_samples(r: &Report, source: &str) -> Vec<Sample> {
+    let mut out = Vec::new();
+    // Each disk's rows in every pass, found once (a result of
+    // thousands of disks is read in linear time).
+    let mut rows: HashMap<&str, Vec<(PassKind, &PassDisk)>> = HashMap::new();
+    for p in &r.passes {
+        for x in &p.disks {
+            rows.entry(x.path.as_str()).or_default().push((p.kind, x));
+        }
+    }
+    for d in &r.disks {
+        let rows = rows.get(d.path.as_str()).map(Vec::as_slice).unwrap_or_default();
+        let errors = rows.iter().map(|(_, x)| x.read_errors).sum();
+        let speed = (rows.iter())
+            .find(|(k, _)| *k == PassKind::Serial)
+            .filter(|(_, x)| x.read_errors == 0 && x.window_elapsed_s >= crate::judge::MIN_JUDGED_S)
+            .map(|(_, x)| x.window_mb_per_s);
+        let worst = rows.iter().map(|(_, x)| x.verdict).find(|v| *v != Verdict::Ok);
+        out.push(Sample {
+            mb_per_s: speed,
+            errors,
+            verdict: worst.map_or("ok".into(), |v| v.word().into()),
+            ..sample(&r.header, (&d.path, &d.identity), source, RunKind::Check)
+        });
+    }
     out
 }

@@ -68,62 +68,12 @@ pub(super) fn pass_bit(kind: crate::measure::PassKind) -> u8 {
 /// model and size) with every kind of pass and at least as far: a check that read it whole, or sampled it as
 /// long where it was sampled; a burn-in over at least its range, whole.
 pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFinding> {
-    // Indexes built once, so that a fleet of thousands of results, or one
-    // result of thousands of disks, is judged in linear time: each disk's
-    // key by (file, path), each (file, key)'s paths, each result's
-    // measurements by path, and the results by machine.
-    let mut key_of: HashMap<(&str, &str), String> = HashMap::new();
-    let mut paths_of: HashMap<(&str, String), Vec<&str>> = HashMap::new();
-    for s in samples {
-        let k = s.key();
-        key_of.entry((s.source.as_str(), s.path.as_str())).or_insert_with(|| k.clone());
-        paths_of.entry((s.source.as_str(), k)).or_default().push(s.path.as_str());
-    }
-    let measured: Vec<HashMap<String, Measured>> =
-        docs.iter().map(|(_, d)| d.measured_all()).collect();
-    let mut by_machine: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, (_, d)) in docs.iter().enumerate() {
-        if let (_, Some(machine)) = d.host() {
-            by_machine.entry(machine).or_default().push(i);
-        }
-    }
-    let later =
-        |a: &Doc, b: &Doc| (b.started_at(), b.finished_at()) > (a.started_at(), a.finished_at());
+    let index = Index::of(docs, samples);
     let mut out = Vec::new();
     for (i, (source, doc)) in docs.iter().enumerate() {
         let Some((state, what, disks)) = crate::judge::fleet::own_verdict(&doc.document()) else {
             continue;
         };
-        let same_machine = doc.host().1.and_then(|m| by_machine.get(m)).map(Vec::as_slice);
-        let superseded_by = (same_machine.unwrap_or_default().iter())
-            .map(|j| (*j, &docs[*j]))
-            .filter(|(_, (_, d))| {
-                surely_same_host(d.host(), doc.host())
-                    && later(doc, d)
-                    && (d.kind() == doc.kind()
-                        || (d.kind() == RunKind::Burnin && doc.kind() == RunKind::Soak))
-                    && d.finished()
-            })
-            .filter(|(j, (src, _))| {
-                disks.iter().all(|p| {
-                    let (Some(k), Some(then)) =
-                        (key_of.get(&(source.as_str(), p.as_str())), measured[i].get(p))
-                    else {
-                        return false;
-                    };
-                    let paths = paths_of.get(&(src.as_str(), k.clone())).map(Vec::as_slice);
-                    paths.unwrap_or_default().iter().any(|sp| {
-                        measured[*j]
-                            .get(*sp)
-                            .is_some_and(|now| crate::judge::fleet::covers(*now, *then))
-                    })
-                })
-            })
-            .max_by(|a, b| {
-                let (a, b) = (&a.1.1, &b.1.1);
-                (a.started_at(), a.finished_at()).cmp(&(b.started_at(), b.finished_at()))
-            })
-            .map(|(_, (src, _))| src.clone());
         let (host, _) = doc.host();
         out.push(RunFinding {
             host: host.into(),
@@ -131,10 +81,78 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
             started_at: doc.started_at().into(),
             kind: doc.kind(),
             state,
+            superseded_by: index.superseded(docs, i, &disks),
             what,
             disks,
-            superseded_by,
         });
     }
     out
+}
+
+/// What [`run_findings`] looks up, built once so that a fleet of
+/// thousands of results, or one result of thousands of disks, is judged in
+/// linear time: each disk's key by (file, path), each (file, key)'s paths,
+/// each result's measurements by path, and the results by machine.
+struct Index<'a> {
+    key_of: HashMap<(&'a str, &'a str), String>,
+    paths_of: HashMap<(&'a str, String), Vec<&'a str>>,
+    measured: Vec<HashMap<String, Measured>>,
+    by_machine: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> Index<'a> {
+    fn of(docs: &'a [(String, Doc)], samples: &'a [Sample]) -> Self {
+        let mut key_of: HashMap<(&str, &str), String> = HashMap::new();
+        let mut paths_of: HashMap<(&str, String), Vec<&str>> = HashMap::new();
+        for s in samples {
+            let k = s.key();
+            key_of.entry((s.source.as_str(), s.path.as_str())).or_insert_with(|| k.clone());
+            paths_of.entry((s.source.as_str(), k)).or_default().push(s.path.as_str());
+        }
+        let mut by_machine: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, (_, d)) in docs.iter().enumerate() {
+            if let (_, Some(machine)) = d.host() {
+                by_machine.entry(machine).or_default().push(i);
+            }
+        }
+        let measured = docs.iter().map(|(_, d)| d.measured_all()).collect();
+        Self { key_of, paths_of, measured, by_machine }
+    }
+
+    /// The latest later run that supersedes result `i`'s finding on
+    /// `disks`: its file.
+    fn superseded(&self, docs: &[(String, Doc)], i: usize, disks: &[String]) -> Option<String> {
+        let (source, doc) = &docs[i];
+        let later =
+            |b: &Doc| (b.started_at(), b.finished_at()) > (doc.started_at(), doc.finished_at());
+        let same_machine = doc.host().1.and_then(|m| self.by_machine.get(m)).map(Vec::as_slice);
+        (same_machine.unwrap_or_default().iter())
+            .map(|j| (*j, &docs[*j]))
+            .filter(|(_, (_, d))| {
+                surely_same_host(d.host(), doc.host())
+                    && later(d)
+                    && (d.kind() == doc.kind()
+                        || (d.kind() == RunKind::Burnin && doc.kind() == RunKind::Soak))
+                    && d.finished()
+            })
+            .filter(|(j, (src, _))| disks.iter().all(|p| self.covers((source, i), (src, *j), p)))
+            .max_by(|a, b| {
+                let (a, b) = (&a.1.1, &b.1.1);
+                (a.started_at(), a.finished_at()).cmp(&(b.started_at(), b.finished_at()))
+            })
+            .map(|(_, (src, _))| src.clone())
+    }
+
+    /// Whether result `j` (file `src`) measured the disk that result `i`
+    /// (file `source`) calls `path` at least as far.
+    fn covers(&self, (source, i): (&str, usize), (src, j): (&str, usize), path: &str) -> bool {
+        let (Some(k), Some(then)) = (self.key_of.get(&(source, path)), self.measured[i].get(path))
+        else {
+            return false;
+        };
+        let paths = self.paths_of.get(&(src, k.clone())).map(Vec::as_slice);
+        paths.unwrap_or_default().iter().any(|sp| {
+            self.measured[j].get(*sp).is_some_and(|now| crate::judge::fleet::covers(*now, *then))
+        })
+    }
 }

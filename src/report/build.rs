@@ -89,19 +89,7 @@ pub fn build(
     let (passes, judgements): (Vec<Pass>, Vec<PassJudgement>) =
         passes.iter().map(|p| build_pass(on, p, &th, again)).unzip();
     let finding = judgements.iter().find_map(|j| j.finding);
-    let seen: Vec<Seen> = passes
-        .iter()
-        .zip(&judgements)
-        .flat_map(|(p, j)| {
-            p.disks.iter().zip(&j.disks).map(|(row, judged)| Seen {
-                path: &row.path,
-                kind: p.kind,
-                facts: facts(row, 0, 0),
-                judged,
-            })
-        })
-        .collect();
-    let mut advice = advise(&seen, &th, finding);
+    let mut advice = advise(&seen(&passes, &judgements), &th, finding);
     let (rated, batches) = against_ratings(on, &serial);
     crate::judge::rated::advise(&rated, &mut advice);
     let own_paths = own_paths(&passes);
@@ -129,6 +117,20 @@ pub fn build(
         inspection: on.inspection.to_vec(),
         summary,
     }
+}
+
+/// What each pass saw of each disk, as the advice reads it.
+fn seen<'a>(passes: &'a [Pass], judgements: &'a [PassJudgement]) -> Vec<Seen<'a>> {
+    (passes.iter().zip(judgements))
+        .flat_map(|(p, j)| {
+            p.disks.iter().zip(&j.disks).map(|(row, judged)| Seen {
+                path: &row.path,
+                kind: p.kind,
+                facts: facts(row, 0, 0),
+                judged,
+            })
+        })
+        .collect()
 }
 
 /// The disks to re-measure before the verdict, each with what to read it
@@ -799,6 +801,35 @@ fn group_sentences(passes: &[Pass]) -> Option<String> {
 }
 
 pub(super) fn group_sentence(g: &GroupRow) -> String {
+    let [seen, again, alone, behind] = group_figures(g);
+    match g.path {
+        GroupPath::Own => format!(
+            "SHARED PATH: {seen}; {again}; {alone}: a path they share and the others do not limits them{behind}, not the \
+             disks: check the path they share (cable, expander port, HBA port)."
+        ),
+        GroupPath::Shared => format!(
+            "SHARED LIMIT, UNEVENLY SHARED: {seen}; {again}; {alone}: they recover without the others, so a limit they \
+             share with the other disks (the HBA, its PCIe link, an expander upstream) leaves them less than their \
+             share{behind}; the disks are not the cause."
+        ),
+        GroupPath::Either => format!(
+            "SHARED PATH OR LIMIT: {seen}; {again}; {alone}, which does not tell whether their own path limits them or a \
+             limit they share with the others{behind}; the disks are not the cause: check the path they share (cable, \
+             expander port, HBA port) and re-run."
+        ),
+        GroupPath::NotReproduced => format!(
+            "UNEVEN ONCE: {seen}, but {again}: a passing load, not a path of theirs; no path is named and no disk blamed."
+        ),
+        GroupPath::NotConfirmed => format!(
+            "NOT CONFIRMED: {seen}; reading them again to confirm it was cut short or did not decide, so no path is \
+             named and no disk blamed{behind}."
+        ),
+    }
+}
+
+/// A group's figures in words: what the parallel pass saw, what reading
+/// it again beside all and alone found, and what it sits behind.
+fn group_figures(g: &GroupRow) -> [String; 4] {
     let seen = format!(
         "{} lost speed together in parallel: they kept {:.0}% of their serial speed while the other {} disk(s) kept {:.0}%",
         join_and(&g.disks),
@@ -826,29 +857,7 @@ pub(super) fn group_sentence(g: &GroupRow) -> String {
         .as_deref()
         .map(|b| format!(" (they sit behind {b}; the others do not)"))
         .unwrap_or_default();
-    match g.path {
-        GroupPath::Own => format!(
-            "SHARED PATH: {seen}; {again}; {alone}: a path they share and the others do not limits them{behind}, not the \
-             disks: check the path they share (cable, expander port, HBA port)."
-        ),
-        GroupPath::Shared => format!(
-            "SHARED LIMIT, UNEVENLY SHARED: {seen}; {again}; {alone}: they recover without the others, so a limit they \
-             share with the other disks (the HBA, its PCIe link, an expander upstream) leaves them less than their \
-             share{behind}; the disks are not the cause."
-        ),
-        GroupPath::Either => format!(
-            "SHARED PATH OR LIMIT: {seen}; {again}; {alone}, which does not tell whether their own path limits them or a \
-             limit they share with the others{behind}; the disks are not the cause: check the path they share (cable, \
-             expander port, HBA port) and re-run."
-        ),
-        GroupPath::NotReproduced => format!(
-            "UNEVEN ONCE: {seen}, but {again}: a passing load, not a path of theirs; no path is named and no disk blamed."
-        ),
-        GroupPath::NotConfirmed => format!(
-            "NOT CONFIRMED: {seen}; reading them again to confirm it was cut short or did not decide, so no path is \
-             named and no disk blamed{behind}."
-        ),
-    }
+    [seen, again, alone, behind]
 }
 
 /// "BATCH BELOW ITS RATING: the 3 X disks read 120-125 MB/s ...".
