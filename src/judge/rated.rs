@@ -44,7 +44,10 @@ pub fn parse(text: &str) -> Result<Vec<Rating>, String> {
     let mut rows = csv::ReaderBuilder::new().comment(Some(b'#')).from_reader(text.as_bytes());
     let mut out = Vec::new();
     for (i, row) in rows.deserialize::<Rating>().enumerate() {
-        let r = row.map_err(|e| format!("row {}: {e}", i + 1))?;
+        let mut r = row.map_err(|e| format!("row {}: {e}", i + 1))?;
+        // A ratings file is text from elsewhere: printed in verdicts.
+        (r.model, r.source) =
+            (crate::escape::terminal(&r.model), crate::escape::terminal(&r.source));
         if r.model.trim().is_empty() || !(r.mb_per_s > 0.0 && r.mb_per_s.is_finite()) {
             return Err(format!(
                 "row {}: a model and a speed above 0 MB/s are needed (\"{}\", {})",
@@ -216,6 +219,8 @@ mod tests {
         assert_eq!(lookup(&all, "ST32000644NS").unwrap().mb_per_s, 150.0);
         assert!(parse("model,mb_per_s,source\nX,fast,me\n").unwrap_err().starts_with("row 1:"));
         assert!(parse("model,mb_per_s,source\nX,0,me\n").unwrap_err().contains("above 0 MB/s"));
+        let evil = parse("model,mb_per_s,source\nX,100,\"lab\x1b]0;x\x07\"\n").unwrap();
+        assert!(!evil[0].source.contains('\x1b'), "{:?}", evil[0].source);
     }
 
     #[test]

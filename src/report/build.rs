@@ -889,6 +889,11 @@ pub(super) fn batch_sentence(x: &SlowBatch) -> String {
 /// against it; and the peer groups all below theirs, with the ceiling of
 /// their first disk's slowest link.
 fn against_ratings(on: Checked, serial: &[Option<f64>]) -> (Vec<AgainstRating>, Vec<SlowBatch>) {
+    // A rating is the outer zone's: a sample spread over --spots is an
+    // average across the disk, not comparable with it.
+    if on.settings.spots > 1 {
+        return (Vec::new(), Vec::new());
+    }
     let model = |d: usize| {
         let dev = &on.devices[d];
         dev.identity.model.clone().or_else(|| {
