@@ -118,24 +118,6 @@ pub enum GroupPath {
     NotConfirmed,
 }
 
-impl GroupPath {
-    /// As the JSON names it.
-    pub fn word(self) -> &'static str {
-        match self {
-            GroupPath::Own => "own",
-            GroupPath::Shared => "shared",
-            GroupPath::Either => "either",
-            GroupPath::NotReproduced => "not_reproduced",
-            GroupPath::NotConfirmed => "not_confirmed",
-        }
-    }
-
-    /// The group lost speed together when read again: it is named.
-    pub fn named(self) -> bool {
-        matches!(self, GroupPath::Own | GroupPath::Shared | GroupPath::Either)
-    }
-}
-
 /// What reading a group again found.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GroupConfirmed {
@@ -322,11 +304,11 @@ mod tests {
         // Alone it scatters across the threshold: either.
         let either = judge(&[100.0, 199.0, 120.0, 200.0], &half, &full);
         assert_eq!(either.path, GroupPath::Either);
-        assert!(!decided(&either) && either.path.named());
+        assert!(!decided(&either));
         // Nothing read again: not confirmed.
         let none = confirmed((&[], &[]), &[0, 1], &serial, &th);
         assert_eq!(none.path, GroupPath::NotConfirmed);
-        assert!(!none.path.named());
+        assert!(!decided(&none));
     }
 
     #[test]
