@@ -209,9 +209,12 @@ pub fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
 }
 
 /// The disks whose writes collapsed partway through a pass, each with
-/// where (`judge::smr::collapse`): to idle and write a burst to.
+/// where (`judge::smr::collapse`): to idle and write a burst to. A disk
+/// that went away or stopped answering is not written again (its own
+/// verdict stands).
 pub fn collapses(run: &BurnRun) -> Vec<(usize, crate::judge::smr::Collapse)> {
     (run.disks.iter().enumerate())
+        .filter(|(_, d)| !d.burn.device_gone && d.burn.hung.is_none())
         .filter_map(|(i, d)| Some((i, collapse(&d.burn, d.plan.target.start)?)))
         .collect()
 }
