@@ -96,7 +96,7 @@ pub fn prove(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<Pr
     let (mut read, mut good) = (0usize, 0usize);
     let mut first_bad: Option<String> = None;
     for (from, to, pass) in stretches {
-        let stamp = Stamp { run, pass, disk: t.disk };
+        let stamp = Stamp { run, pass, disk: t.disk, version: c.block_version };
         for at in spread(from, to) {
             read += 1;
             let verdict = match probe.read_at(at, BLOCK, Until::Stop) {

@@ -67,6 +67,11 @@ pub struct Checkpoint {
     pub passes: u16,
     pub io_bytes: u64,
     pub pattern: Pattern,
+    /// The self-identifying blocks' format (`block::VERSION`; a file that
+    /// names none was begun by an arrayburn that wrote version 1, and its
+    /// run goes on writing that).
+    #[serde(default = "block_version_1")]
+    pub block_version: u16,
     /// The command line that began the run.
     pub command_line: Vec<String>,
     /// Where the run stands, and what it measured and found so far.
@@ -84,6 +89,10 @@ pub struct Checkpoint {
     /// whole disks): a fake disk is burned only where it holds data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<crate::inspect::probe::Probed>,
+}
+
+fn block_version_1() -> u16 {
+    super::block::VERSION_1
 }
 
 /// The longest phase time a checkpoint can hold (some 31 years).
@@ -398,6 +407,7 @@ mod tests {
             passes: 2,
             io_bytes: 4 << 20,
             pattern: Pattern::Blocks,
+            block_version: crate::burnin::block::VERSION,
             command_line: vec!["arrayburn".into()],
             at: At {
                 pass: 2,
@@ -441,6 +451,15 @@ mod tests {
     }
 
     #[test]
+    fn a_checkpoint_an_older_arrayburn_saved_goes_on_writing_its_block_format() {
+        let mut json = serde_json::to_value(fresh_point(1, 4096)).unwrap();
+        assert_eq!(json["block_version"], crate::burnin::block::VERSION);
+        json.as_object_mut().unwrap().remove("block_version");
+        let old: Checkpoint = serde_json::from_value(json).unwrap();
+        assert_eq!(old.block_version, crate::burnin::block::VERSION_1);
+    }
+
+    #[test]
     fn what_a_checkpoint_has_left() {
         let mut c = fresh_point(2, 1000);
         assert_eq!(c.left(), (2000, 2000), "two passes, each written and read");
@@ -469,6 +488,7 @@ mod tests {
             passes,
             io_bytes: 4096,
             pattern: crate::burnin::block::Pattern::Blocks,
+            block_version: crate::burnin::block::VERSION,
             command_line: vec![],
             at: At::first(0),
             burn: crate::burnin::record::DiskBurn::default(),

@@ -202,6 +202,9 @@ pub struct BurnJob<'a> {
     pub passes: u16,
     pub pattern: Pattern,
     pub run: u64,
+    /// The block format the run writes (`block::VERSION`, or 1 for a
+    /// burn-in an older arrayburn began).
+    pub version: u16,
     pub stop: &'a StopFlag,
     pub live: &'a Live,
     /// How often a checkpoint is saved.
@@ -420,7 +423,7 @@ type Read = Result<Landed, Chunk>;
 impl<'a> BurnPass<'a> {
     /// Pass `pass` of `job`.
     fn of(job: &'a BurnJob<'a>, pass: u16) -> Self {
-        let stamp = Stamp { run: job.run, pass, disk: job.t.disk };
+        let stamp = Stamp { run: job.run, pass, disk: job.t.disk, version: job.version };
         Self { job, stamp }
     }
 
@@ -1067,6 +1070,7 @@ mod tests {
             passes: 1,
             pattern: Pattern::Blocks,
             run: 1,
+            version: crate::burnin::block::VERSION,
             stop: &stop,
             live: &live,
             every: Duration::from_secs(30),

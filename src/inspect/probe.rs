@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::burnin::block::{BLOCK, Stamp, fill, stamp_of};
+use crate::burnin::block::{BLOCK, Stamp, VERSION, fill, stamp_of};
 use crate::burnin::targets::Target;
 use crate::io::{Bounds, Halt, Probe as BlockIo, Until};
 use crate::stop::StopFlag;
@@ -112,7 +112,7 @@ const PROBE_DISK: u32 = 0x5052_4f42;
 
 /// The stamp of this probe's round `round`.
 fn stamp(salt: u64, round: u16) -> Stamp {
-    Stamp { run: salt, pass: round, disk: PROBE_DISK }
+    Stamp { run: salt, pass: round, disk: PROBE_DISK, version: VERSION }
 }
 
 /// Whose block `buf` is, in blocks of `size` bytes: its first 4 KiB is one
@@ -481,7 +481,7 @@ mod tests {
         b[4000] ^= 1;
         assert_eq!(held(&b, 4096, 7), Held::Nothing);
         // A burn-in's block of the same run number is not the probe's.
-        fill(&mut b, 123 * 4096, Stamp { run: 7, pass: 2, disk: 1 });
+        fill(&mut b, 123 * 4096, Stamp { run: 7, pass: 2, disk: 1, version: VERSION });
         assert_eq!(held(&b, 4096, 7), Held::Nothing);
     }
 }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# What a run costs per disk, and that nothing grows with a disk's size:
+# `arrayburn check` and `arrayburn burnin` on 8 and on 64 memory-backed
+# loop devices, and on 64 of four times the size. For each: wall time, CPU
+# seconds (user + system) and peak memory, counted by cgroups around the
+# command (a run reads and writes in a child process its parent does not
+# wait for, which /usr/bin/time does not see): cpuacct.usage and the memory
+# cgroup's max_usage_in_bytes (the anonymous memory the run touches, its
+# buffers first, and the page cache of the files it writes). Needs root;
+# makes its own devices and cgroups and removes exactly those.
+#
+#   bench/scale.sh [--sizes "64 256"] [--counts "8 64"] [--sample 1s]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes="64 256" counts="8 64" sample=1s
+while [ $# -gt 0 ]; do
+    case $1 in
+        --sizes) sizes=$2; shift 2 ;;
+        --counts) counts=$2; shift 2 ;;
+        --sample) sample=$2; shift 2 ;;
+        *) echo "usage: $0 [--sizes \"MiB ...\"] [--counts \"N ...\"] [--sample DUR]" >&2; exit 2 ;;
+    esac
+done
+cargo build --release --quiet
+bin=$PWD/target/release/arrayburn
+devs=() files=()
+cpu=/sys/fs/cgroup/cpuacct/arrayburn-scale-$$
+mem=/sys/fs/cgroup/memory/arrayburn-scale-$$
+work=$(mktemp -d)
+teardown() {
+    local d
+    for d in "${devs[@]}"; do losetup -d "$d" 2>/dev/null || true; done
+    rm -f "${files[@]}"
+    devs=() files=()
+}
+cleanup() { teardown; rm -rf "$work"; rmdir "$cpu" "$mem" 2>/dev/null || true; }
+trap cleanup EXIT
+mkdir "$cpu" "$mem"
+attach() { # N SIZE_MIB
+    local i f
+    for i in $(seq "$1"); do
+        f=$(mktemp -p /dev/shm arrayburn-scale.XXXXXX.img)
+        files+=("$f")
+        head -c $(($2 << 20)) /dev/urandom >"$f"
+        devs+=("$(losetup -f --show --direct-io=on "$f")")
+    done
+}
+measure() { # label disks size command...: one table row
+    local label=$1 n=$2 size=$3; shift 3
+    local t0 t1 c0 c1 rc=0
+    echo 0 > "$mem/memory.max_usage_in_bytes"
+    c0=$(cat "$cpu/cpuacct.usage") t0=$(date +%s.%N)
+    (echo "$BASHPID" > "$cpu/cgroup.procs"; echo "$BASHPID" > "$mem/cgroup.procs"
+        exec "$@" >/dev/null 2>"$work/err") || rc=$?
+    t1=$(date +%s.%N)
+    # Exit 0, 1 (a finding) and 3 (not judged) are verdicts; anything else failed.
+    case $rc in 0 | 1 | 3) ;; *) cat "$work/err" >&2; echo "$label failed (exit $rc)" >&2; exit 1 ;; esac
+    for _ in $(seq 400); do [ -z "$(cat "$cpu/cgroup.procs")" ] && break; sleep 0.05; done
+    c1=$(cat "$cpu/cpuacct.usage")
+    awk -v l="$label" -v n="$n" -v s="$size" -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" \
+        -v m="$(cat "$mem/memory.max_usage_in_bytes")" 'BEGIN {
+            cpu = (d - c) / 1e9; mib = m / 1048576
+            printf "| %s | %d | %d MiB | %.1f | %.2f | %.3f | %.0f | %.1f |\n", l, n, s, b - a, cpu, cpu / n, mib, mib / n }'
+}
+echo "| run | disks | disk size | wall s | CPU s | CPU s per disk | peak MiB | MiB per disk |"
+echo "|---|---|---|---|---|---|---|---|"
+for size in $sizes; do
+    for n in $counts; do
+        attach "$n" "$size"
+        measure check "$n" "$size" "$bin" check --sample "$sample" --progress none \
+            --json "$work/c.json" "${devs[@]}"
+        measure burnin "$n" "$size" "$bin" burnin --destructive --yes --wipe-signatures \
+            --smart off --state "$work/state-$n-$size" --progress none --json "$work/b.json" "${devs[@]}"
+        teardown
+    done
+done
