@@ -9,10 +9,10 @@
 # buffers first, and the page cache of the files it writes). Needs root;
 # makes its own devices and cgroups and removes exactly those.
 #
-#   bench/scale.sh [--sizes "64 256"] [--counts "8 64"] [--sample 1s]
+#   bench/scale.sh [--sizes "32 128"] [--counts "8 64"] [--sample 2s]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sizes="64 256" counts="8 64" sample=1s
+sizes="32 128" counts="8 64" sample=2s
 while [ $# -gt 0 ]; do
     case $1 in
         --sizes) sizes=$2; shift 2 ;;
