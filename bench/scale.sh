@@ -9,16 +9,17 @@
 # buffers first, and the page cache of the files it writes). Needs root;
 # makes its own devices and cgroups and removes exactly those.
 #
-#   bench/scale.sh [--sizes "32 128"] [--counts "8 64"] [--sample 2s]
+#   bench/scale.sh [--sizes "32 128"] [--counts "8 64"] [--sample 2s] [--runs "check burnin"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sizes="32 128" counts="8 64" sample=2s
+sizes="32 128" counts="8 64" sample=2s runs="check burnin"
 while [ $# -gt 0 ]; do
     case $1 in
         --sizes) sizes=$2; shift 2 ;;
         --counts) counts=$2; shift 2 ;;
         --sample) sample=$2; shift 2 ;;
-        *) echo "usage: $0 [--sizes \"MiB ...\"] [--counts \"N ...\"] [--sample DUR]" >&2; exit 2 ;;
+        --runs) runs=$2; shift 2 ;;
+        *) echo "usage: $0 [--sizes \"MiB ...\"] [--counts \"N ...\"] [--sample DUR] [--runs \"check burnin\"]" >&2; exit 2 ;;
     esac
 done
 cargo build --release --quiet
@@ -45,8 +46,8 @@ attach() { # N SIZE_MIB
         devs+=("$(losetup -f --show --direct-io=on "$f")")
     done
 }
-measure() { # label disks size command...: one table row
-    local label=$1 n=$2 size=$3; shift 3
+measure() { # label disks size json command...: one table row
+    local label=$1 n=$2 size=$3 json=$4; shift 4
     local t0 t1 c0 c1 rc=0
     echo 0 > "$mem/memory.max_usage_in_bytes"
     c0=$(cat "$cpu/cpuacct.usage") t0=$(date +%s.%N)
@@ -60,17 +61,30 @@ measure() { # label disks size command...: one table row
     awk -v l="$label" -v n="$n" -v s="$size" -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" \
         -v m="$(cat "$mem/memory.max_usage_in_bytes")" 'BEGIN {
             cpu = (d - c) / 1e9; mib = m / 1048576
-            printf "| %s | %d | %d MiB | %.1f | %.2f | %.3f | %.0f | %.1f |\n", l, n, s, b - a, cpu, cpu / n, mib, mib / n }'
+            printf "| %s | %d | %d MiB | %.1f | %.2f | %.3f | %.0f | %.1f | ", l, n, s, b - a, cpu, cpu / n, mib, mib / n }'
+    verdicts "$json"
 }
-echo "| run | disks | disk size | wall s | CPU s | CPU s per disk | peak MiB | MiB per disk |"
-echo "|---|---|---|---|---|---|---|---|"
+verdicts() { # the run's verdict and how many disks got each verdict
+    python3 - "$1" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+disks = collections.Counter(x.get("verdict") for x in d["disks"])
+print(d["summary"]["verdict"], ", ".join(f"{v} {n}" for v, n in sorted(disks.items())), "|")
+PY
+}
+echo "| run | disks | disk size | wall s | CPU s | CPU s per disk | peak MiB | MiB per disk | verdict, disks by verdict |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for size in $sizes; do
     for n in $counts; do
         attach "$n" "$size"
-        measure check "$n" "$size" "$bin" check --sample "$sample" --progress none \
-            --json "$work/c.json" "${devs[@]}"
-        measure burnin "$n" "$size" "$bin" burnin --destructive --yes --wipe-signatures \
-            --smart off --state "$work/state-$n-$size" --progress none --json "$work/b.json" "${devs[@]}"
+        case " $runs " in *" check "*)
+            measure check "$n" "$size" "$work/c.json" "$bin" check --sample "$sample" --progress none \
+                --json "$work/c.json" "${devs[@]}" ;;
+        esac
+        case " $runs " in *" burnin "*)
+            measure burnin "$n" "$size" "$work/b.json" "$bin" burnin --destructive --yes --wipe-signatures \
+                --smart off --state "$work/state-$n-$size" --progress none --json "$work/b.json" "${devs[@]}" ;;
+        esac
         teardown
     done
 done
