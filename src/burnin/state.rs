@@ -147,6 +147,16 @@ impl Checkpoint {
                 &format!("this arrayburn reads {FORMAT}"),
             );
         }
+        let versions = [super::block::VERSION, super::block::VERSION_1];
+        if !versions.contains(&self.block_version) {
+            // Blocks of a format this build cannot read back would all be
+            // foreign: a disk returned for the file's damage.
+            return bad(
+                "block_version",
+                self.block_version.to_string(),
+                &format!("this arrayburn writes {} or {}", versions[0], versions[1]),
+            );
+        }
         if self.run_number().is_none() {
             return bad("run_id", format!("{:?}", self.run_id), "1 to 16 hex digits are written");
         }
@@ -433,6 +443,7 @@ mod tests {
             x.validate(20 << 40, 512).unwrap_err()
         };
         assert!(broken(&|x| x.run_id = "zz".into()).starts_with("run_id"));
+        assert!(broken(&|x| x.block_version = 3).starts_with("block_version is 3"));
         assert!(broken(&|x| x.start_byte = x.end_byte + 4096).starts_with("start_byte"));
         assert!(broken(&|x| x.end_byte += 4096).starts_with("start_byte"));
         assert!(broken(&|x| x.start_byte = 512).starts_with("start_byte"));
