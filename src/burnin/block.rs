@@ -12,12 +12,12 @@
 //! | 8..16 | run id (random per burn-in) |
 //! | 16..24 | byte offset of the block on the disk |
 //! | 24..28 | hash of the disk's identity (serial, size) |
-//! | 28..4092 | payload: eight xorshift64 streams, interleaved word by word, seeded by (run, pass, offset) |
+//! | 28..4092 | payload: the pass's 4 KiB table (a xorshift64* stream seeded by run and pass), turned by some words and XORed with a 64-bit key, both from (run, pass, offset) |
 //! | 4092..4096 | CRC32C of bytes 0..4092 |
 //!
 //! With the CRC last, a block is checked by one CRC over all of it (a
-//! whole block's CRC32C is a constant), and eight independent streams fill
-//! a block with vector instructions. Version 1 (an older arrayburn's, still
+//! whole block's CRC32C is a constant), and a block's payload is a copy the
+//! compiler vectorises, not a stream of its own. Version 1 (an older arrayburn's, still
 //! read and, by a burn-in it began, still written) kept its CRC in bytes
 //! 28..32, taken as zero, and one xorshift64* stream from byte 32.
 //!
@@ -179,8 +179,9 @@ fn table(stamp: Stamp) -> [u64; WORDS] {
 /// Version 2's payload: the whole block (the header and CRC are written
 /// over it after) is the pass's table turned by `r` words and XORed with a
 /// key, both from the block's own seed: every block differs in every word
-/// from every other and none compresses, at the cost of a copy (30 GB/s
-/// with the CRC, where a stream of its own per block made 3.8).
+/// from every other and none compresses, at the cost of a copy (20 GB/s
+/// with the CRC, `cargo bench --bench pattern`, where a stream of its own
+/// per block made 3.8).
 fn payload(block: &mut [u8; BLOCK], table: &[u64; WORDS], seed: u64) {
     let r = (seed >> 55) as usize % WORDS;
     let key = mix(seed ^ 0x5851_f42d_4c95_7f2d);
@@ -474,7 +475,8 @@ mod tests {
         assert_eq!(b[32..40], [0x52, 0xe3, 0x45, 0x1e, 0x93, 0xfc, 0xc6, 0xbc]);
         assert!(check_all(&b, 1 << 30, v1).is_empty());
         assert_eq!(stamp_of(&b), Some((v1, 1 << 30)));
-        // A version-2 run finds it stale, not foreign.
+        // Read by a version-2 stamp: its own where run, pass and place
+        // match, stale from an earlier pass; never foreign.
         assert_eq!(check(&b, 1 << 30, S), Found::Good, "same run, pass and place");
         assert_eq!(
             check(&b, 1 << 30, Stamp { pass: 2, ..S }),
