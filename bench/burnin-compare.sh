@@ -21,29 +21,29 @@ while [ $# -gt 0 ]; do
         *) echo "usage: $0 [--rounds N] [--size-mib N] [--backing shm|disk|both] [--against BIN]" >&2; exit 2 ;;
     esac
 done
-cargo build --release --quiet
-bin=$PWD/target/release/arrayburn
-state=$(mktemp -d)
-imgs=() devs=()
-cleanup() {
-    for d in "${devs[@]}"; do losetup -d "$d"; done
-    rm -f "${imgs[@]}"; rm -rf "$state"
-    [ -d "$cg" ] && rmdir "$cg"
-}
-trap cleanup EXIT
 case $backing in
     shm) dirs=(/dev/shm) ;;
     disk) dirs=(/var/tmp) ;;
     both) dirs=(/dev/shm /var/tmp) ;;
     *) echo "$0: --backing is shm, disk or both" >&2; exit 2 ;;
 esac
-tools=(arrayburn badblocks)
-[ -n "$against" ] && tools+=(arrayburn-before)
-command -v fio >/dev/null && tools+=(fio)
+cargo build --release --quiet
+bin=$PWD/target/release/arrayburn
+state=$(mktemp -d)
+imgs=() devs=()
 # CPU is counted by a cpuacct cgroup: arrayburn reads and writes in a child
 # process that its parent does not wait for (it exits on the child's word),
 # which /usr/bin/time would not see.
 cg=/sys/fs/cgroup/cpuacct/arrayburn-bench-$$
+cleanup() {
+    for d in "${devs[@]}"; do losetup -d "$d"; done
+    rm -f "${imgs[@]}"; rm -rf "$state"
+    if [ -d "$cg" ]; then rmdir "$cg"; fi
+}
+trap cleanup EXIT
+tools=(arrayburn badblocks)
+[ -n "$against" ] && tools+=(arrayburn-before)
+command -v fio >/dev/null && tools+=(fio)
 mkdir "$cg"
 run() { # command...: prints "wall_s cpu_s" (exit 3 is a lone disk not judged: no failure)
     local t0 t1 c0 c1 rc=0
@@ -52,8 +52,9 @@ run() { # command...: prints "wall_s cpu_s" (exit 3 is a lone disk not judged: n
     t1=$(date +%s.%N)
     [ "$rc" = 0 ] || [ "$rc" = 3 ] || { echo "$* failed (exit $rc)" >&2; exit 1; }
     for _ in $(seq 200); do [ -z "$(cat "$cg/cgroup.procs")" ] && break; sleep 0.05; done
+    [ -z "$(cat "$cg/cgroup.procs")" ] || echo "$1: still running 10 s after it returned; its CPU is cut there" >&2
     c1=$(cat "$cg/cpuacct.usage")
-    awk -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" 'BEGIN{printf "%.2f %.2f\n", b - a, (d - c) / 1e9}'
+    awk -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" 'BEGIN{printf "%.2f %.3f\n", b - a, (d - c) / 1e9}'
 }
 gib=$(awk -v m="$size" 'BEGIN{print m/1024}')
 echo "| backing | round | tool | wall s | CPU s | CPU s/GiB |"

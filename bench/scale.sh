@@ -57,6 +57,7 @@ measure() { # label disks size json command...: one table row
     # Exit 0, 1 (a finding) and 3 (not judged) are verdicts; anything else failed.
     case $rc in 0 | 1 | 3) ;; *) cat "$work/err" >&2; echo "$label failed (exit $rc)" >&2; exit 1 ;; esac
     for _ in $(seq 400); do [ -z "$(cat "$cpu/cgroup.procs")" ] && break; sleep 0.05; done
+    [ -z "$(cat "$cpu/cgroup.procs")" ] || echo "$label: still running 20 s after it returned; its CPU is cut there" >&2
     c1=$(cat "$cpu/cpuacct.usage")
     awk -v l="$label" -v n="$n" -v s="$size" -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" \
         -v m="$(cat "$mem/memory.max_usage_in_bytes")" 'BEGIN {
