@@ -827,8 +827,18 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
             "0.2s",
         ],
     ));
-    std::thread::sleep(std::time::Duration::from_millis(2000));
+    // Killed once each disk's checkpoint names 8 MiB written (about 1 s
+    // into its 3 s write phase): the event, not a fixed sleep, which a
+    // loaded machine can outrun or fall behind.
+    let saved = |dev: &str| {
+        let path = state.path().join(format!("burnin-{}.json", dev.trim_start_matches("/dev/")));
+        let c: Option<serde_json::Value> =
+            std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        c.is_some_and(|c| c["at"]["done_until"].as_u64().is_some_and(|d| d >= 8 * MIB))
+    };
+    let began = wait_for(MINUTE, || devs.iter().all(|d| saved(d)));
     let quiet = String::from_utf8_lossy(&child.kill().stderr).into_owned();
+    assert!(began, "no checkpoint named 8 MiB written within a minute: {quiet}");
     assert!(quiet.contains("will DESTROY") && !quiet.contains(" burnin: /dev/"), "{quiet}");
     // Writes a killed process had in flight still land (the kernel ends
     // them after the process, and holds the disk open until then): wait
