@@ -237,6 +237,7 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
         ),
         ("end beyond the disk", ("end_byte", 32 * MIB), "start_byte..end_byte is 0..33554432"),
         ("unaligned start", ("start_byte", 512), "start_byte..end_byte is 512.."),
+        ("a block format never written", ("block_version", 3), "block_version is 3"),
     ] {
         edit(&|c| c[change.0] = change.1.into());
         refused(&resume1, says, &d[1].file);
