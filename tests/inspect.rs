@@ -422,7 +422,9 @@ fn a_check_and_a_burn_in_open_with_the_inspection_refuse_a_locked_drive_and_the_
     // The fleet report notes it, host by host.
     let fleet = arrayburn(&["report", json.to_str().unwrap()]).output_within(RUN);
     let ftext = String::from_utf8_lossy(&fleet.stdout);
-    assert!(ftext.contains("What the drives declared"), "{ftext}");
+    let ferr = String::from_utf8_lossy(&fleet.stderr);
+    // (It once printed nothing here in a full run; what it said goes with the failure.)
+    assert!(ftext.contains("What the drives declared"), "{:?}: {ftext}{ferr}", fleet.status);
     assert!(ftext.contains(&format!("{}: hours reset: SMART says 12 h", d[0].dev)), "{ftext}");
     // An inspection's own result read with it: its findings are the
     // fleet's (a run that found something), and it is listed with its host.
