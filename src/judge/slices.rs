@@ -115,8 +115,10 @@ fn group_level(levels: &[Option<f64>], groups: &[usize], g: usize) -> Option<f64
 /// The shared condition at slice `i`'s moment, from the slices of the
 /// other disks of its group nearest to it in time (as many as the group
 /// has other disks, at least two): each one's speed over its disk's level,
-/// a robust line through them read at slice `i`'s moment. 1 where it has no
-/// such peer.
+/// a robust line through them read at slice `i`'s moment, held within the
+/// conditions those slices showed (a line through two slices on one side
+/// of it, say a cache warming, runs on to zero or below: a condition never
+/// seen is not one to divide by). 1 where it has no such peer.
 fn condition(kept: &[SliceSpeed], i: usize, levels: &[Option<f64>], groups: &[usize]) -> f64 {
     let me = kept[i];
     let mut near: Vec<(f64, f64)> = (kept.iter())
@@ -127,7 +129,9 @@ fn condition(kept: &[SliceSpeed], i: usize, levels: &[Option<f64>], groups: &[us
     let others = in_group.count().saturating_sub(1);
     near.sort_by(|a, b| a.0.abs().total_cmp(&b.0.abs()));
     near.truncate(others.max(2));
-    theil_sen_at_zero(&near).unwrap_or(1.0)
+    let seen = (near.iter())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+    theil_sen_at_zero(&near).map_or(1.0, |c| c.clamp(seen.0, seen.1))
 }
 
 /// The Theil-Sen line through `points` (x, y), read at x = 0: the median of
@@ -277,6 +281,30 @@ mod tests {
         let (spreads, _) = spreads(&s, &[0, 0, 1, 1], &[true, true, true, false]);
         assert!((spreads[2].is_none()) && spreads[3].is_none(), "{spreads:?}");
         assert!((spreads[1].unwrap().pct - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_condition_read_beyond_its_slices_stays_within_what_they_showed() {
+        // Two disks read A-B-B-A; B's two slices, both after A's first,
+        // at 100 and 300 MB/s (a cache warming): the line through them
+        // runs below zero at A's first slice. CI once wrote a
+        // pct_of_peers of -425 from this, which the fleet report then
+        // refused as a damaged file.
+        let slice = |disk, round, at_s, mb_per_s| SliceSpeed { disk, round, at_s, mb_per_s };
+        let s = [
+            slice(0, 0, 0.5, 200.0),
+            slice(1, 0, 1.5, 100.0),
+            slice(1, 1, 2.5, 300.0),
+            slice(0, 1, 3.5, 200.0),
+        ];
+        let (spreads, moved) = spreads(&s, &[0, 0], &[true, true]);
+        for sp in spreads.iter().map(|sp| sp.unwrap()) {
+            for v in [sp.pct, sp.low, sp.high] {
+                assert!(v.is_finite() && v > 10.0 && v < 1000.0, "{sp:?}");
+            }
+        }
+        let moved = moved.unwrap();
+        assert!(moved.low_pct > 0.0 && moved.high_pct.is_finite(), "{moved:?}");
     }
 
     #[test]
