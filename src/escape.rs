@@ -16,10 +16,15 @@ fn is_control(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// Whether [`terminal`] would change `s`.
+pub fn needs_escape(s: &str) -> bool {
+    s.chars().any(is_control)
+}
+
 /// `s` with every control character shown as an escape (`\x1b`,
 /// `\u{202e}`), so it prints as one line of plain text on a terminal.
 pub fn terminal(s: &str) -> String {
-    if !s.chars().any(is_control) {
+    if !needs_escape(s) {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 8);

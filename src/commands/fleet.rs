@@ -7,7 +7,7 @@ use super::Outcome;
 use crate::cli::ReportArgs;
 use crate::document::Document;
 use crate::export::publish::{Outputs, Published, publish};
-use crate::fleet::{Doc, Skipped, files, is_fleet, judge, load};
+use crate::fleet::{Doc, Skipped, files, judge};
 use crate::judge::Thresholds;
 use crate::notify::Event;
 use crate::output::Output;
@@ -66,7 +66,7 @@ fn load_all(
                             return mine;
                         }
                         let p = &paths[i];
-                        mine.push((i, (!is_fleet(p)).then(|| load(p))));
+                        mine.push((i, crate::fleet::read(p).transpose()));
                     }
                 })
             })

@@ -227,28 +227,56 @@ pub(super) fn surely_same_host(a: (&str, Option<&str>), b: (&str, Option<&str>))
 
 /// Reads one result file; why not, in one line.
 pub fn load(path: &Path) -> Result<Doc, String> {
+    read(path)?.ok_or_else(|| {
+        format!(
+            "{}: an arrayburn fleet document, not a check's, burn-in's or inspection's result; give the results of check, burnin or inspect",
+            path.display()
+        )
+    })
+}
+
+/// The few fields that say what a file is, read before the rest.
+#[derive(serde::Deserialize)]
+struct Head {
+    kind: Option<Value>,
+    tool: Option<Value>,
+    schema_version: Option<Value>,
+}
+
+/// Reads one result file (None: a fleet report, `report --out`'s own, to
+/// pass over in a tree of results); why not, in one line. Parsed straight
+/// into the typed result, each string cleaned and each number checked on
+/// the way ([`sane::from_slice`]).
+pub fn read(path: &Path) -> Result<Option<Doc>, String> {
     let bytes = crate::input::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut v: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        if e.is_eof() {
-            format!(
+    let head = match serde_json::from_slice::<Head>(&bytes) {
+        Ok(h) => h,
+        // JSON, but not an object: no kind, no tool.
+        Err(e) if e.is_data() => Head { kind: None, tool: None, schema_version: None },
+        Err(e) if e.is_eof() => {
+            return Err(format!(
                 "{}: truncated (the JSON ends early; was the run or the copy cut short?)",
                 path.display()
-            )
-        } else {
-            format!("{}: not JSON ({e})", path.display())
+            ));
         }
-    })?;
-    let version = v["schema_version"].as_u64().unwrap_or(1);
+        Err(e) => return Err(format!("{}: not JSON ({e})", path.display())),
+    };
+    let kind = head.kind.unwrap_or(Value::Null);
+    let version = head.schema_version.and_then(|v| v.as_u64()).unwrap_or(1);
     // Before the shared header a check had no kind, a burn-in no tool.
-    let is_burnin = v["kind"] == "burnin";
-    let is_check = v["kind"] == "check" || (v["kind"].is_null() && v["tool"] == "arrayburn");
-    if let Some(other @ ("iozone" | "fleet")) = v["kind"].as_str() {
+    let is_burnin = kind == "burnin";
+    let is_check =
+        kind == "check" || (kind.is_null() && head.tool.is_some_and(|t| t == "arrayburn"));
+    if kind == "fleet" {
+        return Ok(None);
+    }
+    if kind == "iozone" {
         return Err(format!(
-            "{}: an arrayburn {other} document, not a check's, burn-in's or inspection's result; give the results of check, burnin or inspect",
+            "{}: an arrayburn iozone document, not a check's, burn-in's or inspection's result; give the results of check, burnin or inspect",
             path.display()
         ));
     }
-    if !is_check && !is_burnin && v["kind"] != "inspect" {
+    if !is_check && !is_burnin && kind != "inspect" {
         return Err(format!(
             "{}: not an arrayburn result (no \"tool\": \"arrayburn\" or \"kind\": \"burnin\")",
             path.display()
@@ -260,21 +288,23 @@ pub fn load(path: &Path) -> Result<Doc, String> {
             path.display()
         ));
     }
-    sane::clean(&mut v).map_err(|e| {
-        format!(
+    let why = |e: sane::Unread| match e {
+        sane::Unread::OutOfRange(e) => format!(
             "{}: {e}: the file is damaged or was edited; remove it from the inputs",
             path.display()
-        )
-    })?;
-    let typed = |e: serde_json::Error| {
-        format!("{}: an arrayburn result this version cannot read ({e})", path.display())
+        ),
+        sane::Unread::Json(e) => {
+            format!("{}: an arrayburn result this version cannot read ({e})", path.display())
+        }
     };
-    match v["kind"].as_str() {
-        Some("burnin") => serde_json::from_value(v).map(|r| Doc::Burnin(Box::new(r))),
-        Some("inspect") => serde_json::from_value(v).map(|r| Doc::Inspect(Box::new(r))),
-        _ => serde_json::from_value(v).map(|r| Doc::Check(Box::new(lean(r)))),
-    }
-    .map_err(typed)
+    let doc = if is_burnin {
+        Doc::Burnin(Box::new(sane::from_slice(&bytes).map_err(why)?))
+    } else if kind == "inspect" {
+        Doc::Inspect(Box::new(sane::from_slice(&bytes).map_err(why)?))
+    } else {
+        Doc::Check(Box::new(lean(sane::from_slice(&bytes).map_err(why)?)))
+    };
+    Ok(Some(doc))
 }
 
 /// A check's result without what the fleet never reads (each row's
@@ -291,15 +321,6 @@ fn lean(mut r: Report) -> Report {
         }
     }
     r
-}
-
-/// Whether `path` is a fleet report (`report --out` wrote it), not a run's
-/// result.
-pub fn is_fleet(path: &Path) -> bool {
-    crate::input::read(path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .is_some_and(|v| v["kind"] == "fleet")
 }
 
 /// The files named: a file as given, a directory searched (not through

@@ -21,7 +21,7 @@ mod runs;
 mod sane;
 
 use load::same_host;
-pub use load::{Doc, files, is_fleet, load};
+pub use load::{Doc, files, load, read};
 pub use runs::{Measured, RunFinding, run_findings};
 
 /// What a run was.
