@@ -21,6 +21,12 @@ pub fn needs_escape(s: &str) -> bool {
     s.chars().any(is_control)
 }
 
+/// As [`terminal`], borrowing `s` where it has nothing to escape (nearly
+/// always: a table of a fleet's disks cleans every cell).
+pub fn terminal_cow(s: &str) -> std::borrow::Cow<'_, str> {
+    if needs_escape(s) { terminal(s).into() } else { s.into() }
+}
+
 /// `s` with every control character shown as an escape (`\x1b`,
 /// `\u{202e}`), so it prints as one line of plain text on a terminal.
 pub fn terminal(s: &str) -> String {

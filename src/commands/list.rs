@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::Outcome;
 use crate::cli::ListArgs;
 use crate::device::{self, Identity, InUse, SystemPaths, sysfs};
-use crate::export::doc as text;
+use crate::export::doc::Grid;
 use crate::output::Output;
 use crate::units::human_bytes;
 
@@ -65,7 +65,7 @@ fn all(paths: &SystemPaths, include_virtual: bool) -> Vec<Entry> {
 }
 
 fn table(entries: &[Entry]) -> String {
-    let mut t = text::table(&[
+    let mut t = Grid::new(&[
         "Disk",
         "By-id",
         "Model",
@@ -88,7 +88,7 @@ fn table(entries: &[Entry]) -> String {
         let id = &e.identity;
         let by_id = id.by_id.as_deref().and_then(|p| p.rsplit('/').next()).unwrap_or("-");
         let uses: Vec<String> = e.in_use.iter().map(|u| u.to_string()).collect();
-        t.add_row(vec![
+        t.row(vec![
             e.path.clone(),
             by_id.to_string(),
             id.model.clone().unwrap_or_else(|| "-".into()),
@@ -111,5 +111,5 @@ fn table(entries: &[Entry]) -> String {
             if uses.is_empty() { "-".into() } else { uses.join("; ") },
         ]);
     }
-    format!("{}\n", text::show(&t))
+    format!("{}\n", t.text())
 }
