@@ -246,7 +246,7 @@ struct Head {
 /// Reads one result file (None: a fleet report, `report --out`'s own, to
 /// pass over in a tree of results); why not, in one line. Parsed straight
 /// into the typed result, each string cleaned and each number checked on
-/// the way ([`sane::from_slice`]).
+/// the way (`fleet::sane::from_slice`).
 pub fn read(path: &Path) -> Result<Option<Doc>, String> {
     let bytes = crate::input::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let head = match serde_json::from_slice::<Head>(&bytes) {
