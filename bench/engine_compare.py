@@ -15,24 +15,42 @@ reserves huge pages for fio's buffers and gives them back.
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fio_compare import GIB, drop_caches, fill, sh  # noqa: E402
 
 
+CGROUP = f"/sys/fs/cgroup/cpuacct/arrayburn-engine-{os.getpid()}"
+
+
 def timed(cmd, ok=(0,)):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    """Runs `cmd` in a cpuacct cgroup of its own: its output and the CPU
+    seconds of every process it started (arrayburn reads in a child its
+    parent does not wait for, which getrusage of the children would miss;
+    fio's jobs are counted the same way)."""
+    def usage():
+        return int(open(f"{CGROUP}/cpuacct.usage").read()) / 1e9
+
+    def procs():
+        return open(f"{CGROUP}/cgroup.procs").read().strip()
+
+    before = usage()
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       preexec_fn=lambda: open(f"{CGROUP}/cgroup.procs", "w").write(str(os.getpid())))
     if p.returncode not in ok:
         raise RuntimeError(f"{cmd}: exit {p.returncode}: {p.stderr}")
-    out = p.stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return out, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    for _ in range(200):
+        if not procs():
+            break
+        time.sleep(0.05)
+    else:
+        print(f"{cmd[0]}: still running 10 s after it returned; its CPU is cut there", file=sys.stderr)
+    return p.stdout, usage() - before
 
 
 def fio(devs, engine, depth, bs):
@@ -107,6 +125,7 @@ def main():
     hp = "/proc/sys/vm/nr_hugepages"
     hp_before = open(hp).read().strip()
     made = []
+    os.mkdir(CGROUP)
     try:
         # fio's shmhuge buffers: bs x depth per job, 2 MiB pages.
         need = args.array * max(depths) * (4 << 20) // (2 << 20) + 64
@@ -160,6 +179,7 @@ def main():
             if os.path.exists(path):
                 os.remove(path)
         open(hp, "w").write(f"{hp_before}\n")
+        os.rmdir(CGROUP)
 
 
 if __name__ == "__main__":
