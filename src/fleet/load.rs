@@ -249,7 +249,28 @@ struct Head {
 /// the way (`fleet::sane::from_slice`).
 pub fn read(path: &Path) -> Result<Option<Doc>, String> {
     let bytes = crate::input::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let head = match serde_json::from_slice::<Head>(&bytes) {
+    let Some(kind) = kind_of(path, &bytes)? else { return Ok(None) };
+    let why = |e: sane::Unread| match e {
+        sane::Unread::OutOfRange(e) => format!(
+            "{}: {e}: the file is damaged or was edited; remove it from the inputs",
+            path.display()
+        ),
+        sane::Unread::Json(e) => {
+            format!("{}: an arrayburn result this version cannot read ({e})", path.display())
+        }
+    };
+    Ok(Some(match kind {
+        RunKind::Burnin => Doc::Burnin(Box::new(sane::from_slice(&bytes).map_err(why)?)),
+        RunKind::Inspect => Doc::Inspect(Box::new(sane::from_slice(&bytes).map_err(why)?)),
+        _ => Doc::Check(Box::new(lean(sane::from_slice(&bytes).map_err(why)?))),
+    }))
+}
+
+/// What a file holds, from its few fields that say so: a check's, a
+/// burn-in's (or soak's) or an inspection's result; None for a fleet
+/// report; why not a result, in one line.
+fn kind_of(path: &Path, bytes: &[u8]) -> Result<Option<RunKind>, String> {
+    let head = match serde_json::from_slice::<Head>(bytes) {
         Ok(h) => h,
         // JSON, but not an object: no kind, no tool.
         Err(e) if e.is_data() => Head { kind: None, tool: None, schema_version: None },
@@ -264,47 +285,33 @@ pub fn read(path: &Path) -> Result<Option<Doc>, String> {
     let kind = head.kind.unwrap_or(Value::Null);
     let version = head.schema_version.and_then(|v| v.as_u64()).unwrap_or(1);
     // Before the shared header a check had no kind, a burn-in no tool.
-    let is_burnin = kind == "burnin";
     let is_check =
         kind == "check" || (kind.is_null() && head.tool.is_some_and(|t| t == "arrayburn"));
-    if kind == "fleet" {
-        return Ok(None);
-    }
-    if kind == "iozone" {
-        return Err(format!(
-            "{}: an arrayburn iozone document, not a check's, burn-in's or inspection's result; give the results of check, burnin or inspect",
-            path.display()
-        ));
-    }
-    if !is_check && !is_burnin && kind != "inspect" {
-        return Err(format!(
-            "{}: not an arrayburn result (no \"tool\": \"arrayburn\" or \"kind\": \"burnin\")",
-            path.display()
-        ));
-    }
+    let found = match () {
+        _ if kind == "fleet" => return Ok(None),
+        _ if kind == "burnin" => RunKind::Burnin,
+        _ if kind == "inspect" => RunKind::Inspect,
+        _ if is_check => RunKind::Check,
+        _ if kind == "iozone" => {
+            return Err(format!(
+                "{}: an arrayburn iozone document, not a check's, burn-in's or inspection's result; give the results of check, burnin or inspect",
+                path.display()
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "{}: not an arrayburn result (no \"tool\": \"arrayburn\" or \"kind\": \"burnin\")",
+                path.display()
+            ));
+        }
+    };
     if version > u64::from(SCHEMA_VERSION) {
         return Err(format!(
             "{}: schema_version {version} is newer than this arrayburn reads ({SCHEMA_VERSION}); use a newer arrayburn",
             path.display()
         ));
     }
-    let why = |e: sane::Unread| match e {
-        sane::Unread::OutOfRange(e) => format!(
-            "{}: {e}: the file is damaged or was edited; remove it from the inputs",
-            path.display()
-        ),
-        sane::Unread::Json(e) => {
-            format!("{}: an arrayburn result this version cannot read ({e})", path.display())
-        }
-    };
-    let doc = if is_burnin {
-        Doc::Burnin(Box::new(sane::from_slice(&bytes).map_err(why)?))
-    } else if kind == "inspect" {
-        Doc::Inspect(Box::new(sane::from_slice(&bytes).map_err(why)?))
-    } else {
-        Doc::Check(Box::new(lean(sane::from_slice(&bytes).map_err(why)?)))
-    };
-    Ok(Some(doc))
+    Ok(Some(found))
 }
 
 /// A check's result without what the fleet never reads (each row's
