@@ -16,22 +16,18 @@ fn is_control(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// Whether [`terminal`] would change `s`.
-pub fn needs_escape(s: &str) -> bool {
-    s.chars().any(is_control)
-}
-
-/// As [`terminal`], borrowing `s` where it has nothing to escape (nearly
-/// always: a table of a fleet's disks cleans every cell).
-pub fn terminal_cow(s: &str) -> std::borrow::Cow<'_, str> {
-    if needs_escape(s) { terminal(s).into() } else { s.into() }
-}
-
 /// `s` with every control character shown as an escape (`\x1b`,
 /// `\u{202e}`), so it prints as one line of plain text on a terminal.
 pub fn terminal(s: &str) -> String {
-    if !needs_escape(s) {
-        return s.to_string();
+    terminal_cow(s).into_owned()
+}
+
+/// As [`terminal`], borrowing `s` where it has nothing to escape (nearly
+/// always: every cell of a fleet's tables, every string of a result file
+/// read, is cleaned).
+pub fn terminal_cow(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(is_control) {
+        return s.into();
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
@@ -45,7 +41,7 @@ pub fn terminal(s: &str) -> String {
             }
         }
     }
-    out
+    out.into()
 }
 
 /// `s` with every control character but the line ends and tabs shown as

@@ -43,7 +43,7 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     Ok(outcome)
 }
 
-/// Each file read and cleaned (`fleet::load`), in the order given, on as
+/// Each file read and cleaned (`fleet::read`), in the order given, on as
 /// many threads as there are cores (parsing is what a fleet of thousands
 /// of results costs); None for a fleet report of an earlier `report --out`
 /// in the same tree (ours, not a result). None at all when a signal

@@ -4,9 +4,8 @@
 //! (`text`, `burnin`); this module only renders them and must not know
 //! any report's fields.
 
-use std::fmt::Write;
-
 use std::borrow::Cow;
+use std::fmt::Write;
 
 use unicode_width::UnicodeWidthStr;
 

@@ -227,12 +227,15 @@ pub(super) fn surely_same_host(a: (&str, Option<&str>), b: (&str, Option<&str>))
 
 /// Reads one result file; why not, in one line.
 pub fn load(path: &Path) -> Result<Doc, String> {
-    read(path)?.ok_or_else(|| {
-        format!(
-            "{}: an arrayburn fleet document, not a check's, burn-in's or inspection's result; give the results of check, burnin or inspect",
-            path.display()
-        )
-    })
+    read(path)?.ok_or_else(|| another_document(path, "fleet"))
+}
+
+/// Why an arrayburn document of another kind (`what`) is not a result.
+fn another_document(path: &Path, what: &str) -> String {
+    format!(
+        "{}: an arrayburn {what} document, not a check's, burn-in's or inspection's result; give the results of check, burnin or inspect",
+        path.display()
+    )
 }
 
 /// The few fields that say what a file is, read before the rest.
@@ -292,12 +295,7 @@ fn kind_of(path: &Path, bytes: &[u8]) -> Result<Option<RunKind>, String> {
         _ if kind == "burnin" => RunKind::Burnin,
         _ if kind == "inspect" => RunKind::Inspect,
         _ if is_check => RunKind::Check,
-        _ if kind == "iozone" => {
-            return Err(format!(
-                "{}: an arrayburn iozone document, not a check's, burn-in's or inspection's result; give the results of check, burnin or inspect",
-                path.display()
-            ));
-        }
+        _ if kind == "iozone" => return Err(another_document(path, "iozone")),
         _ => {
             return Err(format!(
                 "{}: not an arrayburn result (no \"tool\": \"arrayburn\" or \"kind\": \"burnin\")",

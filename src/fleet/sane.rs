@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::fmt;
+use std::fmt::{self, Write};
 
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess};
 use serde::de::{VariantAccess, Visitor};
@@ -121,7 +121,9 @@ impl State<'_> {
         let mut at = String::new();
         for seg in self.path.borrow().iter() {
             match seg {
-                Seg::Index(i) => at.push_str(&format!("[{i}]")),
+                Seg::Index(i) => {
+                    let _ = write!(at, "[{i}]");
+                }
                 Seg::Key(k, _) => {
                     if !at.is_empty() {
                         at.push('.');
@@ -219,10 +221,11 @@ struct Vis<'s, 'de, V> {
 }
 
 impl<'de, V: Visitor<'de>> Vis<'_, 'de, V> {
-    /// A map key seen: kept (cleaned) for its value's path and unit.
-    fn keep(&self, k: Cow<'de, str>) {
+    /// A map key seen: kept (cleaned) for its value's path and unit. Made
+    /// only for a key (a value's string costs nothing here).
+    fn keep(&self, k: impl FnOnce() -> Cow<'de, str>) {
         if self.key {
-            *self.st.key.borrow_mut() = Some(k);
+            *self.st.key.borrow_mut() = Some(k());
         }
     }
 }
@@ -262,31 +265,29 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Vis<'_, 'de, V> {
     }
 
     fn visit_str<E: de::Error>(self, x: &str) -> Result<V::Value, E> {
-        let clean = crate::escape::needs_escape(x).then(|| crate::escape::terminal(x));
-        self.keep(Cow::Owned(clean.clone().unwrap_or_else(|| x.to_string())));
+        let clean = crate::escape::terminal_cow(x);
+        self.keep(|| Cow::Owned(clean.to_string()));
         match clean {
-            Some(c) => self.v.visit_string(c),
-            None => self.v.visit_str(x),
+            Cow::Borrowed(x) => self.v.visit_str(x),
+            Cow::Owned(c) => self.v.visit_string(c),
         }
     }
 
     fn visit_borrowed_str<E: de::Error>(self, x: &'de str) -> Result<V::Value, E> {
-        match crate::escape::needs_escape(x) {
-            true => {
-                let clean = crate::escape::terminal(x);
-                self.keep(Cow::Owned(clean.clone()));
-                self.v.visit_string(clean)
-            }
-            false => {
-                self.keep(Cow::Borrowed(x));
-                self.v.visit_borrowed_str(x)
-            }
+        let clean = crate::escape::terminal_cow(x);
+        self.keep(|| clean.clone());
+        match clean {
+            Cow::Borrowed(x) => self.v.visit_borrowed_str(x),
+            Cow::Owned(c) => self.v.visit_string(c),
         }
     }
 
     fn visit_string<E: de::Error>(self, x: String) -> Result<V::Value, E> {
-        let x = if crate::escape::needs_escape(&x) { crate::escape::terminal(&x) } else { x };
-        self.keep(Cow::Owned(x.clone()));
+        let x = match crate::escape::terminal_cow(&x) {
+            Cow::Borrowed(_) => x,
+            Cow::Owned(c) => c,
+        };
+        self.keep(|| Cow::Owned(x.clone()));
         self.v.visit_string(x)
     }
 
