@@ -929,9 +929,10 @@ fn generate(
     empty: &crossbeam_channel::Receiver<AlignedBuf>,
     full: &crossbeam_channel::Sender<Filled>,
 ) {
+    let writer = pattern.writer(stamp);
     for chunk in chunks {
         let Ok(mut b) = empty.recv() else { return };
-        pattern.fill(b.slice_mut(chunk.len()), chunk.offset(), stamp);
+        writer.fill(b.slice_mut(chunk.len()), chunk.offset());
         if full.send((b, chunk)).is_err() {
             return;
         }
