@@ -32,6 +32,8 @@ const HUGE_PAGE: usize = 2 << 20;
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     layout: Layout,
+    /// Advised as huge pages (and kept as a spare when dropped).
+    huge: bool,
     /// Which allocation this is: never given to another, so a buffer
     /// registered with the kernel is told from a later one at the same
     /// address.
@@ -74,6 +76,13 @@ impl AlignedBuf {
     fn alloc(len: usize, align: usize, huge: bool) -> Self {
         let layout =
             Layout::from_size_align(len.max(1), align).expect("buffer layout").pad_to_align();
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if huge && let Some(ptr) = Spares::take(layout) {
+            // SAFETY: a spare is a live allocation of this layout that no
+            // buffer owns any more.
+            unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, layout.size()) };
+            return Self { ptr, layout, huge, id };
+        }
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
@@ -85,8 +94,7 @@ impl AlignedBuf {
         // SAFETY: ptr is valid for layout.size() writable bytes. Zeroing after
         // the advice makes the first touch fault in huge pages.
         unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, layout.size()) };
-        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Self { ptr, layout, id }
+        Self { ptr, layout, huge, id }
     }
 
     /// Which allocation this is (unique for the life of the process).
@@ -169,8 +177,49 @@ impl SharedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
+        if self.huge && Spares::keep(self.ptr, self.layout) {
+            return;
+        }
         // SAFETY: allocated in `new` with exactly this layout.
         unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// Huge-page buffers dropped, kept for the next buffer of their size (up
+/// to [`SPARE_BYTES`] together): a phase's buffers serve the next phase's
+/// (the burn-in's write then its read-back, the check's serial pass then
+/// its parallel one). A new buffer's first touch is the kernel zeroing its
+/// pages, which in a VM whose host has not backed them yet costs far more
+/// than the copy itself (a tenth of a burn-in's CPU, a fifth of a check's
+/// of eight memory-backed disks, docs/benchmarks.md); zeroing a spare again
+/// is a memset of memory already there.
+struct Spares(Vec<(NonNull<u8>, Layout)>);
+
+// SAFETY: the spares are allocations no buffer owns; they are reached only
+// under the mutex, to be handed out whole or freed.
+unsafe impl Send for Spares {}
+
+static SPARES: std::sync::Mutex<Spares> = std::sync::Mutex::new(Spares(Vec::new()));
+
+/// The most memory kept in spares.
+const SPARE_BYTES: usize = 256 << 20;
+
+impl Spares {
+    fn take(layout: Layout) -> Option<NonNull<u8>> {
+        let mut s = SPARES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let i = s.0.iter().position(|(_, l)| *l == layout)?;
+        Some(s.0.swap_remove(i).0)
+    }
+
+    /// Whether the allocation was kept (else the caller frees it).
+    fn keep(ptr: NonNull<u8>, layout: Layout) -> bool {
+        let mut s = SPARES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let held: usize = s.0.iter().map(|(_, l)| l.size()).sum();
+        if held + layout.size() > SPARE_BYTES {
+            return false;
+        }
+        s.0.push((ptr, layout));
+        true
     }
 }
 
@@ -268,6 +317,24 @@ impl Iterator for Chunks {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_dropped_huge_buffer_serves_the_next_of_its_size_zeroed_under_an_id_of_its_own() {
+        // A size no other test asks for, so none takes the spare between.
+        let len = (3 << 20) + 4096 * 7;
+        let mut a = AlignedBuf::new(len);
+        a.slice_mut(len).fill(0x5a);
+        let (at, id) = (a.as_ptr(), a.id());
+        drop(a);
+        let mut b = AlignedBuf::new(len);
+        assert_eq!(b.as_ptr(), at, "the spare, not a new allocation");
+        assert_ne!(b.id(), id, "registered with a ring, it is another buffer");
+        assert!(b.slice_mut(len).iter().all(|x| *x == 0), "zeroed again");
+        // Small buffers are not kept; spares stop at their bound.
+        assert!(!AlignedBuf::new(4096).huge);
+        let layout = Layout::from_size_align(SPARE_BYTES + HUGE_PAGE, HUGE_PAGE).unwrap();
+        assert!(!Spares::keep(NonNull::dangling(), layout), "more than the bound");
+    }
 
     #[test]
     fn buffer_is_aligned_and_reusable() {
