@@ -4,7 +4,7 @@
 # memory-backed read at once (aggregate and max/min disk). Needs root.
 # Prints Markdown tables for docs/benchmarks.md. Options go to
 # bench/engine_compare.py (--rounds N, --depths 1,2,4,8,16, --block B,
-# --shm-size, --disk-size, --disk-dir, --array N, --array-size).
+# --shm-size, --disk-size, --disk-dir, --array N, --array-size, --array-only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v fio >/dev/null || { apt-get update -qq && apt-get install -y -qq fio >/dev/null; }

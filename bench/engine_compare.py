@@ -116,6 +116,7 @@ def main():
     ap.add_argument("--array-size", type=int, default=GIB // 2)
     ap.add_argument("--against", help="another arrayburn binary (an earlier build) read alongside")
     ap.add_argument("--no-fio", action="store_true", help="compare arrayburn builds only")
+    ap.add_argument("--array-only", action="store_true", help="the disks read at once only")
     args = ap.parse_args()
     if args.no_fio and not args.against:
         ap.error("--no-fio compares two arrayburn builds: give the earlier one with --against")
@@ -139,15 +140,20 @@ def main():
                 made[-1][0] = dev
                 return dev
 
-            shm = loop("/dev/shm", args.shm_size, False)
-            disk = loop(args.disk_dir, args.disk_size, True)
+            cases = []
+            if not args.array_only:
+                shm = loop("/dev/shm", args.shm_size, False)
+                disk = loop(args.disk_dir, args.disk_size, True)
+                cases += [
+                    (f"one memory-backed loop ({args.shm_size // GIB} GiB)", [shm], False),
+                    (f"one disk-backed loop ({args.disk_size // GIB} GiB, --direct-io=on, caches dropped)",
+                     [disk], True),
+                ]
             array = [loop("/dev/shm", args.array_size, False) for _ in range(args.array)]
+            cases.append((f"{args.array} memory-backed loops at once ({args.array_size >> 20} MiB each)",
+                          array, False))
 
-            for title, devs, cold in [
-                (f"one memory-backed loop ({args.shm_size // GIB} GiB)", [shm], False),
-                (f"one disk-backed loop ({args.disk_size // GIB} GiB, --direct-io=on, caches dropped)", [disk], True),
-                (f"{args.array} memory-backed loops at once ({args.array_size >> 20} MiB each)", array, False),
-            ]:
+            for title, devs, cold in cases:
                 readers = {"arrayburn": args.binary}
                 if args.against:
                     readers["earlier build"] = args.against

@@ -164,9 +164,9 @@ pub fn fill(buf: &mut [u8], offset: u64, stamp: Stamp) {
 /// messages of one length, `crc(a ^ b) = crc(a) ^ crc(b) ^ crc(0)`. A
 /// block's first 4,092 bytes are the XOR of the header with its offset
 /// taken as zero (one CRC per pass), the offset (the same for every pass:
-/// [`Parts`]), the pass's table turned by `r` words with the header's bytes
+/// `Parts`), the pass's table turned by `r` words with the header's bytes
 /// taken as zero (one CRC per turn, 512 per pass) and the key repeated in
-/// every word (bit by bit, [`Parts`]). The bytes written are the same as
+/// every word (bit by bit, `Parts`). The bytes written are the same as
 /// [`fill`]'s (a unit test holds it), at the cost of the copy alone.
 pub struct Writer {
     stamp: Stamp,
