@@ -415,7 +415,7 @@ impl Verifying {
     }
 }
 
-/// What the generator hands the writer, and the reader the checker.
+/// A buffer filled with the blocks of its chunk, to be written.
 type Filled = (AlignedBuf, Chunk);
 /// A read that landed, or the read the disk gave no answer to.
 type Read = Result<Landed, Chunk>;
@@ -555,7 +555,7 @@ impl BurnPass<'_> {
         }
     }
 
-    /// Writes what the generator fills: room made for each write (or, a
+    /// Writes the buffers `filled` makes: room made for each write (or, a
     /// checkpoint being due, every write in flight landed and counted, the
     /// flush, the save) and the write started. How the feeding ended early,
     /// if it did.
