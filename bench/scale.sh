@@ -9,7 +9,7 @@
 # buffers first, and the page cache of the files it writes). Needs root;
 # makes its own devices and cgroups and removes exactly those.
 #
-#   bench/scale.sh [--sizes "32 128"] [--counts "8 64"] [--sample 2s] [--runs "check burnin"]
+#   [ARRAYBURN=BIN] bench/scale.sh [--sizes "32 128"] [--counts "8 64"] [--sample 2s] [--runs "check burnin"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes="32 128" counts="8 64" sample=2s runs="check burnin"
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 cargo build --release --quiet
-bin=$PWD/target/release/arrayburn
+bin=${ARRAYBURN:-$PWD/target/release/arrayburn}
 devs=() files=()
 cpu=/sys/fs/cgroup/cpuacct/arrayburn-scale-$$
 mem=/sys/fs/cgroup/memory/arrayburn-scale-$$
