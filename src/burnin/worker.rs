@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use super::block::{BLOCK, Pattern, Stamp};
 use super::record::{At, Class, DiskBurn, Phase, Span, SurfacePoint, describe};
 use super::targets::Target;
-use crossbeam_channel::bounded;
+use crossbeam_channel::unbounded;
 
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::{
@@ -510,7 +510,9 @@ impl BurnPass<'_> {
         };
         let mut w = Writing::new(&t, size, from, pass);
         let buffers = 2 + sweep.depth();
-        let (empty_tx, empty_rx) = bounded::<AlignedBuf>(buffers);
+        // The free buffers: handed back in this same thread, so a send must
+        // never wait (unbounded, though there are `buffers` of them).
+        let (empty_tx, empty_rx) = unbounded::<AlignedBuf>();
         for b in sweep.buffers(buffers, size) {
             let _ = empty_tx.send(b);
         }
@@ -734,7 +736,7 @@ impl BurnPass<'_> {
         let (mut sweep, mut probe) = self.open((from, until), Class::ReadError, out)?;
         let mut v = Verifying::new(check, (from, until), Stretches::new(&t, size, from, pass));
         let buffers = 2 + sweep.depth();
-        let (empty_tx, empty_rx) = bounded::<AlignedBuf>(buffers);
+        let (empty_tx, empty_rx) = unbounded::<AlignedBuf>();
         for b in sweep.buffers(buffers, size) {
             let _ = empty_tx.send(b);
         }
