@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use super::block::{BLOCK, Pattern, Stamp};
 use super::record::{At, Class, DiskBurn, Phase, Span, SurfacePoint, describe};
 use super::targets::Target;
-use crossbeam_channel::unbounded;
 
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::{
@@ -509,23 +508,14 @@ impl BurnPass<'_> {
             return false;
         };
         let mut w = Writing::new(&t, size, from, pass);
-        let buffers = 2 + sweep.depth();
-        // The free buffers: handed back in this same thread, so a send must
-        // never wait (unbounded, though there are `buffers` of them).
-        let (empty_tx, empty_rx) = unbounded::<AlignedBuf>();
-        for b in sweep.buffers(buffers, size) {
-            let _ = empty_tx.send(b);
-        }
+        let free = Free::of(&mut sweep, size);
         let writer = self.job.pattern.writer(self.stamp);
-        // At most `depth` buffers are in flight and a landed one comes back
-        // before the next is filled, so one is always free; a new one if
-        // not, never a chunk left out.
         let filled = Chunks::span(from, t.end, size as u64).map(|chunk| {
-            let mut b = empty_rx.try_recv().unwrap_or_else(|_| AlignedBuf::new(size));
+            let mut b = free.take();
             writer.fill(b.slice_mut(chunk.len()), chunk.offset());
             (b, chunk)
         });
-        let mut lands = Lands { probe: &mut probe, empty: &empty_tx };
+        let mut lands = Lands { probe: &mut probe, free: &free };
         let mut halted = self.feed(&mut sweep, filled, &mut lands, &mut w, out, save);
         if halted != Some(Halt::Hung)
             && let Some(h) = self.drain(&mut sweep, &mut lands, &mut w, out)
@@ -641,7 +631,7 @@ impl BurnPass<'_> {
             }
             self.rewrite(lands.probe, buf.slice_mut(chunk.len()), at, out)?;
         }
-        let _ = lands.empty.send(buf);
+        lands.free.give(buf);
         w.pos = at + len;
         out.written_bytes += len;
         w.stretch.add(out, pass, Phase::Write, len, w.pos, w.pos == t.end);
@@ -735,22 +725,15 @@ impl BurnPass<'_> {
         self.job.live.set(pass, stage);
         let (mut sweep, mut probe) = self.open((from, until), Class::ReadError, out)?;
         let mut v = Verifying::new(check, (from, until), Stretches::new(&t, size, from, pass));
-        let buffers = 2 + sweep.depth();
-        let (empty_tx, empty_rx) = unbounded::<AlignedBuf>();
-        for b in sweep.buffers(buffers, size) {
-            let _ = empty_tx.send(b);
-        }
+        let free = Free::of(&mut sweep, size);
         let mut chunks = Chunks::span(from, until, size as u64);
-        // At most `depth` in flight and one being checked: a buffer is
-        // always free (a new one if not, never a chunk left out).
         let mut refill = |sweep: &mut Sweep| {
             while sweep.room() && !self.job.over() {
                 let Some(chunk) = chunks.next() else { break };
-                let b = empty_rx.try_recv().unwrap_or_else(|_| AlignedBuf::new(size));
-                sweep.start(Direction::Read, b, chunk);
+                sweep.start(Direction::Read, free.take(), chunk);
             }
         };
-        let mut lands = Lands { probe: &mut probe, empty: &empty_tx };
+        let mut lands = Lands { probe: &mut probe, free: &free };
         let mut go_on = true;
         loop {
             refill(&mut sweep);
@@ -816,7 +799,7 @@ impl BurnPass<'_> {
                 }
             }
         }
-        let _ = lands.empty.send(buf);
+        lands.free.give(buf);
         self.counted(chunk, v, out, save);
         true
     }
@@ -938,7 +921,36 @@ impl BurnPass<'_> {
 /// pinpoints a failure, and where its buffer goes back to.
 struct Lands<'a> {
     probe: &'a mut Probe,
-    empty: &'a crossbeam_channel::Sender<AlignedBuf>,
+    free: &'a Free,
+}
+
+/// A phase's free buffers, 2 + depth of them, taken and given back in the
+/// disk's own thread. At most `depth` are in flight and one is being
+/// filled or checked, so one is always free when another is taken; a new
+/// one if not (never a chunk left out), let go when given back.
+struct Free {
+    bufs: std::cell::RefCell<Vec<AlignedBuf>>,
+    size: usize,
+}
+
+impl Free {
+    fn of(sweep: &mut Sweep, size: usize) -> Self {
+        let bufs = sweep.buffers(2 + sweep.depth(), size);
+        Self { bufs: std::cell::RefCell::new(bufs), size }
+    }
+
+    fn take(&self) -> AlignedBuf {
+        self.bufs.borrow_mut().pop().unwrap_or_else(|| AlignedBuf::new(self.size))
+    }
+
+    /// Keeps `b` for the next chunk, without growing (no allocation
+    /// between the requests).
+    fn give(&self, b: AlignedBuf) {
+        let mut bufs = self.bufs.borrow_mut();
+        if bufs.len() < bufs.capacity() {
+            bufs.push(b);
+        }
+    }
 }
 
 #[cfg(test)]
