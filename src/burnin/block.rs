@@ -350,7 +350,8 @@ fn parts() -> &'static Parts {
 }
 
 /// Version 2's table: one block's worth of a xorshift64* stream seeded by
-/// the run and pass alone, made once per buffer filled.
+/// the run and pass alone, made once per pass's writer (and per block
+/// regenerated for a comparison).
 fn table(stamp: Stamp) -> [u64; WORDS] {
     let mut bytes = [0u8; BLOCK];
     payload_v1(&mut bytes, mix(stamp.run ^ (u64::from(stamp.pass) << 48)) | 1);
