@@ -8,17 +8,22 @@
 # I/O). `--against BIN` runs an older arrayburn beside this one. Needs root,
 # badblocks (e2fsprogs); fio runs where it is installed.
 #
-#   bench/burnin-compare.sh [--rounds 3] [--size-mib 1024] [--backing shm|disk|both] [--against BIN]
+#   bench/burnin-compare.sh [--rounds 3] [--size-mib 1024] [--backing shm|disk|both] [--against BIN] [--no-fio]
+#
+# The medians at the end are what to compare; a tool run right after fio
+# can cost more than after the others in this VM, so `--no-fio` leaves fio out
+# when only arrayburn against badblocks is wanted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=3 size=1024 backing=both against=
+rounds=3 size=1024 backing=both against= fio=yes
 while [ $# -gt 0 ]; do
     case $1 in
         --rounds) rounds=$2; shift 2 ;;
         --size-mib) size=$2; shift 2 ;;
         --backing) backing=$2; shift 2 ;;
         --against) against=$2; shift 2 ;;
-        *) echo "usage: $0 [--rounds N] [--size-mib N] [--backing shm|disk|both] [--against BIN]" >&2; exit 2 ;;
+        --no-fio) fio=no; shift ;;
+        *) echo "usage: $0 [--rounds N] [--size-mib N] [--backing shm|disk|both] [--against BIN] [--no-fio]" >&2; exit 2 ;;
     esac
 done
 case $backing in
@@ -43,7 +48,7 @@ cleanup() {
 trap cleanup EXIT
 tools=(arrayburn badblocks)
 [ -n "$against" ] && tools+=(arrayburn-before)
-command -v fio >/dev/null && tools+=(fio)
+[ "$fio" = yes ] && command -v fio >/dev/null && tools+=(fio)
 mkdir "$cg"
 run() { # command...: prints "wall_s cpu_s" (exit 3 is a lone disk not judged: no failure)
     local t0 t1 c0 c1 rc=0
@@ -82,6 +87,24 @@ for dir in "${dirs[@]}"; do
             read -r wall cpu <<<"$out"
             per=$(awk -v c="$cpu" -v g="$gib" 'BEGIN{printf "%.3f", c/g}')
             echo "| $kind | $r | $tool | $wall | $cpu | $per |"
+            echo "$kind $tool $wall $per" >> "$state/rows"
         done
+    done
+done
+# The medians of every tool on every backing, and each tool's CPU per GiB
+# against badblocks' on the same backing (median to median).
+echo
+echo "| backing | tool | median wall s | median CPU s/GiB | CPU vs badblocks |"
+echo "|---|---|---|---|---|"
+for kind in memory disk; do
+    for tool in "${tools[@]}"; do
+        rows=$(awk -v k="$kind" -v t="$tool" '$1 == k && $2 == t' "$state/rows")
+        [ -n "$rows" ] || continue
+        med() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+        wall=$(awk '{print $3}' <<<"$rows" | med)
+        per=$(awk '{print $4}' <<<"$rows" | med)
+        bb=$(awk -v k="$kind" '$1 == k && $2 == "badblocks" {print $4}' "$state/rows" | med)
+        awk -v k="$kind" -v t="$tool" -v w="$wall" -v p="$per" -v b="$bb" \
+            'BEGIN{printf "| %s | %s | %.2f | %.3f | %.2fx |\n", k, t, w, p, p / b}'
     done
 done
