@@ -8,18 +8,23 @@
 # cgroup's max_usage_in_bytes (the anonymous memory the run touches, its
 # buffers first, and the page cache of the files it writes). Needs root;
 # makes its own devices and cgroups and removes exactly those.
+# `--throttle MBPS` holds every disk's reads and writes to MBPS MB/s (a
+# blkio cgroup around the run), so that every disk is in its phase at once
+# and the peak is the bound (without it, small fast disks finish their
+# phases at different moments).
 #
-#   [ARRAYBURN=BIN] bench/scale.sh [--sizes "32 128"] [--counts "8 64"] [--sample 2s] [--runs "check burnin"]
+#   [ARRAYBURN=BIN] bench/scale.sh [--sizes "32 128"] [--counts "8 64"] [--sample 2s] [--runs "check burnin"] [--throttle MBPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sizes="32 128" counts="8 64" sample=2s runs="check burnin"
+sizes="32 128" counts="8 64" sample=2s runs="check burnin" throttle=
 while [ $# -gt 0 ]; do
     case $1 in
         --sizes) sizes=$2; shift 2 ;;
         --counts) counts=$2; shift 2 ;;
         --sample) sample=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
-        *) echo "usage: $0 [--sizes \"MiB ...\"] [--counts \"N ...\"] [--sample DUR] [--runs \"check burnin\"]" >&2; exit 2 ;;
+        --throttle) throttle=$2; shift 2 ;;
+        *) echo "usage: $0 [--sizes \"MiB ...\"] [--counts \"N ...\"] [--sample DUR] [--runs \"check burnin\"] [--throttle MBPS]" >&2; exit 2 ;;
     esac
 done
 cargo build --release --quiet
@@ -27,6 +32,7 @@ bin=${ARRAYBURN:-$PWD/target/release/arrayburn}
 devs=() files=()
 cpu=/sys/fs/cgroup/cpuacct/arrayburn-scale-$$
 mem=/sys/fs/cgroup/memory/arrayburn-scale-$$
+blk=/sys/fs/cgroup/blkio/arrayburn-scale-$$
 work=$(mktemp -d)
 teardown() {
     local d
@@ -34,9 +40,9 @@ teardown() {
     rm -f "${files[@]}"
     devs=() files=()
 }
-cleanup() { teardown; rm -rf "$work"; rmdir "$cpu" "$mem" 2>/dev/null || true; }
+cleanup() { teardown; rm -rf "$work"; rmdir "$cpu" "$mem" "$blk" 2>/dev/null || true; }
 trap cleanup EXIT
-mkdir "$cpu" "$mem"
+mkdir "$cpu" "$mem" "$blk"
 attach() { # N SIZE_MIB
     local i f
     for i in $(seq "$1"); do
@@ -44,6 +50,11 @@ attach() { # N SIZE_MIB
         files+=("$f")
         head -c $(($2 << 20)) /dev/urandom >"$f"
         devs+=("$(losetup -f --show --direct-io=on "$f")")
+        if [ -n "$throttle" ]; then
+            local mm=$(lsblk -dno MAJ:MIN "${devs[-1]}" | tr -d ' ')
+            echo "$mm $((throttle * 1000000))" > "$blk/blkio.throttle.read_bps_device"
+            echo "$mm $((throttle * 1000000))" > "$blk/blkio.throttle.write_bps_device"
+        fi
     done
 }
 measure() { # label disks size json command...: one table row
@@ -52,6 +63,7 @@ measure() { # label disks size json command...: one table row
     echo 0 > "$mem/memory.max_usage_in_bytes"
     c0=$(cat "$cpu/cpuacct.usage") t0=$(date +%s.%N)
     (echo "$BASHPID" > "$cpu/cgroup.procs"; echo "$BASHPID" > "$mem/cgroup.procs"
+        echo "$BASHPID" > "$blk/cgroup.procs"
         exec "$@" >/dev/null 2>"$work/err") || rc=$?
     t1=$(date +%s.%N)
     # Exit 0, 1 (a finding) and 3 (not judged) are verdicts; anything else failed.

@@ -924,10 +924,12 @@ struct Lands<'a> {
     free: &'a Free,
 }
 
-/// A phase's free buffers, 2 + depth of them, taken and given back in the
+/// A phase's free buffers, 1 + depth of them, taken and given back in the
 /// disk's own thread. At most `depth` are in flight and one is being
-/// filled or checked, so one is always free when another is taken; a new
-/// one if not (never a chunk left out), let go when given back.
+/// filled or checked (a write's buffer is filled before it waits for room;
+/// a read is refilled for while the one that landed waits to be checked),
+/// so one is free whenever another is taken; a new one if not (never a
+/// chunk left out), let go when given back.
 struct Free {
     bufs: std::cell::RefCell<Vec<AlignedBuf>>,
     size: usize,
@@ -935,12 +937,16 @@ struct Free {
 
 impl Free {
     fn of(sweep: &mut Sweep, size: usize) -> Self {
-        let bufs = sweep.buffers(2 + sweep.depth(), size);
+        let bufs = sweep.buffers(1 + sweep.depth(), size);
         Self { bufs: std::cell::RefCell::new(bufs), size }
     }
 
     fn take(&self) -> AlignedBuf {
-        self.bufs.borrow_mut().pop().unwrap_or_else(|| AlignedBuf::new(self.size))
+        self.bufs.borrow_mut().pop().unwrap_or_else(|| {
+            #[cfg(test)]
+            tests::BEYOND.with(|n| n.set(n.get() + 1));
+            AlignedBuf::new(self.size)
+        })
     }
 
     /// Keeps `b` for the next chunk, without growing (no allocation
@@ -964,6 +970,11 @@ mod tests {
     use crate::io::{Medium, ThreadIo};
 
     const MIB: u64 = 1 << 20;
+
+    thread_local! {
+        /// Buffers a phase of this thread made beyond its 1 + depth.
+        pub(super) static BEYOND: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
 
     /// A disk in memory: what is written is kept, except where a test
     /// makes it fail.
@@ -1069,6 +1080,21 @@ mod tests {
         assert_eq!((b.written_bytes, b.verified_bytes), (4 * MIB, 4 * MIB));
         assert_eq!((b.passes_done, b.total_bad()), (1, 0), "{:?}", b.findings);
         assert!(!b.device_gone && !b.interrupted);
+    }
+
+    #[test]
+    fn a_pass_takes_no_buffer_beyond_those_in_flight_and_one() {
+        BEYOND.with(|n| n.set(0));
+        // A failing write and a torn block too: the rewrite and the reread
+        // work in the buffer that landed, not in another.
+        let fake = Fake {
+            fail_write: Some(MIB..MIB + 4096),
+            torn: Some((2 * MIB, 3)),
+            ..Fake::sized(4 * MIB)
+        };
+        let b = burn_fake(fake, 4 * MIB);
+        assert_eq!(b.passes_done, 1, "{:?}", b.findings);
+        assert_eq!(BEYOND.with(|n| n.get()), 0, "buffers made beyond 1 + depth");
     }
 
     #[test]
