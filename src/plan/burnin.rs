@@ -471,11 +471,11 @@ fn shell_word(w: &str) -> String {
 }
 
 /// Refuses buffers beyond the memory the run may have: each disk's phase
-/// holds its queue depth of blocks and two more (the one being filled or
-/// checked, the one waiting), all disks at once. A resume's block is its
+/// holds its queue depth of blocks and one more (the one being filled or
+/// checked), all disks at once. A resume's block is its
 /// checkpoint's; the one asked for is checked here (at most the same).
 fn check_memory(points: &[Checkpoint], depth: usize) -> Result<()> {
-    let (per_disk, disks) = (depth as u64 + 2, points.len() as u64);
+    let (per_disk, disks) = (depth as u64 + 1, points.len() as u64);
     let block = points.first().map_or(0, |c| c.io_bytes);
     let shown = crate::units::human_bytes_binary(block);
     let what = format!("{per_disk} × {shown} per disk, {disks} disk(s)");
