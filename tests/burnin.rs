@@ -1655,6 +1655,50 @@ fn a_disk_slow_only_while_every_disk_was_written_is_re_measured_alone_and_cleare
 }
 
 #[test]
+fn two_disks_each_slower_in_one_phase_are_both_re_measured_and_cleared() {
+    need_root!();
+    let _l = device_lock();
+    // Two disks, each slower than the other in one phase while both run:
+    // the first's writes held to 14 MB/s against 20, the second's reads to
+    // 21 against 30. Neither had a clean peer to be re-measured beside, so
+    // both were told to be moved and burned again (a full suite's load once
+    // did this to two healthy disks). Now each is re-measured beside the
+    // other, with the limits made equal: both cleared.
+    let d = disks(2, 48 << 20);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let t = writes_at(&d, 20_000_000);
+    t.limit_write(&d[0], 14_000_000);
+    t.limit(&d[0], 30_000_000);
+    t.limit(&d[1], 21_000_000);
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let state = tempdir();
+    let mut a = vec!["burnin", "--state", state.path().to_str().unwrap()];
+    a.extend(["--destructive", "--yes", "--smart", "off", "--block", "1m"]);
+    a.extend(["--json", json.to_str().unwrap()]);
+    a.extend(&devs);
+    let child = t.command(&a).start();
+    let said = child
+        .wait_line("the re-measurement to begin", RUN, |l| l.contains("re-measuring it alone"));
+    assert!(said.contains(&format!("{}: slower than its peers", devs[0])), "{said}");
+    assert!(said.ends_with(&format!("in turn with {}", devs[1])), "{said}");
+    t.limit_write(&d[0], 20_000_000);
+    t.limit(&d[1], 30_000_000);
+    let out = child.wait(RUN);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let (first, second) = (&doc["disks"][0], &doc["disks"][1]);
+    assert!(first["write_pct_of_peers"].as_f64().unwrap() < 92.0, "{first}");
+    assert!(second["verify_pct_of_peers"].as_f64().unwrap() < 92.0, "{second}");
+    assert_eq!(first["remeasured"]["write"]["verdict"], "ok", "{first}");
+    assert_eq!(second["remeasured"]["verify"]["verdict"], "ok", "{second}");
+    for disk in [first, second] {
+        assert_eq!(disk["verdict"], "healthy", "{disk}");
+    }
+}
+
+#[test]
 fn a_big_block_is_allowed_the_time_its_size_needs() {
     need_root!();
     let _l = device_lock();

@@ -299,8 +299,11 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
 /// The disks the run called slow against their peers on speed alone
 /// (nothing else found, not slowing from pass to pass), each with the peer
 /// to re-measure it in turn with: a disk of its group with nothing found,
-/// its speed nearest its group's median. A disk without such a peer keeps
-/// its verdict.
+/// its speed nearest its group's median; where every other disk of its
+/// group was called slow too, one called slow on speed alone (two disks,
+/// each slower than the other in one phase: the turns alone say which, if
+/// either, is slower, phase by phase). A disk without a peer keeps its
+/// verdict.
 pub fn suspects(disks: &[BurnFacts], th: &Thresholds) -> Vec<(usize, usize)> {
     let judged = verdicts(disks, th);
     let pct = |v: &BurnVerdict| v.write_pct.or(v.verify_pct);
@@ -312,11 +315,14 @@ pub fn suspects(disks: &[BurnFacts], th: &Thresholds) -> Vec<(usize, usize)> {
     (0..disks.len())
         .filter(|&i| speed_only(i))
         .filter_map(|i| {
+            let clean = |j: &usize| judged[*j].action.is_none();
             let fine = |j: &usize| {
-                *j != i && disks[*j].group == disks[i].group && judged[*j].action.is_none()
+                *j != i && disks[*j].group == disks[i].group && (clean(j) || speed_only(*j))
             };
             let off = |j: &usize| pct(&judged[*j]).map_or(f64::MAX, |p| (p - 100.0).abs());
-            let peer = (0..disks.len()).filter(fine).min_by(|a, b| off(a).total_cmp(&off(b)))?;
+            let peer = (0..disks.len())
+                .filter(fine)
+                .min_by(|a, b| (!clean(a)).cmp(&!clean(b)).then(off(a).total_cmp(&off(b))))?;
             Some((i, peer))
         })
         .collect()
@@ -549,6 +555,20 @@ mod tests {
     }
 
     #[test]
+    fn two_disks_each_slower_in_one_phase_are_each_re_measured_beside_the_other() {
+        let th = Thresholds::default();
+        // Writes 14 against 20 MB/s, reads 30 against 21: each under 92 %
+        // of the pair's median in one phase. Without a clean peer neither
+        // was re-measured, and both were told to be moved and burned again.
+        let facts = [disk(14.0, 30.0), disk(20.0, 21.0)];
+        assert!(verdicts(&facts, &th).iter().all(|v| v.action.is_some()));
+        assert_eq!(suspects(&facts, &th), [(0, 1), (1, 0)]);
+        // One with a finding of its own is never the peer.
+        let lost = BurnFacts { bad: vec![("corrupted", 4096)], ..disk(20.0, 21.0) };
+        assert_eq!(suspects(&[disk(14.0, 30.0), lost], &th), []);
+    }
+
+    #[test]
     fn a_disk_slow_on_speed_alone_is_re_measured_beside_the_peer_nearest_the_median() {
         let th = Thresholds::default();
         let lost = BurnFacts { bad: vec![("corrupted", 4096)], group: 2, ..disk(60.0, 100.0) };
@@ -566,6 +586,10 @@ mod tests {
         // one disk (no peer, not compared); the slow one is re-measured
         // beside disk 0 (the group's median).
         assert_eq!(suspects(&facts, &th), [(1, 0)]);
+        // A clean peer is taken before one called slow too.
+        let mut with_slow = facts.to_vec();
+        with_slow[0] = disk(100.0, 70.0);
+        assert_eq!(suspects(&with_slow, &th)[1], (1, 6));
         // Turns of the disk and of its peer, alternating, the disk at
         // `share` of the peer's 150 MB/s.
         let again = |share: &[f64]| {
