@@ -1743,9 +1743,10 @@ fn readings_no_sensor_can_make_are_named_and_not_believed() {
     let t = writes_at(&d, 16_000_000);
     // Two recorded NVMe drives: the first's sensor reads 300 °C once during
     // the run (a sensor or firmware fault, not a fire: "check the chassis
-    // cooling" was said, and the chart scaled to it); the second runs at 90
-    // °C while its limits read 255 °C (not believed: the NVMe default, 75
-    // °C, applies, and it is too hot).
+    // cooling" was said, and the chart scaled to it; now it is named as
+    // what it is, with when it came); the second runs at 90 °C while its
+    // limits read 1 °C (no drive is rated so: not believed, the NVMe
+    // default, 75 °C, applies, and it is too hot).
     let recorded = recorded_smart("nvme");
     let reading = |temp: i64, limit: i64| {
         let mut v = recorded.clone();
@@ -1756,7 +1757,7 @@ fn readings_no_sensor_can_make_are_named_and_not_believed() {
     };
     let readings = [
         vec![reading(40, 80), reading(300, 80), reading(41, 80)],
-        vec![reading(90, 255), reading(90, 255)],
+        vec![reading(90, 1), reading(90, 1)],
     ];
     let (out, doc) = burn_with_smart(&t, &d, &readings);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -1766,7 +1767,20 @@ fn readings_no_sensor_can_make_are_named_and_not_believed() {
     assert_eq!(disk(0)["verdict"], "healthy", "{}", disk(0));
     assert_eq!(disk(1)["temperature_limit"]["warning_c"], 75, "{}", disk(1));
     assert_eq!(disk(1)["verdict"], "recheck", "{}", disk(1));
-    assert!(text.contains("not believed: warning limit 255 °C (outside the -40..125 °C"), "{text}");
+    assert!(text.contains("not believed: warning limit 1 °C (outside the 40..100 °C"), "{text}");
+    let fault = disk(0)["sensor_faults"][0].as_str().unwrap_or_default();
+    assert!(
+        fault.starts_with("at ") && fault.contains("into the run: temperature 300 °C"),
+        "{}",
+        disk(0)
+    );
+    assert!(text.contains(&format!("not believed: {fault}")), "{text}");
+    assert_eq!(
+        disk(1)["sensor_faults"],
+        serde_json::Value::Null,
+        "said before the run: {}",
+        disk(1)
+    );
     // The result is the fleet's too: `report` reads it (it refused the
     // 300 °C as a damaged file).
     let dir = tempdir();

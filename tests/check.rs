@@ -558,6 +558,28 @@ fn a_faster_disk_is_marked_but_the_array_stays_healthy() {
 }
 
 #[test]
+fn a_disk_faster_in_the_parallel_pass_makes_no_group_of_the_others() {
+    need_root!();
+    let _l = device_lock();
+    // Disk 3 reads at 100 MB/s alone and at 160 beside the others (its
+    // other load gone): it gained, the others kept their speed. Nobody
+    // lost speed, so there is no group of the others behind a shared limit.
+    let (d, t) = throttled(4, 256 * MIB, |_| 100 * MB);
+    let r = check_watched(&t, &d, &["--sample", "2s", "--block", "1m"], |line| {
+        if line.contains("parallel pass: reading") {
+            t.limit(&d[3], 160 * MB);
+        }
+    });
+    let v = r.report.unwrap();
+    eprintln!("{}\n{}", r.stdout, r.stderr);
+    let kept = disk_rows(&v, "parallel")[3].pct_of_serial;
+    assert!(kept.is_some_and(|k| k > 130.0), "disk 3 gained in parallel: {kept:?}");
+    let groups: Vec<_> = v.passes.iter().flat_map(|p| &p.groups).collect();
+    assert!(groups.is_empty(), "no group: {groups:?}");
+    assert_eq!(r.code, 0, "{}", v.summary.message);
+}
+
+#[test]
 fn a_spread_sample_reads_every_spot_of_the_disk() {
     need_root!();
     let _l = device_lock();
@@ -792,6 +814,15 @@ fn a_disk_slow_only_while_the_serial_pass_read_it_is_re_measured_and_cleared() {
     assert_eq!(row.verdict, Verdict::Ok, "but it is not called slow: {row:?}");
     assert_eq!(r.code, 0, "{}", v.summary.message);
     assert!(r.stdout.contains("re-measured: ok") && r.stdout.contains("Verdict: HEALTHY"));
+    // The fleet report over this one result judges the disk by what the
+    // re-measurement settled, as the check did: nothing to act on.
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    std::fs::write(&json, r.json.unwrap().to_string()).unwrap();
+    let out = arrayburn(&["report", json.to_str().unwrap()]).output_within(RUN);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("HEALTHY") && !text.contains("SLOW"), "{text}");
 }
 
 #[test]

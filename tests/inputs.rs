@@ -94,6 +94,13 @@ fn bad_options_are_refused() {
     std::fs::write(rated.path(), "model,mb_per_s,source\nST4000NM0023,fast,me\n").unwrap();
     let shown = rated.path().display().to_string();
     refused(&["--rated", &shown, dev], &format!("--rated {shown}: row 1:"));
+    std::fs::write(rated.path(), "model,mb_per_s,source\nST4000NM0023,1e308,me\n").unwrap();
+    refused(
+        &["--rated", &shown, dev],
+        &format!(
+            "--rated {shown}: row 1: ST4000NM0023 is rated at 1e308 MB/s, more than any drive reads"
+        ),
+    );
     refused(&["--rated", "/nonexistent/rated.csv", dev], "--rated /nonexistent/rated.csv: ");
     refused(&["--block", "1000", dev], "is not a multiple of");
     refused(&["--max-errors", "0", dev], "--max-errors 0: give at least 1");

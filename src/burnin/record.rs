@@ -208,6 +208,15 @@ impl DiskBurn {
     }
 }
 
+/// A disk's temperatures read during the run, and the readings no sensor
+/// can make (a sensor or firmware fault), each named once, with when it
+/// first came.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Temps {
+    pub readings: Vec<TempReading>,
+    pub not_believed: Vec<String>,
+}
+
 /// A disk's temperature read during the run, and when (seconds since the
 /// disks started).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -64,16 +64,32 @@ pub struct Snapshot {
 /// sensor or firmware fault (300, 255, 65535, or -1 for "none").
 pub const SENSOR_C: std::ops::RangeInclusive<i64> = -40..=125;
 
+/// Temperature limits a drive can mean (°C): no drive is rated to run
+/// only below 40 °C or above 100 °C; a limit outside is a firmware fault
+/// (a limit of 1 °C would call every drive too hot).
+pub const LIMIT_C: std::ops::RangeInclusive<i64> = 40..=100;
+
 /// `c` where a sensor can mean it; else None, its words in `not_believed`.
 fn believed(c: Option<i64>, what: &str, not_believed: &mut Vec<String>) -> Option<i64> {
+    within(c, what, (&SENSOR_C, "a drive's sensor can read"), not_believed)
+}
+
+/// `c` where it lies in `range`; else None, its words in `not_believed`
+/// (`can`: what the range is, in words).
+fn within(
+    c: Option<i64>,
+    what: &str,
+    (range, can): (&std::ops::RangeInclusive<i64>, &str),
+    not_believed: &mut Vec<String>,
+) -> Option<i64> {
     let c = c?;
-    if SENSOR_C.contains(&c) {
+    if range.contains(&c) {
         return Some(c);
     }
     not_believed.push(format!(
-        "{what} {c} °C (outside the {}..{} °C a drive's sensor can read: a sensor or firmware fault, not used)",
-        SENSOR_C.start(),
-        SENSOR_C.end()
+        "{what} {c} °C (outside the {}..{} °C {can}: a sensor or firmware fault, not used)",
+        range.start(),
+        range.end()
     ));
     None
 }
@@ -126,8 +142,9 @@ impl DriveKind {
 /// `not_believed` and not used (the default for its kind applies then).
 fn limits(v: &Value, not_believed: &mut Vec<String>) -> Option<TempLimits> {
     let mut limit = |x: &Value, what: &str| {
-        let c = x.as_i64().filter(|c| *c > 0);
-        believed(c, what, not_believed).filter(|c| *c > 0)
+        // 0 is "no limit" in every format that has one.
+        let c = x.as_i64().filter(|c| *c != 0);
+        within(c, what, (&LIMIT_C, "a drive's temperature limit can be"), not_believed)
     };
     let nvme = &v["nvme_composite_temperature_threshold"];
     if let Some(w) = limit(&nvme["warning"], "warning limit") {
@@ -146,7 +163,7 @@ fn limits(v: &Value, not_believed: &mut Vec<String>) -> Option<TempLimits> {
             });
         }
     }
-    let trip = limit(&v["temperature"]["drive_trip"], "trip point").filter(|t| *t > 5)?;
+    let trip = limit(&v["temperature"]["drive_trip"], "trip point")?;
     Some(TempLimits {
         warning_c: trip - 5,
         critical_c: Some(trip),
@@ -442,6 +459,26 @@ mod tests {
         assert_eq!((s.temperature_c, s.limits), (None, None));
         assert_eq!(s.not_believed.len(), 2, "{:?}", s.not_believed);
         assert!(s.not_believed[0].starts_with("temperature 65535 °C (outside the -40..125 °C"));
+        // A limit no drive is rated to (1 °C would make every drive too
+        // hot, 110 °C none) is a firmware fault, named; the default holds.
+        let mut ata = fixture("ata.json");
+        ata["ata_sct_status"]["temperature"] =
+            serde_json::json!({"op_limit_max": 1, "limit_max": 110});
+        let s = parse(&ata).unwrap();
+        assert_eq!(s.limits, None, "{:?}", s.not_believed);
+        assert!(
+            s.not_believed[0].starts_with(
+                "operating limit 1 °C (outside the 40..100 °C a drive's temperature limit"
+            ),
+            "{:?}",
+            s.not_believed
+        );
+        ata["ata_sct_status"]["temperature"] =
+            serde_json::json!({"op_limit_max": 60, "limit_max": 70});
+        assert_eq!(
+            parse(&ata).unwrap().limits.map(|l| (l.warning_c, l.critical_c)),
+            Some((60, Some(70)))
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::DiskPlan;
-use super::record::{DiskBurn, TempReading, bytes_done};
+use super::record::{DiskBurn, TempReading, Temps, bytes_done};
 use super::smart;
 use super::state::Phase;
 use super::worker::{Live, Stage, Trouble};
@@ -50,7 +50,7 @@ pub fn burn_all(
     (soak, looks): (Option<Option<Instant>>, &Looks),
     (stop, told): (&StopFlag, Told),
     work: impl Fn(&DiskPlan, &Live) -> DiskBurn + Sync,
-) -> Vec<(DiskBurn, Vec<TempReading>)> {
+) -> Vec<(DiskBurn, Temps)> {
     let lives: Vec<Live> = disks.iter().map(|_| Live::default()).collect();
     std::thread::scope(|s| {
         let work = &work;
@@ -110,15 +110,29 @@ impl Watched<'_> {
             .collect()
     }
 
-    /// Each disk's temperature now, where its SMART was read before the run.
-    fn temperatures(&self, stop: &StopFlag) -> Vec<Option<i64>> {
+    /// Each disk's SMART now, where it was read before the run.
+    fn temperatures(&self, stop: &StopFlag) -> Vec<Option<smart::Snapshot>> {
         (self.disks.iter())
             .map(|d| {
                 d.point.smart_before.as_ref()?;
-                let now = smart::read(&d.target.dev.given, &|| stop.is_set());
-                now.ok().and_then(|s| s.temperature_c)
+                smart::read(&d.target.dev.given, &|| stop.is_set()).ok()
             })
             .collect()
+    }
+}
+
+/// A reading taken into a disk's temperatures: a temperature a sensor can
+/// mean kept, one it cannot named (once, with when it first came; not
+/// where SMART before the run said it already), never dropped without a
+/// word.
+fn noted(t: &mut Temps, now: Option<smart::Snapshot>, before: &[String], elapsed_s: f64) {
+    let Some(now) = now else { return };
+    t.readings.extend(now.temperature_c.map(|celsius| TempReading { elapsed_s, celsius }));
+    for words in now.not_believed.into_iter().filter(|w| !before.contains(w)) {
+        let at = crate::units::human_duration(Duration::from_secs_f64(elapsed_s));
+        if !t.not_believed.iter().any(|w| w.ends_with(&words)) {
+            t.not_believed.push(format!("at {at} into the run: {words}"));
+        }
     }
 }
 
@@ -141,9 +155,9 @@ fn watch(
     finished: impl Fn() -> Vec<bool>,
     (soak, looks): (Option<Option<Instant>>, &Looks),
     (stop, hand): (&StopFlag, Told),
-) -> Vec<Vec<TempReading>> {
+) -> Vec<Temps> {
     let phases = if soak.is_some() { 1 } else { 2 };
-    let mut temps: Vec<Vec<TempReading>> = vec![Vec::new(); disks.disks.len()];
+    let mut temps: Vec<Temps> = vec![Temps::default(); disks.disks.len()];
     let mut told: Vec<Option<Trouble>> = vec![None; disks.disks.len()];
     let started = Instant::now();
     let mut sampled = started;
@@ -168,8 +182,10 @@ fn watch(
         if sampled.elapsed() >= looks.smart_every {
             sampled = Instant::now();
             let elapsed_s = started.elapsed().as_secs_f64();
-            for (t, now) in temps.iter_mut().zip(disks.temperatures(stop)) {
-                t.extend(now.map(|celsius| TempReading { elapsed_s, celsius }));
+            let now = disks.temperatures(stop);
+            for ((t, now), d) in temps.iter_mut().zip(now).zip(disks.disks) {
+                let before = d.point.smart_before.as_ref().map(|s| s.not_believed.as_slice());
+                noted(t, now, before.unwrap_or_default(), elapsed_s);
             }
         }
         if let Some(lines) = lines.as_mut().filter(|l| l.due()) {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::Outcome;
 use crate::burnin::health::smart_after;
-use crate::burnin::record::{DiskBurn, TempReading};
+use crate::burnin::record::{DiskBurn, Temps};
 use crate::burnin::remeasure::{Turn, in_turn};
 use crate::burnin::watch::{Told, burn_all};
 use crate::burnin::worker::{Live, Trouble, burn, soak};
@@ -87,7 +87,7 @@ fn tick(plan: &BurnPlan, ticks: &[crate::progress::BurnTick], eta: Option<f64>) 
 /// report built and published.
 fn finish(
     plan: &BurnPlan,
-    burns: Vec<(DiskBurn, Vec<TempReading>)>,
+    burns: Vec<(DiskBurn, Temps)>,
     interrupted: bool,
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {

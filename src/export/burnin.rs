@@ -227,8 +227,9 @@ fn smart(out: &mut Vec<Block>, r: &BurnReport) {
 /// What the disk's SMART said that no sensor can mean, before and after
 /// the run, each once.
 fn not_believed(d: &BurnDisk) -> Vec<&String> {
-    let Some(c) = &d.smart else { return Vec::new() };
+    let Some(c) = &d.smart else { return d.sensor_faults.iter().collect() };
     let mut said: Vec<&String> = c.before.not_believed.iter().collect();
+    said.extend(d.sensor_faults.iter());
     said.extend(c.after.not_believed.iter().filter(|w| !c.before.not_believed.contains(w)));
     said
 }

@@ -137,7 +137,13 @@ fn outliers(out: &mut Vec<Block>, r: &FleetReport) {
             format!("{:.0}", o.mb_per_s).into(),
             format!("{:.0}", o.pct_of_model).into(),
             o.of.to_string().into(),
-            Cell::marked(o.verdict.word().to_uppercase(), super::text::verdict_mark(o.verdict)),
+            Cell::marked(
+                match o.fleet_only {
+                    true => format!("{} (fleet only)", o.verdict.word().to_uppercase()),
+                    false => o.verdict.word().to_uppercase(),
+                },
+                super::text::verdict_mark(o.verdict),
+            ),
         ]);
     }
     out.push(Block::Tight(g));

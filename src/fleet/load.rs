@@ -356,6 +356,18 @@ pub fn files(given: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// A check's disks as the fleet's samples.
+/// Disk `path`'s own speed in the check's re-measurement of its serial
+/// verdict (read alone, alternating with a peer): the median of its
+/// slices; None where its serial verdict was not re-measured.
+fn remeasured(r: &Report, path: &str) -> Option<f64> {
+    let c = (r.confirmations.iter()).find(|c| c.path == path && c.pass == PassKind::Serial)?;
+    let own: Vec<f64> = (c.measured.iter())
+        .filter(|s| s.path == path && s.mb_per_s > 0.0)
+        .map(|s| s.mb_per_s)
+        .collect();
+    crate::stats::median(&own)
+}
+
 fn check_samples(r: &Report, source: &str) -> Vec<Sample> {
     let mut out = Vec::new();
     // Each disk's rows in every pass, found once (a result of
@@ -369,10 +381,12 @@ fn check_samples(r: &Report, source: &str) -> Vec<Sample> {
     for d in &r.disks {
         let rows = rows.get(d.path.as_str()).map(Vec::as_slice).unwrap_or_default();
         let errors = rows.iter().map(|(_, x)| x.read_errors).sum();
-        let speed = (rows.iter())
-            .find(|(k, _)| *k == PassKind::Serial)
-            .filter(|(_, x)| x.read_errors == 0 && x.window_elapsed_s >= crate::judge::MIN_JUDGED_S)
-            .map(|(_, x)| x.window_mb_per_s);
+        let serial = (rows.iter()).find(|(k, _)| *k == PassKind::Serial).filter(|(_, x)| {
+            x.read_errors == 0 && x.window_elapsed_s >= crate::judge::MIN_JUDGED_S
+        });
+        // A serial figure the check re-measured is judged by what the
+        // re-measurement settled, never by the reading it overruled.
+        let speed = serial.map(|(_, x)| remeasured(r, &d.path).unwrap_or(x.window_mb_per_s));
         let worst = rows.iter().map(|(_, x)| x.verdict).find(|v| *v != Verdict::Ok);
         out.push(Sample {
             mb_per_s: speed,

@@ -155,6 +155,10 @@ pub struct Outlier {
     pub of: usize,
     /// `"slow"` or `"fast"` (the check's verdict words).
     pub verdict: Verdict,
+    /// Slow against its model across the fleet only: its own run, which
+    /// compared it with its peers on that host, judged it ok.
+    #[serde(default)]
+    pub fleet_only: bool,
     pub source: String,
 }
 
@@ -396,8 +400,12 @@ impl crate::document::Document for FleetReport {
             }));
         }
         for o in self.outliers.iter().filter(|o| o.verdict == Verdict::Slow) {
+            let only = match o.fleet_only {
+                true => " (across the fleet only: its own run judged it ok)",
+                false => "",
+            };
             let sentence = format!(
-                "{} on {}: {:.0} MB/s, {:.0} % of its model's",
+                "{} on {}: {:.0} MB/s, {:.0} % of its model's{only}",
                 o.path, o.host, o.mb_per_s, o.pct_of_model
             );
             to_act_on.push(ActOn { path: on(&o.host, &o.path), action: "slow".into(), sentence });
@@ -458,6 +466,40 @@ mod tests {
             smart_rose: Vec::new(),
             verdict: "ok".into(),
         }
+    }
+
+    #[test]
+    fn a_run_that_cleared_its_disk_is_not_contradicted_by_its_own_peers() {
+        let th = Thresholds::default();
+        // One check of four disks: one reads at 70 % and its run judged
+        // it ok (re-measured, say): the fleet has nothing of its own.
+        let one_run = |verdict: &str| -> Vec<Sample> {
+            (0..4)
+                .map(|i| Sample {
+                    verdict: if i == 3 { verdict.into() } else { "ok".into() },
+                    ..sample(
+                        "node1",
+                        &format!("ZL{i}"),
+                        "2026-11-01",
+                        Some(if i == 3 { 190.0 } else { 272.0 }),
+                        0,
+                    )
+                })
+                .collect()
+        };
+        assert!(outliers(&one_run("ok"), &th).is_empty());
+        // The run called it slow itself: the fleet says so too.
+        let o = outliers(&one_run("slow"), &th);
+        assert_eq!((o.len(), o[0].fleet_only), (1, false), "{o:?}");
+        // Against disks of another host as well: a finding of the fleet
+        // only, said as such.
+        let mut s = one_run("ok");
+        s.extend((4..8).map(|i| sample("node2", &format!("ZL{i}"), "2026-11-01", Some(270.0), 0)));
+        let o = outliers(&s, &th);
+        assert_eq!((o.len(), o[0].fleet_only), (1, true), "{o:?}");
+        let (v, words) = crate::judge::fleet::verdict((2, 0, 8), (&o, &[], &[]), &[]);
+        assert_eq!(v, crate::judge::ArrayVerdict::Flagged);
+        assert!(words.contains("1 of them only there: its own run"), "{words}");
     }
 
     #[test]

@@ -30,8 +30,10 @@ pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
         })
         .collect();
     let mut sizes: HashMap<usize, usize> = HashMap::new();
-    for g in &groups {
+    let mut sources: HashMap<usize, std::collections::HashSet<&str>> = HashMap::new();
+    for (g, s) in groups.iter().zip(&latest) {
         *sizes.entry(*g).or_default() += 1;
+        sources.entry(*g).or_default().insert(s.source.as_str());
     }
     let speeds: Vec<Option<f64>> = latest.iter().map(|s| s.mb_per_s).collect();
     let pct = pct_of_group_median(&speeds, &groups);
@@ -45,6 +47,13 @@ pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
                 v @ (Verdict::Slow | Verdict::Fast) => v,
                 _ => return None,
             };
+            // Its own run judged it ok: against the same disks alone (one
+            // run), that verdict stands; against others too, the finding
+            // is the fleet's only, and said so.
+            let cleared = s.verdict == Verdict::Ok.word();
+            if cleared && sources[g].len() == 1 {
+                return None;
+            }
             Some(Outlier {
                 host: s.host.clone(),
                 path: s.path.clone(),
@@ -54,6 +63,7 @@ pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
                 pct_of_model: p,
                 of: sizes[g],
                 verdict,
+                fleet_only: cleared && verdict == Verdict::Slow,
                 source: s.source.clone(),
             })
         })
@@ -124,6 +134,7 @@ pub fn verdict(
     runs: &[RunFinding],
 ) -> (ArrayVerdict, String) {
     let slow = outliers.iter().filter(|o| o.verdict == Verdict::Slow).count();
+    let fleet_only = outliers.iter().filter(|o| o.fleet_only).count();
     let standing = |flagged: bool| -> Vec<&RunFinding> {
         runs.iter()
             .filter(|r| r.superseded_by.is_none() && (r.state == RunState::Flagged) == flagged)
@@ -132,7 +143,7 @@ pub fn verdict(
     let (flagged_runs, open_runs) = (standing(true), standing(false));
     let fleet_found = slow > 0 || !regressions.is_empty() || !links.is_empty();
     if fleet_found || !flagged_runs.is_empty() {
-        let found = (slow, regressions.len(), links.len());
+        let found = ((slow, fleet_only), regressions.len(), links.len());
         return (ArrayVerdict::Flagged, flagged_words(&flagged_runs, found, &open_runs));
     }
     if !open_runs.is_empty() {
@@ -168,9 +179,15 @@ pub fn verdict(
 /// before, links), and the runs not judged whole.
 fn flagged_words(
     flagged: &[&RunFinding],
-    (slow, worse, links): (usize, usize, usize),
+    ((slow, fleet_only), worse, links): ((usize, usize), usize, usize),
     open: &[&RunFinding],
 ) -> String {
+    let only = match fleet_only {
+        0 => String::new(),
+        n => format!(
+            " ({n} of them only there: its own run compared it with its peers and judged it ok)"
+        ),
+    };
     let own = match flagged.len() {
         0 => String::new(),
         n => format!("{n} run(s) with findings of their own ({}); ", named(flagged)),
@@ -184,7 +201,7 @@ fn flagged_words(
         n => format!("; {n} run(s) not judged whole: {}", named(open)),
     };
     format!(
-        "FLAGGED: {own}{slow} disk(s) slow for their model across the fleet, {worse} worse than in earlier runs{links}{open}."
+        "FLAGGED: {own}{slow} disk(s) slow for their model across the fleet{only}, {worse} worse than in earlier runs{links}{open}."
     )
 }
 

@@ -9,7 +9,9 @@
 //! one, the disks split into clusters. The highest cluster is the others,
 //! and they must have lost nothing (at least `slow_pct` % of their serial
 //! speed): only beside disks that kept their speed is a group's loss its
-//! path's. Each lower cluster of two or more disks is then a group that
+//! path's. Every lower cluster that kept its speed too joins the others:
+//! below a disk that gained (read faster beside the others than alone),
+//! disks that kept theirs lost nothing, and a group is disks that lost. Each lower cluster of two or more disks is then a group that
 //! lost speed together. A lower cluster of one is a disk that lost speed
 //! alone, which its own verdict judges. An evenly shared limit makes one
 //! cluster, and a saturated one (every disk lost speed, some more than
@@ -79,11 +81,18 @@ pub fn find(kept: &[Option<f64>], th: &Thresholds) -> Vec<SharedGroup> {
             _ => clusters.push(vec![(i, k)]),
         }
     }
-    let Some(others) = clusters.pop() else { return Vec::new() };
     let shares = |c: &[(usize, f64)]| median(&c.iter().map(|(_, k)| *k).collect::<Vec<_>>());
-    let Some(others_kept_pct) = shares(&others).filter(|k| *k >= th.slow_pct) else {
+    let Some(mut others) = clusters.pop() else { return Vec::new() };
+    let Some(mut others_kept_pct) = shares(&others).filter(|k| *k >= th.slow_pct) else {
         return Vec::new();
     };
+    // Every cluster that kept its speed is of the others: below a disk
+    // that gained (read faster beside the others than alone), disks that
+    // kept theirs lost nothing, and a group is disks that lost speed.
+    while clusters.last().and_then(|c| shares(c)).is_some_and(|k| k >= th.slow_pct) {
+        others.extend(clusters.pop().expect("a cluster"));
+        others_kept_pct = shares(&others).expect("disks");
+    }
     clusters
         .into_iter()
         .filter(|c| c.len() >= 2)
@@ -246,6 +255,15 @@ mod tests {
         // An evenly shared limit, scattered as on a loaded machine: one
         // cluster, no group.
         assert!(find_(&some(&[63.0, 81.0, 74.0, 89.0, 82.0, 77.0, 92.0, 94.0])).is_empty());
+        // One disk read faster beside the others than alone: the others
+        // kept their speed, they are no group.
+        assert!(find_(&some(&[100.0, 99.0, 101.0, 150.0])).is_empty());
+        // Beside a disk that gained, disks that lost speed together still
+        // are one, against every disk that kept its speed.
+        let g = find_(&some(&[50.0, 100.0, 49.0, 140.0, 99.0]));
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!((g[0].disks.as_slice(), g[0].others), ([0, 2].as_slice(), 3));
+        assert!((g[0].others_kept_pct - 100.0).abs() < 1e-9, "{g:?}");
         assert!(find_(&some(&[50.0, 51.0, 49.0, 50.0])).is_empty());
         // One disk lost speed alone: its own verdict, not a group.
         assert!(find_(&some(&[99.0, 100.0, 40.0, 98.0])).is_empty());

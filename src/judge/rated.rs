@@ -38,6 +38,10 @@ pub struct Rating {
     pub source: String,
 }
 
+/// No drive reads faster than this (MB/s): a PCIe 6.0 x4 link carries
+/// about 30 GB/s; a rating above it is a fault in the file.
+pub const MOST_MB_PER_S: f64 = 30_000.0;
+
 /// The ratings in CSV `text` (`model,mb_per_s,source`, `#` comments), or
 /// why not, naming the row.
 pub fn parse(text: &str) -> Result<Vec<Rating>, String> {
@@ -54,6 +58,15 @@ pub fn parse(text: &str) -> Result<Vec<Rating>, String> {
                 i + 1,
                 r.model,
                 r.mb_per_s
+            ));
+        }
+        if r.mb_per_s > MOST_MB_PER_S {
+            return Err(format!(
+                "row {}: {} is rated at {} MB/s, more than any drive reads ({MOST_MB_PER_S} MB/s, 30 GB/s): a fault in the file",
+                i + 1,
+                r.model,
+                // 1e308 as that, not as 309 digits.
+                if r.mb_per_s < 1e9 { r.mb_per_s.to_string() } else { format!("{:e}", r.mb_per_s) }
             ));
         }
         out.push(r);

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::burnin::DiskPlan;
 use crate::burnin::health::SmartAfter;
-use crate::burnin::record::{Class, DiskBurn, Phase, TempReading};
+use crate::burnin::record::{Class, DiskBurn, Phase, TempReading, Temps};
 use crate::burnin::smart::{CounterKind, DriveKind, SelfTest, SmartChange, TempLimits, TestKind};
 use crate::burnin::state::Checkpoint;
 use crate::device::Identity;
@@ -46,7 +46,7 @@ pub struct Burned<'a> {
     pub plan: &'a DiskPlan,
     pub burn: DiskBurn,
     pub smart: SmartAfter,
-    pub temps: Vec<TempReading>,
+    pub temps: Temps,
     pub remeasured: Option<Remeasured>,
     /// Its writes collapsed: the burst written after idling.
     pub recovery: Option<crate::judge::smr::Recovery>,
@@ -102,6 +102,10 @@ pub struct BurnDisk {
     /// (no SMART, or results before it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub temperatures: Vec<TempReading>,
+    /// Readings taken during the run that no sensor can make (a sensor or
+    /// firmware fault, not used), each once with when it first came.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sensor_faults: Vec<String>,
     /// The limit it was judged against: `warning_c`, `critical_c` (°C) and
     /// `source` (the drive's own, or the default for its kind).
     #[serde(default)]
@@ -333,7 +337,8 @@ impl Burned<'_> {
             self_test_kind: c.self_test.as_ref().map(|(k, _)| *k),
             self_test: c.self_test.as_ref().map(|(_, s)| s.clone()),
             hottest_c,
-            temperatures: temps,
+            temperatures: temps.readings,
+            sensor_faults: temps.not_believed,
             temperature_limit: Some(limit),
             remeasured: f.remeasured.clone(),
             shingled: f.shingled,
@@ -436,7 +441,7 @@ fn pass_speeds(times: &[f64], done: u16, len: u64) -> Vec<(f64, f64)> {
 fn hottest(d: &Burned) -> Option<i64> {
     [
         d.plan.point.smart_before.as_ref().and_then(|s| s.temperature_c),
-        d.temps.iter().map(|r| r.celsius).max(),
+        d.temps.readings.iter().map(|r| r.celsius).max(),
         d.smart.0.as_ref().and_then(|ch| ch.after.temperature_c),
     ]
     .into_iter()
