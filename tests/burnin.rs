@@ -319,14 +319,14 @@ fn a_link_below_its_maximum_is_a_finding_of_the_burn_in_too() {
     assert_eq!(
         msg,
         format!(
-            "FLAGGED: 1 disk(s) to act on; the controller 0000:05:00.0's PCIe link runs at 8.0 GT/s PCIe x4 \
+            "FLAGGED: 1 disk(s) to act on ({}); the controller 0000:05:00.0's PCIe link runs at 8.0 GT/s PCIe x4 \
          where 8.0 GT/s PCIe x8 is possible (1 disk(s) behind it, at most 3938 MB/s): reseat the card or \
          move it to a full-width, full-speed slot; the PCIe switch 0000:01:00.0's uplink runs at 8.0 GT/s \
          PCIe x8 where 8.0 GT/s PCIe x16 is possible (1 disk(s) behind it, at most 7877 MB/s): reseat the \
          switch card or its cable, or move it to a full-width, full-speed slot; not judged: {}, {} (speed \
          not compared: no peer of the same model, size and kind, or a phase timed for under 1 s; health \
          not claimed).",
-            d[1].dev, d[2].dev
+            d[0].dev, d[1].dev, d[2].dev
         )
     );
     assert!(

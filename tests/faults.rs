@@ -204,6 +204,11 @@ impl FaultyDisk {
         self.daemon.signal(nix::sys::signal::Signal::SIGSTOP);
         Frozen(self.daemon.pid())
     }
+
+    /// Every read from now on fails (EIO): the drive died.
+    pub(crate) fn die(&self) {
+        self.daemon.signal(nix::sys::signal::Signal::SIGUSR1);
+    }
 }
 
 /// A frozen FUSE daemon, thawed on drop.
@@ -912,6 +917,58 @@ fn a_disk_that_hangs_while_re_measured_is_a_finding_not_unsure() {
     assert_eq!(serial["kind"], "serial");
     assert_eq!(serial["disks"][1]["stopped"], "hung", "{}", serial["disks"][1]);
     assert!(!v["summary"]["message"].as_str().unwrap().contains("unsure"), "{}", v["summary"]);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+}
+
+#[test]
+fn a_disk_that_dies_while_re_measured_is_summed_and_placed_as_its_row_says() {
+    need_root!();
+    let _l = device_lock();
+    // As above, but re-measured the disk fails every read: what it found
+    // there is its serial row's, its bad and unread bytes add up to its
+    // size at most, its ranges in order, and the verdict's "first at
+    // byte" is the row's first range. (The merge's double count is held
+    // by the unit test in measure/results.rs: a disk with errors in the
+    // pass is not re-measured, so a live run cannot overlap the two.)
+    let size = 64 * MIB;
+    let good = disks(2, size);
+    let bad = FaultyDisk::new(size, &[]);
+    let t = Throttle::new();
+    for g in &good {
+        t.limit(g, 40_000_000);
+    }
+    t.limit_dev(&bad.dev, 28_000_000);
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut args = vec!["check", "--sample", "2s", "--block", "1m", "--io-timeout", "5s"];
+    args.extend(["--progress", "lines", "--json", json.to_str().unwrap()]);
+    args.extend([good[0].dev.as_str(), bad.dev.as_str(), good[1].dev.as_str()]);
+    let child = t.command(&args).start();
+    child.wait_line("the parallel pass", RUN, |l| l.contains("parallel pass: reading"));
+    t.limit_dev(&bad.dev, 40_000_000);
+    let line = child.wait_line("the re-measurement", RUN, |l| l.contains("re-measuring"));
+    assert!(line.contains(&format!("re-measuring {} alone", bad.dev)), "{line}");
+    bad.die();
+    let out = child.wait(MINUTE);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: arrayburn::report::Report =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for p in &v.passes {
+        for row in p.disks.iter().filter(|r| r.path == bad.dev) {
+            assert!(row.bad_bytes + row.unread_bytes <= size, "{:?}: {row:?}", p.kind);
+            let offsets: Vec<u64> = row.errors.iter().map(|e| e.offset).collect();
+            assert!(offsets.is_sorted(), "{offsets:?}");
+        }
+    }
+    let serial = &disk_rows(&v, "serial")[1];
+    assert!(!serial.errors.is_empty(), "the failures while re-measured are its: {serial:?}");
+    let first = serial.errors[0].offset;
+    let said = v.summary.disk_verdicts.iter().find(|d| d.path == bad.dev).expect("a verdict");
+    assert!(
+        said.sentence.contains(&format!("first at byte {first},")),
+        "{} (row's first: {first})",
+        said.sentence
+    );
     assert_eq!(out.status.code(), Some(1), "{stdout}");
 }
 

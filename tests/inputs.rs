@@ -108,6 +108,16 @@ fn bad_options_are_refused() {
     refused(&["--spots", "11", "--full", dev], "add --full-serial, or drop --spots");
     refused(&["--seek", "--seek-readers", "1", dev], "--seek-readers 1: give 2 to 64");
     refused(&["--out", "/nonexistent-dir/run1", dev], "directory /nonexistent-dir does not exist");
+    // A directory of something else (a checkout): never written among.
+    let checkout = tempdir();
+    std::fs::write(checkout.path().join("Cargo.toml"), "[package]\n").unwrap();
+    std::fs::write(checkout.path().join("report.txt"), "mine\n").unwrap();
+    let shown = checkout.path().display().to_string();
+    refused(
+        &["--out", &shown, dev],
+        &format!("--out {shown}: holds 'Cargo.toml', which no arrayburn run wrote"),
+    );
+    assert_eq!(std::fs::read_to_string(checkout.path().join("report.txt")).unwrap(), "mine\n");
     let file = tempfile::NamedTempFile::new().unwrap();
     refused(&["--out", file.path().to_str().unwrap(), dev], "--out takes a directory");
     refused(

@@ -296,18 +296,30 @@ impl DiskRun {
     }
 
     /// Lists another run's bad ranges of this disk (their counts already
-    /// added); a range both found counts once.
+    /// added): the bytes a listed range already holds count once (a
+    /// re-measurement that failed over a span the pass had skipped does
+    /// not add it twice), a range wholly listed already is not listed
+    /// again, and the list stays in order of offset (its first is the
+    /// first on the disk, as every sentence says).
     fn add_errors(&mut self, errors: Vec<ReadError>) {
         for e in errors {
-            if !self.errors.iter().any(|k| k.offset == e.offset && k.len == e.len) {
+            let (from, to) = (e.offset, e.offset + e.len);
+            let both: u64 = (self.errors.iter())
+                .map(|k| to.min(k.offset + k.len).saturating_sub(from.max(k.offset)))
+                .sum();
+            let both = both.min(e.len);
+            if e.exact {
+                self.bad_bytes -= both.min(self.bad_bytes);
+            } else {
+                self.unread_bytes -= both.min(self.unread_bytes);
+            }
+            if both < e.len {
                 self.errors.push(e);
             } else if e.exact {
-                self.bad_ranges -= 1;
-                self.bad_bytes -= e.len;
-            } else {
-                self.unread_bytes -= e.len;
+                self.bad_ranges = self.bad_ranges.saturating_sub(1);
             }
         }
+        self.errors.sort_by_key(|e| e.offset);
     }
 
     /// This run followed by `next`, a later slice of the same disk's
@@ -442,5 +454,54 @@ mod tests {
         let mbps = s.mb_per_s(1, 0.0);
         assert_eq!(mbps[2], None);
         assert!((mbps[1].unwrap() - 0.1).abs() < 1e-9, "100 bytes in 1 ms = 0.1 MB/s");
+    }
+
+    fn failed(offset: u64, len: u64, exact: bool) -> ReadError {
+        ReadError { offset, len, errno: Some(5), message: "EIO".into(), exact }
+    }
+
+    fn faults(errors: Vec<ReadError>) -> DiskRun {
+        DiskRun {
+            bytes: 0,
+            elapsed: Duration::ZERO,
+            window: (0, Duration::ZERO),
+            reads: 0,
+            latency_ns: Histogram::new(3).unwrap(),
+            failed_reads: errors.len() as u64,
+            slow_reads: Vec::new(),
+            slow_read_count: 0,
+            surface: Surface::default(),
+            bad_ranges: errors.iter().filter(|e| e.exact).count() as u64,
+            bad_bytes: errors.iter().filter(|e| e.exact).map(|e| e.len).sum(),
+            unread_bytes: errors.iter().filter(|e| !e.exact).map(|e| e.len).sum(),
+            gone: false,
+            reached_end: false,
+            stopped: None,
+            resume: Resume::default(),
+            errors,
+        }
+    }
+
+    #[test]
+    fn a_re_measurement_that_fails_over_a_skipped_span_counts_its_bytes_once() {
+        const MB: u64 = 1_000_000;
+        // A 200 MB disk: the pass found 1 MB bad at 150 MB and skipped
+        // the rest; re-measured, it failed whole from byte 0, skipping
+        // all but its first MB. Unread and bad add up to the disk at most,
+        // and the first range is the first on the disk.
+        let mut pass = faults(vec![failed(150 * MB, MB, true), failed(151 * MB, 49 * MB, false)]);
+        let again = faults(vec![failed(0, MB, true), failed(MB, 199 * MB, false)]);
+        pass.absorb_faults(&again);
+        assert!(pass.bad_bytes + pass.unread_bytes <= 200 * MB, "{pass:?}");
+        assert_eq!((pass.bad_bytes, pass.bad_ranges), (2 * MB, 2));
+        // 49 MB the pass skipped, 199 MB the re-measurement skipped, of
+        // which 50 MB the pass had listed (bad or skipped) already.
+        assert_eq!(pass.unread_bytes, 49 * MB + 199 * MB - 50 * MB, "{pass:?}");
+        assert_eq!(pass.bad_bytes + pass.unread_bytes, 200 * MB);
+        assert_eq!(pass.errors[0].offset, 0, "{:?}", pass.errors);
+        // The same range found twice counts once.
+        let mut pass = faults(vec![failed(150 * MB, MB, true)]);
+        pass.absorb_faults(&faults(vec![failed(150 * MB, MB, true)]));
+        assert_eq!((pass.bad_bytes, pass.bad_ranges, pass.errors.len()), (MB, 1, 1));
     }
 }

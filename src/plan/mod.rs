@@ -513,6 +513,12 @@ pub fn check_output_dir(p: &Path) -> Result<(), PlanError> {
             p.display()
         )));
     }
+    if let Some(other) = not_a_bundle(p) {
+        return Err(PlanError::Output(format!(
+            "--out {}: holds {other}, which no arrayburn run wrote (it would write among them and replace any of the same name); name a new or empty directory, or the bundle of an earlier run",
+            p.display()
+        )));
+    }
     let parent = parent_dir(p);
     if !p.exists() && !parent.is_dir() {
         return Err(PlanError::Output(format!(
@@ -529,6 +535,24 @@ pub fn check_output_dir(p: &Path) -> Result<(), PlanError> {
             dir.display()
         ))
     })
+}
+
+/// In an existing directory `p` that is neither empty nor a bundle an
+/// arrayburn run wrote (its `report.json`, or nothing but a bundle's
+/// files): the first entry of something else, by name; None otherwise.
+fn not_a_bundle(p: &Path) -> Option<String> {
+    use crate::output::bundle::{CHARTS, FILES, JSON};
+    let entries = std::fs::read_dir(p).ok()?;
+    if p.join(JSON).is_file() {
+        return None;
+    }
+    let mut names: Vec<String> =
+        entries.filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned())).collect();
+    names.sort();
+    names
+        .into_iter()
+        .find(|n| n != CHARTS && !FILES.contains(&n.as_str()))
+        .map(|n| format!("'{n}'"))
 }
 
 /// A file the run will create (iozone's test files) must be creatable: its

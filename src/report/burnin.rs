@@ -379,9 +379,10 @@ fn summary(
         .filter(|d| !interrupted && d.verdict == DiskVerdict::Interrupted)
         .map(|d| d.path.clone())
         .collect();
-    let (n, flagged) = (disks.len(), advice.len());
+    let n = disks.len();
+    let flagged: Vec<&str> = advice.iter().map(|a| a.path.as_str()).collect();
     let unjudged = (not_judged.as_slice(), undecided.as_slice(), short.as_slice());
-    let mut message = message(interrupted, read_only, n, flagged, controllers, unjudged);
+    let mut message = message(interrupted, read_only, n, &flagged, controllers, unjudged);
     let cleared: Vec<&str> = (disks.iter())
         .filter(|d| d.remeasured.is_some() && d.verdict == DiskVerdict::Healthy)
         .map(|d| d.path.as_str())
@@ -544,7 +545,7 @@ fn message(
     interrupted: bool,
     read_only: bool,
     disks: usize,
-    acted_on: usize,
+    acted_on: &[&str],
     controllers: Vec<String>,
     (not_judged, undecided, short): (&[String], &[String], &[String]),
 ) -> String {
@@ -566,7 +567,7 @@ fn message(
             short.join(", ")
         ));
     }
-    match (interrupted, acted_on, controllers.is_empty()) {
+    match (interrupted, acted_on.len(), controllers.is_empty()) {
         (true, ..) => "INTERRUPTED: partial burn-in.".to_string(),
         // Not every disk was read (or burned) whole: only what was found
         // is said.
@@ -592,11 +593,22 @@ fn message(
         (false, n, _) => {
             let mut named = controllers;
             if n > 0 {
-                named.insert(0, format!("{n} disk(s) to act on"));
+                named.insert(0, format!("{n} disk(s) to act on ({})", a_few(acted_on)));
             }
             format!("FLAGGED: {}{unjudged}.", named.join("; "))
         }
     }
+}
+
+/// Up to five paths, then how many more: a verdict line names the disks
+/// it is about without running on for a shelf of them.
+pub fn a_few(paths: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    let mut said = paths.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+    if paths.len() > SHOWN {
+        said.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    said
 }
 
 /// The disks with nothing found whose health is not claimed: those not

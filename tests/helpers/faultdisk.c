@@ -32,11 +32,15 @@
  *   while idle). One write at a time. BYTES 0 is a steady disk that
  *   writes at SLOW MB/s.
  *
+ *   SIGUSR1 makes every read from then on fail (EIO): a drive that dies
+ *   in the middle of a run.
+ *
  * Build: gcc -O2 -o faultdisk faultdisk.c $(pkg-config --cflags --libs fuse3)
  */
 #define FUSE_USE_VERSION 31
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #include <fcntl.h>
 #include <fuse.h>
@@ -58,6 +62,13 @@ static int slow_count;
 static long seek_usec;
 static off_t next_off;
 static int rw;
+static volatile sig_atomic_t dead;
+
+static void die(int sig)
+{
+    (void)sig;
+    dead = 1;
+}
 static char *mem;
 static off_t lose_from[MAX_RANGES], lose_to[MAX_RANGES];
 static int lose_count;
@@ -194,6 +205,8 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
                 buf[i] ^= 1;
         return (int)len;
     }
+    if (dead)
+        return -EIO;
     for (int i = 0; i < bad_count; i++)
         if (off < bad_to[i] && bad_from[i] < off + (off_t)len)
             return -EIO;
@@ -301,6 +314,7 @@ int main(int argc, char **argv)
             slow_usec[slow_count++] = usec;
         }
     }
+    signal(SIGUSR1, die);
     argv[3] = argv[0];
     return fuse_main(argc - 3, argv + 3, &ops, NULL);
 }
