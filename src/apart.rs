@@ -81,6 +81,10 @@ pub fn outlive_terminal() {
 /// sees their end though a stuck read holds this process), and sends the
 /// parent the code; then it exits.
 pub fn exit(code: u8) -> ! {
+    // The log's last line: how the run ended, for whoever reads it after
+    // the terminal has gone.
+    let words = crate::outcome::Outcome::words(code);
+    crate::tell::log(&format!("arrayburn: exit status {code} ({words})"), true);
     let fd = WORD.swap(-1, Ordering::SeqCst);
     if fd >= 0 {
         use std::io::Write;

@@ -70,6 +70,11 @@ pub struct Header {
     /// The command line, as typed.
     #[serde(default)]
     pub command_line: Vec<String>,
+    /// The run's exit status (0 healthy, 1 something to act on, 3 not
+    /// judged, 130 interrupted), in the document written at its end; absent
+    /// from a copy saved while it went on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<u8>,
 }
 
 fn first_schema() -> u32 {
@@ -97,6 +102,7 @@ impl Header {
             interrupted: false,
             complete: false,
             command_line,
+            exit_status: None,
         }
     }
 

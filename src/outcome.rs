@@ -28,6 +28,19 @@ impl Outcome {
         }
     }
 
+    /// What an exit status of arrayburn's says, in words.
+    pub fn words(code: u8) -> &'static str {
+        match code {
+            0 => "healthy",
+            1 => "something to act on",
+            2 => "could not run",
+            3 => "not judged",
+            130 => "interrupted",
+            c if c > 128 => "ended by a signal",
+            _ => "unknown",
+        }
+    }
+
     /// The process exit code.
     pub fn exit_code(self) -> u8 {
         match self {

@@ -135,6 +135,11 @@ fn a_check_outlives_its_terminal_and_keeps_its_log_beside_its_json() {
     let bytes = std::fs::read(&json).unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(doc["complete"], true);
+    // How it ended, once the terminal is gone: in the JSON and as the
+    // log's last line.
+    assert_eq!(doc["exit_status"], 0, "{}", doc["summary"]);
+    let last = said.lines().last().unwrap_or_default();
+    assert!(last.ends_with("arrayburn: exit status 0 (healthy)"), "{last}");
     let told = |name: &str| std::fs::read(heard.path().join(name)).unwrap_or_default();
     assert_eq!(told("check-end.json"), bytes, "the notifier got the result JSON");
     assert_eq!(told("check.said"), b"HEALTHY 0\n");

@@ -112,7 +112,7 @@ fn finish(
     // A signal while SMART was read or a disk re-measured: the run is not
     // finished either.
     run.interrupted |= stop.is_set();
-    let report = build(run);
+    let mut report = build(run);
     // Kept in `STATE/runs/RUN.json` first: no terminal, pipe or output
     // directory that went away can lose it.
     let document = report.json();
@@ -121,7 +121,7 @@ fn finish(
     }
     let (json, metrics, out) = (plan.json.as_ref(), plan.metrics.as_ref(), plan.out.as_deref());
     let to = Outputs { json, csv: None, out, metrics };
-    let outcome = publish(&report, to, "arrayburn burnin", stop);
+    let outcome = publish(&mut report, to, "arrayburn burnin", stop);
     if let Some(n) = &plan.notify {
         n.send_last(&Event::end("burnin", &report.document(), document), stop);
     }

@@ -54,7 +54,8 @@ pub fn execute(
     let rechecks = on.remeasure(&mut passes, &info, &mut progress)?;
     info.interrupted = stop.is_set();
     info.complete = true;
-    let report = report::build((&plan).into(), (&passes, &rechecks, &groups), &info);
+    let mut report = report::build((&plan).into(), (&passes, &rechecks, &groups), &info);
+    publish::ended(&mut report);
     publish::print(&report, publish::Outputs::of(&plan.settings).stdout_taken());
     save_files(&plan, &report, true, stop);
     let run = report.document();

@@ -36,7 +36,7 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     }
     let (json, metrics) = (json.as_ref(), metrics.as_ref());
     let to = Outputs { json, csv: None, out: args.out.as_deref(), metrics };
-    let outcome = publish(&report, to, "arrayburn report", stop);
+    let outcome = publish(&mut report, to, "arrayburn report", stop);
     if let Some(n) = args.notify.notifier() {
         n.send(&Event::end("report", &report.document(), report.json()), stop);
     }

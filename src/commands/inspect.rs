@@ -34,7 +34,7 @@ pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Re
     let disks = inspect::judged(&paths, declared, probed, plan.rules);
     let (verdict, message) = run_verdict(&disks, plan.rules, interrupted);
     let probed = disks.iter().any(|d| d.probe.is_some());
-    let report = InspectReport {
+    let mut report = InspectReport {
         header: Header::now(Kind::Inspect, started, argv).ended(interrupted, true),
         new_hours: plan.rules.new_hours,
         probed,
@@ -42,5 +42,5 @@ pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Re
         verdict,
         message,
     };
-    Ok(publish(&report, plan.outputs(), "arrayburn inspect", stop))
+    Ok(publish(&mut report, plan.outputs(), "arrayburn inspect", stop))
 }

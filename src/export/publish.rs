@@ -20,6 +20,8 @@ pub type Files = Vec<(&'static str, Vec<u8>)>;
 
 /// A run's result, as its outputs take it.
 pub trait Published: Document {
+    /// Its header, to mark the run's end in it.
+    fn header_mut(&mut self) -> &mut crate::header::Header;
     /// The text report.
     fn text(&self) -> String;
     /// The JSON document.
@@ -136,16 +138,25 @@ pub fn print(run: &impl Published, stdout_taken: bool) {
 /// line, `who` naming the command), and its outcome as its run document
 /// says.
 pub fn publish(
-    run: &impl Published,
+    run: &mut impl Published,
     to: Outputs,
     who: &str,
     stop: &StopFlag,
 ) -> crate::outcome::Outcome {
+    ended(run);
     print(run, to.stdout_taken());
     for f in save(run, to, true, stop) {
         tell!("{who}: error: could not write {f} (the printed report is complete)");
     }
     run.document().outcome
+}
+
+/// Marks the run's end in its document: the exit status its outcome
+/// gives, so that a result read after the terminal has gone still says how
+/// the run ended.
+pub fn ended(run: &mut impl Published) {
+    let code = run.document().outcome.exit_code();
+    run.header_mut().exit_status = Some(code);
 }
 
 /// A run laid out as blocks: its text, its JSON and its Markdown.
@@ -155,6 +166,9 @@ fn laid_out(blocks: &[super::doc::Block], json: Vec<u8>) -> Files {
 }
 
 impl Published for crate::report::Report {
+    fn header_mut(&mut self) -> &mut crate::header::Header {
+        &mut self.header
+    }
     fn text(&self) -> String {
         super::text::render(self)
     }
@@ -184,6 +198,9 @@ impl Published for crate::report::Report {
 }
 
 impl Published for crate::report::burnin::BurnReport {
+    fn header_mut(&mut self) -> &mut crate::header::Header {
+        &mut self.header
+    }
     fn text(&self) -> String {
         super::burnin::render(self)
     }
@@ -205,6 +222,9 @@ impl Published for crate::report::burnin::BurnReport {
 }
 
 impl Published for crate::fleet::FleetReport {
+    fn header_mut(&mut self) -> &mut crate::header::Header {
+        &mut self.header
+    }
     fn text(&self) -> String {
         super::doc::text(&super::fleet::blocks(self))
     }
@@ -225,6 +245,9 @@ impl Published for crate::fleet::FleetReport {
 }
 
 impl Published for crate::report::inspect::InspectReport {
+    fn header_mut(&mut self) -> &mut crate::header::Header {
+        &mut self.header
+    }
     fn text(&self) -> String {
         super::doc::text(&super::inspect::blocks(self))
     }
