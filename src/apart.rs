@@ -18,6 +18,12 @@
 //! child whose parent is killed is stopped as by SIGTERM. A child held by a
 //! stuck read ends on its own once the read returns; until then it still
 //! holds its disks, so no other run takes them.
+//!
+//! A child killed outright (SIGKILL: the out-of-memory killer picks the
+//! process that holds the buffers) cannot say anything; so it tells the
+//! parent beforehand where its log is ([`log_at`]) and how the run goes on
+//! ([`go_on_with`]), and the parent says it for it: a line on standard
+//! error and in the log, and the exit status 128 + the signal.
 #![allow(unsafe_code)]
 
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
@@ -35,6 +41,13 @@ static CHILD: AtomicI32 = AtomicI32::new(0);
 /// In the child: the pipe's write end, for [`exit`]; -1 when the run was
 /// not split.
 static WORD: AtomicI32 = AtomicI32::new(-1);
+
+/// What the child tells the parent over the pipe, each a tag byte and its
+/// bytes: the exit status (one byte, the last word), the log's path and
+/// how the run goes on (each up to a NUL).
+const EXIT: u8 = b'X';
+const LOG: u8 = b'L';
+const GO_ON: u8 = b'G';
 
 /// The signals a parent passes on to its child: those that stop a run.
 const PASSED_ON: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
@@ -101,9 +114,39 @@ pub fn exit(code: u8) -> ! {
         // SAFETY: `fd` was the pipe's write end, taken out of WORD above
         // and owned by nobody else.
         let word = unsafe { OwnedFd::from_raw_fd(fd) };
-        let _ = nix::unistd::write(&word, &[code]);
+        let _ = nix::unistd::write(&word, &[EXIT, code]);
     }
     std::process::exit(code.into())
+}
+
+/// Tells the parent where the run's log is, for it to write in should this
+/// process be killed (nothing where the run was not split).
+pub fn log_at(path: &std::path::Path) {
+    use std::os::unix::ffi::OsStrExt;
+    tell_parent(LOG, path.as_os_str().as_bytes());
+}
+
+/// Tells the parent how the run goes on should this process be killed
+/// (`words`: a line, "continue with: ..."); the latest counts.
+pub fn go_on_with(words: &str) {
+    tell_parent(GO_ON, words.as_bytes());
+}
+
+/// One message to the parent: `tag`, `bytes` (NULs dropped), a NUL. A
+/// pipe write this small is atomic; one that fails is let go (the run
+/// goes on).
+fn tell_parent(tag: u8, bytes: &[u8]) {
+    let fd = WORD.load(Ordering::SeqCst);
+    if fd < 0 {
+        return;
+    }
+    let mut message = vec![tag];
+    message.extend(bytes.iter().copied().filter(|b| *b != 0).take(3000));
+    message.push(0);
+    // SAFETY: `fd` is the pipe's write end, open until `exit` takes it;
+    // borrowed for this write only.
+    let word = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let _ = nix::unistd::write(word, &message);
 }
 
 /// The parent's whole life: pass signals on, wait for the child's word
@@ -126,22 +169,92 @@ fn wait_for(read: OwnedFd, child: Pid) -> ! {
             let _ = unsafe { sigaction(signal, &ignore) };
         }
     }
-    let mut word = [0u8];
+    let mut heard = Heard::default();
+    let mut buf = [0u8; 4096];
     loop {
-        match nix::unistd::read(&read, &mut word) {
-            Ok(1) => std::process::exit(word[0].into()),
+        match nix::unistd::read(&read, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                if let Some(code) = heard.take(&buf[..n]) {
+                    std::process::exit(code.into())
+                }
+            }
             Err(Errno::EINTR) => continue,
-            _ => break,
+            Err(_) => break,
         }
     }
     // No word: the child ended without one (a panic, a signal).
     loop {
         match waitpid(child, None) {
             Ok(WaitStatus::Exited(_, code)) => std::process::exit(code),
-            Ok(WaitStatus::Signaled(_, signal, _)) => std::process::exit(128 + signal as i32),
+            Ok(WaitStatus::Signaled(_, signal, _)) => {
+                let code = 128 + signal as i32;
+                heard.killed(child, signal, code);
+                std::process::exit(code)
+            }
             Err(Errno::EINTR) | Ok(_) => continue,
             Err(_) => std::process::exit(2),
         }
+    }
+}
+
+/// What the parent has heard from the child so far.
+#[derive(Default)]
+struct Heard {
+    /// Bytes of a message not whole yet.
+    pending: Vec<u8>,
+    log: Option<std::path::PathBuf>,
+    go_on: Option<String>,
+}
+
+impl Heard {
+    /// Takes bytes read from the pipe: the exit status once it has come.
+    fn take(&mut self, bytes: &[u8]) -> Option<u8> {
+        use std::os::unix::ffi::OsStrExt;
+        self.pending.extend_from_slice(bytes);
+        loop {
+            match self.pending.first() {
+                Some(&EXIT) => return self.pending.get(1).copied(),
+                Some(&tag @ (LOG | GO_ON)) => {
+                    let end = self.pending.iter().position(|b| *b == 0)?;
+                    let text = &self.pending[1..end];
+                    match tag {
+                        LOG => {
+                            self.log = Some(std::ffi::OsStr::from_bytes(text).into());
+                        }
+                        _ => self.go_on = Some(String::from_utf8_lossy(text).into_owned()),
+                    }
+                    self.pending.drain(..=end);
+                }
+                // An older child's bare status byte.
+                Some(&code) => return Some(code),
+                None => return None,
+            }
+        }
+    }
+
+    /// The child was killed by `signal` without a word: said on standard
+    /// error and in the run's log, with how the run goes on and, last in
+    /// the log, the exit status.
+    fn killed(&self, child: Pid, signal: Signal, code: i32) {
+        use std::io::Write;
+        let why = match signal {
+            Signal::SIGKILL => {
+                " (SIGKILL: the kernel's out-of-memory killer sends it too; see `dmesg`)"
+            }
+            _ => "",
+        };
+        let go_on = self.go_on.as_deref().map(|g| format!("; {g}")).unwrap_or_default();
+        let line = format!(
+            "arrayburn: error: the run's worker process (pid {child}) was killed by {}{why}; it wrote no result after its last save{go_on}",
+            signal.as_str()
+        );
+        let _ = writeln!(std::io::stderr(), "{line}");
+        let Some(log) = &self.log else { return };
+        let Ok(mut f) = std::fs::OpenOptions::new().append(true).open(log) else { return };
+        let stamp = crate::units::log_stamp();
+        let words = crate::outcome::Outcome::words(u8::try_from(code).unwrap_or(u8::MAX));
+        let _ = write!(f, "{stamp} {line}\n{stamp} arrayburn: exit status {code} ({words})\n");
     }
 }
 
@@ -155,5 +268,11 @@ extern "C" fn pass_on(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut l
     if code != libc::SI_KERNEL && child > 0 {
         // SAFETY: kill(2) is async-signal-safe.
         unsafe { libc::kill(child, signal) };
+    }
+    if child > 0 {
+        // A stopped child (SIGSTOP, a debugger let go) takes the stop
+        // only once it runs again: a stop signal must not wait on that.
+        // SAFETY: as above.
+        unsafe { libc::kill(child, libc::SIGCONT) };
     }
 }

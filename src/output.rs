@@ -364,7 +364,9 @@ impl Output {
 /// own links, `/dev/fd/N` of a `>(...)`, excepted), and only if it is
 /// still not a regular file. A FIFO without a reader is tried again every
 /// 100 ms (opening it would block where no signal reaches) until one opens
-/// it, or a stop gives it up, said as the error.
+/// it; a reader that stops reading is waited for the same way. Either
+/// gives up at a stop or after [`SPECIAL_WAIT`] in all, said as the error:
+/// no output holds a finished run, and its disks, without end.
 fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let kernels = p.starts_with("/proc") || p.starts_with("/dev/fd");
@@ -374,32 +376,57 @@ fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
             .custom_flags(nix::libc::O_NONBLOCK | if kernels { 0 } else { nix::libc::O_NOFOLLOW })
             .open(p)
     };
+    let began = std::time::Instant::now();
+    let gave_up = |what: &str| -> Option<io::Error> {
+        let why = if stop.is_set() {
+            "before the stop".to_string()
+        } else if began.elapsed() >= SPECIAL_WAIT {
+            format!("within {} s", SPECIAL_WAIT.as_secs())
+        } else {
+            return None;
+        };
+        Some(io::Error::other(format!("{}: {what} {why}; not written", p.display())))
+    };
     let mut f = loop {
         match open() {
             Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => {
-                if stop.is_set() {
-                    return Err(io::Error::other(format!(
-                        "{}: no reader opened it before the stop; not written",
-                        p.display()
-                    )));
+                if let Some(e) = gave_up("no reader opened it") {
+                    return Err(e);
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
             opened => break opened?,
         }
     };
-    // Open: written as a blocking file from here (its reader reads).
-    let flags = nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_GETFL)?;
-    let blocking = nix::fcntl::OFlag::from_bits_retain(flags) - nix::fcntl::OFlag::O_NONBLOCK;
-    nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_SETFL(blocking))?;
     if f.metadata()?.is_file() {
         return Err(io::Error::other(format!(
             "{} has become a regular file since the run began; not written",
             p.display()
         )));
     }
-    f.write_all(bytes)
+    // Written without blocking: a reader that stops reading is waited for
+    // 100 ms at a time, within the same bound.
+    let mut left = bytes;
+    while !left.is_empty() {
+        match f.write(left) {
+            Ok(n) => left = &left[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if let Some(e) = gave_up("its reader did not take it all") {
+                    return Err(e);
+                }
+                let mut ready = [nix::poll::PollFd::new(f.as_fd(), nix::poll::PollFlags::POLLOUT)];
+                let _ = nix::poll::poll(&mut ready, nix::poll::PollTimeout::from(100u8));
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    f.flush()
 }
+
+/// How long a FIFO, terminal or character device is waited for: for a
+/// reader to open it and to take the document.
+pub const SPECIAL_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The canonical directory of `p` joined with its name (the directory may be
 /// one `--out` will create).

@@ -82,6 +82,7 @@ pub fn start_log(who: &str, at: std::io::Result<(File, std::path::PathBuf)>) {
     match at {
         Ok((file, path)) => {
             log_to(file);
+            crate::apart::log_at(&path);
             err(format_args!("{who}: {}: the run's log", path.display()), true);
         }
         Err(e) => err(format_args!("{who}: warning: no log is kept ({e}); the run goes on"), true),

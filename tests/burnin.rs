@@ -1916,3 +1916,121 @@ fn a_disk_that_writes_as_drive_managed_smr_is_told_and_steady_ones_are_not() {
     }
     assert_eq!(out.status.code(), Some(1), "a disk to return");
 }
+
+/// The run's files under `STATE/runs` ending in `ext` (its log, its
+/// result), the first one's path and text.
+fn kept(state: &Path, ext: &str) -> Option<(std::path::PathBuf, String)> {
+    let runs = std::fs::read_dir(state.join("runs")).ok()?;
+    let p = runs.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == ext))?;
+    let text = std::fs::read_to_string(&p).ok()?;
+    Some((p, text))
+}
+
+#[test]
+fn a_killed_worker_is_said_by_the_waiting_process_with_how_to_go_on() {
+    need_root!();
+    let _l = device_lock();
+    // kill -9 of the process that writes the disks (what the out-of-memory
+    // killer does): the process the shell waits for says so, on stderr and
+    // in the run's log, with the continue command, and exits 128 + 9 (it
+    // exited 137 without a word).
+    let d = disks(2, 64 << 20);
+    let t = writes_at(&d, 4_000_000);
+    let state = tempdir();
+    let st = state.path().to_str().unwrap();
+    let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    args.extend(["--progress", "lines", "--progress-interval", "0.2s", &d[0].dev, &d[1].dev]);
+    let mut child = t.command(&args).start();
+    child.wait_line("the write phase", RUN, |l| l.contains("write") && l.contains('%'));
+    let worker = family(child.id());
+    assert!(worker.len() >= 2, "a parent and its worker: {worker:?}");
+    child.wait_until("the log", MINUTE, || kept(state.path(), "log").is_some());
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(worker[1] as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let out = child.wait(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(137), "{err}");
+    let said = err.lines().find(|l| l.contains("worker process")).unwrap_or_default();
+    assert!(said.contains("was killed by SIGKILL") && said.contains("out-of-memory"), "{err}");
+    assert!(said.contains("continue with: ") && said.contains("--resume"), "{said}");
+    let (_, log) = kept(state.path(), "log").unwrap();
+    assert!(log.contains(said), "the log says it too:\n{log}");
+    let last = log.lines().last().unwrap_or_default();
+    assert!(last.ends_with("arrayburn: exit status 137 (ended by a signal)"), "{last}");
+}
+
+#[test]
+fn a_stopped_worker_still_takes_a_stop() {
+    need_root!();
+    let _l = device_lock();
+    // The worker is stopped (SIGSTOP); TERM to the process the shell
+    // started must still end the run, partial results and all (it waited
+    // for as long as the worker stayed stopped).
+    let d = disks(2, 64 << 20);
+    let t = writes_at(&d, 4_000_000);
+    let state = tempdir();
+    let st = state.path().to_str().unwrap();
+    let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    args.extend(["--progress", "lines", "--progress-interval", "0.2s", &d[0].dev, &d[1].dev]);
+    let child = t.command(&args).start();
+    child.wait_line("the write phase", RUN, |l| l.contains("write") && l.contains('%'));
+    let worker = family(child.id());
+    assert!(worker.len() >= 2, "a parent and its worker: {worker:?}");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(worker[1] as i32),
+        nix::sys::signal::Signal::SIGSTOP,
+    );
+    child.signal(nix::sys::signal::Signal::SIGTERM);
+    let out = child.wait(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted; each disk's place is saved"), "{err}");
+}
+
+#[test]
+fn a_fifo_nobody_reads_holds_a_finished_burn_in_a_minute_at_most_and_a_stop_there_ends_nothing() {
+    need_root!();
+    let _l = device_lock();
+    // The result goes to a FIFO no one reads (a resume takes it from the
+    // checkpoint): the finished run waits a minute at most for a reader,
+    // says so and ends with its verdict (it waited for ever with its disks
+    // open). A stop while it waits is not an interruption: every disk was
+    // burned and judged, so no "continue with --resume".
+    let d = disks(2, 16 << 20);
+    let dir = tempdir();
+    let fifo = dir.path().join("result.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let start = |state: &Path| {
+        let mut c = Command::new(bin());
+        c.args(["burnin", "--state", state.to_str().unwrap(), "--destructive", "--yes"])
+            .args(["--smart", "off", "--block", "1m", "--progress", "none", "--json"])
+            .arg(&fifo)
+            .args([&d[0].dev, &d[1].dev]);
+        c.start()
+    };
+    let state = tempdir();
+    let began = std::time::Instant::now();
+    let out = start(state.path()).wait(std::time::Duration::from_secs(180));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(began.elapsed() < std::time::Duration::from_secs(150), "{:?}", began.elapsed());
+    assert!(err.contains("no reader opened it within 60 s; not written"), "{err}");
+    let (_, doc) = kept(state.path(), "json").expect("the result kept in --state");
+    let doc: serde_json::Value = serde_json::from_str(&doc).unwrap();
+    let verdict = doc["exit_status"].as_i64().map(|c| c as i32);
+    assert!(matches!(verdict, Some(0 | 3)), "{}", doc["summary"]);
+    assert_eq!(out.status.code(), verdict, "{err}");
+    // Again, with a stop while it waits for the reader.
+    let state = tempdir();
+    let mut child = start(state.path());
+    child.wait_until("the kept result", MINUTE, || kept(state.path(), "json").is_some());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child.signal(nix::sys::signal::Signal::SIGTERM);
+    let out = child.wait(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no reader opened it before the stop; not written"), "{err}");
+    assert!(err.contains("the burn-in had finished and its verdict stands"), "{err}");
+    assert!(!err.contains("continue with"), "{err}");
+    assert_eq!(out.status.code(), verdict, "{err}");
+}

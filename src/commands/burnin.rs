@@ -41,6 +41,10 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         return Ok(Outcome::Interrupted);
     }
     let store = plan.ready()?;
+    if !plan.read_only {
+        // Said by the waiting process should this one be killed.
+        crate::apart::go_on_with(&plan.how_to_go_on());
+    }
     let deadline = plan.read_only.then(|| plan.duration.map(|d| Instant::now() + d));
     let burns = burn_all(
         &plan.disks,
@@ -58,8 +62,13 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     );
     let interrupted = stop.is_set() || burns.iter().any(|(b, _)| b.interrupted);
     let outcome = finish(&plan, burns, interrupted, stop)?;
-    if interrupted || stop.is_set() {
+    if outcome == Outcome::Interrupted {
         tell!("arrayburn burnin: interrupted; {}", plan.how_to_go_on());
+    } else if stop.is_set() {
+        // Every disk done and judged: nothing to continue.
+        tell!(
+            "arrayburn burnin: the stop came while the results were written; the burn-in had finished and its verdict stands (nothing to resume)"
+        );
     }
     Ok(outcome)
 }
@@ -113,6 +122,7 @@ fn finish(
     // finished either.
     run.interrupted |= stop.is_set();
     let mut report = build(run);
+    crate::export::publish::ended(&mut report);
     // Kept in `STATE/runs/RUN.json` first: no terminal, pipe or output
     // directory that went away can lose it.
     let document = report.json();

@@ -61,6 +61,10 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("outputs::a_sample_too_short_", "a refusal, and whole 16 MiB disks read in milliseconds"),
     ("outputs::a_burn_in_that_cannot_write_", "the exit status of failed writes; a lone disk"),
     ("outputs::a_fifo_nobody_reads_", "a stop while a FIFO waits for its reader; no verdict"),
+    (
+        "burnin::a_fifo_nobody_reads_",
+        "a finished run's wait for a FIFO's reader, bounded and stopped; 16 MiB disks, no speed",
+    ),
     ("conventions::", "what -q, -v and the short flags say and write; no speed judged"),
     ("metrics::", "the metrics files and what they say of each run's own verdict"),
     ("report::", "the fleet's reading of results; its runs' verdicts are the findings of faults"),
