@@ -276,6 +276,9 @@ pub struct BurnTick {
     /// write and to read in all.
     pub writing: bool,
     pub left: (u64, u64),
+    /// What ended its run early, in the progress's word (`"HUNG"`,
+    /// `"GONE"`), shown in place of a speed; None while it runs.
+    pub ended: Option<&'static str>,
 }
 
 /// Bytes left to write and to read for a disk at `pass` (from 1) of
@@ -409,13 +412,21 @@ impl BurnLines {
                 eta = eta.zip(disk).map(|(a, b)| a.max(b));
             }
             let of = d.passes.map_or(String::new(), |n| format!("/{n}"));
-            let shown = speed.map_or(String::new(), |v| format!(" {v:.0} MB/s"));
+            let shown = match d.ended {
+                Some(word) => format!(" {word}"),
+                None => speed.map_or(String::new(), |v| format!(" {v:.0} MB/s")),
+            };
             lines.push(format!(
                 "{now} burnin: {} pass {}{of} {} {:.0}%{shown}",
                 d.name, d.pass, d.phase, d.phase_pct
             ));
             let v = speed.map_or("-".into(), |v| format!("{v:.0}"));
-            let figures = format!(" p{} {:<6} {:>3.0}% {v:>5} MB/s", d.pass, d.phase, d.phase_pct);
+            let figures = match d.ended {
+                Some(word) => {
+                    format!(" p{} {:<6} {:>3.0}% {word:>8}", d.pass, d.phase, d.phase_pct)
+                }
+                None => format!(" p{} {:<6} {:>3.0}% {v:>5} MB/s", d.pass, d.phase, d.phase_pct),
+            };
             cells.push(crate::board::Cell { name: d.name.clone(), figures });
             total_speed += speed.unwrap_or(0.0);
         }

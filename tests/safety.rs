@@ -503,6 +503,19 @@ fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_onc
     // Not interrupted, but not whole either: one disk was not burned.
     assert_eq!((&v["interrupted"], &v["complete"]), (&false.into(), &false.into()));
     assert!(text(&out.stdout).contains("stopped answering"), "the report says it");
+    // Said the moment the watch saw it, dated, on stderr and in the log
+    // (only --notify heard of it).
+    let hung_said = format!(
+        "arrayburn burnin: {}: hung: a request got no answer within --io-timeout (3 s)",
+        rw.dev
+    );
+    let line = text(&out.stderr).lines().find(|l| l.contains(&hung_said)).map(str::to_string);
+    let line = line.unwrap_or_else(|| panic!("{}", text(&out.stderr)));
+    assert!(line.starts_with("20") && line.contains('T'), "dated: {line}");
+    let runs = std::fs::read_dir(state.path().join("runs")).unwrap();
+    let log = runs.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "log"));
+    let log = std::fs::read_to_string(log.expect("the run's log")).unwrap();
+    assert!(log.contains(&hung_said), "{log}");
     // A signal while a disk hangs (its timeout far away): the partial
     // report within seconds, exit 130.
     let state = tempdir();

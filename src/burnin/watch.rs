@@ -105,6 +105,7 @@ impl Watched<'_> {
                     total,
                     writing,
                     left,
+                    ended: l.trouble().filter(|t| *t >= Trouble::Gone).map(Trouble::word),
                 }
             })
             .collect()

@@ -76,6 +76,22 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
 /// Tells `--notify`, beside the run, that disk `d` met `trouble` (the
 /// run goes on; its report says the rest).
 fn met(plan: &BurnPlan, (d, trouble): (usize, Trouble), stop: &StopFlag) {
+    // Said at once, dated, on stderr and in the log: day 2's reader of
+    // the log sees what day 1 found, and when.
+    let disk = &plan.disks[d].target.dev.given;
+    let what = match trouble {
+        Trouble::Bad => {
+            "a block failed or read back wrong (the run goes on; the report lists each range)"
+                .into()
+        }
+        Trouble::Gone => "the device went away; nothing more is asked of it".into(),
+        Trouble::Hung => format!(
+            "hung: a request got no answer within --io-timeout ({} s); nothing more is asked of it",
+            plan.bounds_timeout.as_secs_f64()
+        ),
+    };
+    let stamp = crate::units::log_stamp();
+    tell!("{stamp} arrayburn burnin: {disk}: {what}; the other disks go on");
     if let Some(n) = &plan.notify {
         let d = &plan.disks[d];
         let (disk, run) = (&d.target.dev.given, &d.point.run_id);
