@@ -285,6 +285,25 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
         "where the checkpoints are kept",
         &d[1].file,
     );
+    // 4b. A disk that answers with 0 bytes (dead, or its capacity not
+    // read): what the disk does is said, not the checkpoint blamed, and
+    // the checkpoint stays where it is.
+    std::fs::File::options().write(true).open(&other.file).unwrap().set_len(0).unwrap();
+    let resized = Command::new("losetup").args(["-c", &other.dev]).output_within(MINUTE).status;
+    assert!(resized.success(), "losetup -c {}", other.dev);
+    let kept = std::fs::read(checkpoint_of(st, &d[0])).unwrap();
+    refused(
+        &["--resume", &other.dev, &d[1].dev],
+        &format!("--resume: {} answers with a size of 0 bytes (its checkpoint", other.dev),
+        &other.file,
+    );
+    let out = run(&mut burnin(st, &["--resume", &other.dev, &d[1].dev]));
+    let err = text(&out.stderr);
+    assert!(!err.contains("damaged") && err.contains("is kept"), "{err}");
+    assert_eq!(std::fs::read(checkpoint_of(st, &d[0])).unwrap(), kept, "the checkpoint kept");
+    std::fs::File::options().write(true).open(&other.file).unwrap().set_len(16 * MIB).unwrap();
+    let resized = Command::new("losetup").args(["-c", &other.dev]).output_within(MINUTE).status;
+    assert!(resized.success(), "losetup -c {}", other.dev);
     // 5. The disk that is what its checkpoint says resumes and finishes.
     let out = run(t.command(&[
         "burnin",

@@ -548,7 +548,17 @@ fn checkpoints(
             ),
             (Some(mut c), true) => {
                 let id = &t.dev.identity;
-                if let Err(why) = c.validate(id.size_bytes, id.logical_block_size) {
+                if id.size_bytes == 0 {
+                    bail!(
+                        "--resume: {} answers with a size of 0 bytes (its checkpoint was made when it had {}): the disk is not answering as it did (dead, not spun up, its link or power down, or formatted to a sector size Linux does not take); check it with `arrayburn list` and the kernel log (dmesg); its checkpoint in {} is kept for when it answers again (nothing was written)",
+                        t.dev.given,
+                        c.size_bytes,
+                        path.display()
+                    );
+                }
+                // The file is judged by the disk it was made for: a disk
+                // that answers otherwise now is told apart below.
+                if let Err(why) = c.validate(c.size_bytes, id.logical_block_size) {
                     bail!(
                         "--resume: {}: {why}; the file is damaged or was edited: move it away and start a new burn-in without --resume (nothing was written)",
                         path.display()
