@@ -393,6 +393,51 @@ fn a_disk_held_for_a_moment_is_waited_for_and_one_held_on_is_refused_naming_who(
 }
 
 #[test]
+fn a_disk_still_draining_a_killed_runs_writes_is_waited_for_while_they_drain() {
+    need_root!();
+    let _l = device_lock();
+    // 4 MiB writes held to 1 MB/s, the run killed outright: its writes in
+    // flight take seconds to drain while the dying process is not yet
+    // gone, and the kernel holds the disk until then. A resume started
+    // at once waits while the disk's I/O still moves and goes on (it was
+    // refused after 5 s: "opened exclusively ... by the kernel (a mount,
+    // md, dm or ZFS)").
+    let d = disks(1, 32 * MIB);
+    let t = Throttle::new();
+    t.limit_write(&d[0], 1_000_000);
+    let state = tempdir();
+    let st = state.path().to_str().unwrap();
+    let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    args.extend(["--block", "4m", "--queue-depth", "4", "--checkpoint-every", "1"]);
+    args.extend(["--progress", "none", &d[0].dev]);
+    let mut first = t.command(&args).start();
+    let written = |c: &serde_json::Value| c["at"]["done_until"].as_u64() >= Some(4 * MIB);
+    first.wait_until("a checkpoint with writes done", MINUTE, || {
+        std::fs::read(checkpoint_of(state.path(), &d[0]))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|c| written(&c))
+    });
+    for pid in family(first.id()).into_iter().rev() {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let mut resume = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    resume.extend(["--progress", "lines", "--resume", &d[0].dev]);
+    let again = t.command(&resume).start();
+    let line = again.wait_line("the resumed burn-in under way", RUN, |l| {
+        l.contains("burnin:") && l.contains('%')
+    });
+    let (out, _) = again.interrupt(MINUTE);
+    let err = text(&out.stderr);
+    assert!(!err.contains("is in use") && !err.contains("opened exclusively"), "{line}\n{err}");
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    drop(first);
+}
+
+#[test]
 fn a_hung_disk_is_reported_and_the_others_finish_and_a_signal_still_stops_at_once() {
     need_root!();
     let _l = device_lock();

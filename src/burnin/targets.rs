@@ -69,6 +69,9 @@ fn resolve(devices: &[String]) -> Result<Vec<BlockDevice>, Refusal> {
 /// for this long: right after a burn-in is killed, the kernel holds its
 /// disks until the writes in flight have drained.
 const BUSY_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+/// A busy device whose I/O still moves (a killed run's writes draining on
+/// a slow disk) is waited for as long as it moves, up to this.
+const DRAIN_PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// One disk a burn-in will write.
 pub struct Target {
@@ -167,11 +170,14 @@ fn zfs_label(file: &File, size: u64, bounds: &Bounds) -> Result<bool, Halt> {
 
 /// Opens a disk for the burn-in: read-write, O_DIRECT, O_EXCL (a disk
 /// anything holds open exclusively, or mounted, fails here too). A busy
-/// disk is tried again for [`BUSY_PATIENCE`] (a killed run's writes
+/// disk is tried again for [`BUSY_PATIENCE`], and for as long as its I/O
+/// still moves ([`DRAIN_PATIENCE`] at most: a killed run's writes
 /// draining), then refused naming what holds it.
 fn open_for_writing(d: &BlockDevice) -> Result<File, Refusal> {
     let began = std::time::Instant::now();
     let path = d.given.as_str();
+    let counts = || device::sysfs::io_counts(&SystemPaths::real(), &d.identity.name);
+    let (mut seen, mut moved) = (counts(), began);
     loop {
         let opened = std::fs::OpenOptions::new()
             .read(true)
@@ -188,6 +194,11 @@ fn open_for_writing(d: &BlockDevice) -> Result<File, Refusal> {
                 detail: format!("cannot open it for writing with O_DIRECT|O_EXCL: {e}"),
             });
         }
+        let now = counts();
+        let in_flight = now.is_some_and(|(_, _, n)| n > 0);
+        if now != seen || in_flight {
+            (seen, moved) = (now, std::time::Instant::now());
+        }
         if began.elapsed() < BUSY_PATIENCE {
             std::thread::sleep(std::time::Duration::from_millis(100));
             continue;
@@ -197,17 +208,35 @@ fn open_for_writing(d: &BlockDevice) -> Result<File, Refusal> {
                 .into_iter()
                 .map(|p| lock::Holder::of(p).words())
                 .collect();
-        let why = if openers.is_empty() {
+        // No process holds it and its I/O moves: the kernel finishing a
+        // gone process's requests.
+        let draining = moved.elapsed() < BUSY_PATIENCE && began.elapsed() < DRAIN_PATIENCE;
+        if openers.is_empty() && draining {
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            continue;
+        }
+        let waited = began.elapsed().as_secs();
+        let stacked = device::usage::in_use(
+            &SystemPaths::real(),
+            &d.identity.name,
+            std::path::Path::new(&d.identity.dev_path),
+        );
+        let stacked: Vec<String> = (stacked.iter())
+            .filter(|u| !matches!(u, device::usage::InUse::Busy))
+            .map(ToString::to_string)
+            .collect();
+        let why = if !stacked.is_empty() {
+            format!("in use: {}", stacked.join(", "))
+        } else if openers.is_empty() && moved.elapsed() < BUSY_PATIENCE {
             format!(
-                "opened exclusively for {} s by the kernel (a mount, md, dm or ZFS) or by a process in another namespace",
-                BUSY_PATIENCE.as_secs()
+                "still busy after {waited} s with its I/O still moving and nothing mounted or stacked on it: the writes of a run that was stopped or killed still draining (a slow or hung disk); wait for them and run again, or check the disk (dmesg)"
+            )
+        } else if openers.is_empty() {
+            format!(
+                "opened exclusively for {waited} s, with no I/O moving and nothing mounted or stacked on it: by ZFS (`zpool status`), or by a process in another namespace"
             )
         } else {
-            format!(
-                "opened exclusively for {} s; open now in {}",
-                BUSY_PATIENCE.as_secs(),
-                openers.join(", ")
-            )
+            format!("opened exclusively for {waited} s; open now in {}", openers.join(", "))
         };
         return Err(Refusal::InUse { path: path.into(), why });
     }
