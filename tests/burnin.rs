@@ -2034,3 +2034,58 @@ fn a_fifo_nobody_reads_holds_a_finished_burn_in_a_minute_at_most_and_a_stop_ther
     assert!(!err.contains("continue with"), "{err}");
     assert_eq!(out.status.code(), verdict, "{err}");
 }
+
+#[test]
+fn a_disk_left_out_of_a_resume_is_named_in_its_verdict_never_healthy() {
+    need_root!();
+    let _l = device_lock();
+    // Three disks, stopped in their first write phase; the resume takes up
+    // two. The run began with three: the third is neither finished nor
+    // judged, and the verdict says so (it said HEALTHY on 2 disks, exit 0).
+    const MIB: u64 = 1 << 20;
+    let d = disks(3, 32 * MIB);
+    let t = writes_at(&d, 16_000_000);
+    for x in &d {
+        t.limit(x, 16_000_000);
+    }
+    let state = tempdir();
+    let st = state.path().to_str().unwrap();
+    let mut first = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    first.extend(["--checkpoint-every", "1", "--progress", "none"]);
+    first.extend(d.iter().map(|x| x.dev.as_str()));
+    let mut child = t.command(&first).start();
+    let written = |x: &LoopDisk| {
+        let path = state.path().join(format!("burnin-{}.json", x.name()));
+        std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|c| c["at"]["done_until"].as_u64() >= Some(2 * MIB))
+    };
+    child.wait_until("checkpoints with writes done", MINUTE, || d.iter().all(|x| written(x)));
+    child.signal(nix::sys::signal::Signal::SIGTERM);
+    let out = child.wait(MINUTE);
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = tempdir();
+    let json = dir.path().join("resumed.json");
+    let mut again = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    again.extend(["--progress", "none", "--resume", "--json", json.to_str().unwrap()]);
+    again.extend([d[0].dev.as_str(), d[1].dev.as_str()]);
+    let out = t.command(&again).output_within(RUN);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let s = &doc["summary"];
+    assert_eq!(s["left_out"], serde_json::json!([d[2].dev]), "{s}");
+    assert_eq!(s["verdict"], "not_judged", "{s}");
+    let msg = s["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!("{} (left out of this resume at pass 1 of 1, write", d[2].dev)),
+        "{msg}"
+    );
+    assert!(!msg.contains("HEALTHY"), "{msg}");
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    // The fleet sees the run as not judged whole, the left-out disk named.
+    let out = arrayburn(&["report", json.to_str().unwrap()]).output_within(RUN);
+    let fleet = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{fleet}");
+    assert!(fleet.contains(&d[2].dev), "{fleet}");
+}

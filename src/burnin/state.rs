@@ -324,6 +324,18 @@ impl Store {
         }
     }
 
+    /// Every checkpoint kept here (`burnin-*.json`), by file name; one
+    /// that cannot be read is passed over.
+    pub fn all(&self) -> Vec<(String, Checkpoint)> {
+        let Ok(entries) = std::fs::read_dir(self.dir.path()) else { return Vec::new() };
+        let mut names: Vec<String> = (entries.flatten())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("burnin-") && n.ends_with(".json"))
+            .collect();
+        names.sort();
+        names.into_iter().filter_map(|n| Some((n.clone(), self.load(&n).ok()??))).collect()
+    }
+
     /// The run's log (`runs/RUN.log`, appended to: a resume of the run
     /// goes on in the same file), and its path.
     pub fn log(&self, run_id: &str) -> std::io::Result<(std::fs::File, PathBuf)> {

@@ -129,6 +129,7 @@ fn finish(
         engine: (plan.engine, plan.depth),
         thresholds: plan.thresholds,
         inspection: plan.inspection.clone(),
+        left_out: plan.left_out.clone(),
     };
     if !interrupted {
         recover(plan, &mut run, stop);

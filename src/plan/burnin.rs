@@ -76,6 +76,9 @@ pub struct BurnPlan {
     pub looks: Looks,
     /// The command that continues this run where a signal stops it.
     pub resume_line: String,
+    /// A resume's disks the run began with that it does not take up and
+    /// that were not finished: each one's path and place.
+    pub left_out: Vec<(String, String)>,
     /// Who is told when a disk is found bad, gone or hung, and at the end.
     pub notify: Option<crate::notify::Notifier>,
 }
@@ -105,6 +108,10 @@ impl BurnPlan {
         crate::judge::links::settle(targets.iter_mut().map(|t| &mut t.dev.identity));
         let resume_line = resume_line(args, json.as_ref(), out.as_deref(), &targets);
         let resume = points.iter().any(|c| c.burn.resumes > 0);
+        let left_out = match (&store, resume) {
+            (Some(store), true) => left_out(store, &targets, &points),
+            _ => Vec::new(),
+        };
         let disks = targets.into_iter().zip(points);
         Ok(Self {
             locate: args.locate,
@@ -150,6 +157,7 @@ impl BurnPlan {
                 ticks: args.metrics.is_some().then_some(args.progress_interval),
             },
             resume_line,
+            left_out,
             notify: args.notify.notifier(),
         })
     }
@@ -385,6 +393,21 @@ fn to_write(
         }
     };
     Ok((targets, locks, points, store))
+}
+
+/// The disks a resumed run began with, not among `targets`, whose burn-in
+/// is not finished: each one's path (as checkpointed) and place.
+fn left_out(store: &Store, targets: &[Target], points: &[Checkpoint]) -> Vec<(String, String)> {
+    let Some(run) = points.first().map(|c| &c.run_id) else { return Vec::new() };
+    let taken: Vec<&str> = targets.iter().map(|t| t.checkpoint.as_str()).collect();
+    (store.all().into_iter())
+        .filter(|(name, c)| {
+            &c.run_id == run && c.at.phase != Phase::Done && !taken.contains(&name.as_str())
+        })
+        .map(|(name, c)| {
+            (c.device.clone(), format!("{}; checkpoint {}", c.place(), store.path(&name).display()))
+        })
+        .collect()
 }
 
 /// `--json FILE` and `--out DIR`, resolved and proven writable.

@@ -36,6 +36,9 @@ pub struct BurnRun<'a> {
     pub thresholds: Thresholds,
     /// What each drive declared of itself before the run.
     pub inspection: Vec<crate::inspect::Inspected>,
+    /// A resume's disks the run began with and did not take up, not
+    /// finished: each one's path and place.
+    pub left_out: Vec<(String, String)>,
 }
 
 /// What a burn-in measured on one disk: its plan (target and checkpoint:
@@ -173,6 +176,11 @@ pub struct BurnSummary {
     pub links: Vec<crate::report::LinkFinding>,
     /// The verdict in one sentence.
     pub message: String,
+    /// Disks the run began with that this resume did not take up, their
+    /// burn-in not finished (paths as checkpointed): never judged here,
+    /// so the run is not judged whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 /// A fault class in words, as the findings and sentences say it.
@@ -267,7 +275,15 @@ fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits>) {
 pub fn build(run: BurnRun) -> BurnReport {
     let (facts, hottest, limits) = facts(&run);
     let judged = verdicts(&facts, &run.thresholds);
-    let BurnRun { disks, interrupted, read_only, engine: (engine, depth), inspection, .. } = run;
+    let BurnRun {
+        disks,
+        interrupted,
+        read_only,
+        engine: (engine, depth),
+        inspection,
+        left_out,
+        ..
+    } = run;
     let devices: Vec<_> = disks.iter().map(|d| d.plan.target.dev.clone()).collect();
     let c = &disks[0].plan.point.clone();
     let mut advice = Vec::new();
@@ -284,7 +300,7 @@ pub fn build(run: BurnRun) -> BurnReport {
             d.row(f, &judged, temp, read_only)
         })
         .collect();
-    let summary = summary(interrupted, read_only, &devices, &mut disks, advice);
+    let summary = summary(interrupted, read_only, &devices, &mut disks, (advice, &left_out));
     BurnReport {
         header: Header {
             started_at: c.started_at.clone(),
@@ -356,7 +372,7 @@ fn summary(
     read_only: bool,
     devices: &[crate::device::BlockDevice],
     disks: &mut [BurnDisk],
-    mut advice: Vec<DiskAdvice>,
+    (mut advice, left_out): (Vec<DiskAdvice>, &[(String, String)]),
 ) -> BurnSummary {
     let links = crate::judge::advice::with_links_and_bays(&mut advice, devices);
     for a in &advice {
@@ -381,6 +397,12 @@ fn summary(
         .collect();
     let n = disks.len();
     let flagged: Vec<&str> = advice.iter().map(|a| a.path.as_str()).collect();
+    // Disks the run began with and this resume left out: not finished, not
+    // judged, named in its verdict.
+    let mut short = short;
+    short.extend(
+        left_out.iter().map(|(path, place)| format!("{path} (left out of this resume at {place})")),
+    );
     let unjudged = (not_judged.as_slice(), undecided.as_slice(), short.as_slice());
     let mut message = message(interrupted, read_only, n, &flagged, controllers, unjudged);
     let cleared: Vec<&str> = (disks.iter())
@@ -399,6 +421,7 @@ fn summary(
         disk_verdicts: advice,
         links,
         message,
+        left_out: left_out.iter().map(|(path, _)| path.clone()).collect(),
     }
 }
 
@@ -628,7 +651,8 @@ impl crate::document::Document for BurnReport {
         let s = &self.summary;
         let disks: Vec<String> = self.disks.iter().map(|d| d.path.clone()).collect();
         let not_judged = not_judged(&self.disks);
-        let paths = |ds: &[&BurnDisk]| ds.iter().map(|d| d.path.clone()).collect();
+        let paths =
+            |ds: &[&BurnDisk]| -> Vec<String> { ds.iter().map(|d| d.path.clone()).collect() };
         let cut = if self.header.interrupted {
             let at = (self.disks.iter())
                 .filter_map(|d| stopped_at(d, self.passes).map(|w| format!("{}: {w}", d.path)));
@@ -655,7 +679,11 @@ impl crate::document::Document for BurnReport {
             outcome,
             to_act_on: crate::document::acts(&s.disk_verdicts),
             links: crate::document::link_sentences(&s.links),
-            not_judged: paths(&not_judged.0),
+            // A disk a resume left out is one of the run's, not judged.
+            not_judged: paths(&not_judged.0)
+                .into_iter()
+                .chain(s.left_out.iter().cloned())
+                .collect(),
             unsure: paths(&not_judged.1),
             disks,
             cut,
