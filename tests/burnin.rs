@@ -2061,7 +2061,7 @@ fn a_disk_left_out_of_a_resume_is_named_in_its_verdict_never_healthy() {
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .is_some_and(|c| c["at"]["done_until"].as_u64() >= Some(2 * MIB))
     };
-    child.wait_until("checkpoints with writes done", MINUTE, || d.iter().all(|x| written(x)));
+    child.wait_until("checkpoints with writes done", MINUTE, || d.iter().all(&written));
     child.signal(nix::sys::signal::Signal::SIGTERM);
     let out = child.wait(MINUTE);
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
