@@ -2089,3 +2089,32 @@ fn a_disk_left_out_of_a_resume_is_named_in_its_verdict_never_healthy() {
     assert_eq!(out.status.code(), Some(3), "{fleet}");
     assert!(fleet.contains(&d[2].dev), "{fleet}");
 }
+
+#[test]
+fn a_slow_reader_among_slow_writers_is_re_measured_long_enough_to_tell() {
+    need_root!();
+    let _l = device_lock();
+    // Writes held to 12 MB/s, reads to 100 MB/s, one disk reading at 70:
+    // it reads back at 70 % of its peers' and is re-measured in turn with a
+    // peer. Each turn's read-back is sized from the read speed (a second's
+    // worth), not from the writes' (a tenth of a second, too short to
+    // tell: it was cleared, healthy), and it is found slow there too.
+    const MIB: u64 = 1 << 20;
+    let d = disks(3, 128 * MIB);
+    let t = writes_at(&d, 12_000_000);
+    for (i, x) in d.iter().enumerate() {
+        t.limit(x, if i == 1 { 70_000_000 } else { 100_000_000 });
+    }
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let mut args = vec!["--smart", "off", "--block", "1m"];
+    args.extend(&devs);
+    let (out, doc) = burn_in(Some(&t), &args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let disk = &doc["disks"][1];
+    assert!(disk["verify_pct_of_peers"].as_f64().unwrap() < 80.0, "{disk}");
+    let again = &disk["remeasured"]["verify"];
+    assert_eq!(again["verdict"], "slow", "{again}\n{text}");
+    assert!((55.0..85.0).contains(&again["pct"].as_f64().unwrap()), "{again}");
+    assert_eq!(disk["verdict"], "recheck", "{disk}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+}

@@ -197,10 +197,10 @@ pub struct DiskBurn {
 }
 
 impl DiskBurn {
-    /// Its pace in bytes a second over the run: the read-back's for a
-    /// soak, the writes' for a burn-in (a guess of how long a turn takes).
-    pub fn pace(&self, read_only: bool) -> f64 {
-        if read_only {
+    /// Its pace in bytes a second over the run: the read-back's (`reads`),
+    /// else the writes' (a guess of how long a turn's phase takes).
+    pub fn pace(&self, reads: bool) -> f64 {
+        if reads {
             self.verified_bytes as f64 / self.verify_s.max(1e-3)
         } else {
             self.written_bytes as f64 / self.write_s.max(1e-3)

@@ -1,10 +1,12 @@
 //! Re-measuring a disk the burn-in called slow on speed alone, before it
 //! is blamed: alone, in turn with a peer of its group, so that nothing the
 //! disks share (the host's CPU, a controller, an expander) sets either
-//! one's pace. A turn writes and reads back the
-//! same stretch at the start of the disk's range with its last pass's
-//! blocks, which is what that stretch holds already (a soak's turn only
-//! reads). The turns alternate (A-B-A-B), as the check's re-measurement
+//! one's pace. A turn writes and reads back a stretch at the start of the
+//! disk's range with its last pass's blocks, which is what that stretch
+//! holds already (a soak's turn only reads); where the disk reads faster
+//! than it writes, it then reads back a longer stretch, each phase's
+//! stretch sized from that phase's own speed: a read-back sized from
+//! slow writes would last a fraction of a second, too short to tell. The turns alternate (A-B-A-B), as the check's re-measurement
 //! does, so each of the disk's turns is compared with the peer's around
 //! it. What a turn finds (a failed write, a changed block, a hang) is a
 //! finding like any other, in that disk's burn.
@@ -14,7 +16,7 @@
 use std::time::{Duration, Instant};
 
 use super::record::{At, DiskBurn, Span};
-use super::worker::{BurnJob, Live, burn, soak};
+use super::worker::{BurnJob, Live, burn, read_back, soak};
 use crate::units::mb_per_s;
 
 /// What each turn's phase aims to take: long enough for a speed, short
@@ -50,24 +52,25 @@ pub struct Turn {
 /// Re-measures `jobs[0]` in turn with `jobs[1]` (each over its whole range,
 /// as the run had it), A-B-A-B, in batches of [`BATCH`] rounds until
 /// `decided` says the turns so far are enough, [`BATCHES`] at most;
-/// `guess`: bytes/s the run saw, to size the turns. What a turn finds goes
+/// `guess`: bytes/s the run saw writing and reading back, to size each
+/// phase of the turns. What a turn finds goes
 /// into that disk's `burns`. The turns; None when a signal stopped them or
 /// a turn found something (that finding is the verdict's then).
 pub fn in_turn(
     jobs: [&BurnJob; 2],
     read_only: bool,
-    guess: f64,
+    (write_guess, read_guess): (f64, f64),
     burns: [&mut DiskBurn; 2],
     decided: &dyn Fn(&[Turn]) -> bool,
 ) -> Option<Vec<Turn>> {
     let began = Instant::now();
-    let mut stretch = Stretch::of(jobs[0], guess);
+    let mut stretch = Stretches {
+        write: Stretch::of(jobs[0], write_guess),
+        read: Stretch::of(jobs[0], read_guess),
+    };
     let sizing = stretch.turn(jobs[0], read_only);
-    let took = if read_only { sizing.verify_s } else { sizing.write_s };
     let mut found = [sizing, DiskBurn::default()];
-    if took < SIZING * TURN.as_secs_f64() {
-        stretch = stretch.resized(jobs[0], &found[0], read_only);
-    }
+    stretch = stretch.resized(jobs[0], &found[0], read_only);
     let mut turns = Vec::new();
     'rounds: for round in 0..(BATCH * BATCHES) as u32 {
         for who in [0, 1] {
@@ -100,6 +103,63 @@ struct Stretch {
     rounds: u64,
 }
 
+/// A turn's stretches: the one written (and read back), and the one read
+/// back (longer where the disk reads faster than it writes).
+#[derive(Debug, Clone, Copy)]
+struct Stretches {
+    write: Stretch,
+    read: Stretch,
+}
+
+impl Stretches {
+    /// Each phase sized again from the sizing turn where that phase ran
+    /// too short.
+    fn resized(self, job: &BurnJob, turn: &DiskBurn, read_only: bool) -> Self {
+        let short = |s: f64| s < SIZING * TURN.as_secs_f64();
+        let pace = |bytes: u64, s: f64| bytes as f64 / s.max(1e-3);
+        let write = match !read_only && short(turn.write_s) {
+            true => Stretch::of(job, pace(turn.written_bytes, turn.write_s)),
+            false => self.write,
+        };
+        let read = match short(turn.verify_s) {
+            true => Stretch::of(job, pace(turn.verified_bytes, turn.verify_s)),
+            false => self.read,
+        };
+        Self { write, read }
+    }
+
+    /// One disk's turn: its write stretch written and read back, then,
+    /// where the read stretch is the longer, that read back again (a
+    /// soak's turn only reads its read stretch). The read-back's speed is
+    /// the longer read's.
+    fn turn(self, job: &BurnJob, read_only: bool) -> DiskBurn {
+        if read_only {
+            return self.read.turn(job, true);
+        }
+        let mut out = self.write.turn(job, false);
+        let (read, written) =
+            (self.read.len * self.read.rounds, self.write.len * self.write.rounds);
+        if read <= written || !clean(&out) || job.stop.is_set() {
+            return out;
+        }
+        let mut again = DiskBurn::default();
+        let t = Span { end: job.t.start + self.read.len, ..job.t };
+        let one = BurnJob { t, ..job.clone() };
+        for _ in 0..self.read.rounds {
+            let r = read_back(&one, job.passes);
+            (again.verified_bytes, again.verify_s) =
+                (again.verified_bytes + r.verified_bytes, again.verify_s + r.verify_s);
+            again.absorb(&r);
+            if !clean(&again) || job.stop.is_set() {
+                break;
+            }
+        }
+        (out.verified_bytes, out.verify_s) = (again.verified_bytes, again.verify_s);
+        out.absorb(&again);
+        out
+    }
+}
+
 impl Stretch {
     /// [`TURN`] at `bytes_per_s`, in whole requests, at least
     /// [`MIN_REQUESTS`] where they take at most [`LONGEST`] (big
@@ -113,16 +173,6 @@ impl Stretch {
             return Self { len: (want / io * io).clamp(io.min(range), range), rounds: 1 };
         }
         Self { len: range, rounds: want.div_ceil(range.max(1)).clamp(1, MAX_ROUNDS) }
-    }
-
-    /// Sized again from a turn that ran too short.
-    fn resized(self, job: &BurnJob, turn: &DiskBurn, read_only: bool) -> Self {
-        let (bytes, s) = if read_only {
-            (turn.verified_bytes, turn.verify_s)
-        } else {
-            (turn.written_bytes, turn.write_s)
-        };
-        Self::of(job, bytes as f64 / s.max(1e-3))
     }
 
     /// One disk's turn: its stretch written and read back (or read),

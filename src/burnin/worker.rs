@@ -281,6 +281,16 @@ pub fn soak(job: &BurnJob) -> DiskBurn {
     out
 }
 
+/// The blocks of pass `pass` read back again over the job's range, checked
+/// as a verify checks them (a re-measurement's read-back, sized apart from
+/// its writes); nothing is written.
+pub fn read_back(job: &BurnJob, pass: u16) -> DiskBurn {
+    let mut out = DiskBurn::default();
+    let span = (job.t.start, job.t.end);
+    BurnPass::of(job, pass).verify(span, Check::Verify, &mut out, &mut |_, _| {});
+    out
+}
+
 /// Burns in one disk from `at` (the start, or a checkpoint's place) with
 /// what was found before it in `out` (a stop it recorded is behind it); `save` is called with the state at
 /// least every `job.every`, at each phase's end and when a signal stops

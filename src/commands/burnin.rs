@@ -223,7 +223,9 @@ fn remeasure(plan: &BurnPlan, run: &mut BurnRun, stop: &StopFlag) {
         let ons = [disk, peer].map(|x| plan.on(x));
         let lives = [Live::default(), Live::default()];
         let [ja, jb] = [0, 1].map(|k| plan.job(([disk, peer][k], &ons[k]), &lives[k], None, stop));
-        let guess = run.disks[p].burn.pace(plan.read_only);
+        // Each phase's turns sized from that phase's speed in the run.
+        let peer = &run.disks[p].burn;
+        let guess = (peer.pace(false), peer.pace(true));
         let Ok([x, y]) = run.disks.get_disjoint_mut([d, p]) else { continue };
         let judged = |turns: &[Turn]| Remeasured::of(b, turns, &run.thresholds);
         let decided = |turns: &[Turn]| judged(turns).decided();
