@@ -1926,14 +1926,13 @@ fn kept(state: &Path, ext: &str) -> Option<(std::path::PathBuf, String)> {
     Some((p, text))
 }
 
-#[test]
-fn a_killed_worker_is_said_by_the_waiting_process_with_how_to_go_on() {
-    need_root!();
-    let _l = device_lock();
-    // kill -9 of the process that writes the disks (what the out-of-memory
-    // killer does): the process the shell waits for says so, on stderr and
-    // in the run's log, with the continue command, and exits 128 + 9 (it
-    // exited 137 without a word).
+/// A burn-in of two 64 MiB disks written at 4 MB/s, under way (a progress
+/// line of its write phase seen, its log kept), with `signal` sent to its
+/// worker process (the process the shell started is the parent of it):
+/// the disks, their throttle, the state directory and the run.
+fn worker_signalled(
+    signal: nix::sys::signal::Signal,
+) -> (Vec<LoopDisk>, Throttle, tempfile::TempDir, Child) {
     let d = disks(2, 64 << 20);
     let t = writes_at(&d, 4_000_000);
     let state = tempdir();
@@ -1942,13 +1941,22 @@ fn a_killed_worker_is_said_by_the_waiting_process_with_how_to_go_on() {
     args.extend(["--progress", "lines", "--progress-interval", "0.2s", &d[0].dev, &d[1].dev]);
     let mut child = t.command(&args).start();
     child.wait_line("the write phase", RUN, |l| l.contains("write") && l.contains('%'));
+    child.wait_until("the log", MINUTE, || kept(state.path(), "log").is_some());
     let worker = family(child.id());
     assert!(worker.len() >= 2, "a parent and its worker: {worker:?}");
-    child.wait_until("the log", MINUTE, || kept(state.path(), "log").is_some());
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(worker[1] as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    );
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(worker[1] as i32), signal);
+    (d, t, state, child)
+}
+
+#[test]
+fn a_killed_worker_is_said_by_the_waiting_process_with_how_to_go_on() {
+    need_root!();
+    let _l = device_lock();
+    // kill -9 of the process that writes the disks (what the out-of-memory
+    // killer does): the process the shell waits for says so, on stderr and
+    // in the run's log, with the continue command, and exits 128 + 9 (it
+    // exited 137 without a word).
+    let (_d, _t, state, child) = worker_signalled(nix::sys::signal::Signal::SIGKILL);
     let out = child.wait(MINUTE);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(137), "{err}");
@@ -1968,20 +1976,7 @@ fn a_stopped_worker_still_takes_a_stop() {
     // The worker is stopped (SIGSTOP); TERM to the process the shell
     // started must still end the run, partial results and all (it waited
     // for as long as the worker stayed stopped).
-    let d = disks(2, 64 << 20);
-    let t = writes_at(&d, 4_000_000);
-    let state = tempdir();
-    let st = state.path().to_str().unwrap();
-    let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
-    args.extend(["--progress", "lines", "--progress-interval", "0.2s", &d[0].dev, &d[1].dev]);
-    let child = t.command(&args).start();
-    child.wait_line("the write phase", RUN, |l| l.contains("write") && l.contains('%'));
-    let worker = family(child.id());
-    assert!(worker.len() >= 2, "a parent and its worker: {worker:?}");
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(worker[1] as i32),
-        nix::sys::signal::Signal::SIGSTOP,
-    );
+    let (_d, _t, _state, child) = worker_signalled(nix::sys::signal::Signal::SIGSTOP);
     child.signal(nix::sys::signal::Signal::SIGTERM);
     let out = child.wait(MINUTE);
     let err = String::from_utf8_lossy(&out.stderr);

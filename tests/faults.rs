@@ -876,14 +876,13 @@ fn disks_that_share_a_controllers_limit_name_the_controller_not_the_disks() {
     drop(b2);
 }
 
-#[test]
-fn a_disk_that_hangs_while_re_measured_is_a_finding_not_unsure() {
-    need_root!();
-    let _l = device_lock();
-    // Disk 1 reads at 70 % of its peers' while the serial pass runs and at
-    // their speed in the parallel pass, so it is re-measured alone beside a
-    // peer; there it stops answering. That is the finding (check its path),
-    // in the serial pass it re-measured; not "still unsure".
+/// A check of two good disks and a FUSE one (64 MiB each, read at 40
+/// MB/s), the FUSE disk at 70 % of that in the serial pass only, so that
+/// it is re-measured alone beside a peer: the disks, their throttle, and
+/// the run, its JSON's path and directory, once the re-measurement began.
+fn re_measuring_a_faulty_disk(
+    io_timeout: &str,
+) -> (Vec<LoopDisk>, FaultyDisk, Throttle, (Child, PathBuf, tempfile::TempDir)) {
     let good = disks(2, 64 * MIB);
     let bad = FaultyDisk::new(64 * MIB, &[]);
     let t = Throttle::new();
@@ -893,7 +892,7 @@ fn a_disk_that_hangs_while_re_measured_is_a_finding_not_unsure() {
     t.limit_dev(&bad.dev, 28_000_000);
     let dir = tempdir();
     let json = dir.path().join("r.json");
-    let mut args = vec!["check", "--sample", "2s", "--block", "1m", "--io-timeout", "2s"];
+    let mut args = vec!["check", "--sample", "2s", "--block", "1m", "--io-timeout", io_timeout];
     args.extend(["--progress", "lines", "--json", json.to_str().unwrap()]);
     args.extend([good[0].dev.as_str(), bad.dev.as_str(), good[1].dev.as_str()]);
     let child = t.command(&args).start();
@@ -901,6 +900,18 @@ fn a_disk_that_hangs_while_re_measured_is_a_finding_not_unsure() {
     t.limit_dev(&bad.dev, 40_000_000);
     let line = child.wait_line("the re-measurement", RUN, |l| l.contains("re-measuring"));
     assert!(line.contains(&format!("re-measuring {} alone", bad.dev)), "{line}");
+    (good, bad, t, (child, json, dir))
+}
+
+#[test]
+fn a_disk_that_hangs_while_re_measured_is_a_finding_not_unsure() {
+    need_root!();
+    let _l = device_lock();
+    // Disk 1 reads at 70 % of its peers' while the serial pass runs and at
+    // their speed in the parallel pass, so it is re-measured alone beside a
+    // peer; there it stops answering. That is the finding (check its path),
+    // in the serial pass it re-measured; not "still unsure".
+    let (_good, bad, _t, (child, json, _dir)) = re_measuring_a_faulty_disk("2s");
     let frozen = bad.freeze();
     // The result is written and the run exits while the disk is frozen
     // (its stuck read is left in the child process the check split into).
@@ -931,23 +942,7 @@ fn a_disk_that_dies_while_re_measured_is_summed_and_placed_as_its_row_says() {
     // by the unit test in measure/results.rs: a disk with errors in the
     // pass is not re-measured, so a live run cannot overlap the two.)
     let size = 64 * MIB;
-    let good = disks(2, size);
-    let bad = FaultyDisk::new(size, &[]);
-    let t = Throttle::new();
-    for g in &good {
-        t.limit(g, 40_000_000);
-    }
-    t.limit_dev(&bad.dev, 28_000_000);
-    let dir = tempdir();
-    let json = dir.path().join("r.json");
-    let mut args = vec!["check", "--sample", "2s", "--block", "1m", "--io-timeout", "5s"];
-    args.extend(["--progress", "lines", "--json", json.to_str().unwrap()]);
-    args.extend([good[0].dev.as_str(), bad.dev.as_str(), good[1].dev.as_str()]);
-    let child = t.command(&args).start();
-    child.wait_line("the parallel pass", RUN, |l| l.contains("parallel pass: reading"));
-    t.limit_dev(&bad.dev, 40_000_000);
-    let line = child.wait_line("the re-measurement", RUN, |l| l.contains("re-measuring"));
-    assert!(line.contains(&format!("re-measuring {} alone", bad.dev)), "{line}");
+    let (_good, bad, _t, (child, json, _dir)) = re_measuring_a_faulty_disk("5s");
     bad.die();
     let out = child.wait(MINUTE);
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -539,7 +539,8 @@ pub fn check_output_dir(p: &Path) -> Result<(), PlanError> {
 
 /// In an existing directory `p` that is neither empty nor a bundle an
 /// arrayburn run wrote (its `report.json`, or nothing but a bundle's
-/// files): the first entry of something else, by name; None otherwise.
+/// files and the temporary files a run writes them through, one a crash
+/// may leave): the first entry of something else, by name; None otherwise.
 fn not_a_bundle(p: &Path) -> Option<String> {
     use crate::output::bundle::{CHARTS, FILES, JSON};
     let entries = std::fs::read_dir(p).ok()?;
@@ -549,10 +550,8 @@ fn not_a_bundle(p: &Path) -> Option<String> {
     let mut names: Vec<String> =
         entries.filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned())).collect();
     names.sort();
-    names
-        .into_iter()
-        .find(|n| n != CHARTS && !FILES.contains(&n.as_str()))
-        .map(|n| format!("'{n}'"))
+    let ours = |n: &str| n == CHARTS || FILES.contains(&n) || n.ends_with(".arrayburn-tmp");
+    names.into_iter().find(|n| !ours(n)).map(|n| format!("'{n}'"))
 }
 
 /// A file the run will create (iozone's test files) must be creatable: its
