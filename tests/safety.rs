@@ -367,6 +367,20 @@ fn a_disk_held_for_a_moment_is_waited_for_and_one_held_on_is_refused_naming_who(
     let me = format!("open now in pid {} (user root: ", std::process::id());
     assert!(err.contains("opened exclusively for 5 s") && err.contains(&me), "{err}");
     assert!(err.contains("nothing was written"), "{err}");
+    // A stop while it waits for the disk ends the wait at once.
+    let held = hold();
+    let state = tempdir();
+    let mut waiting = burnin(state.path(), &[&d[0].dev]).start();
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(!waiting.has_exited(), "it waits for the held disk");
+    let (out, took) = waiting.interrupt(MINUTE);
+    drop(held);
+    let err = text(&out.stderr);
+    assert!(took < Duration::from_secs(3), "{took:?}: {err}");
+    assert!(
+        err.contains("stopped while waiting for the disk to be free (nothing was written)"),
+        "{err}"
+    );
     // And right after a kill (the kernel may still hold the disk while the
     // killed run's writes drain), the resume goes on.
     let t = Throttle::new();

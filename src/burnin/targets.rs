@@ -18,6 +18,7 @@ use thiserror::Error;
 use super::block::{BLOCK, disk_hash};
 use crate::device::{self, BlockDevice, SystemPaths, lock};
 use crate::io::{Bounds, Halt, Probe, Until, open_direct};
+use crate::stop::StopFlag;
 
 /// Why a burn-in cannot start. One line each.
 #[derive(Debug, Error)]
@@ -48,6 +49,8 @@ pub enum Refusal {
     Range(String),
     #[error("{0}")]
     Busy(String),
+    #[error("{0}: stopped while waiting for the disk to be free (nothing was written)")]
+    Stopped(String),
     #[error(
         "{path} is partition {part} of disk {disk}; a burn-in tests whole disks: name /dev/{disk} instead (nothing was written)"
     )]
@@ -172,12 +175,15 @@ fn zfs_label(file: &File, size: u64, bounds: &Bounds) -> Result<bool, Halt> {
 /// anything holds open exclusively, or mounted, fails here too). A busy
 /// disk is tried again for [`BUSY_PATIENCE`], and for as long as its I/O
 /// still moves ([`DRAIN_PATIENCE`] at most: a killed run's writes
-/// draining), then refused naming what holds it.
-fn open_for_writing(d: &BlockDevice) -> Result<File, Refusal> {
+/// draining), then refused naming what holds it; a stop ends the wait.
+/// Mounts and stacked devices were refused before (`targets`).
+fn open_for_writing(d: &BlockDevice, stop: &StopFlag) -> Result<File, Refusal> {
     let began = std::time::Instant::now();
     let path = d.given.as_str();
     let counts = || device::sysfs::io_counts(&SystemPaths::real(), &d.identity.name);
-    let (mut seen, mut moved) = (counts(), began);
+    // Requests completing move it; one stuck in flight does not.
+    let done = |c: Option<(u64, u64, u64)>| c.map(|(n, sectors, _)| (n, sectors));
+    let (mut seen, mut moved) = (done(counts()), began);
     loop {
         let opened = std::fs::OpenOptions::new()
             .read(true)
@@ -194,10 +200,12 @@ fn open_for_writing(d: &BlockDevice) -> Result<File, Refusal> {
                 detail: format!("cannot open it for writing with O_DIRECT|O_EXCL: {e}"),
             });
         }
+        if stop.is_set() {
+            return Err(Refusal::Stopped(path.into()));
+        }
         let now = counts();
-        let in_flight = now.is_some_and(|(_, _, n)| n > 0);
-        if now != seen || in_flight {
-            (seen, moved) = (now, std::time::Instant::now());
+        if done(now) != seen {
+            (seen, moved) = (done(now), std::time::Instant::now());
         }
         if began.elapsed() < BUSY_PATIENCE {
             std::thread::sleep(std::time::Duration::from_millis(100));
@@ -216,27 +224,21 @@ fn open_for_writing(d: &BlockDevice) -> Result<File, Refusal> {
             continue;
         }
         let waited = began.elapsed().as_secs();
-        let stacked = device::usage::in_use(
-            &SystemPaths::real(),
-            &d.identity.name,
-            std::path::Path::new(&d.identity.dev_path),
-        );
-        let stacked: Vec<String> = (stacked.iter())
-            .filter(|u| !matches!(u, device::usage::InUse::Busy))
-            .map(ToString::to_string)
-            .collect();
-        let why = if !stacked.is_empty() {
-            format!("in use: {}", stacked.join(", "))
-        } else if openers.is_empty() && moved.elapsed() < BUSY_PATIENCE {
+        let in_flight = now.map_or(0, |(_, _, n)| n);
+        let why = if !openers.is_empty() {
+            format!("opened exclusively for {waited} s; open now in {}", openers.join(", "))
+        } else if moved.elapsed() < BUSY_PATIENCE {
             format!(
                 "still busy after {waited} s with its I/O still moving and nothing mounted or stacked on it: the writes of a run that was stopped or killed still draining (a slow or hung disk); wait for them and run again, or check the disk (dmesg)"
             )
-        } else if openers.is_empty() {
+        } else if in_flight > 0 {
+            format!(
+                "opened exclusively for {waited} s with {in_flight} request(s) in flight that do not complete: a stopped or killed run's request still waiting on a disk that may be hung; check the disk (dmesg)"
+            )
+        } else {
             format!(
                 "opened exclusively for {waited} s, with no I/O moving and nothing mounted or stacked on it: by ZFS (`zpool status`), or by a process in another namespace"
             )
-        } else {
-            format!("opened exclusively for {waited} s; open now in {}", openers.join(", "))
         };
         return Err(Refusal::InUse { path: path.into(), why });
     }
@@ -283,8 +285,8 @@ fn identity_hash(id: &device::Identity, shared: bool) -> u32 {
 pub fn targets(
     devices: &[String],
     destructive: bool,
-    range_spec: Option<&str>,
-    ignore_lock: Option<u32>,
+    (range_spec, ignore_lock): (Option<&str>, Option<u32>),
+    stop: &StopFlag,
 ) -> Result<(Vec<Target>, Vec<lock::DiskLock>), Refusal> {
     if !destructive {
         return Err(Refusal::NotConfirmed(devices.join(" ")));
@@ -309,7 +311,7 @@ pub fn targets(
     let serials: Vec<Option<String>> = devs.iter().map(|d| d.identity.serial.clone()).collect();
     let mut out = Vec::new();
     for d in devs {
-        let file = open_for_writing(&d)?;
+        let file = open_for_writing(&d, stop)?;
         let (start, end) = range(range_spec, d.identity.size_bytes)?;
         let id = &d.identity;
         let shared = id.serial.is_some() && serials.iter().filter(|s| **s == id.serial).count() > 1;

@@ -365,7 +365,7 @@ fn to_write(
     (json, out): (&mut Option<Output>, &mut Option<PathBuf>),
 ) -> Result<ToWrite> {
     let (mut targets, locks) =
-        targets(&args.devices, args.destructive, args.range.as_deref(), args.ignore_lock)?;
+        targets(&args.devices, args.destructive, (args.range.as_deref(), args.ignore_lock), stop)?;
     let store = state_store(&args.state)?;
     let found = checkpoints(&store, &mut targets, args, stop)?;
     if let Some(first) = found.as_ref().and_then(|p| began_with(&p[0])) {

@@ -64,7 +64,7 @@ impl InspectPlan {
                     devices.len()
                 );
             }
-            let (probe, locks) = targets(&args.devices, true, None, args.ignore_lock)?;
+            let (probe, locks) = targets(&args.devices, true, (None, args.ignore_lock), stop)?;
             if !args.wipe_signatures {
                 for t in &probe {
                     refuse_signature(&t.dev, &Bounds::new(stop, args.io_timeout))?;
