@@ -226,9 +226,8 @@ impl Heard {
                     }
                     self.pending.drain(..=end);
                 }
-                // An older child's bare status byte.
-                Some(&code) => return Some(code),
-                None => return None,
+                // Nothing else is sent (parent and child are one build).
+                _ => return None,
             }
         }
     }
@@ -238,6 +237,7 @@ impl Heard {
     /// the log, the exit status.
     fn killed(&self, child: Pid, signal: Signal, code: i32) {
         use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
         let why = match signal {
             Signal::SIGKILL => {
                 " (SIGKILL: the kernel's out-of-memory killer sends it too; see `dmesg`)"
@@ -245,13 +245,19 @@ impl Heard {
             _ => "",
         };
         let go_on = self.go_on.as_deref().map(|g| format!("; {g}")).unwrap_or_default();
-        let line = format!(
+        // Device paths in the continue command are the user's text:
+        // control characters as escapes, as every line the run says.
+        let line = crate::escape::terminal(&format!(
             "arrayburn: error: the run's worker process (pid {child}) was killed by {}{why}; it wrote no result after its last save{go_on}",
             signal.as_str()
-        );
+        ));
         let _ = writeln!(std::io::stderr(), "{line}");
         let Some(log) = &self.log else { return };
-        let Ok(mut f) = std::fs::OpenOptions::new().append(true).open(log) else { return };
+        // The log the child made, appended to: never created, never
+        // reached through a link put in its place since.
+        let opened =
+            std::fs::OpenOptions::new().append(true).custom_flags(libc::O_NOFOLLOW).open(log);
+        let Ok(mut f) = opened else { return };
         let stamp = crate::units::log_stamp();
         let words = crate::outcome::Outcome::words(u8::try_from(code).unwrap_or(u8::MAX));
         let _ = write!(f, "{stamp} {line}\n{stamp} arrayburn: exit status {code} ({words})\n");
