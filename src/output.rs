@@ -365,7 +365,8 @@ impl Output {
 /// still not a regular file. A FIFO without a reader is tried again every
 /// 100 ms (opening it would block where no signal reaches) until one opens
 /// it; a reader that stops reading is waited for the same way. Either
-/// gives up at a stop or after [`SPECIAL_WAIT`] in all, said as the error:
+/// gives up at a stop or after [`SPECIAL_WAIT`] without the reader doing
+/// anything, said as the error:
 /// no output holds a finished run, and its disks, without end.
 fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -376,11 +377,12 @@ fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
             .custom_flags(nix::libc::O_NONBLOCK | if kernels { 0 } else { nix::libc::O_NOFOLLOW })
             .open(p)
     };
-    let began = std::time::Instant::now();
-    let gave_up = |what: &str| -> Option<io::Error> {
+    // Since the reader last did something (opened it, took bytes).
+    let mut waited = std::time::Instant::now();
+    let gave_up = |what: &str, waited: std::time::Instant| -> Option<io::Error> {
         let why = if stop.is_set() {
             "before the stop".to_string()
-        } else if began.elapsed() >= SPECIAL_WAIT {
+        } else if waited.elapsed() >= SPECIAL_WAIT {
             format!("within {} s", SPECIAL_WAIT.as_secs())
         } else {
             return None;
@@ -390,7 +392,7 @@ fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
     let mut f = loop {
         match open() {
             Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => {
-                if let Some(e) = gave_up("no reader opened it") {
+                if let Some(e) = gave_up("no reader opened it", waited) {
                     return Err(e);
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -405,13 +407,15 @@ fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
         )));
     }
     // Written without blocking: a reader that stops reading is waited for
-    // 100 ms at a time, within the same bound.
+    // 100 ms at a time, the same bound from the last bytes it took (a slow
+    // reader that keeps reading is never cut off).
+    waited = std::time::Instant::now();
     let mut left = bytes;
     while !left.is_empty() {
         match f.write(left) {
-            Ok(n) => left = &left[n..],
+            Ok(n) => (left, waited) = (&left[n..], std::time::Instant::now()),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                if let Some(e) = gave_up("its reader did not take it all") {
+                if let Some(e) = gave_up("its reader stopped taking it", waited) {
                     return Err(e);
                 }
                 let mut ready = [nix::poll::PollFd::new(f.as_fd(), nix::poll::PollFlags::POLLOUT)];
@@ -425,7 +429,7 @@ fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
 }
 
 /// How long a FIFO, terminal or character device is waited for: for a
-/// reader to open it and to take the document.
+/// reader to open it, and for it to take more of the document.
 pub const SPECIAL_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The canonical directory of `p` joined with its name (the directory may be
