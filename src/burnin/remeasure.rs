@@ -6,10 +6,11 @@
 //! holds already (a soak's turn only reads); where the disk reads faster
 //! than it writes, it then reads back a longer stretch, each phase's
 //! stretch sized from that phase's own speed: a read-back sized from
-//! slow writes would last a fraction of a second, too short to tell. The turns alternate (A-B-A-B), as the check's re-measurement
-//! does, so each of the disk's turns is compared with the peer's around
-//! it. What a turn finds (a failed write, a changed block, a hang) is a
-//! finding like any other, in that disk's burn.
+//! slow writes would last a fraction of a second, too short to tell. The
+//! turns alternate (A-B-A-B), as the check's re-measurement does, so each
+//! of the disk's turns is compared with the peer's around it. What a turn
+//! finds (a failed write, a changed block, a hang) is a finding like any
+//! other, in that disk's burn.
 //!
 //! It must not judge: the speeds go to `judge::burnin`.
 

@@ -142,8 +142,8 @@ impl DriveKind {
 /// `not_believed` and not used (the default for its kind applies then).
 fn limits(v: &Value, not_believed: &mut Vec<String>) -> Option<TempLimits> {
     let mut limit = |x: &Value, what: &str| {
-        // 0 is "no limit" in every format that has one.
-        let c = x.as_i64().filter(|c| *c != 0);
+        // 0 (or -1) is "no limit" in every format that has one.
+        let c = x.as_i64().filter(|c| *c > 0);
         within(c, what, (&LIMIT_C, "a drive's temperature limit can be"), not_believed)
     };
     let nvme = &v["nvme_composite_temperature_threshold"];

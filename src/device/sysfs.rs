@@ -113,8 +113,6 @@ fn by_id_name(paths: &SystemPaths, name: &str) -> Option<String> {
     found.into_iter().next()
 }
 
-/// Kernel names of whole disks in `/sys/block`, sorted naturally
-/// (`sdb` before `sdaa`, `loop2` before `loop10`).
 /// The disk `name`'s I/O so far, as `/sys/block/NAME/stat` counts it:
 /// (requests completed, sectors moved, requests in flight). It moves while
 /// anyone's I/O on the disk goes on, a killed process's included.
@@ -127,6 +125,8 @@ pub fn io_counts(paths: &SystemPaths, name: &str) -> Option<(u64, u64, u64)> {
     Some((at(0)? + at(4)?, at(2)? + at(6)?, at(8)?))
 }
 
+/// Kernel names of whole disks in `/sys/block`, sorted naturally
+/// (`sdb` before `sdaa`, `loop2` before `loop10`).
 pub fn disk_names(paths: &SystemPaths) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(paths.sys.join("block"))
         .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())

@@ -11,7 +11,8 @@
 //! speed): only beside disks that kept their speed is a group's loss its
 //! path's. Every lower cluster that kept its speed too joins the others:
 //! below a disk that gained (read faster beside the others than alone),
-//! disks that kept theirs lost nothing, and a group is disks that lost. Each lower cluster of two or more disks is then a group that
+//! disks that kept theirs lost nothing, and a group is disks that lost.
+//! Each lower cluster of two or more disks is then a group that
 //! lost speed together. A lower cluster of one is a disk that lost speed
 //! alone, which its own verdict judges. An evenly shared limit makes one
 //! cluster, and a saturated one (every disk lost speed, some more than
@@ -83,16 +84,16 @@ pub fn find(kept: &[Option<f64>], th: &Thresholds) -> Vec<SharedGroup> {
     }
     let shares = |c: &[(usize, f64)]| median(&c.iter().map(|(_, k)| *k).collect::<Vec<_>>());
     let Some(mut others) = clusters.pop() else { return Vec::new() };
-    let Some(mut others_kept_pct) = shares(&others).filter(|k| *k >= th.slow_pct) else {
+    if !shares(&others).is_some_and(|k| k >= th.slow_pct) {
         return Vec::new();
-    };
+    }
     // Every cluster that kept its speed is of the others: below a disk
     // that gained (read faster beside the others than alone), disks that
     // kept theirs lost nothing, and a group is disks that lost speed.
     while clusters.last().and_then(|c| shares(c)).is_some_and(|k| k >= th.slow_pct) {
         others.extend(clusters.pop().expect("a cluster"));
-        others_kept_pct = shares(&others).expect("disks");
     }
+    let others_kept_pct = shares(&others).expect("disks");
     clusters
         .into_iter()
         .filter(|c| c.len() >= 2)
