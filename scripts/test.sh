@@ -26,6 +26,8 @@ command -v strace >/dev/null || need+=(strace)
 command -v chromium >/dev/null || need+=(chromium)
 command -v ansible-playbook >/dev/null || need+=(ansible-core)
 command -v tmux >/dev/null || need+=(tmux)
+# The real smartctl (Debian 12: 7.3) is asked of loop devices beside the recorded releases.
+command -v smartctl >/dev/null || need+=(smartmontools)
 command -v systemd-analyze >/dev/null || need+=(systemd)
 command -v promtool >/dev/null || need+=(prometheus)
 command -v man >/dev/null || need+=(man-db)

@@ -69,9 +69,9 @@ fn refused(args: &[&str], why: &str) {
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
 }
 
-/// An executable `smartctl` in `dir` that runs `body` (sh).
+/// An executable `smartctl` of release 7.5 in `dir` that runs `body` (sh).
 fn fake_smartctl(dir: &Path, body: &str) {
-    fake_tool(dir, "smartctl", body);
+    crate::util::fake_smartctl(dir, "7.5", body);
 }
 
 #[test]
@@ -693,7 +693,8 @@ fn smart_counters_that_rose_during_the_burn_in_are_judged_by_kind() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("Unable to detect device type") && err.contains("nothing was written"),
+        err.contains("smartctl cannot tell what kind of device it is")
+            && err.contains("nothing was written"),
         "{err}"
     );
     assert_eq!(sum(&d[0]), before);
@@ -1101,7 +1102,7 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
     fake_smartctl(
         fake.path(),
         &format!(
-            "case \"$*\" in *farm*) exit 1;; esac\ncase \"$1\" in -t) echo \"$2 $3\" >> {0}/started; exit 0;; -X) exit 0;; esac\nd=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt 4 ] && n=4\ncat {0}/$d.$n.json",
+            "case \"$*\" in *farm*) exit 1;; esac\ncase \"$1\" in -t) echo \"$2 $4\" >> {0}/started; exit 0;; -X) exit 0;; esac\nd=$(basename \"$3\"); f={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt 4 ] && n=4\ncat {0}/$d.$n.json",
             fake.path().display()
         ),
     );
@@ -1436,6 +1437,75 @@ fn garbled_never_written_and_torn_blocks_are_told_apart() {
     assert_eq!(findings.len(), 3, "{findings:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("zeros (never written): reads back as zeros"), "{text}");
+}
+
+#[test]
+fn a_smartctl_too_old_for_a_drive_s_self_test_is_not_asked_and_what_it_lacks_is_said() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 16 << 20);
+    // smartctl 7.3 and an NVMe drive: 7.3 neither starts an NVMe self-test
+    // nor gives the drive's own temperature limits.
+    let fake = tempdir();
+    let doc = fake.path().join("nvme.json");
+    std::fs::write(&doc, smart_of_release("nvme", "7.3").to_string()).unwrap();
+    let dir = fake.path().display();
+    crate::util::fake_smartctl(
+        fake.path(),
+        "7.3",
+        &format!(
+            "case \"$1\" in -t) echo \"$*\" >> {dir}/started; exit 0;; esac\ncat {}",
+            doc.display()
+        ),
+    );
+    let path = format!("{dir}:{}", std::env::var("PATH").unwrap());
+    let out_dir = tempdir();
+    let json = out_dir.path().join("b.json");
+    let (mut c, _state) = burnin_cmd();
+    let out = c
+        .env("PATH", path)
+        .args(["--destructive", "--yes", "--smart-test", "short", "--progress", "none", "--json"])
+        .arg(&json)
+        .arg(&d[0].dev)
+        .stdin(std::process::Stdio::null())
+        .output_within(RUN);
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!fake.path().join("started").exists(), "a self-test was started");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let disk = &doc["disks"][0];
+    let words = disk["self_test"]["detail"].as_str().unwrap_or_default();
+    assert!(
+        words.contains("NVMe self-tests (`-t short`, `-t long` and their log) need smartctl 7.4 or later; this host has 7.3"),
+        "{disk}"
+    );
+    assert_eq!(disk["findings"], serde_json::json!([]), "what was not asked is no finding: {disk}");
+    assert!(
+        text.contains("not read: an NVMe drive's own temperature limits need smartctl 7.5 or later; this host has 7.3"),
+        "{text}"
+    );
+    assert!(!text.contains("INVALID ARGUMENT") && !text.contains("smartctl -h"), "{text}");
+}
+
+#[test]
+fn the_real_smartctl_s_answer_for_a_disk_without_smart_is_one_line_naming_it_once() {
+    need_root!();
+    if !tools_here(&["smartctl"], "smartmontools") {
+        return;
+    }
+    let _l = device_lock();
+    let d = disks(1, 16 << 20);
+    let out = burnin(&["--destructive", "--yes", "--progress", "none", &d[0].dev]);
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "burned whole, its health not claimed: {text}");
+    assert!(!text.contains("INVALID ARGUMENT") && !text.contains("smartctl -h"), "{text}");
+    let lines: Vec<&str> =
+        text.lines().filter(|l| l.contains("cannot tell what kind of device")).collect();
+    assert!(!lines.is_empty(), "{text}");
+    for l in lines {
+        assert!(l.matches(&d[0].dev).count() <= 1, "{l}");
+    }
 }
 
 /// A burn-in of `d` inside throttle `t`, SMART read every second from a

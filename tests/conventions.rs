@@ -200,3 +200,16 @@ fn plain(text: &str) -> String {
     }
     out
 }
+
+#[test]
+fn the_readmes_table_of_smartctl_releases_is_the_one_arrayburn_asks_by() {
+    use arrayburn::device::smartctl::{FEATURES, Version};
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for (_, since, what) in FEATURES {
+        let cells: Vec<&str> =
+            (2..=5).map(|minor| if Version(7, minor) >= since { "yes" } else { "no" }).collect();
+        let row = format!("| {what} | {} |", cells.join(" | "));
+        assert!(readme.contains(&row), "README's smartctl table lacks the row {row}");
+    }
+}

@@ -18,6 +18,15 @@ const GIB: u64 = 1 << 30;
 /// document and `hdparm -N` text (where given; else hdparm fails as on a
 /// disk that does not take the command); and a PATH with them first.
 fn recorded_drives(drives: &[(&str, Value, Option<&str>)]) -> (tempfile::TempDir, String) {
+    recorded_drives_of("7.5", drives)
+}
+
+/// [`recorded_drives`] served by a smartctl of release `release` (it
+/// refuses what that release refuses).
+fn recorded_drives_of(
+    release: &str,
+    drives: &[(&str, Value, Option<&str>)],
+) -> (tempfile::TempDir, String) {
     let fake = tempdir();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart");
     for (dev, doc, hdparm) in drives {
@@ -30,7 +39,7 @@ fn recorded_drives(drives: &[(&str, Value, Option<&str>)]) -> (tempfile::TempDir
     // A DCO recorded where asked for (see `dco`).
     let last = "for a; do d=$a; done; d=$(basename \"$d\")";
     let dir = fake.path().display();
-    fake_tool(fake.path(), "smartctl", &format!("{last}\ncat {dir}/$d.json"));
+    fake_smartctl(fake.path(), release, &format!("{last}\ncat {dir}/$d.json"));
     // `hdparm -N` serves NAME.hdparm, `hdparm --dco-identify` NAME.dco.
     fake_tool(
         fake.path(),
@@ -304,6 +313,80 @@ fn a_drive_without_smart_data_is_not_judged_new_and_the_verdict_says_so() {
     // hdparm failed for the SATA drive: said, not guessed.
     let not_read = doc["disks"][0]["declared"]["not_read"].to_string();
     assert!(not_read.contains("HPA"), "{not_read}");
+}
+
+#[test]
+fn each_smartctl_release_gives_every_finding_its_data_allows_and_names_what_it_cannot() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 16 * MIB);
+    for release in ["7.2", "7.3", "7.4", "7.5"] {
+        // The ATA drive is the Seagate with a FARM log; each document is
+        // what that release writes for it.
+        let (_fake, path) = recorded_drives_of(
+            release,
+            &[
+                (&d[0].dev, smart_of_release("ata", release), Some("hdparm-N-none.txt")),
+                (&d[1].dev, smart_of_release("sas", release), None),
+                (&d[2].dev, smart_of_release("nvme", release), None),
+            ],
+        );
+        let (out, doc) = inspect(&[&d[0].dev, &d[1].dev, &d[2].dev], &path);
+        let doc = doc.unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!all.contains("INVALID ARGUMENT"), "{release}: {all}");
+        let [ata, sas, nvme] = [0, 1, 2].map(|i| &doc["disks"][i]["declared"]);
+        let farm = ata["farm"]["power_on_hours"].as_u64();
+        let farm_unread = format!(
+            "FARM hours (Seagate, `-l farm`) need smartctl 7.4 or later; this host has {release}"
+        );
+        if release < "7.4" {
+            assert_eq!(farm, None, "{release}: {ata}");
+            assert!(ata["not_read"].to_string().contains(&farm_unread), "{release}: {ata}");
+            assert!(all.contains(&farm_unread), "{release}: said in the table\n{all}");
+        } else {
+            assert_eq!(farm, Some(31383), "{release}: {ata}");
+            assert!(!ata["not_read"].to_string().contains("FARM"), "{release}: {ata}");
+        }
+        // Every release's SAS model and firmware, under whichever name.
+        assert_eq!(sas["model"], "SEAGATE ST1200MM0088", "{release}: {sas}");
+        assert_eq!(sas["firmware"], "N004", "{release}: {sas}");
+        assert_eq!(sas["power_on_hours"], 5675, "{release}: {sas}");
+        let start_stops = sas["not_read"].to_string().contains("SAS start-stop cycles");
+        assert_eq!(start_stops, release == "7.2", "{release}: {sas}");
+        assert_eq!(nvme["model"], "INTEL SSDPEKNW010T8", "{release}: {nvme}");
+        assert_eq!(nvme["power_on_hours"], 2401, "{release}: {nvme}");
+        // Every drive was read: each is judged on its hours.
+        assert_eq!(concerns(&doc)[1..], [vec!["used"], vec!["used"]], "{release}");
+    }
+}
+
+#[test]
+fn the_real_smartctl_of_this_host_is_asked_only_what_it_takes_and_its_error_said_once() {
+    need_root!();
+    if !tools_here(&["smartctl"], "smartmontools") {
+        return;
+    }
+    let _l = device_lock();
+    let d = disks(1, 16 * MIB);
+    let (out, doc) = inspect(&[&d[0].dev], &std::env::var("PATH").unwrap());
+    let doc = doc.unwrap();
+    let all =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!all.contains("INVALID ARGUMENT") && !all.contains("smartctl -h"), "{all}");
+    let not_read = doc["disks"][0]["declared"]["not_read"].as_array().unwrap();
+    let smart: Vec<&str> =
+        not_read.iter().filter_map(|n| n.as_str()).filter(|n| n.starts_with("SMART")).collect();
+    assert_eq!(smart.len(), 1, "{not_read:?}");
+    assert!(smart[0].contains("smartctl cannot tell what kind of device it is"), "{smart:?}");
+    assert!(!smart[0].contains(&d[0].dev), "the line names no device; the report does: {smart:?}");
+    // The table names the disk once on the line that says it.
+    let line = all.lines().find(|l| l.contains("cannot tell what kind")).unwrap();
+    assert_eq!(line.matches(&d[0].dev).count(), 1, "{line}");
 }
 
 /// `inspect --probe --destructive --yes DISK`: its output and JSON.

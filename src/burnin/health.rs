@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use super::DiskPlan;
-use super::smart::{self, SelfTest, SmartChange, SmartMode, Snapshot, TestKind};
+use super::smart::{self, DriveKind, SelfTest, SmartChange, SmartMode, Snapshot, TestKind};
 use super::targets::Target;
+use crate::device::smartctl::{self, Feature};
 use crate::stop::StopFlag;
 use crate::units::human_duration;
 
@@ -67,10 +68,20 @@ pub type SmartAfter = (Option<SmartChange>, Option<String>);
 /// aborts them all (`smartctl -X`).
 pub fn self_tests(disks: &mut [DiskPlan], kind: TestKind, limit: Duration, stop: &StopFlag) {
     let give_up = || stop.is_set();
+    // An NVMe drive's self-test is asked only of a smartctl that can start
+    // and read one.
+    let release = smartctl::installed(&give_up);
     let mut state: Vec<SelfTest> = (disks.iter())
-        .map(|d| match smart::start_self_test(&d.target.dev.given, kind, &give_up) {
-            Ok(()) => SelfTest::Running(None),
-            Err(why) => SelfTest::Unknown(why),
+        .map(|d| {
+            let before = d.point.smart_before.as_ref();
+            let nvme = before.is_some_and(|b| b.drive == Some(DriveKind::Nvme));
+            if let Some(why) = Feature::NvmeSelfTest.lacking(release).filter(|_| nvme) {
+                return SelfTest::Unknown(why);
+            }
+            match smart::start_self_test(&d.target.dev.given, kind, &give_up) {
+                Ok(()) => SelfTest::Running(None),
+                Err(why) => SelfTest::Unknown(why),
+            }
         })
         .collect();
     let which = match kind {

@@ -12,7 +12,8 @@
 //! drives, so they are not compared. It reads and parses; the verdict is
 //! `judge::burnin`'s.
 
-use crate::device::{smartctl, tool};
+use crate::device::smartctl::{self, Feature};
+use crate::device::tool;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -58,6 +59,10 @@ pub struct Snapshot {
     /// named here and not used.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_believed: Vec<String>,
+    /// What this drive has that the smartctl which read it cannot give
+    /// (a SAS drive's phy counters under 7.2), a sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_read: Vec<String>,
 }
 
 /// Temperatures a drive's sensor can mean (°C); a reading outside is a
@@ -163,7 +168,8 @@ fn limits(v: &Value, not_believed: &mut Vec<String>) -> Option<TempLimits> {
             });
         }
     }
-    let trip = limit(&v["temperature"]["drive_trip"], "trip point")?;
+    let trip = smartctl::number_of(v, smartctl::DRIVE_TRIP).map(Value::from).unwrap_or_default();
+    let trip = limit(&trip, "trip point")?;
     Some(TempLimits {
         warning_c: trip - 5,
         critical_c: Some(trip),
@@ -226,11 +232,7 @@ fn read_json(device: &str, give_up: &dyn Fn() -> bool) -> Result<Value, String> 
 /// (smartctl missing, or no SMART data for this device).
 pub fn read(device: &str, give_up: &dyn Fn() -> bool) -> Result<Snapshot, String> {
     let v = read_json(device, give_up)?;
-    parse(&v).ok_or_else(|| {
-        let why =
-            v["smartctl"]["messages"][0]["string"].as_str().unwrap_or("no SMART data").to_string();
-        format!("no SMART data for {device}: {why}")
-    })
+    parse(&v).ok_or_else(|| format!("no SMART data: {}", smartctl::why_not(&v, device)))
 }
 
 /// The counters of a `smartctl --json` document; None without any SMART
@@ -315,6 +317,13 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
     if counters.is_empty() && passed.is_none() {
         return None;
     }
+    let release = smartctl::Version::of_json(v);
+    let lacking: &[Feature] = match v["device"]["protocol"].as_str() {
+        Some("NVMe") => &[Feature::NvmeLimits],
+        Some("SCSI") => &[Feature::SasPhys, Feature::SasSelfTestLog],
+        _ => &[],
+    };
+    let not_read = lacking.iter().filter_map(|f| f.lacking(release)).collect();
     let mut not_believed = Vec::new();
     let temperature_c =
         believed(v["temperature"]["current"].as_i64(), "temperature", &mut not_believed);
@@ -325,6 +334,7 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
         limits: limits(v, &mut not_believed),
         drive: drive_kind(v),
         not_believed,
+        not_read,
     })
 }
 
@@ -406,13 +416,14 @@ pub fn start_self_test(
         TestKind::Short => "short",
         TestKind::Long => "long",
     };
-    let out = smartctl::call(&["-t", which, device], tool::LIMIT, give_up)?;
+    let out = smartctl::call(&["-t", which, "--json", device], tool::LIMIT, give_up)?;
     // Bits 0-2 of the exit status: the command line, the device, or the
     // command failed.
     if out.status.code().is_none_or(|c| c & 0b111 != 0) {
-        let text = String::from_utf8_lossy(&out.stdout);
-        let why = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("smartctl failed");
-        return Err(format!("the {which} self-test did not start: {}", why.trim()));
+        let mut v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        crate::escape::json_strings(&mut v);
+        let why = smartctl::why_not(&v, device);
+        return Err(format!("the {which} self-test did not start: {why}"));
     }
     Ok(())
 }
@@ -432,6 +443,45 @@ mod tests {
     fn fixture(name: &str) -> Value {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart").join(name);
         serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn each_release_is_read_for_what_it_gives_and_what_it_lacks_is_said() {
+        for release in ["7.2", "7.3", "7.4", "7.5"] {
+            let of =
+                |kind: &str| parse(&fixture(&format!("versions/{kind}-{release}.json"))).unwrap();
+            let (sas, nvme, ata) = (of("sas"), of("nvme"), of("ata"));
+            // The SAS trip point, whichever name the release gives it.
+            let trip = sas.limits.as_ref().and_then(|l| l.critical_c);
+            assert_eq!(trip, Some(60), "{release}: {sas:?}");
+            let phys = sas.counters.iter().any(|c| c.name.starts_with("SAS port 0 phy 0"));
+            assert_eq!(phys, release != "7.2", "{release}: {sas:?}");
+            let unread = sas.not_read.join("; ");
+            assert_eq!(
+                unread.contains("SAS phy link counters need smartctl 7.3"),
+                release == "7.2"
+            );
+            assert_eq!(
+                unread.contains("SAS self-test results need smartctl 7.3"),
+                release == "7.2"
+            );
+            let passed = self_test_state(&fixture(&format!("versions/sas-{release}.json")));
+            assert_eq!(passed == SelfTest::Passed, release != "7.2", "{release}: {passed:?}");
+            // An NVMe drive's own limits from 7.5; before, the lack is said.
+            let own = nvme.limits.as_ref().map(|l| l.warning_c);
+            assert_eq!(own, (release == "7.5").then_some(75), "{release}: {nvme:?}");
+            let lacks = nvme.not_read.join("; ");
+            assert_eq!(
+                lacks.contains(&format!(
+                    "own temperature limits need smartctl 7.5 or later; this host has {release}"
+                )),
+                release != "7.5",
+                "{release}: {lacks}"
+            );
+            let nvme_test = self_test_state(&fixture(&format!("versions/nvme-{release}.json")));
+            assert_eq!(nvme_test == SelfTest::Passed, release >= "7.4", "{release}: {nvme_test:?}");
+            assert!(ata.not_read.is_empty() && ata.passed == Some(true), "{release}: {ata:?}");
+        }
     }
 
     #[test]

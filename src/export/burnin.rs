@@ -217,6 +217,9 @@ fn smart(out: &mut Vec<Block>, r: &BurnReport) {
         for words in not_believed(d) {
             lines.push(format!("SMART {}: not believed: {words}", d.path));
         }
+        for words in d.smart.iter().flat_map(|c| &c.before.not_read) {
+            lines.push(format!("SMART {}: not read: {words}", d.path));
+        }
     }
     if !lines.is_empty() {
         out.push(Block::Heading("SMART".into(), if rose_any { Tone::Bad } else { Tone::Plain }));

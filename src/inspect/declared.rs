@@ -1,7 +1,8 @@
 //! What a drive says of itself, for the incoming inspection: the identity
-//! every disk has in sysfs, then what `smartctl --json -x -l farm` adds
+//! every disk has in sysfs, then what `smartctl --json -x` adds
 //! (firmware, hours, power cycles, start/stop count, Seagate's FARM
-//! hours, ATA security, TRIM, zones, NVMe capacity outside any namespace)
+//! hours where the release has `-l farm`, ATA security, TRIM, zones, NVMe
+//! capacity outside any namespace)
 //! and what `hdparm -N` adds (an ATA drive's native size: a Host Protected
 //! Area). Parsing only: it must not judge (`judge::inspect` does) and it
 //! reads no sector.
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::device::Identity;
+use crate::device::smartctl::{self, Feature};
 
 /// What one drive declares of itself; `None` where the drive did not say.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -99,22 +101,25 @@ impl Declared {
     /// Adds what a `smartctl --json -x -l farm` document says; without
     /// SMART data (a loop device, a bridge that hides it) says why in
     /// `not_read`.
-    pub fn add_smart(&mut self, v: &Value) {
+    pub fn add_smart(&mut self, v: &Value, device: &str) {
         let text = |k: &Value| k.as_str().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-        let said = ["model_name", "serial_number", "power_on_time", "smart_status"]
-            .iter()
-            .any(|k| !v[k].is_null());
+        let said =
+            ["model_name", "scsi_model_name", "serial_number", "power_on_time", "smart_status"]
+                .iter()
+                .any(|k| !v[k].is_null());
         if !said {
-            let why = v["smartctl"]["messages"][0]["string"].as_str().unwrap_or("no SMART data");
-            self.not_read.push(format!("SMART: {why}"));
+            self.not_read.push(format!("SMART: {}", smartctl::why_not(v, device)));
             return;
         }
         self.smart = true;
         let nvme = v["device"]["protocol"].as_str() == Some("NVMe");
-        self.model = text(&v["model_name"]).or(self.model.take());
+        self.model = smartctl::text_of(v, smartctl::MODEL).or(self.model.take());
         self.serial = text(&v["serial_number"]).or(self.serial.take());
-        self.firmware =
-            text(&v["firmware_version"]).or_else(|| text(&v["revision"])).or(self.firmware.take());
+        self.firmware = smartctl::text_of(v, smartctl::FIRMWARE).or(self.firmware.take());
+        if v["device"]["protocol"] == "SCSI" {
+            let release = smartctl::Version::of_json(v);
+            self.not_read.extend(Feature::SasStartStop.lacking(release));
+        }
         if let Some(b) = v["user_capacity"]["bytes"].as_u64().filter(|b| *b > 0) {
             self.size_bytes = b;
         }
@@ -228,6 +233,15 @@ impl Declared {
         }
     }
 
+    /// Whether the drive is a Seagate's (the maker whose drives keep a
+    /// FARM log): its model starts "ST" (ATA) or its vendor is SEAGATE.
+    pub fn seagate(&self) -> bool {
+        self.model.as_deref().is_some_and(|m| {
+            let m = m.trim_start();
+            m.starts_with("ST") || m.to_ascii_uppercase().starts_with("SEAGATE")
+        })
+    }
+
     /// The sector format in words: 512n, 512e, 4Kn, or logical/physical.
     pub fn sector_format(&self) -> String {
         match (self.logical_block, self.physical_block) {
@@ -288,7 +302,7 @@ mod tests {
 
     fn smart(name: &str) -> Declared {
         let mut f = Declared::default();
-        f.add_smart(&fixture(name));
+        f.add_smart(&fixture(name), "/dev/sdb");
         f
     }
 
@@ -387,9 +401,14 @@ mod tests {
     #[test]
     fn no_smart_data_is_said_not_guessed() {
         let mut f = Declared::default();
-        f.add_smart(&serde_json::json!({"smartctl": {"messages": [{"string": "/dev/loop3: Unable to detect device type"}], "exit_status": 1}}));
+        f.add_smart(&serde_json::json!({"smartctl": {"messages": [{"string": "/dev/loop3: Unable to detect device type"}], "exit_status": 1}}), "/dev/loop3");
         assert!(!f.smart);
         assert_eq!(f.power_on_hours, None);
-        assert!(f.not_read[0].contains("Unable to detect device type"));
+        assert!(
+            f.not_read[0].starts_with("SMART: smartctl cannot tell what kind"),
+            "{:?}",
+            f.not_read
+        );
+        assert!(!f.not_read[0].contains("/dev/loop3"), "{:?}", f.not_read);
     }
 }

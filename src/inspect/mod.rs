@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 
 pub use declared::Declared;
 
-use crate::device::{BlockDevice, SystemPaths, smartctl, tool};
+use crate::device::smartctl::{self, Feature};
+use crate::device::{BlockDevice, SystemPaths, tool};
 use crate::judge::inspect::{self as rules, Finding, InspectVerdict, Rules};
 
 /// One disk inspected: what it declared, what the probe found, and what
@@ -45,17 +46,26 @@ impl Inspected {
     }
 }
 
-/// Asks one disk: sysfs, then smartctl (SMART, FARM, security), then, for
+/// Asks one disk: sysfs, then smartctl (SMART, security, and FARM where
+/// the installed release has it), then, for
 /// an ATA drive, hdparm (its native size, and its DCO's real maximum). Each tool bound by
 /// [`tool::LIMIT`] and `give_up`; a tool missing or failing is said in
 /// `not_read`, and the rest goes on.
 pub fn ask(paths: &SystemPaths, dev: &BlockDevice, give_up: &dyn Fn() -> bool) -> Declared {
     let mut d = Declared::of(&dev.identity);
     let mut ata = dev.identity.topology.transport == "sata";
-    match smartctl::json(&dev.given, &["-x", "-l", "farm"], give_up) {
+    // FARM only of a release that takes `-l farm` (7.3 refuses the whole
+    // call for it).
+    let release = smartctl::installed(give_up);
+    let farm = Feature::Farm.in_release(release);
+    let args: &[&str] = if farm { &["-x", "-l", "farm"] } else { &["-x"] };
+    match smartctl::json(&dev.given, args, give_up) {
         Ok(v) => {
             ata |= v["device"]["protocol"] == "ATA";
-            d.add_smart(&v);
+            d.add_smart(&v, &dev.given);
+            if let Some(why) = Feature::Farm.lacking(release).filter(|_| d.smart && d.seagate()) {
+                d.not_read.push(why);
+            }
         }
         Err(e) => d.not_read.push(format!("SMART: {e}")),
     }

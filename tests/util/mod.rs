@@ -322,6 +322,33 @@ pub fn fake_tool(dir: &Path, name: &str, body: &str) {
     std::fs::set_permissions(&script, perms).unwrap();
 }
 
+/// A fake `smartctl` of release `release` ("7.3") in `dir`: it answers
+/// `--json --version` as that release, refuses `-l farm` below 7.4 with
+/// the real 7.3's words (`fixtures/smart/versions/farm-refused-7.3.json`,
+/// exit 1), and runs `body` (sh) for every other call.
+pub fn fake_smartctl(dir: &Path, release: &str, body: &str) {
+    let (major, minor) = release.split_once('.').unwrap();
+    let minor: u32 = minor.parse().unwrap();
+    let version = format!(
+        "case \" $* \" in *\" --version \"*) echo '{{\"json_format_version\":[1,0],\"smartctl\":{{\"version\":[{major},{minor}],\"argv\":[\"smartctl\",\"--json\",\"--version\"],\"exit_status\":0}}}}'; exit 0;; esac"
+    );
+    let refused =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/versions/farm-refused-7.3.json");
+    let farm = if minor < 4 {
+        format!("case \" $* \" in *\" farm \"*) cat {}; exit 1;; esac", refused.display())
+    } else {
+        String::new()
+    };
+    fake_tool(dir, "smartctl", &format!("{version}\n{farm}\n{body}"));
+}
+
+/// A transcribed `smartctl --json -x` of release `release` for a drive of
+/// `kind` (`fixtures/smart/versions/KIND-RELEASE.json`: `ata`, `sas`,
+/// `nvme`; 7.2 to 7.5).
+pub fn smart_of_release(kind: &str, release: &str) -> serde_json::Value {
+    recorded_smart(&format!("versions/{kind}-{release}"))
+}
+
 /// A real `smartctl --json -x` recorded from a drive
 /// (`fixtures/smart/NAME.json`: `ata`, `nvme`, …).
 pub fn recorded_smart(name: &str) -> serde_json::Value {
