@@ -199,6 +199,12 @@ pub struct BurninArgs {
     /// twice) or only some disks have one.
     #[arg(help_heading = "Checkpoints and resume", long, conflicts_with = "resume")]
     pub resume_or_start: bool,
+    /// Wait up to DURATION for every disk to be present with a readable
+    /// size before anything else (a service started at boot, before udev
+    /// has made the by-id links); which is still missing then is named
+    /// (exit 2, nothing written).
+    #[arg(help_heading = "Checkpoints and resume", long, value_name = "DURATION", value_parser = parse_duration)]
+    pub wait_for_disks: Option<Duration>,
     /// A read-only soak instead: read every disk whole, --passes times
     /// (default 2) or for --duration, each pass compared with the first
     /// and with the peers; nothing is written (no --destructive needed).

@@ -558,3 +558,69 @@ fn a_check_and_a_burn_in_open_with_the_inspection_refuse_a_locked_drive_and_the_
     }
     assert_eq!(sectors_written(&d[1].dev), before);
 }
+
+#[test]
+fn a_sas_drive_of_520_byte_sectors_or_protection_information_is_named_and_refused() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 16 * MIB);
+    // What smartctl 7.3 writes of an array's drive: 520-byte sectors; and
+    // of one formatted with protection information type 2.
+    let mut of_520 = smart_of_release("sas", "7.3");
+    of_520["logical_block_size"] = 520.into();
+    let mut of_pi = smart_of_release("sas", "7.3");
+    of_pi["scsi_protection_type"] = 2.into();
+    let (_fake, path) = recorded_drives_of(
+        "7.3",
+        &[
+            (&d[0].dev, smart_of_release("sas", "7.3"), None),
+            (&d[1].dev, of_520, None),
+            (&d[2].dev, of_pi, None),
+        ],
+    );
+    let devs = [d[0].dev.as_str(), d[1].dev.as_str(), d[2].dev.as_str()];
+    let (out, doc) = inspect(&devs, &path);
+    assert_eq!(out.status.code(), Some(1), "to act on");
+    let doc = doc.unwrap();
+    assert_eq!(concerns(&doc)[0], ["used"], "a plain SAS drive has no format finding");
+    assert_eq!(concerns(&doc)[1][0], "untested_format");
+    assert_eq!(concerns(&doc)[2][0], "untested_format");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for said in [
+        "formatted with 520-byte sectors",
+        "formatted with protection information (T10 PI type 2",
+        "sg_format --format --size=512 --fmtpinfo=0 /dev/",
+        "destroys everything on the drive",
+    ] {
+        assert!(text.contains(said), "{said:?} not in:\n{text}");
+    }
+    // The check and the burn-in refuse each, before a sector is read or
+    // written.
+    let before: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
+    let state = tempdir();
+    for bad in [1, 2] {
+        for args in [
+            vec!["check", devs[0], devs[bad]],
+            vec![
+                "burnin",
+                "--destructive",
+                "--yes",
+                "--state",
+                state.path().to_str().unwrap(),
+                devs[0],
+                devs[bad],
+            ],
+        ] {
+            let out = arrayburn(&args).env("PATH", &path).output_within(RUN);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            let lines: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
+            assert_eq!(lines.len(), 1, "{err}");
+            assert!(lines[0].contains(&format!("{}: formatted with", devs[bad])), "{err}");
+            assert!(lines[0].contains("sg_format --format --size=512"), "{err}");
+            assert!(lines[0].contains("nothing was read or written"), "{err}");
+        }
+    }
+    let after: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
+    assert_eq!(after, before);
+}

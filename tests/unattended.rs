@@ -346,6 +346,58 @@ fn the_service_unit_passes_systemd_analyze_verify() {
         .output_within(MINUTE);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && err.trim().is_empty(), "{err}");
+    // A crash is started again, a bounded number of times; a refusal and
+    // a run that ended with findings are not.
+    let unit = std::fs::read_to_string(&path).unwrap();
+    for line in [
+        "Restart=on-failure",
+        "StartLimitBurst=3",
+        "RestartPreventExitStatus=2 130",
+        "SuccessExitStatus=1 3",
+    ] {
+        assert!(unit.lines().any(|l| l == line), "{line} not in the unit");
+    }
+    assert!(unit.contains("--wait-for-disks 5min"), "the unit does not wait for its disks");
+}
+
+#[test]
+fn a_service_started_before_its_disks_waits_for_them_and_names_one_that_never_comes() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 8 * MIB);
+    // The by-id link appears once the service waits, as udev makes it at
+    // boot after the service has started.
+    let links = tempdir();
+    let late = links.path().join("ata-LATE_SERIAL");
+    let lib = tempdir();
+    let env = format!("ARRAYBURN_DISKS={}\nARRAYBURN_ARGS=--smart off\n", late.display());
+    let run = service_command(&env, lib.path()).start();
+    let said = run.wait_line("the wait for the disk", RUN, |l| l.contains("waiting up to 5 min"));
+    assert!(said.contains(&format!("{} (not present)", late.display())), "{said}");
+    std::os::unix::fs::symlink(&d[0].dev, &late).unwrap();
+    let out = run.wait(RUN);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "burned, one disk: not judged\n{text}");
+    assert!(text.contains("written, flushed and read back as written"), "{text}");
+    // One that never comes: named, nothing written, exit 2.
+    let never = links.path().join("ata-NEVER_SERIAL");
+    let before = sectors_written(&d[0].dev);
+    let out = Command::new(bin())
+        .args(["burnin", "--destructive", "--yes", "--smart", "off", "--wait-for-disks", "1s"])
+        .arg("--state")
+        .arg(lib.path().join("never"))
+        .args([d[0].dev.as_str(), never.to_str().unwrap()])
+        .output_within(RUN);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("still missing: {} (not present)", never.display()))
+            && err.contains("nothing was written")
+            && !err.contains(&format!("{} (not present)", d[0].dev)),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().filter(|l| l.contains("error")).count(), 1, "{err}");
+    assert_eq!(sectors_written(&d[0].dev), before);
 }
 
 #[test]

@@ -29,6 +29,8 @@ pub enum Refusal {
     NotConfirmed(String),
     #[error(transparent)]
     Device(#[from] device::DeviceError),
+    #[error("{path}: {sentence}; a burn-in is not run on it (nothing was written)")]
+    Format { path: String, sentence: String },
     #[error(
         "{path} is in use ({why}); a burn-in writes the whole disk: free it first (nothing was written)"
     )]
@@ -60,12 +62,17 @@ pub enum Refusal {
 /// The devices named, resolved as whole disks (a partition is refused in
 /// the burn-in's words: it has no flag to allow one).
 fn resolve(devices: &[String]) -> Result<Vec<BlockDevice>, Refusal> {
-    device::resolve_all(&SystemPaths::real(), devices, false).map_err(|e| match e {
+    let devs = device::resolve_all(&SystemPaths::real(), devices, false).map_err(|e| match e {
         device::DeviceError::Partition { path, part, disk } => {
             Refusal::Partition { path, part, disk }
         }
         e => Refusal::Device(e),
-    })
+    })?;
+    if let Some(d) = devs.iter().find(|d| d.identity.format.is_some()) {
+        let f = d.identity.format.as_ref().map(|f| f.sentence(&d.identity.name));
+        return Err(Refusal::Format { path: d.given.clone(), sentence: f.unwrap_or_default() });
+    }
+    Ok(devs)
 }
 
 /// A device that was busy (opened exclusively) a moment ago is tried again
@@ -388,6 +395,7 @@ mod tests {
                 devno: String::new(),
                 wwn: None,
                 topology: Default::default(),
+                format: None,
             },
             partition_of: None,
             in_use: Vec::new(),

@@ -59,7 +59,9 @@ fn all(paths: &SystemPaths, include_virtual: bool) -> Vec<Entry> {
         .into_iter()
         .filter(|n| include_virtual || !sysfs::is_virtual(n))
         .filter_map(|n| device::resolve(paths, &paths.dev.join(&n).to_string_lossy(), true).ok())
-        .filter(|d| d.identity.size_bytes > 0)
+        // A disk of size 0 only where its format says why (a SAS drive of
+        // 520-byte sectors): named, with the way out.
+        .filter(|d| d.identity.size_bytes > 0 || d.identity.format.is_some())
         .map(entry)
         .collect()
 }
@@ -111,5 +113,11 @@ fn table(entries: &[Entry]) -> String {
             if uses.is_empty() { "-".into() } else { uses.join("; ") },
         ]);
     }
-    format!("{}\n", t.text())
+    let notes: String = (entries.iter())
+        .filter_map(|e| {
+            let f = e.identity.format.as_ref()?;
+            Some(format!("{}: {}\n", e.path, f.sentence(&e.identity.name)))
+        })
+        .collect();
+    format!("{}\n{notes}", t.text())
 }

@@ -3,6 +3,7 @@
 //! This module reads sysfs and `stat`s paths; it never reads a device.
 
 pub mod buffer;
+pub mod format;
 pub mod led;
 pub mod lock;
 pub mod paths;
@@ -133,6 +134,61 @@ pub fn resolve_all(
         out.push(dev);
     }
     Ok(out)
+}
+
+/// Waits at most `within` for every one of `given` to be a block device
+/// whose size can be read (at boot, udev makes the by-id links and the
+/// kernel reads each drive's capacity after the service may have
+/// started), asking every quarter second; `say` is told once what is
+/// waited for. Gives up at once when `give_up` says so. Err names each
+/// that is still missing and why, once `within` has passed.
+pub fn wait_for(
+    paths: &SystemPaths,
+    given: &[String],
+    within: std::time::Duration,
+    give_up: &dyn Fn() -> bool,
+    say: &dyn Fn(&str),
+) -> Result<(), String> {
+    let began = std::time::Instant::now();
+    let missing = || -> Vec<String> {
+        (given.iter())
+            .filter_map(|g| match resolve(paths, g, true) {
+                Ok(d) if d.identity.size_bytes > 0 => None,
+                Ok(_) => Some(format!("{g} (its size reads 0: not ready yet)")),
+                Err(DeviceError::NotFound(_)) => Some(format!("{g} (not present)")),
+                Err(e) => Some(e.to_string()),
+            })
+            .collect()
+    };
+    let mut said = false;
+    loop {
+        let now = missing();
+        if now.is_empty() {
+            return Ok(());
+        }
+        if give_up() {
+            return Err(format!(
+                "stopped (a signal) while waiting for its disks; still missing: {}",
+                now.join(", ")
+            ));
+        }
+        if began.elapsed() >= within {
+            return Err(format!(
+                "after waiting {} for its disks, still missing: {}; check that each is seated and powered and that its name is right (ls /dev/disk/by-id)",
+                crate::units::human_duration(within),
+                now.join(", ")
+            ));
+        }
+        if !said {
+            say(&format!(
+                "waiting up to {} for {}",
+                crate::units::human_duration(within),
+                now.join(", ")
+            ));
+            said = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
 }
 
 #[cfg(test)]

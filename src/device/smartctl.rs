@@ -101,7 +101,7 @@ pub const FEATURES: [(Feature, Version, &str); 7] = [
     (Feature::SasPhys, Version(7, 3), "SAS phy link counters"),
     (Feature::SasSelfTestLog, Version(7, 3), "SAS self-test results"),
     (Feature::SasStartStop, Version(7, 3), "SAS start-stop cycles"),
-    (Feature::ScsiProtection, Version(7, 3), "a SAS drive's protection-information format"),
+    (Feature::ScsiProtection, Version(7, 3), "SAS protection-information formats"),
 ];
 
 impl Feature {

@@ -47,6 +47,10 @@ pub struct Identity {
     /// enclosure slot, by-path (only for whole disks).
     #[serde(default)]
     pub topology: super::topology::Topology,
+    /// A low-level format arrayburn does not test (520-byte sectors,
+    /// protection information), where the disk has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<super::format::Format>,
 }
 
 /// An attribute's text, trimmed, with control characters escaped (a
@@ -101,6 +105,9 @@ pub fn identity(paths: &SystemPaths, dir: &Path, queue_dir: &Path) -> Identity {
         } else {
             super::topology::Topology::default()
         },
+        format: (dir == queue_dir)
+            .then(|| super::format::read(dir, &name, read_num(&dir.join("size")).unwrap_or(0)))
+            .flatten(),
         name,
     }
 }

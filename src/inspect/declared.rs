@@ -11,11 +11,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::device::Identity;
+use crate::device::format::Format;
 use crate::device::smartctl::{self, Feature};
 
 /// What one drive declares of itself; `None` where the drive did not say.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Declared {
+    /// The kernel's name of the disk (`sdb`).
+    #[serde(default)]
+    pub name: String,
     pub model: Option<String>,
     pub serial: Option<String>,
     pub firmware: Option<String>,
@@ -42,6 +46,10 @@ pub struct Declared {
     /// The zone model, where the drive or the kernel names one
     /// (`host_aware`, `host_managed`, `device_managed`).
     pub zoned: Option<String>,
+    /// A low-level format arrayburn does not test (520-byte sectors,
+    /// protection information), from sysfs, sg_readcap or smartctl.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
     /// What could not be asked, and why, a sentence each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_read: Vec<String>,
@@ -88,6 +96,8 @@ impl Declared {
     /// What sysfs says of every disk.
     pub fn of(id: &Identity) -> Self {
         Declared {
+            name: id.name.clone(),
+            format: id.format.clone(),
             model: id.model.clone(),
             serial: id.serial.clone(),
             firmware: id.firmware.clone(),
@@ -119,6 +129,9 @@ impl Declared {
         if v["device"]["protocol"] == "SCSI" {
             let release = smartctl::Version::of_json(v);
             self.not_read.extend(Feature::SasStartStop.lacking(release));
+            if self.format.is_none() {
+                self.format = scsi_format(v, release, &mut self.not_read);
+            }
         }
         if let Some(b) = v["user_capacity"]["bytes"].as_u64().filter(|b| *b > 0) {
             self.size_bytes = b;
@@ -251,6 +264,27 @@ impl Declared {
             (l, p) => format!("{l}/{p}"),
         }
     }
+}
+
+/// A SAS drive's format as smartctl reads it (`logical_block_size`,
+/// `scsi_protection_type` from 7.3), where arrayburn does not test it.
+fn scsi_format(
+    v: &Value,
+    release: Option<smartctl::Version>,
+    not_read: &mut Vec<String>,
+) -> Option<Format> {
+    let protection = v["scsi_protection_type"].as_u64().and_then(|t| u8::try_from(t).ok());
+    if protection.is_none() {
+        not_read.extend(Feature::ScsiProtection.lacking(release));
+    }
+    let f = Format {
+        logical_block: v["logical_block_size"].as_u64().and_then(|b| u32::try_from(b).ok()),
+        // smartctl writes the type only where the drive has one.
+        protection_type: protection.or(Feature::ScsiProtection.in_release(release).then_some(0)),
+        blocks: v["user_capacity"]["blocks"].as_u64(),
+        source: "smartctl".into(),
+    };
+    Some(f).filter(|f| f.logical_block.is_some() && f.untested())
 }
 
 /// ATA attribute 4's raw value, or SAS's accumulated start-stop cycles.

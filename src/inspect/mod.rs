@@ -149,6 +149,15 @@ pub fn before_run(
     let paths: Vec<String> = devs.iter().map(|d| d.given.clone()).collect();
     let none = vec![None; declared.len()];
     let inspected = judged(&paths, declared, none, rules);
+    if let Some((d, f)) = (inspected.iter()).find_map(|d| {
+        d.to_act_on().find(|f| f.concern == rules::Concern::UntestedFormat).map(|f| (d, f))
+    }) {
+        anyhow::bail!(
+            "{}: {} (refused before {verb}: nothing was read or written)",
+            d.path,
+            f.sentence
+        );
+    }
     if let Some(d) = inspected.iter().find(|d| d.locked()) {
         let words = d.declared.security.as_ref().map(|s| s.words.as_str()).unwrap_or("");
         anyhow::bail!(

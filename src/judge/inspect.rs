@@ -5,6 +5,7 @@
 //! | concern | rule | acts |
 //! |---|---|---|
 //! | locked | ATA security enabled and locked: every read fails until it is unlocked (never bad media) | yes |
+//! | untested format | 520- or 528-byte sectors, or protection information (`device::format`) | yes |
 //! | hours reset | FARM's power-on hours above SMART's by more than a day and 2 % | yes |
 //! | used | SMART's power-on hours above `--new-hours` | yes |
 //! | hidden capacity | an HPA, or NVMe capacity in no namespace | yes |
@@ -33,6 +34,7 @@ use crate::units::human_bytes;
 #[serde(rename_all = "snake_case")]
 pub enum Concern {
     Locked,
+    UntestedFormat,
     HoursReset,
     Used,
     HiddenCapacity,
@@ -190,7 +192,9 @@ fn shingled(d: &Declared) -> Option<Finding> {
 
 /// One disk's own findings (nothing of its peers), in the table's order.
 fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
-    [locked(d), hours(d, rules), hidden(d), shingled(d)].into_iter().flatten().collect()
+    let format =
+        (d.format.as_ref()).and_then(|f| found(Concern::UntestedFormat, f.sentence(&d.name)));
+    [format, locked(d), hours(d, rules), hidden(d), shingled(d)].into_iter().flatten().collect()
 }
 
 /// The value most of `values` share, and how many share it, where at

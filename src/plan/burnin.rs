@@ -87,6 +87,12 @@ impl BurnPlan {
     /// Resolves `args` into a plan, or refuses (one line, nothing written).
     pub fn resolve(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<Self> {
         check_flags(args)?;
+        if let Some(within) = args.wait_for_disks {
+            let paths = crate::device::SystemPaths::real();
+            let say = |w: &str| tell!("arrayburn burnin: {w}");
+            crate::device::wait_for(&paths, &args.devices, within, &|| stop.is_set(), &say)
+                .map_err(unwritten)?;
+        }
         let (engine, depth) = args.io.engine().map_err(unwritten)?;
         let (mut json, mut out) = outputs(args.json.as_deref(), args.out.as_deref())?;
         let metrics = (args.metrics.as_deref())

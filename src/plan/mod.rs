@@ -602,6 +602,13 @@ fn check_memory(s: &Settings, disks: usize) -> Result<(), PlanError> {
 /// divide.
 fn check_devices(block: u64, devices: &[BlockDevice]) -> Result<(), PlanError> {
     for d in devices {
+        if let Some(f) = &d.identity.format {
+            return Err(PlanError::Unfit(format!(
+                "{}: {}; a check is not run on it",
+                d.given,
+                f.sentence(&d.identity.name)
+            )));
+        }
         if d.identity.size_bytes == 0 {
             return Err(PlanError::Unfit(format!(
                 "{} has size 0 (no medium, or a loop device with nothing attached); name a disk with data",

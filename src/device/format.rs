@@ -1,0 +1,198 @@
+//! A drive's low-level format where it is not a plain disk of 512- or
+//! 4096-byte sectors: a SAS drive formatted by a storage array with 520 or
+//! 528 bytes per sector, or with T10 protection information (PI type 1-3),
+//! as used drives from decommissioned arrays come. Linux's sd driver
+//! leaves a drive of an unsupported sector size at size 0 ("Unsupported
+//! sector size 520"); a PI format adds 8 bytes per sector that the HBA
+//! checks or does not.
+//!
+//! Read from sysfs (`device/scsi_disk/*/protection_type`), and, for a SCSI
+//! disk whose size reads 0, `sg_readcap --long` (sg3_utils), asked only
+//! then. What cannot be told is said. The one rule here: such a format is
+//! not tested (check and burn-in refuse it; list and inspect name it) and
+//! the words that name its cause and the way out. It must not refuse
+//! anything itself.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use super::tool;
+
+/// A format arrayburn does not test, and what is known of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Format {
+    /// Bytes per logical sector, where known (520, 528).
+    #[serde(default)]
+    pub logical_block: Option<u32>,
+    /// The T10 protection information type (1-3); 0 for none; None where
+    /// not known.
+    #[serde(default)]
+    pub protection_type: Option<u8>,
+    /// Its logical sectors, where known.
+    #[serde(default)]
+    pub blocks: Option<u64>,
+    /// Where it was read, in words (`sg_readcap --long`, sysfs).
+    pub source: String,
+}
+
+/// The speed a drive rewrites its sectors at while formatting, for the
+/// rough time said (a 7200 rpm SAS drive's sustained write).
+const FORMAT_BYTES_PER_S: f64 = 200e6;
+
+impl Format {
+    /// Whether the format is one arrayburn does not test: sectors other
+    /// than 512 or 4096 bytes, or protection information.
+    pub fn untested(&self) -> bool {
+        self.logical_block.is_some_and(|b| b != 512 && b != 4096)
+            || self.protection_type.is_some_and(|t| t > 0)
+            || self.logical_block.is_none() && self.protection_type.is_none()
+    }
+
+    /// The cause, what to do and what it costs, in one sentence, for the
+    /// disk `/dev/NAME` (`name`).
+    pub fn sentence(&self, name: &str) -> String {
+        let cause = match (self.logical_block, self.protection_type) {
+            (Some(b), pi) if b != 512 && b != 4096 => {
+                let pi = pi
+                    .filter(|t| *t > 0)
+                    .map(|t| format!(" and protection information type {t}"))
+                    .unwrap_or_default();
+                format!(
+                    "formatted with {b}-byte sectors{pi} (as a storage array formats its drives): Linux cannot use it (its size reads 0)"
+                )
+            }
+            (_, Some(t)) if t > 0 => format!(
+                "formatted with protection information (T10 PI type {t}: 8 bytes more per sector, checked by the HBA where it can): arrayburn does not test such a format, whose reads are not those of the disk a pool will use"
+            ),
+            _ => "its size reads 0: Linux could not use its format (a SAS drive formatted with 520- or 528-byte sectors or with protection information reads so; sg_readcap --long, from sg3_utils, tells which)".into(),
+        };
+        let bytes = self.blocks.map(|b| b * 512);
+        let time = match bytes {
+            Some(b) => format!(
+                "roughly {:.0} h for its {} (it rewrites every sector)",
+                (b as f64 / FORMAT_BYTES_PER_S / 3600.0).max(1.0),
+                crate::units::human_bytes(b)
+            ),
+            None => "hours: it rewrites every sector".into(),
+        };
+        format!(
+            "{cause}; to make it a plain 512-byte disk: sg_format --format --size=512 --fmtpinfo=0 /dev/{name} (sg3_utils; it destroys everything on the drive and takes {time})"
+        )
+    }
+}
+
+/// The format of disk `name` where it is one arrayburn does not test (a
+/// SCSI disk only: its sysfs directory `dir` has `device/scsi_disk`); None
+/// for a plain disk. `size_bytes` is what the kernel reads.
+pub fn read(dir: &Path, name: &str, size_bytes: u64) -> Option<Format> {
+    let scsi_disk = std::fs::read_dir(dir.join("device/scsi_disk")).ok()?.flatten().next()?;
+    let pi = std::fs::read_to_string(scsi_disk.path().join("protection_type"))
+        .ok()
+        .and_then(|t| t.trim().parse::<u8>().ok());
+    if size_bytes > 0 {
+        return pi.filter(|t| *t > 0).map(|t| Format {
+            logical_block: None,
+            protection_type: Some(t),
+            blocks: None,
+            source: "sysfs (protection_type)".into(),
+        });
+    }
+    let asked = tool::output(
+        Command::new("sg_readcap").args(["--long", &format!("/dev/{name}")]),
+        tool::LIMIT,
+        &|| false,
+    );
+    let text = match asked {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+        _ => String::new(),
+    };
+    let read = parse_readcap(&text).unwrap_or(Format {
+        logical_block: None,
+        protection_type: pi.filter(|t| *t > 0),
+        blocks: None,
+        source: "sysfs: size 0; sg_readcap --long gave nothing (install sg3_utils)".into(),
+    });
+    Some(read).filter(Format::untested)
+}
+
+/// What `sg_readcap --long` printed: `Logical block length=520 bytes`,
+/// `prot_en=1, p_type=1`, `Number of logical blocks=...`.
+pub fn parse_readcap(text: &str) -> Option<Format> {
+    let after = |key: &str| -> Option<u64> {
+        let at = text.find(key)? + key.len();
+        let digits: String =
+            text[at..].trim_start().chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    };
+    let logical = after("Logical block length=")?;
+    // p_type counts from 0 for type 1; without --long there is no
+    // protection line (not known, then).
+    let protection_type = after("prot_en=").map(|on| match (on, after("p_type=")) {
+        (1, Some(t)) => (t + 1).min(3) as u8,
+        _ => 0,
+    });
+    Some(Format {
+        logical_block: u32::try_from(logical).ok(),
+        protection_type,
+        blocks: after("Number of logical blocks="),
+        source: "sg_readcap --long".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/formats").join(name);
+        std::fs::read_to_string(p).unwrap()
+    }
+
+    #[test]
+    fn recorded_readcaps_are_read_for_sector_size_and_protection() {
+        let f = parse_readcap(&fixture("sg_readcap-520.txt")).unwrap();
+        assert_eq!((f.logical_block, f.protection_type), (Some(520), None));
+        assert!(f.untested() && f.blocks.is_some_and(|b| b > 1_000_000));
+        let said = f.sentence("sdc");
+        assert!(said.starts_with("formatted with 520-byte sectors"), "{said}");
+        assert!(said.contains("sg_format --format --size=512 --fmtpinfo=0 /dev/sdc"), "{said}");
+        assert!(said.contains("destroys everything on the drive"), "{said}");
+        let pi = parse_readcap(&fixture("sg_readcap-pi.txt")).unwrap();
+        assert_eq!(pi.logical_block, Some(512));
+        assert!(pi.protection_type == Some(2) && pi.untested(), "{pi:?}");
+        assert!(pi.sentence("sdd").contains("protection information (T10 PI type 2"), "{pi:?}");
+        let plain = parse_readcap(&fixture("sg_readcap-512.txt")).unwrap();
+        assert_eq!((plain.logical_block, plain.protection_type), (Some(512), None));
+        assert!(!plain.untested());
+        assert_eq!(parse_readcap("sg_readcap: not a SCSI device"), None);
+    }
+
+    /// A fake sysfs directory of a SCSI disk with `protection_type`.
+    fn scsi_disk(pi: &str) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("device/scsi_disk/2:0:1:0");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("protection_type"), pi).unwrap();
+        t
+    }
+
+    #[test]
+    fn sysfs_tells_a_pi_format_and_a_plain_disk_is_nothing() {
+        let pi = scsi_disk("2\n");
+        let f = read(pi.path(), "sdz", 1 << 40).unwrap();
+        assert_eq!(f.protection_type, Some(2));
+        assert!(f.untested());
+        assert_eq!(read(scsi_disk("0\n").path(), "sdz", 1 << 40), None);
+        // Not a SCSI disk (NVMe, a loop device): nothing asked.
+        assert_eq!(read(tempfile::tempdir().unwrap().path(), "loop9", 0), None);
+        // Size 0 without sg_readcap's answer (sdz is no device here): said
+        // as not known, and untested.
+        let zero = read(scsi_disk("0\n").path(), "sdz-none", 0).unwrap();
+        assert!(
+            zero.untested() && zero.sentence("sdz").starts_with("its size reads 0"),
+            "{zero:?}"
+        );
+    }
+}
