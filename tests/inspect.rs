@@ -77,6 +77,13 @@ fn inspect(args: &[&str], path: &str) -> (std::process::Output, Option<Value>) {
     (out, doc)
 }
 
+/// Fails naming the first of `said` that `text` does not contain.
+fn says_all(text: &str, said: &[&str]) {
+    for s in said {
+        assert!(text.contains(s), "{s:?} not in:\n{text}");
+    }
+}
+
 /// Each disk's concerns as the JSON names them.
 fn concerns(doc: &Value) -> Vec<Vec<String>> {
     (doc["disks"].as_array().unwrap().iter())
@@ -158,19 +165,20 @@ fn recorded_drives_are_told_used_reset_locked_hiding_capacity_or_unlike_their_pe
         (Some(12), Some(31383))
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    for said in [
-        "used: 31,383 power-on hours (a new drive has at most 100)",
-        "hours reset: SMART says 12 h, Seagate's FARM log 31,383 h",
-        "unlock it before testing",
-        "no fault of its media",
-        "hidden capacity: 1.08 MB beyond the 160.04 GB shown",
-        "hdparm -N p312581808",
-        "firmware 83.00A83 differs from its 3 peers' 81.00A81",
-        "capacity 160,040,803,840 bytes differs from its 3 peers' 160,041,885,696",
-        "LOCKED",
-    ] {
-        assert!(text.contains(said), "{said:?} not in:\n{text}");
-    }
+    says_all(
+        &text,
+        &[
+            "used: 31,383 power-on hours (a new drive has at most 100)",
+            "hours reset: SMART says 12 h, Seagate's FARM log 31,383 h",
+            "unlock it before testing",
+            "no fault of its media",
+            "hidden capacity: 1.08 MB beyond the 160.04 GB shown",
+            "hdparm -N p312581808",
+            "firmware 83.00A83 differs from its 3 peers' 81.00A81",
+            "capacity 160,040,803,840 bytes differs from its 3 peers' 160,041,885,696",
+            "LOCKED",
+        ],
+    );
     // The bundle: the same report as text, Markdown and the page, whose
     // marked cells carry their mark.
     let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
@@ -278,16 +286,17 @@ fn recorded_nvme_and_sas_drives_are_inspected_and_their_opal_state_said_unread()
     let doc = doc.unwrap();
     assert_eq!(concerns(&doc), [vec!["used"], vec!["used"]]);
     let text = String::from_utf8_lossy(&out.stdout);
-    for said in [
-        "INTEL SSDPEKNW010T8",
-        "used: 2,401 power-on hours",
-        "SEAGATE ST1200MM0088",
-        "used: 5,675 power-on hours",
-        "10,500",
-        "a TCG Opal lock is not read here",
-    ] {
-        assert!(text.contains(said), "{said:?} not in:\n{text}");
-    }
+    says_all(
+        &text,
+        &[
+            "INTEL SSDPEKNW010T8",
+            "used: 2,401 power-on hours",
+            "SEAGATE ST1200MM0088",
+            "used: 5,675 power-on hours",
+            "10,500",
+            "a TCG Opal lock is not read here",
+        ],
+    );
     // Neither is ATA: hdparm is not asked.
     assert!(!doc.to_string().contains("hdparm"), "{doc}");
 }
@@ -586,14 +595,15 @@ fn a_sas_drive_of_520_byte_sectors_or_protection_information_is_named_and_refuse
     assert_eq!(concerns(&doc)[1][0], "untested_format");
     assert_eq!(concerns(&doc)[2][0], "untested_format");
     let text = String::from_utf8_lossy(&out.stdout);
-    for said in [
-        "formatted with 520-byte sectors",
-        "formatted with protection information (T10 PI type 2",
-        "sg_format --format --size=512 --fmtpinfo=0 /dev/",
-        "destroys everything on the drive",
-    ] {
-        assert!(text.contains(said), "{said:?} not in:\n{text}");
-    }
+    says_all(
+        &text,
+        &[
+            "formatted with 520-byte sectors",
+            "formatted with protection information (T10 PI type 2",
+            "sg_format --format --size=512 --fmtpinfo=0 /dev/",
+            "destroys everything on the drive",
+        ],
+    );
     // The check and the burn-in refuse each, before a sector is read or
     // written.
     let before: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
@@ -623,4 +633,51 @@ fn a_sas_drive_of_520_byte_sectors_or_protection_information_is_named_and_refuse
     }
     let after: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
     assert_eq!(after, before);
+}
+
+#[test]
+fn a_raid_volume_is_named_as_one_and_its_drives_are_read_through_the_controller() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 16 * MIB);
+    // smartctl 7.3 as it answers on a host with a Dell PERC: the volume
+    // cannot be opened as a drive, --scan-open lists its drives as
+    // sat+megaraid,N, and each answers through the controller; drive 1
+    // says its health failed.
+    let raid = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart/raid");
+    let fake = tempdir();
+    let mut failing = recorded_smart("raid/megaraid-member-7.3");
+    failing["smart_status"]["passed"] = false.into();
+    failing["serial_number"] = "S6ESNC0W699999".into();
+    let failing_at = fake.path().join("failing.json");
+    std::fs::write(&failing_at, failing.to_string()).unwrap();
+    fake_smartctl(
+        fake.path(),
+        "7.3",
+        &format!(
+            "case \"$*\" in *--scan-open*) cat {r}/scan-open-megaraid.txt; exit 0;; esac\ncase \"$*\" in *megaraid,1\\ *) cat {f}; exit 8;; *megaraid,*) cat {r}/megaraid-member-7.3.json; exit 0;; esac\ncat {r}/perc-volume-7.3.json; exit 2",
+            r = raid.display(),
+            f = failing_at.display()
+        ),
+    );
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    let (out, doc) = inspect(&[&d[0].dev], &path);
+    let doc = doc.unwrap();
+    assert_eq!(out.status.code(), Some(1), "a drive behind it failed");
+    assert_eq!(concerns(&doc)[0], ["raid_volume", "drive_behind_failing"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    says_all(
+        &text,
+        &[
+            "a volume of a Broadcom MegaRAID (Dell PERC, Lenovo ServeRAID) controller, not a drive",
+            "a check measures the volume's speed, not any one drive's",
+            "set the controller to HBA or JBOD mode",
+            "-d sat+megaraid,0 /dev/bus/0: SAMSUNG MZ7L31T9HBLT-00A07, S6ESNC0W622008, 11,464 h, health passed",
+            "a drive behind it says its SMART health failed (-d sat+megaraid,1 /dev/bus/0: SAMSUNG MZ7L31T9HBLT-00A07, S6ESNC0W699999",
+        ],
+    );
+    let members = doc["disks"][0]["declared"]["raid"]["members"].as_array().unwrap();
+    assert_eq!(members.len(), 4, "{members:?}");
+    // The volume's own refusal is not shown as smartctl's error.
+    assert!(!text.contains("please try adding"), "{text}");
 }

@@ -115,8 +115,20 @@ fn table(entries: &[Entry]) -> String {
     }
     let notes: String = (entries.iter())
         .filter_map(|e| {
-            let f = e.identity.format.as_ref()?;
-            Some(format!("{}: {}\n", e.path, f.sentence(&e.identity.name)))
+            let id = &e.identity;
+            if let Some(f) = id.format.as_ref() {
+                return Some(format!("{}: {}\n", e.path, f.sentence(&id.name)));
+            }
+            let driver = id.topology.controller.as_ref().and_then(|c| c.driver.as_deref());
+            let c = device::raid::volume(driver, id.vendor.as_deref(), id.model.as_deref(), None)?;
+            Some(format!(
+                "{}: a volume of a {} controller ({}), not a drive: a check measures the volume; `arrayburn inspect {}` reads its drives through the controller (smartctl -d {},N)\n",
+                e.path,
+                c.family,
+                c.driver.as_deref().unwrap_or("its driver"),
+                e.path,
+                c.passthrough
+            ))
         })
         .collect();
     format!("{}\n{notes}", t.text())

@@ -7,6 +7,7 @@ pub mod format;
 pub mod led;
 pub mod lock;
 pub mod paths;
+pub mod raid;
 pub mod smartctl;
 pub mod sysfs;
 pub mod tool;

@@ -148,6 +148,19 @@ pub fn installed(give_up: &dyn Fn() -> bool) -> Option<Version> {
     })
 }
 
+/// What `smartctl --scan-open` printed (every device it could open and
+/// how: a RAID controller's drives as `/dev/bus/0 -d megaraid,0`), asked
+/// once per run; empty where it could not run.
+pub fn scan_open(give_up: &dyn Fn() -> bool) -> String {
+    static ASKED: OnceLock<String> = OnceLock::new();
+    ASKED
+        .get_or_init(|| match call(&["--scan-open"], tool::LIMIT, give_up) {
+            Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+            Err(_) => String::new(),
+        })
+        .clone()
+}
+
 /// The first of `paths` (each a key path) that holds a non-empty string:
 /// a value some releases write under another name (a SAS drive's model is
 /// `model_name` in 7.2 and 7.5, `scsi_model_name` in 7.3 and 7.4).

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::device::Identity;
 use crate::device::format::Format;
+use crate::device::raid::Controller;
 use crate::device::smartctl::{self, Feature};
 
 /// What one drive declares of itself; `None` where the drive did not say.
@@ -50,12 +51,55 @@ pub struct Declared {
     /// protection information), from sysfs, sg_readcap or smartctl.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
+    /// The RAID controller whose volume this is, and its drives as read
+    /// through it, where it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raid: Option<Raid>,
     /// What could not be asked, and why, a sentence each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_read: Vec<String>,
     /// Whether SMART answered at all (hours, security and FARM are known
     /// only then).
     pub smart: bool,
+}
+
+/// A RAID volume's controller and the drives behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Raid {
+    pub controller: Controller,
+    /// Every drive `smartctl --scan-open` lists behind a controller of its
+    /// kind (the volume's and any other's: smartctl cannot tell which).
+    pub members: Vec<Member>,
+}
+
+/// A drive behind a RAID controller, as smartctl reads it through it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Member {
+    /// How it was asked: `-d sat+megaraid,0 /dev/bus/0`.
+    pub asked: String,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub power_on_hours: Option<u64>,
+    /// Its own health assessment.
+    pub passed: Option<bool>,
+    /// Why its SMART was not read, where it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_read: Option<String>,
+}
+
+impl Member {
+    /// What `smartctl --json -x -d KIND DEVICE` said of the drive.
+    pub fn of(asked: String, v: &Value) -> Member {
+        let said = !v["smart_status"].is_null() || !v["serial_number"].is_null();
+        Member {
+            asked,
+            model: smartctl::text_of(v, smartctl::MODEL),
+            serial: smartctl::text_of(v, &[&["serial_number"]]),
+            power_on_hours: v["power_on_time"]["hours"].as_u64(),
+            passed: v["smart_status"]["passed"].as_bool(),
+            not_read: (!said).then(|| smartctl::why_not(v, "")),
+        }
+    }
 }
 
 /// Seagate's Field Access Reliability Metrics log: hours a reset of

@@ -17,8 +17,10 @@ use serde::{Deserialize, Serialize};
 pub use declared::Declared;
 
 use crate::device::smartctl::{self, Feature};
-use crate::device::{BlockDevice, SystemPaths, tool};
+use crate::device::{BlockDevice, SystemPaths, raid, tool};
 use crate::judge::inspect::{self as rules, Finding, InspectVerdict, Rules};
+use declared::{Member, Raid};
+use serde_json::Value;
 
 /// One disk inspected: what it declared, what the probe found, and what
 /// that means.
@@ -62,6 +64,11 @@ pub fn ask(paths: &SystemPaths, dev: &BlockDevice, give_up: &dyn Fn() -> bool) -
     match smartctl::json(&dev.given, args, give_up) {
         Ok(v) => {
             ata |= v["device"]["protocol"] == "ATA";
+            if let Some(raid) = raid_volume(dev, &v, give_up) {
+                d.raid = Some(raid);
+                d.model = d.model.take().or_else(|| smartctl::text_of(&v, smartctl::MODEL));
+                return d;
+            }
             d.add_smart(&v, &dev.given);
             if let Some(why) = Feature::Farm.lacking(release).filter(|_| d.smart && d.seagate()) {
                 d.not_read.push(why);
@@ -99,6 +106,33 @@ pub fn ask(paths: &SystemPaths, dev: &BlockDevice, give_up: &dyn Fn() -> bool) -
     let zoned = paths.sys.join("block").join(&dev.identity.name).join("queue/zoned");
     d.add_zoned(std::fs::read_to_string(Path::new(&zoned)).ok().as_deref());
     d
+}
+
+/// Where `dev` is a RAID controller's volume (its controller's driver,
+/// its vendor and model, or smartctl's refusal to open it say so): the
+/// controller, and each drive behind one of its kind read through it.
+fn raid_volume(dev: &BlockDevice, v: &Value, give_up: &dyn Fn() -> bool) -> Option<Raid> {
+    let id = &dev.identity;
+    let driver = id.topology.controller.as_ref().and_then(|c| c.driver.as_deref());
+    let model = id.model.clone().or_else(|| smartctl::text_of(v, smartctl::MODEL));
+    let vendor =
+        id.vendor.clone().or_else(|| smartctl::text_of(v, &[&["scsi_vendor"], &["vendor"]]));
+    let refusal = v["smartctl"]["messages"][0]["string"].as_str();
+    let controller = raid::volume(driver, vendor.as_deref(), model.as_deref(), refusal)?;
+    let scan = smartctl::scan_open(give_up);
+    let members = (raid::members(&scan, &controller.passthrough).into_iter())
+        .map(|(device, kind)| {
+            let asked = format!("-d {kind} {device}");
+            match smartctl::json(&device, &["-x", "-d", &kind], give_up) {
+                Ok(m) => Member::of(asked, &m),
+                Err(e) => Member::of(
+                    asked,
+                    &serde_json::json!({"smartctl": {"messages": [{"string": e}]}}),
+                ),
+            }
+        })
+        .collect();
+    Some(Raid { controller, members })
 }
 
 /// Asks every disk at once.

@@ -13,7 +13,9 @@
 //! | capacity differs | the announced size differs from most peers of its model | yes |
 //! | firmware differs | the firmware differs from most peers of its model (two or more agreeing) | yes |
 //! | sector format differs | logical/physical size differs from most disks of the run | yes |
+//! | drive behind failing | a drive behind the RAID controller whose volume this is says its SMART health failed | yes |
 //! | zoned | the drive or the kernel names a zone model (SMR) | no: a note |
+//! | raid volume | a volume of a hardware RAID controller (`device::raid`): a check measures the volume, not a drive | no: a note |
 //! | TRIM on a spinning disk | a hard disk that supports TRIM: likely drive-managed SMR | no: a note |
 //!
 //! A drive without SMART data is not judged new, unlocked or whole: its
@@ -44,6 +46,8 @@ pub enum Concern {
     SectorFormatDiffers,
     Zoned,
     TrimOnSpinningDisk,
+    RaidVolume,
+    DriveBehindFailing,
 }
 
 impl Concern {
@@ -57,7 +61,7 @@ impl Concern {
     /// Whether it is something to act on before the disk is used (else a
     /// note).
     pub fn acts(self) -> bool {
-        !matches!(self, Concern::Zoned | Concern::TrimOnSpinningDisk)
+        !matches!(self, Concern::Zoned | Concern::TrimOnSpinningDisk | Concern::RaidVolume)
     }
 }
 
@@ -194,7 +198,62 @@ fn shingled(d: &Declared) -> Option<Finding> {
 fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
     let format =
         (d.format.as_ref()).and_then(|f| found(Concern::UntestedFormat, f.sentence(&d.name)));
-    [format, locked(d), hours(d, rules), hidden(d), shingled(d)].into_iter().flatten().collect()
+    [format, locked(d), hours(d, rules), hidden(d), shingled(d)]
+        .into_iter()
+        .flatten()
+        .chain(raid(d))
+        .collect()
+}
+
+/// A RAID controller's volume: what a check of it can and cannot tell,
+/// its drives as read through the controller, and any that says its
+/// health failed.
+fn raid(d: &Declared) -> Vec<Finding> {
+    let Some(r) = &d.raid else { return Vec::new() };
+    let c = &r.controller;
+    let driver = c.driver.as_ref().map(|d| format!(" ({d})")).unwrap_or_default();
+    let drive = |m: &crate::inspect::declared::Member| {
+        let said: Vec<String> = [
+            m.model.clone(),
+            m.serial.clone(),
+            m.power_on_hours.map(|h| format!("{} h", grouped(h))),
+            m.passed.map(|p| format!("health {}", if p { "passed" } else { "FAILED" })),
+            m.not_read.as_ref().map(|w| format!("not read: {w}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        format!("{}: {}", m.asked, said.join(", "))
+    };
+    let drives = if r.members.is_empty() {
+        format!(
+            "smartctl --scan-open lists no drive behind it (as root, smartctl -d {},N reads each)",
+            c.passthrough
+        )
+    } else {
+        format!(
+            "the drives behind {} controllers, read through it (smartctl cannot tell which are this volume's): {}",
+            c.passthrough,
+            r.members.iter().map(drive).collect::<Vec<_>>().join("; ")
+        )
+    };
+    let mut out = vec![Finding {
+        concern: Concern::RaidVolume,
+        sentence: format!(
+            "a volume of a {} controller{driver}, not a drive: a check measures the volume's speed, not any one drive's, and a burn-in writes all of its drives at once through the controller's cache; to test each drive, set the controller to HBA or JBOD mode; {drives}",
+            c.family
+        ),
+    }];
+    for m in r.members.iter().filter(|m| m.passed == Some(false)) {
+        out.push(Finding {
+            concern: Concern::DriveBehindFailing,
+            sentence: format!(
+                "a drive behind it says its SMART health failed ({}): replace it",
+                drive(m)
+            ),
+        });
+    }
+    out
 }
 
 /// The value most of `values` share, and how many share it, where at
