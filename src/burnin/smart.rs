@@ -123,8 +123,9 @@ pub enum DriveKind {
 }
 
 impl DriveKind {
-    /// The limit a drive of this kind is judged against where it reports
-    /// none of its own: most hard disks are rated to 60 °C, SATA and SAS
+    /// The limit a drive of this kind is judged against where its own was
+    /// not read (it reports none, or the installed smartctl cannot give
+    /// it): most hard disks are rated to 60 °C, SATA and SAS
     /// SSDs to 70 °C; NVMe drives set their warning threshold at 70-85 °C.
     pub fn default_limits(self) -> TempLimits {
         let (warning_c, what) = match self {
@@ -135,7 +136,7 @@ impl DriveKind {
         TempLimits {
             warning_c,
             critical_c: None,
-            source: format!("the default for a drive that reports no limit, {what}"),
+            source: format!("the default for a drive whose own limit was not read, {what}"),
         }
     }
 }

@@ -113,20 +113,19 @@ fn table(entries: &[Entry]) -> String {
             if uses.is_empty() { "-".into() } else { uses.join("; ") },
         ]);
     }
+    // A path with control characters as escapes, as in the table.
     let notes: String = (entries.iter())
         .filter_map(|e| {
             let id = &e.identity;
+            let path = crate::escape::terminal(&e.path);
             if let Some(f) = id.format.as_ref() {
-                return Some(format!("{}: {}\n", e.path, f.sentence(&id.name)));
+                return Some(format!("{path}: {}\n", f.sentence(&id.name)));
             }
             let driver = id.topology.controller.as_ref().and_then(|c| c.driver.as_deref());
             let c = device::raid::volume(driver, id.vendor.as_deref(), id.model.as_deref(), None)?;
             Some(format!(
-                "{}: a volume of a {} controller ({}), not a drive: a check measures the volume; `arrayburn inspect {}` reads its drives through the controller (smartctl -d {},N)\n",
-                e.path,
-                c.family,
-                c.driver.as_deref().unwrap_or("its driver"),
-                e.path,
+                "{path}: {}; `arrayburn inspect {path}` reads its drives through the controller (smartctl -d {},N)\n",
+                c.volume_words(),
                 c.passthrough
             ))
         })

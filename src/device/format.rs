@@ -47,7 +47,6 @@ impl Format {
     pub fn untested(&self) -> bool {
         self.logical_block.is_some_and(|b| b != 512 && b != 4096)
             || self.protection_type.is_some_and(|t| t > 0)
-            || self.logical_block.is_none() && self.protection_type.is_none()
     }
 
     /// The cause, what to do and what it costs, in one sentence, for the
@@ -66,7 +65,8 @@ impl Format {
             (_, Some(t)) if t > 0 => format!(
                 "formatted with protection information (T10 PI type {t}: 8 bytes more per sector, checked by the HBA where it can): arrayburn does not test such a format, whose reads are not those of the disk a pool will use"
             ),
-            _ => "its size reads 0: Linux could not use its format (a SAS drive formatted with 520- or 528-byte sectors or with protection information reads so; sg_readcap --long, from sg3_utils, tells which)".into(),
+            // Never built: a format is kept only where it is untested.
+            _ => "formatted in a way arrayburn does not test".into(),
         };
         let bytes = self.blocks.map(|b| b * 512);
         let time = match bytes {
@@ -85,37 +85,38 @@ impl Format {
 
 /// The format of disk `name` where it is one arrayburn does not test (a
 /// SCSI disk only: its sysfs directory `dir` has `device/scsi_disk`); None
-/// for a plain disk. `size_bytes` is what the kernel reads.
+/// for a plain disk, and where nothing says which format a disk of size 0
+/// has (no medium, not spun up, or no sg3_utils to ask): a cause is never
+/// guessed. `size_bytes` is what the kernel reads.
 pub fn read(dir: &Path, name: &str, size_bytes: u64) -> Option<Format> {
     let scsi_disk = std::fs::read_dir(dir.join("device/scsi_disk")).ok()?.flatten().next()?;
     let pi = std::fs::read_to_string(scsi_disk.path().join("protection_type"))
         .ok()
         .and_then(|t| t.trim().parse::<u8>().ok());
+    let by_sysfs = pi.filter(|t| *t > 0).map(|t| Format {
+        logical_block: None,
+        protection_type: Some(t),
+        blocks: None,
+        source: "sysfs (protection_type)".into(),
+    });
     if size_bytes > 0 {
-        return pi.filter(|t| *t > 0).map(|t| Format {
-            logical_block: None,
-            protection_type: Some(t),
-            blocks: None,
-            source: "sysfs (protection_type)".into(),
-        });
+        return by_sysfs;
     }
+    // READ CAPACITY answers at once, even from a drive not spun up.
     let asked = tool::output(
         Command::new("sg_readcap").args(["--long", &format!("/dev/{name}")]),
-        tool::LIMIT,
+        READCAP_LIMIT,
         &|| false,
     );
     let text = match asked {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
         _ => String::new(),
     };
-    let read = parse_readcap(&text).unwrap_or(Format {
-        logical_block: None,
-        protection_type: pi.filter(|t| *t > 0),
-        blocks: None,
-        source: "sysfs: size 0; sg_readcap --long gave nothing (install sg3_utils)".into(),
-    });
-    Some(read).filter(Format::untested)
+    parse_readcap(&text).or(by_sysfs).filter(Format::untested)
 }
+
+/// How long `sg_readcap` may take (a hung disk hangs it too).
+const READCAP_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What `sg_readcap --long` printed: `Logical block length=520 bytes`,
 /// `prot_en=1, p_type=1`, `Number of logical blocks=...`.
@@ -187,12 +188,11 @@ mod tests {
         assert_eq!(read(scsi_disk("0\n").path(), "sdz", 1 << 40), None);
         // Not a SCSI disk (NVMe, a loop device): nothing asked.
         assert_eq!(read(tempfile::tempdir().unwrap().path(), "loop9", 0), None);
-        // Size 0 without sg_readcap's answer (sdz is no device here): said
-        // as not known, and untested.
-        let zero = read(scsi_disk("0\n").path(), "sdz-none", 0).unwrap();
-        assert!(
-            zero.untested() && zero.sentence("sdz").starts_with("its size reads 0"),
-            "{zero:?}"
-        );
+        // Size 0 without sg_readcap's answer (sdz is no device here): no
+        // cause is claimed (no medium, not spun up: the size-0 refusal
+        // says so); with a PI type in sysfs, that is what is known.
+        assert_eq!(read(scsi_disk("0\n").path(), "sdz-none", 0), None);
+        let pi = read(scsi_disk("1\n").path(), "sdz-none", 0).unwrap();
+        assert_eq!((pi.logical_block, pi.protection_type), (None, Some(1)));
     }
 }

@@ -154,7 +154,9 @@ pub fn wait_for(
     let missing = || -> Vec<String> {
         (given.iter())
             .filter_map(|g| match resolve(paths, g, true) {
-                Ok(d) if d.identity.size_bytes > 0 => None,
+                // A format Linux cannot use is refused with its cause,
+                // not waited for.
+                Ok(d) if d.identity.size_bytes > 0 || d.identity.format.is_some() => None,
                 Ok(_) => Some(format!("{g} (its size reads 0: not ready yet)")),
                 Err(DeviceError::NotFound(_)) => Some(format!("{g} (not present)")),
                 Err(e) => Some(e.to_string()),

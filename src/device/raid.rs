@@ -21,6 +21,17 @@ pub struct Controller {
     pub passthrough: String,
 }
 
+impl Controller {
+    /// What the volume is and what a check of it can tell, in words.
+    pub fn volume_words(&self) -> String {
+        let driver = self.driver.as_ref().map(|d| format!(" ({d})")).unwrap_or_default();
+        format!(
+            "a volume of a {} controller{driver}, not a drive: a check measures the volume's speed, not any one drive's, and a burn-in writes all of its drives at once through the controller's cache; to test each drive, set the controller to HBA or JBOD mode",
+            self.family
+        )
+    }
+}
+
 /// Drivers of RAID controllers: (driver, family, smartctl's device type).
 const FAMILIES: [(&str, &str, &str); 4] = [
     ("megaraid_sas", "Broadcom MegaRAID (Dell PERC, Lenovo ServeRAID)", "megaraid"),
@@ -39,10 +50,10 @@ const VOLUME_MODELS: [(&str, &str); 6] = [
     ("SMART ARRAY", "hpsa"),
 ];
 
-/// Vendors a volume of these controllers carries (a drive in JBOD or HBA
-/// mode carries its maker's).
-const VOLUME_VENDORS: [&str; 9] =
-    ["DELL", "LSI", "AVAGO", "BROADCOM", "HP", "HPE", "ADAPTEC", "LENOVO", "IBM"];
+/// Vendors a volume of these controllers carries and no drive does (a
+/// drive in JBOD or HBA mode carries its maker's, or its server maker's:
+/// an HP-branded drive says "HP", so "HP" and "DELL" tell nothing alone).
+const VOLUME_VENDORS: [&str; 4] = ["LSI", "AVAGO", "BROADCOM", "ADAPTEC"];
 
 fn family(driver: &str, read: Option<&str>) -> Option<Controller> {
     let (d, family, passthrough) = FAMILIES.iter().find(|f| f.0 == driver)?;
@@ -112,6 +123,11 @@ mod tests {
         // A drive passed through in JBOD or HBA mode is a drive.
         assert_eq!(volume(Some("megaraid_sas"), Some("ATA"), Some("ST4000NM0035-1V4"), None), None);
         assert_eq!(volume(Some("smartpqi"), Some("SEAGATE"), Some("ST8000NM0075"), None), None);
+        // A server maker's own drive in HBA mode: its vendor is the maker's.
+        assert_eq!(volume(Some("hpsa"), Some("HP"), Some("EG0600FBVFP"), None), None);
+        assert_eq!(volume(Some("megaraid_sas"), Some("DELL"), Some("ST600MM0088"), None), None);
+        let adaptec = volume(Some("aacraid"), Some("Adaptec"), Some("data1"), None).unwrap();
+        assert_eq!(adaptec.passthrough, "aacraid");
         // Without sysfs: its model, or smartctl's refusal to open it.
         let refused = "Smartctl open device: /dev/sda failed: DELL or MegaRaid controller, please try adding '-d megaraid,N'";
         let by_refusal = volume(None, None, None, Some(refused)).unwrap();

@@ -139,7 +139,7 @@ impl Feature {
 /// no JSON); None where smartctl is missing or does not say.
 pub fn installed(give_up: &dyn Fn() -> bool) -> Option<Version> {
     static ASKED: OnceLock<Option<Version>> = OnceLock::new();
-    *ASKED.get_or_init(|| {
+    once(&ASKED, give_up, || {
         let out = call(&["--json", "--version"], tool::LIMIT, give_up).ok()?;
         let json = serde_json::from_slice::<Value>(&out.stdout).ok();
         json.as_ref()
@@ -148,17 +148,28 @@ pub fn installed(give_up: &dyn Fn() -> bool) -> Option<Version> {
     })
 }
 
+/// `ask`'s answer, kept in `kept` for the rest of the run, unless a stop
+/// (`give_up`) cut it short: that answer is not smartctl's.
+fn once<T: Clone>(kept: &OnceLock<T>, give_up: &dyn Fn() -> bool, ask: impl FnOnce() -> T) -> T {
+    if let Some(v) = kept.get() {
+        return v.clone();
+    }
+    let v = ask();
+    if !give_up() {
+        let _ = kept.set(v.clone());
+    }
+    v
+}
+
 /// What `smartctl --scan-open` printed (every device it could open and
 /// how: a RAID controller's drives as `/dev/bus/0 -d megaraid,0`), asked
 /// once per run; empty where it could not run.
 pub fn scan_open(give_up: &dyn Fn() -> bool) -> String {
     static ASKED: OnceLock<String> = OnceLock::new();
-    ASKED
-        .get_or_init(|| match call(&["--scan-open"], tool::LIMIT, give_up) {
-            Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
-            Err(_) => String::new(),
-        })
-        .clone()
+    once(&ASKED, give_up, || match call(&["--scan-open"], tool::LIMIT, give_up) {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Err(_) => String::new(),
+    })
 }
 
 /// The first of `paths` (each a key path) that holds a non-empty string:

@@ -413,14 +413,9 @@ fn smart_table(r: &BurnReport) -> Grid {
             temp(c.after.temperature_c),
             "-".into(),
         ]);
-        for words in not_believed(d) {
-            t.row(vec![
-                d.path.clone(),
-                format!("not believed: {words}"),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-            ]);
+        let said = not_believed(d).into_iter().map(|w| format!("not believed: {w}"));
+        for words in said.chain(c.before.not_read.iter().map(|w| format!("not read: {w}"))) {
+            t.row(vec![d.path.clone(), words, "-".into(), "-".into(), "-".into()]);
         }
         counter_rows(&mut t, d, c);
     }

@@ -141,6 +141,8 @@ pub fn ask_all(
     devs: &[BlockDevice],
     give_up: &(dyn Fn() -> bool + Sync),
 ) -> Vec<Declared> {
+    // The release asked once, before the disks are asked at once.
+    let _ = smartctl::installed(give_up);
     std::thread::scope(|s| {
         let asks: Vec<_> = devs.iter().map(|d| s.spawn(move || ask(paths, d, give_up))).collect();
         (asks.into_iter().zip(devs))

@@ -724,7 +724,8 @@ mod tests {
                 BurnFacts {
                     hottest_c: Some(63),
                     limit_c: Some(60),
-                    limit_source: "the default for a drive that reports no limit, 60 °C".into(),
+                    limit_source: "the default for a drive whose own limit was not read, 60 °C"
+                        .into(),
                     ..disk(100.0, 100.0)
                 },
                 BurnFacts { hottest_c: Some(60), limit_c: Some(60), ..disk(100.0, 100.0) },

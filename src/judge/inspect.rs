@@ -211,7 +211,6 @@ fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
 fn raid(d: &Declared) -> Vec<Finding> {
     let Some(r) = &d.raid else { return Vec::new() };
     let c = &r.controller;
-    let driver = c.driver.as_ref().map(|d| format!(" ({d})")).unwrap_or_default();
     let drive = |m: &crate::inspect::declared::Member| {
         let said: Vec<String> = [
             m.model.clone(),
@@ -239,10 +238,7 @@ fn raid(d: &Declared) -> Vec<Finding> {
     };
     let mut out = vec![Finding {
         concern: Concern::RaidVolume,
-        sentence: format!(
-            "a volume of a {} controller{driver}, not a drive: a check measures the volume's speed, not any one drive's, and a burn-in writes all of its drives at once through the controller's cache; to test each drive, set the controller to HBA or JBOD mode; {drives}",
-            c.family
-        ),
+        sentence: format!("{}; {drives}", c.volume_words()),
     }];
     for m in r.members.iter().filter(|m| m.passed == Some(false)) {
         out.push(Finding {

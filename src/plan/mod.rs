@@ -611,7 +611,7 @@ fn check_devices(block: u64, devices: &[BlockDevice]) -> Result<(), PlanError> {
         }
         if d.identity.size_bytes == 0 {
             return Err(PlanError::Unfit(format!(
-                "{} has size 0 (no medium, or a loop device with nothing attached); name a disk with data",
+                "{} has size 0 (no medium, not spun up, a loop device with nothing attached, or a SAS drive formatted with 520-byte sectors or protection information: sg_readcap --long from sg3_utils tells); name a disk with data",
                 d.given
             )));
         }
