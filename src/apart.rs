@@ -119,9 +119,26 @@ pub fn exit(code: u8) -> ! {
     std::process::exit(code.into())
 }
 
+/// Starts the run's log where it was opened (`at`: the file and its path),
+/// naming it first; where it could not be opened, one line says so and
+/// the run goes on. `who` names the command.
+pub fn start_log(who: &str, at: std::io::Result<(std::fs::File, std::path::PathBuf)>) {
+    match at {
+        Ok((file, path)) => {
+            crate::tell::log_to(file);
+            log_at(&path);
+            crate::tell::err(format_args!("{who}: {}: the run's log", path.display()), true);
+        }
+        Err(e) => crate::tell::err(
+            format_args!("{who}: warning: no log is kept ({e}); the run goes on"),
+            true,
+        ),
+    }
+}
+
 /// Tells the parent where the run's log is, for it to write in should this
 /// process be killed (nothing where the run was not split).
-pub fn log_at(path: &std::path::Path) {
+fn log_at(path: &std::path::Path) {
     use std::os::unix::ffi::OsStrExt;
     tell_parent(LOG, path.as_os_str().as_bytes());
 }

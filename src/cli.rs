@@ -145,14 +145,6 @@ pub struct NotifyArgs {
     pub notify_timeout: Duration,
 }
 
-impl NotifyArgs {
-    /// The notifier asked for, if any.
-    pub fn notifier(&self) -> Option<crate::notify::Notifier> {
-        let command = self.notify.clone()?;
-        Some(crate::notify::Notifier { command, timeout: self.notify_timeout })
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct BurninArgs {
     /// Whole disks to burn in; everything on them is destroyed.
@@ -420,6 +412,17 @@ pub enum ColorWhen {
     Auto,
     Always,
     Never,
+}
+
+impl ColorWhen {
+    /// Always (true), never (false), or on a terminal only (None).
+    pub fn always(self) -> Option<bool> {
+        match self {
+            ColorWhen::Auto => None,
+            ColorWhen::Always => Some(true),
+            ColorWhen::Never => Some(false),
+        }
+    }
 }
 
 /// How progress is shown on stderr.

@@ -87,13 +87,13 @@ pub fn acts(advice: &[crate::judge::advice::DiskAdvice]) -> Vec<ActOn> {
 }
 
 /// The inspection's findings as notes: each disk's path and sentence.
-pub fn notes(inspection: &[crate::inspect::Inspected]) -> Vec<(String, String)> {
+pub fn notes(inspection: &[crate::judge::inspect::Inspected]) -> Vec<(String, String)> {
     (inspection.iter())
         .flat_map(|d| d.findings.iter().map(|f| (d.path.clone(), f.sentence.clone())))
         .collect()
 }
 
 /// Links below their maximum: a sentence each, and the disks behind them.
-pub fn link_sentences(links: &[crate::report::LinkFinding]) -> Vec<(String, Vec<String>)> {
+pub fn link_sentences(links: &[crate::judge::links::LinkFinding]) -> Vec<(String, Vec<String>)> {
     links.iter().map(|l| (crate::judge::links::sentence(l), l.disks.clone())).collect()
 }

@@ -1,8 +1,6 @@
 //! How a command ended, and the exit code that says so: shared by every
 //! subcommand (and iozone's runner) without any of them importing another.
 
-use crate::judge::ArrayVerdict;
-
 /// How a command ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -18,16 +16,6 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The outcome of a check's verdict.
-    pub fn of(v: ArrayVerdict) -> Self {
-        match v {
-            ArrayVerdict::Healthy => Outcome::Healthy,
-            ArrayVerdict::Flagged => Outcome::Flagged,
-            ArrayVerdict::NotJudged => Outcome::NotJudged,
-            ArrayVerdict::Interrupted => Outcome::Interrupted,
-        }
-    }
-
     /// What an exit status of arrayburn's says, in words.
     pub fn words(code: u8) -> &'static str {
         match code {

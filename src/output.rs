@@ -590,6 +590,25 @@ pub mod bundle {
     pub const FILES: [&str; 6] = [TEXT, JSON, CSV, PAGE, MARKDOWN, LOG];
 }
 
+/// Where a run's result goes.
+#[derive(Clone, Copy, Default)]
+pub struct Outputs<'a> {
+    pub json: Option<&'a Output>,
+    pub csv: Option<&'a Output>,
+    pub out: Option<&'a Path>,
+    /// `--metrics`: Prometheus metrics for node_exporter's textfile
+    /// collector.
+    pub metrics: Option<&'a Output>,
+}
+
+impl Outputs<'_> {
+    /// Whether `--json -` or `--csv -` has standard output (the text
+    /// report then goes to standard error).
+    pub fn stdout_taken(&self) -> bool {
+        [self.json, self.csv].iter().any(|o| o.is_some_and(|o| o.is_stdout()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,17 +32,17 @@ static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::n
 /// `--color`: 0 auto, 1 always, 2 never.
 static COLOUR: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
-/// How much the run says, and when in colour (`-q`, `-v`, `--color`).
-pub fn set_chatter(c: &crate::cli::Chatter) {
-    use crate::cli::ColorWhen;
+/// How much the run says, and when in colour (`-q`, `-v`, `--color`;
+/// `colour`: None on a terminal only).
+pub fn set_chatter(quiet: bool, verbose: bool, colour: Option<bool>) {
     use std::sync::atomic::Ordering::Relaxed;
-    QUIET.store(c.quiet, Relaxed);
-    VERBOSE.store(c.verbose, Relaxed);
+    QUIET.store(quiet, Relaxed);
+    VERBOSE.store(verbose, Relaxed);
     COLOUR.store(
-        match c.color {
-            ColorWhen::Auto => 0,
-            ColorWhen::Always => 1,
-            ColorWhen::Never => 2,
+        match colour {
+            None => 0,
+            Some(true) => 1,
+            Some(false) => 2,
         },
         Relaxed,
     );
@@ -73,20 +73,6 @@ pub fn colour(terminal: bool) -> bool {
 /// interrupted (with how to go on): said even with `-q`.
 fn problem(text: &str) -> bool {
     ["error:", "warning:", ": interrupted"].iter().any(|w| text.contains(w))
-}
-
-/// Starts the run's log where it was opened (`at`: the file and its path),
-/// naming it first; where it could not be opened, one line says so and
-/// the run goes on. `who` names the command.
-pub fn start_log(who: &str, at: std::io::Result<(File, std::path::PathBuf)>) {
-    match at {
-        Ok((file, path)) => {
-            log_to(file);
-            crate::apart::log_at(&path);
-            err(format_args!("{who}: {}: the run's log", path.display()), true);
-        }
-        Err(e) => err(format_args!("{who}: warning: no log is kept ({e}); the run goes on"), true),
-    }
 }
 
 /// Appends `text` to the run's log, if one is open; with `date`, each

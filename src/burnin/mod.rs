@@ -13,11 +13,15 @@
 //! - `watch`: every disk at once, a thread each, watched while they run.
 //! - `state`: the checkpoint per disk that a `--resume` continues from.
 //! - `resume`: what a resume proves (the disk's blocks) before it writes.
+//! - `probe`: the capacity probe (`inspect --probe`, `burnin --probe`):
+//!   a drive's real capacity found by writing blocks of this format where
+//!   it says it has them.
 //! - `remeasure`: a disk called slow on speed alone, measured again alone
 //!   in turn with a peer before it is blamed.
 
 pub mod block;
 pub mod health;
+pub mod probe;
 pub mod record;
 pub mod remeasure;
 pub mod resume;

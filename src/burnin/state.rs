@@ -88,7 +88,7 @@ pub struct Checkpoint {
     /// What the capacity probe found before the run (a fresh burn-in of
     /// whole disks): a fake disk is burned only where it holds data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<crate::inspect::probe::Probed>,
+    pub probe: Option<crate::burnin::probe::Probed>,
 }
 
 fn block_version_1() -> u16 {

@@ -40,7 +40,7 @@ struct Stretches {
 impl Stretches {
     fn new(t: &Span, io: usize, at: u64, pass: u16) -> Self {
         let size = ((t.end - t.start) / SURFACE_POINTS).next_multiple_of(io as u64);
-        let fewest = io as u64 * crate::judge::surface::MIN_BUCKET_READS;
+        let fewest = io as u64 * crate::defaults::MIN_BUCKET_READS;
         Self {
             size: size.max(fewest),
             from: at,

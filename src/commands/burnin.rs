@@ -6,19 +6,18 @@
 
 use std::time::{Duration, Instant};
 
-use super::Outcome;
 use crate::burnin::health::smart_after;
 use crate::burnin::record::{DiskBurn, Temps};
 use crate::burnin::remeasure::{Turn, in_turn};
 use crate::burnin::watch::{Told, burn_all};
 use crate::burnin::worker::{Live, Trouble, burn, soak};
 use crate::cli::BurninArgs;
-use crate::document::Document;
 use crate::export::metrics;
-use crate::export::publish::{Outputs, Published, publish};
+use crate::export::publish::{Ending, publish};
 use crate::judge::burnin::Remeasured;
 use crate::judge::smr::Recovery;
 use crate::notify::Event;
+use crate::outcome::Outcome;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::consent::consent;
 use crate::report::burnin::{BurnRun, Burned, build, speed, suspects};
@@ -138,27 +137,20 @@ fn finish(
     // A signal while SMART was read or a disk re-measured: the run is not
     // finished either.
     run.interrupted |= stop.is_set();
-    let mut report = build(run);
-    crate::export::publish::ended(&mut report);
-    // Kept in `STATE/runs/RUN.json` first: no terminal, pipe or output
-    // directory that went away can lose it.
-    let document = report.json();
-    if let (Some(store), Some(d)) = (&plan.store, plan.disks.first()) {
-        store.keep(&d.point.run_id, &document);
-    }
-    let (json, metrics, out) = (plan.json.as_ref(), plan.metrics.as_ref(), plan.out.as_deref());
-    let to = Outputs { json, csv: None, out, metrics };
-    let outcome = publish(&mut report, to, "arrayburn burnin", stop);
-    if let Some(n) = &plan.notify {
-        n.send_last(&Event::end("burnin", &report.document(), document), stop);
-    }
-    if plan.locate {
-        let topology = |p: &str| {
-            Some(&plan.disks.iter().find(|d| d.target.dev.given == p)?.target.dev.identity.topology)
-        };
-        crate::device::led::light(&report.document(), topology, "arrayburn burnin");
-    }
-    Ok(outcome)
+    let keep = |document: &[u8]| {
+        if let (Some(store), Some(d)) = (&plan.store, plan.disks.first()) {
+            store.keep(&d.point.run_id, document);
+        }
+    };
+    let topology = |p: &str| {
+        Some(&plan.disks.iter().find(|d| d.target.dev.given == p)?.target.dev.identity.topology)
+    };
+    let end = Ending {
+        keep: Some(&keep),
+        locate: plan.locate.then_some(&topology as _),
+        ..Ending::of("arrayburn burnin", "burnin", plan.notify.as_ref())
+    };
+    Ok(publish(&mut build(run), plan.outputs(), &end, stop))
 }
 
 /// Each disk whose writes collapsed partway through a pass (`judge::smr`):

@@ -1,16 +1,14 @@
 //! `arrayburn check`: plan, run the passes, save after each, report.
 
-use super::Outcome;
 use crate::cli::CheckArgs;
 use crate::device::SystemPaths;
-use crate::document::Document;
-use crate::export::publish;
+use crate::export::publish::{Ending, publish, save};
 use crate::io::{Probe, Sweep, open_sweep};
 use crate::measure::{
     Beside, Geometry, GroupRecheck, GroupRemeasurement, PassRun, Recheck, Remeasurement,
     SweepFactory, remeasure, remeasure_group, run_pass,
 };
-use crate::notify::Event;
+use crate::outcome::Outcome;
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::report::{self, Report, RunInfo};
@@ -31,10 +29,9 @@ pub fn execute(
     let _locks = plan.lock_disks()?;
     // Hours are not judged in a check (its disks are in service).
     let rules = crate::judge::inspect::Rules { new_hours: u64::MAX };
-    plan.inspection =
-        crate::inspect::before_run(&plan.devices, rules, "checking", &|| stop.is_set())?;
+    plan.inspection = crate::plan::before_run(&plan.devices, rules, "checking", &|| stop.is_set())?;
     if let Some(at) = plan.log() {
-        crate::tell::start_log("arrayburn", at);
+        crate::apart::start_log("arrayburn", at);
     }
     for w in &plan.warnings {
         tell!("arrayburn: warning: {w}");
@@ -55,19 +52,15 @@ pub fn execute(
     info.interrupted = stop.is_set();
     info.complete = true;
     let mut report = report::build((&plan).into(), (&passes, &rechecks, &groups), &info);
-    publish::ended(&mut report);
-    publish::print(&report, publish::Outputs::of(&plan.settings).stdout_taken());
-    save_files(&plan, &report, true, stop);
-    let run = report.document();
-    if let Some(n) = args.output.notify.notifier() {
-        n.send(&Event::end("check", &run, publish::Published::json(&report)), stop);
-    }
-    if args.output.locate {
-        let topology =
-            |p: &str| Some(&plan.devices.iter().find(|d| d.given == p)?.identity.topology);
-        crate::device::led::light(&run, topology, "arrayburn");
-    }
-    Ok((run.outcome, report))
+    let topology = |p: &str| Some(&plan.devices.iter().find(|d| d.given == p)?.identity.topology);
+    let s = &plan.settings;
+    let end = Ending {
+        locate: s.locate.then_some(&topology as _),
+        saved_before: true,
+        ..Ending::of("arrayburn", "check", s.notify.as_ref())
+    };
+    let outcome = publish(&mut report, s.outputs(), &end, stop);
+    Ok((outcome, report))
 }
 
 /// What the check reads with: its plan, each disk's geometry and sweep.
@@ -92,12 +85,7 @@ impl Reading<'_> {
             info.interrupted = stop.is_set();
             // After the last pass the final save follows at once.
             if i + 1 < specs.len() {
-                save_files(
-                    plan,
-                    &report::build(plan.into(), (&passes, &[], &[]), info),
-                    false,
-                    stop,
-                );
+                save_files(plan, &passes, info, stop);
             }
         }
         Ok(passes)
@@ -119,7 +107,7 @@ impl Reading<'_> {
         let Some(spec) = plan.remeasure_spec(Beside::All).filter(|_| !groups.is_empty()) else {
             return Ok(Vec::new());
         };
-        save_files(plan, &report::build(plan.into(), (passes, &[], &[]), info), false, stop);
+        save_files(plan, passes, info, stop);
         let mut out = Vec::new();
         for disks in groups {
             progress.note(&plan.group_words(&disks));
@@ -153,7 +141,7 @@ impl Reading<'_> {
         let suspects =
             if stop.is_set() { Vec::new() } else { report::to_confirm(plan.into(), passes) };
         if !suspects.is_empty() {
-            save_files(plan, &report::build(plan.into(), (passes, &[], &[]), info), false, stop);
+            save_files(plan, passes, info, stop);
         }
         let mut rechecks = Vec::new();
         for (disk, beside) in suspects {
@@ -175,20 +163,16 @@ impl Reading<'_> {
     }
 }
 
-/// Writes the files asked for (JSON, surface CSV, the `--out` directory);
-/// called after each pass (`last` false: the copies say they are partial)
-/// and at the end, so a crash or a signal loses nothing. A file that cannot
-/// be written is one line on stderr, not the end of the check: the report
-/// still reaches the terminal and the exit status is still the disks'
-/// verdict. A second signal waits for the writing to end.
-fn save_files(plan: &Plan, report: &Report, last: bool, stop: &StopFlag) {
+/// Writes the files asked for (JSON, surface CSV, the `--out` directory)
+/// while the check goes on, after each pass (the copies say they are
+/// partial; `publish` writes them whole at the end), so a crash or a
+/// signal loses nothing. A file that cannot be written is one line on
+/// stderr, not the end of the check. A second signal waits for the writing
+/// to end.
+fn save_files(plan: &Plan, passes: &[PassRun], info: &RunInfo, stop: &StopFlag) {
+    let report = report::build(plan.into(), (passes, &[], &[]), info);
     let _hold = stop.hold();
-    for f in publish::save(report, publish::Outputs::of(&plan.settings), last, stop) {
-        let what = if last {
-            "the printed report is complete; any JSON copy left from an earlier pass says \"complete\": false"
-        } else {
-            "the check goes on"
-        };
-        tell!("arrayburn: error: could not write {f} ({what})");
+    for f in save(&report, plan.settings.outputs(), false, stop) {
+        tell!("arrayburn: error: could not write {f} (the check goes on)");
     }
 }

@@ -3,8 +3,8 @@
 
 use clap::CommandFactory;
 
-use super::Outcome;
 use crate::cli::Cli;
+use crate::outcome::Outcome;
 
 /// Prints the completion script for `shell`.
 pub fn run(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {

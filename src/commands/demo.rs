@@ -8,9 +8,9 @@ use std::process::Command;
 
 use anyhow::{Result, bail};
 
-use super::Outcome;
 use crate::cli::{CheckArgs, DemoArgs};
 use crate::judge::Verdict;
+use crate::outcome::Outcome;
 use crate::report::Report;
 use crate::stop::StopFlag;
 use crate::testbed::{self, LoopArray, Throttle};

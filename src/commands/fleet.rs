@@ -3,14 +3,12 @@
 
 use anyhow::bail;
 
-use super::Outcome;
 use crate::cli::ReportArgs;
-use crate::document::Document;
-use crate::export::publish::{Outputs, Published, publish};
+use crate::export::publish::{Ending, publish};
 use crate::fleet::{Doc, Skipped, files, judge};
 use crate::judge::Thresholds;
-use crate::notify::Event;
-use crate::output::Output;
+use crate::outcome::Outcome;
+use crate::plan::fleet::FleetPlan;
 use crate::stop::StopFlag;
 
 /// Runs the report. A signal stops it before anything is written: it only
@@ -20,27 +18,15 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         tell!("arrayburn report: interrupted; nothing was written (run it again)");
         Ok(Outcome::Interrupted)
     };
-    let resolve = |flag: &str, p: Option<&std::path::Path>| {
-        p.map(|p| Output::resolve(flag, p, true)).transpose().map_err(anyhow::Error::msg)
-    };
-    let json = resolve("--json", args.json.as_deref())?;
-    let metrics = resolve("--metrics", args.metrics.as_deref())?;
-    if let Some(dir) = &args.out {
-        crate::plan::check_output_dir(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
-    }
-    let Some((docs, skipped)) = read(args, stop)? else { return interrupted() };
+    let plan = FleetPlan::resolve(args)?;
+    let Some((docs, skipped)) = read(&plan, stop)? else { return interrupted() };
     let mut report = judge(&docs, skipped, &Thresholds::default());
     report.header.command_line = argv;
     if stop.is_set() {
         return interrupted();
     }
-    let (json, metrics) = (json.as_ref(), metrics.as_ref());
-    let to = Outputs { json, csv: None, out: args.out.as_deref(), metrics };
-    let outcome = publish(&mut report, to, "arrayburn report", stop);
-    if let Some(n) = args.notify.notifier() {
-        n.send(&Event::end("report", &report.document(), report.json()), stop);
-    }
-    Ok(outcome)
+    let end = Ending::of("arrayburn report", "report", plan.notify.as_ref());
+    Ok(publish(&mut report, plan.outputs(), &end, stop))
 }
 
 /// Each file read and cleaned (`fleet::read`), in the order given, on as
@@ -86,12 +72,12 @@ type Read = (Vec<(String, Doc)>, Vec<Skipped>);
 /// Reads every result file given (or under the directories given): the
 /// results, and those skipped with `--keep-going` (without it, the first
 /// that cannot be read refuses the report). None when a signal stopped it.
-fn read(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Option<Read>> {
-    let paths = files(&args.inputs);
+fn read(plan: &FleetPlan, stop: &StopFlag) -> anyhow::Result<Option<Read>> {
+    let paths = files(&plan.inputs);
     if paths.is_empty() {
         bail!(
             "no result files in {}: give check or burnin JSON files, or directories holding them",
-            args.inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
+            plan.inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
         );
     }
     let Some(loaded) = load_all(&paths, stop) else { return Ok(None) };
@@ -102,7 +88,7 @@ fn read(args: &ReportArgs, stop: &StopFlag) -> anyhow::Result<Option<Read>> {
         let Some(got) = got else { continue };
         match got {
             Ok(d) => docs.push((p.display().to_string(), d)),
-            Err(why) if args.keep_going => {
+            Err(why) if plan.keep_going => {
                 tell!("arrayburn report: skipped {why}");
                 skipped.push(Skipped { path: p.display().to_string(), why });
             }

@@ -4,13 +4,14 @@
 
 use std::time::SystemTime;
 
-use super::Outcome;
+use crate::burnin::probe;
 use crate::cli::InspectArgs;
 use crate::device::SystemPaths;
-use crate::export::publish::publish;
+use crate::export::publish::{Ending, publish};
 use crate::header::{Header, Kind};
-use crate::inspect::{self, probe};
+use crate::inspect;
 use crate::judge::inspect::run_verdict;
+use crate::outcome::Outcome;
 use crate::plan::inspect::InspectPlan;
 use crate::report::inspect::InspectReport;
 use crate::stop::StopFlag;
@@ -31,7 +32,7 @@ pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Re
     };
     let interrupted = stop.is_set();
     let paths: Vec<String> = plan.devices.iter().map(|d| d.given.clone()).collect();
-    let disks = inspect::judged(&paths, declared, probed, plan.rules);
+    let disks = crate::judge::inspect::judged(&paths, declared, probed, plan.rules);
     let (verdict, message) = run_verdict(&disks, plan.rules, interrupted);
     let probed = disks.iter().any(|d| d.probe.is_some());
     let mut report = InspectReport {
@@ -42,5 +43,6 @@ pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Re
         verdict,
         message,
     };
-    Ok(publish(&mut report, plan.outputs(), "arrayburn inspect", stop))
+    let end = Ending::of("arrayburn inspect", "inspect", None);
+    Ok(publish(&mut report, plan.outputs(), &end, stop))
 }

@@ -2,7 +2,7 @@
 //! runner (`crate::iozone`), which parses them itself (iozone's flags are
 //! not clap's).
 
-use super::Outcome;
+use crate::outcome::Outcome;
 use crate::stop::StopFlag;
 
 /// Runs iozone's workloads as ARGS ask.

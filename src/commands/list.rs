@@ -3,10 +3,10 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::Outcome;
 use crate::cli::ListArgs;
 use crate::device::{self, Identity, InUse, SystemPaths, sysfs};
 use crate::export::doc::Grid;
+use crate::outcome::Outcome;
 use crate::output::Output;
 use crate::units::human_bytes;
 

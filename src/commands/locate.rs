@@ -1,10 +1,10 @@
 //! `arrayburn locate DISK... [--off] [--fault]`: the LED of each disk's
 //! enclosure slot set (`device::led`), a line each. Glue only.
 
-use super::Outcome;
 use crate::cli::LocateArgs;
 use crate::device::led::{self, Led};
 use crate::device::{SystemPaths, resolve_all};
+use crate::outcome::Outcome;
 
 /// Sets each disk's LED; exit 0 when every one was set, 3 when one could
 /// not be (no slot known, no such LED: said on its line).

@@ -9,9 +9,9 @@ use std::path::Path;
 use anyhow::Context;
 use clap::CommandFactory;
 
-use super::Outcome;
 use crate::cli::{Cli, ManArgs};
 use crate::help::{self, Page};
+use crate::outcome::Outcome;
 
 /// Prints arrayburn's man page or a subcommand's (`arrayburn-check(1)`),
 /// or installs them all.

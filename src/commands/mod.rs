@@ -31,7 +31,9 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::Inspect(a) => Some(&a.chatter),
         _ => None,
     };
-    chatter.into_iter().for_each(crate::tell::set_chatter);
+    if let Some(c) = chatter {
+        crate::tell::set_chatter(c.quiet, c.verbose, c.color.always());
+    }
     match cli.command {
         Command::List(args) => list::run(&args, stop),
         Command::Locate(args) => locate::run(&args),

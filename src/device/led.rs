@@ -62,33 +62,31 @@ pub fn set(t: &Topology, led: Led, on: bool) -> Result<String, String> {
     }
 }
 
-/// At a run's end (`--locate`): each disk to act on lit, the fault LED of
-/// one to return and the locate LED of the rest, a line each saying what
-/// was lit or why not, and how to turn it off. `topology` finds a disk's
-/// by its path.
-pub fn light<'a>(
-    doc: &crate::document::RunDoc,
-    topology: impl Fn(&str) -> Option<&'a Topology>,
+/// At a run's end (`--locate`): each disk to act on (its path and the
+/// action's word, as the run document says them) lit, the fault LED of one
+/// to return and the locate LED of the rest, a line each saying what was
+/// lit or why not, and how to turn it off. `topology` finds a disk's by
+/// its path.
+pub fn light<'a, 'b>(
+    to_act_on: impl Iterator<Item = (&'b str, &'b str)>,
+    topology: &dyn Fn(&str) -> Option<&'a Topology>,
     who: &str,
 ) {
     let mut done: Vec<&str> = Vec::new();
-    for a in &doc.to_act_on {
-        if done.contains(&a.path.as_str()) {
+    for (path, action) in to_act_on {
+        if done.contains(&path) {
             continue;
         }
-        done.push(&a.path);
-        let led = Led::for_action(&a.action);
-        let said = match topology(&a.path) {
-            Some(t) => set(t, led, true),
+        done.push(path);
+        let said = match topology(path) {
+            Some(t) => set(t, Led::for_action(action), true),
             None => Err("its topology is not known".into()),
         };
         match said {
-            Ok(words) => tell!(
-                "{who}: {}: {words} (`arrayburn locate --off {}` turns it off)",
-                a.path,
-                a.path
-            ),
-            Err(why) => tell!("{who}: {}: not lit: {why}", a.path),
+            Ok(words) => {
+                tell!("{who}: {path}: {words} (`arrayburn locate --off {path}` turns it off)")
+            }
+            Err(why) => tell!("{who}: {path}: not lit: {why}"),
         }
     }
 }

@@ -4,11 +4,11 @@
 //! verdict; its page and its metrics. The same table opens `check` and
 //! `burnin` ([`table`]). A pure function of the report: it must not judge.
 
+use crate::burnin::probe::Past;
 use crate::export::doc::{Block, Cell, Grid, Mark, Tone};
 use crate::export::metrics::{self, Labels, Metrics};
 use crate::export::page;
-use crate::inspect::Inspected;
-use crate::inspect::probe::Past;
+use crate::judge::inspect::Inspected;
 use crate::judge::inspect::{Concern, InspectVerdict, grouped};
 use crate::report::inspect::InspectReport;
 use crate::units::{human_bytes, human_duration};

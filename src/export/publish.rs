@@ -10,9 +10,12 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::chart::Drawn;
+use crate::device::topology::Topology;
 use crate::document::Document;
+use crate::notify::{Event, Notifier};
+use crate::outcome::Outcome;
 use crate::output::bundle::{CHARTS, CSV, JSON, MARKDOWN, PAGE, TEXT};
-use crate::output::{Dir, Output};
+use crate::output::{Dir, Outputs};
 use crate::stop::StopFlag;
 
 /// Files of a bundle: each name (from the table above) and its bytes.
@@ -40,31 +43,6 @@ pub trait Published: Document {
     /// The text report with more (`-v`), where the run has more to say.
     fn verbose_text(&self) -> String {
         self.text()
-    }
-}
-
-/// Where a run's result goes.
-#[derive(Clone, Copy, Default)]
-pub struct Outputs<'a> {
-    pub json: Option<&'a Output>,
-    pub csv: Option<&'a Output>,
-    pub out: Option<&'a Path>,
-    /// `--metrics`: Prometheus metrics for node_exporter's textfile
-    /// collector.
-    pub metrics: Option<&'a Output>,
-}
-
-impl<'a> Outputs<'a> {
-    /// Where a check's settings send its result.
-    pub fn of(s: &'a crate::plan::Settings) -> Self {
-        let (json, csv, metrics) = (s.json.as_ref(), s.csv.as_ref(), s.metrics.as_ref());
-        Outputs { json, csv, out: s.out.as_deref(), metrics }
-    }
-
-    /// Whether `--json -` or `--csv -` has standard output (the text
-    /// report then goes to standard error).
-    pub fn stdout_taken(&self) -> bool {
-        [self.json, self.csv].iter().any(|o| o.is_some_and(|o| o.is_stdout()))
     }
 }
 
@@ -134,21 +112,66 @@ pub fn print(run: &impl Published, stdout_taken: bool) {
     crate::tell::report(&full, &shown, stdout_taken);
 }
 
-/// A run's end: printed, saved (a file that cannot be written said in one
-/// line, `who` naming the command), and its outcome as its run document
-/// says.
-pub fn publish(
-    run: &mut impl Published,
-    to: Outputs,
-    who: &str,
-    stop: &StopFlag,
-) -> crate::outcome::Outcome {
-    ended(run);
-    print(run, to.stdout_taken());
-    for f in save(run, to, true, stop) {
-        tell!("{who}: error: could not write {f} (the printed report is complete)");
+/// What a run's end does beside printing and saving it, for every command
+/// alike.
+pub struct Ending<'a> {
+    /// The command, as its lines name it (`arrayburn burnin`).
+    pub who: &'a str,
+    /// The `--notify` event's word (`check`, `burnin`, `report`).
+    pub event: &'static str,
+    /// Who is told of the end (`--notify`).
+    pub notify: Option<&'a Notifier>,
+    /// With `--locate`: a disk's topology by its path, to light its bay.
+    pub locate: Option<&'a dyn Fn(&str) -> Option<&'a Topology>>,
+    /// Where the JSON document is kept before anything else is written
+    /// (the burn-in's `STATE/runs/RUN.json`: no terminal, pipe or output
+    /// directory that went away can lose it).
+    pub keep: Option<&'a dyn Fn(&[u8])>,
+    /// Copies were saved while the run went on (the check's, after each
+    /// pass): a file that cannot be written now says so.
+    pub saved_before: bool,
+}
+
+impl<'a> Ending<'a> {
+    /// The end of `who`'s run, told to `notify` as `event`, nothing more.
+    pub fn of(who: &'a str, event: &'static str, notify: Option<&'a Notifier>) -> Self {
+        Ending { who, event, notify, locate: None, keep: None, saved_before: false }
     }
-    run.document().outcome
+}
+
+/// A run's end, the one way every command ends: its end marked in its
+/// document, the document kept, the text printed, the files saved (a file
+/// that cannot be written said in one line), `--notify` told last and
+/// `--locate`'s LEDs lit; its outcome as its run document says. A second
+/// signal waits for the files to be written.
+pub fn publish(run: &mut impl Published, to: Outputs, end: &Ending, stop: &StopFlag) -> Outcome {
+    ended(run);
+    let document = run.json();
+    if let Some(keep) = end.keep {
+        keep(&document);
+    }
+    print(run, to.stdout_taken());
+    let failed = {
+        let _hold = stop.hold();
+        save(run, to, true, stop)
+    };
+    let earlier = if end.saved_before {
+        "; any JSON copy left from an earlier pass says \"complete\": false"
+    } else {
+        ""
+    };
+    for f in failed {
+        tell!("{}: error: could not write {f} (the printed report is complete{earlier})", end.who);
+    }
+    let doc = run.document();
+    if let Some(n) = end.notify {
+        n.send_last(&Event::end(end.event, &doc, document), stop);
+    }
+    if let Some(topology) = end.locate {
+        let acts = doc.to_act_on.iter().map(|a| (a.path.as_str(), a.action.as_str()));
+        crate::device::led::light(acts, topology, end.who);
+    }
+    doc.outcome
 }
 
 /// Marks the run's end in its document: the exit status its outcome

@@ -419,7 +419,7 @@ impl crate::document::Document for FleetReport {
             .flat_map(|r| r.disks.iter().map(|d| on(&r.host, d)))
             .collect();
         RunDoc {
-            outcome: crate::outcome::Outcome::of(self.verdict),
+            outcome: self.verdict.outcome(),
             to_act_on,
             links: (self.links.iter())
                 .map(|l| {

@@ -1,52 +1,21 @@
-//! The incoming inspection: what each drive declares of itself, asked of
-//! all at once in seconds ([`declared`]), judged by `judge::inspect`, and,
-//! where asked with `--probe --destructive`, what the capacity probe
-//! ([`probe`]) finds. Asking reads no sector; only the probe writes.
+//! The incoming inspection's facts: what each drive declares of itself,
+//! asked of all at once in seconds ([`declared`]). Asking reads no sector
+//! (the capacity probe, which writes, is `burnin::probe`).
 //!
 //! It must not decide what a finding means (`judge::inspect` does) or lay
 //! anything out (`export::inspect`).
 
 pub mod declared;
-pub mod probe;
 
 use std::path::Path;
 use std::process::Command;
-
-use serde::{Deserialize, Serialize};
 
 pub use declared::Declared;
 
 use crate::device::smartctl::{self, Feature};
 use crate::device::{BlockDevice, SystemPaths, raid, tool};
-use crate::judge::inspect::{self as rules, Finding, InspectVerdict, Rules};
 use declared::{Member, Raid};
 use serde_json::Value;
-
-/// One disk inspected: what it declared, what the probe found, and what
-/// that means.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Inspected {
-    /// The disk's path as given.
-    pub path: String,
-    pub declared: Declared,
-    /// The capacity probe's result, where it ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<probe::Probed>,
-    pub findings: Vec<Finding>,
-    pub verdict: InspectVerdict,
-}
-
-impl Inspected {
-    /// The findings to act on.
-    pub fn to_act_on(&self) -> impl Iterator<Item = &Finding> {
-        self.findings.iter().filter(|f| f.concern.acts())
-    }
-
-    /// Whether the drive says it is locked.
-    pub fn locked(&self) -> bool {
-        self.declared.security.as_ref().is_some_and(|s| s.locked)
-    }
-}
 
 /// Asks one disk: sysfs, then smartctl (SMART, security, and FARM where
 /// the installed release has it), then, for
@@ -149,57 +118,4 @@ pub fn ask_all(
             .map(|(h, d)| h.join().unwrap_or_else(|_| Declared::of(&d.identity)))
             .collect()
     })
-}
-
-/// Each disk with its findings and verdict: `declared[i]` and `probed[i]`
-/// are of `paths[i]`.
-pub fn judged(
-    paths: &[String],
-    declared: Vec<Declared>,
-    probed: Vec<Option<probe::Probed>>,
-    rules: Rules,
-) -> Vec<Inspected> {
-    let refs: Vec<&Declared> = declared.iter().collect();
-    let found = rules::judge(&refs, rules);
-    (paths.iter().zip(declared).zip(probed).zip(found))
-        .map(|(((path, declared), probe), mut findings)| {
-            findings.extend(probe.as_ref().and_then(rules::probed));
-            let verdict = rules::verdict(&declared, &findings);
-            Inspected { path: path.clone(), declared, probe, findings, verdict }
-        })
-        .collect()
-}
-
-/// The inspection that opens a check or a burn-in: each disk asked and
-/// judged by `rules` (its findings reported beside the run's own), and a
-/// locked drive refused before anything is read: its reads fail until it
-/// is unlocked, which must never be taken for bad media. `verb` says what
-/// it is refused for ("checking").
-pub fn before_run(
-    devs: &[BlockDevice],
-    rules: Rules,
-    verb: &str,
-    give_up: &(dyn Fn() -> bool + Sync),
-) -> anyhow::Result<Vec<Inspected>> {
-    let declared = ask_all(&SystemPaths::real(), devs, give_up);
-    let paths: Vec<String> = devs.iter().map(|d| d.given.clone()).collect();
-    let none = vec![None; declared.len()];
-    let inspected = judged(&paths, declared, none, rules);
-    if let Some((d, f)) = (inspected.iter()).find_map(|d| {
-        d.to_act_on().find(|f| f.concern == rules::Concern::UntestedFormat).map(|f| (d, f))
-    }) {
-        anyhow::bail!(
-            "{}: {} (refused before {verb}: nothing was read or written)",
-            d.path,
-            f.sentence
-        );
-    }
-    if let Some(d) = inspected.iter().find(|d| d.locked()) {
-        let words = d.declared.security.as_ref().map(|s| s.words.as_str()).unwrap_or("");
-        anyhow::bail!(
-            "{} is locked (ATA security: {words}): unlock it before {verb}; its reads fail until then, which is no fault of its media (nothing was read or written)",
-            d.path
-        );
-    }
-    Ok(inspected)
 }

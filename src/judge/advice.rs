@@ -222,19 +222,6 @@ pub fn advise(seen: &[Seen], th: &Thresholds, finding: Option<PathFinding>) -> V
         .collect()
 }
 
-/// The advice of a run made whole: the links below their maximum on the
-/// way to `devices` found and advised (`links::advise`), and each
-/// sentence naming its disk's bay; the links found.
-pub fn with_links_and_bays(
-    advice: &mut Vec<DiskAdvice>,
-    devices: &[crate::device::BlockDevice],
-) -> Vec<crate::judge::links::LinkFinding> {
-    let links = crate::judge::links::degraded(devices);
-    crate::judge::links::advise(&links, advice);
-    name_bays(advice, devices);
-    links
-}
-
 /// Names each disk's bay in its sentence where the kernel knows its
 /// enclosure slot (`devices` by the path given): "/dev/sde (enclosure
 /// 0:0:12:0 slot 4): …".

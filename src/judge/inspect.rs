@@ -26,10 +26,55 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::inspect::probe::{Past, Probed};
-use crate::inspect::{Declared, Inspected};
+use crate::burnin::probe::{Past, Probed};
+use crate::inspect::Declared;
 use crate::judge::ArrayVerdict;
 use crate::units::human_bytes;
+
+/// One disk inspected: what it declared, what the probe found, and what
+/// that means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Inspected {
+    /// The disk's path as given.
+    pub path: String,
+    pub declared: Declared,
+    /// The capacity probe's result, where it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Probed>,
+    pub findings: Vec<Finding>,
+    pub verdict: InspectVerdict,
+}
+
+impl Inspected {
+    /// The findings to act on.
+    pub fn to_act_on(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.concern.acts())
+    }
+
+    /// Whether the drive says it is locked.
+    pub fn locked(&self) -> bool {
+        self.declared.security.as_ref().is_some_and(|s| s.locked)
+    }
+}
+
+/// Each disk with its findings and verdict: `declared[i]` and `probed[i]`
+/// are of `paths[i]`.
+pub fn judged(
+    paths: &[String],
+    declared: Vec<Declared>,
+    probes: Vec<Option<Probed>>,
+    rules: Rules,
+) -> Vec<Inspected> {
+    let refs: Vec<&Declared> = declared.iter().collect();
+    let found = judge(&refs, rules);
+    (paths.iter().zip(declared).zip(probes).zip(found))
+        .map(|(((path, declared), probe), mut findings)| {
+            findings.extend(probe.as_ref().and_then(probed));
+            let verdict = verdict(&declared, &findings);
+            Inspected { path: path.clone(), declared, probe, findings, verdict }
+        })
+        .collect()
+}
 
 /// What a finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

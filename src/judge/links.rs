@@ -12,6 +12,19 @@ use super::advice::{DiskAdvice, SlowLink, with_links};
 use crate::device::topology::{DiskEnd, Link, Topology, rate};
 use crate::device::{BlockDevice, Identity};
 
+/// The advice of a run made whole: the links below their maximum on the
+/// way to `devices` found and advised ([`advise`]), and each
+/// sentence naming its disk's bay; the links found.
+pub fn with_links_and_bays(
+    advice: &mut Vec<DiskAdvice>,
+    devices: &[crate::device::BlockDevice],
+) -> Vec<LinkFinding> {
+    let links = degraded(devices);
+    advise(&links, advice);
+    super::advice::name_bays(advice, devices);
+    links
+}
+
 /// A link that runs below what both its ends support (see a disk's
 /// `topology.links`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

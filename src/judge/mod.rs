@@ -128,6 +128,17 @@ pub enum ArrayVerdict {
 }
 
 impl ArrayVerdict {
+    /// The run's outcome (its exit status) this verdict gives.
+    pub fn outcome(self) -> crate::outcome::Outcome {
+        use crate::outcome::Outcome;
+        match self {
+            ArrayVerdict::Healthy => Outcome::Healthy,
+            ArrayVerdict::Flagged => Outcome::Flagged,
+            ArrayVerdict::NotJudged => Outcome::NotJudged,
+            ArrayVerdict::Interrupted => Outcome::Interrupted,
+        }
+    }
+
     /// As the JSON names it.
     pub fn word(self) -> &'static str {
         match self {

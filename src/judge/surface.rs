@@ -25,17 +25,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::defaults::MIN_BUCKET_READS;
 use crate::stats::{median, quantile};
 use crate::units::fraction_of;
 
 /// A bucket below this % of its reference is slow.
 pub const REGION_PCT: f64 = 50.0;
-/// Buckets with fewer reads are neither judged nor used as a reference
-/// (where a bucket ends cuts a read or two's time into its neighbour: with
-/// 8 reads a bucket of a disk held to 150 MB/s read 110 or 179, with 32
-/// within a few %)...
-pub const MIN_BUCKET_READS: u64 = 32;
-/// ...nor are buckets whose reads took less time than this (seconds).
+/// Buckets with fewer reads than [`MIN_BUCKET_READS`] are neither judged
+/// nor used as a reference, nor are buckets whose reads took less time than
+/// this (seconds).
 pub const MIN_BUCKET_S: f64 = 0.1;
 /// Buckets on each side that form a bucket's neighbourhood.
 pub const NEIGHBOURS: usize = 5;

@@ -5,8 +5,14 @@ use std::time::{Duration, SystemTime};
 
 use hdrhistogram::Histogram;
 
-use super::worker;
 use super::{PassKind, Window};
+
+/// At most this many bad ranges are kept with their offsets (all are
+/// counted).
+pub const MAX_KEPT_ERRORS: usize = 64;
+/// At most this many slow reads are kept with their offsets, the slowest
+/// (all are counted).
+pub const MAX_KEPT_SLOW: usize = 256;
 
 /// A range that could not be read.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
@@ -200,12 +206,12 @@ pub struct DiskRun {
     /// Latency of every successful read, in nanoseconds.
     pub latency_ns: Histogram<u64>,
     /// The first bad ranges, exact to the logical block (at most
-    /// `worker::MAX_KEPT_ERRORS`).
+    /// `MAX_KEPT_ERRORS`).
     pub errors: Vec<ReadError>,
     /// Reads that failed (each re-read to find its bad ranges).
     pub failed_reads: u64,
     /// The slowest reads that took at least the slow-read threshold (at
-    /// most `worker::MAX_KEPT_SLOW`), in offset order.
+    /// most `MAX_KEPT_SLOW`), in offset order.
     pub slow_reads: Vec<SlowRead>,
     /// All reads that took at least the slow-read threshold.
     pub slow_read_count: u64,
@@ -271,8 +277,8 @@ impl DiskRun {
             all.add(r);
         }
         all.errors.sort_by_key(|e| e.offset);
-        all.errors.truncate(worker::MAX_KEPT_ERRORS);
-        keep_slowest(&mut all.slow_reads, worker::MAX_KEPT_SLOW);
+        all.errors.truncate(MAX_KEPT_ERRORS);
+        keep_slowest(&mut all.slow_reads, MAX_KEPT_SLOW);
         all
     }
 
@@ -332,10 +338,10 @@ impl DiskRun {
         let first = self.reads;
         let later = std::mem::take(&mut next.slow_reads);
         self.slow_reads.extend(later.into_iter().map(|s| SlowRead { index: s.index + first, ..s }));
-        keep_slowest(&mut self.slow_reads, worker::MAX_KEPT_SLOW);
+        keep_slowest(&mut self.slow_reads, MAX_KEPT_SLOW);
         let resume = next.resume.clone();
         self.add(next);
-        self.errors.truncate(worker::MAX_KEPT_ERRORS);
+        self.errors.truncate(MAX_KEPT_ERRORS);
         DiskRun { resume, ..self }
     }
 }
@@ -351,7 +357,7 @@ impl DiskRun {
         self.bad_bytes += other.bad_bytes;
         self.unread_bytes += other.unread_bytes;
         self.add_errors(other.errors.clone());
-        self.errors.truncate(worker::MAX_KEPT_ERRORS);
+        self.errors.truncate(MAX_KEPT_ERRORS);
         self.gone |= other.gone;
         self.stopped = match other.stopped {
             Some(Stopped::Interrupted) | None => self.stopped,
@@ -359,7 +365,7 @@ impl DiskRun {
         };
         self.slow_read_count += other.slow_read_count;
         self.slow_reads.extend(other.slow_reads.iter().cloned());
-        keep_slowest(&mut self.slow_reads, worker::MAX_KEPT_SLOW);
+        keep_slowest(&mut self.slow_reads, MAX_KEPT_SLOW);
     }
 
     /// Whether a read failed, or the disk hung or went away.

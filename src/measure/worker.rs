@@ -10,18 +10,13 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use super::results::{MAX_KEPT_ERRORS, MAX_KEPT_SLOW};
 use super::{DiskRun, ReadError, Resume, SlowRead, Stopped, Surface, Window, keep_slowest};
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::{Direction, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung};
 use crate::stop::StopFlag;
 use crate::units::fraction_of;
 
-/// At most this many bad ranges are kept with their offsets (all are
-/// counted).
-pub const MAX_KEPT_ERRORS: usize = 64;
-/// At most this many slow reads are kept with their offsets, the slowest
-/// (all are counted).
-pub const MAX_KEPT_SLOW: usize = 256;
 /// A failed read is re-read in pieces of this size first, then block by
 /// block inside the pieces that fail: far fewer reads than going block by
 /// block through a whole 4 MiB chunk, the same exact answer.

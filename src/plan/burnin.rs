@@ -39,7 +39,7 @@ pub struct BurnPlan {
     pub probe_first: bool,
     /// What each drive declared of itself before the run (filled by the
     /// command).
-    pub inspection: Vec<crate::inspect::Inspected>,
+    pub inspection: Vec<crate::judge::inspect::Inspected>,
     /// Each disk: where it is burned, and its checkpoint.
     pub disks: Vec<DiskPlan>,
     /// Held for the whole run: no other arrayburn writes these disks.
@@ -84,6 +84,12 @@ pub struct BurnPlan {
 }
 
 impl BurnPlan {
+    /// Where the burn-in's result goes.
+    pub fn outputs(&self) -> crate::output::Outputs<'_> {
+        let (json, metrics) = (self.json.as_ref(), self.metrics.as_ref());
+        crate::output::Outputs { json, csv: None, out: self.out.as_deref(), metrics }
+    }
+
     /// Resolves `args` into a plan, or refuses (one line, nothing written).
     pub fn resolve(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<Self> {
         check_flags(args)?;
@@ -164,7 +170,7 @@ impl BurnPlan {
             },
             resume_line,
             left_out,
-            notify: args.notify.notifier(),
+            notify: super::notifier(&args.notify),
         })
     }
 
@@ -234,11 +240,11 @@ impl BurnPlan {
         let devs: Vec<_> = self.disks.iter().map(|d| d.target.dev.clone()).collect();
         let rules = crate::judge::inspect::Rules { new_hours: crate::defaults::NEW_HOURS };
         let give_up = || stop.is_set();
-        self.inspection = crate::inspect::before_run(&devs, rules, "burning it in", &give_up)?;
+        self.inspection = crate::plan::before_run(&devs, rules, "burning it in", &give_up)?;
         Ok(())
     }
 
-    /// The capacity probe on each disk (`inspect::probe`), before its
+    /// The capacity probe on each disk (`burnin::probe`), before its
     /// checkpoint is saved: a disk whose blocks past some size hold
     /// nothing of their own is burned only up to it (the burn-in never
     /// writes past it), and its finding goes with its checkpoint. False
@@ -248,7 +254,7 @@ impl BurnPlan {
             return true;
         }
         let targets: Vec<&Target> = self.disks.iter().map(|d| &d.target).collect();
-        let found = crate::inspect::probe::probe_all(&targets, self.bounds_timeout, stop);
+        let found = crate::burnin::probe::probe_all(&targets, self.bounds_timeout, stop);
         for (d, p) in self.disks.iter_mut().zip(found) {
             if p.fake() {
                 let usable = p.usable_bytes / BLOCK as u64 * BLOCK as u64;
@@ -314,7 +320,7 @@ impl BurnPlan {
             }
         }
         if let (Some(store), Some(d)) = (&self.store, self.disks.first()) {
-            crate::tell::start_log("arrayburn burnin", store.log(&d.point.run_id));
+            crate::apart::start_log("arrayburn burnin", store.log(&d.point.run_id));
         }
     }
 

@@ -13,11 +13,11 @@ use anyhow::{Result, bail};
 use crate::burnin::targets::{Target, refuse_signature, targets};
 use crate::cli::InspectArgs;
 use crate::device::{self, BlockDevice, SystemPaths, lock::DiskLock};
-use crate::export::publish::Outputs;
 use crate::inspect::Declared;
 use crate::io::Bounds;
 use crate::judge::inspect::Rules;
 use crate::output::Output;
+use crate::output::Outputs;
 use crate::stop::StopFlag;
 use crate::units::human_bytes;
 

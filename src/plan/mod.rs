@@ -7,6 +7,7 @@
 
 pub mod burnin;
 pub mod consent;
+pub mod fleet;
 pub mod inspect;
 
 use std::fs::File;
@@ -100,6 +101,24 @@ pub struct Settings {
     pub ignore_lock: Option<u32>,
     /// A read outstanding this long means the disk hung.
     pub io_timeout: Duration,
+    /// Who is told of the run's end (`--notify`).
+    pub notify: Option<crate::notify::Notifier>,
+    /// Light the bays of the disks to act on at the end (`--locate`).
+    pub locate: bool,
+}
+
+impl Settings {
+    /// Where the check's result goes.
+    pub fn outputs(&self) -> crate::output::Outputs<'_> {
+        let (json, csv, metrics) = (self.json.as_ref(), self.csv.as_ref(), self.metrics.as_ref());
+        crate::output::Outputs { json, csv, out: self.out.as_deref(), metrics }
+    }
+}
+
+/// The notifier `--notify` asks for, if any.
+pub fn notifier(args: &crate::cli::NotifyArgs) -> Option<crate::notify::Notifier> {
+    let command = args.notify.clone()?;
+    Some(crate::notify::Notifier { command, timeout: args.notify_timeout })
 }
 
 /// A check ready to run.
@@ -117,7 +136,7 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// What each drive declared of itself before the run (filled by the
     /// command: the plan reads nothing).
-    pub inspection: Vec<crate::inspect::Inspected>,
+    pub inspection: Vec<crate::judge::inspect::Inspected>,
 }
 
 impl Plan {
@@ -297,7 +316,7 @@ impl Plan {
             .iter()
             .map(|d| {
                 let size = d.identity.size_bytes;
-                let fit = size / (s.block * crate::judge::surface::MIN_BUCKET_READS);
+                let fit = size / (s.block * crate::defaults::MIN_BUCKET_READS);
                 Geometry {
                     size,
                     logical_block: d.identity.logical_block_size,
@@ -368,6 +387,8 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         seek_readers: args.seek.then_some(args.seek_readers),
         ignore_lock: args.ignore_lock,
         io_timeout: args.io.io_timeout,
+        notify: notifier(&args.output.notify),
+        locate: args.output.locate,
     })
 }
 
@@ -653,6 +674,42 @@ fn open(d: &BlockDevice) -> Result<File, PlanError> {
             detail: e.to_string(),
         },
     })
+}
+
+/// The inspection that opens a check or a burn-in: each disk asked and
+/// judged by `rules` (its findings reported beside the run's own), and a
+/// locked drive refused before anything is read: its reads fail until it
+/// is unlocked, which must never be taken for bad media. `verb` says what
+/// it is refused for ("checking").
+pub fn before_run(
+    devs: &[BlockDevice],
+    rules: crate::judge::inspect::Rules,
+    verb: &str,
+    give_up: &(dyn Fn() -> bool + Sync),
+) -> anyhow::Result<Vec<crate::judge::inspect::Inspected>> {
+    let declared = crate::inspect::ask_all(&SystemPaths::real(), devs, give_up);
+    let paths: Vec<String> = devs.iter().map(|d| d.given.clone()).collect();
+    let none = vec![None; declared.len()];
+    let inspected = crate::judge::inspect::judged(&paths, declared, none, rules);
+    if let Some((d, f)) = (inspected.iter()).find_map(|d| {
+        d.to_act_on()
+            .find(|f| f.concern == crate::judge::inspect::Concern::UntestedFormat)
+            .map(|f| (d, f))
+    }) {
+        anyhow::bail!(
+            "{}: {} (refused before {verb}: nothing was read or written)",
+            d.path,
+            f.sentence
+        );
+    }
+    if let Some(d) = inspected.iter().find(|d| d.locked()) {
+        let words = d.declared.security.as_ref().map(|s| s.words.as_str()).unwrap_or("");
+        anyhow::bail!(
+            "{} is locked (ATA security: {words}): unlock it before {verb}; its reads fail until then, which is no fault of its media (nothing was read or written)",
+            d.path
+        );
+    }
+    Ok(inspected)
 }
 
 #[cfg(test)]

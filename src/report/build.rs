@@ -57,7 +57,7 @@ impl RunInfo {
 pub struct Checked<'a> {
     pub devices: &'a [BlockDevice],
     /// What each drive declared before the run.
-    pub inspection: &'a [crate::inspect::Inspected],
+    pub inspection: &'a [crate::judge::inspect::Inspected],
     pub groups: &'a [usize],
     pub settings: &'a Settings,
 }
@@ -99,7 +99,7 @@ pub fn build(
     }
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
-    let links = crate::judge::advice::with_links_and_bays(&mut advice, on.devices);
+    let links = crate::judge::links::with_links_and_bays(&mut advice, on.devices);
     let below = !own_paths.is_empty() || rated.iter().any(|r| r.below);
     let rated = (rated, batches);
     let mut summary =
@@ -320,10 +320,9 @@ fn measure_row(on: Checked, disk: usize, run: &DiskRun) -> PassDisk {
             bytes: run.surface.bytes.clone(),
             reads: run.surface.reads.clone(),
             // Neither drawn nor judged where too thin to be a speed.
-            mb_per_s: run.surface.mb_per_s(
-                crate::judge::surface::MIN_BUCKET_READS,
-                crate::judge::surface::MIN_BUCKET_S,
-            ),
+            mb_per_s: run
+                .surface
+                .mb_per_s(crate::defaults::MIN_BUCKET_READS, crate::judge::surface::MIN_BUCKET_S),
         },
         slow_regions: Vec::new(),
         pct_of_peers: None,

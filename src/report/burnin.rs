@@ -35,7 +35,7 @@ pub struct BurnRun<'a> {
     /// What the rules apply (`--stall-ms`).
     pub thresholds: Thresholds,
     /// What each drive declared of itself before the run.
-    pub inspection: Vec<crate::inspect::Inspected>,
+    pub inspection: Vec<crate::judge::inspect::Inspected>,
     /// A resume's disks the run began with and did not take up, not
     /// finished: each one's path and place.
     pub left_out: Vec<(String, String)>,
@@ -69,7 +69,7 @@ pub struct BurnDisk {
     /// What the capacity probe found before the run (a fresh burn-in of
     /// whole disks): on a fake disk, `end_byte` is its usable size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<crate::inspect::probe::Probed>,
+    pub probe: Option<crate::burnin::probe::Probed>,
     /// What was measured and found.
     #[serde(flatten)]
     pub burn: DiskBurn,
@@ -158,7 +158,7 @@ pub struct BurnReport {
     /// What each drive declared of itself before the run (`arrayburn
     /// inspect`'s table and findings): notes beside the verdict.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub inspection: Vec<crate::inspect::Inspected>,
+    pub inspection: Vec<crate::judge::inspect::Inspected>,
     /// The verdict, where the check's report keeps it.
     pub summary: BurnSummary,
 }
@@ -374,7 +374,7 @@ fn summary(
     disks: &mut [BurnDisk],
     (mut advice, left_out): (Vec<DiskAdvice>, &[(String, String)]),
 ) -> BurnSummary {
-    let links = crate::judge::advice::with_links_and_bays(&mut advice, devices);
+    let links = crate::judge::links::with_links_and_bays(&mut advice, devices);
     for a in &advice {
         if let Some(d) = disks.iter_mut().find(|d| d.path == a.path) {
             d.verdict = a.action.into();
@@ -673,7 +673,7 @@ impl crate::document::Document for BurnReport {
         };
         let outcome = match s.verdict {
             _ if self.header.interrupted => Outcome::Interrupted,
-            v => Outcome::of(v),
+            v => v.outcome(),
         };
         RunDoc {
             outcome,

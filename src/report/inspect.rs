@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::document::{ActOn, Cut, Document, RunDoc};
 use crate::header::Header;
-use crate::inspect::Inspected;
 use crate::judge::ArrayVerdict;
 use crate::judge::inspect::InspectVerdict;
+use crate::judge::inspect::Inspected;
 use crate::outcome::Outcome;
 
 /// The whole result of `arrayburn inspect`.
@@ -57,7 +57,7 @@ impl Document for InspectReport {
             outcome: if self.header.interrupted {
                 Outcome::Interrupted
             } else {
-                Outcome::of(self.verdict)
+                self.verdict.outcome()
             },
             to_act_on,
             links: Vec::new(),

@@ -8,6 +8,7 @@
 
 mod build;
 pub mod burnin;
+mod document;
 pub mod inspect;
 
 use serde::{Deserialize, Serialize};
@@ -47,7 +48,7 @@ pub struct Report {
     /// inspect`'s table and findings; hours are not judged in a check).
     /// Notes beside the verdict: none changes it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub inspection: Vec<crate::inspect::Inspected>,
+    pub inspection: Vec<crate::judge::inspect::Inspected>,
     /// The verdict over all passes.
     pub summary: Summary,
 }
@@ -471,67 +472,5 @@ impl Report {
     /// The disk given on the command line as `path`.
     pub fn disk(&self, path: &str) -> Option<&Disk> {
         self.disks.iter().find(|d| d.path == path)
-    }
-}
-
-impl crate::document::Document for Report {
-    fn document(&self) -> crate::document::RunDoc {
-        use crate::document::{Cut, RunDoc};
-        let s = &self.summary;
-        let disks: Vec<String> = self.disks.iter().map(|d| d.path.clone()).collect();
-        let cut = if self.header.interrupted {
-            Some(Cut { interrupted: true, words: s.message.clone(), disks: disks.clone() })
-        } else if !self.header.complete {
-            Some(Cut {
-                interrupted: false,
-                words: "the file is a copy saved while the check went on: it never finished (killed, or still running)".into(),
-                disks: disks.clone(),
-            })
-        } else {
-            None
-        };
-        let mut unsure: Vec<String> = (s.flagged.iter())
-            .filter(|f| f.verdict == crate::judge::Verdict::Unsure)
-            .map(|f| f.path.clone())
-            .collect();
-        unsure.dedup();
-        RunDoc {
-            outcome: if self.header.interrupted {
-                crate::outcome::Outcome::Interrupted
-            } else {
-                crate::outcome::Outcome::of(s.verdict)
-            },
-            to_act_on: crate::document::acts(&s.disk_verdicts),
-            links: crate::document::link_sentences(&s.links),
-            not_judged: s.not_compared.clone(),
-            unsure,
-            disks,
-            cut,
-            message: s.message.clone(),
-            notes: self.notes(),
-        }
-    }
-}
-
-impl Report {
-    /// What the run document carries beside the verdict, a disk and a
-    /// sentence each: what the drives declared of themselves, the groups
-    /// that lost speed together where they are not to act on (a limit
-    /// shared unevenly, or not told which), and the batches below their
-    /// model's rating.
-    fn notes(&self) -> Vec<(String, String)> {
-        use crate::judge::groups::GroupPath;
-        let mut out = crate::document::notes(&self.inspection);
-        let groups = (self.passes.iter().flat_map(|p| &p.groups))
-            .filter(|g| matches!(g.path, GroupPath::Shared | GroupPath::Either));
-        for g in groups {
-            let said = build::group_sentence(g);
-            out.extend(g.disks.iter().map(|d| (d.clone(), said.clone())));
-        }
-        for b in &self.summary.rated_batches {
-            let said = build::batch_sentence(b);
-            out.extend(b.disks.iter().map(|d| (d.clone(), said.clone())));
-        }
-        out
     }
 }
