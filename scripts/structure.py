@@ -208,6 +208,18 @@ def imports(root, f):
     text = "\n".join(code for _, _, code in kept)
     numbers = [no for no, _, _ in kept]
     line_at = lambda pos: numbers[text.count("\n", 0, pos)] + 1
+    # Modules written inline (`mod order { ... }`): `super` inside one is
+    # the file's module.
+    inline = []
+    for m in re.finditer(r"\bmod\s+(\w+)\s*\{", text):
+        depth, i = 0, m.end() - 1
+        while i < len(text):
+            depth += (text[i] == "{") - (text[i] == "}")
+            if depth == 0:
+                break
+            i += 1
+        inline.append((m.start(), i, m.group(1)))
+    module_at = lambda pos: here + [n for a, b, n in inline if a <= pos < b]
     # Names in scope: the module's children, then what its `use`s bring.
     scope = {}
     own = os.path.dirname(f) if os.path.basename(f) in ("mod.rs", "lib.rs", "main.rs") else f[:-3]
@@ -220,7 +232,7 @@ def imports(root, f):
     for m in USE.finditer(text):
         spans.append((m.start(), m.end()))
         for segs, alias in expand(m.group(2)):
-            path = absolute(here, segs, scope)
+            path = absolute(module_at(m.start()), segs, scope)
             if path is None:
                 continue
             target, rest = locate(root, path)
@@ -231,7 +243,7 @@ def imports(root, f):
     for m in re.finditer(r"(?<![\w:])(?:" + heads + r")(?:::\w+)+", text):
         if any(a <= m.start() < b for a, b in spans):
             continue
-        path = absolute(here, m.group(0).split("::"), scope)
+        path = absolute(module_at(m.start()), m.group(0).split("::"), scope)
         if path is not None:
             target, rest = locate(root, path)
             out.append((line_at(m.start()), target, rest[0] if rest else "", False))
@@ -308,6 +320,30 @@ def cycles(pairs):
     return out
 
 
+def shortest_circle(part, ties):
+    """The fewest imports (from, line, to, name) that lead from the first
+    file of a circle back to it."""
+    start = sorted(part)[0]
+    first = {}
+    for f, no, t, name in sorted(ties):
+        first.setdefault((f, t), (f, no, t, name))
+    came, queue = {start: None}, [start]
+    while queue:
+        f = queue.pop(0)
+        for (a, b), tie in first.items():
+            if a != f:
+                continue
+            if b == start:
+                path = [tie]
+                while came[path[0][0]] is not None:
+                    path.insert(0, came[path[0][0]])
+                return path
+            if b not in came:
+                came[b] = tie
+                queue.append(b)
+    return []
+
+
 def floors(readme):
     """README.md's "Floors" block: `floor N: a, b, c` lines, module -> N."""
     out = {}
@@ -317,7 +353,7 @@ def floors(readme):
         for line in h:
             m = re.match(r"^\s*(?:[-*]\s*)?floor (\d+):\s*(.+)$", line)
             if m:
-                for name in re.findall(r"`?([\w]+)`?", m.group(2)):
+                for name in re.findall(r"`(\w+)`", m.group(2)):
                     out[name] = int(m.group(1))
     return out
 
@@ -352,8 +388,11 @@ def layering(root, files, show=False):
                 )
     circles = cycles((f, t) for f, _, t, _ in found)
     for part in circles:
-        ties = [f"{rel(f)}:{no} -> {rel(t)} {name}" for f, no, t, name in found if f in part and t in part]
-        faults.append(f"a circle between {len(part)} files: " + "; ".join(sorted(set(ties))))
+        hops = shortest_circle(part, [e for e in found if e[0] in part and e[2] in part])
+        said = " -> ".join(f"{rel(f)}:{no} ({name or '*'})" for f, no, _, name in hops)
+        faults.append(
+            f"a circle between {len(part)} files, one way round: {said} -> {rel(hops[0][0])}"
+        )
     mods = cycles((top(root, f), top(root, t)) for f, _, t, _ in found if top(root, f) != top(root, t))
     for part in mods:
         faults.append(f"a cycle between {len(part)} modules: {' '.join(part)}")

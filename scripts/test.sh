@@ -49,6 +49,9 @@ if ! cargo nextest --version >/dev/null 2>&1; then
     echo "scripts/test.sh: installing cargo-nextest from crates.io" >&2
     cargo install --locked --quiet cargo-nextest
 fi
+# The layering: an import that runs up, a circle between files or a cycle
+# between modules fails here, before anything is built (README, "Layout").
+python3 scripts/structure.py src
 # The API docs (`cargo doc`) are the layout's map: a broken link in them fails.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 cargo nextest run --no-run --cargo-quiet

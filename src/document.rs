@@ -74,26 +74,3 @@ pub trait Document {
     /// The run document.
     fn document(&self) -> RunDoc;
 }
-
-/// The disks to act on, from a run's per-disk advice.
-pub fn acts(advice: &[crate::judge::advice::DiskAdvice]) -> Vec<ActOn> {
-    (advice.iter())
-        .map(|a| ActOn {
-            path: a.path.clone(),
-            action: a.action.word().into(),
-            sentence: a.sentence.clone(),
-        })
-        .collect()
-}
-
-/// The inspection's findings as notes: each disk's path and sentence.
-pub fn notes(inspection: &[crate::judge::inspect::Inspected]) -> Vec<(String, String)> {
-    (inspection.iter())
-        .flat_map(|d| d.findings.iter().map(|f| (d.path.clone(), f.sentence.clone())))
-        .collect()
-}
-
-/// Links below their maximum: a sentence each, and the disks behind them.
-pub fn link_sentences(links: &[crate::judge::links::LinkFinding]) -> Vec<(String, Vec<String>)> {
-    links.iter().map(|l| (crate::judge::links::sentence(l), l.disks.clone())).collect()
-}

@@ -213,3 +213,59 @@ fn the_readmes_table_of_smartctl_releases_is_the_one_arrayburn_asks_by() {
         assert!(readme.contains(&row), "README's smartctl table lacks the row {row}");
     }
 }
+
+/// `scripts/structure.py` over a copy of the sources (README.md's floors
+/// beside it) with `change` made to it: its exit status and what it said.
+fn structure_of(change: impl FnOnce(&Path)) -> (bool, String) {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let copy = tempdir();
+    let cp = Command::new("cp").arg("-r").arg(here.join("src")).arg(copy.path()).output_within(RUN);
+    assert!(cp.status.success());
+    std::fs::copy(here.join("README.md"), copy.path().join("README.md")).unwrap();
+    change(&copy.path().join("src"));
+    let out = Command::new("python3")
+        .arg(here.join("scripts/structure.py"))
+        .arg(copy.path().join("src"))
+        .output_within(RUN);
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), said)
+}
+
+/// Appends `line` to the source file `file` under `src`.
+fn append(src: &Path, file: &str, line: &str) {
+    let path = src.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}\n{line}\n")).unwrap();
+}
+
+#[test]
+fn every_import_runs_down_and_the_ratchet_names_one_that_does_not() {
+    let (ok, said) = structure_of(|_| {});
+    assert!(ok, "the layering has faults:\n{said}");
+    assert!(said.contains("0 running up or sideways, 0 circles between files, 0 cycles"), "{said}");
+    // An import that runs up: the rules reaching for the report.
+    let (ok, said) = structure_of(|src| {
+        append(src, "judge/rated.rs", "pub fn up() { let _ = crate::report::Report::default; }")
+    });
+    assert!(!ok, "an import from judge to report passed:\n{said}");
+    assert!(
+        said.contains("judge (floor 6) imports report::Report (floor 8): an import that runs up"),
+        "{said}"
+    );
+    assert!(said.contains("/judge/rated.rs:"), "the file is not named:\n{said}");
+    // A circle between two files of one folder, each using the other.
+    let (ok, said) = structure_of(|src| {
+        append(src, "judge/smr.rs", "pub fn a() { super::rated::b(); }");
+        append(src, "judge/rated.rs", "pub fn b() { super::smr::a(); }");
+    });
+    assert!(!ok, "a circle passed:\n{said}");
+    assert!(said.contains("a circle between 2 files"), "{said}");
+    assert!(said.contains("/judge/smr.rs:") && said.contains("/judge/rated.rs:"), "{said}");
+    // A new module on no floor.
+    let (ok, said) = structure_of(|src| {
+        std::fs::write(src.join("unplaced.rs"), "pub fn x() {}\n").unwrap();
+    });
+    assert!(!ok, "a module on no floor passed:\n{said}");
+    assert!(said.contains("module `unplaced` is on no floor"), "{said}");
+}

@@ -6,8 +6,9 @@
 
 use super::chart::{self, Bar, Drawn};
 use super::doc::{Block, Cell, Grid, Mark, Tone};
-use crate::fleet::{FleetReport, RunFinding, RunState, run_name};
+use crate::fleet::FleetReport;
 use crate::judge::Verdict;
+use crate::judge::fleet::{RunFinding, RunState, run_name};
 use crate::judge::links::sentence;
 use crate::stats::median;
 
@@ -202,7 +203,7 @@ pub fn charts(r: &FleetReport) -> chart::Result<Vec<Drawn>> {
     let mut out = Vec::new();
     for (i, (model, size)) in models.iter().enumerate() {
         let of_model = r.samples.iter().filter(|s| &s.model == model && s.size_bytes == *size);
-        let items: Vec<Bar> = crate::fleet::latest_speeds(of_model)
+        let items: Vec<Bar> = crate::judge::fleet::latest_speeds(of_model)
             .iter()
             .map(|s| {
                 let slow = r

@@ -408,7 +408,7 @@ pub fn fleet(r: &crate::fleet::FleetReport) -> Metrics {
             ("serial", opt(serial)),
         ]
     };
-    for s in crate::fleet::latest_speeds(r.samples.iter()) {
+    for s in crate::judge::fleet::latest_speeds(r.samples.iter()) {
         let at = with(
             labels(&s.host, &s.path, &s.model, &s.serial),
             "wwn",

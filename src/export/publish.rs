@@ -112,6 +112,11 @@ pub fn print(run: &impl Published, stdout_taken: bool) {
     crate::tell::report(&full, &shown, stdout_taken);
 }
 
+/// A disk's topology by its path (`--locate` lights its bay).
+pub type Bays<'a> = dyn Fn(&str) -> Option<&'a Topology> + 'a;
+/// Keeps a run's JSON document somewhere first.
+pub type Keep<'a> = dyn Fn(&[u8]) + 'a;
+
 /// What a run's end does beside printing and saving it, for every command
 /// alike.
 pub struct Ending<'a> {
@@ -122,11 +127,11 @@ pub struct Ending<'a> {
     /// Who is told of the end (`--notify`).
     pub notify: Option<&'a Notifier>,
     /// With `--locate`: a disk's topology by its path, to light its bay.
-    pub locate: Option<&'a dyn Fn(&str) -> Option<&'a Topology>>,
+    pub locate: Option<&'a Bays<'a>>,
     /// Where the JSON document is kept before anything else is written
     /// (the burn-in's `STATE/runs/RUN.json`: no terminal, pipe or output
     /// directory that went away can lose it).
-    pub keep: Option<&'a dyn Fn(&[u8])>,
+    pub keep: Option<&'a Keep<'a>>,
     /// Copies were saved while the run went on (the check's, after each
     /// pass): a file that cannot be written now says so.
     pub saved_before: bool,

@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::runs::{Measured, pass_bit};
-use super::{RunKind, Sample, sane};
+use super::sane;
 use crate::device::Identity;
 use crate::header::Header;
 use crate::judge::Verdict;
 use crate::judge::burnin::DiskVerdict;
+use crate::judge::fleet::Measured;
+use crate::judge::fleet::{RunKind, Sample};
 use crate::measure::PassKind;
 use crate::report::burnin::BurnReport;
 use crate::report::inspect::InspectReport;
@@ -147,7 +148,7 @@ impl Doc {
                         });
                         if let Measured::Read { whole, passes, .. } = m {
                             *whole |= d.reached_end;
-                            *passes |= pass_bit(p.kind);
+                            *passes |= Measured::pass_bit(p.kind);
                         }
                     }
                 }

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::header::Header;
 use crate::judge::ArrayVerdict;
+use crate::judge::fleet::{HostLink, Outlier, Regression, RunFinding, RunState, Sample, run_name};
 use crate::judge::{Thresholds, Verdict};
-use crate::report::LinkFinding;
 
 mod load;
 mod runs;
@@ -22,159 +22,11 @@ mod sane;
 
 use load::same_host;
 pub use load::{Doc, files, load, read};
-pub use runs::{Measured, RunFinding, run_findings};
-
-/// What a run was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunKind {
-    Check,
-    Burnin,
-    /// A read-only burn-in.
-    Soak,
-    /// An incoming inspection (`arrayburn inspect`).
-    Inspect,
-}
-
-impl RunKind {
-    /// As the JSON names it.
-    pub fn word(self) -> &'static str {
-        match self {
-            RunKind::Check => "check",
-            RunKind::Burnin => "burnin",
-            RunKind::Soak => "soak",
-            RunKind::Inspect => "inspect",
-        }
-    }
-}
-
-/// Why a run's own verdict is not healthy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunState {
-    /// A disk or link to act on.
-    Flagged,
-    /// Nothing found, but a disk could not be compared.
-    NotJudged,
-    /// A signal stopped it.
-    Interrupted,
-    /// A copy saved while it went on, or a disk's run ended early.
-    Incomplete,
-}
-
-impl RunState {
-    /// As the JSON names it.
-    pub fn word(self) -> &'static str {
-        match self {
-            RunState::Flagged => "flagged",
-            RunState::NotJudged => "not_judged",
-            RunState::Interrupted => "interrupted",
-            RunState::Incomplete => "incomplete",
-        }
-    }
-}
-
-/// One disk in one result.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Sample {
-    pub host: String,
-    pub machine_id: Option<String>,
-    pub path: String,
-    pub model: Option<String>,
-    pub serial: Option<String>,
-    pub wwn: Option<String>,
-    pub size_bytes: u64,
-    /// When the run began (RFC 3339), and the file it came from.
-    pub started_at: String,
-    pub source: String,
-    /// `"check"` or `"burnin"` (a soak too).
-    pub kind: RunKind,
-    /// The check's serial speed over its window (MB/s); None for a burn-in
-    /// or a check without a clean serial pass.
-    pub mb_per_s: Option<f64>,
-    /// Failed reads (check) or bad bytes (burn-in) in that run.
-    pub errors: u64,
-    /// Burn-in: SMART counters that rose, and its verdict.
-    pub smart_rose: Vec<String>,
-    pub verdict: String,
-}
-
-impl Sample {
-    /// The disk, whatever it is called where: its WWN, else its serial
-    /// with its model and size (cheap USB bridges give many disks one
-    /// serial: a 2 TB disk is not the 64 MiB one with its serial), else
-    /// the host and path.
-    pub fn key(&self) -> String {
-        let by_serial = |s: &String| {
-            format!("{s}|{}|{}", self.model.as_deref().unwrap_or("-"), self.size_bytes)
-        };
-        self.wwn
-            .clone()
-            .or_else(|| self.serial.as_ref().map(by_serial))
-            .unwrap_or_else(|| format!("{}:{}", self.host, self.path))
-    }
-}
+pub use runs::run_findings;
 
 /// Every disk of every result.
 pub fn samples(docs: &[(String, Doc)]) -> Vec<Sample> {
     docs.iter().flat_map(|(source, doc)| doc.samples(source)).collect()
-}
-
-/// Each disk's latest sample with a speed, in the order first seen.
-pub fn latest_speeds<'a>(samples: impl Iterator<Item = &'a Sample>) -> Vec<&'a Sample> {
-    let mut latest: Vec<&Sample> = Vec::new();
-    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for s in samples.filter(|s| s.mb_per_s.is_some()) {
-        match at.entry(s.key()) {
-            std::collections::hash_map::Entry::Occupied(i) => {
-                let l = &mut latest[*i.get()];
-                if l.started_at < s.started_at {
-                    *l = s;
-                }
-            }
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(latest.len());
-                latest.push(s);
-            }
-        }
-    }
-    latest
-}
-
-/// A disk slow or fast for its model across the fleet.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Outlier {
-    pub host: String,
-    pub path: String,
-    pub model: Option<String>,
-    pub serial: Option<String>,
-    pub mb_per_s: f64,
-    /// % of the median of all disks of its model and size in the fleet.
-    pub pct_of_model: f64,
-    /// Disks of its model it was compared with (itself included).
-    pub of: usize,
-    /// `"slow"` or `"fast"` (the check's verdict words).
-    pub verdict: Verdict,
-    /// Slow against its model across the fleet only: its own run, which
-    /// compared it with its peers on that host, judged it ok.
-    #[serde(default)]
-    pub fleet_only: bool,
-    pub source: String,
-}
-
-/// The same disk worse than in its earlier runs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Regression {
-    pub host: String,
-    pub path: String,
-    pub model: Option<String>,
-    pub serial: Option<String>,
-    /// When the latest run began, and how many runs came before it.
-    pub latest: String,
-    pub earlier_runs: usize,
-    /// What got worse, in words.
-    pub what: Vec<String>,
-    pub source: String,
 }
 
 /// One host's runs.
@@ -248,17 +100,6 @@ pub struct FleetReport {
     pub verdict: ArrayVerdict,
     /// The verdict in one sentence.
     pub message: String,
-}
-
-/// A link below its maximum (see the check's `summary.links`) in a host's
-/// latest result.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct HostLink {
-    pub host: String,
-    /// The result it was found in, and when that run began (RFC 3339).
-    pub source: String,
-    pub started_at: String,
-    pub link: LinkFinding,
 }
 
 /// A note the inspection at the start of a host's latest result made of a
@@ -340,17 +181,6 @@ impl FleetReport {
     pub fn standing(&self) -> impl Iterator<Item = &RunFinding> {
         self.runs.iter().filter(|r| r.superseded_by.is_none())
     }
-}
-
-/// A run in a few words: "node1's burn-in of 2026-12-01T08:00:00Z".
-pub fn run_name(r: &RunFinding) -> String {
-    let kind = match r.kind {
-        RunKind::Check => "check",
-        RunKind::Burnin => "burn-in",
-        RunKind::Soak => "read-only soak",
-        RunKind::Inspect => "inspection",
-    };
-    format!("{}'s {kind} of {}", r.host, r.started_at)
 }
 
 fn distinct_disks(samples: &[Sample]) -> usize {
@@ -442,8 +272,8 @@ impl crate::document::Document for FleetReport {
 
 #[cfg(test)]
 mod tests {
-    use super::runs::Measured;
     use super::*;
+    use crate::judge::fleet::{Measured, RunKind};
     use crate::judge::fleet::{outliers, regressions};
     use crate::report::Report;
     use crate::report::burnin::BurnReport;

@@ -8,57 +8,8 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::load::{Doc, surely_same_host};
-use super::{RunKind, RunState, Sample};
-
-/// A run whose own verdict is not healthy: it found something, could not
-/// judge a disk, or did not finish.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RunFinding {
-    pub host: String,
-    /// The result file, when the run began and what it was (`"check"`,
-    /// `"burnin"`, `"soak"`).
-    pub source: String,
-    pub started_at: String,
-    pub kind: RunKind,
-    /// `"flagged"` (a disk or link to act on), `"not_judged"` (nothing
-    /// found, but a disk could not be compared), `"interrupted"` (a signal
-    /// stopped it) or `"incomplete"` (the file is a copy saved while the
-    /// run went on, or a disk's run ended early).
-    pub state: RunState,
-    /// What it found or could not decide, a line each, each naming its disk
-    /// (the run's own sentences).
-    pub what: Vec<String>,
-    /// The disks those are about (paths as that run gave them).
-    pub disks: Vec<String>,
-    /// A later run of the same host and kind that measured all those disks
-    /// again, at least as far, to its end: its file. Then this finding is
-    /// listed, not counted (the later run's verdict stands).
-    pub superseded_by: Option<String>,
-}
-
-/// How much of one disk a run measured, to tell whether a later run
-/// measured it again at least as far.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Measured {
-    /// A check: whether a pass read it to its last byte, else the sample
-    /// (seconds) each pass read of it; and which passes read it (one bit
-    /// each: serial, parallel, seek), for what each can find.
-    Read { whole: bool, sample_s: f64, passes: u8 },
-    /// A burn-in or soak: its range, and whether every pass covered it.
-    Burned { start: u64, end: u64, whole: bool },
-}
-
-/// A pass kind's bit in [`Measured::Read`].
-pub(super) fn pass_bit(kind: crate::measure::PassKind) -> u8 {
-    match kind {
-        crate::measure::PassKind::Serial => 1,
-        crate::measure::PassKind::Parallel => 2,
-        crate::measure::PassKind::Seek => 4,
-    }
-}
+use crate::judge::fleet::{Measured, RunFinding, RunKind, Sample};
 
 /// Each run's own verdict where it is not healthy, in the order read; a
 /// finding is superseded by the latest later run of the same host and

@@ -2,8 +2,8 @@
 //! (spec §8.7) and spreadsheet programs still open: BOF, LABEL and NUMBER
 //! records, EOF, little-endian.
 
-use super::Results;
 use super::args::Config;
+use super::output::Results;
 use super::output::{EXCEL_TITLES, excel_cell, excel_columns};
 use super::throughput::PHASES;
 

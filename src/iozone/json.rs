@@ -6,9 +6,9 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use super::Results;
 use super::args::Config;
 use super::io::Unit;
+use super::output::Results;
 use super::single::COLUMNS;
 use crate::header::{Header, Kind};
 use crate::units::rfc3339_local;

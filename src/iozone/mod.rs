@@ -26,29 +26,9 @@ use crate::outcome::Outcome;
 use crate::stop::StopFlag;
 use crate::units::ctime;
 use args::Config;
+use output::Results;
 use plan::FilePlan;
-use single::Row;
 use throughput::{PhaseResult, ThroughputTest};
-
-/// Everything a run measured, for the text, JSON and BIFF outputs.
-#[derive(Debug, Default)]
-pub struct Results {
-    /// Single/auto mode rows.
-    pub rows: Vec<Row>,
-    /// Record sizes of the Excel header (auto: the whole -y..-q range).
-    pub recs: Vec<u64>,
-    /// Throughput blocks, per process count in order.
-    pub blocks: Vec<PhaseResult>,
-    /// Throughput mode: file size (kB) and record size (bytes).
-    pub kb: u64,
-    pub reclen: u64,
-    /// A signal stopped the run.
-    pub interrupted: bool,
-    /// Why the run failed before the end, if it did.
-    pub error: Option<String>,
-    /// The page-cache warning, when given.
-    pub warnings: Vec<String>,
-}
 
 /// Removes the test files on drop (success, error, signal, panic) unless
 /// `-w`.

@@ -10,6 +10,26 @@ use super::io::{Measure, Unit};
 use super::single::{COLUMN_TEST, Row};
 use super::throughput::{PhaseResult, ThroughputTest};
 
+/// Everything a run measured, for the text, JSON and BIFF outputs.
+#[derive(Debug, Default)]
+pub struct Results {
+    /// Single/auto mode rows.
+    pub rows: Vec<Row>,
+    /// Record sizes of the Excel header (auto: the whole -y..-q range).
+    pub recs: Vec<u64>,
+    /// Throughput blocks, per process count in order.
+    pub blocks: Vec<PhaseResult>,
+    /// Throughput mode: file size (kB) and record size (bytes).
+    pub kb: u64,
+    pub reclen: u64,
+    /// A signal stopped the run.
+    pub interrupted: bool,
+    /// Why the run failed before the end, if it did.
+    pub error: Option<String>,
+    /// The page-cache warning, when given.
+    pub warnings: Vec<String>,
+}
+
 const CONTRIBUTORS: [&str; 9] = [
     "\tContributors:William Norcott, Don Capps, Isom Crawford, Kirby Collins",
     "\t             Al Slater, Scott Rhine, Mike Wisner, Ken Goss",

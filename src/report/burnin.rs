@@ -677,8 +677,8 @@ impl crate::document::Document for BurnReport {
         };
         RunDoc {
             outcome,
-            to_act_on: crate::document::acts(&s.disk_verdicts),
-            links: crate::document::link_sentences(&s.links),
+            to_act_on: super::document::acts(&s.disk_verdicts),
+            links: super::document::link_sentences(&s.links),
             // A disk a resume left out is one of the run's, not judged.
             not_judged: paths(&not_judged.0)
                 .into_iter()
@@ -688,7 +688,7 @@ impl crate::document::Document for BurnReport {
             disks,
             cut,
             message: s.message.clone(),
-            notes: crate::document::notes(&self.inspection),
+            notes: super::document::notes(&self.inspection),
         }
     }
 }

@@ -35,8 +35,8 @@ impl crate::document::Document for Report {
             } else {
                 s.verdict.outcome()
             },
-            to_act_on: crate::document::acts(&s.disk_verdicts),
-            links: crate::document::link_sentences(&s.links),
+            to_act_on: acts(&s.disk_verdicts),
+            links: link_sentences(&s.links),
             not_judged: s.not_compared.clone(),
             unsure,
             disks,
@@ -55,7 +55,7 @@ impl Report {
     /// model's rating.
     fn notes(&self) -> Vec<(String, String)> {
         use crate::judge::groups::GroupPath;
-        let mut out = crate::document::notes(&self.inspection);
+        let mut out = notes(&self.inspection);
         let groups = (self.passes.iter().flat_map(|p| &p.groups))
             .filter(|g| matches!(g.path, GroupPath::Shared | GroupPath::Either));
         for g in groups {
@@ -68,4 +68,29 @@ impl Report {
         }
         out
     }
+}
+
+/// The disks to act on, from a run's per-disk advice.
+pub(super) fn acts(advice: &[crate::judge::advice::DiskAdvice]) -> Vec<crate::document::ActOn> {
+    (advice.iter())
+        .map(|a| crate::document::ActOn {
+            path: a.path.clone(),
+            action: a.action.word().into(),
+            sentence: a.sentence.clone(),
+        })
+        .collect()
+}
+
+/// The inspection's findings as notes: each disk's path and sentence.
+pub(super) fn notes(inspection: &[crate::judge::inspect::Inspected]) -> Vec<(String, String)> {
+    (inspection.iter())
+        .flat_map(|d| d.findings.iter().map(|f| (d.path.clone(), f.sentence.clone())))
+        .collect()
+}
+
+/// Links below their maximum: a sentence each, and the disks behind them.
+pub(super) fn link_sentences(
+    links: &[crate::judge::links::LinkFinding],
+) -> Vec<(String, Vec<String>)> {
+    links.iter().map(|l| (crate::judge::links::sentence(l), l.disks.clone())).collect()
 }
