@@ -21,7 +21,7 @@
 //!
 //! A child killed outright (SIGKILL: the out-of-memory killer picks the
 //! process that holds the buffers) cannot say anything; so it tells the
-//! parent beforehand where its log is ([`log_at`]) and how the run goes on
+//! parent beforehand where its log is ([`start_log`]) and how the run goes on
 //! ([`go_on_with`]), and the parent says it for it: a line on standard
 //! error and in the log, and the exit status 128 + the signal.
 #![allow(unsafe_code)]

@@ -103,7 +103,7 @@ impl Reading<'_> {
     ) -> anyhow::Result<Vec<GroupRecheck>> {
         let (plan, stop) = (self.plan, self.stop);
         let groups =
-            if stop.is_set() { Vec::new() } else { report::groups_to_confirm(plan.into(), passes) };
+            if stop.is_set() { Vec::new() } else { plan.array().groups_to_confirm(passes) };
         let Some(spec) = plan.remeasure_spec(Beside::All).filter(|_| !groups.is_empty()) else {
             return Ok(Vec::new());
         };
@@ -112,7 +112,8 @@ impl Reading<'_> {
         for disks in groups {
             progress.note(&plan.group_words(&disks));
             let GroupRemeasurement { alone, together, runs } = {
-                let decided = report::group_decided(plan.into(), passes, &disks);
+                let array = plan.array();
+                let decided = array.group_decided(passes, &disks);
                 let on = (self.geometry.as_slice(), self.sweeps);
                 remeasure_group(spec, &disks, on, stop, progress, &decided)?
             };
@@ -138,8 +139,7 @@ impl Reading<'_> {
         progress: &mut Progress,
     ) -> anyhow::Result<Vec<Recheck>> {
         let (plan, stop) = (self.plan, self.stop);
-        let suspects =
-            if stop.is_set() { Vec::new() } else { report::to_confirm(plan.into(), passes) };
+        let suspects = if stop.is_set() { Vec::new() } else { plan.array().to_confirm(passes) };
         if !suspects.is_empty() {
             save_files(plan, passes, info, stop);
         }
@@ -147,7 +147,8 @@ impl Reading<'_> {
         for (disk, beside) in suspects {
             let Some(spec) = plan.remeasure_spec(beside) else { continue };
             progress.note(&plan.remeasure_words((disk, beside)));
-            let decided = report::decided(plan.into(), (disk, beside));
+            let array = plan.array();
+            let decided = array.decided((disk, beside));
             let on = (self.geometry.as_slice(), self.sweeps);
             let Remeasurement { slices, runs } =
                 remeasure(spec, (disk, beside), on, stop, progress, &decided)?;

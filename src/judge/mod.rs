@@ -26,6 +26,7 @@
 
 pub mod advice;
 pub mod burnin;
+pub mod check;
 pub mod confirm;
 pub mod disk;
 pub mod fleet;

@@ -168,6 +168,13 @@ impl Plan {
         Ok(Plan { devices, files, groups, settings, warnings, inspection: Vec::new() })
     }
 
+    /// Its disks as the rules see them (which to re-measure, and when
+    /// that has decided: `judge::check`).
+    pub fn array(&self) -> crate::judge::check::Array<'_> {
+        let (devices, groups) = (&self.devices, &self.groups);
+        crate::judge::check::Array { devices, groups, thresholds: &self.settings.thresholds }
+    }
+
     /// The passes to run, in order.
     pub fn pass_specs(&self) -> Vec<PassSpec> {
         let s = &self.settings;

@@ -16,15 +16,14 @@ use crate::device::BlockDevice;
 use crate::header::{Header, Kind};
 use crate::io::EngineKind;
 use crate::judge::advice::{DiskAdvice, Seen, advise};
-use crate::judge::confirm::{self, Calls, Confirmed, With};
+use crate::judge::check::{Array, Surfaces};
+use crate::judge::confirm::{self, With};
 use crate::judge::disk::Judged;
-use crate::judge::disk::other_evidence;
 use crate::judge::groups::{self, GroupConfirmed, GroupPath};
 use crate::judge::links;
-use crate::judge::pass::{PassJudgement, judge};
+use crate::judge::pass::PassJudgement;
 use crate::judge::peers::PathFinding;
-use crate::judge::slices::SliceSpeed;
-use crate::judge::{ArrayVerdict, Facts, MIN_JUDGED_S, Thresholds, Verdict};
+use crate::judge::{ArrayVerdict, MIN_JUDGED_S, Thresholds, Verdict};
 use crate::measure::{Beside, DiskRun, GroupRecheck, PassKind, PassRun, Recheck, Slice, Window};
 use crate::plan::Settings;
 use crate::stats::{latency_bins, latency_us};
@@ -62,6 +61,13 @@ pub struct Checked<'a> {
     pub settings: &'a Settings,
 }
 
+impl<'a> Checked<'a> {
+    /// Its disks as the rules see them.
+    pub fn array(self) -> Array<'a> {
+        Array { devices: self.devices, groups: self.groups, thresholds: &self.settings.thresholds }
+    }
+}
+
 impl<'a> From<&'a crate::plan::Plan> for Checked<'a> {
     fn from(plan: &'a crate::plan::Plan) -> Self {
         Checked {
@@ -82,14 +88,18 @@ pub fn build(
     info: &RunInfo,
 ) -> Report {
     let th = on.settings.thresholds;
-    let serial = serial_speeds(on, passes);
+    let array = on.array();
+    let serial = array.serial_speeds(passes);
+    let surfaces = Surfaces::of(passes);
     let confirmations: Vec<(usize, ConfirmRow)> =
         rechecks.iter().map(|r| confirmation(on, r, &th)).collect();
     let again = Again { disks: &confirmations, groups, serial: &serial };
-    let (passes, judgements): (Vec<Pass>, Vec<PassJudgement>) =
-        passes.iter().map(|p| build_pass(on, p, &th, again)).unzip();
+    let (rows, judgements): (Vec<Pass>, Vec<PassJudgement>) = (passes.iter().enumerate())
+        .map(|(i, p)| build_pass(on, (p, surfaces.of_pass(i)), again))
+        .unzip();
     let finding = judgements.iter().find_map(|j| j.finding);
-    let mut advice = advise(&seen(&passes, &judgements), &th, finding);
+    let mut advice = advise(&seen(on, (passes, &surfaces), &judgements), &th, finding);
+    let passes = rows;
     let (rated, batches) = against_ratings(on, &serial);
     crate::judge::rated::advise(&rated, &mut advice);
     let own_paths = own_paths(&passes);
@@ -120,88 +130,29 @@ pub fn build(
 }
 
 /// What each pass saw of each disk, as the advice reads it.
-fn seen<'a>(passes: &'a [Pass], judgements: &'a [PassJudgement]) -> Vec<Seen<'a>> {
-    (passes.iter().zip(judgements))
-        .flat_map(|(p, j)| {
-            p.disks.iter().zip(&j.disks).map(|(row, judged)| Seen {
-                path: &row.path,
-                kind: p.kind,
-                facts: facts(row, 0, 0),
-                judged,
-            })
+fn seen<'a>(
+    on: Checked<'a>,
+    (passes, surfaces): (&'a [PassRun], &'a Surfaces),
+    judgements: &'a [PassJudgement],
+) -> Vec<Seen<'a>> {
+    let array = on.array();
+    (passes.iter().enumerate().zip(judgements))
+        .flat_map(|((i, p), j)| {
+            (p.disks.iter().zip(surfaces.of_pass(i)).zip(&j.disks)).map(
+                move |(((d, run), surface), judged)| Seen {
+                    path: &on.devices[*d].given,
+                    kind: p.kind,
+                    facts: array.facts(*d, run, surface),
+                    judged,
+                },
+            )
         })
         .collect()
 }
 
-/// The disks to re-measure before the verdict, each with what to read it
-/// beside (see [`confirm::suspects`]).
-pub fn to_confirm(on: Checked, passes: &[PassRun]) -> Vec<(usize, Beside)> {
-    let th = on.settings.thresholds;
-    let serial = serial_speeds(on, passes);
-    let mut calls: Vec<Calls> =
-        on.groups.iter().map(|g| Calls { group: *g, ..Calls::default() }).collect();
-    let again = Again { disks: &[], groups: &[], serial: &serial };
-    for p in passes {
-        let (pass, j) = build_pass(on, p, &th, again);
-        let limited = j.finding.is_some_and(|f| f.shared_bottleneck);
-        for (((d, run), row), judged) in p.disks.iter().zip(&pass.disks).zip(&j.disks) {
-            let other = other_evidence(&facts(row, 0, 0), judged, &th);
-            calls[*d].record(p.kind, judged, (run.failed(), other), limited);
-        }
-    }
-    confirm::suspects(&calls)
-}
-
-/// The groups of disks that lost speed together in the parallel pass
-/// (`judge::groups`), each as the plan's disks, to read again before they
-/// are named.
-pub fn groups_to_confirm(on: Checked, passes: &[PassRun]) -> Vec<Vec<usize>> {
-    let th = on.settings.thresholds;
-    let serial = serial_speeds(on, passes);
-    let again = Again { disks: &[], groups: &[], serial: &serial };
-    let Some(p) = passes.iter().find(|p| p.kind == PassKind::Parallel) else { return Vec::new() };
-    let (_, j) = build_pass(on, p, &th, again);
-    j.groups.iter().map(|g| g.disks.iter().map(|i| p.disks[*i].0).collect()).collect()
-}
-
-/// Whether the rounds of reading `group` again so far (alone, together)
-/// decide where its limit is (see [`groups::decided`]).
-pub fn group_decided<'a>(
-    on: Checked<'a>,
-    passes: &[PassRun],
-    group: &'a [usize],
-) -> impl Fn(&[Slice], &[Slice]) -> bool + 'a {
-    let serial = serial_speeds(on, passes);
-    move |alone, together| groups::decided(&group_confirmed(on, group, (alone, together), &serial))
-}
-
-/// What the rounds of reading `group` (plan disks) again found.
-fn group_confirmed(
-    on: Checked,
-    group: &[usize],
-    (alone, together): (&[Slice], &[Slice]),
-    serial: &[Option<f64>],
-) -> GroupConfirmed {
-    let speeds = |v: &[Slice]| v.iter().map(slice_speed).collect::<Vec<_>>();
-    let (alone, together) = (speeds(alone), speeds(together));
-    groups::confirmed((&alone, &together), group, serial, &on.settings.thresholds)
-}
-
-/// Whether the slices of re-measuring `disk` beside `beside` so far
-/// decide its verdict (see [`confirm::decided`]).
-pub fn decided(on: Checked, (disk, beside): (usize, Beside)) -> impl Fn(&[Slice]) -> bool {
-    move |slices| confirm::decided(&remeasured(on, (disk, beside), slices))
-}
-
-/// What the slices of re-measuring `disk` beside `beside` say of it.
-fn remeasured(on: Checked, at: (usize, Beside), slices: &[Slice]) -> Confirmed {
-    let speeds: Vec<SliceSpeed> = slices.iter().map(slice_speed).collect();
-    confirm::remeasured(&speeds, at, on.groups, &on.settings.thresholds)
-}
-
 /// What re-measuring a disk decided: the plan's disk and its row.
 fn confirmation(on: Checked, r: &Recheck, th: &Thresholds) -> (usize, ConfirmRow) {
-    let c = remeasured(on, (r.disk, r.beside), &r.slices);
+    let c = on.array().remeasured((r.disk, r.beside), &r.slices);
     let (peer, pass) = match r.beside {
         Beside::Peer(p) => (Some(on.devices[p].given.clone()), PassKind::Serial),
         Beside::All => (None, PassKind::Parallel),
@@ -229,16 +180,6 @@ fn slice_row(on: Checked, s: &Slice) -> SliceRow {
         round: s.round,
         at_s: s.at.as_secs_f64(),
         elapsed_s: s.elapsed.as_secs_f64(),
-        mb_per_s: mb_per_s(s.window.0, s.window.1.as_secs_f64()),
-    }
-}
-
-/// A slice as the judge takes it (its disk as it comes).
-fn slice_speed(s: &Slice) -> SliceSpeed {
-    SliceSpeed {
-        disk: s.disk,
-        round: s.round,
-        at_s: (s.at + s.elapsed / 2).as_secs_f64(),
         mb_per_s: mb_per_s(s.window.0, s.window.1.as_secs_f64()),
     }
 }
@@ -281,23 +222,13 @@ fn disks(on: Checked) -> Vec<Disk> {
         .collect()
 }
 
-/// Each disk's clean serial window speed (None: not measured, errors, or
-/// measured too briefly to judge).
-fn serial_speeds(on: Checked, passes: &[PassRun]) -> Vec<Option<f64>> {
-    let mut out = vec![None; on.devices.len()];
-    for (disk, run) in passes.iter().filter(|p| p.kind == PassKind::Serial).flat_map(|p| &p.disks) {
-        out[*disk] = facts(&measure_row(on, *disk, run), 0, 0).clean_speed();
-    }
-    out
-}
-
 /// (bytes, seconds, MB/s) over the sample window.
 fn window(run: &DiskRun) -> (u64, f64, f64) {
     let (bytes, elapsed) = run.window;
     (bytes, elapsed.as_secs_f64(), mb_per_s(bytes, elapsed.as_secs_f64()))
 }
 
-fn measure_row(on: Checked, disk: usize, run: &DiskRun) -> PassDisk {
+fn measure_row(on: Checked, disk: usize, (run, surface): (&DiskRun, &[Option<f64>])) -> PassDisk {
     let (window_bytes, window_elapsed_s, window_mb_per_s) = window(run);
     let elapsed_s = run.elapsed.as_secs_f64();
     PassDisk {
@@ -320,9 +251,7 @@ fn measure_row(on: Checked, disk: usize, run: &DiskRun) -> PassDisk {
             bytes: run.surface.bytes.clone(),
             reads: run.surface.reads.clone(),
             // Neither drawn nor judged where too thin to be a speed.
-            mb_per_s: run
-                .surface
-                .mb_per_s(crate::defaults::MIN_BUCKET_READS, crate::judge::surface::MIN_BUCKET_S),
+            mb_per_s: surface.to_vec(),
         },
         slow_regions: Vec::new(),
         pct_of_peers: None,
@@ -356,14 +285,17 @@ struct Again<'a> {
 
 /// One pass: its rows as measured, judged by `judge::pass`; a re-measured
 /// disk's speed verdict in the pass re-measured is the re-measurement's.
-fn build_pass(on: Checked, p: &PassRun, th: &Thresholds, again: Again) -> (Pass, PassJudgement) {
+fn build_pass(
+    on: Checked,
+    (p, surfaces): (&PassRun, &[Vec<Option<f64>>]),
+    again: Again,
+) -> (Pass, PassJudgement) {
     let confirmations = again.disks;
-    let mut rows: Vec<PassDisk> = p.disks.iter().map(|(d, r)| measure_row(on, *d, r)).collect();
+    let mut rows: Vec<PassDisk> = (p.disks.iter().zip(surfaces))
+        .map(|((d, r), surface)| measure_row(on, *d, (r, surface)))
+        .collect();
     let full = p.window == Window::Full;
-    let facts: Vec<Facts> =
-        rows.iter().zip(&p.disks).map(|(row, (d, _))| disk_facts(on, *d, row)).collect();
-    let serial: Vec<Option<f64>> = p.disks.iter().map(|(d, _)| again.serial[*d]).collect();
-    let mut judgement = judge(p.kind, full, &facts, (&serial, &slice_speeds(p)), th);
+    let mut judgement = on.array().judge_pass(p, surfaces, again.serial);
     for ((d, _), j) in p.disks.iter().zip(&mut judgement.disks) {
         if let Some((_, c)) = confirmations.iter().find(|(x, c)| x == d && c.pass == p.kind) {
             confirm::settle(j, c.verdict, &c.sentence);
@@ -403,8 +335,8 @@ fn group_rows(on: Checked, p: &PassRun, j: &PassJudgement, again: Again) -> Vec<
         .map(|g| {
             let disks: Vec<usize> = g.disks.iter().map(plan).collect();
             let read = again.groups.iter().find(|r| r.disks == disks);
-            let c =
-                read.map(|r| group_confirmed(on, &disks, (&r.alone, &r.together), again.serial));
+            let c = read
+                .map(|r| on.array().group_confirmed(&disks, (&r.alone, &r.together), again.serial));
             let c = c.unwrap_or(GroupConfirmed {
                 together: None,
                 alone: None,
@@ -443,20 +375,6 @@ fn own_paths(passes: &[Pass]) -> Vec<GroupRow> {
     par.flat_map(|p| &p.groups).filter(|g| g.path == GroupPath::Own).cloned().collect()
 }
 
-/// What the judge needs of disk `d`'s row: its numbers, its peer group,
-/// size and controller (and the expander behind it where there is one:
-/// disks behind one expander share its uplink).
-fn disk_facts<'a>(on: Checked, d: usize, row: &'a PassDisk) -> Facts<'a> {
-    let id = &on.devices[d].identity;
-    Facts {
-        controller: id.topology.controller.as_ref().map(|c| match &id.topology.expander {
-            Some(e) => format!("{} {e}", c.pci),
-            None => c.pci.clone(),
-        }),
-        ..facts(row, on.groups[d], id.size_bytes)
-    }
-}
-
 /// The pass's controllers as the report names them: each one's words
 /// (with its expander), disks, and what they kept of their serial speed.
 fn controller_rows(
@@ -486,42 +404,6 @@ fn controller_rows(
             limited: c.limited,
         })
         .collect()
-}
-
-/// A pass's slices as the judge takes them: each slice's disk as an index
-/// into the pass's disks.
-fn slice_speeds(p: &PassRun) -> Vec<SliceSpeed> {
-    let index = |d: usize| p.disks.iter().position(|(x, _)| *x == d);
-    (p.slices.iter())
-        .filter_map(|s| Some(SliceSpeed { disk: index(s.disk)?, ..slice_speed(s) }))
-        .collect()
-}
-
-/// What the judge needs of a row: its measured numbers.
-fn facts(row: &PassDisk, group: usize, size_bytes: u64) -> Facts<'_> {
-    Facts {
-        group,
-        controller: None,
-        size_bytes,
-        window_mb_per_s: row.window_mb_per_s,
-        window_s: row.window_elapsed_s,
-        bytes: row.bytes,
-        elapsed_s: row.elapsed_s,
-        reached_end: row.reached_end,
-        p9999_us: row.latency_us.p9999,
-        slow_reads: &row.slow_reads,
-        slow_read_count: row.slow_read_count,
-        read_errors: row.read_errors,
-        bad_ranges: row.bad_ranges,
-        bad_bytes: row.bad_bytes,
-        unread_bytes: row.unread_bytes,
-        stopped: row.stopped,
-        device_gone: row.device_gone,
-        errors: &row.errors,
-        surface_mb_per_s: &row.surface.mb_per_s,
-        surface_reads: &row.surface.reads,
-        surface_bytes: &row.surface.bytes,
-    }
 }
 
 /// The judge's findings copied into a row.

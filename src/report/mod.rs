@@ -20,7 +20,7 @@ use crate::judge::{ArrayVerdict, Verdict};
 use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
 use crate::stats::{LatencyBins, LatencyUs};
 
-pub use build::{Checked, RunInfo, build, decided, group_decided, groups_to_confirm, to_confirm};
+pub use build::{Checked, RunInfo, build};
 
 pub use crate::header::{Header, SCHEMA_VERSION};
 pub use crate::judge::links::LinkFinding;
