@@ -445,7 +445,7 @@ pub enum ProgressMode {
 pub struct IoArgs {
     /// Size of each read (and a burn-in's write; binary units: 4m = 4 MiB;
     /// a burn-in's a multiple of 4 KiB).
-    #[arg(short = 'b', long, default_value = defaults::BLOCK, value_parser = parse_size)]
+    #[arg(short = 'b', long, default_value = defaults::REQUEST_SIZE, value_parser = parse_size)]
     pub block: u64,
     /// How requests are issued: io_uring with --queue-depth in flight per
     /// disk, psync (one at a time), or auto (io_uring where the kernel

@@ -9,9 +9,9 @@ pub const SAMPLE: &str = "60s";
 /// room for the reads at its edges.
 pub const MIN_SAMPLE: std::time::Duration = std::time::Duration::from_millis(1500);
 /// Size of each read (`--block`), as the help shows it...
-pub const BLOCK: &str = "4m";
+pub const REQUEST_SIZE: &str = "4m";
 /// ...and in bytes.
-pub const BLOCK_BYTES: u64 = 4 << 20;
+pub const REQUEST_SIZE_BYTES: u64 = 4 << 20;
 /// Reads in flight per disk with io_uring (docs/benchmarks.md, "Queue
 /// depth").
 pub const QUEUE_DEPTH: u16 = 2;
@@ -85,6 +85,9 @@ pub const NEW_HOURS: u64 = 100;
 mod tests {
     #[test]
     fn the_block_default_reads_as_its_bytes() {
-        assert_eq!(crate::units::parse_size(super::BLOCK).unwrap(), super::BLOCK_BYTES);
+        assert_eq!(
+            crate::units::parse_size(super::REQUEST_SIZE).unwrap(),
+            super::REQUEST_SIZE_BYTES
+        );
     }
 }

@@ -98,6 +98,11 @@ fn block_version_1() -> u16 {
 /// The longest phase time a checkpoint can hold (some 31 years).
 const MAX_SECONDS: f64 = 1e9;
 
+/// A field's refusal: its name, its value and what is written instead.
+fn bad(field: &str, value: String, want: &str) -> Result<(), String> {
+    Err(format!("{field} is {value}, where {want}"))
+}
+
 impl Checkpoint {
     /// Where this run stands, in words ("pass 1 of 2, write 40%").
     pub fn place(&self) -> String {
@@ -136,10 +141,15 @@ impl Checkpoint {
     /// or hand-edited file that still parses is refused here, naming the
     /// field, rather than steering a destructive run.
     pub fn validate(&self, size_bytes: u64, lbs: u32) -> Result<(), String> {
-        let bad = |field: &str, value: String, want: &str| {
-            Err(format!("{field} is {value}, where {want}"))
-        };
         let whole = |b: u64| b.is_multiple_of(BLOCK as u64) && b.is_multiple_of(u64::from(lbs));
+        self.check_run(size_bytes, &whole)?;
+        self.check_place(&whole)?;
+        self.check_burn()
+    }
+
+    /// The run's own fields: its format, block version, id, range, passes
+    /// and request size.
+    fn check_run(&self, size_bytes: u64, whole: &dyn Fn(u64) -> bool) -> Result<(), String> {
         if self.format != FORMAT {
             return bad(
                 "format",
@@ -184,6 +194,12 @@ impl Checkpoint {
                 "a multiple of 4 KiB up to 1 GiB is written",
             );
         }
+        Ok(())
+    }
+
+    /// Where the run stands: its pass and the span done.
+    fn check_place(&self, whole: &dyn Fn(u64) -> bool) -> Result<(), String> {
+        let (start, end) = (self.start_byte, self.end_byte);
         let at = &self.at;
         if !(1..=self.passes).contains(&at.pass) {
             return bad(
@@ -204,6 +220,13 @@ impl Checkpoint {
                 "a span of whole blocks inside the range is written",
             );
         }
+        Ok(())
+    }
+
+    /// What the burn found so far: passes, times and bytes within what a
+    /// run of these passes over this range can have.
+    fn check_burn(&self) -> Result<(), String> {
+        let (start, end) = (self.start_byte, self.end_byte);
         if self.burn.passes_done > self.passes {
             return bad(
                 "burn.passes_done",

@@ -162,7 +162,7 @@ impl Live {
 
 /// Where a job's writes and reads go: a disk's file through the engine the
 /// plan resolved, or in tests a disk made up to fail as a test asks.
-pub trait Disk: Sync {
+pub trait DiskIo: Sync {
     /// A phase's sweep, through the engine asked for (never silently
     /// another), and the probe beside it that pinpoints a failure block by
     /// block.
@@ -179,7 +179,7 @@ pub struct OnFile<'a> {
     pub depth: usize,
 }
 
-impl Disk for OnFile<'_> {
+impl DiskIo for OnFile<'_> {
     fn open(&self, bounds: &Bounds) -> std::io::Result<(Sweep, Probe)> {
         open_sweep(self.engine, self.file, self.depth, bounds)
     }
@@ -195,7 +195,7 @@ pub struct BurnJob<'a> {
     /// The range, and the identity its blocks carry.
     pub t: Span,
     /// Where the writes and reads go.
-    pub on: &'a dyn Disk,
+    pub on: &'a dyn DiskIo,
     /// Bytes per write and read (a multiple of 4 KiB).
     pub io: usize,
     pub passes: u16,
@@ -1051,7 +1051,7 @@ mod tests {
     /// The fake disk behind the psync thread, as a real disk is.
     struct OnFake(Arc<Fake>);
 
-    impl Disk for OnFake {
+    impl DiskIo for OnFake {
         fn open(&self, bounds: &Bounds) -> std::io::Result<(Sweep, Probe)> {
             let io = ThreadIo::on(self.0.clone(), bounds)?;
             Ok((Sweep::new(Box::new(io)), Probe::on(self.0.clone(), bounds)?))

@@ -4,23 +4,20 @@
 //! after, judge, build (`report::burnin`) and publish (`export::publish`).
 //! Glue only: it holds no rule and no format.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::burnin::health::smart_after;
 use crate::burnin::record::{DiskBurn, Temps};
-use crate::burnin::remeasure::{Turn, in_turn};
 use crate::burnin::watch::{Told, burn_all};
-use crate::burnin::worker::{Live, Trouble, burn, soak};
+use crate::burnin::worker::{burn, soak};
 use crate::cli::BurninArgs;
 use crate::export::metrics;
 use crate::export::publish::{Ending, publish};
-use crate::judge::burnin::Remeasured;
-use crate::judge::smr::Recovery;
-use crate::notify::Event;
+use crate::judge::burned::{BurnRun, Burned};
 use crate::outcome::Outcome;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::consent::consent;
-use crate::report::burnin::{BurnRun, Burned, build, speed, suspects};
+use crate::report::burnin::build;
 use crate::stop::StopFlag;
 
 /// Runs the burn-in, or with `--read-only` the soak: every disk read
@@ -48,7 +45,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let burns = burn_all(
         &plan.disks,
         (deadline, &plan.looks),
-        (stop, Told { met: &|d, t| met(&plan, (d, t), stop), tick: &|t, eta| tick(&plan, t, eta) }),
+        (stop, Told { met: &|d, t| plan.met((d, t), stop), tick: &|t, eta| tick(&plan, t, eta) }),
         |d, live| {
             let on = plan.on(d);
             let job = plan.job((d, &on), live, deadline.flatten(), stop);
@@ -70,32 +67,6 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         );
     }
     Ok(outcome)
-}
-
-/// Tells `--notify`, beside the run, that disk `d` met `trouble` (the
-/// run goes on; its report says the rest).
-fn met(plan: &BurnPlan, (d, trouble): (usize, Trouble), stop: &StopFlag) {
-    // Said at once, dated, on stderr and in the log: day 2's reader of
-    // the log sees what day 1 found, and when.
-    let disk = &plan.disks[d].target.dev.given;
-    let what = match trouble {
-        Trouble::Bad => {
-            "a block failed or read back wrong (the run goes on; the report lists each range)"
-                .into()
-        }
-        Trouble::Gone => "the device went away; nothing more is asked of it".into(),
-        Trouble::Hung => format!(
-            "hung: a request got no answer within --io-timeout ({} s); nothing more is asked of it",
-            plan.bounds_timeout.as_secs_f64()
-        ),
-    };
-    let stamp = crate::units::log_stamp();
-    tell!("{stamp} arrayburn burnin: {disk}: {what}; the other disks go on");
-    if let Some(n) = &plan.notify {
-        let d = &plan.disks[d];
-        let (disk, run) = (&d.target.dev.given, &d.point.run_id);
-        n.send_beside(Event::disk(disk, trouble, run), stop);
-    }
 }
 
 /// Where each disk stands, as `--metrics` while the run goes on (a file
@@ -131,8 +102,8 @@ fn finish(
         left_out: plan.left_out.clone(),
     };
     if !interrupted {
-        recover(plan, &mut run, stop);
-        remeasure(plan, &mut run, stop);
+        plan.recover(&mut run, stop);
+        plan.remeasure(&mut run, stop);
     }
     // A signal while SMART was read or a disk re-measured: the run is not
     // finished either.
@@ -151,79 +122,4 @@ fn finish(
         ..Ending::of("arrayburn burnin", "burnin", plan.notify.as_ref())
     };
     Ok(publish(&mut build(run), plan.outputs(), &end, stop))
-}
-
-/// Each disk whose writes collapsed partway through a pass (`judge::smr`):
-/// all left idle `--smr-idle`, then each written a burst at its start,
-/// alone, to see whether its writes recover. What a burst finds goes into
-/// the disk's burn; a stop leaves the recovery not measured.
-fn recover(plan: &BurnPlan, run: &mut BurnRun, stop: &StopFlag) {
-    let collapsed = crate::report::burnin::collapses(run);
-    if collapsed.is_empty() || plan.read_only {
-        return;
-    }
-    for (d, c) in &collapsed {
-        tell!(
-            "arrayburn burnin: {}: its writes collapsed from {:.0} to {:.0} MB/s after {} in pass {}; idling {} to see whether they recover (as a drive-managed SMR disk's do)",
-            plan.disks[*d].target.dev.given,
-            c.fast_mb_per_s,
-            c.slow_mb_per_s,
-            crate::units::human_bytes(c.after_bytes),
-            c.pass,
-            crate::units::human_duration(plan.smr_idle)
-        );
-    }
-    let began = Instant::now();
-    while began.elapsed() < plan.smr_idle {
-        if stop.is_set() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100).min(plan.smr_idle));
-    }
-    for (d, c) in collapsed {
-        if stop.is_set() {
-            return;
-        }
-        let idle_s = began.elapsed().as_secs_f64();
-        let disk = &plan.disks[d];
-        let (on, live) = (plan.on(disk), Live::default());
-        let job = plan.job((disk, &on), &live, None, stop);
-        let b = crate::burnin::remeasure::burst(&job, (c.after_bytes / 2).min(1 << 30));
-        run.disks[d].burn.absorb(&b);
-        let clean = b.total_bad() == 0 && b.hung.is_none() && !b.device_gone;
-        if let (true, Some(mb_per_s)) = (clean && !stop.is_set(), speed(b.written_bytes, b.write_s))
-        {
-            let recovery = Recovery { idle_s, bytes: b.written_bytes, mb_per_s };
-            run.disks[d].recovery = Some(recovery);
-        }
-    }
-}
-
-/// Each disk the run called slow on speed alone, re-measured alone in
-/// turn with its peer before the verdict (`burnin::remeasure`); what the
-/// turns find goes into the disks' burns.
-fn remeasure(plan: &BurnPlan, run: &mut BurnRun, stop: &StopFlag) {
-    for (d, p) in suspects(run) {
-        if stop.is_set() {
-            return;
-        }
-        let (disk, peer) = (&plan.disks[d], &plan.disks[p]);
-        let (a, b) = (&disk.target.dev.given, &peer.target.dev.given);
-        tell!(
-            "arrayburn burnin: {a}: slower than its peers with every disk at once; re-measuring it alone, in turn with {b}"
-        );
-        let ons = [disk, peer].map(|x| plan.on(x));
-        let lives = [Live::default(), Live::default()];
-        let [ja, jb] = [0, 1].map(|k| plan.job(([disk, peer][k], &ons[k]), &lives[k], None, stop));
-        // Each phase's turns sized from that phase's speed in the run.
-        let peer = &run.disks[p].burn;
-        let guess = (peer.pace(false), peer.pace(true));
-        let Ok([x, y]) = run.disks.get_disjoint_mut([d, p]) else { continue };
-        let judged = |turns: &[Turn]| Remeasured::of(b, turns, &run.thresholds);
-        let decided = |turns: &[Turn]| judged(turns).decided();
-        let burns = [&mut x.burn, &mut y.burn];
-        if let Some(turns) = in_turn([&ja, &jb], plan.read_only, guess, burns, &decided) {
-            x.remeasured = Some(judged(&turns));
-        }
-    }
 }

@@ -1,15 +1,14 @@
-//! `arrayburn check`: plan, run the passes, save after each, report.
+//! `arrayburn check`: plan, read the disks down the plan (`plan::run`),
+//! save after each pass, publish. Glue only: it holds no rule and no format.
 
 use crate::cli::CheckArgs;
 use crate::device::SystemPaths;
 use crate::export::publish::{Ending, publish, save};
 use crate::io::{Probe, Sweep, open_sweep};
-use crate::measure::{
-    Beside, Geometry, GroupRecheck, GroupRemeasurement, PassRun, Recheck, Remeasurement,
-    SweepFactory, remeasure, remeasure_group, run_pass,
-};
+use crate::measure::PassRun;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
+use crate::plan::run::{Read, Reading};
 use crate::progress::Progress;
 use crate::report::{self, Report, RunInfo};
 use crate::stop::StopFlag;
@@ -45,10 +44,12 @@ pub fn execute(
         let s = &plan.settings;
         open_sweep(s.engine, &plan.files[d], s.queue_depth, &bounds[d])
     };
-    let on = Reading { plan: &plan, geometry: plan.geometry(), sweeps: &sweeps, stop };
-    let mut passes = on.passes(&mut info, &mut progress)?;
-    let groups = on.read_groups_again(&mut passes, &info, &mut progress)?;
-    let rechecks = on.remeasure(&mut passes, &info, &mut progress)?;
+    let save = |passes: &[PassRun]| {
+        let info = RunInfo { interrupted: stop.is_set(), ..info.clone() };
+        save_files(&plan, passes, &info, stop)
+    };
+    let on = Reading { plan: &plan, geometry: plan.geometry(), sweeps: &sweeps, stop, save: &save };
+    let Read { passes, groups, rechecks } = on.all(&mut progress)?;
     info.interrupted = stop.is_set();
     info.complete = true;
     let mut report = report::build((&plan).into(), (&passes, &rechecks, &groups), &info);
@@ -61,107 +62,6 @@ pub fn execute(
     };
     let outcome = publish(&mut report, s.outputs(), &end, stop);
     Ok((outcome, report))
-}
-
-/// What the check reads with: its plan, each disk's geometry and sweep.
-struct Reading<'a> {
-    plan: &'a Plan,
-    geometry: Vec<Geometry>,
-    sweeps: &'a SweepFactory<'a>,
-    stop: &'a StopFlag,
-}
-
-impl Reading<'_> {
-    /// The passes, in order, the results saved after each but the last.
-    fn passes(&self, info: &mut RunInfo, progress: &mut Progress) -> anyhow::Result<Vec<PassRun>> {
-        let (plan, stop) = (self.plan, self.stop);
-        let mut passes: Vec<PassRun> = Vec::new();
-        let specs = plan.pass_specs();
-        for (i, spec) in specs.iter().enumerate() {
-            if stop.is_set() {
-                break;
-            }
-            passes.push(run_pass(*spec, &self.geometry, self.sweeps, stop, progress)?);
-            info.interrupted = stop.is_set();
-            // After the last pass the final save follows at once.
-            if i + 1 < specs.len() {
-                save_files(plan, &passes, info, stop);
-            }
-        }
-        Ok(passes)
-    }
-
-    /// Each group of disks the parallel pass saw lose speed together
-    /// while the others did not, read again (alone, then beside all)
-    /// before it is named; what failed meanwhile is a finding of the
-    /// parallel pass. A group a stop cut short is not confirmed.
-    fn read_groups_again(
-        &self,
-        passes: &mut [PassRun],
-        info: &RunInfo,
-        progress: &mut Progress,
-    ) -> anyhow::Result<Vec<GroupRecheck>> {
-        let (plan, stop) = (self.plan, self.stop);
-        let groups =
-            if stop.is_set() { Vec::new() } else { plan.array().groups_to_confirm(passes) };
-        let Some(spec) = plan.remeasure_spec(Beside::All).filter(|_| !groups.is_empty()) else {
-            return Ok(Vec::new());
-        };
-        save_files(plan, passes, info, stop);
-        let mut out = Vec::new();
-        for disks in groups {
-            progress.note(&plan.group_words(&disks));
-            let GroupRemeasurement { alone, together, runs } = {
-                let array = plan.array();
-                let decided = array.group_decided(passes, &disks);
-                let on = (self.geometry.as_slice(), self.sweeps);
-                remeasure_group(spec, &disks, on, stop, progress, &decided)?
-            };
-            if let Some(pass) = passes.iter_mut().find(|p| p.kind == spec.kind) {
-                pass.absorb_faults(&runs);
-            }
-            if stop.is_set() {
-                break;
-            }
-            out.push(GroupRecheck { disks, alone, together });
-        }
-        Ok(out)
-    }
-
-    /// Each disk one pass alone called slow (or could not decide)
-    /// re-measured before its verdict; what failed meanwhile is a finding
-    /// of the pass it re-measures. One a stop cut short decides nothing:
-    /// the pass's verdict stands, in a report marked interrupted.
-    fn remeasure(
-        &self,
-        passes: &mut [PassRun],
-        info: &RunInfo,
-        progress: &mut Progress,
-    ) -> anyhow::Result<Vec<Recheck>> {
-        let (plan, stop) = (self.plan, self.stop);
-        let suspects = if stop.is_set() { Vec::new() } else { plan.array().to_confirm(passes) };
-        if !suspects.is_empty() {
-            save_files(plan, passes, info, stop);
-        }
-        let mut rechecks = Vec::new();
-        for (disk, beside) in suspects {
-            let Some(spec) = plan.remeasure_spec(beside) else { continue };
-            progress.note(&plan.remeasure_words((disk, beside)));
-            let array = plan.array();
-            let decided = array.decided((disk, beside));
-            let on = (self.geometry.as_slice(), self.sweeps);
-            let Remeasurement { slices, runs } =
-                remeasure(spec, (disk, beside), on, stop, progress, &decided)?;
-            if let Some(pass) = passes.iter_mut().find(|p| p.kind == spec.kind) {
-                pass.absorb_faults(&runs);
-            }
-            if stop.is_set() {
-                break;
-            }
-            rechecks.push(Recheck { disk, beside, slices, runs });
-        }
-        Ok(rechecks)
-    }
 }
 
 /// Writes the files asked for (JSON, surface CSV, the `--out` directory)

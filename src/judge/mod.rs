@@ -25,6 +25,7 @@
 //! [`Plan`]: crate::plan::Plan
 
 pub mod advice;
+pub mod burned;
 pub mod burnin;
 pub mod check;
 pub mod confirm;

@@ -10,21 +10,26 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, bail};
 
 use crate::burnin::block::{BLOCK, Pattern};
 use crate::burnin::record::{DiskBurn, Span};
+use crate::burnin::remeasure::{Turn, in_turn};
 use crate::burnin::resume::Proof;
 use crate::burnin::smart::TestKind;
 use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
 use crate::burnin::targets::{Target, read_targets, refuse_signature, targets};
-use crate::burnin::worker::{BurnJob, Live, OnFile};
+use crate::burnin::worker::{BurnJob, Live, OnFile, Trouble};
 use crate::burnin::{DiskPlan, Looks, health};
 use crate::cli::{BurnProgress, BurninArgs, SmartMode};
 use crate::device::lock::DiskLock;
 use crate::io::{Bounds, EngineKind};
+use crate::judge::burned::{BurnRun, collapses, speed, suspects};
+use crate::judge::burnin::Remeasured;
+use crate::judge::smr::Recovery;
+use crate::notify::Event;
 use crate::output::Output;
 use crate::stop::StopFlag;
 use crate::units::rfc3339;
@@ -84,6 +89,109 @@ pub struct BurnPlan {
 }
 
 impl BurnPlan {
+    /// Tells `--notify`, beside the run, that disk `d` met `trouble` (the
+    /// run goes on; its report says the rest).
+    pub fn met(&self, (d, trouble): (usize, Trouble), stop: &StopFlag) {
+        // Said at once, dated, on stderr and in the log: day 2's reader of
+        // the log sees what day 1 found, and when.
+        let disk = &self.disks[d].target.dev.given;
+        let what = match trouble {
+            Trouble::Bad => {
+                "a block failed or read back wrong (the run goes on; the report lists each range)"
+                    .into()
+            }
+            Trouble::Gone => "the device went away; nothing more is asked of it".into(),
+            Trouble::Hung => format!(
+                "hung: a request got no answer within --io-timeout ({} s); nothing more is asked of it",
+                self.bounds_timeout.as_secs_f64()
+            ),
+        };
+        let stamp = crate::units::log_stamp();
+        tell!("{stamp} arrayburn burnin: {disk}: {what}; the other disks go on");
+        if let Some(n) = &self.notify {
+            let d = &self.disks[d];
+            let (disk, run) = (&d.target.dev.given, &d.point.run_id);
+            n.send_beside(Event::disk(disk, trouble, run), stop);
+        }
+    }
+
+    /// Each disk whose writes collapsed partway through a pass (`judge::smr`):
+    /// all left idle `--smr-idle`, then each written a burst at its start,
+    /// alone, to see whether its writes recover. What a burst finds goes into
+    /// the disk's burn; a stop leaves the recovery not measured.
+    pub fn recover(&self, run: &mut BurnRun, stop: &StopFlag) {
+        let collapsed = collapses(run);
+        if collapsed.is_empty() || self.read_only {
+            return;
+        }
+        for (d, c) in &collapsed {
+            tell!(
+                "arrayburn burnin: {}: its writes collapsed from {:.0} to {:.0} MB/s after {} in pass {}; idling {} to see whether they recover (as a drive-managed SMR disk's do)",
+                self.disks[*d].target.dev.given,
+                c.fast_mb_per_s,
+                c.slow_mb_per_s,
+                crate::units::human_bytes(c.after_bytes),
+                c.pass,
+                crate::units::human_duration(self.smr_idle)
+            );
+        }
+        let began = Instant::now();
+        while began.elapsed() < self.smr_idle {
+            if stop.is_set() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100).min(self.smr_idle));
+        }
+        for (d, c) in collapsed {
+            if stop.is_set() {
+                return;
+            }
+            let idle_s = began.elapsed().as_secs_f64();
+            let disk = &self.disks[d];
+            let (on, live) = (self.on(disk), Live::default());
+            let job = self.job((disk, &on), &live, None, stop);
+            let b = crate::burnin::remeasure::burst(&job, (c.after_bytes / 2).min(1 << 30));
+            run.disks[d].burn.absorb(&b);
+            let clean = b.total_bad() == 0 && b.hung.is_none() && !b.device_gone;
+            if let (true, Some(mb_per_s)) =
+                (clean && !stop.is_set(), speed(b.written_bytes, b.write_s))
+            {
+                let recovery = Recovery { idle_s, bytes: b.written_bytes, mb_per_s };
+                run.disks[d].recovery = Some(recovery);
+            }
+        }
+    }
+
+    /// Each disk the run called slow on speed alone, re-measured alone in
+    /// turn with its peer before the verdict (`burnin::remeasure`); what the
+    /// turns find goes into the disks' burns.
+    pub fn remeasure(&self, run: &mut BurnRun, stop: &StopFlag) {
+        for (d, p) in suspects(run) {
+            if stop.is_set() {
+                return;
+            }
+            let (disk, peer) = (&self.disks[d], &self.disks[p]);
+            let (a, b) = (&disk.target.dev.given, &peer.target.dev.given);
+            tell!(
+                "arrayburn burnin: {a}: slower than its peers with every disk at once; re-measuring it alone, in turn with {b}"
+            );
+            let ons = [disk, peer].map(|x| self.on(x));
+            let lives = [Live::default(), Live::default()];
+            let [ja, jb] =
+                [0, 1].map(|k| self.job(([disk, peer][k], &ons[k]), &lives[k], None, stop));
+            // Each phase's turns sized from that phase's speed in the run.
+            let peer = &run.disks[p].burn;
+            let guess = (peer.pace(false), peer.pace(true));
+            let Ok([x, y]) = run.disks.get_disjoint_mut([d, p]) else { continue };
+            let judged = |turns: &[Turn]| Remeasured::of(b, turns, &run.thresholds);
+            let decided = |turns: &[Turn]| judged(turns).decided();
+            let burns = [&mut x.burn, &mut y.burn];
+            if let Some(turns) = in_turn([&ja, &jb], self.read_only, guess, burns, &decided) {
+                x.remeasured = Some(judged(&turns));
+            }
+        }
+    }
+
     /// Where the burn-in's result goes.
     pub fn outputs(&self) -> crate::output::Outputs<'_> {
         let (json, metrics) = (self.json.as_ref(), self.metrics.as_ref());

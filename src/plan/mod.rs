@@ -7,8 +7,10 @@
 
 pub mod burnin;
 pub mod consent;
+pub mod demo;
 pub mod fleet;
 pub mod inspect;
+pub mod run;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -465,7 +467,7 @@ fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
         return bad(format!(
             "--block {} must be between 4k and 1g (the default is {})",
             args.io.block,
-            defaults::BLOCK
+            defaults::REQUEST_SIZE
         ));
     }
     if !(1..=10_000).contains(&args.buckets) {

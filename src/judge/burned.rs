@@ -1,0 +1,251 @@
+//! What a burn-in measured, as its rules take it: the run ([`BurnRun`]:
+//! each disk's plan, burn, SMART after and temperatures, and what was
+//! measured after the run), each disk's facts ([`BurnFacts`]) with its
+//! hottest reading and the temperature limit it is judged against, the
+//! disks to re-measure before they are judged, and the writes that
+//! collapsed. The rules themselves are `judge::burnin`'s and `judge::smr`'s.
+//!
+//! It must not read a disk, lay out a report or decide a verdict.
+
+use std::time::Duration;
+
+use crate::burnin::DiskPlan;
+use crate::burnin::health::SmartAfter;
+use crate::burnin::record::{Class, DiskBurn, Phase, Temps};
+use crate::burnin::smart::{CounterKind, DriveKind, SelfTest, SmartChange, TempLimits};
+use crate::burnin::state::Checkpoint;
+use crate::io::EngineKind;
+use crate::judge::Thresholds;
+use crate::judge::burnin::{BurnFacts, Remeasured, Slowest};
+use crate::units::{human_duration, mb_per_s};
+
+/// What a burn-in measured, as `report::burnin::build` takes it: each disk's, and how
+/// the run went.
+pub struct BurnRun<'a> {
+    pub disks: Vec<Burned<'a>>,
+    pub interrupted: bool,
+    pub read_only: bool,
+    /// The engine that ran, and how many requests it kept in flight.
+    pub engine: (EngineKind, usize),
+    /// What the rules apply (`--stall-ms`).
+    pub thresholds: Thresholds,
+    /// What each drive declared of itself before the run.
+    pub inspection: Vec<crate::judge::inspect::Inspected>,
+    /// A resume's disks the run began with and did not take up, not
+    /// finished: each one's path and place.
+    pub left_out: Vec<(String, String)>,
+}
+
+/// What a burn-in measured on one disk: its plan (target and checkpoint:
+/// its run's options, SMART before), its burn, SMART after (or why not),
+/// its temperatures read while it ran, and where it was re-measured alone
+/// in turn with a peer, what that found.
+pub struct Burned<'a> {
+    pub plan: &'a DiskPlan,
+    pub burn: DiskBurn,
+    pub smart: SmartAfter,
+    pub temps: Temps,
+    pub remeasured: Option<Remeasured>,
+    /// Its writes collapsed: the burst written after idling.
+    pub recovery: Option<crate::judge::smr::Recovery>,
+}
+
+/// A fault class in words, as the findings and sentences say it.
+pub fn class_words(c: Class) -> &'static str {
+    match c {
+        Class::WriteError => "failed to write",
+        Class::FlushError => "not flushed (the cache flush failed)",
+        Class::ReadError => "failed to read back",
+        Class::Corrupted => "corrupted",
+        Class::Misdirected => "misdirected",
+        Class::OtherDisk => "another disk's",
+        Class::Stale => "lost (stale on read-back)",
+        Class::Zeros => "zeros (never written)",
+        Class::Foreign => "foreign (not what was written)",
+    }
+}
+
+/// MB/s of `bytes` over `secs`; None when nothing was moved or timed
+/// (never a 0 that reads as "measured, and slow").
+pub fn speed(bytes: u64, secs: f64) -> Option<f64> {
+    (bytes > 0 && secs > 0.0).then(|| mb_per_s(bytes, secs))
+}
+
+/// The disks whose writes collapsed partway through a pass, each with
+/// where (`judge::smr::collapse`): to idle and write a burst to. A disk
+/// that went away or stopped answering is not written again (its own
+/// verdict stands).
+pub fn collapses(run: &BurnRun) -> Vec<(usize, crate::judge::smr::Collapse)> {
+    (run.disks.iter().enumerate())
+        .filter(|(_, d)| !d.burn.device_gone && d.burn.hung.is_none())
+        .filter_map(|(i, d)| Some((i, collapse(&d.burn, d.plan.target.start)?)))
+        .collect()
+}
+
+/// The first pass whose writes collapsed, where they did.
+fn collapse(b: &DiskBurn, start: u64) -> Option<crate::judge::smr::Collapse> {
+    let mut passes: Vec<u16> = b.surface.iter().map(|p| p.pass).collect();
+    passes.dedup();
+    passes.into_iter().find_map(|pass| {
+        let points: Vec<(u64, f64)> = (b.surface.iter())
+            .filter(|p| p.pass == pass && p.phase == Phase::Write)
+            .map(|p| (p.offset.saturating_sub(start), p.mb_per_s))
+            .collect();
+        crate::judge::smr::collapse(pass, &points)
+    })
+}
+
+/// The disks to re-measure before they are judged, each with its peer
+/// (`judge::burnin::suspects`).
+pub fn suspects(run: &BurnRun) -> Vec<(usize, usize)> {
+    crate::judge::burnin::suspects(&facts(run).0, &run.thresholds)
+}
+
+/// Each disk's burn as the judge takes it, with the hottest reading and
+/// the temperature limit it is judged against.
+pub fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits>) {
+    let devices: Vec<_> = run.disks.iter().map(|d| d.plan.target.dev.clone()).collect();
+    let groups = crate::judge::peers::peer_groups(&devices);
+    let hottest: Vec<Option<i64>> = run.disks.iter().map(hottest).collect();
+    let limits: Vec<TempLimits> = run.disks.iter().map(temp_limits).collect();
+    let facts = (run.disks.iter().enumerate())
+        .map(|(i, d)| {
+            let (plan, burn) = (d.plan, &d.burn);
+            let len = plan.target.end - plan.target.start;
+            let smart = d.smart.0.as_ref();
+            let (point, hottest_c, limit) = (&plan.point, hottest[i], &limits[i]);
+            let again = (d.remeasured.clone(), d.recovery);
+            let (start, group) = (plan.target.start, groups[i]);
+            Evidence { burn, group, smart, len, start, point, hottest_c, limit, again }.facts()
+        })
+        .collect();
+    (facts, hottest, limits)
+}
+
+/// The temperature limits a disk is judged against: its own, read with its
+/// SMART before or after the run, else the default for its kind (from its
+/// SMART, else from sysfs: rotational, NVMe).
+fn temp_limits(d: &Burned) -> TempLimits {
+    let change = d.smart.0.as_ref();
+    let snaps = [d.plan.point.smart_before.as_ref(), change.map(|ch| &ch.after)];
+    if let Some(own) = snaps.iter().flatten().find_map(|s| s.limits.clone()) {
+        return own;
+    }
+    let kind = snaps.iter().flatten().find_map(|s| s.drive).unwrap_or({
+        let id = &d.plan.target.dev.identity;
+        match () {
+            _ if id.topology.transport == "nvme" => DriveKind::Nvme,
+            _ if id.rotational => DriveKind::Hdd,
+            _ => DriveKind::Ssd,
+        }
+    });
+    kind.default_limits()
+}
+
+/// Each pass's MB/s and seconds over `len` bytes, from its seconds
+/// (`times`, pass 1 first), for the `done` passes done whole.
+pub fn pass_speeds(times: &[f64], done: u16, len: u64) -> Vec<(f64, f64)> {
+    times.iter().take(usize::from(done)).filter_map(|s| Some((speed(len, *s)?, *s))).collect()
+}
+
+/// The hottest reading of each disk: before, during, after the run.
+fn hottest(d: &Burned) -> Option<i64> {
+    [
+        d.plan.point.smart_before.as_ref().and_then(|s| s.temperature_c),
+        d.temps.readings.iter().map(|r| r.celsius).max(),
+        d.smart.0.as_ref().and_then(|ch| ch.after.temperature_c),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+}
+
+/// What one disk's burn-in measured, as `judge::burnin` takes it.
+struct Evidence<'a> {
+    burn: &'a DiskBurn,
+    group: usize,
+    smart: Option<&'a SmartChange>,
+    len: u64,
+    point: &'a Checkpoint,
+    hottest_c: Option<i64>,
+    limit: &'a TempLimits,
+    /// The range's first byte.
+    start: u64,
+    /// What was measured after the run: alone in turn with a peer, and a
+    /// burst after idling.
+    again: (Option<Remeasured>, Option<crate::judge::smr::Recovery>),
+}
+
+impl Evidence<'_> {
+    fn facts(self) -> BurnFacts {
+        let b = self.burn;
+        let words =
+            |kind: CounterKind| self.smart.map(|c| smart_words(c, kind)).unwrap_or_default();
+        BurnFacts {
+            self_test_failed: match &self.point.self_test {
+                Some((_, SelfTest::Failed(w))) => Some(w.clone()),
+                _ => None,
+            },
+            fake_capacity: self.point.probe.as_ref().and_then(crate::judge::inspect::fake_capacity),
+            hottest_c: self.hottest_c,
+            limit_c: Some(self.limit.warning_c),
+            limit_source: self.limit.source.clone(),
+            smart_thermal: words(CounterKind::Thermal),
+            slowest: slowest(b, self.point.io_bytes),
+            smart_media: words(CounterKind::Media),
+            smart_transport: words(CounterKind::Transport),
+            smart_failed: self.smart.is_some_and(|c| c.after.passed == Some(false)),
+            bad: b.bad_bytes.iter().map(|(c, n)| (class_words(*c), *n)).collect(),
+            corrupted: b.bad_bytes.iter().any(|(c, _)| *c == Class::Corrupted),
+            device_gone: b.device_gone,
+            interrupted: b.interrupted,
+            hung: b.hung.map(|h| {
+                let what = if h.phase == Phase::Write { "write" } else { "read" };
+                let within = human_duration(Duration::from_secs_f64(h.timeout_s));
+                format!(
+                    "a {what} at byte {} in pass {} got no answer within {within}",
+                    h.offset, h.pass
+                )
+            }),
+            write_mb_per_s: speed(b.written_bytes, b.write_s),
+            verify_mb_per_s: speed(b.verified_bytes, b.verify_s),
+            write_s: b.write_s,
+            verify_s: b.verify_s,
+            pass_mb_per_s: pass_speeds(&b.verify_pass_s, b.passes_done, self.len)
+                .into_iter()
+                .map(|(v, s)| (s >= crate::judge::MIN_JUDGED_S).then_some(v))
+                .collect(),
+            group: self.group,
+            remeasured: self.again.0,
+            shingled: collapse(b, self.start).map(|collapse| crate::judge::smr::Shingled {
+                collapse,
+                recovery: self.again.1,
+                stall_ms: crate::judge::smr::stall(
+                    b.slowest.filter(|s| s.phase == Phase::Write).map(|s| s.ms),
+                ),
+            }),
+        }
+    }
+}
+
+/// A burn's slowest request (`len` bytes), with the speed of its phase
+/// and where it was, in words.
+fn slowest(b: &DiskBurn, len: u64) -> Option<Slowest> {
+    let s = b.slowest?;
+    let (what, mb_per_s) = if s.phase == Phase::Write {
+        ("a write", speed(b.written_bytes, b.write_s))
+    } else {
+        ("a read", speed(b.verified_bytes, b.verify_s))
+    };
+    let at = format!("{what} at byte {} in pass {}", s.offset, s.pass);
+    Some(Slowest { ms: s.ms, len, mb_per_s, at })
+}
+
+/// What rose in SMART of one kind, in words ("Reallocated 0 → 8").
+fn smart_words(c: &SmartChange, kind: CounterKind) -> Vec<String> {
+    c.deltas
+        .iter()
+        .filter(|d| d.kind == kind)
+        .map(|d| format!("{} {} → {}", d.name, d.before, d.after))
+        .collect()
+}

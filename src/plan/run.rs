@@ -1,0 +1,132 @@
+//! A check run down its plan: the passes in order, then each group of
+//! disks that lost speed together read again, then each disk one pass
+//! alone called slow re-measured before its verdict; which to read again,
+//! and when the rounds read have decided, is asked of `judge::check`.
+//!
+//! It must not judge, build a report or write a file: the caller saves
+//! what was read so far (`Reading::save`).
+
+use crate::measure::{
+    Beside, Geometry, GroupRecheck, GroupRemeasurement, PassRun, Recheck, Remeasurement,
+    SweepFactory, remeasure, remeasure_group, run_pass,
+};
+use crate::plan::Plan;
+use crate::progress::Progress;
+use crate::stop::StopFlag;
+
+/// What the check reads with: its plan, each disk's geometry and sweep,
+/// and how the results so far are saved (the caller's: after each pass but
+/// the last, and before reading again).
+pub struct Reading<'a> {
+    pub plan: &'a Plan,
+    pub geometry: Vec<Geometry>,
+    pub sweeps: &'a SweepFactory<'a>,
+    pub stop: &'a StopFlag,
+    pub save: &'a dyn Fn(&[PassRun]),
+}
+
+/// What a check read: its passes, the groups read again, the disks
+/// re-measured.
+pub struct Read {
+    pub passes: Vec<PassRun>,
+    pub groups: Vec<GroupRecheck>,
+    pub rechecks: Vec<Recheck>,
+}
+
+impl Reading<'_> {
+    /// The passes, then the groups read again, then the disks re-measured.
+    pub fn all(&self, progress: &mut Progress) -> anyhow::Result<Read> {
+        let mut passes = self.passes(progress)?;
+        let groups = self.read_groups_again(&mut passes, progress)?;
+        let rechecks = self.remeasure(&mut passes, progress)?;
+        Ok(Read { passes, groups, rechecks })
+    }
+
+    /// The passes, in order, the results saved after each but the last.
+    fn passes(&self, progress: &mut Progress) -> anyhow::Result<Vec<PassRun>> {
+        let (plan, stop) = (self.plan, self.stop);
+        let mut passes: Vec<PassRun> = Vec::new();
+        let specs = plan.pass_specs();
+        for (i, spec) in specs.iter().enumerate() {
+            if stop.is_set() {
+                break;
+            }
+            passes.push(run_pass(*spec, &self.geometry, self.sweeps, stop, progress)?);
+            // After the last pass the final save follows at once.
+            if i + 1 < specs.len() {
+                (self.save)(&passes);
+            }
+        }
+        Ok(passes)
+    }
+
+    /// Each group of disks the parallel pass saw lose speed together
+    /// while the others did not, read again (alone, then beside all)
+    /// before it is named; what failed meanwhile is a finding of the
+    /// parallel pass. A group a stop cut short is not confirmed.
+    fn read_groups_again(
+        &self,
+        passes: &mut [PassRun],
+        progress: &mut Progress,
+    ) -> anyhow::Result<Vec<GroupRecheck>> {
+        let (plan, stop) = (self.plan, self.stop);
+        let groups =
+            if stop.is_set() { Vec::new() } else { plan.array().groups_to_confirm(passes) };
+        let Some(spec) = plan.remeasure_spec(Beside::All).filter(|_| !groups.is_empty()) else {
+            return Ok(Vec::new());
+        };
+        (self.save)(passes);
+        let mut out = Vec::new();
+        for disks in groups {
+            progress.note(&plan.group_words(&disks));
+            let GroupRemeasurement { alone, together, runs } = {
+                let array = plan.array();
+                let decided = array.group_decided(passes, &disks);
+                let on = (self.geometry.as_slice(), self.sweeps);
+                remeasure_group(spec, &disks, on, stop, progress, &decided)?
+            };
+            if let Some(pass) = passes.iter_mut().find(|p| p.kind == spec.kind) {
+                pass.absorb_faults(&runs);
+            }
+            if stop.is_set() {
+                break;
+            }
+            out.push(GroupRecheck { disks, alone, together });
+        }
+        Ok(out)
+    }
+
+    /// Each disk one pass alone called slow (or could not decide)
+    /// re-measured before its verdict; what failed meanwhile is a finding
+    /// of the pass it re-measures. One a stop cut short decides nothing:
+    /// the pass's verdict stands, in a report marked interrupted.
+    fn remeasure(
+        &self,
+        passes: &mut [PassRun],
+        progress: &mut Progress,
+    ) -> anyhow::Result<Vec<Recheck>> {
+        let (plan, stop) = (self.plan, self.stop);
+        let suspects = if stop.is_set() { Vec::new() } else { plan.array().to_confirm(passes) };
+        if !suspects.is_empty() {
+            (self.save)(passes);
+        }
+        let mut rechecks = Vec::new();
+        for (disk, beside) in suspects {
+            let Some(spec) = plan.remeasure_spec(beside) else { continue };
+            progress.note(&plan.remeasure_words((disk, beside)));
+            let array = plan.array();
+            let decided = array.decided((disk, beside));
+            let on = (self.geometry.as_slice(), self.sweeps);
+            let Remeasurement { slices, runs } =
+                remeasure(spec, (disk, beside), on, stop, progress, &decided)?;
+            if let Some(pass) = passes.iter_mut().find(|p| p.kind == spec.kind) {
+                pass.absorb_faults(&runs);
+            }
+            if stop.is_set() {
+                break;
+            }
+            rechecks.push(Recheck { disk, beside, slices, runs });
+        }
+        Ok(rechecks)
+    }
+}
