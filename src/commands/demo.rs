@@ -7,61 +7,42 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use crate::cli::{CheckArgs, DemoArgs};
+use crate::cli::DemoArgs;
 use crate::judge::Verdict;
 use crate::outcome::Outcome;
-use crate::plan::demo::{HEALTHY_BPS, SHM, SLOW_BPS, announce, preflight};
+use crate::plan::demo::{DemoPlan, HEALTHY_BPS, SHM, SLOW_BPS};
 use crate::report::Report;
 use crate::stop::StopFlag;
-use crate::testbed::{self, LoopArray, Throttle};
-
-/// The demo check's read size.
-const DEMO_BLOCK: u64 = 1 << 20;
+use crate::testbed::{LoopArray, Throttle};
 
 /// Runs the demo.
 pub fn run(args: &DemoArgs, argv: Vec<String>, stop: &StopFlag) -> Result<Outcome> {
-    let size = preflight(args)?;
-    let throttled = !args.no_throttle && testbed::blkio_available();
-    announce(args, size, throttled);
+    let plan = DemoPlan::resolve(args)?;
     let hold = stop.hold();
-    let outcome = build_and_check(args, size, throttled, argv, stop);
+    let outcome = build_and_check(&plan, argv, stop);
     drop(hold);
     tell!("arrayburn demo: removed its loop devices, their files in {SHM} and its cgroup");
     outcome
 }
 
-fn build_and_check(
-    args: &DemoArgs,
-    size: u64,
-    throttled: bool,
-    argv: Vec<String>,
-    stop: &StopFlag,
-) -> Result<Outcome> {
+fn build_and_check(plan: &DemoPlan, argv: Vec<String>, stop: &StopFlag) -> Result<Outcome> {
     let mut array = LoopArray::default();
-    if let Err(e) = array.create(Path::new(SHM), args.disks, size, stop) {
+    if let Err(e) = array.create(Path::new(SHM), plan.disks, plan.size, stop) {
         if e.kind() == std::io::ErrorKind::Interrupted {
             return Ok(Outcome::Interrupted);
         }
         bail!("could not build the demo array: {e}");
     }
-    let slow = args.disks / 2;
+    let slow = plan.slow;
     // Declared after the array, so dropped before it: the process leaves the
     // cgroup and the cgroup goes before the loop devices are detached.
-    let limits = if throttled { throttle(&array, slow) } else { None };
+    let limits = if plan.throttled { throttle(&array, slow) } else { None };
     let devices: Vec<String> = array.disks.iter().map(|d| d.dev.clone()).collect();
     tell!("arrayburn demo: disks {}", devices.join(" "));
     if limits.is_some() {
         tell!("arrayburn demo: the slow one is {} ({} MB/s)", devices[slow], SLOW_BPS / 1_000_000);
     }
-    // 1 MiB reads: the small disks' surface profiles get buckets of 32
-    // reads each (4 MiB ones would leave two per disk).
-    let mut check = CheckArgs {
-        sample: args.sample,
-        output: args.output.clone(),
-        ..CheckArgs::for_devices(devices)
-    };
-    check.io.block = DEMO_BLOCK;
-    let (outcome, report) = super::check::execute(&check, argv, stop)?;
+    let (outcome, report) = super::check::execute(&plan.check(devices), argv, stop)?;
     if limits.is_some() && outcome != Outcome::Interrupted {
         explain(&report, &array.disks[slow].dev);
     }

@@ -22,10 +22,49 @@ pub const SLOW_BPS: u64 = 100_000_000;
 const MIN_SIZE: u64 = 64 << 20;
 /// Where the demo's disks' files live (memory).
 pub const SHM: &str = "/dev/shm";
+/// The demo check's read size: the small disks' surface profiles get
+/// buckets of 32 reads each (4 MiB ones would leave two per disk).
+const DEMO_BLOCK: u64 = 1 << 20;
+
+/// A demo ready to build its array.
+pub struct DemoPlan {
+    /// Its disks, and each one's size (fitted to the memory there is).
+    pub disks: usize,
+    pub size: u64,
+    /// One disk is held slower through a blkio group (where there is one,
+    /// and `--no-throttle` is not given); the index of that disk.
+    pub throttled: bool,
+    pub slow: usize,
+    sample: std::time::Duration,
+    output: crate::cli::OutputArgs,
+}
+
+impl DemoPlan {
+    /// Every refusal before anything is built, the size fitted, and the
+    /// plan said.
+    pub fn resolve(args: &DemoArgs) -> Result<DemoPlan> {
+        let size = preflight(args)?;
+        let throttled = !args.no_throttle && testbed::blkio_available();
+        announce(args, size, throttled);
+        let (sample, output) = (args.sample, args.output.clone());
+        Ok(DemoPlan { disks: args.disks, size, throttled, slow: args.disks / 2, sample, output })
+    }
+
+    /// The check the demo runs on its `devices`.
+    pub fn check(&self, devices: Vec<String>) -> crate::cli::CheckArgs {
+        let mut check = crate::cli::CheckArgs {
+            sample: self.sample,
+            output: self.output.clone(),
+            ..crate::cli::CheckArgs::for_devices(devices)
+        };
+        check.io.block = DEMO_BLOCK;
+        check
+    }
+}
 
 /// Checks what the demo needs; returns the disk size to use (smaller than
 /// asked when /dev/shm is short of space).
-pub fn preflight(args: &DemoArgs) -> Result<u64> {
+fn preflight(args: &DemoArgs) -> Result<u64> {
     if !(3..=32).contains(&args.disks) {
         bail!(
             "--disks {}: the demo needs 3 to 32 disks (a median needs at least three)",
@@ -97,7 +136,7 @@ fn fit(disks: usize, size: u64, shm_free: u64, mem_available: u64) -> Result<u64
 }
 
 /// Says what the demo builds and does, before it does.
-pub fn announce(args: &DemoArgs, size: u64, throttled: bool) {
+fn announce(args: &DemoArgs, size: u64, throttled: bool) {
     let disks = args.disks;
     tell!(
         "arrayburn demo: building a throwaway array of {disks} memory-backed loop devices, {} each ({} of memory, in {SHM}).",
