@@ -242,6 +242,12 @@ pub struct BurninArgs {
     /// what its size needs at the disk's speed is a stall: return the disk.
     #[arg(help_heading = "How to judge", long, value_name = "MS", default_value_t = defaults::STALL_MS, value_parser = parse_ms)]
     pub stall_ms: u64,
+    /// A disk whose writes or read-backs run under this % of its peers'
+    /// median is slow (re-measured alone first); 0: speeds are not judged
+    /// against peers (its faults, stalls and slowing from pass to pass
+    /// still are, and the verdict says so).
+    #[arg(help_heading = "How to judge", long, value_name = "PCT", default_value_t = defaults::SLOW_PCT)]
+    pub slow_pct: f64,
     /// Read SMART before and after (smartctl --json) and judge what rose:
     /// `auto` where smartctl and the disk allow, `require` refuses a disk
     /// without SMART data, `off` skips it.

@@ -172,13 +172,16 @@ pub struct BurnVerdict {
     /// Slower than its peers with every disk at once, and re-measured
     /// alone without a decision: in words (its health is not claimed).
     pub undecided: Option<String>,
+    /// Its speed is not judged against its peers, as asked (`--slow-pct
+    /// 0`).
+    pub peers_waived: bool,
 }
 
 impl BurnVerdict {
-    /// Whether its speed was compared with peers (else its health is not
-    /// claimed: nothing found, not judged).
+    /// Whether its speed was compared with peers, or that was waived
+    /// (else its health is not claimed: nothing found, not judged).
     pub fn compared(&self) -> bool {
-        self.write_pct.is_some() || self.verify_pct.is_some()
+        self.peers_waived || self.write_pct.is_some() || self.verify_pct.is_some()
     }
 
     /// The disk's verdict before links have their say (a disk with an
@@ -291,7 +294,14 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
                     smr.or_else(|| undecided(d, (write[i], verify[i]), th))
                 })
                 .flatten();
-            BurnVerdict { action, write_pct: write[i], verify_pct: verify[i], undecided }
+            let peers_waived = th.slow_pct <= 0.0;
+            BurnVerdict {
+                action,
+                write_pct: write[i],
+                verify_pct: verify[i],
+                undecided,
+                peers_waived,
+            }
         })
         .collect()
 }
@@ -534,8 +544,13 @@ fn slowed(passes: &[Option<f64>]) -> Option<String> {
 mod tests {
     #[test]
     fn a_disk_not_burned_whole_is_never_healthy() {
-        let compared =
-            BurnVerdict { action: None, write_pct: None, verify_pct: Some(100.0), undecided: None };
+        let compared = BurnVerdict {
+            action: None,
+            write_pct: None,
+            verify_pct: Some(100.0),
+            undecided: None,
+            peers_waived: false,
+        };
         assert_eq!(compared.disk_verdict(false, true), DiskVerdict::Healthy);
         // A soak whose --duration ended first, a signal: stopped, not healthy.
         assert_eq!(compared.disk_verdict(false, false), DiskVerdict::Interrupted);
@@ -552,6 +567,31 @@ mod tests {
             verify_s: 10.0,
             ..BurnFacts::default()
         }
+    }
+
+    #[test]
+    fn with_slow_pct_0_speeds_are_not_judged_against_peers_but_faults_and_slowing_are() {
+        let th = Thresholds { slow_pct: 0.0, ..Thresholds::default() };
+        // A disk writing at half its peers' speed, and a disk with no peer.
+        let facts = [disk(50.0, 100.0), disk(100.0, 100.0), disk(101.0, 100.0)];
+        let judged = verdicts(&facts, &th);
+        assert!(judged.iter().all(|v| v.action.is_none()), "{judged:?}");
+        assert_eq!(judged[0].write_pct.map(f64::round), Some(50.0), "still measured and shown");
+        assert_eq!(suspects(&facts, &th), []);
+        let alone = verdicts(&[BurnFacts { group: 3, ..disk(50.0, 100.0) }], &th);
+        assert_eq!(
+            alone[0].disk_verdict(false, true),
+            DiskVerdict::Healthy,
+            "waived, not unjudged"
+        );
+        // The default judges the same disk slow; a fault is judged either way.
+        assert!(verdicts(&facts, &Thresholds::default())[0].action.is_some());
+        let lost = BurnFacts { bad: vec![("corrupted", 4096)], ..disk(100.0, 100.0) };
+        assert!(verdicts(&[lost, disk(100.0, 100.0)], &th)[0].action.is_some());
+        // Slowing from its own first pass is its own evidence, not a peer's.
+        let slowing =
+            BurnFacts { pass_mb_per_s: vec![Some(100.0), Some(40.0)], ..disk(100.0, 100.0) };
+        assert!(verdicts(&[slowing, disk(100.0, 100.0)], &th)[0].action.is_some());
     }
 
     #[test]

@@ -254,6 +254,7 @@ impl BurnPlan {
             smr_idle: args.smr_idle,
             thresholds: crate::judge::Thresholds {
                 stall_ms: args.stall_ms as f64,
+                slow_pct: args.slow_pct,
                 ..crate::judge::Thresholds::default()
             },
             duration: args.duration,
@@ -453,8 +454,8 @@ impl BurnPlan {
     }
 }
 
-/// Refuses a `--block` or `--passes` the burn-in cannot use, and a bad
-/// `--io-timeout`.
+/// Refuses a `--block`, `--passes`, `--stall-ms` or `--slow-pct` the
+/// burn-in cannot use, and a bad `--io-timeout`.
 fn check_flags(args: &BurninArgs) -> Result<()> {
     let block = args.io.block;
     if block == 0 || !block.is_multiple_of(BLOCK as u64) || block > 1 << 30 {
@@ -465,6 +466,13 @@ fn check_flags(args: &BurninArgs) -> Result<()> {
     }
     if args.stall_ms == 0 {
         bail!("--stall-ms 0: give at least 1 (the default is {})", crate::defaults::STALL_MS);
+    }
+    if !(args.slow_pct >= 0.0 && args.slow_pct < 100.0) {
+        bail!(
+            "--slow-pct {}: give 0 (speeds not judged against peers) up to under 100 (the default is {})",
+            args.slow_pct,
+            crate::defaults::SLOW_PCT
+        );
     }
     super::check_io_timeout(args.io.io_timeout).map_err(anyhow::Error::msg)
 }

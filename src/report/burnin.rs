@@ -169,6 +169,8 @@ pub fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
 pub fn build(run: BurnRun) -> BurnReport {
     let (facts, hottest, limits) = facts(&run);
     let judged = verdicts(&facts, &run.thresholds);
+    // `--slow-pct 0`: speeds are not judged against peers, as asked.
+    let waived = run.thresholds.slow_pct <= 0.0;
     let BurnRun {
         disks,
         interrupted,
@@ -194,7 +196,8 @@ pub fn build(run: BurnRun) -> BurnReport {
             d.row(f, &judged, temp, read_only)
         })
         .collect();
-    let summary = summary(interrupted, read_only, &devices, &mut disks, (advice, &left_out));
+    let summary =
+        summary(interrupted, (read_only, waived), &devices, &mut disks, (advice, &left_out));
     BurnReport {
         header: Header {
             started_at: c.started_at.clone(),
@@ -263,7 +266,7 @@ impl Burned<'_> {
 /// action), a controller's is named in the verdict.
 fn summary(
     interrupted: bool,
-    read_only: bool,
+    (read_only, waived): (bool, bool),
     devices: &[crate::device::BlockDevice],
     disks: &mut [BurnDisk],
     (mut advice, left_out): (Vec<DiskAdvice>, &[(String, String)]),
@@ -298,7 +301,7 @@ fn summary(
         left_out.iter().map(|(path, place)| format!("{path} (left out of this resume at {place})")),
     );
     let unjudged = (not_judged.as_slice(), undecided.as_slice(), short.as_slice());
-    let mut message = message(interrupted, read_only, n, &flagged, controllers, unjudged);
+    let mut message = message(interrupted, (read_only, waived), n, &flagged, controllers, unjudged);
     let cleared: Vec<&str> = (disks.iter())
         .filter(|d| d.remeasured.is_some() && d.verdict == DiskVerdict::Healthy)
         .map(|d| d.path.as_str())
@@ -332,7 +335,7 @@ fn burns_passes(disks: &[BurnDisk], asked: u16, read_only: bool) -> u16 {
 /// The verdict in one sentence.
 fn message(
     interrupted: bool,
-    read_only: bool,
+    (read_only, waived): (bool, bool),
     disks: usize,
     acted_on: &[&str],
     controllers: Vec<String>,
@@ -356,7 +359,7 @@ fn message(
             short.join(", ")
         ));
     }
-    match (interrupted, acted_on.len(), controllers.is_empty()) {
+    let said = match (interrupted, acted_on.len(), controllers.is_empty()) {
         (true, ..) => "INTERRUPTED: partial burn-in.".to_string(),
         // Not every disk was read (or burned) whole: only what was found
         // is said.
@@ -372,8 +375,9 @@ fn message(
             disks
         ),
         (false, 0, true) if read_only => format!(
-            "HEALTHY: {} disk(s) read whole in every pass without an error; of the passes read for a second or more, none much slower than the disk's first, nor any disk than its peers.",
-            disks
+            "HEALTHY: {} disk(s) read whole in every pass without an error; of the passes read for a second or more, none much slower than the disk's first{}.",
+            disks,
+            if waived { "" } else { ", nor any disk than its peers" }
         ),
         (false, 0, true) => format!(
             "HEALTHY: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written.",
@@ -386,7 +390,11 @@ fn message(
             }
             format!("FLAGGED: {}{unjudged}.", named.join("; "))
         }
+    };
+    if waived && !interrupted {
+        return format!("{said} Speeds were not judged against peers (--slow-pct 0).");
     }
+    said
 }
 
 /// Up to five paths, then how many more: a verdict line names the disks
