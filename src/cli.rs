@@ -421,8 +421,9 @@ pub enum ColorWhen {
 }
 
 impl ColorWhen {
-    /// Always (true), never (false), or on a terminal only (None).
-    pub fn always(self) -> Option<bool> {
+    /// Colour forced on (true) or off (false), or on a terminal only
+    /// (None).
+    pub fn forced(self) -> Option<bool> {
         match self {
             ColorWhen::Auto => None,
             ColorWhen::Always => Some(true),

@@ -97,6 +97,10 @@ fn every_refusal_writes_nothing() {
         with(&["--destructive", "--yes", "--range", "8m..2g"]),
         "--range 8m..2g: ends beyond the disk, whose last whole 4 KiB block ends at byte 16777216",
     );
+    for pct in ["100", "-1", "NaN"] {
+        let flag = format!("--slow-pct={pct}");
+        run(with(&["--destructive", "--yes", &flag]), &format!("--slow-pct {pct}: give 0"));
+    }
     // A disk with a filesystem, then mounted.
     let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &d[1].dev]).output_within(MINUTE);
     assert!(mkfs.status.success(), "{mkfs:?}");

@@ -32,7 +32,7 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         _ => None,
     };
     if let Some(c) = chatter {
-        crate::tell::set_chatter(c.quiet, c.verbose, c.color.always());
+        crate::tell::set_chatter(c.quiet, c.verbose, c.color.forced());
     }
     match cli.command {
         Command::List(args) => list::run(&args, stop),

@@ -200,7 +200,7 @@ impl BurnPlan {
 
     /// Resolves `args` into a plan, or refuses (one line, nothing written).
     pub fn resolve(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<Self> {
-        check_flags(args)?;
+        check_flags(args).map_err(unwritten)?;
         if let Some(within) = args.wait_for_disks {
             let paths = crate::device::SystemPaths::real();
             let say = |w: &str| tell!("arrayburn burnin: {w}");

@@ -466,3 +466,31 @@ impl crate::document::Document for BurnReport {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::message;
+
+    #[test]
+    fn a_run_that_judged_no_speed_against_peers_says_so_and_claims_no_comparison() {
+        let none: &[String] = &[];
+        let said = |read_only, waived| {
+            message(false, (read_only, waived), 3, &[], vec![], (none, none, none))
+        };
+        assert!(
+            said(false, false).starts_with("HEALTHY: every 4 KiB block"),
+            "{}",
+            said(false, false)
+        );
+        assert!(!said(false, false).contains("--slow-pct"));
+        assert!(
+            said(false, true).ends_with("Speeds were not judged against peers (--slow-pct 0).")
+        );
+        assert!(said(true, false).contains("nor any disk than its peers"));
+        let soak = said(true, true);
+        assert!(!soak.contains("than its peers") && soak.contains("--slow-pct 0"), "{soak}");
+        // An interrupted run says only that.
+        let stopped = message(true, (false, true), 3, &[], vec![], (none, none, none));
+        assert_eq!(stopped, "INTERRUPTED: partial burn-in.");
+    }
+}
