@@ -52,6 +52,9 @@ pub struct DiskAdvice {
 #[derive(Default)]
 struct Evidence {
     bad_ranges: u64,
+    /// Failed reads, counted where none was narrowed to its sectors (the
+    /// area failed wholesale, or time ran out before it was probed).
+    failed_reads: u64,
     first_bad: Option<u64>,
     gone: bool,
     hung: bool,
@@ -81,6 +84,7 @@ impl Evidence {
         let path_limited =
             kind == PassKind::Parallel && finding.is_some_and(|f| f.shared_bottleneck);
         self.bad_ranges = self.bad_ranges.max(f.bad_ranges);
+        self.failed_reads = self.failed_reads.max(f.read_errors);
         if let Some(e) = f.errors.first() {
             self.first_bad = Some(self.first_bad.map_or(e.offset, |f| f.min(e.offset)));
         }
@@ -121,6 +125,15 @@ impl Evidence {
                 .map(|o| format!(" (first at byte {o}, {})", human_bytes(o)))
                 .unwrap_or_default();
             said.push(format!("{} unreadable range(s){first}", self.bad_ranges));
+        } else if self.failed_reads > 0 {
+            let first = self
+                .first_bad
+                .map(|o| format!(" (first at byte {o}, {})", human_bytes(o)))
+                .unwrap_or_default();
+            said.push(format!(
+                "{} failed read(s){first}, none narrowed to its sectors",
+                self.failed_reads
+            ));
         }
         if self.slow_reads > 0 {
             said.push(format!("{} slow read(s)", self.slow_reads));
@@ -151,6 +164,7 @@ impl Evidence {
             said.push(format!("under seek stress {p:.0}% of what its peers keep"));
         }
         let media = self.bad_ranges > 0
+            || self.failed_reads > 0
             || self.stall_ms.is_some()
             || self.regions > 0
             || self.tail_x.is_some();
@@ -257,6 +271,13 @@ mod tests {
             message: "Input/output error".into(),
             exact: true,
         }];
+        let wholesale = [ReadError {
+            offset: 0,
+            len: 8 << 20,
+            errno: Some(5),
+            message: "Input/output error".into(),
+            exact: false,
+        }];
         let stalled =
             [SlowRead { offset: 0, len: 4096, latency_ms: 3000.0, service_ms: None, index: 7 }];
         let failed = Judged { verdict: Verdict::Error, ..Judged::default() };
@@ -274,6 +295,20 @@ mod tests {
                 )],
                 Action::Return,
                 "2 unreadable range(s) (first at byte 1073741824, 1.07 GB), return it",
+            ),
+            (
+                "reads that failed wholesale, none narrowed",
+                vec![
+                    (
+                        PassKind::Serial,
+                        Facts { read_errors: 3, errors: &wholesale, ..Facts::default() },
+                        failed.clone(),
+                    ),
+                    (PassKind::Parallel, Facts::default(), lost.clone()),
+                ],
+                Action::Return,
+                "3 failed read(s) (first at byte 0, 0 B), none narrowed to its sectors, \
+                 60% of its own speed when all disks read, return it",
             ),
             (
                 "a stall",
