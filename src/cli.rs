@@ -381,7 +381,8 @@ pub struct ListArgs {
 }
 
 /// Which passes to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Passes {
     /// Serial, then parallel.
     Both,
@@ -433,7 +434,8 @@ impl ColorWhen {
 }
 
 /// How progress is shown on stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ProgressMode {
     /// A live table on a terminal, plain periodic lines otherwise.
     Auto,
@@ -602,6 +604,12 @@ pub struct OutputArgs {
     /// over, as the collector expects.
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// Also write what was measured to FILE at the end (every pass,
+    /// slice, disk re-measured and group read again, as read, with what
+    /// the check ran on and with): measurements to judge again, or to
+    /// attach to a bug report. Replayed, it gives the report the run gave.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 
     /// How progress is shown on stderr.
     #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]

@@ -23,45 +23,13 @@ fn throttled(n: usize, size: u64, speed: impl Fn(usize) -> u64) -> (Vec<LoopDisk
 
 /// Runs a check of `disks` inside `throttle` and returns the result.
 fn check(throttle: &Throttle, disks: &[LoopDisk], extra: &[&str]) -> Run {
-    check_placed(throttle, disks, extra, None)
-}
-
-/// As [`check`], with the disks placed by `topology` (ARRAYBURN_TOPOLOGY:
-/// kernel names to topologies) where it is given.
-fn check_placed(
-    throttle: &Throttle,
-    disks: &[LoopDisk],
-    extra: &[&str],
-    topology: Option<serde_json::Value>,
-) -> Run {
-    check_with(throttle, disks, extra, (topology, None))
-}
-
-/// As [`check_placed`], with `path` as PATH where it is given (fake
-/// tools first).
-fn check_with(
-    throttle: &Throttle,
-    disks: &[LoopDisk],
-    extra: &[&str],
-    (topology, path): (Option<serde_json::Value>, Option<&str>),
-) -> Run {
     let dir = tempdir();
     let json = dir.path().join("r.json");
     let mut args: Vec<&str> =
         vec!["check", "--progress", "lines", "--json", json.to_str().unwrap()];
     args.extend_from_slice(extra);
-    let devs: Vec<&str> = disks.iter().map(|d| d.dev.as_str()).collect();
-    args.extend(devs);
-    let mut cmd = throttle.command(&args);
-    if let Some(p) = path {
-        cmd.env("PATH", p);
-    }
-    if let Some(t) = topology {
-        let file = dir.path().join("topology.json");
-        std::fs::write(&file, t.to_string()).unwrap();
-        cmd.env("ARRAYBURN_TOPOLOGY", file);
-    }
-    let r = finish(cmd, &json);
+    args.extend(disks.iter().map(|d| d.dev.as_str()));
+    let r = finish(throttle.command(&args), &json);
     assert_schema(r.json.as_ref().expect("a JSON report"));
     r
 }
@@ -123,48 +91,6 @@ fn one_disk_at_70_percent_is_flagged_slow_in_both_passes_and_no_other() {
         "{said:?}"
     );
     assert!(r.stdout.contains("--SLOW--") && r.stdout.contains("Verdict: FLAGGED"));
-}
-
-#[test]
-fn two_slow_disks_of_eight_are_both_flagged() {
-    need_root!();
-    let _l = device_lock();
-    let (d, t) = throttled(8, 192 * MIB, |i| if i == 1 || i == 6 { 70 * MB } else { 100 * MB });
-    // The second slow disk came up on a SATA link at 3.0 of 6.0 Gb/s: the
-    // link, not the disk, is named as the likely cause of its slowness.
-    let slow_link = serde_json::json!({
-        d[6].dev.trim_start_matches("/dev/"): {"transport": "sata",
-            "links": [{"kind": "sata", "at": "link7", "current": "3.0 Gbps",
-                "max": "6.0 Gbps", "degraded": true}]}
-    });
-    let r = check_placed(&t, &d, &["--sample", "2s", "--block", "1m"], Some(slow_link));
-    let v = r.report.unwrap();
-    let expect = [format!("{}=slow", d[1].dev), format!("{}=slow", d[6].dev)];
-    assert_eq!(flagged(&v, "serial"), expect);
-    assert_eq!(flagged(&v, "parallel"), expect);
-    assert_eq!(r.code, 1);
-    let said = disk_verdicts(&v);
-    let acts: Vec<(&str, Action)> = said.iter().map(|s| (s.0.as_str(), s.1)).collect();
-    assert_eq!(
-        acts,
-        [(d[1].dev.as_str(), Action::Recheck), (d[6].dev.as_str(), Action::CheckPath)],
-        "{said:?}"
-    );
-    assert!(
-        said[1].2.contains(
-            "but its SATA link (link7) runs at 3.0 Gbps where 6.0 Gbps is possible: the link is the likely cause, replace the cable or move the slot"
-        ),
-        "{said:?}"
-    );
-    assert!(r.stdout.contains("the link is the likely cause"), "{}", r.stdout);
-    let disk = r.json.as_ref().unwrap()["disks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["path"] == d[6].dev.as_str())
-        .cloned()
-        .unwrap();
-    assert_eq!(disk["topology"]["links"][0]["current"], "3.0 Gbps", "{disk}");
 }
 
 #[test]
@@ -233,9 +159,13 @@ fn a_disk_slow_only_while_the_parallel_pass_read_it_is_re_measured_together_and_
     // reads on it for that minute), and at its own speed again once the
     // re-measurement is announced: the parallel pass alone calls it slow,
     // so it is read again with all the disks together, and cleared.
+    // Its measurements, recorded, replay to the report it gave.
     let (d, t) = throttled(4, 256 * MIB, |_| 100 * MB);
     let mut remeasuring = false;
-    let r = check_watched(&t, &d, &["--sample", "2s", "--block", "1m"], |line| {
+    let dir = tempdir();
+    let record = dir.path().join("recording.json");
+    let args = ["--sample", "2s", "--block", "1m", "--record", record.to_str().unwrap()];
+    let r = check_watched(&t, &d, &args, |line| {
         if line.contains("re-measuring") {
             remeasuring = true;
             t.limit(&d[1], 100 * MB);
@@ -243,6 +173,7 @@ fn a_disk_slow_only_while_the_parallel_pass_read_it_is_re_measured_together_and_
             t.limit(&d[1], 60 * MB);
         }
     });
+    crate::replay::assert_replays(&record, r.json.as_ref().unwrap());
     let v = r.report.unwrap();
     eprintln!("{}\n{}", r.stdout, r.stderr);
     let row = &disk_rows(&v, "parallel")[1];
@@ -277,7 +208,11 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
     // shortfall within a read, not across the idle gap between slices),
     // which leaves healthy disks unsure; this test is the parallel pass's.
     let (d, t) = throttled(8, 256 * MIB, |_| 5000 * MB);
-    let r = check(&t, &d, &["--sample", "3s", "--slices", "1"]);
+    let dir = tempdir();
+    let record = dir.path().join("recording.json");
+    let r =
+        check(&t, &d, &["--sample", "3s", "--slices", "1", "--record", record.to_str().unwrap()]);
+    crate::replay::assert_replays(&record, r.json.as_ref().unwrap());
     let v = r.report.unwrap();
     let msg = v.summary.message.to_string();
     assert!(v.summary.shared_bottleneck, "{msg}");
@@ -301,25 +236,23 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
     assert!(agg < 90.0, "aggregate {agg}% of the serial sum");
     assert!(r.stdout.contains("SHARED BOTTLENECK"));
     // The same array as NVMe drives behind one PCIe switch whose uplink
-    // trained at x8 of x16: the shared-bottleneck verdict names that link,
-    // what it carries at most and what the disks read through it; the
-    // link is a finding (exit 1), the disks are still not blamed.
-    let switch: serde_json::Map<String, serde_json::Value> = d
-        .iter()
-        .enumerate()
-        .map(|(i, x)| {
-            let own = format!("0000:{:02x}:00.0", 0x41 + i);
-            let uplink = serde_json::json!({"kind": "pcie", "at": "0000:40:00.0",
-                "current": "16.0 GT/s PCIe x8", "max": "16.0 GT/s PCIe x16", "degraded": true});
-            let drive = serde_json::json!({"kind": "pcie", "at": own,
-                "current": "16.0 GT/s PCIe x4", "max": "16.0 GT/s PCIe x4", "degraded": false});
-            let place = serde_json::json!({"transport": "nvme",
-                "controller": {"pci": own, "driver": "nvme"}, "links": [uplink, drive]});
-            (x.dev.trim_start_matches("/dev/").to_string(), place)
-        })
-        .collect();
-    let r = check_placed(&t, &d, &["--sample", "2s", "--slices", "1"], Some(switch.into()));
-    let v = r.report.unwrap();
+    // trained at x8 of x16 (its measurements replayed, the topology
+    // edited): the shared-bottleneck verdict names that link, what it
+    // carries at most and what the disks read through it; the link is a
+    // finding (exit 1), the disks are still not blamed.
+    let switch = |i: usize| {
+        let own = format!("0000:{:02x}:00.0", 0x41 + i);
+        let uplink = serde_json::json!({"kind": "pcie", "at": "0000:40:00.0",
+            "current": "16.0 GT/s PCIe x8", "max": "16.0 GT/s PCIe x16", "degraded": true});
+        let drive = serde_json::json!({"kind": "pcie", "at": own,
+            "current": "16.0 GT/s PCIe x4", "max": "16.0 GT/s PCIe x4", "degraded": false});
+        let place = serde_json::json!({"transport": "nvme",
+            "controller": {"pci": own, "driver": "nvme"}, "links": [uplink, drive]});
+        (i, place)
+    };
+    let mut again = crate::replay::recording(&record);
+    crate::replay::placed(&mut again, (0..d.len()).map(switch));
+    let v = crate::replay::replayed(&again);
     let msg = v.summary.message.to_string();
     assert!(v.summary.shared_bottleneck, "{msg}");
     let read: f64 = disk_rows(&v, "parallel").iter().map(|x| x.window_mb_per_s).sum();
@@ -337,7 +270,7 @@ fn a_cpu_bound_array_is_a_shared_bottleneck_not_slow_disks() {
             && msg.contains("the PCIe switch 0000:40:00.0's uplink runs at 16.0 GT/s PCIe x8"),
         "{msg}"
     );
-    assert_eq!(r.code, 1, "a link below its maximum is a finding: {msg}");
+    assert_eq!(v.header.exit_status, Some(1), "a link below its maximum is a finding: {msg}");
 }
 
 /// A disk the serial pass calls slow was re-measured before (fast or
@@ -542,41 +475,6 @@ fn a_surface_profile_covers_the_disk_and_sums_to_the_bytes_read() {
             assert_eq!(disk_rows(&v, pass)[i].surface.buckets, 4);
         }
     }
-}
-
-#[test]
-fn a_faster_disk_is_marked_but_the_array_stays_healthy() {
-    need_root!();
-    let _l = device_lock();
-    let (d, t) = throttled(4, 256 * MIB, |i| if i == 3 { 150 * MB } else { 100 * MB });
-    let r = check(&t, &d, &["--sample", "2s", "--block", "1m"]);
-    let v = r.report.unwrap();
-    assert_eq!(flagged(&v, "serial"), [format!("{}=fast", d[3].dev)]);
-    assert_eq!(v.summary.verdict, ArrayVerdict::Healthy, "{}", v.summary.message);
-    assert_eq!(r.code, 0, "a fast disk is not a fault");
-    assert!(r.stdout.contains("++FAST++") && r.stdout.contains("Verdict: HEALTHY"));
-}
-
-#[test]
-fn a_disk_faster_in_the_parallel_pass_makes_no_group_of_the_others() {
-    need_root!();
-    let _l = device_lock();
-    // Disk 3 reads at 100 MB/s alone and at 160 beside the others (its
-    // other load gone): it gained, the others kept their speed. Nobody
-    // lost speed, so there is no group of the others behind a shared limit.
-    let (d, t) = throttled(4, 256 * MIB, |_| 100 * MB);
-    let r = check_watched(&t, &d, &["--sample", "2s", "--block", "1m"], |line| {
-        if line.contains("parallel pass: reading") {
-            t.limit(&d[3], 160 * MB);
-        }
-    });
-    let v = r.report.unwrap();
-    eprintln!("{}\n{}", r.stdout, r.stderr);
-    let kept = disk_rows(&v, "parallel")[3].pct_of_serial;
-    assert!(kept.is_some_and(|k| k > 130.0), "disk 3 gained in parallel: {kept:?}");
-    let groups: Vec<_> = v.passes.iter().flat_map(|p| &p.groups).collect();
-    assert!(groups.is_empty(), "no group: {groups:?}");
-    assert_eq!(r.code, 0, "{}", v.summary.message);
 }
 
 #[test]
@@ -792,12 +690,17 @@ fn a_disk_slow_only_while_the_serial_pass_read_it_is_re_measured_and_cleared() {
     // it, gone by the parallel pass): the serial pass alone calls it slow,
     // the parallel pass does not, so it is read again, alternating with a
     // peer, and cleared.
+    // Its measurements, recorded, replay to the report it gave.
     let (d, t) = throttled(4, 256 * MIB, |i| if i == 1 { 70 * MB } else { 100 * MB });
-    let r = check_watched(&t, &d, &["--sample", "2s", "--block", "1m"], |line| {
+    let dir = tempdir();
+    let record = dir.path().join("recording.json");
+    let args = ["--sample", "2s", "--block", "1m", "--record", record.to_str().unwrap()];
+    let r = check_watched(&t, &d, &args, |line| {
         if line.contains("parallel pass: reading") {
             t.limit(&d[1], 100 * MB);
         }
     });
+    crate::replay::assert_replays(&record, r.json.as_ref().unwrap());
     let v = r.report.unwrap();
     eprintln!("{}\n{}", r.stdout, r.stderr);
     assert!(r.stderr.contains(&format!("re-measuring {} alone, alternating with", d[1].dev)));
@@ -895,94 +798,4 @@ fn a_drift_shared_by_every_disk_blames_none_and_the_slow_one_is_found() {
     assert_eq!(serial.slices.len(), 8 * 4);
     assert!(r.stdout.contains("CONDITIONS MOVED"), "{}", r.stdout);
     assert_eq!(r.code, 1);
-}
-
-/// A fake smartctl in a new directory that answers every disk with the
-/// recorded ATA drive (a WD140EDFZ), its capacity made `size`; and a
-/// PATH with it first.
-fn smart_says_wd140edfz(size: u64) -> (tempfile::TempDir, String) {
-    let fake = tempdir();
-    let mut doc = recorded_smart("ata");
-    doc["user_capacity"]["bytes"] = size.into();
-    let file = fake.path().join("ata.json");
-    std::fs::write(&file, doc.to_string()).unwrap();
-    fake_tool(fake.path(), "smartctl", &format!("cat {}", file.display()));
-    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
-    (fake, path)
-}
-
-#[test]
-fn a_lone_disk_is_judged_by_its_models_rating_and_a_batch_slow_as_a_whole_is_named() {
-    need_root!();
-    let _l = device_lock();
-    let size = 256 * MIB;
-    // The drives say they are WDC WD140EDFZ-11A0VA0 (loop devices have no
-    // model in sysfs: the one smartctl declares is used); the lab rates
-    // that model at 120 MB/s.
-    let (_fake, path) = smart_says_wd140edfz(size);
-    let dir = tempdir();
-    let rated = dir.path().join("rated.csv");
-    std::fs::write(&rated, "model,mb_per_s,source\nWD140EDFZ,120,our lab's figure\n").unwrap();
-    let run = |t: &Throttle, d: &[LoopDisk], topology: Option<serde_json::Value>| {
-        let extra = ["--sample", "2s", "--slices", "1", "--rated", rated.to_str().unwrap()];
-        check_with(t, d, &extra, (topology, Some(&path)))
-    };
-    // One disk at half its rating: a verdict of its own, though it has no
-    // peer to be compared with.
-    let (d, t) = throttled(1, size, |_| 60 * MB);
-    let r = run(&t, &d, None);
-    let v = r.report.as_ref().unwrap();
-    assert_eq!(v.summary.rated.len(), 1, "{}", v.summary.message);
-    let x = &v.summary.rated[0];
-    assert!(x.below && (35.0..65.0).contains(&x.pct_of_rated), "{x:?}");
-    assert_eq!((x.model.as_str(), x.rated_mb_per_s), ("WDC WD140EDFZ-11A0VA0", 120.0));
-    let acts = disk_verdicts(v);
-    assert_eq!(acts.len(), 1, "{acts:?}");
-    assert_eq!(acts[0].1, Action::Recheck);
-    assert!(
-        acts[0].2.contains("MB/s at its outer zone, ")
-            && acts[0].2.contains(
-                "of the 120 MB/s its model (WDC WD140EDFZ-11A0VA0) is rated (our lab's figure)"
-            ),
-        "{acts:?}"
-    );
-    assert_eq!(r.code, 1, "{}", v.summary.message);
-    // The same disk at its rating: judged, and healthy (not "not compared").
-    t.limit(&d[0], 140 * MB);
-    let r = run(&t, &d, None);
-    let v = r.report.as_ref().unwrap();
-    assert!(!v.summary.rated[0].below, "{:?}", v.summary.rated);
-    assert!(v.summary.not_compared.is_empty(), "{}", v.summary.message);
-    assert_eq!(r.code, 0, "{}", v.summary.message);
-    assert!(
-        v.summary.message.contains("1 judged against their model's rating"),
-        "{}",
-        v.summary.message
-    );
-    drop((d, t));
-    // Three of the model, all at half: alike, so their peers see nothing;
-    // the batch is named, with its SATA links' ceiling (1.5 Gbps: 150 MB/s,
-    // above the rating: not what holds them back).
-    let (d, t) = throttled(3, size, |_| 60 * MB);
-    let sata = |i: usize| {
-        serde_json::json!({"transport": "sata", "links": [{"kind": "sata", "at": format!("link{i}"),
-            "current": "1.5 Gbps", "max": "1.5 Gbps", "degraded": false}]})
-    };
-    let placed: serde_json::Map<String, serde_json::Value> = (d.iter().enumerate())
-        .map(|(i, x)| (x.dev.trim_start_matches("/dev/").to_string(), sata(i)))
-        .collect();
-    let r = run(&t, &d, Some(placed.into()));
-    let v = r.report.as_ref().unwrap();
-    assert!(flagged(v, "serial").is_empty(), "alike: {:?}", flagged(v, "serial"));
-    assert_eq!(v.summary.rated_batches.len(), 1, "{}", v.summary.message);
-    let b = &v.summary.rated_batches[0];
-    assert_eq!((b.disks.len(), b.link_limits), (3, Some(false)), "{b:?}");
-    let msg = &v.summary.message;
-    assert!(
-        msg.contains("BATCH BELOW ITS RATING: the 3 WDC WD140EDFZ-11A0VA0 disk(s) read ")
-            && msg
-                .contains("its SATA link (link0) at 1.5 Gbps: at most 150 MB/s, above the rating"),
-        "{msg}"
-    );
-    assert_eq!(r.code, 1, "{msg}");
 }

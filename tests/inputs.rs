@@ -375,6 +375,8 @@ fn two_outputs_naming_one_file_are_refused() {
         (vec!["--json", x, "--csv", &same], "name the same file"),
         (vec!["--json", "-", "--csv", "-"], "name the same file"),
         (vec!["--json", &blk, "--csv", x], "is a block device"),
+        (vec!["--json", x, "--record", &same], "name the same file"),
+        (vec!["--record", "-", "--csv", x], "--record -: give a file"),
     ] {
         if args[1] == blk && made.is_err() {
             continue; // not root: no mknod

@@ -10,6 +10,7 @@ use crate::outcome::Outcome;
 use crate::plan::Plan;
 use crate::plan::run::{Read, Reading};
 use crate::progress::Progress;
+use crate::report::replay::Recording;
 use crate::report::{self, Report, RunInfo};
 use crate::stop::StopFlag;
 
@@ -61,6 +62,17 @@ pub fn execute(
         ..Ending::of("arrayburn", "check", s.notify.as_ref())
     };
     let outcome = publish(&mut report, s.outputs(), &end, stop);
+    if let Some(to) = &s.record {
+        let read = (passes.as_slice(), rechecks.as_slice(), groups.as_slice());
+        let recording = Recording::of((&plan).into(), read, (&info, &report.header));
+        let _hold = stop.hold();
+        if let Err(e) = to.write(&recording.json(), true, stop) {
+            tell!(
+                "arrayburn: error: could not write --record {}: {e} (the report stands)",
+                to.given.display()
+            );
+        }
+    }
     Ok((outcome, report))
 }
 

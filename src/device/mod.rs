@@ -27,7 +27,7 @@ pub use sysfs::{Identity, Machine};
 pub use usage::InUse;
 
 /// A path the user named, resolved to a block device.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BlockDevice {
     /// The path exactly as given on the command line.
     pub given: String,

@@ -367,9 +367,16 @@ fn read_trim(p: &Path) -> Option<String> {
 /// disks are not where sysfs says, and for the tests, which place loop
 /// devices on controllers of their own.
 fn given(name: &str) -> Option<Topology> {
-    let mut t = given_all().ok()??.remove(name)?;
-    t.links = t.links.into_iter().map(Link::given).collect();
-    Some(t)
+    Some(given_all().ok()??.remove(name)?.as_given())
+}
+
+impl Topology {
+    /// A topology as `ARRAYBURN_TOPOLOGY` gives it (its links in words):
+    /// each link's numbers read from its words.
+    pub fn as_given(mut self) -> Topology {
+        self.links = self.links.into_iter().map(Link::given).collect();
+        self
+    }
 }
 
 /// The topologies `ARRAYBURN_TOPOLOGY` gives (None when it is not set), or

@@ -27,7 +27,8 @@ pub use results::{
 pub use worker::ReadJob;
 
 /// How long each disk is read in a pass.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Window {
     /// For this long from the start of the disk; a disk that ends sooner is
     /// read again from the start until the time is up.

@@ -14,6 +14,33 @@ pub const MAX_KEPT_ERRORS: usize = 64;
 /// (all are counted).
 pub const MAX_KEPT_SLOW: usize = 256;
 
+/// Latency histogram in nanoseconds, 1 ns to 1 h at 3 significant digits.
+pub(super) fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram bounds")
+}
+
+/// A latency histogram as a recording keeps it: each bucket that holds
+/// reads as (its highest value, its count). Read back, every quantile,
+/// the mean, least and most are those of the histogram written.
+mod recorded_latencies {
+    use hdrhistogram::Histogram;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(h: &Histogram<u64>, to: S) -> Result<S::Ok, S::Error> {
+        let buckets: Vec<(u64, u64)> =
+            h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
+        buckets.serialize(to)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<Histogram<u64>, D::Error> {
+        let mut h = super::latency_histogram();
+        for (value, count) in Vec::<(u64, u64)>::deserialize(from)? {
+            h.record_n(value, count).map_err(serde::de::Error::custom)?;
+        }
+        Ok(h)
+    }
+}
+
 /// A range that could not be read.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct ReadError {
@@ -56,7 +83,7 @@ pub enum Stopped {
 /// equal position buckets from the start to the end of the disk. A read
 /// counts in the bucket where it starts. Its memory is fixed by the bucket
 /// count, never by the disk size.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Surface {
     /// Device size in bytes.
     pub size: u64,
@@ -191,7 +218,7 @@ impl ReadError {
 
 /// What a worker measured on one disk in one pass: the contract between
 /// measuring and judging.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DiskRun {
     /// Bytes read successfully.
     pub bytes: u64,
@@ -204,6 +231,7 @@ pub struct DiskRun {
     /// Successful reads.
     pub reads: u64,
     /// Latency of every successful read, in nanoseconds.
+    #[serde(with = "recorded_latencies")]
     pub latency_ns: Histogram<u64>,
     /// The first bad ranges, exact to the logical block (at most
     /// `MAX_KEPT_ERRORS`).
@@ -240,7 +268,7 @@ pub struct DiskRun {
 /// Where a disk's read stopped, for the next slice of its sample to go on
 /// from: the byte after the last read started, the spot it was in, and
 /// the spans found failing or skipped (not read, counted or listed again).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Resume {
     pub offset: u64,
     pub spot: u32,
@@ -249,7 +277,7 @@ pub struct Resume {
 
 /// One slice of a disk's serial sample: the disk read alone for a part of
 /// its sample, at one moment of the pass.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Slice {
     /// The disk (index in the plan).
     pub disk: usize,
@@ -380,7 +408,8 @@ impl DiskRun {
 }
 
 /// What a disk is re-measured beside, before its verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Beside {
     /// Alone, in turn with this peer (an index in the plan): A-B-A-B. A
     /// serial verdict's re-measurement.
@@ -391,7 +420,7 @@ pub enum Beside {
 }
 
 /// A disk re-measured before its verdict.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Recheck {
     /// The disk (an index in the plan), and what it was read beside.
     pub disk: usize,
@@ -405,7 +434,7 @@ pub struct Recheck {
 
 /// A group of disks that lost speed together in the parallel pass, read
 /// again before it is named: its rounds alone and beside every disk.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct GroupRecheck {
     /// The group's disks (indexes in the plan).
     pub disks: Vec<usize>,
@@ -414,7 +443,7 @@ pub struct GroupRecheck {
 }
 
 /// One pass as measured: which disks ran, and what each measured.
-#[derive(Debug)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PassRun {
     /// Serial or parallel.
     pub kind: PassKind,
@@ -460,6 +489,23 @@ mod tests {
         let mbps = s.mb_per_s(1, 0.0);
         assert_eq!(mbps[2], None);
         assert!((mbps[1].unwrap() - 0.1).abs() < 1e-9, "100 bytes in 1 ms = 0.1 MB/s");
+    }
+
+    #[test]
+    fn a_recorded_run_reads_back_with_the_same_latencies() {
+        let mut run = faults(vec![failed(4096, 512, true)]);
+        run.latency_ns = latency_histogram();
+        // From 3 µs to a 40 s stall, in uneven counts.
+        for (i, ns) in [3_000u64, 3_071, 250_000, 1_999_999, 40_000_000_000].iter().enumerate() {
+            run.latency_ns.record_n(*ns, i as u64 * 7 + 1).unwrap();
+        }
+        let again: DiskRun = serde_json::from_slice(&serde_json::to_vec(&run).unwrap()).unwrap();
+        let (a, b) = (&run.latency_ns, &again.latency_ns);
+        assert_eq!((a.len(), a.min(), a.max(), a.mean()), (b.len(), b.min(), b.max(), b.mean()));
+        for q in [0.0, 0.5, 0.9, 0.99, 0.9999, 1.0] {
+            assert_eq!(a.value_at_quantile(q), b.value_at_quantile(q), "{q}");
+        }
+        assert_eq!(again.errors, run.errors);
     }
 
     fn failed(offset: u64, len: u64, exact: bool) -> ReadError {

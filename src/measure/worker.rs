@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::results::{MAX_KEPT_ERRORS, MAX_KEPT_SLOW};
+use super::results::{MAX_KEPT_ERRORS, MAX_KEPT_SLOW, latency_histogram};
 use super::{DiskRun, ReadError, Resume, SlowRead, Stopped, Surface, Window, keep_slowest};
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
 use crate::io::{Direction, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung};
@@ -250,11 +250,6 @@ pub struct ReadJob {
 /// leaves out (see [`WindowMarks`]).
 pub fn warm_up(sample: Duration) -> Duration {
     sample.mul_f64(0.1).min(WARMUP_MAX)
-}
-
-/// Latency histogram in nanoseconds, 1 ns to 1 h at 3 significant digits.
-fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram bounds")
 }
 
 /// Marks the comparison window in a run: it opens after a warm-up of 10 %
@@ -793,7 +788,7 @@ struct Tally {
 impl Tally {
     fn new(job: &ReadJob) -> Self {
         Self {
-            hist: new_histogram(),
+            hist: latency_histogram(),
             surface: Surface::new(job.buckets, job.size),
             marks: WindowMarks { settle: job.settle, ..WindowMarks::new(job.sample) },
             surface_after: job.settle,

@@ -52,7 +52,9 @@ pub enum PlanError {
 }
 
 /// The resolved options of a check.
-#[derive(Debug, Clone)]
+/// A recording keeps every setting but where the outputs went and who was
+/// told: those decide nothing a report says.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Settings {
     /// Read size in bytes.
     pub block: u64,
@@ -71,8 +73,10 @@ pub struct Settings {
     /// Outlier thresholds.
     pub thresholds: Thresholds,
     /// JSON output (a file, a special file, or `-` for stdout).
+    #[serde(skip)]
     pub json: Option<Output>,
     /// Output directory (report, JSON, CSV, charts).
+    #[serde(skip)]
     pub out: Option<PathBuf>,
     /// Progress display.
     pub progress: ProgressMode,
@@ -85,9 +89,14 @@ pub struct Settings {
     /// Buckets of the surface profile.
     pub buckets: usize,
     /// Surface profile CSV output (a file, a special file, or `-`).
+    #[serde(skip)]
     pub csv: Option<Output>,
     /// Prometheus metrics (`--metrics`).
+    #[serde(skip)]
     pub metrics: Option<Output>,
+    /// The measurements, recorded (`--record`).
+    #[serde(skip)]
+    pub record: Option<Output>,
     /// Spots a sample window is spread over.
     pub spots: u32,
     /// Slices a serial pass reads each disk's sample in (already fewer
@@ -104,6 +113,7 @@ pub struct Settings {
     /// A read outstanding this long means the disk hung.
     pub io_timeout: Duration,
     /// Who is told of the run's end (`--notify`).
+    #[serde(skip)]
     pub notify: Option<crate::notify::Notifier>,
     /// Light the bays of the disks to act on at the end (`--locate`).
     pub locate: bool,
@@ -366,7 +376,7 @@ pub fn check_io_timeout(t: Duration) -> Result<(), String> {
 
 fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
     check_values(args)?;
-    let [json, csv, metrics] = outputs(args)?;
+    let [json, csv, metrics, record] = outputs(args)?;
     let (engine, queue_depth) = args.io.engine().map_err(PlanError::BadValue)?;
     Ok(Settings {
         block: args.io.block,
@@ -390,6 +400,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         buckets: args.buckets,
         csv,
         metrics,
+        record,
         spots: args.spots,
         slices: slices_for(args.slices, args.sample),
         ratings: ratings(args.rated.as_deref())?,
@@ -505,17 +516,28 @@ fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// The `--json` and `--csv` outputs resolved, and no two outputs (those and
-/// the `--out` bundle's files) the same file.
-fn outputs(args: &CheckArgs) -> Result<[Option<Output>; 3], PlanError> {
+/// The `--json`, `--csv`, `--metrics` and `--record` outputs resolved,
+/// and no two outputs (those and the `--out` bundle's files) the same
+/// file.
+fn outputs(args: &CheckArgs) -> Result<[Option<Output>; 4], PlanError> {
     let resolve = |flag: &str, p: &Option<PathBuf>| {
         p.as_deref().map(|p| Output::resolve(flag, p, true).map_err(PlanError::Output)).transpose()
     };
     let json = resolve("--json", &args.output.json)?;
     let csv = resolve("--csv", &args.output.csv)?;
     let metrics = resolve("--metrics", &args.output.metrics)?;
+    let record = match args.output.record.as_deref() {
+        Some(p) if p == Path::new("-") => {
+            let why = "--record -: give a file to record the measurements in (standard output \
+                       carries the report, or --json -)";
+            return Err(PlanError::Output(why.into()));
+        }
+        p => p
+            .map(|p| Output::resolve("--record", p, false).map_err(PlanError::Output))
+            .transpose()?,
+    };
     let mut named: Vec<(String, PathBuf)> =
-        json.iter().chain(&csv).chain(&metrics).map(output::named).collect();
+        json.iter().chain(&csv).chain(&metrics).chain(&record).map(output::named).collect();
     if let Some(p) = &args.output.out {
         check_output_dir(p)?;
         named.extend(output::bundle::FILES.iter().map(|f| {
@@ -524,7 +546,7 @@ fn outputs(args: &CheckArgs) -> Result<[Option<Output>; 3], PlanError> {
         }));
     }
     output::refuse_duplicates(named).map_err(PlanError::Output)?;
-    Ok([json, csv, metrics])
+    Ok([json, csv, metrics, record])
 }
 
 /// The `--out` directory is used if it exists, created if only its parent

@@ -30,7 +30,7 @@ use crate::stats::{latency_bins, latency_us};
 use crate::units::{mb_per_s, rfc3339};
 
 /// What the report needs to know about the run besides its measurements.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunInfo {
     /// When the check started.
     pub started_at: SystemTime,

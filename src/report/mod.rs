@@ -10,6 +10,7 @@ mod build;
 pub mod burnin;
 mod document;
 pub mod inspect;
+pub mod replay;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,311 @@
+//! Replay: checks recorded on loop devices (`check --record`, kept in
+//! fixtures/replay/, each made as its README says) fed through the report
+//! and the judge again, with no device. A rule that needs only a run's
+//! measurements is tested here, on the measurements, with the input the
+//! rule reads edited where a live test ran an array again only to change
+//! it. The live tests that made each recording keep what needs the disks
+//! (that a slow disk measures slow); [`assert_replays`] guards the seam:
+//! a recording replays to the report its run gave.
+
+use std::path::{Path, PathBuf};
+
+use arrayburn::judge::rated::Rating;
+use arrayburn::measure::PassKind;
+use arrayburn::report::replay::Recording;
+use serde_json::Value;
+
+use crate::util::*;
+
+/// The report a recording gives, its end marked as a run's end marks it.
+pub fn replayed(r: &Recording) -> Report {
+    let mut report = r.report();
+    arrayburn::export::publish::ended(&mut report);
+    report
+}
+
+/// The report as its JSON file says it.
+pub fn as_json(report: &Report) -> Value {
+    serde_json::from_slice(&arrayburn::export::json::render(report)).unwrap()
+}
+
+/// A recording read from `path`.
+pub fn recording(path: &Path) -> Recording {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Recording::parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Where two JSON values first differ (a JSON pointer), if they do.
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                let (l, r) = (x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null));
+                first_difference(l, r, &format!("{at}/{k}"))
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => (x.iter().zip(y))
+            .enumerate()
+            .find_map(|(i, (l, r))| first_difference(l, r, &format!("{at}/{i}"))),
+        _ if a == b => None,
+        _ => Some(format!("{at}: {a} != {b}")),
+    }
+}
+
+/// The recording at `path` replays to `live`, the JSON its run wrote:
+/// every field, every number, the same.
+pub fn assert_replays(path: &Path, live: &Value) {
+    let again = as_json(&replayed(&recording(path)));
+    if let Some(d) = first_difference(&again, live, "") {
+        panic!("the replayed report differs from the live one at {d}");
+    }
+}
+
+/// A recording of fixtures/replay/ (made by its record.sh).
+fn fixture(name: &str) -> Recording {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/replay");
+    recording(&dir.join(format!("{name}.json")))
+}
+
+#[test]
+fn first_difference_names_the_field() {
+    let a = serde_json::json!({"a": [1, {"b": 2.5}], "c": "x"});
+    let b = serde_json::json!({"a": [1, {"b": 2.25}], "c": "x"});
+    assert_eq!(first_difference(&a, &a, ""), None);
+    assert_eq!(first_difference(&a, &b, "").as_deref(), Some("/a/1/b: 2.5 != 2.25"));
+    let c = serde_json::json!({"a": [1], "c": "x"});
+    assert!(first_difference(&a, &c, "").unwrap().starts_with("/a: "));
+}
+
+#[test]
+fn a_recording_of_another_kind_or_version_is_refused_naming_it() {
+    let r = fixture("eight-two-slow-one-fast");
+    let mut v: Value = serde_json::from_slice(&r.json()).unwrap();
+    v["version"] = 99.into();
+    let e = Recording::parse(v.to_string().as_bytes()).unwrap_err();
+    assert!(e.contains("version 99") && e.contains("with the arrayburn that wrote it"), "{e}");
+    let e = Recording::parse(b"{\"passes\": []}").unwrap_err();
+    assert!(e.starts_with("not a recording of a check") && !e.contains('\n'), "{e}");
+}
+
+/// The recording of the disks `keep` (indexes in it, in that order)
+/// alone: their devices, groups, inspection and every measurement of
+/// theirs, re-indexed; a re-measurement beside a disk left out, and a
+/// group read again with one, are left out too. Each disk's numbers are
+/// what it measured; what its peers are is what changes.
+pub fn only(r: &Recording, keep: &[usize]) -> Recording {
+    use arrayburn::measure::{Beside, Slice};
+    let to = |d: usize| keep.iter().position(|k| *k == d);
+    let slices = |s: &[Slice]| -> Vec<Slice> {
+        s.iter().filter_map(|s| Some(Slice { disk: to(s.disk)?, ..*s })).collect()
+    };
+    // A pass lists its disks in the plan's order.
+    let runs = |runs: &[(usize, arrayburn::measure::DiskRun)]| {
+        let mut kept: Vec<_> =
+            runs.iter().filter_map(|(d, run)| Some((to(*d)?, run.clone()))).collect();
+        kept.sort_by_key(|(d, _)| *d);
+        kept
+    };
+    let mut out = r.clone();
+    out.devices = keep.iter().map(|d| r.devices[*d].clone()).collect();
+    out.groups = keep.iter().map(|d| r.groups[*d]).collect();
+    out.inspection.retain(|i| out.devices.iter().any(|d| d.given == i.path));
+    for p in &mut out.passes {
+        p.disks = runs(&p.disks);
+        p.slices = slices(&p.slices);
+    }
+    out.rechecks = (r.rechecks.iter())
+        .filter_map(|c| {
+            let beside = match c.beside {
+                Beside::Peer(p) => Beside::Peer(to(p)?),
+                Beside::All => Beside::All,
+            };
+            let (slices, runs) = (slices(&c.slices), runs(&c.runs));
+            Some(arrayburn::measure::Recheck { disk: to(c.disk)?, beside, slices, runs })
+        })
+        .collect();
+    out.groups_read_again = (r.groups_read_again.iter())
+        .filter_map(|g| {
+            let disks = g.disks.iter().map(|d| to(*d)).collect::<Option<Vec<_>>>()?;
+            let (alone, together) = (slices(&g.alone), slices(&g.together));
+            Some(arrayburn::measure::GroupRecheck { disks, alone, together })
+        })
+        .collect();
+    out
+}
+
+#[test]
+fn a_recording_of_some_of_its_disks_keeps_their_measurements_re_indexed() {
+    let r = fixture("eight-two-slow-one-fast");
+    let part = only(&r, &[6, 1]);
+    assert_eq!(part.devices[0].given, r.devices[6].given);
+    for (p, q) in part.passes.iter().zip(&r.passes) {
+        let ours: Vec<usize> = p.disks.iter().map(|(d, _)| *d).collect();
+        assert_eq!(ours, [0, 1], "{:?}", p.kind);
+        assert_eq!(p.disks[0].1.bytes, q.disks.iter().find(|(d, _)| *d == 6).unwrap().1.bytes);
+        assert!(p.slices.iter().all(|s| s.disk < 2));
+    }
+}
+
+/// `r` with disks placed as `ARRAYBURN_TOPOLOGY` would place them (kernel
+/// names to topologies in words), the links then settled as a run settles
+/// them.
+pub fn placed(r: &mut Recording, at: impl IntoIterator<Item = (usize, Value)>) {
+    for (i, t) in at {
+        let t: arrayburn::device::topology::Topology = serde_json::from_value(t).unwrap();
+        r.devices[i].identity.topology = t.as_given();
+    }
+    arrayburn::judge::links::settle(r.devices.iter_mut().map(|d| &mut d.identity));
+}
+
+/// The pass `kind` of a recording, to edit.
+fn pass_mut(r: &mut Recording, kind: PassKind) -> &mut arrayburn::measure::PassRun {
+    r.passes.iter_mut().find(|p| p.kind == kind).expect("the pass")
+}
+
+/// The exit status the replayed report's run would have ended with.
+fn code(v: &Report) -> u8 {
+    v.header.exit_status.expect("marked by ended()")
+}
+
+/// Its disks' paths.
+fn paths(r: &Recording) -> Vec<String> {
+    r.devices.iter().map(|d| d.given.clone()).collect()
+}
+
+/// Eight disks read at 100 MB/s, two of them (1 and 6) at 70 and one (3)
+/// at 150 (fixtures/replay/record.sh).
+fn eight() -> Recording {
+    fixture("eight-two-slow-one-fast")
+}
+
+#[test]
+fn two_slow_disks_of_eight_are_both_flagged_and_a_slow_link_named_as_the_likely_cause() {
+    let mut r = eight();
+    let d = paths(&r);
+    let v = replayed(&r);
+    let slow = [format!("{}=slow", d[1]), format!("{}=fast", d[3]), format!("{}=slow", d[6])];
+    assert_eq!(flagged(&v, "serial"), slow, "{}", v.summary.message);
+    assert_eq!(flagged(&v, "parallel"), slow);
+    let acts: Vec<Action> = disk_verdicts(&v).iter().map(|s| s.1).collect();
+    assert_eq!(acts, [Action::Recheck, Action::Recheck], "{:?}", disk_verdicts(&v));
+    assert_eq!(code(&v), 1);
+    // The second slow disk came up on a SATA link at 3.0 of 6.0 Gb/s: the
+    // link, not the disk, is named as the likely cause of its slowness.
+    let link = serde_json::json!({"transport": "sata", "links": [{"kind": "sata", "at": "link7",
+        "current": "3.0 Gbps", "max": "6.0 Gbps", "degraded": true}]});
+    placed(&mut r, [(6, link)]);
+    let v = replayed(&r);
+    let said = disk_verdicts(&v);
+    let acts: Vec<(&str, Action)> = said.iter().map(|s| (s.0.as_str(), s.1)).collect();
+    assert_eq!(acts, [(d[1].as_str(), Action::Recheck), (d[6].as_str(), Action::CheckPath)]);
+    assert!(
+        said[1].2.contains(
+            "but its SATA link (link7) runs at 3.0 Gbps where 6.0 Gbps is possible: the link is the likely cause, replace the cable or move the slot"
+        ),
+        "{said:?}"
+    );
+    let text = arrayburn::export::text::render(&v);
+    assert!(text.contains("the link is the likely cause"), "{text}");
+    assert_eq!(as_json(&v)["disks"][6]["topology"]["links"][0]["current"], "3.0 Gbps");
+}
+
+#[test]
+fn a_faster_disk_is_marked_but_the_array_stays_healthy() {
+    // The eight without their two slow disks.
+    let r = only(&eight(), &[0, 2, 3, 4, 5, 7]);
+    let d = paths(&r);
+    let v = replayed(&r);
+    assert_eq!(flagged(&v, "serial"), [format!("{}=fast", d[2])], "{}", v.summary.message);
+    assert_eq!(v.summary.verdict, ArrayVerdict::Healthy, "{}", v.summary.message);
+    assert_eq!(code(&v), 0, "a fast disk is not a fault");
+    let text = arrayburn::export::text::render(&v);
+    assert!(text.contains("++FAST++") && text.contains("Verdict: HEALTHY"), "{text}");
+}
+
+#[test]
+fn a_disk_faster_in_the_parallel_pass_makes_no_group_of_the_others() {
+    // Four disks of 100 MB/s; the last reads beside the others as the
+    // fast disk did (150 MB/s), having read at 100 alone (its other load
+    // gone): it gained, the others kept their speed. Nobody lost speed,
+    // so there is no group of the others behind a shared limit.
+    let all = eight();
+    let fast = all.passes.iter().find(|p| p.kind == PassKind::Parallel).unwrap().disks[3].clone();
+    let mut r = only(&all, &[0, 2, 4, 5]);
+    pass_mut(&mut r, PassKind::Parallel).disks[3].1 = fast.1;
+    let v = replayed(&r);
+    let kept = disk_rows(&v, "parallel")[3].pct_of_serial;
+    assert!(kept.is_some_and(|k| k > 130.0), "disk 3 gained in parallel: {kept:?}");
+    let groups: Vec<_> = v.passes.iter().flat_map(|p| &p.groups).collect();
+    assert!(groups.is_empty(), "no group: {groups:?}");
+    assert_eq!(code(&v), 0, "{}", v.summary.message);
+}
+
+/// `r` with every disk declaring itself a WD140EDFZ (in what the drive
+/// declared before the run: loop devices have no model in sysfs), rated
+/// `mb_per_s` by the lab.
+fn rated_wd140edfz(mut r: Recording, mb_per_s: f64) -> Recording {
+    for d in &mut r.devices {
+        d.identity.model = None;
+    }
+    for i in &mut r.inspection {
+        i.declared.model = Some("WDC WD140EDFZ-11A0VA0".into());
+    }
+    assert_eq!(r.inspection.len(), r.devices.len(), "each disk inspected");
+    let source = "our lab's figure".into();
+    r.settings.ratings = vec![Rating { model: "WD140EDFZ".into(), mb_per_s, source }];
+    r
+}
+
+#[test]
+fn a_lone_disk_is_judged_by_its_models_rating_and_a_batch_slow_as_a_whole_is_named() {
+    // One disk at 70 MB/s, its model rated 120: a verdict of its own,
+    // though it has no peer to be compared with.
+    let all = eight();
+    let v = replayed(&rated_wd140edfz(only(&all, &[1]), 120.0));
+    assert_eq!(v.summary.rated.len(), 1, "{}", v.summary.message);
+    let x = &v.summary.rated[0];
+    assert!(x.below && (35.0..65.0).contains(&x.pct_of_rated), "{x:?}");
+    assert_eq!((x.model.as_str(), x.rated_mb_per_s), ("WDC WD140EDFZ-11A0VA0", 120.0));
+    let acts = disk_verdicts(&v);
+    assert_eq!(acts.len(), 1, "{acts:?}");
+    assert_eq!(acts[0].1, Action::Recheck);
+    assert!(
+        acts[0].2.contains("MB/s at its outer zone, ")
+            && acts[0].2.contains(
+                "of the 120 MB/s its model (WDC WD140EDFZ-11A0VA0) is rated (our lab's figure)"
+            ),
+        "{acts:?}"
+    );
+    assert_eq!(code(&v), 1, "{}", v.summary.message);
+    // A disk at 100 MB/s, its model rated 85: judged, and healthy (not
+    // "not compared").
+    let v = replayed(&rated_wd140edfz(only(&all, &[0]), 85.0));
+    assert!(!v.summary.rated[0].below, "{:?}", v.summary.rated);
+    assert!(v.summary.not_compared.is_empty(), "{}", v.summary.message);
+    assert_eq!(code(&v), 0, "{}", v.summary.message);
+    let msg = &v.summary.message;
+    assert!(msg.contains("1 judged against their model's rating"), "{msg}");
+    // Three of the model at 100 MB/s, rated 140: alike, so their peers see
+    // nothing; the batch is named, with its SATA links' ceiling (1.5 Gbps:
+    // 150 MB/s, above the rating: not what holds them back).
+    let mut r = rated_wd140edfz(only(&all, &[0, 2, 4]), 140.0);
+    let sata = |i: usize| {
+        serde_json::json!({"transport": "sata", "links": [{"kind": "sata", "at": format!("link{i}"),
+            "current": "1.5 Gbps", "max": "1.5 Gbps", "degraded": false}]})
+    };
+    placed(&mut r, (0..3).map(|i| (i, sata(i))));
+    let v = replayed(&r);
+    assert!(flagged(&v, "serial").is_empty(), "alike: {:?}", flagged(&v, "serial"));
+    assert_eq!(v.summary.rated_batches.len(), 1, "{}", v.summary.message);
+    let b = &v.summary.rated_batches[0];
+    assert_eq!((b.disks.len(), b.link_limits), (3, Some(false)), "{b:?}");
+    let msg = &v.summary.message;
+    assert!(
+        msg.contains("BATCH BELOW ITS RATING: the 3 WDC WD140EDFZ-11A0VA0 disk(s) read ")
+            && msg
+                .contains("its SATA link (link0) at 1.5 Gbps: at most 150 MB/s, above the rating"),
+        "{msg}"
+    );
+    assert_eq!(code(&v), 1, "{msg}");
+}
