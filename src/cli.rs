@@ -237,17 +237,26 @@ pub struct BurninArgs {
     /// collector expects.
     #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// Also write what was measured to FILE at the end (each disk's burn,
+    /// SMART, temperatures and re-measurement, with the disks and how they
+    /// are judged): measurements to judge again, or to attach to a bug
+    /// report. Replayed, it gives the report the run gave.
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 
     /// A write or read that has the disk this many milliseconds beyond
     /// what its size needs at the disk's speed is a stall: return the disk.
-    #[arg(help_heading = "How to judge", long, value_name = "MS", default_value_t = defaults::STALL_MS, value_parser = parse_ms)]
-    pub stall_ms: u64,
+    /// Default 2000; a --resume judges as the run it goes on did, unless
+    /// given.
+    #[arg(help_heading = "How to judge", long, value_name = "MS", value_parser = parse_ms)]
+    pub stall_ms: Option<u64>,
     /// A disk whose writes or read-backs run under this % of its peers'
     /// median is slow (re-measured alone first); 0: speeds are not judged
     /// against peers (its faults, stalls and slowing from pass to pass
-    /// still are, and the verdict says so).
-    #[arg(help_heading = "How to judge", long, value_name = "PCT", default_value_t = defaults::SLOW_PCT)]
-    pub slow_pct: f64,
+    /// still are, and the verdict says so). Default 92; a --resume judges
+    /// as the run it goes on did, unless given.
+    #[arg(help_heading = "How to judge", long, value_name = "PCT")]
+    pub slow_pct: Option<f64>,
     /// Read SMART before and after (smartctl --json) and judge what rose:
     /// `auto` where smartctl and the disk allow, `require` refuses a disk
     /// without SMART data, `off` skips it.

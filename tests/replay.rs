@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use arrayburn::judge::rated::Rating;
 use arrayburn::measure::PassKind;
-use arrayburn::report::replay::Recording;
+use arrayburn::report::replay::{BurnRecording, Recording};
 use serde_json::Value;
 
 use crate::util::*;
@@ -61,6 +61,29 @@ pub fn assert_replays(path: &Path, live: &Value) {
     }
 }
 
+/// A burn-in's recording read from `path`.
+pub fn burn_recording(path: &Path) -> BurnRecording {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    BurnRecording::parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The report a burn-in's recording gives, its end marked, as its JSON
+/// file says it.
+pub fn burn_replayed(r: &BurnRecording) -> Value {
+    let mut report = r.report();
+    arrayburn::export::publish::ended(&mut report);
+    serde_json::from_slice(&arrayburn::export::burnin::json(&report)).unwrap()
+}
+
+/// The burn-in's recording at `path` replays to `live`, the JSON its run
+/// wrote: every field, every number, the same.
+pub fn assert_burn_replays(path: &Path, live: &Value) {
+    let again = burn_replayed(&burn_recording(path));
+    if let Some(d) = first_difference(&again, live, "") {
+        panic!("the replayed burn-in's report differs from the live one at {d}");
+    }
+}
+
 /// A recording of fixtures/replay/ (made by its record.sh).
 fn fixture(name: &str) -> Recording {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/replay");
@@ -85,7 +108,15 @@ fn a_recording_of_another_kind_or_version_is_refused_naming_it() {
     let e = Recording::parse(v.to_string().as_bytes()).unwrap_err();
     assert!(e.contains("version 99") && e.contains("with the arrayburn that wrote it"), "{e}");
     let e = Recording::parse(b"{\"passes\": []}").unwrap_err();
-    assert!(e.starts_with("not a recording of a check") && !e.contains('\n'), "{e}");
+    assert!(e.starts_with("not a recording of arrayburn's") && !e.contains('\n'), "{e}");
+    // A burn-in's recording is not a check's.
+    let burn = br#"{"recording": "arrayburn burnin measurements", "version": 1}"#;
+    let e = Recording::parse(burn).unwrap_err();
+    assert!(e.contains("not of \"arrayburn check measurements\""), "{e}");
+    v["version"] = 1.into();
+    v["passes"] = "none".into();
+    let e = Recording::parse(v.to_string().as_bytes()).unwrap_err();
+    assert!(e.starts_with("a damaged recording") && e.ends_with("record the run again"), "{e}");
 }
 
 /// The recording of the disks `keep` (indexes in it, in that order)
@@ -308,4 +339,41 @@ fn a_lone_disk_is_judged_by_its_models_rating_and_a_batch_slow_as_a_whole_is_nam
         "{msg}"
     );
     assert_eq!(code(&v), 1, "{msg}");
+}
+
+/// A burn-in's recording of fixtures/replay/ (made by its record.sh).
+fn burn_fixture(name: &str) -> BurnRecording {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/replay");
+    burn_recording(&dir.join(format!("{name}.json")))
+}
+
+#[test]
+fn a_big_block_is_allowed_the_time_its_size_needs() {
+    // 128 MiB requests to disks held to 40 MB/s need 3.4 s each: no stall
+    // (the 2 s rule per request, whatever its size, said "a write took
+    // 3355 ms ... return it" of a healthy disk), in the burn-in and in the
+    // check.
+    let r = burn_fixture("burnin-big-blocks");
+    assert_eq!(r.run.disks[0].disk.point.io_bytes, 128 << 20);
+    let doc = burn_replayed(&r);
+    assert_eq!(doc["exit_status"], 0, "{}", doc["summary"]);
+    for disk in doc["disks"].as_array().unwrap() {
+        let ms = disk["slowest"]["ms"].as_f64().unwrap();
+        assert!(ms > 2000.0, "a request slower than the old rule's 2 s: {disk}");
+        assert_eq!(disk["verdict"], "healthy", "{disk}");
+    }
+    // Judged with a limit 2 s beyond what a request's size needs at the
+    // disk's own speed, not 2 s whatever its size: the same requests are
+    // stalls once the limit is tighter than what they took beyond it.
+    let mut tight = r.clone();
+    tight.run.thresholds.stall_ms = 1.0;
+    let doc = burn_replayed(&tight);
+    assert_ne!(doc["disks"][0]["verdict"], "healthy", "{}", doc["disks"][0]);
+    let v = replayed(&fixture("check-big-blocks"));
+    assert_eq!(v.options.block_bytes, 128 << 20);
+    for row in disk_rows(&v, "serial") {
+        assert!(row.slow_reads.len() >= 2, "reads of 2 s and more: {row:?}");
+        assert_eq!(row.verdict, Verdict::Ok, "{row:?}");
+    }
+    assert_eq!(code(&v), 0, "{}", v.summary.message);
 }

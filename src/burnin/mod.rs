@@ -39,3 +39,23 @@ pub struct DiskPlan {
     pub target: targets::Target,
     pub point: state::Checkpoint,
 }
+
+impl DiskPlan {
+    /// The disk as the burn-in's rules and report read it.
+    pub fn burned(&self) -> BurnedDisk {
+        let t = &self.target;
+        BurnedDisk { dev: t.dev.clone(), start: t.start, end: t.end, point: self.point.clone() }
+    }
+}
+
+/// One disk of a burn-in as its rules and report read it (and a recording
+/// keeps it): the device, the bytes burned (whole 4 KiB blocks from
+/// `start` to `end`) and its checkpoint as the run began (its options,
+/// SMART before, the capacity probe).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct BurnedDisk {
+    pub dev: crate::device::BlockDevice,
+    pub start: u64,
+    pub end: u64,
+    pub point: state::Checkpoint,
+}

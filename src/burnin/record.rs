@@ -211,7 +211,7 @@ impl DiskBurn {
 /// A disk's temperatures read during the run, and the readings no sensor
 /// can make (a sensor or firmware fault), each named once, with when it
 /// first came.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Temps {
     pub readings: Vec<TempReading>,
     pub not_believed: Vec<String>,

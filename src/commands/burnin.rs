@@ -18,6 +18,7 @@ use crate::outcome::Outcome;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::consent::consent;
 use crate::report::burnin::build;
+use crate::report::replay::BurnRecording;
 use crate::stop::StopFlag;
 
 /// Runs the burn-in, or with `--read-only` the soak: every disk read
@@ -89,7 +90,7 @@ fn finish(
     let disks = (plan.disks.iter().zip(burns))
         .map(|(d, (burn, temps))| {
             let smart = smart_after(d, interrupted, stop);
-            Burned { plan: d, burn, smart, temps, remeasured: None, recovery: None }
+            Burned { disk: d.burned(), burn, smart, temps, remeasured: None, recovery: None }
         })
         .collect();
     let mut run = BurnRun {
@@ -121,5 +122,18 @@ fn finish(
         locate: plan.locate.then_some(&topology as _),
         ..Ending::of("arrayburn burnin", "burnin", plan.notify.as_ref())
     };
-    Ok(publish(&mut build(run), plan.outputs(), &end, stop))
+    let recorded = plan.record.as_ref().map(|to| (to, run.clone()));
+    let mut report = build(run);
+    let outcome = publish(&mut report, plan.outputs(), &end, stop);
+    if let Some((to, run)) = recorded {
+        let _hold = stop.hold();
+        let bytes = BurnRecording::of(run, &report.header).json();
+        if let Err(e) = to.write(&bytes, true, stop) {
+            let at = to.given.display();
+            tell!(
+                "arrayburn burnin: error: could not write --record {at}: {e} (the report stands)"
+            );
+        }
+    }
+    Ok(outcome)
 }

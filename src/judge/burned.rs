@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use crate::burnin::DiskPlan;
+use crate::burnin::BurnedDisk;
 use crate::burnin::health::SmartAfter;
 use crate::burnin::record::{Class, DiskBurn, Phase, Temps};
 use crate::burnin::smart::{CounterKind, DriveKind, SelfTest, SmartChange, TempLimits};
@@ -21,8 +21,9 @@ use crate::units::{human_duration, mb_per_s};
 
 /// What a burn-in measured, as `report::burnin::build` takes it: each disk's, and how
 /// the run went.
-pub struct BurnRun<'a> {
-    pub disks: Vec<Burned<'a>>,
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct BurnRun {
+    pub disks: Vec<Burned>,
     pub interrupted: bool,
     pub read_only: bool,
     /// The engine that ran, and how many requests it kept in flight.
@@ -40,8 +41,9 @@ pub struct BurnRun<'a> {
 /// its run's options, SMART before), its burn, SMART after (or why not),
 /// its temperatures read while it ran, and where it was re-measured alone
 /// in turn with a peer, what that found.
-pub struct Burned<'a> {
-    pub plan: &'a DiskPlan,
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Burned {
+    pub disk: BurnedDisk,
     pub burn: DiskBurn,
     pub smart: SmartAfter,
     pub temps: Temps,
@@ -78,7 +80,7 @@ pub fn speed(bytes: u64, secs: f64) -> Option<f64> {
 pub fn collapses(run: &BurnRun) -> Vec<(usize, crate::judge::smr::Collapse)> {
     (run.disks.iter().enumerate())
         .filter(|(_, d)| !d.burn.device_gone && d.burn.hung.is_none())
-        .filter_map(|(i, d)| Some((i, collapse(&d.burn, d.plan.target.start)?)))
+        .filter_map(|(i, d)| Some((i, collapse(&d.burn, d.disk.start)?)))
         .collect()
 }
 
@@ -104,18 +106,18 @@ pub fn suspects(run: &BurnRun) -> Vec<(usize, usize)> {
 /// Each disk's burn as the judge takes it, with the hottest reading and
 /// the temperature limit it is judged against.
 pub fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits>) {
-    let devices: Vec<_> = run.disks.iter().map(|d| d.plan.target.dev.clone()).collect();
+    let devices: Vec<_> = run.disks.iter().map(|d| d.disk.dev.clone()).collect();
     let groups = crate::judge::peers::peer_groups(&devices);
     let hottest: Vec<Option<i64>> = run.disks.iter().map(hottest).collect();
     let limits: Vec<TempLimits> = run.disks.iter().map(temp_limits).collect();
     let facts = (run.disks.iter().enumerate())
         .map(|(i, d)| {
-            let (plan, burn) = (d.plan, &d.burn);
-            let len = plan.target.end - plan.target.start;
+            let (disk, burn) = (&d.disk, &d.burn);
+            let len = disk.end - disk.start;
             let smart = d.smart.0.as_ref();
-            let (point, hottest_c, limit) = (&plan.point, hottest[i], &limits[i]);
+            let (point, hottest_c, limit) = (&disk.point, hottest[i], &limits[i]);
             let again = (d.remeasured.clone(), d.recovery);
-            let (start, group) = (plan.target.start, groups[i]);
+            let (start, group) = (disk.start, groups[i]);
             Evidence { burn, group, smart, len, start, point, hottest_c, limit, again }.facts()
         })
         .collect();
@@ -127,12 +129,12 @@ pub fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits
 /// SMART, else from sysfs: rotational, NVMe).
 fn temp_limits(d: &Burned) -> TempLimits {
     let change = d.smart.0.as_ref();
-    let snaps = [d.plan.point.smart_before.as_ref(), change.map(|ch| &ch.after)];
+    let snaps = [d.disk.point.smart_before.as_ref(), change.map(|ch| &ch.after)];
     if let Some(own) = snaps.iter().flatten().find_map(|s| s.limits.clone()) {
         return own;
     }
     let kind = snaps.iter().flatten().find_map(|s| s.drive).unwrap_or({
-        let id = &d.plan.target.dev.identity;
+        let id = &d.disk.dev.identity;
         match () {
             _ if id.topology.transport == "nvme" => DriveKind::Nvme,
             _ if id.rotational => DriveKind::Hdd,
@@ -151,7 +153,7 @@ pub fn pass_speeds(times: &[f64], done: u16, len: u64) -> Vec<(f64, f64)> {
 /// The hottest reading of each disk: before, during, after the run.
 fn hottest(d: &Burned) -> Option<i64> {
     [
-        d.plan.point.smart_before.as_ref().and_then(|s| s.temperature_c),
+        d.disk.point.smart_before.as_ref().and_then(|s| s.temperature_c),
         d.temps.readings.iter().map(|r| r.celsius).max(),
         d.smart.0.as_ref().and_then(|ch| ch.after.temperature_c),
     ]

@@ -56,6 +56,8 @@ pub struct BurnPlan {
     /// `--metrics`: Prometheus metrics, while it runs and at the end.
     pub metrics: Option<Output>,
     pub out: Option<PathBuf>,
+    /// Where the measurements are recorded (`--record`).
+    pub record: Option<Output>,
     pub engine: EngineKind,
     /// Requests in flight per disk.
     pub depth: usize,
@@ -209,24 +211,40 @@ impl BurnPlan {
         }
         let (engine, depth) = args.io.engine().map_err(unwritten)?;
         let (mut json, mut out) = outputs(args.json.as_deref(), args.out.as_deref())?;
-        let metrics = (args.metrics.as_deref())
-            .map(|p| Output::resolve("--metrics", p, true))
-            .transpose()
-            .map_err(unwritten)?;
-        let (targets, locks, points, store) = if args.read_only {
+        let (targets, locks, points, store, first) = if args.read_only {
             let (targets, locks) =
                 read_targets(&args.devices, args.range.as_deref(), args.ignore_lock)?;
             let points = fresh(&targets, args, argv, stop)?;
-            (targets, locks, points, None)
+            (targets, locks, points, None, None)
         } else {
-            let (targets, locks, points, store) =
+            let (targets, locks, points, store, first) =
                 to_write(args, argv, stop, (&mut json, &mut out))?;
-            (targets, locks, points, Some(store))
+            (targets, locks, points, Some(store), first)
         };
+        // A resume judges and writes its metrics as the run it goes on
+        // did, unless told otherwise.
+        let slow_pct = (args.slow_pct)
+            .or(first.as_ref().and_then(|f| f.slow_pct))
+            .unwrap_or(crate::defaults::SLOW_PCT);
+        let stall_ms = (args.stall_ms)
+            .or(first.as_ref().and_then(|f| f.stall_ms))
+            .unwrap_or(crate::defaults::STALL_MS);
+        let metrics = (args.metrics.as_deref())
+            .or(first.as_ref().and_then(|f| f.metrics.as_deref()))
+            .map(|p| Output::resolve("--metrics", p, true))
+            .transpose()
+            .map_err(unwritten)?;
+        let record = recorded_in(
+            args.record.as_deref().or(first.as_ref().and_then(|f| f.record.as_deref())),
+        )?;
         check_memory(&points, depth)?;
         let mut targets = targets;
         crate::judge::links::settle(targets.iter_mut().map(|t| &mut t.dev.identity));
-        let resume_line = resume_line(args, json.as_ref(), out.as_deref(), &targets);
+        let given = |o: &Option<Output>| o.as_ref().map(|o| o.given.clone());
+        let outputs = [("json", given(&json)), ("out", out.clone()), ("metrics", given(&metrics))];
+        let outputs: Vec<(&str, Option<PathBuf>)> =
+            outputs.into_iter().chain([("record", given(&record))]).collect();
+        let resume_line = resume_line(args, &outputs, (slow_pct, stall_ms), &targets);
         let resume = points.iter().any(|c| c.burn.resumes > 0);
         let left_out = match (&store, resume) {
             (Some(store), true) => left_out(store, &targets, &points),
@@ -243,6 +261,7 @@ impl BurnPlan {
             state: args.state.clone(),
             json,
             metrics,
+            record,
             out,
             engine,
             depth,
@@ -253,8 +272,8 @@ impl BurnPlan {
             checkpoint_every: args.checkpoint_every,
             smr_idle: args.smr_idle,
             thresholds: crate::judge::Thresholds {
-                stall_ms: args.stall_ms as f64,
-                slow_pct: args.slow_pct,
+                stall_ms: stall_ms as f64,
+                slow_pct,
                 ..crate::judge::Thresholds::default()
             },
             duration: args.duration,
@@ -464,13 +483,12 @@ fn check_flags(args: &BurninArgs) -> Result<()> {
     if args.passes == Some(0) {
         bail!("--passes 0: give at least 1");
     }
-    if args.stall_ms == 0 {
+    if args.stall_ms == Some(0) {
         bail!("--stall-ms 0: give at least 1 (the default is {})", crate::defaults::STALL_MS);
     }
-    if !(args.slow_pct >= 0.0 && args.slow_pct < 100.0) {
+    if let Some(pct) = args.slow_pct.filter(|p| !(*p >= 0.0 && *p < 100.0)) {
         bail!(
-            "--slow-pct {}: give 0 (speeds not judged against peers) up to under 100 (the default is {})",
-            args.slow_pct,
+            "--slow-pct {pct}: give 0 (speeds not judged against peers) up to under 100 (the default is {})",
             crate::defaults::SLOW_PCT
         );
     }
@@ -478,8 +496,8 @@ fn check_flags(args: &BurninArgs) -> Result<()> {
 }
 
 /// A destructive run's disks, their locks, their checkpoints and the
-/// checkpoints' store.
-type ToWrite = (Vec<Target>, Vec<DiskLock>, Vec<Checkpoint>, Store);
+/// checkpoints' store; for a resume, the options of the run it goes on.
+type ToWrite = (Vec<Target>, Vec<DiskLock>, Vec<Checkpoint>, Store, Option<BurninArgs>);
 
 /// What a destructive run writes: its disks (locked), their checkpoints
 /// (found for a resume, else fresh, a disk with a filesystem or RAID
@@ -496,7 +514,8 @@ fn to_write(
         targets(&args.devices, args.destructive, (args.range.as_deref(), args.ignore_lock), stop)?;
     let store = state_store(&args.state)?;
     let found = checkpoints(&store, &mut targets, args, stop)?;
-    if let Some(first) = found.as_ref().and_then(|p| began_with(&p[0])) {
+    let first = found.as_ref().and_then(|p| began_with(&p[0]));
+    if let Some(first) = &first {
         (*json, *out) = outputs(
             args.json.as_deref().or(first.json.as_deref()),
             args.out.as_deref().or(first.out.as_deref()),
@@ -520,7 +539,7 @@ fn to_write(
             fresh(&targets, args, argv, stop)?
         }
     };
-    Ok((targets, locks, points, store))
+    Ok((targets, locks, points, store, first))
 }
 
 /// The disks a resumed run began with, not among `targets`, whose burn-in
@@ -547,6 +566,17 @@ fn outputs(json: Option<&Path>, out: Option<&Path>) -> Result<(Option<Output>, O
     Ok((json, out.map(Path::to_path_buf)))
 }
 
+/// `--record FILE`, resolved and proven writable (never standard output:
+/// it carries the report).
+fn recorded_in(p: Option<&Path>) -> Result<Option<Output>> {
+    match p {
+        Some(p) if p == Path::new("-") => Err(unwritten(
+            "--record -: give a file to record the measurements in (standard output carries the report, or --json -)",
+        )),
+        p => p.map(|p| Output::resolve("--record", p, false)).transpose().map_err(unwritten),
+    }
+}
+
 /// A refusal, saying that nothing was written.
 fn unwritten(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("{e} (nothing was written)")
@@ -562,12 +592,13 @@ fn began_with(c: &Checkpoint) -> Option<BurninArgs> {
 }
 
 /// The command that continues an interrupted burn-in as it ran: its state,
-/// outputs, progress, checkpoint, SMART, timeout and engine options, and
-/// its disks (each shell-quoted).
+/// outputs (each flag's name and path, where given), progress,
+/// checkpoint, SMART, judging, timeout and engine options, and its disks
+/// (each shell-quoted).
 fn resume_line(
     args: &BurninArgs,
-    json: Option<&Output>,
-    out: Option<&std::path::Path>,
+    outputs: &[(&str, Option<PathBuf>)],
+    (slow_pct, stall_ms): (f64, u64),
     targets: &[Target],
 ) -> String {
     let secs = |d: Duration| format!("{}s", d.as_secs_f64());
@@ -576,11 +607,10 @@ fn resume_line(
         ["arrayburn", "burnin", "--resume", "--destructive", "--yes"].map(String::from).to_vec();
     let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
     flag("state", path(&args.state));
-    if let Some(o) = json {
-        flag("json", path(&o.given));
-    }
-    if let Some(o) = out {
-        flag("out", path(o));
+    for (name, given) in outputs {
+        if let Some(p) = given {
+            flag(name, path(p));
+        }
     }
     let progress = match args.progress {
         BurnProgress::Auto => "auto",
@@ -600,7 +630,8 @@ fn resume_line(
     flag("smart", smart.into());
     flag("smart-every", secs(args.smart_every));
     flag("io-timeout", secs(args.io.io_timeout));
-    flag("stall-ms", args.stall_ms.to_string());
+    flag("stall-ms", stall_ms.to_string());
+    flag("slow-pct", slow_pct.to_string());
     flag("engine", args.io.engine.name().into());
     flag("queue-depth", args.io.queue_depth.to_string());
     if let Some(cmd) = &args.notify.notify {

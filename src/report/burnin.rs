@@ -180,8 +180,8 @@ pub fn build(run: BurnRun) -> BurnReport {
         left_out,
         ..
     } = run;
-    let devices: Vec<_> = disks.iter().map(|d| d.plan.target.dev.clone()).collect();
-    let c = &disks[0].plan.point.clone();
+    let devices: Vec<_> = disks.iter().map(|d| d.disk.dev.clone()).collect();
+    let c = &disks[0].disk.point.clone();
     let mut advice = Vec::new();
     let each = disks.into_iter().zip(facts.iter().zip(judged)).zip(hottest.into_iter().zip(limits));
     let mut disks: Vec<BurnDisk> = each
@@ -189,7 +189,7 @@ pub fn build(run: BurnRun) -> BurnReport {
             // A disk with advice is named by its action below, once the
             // links have had their say.
             if let Some((a, sentence)) = &judged.action {
-                let path = d.plan.target.dev.given.clone();
+                let path = d.disk.dev.given.clone();
                 let sentence = format!("{path}: {sentence}");
                 advice.push(DiskAdvice { path, action: *a, sentence });
             }
@@ -217,7 +217,7 @@ pub fn build(run: BurnRun) -> BurnReport {
     }
 }
 
-impl Burned<'_> {
+impl Burned {
     /// The disk's row: what was measured, its speeds against its peers, and
     /// its verdict before the links have their say.
     fn row(
@@ -227,8 +227,8 @@ impl Burned<'_> {
         (hottest_c, limit): (Option<i64>, TempLimits),
         read_only: bool,
     ) -> BurnDisk {
-        let Burned { plan, burn, smart, temps, .. } = self;
-        let (t, c) = (&plan.target, &plan.point);
+        let Burned { disk, burn, smart, temps, .. } = self;
+        let (t, c) = (&disk, &disk.point);
         let verdict = judged.disk_verdict(burn.interrupted, burned_whole(&burn, read_only));
         let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, t.end - t.start);
         let writes = pass_speeds(&burn.write_pass_s, burn.passes_done, t.end - t.start);

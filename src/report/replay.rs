@@ -1,19 +1,24 @@
-//! A check's measurements as recorded (`--record FILE`): what it ran on
-//! and with, and everything it read (passes, slices, groups read again,
-//! disks re-measured), as read. Replayed, a recording gives the report
-//! the run gave; with its settings edited (a threshold), the report those
-//! settings would have given the same measurements. No disk is read.
+//! A run's measurements as recorded (`--record FILE`). A check's: what it
+//! ran on and with, and everything it read (passes, slices, groups read
+//! again, disks re-measured), as read. A burn-in's: each disk's burn,
+//! SMART after, temperatures and re-measurement, with the disks and how
+//! they are judged. Replayed, a recording gives the report the run gave;
+//! with its settings edited (a threshold), the report those settings
+//! would have given the same measurements. No disk is read.
 //!
 //! What it cannot replay: which disks the run chose to read again. Those
 //! choices were the judge's while the disks were there; a recording
 //! judged with other thresholds keeps the re-measurements it holds and
 //! reads no new ones.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use super::burnin::BurnReport;
 use super::{Checked, Report, RunInfo, build};
 use crate::device::BlockDevice;
 use crate::header::Header;
+use crate::judge::burned::BurnRun;
 use crate::judge::inspect::Inspected;
 use crate::measure::{GroupRecheck, PassRun, Recheck};
 use crate::plan::Settings;
@@ -21,7 +26,82 @@ use crate::plan::Settings;
 /// What a recording says it is, and the layout it has: a file whose
 /// `recording` or `version` differ is refused.
 pub const WHAT: &str = "arrayburn check measurements";
+pub const BURN_WHAT: &str = "arrayburn burnin measurements";
 pub const VERSION: u32 = 1;
+
+/// A recording of `what` from its JSON; an error names what is wrong with
+/// it and what to give instead.
+fn parse_as<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, String> {
+    #[derive(Deserialize)]
+    struct Says {
+        recording: String,
+        version: u32,
+    }
+    let says: Says = serde_json::from_slice(bytes).map_err(|e| {
+        format!("not a recording of arrayburn's measurements ({e}): give a file --record wrote")
+    })?;
+    if says.recording != what || says.version != VERSION {
+        return Err(format!(
+            "a recording of \"{}\" version {}, not of \"{what}\" version {VERSION}: \
+             replay it as what it is, with the arrayburn that wrote it",
+            says.recording, says.version
+        ));
+    }
+    serde_json::from_slice(bytes)
+        .map_err(|e| format!("a damaged recording of \"{what}\" ({e}): record the run again"))
+}
+
+/// A recording's JSON document.
+fn document(r: &impl Serialize) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(r).expect("a recording serializes");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// `recorded`, as a replayed report carries it: the recorded run's host,
+/// machine, times and command line, how the report ended, its exit
+/// status left to the run's end to mark (as a live report's is).
+fn replayed_header(recorded: &Header, (interrupted, complete): (bool, bool)) -> Header {
+    Header { interrupted, complete, exit_status: None, ..recorded.clone() }
+}
+
+/// A burn-in, recorded.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BurnRecording {
+    /// [`BURN_WHAT`] and [`VERSION`].
+    pub recording: String,
+    pub version: u32,
+    /// The header of the report the run gave.
+    pub header: Header,
+    /// Everything the burn-in's report is built from.
+    pub run: BurnRun,
+}
+
+impl BurnRecording {
+    /// `run`, as the report `header` ended it.
+    pub fn of(run: BurnRun, header: &Header) -> Self {
+        let (recording, version, header) = (BURN_WHAT.into(), VERSION, header.clone());
+        BurnRecording { recording, version, header, run }
+    }
+
+    /// A recording from its JSON; an error names what is wrong with it.
+    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
+        parse_as(bytes, BURN_WHAT)
+    }
+
+    /// The JSON document.
+    pub fn json(&self) -> Vec<u8> {
+        document(self)
+    }
+
+    /// The report these measurements give under the recorded thresholds.
+    pub fn report(&self) -> BurnReport {
+        let mut report = super::burnin::build(self.run.clone());
+        let ended = (report.header.interrupted, report.header.complete);
+        report.header = replayed_header(&self.header, ended);
+        report
+    }
+}
 
 /// A check, recorded.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -72,26 +152,12 @@ impl Recording {
 
     /// A recording from its JSON; an error names what is wrong with it.
     pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        let r: Recording = serde_json::from_slice(bytes).map_err(|e| {
-            format!(
-                "not a recording of a check ({e}): give a file `arrayburn check --record` wrote"
-            )
-        })?;
-        if r.recording != WHAT || r.version != VERSION {
-            return Err(format!(
-                "a recording of \"{}\" version {}, not of \"{WHAT}\" version {VERSION}: \
-                 replay it with the arrayburn that wrote it",
-                r.recording, r.version
-            ));
-        }
-        Ok(r)
+        parse_as(bytes, WHAT)
     }
 
     /// The JSON document.
     pub fn json(&self) -> Vec<u8> {
-        let mut bytes = serde_json::to_vec(self).expect("a recording serializes");
-        bytes.push(b'\n');
-        bytes
+        document(self)
     }
 
     /// What the recorded check ran on and with.
@@ -110,8 +176,8 @@ impl Recording {
     pub fn report(&self) -> Report {
         let read = (self.passes.as_slice(), self.rechecks.as_slice(), &self.groups_read_again[..]);
         let mut report = build(self.checked(), read, &self.info);
-        let (interrupted, complete) = (report.header.interrupted, report.header.complete);
-        report.header = Header { interrupted, complete, exit_status: None, ..self.header.clone() };
+        let ended = (report.header.interrupted, report.header.complete);
+        report.header = replayed_header(&self.header, ended);
         report
     }
 }

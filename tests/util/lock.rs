@@ -51,6 +51,10 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("exports::", "pages from recorded results, in a browser (Chromium takes both cores)"),
     ("faults::max_errors_stops_only_", "errors counted and the stop at --max-errors"),
     ("faults::both_engines_", "the same bad sectors and bytes from both engines"),
+    (
+        "faults::a_sample_that_sweeps_a_small_disk_again_",
+        "bad ranges counted once over a sample's sweeps; no speed asserted",
+    ),
     ("inputs::", "refusals and warnings: exit codes and one-line messages"),
     ("inspect::", "what recorded drives declare, and the probe's usable sizes; no speed judged"),
     ("iozone::", "iozone's output format, system calls and files on the root filesystem"),
@@ -74,6 +78,21 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("safety::a_resume_proves_", "a resume refused on another disk; a lone disk"),
     ("safety::buffers_beyond_", "a refusal with the figure"),
     ("suite::", "the suite's own deadlines, lock and leftovers"),
+    (
+        "unattended::a_burn_in_outlives_its_terminal_",
+        "the log, the stop and the resume; --slow-pct 0, no speed judged",
+    ),
+    (
+        "unattended::notify_tells_of_a_disk_found_bad_",
+        "the events and the bad sector's finding; --slow-pct 0, no speed judged",
+    ),
+    (
+        "unattended::the_service_resumes_after_a_crash_",
+        "the unit's resume, pages and refusal; --slow-pct 0, no speed judged",
+    ),
+    ("unattended::a_burn_in_of_24_disks_", "the table's layout in tmux; --slow-pct 0"),
+    ("unattended::a_check_of_24_disks_", "the table's layout in tmux; any verdict"),
+    ("unattended::a_signal_while_the_notifier_runs_", "a stop of the notifier; any verdict"),
 ];
 
 /// How long a test waits for the lock before it fails, naming the holder:
