@@ -1124,6 +1124,8 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
             "short",
             "--smart-every",
             "1",
+            "--slow-pct",
+            "0",
             "--json",
             json.to_str().unwrap(),
             "--out",
@@ -1239,6 +1241,7 @@ fn a_self_test_that_never_finishes_is_aborted_as_a_finding() {
     let out = c
         .env("PATH", path)
         .args(["--destructive", "--yes", "--smart-test", "short", "--smart-test-timeout", "2s"])
+        .args(["--slow-pct", "0"])
         .args(["--progress", "none", "--json"])
         .arg(&json)
         .args(d.iter().map(|x| &x.dev))
@@ -1543,7 +1546,8 @@ fn burn_with_smart(
     let json = dir.path().join("b.json");
     let mut args = vec!["burnin", "--state", state.path().to_str().unwrap()];
     args.extend(["--destructive", "--yes", "--wipe-signatures", "--smart-every", "1"]);
-    args.extend(["--progress", "none", "--json", json.to_str().unwrap()]);
+    // No speed judged: the temperatures are this helper's tests' question.
+    args.extend(["--slow-pct", "0", "--progress", "none", "--json", json.to_str().unwrap()]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let out = t.command(&args).env("PATH", path).output_within(RUN);
     let doc = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -1999,7 +2003,8 @@ fn worker_signalled(
     let state = tempdir();
     let st = state.path().to_str().unwrap();
     let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
-    args.extend(["--progress", "lines", "--progress-interval", "0.2s", &d[0].dev, &d[1].dev]);
+    args.extend(["--slow-pct", "0", "--progress", "lines", "--progress-interval", "0.2s"]);
+    args.extend([d[0].dev.as_str(), d[1].dev.as_str()]);
     let mut child = t.command(&args).start();
     child.wait_line("the write phase", RUN, |l| l.contains("write") && l.contains('%'));
     child.wait_until("the log", MINUTE, || kept(state.path(), "log").is_some());
@@ -2107,7 +2112,8 @@ fn a_disk_left_out_of_a_resume_is_named_in_its_verdict_never_healthy() {
     let state = tempdir();
     let st = state.path().to_str().unwrap();
     let mut first = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
-    first.extend(["--checkpoint-every", "1", "--progress", "none"]);
+    // No speed judged (the resume judges as the run it goes on did).
+    first.extend(["--checkpoint-every", "1", "--progress", "none", "--slow-pct", "0"]);
     first.extend(d.iter().map(|x| x.dev.as_str()));
     let mut child = t.command(&first).start();
     let written = |x: &LoopDisk| {

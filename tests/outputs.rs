@@ -274,20 +274,20 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
     let mut args = vec!["burnin", "--state", state.path().to_str().unwrap()];
     args.extend(["--destructive", "--yes", "--smart", "off", "--wipe-signatures"]);
     args.extend(["--progress-interval", "0.1s", "--json", bjson.to_str().unwrap()]);
+    // No speed judged: what counts here is that the run ended whole.
+    args.extend(["--slow-pct", "0"]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let st = closed_outputs(t.command(&args));
-    // Finished, not stopped (exit 1: a verdict on two 16 MiB disks whose
-    // throttled writes a loaded machine can set 10 % apart, as the check's
-    // above may be; what counts here is that the run ended whole).
-    assert!(matches!(st.code(), Some(0 | 1)), "{st:?}");
+    assert_eq!(st.code(), Some(0), "{st:?}");
     let b = read("burnin");
     assert_eq!(b["interrupted"], false);
     assert!(b["disks"].as_array().unwrap().iter().all(|x| x["verified_bytes"] == 16 * MIB));
-    // The demo: it finds its slow disk and removes what it made.
+    // The demo, whole (without its slow disk: its verdict is the demo
+    // tests' question, not this one's).
     let mut c = arrayburn(&["demo", "--disks", "3", "--size", "64m", "--sample", "1.5s"]);
-    c.arg("--json").arg(json("demo"));
+    c.arg("--no-throttle").arg("--json").arg(json("demo"));
     let st = closed_outputs(c);
-    assert_eq!(st.code(), Some(1), "{st:?}");
+    assert!(matches!(st.code(), Some(0 | 1 | 3)), "{st:?}");
     assert_eq!(read("demo")["complete"], true);
     // iozone with its warnings on a closed stderr (its stdout closed ends
     // it quietly, as `| head` expects).

@@ -66,6 +66,24 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("outputs::a_burn_in_that_cannot_write_", "the exit status of failed writes; a lone disk"),
     ("outputs::a_fifo_nobody_reads_", "a stop while a FIFO waits for its reader; no verdict"),
     (
+        "outputs::output_that_goes_away_",
+        "runs that end whole with their outputs closed; any verdict, --slow-pct 0",
+    ),
+    (
+        "burnin::the_command_printed_at_an_interrupt_",
+        "the printed command and the outputs it finishes; --slow-pct 0",
+    ),
+    ("burnin::temperatures_are_judged_", "temperatures from a fake smartctl; --slow-pct 0"),
+    ("burnin::readings_no_sensor_can_make_", "readings from a fake smartctl; --slow-pct 0"),
+    (
+        "burnin::the_drives_self_test_and_its_temperature_",
+        "a fake smartctl's self-test and temperatures; --slow-pct 0",
+    ),
+    ("burnin::a_self_test_that_never_finishes_", "a fake self-test's timeout; --slow-pct 0"),
+    ("burnin::a_killed_worker_", "what the waiting process says; --slow-pct 0"),
+    ("burnin::a_stopped_worker_", "a stop of a stopped worker; --slow-pct 0"),
+    ("burnin::a_disk_left_out_of_a_resume_", "the verdict's words on a resume; --slow-pct 0"),
+    (
         "burnin::a_fifo_nobody_reads_",
         "a finished run's wait for a FIFO's reader, bounded and stopped; 16 MiB disks, no speed",
     ),
