@@ -101,6 +101,13 @@ fn every_refusal_writes_nothing() {
         let flag = format!("--slow-pct={pct}");
         run(with(&["--destructive", "--yes", &flag]), &format!("--slow-pct {pct}: give 0"));
     }
+    // Two outputs naming one file; a recording on standard output.
+    let files = tempdir();
+    let same = files.path().join("b.json");
+    let same = same.to_str().unwrap();
+    run(with(&["--destructive", "--yes", "--json", same, "--record", same]), "name the same file");
+    run(with(&["--destructive", "--yes", "--record", "-"]), "--record -: give a file");
+    assert_eq!(std::fs::read_dir(files.path()).unwrap().count(), 0, "no file written");
     // A disk with a filesystem, then mounted.
     let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &d[1].dev]).output_within(MINUTE);
     assert!(mkfs.status.success(), "{mkfs:?}");

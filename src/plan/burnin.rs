@@ -234,9 +234,10 @@ impl BurnPlan {
             .map(|p| Output::resolve("--metrics", p, true))
             .transpose()
             .map_err(unwritten)?;
-        let record = recorded_in(
-            args.record.as_deref().or(first.as_ref().and_then(|f| f.record.as_deref())),
-        )?;
+        let record = args.record.as_deref().or(first.as_ref().and_then(|f| f.record.as_deref()));
+        let record = super::record_output(record).map_err(unwritten)?;
+        let files = [&json, &metrics, &record];
+        super::refuse_shared(files.into_iter().flatten(), out.as_deref()).map_err(unwritten)?;
         check_memory(&points, depth)?;
         let mut targets = targets;
         crate::judge::links::settle(targets.iter_mut().map(|t| &mut t.dev.identity));
@@ -564,17 +565,6 @@ fn outputs(json: Option<&Path>, out: Option<&Path>) -> Result<(Option<Output>, O
         super::check_output_dir(dir).map_err(unwritten)?;
     }
     Ok((json, out.map(Path::to_path_buf)))
-}
-
-/// `--record FILE`, resolved and proven writable (never standard output:
-/// it carries the report).
-fn recorded_in(p: Option<&Path>) -> Result<Option<Output>> {
-    match p {
-        Some(p) if p == Path::new("-") => Err(unwritten(
-            "--record -: give a file to record the measurements in (standard output carries the report, or --json -)",
-        )),
-        p => p.map(|p| Output::resolve("--record", p, false)).transpose().map_err(unwritten),
-    }
 }
 
 /// A refusal, saying that nothing was written.

@@ -526,27 +526,41 @@ fn outputs(args: &CheckArgs) -> Result<[Option<Output>; 4], PlanError> {
     let json = resolve("--json", &args.output.json)?;
     let csv = resolve("--csv", &args.output.csv)?;
     let metrics = resolve("--metrics", &args.output.metrics)?;
-    let record = match args.output.record.as_deref() {
-        Some(p) if p == Path::new("-") => {
-            let why = "--record -: give a file to record the measurements in (standard output \
-                       carries the report, or --json -)";
-            return Err(PlanError::Output(why.into()));
-        }
-        p => p
-            .map(|p| Output::resolve("--record", p, false).map_err(PlanError::Output))
-            .transpose()?,
-    };
-    let mut named: Vec<(String, PathBuf)> =
-        json.iter().chain(&csv).chain(&metrics).chain(&record).map(output::named).collect();
+    let record = record_output(args.output.record.as_deref()).map_err(PlanError::Output)?;
     if let Some(p) = &args.output.out {
         check_output_dir(p)?;
+    }
+    let files = [&json, &csv, &metrics, &record];
+    refuse_shared(files.into_iter().flatten(), args.output.out.as_deref())
+        .map_err(PlanError::Output)?;
+    Ok([json, csv, metrics, record])
+}
+
+/// `--record FILE`, resolved and proven writable: never standard output
+/// (it carries the report).
+pub fn record_output(p: Option<&Path>) -> Result<Option<Output>, String> {
+    match p {
+        Some(p) if p == Path::new("-") => Err("--record -: give a file to record the \
+             measurements in (standard output carries the report, or --json -)"
+            .into()),
+        p => p.map(|p| Output::resolve("--record", p, false)).transpose(),
+    }
+}
+
+/// Refuses two outputs (`outputs`, and the files of the `--out` bundle
+/// `out`) that name the same file.
+pub fn refuse_shared<'a>(
+    outputs: impl IntoIterator<Item = &'a Output>,
+    out: Option<&Path>,
+) -> Result<(), String> {
+    let mut named: Vec<(String, PathBuf)> = outputs.into_iter().map(output::named).collect();
+    if let Some(p) = out {
         named.extend(output::bundle::FILES.iter().map(|f| {
             let file = p.join(f);
             (format!("--out {}", file.display()), output::identity_of(&file))
         }));
     }
-    output::refuse_duplicates(named).map_err(PlanError::Output)?;
-    Ok([json, csv, metrics, record])
+    output::refuse_duplicates(named)
 }
 
 /// The `--out` directory is used if it exists, created if only its parent
