@@ -1133,6 +1133,8 @@ fn the_drives_self_test_and_its_temperature_during_the_run_are_judged() {
             "1",
             "--slow-pct",
             "0",
+            "--stall-ms",
+            "60000",
             "--json",
             json.to_str().unwrap(),
             "--out",
@@ -1248,7 +1250,7 @@ fn a_self_test_that_never_finishes_is_aborted_as_a_finding() {
     let out = c
         .env("PATH", path)
         .args(["--destructive", "--yes", "--smart-test", "short", "--smart-test-timeout", "2s"])
-        .args(["--slow-pct", "0"])
+        .args(NO_SPEED_JUDGED)
         .args(["--progress", "none", "--json"])
         .arg(&json)
         .args(d.iter().map(|x| &x.dev))
@@ -1376,7 +1378,7 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
     first.extend(["--out", out.to_str().unwrap(), "--metrics", metrics.to_str().unwrap()]);
     // How it judges goes on too (a resume that forgot --slow-pct 0 would
     // judge the speeds the run was told not to).
-    first.extend(["--slow-pct", "0", "--stall-ms", "4000"]);
+    first.extend(NO_SPEED_JUDGED);
     first.extend(d.iter().map(|x| x.dev.as_str()));
     // Interrupted once it writes (its first progress line), then again.
     let interrupt_writing = |child: Child| {
@@ -1399,7 +1401,7 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
         "--progress-interval 0.2s",
         "--smart off",
         "--slow-pct 0 ",
-        "--stall-ms 4000 ",
+        "--stall-ms 60000 ",
     ] {
         assert!(line.contains(flag), "{flag} in {line}");
     }
@@ -1554,7 +1556,8 @@ fn burn_with_smart(
     let mut args = vec!["burnin", "--state", state.path().to_str().unwrap()];
     args.extend(["--destructive", "--yes", "--wipe-signatures", "--smart-every", "1"]);
     // No speed judged: the temperatures are this helper's tests' question.
-    args.extend(["--slow-pct", "0", "--progress", "none", "--json", json.to_str().unwrap()]);
+    args.extend(NO_SPEED_JUDGED);
+    args.extend(["--progress", "none", "--json", json.to_str().unwrap()]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let out = t.command(&args).env("PATH", path).output_within(RUN);
     let doc = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -2010,7 +2013,8 @@ fn worker_signalled(
     let state = tempdir();
     let st = state.path().to_str().unwrap();
     let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
-    args.extend(["--slow-pct", "0", "--progress", "lines", "--progress-interval", "0.2s"]);
+    args.extend(NO_SPEED_JUDGED);
+    args.extend(["--progress", "lines", "--progress-interval", "0.2s"]);
     args.extend([d[0].dev.as_str(), d[1].dev.as_str()]);
     let mut child = t.command(&args).start();
     child.wait_line("the write phase", RUN, |l| l.contains("write") && l.contains('%'));
@@ -2120,7 +2124,8 @@ fn a_disk_left_out_of_a_resume_is_named_in_its_verdict_never_healthy() {
     let st = state.path().to_str().unwrap();
     let mut first = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
     // No speed judged (the resume judges as the run it goes on did).
-    first.extend(["--checkpoint-every", "1", "--progress", "none", "--slow-pct", "0"]);
+    first.extend(["--checkpoint-every", "1", "--progress", "none"]);
+    first.extend(NO_SPEED_JUDGED);
     first.extend(d.iter().map(|x| x.dev.as_str()));
     let mut child = t.command(&first).start();
     let written = |x: &LoopDisk| {

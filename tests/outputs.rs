@@ -275,7 +275,7 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
     args.extend(["--destructive", "--yes", "--smart", "off", "--wipe-signatures"]);
     args.extend(["--progress-interval", "0.1s", "--json", bjson.to_str().unwrap()]);
     // No speed judged: what counts here is that the run ended whole.
-    args.extend(["--slow-pct", "0"]);
+    args.extend(NO_SPEED_JUDGED);
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let st = closed_outputs(t.command(&args));
     assert_eq!(st.code(), Some(0), "{st:?}");

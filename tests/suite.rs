@@ -137,11 +137,14 @@ fn an_earlier_runs_leftovers_are_removed_and_nothing_else() {
     assert!(said.contains(&format!("removed cgroup {}", group.display())), "{said}");
     assert!(said.contains(&format!("unmounted {}", mnt.display())), "{said}");
     assert!(!file.exists() && !group.exists() && !mnt.exists(), "{said}");
-    let bound = |dev: &str| {
-        std::path::Path::new(&format!("/sys/block/{}/loop", dev.trim_start_matches("/dev/")))
-            .exists()
+    // Whether `dev` is a loop device over `file` (the kernel adds
+    // " (deleted)" once the file is gone). Not whether it is attached at
+    // all: a test beside this one may attach its own file there at once.
+    let over = |dev: &str, file: &Path| {
+        let at = format!("/sys/block/{}/loop/backing_file", dev.trim_start_matches("/dev/"));
+        std::fs::read_to_string(at).is_ok_and(|b| b.starts_with(file.to_str().unwrap()))
     };
-    assert!(!bound(&their_dev), "{their_dev} still attached");
-    assert!(bound(&mine.dev) && mine.file.exists(), "{said}");
+    assert!(!over(&their_dev, &file), "{their_dev} still attached over {}", file.display());
+    assert!(over(&mine.dev, &mine.file) && mine.file.exists(), "{said}");
     assert!(!said.contains(&mine.dev) && !said.contains("arrayburn-tested"), "{said}");
 }

@@ -63,7 +63,8 @@ fn a_burn_in_outlives_its_terminal_keeps_its_log_and_goes_on_from_it() {
     let (state, json) = (dir.path().join("state"), dir.path().join("b.json"));
     // No speed judged (--slow-pct 0): what is asserted is the log, the
     // stop and the resume, on a machine shared with other tests.
-    let mut args = vec!["burnin", "--destructive", "--yes", "--smart", "off", "--slow-pct", "0"];
+    let mut args = vec!["burnin", "--destructive", "--yes", "--smart", "off"];
+    args.extend(NO_SPEED_JUDGED);
     args.extend(["--progress-interval", "1s", "--state", state.to_str().unwrap()]);
     args.extend(["--json", json.to_str().unwrap(), &d[0].dev, &d[1].dev]);
     let child = start_detached(&mut t.command(&args));
@@ -171,7 +172,7 @@ fn notify_tells_of_a_disk_found_bad_at_once_and_of_the_end_and_a_failing_notifie
         let mut args = vec!["burnin", "--destructive", "--yes", "--smart", "off", "--block", "1m"];
         // The good disk is never called slow beside a busy machine's
         // other tests: only the bad sector is to act on.
-        args.extend(["--slow-pct", "0"]);
+        args.extend(NO_SPEED_JUDGED);
         args.extend(["--state", state.path().to_str().unwrap(), "--json", json.to_str().unwrap()]);
         args.extend(["--notify", notify, "--notify-timeout", timeout, &bad.dev, &good.dev]);
         let out = arrayburn(&args).output_within(RUN);
@@ -258,7 +259,7 @@ fn the_service_resumes_after_a_crash_and_never_burns_a_disk_twice() {
     let lib = tempdir();
     let heard = tempdir();
     let env = format!(
-        "# the disks\nARRAYBURN_DISKS={} {}\nARRAYBURN_ARGS=--smart off --block 1m --checkpoint-every 1s --slow-pct 0\nARRAYBURN_NOTIFY=echo $ARRAYBURN_VERDICT >> {}/said\n",
+        "# the disks\nARRAYBURN_DISKS={} {}\nARRAYBURN_ARGS=--smart off --block 1m --checkpoint-every 1s --slow-pct 0 --stall-ms 60000\nARRAYBURN_NOTIFY=echo $ARRAYBURN_VERDICT >> {}/said\n",
         d[0].dev,
         d[1].dev,
         heard.path().display()
@@ -480,7 +481,7 @@ fn a_burn_in_of_24_disks_on_an_80_by_24_terminal_shows_them_all_and_a_summary() 
     let dir = tempdir();
     let state = dir.path().join("state");
     let mut line = format!(
-        "echo $$ > {}/cgroup.procs && {} burnin --destructive --yes --smart off --slow-pct 0 --block 1m --progress-interval 2s --state {}",
+        "echo $$ > {}/cgroup.procs && {} burnin --destructive --yes --smart off --slow-pct 0 --stall-ms 60000 --block 1m --progress-interval 2s --state {}",
         t.path().display(),
         bin(),
         state.display()
