@@ -239,8 +239,8 @@ pub struct BurninArgs {
     pub metrics: Option<PathBuf>,
     /// Also write what was measured to FILE at the end (each disk's burn,
     /// SMART, temperatures and re-measurement, with the disks and how they
-    /// are judged): measurements to judge again, or to attach to a bug
-    /// report. Replayed, it gives the report the run gave.
+    /// are judged), to attach to a bug report. Replayed by arrayburn's
+    /// library (no command replays it), it gives the report the run gave.
     #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 
@@ -615,8 +615,9 @@ pub struct OutputArgs {
     pub metrics: Option<PathBuf>,
     /// Also write what was measured to FILE at the end (every pass,
     /// slice, disk re-measured and group read again, as read, with what
-    /// the check ran on and with): measurements to judge again, or to
-    /// attach to a bug report. Replayed, it gives the report the run gave.
+    /// the check ran on and with), to attach to a bug report. Replayed by
+    /// arrayburn's library (no command replays it), it gives the report
+    /// the run gave.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 

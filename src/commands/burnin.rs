@@ -117,23 +117,13 @@ fn finish(
     let topology = |p: &str| {
         Some(&plan.disks.iter().find(|d| d.target.dev.given == p)?.target.dev.identity.topology)
     };
+    let recorded = plan.record.as_ref().map(|to| (to, run.clone()));
+    let mut report = build(run);
     let end = Ending {
         keep: Some(&keep),
         locate: plan.locate.then_some(&topology as _),
+        record: recorded.map(|(to, run)| (to, BurnRecording::of(run, &report.header).json())),
         ..Ending::of("arrayburn burnin", "burnin", plan.notify.as_ref())
     };
-    let recorded = plan.record.as_ref().map(|to| (to, run.clone()));
-    let mut report = build(run);
-    let outcome = publish(&mut report, plan.outputs(), &end, stop);
-    if let Some((to, run)) = recorded {
-        let _hold = stop.hold();
-        let bytes = BurnRecording::of(run, &report.header).json();
-        if let Err(e) = to.write(&bytes, true, stop) {
-            let at = to.given.display();
-            tell!(
-                "arrayburn burnin: error: could not write --record {at}: {e} (the report stands)"
-            );
-        }
-    }
-    Ok(outcome)
+    Ok(publish(&mut report, plan.outputs(), &end, stop))
 }

@@ -56,23 +56,17 @@ pub fn execute(
     let mut report = report::build((&plan).into(), (&passes, &rechecks, &groups), &info);
     let topology = |p: &str| Some(&plan.devices.iter().find(|d| d.given == p)?.identity.topology);
     let s = &plan.settings;
+    let record = s.record.as_ref().map(|to| {
+        let read = (passes.as_slice(), rechecks.as_slice(), groups.as_slice());
+        (to, Recording::of((&plan).into(), read, (&info, &report.header)).json())
+    });
     let end = Ending {
         locate: s.locate.then_some(&topology as _),
         saved_before: true,
+        record,
         ..Ending::of("arrayburn", "check", s.notify.as_ref())
     };
     let outcome = publish(&mut report, s.outputs(), &end, stop);
-    if let Some(to) = &s.record {
-        let read = (passes.as_slice(), rechecks.as_slice(), groups.as_slice());
-        let recording = Recording::of((&plan).into(), read, (&info, &report.header));
-        let _hold = stop.hold();
-        if let Err(e) = to.write(&recording.json(), true, stop) {
-            tell!(
-                "arrayburn: error: could not write --record {}: {e} (the report stands)",
-                to.given.display()
-            );
-        }
-    }
     Ok((outcome, report))
 }
 

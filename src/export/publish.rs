@@ -135,17 +135,21 @@ pub struct Ending<'a> {
     /// Copies were saved while the run went on (the check's, after each
     /// pass): a file that cannot be written now says so.
     pub saved_before: bool,
+    /// `--record`: where the run's measurements go, and their document,
+    /// written with the other files.
+    pub record: Option<(&'a crate::output::Output, Vec<u8>)>,
 }
 
 impl<'a> Ending<'a> {
     /// The end of `who`'s run, told to `notify` as `event`, nothing more.
     pub fn of(who: &'a str, event: &'static str, notify: Option<&'a Notifier>) -> Self {
-        Ending { who, event, notify, locate: None, keep: None, saved_before: false }
+        Ending { who, event, notify, locate: None, keep: None, saved_before: false, record: None }
     }
 }
 
 /// A run's end, the one way every command ends: its end marked in its
-/// document, the document kept, the text printed, the files saved (a file
+/// document, the document kept, the text printed, the files saved (its
+/// `--record` among them; a file
 /// that cannot be written said in one line), `--notify` told last and
 /// `--locate`'s LEDs lit; its outcome as its run document says. A second
 /// signal waits for the files to be written.
@@ -158,7 +162,13 @@ pub fn publish(run: &mut impl Published, to: Outputs, end: &Ending, stop: &StopF
     print(run, to.stdout_taken());
     let failed = {
         let _hold = stop.hold();
-        save(run, to, true, stop)
+        let mut failed = save(run, to, true, stop);
+        if let Some((o, bytes)) = &end.record
+            && let Err(e) = o.write(bytes, true, stop)
+        {
+            failed.push(format!("{} {}: {e}", o.flag, o.given.display()));
+        }
+        failed
     };
     let earlier = if end.saved_before {
         "; any JSON copy left from an earlier pass says \"complete\": false"

@@ -242,9 +242,12 @@ impl BurnPlan {
         let mut targets = targets;
         crate::judge::links::settle(targets.iter_mut().map(|t| &mut t.dev.identity));
         let given = |o: &Option<Output>| o.as_ref().map(|o| o.given.clone());
-        let outputs = [("json", given(&json)), ("out", out.clone()), ("metrics", given(&metrics))];
-        let outputs: Vec<(&str, Option<PathBuf>)> =
-            outputs.into_iter().chain([("record", given(&record))]).collect();
+        let outputs = [
+            ("json", given(&json)),
+            ("out", out.clone()),
+            ("metrics", given(&metrics)),
+            ("record", given(&record)),
+        ];
         let resume_line = resume_line(args, &outputs, (slow_pct, stall_ms), &targets);
         let resume = points.iter().any(|c| c.burn.resumes > 0);
         let left_out = match (&store, resume) {

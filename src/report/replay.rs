@@ -174,7 +174,7 @@ impl Recording {
     /// under the recorded header (its exit status left to the run's end
     /// to mark, as a live report's is).
     pub fn report(&self) -> Report {
-        let read = (self.passes.as_slice(), self.rechecks.as_slice(), &self.groups_read_again[..]);
+        let read = (&self.passes[..], &self.rechecks[..], &self.groups_read_again[..]);
         let mut report = build(self.checked(), read, &self.info);
         let ended = (report.header.interrupted, report.header.complete);
         report.header = replayed_header(&self.header, ended);
