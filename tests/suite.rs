@@ -69,10 +69,10 @@ fn the_device_lock_held_elsewhere_fails_in_time_naming_the_holder() {
     holder.wait_until("flock to hold the lock", MINUTE, || !holders_of_file(&file).is_empty());
     let pid = holders_of_file(&file)[0].pid;
     // Shared takers go beside it; an exclusive one fails within its limit.
-    drop(lock.take(false, Duration::from_secs(5)));
+    drop(lock.take(Class::Shared, Duration::from_secs(5)));
     let began = Instant::now();
     let said = panic_of(|| {
-        lock.take(true, Duration::from_secs(2));
+        lock.take(Class::Exclusive, Duration::from_secs(2));
     });
     let took = began.elapsed();
     assert!(took >= Duration::from_secs(2) && took < Duration::from_secs(10), "{took:?}");
@@ -83,7 +83,7 @@ fn the_device_lock_held_elsewhere_fails_in_time_naming_the_holder() {
     // Once it has gone, the lock is taken at once.
     drop(holder);
     let began = Instant::now();
-    drop(lock.take(true, Duration::from_secs(10)));
+    drop(lock.take(Class::Exclusive, Duration::from_secs(10)));
     assert!(began.elapsed() < Duration::from_secs(10));
     // A link planted where the lock's files go (/tmp is anyone's) is never
     // followed: nothing is made at its target.
@@ -92,10 +92,44 @@ fn the_device_lock_held_elsewhere_fails_in_time_naming_the_holder() {
     let planted = tempdir();
     std::os::unix::fs::symlink(&target, planted.path().join("arrayburn-tests.gate")).unwrap();
     let said = panic_of(|| {
-        Lock::at(planted.path()).take(true, Duration::from_secs(2));
+        Lock::at(planted.path()).take(Class::Exclusive, Duration::from_secs(2));
     });
     assert!(said.contains("a link there is not followed"), "{said}");
     assert!(!target.exists());
+}
+
+#[test]
+fn paced_tests_run_beside_untimed_ones_and_one_other_never_beside_a_timed_one() {
+    let dir = tempdir();
+    let lock = Lock::at(dir.path());
+    let short = Duration::from_secs(1);
+    let refused = |class: Class| {
+        let said = panic_of(|| {
+            lock.take(class, short);
+        });
+        assert!(said.contains("was not free within 1s"), "{class:?}: {said}");
+    };
+    // Beside an untimed test, two paced ones at once; a third waits.
+    let shared = lock.take(Class::Shared, short);
+    let first = lock.take(Class::Paced, short);
+    let second = lock.take(Class::Paced, short);
+    refused(Class::Paced);
+    // A timed test waits for every one of them.
+    drop((shared, first));
+    refused(Class::Exclusive);
+    drop(second);
+    let alone = lock.take(Class::Exclusive, short);
+    // And while it runs, no other test gets in.
+    for class in [Class::Paced, Class::Shared, Class::Exclusive] {
+        refused(class);
+    }
+    drop(alone);
+    drop(lock.take(Class::Paced, short));
+    // No test is in both tables, and a name in neither is timed.
+    for (start, _) in crate::util::lock::PACED {
+        assert_eq!(crate::util::lock::class(start), Class::Paced, "{start} is also untimed");
+    }
+    assert_eq!(crate::util::lock::class("check::a_new_test"), Class::Exclusive);
 }
 
 #[test]

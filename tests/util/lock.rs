@@ -8,21 +8,33 @@
 //! beside each other, never beside a timed one. Tests that touch no device
 //! take no lock and run beside anything.
 //!
+//! Between them, a **paced** test judges speeds that a blkio throttle sets
+//! on every disk it times, far below what this machine's CPU and memory
+//! can read and write (at most 100 MB/s a disk from memory-backed loops,
+//! where an unthrottled one reads GB/s), with no wall-clock bound of its
+//! own (no stop "within a second", no FUSE daemon's pace): the throttle,
+//! not the machine, sets every speed it judges. Such a test shares the
+//! lock beside untimed ones and at most one other paced test ([`PACE_SLOTS`]),
+//! never beside a timed one. Which tests are paced, and why each may be, is
+//! the table [`PACED`].
+//!
 //! A burn-in test that shares the lock and asserts a verdict judges no
 //! speed (`NO_SPEED_JUDGED`: no peer comparison, no stall under a
 //! minute): beside other tests a throttled write can be held past the
 //! stall limit (a 24-disk run once saw a 1 MiB write take 2.3 s).
 //!
-//! Every device test calls [`device_lock`]; its class comes from the table
-//! [`UNTIMED`] below, by the test's own name, and a test not listed there
-//! is timed (exclusive): a new test is safe until someone says otherwise.
+//! Every device test calls [`device_lock`]; its class comes from the tables
+//! [`UNTIMED`] and [`PACED`] below, by the test's own name, and a test
+//! listed in neither is timed (exclusive): a new test is safe until someone
+//! says otherwise.
 //!
-//! The lock is two `flock`s on files in /tmp, shared across processes and
+//! The lock is `flock`s on files in /tmp, shared across processes and
 //! threads (`cargo test` and `cargo nextest` alike). An exclusive taker
 //! first holds the gate, so the shared tests that keep arriving cannot
-//! starve it. Both are taken with a deadline: a lock still held then fails
-//! the test, naming the holder (pid and command line) and the way out. It
-//! must not decide what any test asserts.
+//! starve it; a paced one first takes one of the pace slots. All are taken
+//! with a deadline: a lock still held then fails the test, naming the holder
+//! (pid and command line) and the way out. It must not decide what any test
+//! asserts.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -118,6 +130,62 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("unattended::a_signal_while_the_notifier_runs_", "a stop of the notifier; any verdict"),
 ];
 
+/// Device tests whose every timed disk is paced by a blkio throttle (see
+/// the module's head), by the start of their path, each with what sets its
+/// speeds. They share the lock with untimed tests and one other paced test;
+/// proved beside the suite's shared tests and `stress-ng --cpu 2`
+/// (docs/benchmarks.md, "The suite").
+pub const PACED: &[(&str, &str)] = &[
+    (
+        "burnin::a_disk_slow_only_while_every_disk_was_written_",
+        "three disks' writes at 20 and 14 MB/s, reads at 30",
+    ),
+    ("burnin::two_disks_each_slower_in_one_phase_", "writes at 20 and 14 MB/s, reads at 30 and 21"),
+    ("burnin::a_slow_reader_among_slow_writers_", "writes at 12 MB/s, reads at 100 and 70"),
+    ("burnin::a_healthy_array_is_written_", "writes and reads at 16 MB/s"),
+    ("burnin::a_crash_mid_verify_", "writes at 48 MB/s, reads at 32"),
+    ("burnin::a_soak_that_ends_before_", "reads at 20 MB/s for a 3 s soak"),
+    ("safety::a_disk_still_draining_", "writes at 1 MB/s; the drain waited for is the throttle's"),
+    ("check::a_drift_shared_by_every_disk_", "eight disks at 100 MB/s (80) times a drift of 15 %"),
+    ("check::a_healthy_identical_array_", "six disks at 100 MB/s"),
+    ("check::one_disk_at_70_percent_", "five disks at 100 MB/s, one at 70"),
+    ("check::a_disk_at_85_percent_", "five disks at 100 MB/s, one at 85"),
+    ("check::out_dir_holds_", "four disks at 100 MB/s, one at 60"),
+    ("check::a_disk_that_slows_only_when_all_read_", "four disks at 100 MB/s, one then at 60"),
+    ("check::a_disk_slow_only_while_the_", "disks at 100 MB/s, one at 60 while a pass reads it"),
+    (
+        "unattended::the_whole_run_eta_",
+        "writes at 4 MB/s, reads at 8: the run's end is the throttle's",
+    ),
+    ("unattended::a_check_outlives_its_terminal_", "disks at 20 MB/s; the exit status a verdict's"),
+];
+
+/// How many paced tests may run at once (beside untimed ones).
+pub const PACE_SLOTS: usize = 2;
+
+/// How a device test holds the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Alone: it times a disk the machine's load could slow.
+    Exclusive,
+    /// Beside untimed tests and one other paced one: its speeds are a
+    /// throttle's.
+    Paced,
+    /// Beside anything but a timed test: it times nothing.
+    Shared,
+}
+
+impl Class {
+    /// What the lock log calls it.
+    fn word(self) -> &'static str {
+        match self {
+            Class::Exclusive => "exclusive",
+            Class::Paced => "paced",
+            Class::Shared => "shared",
+        }
+    }
+}
+
 /// How long a test waits for the lock before it fails, naming the holder:
 /// longer than every timed test together takes, shorter than the run's
 /// own limit. `ARRAYBURN_TEST_LOCK_WAIT` (seconds) overrides it.
@@ -126,17 +194,24 @@ fn patience() -> Duration {
     Duration::from_secs(secs.unwrap_or(900))
 }
 
-/// Whether the test named `test` (its path in the binary) times a disk.
-pub fn timed(test: &str) -> bool {
-    !UNTIMED.iter().any(|(start, _)| test.starts_with(start))
+/// How the test named `test` (its path in the binary) holds the lock.
+pub fn class(test: &str) -> Class {
+    let listed = |table: &[(&str, &str)]| table.iter().any(|(start, _)| test.starts_with(start));
+    if listed(UNTIMED) {
+        Class::Shared
+    } else if listed(PACED) {
+        Class::Paced
+    } else {
+        Class::Exclusive
+    }
 }
 
 /// Held while a device test runs.
 pub struct DeviceLock {
-    /// The gate (held by an exclusive taker) and the lock; none where the
-    /// test's thread holds the lock already (a helper that takes it inside
-    /// a test that did).
-    flocks: Option<(Option<Flock<File>>, Flock<File>)>,
+    /// What it holds: the lock, and the gate (an exclusive taker) or a
+    /// pace slot (a paced one); none where the test's thread holds the lock
+    /// already (a helper that takes it inside a test that did).
+    flocks: Option<Vec<Flock<File>>>,
     log: Option<Held>,
 }
 
@@ -145,7 +220,7 @@ pub struct DeviceLock {
 /// run's time goes.
 struct Held {
     test: String,
-    exclusive: bool,
+    class: Class,
     waited: Duration,
     since: Instant,
 }
@@ -164,7 +239,7 @@ impl Drop for DeviceLock {
         else {
             return;
         };
-        let how = if h.exclusive { "exclusive" } else { "shared" };
+        let how = h.class.word();
         let line = format!(
             "{} {how} waited {:.1} held {:.1}\n",
             h.test,
@@ -176,16 +251,16 @@ impl Drop for DeviceLock {
     }
 }
 
-/// Takes the machine's device lock for the calling test: exclusive when it
-/// times a disk, shared when it does not ([`UNTIMED`]).
+/// Takes the machine's device lock for the calling test, as its [`class`]
+/// says.
 pub fn device_lock() -> DeviceLock {
     if HELD.get() > 0 {
         return DeviceLock { flocks: None, log: None };
     }
     let test = std::thread::current().name().unwrap_or("").to_string();
-    let (began, exclusive) = (Instant::now(), timed(&test));
-    let mut lock = Lock::machine().take(exclusive, patience());
-    lock.log = Some(Held { test, exclusive, waited: began.elapsed(), since: Instant::now() });
+    let (began, class) = (Instant::now(), class(&test));
+    let mut lock = Lock::machine().take(class, patience());
+    lock.log = Some(Held { test, class, waited: began.elapsed(), since: Instant::now() });
     lock
 }
 
@@ -193,6 +268,7 @@ pub fn device_lock() -> DeviceLock {
 pub struct Lock {
     gate: PathBuf,
     lock: PathBuf,
+    pace: Vec<PathBuf>,
 }
 
 impl Lock {
@@ -203,27 +279,48 @@ impl Lock {
 
     /// One in `dir` (a test of the lock itself).
     pub fn at(dir: &Path) -> Lock {
-        Lock { gate: dir.join("arrayburn-tests.gate"), lock: dir.join("arrayburn-tests.lock") }
+        Lock {
+            gate: dir.join("arrayburn-tests.gate"),
+            lock: dir.join("arrayburn-tests.lock"),
+            pace: (0..PACE_SLOTS).map(|i| dir.join(format!("arrayburn-tests.pace.{i}"))).collect(),
+        }
     }
 
-    /// Takes it, exclusive or shared, waiting at most `limit`; the test
-    /// fails past that, naming who holds it.
-    pub fn take(&self, exclusive: bool, limit: Duration) -> DeviceLock {
+    /// Takes it as `class` says, waiting at most `limit`; the test fails
+    /// past that, naming who holds it.
+    pub fn take(&self, class: Class, limit: Duration) -> DeviceLock {
         let until = Instant::now() + limit;
-        let gate = flock_by(&self.gate, FlockArg::LockExclusiveNonblock, until)
+        let mut held = Vec::new();
+        // A paced taker first holds a slot, before the gate: it waits for
+        // another paced test holding nothing an exclusive one waits for.
+        if class == Class::Paced {
+            let slot = flock_any(&self.pace, FlockArg::LockExclusiveNonblock, until);
+            held.push(slot.unwrap_or_else(|| self.fail(limit)));
+        }
+        let gate =
+            flock_any(std::slice::from_ref(&self.gate), FlockArg::LockExclusiveNonblock, until)
+                .unwrap_or_else(|| self.fail(limit));
+        let how = if class == Class::Exclusive {
+            FlockArg::LockExclusiveNonblock
+        } else {
+            FlockArg::LockSharedNonblock
+        };
+        let lock = flock_any(std::slice::from_ref(&self.lock), how, until)
             .unwrap_or_else(|| self.fail(limit));
-        let how =
-            if exclusive { FlockArg::LockExclusiveNonblock } else { FlockArg::LockSharedNonblock };
-        let lock = flock_by(&self.lock, how, until).unwrap_or_else(|| self.fail(limit));
-        // Shared takers only pass through the gate; an exclusive one holds
-        // it, so no new shared taker slips in while it runs.
+        held.push(lock);
+        // Other takers only pass through the gate; an exclusive one holds
+        // it, so no new taker slips in while it runs.
+        if class == Class::Exclusive {
+            held.push(gate);
+        }
         HELD.set(HELD.get() + 1);
-        DeviceLock { flocks: Some((exclusive.then_some(gate), lock)), log: None }
+        DeviceLock { flocks: Some(held), log: None }
     }
 
     fn fail(&self, limit: Duration) -> ! {
         let holders: Vec<String> = [&self.lock, &self.gate]
-            .iter()
+            .into_iter()
+            .chain(&self.pace)
             .flat_map(|p| holders_of_file(p))
             .map(|h| h.words())
             .collect();
@@ -241,30 +338,33 @@ impl Lock {
     }
 }
 
-/// Takes `how` on `path` (made if missing, never through a link: /tmp is
-/// anyone's), polling until `until`.
-fn flock_by(path: &Path, how: FlockArg, until: Instant) -> Option<Flock<File>> {
+/// Takes `how` on the first of `paths` free (each made if missing, never
+/// through a link: /tmp is anyone's), polling until `until`.
+fn flock_any(paths: &[PathBuf], how: FlockArg, until: Instant) -> Option<Flock<File>> {
     use std::os::unix::fs::OpenOptionsExt;
     loop {
-        let f = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(path)
-            .unwrap_or_else(|e| {
-                panic!(
-                    "the device lock {}: {e} (a link there is not followed: remove it)",
-                    path.display()
-                )
-            });
-        match Flock::lock(f, how) {
-            Ok(l) => return Some(l),
-            Err((_, nix::errno::Errno::EWOULDBLOCK)) if Instant::now() < until => {
-                std::thread::sleep(Duration::from_millis(25));
+        for path in paths {
+            let f = File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .custom_flags(nix::libc::O_NOFOLLOW)
+                .open(path)
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "the device lock {}: {e} (a link there is not followed: remove it)",
+                        path.display()
+                    )
+                });
+            match Flock::lock(f, how) {
+                Ok(l) => return Some(l),
+                Err((_, nix::errno::Errno::EWOULDBLOCK)) => {}
+                Err((_, e)) => panic!("flock {}: {e}", path.display()),
             }
-            Err((_, nix::errno::Errno::EWOULDBLOCK)) => return None,
-            Err((_, e)) => panic!("flock {}: {e}", path.display()),
         }
+        if Instant::now() >= until {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(25));
     }
 }

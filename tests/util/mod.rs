@@ -7,7 +7,7 @@
 //! machine (`lock`).
 
 mod child;
-mod lock;
+pub mod lock;
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 pub use child::{Child, Start, family, wait_for};
-pub use lock::{Lock, device_lock};
+pub use lock::{Class, Lock, device_lock};
 
 use serde_json::Value;
 
