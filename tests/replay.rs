@@ -377,3 +377,30 @@ fn a_big_block_is_allowed_the_time_its_size_needs() {
     }
     assert_eq!(code(&v), 0, "{}", v.summary.message);
 }
+
+#[test]
+fn a_disk_slow_alone_too_is_blamed_with_both_figures() {
+    // Three disks written at 20 MB/s, disk 1 at 14 also when re-measured
+    // alone in turn with a peer (burnin::a_disk_slow_only_while_every_disk_
+    // was_written_ runs the same array with its limit lifted for that turn,
+    // and clears it): blamed, with both figures, the others healthy.
+    let doc = burn_replayed(&burn_fixture("burnin-slow-alone-too"));
+    assert_eq!(doc["exit_status"], 1, "{}", doc["summary"]);
+    let disk = &doc["disks"][1];
+    assert!(disk["write_pct_of_peers"].as_f64().unwrap() < 80.0, "{disk}");
+    assert_eq!(disk["verdict"], "recheck", "{disk}");
+    let again = &disk["remeasured"]["write"];
+    assert_eq!(again["verdict"], "slow", "{again}");
+    assert!(again["turns"].as_u64() >= Some(4), "{again}");
+    assert!((60.0..80.0).contains(&again["pct"].as_f64().unwrap()), "{again}");
+    let said = doc["summary"]["disk_verdicts"][0]["sentence"].as_str().unwrap();
+    assert!(
+        said.contains("of its peers' with every disk at once, ")
+            && said.contains("re-measured alone in turn"),
+        "{said}"
+    );
+    for other in [0, 2] {
+        assert_eq!(doc["disks"][other]["verdict"], "healthy", "{}", doc["disks"][other]);
+        assert!(doc["disks"][other]["remeasured"].is_null());
+    }
+}
