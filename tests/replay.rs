@@ -404,3 +404,95 @@ fn a_disk_slow_alone_too_is_blamed_with_both_figures() {
         assert!(doc["disks"][other]["remeasured"].is_null());
     }
 }
+
+#[test]
+fn one_disk_at_70_percent_is_flagged_slow_in_both_passes_and_no_other() {
+    // Five disks read at 100 MB/s, disk 2 at 70 (record.sh check-one-at-70):
+    // slow in both passes, no other disk, no shared limit; to be moved and
+    // checked again (no media evidence), said in the text as solnet did.
+    let r = fixture("check-one-at-70");
+    let slow = format!("{}=slow", paths(&r)[2]);
+    let v = replayed(&r);
+    assert_eq!(code(&v), 1, "{}", v.summary.message);
+    assert_eq!(flagged(&v, "serial"), std::slice::from_ref(&slow));
+    assert_eq!(flagged(&v, "parallel"), [slow]);
+    assert!(!v.summary.shared_bottleneck);
+    let pct = disk_rows(&v, "serial")[2].pct_of_peers.unwrap();
+    assert!((60.0..80.0).contains(&pct), "slow disk at {pct}% of peers");
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0].1, Action::Recheck, "slower, but no media evidence: {said:?}");
+    assert!(
+        said[0].2.ends_with("move it to another slot and check again; if it stays slow, return it"),
+        "{said:?}"
+    );
+    let text = arrayburn::export::text::render(&v);
+    assert!(text.contains("--SLOW--") && text.contains("Verdict: FLAGGED"), "{text}");
+}
+
+#[test]
+fn a_disk_at_85_percent_is_confirmed_slow_against_a_peer() {
+    // The serial pass only, disk 2 of five at 85 MB/s against 100
+    // (record.sh check-one-at-85): nothing else backs the serial pass's
+    // call, so the disk was re-measured against a peer, and that agreed.
+    let r = fixture("check-one-at-85");
+    let dev = paths(&r)[2].clone();
+    let v = replayed(&r);
+    assert_eq!(flagged(&v, "serial"), [format!("{dev}=slow")], "{}", v.summary.message);
+    let row = &disk_rows(&v, "serial")[2];
+    let (pct, hi) = (row.pct_of_peers.unwrap(), row.pct_of_peers_high.unwrap());
+    assert!((78.0..92.0).contains(&pct) && row.pct_of_peers_low.unwrap() <= pct && pct <= hi);
+    assert_eq!(row.slices, Some(2), "2 s in slices of 1 s: {row:?}");
+    let c = &v.confirmations[..];
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!((c[0].path.as_str(), c[0].verdict), (dev.as_str(), Verdict::Slow), "{c:?}");
+    assert!((78.0..92.0).contains(&c[0].pct_of_peer.unwrap()), "{c:?}");
+    assert!(row.reasons.iter().any(|x| x.starts_with("re-measured alone")), "{row:?}");
+    assert_eq!(code(&v), 1);
+    assert_eq!(disk_verdicts(&v).len(), 1);
+}
+
+#[test]
+fn a_disk_that_slows_only_when_all_read_is_flagged_in_the_parallel_pass() {
+    // Four disks at 100 MB/s; once the parallel pass began, disk 1 at 60 (a
+    // bad expander port shows only under load; record.sh
+    // check-slow-when-all-read). It lost speed alone, so the parallel pass
+    // flags it against its own serial speed; the serial pass flags
+    // nothing. The parallel pass alone called it slow, so it was read again
+    // with all the disks together, and that agreed. (Cleared when it reads
+    // at its speed again: check::a_disk_slow_only_while_the_parallel_pass_
+    // read_it_is_re_measured_together_and_cleared, live.)
+    let r = fixture("check-slow-when-all-read");
+    let devs = paths(&r);
+    let v = replayed(&r);
+    assert_eq!(code(&v), 1, "{}", v.summary.message);
+    assert_eq!(flagged(&v, "serial"), Vec::<String>::new());
+    assert_eq!(flagged(&v, "parallel"), [format!("{}=slow", devs[1])]);
+    assert!(!v.summary.shared_bottleneck);
+    let row = &disk_rows(&v, "parallel")[1];
+    let kept = row.pct_of_serial.unwrap();
+    assert!((45.0..75.0).contains(&kept), "kept {kept}% of its serial speed");
+    let reasons = row.reasons.join("; ");
+    assert!(
+        reasons.contains("of its own serial speed while the array's median disk keeps"),
+        "{reasons}"
+    );
+    assert!(
+        row.reasons.iter().any(|x| x.starts_with("re-measured with all disks reading together")),
+        "{reasons}"
+    );
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].2.contains("of its own speed when all disks read"), "{said:?}");
+    assert_eq!(v.confirmations.len(), 1, "{:?}", v.confirmations);
+    let c = &v.confirmations[0];
+    assert_eq!(
+        (c.path.as_str(), c.pass, c.verdict),
+        (devs[1].as_str(), PassKind::Parallel, Verdict::Slow)
+    );
+    assert!(c.peer.is_none() && c.slices >= 4, "{c:?}");
+    assert!((45.0..75.0).contains(&c.pct_of_peer.unwrap()), "{c:?}");
+    for dev in &devs {
+        assert!(c.measured.iter().any(|s| &s.path == dev), "every disk read: {c:?}");
+    }
+}

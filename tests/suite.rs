@@ -99,7 +99,7 @@ fn the_device_lock_held_elsewhere_fails_in_time_naming_the_holder() {
 }
 
 #[test]
-fn paced_tests_run_beside_untimed_ones_and_one_other_never_beside_a_timed_one() {
+fn paced_tests_run_beside_untimed_ones_one_at_a_time_never_beside_a_timed_one() {
     let dir = tempdir();
     let lock = Lock::at(dir.path());
     let short = Duration::from_secs(1);
@@ -109,15 +109,15 @@ fn paced_tests_run_beside_untimed_ones_and_one_other_never_beside_a_timed_one() 
         });
         assert!(said.contains("was not free within 1s"), "{class:?}: {said}");
     };
-    // Beside an untimed test, two paced ones at once; a third waits.
+    // Beside untimed tests, one paced test at a time.
     let shared = lock.take(Class::Shared, short);
-    let first = lock.take(Class::Paced, short);
-    let second = lock.take(Class::Paced, short);
+    let paced = lock.take(Class::Paced, short);
+    let another = lock.take(Class::Shared, short);
     refused(Class::Paced);
     // A timed test waits for every one of them.
-    drop((shared, first));
+    drop((shared, another));
     refused(Class::Exclusive);
-    drop(second);
+    drop(paced);
     let alone = lock.take(Class::Exclusive, short);
     // And while it runs, no other test gets in.
     for class in [Class::Paced, Class::Shared, Class::Exclusive] {

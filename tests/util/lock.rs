@@ -9,14 +9,17 @@
 //! take no lock and run beside anything.
 //!
 //! Between them, a **paced** test judges speeds that a blkio throttle sets
-//! on every disk it times, far below what this machine's CPU and memory
-//! can read and write (at most 100 MB/s a disk from memory-backed loops,
-//! where an unthrottled one reads GB/s), with no wall-clock bound of its
-//! own (no stop "within a second", no FUSE daemon's pace): the throttle,
-//! not the machine, sets every speed it judges. Such a test shares the
-//! lock beside untimed ones and at most one other paced test ([`PACE_SLOTS`]),
-//! never beside a timed one. Which tests are paced, and why each may be, is
-//! the table [`PACED`].
+//! on every disk it times, far below what this machine moves even loaded
+//! (at most 50 MB/s a disk and 100 MB/s all of its disks together, from
+//! memory-backed loops), with no wall-clock bound of its own (no stop
+//! "within a second", no FUSE daemon's pace): the throttle, not the
+//! machine, sets every speed it judges. Such a test shares the lock beside
+//! untimed ones, one paced test at a time ([`PACE_SLOTS`]), never beside a
+//! timed one. Which tests are paced, and why each may be, is the table
+//! [`PACED`]. The check's arrays of four to eight disks at 100 MB/s are
+//! not: beside the shared tests and `stress-ng --cpu 2`, a four-disk
+//! parallel pass read 55 MB/s a disk, and a disk held to 70 MB/s measured
+//! 46 % of its peers (they are timed).
 //!
 //! A burn-in test that shares the lock and asserts a verdict judges no
 //! speed (`NO_SPEED_JUDGED`: no peer comparison, no stall under a
@@ -132,8 +135,8 @@ pub const UNTIMED: &[(&str, &str)] = &[
 
 /// Device tests whose every timed disk is paced by a blkio throttle (see
 /// the module's head), by the start of their path, each with what sets its
-/// speeds. They share the lock with untimed tests and one other paced test;
-/// proved beside the suite's shared tests and `stress-ng --cpu 2`
+/// speeds. They share the lock with untimed tests, one at a time; proved
+/// beside the suite's shared tests and `stress-ng --cpu 2`
 /// (docs/benchmarks.md, "The suite").
 pub const PACED: &[(&str, &str)] = &[
     (
@@ -141,18 +144,10 @@ pub const PACED: &[(&str, &str)] = &[
         "three disks' writes at 20 and 14 MB/s, reads at 30",
     ),
     ("burnin::two_disks_each_slower_in_one_phase_", "writes at 20 and 14 MB/s, reads at 30 and 21"),
-    ("burnin::a_slow_reader_among_slow_writers_", "writes at 12 MB/s, reads at 100 and 70"),
     ("burnin::a_healthy_array_is_written_", "writes and reads at 16 MB/s"),
     ("burnin::a_crash_mid_verify_", "writes at 48 MB/s, reads at 32"),
     ("burnin::a_soak_that_ends_before_", "reads at 20 MB/s for a 3 s soak"),
     ("safety::a_disk_still_draining_", "writes at 1 MB/s; the drain waited for is the throttle's"),
-    ("check::a_drift_shared_by_every_disk_", "eight disks at 100 MB/s (80) times a drift of 15 %"),
-    ("check::a_healthy_identical_array_", "six disks at 100 MB/s"),
-    ("check::one_disk_at_70_percent_", "five disks at 100 MB/s, one at 70"),
-    ("check::a_disk_at_85_percent_", "five disks at 100 MB/s, one at 85"),
-    ("check::out_dir_holds_", "four disks at 100 MB/s, one at 60"),
-    ("check::a_disk_that_slows_only_when_all_read_", "four disks at 100 MB/s, one then at 60"),
-    ("check::a_disk_slow_only_while_the_", "disks at 100 MB/s, one at 60 while a pass reads it"),
     (
         "unattended::the_whole_run_eta_",
         "writes at 4 MB/s, reads at 8: the run's end is the throttle's",
@@ -161,14 +156,14 @@ pub const PACED: &[(&str, &str)] = &[
 ];
 
 /// How many paced tests may run at once (beside untimed ones).
-pub const PACE_SLOTS: usize = 2;
+pub const PACE_SLOTS: usize = 1;
 
 /// How a device test holds the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
     /// Alone: it times a disk the machine's load could slow.
     Exclusive,
-    /// Beside untimed tests and one other paced one: its speeds are a
+    /// Beside untimed tests, one paced test at a time: its speeds are a
     /// throttle's.
     Paced,
     /// Beside anything but a timed test: it times nothing.
