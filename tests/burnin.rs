@@ -1714,16 +1714,7 @@ fn a_disk_slow_only_while_every_disk_was_written_is_re_measured_alone_and_cleare
     for x in &d {
         t.limit(x, 30_000_000);
     }
-    let dir = tempdir();
-    let json = dir.path().join("b.json");
-    let state = tempdir();
-    let mut a = vec!["burnin", "--state", state.path().to_str().unwrap()];
-    a.extend(["--destructive", "--yes", "--smart", "off", "--block", "1m"]);
-    a.extend(["--json", json.to_str().unwrap()]);
-    a.extend(&devs);
-    let child = t.command(&a).start();
-    let said = child
-        .wait_line("the re-measurement to begin", RUN, |l| l.contains("re-measuring it alone"));
+    let (child, said, json, _dirs) = burn_until_re_measured(&t, &devs);
     assert!(said.contains(&format!("{}: slower than its peers", devs[1])), "{said}");
     assert!(said.ends_with(&format!("in turn with {}", devs[0])) || said.ends_with(devs[2]));
     t.limit_write(&d[1], 20_000_000);
@@ -1744,6 +1735,25 @@ fn a_disk_slow_only_while_every_disk_was_written_is_re_measured_alone_and_cleare
     assert!(msg.contains(&format!("only while every disk ran at once, and at their peer's speed re-measured alone in turn: {}", devs[1])), "{msg}");
 }
 
+/// A burn-in of `devs` in 1 MiB blocks inside `t`, under way until it
+/// says it re-measures a disk alone: the child, that line, and the JSON it
+/// will write (in the directories returned).
+fn burn_until_re_measured(
+    t: &Throttle,
+    devs: &[&str],
+) -> (Child, String, std::path::PathBuf, [tempfile::TempDir; 2]) {
+    let (dir, state) = (tempdir(), tempdir());
+    let json = dir.path().join("b.json");
+    let mut a = vec!["burnin", "--state", state.path().to_str().unwrap()];
+    a.extend(["--destructive", "--yes", "--smart", "off", "--block", "1m"]);
+    a.extend(["--json", json.to_str().unwrap()]);
+    a.extend(devs);
+    let child = t.command(&a).start();
+    let said = child
+        .wait_line("the re-measurement to begin", RUN, |l| l.contains("re-measuring it alone"));
+    (child, said, json, [dir, state])
+}
+
 #[test]
 fn two_disks_each_slower_in_one_phase_are_both_re_measured_and_cleared() {
     need_root!();
@@ -1760,16 +1770,7 @@ fn two_disks_each_slower_in_one_phase_are_both_re_measured_and_cleared() {
     t.limit_write(&d[0], 14_000_000);
     t.limit(&d[0], 30_000_000);
     t.limit(&d[1], 21_000_000);
-    let dir = tempdir();
-    let json = dir.path().join("b.json");
-    let state = tempdir();
-    let mut a = vec!["burnin", "--state", state.path().to_str().unwrap()];
-    a.extend(["--destructive", "--yes", "--smart", "off", "--block", "1m"]);
-    a.extend(["--json", json.to_str().unwrap()]);
-    a.extend(&devs);
-    let child = t.command(&a).start();
-    let said = child
-        .wait_line("the re-measurement to begin", RUN, |l| l.contains("re-measuring it alone"));
+    let (child, said, json, _dirs) = burn_until_re_measured(&t, &devs);
     assert!(said.contains(&format!("{}: slower than its peers", devs[0])), "{said}");
     assert!(said.ends_with(&format!("in turn with {}", devs[1])), "{said}");
     t.limit_write(&d[0], 20_000_000);
