@@ -50,7 +50,8 @@ use nix::fcntl::{Flock, FlockArg};
 /// binary (`module::` for a whole module), each with what it asserts
 /// instead: why it may share the machine with its kind. Every other device
 /// test (the check's verdicts, the demo, the faults' pinpointing and
-/// stalls, the burn-in's speeds, stops and resumes, a hung disk) is timed.
+/// stalls, the burn-in's speeds, stops and resumes, a hung disk) is timed,
+/// or paced where [`PACED`] says so.
 pub const UNTIMED: &[(&str, &str)] = &[
     ("ansible::", "the playbook's files and the bad sector's finding; speeds not asserted"),
     ("burnin::every_refusal_writes_nothing", "refusals: exit 2, one line, nothing written"),
