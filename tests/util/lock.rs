@@ -154,6 +154,12 @@ pub const PACED: &[(&str, &str)] = &[
         "writes at 4 MB/s, reads at 8: the run's end is the throttle's",
     ),
     ("unattended::a_check_outlives_its_terminal_", "disks at 20 MB/s; the exit status a verdict's"),
+    ("check::a_healthy_identical_array_", "six disks at 16 MB/s, 96 in all"),
+    ("check::a_drift_shared_by_every_disk_", "eight disks at 12 MB/s (one 9.6), times 0.85-1.15"),
+    (
+        "check::a_disk_slow_only_while_the_serial_pass_",
+        "four disks at 25 MB/s, one at 17.5 while the serial pass reads it",
+    ),
 ];
 
 /// How many paced tests may run at once (beside untimed ones).
