@@ -146,6 +146,7 @@ pub const PACED: &[(&str, &str)] = &[
     ),
     ("burnin::two_disks_each_slower_in_one_phase_", "writes at 20 and 14 MB/s, reads at 30 and 21"),
     ("burnin::a_healthy_array_is_written_", "writes and reads at 16 MB/s"),
+    ("burnin::a_slow_reader_among_slow_writers_", "writes at 4 MB/s, reads at 30 and 21"),
     ("burnin::a_crash_mid_verify_", "writes at 48 MB/s, reads at 32"),
     ("burnin::a_soak_that_ends_before_", "reads at 20 MB/s for a 3 s soak"),
     ("safety::a_disk_still_draining_", "writes at 1 MB/s; the drain waited for is the throttle's"),
@@ -160,6 +161,7 @@ pub const PACED: &[(&str, &str)] = &[
         "check::a_disk_slow_only_while_the_serial_pass_",
         "four disks at 25 MB/s, one at 17.5 while the serial pass reads it",
     ),
+    ("check::out_dir_holds_", "four disks at 25 MB/s, one at 15"),
 ];
 
 /// How many paced tests may run at once (beside untimed ones).
