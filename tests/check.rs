@@ -45,15 +45,11 @@ fn checksum(bytes: &[u8]) -> u64 {
 fn a_healthy_identical_array_raises_no_flags_twice() {
     need_root!();
     let _l = device_lock();
-    // Six disks at 16 MB/s, 96 in all: paced (tests/util/lock.rs), the
-    // throttle and not the machine sets every speed, so it runs beside
-    // the untimed tests. Requests of 256 KiB give each 1 s slice 64 reads.
-    let (d, t) = throttled(6, 64 * MIB, |_| 16 * MB);
+    let (d, t) = throttled(6, 256 * MIB, |_| 100 * MB);
     let dir = tempdir();
     let out = dir.path().join("bundle");
     for round in 0..2 {
-        let args = ["--sample", "2s", "--block", "256k", "--out", out.to_str().unwrap()];
-        let r = check(&t, &d, &args);
+        let r = check(&t, &d, &["--sample", "2s", "--block", "1m", "--out", out.to_str().unwrap()]);
         let v = r.report.unwrap();
         assert_eq!(r.code, 0, "round {round}: {}", v.summary.message);
         for pass in ["serial", "parallel"] {
@@ -66,7 +62,7 @@ fn a_healthy_identical_array_raises_no_flags_twice() {
         assert!(!v.summary.shared_bottleneck);
         for row in disk_rows(&v, "serial").iter().chain(disk_rows(&v, "parallel")) {
             let mbps = row.mb_per_s;
-            assert!((13.6..=19.2).contains(&mbps), "measured {mbps} MB/s on a 16 MB/s disk");
+            assert!((85.0..=120.0).contains(&mbps), "measured {mbps} MB/s on a 100 MB/s disk");
         }
         assert!(r.stdout.contains("Verdict: HEALTHY"));
     }
@@ -83,9 +79,6 @@ fn a_disk_slow_only_while_the_parallel_pass_read_it_is_re_measured_together_and_
     // at 60 then too, it is flagged: replay::a_disk_that_slows_only_when_
     // all_read_is_flagged_in_the_parallel_pass, recorded.) Its
     // measurements, recorded, replay to the report it gave.
-    // Timed, not paced: at 25 MB/s a disk (15 for the slow one) beside the
-    // untimed tests and stress-ng, the parallel pass did not call it slow
-    // in two runs of five, so nothing was re-measured.
     let (d, t) = throttled(4, 256 * MIB, |_| 100 * MB);
     let mut remeasuring = false;
     let dir = tempdir();
@@ -452,15 +445,13 @@ pub(crate) fn count_colour(png: &(u32, u32, Vec<[u8; 3]>), rgb: [u8; 3]) -> usiz
 fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
     need_root!();
     let _l = device_lock();
-    // At 25 MB/s a disk (15 for the slow one, 90 in all) the test is paced
-    // (tests/util/lock.rs): it runs beside the untimed tests.
-    let (d, t) = throttled(4, 64 * MIB, |i| if i == 1 { 15 * MB } else { 25 * MB });
+    let (d, t) = throttled(4, 256 * MIB, |i| if i == 1 { 60 * MB } else { 100 * MB });
     let dir = tempdir();
     let out = dir.path().join("run1");
     let r = check(
         &t,
         &d,
-        &["--sample", "2s", "--block", "256k", "--seek", "--out", out.to_str().unwrap()],
+        &["--sample", "2s", "--block", "1m", "--seek", "--out", out.to_str().unwrap()],
     );
     let v = r.report.unwrap();
     assert_eq!(flagged(&v, "serial"), [format!("{}=slow", d[1].dev)]);
@@ -474,7 +465,7 @@ fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
         "the same report as --json"
     );
     let csv = std::fs::read_to_string(out.join("surface.csv")).unwrap();
-    // 64 MiB disks read in 256 KiB reads: 8 buckets of 32 reads each (the
+    // 256 MiB disks read in 1 MiB reads: 8 buckets of 32 reads each (the
     // fewest that make a speed), not the default 100.
     assert_eq!(csv.lines().count(), 1 + 3 * 4 * 8, "3 passes x 4 disks x 8 buckets");
     for pass in ["serial", "parallel", "seek"] {
@@ -614,21 +605,18 @@ fn check_watched(
 fn a_disk_slow_only_while_the_serial_pass_read_it_is_re_measured_and_cleared() {
     need_root!();
     let _l = device_lock();
-    // Disk 1 reads at 70 % of its peers' speed while the serial pass runs
-    // (another load on it, gone by the parallel pass): the serial pass
-    // alone calls it slow, the parallel pass does not, so it is read again,
-    // alternating with a peer, and cleared.
+    // Disk 1 reads at 70 MB/s while the serial pass runs (another load on
+    // it, gone by the parallel pass): the serial pass alone calls it slow,
+    // the parallel pass does not, so it is read again, alternating with a
+    // peer, and cleared.
     // Its measurements, recorded, replay to the report it gave.
-    // At 25 MB/s a disk (17.5 for the slow one, 100 in all) the test is
-    // paced (tests/util/lock.rs); requests of 256 KiB give each 1 s slice
-    // 100 reads.
-    let (d, t) = throttled(4, 64 * MIB, |i| if i == 1 { 17_500_000 } else { 25 * MB });
+    let (d, t) = throttled(4, 256 * MIB, |i| if i == 1 { 70 * MB } else { 100 * MB });
     let dir = tempdir();
     let record = dir.path().join("recording.json");
-    let args = ["--sample", "2s", "--block", "256k", "--record", record.to_str().unwrap()];
+    let args = ["--sample", "2s", "--block", "1m", "--record", record.to_str().unwrap()];
     let r = check_watched(&t, &d, &args, |line| {
         if line.contains("parallel pass: reading") {
-            t.limit(&d[1], 25 * MB);
+            t.limit(&d[1], 100 * MB);
         }
     });
     crate::replay::assert_replays(&record, r.json.as_ref().unwrap());
@@ -668,10 +656,7 @@ fn a_drift_shared_by_every_disk_blames_none_and_the_slow_one_is_found() {
     // (the same for all at each moment, as a busy server's other load),
     // disk 5 at 80 % of the others throughout.
     let level = |i: usize| if i == 5 { 0.8 } else { 1.0 };
-    // At 12 MB/s a disk (96 in all) the test is paced (tests/util/lock.rs):
-    // the throttle, not the machine, sets every speed, so it runs beside the
-    // untimed tests; requests of 256 KiB give each 1 s slice 48 reads.
-    let (d, t) = throttled(8, 64 * MIB, |i| (12.0 * level(i) * 1e6) as u64);
+    let (d, t) = throttled(8, 192 * MIB, |i| (100.0 * level(i)) as u64 * MB);
     let done = std::sync::atomic::AtomicBool::new(false);
     let r = std::thread::scope(|s| {
         s.spawn(|| {
@@ -680,12 +665,12 @@ fn a_drift_shared_by_every_disk_blames_none_and_the_slow_one_is_found() {
                 let f =
                     1.0 + 0.15 * (t0.elapsed().as_secs_f64() / 32.0 * std::f64::consts::TAU).sin();
                 for (i, x) in d.iter().enumerate() {
-                    t.limit(x, (12e6 * level(i) * f) as u64);
+                    t.limit(x, (100e6 * level(i) * f) as u64);
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
         });
-        let r = check_watched(&t, &d, &["--sample", "4s", "--block", "256k"], |_| {});
+        let r = check_watched(&t, &d, &["--sample", "4s", "--block", "1m"], |_| {});
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     });
