@@ -130,7 +130,25 @@ fn every_refusal_writes_nothing() {
     }
     let u = Unmount(mnt.path());
     run(with(&["--destructive", "--yes", "--wipe-signatures"]), "is in use (");
+    // An output that cannot be written is refused before any disk is
+    // opened: the one in use is not what is said.
+    let nowhere = files.path().join("missing").join("m.prom");
+    let flags = ["--destructive", "--yes", "--wipe-signatures", "--metrics"];
+    run(with(&[&flags[..], &[nowhere.to_str().unwrap()]].concat()), "--metrics ");
+    // A recording in the checkpoints' directory is refused as a report
+    // there is.
+    let state = tempdir();
+    let st = state.path().to_str().unwrap();
+    let rec = state.path().join("r.json");
+    let flags =
+        ["burnin", "--destructive", "--yes", "--state", st, "--record", rec.to_str().unwrap()];
     drop(u);
+    let out = Command::new(bin()).args(flags).args(&all).output_within(RUN);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--record") && err.contains("where the checkpoints are kept"), "{err}");
+    assert!(err.contains("nothing was written") && err.trim().lines().count() == 1, "{err}");
+    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0, "no checkpoint written");
     // ZFS keeps labels at the end too: one uberblock magic in the last label.
     let size = 16u64 << 20;
     let label = size - (256 << 10) + (128 << 10);

@@ -210,45 +210,39 @@ impl BurnPlan {
                 .map_err(unwritten)?;
         }
         let (engine, depth) = args.io.engine().map_err(unwritten)?;
-        let (mut json, mut out) = outputs(args.json.as_deref(), args.out.as_deref())?;
+        // The outputs given are refused here, before any disk is opened; a
+        // resume's are resolved again with those of the run it goes on.
+        let mut outs = outputs(output_flags(args, None))?;
         let (targets, locks, points, store, first) = if args.read_only {
             let (targets, locks) =
                 read_targets(&args.devices, args.range.as_deref(), args.ignore_lock)?;
             let points = fresh(&targets, args, argv, stop)?;
             (targets, locks, points, None, None)
         } else {
-            let (targets, locks, points, store, first) =
-                to_write(args, argv, stop, (&mut json, &mut out))?;
+            let (targets, locks, points, store, first) = to_write(args, argv, stop, &mut outs)?;
             (targets, locks, points, Some(store), first)
         };
-        // A resume judges and writes its metrics as the run it goes on
-        // did, unless told otherwise.
+        // A resume judges as the run it goes on did, unless told otherwise.
         let slow_pct = (args.slow_pct)
             .or(first.as_ref().and_then(|f| f.slow_pct))
             .unwrap_or(crate::defaults::SLOW_PCT);
         let stall_ms = (args.stall_ms)
             .or(first.as_ref().and_then(|f| f.stall_ms))
             .unwrap_or(crate::defaults::STALL_MS);
-        let metrics = (args.metrics.as_deref())
-            .or(first.as_ref().and_then(|f| f.metrics.as_deref()))
-            .map(|p| Output::resolve("--metrics", p, true))
-            .transpose()
-            .map_err(unwritten)?;
-        let record = args.record.as_deref().or(first.as_ref().and_then(|f| f.record.as_deref()));
-        let record = super::record_output(record).map_err(unwritten)?;
-        let files = [&json, &metrics, &record];
-        super::refuse_shared(files.into_iter().flatten(), out.as_deref()).map_err(unwritten)?;
         check_memory(&points, depth)?;
         let mut targets = targets;
         crate::judge::links::settle(targets.iter_mut().map(|t| &mut t.dev.identity));
         let given = |o: &Option<Output>| o.as_ref().map(|o| o.given.clone());
         let outputs = [
-            ("json", given(&json)),
-            ("out", out.clone()),
-            ("metrics", given(&metrics)),
-            ("record", given(&record)),
+            ("json", given(&outs.json)),
+            ("out", outs.out.clone()),
+            ("metrics", given(&outs.metrics)),
+            ("record", given(&outs.record)),
         ];
         let resume_line = resume_line(args, &outputs, (slow_pct, stall_ms), &targets);
+        let RunOutputs { json, out, metrics, record } = outs;
+        // Metrics written while the run goes, also where a resume inherits them.
+        let ticks = metrics.is_some().then_some(args.progress_interval);
         let resume = points.iter().any(|c| c.burn.resumes > 0);
         let left_out = match (&store, resume) {
             (Some(store), true) => left_out(store, &targets, &points),
@@ -298,7 +292,7 @@ impl BurnPlan {
                     }
                 },
                 read_mb_per_s: Vec::new(),
-                ticks: args.metrics.is_some().then_some(args.progress_interval),
+                ticks,
             },
             resume_line,
             left_out,
@@ -512,20 +506,17 @@ fn to_write(
     args: &BurninArgs,
     argv: &[String],
     stop: &StopFlag,
-    (json, out): (&mut Option<Output>, &mut Option<PathBuf>),
+    outs: &mut RunOutputs,
 ) -> Result<ToWrite> {
     let (mut targets, locks) =
         targets(&args.devices, args.destructive, (args.range.as_deref(), args.ignore_lock), stop)?;
     let store = state_store(&args.state)?;
     let found = checkpoints(&store, &mut targets, args, stop)?;
     let first = found.as_ref().and_then(|p| began_with(&p[0]));
-    if let Some(first) = &first {
-        (*json, *out) = outputs(
-            args.json.as_deref().or(first.json.as_deref()),
-            args.out.as_deref().or(first.out.as_deref()),
-        )?;
+    if first.is_some() {
+        *outs = outputs(output_flags(args, first.as_ref()))?;
     }
-    refuse_outputs_in(&args.state, json.as_ref(), out.as_deref())?;
+    refuse_outputs_in(&args.state, outs)?;
     if !args.yes && !std::io::stdin().is_terminal() {
         bail!(
             "standard input is not a terminal, so no one can confirm: add --yes to burn in {} disk(s) from a script (nothing was written)",
@@ -561,13 +552,40 @@ fn left_out(store: &Store, targets: &[Target], points: &[Checkpoint]) -> Vec<(St
         .collect()
 }
 
-/// `--json FILE` and `--out DIR`, resolved and proven writable.
-fn outputs(json: Option<&Path>, out: Option<&Path>) -> Result<(Option<Output>, Option<PathBuf>)> {
-    let json = json.map(|p| Output::resolve("--json", p, true)).transpose().map_err(unwritten)?;
+/// A burn-in's outputs, resolved and proven writable.
+struct RunOutputs {
+    json: Option<Output>,
+    out: Option<PathBuf>,
+    metrics: Option<Output>,
+    record: Option<Output>,
+}
+
+/// `--json`, `--out`, `--metrics` and `--record` as given, each else as
+/// the run a resume goes on (`first`) gave it.
+fn output_flags<'a>(args: &'a BurninArgs, first: Option<&'a BurninArgs>) -> [Option<&'a Path>; 4] {
+    let or = |flag: fn(&BurninArgs) -> Option<&Path>| flag(args).or(first.and_then(flag));
+    [
+        or(|a| a.json.as_deref()),
+        or(|a| a.out.as_deref()),
+        or(|a| a.metrics.as_deref()),
+        or(|a| a.record.as_deref()),
+    ]
+}
+
+/// The outputs `output_flags` names, resolved and proven writable; two
+/// that name one file are refused.
+fn outputs([json, out, metrics, record]: [Option<&Path>; 4]) -> Result<RunOutputs> {
+    let resolve = |flag, p: Option<&Path>| {
+        p.map(|p| Output::resolve(flag, p, true)).transpose().map_err(unwritten)
+    };
+    let (json, metrics) = (resolve("--json", json)?, resolve("--metrics", metrics)?);
     if let Some(dir) = out {
         super::check_output_dir(dir).map_err(unwritten)?;
     }
-    Ok((json, out.map(Path::to_path_buf)))
+    let record = super::record_output(record).map_err(unwritten)?;
+    super::refuse_shared([&json, &metrics, &record].into_iter().flatten(), out)
+        .map_err(unwritten)?;
+    Ok(RunOutputs { json, out: out.map(Path::to_path_buf), metrics, record })
 }
 
 /// A refusal, saying that nothing was written.
@@ -669,23 +687,20 @@ fn state_store(dir: &std::path::Path) -> Result<Store> {
     })
 }
 
-/// Refuses a `--json` file or `--out DIR` in the checkpoints' directory:
-/// a report written over a checkpoint loses the place of a run (and the
-/// next run is refused).
-fn refuse_outputs_in(
-    state: &std::path::Path,
-    json: Option<&Output>,
-    out: Option<&std::path::Path>,
-) -> Result<()> {
+/// Refuses an output file (`--json`, `--metrics`, `--record`) or `--out
+/// DIR` in the checkpoints' directory: a report written over a checkpoint
+/// loses the place of a run (and the next run is refused).
+fn refuse_outputs_in(state: &std::path::Path, outs: &RunOutputs) -> Result<()> {
     let state = std::fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
-    let json_dir = json.and_then(|o| match &o.sink {
+    let files = [&outs.json, &outs.metrics, &outs.record].into_iter().flatten();
+    let file_dirs = files.filter_map(|o| match &o.sink {
         crate::output::Sink::File { dir, .. } => {
-            Some((format!("--json {}", o.given.display()), dir.path().to_path_buf()))
+            Some((format!("{} {}", o.flag, o.given.display()), dir.path().to_path_buf()))
         }
         _ => None,
     });
-    let out_dir = out.map(|d| (format!("--out {}", d.display()), d.to_path_buf()));
-    for (flag, dir) in json_dir.into_iter().chain(out_dir) {
+    let out_dir = outs.out.as_ref().map(|d| (format!("--out {}", d.display()), d.clone()));
+    for (flag, dir) in file_dirs.chain(out_dir) {
         if std::fs::canonicalize(&dir).is_ok_and(|d| d == state) {
             bail!(
                 "{flag}: is in --state {}, where the checkpoints are kept: write results elsewhere (nothing was written)",
