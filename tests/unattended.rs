@@ -259,9 +259,10 @@ fn the_service_resumes_after_a_crash_and_never_burns_a_disk_twice() {
     let lib = tempdir();
     let heard = tempdir();
     let env = format!(
-        "# the disks\nARRAYBURN_DISKS={} {}\nARRAYBURN_ARGS=--smart off --block 1m --checkpoint-every 1s --slow-pct 0 --stall-ms 60000\nARRAYBURN_NOTIFY=echo $ARRAYBURN_VERDICT >> {}/said\n",
+        "# the disks\nARRAYBURN_DISKS={} {}\nARRAYBURN_ARGS=--smart off --block 1m --checkpoint-every 1s {}\nARRAYBURN_NOTIFY=echo $ARRAYBURN_VERDICT >> {}/said\n",
         d[0].dev,
         d[1].dev,
+        NO_SPEED_JUDGED.join(" "),
         heard.path().display()
     );
     // Into the throttle's group, as the unit's own cgroup would hold it.
@@ -481,9 +482,10 @@ fn a_burn_in_of_24_disks_on_an_80_by_24_terminal_shows_them_all_and_a_summary() 
     let dir = tempdir();
     let state = dir.path().join("state");
     let mut line = format!(
-        "echo $$ > {}/cgroup.procs && {} burnin --destructive --yes --smart off --slow-pct 0 --stall-ms 60000 --block 1m --progress-interval 2s --state {}",
+        "echo $$ > {}/cgroup.procs && {} burnin --destructive --yes --smart off {} --block 1m --progress-interval 2s --state {}",
         t.path().display(),
         bin(),
+        NO_SPEED_JUDGED.join(" "),
         state.display()
     );
     for x in &d {
