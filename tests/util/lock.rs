@@ -22,8 +22,10 @@
 //! its peers; at 16-25 MB/s in 256 KiB requests (green six times beside a
 //! loaded run alone) a full loaded run saw a healthy disk's one read held
 //! 773 ms (its p99.99 6.5 times its peers': called slow) and a disk at 70 %
-//! of its peers in the serial pass not called slow. A 2 s sample judges
-//! on moments a loaded machine takes; they stay timed.
+//! of its peers in the serial pass not called slow; and a check of two
+//! disks at 20 MB/s in 4 MiB reads (12 a disk in a 2 s sample) beside the
+//! untimed tests was left unsure (slices 86-114 %). A 2 s sample judges on
+//! moments a loaded machine takes; the check's runs stay timed.
 //!
 //! A burn-in test that shares the lock and asserts a verdict judges no
 //! speed (`NO_SPEED_JUDGED`: no peer comparison, no stall under a
@@ -158,7 +160,6 @@ pub const PACED: &[(&str, &str)] = &[
         "unattended::the_whole_run_eta_",
         "writes at 4 MB/s, reads at 8: the run's end is the throttle's",
     ),
-    ("unattended::a_check_outlives_its_terminal_", "disks at 20 MB/s; the exit status a verdict's"),
 ];
 
 /// How many paced tests may run at once (beside untimed ones).
