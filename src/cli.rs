@@ -208,6 +208,13 @@ pub struct BurninArgs {
     /// behaves as DM-SMR.
     #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = defaults::SMR_IDLE, value_parser = parse_duration)]
     pub smr_idle: Duration,
+    /// Before the first pass, small writes scattered over each disk, each
+    /// flushed to the media, for up to this long (0: none): a spinning
+    /// disk that takes them at many times the rate its seeks allow reads
+    /// keeps them in a cache that persists, and one whose cache then fills
+    /// and cleans itself while idle (--smr-idle) is drive-managed SMR.
+    #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = defaults::SMR_PROBE, value_parser = crate::units::parse_duration_or_zero)]
+    pub smr_probe: Duration,
     /// With --read-only: read passes until this much time has passed
     /// (e.g. 8h; the pass then running is cut short).
     #[arg(help_heading = "How to write and read", long, requires = "read_only", value_parser = parse_duration)]

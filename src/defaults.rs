@@ -64,6 +64,9 @@ pub const CHECKPOINT_EVERY: &str = "30s";
 /// shows whether they recover (a drive-managed SMR disk cleans its media
 /// cache while idle).
 pub const SMR_IDLE: &str = "60s";
+/// How long the scattered-write probe writes before the burn-in's first
+/// pass (`burnin::scatter`; 0: not probed).
+pub const SMR_PROBE: &str = "20s";
 /// A burn-in reads each disk's temperature this often (`--smart-every`).
 pub const SMART_EVERY: &str = "5m";
 /// Interval between progress lines (`--progress-interval`).

@@ -54,6 +54,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// A duration as [`parse_duration`] takes it, or `0`: none.
+pub fn parse_duration_or_zero(text: &str) -> Result<Duration, String> {
+    if text.trim() == "0" { Ok(Duration::ZERO) } else { parse_duration(text) }
+}
+
 /// Parses a time in milliseconds as the `*-ms` flags take it: a bare
 /// number is milliseconds (`500`), and a duration with its unit is taken
 /// too (`500ms`, `2s`).

@@ -53,7 +53,9 @@ fn burn_in(t: Option<&Throttle>, args: &[&str]) -> (std::process::Output, serde_
             let state = tempdir();
             let mut a = vec!["burnin", "--state", state.path().to_str().unwrap()];
             a.extend(&all);
-            t.command(&a).output_within(RUN)
+            let out = t.command(&a).output_within(RUN);
+            eprintln!("--- burnin (throttled)\n{}", String::from_utf8_lossy(&out.stderr));
+            out
         }
     };
     let doc = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -1924,68 +1926,177 @@ fn a_soak_that_ends_before_a_disk_is_read_whole_claims_no_health() {
 }
 
 #[test]
-fn a_disk_that_writes_as_drive_managed_smr_is_told_and_steady_ones_are_not() {
-    use crate::faults::FaultyDisk;
+fn a_disk_whose_writes_collapse_after_a_burst_is_smr_and_steady_slow_or_slowed_ones_are_not() {
+    use crate::faults::{Cache, FaultyDisk};
     need_root!();
     let _l = device_lock();
     const MIB: u64 = 1 << 20;
-    let size = 128 * MIB;
-    // Two media caches: 16 MiB whose writes then fall to 8 MB/s, 48 MiB to
-    // 15 MB/s, each draining at 200 MB/s once idle; the fast speed is
-    // what FUSE carries (50-200 MB/s on a loaded machine). And two steady
-    // disks, fast (memory speed) and slow (30 MB/s), with no cache at all.
-    let small = FaultyDisk::shingled(size, 16 * MIB, (400, 8, 200));
-    let large = FaultyDisk::shingled(size, 48 * MIB, (400, 15, 200));
-    let fast = FaultyDisk::writable(size, &[], &[], &[]);
-    let slow = FaultyDisk::shingled(size, 0, (0, 30, 0));
-    let (out, doc) = burn(&[
-        "--block",
-        "128k",
-        "--smr-idle",
-        "2s",
-        "--progress",
-        "lines",
-        &small.dev,
-        &fast.dev,
-        &large.dev,
-        &slow.dev,
-    ]);
+    let size = 256 * MIB;
+    // Spinning disks of 256 MiB, each head 4 ms a seek: one whose media
+    // cache of 48 MiB takes writes at 80 MB/s, then at a tenth, and drains
+    // at 50 MB/s idle (a 48 MiB burst: three of the burn-in's stretches
+    // of 4 MiB requests; 1/200 of the disk would have shown none); a steady
+    // one at 80 MB/s, a merely slow one at 20. Stretches are timed, so the
+    // step shows at any disk size.
+    let cache = Cache { bytes: 48 * MIB, fast: 80, slow: 8, drain: 50, ..Cache::default() };
+    let smr = FaultyDisk::spinning(size, 4000, cache);
+    let steady = FaultyDisk::spinning(size, 4000, Cache { slow: 80, ..Cache::default() });
+    let slow = FaultyDisk::spinning(size, 4000, Cache { slow: 20, ..Cache::default() });
+    // And one slowed by a neighbour: 80 MB/s until 96 MiB are written,
+    // then 8 MB/s to the end, the burst after idling too (a step that is
+    // no cache's: it does not recover).
+    let neighbour = &disks(1, size)[0];
+    spins(&neighbour.dev);
+    let t = Throttle::new();
+    t.limit_write(neighbour, 80_000_000);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (out, doc) = std::thread::scope(|s| {
+        // The kernel's count lives as long as the loop device, past a
+        // detach: counted from here.
+        let (before, t, done) = (sectors_written(&neighbour.dev), &t, &done);
+        let cut = s.spawn(move || {
+            while (sectors_written(&neighbour.dev) - before) * 512 < 96 * MIB {
+                if done.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            t.limit_write(neighbour, 8_000_000);
+        });
+        let run = burn_in(
+            Some(t),
+            &[
+                "--smr-probe",
+                "0",
+                "--smr-idle",
+                "3s",
+                "--progress",
+                "lines",
+                &smr.dev,
+                &steady.dev,
+                &slow.dev,
+                &neighbour.dev,
+            ],
+        );
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        cut.join().unwrap();
+        run
+    });
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("to see whether they recover"), "{stderr}");
     let disk = |i: usize| &doc["disks"][i];
-    for (i, cache) in [(0, 16 * MIB), (2, 48 * MIB)] {
-        let d = disk(i);
-        let s = &d["shingled"];
-        // It collapsed once the cache was full: at its size, or sooner
-        // where the capacity probe before the run had filled part of it.
-        let after = s["collapse"]["after_bytes"].as_u64().unwrap();
-        assert!((4 * MIB..=cache + 4 * MIB).contains(&after), "{i}: {s}");
-        let fast_mb = s["collapse"]["fast_mb_per_s"].as_f64().unwrap();
-        let slow_mb = s["collapse"]["slow_mb_per_s"].as_f64().unwrap();
-        assert!(fast_mb >= 2.5 * slow_mb, "{i}: {s}");
-        let again = s["recovery"]["mb_per_s"].as_f64().unwrap();
-        assert!(again >= 0.7 * fast_mb, "{i}: recovered idle: {s}");
-        assert!(s["recovery"]["idle_s"].as_f64().unwrap() >= 2.0, "{i}: {s}");
-        assert_eq!(d["verdict"], "return", "{i}: {d}");
-    }
     let said = doc["summary"]["disk_verdicts"].as_array().unwrap();
-    for dev in [&small.dev, &large.dev] {
-        let a = said.iter().find(|a| a["path"] == dev.as_str()).unwrap();
-        let words = a["sentence"].as_str().unwrap();
-        assert!(words.contains("behaves as drive-managed SMR: wrote at"), "{words}");
-        assert!(words.contains("unsuitable for RAIDZ and resilver-heavy pools"), "{words}");
-    }
+    let sentence = |dev: &str| {
+        let a = said.iter().find(|a| a["path"] == dev);
+        a.map(|a| a["sentence"].as_str().unwrap().to_string()).unwrap_or_default()
+    };
+    let s = &disk(0)["shingled"];
+    // It collapsed once the cache was full: at its size, or sooner where
+    // the capacity probe before the run had filled part of it.
+    let after = s["collapse"]["after_bytes"].as_u64().unwrap();
+    assert!((8 * MIB..=56 * MIB).contains(&after), "{s}");
+    let fast_mb = s["collapse"]["fast_mb_per_s"].as_f64().unwrap();
+    let slow_mb = s["collapse"]["slow_mb_per_s"].as_f64().unwrap();
+    assert!(fast_mb >= 4.0 * slow_mb && slow_mb < 12.0, "{s}");
+    let again = s["recovery"]["mb_per_s"].as_f64().unwrap();
+    assert!(again >= 0.7 * fast_mb, "recovered idle: {s}");
+    assert!(s["recovery"]["idle_s"].as_f64().unwrap() >= 3.0, "{s}");
+    assert_eq!(disk(0)["verdict"], "return", "{}", disk(0));
+    let words = sentence(&smr.dev);
+    assert!(words.contains("behaves as drive-managed SMR: wrote at"), "{words}");
+    assert!(words.contains("unsuitable for RAIDZ and resilver-heavy pools"), "{words}");
     // Steady disks, the slow one too, have no collapse and are not called
     // SMR (the slow one is slow against its peers: another matter).
-    for i in [1, 3] {
+    for (i, dev) in [(1, &steady.dev), (2, &slow.dev)] {
         assert!(disk(i).get("shingled").is_none(), "{i}: {}", disk(i));
+        assert!(!sentence(dev).contains("SMR"), "{}", sentence(dev));
     }
-    for a in said {
-        let path = a["path"].as_str().unwrap();
-        if path == slow.dev || path == fast.dev {
-            assert!(!a["sentence"].as_str().unwrap().contains("SMR"), "{a}");
-        }
-    }
+    // The slowed one collapsed and stayed slow: told so, not SMR.
+    let words = sentence(&neighbour.dev);
+    assert!(words.contains("its writes collapsed and stayed slow"), "{words}");
+    assert!(!words.contains("SMR"), "{words}");
+    assert_eq!(disk(3)["verdict"], "recheck", "{}", disk(3));
+    // The surface holds points of every size the clock closed.
+    let points = disk(1)["surface"].as_array().unwrap().len();
+    assert!(points >= 12, "{points} points for 256 MiB written and read back");
+    assert_eq!(out.status.code(), Some(1), "a disk to return");
+}
+
+#[test]
+fn scattered_writes_tell_a_cache_that_persists_from_seeks_and_an_ssd_is_not_probed() {
+    use crate::faults::{Cache, FaultyDisk};
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let size = 64 * MIB;
+    // Spinning disks whose heads take 4 ms a seek (250 reads/s): one whose
+    // sequential writes go straight to their bands at 60 MB/s but whose
+    // scattered ones land in a media cache of 16 MiB without a seek, then
+    // wait 200 ms each (a band rewritten) once it is full, the cache
+    // draining at 50 MB/s idle; one with no such cache (each scattered
+    // write a seek). And a disk that does not spin.
+    let cache =
+        Cache { bytes: 16 * MIB, fast: 60, slow: 60, drain: 50, band_us: 200_000, direct: true };
+    let smr = FaultyDisk::spinning(size, 4000, cache);
+    let cmr = FaultyDisk::spinning(size, 4000, Cache { slow: 60, ..Cache::default() });
+    let ssd = &disks(1, size)[0];
+    let (out, doc) = burn(&[
+        "--smr-probe",
+        "8s",
+        "--smr-idle",
+        "2s",
+        "--slow-pct",
+        "0",
+        "--progress",
+        "lines",
+        &smr.dev,
+        &cmr.dev,
+        &ssd.dev,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("writing scattered blocks, each flushed, for up to 8.0 s a disk"),
+        "{stderr}"
+    );
+    let disk = |i: usize| &doc["disks"][i];
+    let said = doc["summary"]["disk_verdicts"].as_array().unwrap();
+    let sentence = |dev: &str| {
+        let a = said.iter().find(|a| a["path"] == dev);
+        a.map(|a| a["sentence"].as_str().unwrap().to_string()).unwrap_or_default()
+    };
+    let reads_per_s =
+        |s: &serde_json::Value| s["reads"].as_f64().unwrap() / s["read_s"].as_f64().unwrap();
+    let windows = |s: &serde_json::Value| -> Vec<u64> {
+        s["windows"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).collect()
+    };
+    // The cache took scattered writes at many times the seeks' rate, then
+    // filled (the probe ended early), and took them again after idling.
+    let s = &disk(0)["scattered"];
+    let (reads, w) = (reads_per_s(s), windows(s));
+    assert!((100.0..=300.0).contains(&reads), "reads as the seeks allow: {s}");
+    assert!(w[..4].iter().sum::<u64>() as f64 >= 4.0 * reads, "the first second: {s}");
+    assert!(w.len() < 32, "ended once full, before the probe's 8 s: {s}");
+    assert!(s["slowest_write_ms"].as_f64().unwrap() >= 150.0, "{s}");
+    assert!(s["again"]["idle_s"].as_f64().unwrap() >= 2.0, "{s}");
+    assert!(disk(0).get("shingled").is_none(), "its sequential writes stayed steady: {}", disk(0));
+    assert_eq!(disk(0)["verdict"], "return", "{}", disk(0));
+    let words = sentence(&smr.dev);
+    assert!(
+        words.contains("behaves as drive-managed SMR: scattered 4 KiB writes that must reach the media landed at"),
+        "{words}"
+    );
+    assert!(words.contains("(the cache full), and after idling 2 s at"), "{words}");
+    // The head without a cache wrote as it read, for all 8 s.
+    let s = &disk(1)["scattered"];
+    let (reads, w) = (reads_per_s(s), windows(s));
+    let writes = w.iter().sum::<u64>() as f64 / (w.len() as f64 * 0.25);
+    assert!(w.len() >= 30 && writes < 2.0 * reads, "{reads} reads/s, {writes} writes/s: {s}");
+    assert!(s.get("again").is_none(), "{s}");
+    assert_eq!(disk(1)["verdict"], "healthy", "{}", disk(1));
+    assert!(!sentence(&cmr.dev).contains("SMR"));
+    // The solid-state disk was not probed.
+    assert!(disk(2).get("scattered").is_none(), "{}", disk(2));
+    assert_eq!(disk(2)["verdict"], "healthy", "{}", disk(2));
     assert_eq!(out.status.code(), Some(1), "a disk to return");
 }
 

@@ -54,8 +54,23 @@ pub(crate) struct Writable<'a> {
     drop: Ranges<'a>,
     /// Writes here keep only each 4 KiB block's first sector.
     tear: Ranges<'a>,
-    /// A media cache (bytes, fast MB/s, slow MB/s, drain MB/s idle).
-    cache: Option<(u64, u64, u64, u64)>,
+    /// A media cache.
+    cache: Option<Cache>,
+}
+
+/// A drive-managed SMR disk's media cache, as faultdisk paces it
+/// (`FAULTDISK_CACHE`): `bytes` taken at `fast` MB/s, then `slow` MB/s,
+/// drained at `drain` MB/s while idle; scattered writes land in it too
+/// and, once it is full, each waits `band_us` (0: the head's seek);
+/// `direct`: sequential writes skip it at `fast` MB/s.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Cache {
+    pub(crate) bytes: u64,
+    pub(crate) fast: u64,
+    pub(crate) slow: u64,
+    pub(crate) drain: u64,
+    pub(crate) band_us: u64,
+    pub(crate) direct: bool,
 }
 
 /// A mounted faultdisk with a direct-I/O loop device over it (read-only,
@@ -109,13 +124,14 @@ impl FaultyDisk {
         Self::spawn(size, &[], slow, None, Some(Writable::default()))
     }
 
-    /// A writable disk in memory that writes as a drive-managed SMR disk
-    /// does: at `fast` MB/s into a media cache of `cache` bytes, at `slow`
-    /// MB/s once it is full, the cache draining at `drain` MB/s while no
-    /// write comes (`cache` 0: steadily at `slow`).
-    pub(crate) fn shingled(size: u64, cache: u64, (fast, slow, drain): (u64, u64, u64)) -> Self {
-        let rw = Writable { cache: Some((cache, fast, slow, drain)), ..Writable::default() };
-        Self::spawn(size, &[], &[], None, Some(rw))
+    /// A writable spinning disk in memory: a head that takes `seek` µs to
+    /// go elsewhere (one request at a time), writes paced by `cache`; the
+    /// loop device says it spins.
+    pub(crate) fn spinning(size: u64, seek: u64, cache: Cache) -> Self {
+        let rw = Writable { cache: Some(cache), ..Writable::default() };
+        let d = Self::spawn(size, &[], &[], Some(seek), Some(rw));
+        crate::util::spins(&d.dev);
+        d
     }
 
     /// The FUSE file under the loop device.
@@ -169,8 +185,13 @@ impl FaultyDisk {
                 .env("FAULTDISK_FLIP_EVERY", env(rw.flip_every))
                 .env("FAULTDISK_DROP", env(rw.drop))
                 .env("FAULTDISK_TEAR", env(rw.tear));
-            if let Some((bytes, fast, slow, drain)) = rw.cache {
-                daemon.env("FAULTDISK_CACHE", format!("{bytes}:{fast}:{slow}:{drain}"));
+            if let Some(c) = rw.cache {
+                let Cache { bytes, fast, slow, drain, band_us, direct } = c;
+                let direct = u8::from(direct);
+                daemon.env(
+                    "FAULTDISK_CACHE",
+                    format!("{bytes}:{fast}:{slow}:{drain}:{band_us}:{direct}"),
+                );
             }
             if let Some((at, len, to)) = rw.alias {
                 daemon.env("FAULTDISK_ALIAS", format!("{at}:{len}:{to}"));

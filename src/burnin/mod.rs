@@ -25,6 +25,7 @@ pub mod probe;
 pub mod record;
 pub mod remeasure;
 pub mod resume;
+pub mod scatter;
 pub mod smart;
 pub mod state;
 pub mod targets;

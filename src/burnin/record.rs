@@ -138,6 +138,56 @@ pub struct SurfacePoint {
     /// Where the stretch begins (bytes), and its MB/s.
     pub offset: u64,
     pub mb_per_s: f64,
+    /// Its bytes (0 in results from before stretches were timed: then
+    /// each was 1/200 of the range).
+    #[serde(default)]
+    pub bytes: u64,
+}
+
+impl SurfacePoint {
+    /// Its seconds, from its bytes and speed (0 when its bytes are not
+    /// known).
+    fn secs(&self) -> f64 {
+        if self.mb_per_s > 0.0 { self.bytes as f64 / (self.mb_per_s * 1e6) } else { 0.0 }
+    }
+}
+
+/// Points one pass's phase keeps of its surface: past this many, the
+/// neighbours nearest in speed merge (a point merged holds both
+/// stretches' bytes and seconds) until [`SURFACE_MERGED`] are left. A step
+/// costs more to merge than any steady run of points around it (the cost
+/// is the pair's seconds times how far their speeds are apart, as a
+/// ratio), so a pass of days keeps its steps and stalls at the resolution
+/// they were timed at and its steady stretches as a few long points.
+pub const SURFACE_KEEP: usize = 400;
+/// What merging leaves of a pass's phase.
+const SURFACE_MERGED: usize = 300;
+
+/// Merges neighbours of `points` (one pass's phase, in order) until
+/// `keep` are left, the cheapest pair first (above). Points whose bytes
+/// are not known are never merged.
+pub fn merge_steady(points: &mut Vec<SurfacePoint>, keep: usize) {
+    let cost = |a: &SurfacePoint, b: &SurfacePoint| {
+        if a.bytes == 0 || b.bytes == 0 || a.mb_per_s <= 0.0 || b.mb_per_s <= 0.0 {
+            return f64::INFINITY;
+        }
+        (a.secs() + b.secs()) * ((a.mb_per_s / b.mb_per_s).ln().abs() + 0.05)
+    };
+    while points.len() > keep {
+        let Some((i, c)) = (points.windows(2).map(|w| cost(&w[0], &w[1])).enumerate())
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+        else {
+            return;
+        };
+        if !c.is_finite() {
+            return;
+        }
+        let b = points.remove(i + 1);
+        let a = &mut points[i];
+        let secs = a.secs() + b.secs();
+        a.bytes += b.bytes;
+        a.mb_per_s = crate::units::mb_per_s(a.bytes, secs);
+    }
 }
 
 /// What one disk's burn-in measured and found.
@@ -197,6 +247,20 @@ pub struct DiskBurn {
 }
 
 impl DiskBurn {
+    /// Adds a timed stretch to the surface; past [`SURFACE_KEEP`] points
+    /// in its pass's phase, the steady ones merge.
+    pub fn add_point(&mut self, p: SurfacePoint) {
+        let (pass, phase) = (p.pass, p.phase);
+        self.surface.push(p);
+        let n =
+            (self.surface.iter().rev()).take_while(|q| q.pass == pass && q.phase == phase).count();
+        if n > SURFACE_KEEP {
+            let mut tail = self.surface.split_off(self.surface.len() - n);
+            merge_steady(&mut tail, SURFACE_MERGED);
+            self.surface.append(&mut tail);
+        }
+    }
+
     /// Its pace in bytes a second over the run: the read-back's (`reads`),
     /// else the writes' (a guess of how long a turn's phase takes).
     pub fn pace(&self, reads: bool) -> f64 {
@@ -447,5 +511,57 @@ mod tests {
         assert_eq!((d.findings[0].offset, d.findings[0].len), (8192, 3 * 4096));
         assert_eq!(d.total_bad(), 5 * 4096);
         assert_eq!(d.bad_bytes, [(Class::Corrupted, 4 * 4096), (Class::Stale, 4096)]);
+    }
+
+    #[test]
+    fn a_days_long_pass_keeps_a_bounded_surface_with_its_step_and_its_stall() {
+        // A pass of a 20 TB disk timed four times a second: 180 MB/s with
+        // scatter, a media cache full after 30 GB (18 MB/s from there), and
+        // one stall of seconds at 2 TB.
+        let mut b = DiskBurn::default();
+        let (mut at, mut i) = (0u64, 0u64);
+        let step = 30_000_000_000;
+        let (mut stall_at, mut bytes) = (None, 0);
+        while at < 20_000_000_000_000 / 40 {
+            let base = if at < step { 180.0 } else { 18.0 };
+            let mut v = base * (1.0 + 0.06 * ((i * 7 % 13) as f64 / 13.0 - 0.5));
+            if stall_at.is_none() && at >= 200_000_000_000 {
+                (v, stall_at) = (0.5, Some(at));
+            }
+            let len = (v * 1e6 * 0.25) as u64;
+            b.add_point(SurfacePoint {
+                pass: 1,
+                phase: Phase::Write,
+                offset: at,
+                mb_per_s: v,
+                bytes: len,
+            });
+            (at, i, bytes) = (at + len, i + 1, bytes + len);
+        }
+        assert!(i > 20 * SURFACE_KEEP as u64, "{i} points timed");
+        assert!(b.surface.len() <= SURFACE_KEEP, "{} kept", b.surface.len());
+        assert_eq!(b.surface.iter().map(|p| p.bytes).sum::<u64>(), bytes, "every byte kept");
+        // Offsets stay in order, each point where the one before ends.
+        for w in b.surface.windows(2) {
+            assert_eq!(w[0].offset + w[0].bytes, w[1].offset);
+        }
+        // The step is kept where it was, the stall as its own point.
+        let points: Vec<_> = b.surface.iter().map(|p| (p.offset, p.bytes, p.mb_per_s)).collect();
+        let c = crate::judge::smr::collapse(1, &points).unwrap();
+        assert!((c.after_bytes as f64 - step as f64).abs() < 0.01 * step as f64, "{c:?}");
+        assert!(
+            (170.0..190.0).contains(&c.fast_mb_per_s) && (17.0..19.0).contains(&c.slow_mb_per_s),
+            "{c:?}"
+        );
+        assert!(b.surface.iter().any(|p| p.offset == stall_at.unwrap() && p.mb_per_s < 1.0));
+        // Another phase's points are not merged into these.
+        b.add_point(SurfacePoint {
+            pass: 1,
+            phase: Phase::Verify,
+            offset: 0,
+            mb_per_s: 150.0,
+            bytes: 1,
+        });
+        assert_eq!(b.surface.last().unwrap().phase, Phase::Verify);
     }
 }

@@ -89,6 +89,10 @@ pub struct Checkpoint {
     /// whole disks): a fake disk is burned only where it holds data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<crate::burnin::probe::Probed>,
+    /// What the scattered-write probe found before the run
+    /// (`burnin::scatter`; a fresh burn-in, not with `--smr-probe 0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scattered: Option<crate::burnin::scatter::Scattered>,
 }
 
 fn block_version_1() -> u16 {
@@ -465,6 +469,7 @@ mod tests {
             smart_note: Some("--smart off".into()),
             self_test: None,
             probe: None,
+            scattered: None,
         };
         store.save("burnin-x.json", &c).unwrap();
         let back = store.load("burnin-x.json").unwrap().unwrap();
@@ -542,6 +547,7 @@ mod tests {
             smart_note: None,
             self_test: None,
             probe: None,
+            scattered: None,
         }
     }
 }

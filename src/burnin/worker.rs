@@ -20,17 +20,26 @@ use crate::io::{
 };
 use crate::stop::StopFlag;
 
-/// Stretches of the surface timed per phase.
-const SURFACE_POINTS: u64 = 200;
 /// Passes whose surface is kept (a soak run for days has hundreds).
 const SURFACE_PASSES: u16 = 8;
+/// A stretch of the surface closes once it has been timed this long and
+/// holds [`STRETCH_REQUESTS`] requests: a step in speed after a burst of
+/// any size shows (a drive-managed SMR disk's media cache filled after
+/// 48 MiB of a 256 MiB disk, or after 40 GB of an 8 TB one) ...
+const STRETCH_S: f64 = 0.25;
+/// ... in at least this many requests (a stretch of one request times
+/// whatever burst its completion came in: a real run's soak recorded
+/// 6.6 million MB/s, which `report` then refused as damaged) ...
+const STRETCH_REQUESTS: u64 = 4;
+/// ... or once it holds this many bytes (and the check's
+/// `MIN_BUCKET_READS` requests), whichever comes first.
+const STRETCH_BYTES: u64 = 256 << 20;
 
-/// Times stretches of a phase: `SURFACE_POINTS` over the range, each of at
-/// least the check's `MIN_BUCKET_READS` requests (a stretch of one request
-/// times whatever burst its completion came in: a real run's soak recorded
-/// 6.6 million MB/s, which `report` then refused as damaged).
+/// Times stretches of a phase, each closed by time or by bytes (above),
+/// into the disk's surface, which merges the steady ones
+/// (`DiskBurn::add_point`): a days-long pass keeps a bounded surface.
 struct Stretches {
-    size: u64,
+    io: u64,
     from: u64,
     bytes: u64,
     began: Instant,
@@ -38,11 +47,9 @@ struct Stretches {
 }
 
 impl Stretches {
-    fn new(t: &Span, io: usize, at: u64, pass: u16) -> Self {
-        let size = ((t.end - t.start) / SURFACE_POINTS).next_multiple_of(io as u64);
-        let fewest = io as u64 * crate::defaults::MIN_BUCKET_READS;
+    fn new(io: usize, at: u64, pass: u16) -> Self {
         Self {
-            size: size.max(fewest),
+            io: io as u64,
             from: at,
             bytes: 0,
             began: Instant::now(),
@@ -54,16 +61,22 @@ impl Stretches {
     /// range's end) becomes a point.
     fn add(&mut self, out: &mut DiskBurn, pass: u16, phase: Phase, len: u64, end: u64, last: bool) {
         self.bytes += len;
-        if !self.keep || (self.bytes < self.size && !last) {
+        if !self.keep {
             return;
         }
         let s = self.began.elapsed().as_secs_f64();
+        let timed = s >= STRETCH_S && self.bytes >= STRETCH_REQUESTS * self.io;
+        let full = self.bytes >= STRETCH_BYTES.max(self.io * crate::defaults::MIN_BUCKET_READS);
+        if !(timed || full || last) {
+            return;
+        }
         if s > 0.0 {
-            out.surface.push(SurfacePoint {
+            out.add_point(SurfacePoint {
                 pass,
                 phase,
                 offset: self.from,
                 mb_per_s: crate::units::mb_per_s(self.bytes, s),
+                bytes: self.bytes,
             });
         }
         *self = Self { from: end, bytes: 0, began: Instant::now(), ..*self };
@@ -386,13 +399,13 @@ struct Writing {
 }
 
 impl Writing {
-    fn new(t: &Span, size: usize, from: u64, pass: u16) -> Self {
+    fn new(size: usize, from: u64, pass: u16) -> Self {
         Self {
             pos: from,
             last: from,
             saved: Instant::now(),
             began: Instant::now(),
-            stretch: Stretches::new(t, size, from, pass),
+            stretch: Stretches::new(size, from, pass),
             settle: Settle::default(),
         }
     }
@@ -517,7 +530,7 @@ impl BurnPass<'_> {
         let Some((mut sweep, mut probe)) = self.open((from, t.end), Class::WriteError, out) else {
             return false;
         };
-        let mut w = Writing::new(&t, size, from, pass);
+        let mut w = Writing::new(size, from, pass);
         let free = Free::of(&mut sweep, size);
         let writer = self.job.pattern.writer(self.stamp);
         let filled = Chunks::span(from, t.end, size as u64).map(|chunk| {
@@ -726,7 +739,7 @@ impl BurnPass<'_> {
         out: &mut DiskBurn,
         save: &mut dyn FnMut(&DiskBurn, At),
     ) -> Option<u64> {
-        let BurnJob { t, io: size, .. } = *self.job;
+        let BurnJob { io: size, .. } = *self.job;
         let pass = self.stamp.pass;
         let stage = match check {
             Check::Verify | Check::Read => Stage::Verify,
@@ -734,7 +747,7 @@ impl BurnPass<'_> {
         };
         self.job.live.set(pass, stage);
         let (mut sweep, mut probe) = self.open((from, until), Class::ReadError, out)?;
-        let mut v = Verifying::new(check, (from, until), Stretches::new(&t, size, from, pass));
+        let mut v = Verifying::new(check, (from, until), Stretches::new(size, from, pass));
         let free = Free::of(&mut sweep, size);
         let mut chunks = Chunks::span(from, until, size as u64);
         let mut refill = |sweep: &mut Sweep| {

@@ -596,8 +596,13 @@ mod tests {
     #[test]
     fn one_stretch_is_a_level_line_and_two_never_a_slope() {
         let mut r = recorded();
-        let point =
-            |offset, mb_per_s| SurfacePoint { pass: 1, phase: Phase::Write, offset, mb_per_s };
+        let point = |offset, mb_per_s| SurfacePoint {
+            pass: 1,
+            phase: Phase::Write,
+            offset,
+            mb_per_s,
+            bytes: 0,
+        };
         let (a, b) = (&r.disks[0], &r.disks[1]);
         let half = a.start_byte + (a.end_byte - a.start_byte) / 2;
         let (first, second) =

@@ -89,9 +89,9 @@ fn collapse(b: &DiskBurn, start: u64) -> Option<crate::judge::smr::Collapse> {
     let mut passes: Vec<u16> = b.surface.iter().map(|p| p.pass).collect();
     passes.dedup();
     passes.into_iter().find_map(|pass| {
-        let points: Vec<(u64, f64)> = (b.surface.iter())
+        let points: Vec<(u64, u64, f64)> = (b.surface.iter())
             .filter(|p| p.pass == pass && p.phase == Phase::Write)
-            .map(|p| (p.offset.saturating_sub(start), p.mb_per_s))
+            .map(|p| (p.offset.saturating_sub(start), p.bytes, p.mb_per_s))
             .collect();
         crate::judge::smr::collapse(pass, &points)
     })
@@ -117,8 +117,9 @@ pub fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits
             let smart = d.smart.0.as_ref();
             let (point, hottest_c, limit) = (&disk.point, hottest[i], &limits[i]);
             let again = (d.remeasured.clone(), d.recovery);
-            let (start, group) = (disk.start, groups[i]);
-            Evidence { burn, group, smart, len, start, point, hottest_c, limit, again }.facts()
+            let (start, group, spins) = (disk.start, groups[i], disk.dev.identity.rotational);
+            Evidence { burn, group, smart, len, start, point, hottest_c, limit, again, spins }
+                .facts()
         })
         .collect();
     (facts, hottest, limits)
@@ -176,6 +177,8 @@ struct Evidence<'a> {
     /// What was measured after the run: alone in turn with a peer, and a
     /// burst after idling.
     again: (Option<Remeasured>, Option<crate::judge::smr::Recovery>),
+    /// It spins (sysfs).
+    spins: bool,
 }
 
 impl Evidence<'_> {
@@ -226,6 +229,8 @@ impl Evidence<'_> {
                     b.slowest.filter(|s| s.phase == Phase::Write).map(|s| s.ms),
                 ),
             }),
+            spins: self.spins,
+            scattered: self.point.scattered.clone(),
         }
     }
 }

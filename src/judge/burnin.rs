@@ -88,6 +88,21 @@ pub struct BurnFacts {
     /// Its writes collapsed partway through a pass, and what a burst after
     /// idling found (`judge::smr`).
     pub shingled: Option<super::smr::Shingled>,
+    /// It spins (sysfs): only a spinning disk's caches are shingles.
+    pub spins: bool,
+    /// The scattered-write probe before the run (`burnin::scatter`).
+    pub scattered: Option<crate::burnin::scatter::Scattered>,
+}
+
+impl BurnFacts {
+    /// What is known of its shingles (`judge::smr`).
+    pub fn signs(&self) -> super::smr::Signs<'_> {
+        super::smr::Signs {
+            spins: self.spins,
+            shingled: self.shingled.as_ref(),
+            scattered: self.scattered.as_ref(),
+        }
+    }
 }
 
 /// A disk re-measured alone, in turn with a peer of its group (A-B-A-B),
@@ -290,7 +305,7 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
             let undecided = action
                 .is_none()
                 .then(|| {
-                    let smr = d.shingled.as_ref().and_then(super::smr::undecided);
+                    let smr = super::smr::judge(d.signs()).1;
                     smr.or_else(|| undecided(d, (write[i], verify[i]), th))
                 })
                 .flatten();
@@ -352,7 +367,7 @@ fn evidence(d: &BurnFacts, th: &Thresholds) -> Rule {
         .or_else(|| faults(d, th))
         .or_else(|| transport(d))
         .or_else(|| heat(d))
-        .or_else(|| d.shingled.as_ref().and_then(super::smr::rule))
+        .or_else(|| super::smr::judge(d.signs()).0)
 }
 
 /// The disk went away or stopped answering: its path first.
@@ -390,7 +405,7 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     }
     // A drive-managed SMR disk stalls while it rewrites its bands: its
     // stalls are named in that verdict.
-    let smr = d.shingled.as_ref().is_some_and(super::smr::Shingled::smr);
+    let smr = super::smr::judge(d.signs()).0.is_some();
     if let Some(s) = d.slowest.as_ref().filter(|_| !smr) {
         let allowed = stall_allowance_ms(s.len, s.mb_per_s, th);
         if s.ms >= allowed {

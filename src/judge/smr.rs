@@ -30,7 +30,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::advice::Action;
-use crate::stats::median;
+use crate::burnin::scatter::Scattered;
 use crate::units::human_bytes;
 
 /// The median after the step is under 1/COLLAPSE of the one before.
@@ -89,39 +89,56 @@ impl Shingled {
     }
 }
 
-/// The collapse in one pass's write speeds (`(offset, MB/s)` of each
-/// stretch, in the order written; offsets from the range's start), if
-/// there is one.
-pub fn collapse(pass: u16, points: &[(u64, f64)]) -> Option<Collapse> {
-    if points.len() < FEWEST {
+/// The collapse in one pass's write speeds (`(offset, bytes, MB/s)` of
+/// each stretch, in the order written; offsets from the range's start), if
+/// there is one. Stretches count by their bytes (timed stretches differ in
+/// size, and merged ones more); bytes 0 (results from before stretches were
+/// timed, all of one size) count one each.
+pub fn collapse(pass: u16, points: &[(u64, u64, f64)]) -> Option<Collapse> {
+    if points.len() < FEWEST || points.iter().any(|p| p.2 <= 0.0) {
         return None;
     }
-    let speeds: Vec<f64> = points.iter().map(|(_, v)| *v).collect();
-    if speeds.iter().any(|v| *v <= 0.0) {
-        return None;
-    }
+    let all: Vec<(f64, f64)> = points
+        .iter()
+        .map(|&(_, bytes, v)| (v, if bytes == 0 { 1.0 } else { bytes as f64 }))
+        .collect();
     // The step: the split whose two sides fit their own level best (least
     // squares of the log speeds), each side's level then its median.
-    let logs: Vec<f64> = speeds.iter().map(|v| v.ln()).collect();
-    let sse = |v: &[f64]| {
-        let m = v.iter().sum::<f64>() / v.len() as f64;
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>()
+    let sse = |v: &[(f64, f64)]| {
+        let w: f64 = v.iter().map(|p| p.1).sum();
+        let m = v.iter().map(|p| p.0.ln() * p.1).sum::<f64>() / w;
+        v.iter().map(|p| (p.0.ln() - m).powi(2) * p.1).sum::<f64>()
     };
-    let k = (2..=speeds.len() - 2).min_by(|a, b| {
-        (sse(&logs[..*a]) + sse(&logs[*a..])).total_cmp(&(sse(&logs[..*b]) + sse(&logs[*b..])))
+    let k = (2..=all.len() - 2).min_by(|a, b| {
+        (sse(&all[..*a]) + sse(&all[*a..])).total_cmp(&(sse(&all[..*b]) + sse(&all[*b..])))
     })?;
-    let (fast, slow) = (median(&speeds[..k])?, median(&speeds[k..])?);
-    let share = |v: &[f64], on: &dyn Fn(f64) -> bool| {
-        v.iter().filter(|x| on(**x)).count() as f64 / v.len() as f64
+    let (before, after) = all.split_at(k);
+    let (fast, slow) = (weighted_median(before)?, weighted_median(after)?);
+    let share = |v: &[(f64, f64)], on: &dyn Fn(f64) -> bool| {
+        v.iter().filter(|p| on(p.0)).map(|p| p.1).sum::<f64>() / v.iter().map(|p| p.1).sum::<f64>()
     };
-    let clean = share(&speeds[..k], &|v| v > 2.0 * slow) >= CLEAN
-        && share(&speeds[k..], &|v| v < fast / 2.0) >= CLEAN;
+    let clean =
+        share(before, &|v| v > 2.0 * slow) >= CLEAN && share(after, &|v| v < fast / 2.0) >= CLEAN;
     (fast >= COLLAPSE * slow && clean).then_some(Collapse {
         pass,
         fast_mb_per_s: fast,
         slow_mb_per_s: slow,
         after_bytes: points[k].0,
     })
+}
+
+/// The speed at the middle byte of `(speed, weight)` points.
+fn weighted_median(points: &[(f64, f64)]) -> Option<f64> {
+    let mut v = points.to_vec();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = v.iter().map(|p| p.1).sum::<f64>() / 2.0;
+    let mut seen = 0.0;
+    v.into_iter()
+        .find(|p| {
+            seen += p.1;
+            seen >= half
+        })
+        .map(|p| p.0)
 }
 
 /// The slowest write, when it had the disk long enough to name.
@@ -184,14 +201,185 @@ pub fn undecided(s: &Shingled) -> Option<String> {
     })
 }
 
+/// Scattered reads a second at or under this are a spinning disk's seeks.
+pub const SEEK_BOUND: f64 = 400.0;
+/// Scattered writes that must reach the media, at this many times the
+/// reads' rate or more, land in a cache that persists.
+pub const PERSISTS: f64 = 4.0;
+
+/// What is known of a disk's shingles: whether it spins (sysfs), the zone
+/// model it declares, its writes' collapse in a pass, and the scattered-write
+/// probe.
+#[derive(Debug, Clone, Copy)]
+pub struct Signs<'a> {
+    pub spins: bool,
+    pub shingled: Option<&'a Shingled>,
+    pub scattered: Option<&'a Scattered>,
+}
+
+/// The scattered-write probe's figures, in words and numbers.
+struct Probe {
+    reads_per_s: f64,
+    /// Writes a second while the cache took them (the first second on),
+    /// and how many and how long.
+    fast_per_s: f64,
+    fast_writes: u64,
+    fast_s: f64,
+    /// Writes a second once it was full (the last windows), and the
+    /// slowest write.
+    full_per_s: Option<f64>,
+    slowest_ms: f64,
+}
+
+impl Probe {
+    fn of(s: &Scattered) -> Option<Self> {
+        let reads_per_s = s.reads_per_s()?;
+        let w = &s.windows;
+        if w.len() < 4 {
+            return None;
+        }
+        let win = crate::burnin::scatter::WINDOW_S;
+        // The fast part: up to the first of the slow windows that end it.
+        let slowed = s.slowed();
+        let first = w[..4].iter().sum::<u32>() as f64 / 4.0;
+        let fast_n = if slowed {
+            w.iter().rposition(|n| *n as f64 >= first / 10.0).map_or(4, |i| i + 1)
+        } else {
+            w.len()
+        };
+        let fast_writes: u64 = w[..fast_n].iter().map(|n| u64::from(*n)).sum();
+        let fast_s = fast_n as f64 * win;
+        let rest = &w[fast_n..];
+        let full_per_s = (slowed && !rest.is_empty())
+            .then(|| rest.iter().map(|n| f64::from(*n)).sum::<f64>() / (rest.len() as f64 * win));
+        Some(Self {
+            reads_per_s,
+            fast_per_s: fast_writes as f64 / fast_s,
+            fast_writes,
+            fast_s,
+            full_per_s,
+            slowest_ms: s.slowest_write_ms,
+        })
+    }
+
+    /// Its writes persisted in a cache: a spinning disk's seeks allow its
+    /// reads' rate, its writes ran at many times that.
+    fn persists(&self) -> bool {
+        self.reads_per_s <= SEEK_BOUND && self.fast_per_s >= PERSISTS * self.reads_per_s
+    }
+
+    fn words(&self, block: u64) -> String {
+        format!(
+            "scattered {} KiB writes that must reach the media landed at {:.0}/s where its seeks allow {:.0} reads/s (a \
+             cache that persists) for {:.1} s ({} writes)",
+            block / 1024,
+            self.fast_per_s,
+            self.reads_per_s,
+            self.fast_s,
+            self.fast_writes
+        )
+    }
+}
+
+/// What the signs say of a disk: a verdict, or what could not be decided
+/// (its health then not claimed), or nothing.
+pub fn judge(signs: Signs) -> (Option<(Action, String)>, Option<String>) {
+    if !signs.spins {
+        // A solid-state disk's fast (SLC) cache fills and recovers too:
+        // not shingles.
+        return (None, None);
+    }
+    if let Some(z) = signs.scattered.and_then(|s| s.zoned.as_deref()) {
+        return (
+            Some((
+                Action::Return,
+                format!(
+                    "an SMR disk that says so (zoned: {z}): its host must place its writes; unsuitable for RAIDZ and \
+                     resilver-heavy pools; return it if it was bought for one"
+                ),
+            )),
+            None,
+        );
+    }
+    let probe = signs.scattered.and_then(|s| Some((s, Probe::of(s)?)));
+    let persists = probe.as_ref().filter(|(_, p)| p.persists());
+    match (persists, signs.shingled) {
+        // A cache that persists and filled in the probe: its figures.
+        (Some((s, p)), _) if p.full_per_s.is_some() => scattered(s, p),
+        // One that did not fill there, but a pass's writes collapsed:
+        // the collapse tells.
+        (Some(_), Some(sh)) => (rule(sh), undecided(sh)),
+        (Some((s, p)), None) => scattered(s, p),
+        // Scattered writes as a seeking disk's seeks allow: no cache that
+        // persists, so a collapse in a pass is no media cache's (a
+        // volatile cache's burst, a path).
+        (None, Some(_)) if probe.as_ref().is_some_and(|(_, p)| p.reads_per_s <= SEEK_BOUND) => {
+            (None, None)
+        }
+        (None, Some(sh)) => (rule(sh), undecided(sh)),
+        (None, None) => (None, None),
+    }
+}
+
+/// The scattered-write probe found a cache that persists: drive-managed
+/// SMR where it filled and recovered idle, else not decided.
+fn scattered(s: &Scattered, p: &Probe) -> (Option<(Action, String)>, Option<String>) {
+    let seen = p.words(s.block);
+    let Some(full) = p.full_per_s else {
+        return (
+            None,
+            Some(format!(
+                "{seen}, and it did not fill: drive-managed SMR, a hybrid drive or a controller's cache; whether it is \
+                 SMR was not decided"
+            )),
+        );
+    };
+    let stalls = if p.slowest_ms >= STALL_MS {
+        format!(" with writes stalling up to {:.1} s", p.slowest_ms / 1e3)
+    } else {
+        String::new()
+    };
+    let filled = format!("{seen}, then at {full:.1}/s{stalls} (the cache full)");
+    let Some(a) = s.again else {
+        return (
+            None,
+            Some(format!(
+                "{filled}, as a drive-managed SMR disk's; whether they recover after idling was not measured"
+            )),
+        );
+    };
+    let again = a.writes as f64 / a.write_s.max(f64::MIN_POSITIVE);
+    let after = format!("after idling {:.0} s at {again:.0}/s", a.idle_s);
+    if again >= RECOVERED * p.fast_per_s {
+        (
+            Some((
+                Action::Return,
+                format!(
+                    "behaves as drive-managed SMR: {filled}, and {after}: unsuitable for RAIDZ and resilver-heavy \
+                     pools; return it if it was bought for one"
+                ),
+            )),
+            None,
+        )
+    } else {
+        (
+            None,
+            Some(format!(
+                "{filled}, and {after}: a cache that persists and did not clean itself while idle; whether it is \
+                 drive-managed SMR was not decided (a longer --smr-idle tells)"
+            )),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// Stretches of 1 MB: `fast` MB/s for `n_fast`, then `slow` for the
     /// rest of `n`.
-    fn step(n: usize, n_fast: usize, fast: f64, slow: f64) -> Vec<(u64, f64)> {
-        (0..n).map(|i| ((i as u64) << 20, if i < n_fast { fast } else { slow })).collect()
+    fn step(n: usize, n_fast: usize, fast: f64, slow: f64) -> Vec<(u64, u64, f64)> {
+        (0..n).map(|i| ((i as u64) << 20, 1 << 20, if i < n_fast { fast } else { slow })).collect()
     }
 
     #[test]
@@ -207,17 +395,18 @@ mod tests {
         // drive draining bits of its cache meanwhile).
         let mut noisy = step(200, 40, 180.0, 20.0);
         for (i, p) in noisy.iter_mut().enumerate() {
-            p.1 *= 1.0 + 0.1 * ((i * 7 % 11) as f64 / 11.0 - 0.5);
+            p.2 *= 1.0 + 0.1 * ((i * 7 % 11) as f64 / 11.0 - 0.5);
         }
-        noisy[120].1 = 170.0;
-        noisy[160].1 = 150.0;
+        noisy[120].2 = 170.0;
+        noisy[160].2 = 150.0;
         assert!(collapse(1, &noisy).is_some());
         // Steady, fast or slow: none.
         assert!(collapse(1, &step(200, 200, 180.0, 180.0)).is_none());
         assert!(collapse(1, &step(200, 0, 40.0, 40.0)).is_none());
         // A CMR disk's slope from outer to inner tracks: none.
-        let slope: Vec<(u64, f64)> =
-            (0..200).map(|i| ((i as u64) << 20, 250.0 - 125.0 * i as f64 / 199.0)).collect();
+        let slope: Vec<(u64, u64, f64)> = (0..200)
+            .map(|i| ((i as u64) << 20, 1 << 20, 250.0 - 125.0 * i as f64 / 199.0))
+            .collect();
         assert!(collapse(1, &slope).is_none());
         // A merely slower half (a limit that halved): under the factor.
         assert!(collapse(1, &step(200, 100, 180.0, 90.0)).is_none());
@@ -255,5 +444,105 @@ mod tests {
                 .contains("whether they recover after idling was not measured")
         );
         assert_eq!(undecided(&smr), None);
+    }
+
+    /// A probe: `reads` a second over 2 s, write windows of 0.25 s, the
+    /// slowest write, and writes a second after idling 10 s.
+    fn probed(reads: f64, windows: Vec<u32>, slowest_ms: f64, again: Option<f64>) -> Scattered {
+        Scattered {
+            reads: (reads * 2.0) as u64,
+            read_s: 2.0,
+            windows,
+            slowest_write_ms: slowest_ms,
+            again: again.map(|w| crate::burnin::scatter::Again {
+                idle_s: 10.0,
+                writes: w as u64,
+                write_s: 1.0,
+            }),
+            ..Scattered::empty(4096)
+        }
+    }
+
+    /// Windows of 0.25 s: `fast` writes each for `n_fast`, then `full`
+    /// each for 2.5 s (a stall: zeros between).
+    fn filling(n_fast: usize, fast: u32, full: u32) -> Vec<u32> {
+        let mut w = vec![fast; n_fast];
+        w.extend([full, 0, full, 0, full, 0, 0, full, 0, full]);
+        w
+    }
+
+    fn spinning<'a>(scattered: Option<&'a Scattered>, shingled: Option<&'a Shingled>) -> Signs<'a> {
+        Signs { spins: true, shingled, scattered }
+    }
+
+    #[test]
+    fn scattered_writes_a_cache_took_then_filled_and_recovered_idle_are_smr() {
+        // 150 reads/s (seeks); writes at 2000/s for 5 s, then 4/s with a
+        // 2.3 s stall, and at 1900/s after idling.
+        let smr = probed(150.0, filling(20, 500, 1), 2300.0, Some(1900.0));
+        let (verdict, unsure) = judge(spinning(Some(&smr), None));
+        let (action, words) = verdict.unwrap();
+        assert_eq!(action, Action::Return);
+        assert_eq!(unsure, None);
+        assert_eq!(
+            words,
+            "behaves as drive-managed SMR: scattered 4 KiB writes that must reach the media landed at 2000/s where \
+             its seeks allow 150 reads/s (a cache that persists) for 5.0 s (10000 writes), then at 2.0/s with writes \
+             stalling up to 2.3 s (the cache full), and after idling 10 s at 1900/s: unsuitable for RAIDZ and \
+             resilver-heavy pools; return it if it was bought for one"
+        );
+        // Not back after idling, not idled (a stop), never full: not
+        // decided, and said why.
+        let stuck = probed(150.0, filling(20, 500, 1), 2300.0, Some(6.0));
+        let (verdict, unsure) = judge(spinning(Some(&stuck), None));
+        assert!(verdict.is_none());
+        assert!(unsure.unwrap().contains("did not clean itself while idle"));
+        let stopped = probed(150.0, filling(20, 500, 1), 2300.0, None);
+        assert!(judge(spinning(Some(&stopped), None)).1.unwrap().contains("was not measured"));
+        let roomy = probed(150.0, vec![500; 80], 3.0, None);
+        let (verdict, unsure) = judge(spinning(Some(&roomy), None));
+        assert!(verdict.is_none());
+        assert!(unsure.unwrap().contains(
+            "it did not fill: drive-managed SMR, a hybrid drive or a controller's cache"
+        ));
+    }
+
+    #[test]
+    fn a_cmr_disk_an_ssd_a_slow_disk_and_a_zoned_one_are_told_apart() {
+        // CMR: writes flushed to the media run at about its reads' rate.
+        let cmr = probed(150.0, vec![45; 80], 40.0, None);
+        assert_eq!(judge(spinning(Some(&cmr), None)), (None, None));
+        // Slow (or slowed by a neighbour): both slow.
+        let slow = probed(30.0, vec![7; 80], 300.0, None);
+        assert_eq!(judge(spinning(Some(&slow), None)), (None, None));
+        // An SSD: reads far past what seeks allow, or not spinning at all,
+        // even with a cache that fills and recovers.
+        let ssd = probed(9000.0, filling(20, 5000, 100), 40.0, Some(9000.0));
+        assert_eq!(judge(spinning(Some(&ssd), None)), (None, None));
+        let not_spinning = Signs { spins: false, ..spinning(Some(&ssd), None) };
+        assert_eq!(judge(not_spinning), (None, None));
+        // Zoned: it says so.
+        let zoned = Scattered { zoned: Some("host-aware".into()), ..Scattered::empty(4096) };
+        let (action, words) = judge(spinning(Some(&zoned), None)).0.unwrap();
+        assert_eq!(action, Action::Return);
+        assert!(words.starts_with("an SMR disk that says so (zoned: host-aware)"), "{words}");
+    }
+
+    #[test]
+    fn a_collapse_in_a_pass_is_smr_only_on_a_spinning_disk_the_probe_does_not_contradict() {
+        let collapse =
+            Collapse { pass: 1, fast_mb_per_s: 180.0, slow_mb_per_s: 18.0, after_bytes: 25 << 30 };
+        let recovery = Some(Recovery { idle_s: 60.0, bytes: 1 << 30, mb_per_s: 176.0 });
+        let sh = Shingled { collapse, recovery, stall_ms: None };
+        assert_eq!(judge(spinning(None, Some(&sh))).0.unwrap().0, Action::Return);
+        // An SSD's SLC cache fills and recovers so: not shingles.
+        assert_eq!(judge(Signs { spins: false, ..spinning(None, Some(&sh)) }), (None, None));
+        // Scattered writes as its seeks allow: no cache that persists, so
+        // the collapse was no media cache's.
+        let cmr = probed(150.0, vec![45; 80], 40.0, None);
+        assert_eq!(judge(spinning(Some(&cmr), Some(&sh))), (None, None));
+        // A probe that measured nothing (a stop) contradicts nothing.
+        let cut = Scattered { incomplete: Some("stopped".into()), ..Scattered::empty(4096) };
+        assert_eq!(judge(spinning(Some(&cut), Some(&sh))).0.unwrap().0, Action::Return);
     }
 }

@@ -70,6 +70,9 @@ pub struct BurnPlan {
     /// `--smr-idle`: how long a disk whose writes collapsed idles before
     /// its burst.
     pub smr_idle: Duration,
+    /// `--smr-probe`: how long the scattered-write probe writes before the
+    /// first pass (zero: not run; a soak or a resume runs none).
+    pub smr_probe: Duration,
     /// What the verdict's rules apply (`--stall-ms`).
     pub thresholds: crate::judge::Thresholds,
     /// A soak's `--duration`.
@@ -122,7 +125,10 @@ impl BurnPlan {
     /// alone, to see whether its writes recover. What a burst finds goes into
     /// the disk's burn; a stop leaves the recovery not measured.
     pub fn recover(&self, run: &mut BurnRun, stop: &StopFlag) {
-        let collapsed = collapses(run);
+        // Only a spinning disk's collapse can be shingles (a solid-state
+        // disk's fast cache fills and recovers too).
+        let spins = |d: &usize| self.disks[*d].target.dev.identity.rotational;
+        let collapsed: Vec<_> = collapses(run).into_iter().filter(|(d, _)| spins(d)).collect();
         if collapsed.is_empty() || self.read_only {
             return;
         }
@@ -269,6 +275,7 @@ impl BurnPlan {
             yes: args.yes,
             checkpoint_every: args.checkpoint_every,
             smr_idle: args.smr_idle,
+            smr_probe: if args.read_only || resume { Duration::ZERO } else { args.smr_probe },
             thresholds: crate::judge::Thresholds {
                 stall_ms: stall_ms as f64,
                 slow_pct,
@@ -377,7 +384,7 @@ impl BurnPlan {
     /// when a signal stopped it.
     pub fn probe(&mut self, stop: &StopFlag) -> bool {
         if !self.probe_first {
-            return true;
+            return self.scatter(stop);
         }
         let targets: Vec<&Target> = self.disks.iter().map(|d| &d.target).collect();
         let found = crate::burnin::probe::probe_all(&targets, self.bounds_timeout, stop);
@@ -397,6 +404,33 @@ impl BurnPlan {
         }
         if stop.is_set() {
             tell!("arrayburn burnin: interrupted while probing capacity, before the burn-in began");
+            return false;
+        }
+        self.scatter(stop)
+    }
+
+    /// The scattered-write probe on each disk (`burnin::scatter`), before
+    /// its checkpoint is saved; its finding goes with the checkpoint. False
+    /// when a signal stopped it.
+    fn scatter(&mut self, stop: &StopFlag) -> bool {
+        let spins = self.disks.iter().any(|d| d.target.dev.identity.rotational);
+        if self.smr_probe.is_zero() || !spins {
+            return true;
+        }
+        tell!(
+            "arrayburn burnin: writing scattered blocks, each flushed, for up to {} a disk (a cache that persists: drive-managed SMR)",
+            crate::units::human_duration(self.smr_probe)
+        );
+        let targets: Vec<&Target> = self.disks.iter().map(|d| &d.target).collect();
+        let times = (self.smr_probe, self.smr_idle);
+        let found = crate::burnin::scatter::probe_all(&targets, times, self.bounds_timeout, stop);
+        for (d, s) in self.disks.iter_mut().zip(found) {
+            d.point.scattered = s;
+        }
+        if stop.is_set() {
+            tell!(
+                "arrayburn burnin: interrupted while probing scattered writes, before the burn-in began"
+            );
         }
         !stop.is_set()
     }
@@ -875,6 +909,7 @@ fn fresh(
                 smart_note,
                 self_test: None,
                 probe: None,
+                scattered: None,
             }
         })
         .collect())

@@ -36,6 +36,11 @@ pub struct BurnDisk {
     /// whole disks): on a fake disk, `end_byte` is its usable size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<crate::burnin::probe::Probed>,
+    /// What the scattered-write probe measured before the run
+    /// (`burnin::scatter`: reads, writes a window, the writes after
+    /// idling), where it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scattered: Option<crate::burnin::scatter::Scattered>,
     /// What was measured and found.
     #[serde(flatten)]
     pub burn: DiskBurn,
@@ -238,6 +243,7 @@ impl Burned {
             start_byte: t.start,
             end_byte: t.end,
             probe: c.probe.clone(),
+            scattered: c.scattered.clone(),
             burn,
             verify_pass_mb_per_s: speeds.into_iter().map(|(v, _)| v).collect(),
             write_pass_mb_per_s: writes.into_iter().map(|(v, _)| v).collect(),

@@ -31,6 +31,14 @@
  *   without a write it drains at DRAIN MB/s (the drive cleaning its cache
  *   while idle). One write at a time. BYTES 0 is a steady disk that
  *   writes at SLOW MB/s.
+ *   Two more fields, FAULTDISK_CACHE=BYTES:FAST:SLOW:DRAIN:BAND_USEC:DIRECT,
+ *   make the cache take scattered writes too, as a DM-SMR disk's media
+ *   cache does: a write that does not continue the previous one lands there
+ *   without a seek while it has room; once full, it waits BAND_USEC more
+ *   (the drive rewriting a band). DIRECT 1: sequential writes go straight
+ *   to their bands at FAST MB/s and never fill the cache (a drive that
+ *   spots a stream). Without room in a cache (or without one),
+ *   FAULTDISK_SEEK_USEC delays a scattered write as it does a read.
  *
  *   SIGUSR1 makes every read from then on fail (EIO): a drive that dies
  *   in the middle of a run.
@@ -84,6 +92,7 @@ static off_t tear_from[MAX_RANGES], tear_to[MAX_RANGES];
 static int cache_on;
 static double cache_bytes, cache_fast, cache_slow, cache_drain, cache_used, last_write = -1;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static double cache_band_usec, cache_direct;
 
 static double now_s(void)
 {
@@ -92,9 +101,22 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Paces a write of len bytes through the media cache (FAULTDISK_CACHE). */
-static void cache_pace(size_t len)
+/* Whether a write of len bytes at off does not continue the previous
+ * request (the head, or the cache, takes it elsewhere). */
+static int scattered(off_t off, size_t len)
 {
+    return __atomic_exchange_n(&next_off, off + (off_t)len, __ATOMIC_SEQ_CST) != off;
+}
+
+/* Paces a write of len bytes through the media cache (FAULTDISK_CACHE),
+ * or the head (FAULTDISK_SEEK_USEC) where there is none. */
+static void cache_pace(size_t len, int apart)
+{
+    if (!cache_on) {
+        if (apart && seek_usec > 0)
+            usleep(seek_usec);
+        return;
+    }
     pthread_mutex_lock(&cache_lock);
     double t = now_s();
     if (last_write >= 0 && t - last_write > 0.2) {
@@ -102,12 +124,16 @@ static void cache_pace(size_t len)
         if (cache_used < 0)
             cache_used = 0;
     }
-    double rate = cache_slow;
-    if (cache_used + (double)len <= cache_bytes) {
+    double rate = cache_slow, wait = 0;
+    if (cache_direct && !apart) {
+        rate = cache_fast;
+    } else if (cache_used + (double)len <= cache_bytes) {
         rate = cache_fast;
         cache_used += (double)len;
+    } else if (apart) {
+        wait = cache_band_usec > 0 ? cache_band_usec : (double)seek_usec;
     }
-    usleep((useconds_t)((double)len / (rate * 1e6) * 1e6));
+    usleep((useconds_t)((double)len / (rate * 1e6) * 1e6 + wait));
     last_write = now_s();
     pthread_mutex_unlock(&cache_lock);
 }
@@ -194,6 +220,8 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
         if (off < slow_to[i] && slow_from[i] < off + (off_t)len)
             usleep(slow_usec[i]);
     if (rw) {
+        if (__atomic_exchange_n(&next_off, off + (off_t)len, __ATOMIC_SEQ_CST) != off && seek_usec > 0)
+            usleep(seek_usec);
         for (size_t i = 0; i < len; i++)
             buf[i] = mem[place(off + (off_t)i)];
         for (int i = 0; i < flip_count; i++)
@@ -232,8 +260,7 @@ static int fd_write(const char *path, const char *buf, size_t len, off_t off,
     for (int i = 0; i < bad_count; i++)
         if (off < bad_to[i] && bad_from[i] < off + (off_t)len)
             return -EIO;
-    if (cache_on)
-        cache_pace(len);
+    cache_pace(len, scattered(off, len));
     for (size_t i = 0; i < len; i++) {
         off_t pos = off + (off_t)i;
         int lost = 0;
@@ -296,8 +323,9 @@ int main(int argc, char **argv)
     if (getenv("FAULTDISK_TEAR"))
         tear_count = parse_ranges(getenv("FAULTDISK_TEAR"), tear_from, tear_to);
     if (getenv("FAULTDISK_CACHE"))
-        cache_on = sscanf(getenv("FAULTDISK_CACHE"), "%lf:%lf:%lf:%lf", &cache_bytes, &cache_fast,
-                          &cache_slow, &cache_drain) == 4 && cache_slow > 0 &&
+        cache_on = sscanf(getenv("FAULTDISK_CACHE"), "%lf:%lf:%lf:%lf:%lf:%lf", &cache_bytes,
+                          &cache_fast, &cache_slow, &cache_drain, &cache_band_usec,
+                          &cache_direct) >= 4 && cache_slow > 0 &&
                    (cache_bytes == 0 || cache_fast > 0);
     for (char *tok = strtok(argv[2], ","); tok && bad_count < MAX_RANGES; tok = strtok(NULL, ",")) {
         long long from = 0, len = 0;

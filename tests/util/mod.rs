@@ -363,6 +363,16 @@ pub fn recorded_smart(name: &str) -> serde_json::Value {
 }
 
 /// Sectors written to `dev` so far, from /sys/block/NAME/stat.
+/// Makes the test's own loop device `dev` say it spins (sysfs
+/// `queue/rotational`; a loop device over memory says it does not): what
+/// it is judged as, and the scattered-write probe runs on it. Reset when
+/// the device is attached again.
+pub fn spins(dev: &str) {
+    let name = dev.trim_start_matches("/dev/");
+    let at = format!("/sys/block/{name}/queue/rotational");
+    std::fs::write(&at, "1").unwrap_or_else(|e| panic!("{at}: {e}"));
+}
+
 pub fn sectors_written(dev: &str) -> u64 {
     let name = dev.trim_start_matches("/dev/");
     let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
