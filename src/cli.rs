@@ -346,8 +346,11 @@ pub struct InspectArgs {
     pub new_hours: u64,
     /// Also find fake capacity: write self-identifying blocks at the start,
     /// across the disk and at its announced end, read them back and bisect
-    /// the usable size (seconds; destroys the data in those blocks: needs
-    /// --destructive).
+    /// the usable size (seconds); and on a spinning disk, write scattered
+    /// blocks, each flushed, for up to --smr-probe: many times the rate its
+    /// seeks allow is a cache that persists (drive-managed SMR where it
+    /// fills and cleans itself idle). Destroys the data in those blocks:
+    /// needs --destructive.
     #[arg(long, help_heading = "Capacity probe")]
     pub probe: bool,
     /// Confirms that --probe may overwrite blocks of these disks.
@@ -367,6 +370,15 @@ pub struct InspectArgs {
     /// A probe's read or write outstanding this long means the disk hung.
     #[arg(long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration, help_heading = "Capacity probe")]
     pub io_timeout: Duration,
+    /// With --probe: how long a spinning disk's scattered writes go on
+    /// (0: none).
+    #[arg(long, value_name = "DURATION", default_value = defaults::SMR_PROBE, value_parser = crate::units::parse_duration_or_zero, help_heading = "Capacity probe")]
+    pub smr_probe: Duration,
+    /// With --probe: how long a disk whose scattered writes slowed idles
+    /// before it is written again (a drive-managed SMR disk cleans its
+    /// cache meanwhile).
+    #[arg(long, value_name = "DURATION", default_value = defaults::SMR_IDLE, value_parser = parse_duration, help_heading = "Capacity probe")]
+    pub smr_idle: Duration,
     /// Write the result as JSON to FILE (`-`: standard output).
     #[arg(short = 'j', long, value_name = "FILE", help_heading = "Outputs")]
     pub json: Option<PathBuf>,

@@ -2023,7 +2023,7 @@ fn a_disk_whose_writes_collapse_after_a_burst_is_smr_and_steady_slow_or_slowed_o
 }
 
 #[test]
-fn scattered_writes_tell_a_cache_that_persists_from_seeks_and_an_ssd_is_not_probed() {
+fn scattered_writes_tell_a_cache_that_persists_from_seeks_in_a_burn_in_and_an_inspection() {
     use crate::faults::{Cache, FaultyDisk};
     need_root!();
     let _l = device_lock();
@@ -2098,6 +2098,42 @@ fn scattered_writes_tell_a_cache_that_persists_from_seeks_and_an_ssd_is_not_prob
     assert!(disk(2).get("scattered").is_none(), "{}", disk(2));
     assert_eq!(disk(2)["verdict"], "healthy", "{}", disk(2));
     assert_eq!(out.status.code(), Some(1), "a disk to return");
+
+    // `inspect --probe` tells the same of the same disks.
+    let dir = tempdir();
+    let json = dir.path().join("i.json");
+    let args =
+        ["inspect", "--probe", "--destructive", "--yes", "--smr-probe", "8s", "--smr-idle", "2s"];
+    let mut cmd = arrayburn(&args);
+    let out = cmd
+        .args(["--json", json.to_str().unwrap(), &smr.dev, &cmr.dev, &ssd.dev])
+        .output_within(RUN);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let disk = |i: usize| &doc["disks"][i];
+    let concerns = |i: usize| -> Vec<String> {
+        let f = disk(i)["findings"].as_array().unwrap();
+        f.iter()
+            .map(|f| {
+                format!("{}: {}", f["concern"].as_str().unwrap(), f["sentence"].as_str().unwrap())
+            })
+            .collect()
+    };
+    let smr_said = concerns(0).join("\n");
+    assert!(
+        smr_said.contains("drive_managed_smr: behaves as drive-managed SMR: scattered 4 KiB"),
+        "{smr_said}\n{stderr}"
+    );
+    assert_eq!(disk(0)["verdict"], "act_on", "{}", disk(0));
+    assert!(disk(0)["scattered"]["again"].is_object(), "{}", disk(0));
+    for i in [1, 2] {
+        assert!(
+            !concerns(i).iter().any(|c| c.contains("SMR") || c.contains("cache")),
+            "{i}: {:?}",
+            concerns(i)
+        );
+    }
+    assert!(disk(1)["scattered"].is_object() && disk(2).get("scattered").is_none(), "{doc}");
 }
 
 /// The run's files under `STATE/runs` ending in `ext` (its log, its

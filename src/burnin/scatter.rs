@@ -18,8 +18,11 @@
 //!    it rewrites bands. The writes end early once [`FULL_S`] of windows
 //!    in a row ran at under a tenth of the first second's rate (the cache
 //!    is full: more writes would only take longer).
-//! 3. **After idling**, where the writes slowed so: writes again for
-//!    [`AGAIN_S`], to see whether the drive cleaned its cache.
+//! 3. **After idling**, where the writes slowed so: writes again, half as
+//!    many as went in before they slowed (or for [`AGAIN_S`], whichever
+//!    ends first: a cleaned cache takes them all at its speed, as the
+//!    capacity probe's burst after a collapse stays inside the cache), to
+//!    see whether the drive cleaned its cache.
 //!
 //! It destroys the data in the blocks it writes (the burn-in writes them
 //! all again); it must not be run without consent, nor decide what its
@@ -187,9 +190,11 @@ fn steps(w: &mut Work, s: &mut Scattered) -> Result<(), Cut> {
         std::thread::sleep(Duration::from_millis(100).min(w.job.idle));
     }
     let idle_s = idle.elapsed().as_secs_f64();
+    let full = (FULL_S / WINDOW_S).round() as usize;
+    let before: u64 = s.windows[..s.windows.len() - full].iter().map(|n| u64::from(*n)).sum();
     let began = Instant::now();
     let mut writes = 0;
-    while began.elapsed().as_secs_f64() < AGAIN_S {
+    while writes < (before / 2).max(1) && began.elapsed().as_secs_f64() < AGAIN_S {
         w.write()?;
         writes += 1;
     }

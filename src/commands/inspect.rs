@@ -4,7 +4,7 @@
 
 use std::time::SystemTime;
 
-use crate::burnin::probe;
+use crate::burnin::{probe, scatter};
 use crate::cli::InspectArgs;
 use crate::device::SystemPaths;
 use crate::export::publish::{Ending, publish};
@@ -22,17 +22,22 @@ pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Re
     let started = SystemTime::now();
     let declared = inspect::ask_all(&SystemPaths::real(), &plan.devices, &|| stop.is_set());
     plan.refuse_locked(&declared)?;
-    let probed = if plan.probe.is_empty() || !plan.consent(stop)? {
-        vec![None; declared.len()]
+    let (probed, scattered) = if plan.probe.is_empty() || !plan.consent(stop)? {
+        (vec![None; declared.len()], vec![None; declared.len()])
     } else {
-        probe::probe_all(&plan.probe.iter().collect::<Vec<_>>(), plan.io_timeout, stop)
-            .into_iter()
-            .map(Some)
-            .collect()
+        let targets: Vec<_> = plan.probe.iter().collect();
+        let probed =
+            probe::probe_all(&targets, plan.io_timeout, stop).into_iter().map(Some).collect();
+        let scattered = if plan.smr.0.is_zero() || stop.is_set() {
+            vec![None; declared.len()]
+        } else {
+            scatter::probe_all(&targets, plan.smr, plan.io_timeout, stop)
+        };
+        (probed, scattered)
     };
     let interrupted = stop.is_set();
     let paths: Vec<String> = plan.devices.iter().map(|d| d.given.clone()).collect();
-    let disks = crate::judge::inspect::judged(&paths, declared, probed, plan.rules);
+    let disks = crate::judge::inspect::judged(&paths, declared, (probed, scattered), plan.rules);
     let (verdict, message) = run_verdict(&disks, plan.rules, interrupted);
     let probed = disks.iter().any(|d| d.probe.is_some());
     let mut report = InspectReport {

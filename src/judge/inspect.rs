@@ -17,6 +17,8 @@
 //! | zoned | the drive or the kernel names a zone model (SMR) | no: a note |
 //! | raid volume | a volume of a hardware RAID controller (`device::raid`): a check measures the volume, not a drive | no: a note |
 //! | TRIM on a spinning disk | a hard disk that supports TRIM: likely drive-managed SMR | no: a note |
+//! | drive-managed SMR | with --probe, a spinning disk's scattered writes, each flushed, ran at many times its reads' rate, then slowed as a full cache's do and recovered idle (`judge::smr`) | yes |
+//! | persistent cache | the same, but the cache did not fill, or not recover idle: SMR not decided | no: a note |
 //!
 //! A drive without SMART data is not judged new, unlocked or whole: its
 //! verdict says what was not known. It must not read devices or format
@@ -27,6 +29,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::burnin::probe::{Past, Probed};
+use crate::burnin::scatter::Scattered;
 use crate::inspect::Declared;
 use crate::judge::ArrayVerdict;
 use crate::units::human_bytes;
@@ -41,6 +44,10 @@ pub struct Inspected {
     /// The capacity probe's result, where it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<Probed>,
+    /// The scattered-write probe's, where it ran (`burnin::scatter`: a
+    /// spinning disk, with --probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scattered: Option<Scattered>,
     pub findings: Vec<Finding>,
     pub verdict: InspectVerdict,
 }
@@ -57,23 +64,40 @@ impl Inspected {
     }
 }
 
-/// Each disk with its findings and verdict: `declared[i]` and `probed[i]`
-/// are of `paths[i]`.
+/// Each disk with its findings and verdict: `declared[i]` and the
+/// probes' `[i]` (capacity, scattered writes) are of `paths[i]`.
 pub fn judged(
     paths: &[String],
     declared: Vec<Declared>,
-    probes: Vec<Option<Probed>>,
+    (probes, scattered): (Vec<Option<Probed>>, Vec<Option<Scattered>>),
     rules: Rules,
 ) -> Vec<Inspected> {
     let refs: Vec<&Declared> = declared.iter().collect();
     let found = judge(&refs, rules);
-    (paths.iter().zip(declared).zip(probes).zip(found))
-        .map(|(((path, declared), probe), mut findings)| {
+    (paths.iter().zip(declared).zip(probes.into_iter().zip(scattered)).zip(found))
+        .map(|(((path, declared), (probe, scattered)), mut findings)| {
             findings.extend(probe.as_ref().and_then(probed));
+            findings.extend(scattered.as_ref().and_then(shingles));
             let verdict = verdict(&declared, &findings);
-            Inspected { path: path.clone(), declared, probe, findings, verdict }
+            Inspected { path: path.clone(), declared, probe, scattered, findings, verdict }
         })
         .collect()
+}
+
+/// What the scattered-write probe says of a spinning disk's shingles
+/// (`judge::smr`): drive-managed SMR to act on, or a cache that persists
+/// whose kind was not decided, as a note. A disk that declares zones is
+/// noted as zoned already.
+fn shingles(s: &Scattered) -> Option<Finding> {
+    if s.zoned.is_some() {
+        return None;
+    }
+    let signs = super::smr::Signs { spins: true, shingled: None, scattered: Some(s) };
+    match super::smr::judge(signs) {
+        (Some((_, sentence)), _) => Some(Finding { concern: Concern::DriveManagedSmr, sentence }),
+        (None, Some(sentence)) => Some(Finding { concern: Concern::PersistentCache, sentence }),
+        (None, None) => None,
+    }
 }
 
 /// What a finding is about.
@@ -93,6 +117,8 @@ pub enum Concern {
     TrimOnSpinningDisk,
     RaidVolume,
     DriveBehindFailing,
+    DriveManagedSmr,
+    PersistentCache,
 }
 
 impl Concern {
@@ -106,7 +132,13 @@ impl Concern {
     /// Whether it is something to act on before the disk is used (else a
     /// note).
     pub fn acts(self) -> bool {
-        !matches!(self, Concern::Zoned | Concern::TrimOnSpinningDisk | Concern::RaidVolume)
+        !matches!(
+            self,
+            Concern::Zoned
+                | Concern::TrimOnSpinningDisk
+                | Concern::RaidVolume
+                | Concern::PersistentCache
+        )
     }
 }
 

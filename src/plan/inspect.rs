@@ -33,6 +33,8 @@ pub struct InspectPlan {
     pub probe: Vec<Target>,
     _locks: Vec<DiskLock>,
     pub io_timeout: Duration,
+    /// `--smr-probe` and `--smr-idle`: the scattered-write probe's times.
+    pub smr: (Duration, Duration),
     yes: bool,
 }
 
@@ -83,6 +85,7 @@ impl InspectPlan {
             probe,
             _locks: locks,
             io_timeout: args.io_timeout,
+            smr: (args.smr_probe, args.smr_idle),
             yes: args.yes,
         })
     }

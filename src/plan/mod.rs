@@ -734,7 +734,7 @@ pub fn before_run(
 ) -> anyhow::Result<Vec<crate::judge::inspect::Inspected>> {
     let declared = crate::inspect::ask_all(&SystemPaths::real(), devs, give_up);
     let paths: Vec<String> = devs.iter().map(|d| d.given.clone()).collect();
-    let none = vec![None; declared.len()];
+    let none = (vec![None; declared.len()], vec![None; declared.len()]);
     let inspected = crate::judge::inspect::judged(&paths, declared, none, rules);
     if let Some((d, f)) = (inspected.iter()).find_map(|d| {
         d.to_act_on()
