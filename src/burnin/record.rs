@@ -138,10 +138,15 @@ pub struct SurfacePoint {
     /// Where the stretch begins (bytes), and its MB/s.
     pub offset: u64,
     pub mb_per_s: f64,
-    /// Its bytes (0 in results from before stretches were timed: then
-    /// each was 1/200 of the range).
-    #[serde(default)]
+    /// Its bytes (0, and not written, in results from before stretches
+    /// were timed: then each was 1/200 of the range).
+    #[serde(default, skip_serializing_if = "not_known")]
     pub bytes: u64,
+}
+
+/// A stretch's bytes not known (results from before they were timed).
+fn not_known(bytes: &u64) -> bool {
+    *bytes == 0
 }
 
 impl SurfacePoint {
