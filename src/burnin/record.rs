@@ -166,7 +166,7 @@ impl SurfacePoint {
 /// they were timed at and its steady stretches as a few long points.
 pub const SURFACE_KEEP: usize = 400;
 /// What merging leaves of a pass's phase.
-const SURFACE_MERGED: usize = 300;
+pub const SURFACE_MERGED: usize = 300;
 
 /// Merges neighbours of `points` (one pass's phase, in order) until
 /// `keep` are left, the cheapest pair first (above). Points whose bytes

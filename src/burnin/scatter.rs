@@ -43,7 +43,7 @@ pub const READ_S: f64 = 2.0;
 pub const WINDOW_S: f64 = 0.25;
 /// Windows in a row this long under a tenth of the first second's rate
 /// end the writes.
-const FULL_S: f64 = 2.0;
+pub const FULL_S: f64 = 2.0;
 /// Seconds of writes after idling.
 pub const AGAIN_S: f64 = 2.0;
 
