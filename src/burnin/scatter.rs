@@ -327,4 +327,19 @@ mod tests {
         assert!(!slowed(&[500, 500, 500, 500, 0, 0, 0]));
         assert!(!slowed(&[0; 20]), "nothing in the first second is no rate to fall from");
     }
+
+    #[test]
+    fn a_zone_model_is_read_from_sysfs_and_none_is_none() {
+        let root = tempfile::tempdir().unwrap();
+        let at = |name: &str, z: &str| {
+            let q = root.path().join("block").join(name).join("queue");
+            std::fs::create_dir_all(&q).unwrap();
+            std::fs::write(q.join("zoned"), z).unwrap();
+        };
+        at("sdb", "host-aware\n");
+        at("sdc", "none\n");
+        assert_eq!(zone_model(root.path(), "sdb").as_deref(), Some("host-aware"));
+        assert_eq!(zone_model(root.path(), "sdc"), None);
+        assert_eq!(zone_model(root.path(), "sdd"), None, "not said: none");
+    }
 }
