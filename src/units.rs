@@ -183,6 +183,12 @@ mod tests {
         {
             assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
         }
+        // Where 0 means none: 0 alone, every other text as above.
+        assert_eq!(parse_duration_or_zero(" 0 ").unwrap(), Duration::ZERO);
+        assert_eq!(parse_duration_or_zero("20s").unwrap(), Duration::from_secs(20));
+        for bad in ["0s", "-1s", "", "00"] {
+            assert!(parse_duration_or_zero(bad).is_err(), "{bad} should be rejected");
+        }
     }
 
     #[test]

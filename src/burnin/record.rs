@@ -168,22 +168,24 @@ pub const SURFACE_KEEP: usize = 400;
 /// What merging leaves of a pass's phase.
 pub const SURFACE_MERGED: usize = 300;
 
-/// Merges neighbours of `points` (one pass's phase, in order) until
-/// `keep` are left, the cheapest pair first (above). Points whose bytes
-/// are not known are never merged.
-pub fn merge_steady(points: &mut Vec<SurfacePoint>, keep: usize) {
+/// Merges neighbours of `points[from..]` (one pass's phase, in order)
+/// until `keep` are left there, the cheapest pair first (above), in place:
+/// it runs where a stretch closes, beside the disk's requests. Points whose
+/// bytes are not known are never merged.
+fn merge_steady(points: &mut Vec<SurfacePoint>, from: usize, keep: usize) {
     let cost = |a: &SurfacePoint, b: &SurfacePoint| {
         if a.bytes == 0 || b.bytes == 0 || a.mb_per_s <= 0.0 || b.mb_per_s <= 0.0 {
             return f64::INFINITY;
         }
         (a.secs() + b.secs()) * ((a.mb_per_s / b.mb_per_s).ln().abs() + 0.05)
     };
-    while points.len() > keep {
-        let Some((i, c)) = (points.windows(2).map(|w| cost(&w[0], &w[1])).enumerate())
+    while points.len() - from > keep {
+        let Some((i, c)) = (points[from..].windows(2).map(|w| cost(&w[0], &w[1])).enumerate())
             .min_by(|a, b| a.1.total_cmp(&b.1))
         else {
             return;
         };
+        let i = from + i;
         if !c.is_finite() {
             return;
         }
@@ -260,9 +262,8 @@ impl DiskBurn {
         let n =
             (self.surface.iter().rev()).take_while(|q| q.pass == pass && q.phase == phase).count();
         if n > SURFACE_KEEP {
-            let mut tail = self.surface.split_off(self.surface.len() - n);
-            merge_steady(&mut tail, SURFACE_MERGED);
-            self.surface.append(&mut tail);
+            let from = self.surface.len() - n;
+            merge_steady(&mut self.surface, from, SURFACE_MERGED);
         }
     }
 

@@ -48,7 +48,7 @@ pub const FULL_S: f64 = 2.0;
 pub const AGAIN_S: f64 = 2.0;
 
 /// What the probe measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Scattered {
     /// Bytes of each read and write.
     pub block: u64,
@@ -84,16 +84,7 @@ pub struct Again {
 impl Scattered {
     /// A probe with nothing measured yet, of blocks of `block` bytes.
     pub fn empty(block: u64) -> Self {
-        Self {
-            block,
-            reads: 0,
-            read_s: 0.0,
-            windows: Vec::new(),
-            slowest_write_ms: 0.0,
-            again: None,
-            zoned: None,
-            incomplete: None,
-        }
+        Self { block, ..Self::default() }
     }
 
     /// Reads a second.
@@ -106,22 +97,38 @@ impl Scattered {
     pub fn slowed(&self) -> bool {
         slowed(&self.windows)
     }
+
+    /// The windows before the writes slowed: up to the last one at a
+    /// tenth of the first second's rate or more (all of them where they
+    /// did not slow). The rest ran as a full cache's do.
+    pub fn fast_part(&self) -> &[u32] {
+        let w = &self.windows;
+        if !self.slowed() {
+            return w;
+        }
+        let at_speed = |n: &u32| f64::from(*n) >= first_second(w) / 10.0;
+        &w[..w.iter().rposition(at_speed).map_or(PER_SECOND, |i| i + 1)]
+    }
 }
 
 /// Windows in a second.
-fn per_second() -> usize {
-    (1.0 / WINDOW_S).round() as usize
+pub const PER_SECOND: usize = (1.0 / WINDOW_S) as usize;
+
+/// Writes a window in the first second.
+fn first_second(windows: &[u32]) -> f64 {
+    let first = &windows[..PER_SECOND.min(windows.len())];
+    first.iter().map(|n| f64::from(*n)).sum::<f64>() / PER_SECOND as f64
 }
 
 /// The last [`FULL_S`] of `windows` each under a tenth of the first
 /// second's writes a window.
 fn slowed(windows: &[u32]) -> bool {
-    let (first, full) = (per_second(), (FULL_S / WINDOW_S).round() as usize);
-    if windows.len() < first + full {
+    let full = (FULL_S / WINDOW_S).round() as usize;
+    if windows.len() < PER_SECOND + full {
         return false;
     }
-    let fast = windows[..first].iter().sum::<u32>() as f64 / first as f64;
-    fast > 0.0 && windows[windows.len() - full..].iter().all(|w| (*w as f64) < fast / 10.0)
+    let fast = first_second(windows);
+    fast > 0.0 && windows[windows.len() - full..].iter().all(|w| f64::from(*w) < fast / 10.0)
 }
 
 /// One disk's probe: `io` on a disk whose range is `[start, end)`, with
@@ -190,8 +197,7 @@ fn steps(w: &mut Work, s: &mut Scattered) -> Result<(), Cut> {
         std::thread::sleep(Duration::from_millis(100).min(w.job.idle));
     }
     let idle_s = idle.elapsed().as_secs_f64();
-    let full = (FULL_S / WINDOW_S).round() as usize;
-    let before: u64 = s.windows[..s.windows.len() - full].iter().map(|n| u64::from(*n)).sum();
+    let before: u64 = s.fast_part().iter().map(|n| u64::from(*n)).sum();
     let began = Instant::now();
     let mut writes = 0;
     while writes < (before / 2).max(1) && began.elapsed().as_secs_f64() < AGAIN_S {

@@ -405,7 +405,7 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     }
     // A drive-managed SMR disk stalls while it rewrites its bands: its
     // stalls are named in that verdict.
-    let smr = super::smr::judge(d.signs()).0.is_some();
+    let smr = matches!(super::smr::judge(d.signs()).0, Some((Action::Return, _)));
     if let Some(s) = d.slowest.as_ref().filter(|_| !smr) {
         let allowed = stall_allowance_ms(s.len, s.mb_per_s, th);
         if s.ms >= allowed {
@@ -863,5 +863,38 @@ mod tests {
         let brief = |w| BurnFacts { write_s: 0.2, ..disk(w, 100.0) };
         let out = verdicts(&[brief(100.0), brief(100.0), brief(50.0)], &th);
         assert!(out.iter().all(|v| v.action.is_none() && v.write_pct.is_none()));
+    }
+
+    #[test]
+    fn a_stall_is_waived_only_for_a_disk_called_smr_not_for_writes_that_stayed_slow() {
+        use super::super::smr::{Collapse, Recovery, Shingled};
+        let th = Thresholds::default();
+        let collapse =
+            Collapse { pass: 1, fast_mb_per_s: 180.0, slow_mb_per_s: 18.0, after_bytes: 25 << 30 };
+        let burst = |mb_per_s| Some(Recovery { idle_s: 60.0, bytes: 1 << 30, mb_per_s });
+        let stalled = |recovered: f64| BurnFacts {
+            slowest: Some(Slowest {
+                ms: 5000.0,
+                len: 4 << 20,
+                mb_per_s: Some(100.0),
+                at: "a write at byte 4096 in pass 1".into(),
+            }),
+            spins: true,
+            shingled: Some(Shingled {
+                collapse,
+                recovery: burst(recovered),
+                stall_ms: Some(5000.0),
+            }),
+            ..disk(100.0, 100.0)
+        };
+        let out = verdicts(&[stalled(176.0), stalled(20.0)], &th);
+        let (action, words) = out[0].action.clone().unwrap();
+        assert_eq!(action, Action::Return);
+        assert!(words.starts_with("behaves as drive-managed SMR"), "{words}");
+        // Collapsed and stayed slow: the stall is still a stall (return),
+        // not waived for a recheck.
+        let (action, words) = out[1].action.clone().unwrap();
+        assert_eq!(action, Action::Return);
+        assert!(words.contains("took 5000 ms"), "{words}");
     }
 }

@@ -233,25 +233,18 @@ struct Probe {
 
 impl Probe {
     fn of(s: &Scattered) -> Option<Self> {
+        use crate::burnin::scatter::{PER_SECOND, WINDOW_S};
         let reads_per_s = s.reads_per_s()?;
-        let w = &s.windows;
-        if w.len() < 4 {
+        if s.windows.len() < PER_SECOND {
             return None;
         }
-        let win = crate::burnin::scatter::WINDOW_S;
-        // The fast part: up to the first of the slow windows that end it.
-        let slowed = s.slowed();
-        let first = w[..4].iter().sum::<u32>() as f64 / 4.0;
-        let fast_n = if slowed {
-            w.iter().rposition(|n| *n as f64 >= first / 10.0).map_or(4, |i| i + 1)
-        } else {
-            w.len()
-        };
-        let fast_writes: u64 = w[..fast_n].iter().map(|n| u64::from(*n)).sum();
-        let fast_s = fast_n as f64 * win;
-        let rest = &w[fast_n..];
-        let full_per_s = (slowed && !rest.is_empty())
-            .then(|| rest.iter().map(|n| f64::from(*n)).sum::<f64>() / (rest.len() as f64 * win));
+        let fast = s.fast_part();
+        let fast_writes: u64 = fast.iter().map(|n| u64::from(*n)).sum();
+        let fast_s = fast.len() as f64 * WINDOW_S;
+        let rest = &s.windows[fast.len()..];
+        let full_per_s = (!rest.is_empty()).then(|| {
+            rest.iter().map(|n| f64::from(*n)).sum::<f64>() / (rest.len() as f64 * WINDOW_S)
+        });
         Some(Self {
             reads_per_s,
             fast_per_s: fast_writes as f64 / fast_s,
@@ -311,10 +304,14 @@ pub fn judge(signs: Signs) -> (Option<(Action, String)>, Option<String>) {
         (Some(_), Some(sh)) => (rule(sh), undecided(sh)),
         (Some((s, p)), None) => scattered(s, p),
         // Scattered writes as a seeking disk's seeks allow: no cache that
-        // persists, so a collapse in a pass is no media cache's (a
-        // volatile cache's burst, a path).
-        (None, Some(_)) if probe.as_ref().is_some_and(|(_, p)| p.reads_per_s <= SEEK_BOUND) => {
-            (None, None)
+        // persists, so a collapse in a pass that recovered idle is no
+        // media cache's (a volatile cache's burst, a path); one that
+        // stayed slow is told as ever.
+        (None, Some(sh)) if probe.as_ref().is_some_and(|(_, p)| p.reads_per_s <= SEEK_BOUND) => {
+            match rule(sh) {
+                Some((Action::Return, _)) => (None, None),
+                told => (told, undecided(sh)),
+            }
         }
         (None, Some(sh)) => (rule(sh), undecided(sh)),
         (None, None) => (None, None),
@@ -326,11 +323,15 @@ pub fn judge(signs: Signs) -> (Option<(Action, String)>, Option<String>) {
 fn scattered(s: &Scattered, p: &Probe) -> (Option<(Action, String)>, Option<String>) {
     let seen = p.words(s.block);
     let Some(full) = p.full_per_s else {
+        let ended = match &s.incomplete {
+            Some(why) => format!("the probe ended early ({why}) before it filled"),
+            None => "it did not fill".into(),
+        };
         return (
             None,
             Some(format!(
-                "{seen}, and it did not fill: drive-managed SMR, a hybrid drive or a controller's cache; whether it is \
-                 SMR was not decided"
+                "{seen}, and {ended}: drive-managed SMR, a hybrid drive or a controller's cache; whether it is SMR \
+                 was not decided"
             )),
         );
     };
@@ -544,5 +545,29 @@ mod tests {
         // A probe that measured nothing (a stop) contradicts nothing.
         let cut = Scattered { incomplete: Some("stopped".into()), ..Scattered::empty(4096) };
         assert_eq!(judge(spinning(Some(&cut), Some(&sh))).0.unwrap().0, Action::Return);
+    }
+
+    #[test]
+    fn a_probe_without_a_cache_drops_only_the_smr_claim_and_one_cut_short_says_so() {
+        let collapse =
+            Collapse { pass: 1, fast_mb_per_s: 180.0, slow_mb_per_s: 18.0, after_bytes: 25 << 30 };
+        let stuck = Shingled {
+            collapse,
+            recovery: Some(Recovery { idle_s: 60.0, bytes: 1 << 30, mb_per_s: 20.0 }),
+            stall_ms: None,
+        };
+        let cmr = probed(150.0, vec![45; 80], 40.0, None);
+        let (action, words) = judge(spinning(Some(&cmr), Some(&stuck))).0.unwrap();
+        assert_eq!(action, Action::Recheck);
+        assert!(words.starts_with("its writes collapsed and stayed slow"), "{words}");
+        // Fast writes, then a stop before the cache filled: not "it did
+        // not fill".
+        let cut = Scattered {
+            incomplete: Some("stopped".into()),
+            ..probed(150.0, vec![500; 12], 3.0, None)
+        };
+        let said = judge(spinning(Some(&cut), None)).1.unwrap();
+        assert!(said.contains("and the probe ended early (stopped) before it filled"), "{said}");
+        assert!(!said.contains("it did not fill"), "{said}");
     }
 }

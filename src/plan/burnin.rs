@@ -380,8 +380,9 @@ impl BurnPlan {
     /// The capacity probe on each disk (`burnin::probe`), before its
     /// checkpoint is saved: a disk whose blocks past some size hold
     /// nothing of their own is burned only up to it (the burn-in never
-    /// writes past it), and its finding goes with its checkpoint. False
-    /// when a signal stopped it.
+    /// writes past it), and its finding goes with its checkpoint; then the
+    /// scattered-write probe (`scatter`). False when a signal
+    /// stopped either.
     pub fn probe(&mut self, stop: &StopFlag) -> bool {
         if !self.probe_first {
             return self.scatter(stop);
