@@ -2142,6 +2142,43 @@ fn scattered_writes_tell_a_cache_that_persists_from_seeks_in_a_burn_in_and_an_in
     assert!(disk(1)["scattered"].is_object() && disk(2).get("scattered").is_none(), "{doc}");
 }
 
+#[test]
+fn a_stop_while_scattered_writes_are_probed_leaves_an_interrupted_report_of_what_they_found() {
+    need_root!();
+    let _l = device_lock();
+    let d = &disks(1, 64 << 20)[0];
+    spins(&d.dev);
+    let (dir, state) = (tempdir(), tempdir());
+    let json = dir.path().join("b.json");
+    let (json_s, state_s) = (json.to_str().unwrap(), state.path().to_str().unwrap());
+    // A probe of five minutes (a memory disk never fills a cache): only
+    // the stop ends it.
+    let args = ["burnin", "--state", state_s, "--destructive", "--yes", "--smr-probe", "5m"];
+    let child = arrayburn(&args).args(["--json", json_s, &d.dev]).start();
+    child.wait_line("the probe under way", MINUTE, |l| l.contains("writing scattered blocks"));
+    let (out, _) = child.interrupt(MINUTE);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted while probing scattered writes, before the burn-in began"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true, "{doc}");
+    assert_eq!(doc["summary"]["verdict"], "interrupted", "{doc}");
+    let disk = &doc["disks"][0];
+    assert_eq!(
+        (&disk["verdict"], &disk["passes_done"]),
+        (&"interrupted".into(), &0.into()),
+        "{disk}"
+    );
+    assert_eq!(disk["scattered"]["incomplete"], "stopped", "{disk}");
+    assert!(
+        disk["scattered"]["reads"].as_u64().unwrap() > 0,
+        "what it read before the stop: {disk}"
+    );
+}
+
 /// The run's files under `STATE/runs` ending in `ext` (its log, its
 /// result), the first one's path and text.
 fn kept(state: &Path, ext: &str) -> Option<(std::path::PathBuf, String)> {

@@ -35,6 +35,12 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         return Ok(Outcome::Interrupted);
     }
     if !plan.probe(stop) {
+        // The probes wrote to the disks: what they found is reported,
+        // nothing burned, the run interrupted.
+        let mut none = DiskBurn::default();
+        none.interrupted = true;
+        let burns = plan.disks.iter().map(|_| (none.clone(), Temps::default())).collect();
+        finish(&plan, burns, true, stop)?;
         return Ok(Outcome::Interrupted);
     }
     let store = plan.ready()?;

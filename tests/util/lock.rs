@@ -65,6 +65,10 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("burnin::lost_writes_flipped_bits_and_failed_writes_", "faults' byte ranges on FUSE disks"),
     ("burnin::a_range_at_the_end_of_a_20_tib_disk_", "offsets written and read back; a lone disk"),
     (
+        "burnin::a_stop_while_scattered_writes_are_probed_",
+        "a stop's report: marks and what the probe measured, no speed judged",
+    ),
+    (
         "burnin::a_stop_with_slow_writes_in_flight_",
         "no finding from a stop; the writes held slow by their throttle",
     ),
