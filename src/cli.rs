@@ -372,12 +372,12 @@ pub struct InspectArgs {
     pub io_timeout: Duration,
     /// With --probe: how long a spinning disk's scattered writes go on
     /// (0: none).
-    #[arg(long, value_name = "DURATION", default_value = defaults::SMR_PROBE, value_parser = crate::units::parse_duration_or_zero, help_heading = "Capacity probe")]
+    #[arg(long, value_name = "DURATION", default_value = defaults::SMR_PROBE, value_parser = crate::units::parse_duration_or_zero, help_heading = "Capacity probe", requires = "probe")]
     pub smr_probe: Duration,
     /// With --probe: how long a disk whose scattered writes slowed idles
     /// before it is written again (a drive-managed SMR disk cleans its
     /// cache meanwhile).
-    #[arg(long, value_name = "DURATION", default_value = defaults::SMR_IDLE, value_parser = parse_duration, help_heading = "Capacity probe")]
+    #[arg(long, value_name = "DURATION", default_value = defaults::SMR_IDLE, value_parser = parse_duration, help_heading = "Capacity probe", requires = "probe")]
     pub smr_idle: Duration,
     /// Write the result as JSON to FILE (`-`: standard output).
     #[arg(short = 'j', long, value_name = "FILE", help_heading = "Outputs")]

@@ -423,6 +423,15 @@ fn the_probe_is_refused_without_destructive_or_yes_and_writes_nothing() {
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
         assert!(doc.is_none(), "no JSON from a refusal");
     }
+    // The scattered-write probe's times mean nothing without --probe.
+    for flag in ["--smr-probe", "--smr-idle"] {
+        let (out, doc) = inspect(&[flag, "5s", d[0].dev.as_str()], &path);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("not provided: --probe"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(doc.is_none(), "no JSON from a refusal");
+    }
     assert_eq!(sectors_written(&d[0].dev), before);
 }
 
