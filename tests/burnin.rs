@@ -2155,7 +2155,8 @@ fn a_stop_while_scattered_writes_are_probed_leaves_an_interrupted_report_of_what
     // the stop ends it.
     let args = ["burnin", "--state", state_s, "--destructive", "--yes", "--smr-probe", "5m"];
     let child = arrayburn(&args).args(["--json", json_s, &d.dev]).start();
-    child.wait_line("the probe under way", MINUTE, |l| l.contains("writing scattered blocks"));
+    // Its reads done (the line says how many), its writes begun.
+    child.wait_line("the probe's reads", MINUTE, |l| l.contains("ms each (its seeks)"));
     let (out, _) = child.interrupt(MINUTE);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");

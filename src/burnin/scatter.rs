@@ -131,10 +131,13 @@ fn slowed(windows: &[u32]) -> bool {
     fast > 0.0 && windows[windows.len() - full..].iter().all(|w| f64::from(*w) < fast / 10.0)
 }
 
-/// One disk's probe: `io` on a disk whose range is `[start, end)`, with
-/// blocks of `block` bytes, writes for up to `write_for`, and `idle` before
-/// the writes again where the first ones slowed.
+/// One disk's probe: `io` on disk `name` whose range is `[start, end)`,
+/// with blocks of `block` bytes, writes for up to `write_for`, and `idle`
+/// before the writes again where the first ones slowed; `who` names the
+/// command in the line said when the reads end.
 pub struct Job<'a> {
+    pub who: &'a str,
+    pub name: &'a str,
     pub io: &'a mut BlockIo,
     pub range: (u64, u64),
     pub block: u64,
@@ -172,6 +175,15 @@ fn steps(w: &mut Work, s: &mut Scattered) -> Result<(), Cut> {
         s.reads += 1;
     }
     s.read_s = began.elapsed().as_secs_f64();
+    tell!(
+        "arrayburn {}: {}: {} scattered {} reads in {:.1} s, {:.1} ms each (its seeks); writing scattered blocks",
+        w.job.who,
+        w.job.name,
+        s.reads,
+        crate::units::human_bytes_binary(s.block),
+        s.read_s,
+        s.read_s * 1e3 / s.reads.max(1) as f64
+    );
     let began = Instant::now();
     let mut count = 0u32;
     let mut window = began;
@@ -263,14 +275,14 @@ fn zone_model(sys: &std::path::Path, name: &str) -> Option<String> {
 
 /// Probes each spinning disk at once over its range (writes for up to
 /// `write_for`, `idle` before the writes again), each bound by `timeout` (a
-/// hung disk) and `stop`; a disk that cannot be probed says why in its
-/// result. A solid-state disk is not probed (None): its caches are not
+/// hung disk) and `stop`, for command `who` (in its lines); a disk that
+/// cannot be probed says why in its result. A solid-state disk is not probed (None): its caches are not
 /// shingles, and it has no seeks to compare its writes with.
 pub fn probe_all(
     disks: &[&Target],
     (write_for, idle): (Duration, Duration),
     timeout: Duration,
-    stop: &StopFlag,
+    (who, stop): (&str, &StopFlag),
 ) -> Vec<Option<Scattered>> {
     let sys = crate::device::paths::SystemPaths::real().sys;
     std::thread::scope(|s| {
@@ -298,7 +310,8 @@ pub fn probe_all(
                         }
                     };
                     let range = (t.start, t.end);
-                    Some(probe(Job { io: &mut io, range, block, write_for, idle, stop }))
+                    let name = &id.name;
+                    Some(probe(Job { who, name, io: &mut io, range, block, write_for, idle, stop }))
                 })
             })
             .collect();

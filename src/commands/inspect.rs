@@ -31,7 +31,7 @@ pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Re
         let scattered = if plan.smr.0.is_zero() || stop.is_set() {
             vec![None; declared.len()]
         } else {
-            scatter::probe_all(&targets, plan.smr, plan.io_timeout, stop)
+            scatter::probe_all(&targets, plan.smr, plan.io_timeout, ("inspect", stop))
         };
         (probed, scattered)
     };

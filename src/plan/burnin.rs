@@ -419,12 +419,18 @@ impl BurnPlan {
             return true;
         }
         tell!(
-            "arrayburn burnin: writing scattered blocks, each flushed, for up to {} a disk (a cache that persists: drive-managed SMR)",
+            "arrayburn burnin: reading scattered blocks for {}, then writing scattered blocks, each flushed, for up to {} a disk (a cache that persists: drive-managed SMR)",
+            crate::units::human_duration(Duration::from_secs_f64(crate::burnin::scatter::READ_S)),
             crate::units::human_duration(self.smr_probe)
         );
         let targets: Vec<&Target> = self.disks.iter().map(|d| &d.target).collect();
         let times = (self.smr_probe, self.smr_idle);
-        let found = crate::burnin::scatter::probe_all(&targets, times, self.bounds_timeout, stop);
+        let found = crate::burnin::scatter::probe_all(
+            &targets,
+            times,
+            self.bounds_timeout,
+            ("burnin", stop),
+        );
         for (d, s) in self.disks.iter_mut().zip(found) {
             d.point.scattered = s;
         }
