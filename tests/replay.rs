@@ -242,6 +242,31 @@ fn two_slow_disks_of_eight_are_both_flagged_and_a_slow_link_named_as_the_likely_
 }
 
 #[test]
+fn one_read_held_on_a_loaded_host_is_no_latency_tail_and_two_are() {
+    // The six disks at 100 and 150 MB/s; disk 1's serial pass gets reads
+    // of 773 ms (far under the 2 s stall limit), the moment a loaded host
+    // once held one read of a healthy disk for.
+    let held = |n: usize| {
+        let mut r = only(&eight(), &[0, 2, 3, 4, 5, 7]);
+        let run = &mut pass_mut(&mut r, PassKind::Serial).disks[1].1;
+        for _ in 0..n {
+            run.latency_ns.record(773_000_000).unwrap();
+        }
+        replayed(&r)
+    };
+    let d = paths(&only(&eight(), &[0, 2, 3, 4, 5, 7]));
+    let row = |v: &Report| disk_rows(v, "serial")[1].clone();
+    let v = held(1);
+    assert_eq!(row(&v).verdict, Verdict::Ok, "one read is a moment: {:?}", row(&v).reasons);
+    assert_eq!(v.summary.verdict, ArrayVerdict::Healthy, "{}", v.summary.message);
+    let v = held(2);
+    let reasons = row(&v).reasons.join("; ");
+    assert_eq!(row(&v).verdict, Verdict::Slow, "{reasons}");
+    assert!(reasons.contains("p99.99 read latency 773 ms is"), "{reasons}");
+    assert!(flagged(&v, "serial").contains(&format!("{}=slow", d[1])), "{}", v.summary.message);
+}
+
+#[test]
 fn a_faster_disk_is_marked_but_the_array_stays_healthy() {
     // The eight without their two slow disks.
     let r = only(&eight(), &[0, 2, 3, 4, 5, 7]);

@@ -113,8 +113,10 @@ impl Evidence {
                 self.time_pct = larger(self.time_pct, slow);
             }
         }
-        self.tail_x =
-            larger(self.tail_x, tail_factor(f.p9999_us, d.p9999_pct_of_peers, path_limited));
+        self.tail_x = larger(
+            self.tail_x,
+            tail_factor((f.p9999_us, f.second_slowest_us), d.p9999_pct_of_peers, path_limited),
+        );
     }
 
     fn sentence(&self) -> (Action, String) {

@@ -94,6 +94,7 @@ impl Array<'_> {
             elapsed_s,
             reached_end: run.reached_end,
             p9999_us: crate::stats::latency_us(&run.latency_ns).p9999,
+            second_slowest_us: crate::stats::second_slowest_us(&run.latency_ns),
             slow_reads: &run.slow_reads,
             slow_read_count: run.slow_read_count,
             read_errors: run.failed_reads,

@@ -7,7 +7,10 @@
 //!   first read of a run left out: a spun-down drive takes seconds to spin
 //!   up) makes it slow, also under a shared bottleneck.
 //! - **Latency tail**: p99.99 over [`TAIL_FACTOR`]× its peers' median and
-//!   at least [`TAIL_FLOOR_MS`]: slow, unless a shared path set the pace.
+//!   at least [`TAIL_FLOOR_MS`], and its second-slowest read too: slow,
+//!   unless a shared path set the pace. In a sample of fewer than 10 000
+//!   reads p99.99 is the slowest read: one read held up (a loaded host's
+//!   moment) is no tail; one held past the stall limit is a stall.
 //! - **Slow regions** (see `surface`): slow.
 //! - **Speed**: under `slow_pct` % of its peers' median slow, over
 //!   `fast_pct` % fast; in the seek pass the same for the share of its
@@ -41,8 +44,10 @@ pub struct Facts<'a> {
     pub elapsed_s: f64,
     /// Whether the disk was read to its last byte.
     pub reached_end: bool,
-    /// p99.99 read latency (µs).
+    /// p99.99 read latency (µs), and the second-slowest read's (0 with
+    /// fewer than two reads).
     pub p9999_us: f64,
+    pub second_slowest_us: f64,
     /// The slowest reads logged, and how many reads were slow.
     pub slow_reads: &'a [SlowRead],
     pub slow_read_count: u64,
@@ -113,16 +118,20 @@ pub fn stall<'a>(f: &Facts<'a>, th: &Thresholds) -> Option<&'a SlowRead> {
 }
 
 /// How many times its peers' median p99.99 the disk's p99.99 is, when that
-/// marks it slow: over [`TAIL_FACTOR`], at least [`TAIL_FLOOR_MS`], and not
-/// decided by a shared path.
+/// marks it slow: over [`TAIL_FACTOR`], at least [`TAIL_FLOOR_MS`], its
+/// second-slowest read (`second_us`) beyond both too (one read is a
+/// moment, not a tail), and not decided by a shared path.
 pub fn tail_factor(
-    p9999_us: f64,
+    (p9999_us, second_us): (f64, f64),
     p9999_pct_of_peers: Option<f64>,
     path_limited: bool,
 ) -> Option<f64> {
-    let tail_ms = p9999_us / 1e3;
+    let beyond = |us: f64, p: f64| {
+        let peers_us = p9999_us / (p / 100.0);
+        us > TAIL_FACTOR * peers_us && us / 1e3 >= TAIL_FLOOR_MS
+    };
     p9999_pct_of_peers
-        .filter(|p| !path_limited && *p > TAIL_FACTOR * 100.0 && tail_ms >= TAIL_FLOOR_MS)
+        .filter(|p| !path_limited && beyond(p9999_us, *p) && beyond(second_us, *p))
         .map(|p| p / 100.0)
 }
 
@@ -259,7 +268,9 @@ fn latency_reasons(f: &Facts, j: &Judged, path_limited: bool, th: &Thresholds) -
             f.slow_read_count
         ));
     }
-    if let Some(x) = tail_factor(f.p9999_us, j.p9999_pct_of_peers, path_limited) {
+    if let Some(x) =
+        tail_factor((f.p9999_us, f.second_slowest_us), j.p9999_pct_of_peers, path_limited)
+    {
         out.push(format!(
             "p99.99 read latency {:.0} ms is {x:.1}x its peers' median",
             f.p9999_us / 1e3
@@ -374,20 +385,29 @@ mod tests {
 
     #[test]
     fn tail_table() {
-        for (p9999_ms, pct, path_limited, want) in [
-            (500.0, Some(500.0), false, Some(5.0)),
+        for (p9999_ms, second_ms, pct, path_limited, want) in [
+            (500.0, 450.0, Some(500.0), false, Some(5.0)),
             // Not far enough above the peers.
-            (500.0, Some(400.0), false, None),
+            (500.0, 500.0, Some(400.0), false, None),
             // Far above, but short in absolute terms.
-            (50.0, Some(900.0), false, None),
+            (50.0, 50.0, Some(900.0), false, None),
             // A shared path set the pace.
-            (500.0, Some(900.0), true, None),
-            (500.0, None, false, None),
+            (500.0, 500.0, Some(900.0), true, None),
+            (500.0, 500.0, None, false, None),
+            // One read held 773 ms on a loaded host, 6.5 times its peers'
+            // p99.99 (a 2 s sample: p99.99 is the slowest read), the next
+            // at the peers' pace: a moment, not a tail.
+            (773.0, 110.0, Some(650.0), false, None),
+            // The next one far beyond too, but under the floor.
+            (773.0, 99.0, Some(650.0), false, None),
+            (773.0, 480.0, Some(650.0), false, Some(6.5)),
+            // No second read.
+            (773.0, 0.0, Some(650.0), false, None),
         ] {
             assert_eq!(
-                tail_factor(p9999_ms * 1e3, pct, path_limited),
+                tail_factor((p9999_ms * 1e3, second_ms * 1e3), pct, path_limited),
                 want,
-                "{p9999_ms} ms at {pct:?}%, path limited {path_limited}"
+                "{p9999_ms} ms (next {second_ms}) at {pct:?}%, path limited {path_limited}"
             );
         }
     }
@@ -536,7 +556,7 @@ mod tests {
             (
                 "tail",
                 PassKind::Serial,
-                Facts { p9999_us: 600_000.0, ..facts() },
+                Facts { p9999_us: 600_000.0, second_slowest_us: 550_000.0, ..facts() },
                 Judged { p9999_pct_of_peers: Some(600.0), ..peers(100.0) },
                 false,
                 None,

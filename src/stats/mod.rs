@@ -38,6 +38,18 @@ pub fn latency_us(h: &Histogram<u64>) -> LatencyUs {
     }
 }
 
+/// The second-slowest latency a nanosecond histogram holds, in
+/// microseconds (0 with fewer than two values): with the slowest, it says
+/// whether a tail is more than one moment.
+pub fn second_slowest_us(h: &Histogram<u64>) -> f64 {
+    let n = h.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let ns = h.value_at_quantile((n - 1) as f64 / n as f64);
+    (ns as f64 / 100.0).round() / 10.0
+}
+
 /// Reads counted by latency in MHDD's bins (read size as configured).
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct LatencyBins {
@@ -146,5 +158,19 @@ mod tests {
         let l = latency_us(&h);
         assert!((l.p50 - 2000.0).abs() < 2.0, "{l:?}");
         assert!((l.max - 3000.0).abs() < 3.0, "{l:?}");
+    }
+
+    #[test]
+    fn the_second_slowest_is_the_next_value_down_from_the_slowest() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        assert_eq!(second_slowest_us(&h), 0.0);
+        h.record(773_000_000).unwrap();
+        assert_eq!(second_slowest_us(&h), 0.0, "one value has no second");
+        for _ in 0..30_000 {
+            h.record(5_000_000).unwrap();
+        }
+        assert!((second_slowest_us(&h) - 5000.0).abs() < 5.0, "{}", second_slowest_us(&h));
+        h.record(700_000_000).unwrap();
+        assert!((second_slowest_us(&h) - 700_000.0).abs() < 700.0, "{}", second_slowest_us(&h));
     }
 }
