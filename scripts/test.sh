@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs arrayburn's tests with cargo-nextest (every test in a process of its
-# own, four at a time, each with a deadline: .config/nextest.toml). As root
+# own, each with a deadline: .config/nextest.toml): the timed ones two at a
+# time, then those that share the machine four at a time. As root
 # it first installs what the device tests need (libfuse3-dev + fuse3 for
 # the bad-sector disk, e2fsprogs, util-linux, strace for iozone's
 # system-call patterns, chromium to render the HTML report headless,
@@ -13,8 +14,9 @@
 # and after. It checks the layering first (scripts/structure.py) and builds
 # the API docs last. The tests create loop devices and remove exactly those.
 # Without root, the device tests print why and skip. Arguments go to
-# `cargo nextest run` (a filter, say). CI=true selects the `ci` profile:
-# the whole run ended at 35 minutes, JUnit in target/nextest/ci/junit.xml.
+# `cargo nextest run` (a filter, say: then in one run). CI=true selects the
+# `ci` profile: each run ended at 35 minutes, JUnit in target/nextest/ci/
+# (junit-timed.xml, junit.xml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -81,7 +83,20 @@ profile=default
 [ "${CI:-}" = true ] && profile=ci
 bash scripts/leftovers.sh
 status=0
-cargo nextest run --profile "$profile" --cargo-quiet "$@" || status=$?
+if [ $# -gt 0 ]; then
+    cargo nextest run --profile "$profile" --cargo-quiet "$@" || status=$?
+else
+    # Two runs: the timed tests (and those that touch no device) two at a
+    # time, then the ones that share the machine (tests/util/lock.rs,
+    # UNTIMED and PACED) four at a time. Mixed in one run, each timed test
+    # waited for the shared ones running to end while the cores idled.
+    shared=$(python3 scripts/shared_tests.py)
+    cargo nextest run --profile "$profile" --cargo-quiet --test-threads 2 \
+        -E "not ($shared)" || status=$?
+    [ -f "target/nextest/$profile/junit.xml" ] &&
+        mv "target/nextest/$profile/junit.xml" "target/nextest/$profile/junit-timed.xml"
+    cargo nextest run --profile "$profile" --cargo-quiet -E "$shared" || status=$?
+fi
 bash scripts/leftovers.sh
 # The API docs (`cargo doc`) are the layout's map: a broken link in them
 # fails (built after the tests, so they never share the cores with a timed one).
