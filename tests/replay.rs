@@ -456,6 +456,34 @@ fn one_disk_at_70_percent_is_flagged_slow_in_both_passes_and_no_other() {
 }
 
 #[test]
+fn a_drift_shared_by_every_disk_blames_none_and_the_slow_one_is_found() {
+    // Eight disks at 100 MB/s, disk 5 at 80, all of them rising and falling
+    // by 15 % together every 32 s (record.sh check-drift: the serial pass,
+    // 4 rounds of 8 s, read them at different moments, as a busy server's
+    // other load). No healthy disk is called slow (or left unsure) in
+    // either pass; the slow one is found: slow in the parallel pass, read at
+    // one moment for all, and slow or, where the drift spread its slices,
+    // unsure in the serial pass.
+    let r = fixture("check-drift");
+    let d = paths(&r);
+    let v = replayed(&r);
+    let msg = &v.summary.message;
+    let serial_calls = flagged(&v, "serial");
+    assert!(serial_calls.iter().all(|f| f.starts_with(&format!("{}=", d[5]))), "{msg}");
+    assert_eq!(flagged(&v, "parallel"), [format!("{}=slow", d[5])], "{msg}");
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0].0, d[5]);
+    let serial = v.passes.iter().find(|p| p.kind.name() == "serial").unwrap();
+    let moved = serial.conditions.unwrap();
+    assert!(moved.moved && moved.high_pct - moved.low_pct > 5.0, "{moved:?}");
+    assert_eq!(serial.slices.len(), 8 * 4);
+    let text = arrayburn::export::text::render(&v);
+    assert!(text.contains("CONDITIONS MOVED"), "{text}");
+    assert_eq!(code(&v), 1);
+}
+
+#[test]
 fn a_disk_at_85_percent_is_confirmed_slow_against_a_peer() {
     // The serial pass only, disk 2 of five at 85 MB/s against 100
     // (record.sh check-one-at-85): nothing else backs the serial pass's
