@@ -442,68 +442,6 @@ pub(crate) fn count_colour(png: &(u32, u32, Vec<[u8; 3]>), rgb: [u8; 3]) -> usiz
 }
 
 #[test]
-fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
-    need_root!();
-    let _l = device_lock();
-    let (d, t) = throttled(4, 256 * MIB, |i| if i == 1 { 60 * MB } else { 100 * MB });
-    let dir = tempdir();
-    let out = dir.path().join("run1");
-    let r = check(
-        &t,
-        &d,
-        &["--sample", "2s", "--block", "1m", "--seek", "--out", out.to_str().unwrap()],
-    );
-    let v = r.report.unwrap();
-    assert_eq!(flagged(&v, "serial"), [format!("{}=slow", d[1].dev)]);
-    assert_eq!(std::fs::read_to_string(out.join("report.txt")).unwrap(), r.stdout);
-    let bundled: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
-    assert_schema(&bundled);
-    assert_eq!(
-        bundled["summary"],
-        serde_json::to_value(&v.summary).unwrap(),
-        "the same report as --json"
-    );
-    let csv = std::fs::read_to_string(out.join("surface.csv")).unwrap();
-    // 256 MiB disks read in 1 MiB reads: 8 buckets of 32 reads each (the
-    // fewest that make a speed), not the default 100.
-    assert_eq!(csv.lines().count(), 1 + 3 * 4 * 8, "3 passes x 4 disks x 8 buckets");
-    for pass in ["serial", "parallel", "seek"] {
-        for chart in ["speed", "surface", "latency"] {
-            let svg =
-                std::fs::read_to_string(out.join(format!("charts/{chart}-{pass}.svg"))).unwrap();
-            assert!(
-                svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
-                "{chart}-{pass}.svg"
-            );
-            let name = d[1].dev.trim_start_matches("/dev/");
-            if chart != "speed" || pass == "serial" {
-                assert!(svg.contains(name), "{chart}-{pass}.svg names the disks");
-            }
-            let png = decode_png(&out.join(format!("charts/{chart}-{pass}.png")));
-            assert_eq!((png.0, png.1), (1000, 560));
-            let white = count_colour(&png, [255, 255, 255]);
-            assert!(png.2.len() - white > png.2.len() / 50, "{chart}-{pass}.png is not blank");
-        }
-    }
-    // The slow disk's bar is red: a few thousand pixels of it.
-    let speed = decode_png(&out.join("charts/speed-serial.png"));
-    assert!(count_colour(&speed, FLAGGED_RED) > 5_000, "the slow disk stands out in red");
-    let names: Vec<String> = std::fs::read_dir(out.join("charts"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with('.'))
-        .collect();
-    assert!(names.is_empty(), "no temporary files left: {names:?}");
-    // The run's own page: its verdict, every chart inline, nothing to
-    // fetch.
-    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(!page.contains("<script") && !page.contains("src=\""), "{page}");
-    assert_eq!(page.matches("<svg").count(), 9, "three charts of each of three passes");
-    assert!(page.contains("class=\"verdict flagged\">Verdict: FLAGGED"), "{page}");
-}
-
-#[test]
 fn a_signal_with_slow_reads_in_flight_stops_within_a_second() {
     need_root!();
     let _l = device_lock();

@@ -484,6 +484,65 @@ fn a_drift_shared_by_every_disk_blames_none_and_the_slow_one_is_found() {
 }
 
 #[test]
+fn out_dir_holds_the_report_and_charts_that_show_the_slow_disk() {
+    use crate::check::{FLAGGED_RED, count_colour, decode_png};
+    // Four disks at 100 MB/s, disk 1 at 60, the seek pass too (record.sh
+    // check-seek-one-at-60): the `--out` bundle its report makes. (That a
+    // run's bundle holds what it printed: demo::the_demo_finds_its_slow_
+    // disk_and_leaves_nothing_behind, live.)
+    let r = fixture("check-seek-one-at-60");
+    let d = paths(&r);
+    let v = replayed(&r);
+    assert_eq!(flagged(&v, "serial"), [format!("{}=slow", d[1])]);
+    let dir = tempdir();
+    let out = dir.path().join("run1");
+    arrayburn::export::publish::bundle(&v, &out, true).unwrap();
+    let text = arrayburn::export::text::render(&v);
+    assert_eq!(std::fs::read_to_string(out.join("report.txt")).unwrap(), text);
+    let bundled: Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_schema(&bundled);
+    assert_eq!(bundled, as_json(&v), "the same report as --json");
+    let csv = std::fs::read_to_string(out.join("surface.csv")).unwrap();
+    // 256 MiB disks read in 1 MiB reads: 8 buckets of 32 reads each (the
+    // fewest that make a speed), not the default 100.
+    assert_eq!(csv.lines().count(), 1 + 3 * 4 * 8, "3 passes x 4 disks x 8 buckets");
+    for pass in ["serial", "parallel", "seek"] {
+        for chart in ["speed", "surface", "latency"] {
+            let svg =
+                std::fs::read_to_string(out.join(format!("charts/{chart}-{pass}.svg"))).unwrap();
+            assert!(
+                svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+                "{chart}-{pass}.svg"
+            );
+            let name = d[1].trim_start_matches("/dev/");
+            if chart != "speed" || pass == "serial" {
+                assert!(svg.contains(name), "{chart}-{pass}.svg names the disks");
+            }
+            let png = decode_png(&out.join(format!("charts/{chart}-{pass}.png")));
+            assert_eq!((png.0, png.1), (1000, 560));
+            let white = count_colour(&png, [255, 255, 255]);
+            assert!(png.2.len() - white > png.2.len() / 50, "{chart}-{pass}.png is not blank");
+        }
+    }
+    // The slow disk's bar is red: a few thousand pixels of it.
+    let speed = decode_png(&out.join("charts/speed-serial.png"));
+    assert!(count_colour(&speed, FLAGGED_RED) > 5_000, "the slow disk stands out in red");
+    let names: Vec<String> = std::fs::read_dir(out.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(names.is_empty(), "no temporary files left: {names:?}");
+    // The run's own page: its verdict, every chart inline, nothing to
+    // fetch.
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(!page.contains("<script") && !page.contains("src=\""), "{page}");
+    assert_eq!(page.matches("<svg").count(), 9, "three charts of each of three passes");
+    assert!(page.contains("class=\"verdict flagged\">Verdict: FLAGGED"), "{page}");
+}
+
+#[test]
 fn a_disk_at_85_percent_is_confirmed_slow_against_a_peer() {
     // The serial pass only, disk 2 of five at 85 MB/s against 100
     // (record.sh check-one-at-85): nothing else backs the serial pass's

@@ -79,6 +79,11 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("check::a_surface_profile_", "the surface CSV sums to the bytes and reads"),
     ("check::a_full_serial_pass_on_big_disks_", "the order of the slices and the bytes read"),
     ("check::a_spread_sample_", "the spots read, under a throttle other tests cannot speed up"),
+    (
+        "demo::without_a_throttle_the_demo_",
+        "the demo without its throttle: no verdict asserted; its disks over 500 MB/s \
+         (memory: GB/s even loaded; its throttle's 150 MB/s would fail it)",
+    ),
     ("exports::", "pages from recorded results, in a browser (Chromium takes both cores)"),
     ("faults::max_errors_stops_only_", "errors counted and the stop at --max-errors"),
     ("faults::both_engines_", "the same bad sectors and bytes from both engines"),
