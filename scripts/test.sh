@@ -12,9 +12,10 @@
 # while the tests build,
 # and removes what an earlier run left behind (scripts/leftovers.sh) before
 # and after. It checks the layering first (scripts/structure.py) and builds
-# the API docs last. The tests create loop devices and remove exactly those.
-# Without root, the device tests print why and skip. Arguments go to
-# `cargo nextest run` (a filter, say: then in one run). CI=true selects the
+# the API docs beside the tests that share the machine (target/docs/doc).
+# The tests create loop devices and remove exactly those. Without root, the
+# device tests print why and skip. Arguments go to `cargo nextest run` (a
+# filter, say: then in one run, and no docs). CI=true selects the
 # `ci` profile: each run ended at 35 minutes, JUnit in target/nextest/ci/
 # (junit-timed.xml, junit.xml).
 set -euo pipefail
@@ -95,10 +96,14 @@ else
         -E "not ($shared)" || status=$?
     [ -f "target/nextest/$profile/junit.xml" ] &&
         mv "target/nextest/$profile/junit.xml" "target/nextest/$profile/junit-timed.xml"
+    # The API docs (`cargo doc`) are the layout's map: a broken link in
+    # them fails. Built beside the tests that share the machine (never
+    # beside a timed one), in a target directory of their own so neither
+    # waits for the other's build lock.
+    RUSTDOCFLAGS="-D warnings" CARGO_TARGET_DIR=target/docs cargo doc --no-deps --quiet &
+    docs=$!
     cargo nextest run --profile "$profile" --cargo-quiet -E "$shared" || status=$?
+    wait "$docs" || { echo "scripts/test.sh: cargo doc failed (above)" >&2; status=1; }
 fi
 bash scripts/leftovers.sh
-# The API docs (`cargo doc`) are the layout's map: a broken link in them
-# fails (built after the tests, so they never share the cores with a timed one).
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet || status=1
 exit "$status"

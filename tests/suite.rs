@@ -99,7 +99,7 @@ fn the_device_lock_held_elsewhere_fails_in_time_naming_the_holder() {
 }
 
 #[test]
-fn paced_tests_run_beside_untimed_ones_one_at_a_time_never_beside_a_timed_one() {
+fn paced_tests_run_beside_untimed_ones_a_few_at_a_time_never_beside_a_timed_one() {
     let dir = tempdir();
     let lock = Lock::at(dir.path());
     let short = Duration::from_secs(1);
@@ -109,9 +109,10 @@ fn paced_tests_run_beside_untimed_ones_one_at_a_time_never_beside_a_timed_one() 
         });
         assert!(said.contains("was not free within 1s"), "{class:?}: {said}");
     };
-    // Beside untimed tests, one paced test at a time.
+    // Beside untimed tests, PACE_SLOTS paced tests at a time.
     let shared = lock.take(Class::Shared, short);
-    let paced = lock.take(Class::Paced, short);
+    let paced: Vec<_> =
+        (0..crate::util::lock::PACE_SLOTS).map(|_| lock.take(Class::Paced, short)).collect();
     let another = lock.take(Class::Shared, short);
     refused(Class::Paced);
     // A timed test waits for every one of them.
