@@ -80,12 +80,13 @@ fn a_check_with_short_flags_quiet_or_verbose_writes_the_same_files() {
     need_root!();
     let _l = device_lock();
     let d = disks(3, 32 * MIB);
+    let calm = Throttle::calm(&d);
     let dir = tempdir();
     let (json, out_dir) = (dir.path().join("r.json"), dir.path().join("bundle"));
     let mut args = vec!["check", "-q", "-s", "1.5s", "-b", "1m", "--slow-read-ms", "2s"];
     args.extend(["-j", json.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let out = arrayburn(&args).output_within(RUN);
+    let out = calm.command(&args).output_within(RUN);
     let (stdout, stderr) =
         (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{stderr}");
@@ -102,7 +103,7 @@ fn a_check_with_short_flags_quiet_or_verbose_writes_the_same_files() {
     // -v: each serial slice's MB/s in the report.
     let mut args = vec!["check", "-v", "-s", "3s", "--slices", "3", "--progress", "none"];
     args.extend(d.iter().map(|x| x.dev.as_str()));
-    let out = arrayburn(&args).output_within(RUN);
+    let out = calm.command(&args).output_within(RUN);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("each slice (MB/s over its window)"), "{stdout}");
     let rows = stdout.lines().filter(|l| d.iter().any(|x| l.starts_with(&x.dev))).count();

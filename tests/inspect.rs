@@ -502,7 +502,8 @@ fn a_check_and_a_burn_in_open_with_the_inspection_refuse_a_locked_drive_and_the_
     let json = dir.path().join("check.json");
     let mut args = vec!["check", "--sample", "2s", "-j", json.to_str().unwrap()];
     args.extend(&devs);
-    let out = arrayburn(&args).env("PATH", &path).output_within(RUN);
+    let calm = Throttle::calm(&d);
+    let out = calm.command(&args).env("PATH", &path).output_within(RUN);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{text}");
     // The table opens the check; its findings are notes (a check does

@@ -70,7 +70,7 @@ fn a_check_a_burn_in_while_it_runs_and_a_report_write_metrics_promtool_accepts()
     let mut args = vec!["check", "--progress", "none", "--sample", "1.5s"];
     args.extend(["--json", json.to_str().unwrap(), "--metrics", prom.to_str().unwrap()]);
     args.extend(&devs);
-    let run = finish(arrayburn(&args), &json);
+    let run = finish(Throttle::calm(&d).command(&args), &json);
     let report = run.report.as_ref().unwrap();
     let text = read(&prom);
     accepted(&text, "check");

@@ -44,7 +44,7 @@ fn run(disks: &[LoopDisk], sample: &str, args: &[&str]) -> std::process::Output 
     let mut all = vec!["check", "--passes", "serial", "--sample", sample, "--progress", "none"];
     all.extend_from_slice(args);
     all.extend(disks.iter().map(|d| d.dev.as_str()));
-    arrayburn(&all).output_within(RUN)
+    Throttle::calm(disks).command(&all).output_within(RUN)
 }
 
 /// One JSON document, schema-checked, as the crate's `Report`.
@@ -257,7 +257,8 @@ fn output_that_goes_away_never_stops_a_run_or_loses_its_result() {
         serde_json::from_slice(&fs::read(json(n)).unwrap()).unwrap()
     };
     // A check, its progress lines every 0.1 s.
-    let mut c = arrayburn(&["check", "--sample", "1.5s", "--progress", "lines"]);
+    let calm = Throttle::calm(&d);
+    let mut c = calm.command(&["check", "--sample", "1.5s", "--progress", "lines"]);
     c.args(["--progress-interval", "0.1s", "--json"])
         .arg(json("check"))
         .args(d.iter().map(|x| &x.dev));

@@ -171,7 +171,22 @@ impl Throttle {
     pub fn command_of(&self, program: &str, args: &[&str]) -> Command {
         self.0.command(program, args)
     }
+
+    /// A group that holds each of `disks`' reads and writes to a drive's
+    /// [`CALM_BPS`], for a test that times nothing: memory-backed disks
+    /// read at the CPU's pace keep both cores busy for a whole sample,
+    /// slowing every test beside it; at a drive's pace they cost little.
+    pub fn calm(disks: &[LoopDisk]) -> Self {
+        let t = Self::new();
+        for d in disks {
+            t.limit(d, CALM_BPS).limit_write(d, CALM_BPS);
+        }
+        t
+    }
 }
+
+/// What [`Throttle::calm`] holds a disk to: a fast hard disk's pace.
+pub const CALM_BPS: u64 = 200_000_000;
 
 /// The disks' writes held to `bytes_per_s` each, for the process a
 /// command of the returned throttle runs.
