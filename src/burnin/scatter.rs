@@ -276,8 +276,9 @@ fn zone_model(sys: &std::path::Path, name: &str) -> Option<String> {
 /// Probes each spinning disk at once over its range (writes for up to
 /// `write_for`, `idle` before the writes again), each bound by `timeout` (a
 /// hung disk) and `stop`, for command `who` (in its lines); a disk that
-/// cannot be probed says why in its result. A solid-state disk is not probed (None): its caches are not
-/// shingles, and it has no seeks to compare its writes with.
+/// cannot be probed says why in its result. A solid-state disk is not
+/// probed (None): its caches are not shingles, and it has no seeks to
+/// compare its writes with.
 pub fn probe_all(
     disks: &[&Target],
     (write_for, idle): (Duration, Duration),

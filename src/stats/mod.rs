@@ -46,7 +46,9 @@ pub fn second_slowest_us(h: &Histogram<u64>) -> f64 {
     if n < 2 {
         return 0.0;
     }
-    let ns = h.value_at_quantile((n - 1) as f64 / n as f64);
+    // Half a value below the second-slowest's rank: the quantile's count,
+    // rounded either way, lands on it.
+    let ns = h.value_at_quantile((n as f64 - 1.5) / n as f64);
     (ns as f64 / 100.0).round() / 10.0
 }
 
@@ -172,5 +174,15 @@ mod tests {
         assert!((second_slowest_us(&h) - 5000.0).abs() < 5.0, "{}", second_slowest_us(&h));
         h.record(700_000_000).unwrap();
         assert!((second_slowest_us(&h) - 700_000.0).abs() < 700.0, "{}", second_slowest_us(&h));
+        // Any count: two to a thousand values, the second-slowest each time.
+        for n in 2..1000u64 {
+            let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+            for i in 1..=n {
+                h.record(i * 1_000_000).unwrap();
+            }
+            let want = (n - 1) as f64 * 1000.0;
+            let got = second_slowest_us(&h);
+            assert!((got - want).abs() <= want / 500.0, "{n} values: {got} for {want}");
+        }
     }
 }
