@@ -99,7 +99,7 @@ fn the_device_lock_held_elsewhere_fails_in_time_naming_the_holder() {
 }
 
 #[test]
-fn paced_tests_run_beside_untimed_ones_a_few_at_a_time_never_beside_a_timed_one() {
+fn paced_tests_run_beside_untimed_ones_as_many_as_their_slots_never_beside_a_timed_one() {
     let dir = tempdir();
     let lock = Lock::at(dir.path());
     let short = Duration::from_secs(1);

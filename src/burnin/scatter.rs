@@ -184,6 +184,10 @@ fn steps(w: &mut Work, s: &mut Scattered) -> Result<(), Cut> {
         s.read_s,
         s.read_s * 1e3 / s.reads.max(1) as f64
     );
+    // Every window the writes can fill, before they are timed: nothing is
+    // allocated between two of them.
+    let windows = (w.job.write_for.as_secs_f64() / WINDOW_S).ceil() as usize + 1;
+    s.windows.reserve(windows);
     let began = Instant::now();
     let mut count = 0u32;
     let mut window = began;
