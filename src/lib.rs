@@ -38,6 +38,7 @@ pub mod export;
 pub mod fleet;
 pub mod header;
 pub mod help;
+pub mod host;
 pub mod input;
 pub mod inspect;
 pub mod io;

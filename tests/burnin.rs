@@ -2075,35 +2075,60 @@ fn scattered_writes_tell_a_cache_that_persists_from_seeks_in_a_burn_in_and_an_in
     let windows = |s: &serde_json::Value| -> Vec<u64> {
         s["windows"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).collect()
     };
+    // A host with no CPU to spare (under half of one idle while the
+    // writes ran: a loaded machine, where the emulated disks' own workers
+    // wait for a CPU too) may hold a cache's writes to its seeks' pace:
+    // the probe then says it could not tell, and claims no health.
+    let untold = |d: &serde_json::Value| {
+        let idle = d["scattered"]["idle_cpus"].as_f64().unwrap();
+        assert!(idle < 0.5, "a disk not told on a host with {idle} CPUs idle: {d}");
+        assert_eq!(d["verdict"], "not_judged", "{d}");
+        let words = d["undecided"].as_str().unwrap_or_default();
+        assert!(
+            words.starts_with("the scattered-write probe could not tell whether it keeps"),
+            "{d}"
+        );
+    };
     // The cache took scattered writes at many times the seeks' rate, then
     // filled (the probe ended early), and took them again after idling.
     let s = &disk(0)["scattered"];
     let (reads, w) = (reads_per_s(s), windows(s));
     assert!((100.0..=300.0).contains(&reads), "reads as the seeks allow: {s}");
-    assert!(w[..4].iter().sum::<u64>() as f64 >= 4.0 * reads, "the first second: {s}");
-    assert!(w.len() < 32, "ended once full, before the probe's 8 s: {s}");
-    assert!(s["slowest_write_ms"].as_f64().unwrap() >= 150.0, "{s}");
-    assert!(s["again"]["idle_s"].as_f64().unwrap() >= 2.0, "{s}");
+    let told = w[..4].iter().sum::<u64>() as f64 >= 4.0 * reads;
+    if !told {
+        untold(disk(0));
+    } else {
+        assert!(w.len() < 32, "ended once full, before the probe's 8 s: {s}");
+        assert!(s["slowest_write_ms"].as_f64().unwrap() >= 150.0, "{s}");
+        assert!(s["again"]["idle_s"].as_f64().unwrap() >= 2.0, "{s}");
+        assert_eq!(disk(0)["verdict"], "return", "{}", disk(0));
+        let words = sentence(&smr.dev);
+        assert!(
+            words.contains(
+                "behaves as drive-managed SMR: scattered 4 KiB writes that must reach the media landed at"
+            ),
+            "{words}"
+        );
+        assert!(words.contains("(the cache full), and after idling 2 s at"), "{words}");
+    }
     assert!(disk(0).get("shingled").is_none(), "its sequential writes stayed steady: {}", disk(0));
-    assert_eq!(disk(0)["verdict"], "return", "{}", disk(0));
-    let words = sentence(&smr.dev);
-    assert!(
-        words.contains("behaves as drive-managed SMR: scattered 4 KiB writes that must reach the media landed at"),
-        "{words}"
-    );
-    assert!(words.contains("(the cache full), and after idling 2 s at"), "{words}");
     // The head without a cache wrote as it read, for all 8 s.
     let s = &disk(1)["scattered"];
     let (reads, w) = (reads_per_s(s), windows(s));
     let writes = w.iter().sum::<u64>() as f64 / (w.len() as f64 * 0.25);
     assert!(w.len() >= 30 && writes < 2.0 * reads, "{reads} reads/s, {writes} writes/s: {s}");
     assert!(s.get("again").is_none(), "{s}");
-    assert_eq!(disk(1)["verdict"], "healthy", "{}", disk(1));
-    assert!(!sentence(&cmr.dev).contains("SMR"));
+    if s["idle_cpus"].as_f64().unwrap() < 0.5 {
+        untold(disk(1));
+    } else {
+        assert_eq!(disk(1)["verdict"], "healthy", "{}", disk(1));
+        assert!(!sentence(&cmr.dev).contains("SMR"));
+    }
     // The solid-state disk was not probed.
     assert!(disk(2).get("scattered").is_none(), "{}", disk(2));
     assert_eq!(disk(2)["verdict"], "healthy", "{}", disk(2));
-    assert_eq!(out.status.code(), Some(1), "a disk to return");
+    let code = if told { 1 } else { 3 };
+    assert_eq!(out.status.code(), Some(code), "a disk to return, or one not told");
 
     // `inspect --probe` tells the same of the same disks.
     let dir = tempdir();
@@ -2125,20 +2150,25 @@ fn scattered_writes_tell_a_cache_that_persists_from_seeks_in_a_burn_in_and_an_in
             })
             .collect()
     };
+    let busy = |i: usize| disk(i)["scattered"]["idle_cpus"].as_f64().unwrap() < 0.5;
     let smr_said = concerns(0).join("\n");
-    assert!(
-        smr_said.contains("drive_managed_smr: behaves as drive-managed SMR: scattered 4 KiB"),
-        "{smr_said}\n{stderr}"
-    );
-    assert_eq!(disk(0)["verdict"], "act_on", "{}", disk(0));
-    assert!(disk(0)["scattered"]["again"].is_object(), "{}", disk(0));
-    for i in [1, 2] {
+    if busy(0) && smr_said.starts_with("smr_untold: the scattered-write probe could not tell") {
+        assert_eq!(disk(0)["verdict"], "not_known", "{}", disk(0));
+    } else {
         assert!(
-            !concerns(i).iter().any(|c| c.contains("SMR") || c.contains("cache")),
-            "{i}: {:?}",
-            concerns(i)
+            smr_said.contains("drive_managed_smr: behaves as drive-managed SMR: scattered 4 KiB"),
+            "{smr_said}\n{stderr}"
         );
+        assert_eq!(disk(0)["verdict"], "act_on", "{}", disk(0));
+        assert!(disk(0)["scattered"]["again"].is_object(), "{}", disk(0));
     }
+    let cmr_said = concerns(1);
+    if busy(1) {
+        assert!(cmr_said.iter().any(|c| c.starts_with("smr_untold: ")), "{cmr_said:?}");
+    } else {
+        assert!(!cmr_said.iter().any(|c| c.contains("SMR") || c.contains("cache")), "{cmr_said:?}");
+    }
+    assert!(!concerns(2).iter().any(|c| c.contains("SMR") || c.contains("cache")), "{doc}");
     assert!(disk(1)["scattered"].is_object() && disk(2).get("scattered").is_none(), "{doc}");
 }
 

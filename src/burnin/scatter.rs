@@ -60,6 +60,11 @@ pub struct Scattered {
     pub windows: Vec<u32>,
     /// The slowest write (with its flush), ms.
     pub slowest_write_ms: f64,
+    /// The host's CPUs idle on average while the writes ran (`host`):
+    /// under half of one, a woken thread waited for a CPU, and the writes'
+    /// rate may be the host's rather than the disk's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_cpus: Option<f64>,
     /// After idling: the seconds idle, then writes done and their seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub again: Option<Again>,
@@ -188,6 +193,7 @@ fn steps(w: &mut Work, s: &mut Scattered) -> Result<(), Cut> {
     // allocated between two of them.
     let windows = (w.job.write_for.as_secs_f64() / WINDOW_S).ceil() as usize + 1;
     s.windows.reserve(windows);
+    let cpus = crate::host::CpuTimes::now();
     let began = Instant::now();
     let mut count = 0u32;
     let mut window = began;
@@ -202,6 +208,7 @@ fn steps(w: &mut Work, s: &mut Scattered) -> Result<(), Cut> {
             window += Duration::from_secs_f64(WINDOW_S);
         }
     }
+    s.idle_cpus = cpus.and_then(|then| crate::host::CpuTimes::now()?.idle_cpus_since(&then));
     if !s.slowed() {
         return Ok(());
     }

@@ -95,6 +95,9 @@ fn shingles(s: &Scattered) -> Option<Finding> {
     let signs = super::smr::Signs { spins: true, shingled: None, scattered: Some(s) };
     match super::smr::judge(signs) {
         (Some((_, sentence)), _) => Some(Finding { concern: Concern::DriveManagedSmr, sentence }),
+        (None, Some(sentence)) if super::smr::untold(s) => {
+            Some(Finding { concern: Concern::SmrUntold, sentence })
+        }
         (None, Some(sentence)) => Some(Finding { concern: Concern::PersistentCache, sentence }),
         (None, None) => None,
     }
@@ -119,6 +122,7 @@ pub enum Concern {
     DriveBehindFailing,
     DriveManagedSmr,
     PersistentCache,
+    SmrUntold,
 }
 
 impl Concern {
@@ -138,6 +142,7 @@ impl Concern {
                 | Concern::TrimOnSpinningDisk
                 | Concern::RaidVolume
                 | Concern::PersistentCache
+                | Concern::SmrUntold
         )
     }
 }

@@ -206,6 +206,12 @@ pub const SEEK_BOUND: f64 = 400.0;
 /// Scattered writes that must reach the media, at this many times the
 /// reads' rate or more, land in a cache that persists.
 pub const PERSISTS: f64 = 4.0;
+/// Writes that ran while the host's CPUs had fewer than this many idle on
+/// average may have waited for the host, not the disk: a probe that saw
+/// no cache then could not tell (each write needs a CPU to wake the
+/// thread that sends the next; a cache's writes take well under a
+/// millisecond, a busy host's wake-ups can take more).
+pub const HOST_BOUND_IDLE_CPUS: f64 = 0.5;
 
 /// What is known of a disk's shingles: whether it spins (sysfs), the zone
 /// model it declares, its writes' collapse in a pass, and the scattered-write
@@ -229,6 +235,9 @@ struct Probe {
     /// slowest write.
     full_per_s: Option<f64>,
     slowest_ms: f64,
+    /// The host's CPUs idle while it wrote, where under
+    /// [`HOST_BOUND_IDLE_CPUS`].
+    host_bound: Option<f64>,
 }
 
 impl Probe {
@@ -252,7 +261,27 @@ impl Probe {
             fast_s,
             full_per_s,
             slowest_ms: s.slowest_write_ms,
+            host_bound: s.idle_cpus.filter(|i| *i < HOST_BOUND_IDLE_CPUS),
         })
+    }
+
+    /// Its writes ran as its seeks allow, on a host with CPUs to spare: it
+    /// has no cache that persists.
+    fn no_cache(&self) -> bool {
+        self.reads_per_s <= SEEK_BOUND && !self.persists() && self.host_bound.is_none()
+    }
+
+    /// Why it could not tell a cache from none, where it could not: its
+    /// writes were not fast, and the host was busy while they ran.
+    fn untold(&self) -> Option<String> {
+        let seeks = self.reads_per_s <= SEEK_BOUND;
+        let idle = self.host_bound.filter(|_| seeks && !self.persists())?;
+        Some(format!(
+            "the scattered-write probe could not tell whether it keeps writes in a cache that persists (drive-managed \
+             SMR): its writes ran at {:.0}/s against {:.0} reads/s while the host's CPUs had {idle:.1} idle, so the \
+             host may have set their pace; probe it again on an idle host (arrayburn inspect --probe --destructive)",
+            self.fast_per_s, self.reads_per_s
+        ))
     }
 
     /// Its writes persisted in a cache: a spinning disk's seeks allow its
@@ -296,6 +325,7 @@ pub fn judge(signs: Signs) -> (Option<(Action, String)>, Option<String>) {
     }
     let probe = signs.scattered.and_then(|s| Some((s, Probe::of(s)?)));
     let persists = probe.as_ref().filter(|(_, p)| p.persists());
+    let untold = probe.as_ref().and_then(|(_, p)| p.untold());
     match (persists, signs.shingled) {
         // A cache that persists and filled in the probe: its figures.
         (Some((s, p)), _) if p.full_per_s.is_some() => scattered(s, p),
@@ -303,19 +333,27 @@ pub fn judge(signs: Signs) -> (Option<(Action, String)>, Option<String>) {
         // the collapse tells.
         (Some(_), Some(sh)) => (rule(sh), undecided(sh)),
         (Some((s, p)), None) => scattered(s, p),
-        // Scattered writes as a seeking disk's seeks allow: no cache that
-        // persists, so a collapse in a pass that recovered idle is no
-        // media cache's (a volatile cache's burst, a path); one that
-        // stayed slow is told as ever.
-        (None, Some(sh)) if probe.as_ref().is_some_and(|(_, p)| p.reads_per_s <= SEEK_BOUND) => {
-            match rule(sh) {
-                Some((Action::Return, _)) => (None, None),
-                told => (told, undecided(sh)),
-            }
-        }
-        (None, Some(sh)) => (rule(sh), undecided(sh)),
-        (None, None) => (None, None),
+        // Scattered writes as a seeking disk's seeks allow, on a host with
+        // CPUs to spare: no cache that persists, so a collapse in a pass
+        // that recovered idle is no media cache's (a volatile cache's
+        // burst, a path); one that stayed slow is told as ever.
+        (None, Some(sh)) if probe.as_ref().is_some_and(|(_, p)| p.no_cache()) => match rule(sh) {
+            Some((Action::Return, _)) => (None, None),
+            told => (told, undecided(sh)),
+        },
+        // A probe that could not tell contradicts nothing.
+        (None, Some(sh)) => match rule(sh) {
+            Some(told) => (Some(told), None),
+            None => (None, undecided(sh).or(untold)),
+        },
+        (None, None) => (None, untold),
     }
+}
+
+/// Whether the probe could not tell a cache that persists from none (the
+/// host busy while it wrote): `judge` then says so as not decided.
+pub fn untold(s: &Scattered) -> bool {
+    Probe::of(s).is_some_and(|p| p.untold().is_some())
 }
 
 /// The scattered-write probe found a cache that persists: drive-managed
@@ -569,5 +607,47 @@ mod tests {
         let said = judge(spinning(Some(&cut), None)).1.unwrap();
         assert!(said.contains("and the probe ended early (stopped) before it filled"), "{said}");
         assert!(!said.contains("it did not fill"), "{said}");
+    }
+
+    #[test]
+    fn a_probe_on_a_busy_host_that_saw_no_cache_could_not_tell_and_contradicts_nothing() {
+        let collapse =
+            Collapse { pass: 1, fast_mb_per_s: 180.0, slow_mb_per_s: 18.0, after_bytes: 25 << 30 };
+        let recovery = Some(Recovery { idle_s: 60.0, bytes: 1 << 30, mb_per_s: 176.0 });
+        let sh = Shingled { collapse, recovery, stall_ms: None };
+        // Writes as fast as the reads (150/s each) while the CPUs had 0.1
+        // idle: a cache's writes held to the host's pace look so.
+        let busy = Scattered { idle_cpus: Some(0.1), ..probed(150.0, vec![38; 80], 40.0, None) };
+        assert!(untold(&busy));
+        let (verdict, unsure) = judge(spinning(Some(&busy), None));
+        assert_eq!(verdict, None);
+        let unsure = unsure.unwrap();
+        assert!(
+            unsure.starts_with(
+                "the scattered-write probe could not tell whether it keeps writes in a cache that persists \
+                 (drive-managed SMR): its writes ran at 152/s against 150 reads/s while the host's CPUs had 0.1 idle"
+            ),
+            "{unsure}"
+        );
+        // The collapse in a pass that recovered idle still tells.
+        let (action, words) = judge(spinning(Some(&busy), Some(&sh))).0.unwrap();
+        assert_eq!(action, Action::Return);
+        assert!(words.starts_with("behaves as drive-managed SMR"), "{words}");
+        // The same probe with CPUs to spare: no cache, the collapse no
+        // media cache's.
+        let idle = Scattered { idle_cpus: Some(1.6), ..busy.clone() };
+        assert!(!untold(&idle));
+        assert_eq!(judge(spinning(Some(&idle), Some(&sh))), (None, None));
+        assert_eq!(judge(spinning(Some(&idle), None)), (None, None));
+        // A cache seen on a busy host is seen: a busy host only slows it.
+        let smr = Scattered {
+            idle_cpus: Some(0.0),
+            ..probed(150.0, filling(20, 500, 1), 2300.0, Some(1900.0))
+        };
+        assert!(!untold(&smr));
+        assert_eq!(judge(spinning(Some(&smr), None)).0.unwrap().0, Action::Return);
+        // Reads past what seeks allow: not a seeking disk, busy or not.
+        let fast = Scattered { idle_cpus: Some(0.0), ..probed(9000.0, vec![900; 80], 3.0, None) };
+        assert_eq!(judge(spinning(Some(&fast), None)), (None, None));
     }
 }
