@@ -410,19 +410,25 @@ fn a_disk_held_for_a_moment_is_waited_for_and_one_held_on_is_refused_naming_who(
 fn a_disk_still_draining_a_killed_runs_writes_is_waited_for_while_they_drain() {
     need_root!();
     let _l = device_lock();
-    // 4 MiB writes held to 1 MB/s, the run killed outright: its writes in
-    // flight take seconds to drain while the dying process is not yet
-    // gone, and the kernel holds the disk until then. A resume started
-    // at once waits while the disk's I/O still moves and goes on (it was
-    // refused after 5 s: "opened exclusively ... by the kernel (a mount,
-    // md, dm or ZFS)").
+    // Writes of 1 MiB held to 0.5 MB/s, six in flight, the run killed
+    // outright: its writes take seconds to drain while the dying process
+    // is not yet gone, and the kernel holds the disk until then. A resume
+    // started at once waits while the disk's I/O still moves and goes on
+    // (it was refused after 5 s: "opened exclusively ... by the kernel (a
+    // mount, md, dm or ZFS)"). Until its first checkpoint names writes,
+    // the run writes at 4 MB/s (at 1 MB/s the capacity probe's 8 MB and
+    // the first 4 MiB took 23 s); then the slow limit, and a second for
+    // the run to fill its queue under it (killed at once, one write was
+    // left in flight and the disk was free in 4.2 s, before a resume
+    // looks at its I/O): 6 MiB drain for 12 s, one write every 2 s (half
+    // of them left in flight would still outlast the resume's 5 s).
     let d = disks(1, 32 * MIB);
     let t = Throttle::new();
-    t.limit_write(&d[0], 1_000_000);
+    t.limit_write(&d[0], 4_000_000);
     let state = tempdir();
     let st = state.path().to_str().unwrap();
     let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
-    args.extend(["--block", "4m", "--queue-depth", "4", "--checkpoint-every", "1"]);
+    args.extend(["--block", "1m", "--queue-depth", "6", "--checkpoint-every", "1"]);
     args.extend(["--progress", "none", &d[0].dev]);
     let mut first = t.command(&args).start();
     let written = |c: &serde_json::Value| c["at"]["done_until"].as_u64() >= Some(4 * MIB);
@@ -432,6 +438,8 @@ fn a_disk_still_draining_a_killed_runs_writes_is_waited_for_while_they_drain() {
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .is_some_and(|c| written(&c))
     });
+    t.limit_write(&d[0], 500_000);
+    std::thread::sleep(Duration::from_secs(1));
     for pid in family(first.id()).into_iter().rev() {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid as i32),
@@ -439,11 +447,15 @@ fn a_disk_still_draining_a_killed_runs_writes_is_waited_for_while_they_drain() {
         );
     }
     let mut resume = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
-    resume.extend(["--progress", "lines", "--resume", &d[0].dev]);
+    resume.extend(["--progress", "lines", "--progress-interval", "1s", "--resume", &d[0].dev]);
+    let began = Instant::now();
     let again = t.command(&resume).start();
     let line = again.wait_line("the resumed burn-in under way", RUN, |l| {
         l.contains("burnin:") && l.contains('%')
     });
+    // It waited out the drain (a bound a loaded machine only lengthens).
+    let waited = began.elapsed();
+    assert!(waited >= Duration::from_secs(5), "under way after {waited:?}: nothing drained");
     let (out, _) = again.interrupt(MINUTE);
     let err = text(&out.stderr);
     assert!(!err.contains("is in use") && !err.contains("opened exclusively"), "{line}\n{err}");

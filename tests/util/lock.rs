@@ -164,7 +164,10 @@ pub const PACED: &[(&str, &str)] = &[
     ("burnin::a_slow_reader_among_slow_writers_", "writes at 4 MB/s, reads at 30 and 21"),
     ("burnin::a_crash_mid_verify_", "writes at 48 MB/s, reads at 32"),
     ("burnin::a_soak_that_ends_before_", "reads at 20 MB/s for a 3 s soak"),
-    ("safety::a_disk_still_draining_", "writes at 1 MB/s; the drain waited for is the throttle's"),
+    (
+        "safety::a_disk_still_draining_",
+        "writes at 4 then 0.5 MB/s; the drain waited for is the throttle's",
+    ),
     (
         "unattended::the_whole_run_eta_",
         "writes at 4 MB/s, reads at 8: the run's end is the throttle's",
