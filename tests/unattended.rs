@@ -133,25 +133,34 @@ fn a_check_outlives_its_terminal_and_keeps_its_log_beside_its_json() {
     hang_up(&child);
     let out = child.wait(RUN);
     let (_, said) = log_in(dir.path()).unwrap();
-    assert_eq!(out.status.code(), Some(0), "{said}");
-    assert!(said.contains("parallel pass") && said.contains("Verdict: HEALTHY"), "{said}");
+    // Whatever the verdict (this test shares the machine: the two disks'
+    // speeds are not its question), it is the same everywhere it is told.
+    let code = out.status.code().unwrap();
+    let verdict = match code {
+        0 => "HEALTHY",
+        1 => "FLAGGED",
+        3 => "NOT JUDGED",
+        _ => panic!("exit {code}: {said}"),
+    };
+    assert!(said.contains("parallel pass") && said.contains(&format!("Verdict: {verdict}")));
     let bytes = std::fs::read(&json).unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(doc["complete"], true);
     // How it ended, once the terminal is gone: in the JSON and as the
     // log's last line.
-    assert_eq!(doc["exit_status"], 0, "{}", doc["summary"]);
+    assert_eq!(doc["exit_status"], code, "{}", doc["summary"]);
     let last = said.lines().last().unwrap_or_default();
-    assert!(last.ends_with("arrayburn: exit status 0 (healthy)"), "{last}");
+    let words = arrayburn::outcome::Outcome::words(code as u8);
+    assert!(last.ends_with(&format!("arrayburn: exit status {code} ({words})")), "{last}");
     let told = |name: &str| std::fs::read(heard.path().join(name)).unwrap_or_default();
     assert_eq!(told("check-end.json"), bytes, "the notifier got the result JSON");
-    assert_eq!(told("check.said"), b"HEALTHY 0\n");
+    assert_eq!(told("check.said"), format!("{verdict} {code}\n").as_bytes());
     assert_eq!(told("check.inherited"), b"unset\n", "the notifier passed on to its command");
     // The fleet report of it tells its end too.
     let out =
         arrayburn(&["report", json.to_str().unwrap(), "--notify", &record]).output_within(RUN);
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(told("report.said"), b"HEALTHY 0\n");
+    assert_eq!(out.status.code(), Some(code));
+    assert_eq!(told("report.said"), format!("{verdict} {code}\n").as_bytes());
     let fleet: serde_json::Value = serde_json::from_slice(&told("report-end.json")).unwrap();
     assert_eq!(fleet["kind"], "fleet", "{fleet}");
 }

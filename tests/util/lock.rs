@@ -133,6 +133,10 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("safety::buffers_beyond_", "a refusal with the figure"),
     ("suite::", "the suite's own deadlines, lock and leftovers"),
     (
+        "unattended::a_check_outlives_its_terminal_",
+        "the log, the hang-up, the notifier and the report's end; any verdict, told alike",
+    ),
+    (
         "unattended::a_burn_in_outlives_its_terminal_",
         "the log, the stop and the resume; no speed judged",
     ),
