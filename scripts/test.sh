@@ -102,7 +102,12 @@ else
     # waits for the other's build lock.
     RUSTDOCFLAGS="-D warnings" CARGO_TARGET_DIR=target/docs cargo doc --no-deps --quiet &
     docs=$!
-    cargo nextest run --profile "$profile" --cargo-quiet -E "$shared" || status=$?
+    # The paced tests in a nextest test group of as many threads as the
+    # lock has pace slots, first: one waiting for a slot holds no thread.
+    config="$PWD/target/nextest-shared.toml"
+    python3 scripts/shared_tests.py --config .config/nextest.toml >"$config"
+    cargo nextest run --profile "$profile" --cargo-quiet --config-file "$config" -E "$shared" ||
+        status=$?
     wait "$docs" || { echo "scripts/test.sh: cargo doc failed (above)" >&2; status=1; }
 fi
 bash scripts/leftovers.sh

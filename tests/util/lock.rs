@@ -165,7 +165,7 @@ pub const PACED: &[(&str, &str)] = &[
     ),
     ("burnin::two_disks_each_slower_in_one_phase_", "writes at 20 and 14 MB/s, reads at 30 and 21"),
     ("burnin::a_healthy_array_is_written_", "writes and reads at 16 MB/s"),
-    ("burnin::a_slow_reader_among_slow_writers_", "writes at 4 MB/s, reads at 30 and 21"),
+    ("burnin::a_slow_reader_among_slow_writers_", "writes at 8 MB/s, reads at 30 and 21"),
     ("burnin::a_crash_mid_verify_", "writes at 48 MB/s, reads at 32"),
     ("burnin::a_soak_that_ends_before_", "reads at 20 MB/s for a 3 s soak"),
     (
