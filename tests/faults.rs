@@ -1104,7 +1104,8 @@ fn four_disks_behind_a_halved_path_are_named_as_that_group_and_an_even_limit_sta
         own.iter().zip(&behind).flat_map(|(o, b)| [o.dev.as_str(), *b]).collect();
     let dir = tempdir();
     let (json, record) = (dir.path().join("r.json"), dir.path().join("recording.json"));
-    let mut args = vec!["check", "--sample", "2s", "--block", "1m", "--progress", "lines"];
+    // Samples of 1.5 s, the least a check takes (2 s cost 5 s more).
+    let mut args = vec!["check", "--sample", "1.5s", "--block", "1m", "--progress", "lines"];
     args.extend(["--json", json.to_str().unwrap(), "--record", record.to_str().unwrap()]);
     args.extend(&order);
     let r = finish(t.command(&args), &json);
