@@ -315,7 +315,8 @@ fn ranges(row: &PassDisk) -> Vec<(u64, u64)> {
 fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
     need_root!();
     let _l = device_lock();
-    let size = 64 * MIB;
+    // Disks of 48 MiB read whole at 40 MB/s (64 MiB cost 2 s more).
+    let size = 48 * MIB;
     // One bad 4 KiB, three bad sectors inside a chunk, and a bad area that
     // crosses the 4 MiB read boundary at 40 MiB (two failed reads, one range).
     let bad_ranges = [(20 * MIB + 4096, 4096), (33 * MIB + 512, 1536), (40 * MIB - 1024, 2048)];
@@ -913,7 +914,8 @@ fn re_measuring_a_faulty_disk(
     t.limit_dev(&bad.dev, 28_000_000);
     let dir = tempdir();
     let json = dir.path().join("r.json");
-    let mut args = vec!["check", "--sample", "2s", "--block", "1m", "--io-timeout", io_timeout];
+    // Samples of 1.5 s, the least a check takes (2 s cost 2 s a test more).
+    let mut args = vec!["check", "--sample", "1.5s", "--block", "1m", "--io-timeout", io_timeout];
     args.extend(["--progress", "lines", "--json", json.to_str().unwrap()]);
     args.extend([good[0].dev.as_str(), bad.dev.as_str(), good[1].dev.as_str()]);
     let child = t.command(&args).start();
@@ -1049,7 +1051,8 @@ fn a_frozen_disk_never_holds_the_exit_with_either_engine() {
     for engine in ["psync", "io_uring"] {
         let dir = tempdir();
         let json = dir.path().join("r.json");
-        let mut args = vec!["check", "--engine", engine, "--sample", "3s", "--io-timeout", "2s"];
+        // Samples of 1.5 s, the least a check takes (3 s cost 6 s more).
+        let mut args = vec!["check", "--engine", engine, "--sample", "1.5s", "--io-timeout", "2s"];
         args.extend(["--progress", "lines", "--json", json.to_str().unwrap()]);
         args.extend([bad.dev.as_str(), good[0].dev.as_str()]);
         let child = arrayburn(&args).start();
