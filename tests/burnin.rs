@@ -2030,9 +2030,11 @@ fn a_disk_whose_writes_collapse_after_a_burst_is_smr_and_steady_slow_or_slowed_o
     assert!(words.contains("its writes collapsed and stayed slow"), "{words}");
     assert!(!words.contains("SMR"), "{words}");
     assert_eq!(disk(3)["verdict"], "recheck", "{}", disk(3));
-    // The surface holds points of every size the clock closed.
+    // The surface holds points of every size the clock closed: the steady
+    // disk's 160 MiB written at 80 MB/s at most took 2 s, 8 stretches of
+    // 0.25 s at least (11 in a fresh run, with its read-back's).
     let points = disk(1)["surface"].as_array().unwrap().len();
-    assert!(points >= 12, "{points} points for 160 MiB written and read back");
+    assert!(points >= 8, "{points} points for 160 MiB written and read back");
     assert_eq!(out.status.code(), Some(1), "a disk to return");
 }
 
