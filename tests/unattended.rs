@@ -444,13 +444,16 @@ fn the_whole_run_eta_is_within_a_fifth_of_the_real_end() {
     let ended = began.elapsed();
     let out = child.wait(MINUTE);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    // From a tenth of the run in, while more than 4 s are left: within a
+    // From a tenth of the run in, while more than 6 s are left: within a
     // fifth of the time really left (and the second its H:MM:SS rounds
-    // off).
+    // off). Not nearer the end: there a reader held for one progress
+    // interval (a loaded host's) moves the read-back's speed, averaged
+    // over its 3 s so far, by a third, and the ETA with it for that one
+    // line (beside stress-ng: 5, 8, 4 s with 5.4, 4.4 and 3.4 s left).
     let judged: Vec<(f64, u64)> = etas
         .iter()
         .map(|&(at, eta)| ((ended - at).as_secs_f64(), eta))
-        .filter(|&(left, _)| left > 4.0 && left < 0.9 * ended.as_secs_f64())
+        .filter(|&(left, _)| left > 6.0 && left < 0.9 * ended.as_secs_f64())
         .collect();
     assert!(judged.len() >= 5, "ETA lines {etas:?} in a run of {ended:?}");
     for (left, eta) in judged {
