@@ -142,7 +142,8 @@ fn a_check_outlives_its_terminal_and_keeps_its_log_beside_its_json() {
         3 => "NOT JUDGED",
         _ => panic!("exit {code}: {said}"),
     };
-    assert!(said.contains("parallel pass") && said.contains(&format!("Verdict: {verdict}")));
+    let verdict_said = format!("Verdict: {verdict}");
+    assert!(said.contains("parallel pass") && said.contains(&verdict_said), "{said}");
     let bytes = std::fs::read(&json).unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(doc["complete"], true);
