@@ -147,7 +147,8 @@ pub struct NotifyArgs {
 
 #[derive(Debug, Args)]
 pub struct BurninArgs {
-    /// Whole disks to burn in; everything on them is destroyed.
+    /// Whole disks to burn in (everything on them is destroyed), to soak
+    /// (--read-only) or to verify (--verify).
     #[arg(help_heading = "What to burn", required = true)]
     pub devices: Vec<String>,
     /// Confirms that the data on these disks may be destroyed (without it,
@@ -202,6 +203,13 @@ pub struct BurninArgs {
     /// and with the peers; nothing is written (no --destructive needed).
     #[arg(help_heading = "How to write and read", long, conflicts_with_all = ["destructive", "resume", "resume_or_start", "pattern", "wipe_signatures"])]
     pub read_only: bool,
+    /// Read back a finished or interrupted burn-in's blocks from its
+    /// checkpoint in --state (days later, after shipping or power cycles)
+    /// and classify every block as the burn-in does; nothing is written
+    /// (no --destructive needed). A disk that does not carry the run's
+    /// blocks is refused; --resume continues an interrupted verify.
+    #[arg(help_heading = "How to write and read", long, conflicts_with_all = ["destructive", "read_only", "resume_or_start", "pattern", "passes", "range", "wipe_signatures", "smart_test", "duration"])]
+    pub verify: bool,
     /// A disk whose writes collapse partway (as a drive-managed SMR disk's
     /// do once its media cache is full) is left idle this long after the
     /// run, then written a burst at its start: back at full speed, it

@@ -106,6 +106,13 @@ pub fn rfc3339(t: SystemTime) -> String {
     DateTime::<Utc>::from(t).to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// Seconds from RFC 3339 time `from` to `to`; None when either does not
+/// parse.
+pub fn seconds_between(from: &str, to: &str) -> Option<f64> {
+    let at = |t: &str| DateTime::parse_from_rfc3339(t).ok();
+    Some((at(to)? - at(from)?).as_seconds_f64())
+}
+
 /// RFC 3339 local time stamp with its offset (`2026-11-30T06:04:50+01:00`,
 /// `TZ` respected), for iozone's JSON.
 pub fn rfc3339_local(t: SystemTime) -> String {

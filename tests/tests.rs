@@ -25,3 +25,4 @@ mod report;
 mod safety;
 mod suite;
 pub(crate) mod unattended;
+mod verify;

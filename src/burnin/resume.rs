@@ -11,7 +11,7 @@
 //! It must not write.
 
 use super::block::{BLOCK, Found, Pattern, Stamp};
-use super::state::{Checkpoint, Phase};
+use super::state::Checkpoint;
 use super::targets::Target;
 use crate::io::{Bounds, Halt, Probe, Until};
 
@@ -27,25 +27,6 @@ pub enum Proof {
     NothingWritten,
     /// This many blocks were read back, and (almost) all were the run's.
     Carries { read: usize },
-}
-
-/// The stretches whose content the checkpoint knows: (from, to, pass).
-fn written(c: &Checkpoint) -> Vec<(u64, u64, u16)> {
-    let (start, end, at) = (c.start_byte, c.end_byte, c.at);
-    let mut out = Vec::new();
-    match at.phase {
-        Phase::Write => {
-            if at.done_until > start {
-                out.push((start, at.done_until, at.pass));
-            }
-            // The rest still holds the previous pass, verified.
-            if at.pass > 1 && end > at.done_until {
-                out.push((at.done_until, end, at.pass - 1));
-            }
-        }
-        Phase::Verify | Phase::Done => out.push((start, end, at.pass)),
-    }
-    out
 }
 
 /// Block-aligned offsets spread over `from..to`, the last block included.
@@ -83,24 +64,33 @@ fn what(found: Found) -> &'static str {
     }
 }
 
-/// Reads the disk back where `c` (its checkpoint, validated) says this
-/// run wrote, with `pattern`'s check, and accepts it when at least 90 %
-/// of the blocks read are the run's; else the reason, naming the first
-/// block that is not.
-pub fn prove(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<Proof, String> {
-    let stretches = written(c);
-    if stretches.is_empty() {
-        return Ok(Proof::NothingWritten);
-    }
+/// What spread blocks read back where a checkpoint says its run wrote.
+struct Sampled {
+    read: usize,
+    /// Blocks this run wrote on this disk (damaged or misplaced ones too:
+    /// those are findings, not another disk's content).
+    ours: usize,
+    /// Blocks that failed to read.
+    unreadable: usize,
+    /// The first block that is not the run's, in words.
+    first_bad: Option<String>,
+}
+
+/// Reads spread blocks back where `c` (its checkpoint, validated) says
+/// run `run` wrote, with its pattern's check; Err when the disk cannot be
+/// read at all, hangs or a stop came.
+fn sample(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<Sampled, String> {
     let mut probe = Probe::of(&t.file, bounds).map_err(|e| format!("it cannot be read ({e})"))?;
-    let (mut read, mut good) = (0usize, 0usize);
-    let mut first_bad: Option<String> = None;
-    for (from, to, pass) in stretches {
+    let mut s = Sampled { read: 0, ours: 0, unreadable: 0, first_bad: None };
+    for (from, to, pass) in c.written() {
         let stamp = Stamp { run, pass, disk: t.disk, version: c.block_version };
         for at in spread(from, to) {
-            read += 1;
+            s.read += 1;
             let verdict = match probe.read_at(at, BLOCK, Until::Stop) {
-                Ok(Err(e)) => Err(format!("cannot be read ({e})")),
+                Ok(Err(e)) => {
+                    s.unreadable += 1;
+                    Err(format!("cannot be read ({e})"))
+                }
                 Ok(Ok(b)) => match c.pattern.check_all(b, at, stamp).first() {
                     None => Ok(()),
                     Some((_, f)) if ours(*f, stamp) => Ok(()),
@@ -114,24 +104,57 @@ pub fn prove(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<Pr
                 Err(_) => return Err("the reading back was stopped".into()),
             };
             match verdict {
-                Ok(()) => good += 1,
+                Ok(()) => s.ours += 1,
                 Err(why) => {
-                    first_bad.get_or_insert_with(|| format!("byte {at} {why}"));
+                    s.first_bad.get_or_insert_with(|| format!("byte {at} {why}"));
                 }
             }
         }
     }
-    if good * 10 >= read * 9 {
-        return Ok(Proof::Carries { read });
-    }
+    Ok(s)
+}
+
+/// The refusal of a disk whose blocks read back are not the run's.
+fn not_carried(c: &Checkpoint, s: Sampled) -> String {
     let pattern = match c.pattern {
         Pattern::Blocks => "this run's blocks",
         Pattern::Badblocks => "this run's badblocks fills",
     };
-    Err(format!(
-        "it does not carry {pattern} where its checkpoint says they were written: {good} of {read} blocks read back are the run's ({})",
-        first_bad.unwrap_or_default()
-    ))
+    format!(
+        "it does not carry {pattern} where its checkpoint says they were written: {} of {} blocks read back are the run's ({})",
+        s.ours,
+        s.read,
+        s.first_bad.unwrap_or_default()
+    )
+}
+
+/// Reads the disk back where `c` (its checkpoint, validated) says this
+/// run wrote, with `pattern`'s check, and accepts it when at least 90 %
+/// of the blocks read are the run's; else the reason, naming the first
+/// block that is not.
+pub fn prove(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<Proof, String> {
+    if c.written().is_empty() {
+        return Ok(Proof::NothingWritten);
+    }
+    let s = sample(t, c, run, bounds)?;
+    if s.ours * 10 >= s.read * 9 {
+        return Ok(Proof::Carries { read: s.read });
+    }
+    Err(not_carried(c, s))
+}
+
+/// What a verify proves before it reads the disk whole: that what reads
+/// back is mostly the run's (a disk written since, or another disk's
+/// checkpoint, is refused). A disk that lost some of its blocks or cannot
+/// read them is not refused: the verify is what finds and counts them.
+/// The blocks read back.
+pub fn carries(t: &Target, c: &Checkpoint, run: u64, bounds: &Bounds) -> Result<usize, String> {
+    let s = sample(t, c, run, bounds)?;
+    let readable = s.read - s.unreadable;
+    if s.ours * 2 > readable || readable == 0 {
+        return Ok(s.read);
+    }
+    Err(not_carried(c, s))
 }
 
 #[cfg(test)]

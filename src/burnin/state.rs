@@ -93,6 +93,67 @@ pub struct Checkpoint {
     /// (`burnin::scatter`; a fresh burn-in, not with `--smr-probe 0`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scattered: Option<crate::burnin::scatter::Scattered>,
+    /// A verify's checkpoint (`burnin --verify`): the burn-in whose blocks
+    /// it reads back (its run id, passes and pattern are this file's), and
+    /// where that run stood. None: a burn-in's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verifies: Option<Verifies>,
+}
+
+/// What a verify reads back: where the burn-in it verifies stood when its
+/// blocks were last written, and when that was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verifies {
+    /// The burn-in's place (which pass's blocks are where), of its passes
+    /// asked (the verify reads its blocks back once: this file's `passes`
+    /// is 1).
+    pub burned: At,
+    pub passes: u16,
+    /// When the burn-in began, and when its checkpoint was last saved
+    /// (its blocks are at least this old when read back).
+    pub burned_from: String,
+    pub burned_until: String,
+    /// The verify's own id (its log and report in `runs/`).
+    pub id: String,
+    /// The burn-in's verdict on this disk, as its report kept in `runs/`
+    /// says it (`"healthy"`, `"return"`...); None where none is kept.
+    #[serde(default)]
+    pub burn_verdict: Option<String>,
+}
+
+impl Checkpoint {
+    /// The stretches whose content this checkpoint knows, each with the
+    /// pass whose blocks it holds: (from, to, pass). A verify's are the
+    /// burn-in's it reads back.
+    pub fn written(&self) -> Vec<(u64, u64, u16)> {
+        let (start, end) = (self.start_byte, self.end_byte);
+        let at = self.verifies.as_ref().map_or(self.at, |v| v.burned);
+        let mut out = Vec::new();
+        match at.phase {
+            Phase::Write => {
+                if at.done_until > start {
+                    out.push((start, at.done_until, at.pass));
+                }
+                // The rest still holds the previous pass, verified.
+                if at.pass > 1 && end > at.done_until {
+                    out.push((at.done_until, end, at.pass - 1));
+                }
+            }
+            Phase::Verify | Phase::Done => out.push((start, end, at.pass)),
+        }
+        out
+    }
+
+    /// The id of this run's log and report in `runs/`: a verify's own,
+    /// else the burn-in's.
+    pub fn own_id(&self) -> &str {
+        self.verifies.as_ref().map_or(&self.run_id, |v| &v.id)
+    }
+
+    /// The name of a verify's checkpoint beside the burn-in's `name`.
+    pub fn verify_name(name: &str) -> String {
+        format!("verify-{}", name.strip_prefix("burnin-").unwrap_or(name))
+    }
 }
 
 fn block_version_1() -> u16 {
@@ -148,7 +209,29 @@ impl Checkpoint {
         let whole = |b: u64| b.is_multiple_of(BLOCK as u64) && b.is_multiple_of(u64::from(lbs));
         self.check_run(size_bytes, &whole)?;
         self.check_place(&whole)?;
-        self.check_burn()
+        self.check_burn()?;
+        self.check_verifies(&whole)
+    }
+
+    /// A verify's: the burn-in's place it reads back.
+    fn check_verifies(&self, whole: &dyn Fn(u64) -> bool) -> Result<(), String> {
+        let Some(v) = &self.verifies else { return Ok(()) };
+        let b = &v.burned;
+        if !(1..=MAX_PASSES).contains(&v.passes) || !(1..=v.passes).contains(&b.pass) {
+            return bad(
+                "verifies.burned.pass",
+                format!("{} of {}", b.pass, v.passes),
+                &format!("1 to the burn-in's passes, at most {MAX_PASSES}, are written"),
+            );
+        }
+        if !((self.start_byte..=self.end_byte).contains(&b.done_until) && whole(b.done_until)) {
+            return bad(
+                "verifies.burned.done_until",
+                b.done_until.to_string(),
+                "a whole block inside the range is written",
+            );
+        }
+        Ok(())
     }
 
     /// The run's own fields: its format, block version, id, range, passes
@@ -316,6 +399,16 @@ fn shown(v: &Option<String>) -> String {
     v.as_deref().map_or("(none)".into(), crate::escape::terminal)
 }
 
+/// A fresh run id, 16 hex digits (the clock's nanoseconds mixed with the
+/// process id; it only has to differ between runs on one disk).
+pub fn fresh_id() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mixed = super::block::disk_hash(&format!("{t}:{}", std::process::id())) as u64 | (t << 32);
+    format!("{mixed:016x}")
+}
+
 /// The subdirectory of `--state` that keeps each run's log and report.
 pub const RUNS: &str = "runs";
 
@@ -363,6 +456,22 @@ impl Store {
         names.into_iter().filter_map(|n| Some((n.clone(), self.load(&n).ok()??))).collect()
     }
 
+    /// The checkpoint of `t` here, under its own name or, where two disks
+    /// of one run shared a serial, under the other form of it; the name
+    /// it is (or would be) under.
+    pub fn find(&self, t: &super::targets::Target) -> anyhow::Result<(String, Option<Checkpoint>)> {
+        let other = super::targets::file_name(&t.dev, !t.checkpoint.contains('@'));
+        for name in [t.checkpoint.clone(), other] {
+            let c = self.load(&name).map_err(|e| {
+                anyhow::anyhow!("{e}: move it away to start over (nothing was written)")
+            })?;
+            if c.is_some() {
+                return Ok((name, c));
+            }
+        }
+        Ok((t.checkpoint.clone(), None))
+    }
+
     /// The run's log (`runs/RUN.log`, appended to: a resume of the run
     /// goes on in the same file), and its path.
     pub fn log(&self, run_id: &str) -> std::io::Result<(std::fs::File, PathBuf)> {
@@ -394,6 +503,11 @@ impl Store {
                 self.path(name).display()
             );
         }
+    }
+
+    /// The report kept for run `run_id` (`runs/RUN.json`), where there is one.
+    pub fn kept(&self, run_id: &str) -> Option<Vec<u8>> {
+        self.dir.sub(RUNS).ok()?.read(&format!("{run_id}.json")).ok()?
     }
 
     /// Keeps the run's report as [`Store::keep_report`] does, saying where
@@ -470,6 +584,7 @@ mod tests {
             self_test: None,
             probe: None,
             scattered: None,
+            verifies: None,
         };
         store.save("burnin-x.json", &c).unwrap();
         let back = store.load("burnin-x.json").unwrap().unwrap();
@@ -520,6 +635,44 @@ mod tests {
         assert_eq!(c.left(), (0, 0));
     }
 
+    #[test]
+    fn a_checkpoint_knows_which_pass_s_blocks_are_where_and_a_verify_reads_its_burn_in_s() {
+        let mut c = fresh_point(3, 100 * 4096);
+        assert!(c.written().is_empty(), "nothing written yet");
+        c.at = At { pass: 2, phase: Phase::Write, done_until: 40 * 4096, interval_from: 0 };
+        assert_eq!(c.written(), [(0, 40 * 4096, 2), (40 * 4096, 100 * 4096, 1)]);
+        c.at.pass = 1;
+        assert_eq!(c.written(), [(0, 40 * 4096, 1)], "pass 1's rest holds nothing of the run");
+        c.at = At { pass: 3, phase: Phase::Verify, done_until: 4096, interval_from: 0 };
+        assert_eq!(c.written(), [(0, 100 * 4096, 3)]);
+        // A verify's checkpoint: its own place is a read-back's; the
+        // blocks are where its burn-in left them.
+        let burned = At { pass: 2, phase: Phase::Write, done_until: 40 * 4096, interval_from: 0 };
+        let mut v = Checkpoint {
+            passes: 1,
+            at: At { pass: 1, phase: Phase::Verify, done_until: 8192, interval_from: 0 },
+            verifies: Some(Verifies {
+                burned,
+                passes: 3,
+                burned_from: String::new(),
+                burned_until: String::new(),
+                id: "2".into(),
+                burn_verdict: None,
+            }),
+            ..c.clone()
+        };
+        assert_eq!(v.written(), [(0, 40 * 4096, 2), (40 * 4096, 100 * 4096, 1)]);
+        assert_eq!(v.own_id(), "2");
+        assert_eq!(c.own_id(), "1");
+        assert_eq!(Checkpoint::verify_name("burnin-ZL2ABC.json"), "verify-ZL2ABC.json");
+        assert_eq!(v.validate(100 * 4096, 512), Ok(()));
+        // The burn-in's place is checked as the file's own is.
+        v.verifies.as_mut().unwrap().burned.pass = 4;
+        assert!(v.validate(100 * 4096, 512).unwrap_err().starts_with("verifies.burned.pass"));
+        v.verifies.as_mut().unwrap().burned = At { done_until: 101 * 4096, ..burned };
+        assert!(v.validate(100 * 4096, 512).unwrap_err().starts_with("verifies.burned.done_until"));
+    }
+
     fn fresh_point(passes: u16, len: u64) -> Checkpoint {
         Checkpoint {
             format: FORMAT,
@@ -548,6 +701,7 @@ mod tests {
             self_test: None,
             probe: None,
             scattered: None,
+            verifies: None,
         }
     }
 }

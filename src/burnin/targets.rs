@@ -313,20 +313,29 @@ pub fn targets(
         }
         range(range_spec, d.identity.size_bytes)?;
     }
-    // Two disks that report one serial (cheap USB bridges) are told apart
-    // by their kernel names too: in their blocks and their checkpoints.
-    let serials: Vec<Option<String>> = devs.iter().map(|d| d.identity.serial.clone()).collect();
+    let names = named(&devs);
     let mut out = Vec::new();
-    for d in devs {
+    for (d, (disk, checkpoint)) in devs.into_iter().zip(names) {
         let file = open_for_writing(&d, stop)?;
         let (start, end) = range(range_spec, d.identity.size_bytes)?;
-        let id = &d.identity;
-        let shared = id.serial.is_some() && serials.iter().filter(|s| **s == id.serial).count() > 1;
-        let disk = identity_hash(id, shared);
-        let checkpoint = file_name(&d, shared);
         out.push(Target { dev: d, file, start, end, disk, checkpoint });
     }
     Ok((out, locks))
+}
+
+/// Each disk's identity hash and checkpoint name: two disks that report
+/// one serial (cheap USB bridges) are told apart by their kernel names
+/// too, in their blocks and their checkpoints.
+fn named(devs: &[BlockDevice]) -> Vec<(u32, String)> {
+    let serials: Vec<Option<String>> = devs.iter().map(|d| d.identity.serial.clone()).collect();
+    (devs.iter())
+        .map(|d| {
+            let id = &d.identity;
+            let shared =
+                id.serial.is_some() && serials.iter().filter(|s| **s == id.serial).count() > 1;
+            (identity_hash(id, shared), file_name(d, shared))
+        })
+        .collect()
 }
 
 /// The disks a read-only soak reads: no refusal but a bad range and
@@ -338,16 +347,17 @@ pub fn read_targets(
     ignore_lock: Option<u32>,
 ) -> Result<(Vec<Target>, Vec<lock::DiskLock>), Refusal> {
     let devs = resolve(devices)?;
+    let names = named(&devs);
     let mut locks = Vec::new();
     let mut out = Vec::new();
-    for d in devs {
+    for (d, (disk, checkpoint)) in devs.into_iter().zip(names) {
         let (start, end) = range(range_spec, d.identity.size_bytes)?;
         locks.extend(lock::lock(d.rdev, &d.given, ignore_lock).map_err(Refusal::Busy)?);
         let file = open_direct(std::path::Path::new(&d.given)).map_err(|e| Refusal::Open {
             path: d.given.clone(),
             detail: format!("cannot open it with O_DIRECT: {e}"),
         })?;
-        out.push(Target { dev: d, file, start, end, disk: 0, checkpoint: String::new() });
+        out.push(Target { dev: d, file, start, end, disk, checkpoint });
     }
     Ok((out, locks))
 }

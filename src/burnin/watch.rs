@@ -99,7 +99,7 @@ impl Watched<'_> {
                     name: t.dev.given.clone(),
                     pass,
                     passes: c.passes_asked(),
-                    phase: stage_word(stage, soak),
+                    phase: stage_word(stage, soak && c.verifies.is_none()),
                     phase_pct: 100.0 * done.min(len) as f64 / len as f64,
                     done: all,
                     total,

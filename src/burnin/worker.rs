@@ -304,6 +304,43 @@ pub fn read_back(job: &BurnJob, pass: u16) -> DiskBurn {
     out
 }
 
+/// A finished or interrupted burn-in's blocks read back (`burnin
+/// --verify`): each of `written` (from, to, the pass whose blocks it
+/// holds; in order over the range) from `at` on, classified as a verify
+/// classifies them and recorded as one pass, with what was found before
+/// in `out` (a resumed verify); `save` as [`burn`]'s. Nothing is written.
+pub fn verify_written(
+    job: &BurnJob,
+    written: &[(u64, u64, u16)],
+    at: At,
+    mut out: DiskBurn,
+    save: &mut dyn FnMut(&DiskBurn, At),
+) -> DiskBurn {
+    out.interrupted = false;
+    let mut saved = at;
+    let save = &mut |b: &DiskBurn, now: At| {
+        saved = now;
+        save(b, now)
+    };
+    let mut whole = at.phase != Phase::Done;
+    for &(from, to, pass) in written.iter().filter(|s| s.1 > at.done_until) {
+        let from = from.max(at.done_until);
+        let read = BurnPass::reading(job, pass).verify((from, to), Check::Verify, &mut out, save);
+        whole &= read.is_some() && !job.stop.is_set();
+        if !whole {
+            break;
+        }
+    }
+    if whole {
+        out.passes_done = 1;
+        let end = job.t.end;
+        save(&out, At { pass: 1, phase: Phase::Done, done_until: end, interval_from: end });
+    }
+    out.place = Some(saved);
+    out.interrupted = job.stop.is_set();
+    out
+}
+
 /// Burns in one disk from `at` (the start, or a checkpoint's place) with
 /// what was found before it in `out` (a stop it recorded is behind it); `save` is called with the state at
 /// least every `job.every`, at each phase's end and when a signal stops
@@ -381,7 +418,11 @@ enum Check {
 /// One pass over one disk.
 struct BurnPass<'a> {
     job: &'a BurnJob<'a>,
+    /// What the pass's blocks carry.
     stamp: Stamp,
+    /// The pass its findings, times and place are recorded under: the
+    /// stamp's, or a verify's one read-back of an earlier run's blocks.
+    pass: u16,
 }
 
 /// Where a write phase stands.
@@ -446,7 +487,12 @@ impl<'a> BurnPass<'a> {
     /// Pass `pass` of `job`.
     fn of(job: &'a BurnJob<'a>, pass: u16) -> Self {
         let stamp = Stamp { run: job.run, pass, disk: job.t.disk, version: job.version };
-        Self { job, stamp }
+        Self { job, stamp, pass }
+    }
+
+    /// The blocks of `pass` read back as a verify's one pass.
+    fn reading(job: &'a BurnJob<'a>, pass: u16) -> Self {
+        Self { pass: 1, ..Self::of(job, pass) }
     }
 
     /// The write phase from `at`: resumed mid-phase, what the last
@@ -485,7 +531,7 @@ impl BurnPass<'_> {
         out: &mut DiskBurn,
         save: &mut dyn FnMut(&DiskBurn, At),
     ) -> bool {
-        let (live, pass) = (self.job.live, self.stamp.pass);
+        let (live, pass) = (self.job.live, self.pass);
         live.set(pass, Stage::Flush);
         // A bound of its own: after a stop, the writes' drain does not
         // use up the flush's time.
@@ -524,7 +570,7 @@ impl BurnPass<'_> {
     /// than a thread of its own costs in handing buffers to and fro.
     fn write(&self, from: u64, out: &mut DiskBurn, save: &mut dyn FnMut(&DiskBurn, At)) -> bool {
         let BurnJob { t, io: size, .. } = *self.job;
-        let pass = self.stamp.pass;
+        let pass = self.pass;
         self.job.live.set(pass, Stage::Write);
         self.job.live.done.store(from - t.start, Ordering::Relaxed);
         let Some((mut sweep, mut probe)) = self.open((from, t.end), Class::WriteError, out) else {
@@ -564,7 +610,7 @@ impl BurnPass<'_> {
             Err(e) => {
                 let what = if class == Class::WriteError { "writes" } else { "reads" };
                 let why = format!("cannot set up {} {what}: {e}", self.job.on.engine());
-                out.add(self.stamp.pass, from, end - from, class, why);
+                out.add(self.pass, from, end - from, class, why);
                 None
             }
         }
@@ -640,7 +686,7 @@ impl BurnPass<'_> {
         w: &mut Writing,
         out: &mut DiskBurn,
     ) -> Result<(), Halt> {
-        let (pass, t) = (self.stamp.pass, self.job.t);
+        let (pass, t) = (self.pass, self.job.t);
         let Landed { chunk, done, service } = l;
         let (at, len) = (chunk.offset(), chunk.len() as u64);
         out.timed(pass, Phase::Write, at, service);
@@ -674,7 +720,7 @@ impl BurnPass<'_> {
         out: &mut DiskBurn,
         save: &mut dyn FnMut(&DiskBurn, At),
     ) -> bool {
-        let pass = self.stamp.pass;
+        let pass = self.pass;
         if whole {
             self.job.live.set(pass, Stage::Flush);
             // What a failed flush leaves unknown: the bytes written since
@@ -707,7 +753,7 @@ impl BurnPass<'_> {
         at: u64,
         out: &mut DiskBurn,
     ) -> Result<(), Halt> {
-        let pass = self.stamp.pass;
+        let pass = self.pass;
         for (i, block) in src.chunks_exact(BLOCK).enumerate() {
             if self.job.stop.is_set() {
                 return Err(Halt::Stopped);
@@ -740,7 +786,7 @@ impl BurnPass<'_> {
         save: &mut dyn FnMut(&DiskBurn, At),
     ) -> Option<u64> {
         let BurnJob { io: size, .. } = *self.job;
-        let pass = self.stamp.pass;
+        let pass = self.pass;
         let stage = match check {
             Check::Verify | Check::Read => Stage::Verify,
             Check::Reverify => Stage::Reverify,
@@ -792,7 +838,7 @@ impl BurnPass<'_> {
         out: &mut DiskBurn,
         save: &mut dyn FnMut(&DiskBurn, At),
     ) -> bool {
-        let (pass, bounds) = (self.stamp.pass, &self.job.bounds);
+        let (pass, bounds) = (self.pass, &self.job.bounds);
         let Landed { chunk, done, service } = match read {
             Ok(l) => l,
             Err(chunk) => {
@@ -838,7 +884,7 @@ impl BurnPass<'_> {
         check: Check,
         out: &mut DiskBurn,
     ) -> bool {
-        let (pass, bounds) = (self.stamp.pass, &self.job.bounds);
+        let (pass, bounds) = (self.pass, &self.job.bounds);
         let blocks = Chunks::within(chunk, BLOCK as u32, BLOCK as u64);
         for (block, dst) in blocks.zip(dst.chunks_exact_mut(BLOCK)) {
             let o = block.offset();
@@ -872,7 +918,7 @@ impl BurnPass<'_> {
         if check == Check::Read {
             return;
         }
-        let (stamp, pass) = (self.stamp, self.stamp.pass);
+        let (stamp, pass) = (self.stamp, self.pass);
         for (o, found) in self.job.pattern.check_all(b, o, stamp) {
             let (class, mut detail) = describe(found, stamp, o);
             if check == Check::Reverify {
@@ -891,7 +937,7 @@ impl BurnPass<'_> {
         out: &mut DiskBurn,
         save: &mut dyn FnMut(&DiskBurn, At),
     ) {
-        let (pass, len) = (self.stamp.pass, chunk.len() as u64);
+        let (pass, len) = (self.pass, chunk.len() as u64);
         v.pos = chunk.offset() + len;
         match v.check {
             Check::Verify | Check::Read => {
@@ -915,7 +961,7 @@ impl BurnPass<'_> {
 
     /// Where a read-back stands, as a checkpoint names it.
     fn verified_at(&self, v: &Verifying) -> At {
-        At { pass: self.stamp.pass, phase: Phase::Verify, done_until: v.pos, interval_from: v.last }
+        At { pass: self.pass, phase: Phase::Verify, done_until: v.pos, interval_from: v.last }
     }
 
     /// The read-back's end: its time counted, and where it was cut short
@@ -931,7 +977,7 @@ impl BurnPass<'_> {
         let took = v.began.elapsed().as_secs_f64();
         if v.check != Check::Reverify {
             out.verify_s += took;
-            DiskBurn::time(&mut out.verify_pass_s, self.stamp.pass, took);
+            DiskBurn::time(&mut out.verify_pass_s, self.pass, took);
         }
         if !go_on && v.check == Check::Verify && !out.device_gone && v.pos > v.last {
             save(out, self.verified_at(v));

@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::burnin::health::smart_after;
 use crate::burnin::record::{DiskBurn, Temps};
 use crate::burnin::watch::{Told, burn_all};
-use crate::burnin::worker::{burn, soak};
+use crate::burnin::worker::{burn, soak, verify_written};
 use crate::cli::BurninArgs;
 use crate::export::metrics;
 use crate::export::publish::{Ending, publish};
@@ -44,7 +44,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         return Ok(Outcome::Interrupted);
     }
     let store = plan.ready()?;
-    if !plan.read_only {
+    if !plan.read_only || plan.verify {
         // Said by the waiting process should this one be killed.
         crate::apart::go_on_with(&plan.how_to_go_on());
     }
@@ -58,9 +58,13 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
             let job = plan.job((d, &on), live, deadline.flatten(), stop);
             let Some(store) = store else { return soak(&job) };
             let (mut warned, c) = (false, &d.point);
-            burn(&job, c.at, c.burn.clone(), &mut |b, at| {
+            let save = &mut |b: &DiskBurn, at| {
                 store.save_place((&d.target.checkpoint, c), (b, at), &mut warned)
-            })
+            };
+            if plan.verify {
+                return verify_written(&job, &c.written(), c.at, c.burn.clone(), save);
+            }
+            burn(&job, c.at, c.burn.clone(), save)
         },
     );
     let interrupted = stop.is_set() || burns.iter().any(|(b, _)| b.interrupted);
@@ -117,7 +121,7 @@ fn finish(
     run.interrupted |= stop.is_set();
     let keep = |document: &[u8]| {
         if let (Some(store), Some(d)) = (&plan.store, plan.disks.first()) {
-            store.keep(&d.point.run_id, document);
+            store.keep(d.point.own_id(), document);
         }
     };
     let topology = |p: &str| {

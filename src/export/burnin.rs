@@ -63,7 +63,21 @@ pub fn blocks(r: &BurnReport) -> Vec<Block> {
 
 /// What ran, where and when.
 pub fn title(r: &BurnReport) -> String {
-    if r.read_only {
+    if r.verify {
+        let mut runs: Vec<&str> =
+            (r.disks.iter()).filter_map(|d| Some(d.burned_in.as_ref()?.run_id.as_str())).collect();
+        runs.dedup();
+        format!(
+            "arrayburn {} verify of burn-in run {} (its blocks read back, O_DIRECT, {} reads, {}, nothing written), verify {}, on {}, started {}",
+            r.header.tool_version,
+            runs.join(", "),
+            human_bytes(r.io_bytes),
+            engine_words(r),
+            r.run_id,
+            r.header.host,
+            r.header.started_at
+        )
+    } else if r.read_only {
         format!(
             "arrayburn {} read-only soak (O_DIRECT, {} reads, {}, nothing written), {} pass(es), on {}, started {}",
             r.header.tool_version,
@@ -443,7 +457,7 @@ fn counter_rows(t: &mut Grid, d: &BurnDisk, c: &crate::burnin::smart::SmartChang
 fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
     let id = &d.identity;
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-    let rows: Vec<(&str, String)> = vec![
+    let mut rows: Vec<(&str, String)> = vec![
         ("Model", opt(&id.model)),
         ("Serial", opt(&id.serial)),
         ("WWN", opt(&id.wwn)),
@@ -476,7 +490,16 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
         ("Machine id", opt(&r.header.machine.machine_id)),
         ("arrayburn", r.header.tool_version.clone()),
     ];
-    let what = if r.read_only { "Soak record" } else { "Burn-in certificate" };
+    if let Some(b) = &d.burned_in {
+        // What the blocks read back are, then this verify's own rows.
+        rows.insert(7, ("Burned in", burned_in_words(b)));
+        rows.retain(|(k, _)| *k != "Passes done" && *k != "Bytes written");
+    }
+    let what = match (r.verify, r.read_only) {
+        (true, _) => "Verify certificate",
+        (false, true) => "Soak record",
+        (false, false) => "Burn-in certificate",
+    };
     maud::html! {
         div.certificate {
             h2 { (what) ": " (d.path) (named(id)) }
@@ -494,6 +517,18 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
             }
         }
     }
+}
+
+/// The burn-in a verify read back, in a certificate's words.
+pub fn burned_in_words(b: &crate::report::burnin::BurnedIn) -> String {
+    let verdict = b.verdict.as_deref().map_or("its report not kept".into(), |v| {
+        format!("its verdict {}", v.to_uppercase().replace('_', " "))
+    });
+    let ended = if b.finished { "finished" } else { "stopped" };
+    format!(
+        "run {}, {} pass(es), began {}, last written {}, {ended} ({}), {verdict}",
+        b.run_id, b.passes, b.started_at, b.last_saved_at, b.place
+    )
 }
 
 /// What SMART said over the run, in a certificate's words.

@@ -284,7 +284,9 @@ const BURN_HOT: (&str, &str) =
 /// temperature and verdict.
 pub fn burnin(r: &crate::report::burnin::BurnReport) -> Metrics {
     let mut m = Metrics::default();
-    run(&mut m, "burnin", &r.header, &r.document());
+    // A verify's series are its own: a dashboard tells it from the burn-in.
+    let command = if r.verify { "verify" } else { "burnin" };
+    run(&mut m, command, &r.header, &r.document());
     for d in &r.disks {
         let at = || disk(&r.header.host, &d.path, &d.identity);
         let phases = [("write", d.write_mb_per_s, d.write_pct_of_peers)];
@@ -342,12 +344,14 @@ pub fn burnin_live(
     let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned());
     let host = host.unwrap_or_default();
     let started_at = plan.first().map_or("", |d| d.point.started_at.as_str());
+    let verify = plan.first().is_some_and(|d| d.point.verifies.is_some());
+    let command = if verify { "verify" } else { "burnin" };
     let disks = (plan.iter().zip(ticks)).map(|(d, t)| {
         let dev = &d.target.dev;
         (disk(&host, &dev.given, &dev.identity), t)
     });
     let mut m = Metrics::default();
-    let run = || vec![("command", "burnin".to_string()), ("host", host.clone())];
+    let run = || vec![("command", command.to_string()), ("host", host.clone())];
     m.gauge(RUN_COMPLETE, run(), 0.0);
     m.gauge(RUN_START, run(), unix(started_at));
     m.gauge(RUN_TIME, run(), now());

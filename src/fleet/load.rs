@@ -71,6 +71,7 @@ impl Doc {
     pub(super) fn kind(&self) -> RunKind {
         match self {
             Doc::Check(_) => RunKind::Check,
+            Doc::Burnin(r) if r.verify => RunKind::Verify,
             Doc::Burnin(r) if r.read_only => RunKind::Soak,
             Doc::Burnin(_) => RunKind::Burnin,
             Doc::Inspect(_) => RunKind::Inspect,
@@ -83,6 +84,9 @@ impl Doc {
         match self {
             Doc::Check(r) => out = check_samples(r, source),
             Doc::Burnin(r) => {
+                // A soak's samples are a burn-in's (as before soaks had a
+                // kind of their own); a verify's are its own.
+                let kind = if r.verify { RunKind::Verify } else { RunKind::Burnin };
                 for d in &r.disks {
                     out.push(Sample {
                         errors: d.burn.total_bad(),
@@ -97,7 +101,7 @@ impl Doc {
                             })
                             .unwrap_or_default(),
                         verdict: d.verdict.word().into(),
-                        ..sample(&r.header, (&d.path, &d.identity), source, RunKind::Burnin)
+                        ..sample(&r.header, (&d.path, &d.identity), source, kind)
                     });
                 }
             }
@@ -119,7 +123,11 @@ impl Doc {
             }
             Doc::Burnin(r) => format!(
                 "{} of {} disk(s): {}",
-                if r.read_only { "read-only soak" } else { "burn-in" },
+                match self.kind() {
+                    RunKind::Verify => "verify",
+                    RunKind::Soak => "read-only soak",
+                    _ => "burn-in",
+                },
                 r.disks.len(),
                 r.summary.message
             ),

@@ -26,6 +26,8 @@ pub enum RunKind {
     Soak,
     /// An incoming inspection (`arrayburn inspect`).
     Inspect,
+    /// A burn-in's blocks read back later (`burnin --verify`).
+    Verify,
 }
 
 impl RunKind {
@@ -36,6 +38,7 @@ impl RunKind {
             RunKind::Burnin => "burnin",
             RunKind::Soak => "soak",
             RunKind::Inspect => "inspect",
+            RunKind::Verify => "verify",
         }
     }
 }
@@ -231,6 +234,7 @@ pub fn run_name(r: &RunFinding) -> String {
         RunKind::Burnin => "burn-in",
         RunKind::Soak => "read-only soak",
         RunKind::Inspect => "inspection",
+        RunKind::Verify => "verify",
     };
     format!("{}'s {kind} of {}", r.host, r.started_at)
 }
@@ -320,6 +324,9 @@ pub fn regressions(samples: &[Sample], th: &Thresholds) -> Vec<Regression> {
             what.push(match last.kind {
                 RunKind::Burnin | RunKind::Soak => {
                     format!("{} bad bytes in its burn-in, none before", last.errors)
+                }
+                RunKind::Verify => {
+                    format!("{} bad bytes read back in its verify, none before", last.errors)
                 }
                 _ => format!("{} failed read(s), none before", last.errors),
             });

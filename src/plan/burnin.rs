@@ -62,7 +62,10 @@ pub struct BurnPlan {
     /// Requests in flight per disk.
     pub depth: usize,
     pub bounds_timeout: Duration,
+    /// Nothing is written: a soak, or a verify.
     pub read_only: bool,
+    /// `--verify`: a burn-in's blocks read back (`read_only` too).
+    pub verify: bool,
     pub resume: bool,
     /// `--yes`: the plan is printed, not asked.
     pub yes: bool,
@@ -224,6 +227,14 @@ impl BurnPlan {
                 read_targets(&args.devices, args.range.as_deref(), args.ignore_lock)?;
             let points = fresh(&targets, args, argv, stop)?;
             (targets, locks, points, None, None)
+        } else if args.verify {
+            let (targets, locks, points, store) = super::verify::to_verify(args, argv, stop)?;
+            let first = points.first().filter(|_| args.resume).and_then(began_with);
+            if first.is_some() {
+                outs = outputs(output_flags(args, first.as_ref()))?;
+            }
+            refuse_outputs_in(&args.state, &outs)?;
+            (targets, locks, points, Some(store), first)
         } else {
             let (targets, locks, points, store, first) = to_write(args, argv, stop, &mut outs)?;
             (targets, locks, points, Some(store), first)
@@ -250,14 +261,16 @@ impl BurnPlan {
         // Metrics written while the run goes, also where a resume inherits them.
         let ticks = metrics.is_some().then_some(args.progress_interval);
         let resume = points.iter().any(|c| c.burn.resumes > 0);
-        let left_out = match (&store, resume) {
+        let left_out = match (&store, resume && !args.verify) {
             (Some(store), true) => left_out(store, &targets, &points),
             _ => Vec::new(),
         };
         let disks = targets.into_iter().zip(points);
+        // A soak or a verify: no probe writes, nothing does.
+        let nothing_written = args.read_only || args.verify;
         Ok(Self {
             locate: args.locate,
-            probe_first: !args.read_only && !resume && args.range.is_none(),
+            probe_first: !nothing_written && !resume && args.range.is_none(),
             inspection: Vec::new(),
             disks: disks.map(|(target, point)| DiskPlan { target, point }).collect(),
             locks,
@@ -270,12 +283,13 @@ impl BurnPlan {
             engine,
             depth,
             bounds_timeout: args.io.io_timeout,
-            read_only: args.read_only,
+            read_only: nothing_written,
+            verify: args.verify,
             resume,
             yes: args.yes,
             checkpoint_every: args.checkpoint_every,
             smr_idle: args.smr_idle,
-            smr_probe: if args.read_only || resume { Duration::ZERO } else { args.smr_probe },
+            smr_probe: if nothing_written || resume { Duration::ZERO } else { args.smr_probe },
             thresholds: crate::judge::Thresholds {
                 stall_ms: stall_ms as f64,
                 slow_pct,
@@ -333,7 +347,7 @@ impl BurnPlan {
         stop: &'a StopFlag,
     ) -> BurnJob<'a> {
         let (t, c) = (&d.target, &d.point);
-        let (io, pattern, run, every) = if self.read_only {
+        let (io, pattern, run, every) = if self.read_only && !self.verify {
             (self.block as usize, Pattern::Blocks, 0, Duration::MAX)
         } else {
             let run = c.run_number().unwrap_or_default();
@@ -359,6 +373,13 @@ impl BurnPlan {
     /// where each disk's place is saved as it goes); a soak's plan said (it
     /// has none to save).
     pub fn ready(&self) -> Result<Option<&Store>> {
+        if self.verify {
+            let n = self.disks.len();
+            tell!(
+                "arrayburn burnin: verifying {n} disk(s): reading back every block their burn-in wrote; nothing is written"
+            );
+            return self.save_checkpoints().map(Some);
+        }
         if self.read_only {
             let (n, length) = (self.disks.len(), self.soak_length());
             tell!("arrayburn burnin: read-only soak of {n} disk(s), {length}; nothing is written");
@@ -460,7 +481,7 @@ impl BurnPlan {
     /// After a stop: how the run goes on (a burn-in from each disk's saved
     /// place; a soak's report covers what it read).
     pub fn how_to_go_on(&self) -> String {
-        if self.read_only {
+        if self.read_only && !self.verify {
             return "the report covers the passes read so far".into();
         }
         format!(
@@ -487,7 +508,7 @@ impl BurnPlan {
             }
         }
         if let (Some(store), Some(d)) = (&self.store, self.disks.first()) {
-            crate::apart::start_log("arrayburn burnin", store.log(&d.point.run_id));
+            crate::apart::start_log("arrayburn burnin", store.log(d.point.own_id()));
         }
     }
 
@@ -655,8 +676,13 @@ fn resume_line(
 ) -> String {
     let secs = |d: Duration| format!("{}s", d.as_secs_f64());
     let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    let how: &[&str] = if args.verify {
+        &["--verify", "--resume"]
+    } else {
+        &["--resume", "--destructive", "--yes"]
+    };
     let mut words: Vec<String> =
-        ["arrayburn", "burnin", "--resume", "--destructive", "--yes"].map(String::from).to_vec();
+        ["arrayburn", "burnin"].iter().chain(how).map(|w| w.to_string()).collect();
     let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
     flag("state", path(&args.state));
     for (name, given) in outputs {
@@ -768,7 +794,7 @@ fn checkpoints(
     let mut found = Vec::new();
     let resume = args.resume || (args.resume_or_start && any_to_resume(store, targets)?);
     for t in targets.iter_mut() {
-        let (name, c) = find_checkpoint(store, t)?;
+        let (name, c) = store.find(t)?;
         let path = store.path(&name);
         match (c, resume) {
             (None, true) => bail!(
@@ -848,26 +874,11 @@ fn checkpoints(
 /// `store` (`--resume-or-start` then resumes; one without is refused).
 fn any_to_resume(store: &Store, targets: &[Target]) -> Result<bool> {
     for t in targets {
-        if find_checkpoint(store, t)?.1.is_some_and(|c| c.at.phase != Phase::Done) {
+        if store.find(t)?.1.is_some_and(|c| c.at.phase != Phase::Done) {
             return Ok(true);
         }
     }
     Ok(false)
-}
-
-/// The checkpoint of `t` in `store`, under its own name or, where two
-/// disks of one run shared a serial, under the other form of it.
-fn find_checkpoint(store: &Store, t: &Target) -> Result<(String, Option<Checkpoint>)> {
-    let other = crate::burnin::targets::file_name(&t.dev, !t.checkpoint.contains('@'));
-    for name in [t.checkpoint.clone(), other] {
-        let c = store.load(&name).map_err(|e| {
-            anyhow::anyhow!("{e}: move it away to start over (nothing was written)")
-        })?;
-        if c.is_some() {
-            return Ok((name, c));
-        }
-    }
-    Ok((t.checkpoint.clone(), None))
 }
 
 /// The checkpoints of a new burn-in: a fresh run id, SMART as it is now.
@@ -878,7 +889,7 @@ fn fresh(
     stop: &StopFlag,
 ) -> Result<Vec<Checkpoint>> {
     let before = health::smart_before(targets, args.smart, &|| stop.is_set())?;
-    let run = format!("{:016x}", rand_run_id());
+    let run = state::fresh_id();
     let started = rfc3339(SystemTime::now());
     let passes = passes(args);
     Ok(targets
@@ -917,6 +928,7 @@ fn fresh(
                 self_test: None,
                 probe: None,
                 scattered: None,
+                verifies: None,
             }
         })
         .collect())
@@ -930,14 +942,6 @@ fn passes(args: &BurninArgs) -> u16 {
         (true, None) => crate::defaults::SOAK_PASSES,
         (false, _) => args.pattern.default_passes(),
     })
-}
-
-/// A fresh run id (the clock's nanoseconds mixed with the process id; it
-/// only has to differ between burn-ins of one disk).
-fn rand_run_id() -> u64 {
-    let t =
-        SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    crate::burnin::block::disk_hash(&format!("{t}:{}", std::process::id())) as u64 | (t << 32)
 }
 
 /// How long `--smart-test` may run: as `--smart-test-timeout` says, else

@@ -11,6 +11,7 @@ pub mod demo;
 pub mod fleet;
 pub mod inspect;
 pub mod run;
+pub mod verify;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

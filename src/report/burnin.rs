@@ -99,10 +99,54 @@ pub struct BurnDisk {
     /// re-measured alone: why its health is not claimed, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undecided: Option<String>,
+    /// A verify's (`burnin --verify`): the burn-in whose blocks it read
+    /// back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burned_in: Option<BurnedIn>,
     /// `"healthy"`, `"return"`, `"recheck"`, `"check_path"`, `"not_judged"`
     /// (nothing found, speed not compared) or `"interrupted"` (stopped
     /// before it was burned whole, nothing found).
     pub verdict: DiskVerdict,
+}
+
+/// The burn-in a verify read back, on one disk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BurnedIn {
+    /// Its run id (every block carries it), when it began, and when its
+    /// checkpoint was last saved (the blocks are at least this old).
+    pub run_id: String,
+    pub started_at: String,
+    pub last_saved_at: String,
+    pub passes: u16,
+    /// Whether it finished, and where it stood in words ("all 2 pass(es)
+    /// done", "pass 1 of 2, write 40%": only what it wrote is read back).
+    pub finished: bool,
+    pub place: String,
+    /// Its verdict on this disk, as the report it kept says it; null
+    /// where none was kept.
+    pub verdict: Option<String>,
+}
+
+impl BurnedIn {
+    /// The burn-in a verify's checkpoint `c` reads back.
+    fn of(c: &crate::burnin::state::Checkpoint) -> Option<Self> {
+        let v = c.verifies.as_ref()?;
+        let burned = crate::burnin::state::Checkpoint {
+            at: v.burned,
+            passes: v.passes,
+            verifies: None,
+            ..c.clone()
+        };
+        Some(Self {
+            run_id: c.run_id.clone(),
+            started_at: v.burned_from.clone(),
+            last_saved_at: v.burned_until.clone(),
+            passes: v.passes,
+            finished: v.burned.phase == Phase::Done,
+            place: burned.place(),
+            verdict: v.burn_verdict.clone(),
+        })
+    }
 }
 
 /// The whole burn-in.
@@ -115,8 +159,12 @@ pub struct BurnReport {
     /// The run id every block carries (hex).
     pub run_id: String,
     pub passes: u16,
-    /// A read-only soak (nothing written; `written_bytes` 0).
+    /// A read-only soak (nothing written; `written_bytes` 0), or a verify.
     pub read_only: bool,
+    /// A verify (`burnin --verify`): a burn-in's blocks read back, each
+    /// disk's burn-in in its `burned_in`; `run_id` is the verify's own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
     /// What was written: `"blocks"`, `"badblocks"`, or `"read-only"`.
     pub pattern: String,
     /// Bytes per write and read.
@@ -187,6 +235,8 @@ pub fn build(run: BurnRun) -> BurnReport {
     } = run;
     let devices: Vec<_> = disks.iter().map(|d| d.disk.dev.clone()).collect();
     let c = &disks[0].disk.point.clone();
+    let now = SystemTime::now();
+    let kind = Kind::of(read_only, &disks, &now);
     let mut advice = Vec::new();
     let each = disks.into_iter().zip(facts.iter().zip(judged)).zip(hottest.into_iter().zip(limits));
     let mut disks: Vec<BurnDisk> = each
@@ -201,16 +251,16 @@ pub fn build(run: BurnRun) -> BurnReport {
             d.row(f, &judged, temp, read_only)
         })
         .collect();
-    let summary =
-        summary(interrupted, (read_only, waived), &devices, &mut disks, (advice, &left_out));
+    let summary = summary(interrupted, (&kind, waived), &devices, &mut disks, (advice, &left_out));
     BurnReport {
         header: Header {
             started_at: c.started_at.clone(),
-            ..Header::now(header::Kind::Burnin, SystemTime::now(), c.command_line.clone())
+            ..Header::now(header::Kind::Burnin, now, c.command_line.clone())
         }
         .ended(interrupted, disks.iter().all(|d| burned_whole(&d.burn, read_only))),
-        run_id: c.run_id.clone(),
+        run_id: c.own_id().to_string(),
         passes: burns_passes(&disks, c.passes, read_only),
+        verify: c.verifies.is_some(),
         engine,
         queue_depth: depth,
         read_only,
@@ -262,6 +312,7 @@ impl Burned {
             remeasured: f.remeasured.clone(),
             shingled: f.shingled,
             undecided: judged.undecided.clone(),
+            burned_in: BurnedIn::of(c),
             verdict,
         }
     }
@@ -272,7 +323,7 @@ impl Burned {
 /// action), a controller's is named in the verdict.
 fn summary(
     interrupted: bool,
-    (read_only, waived): (bool, bool),
+    (kind, waived): (&Kind, bool),
     devices: &[crate::device::BlockDevice],
     disks: &mut [BurnDisk],
     (mut advice, left_out): (Vec<DiskAdvice>, &[(String, String)]),
@@ -307,7 +358,7 @@ fn summary(
         left_out.iter().map(|(path, place)| format!("{path} (left out of this resume at {place})")),
     );
     let unjudged = (not_judged.as_slice(), undecided.as_slice(), short.as_slice());
-    let mut message = message(interrupted, (read_only, waived), n, &flagged, controllers, unjudged);
+    let mut message = message(interrupted, (kind, waived), n, &flagged, controllers, unjudged);
     let cleared: Vec<&str> = (disks.iter())
         .filter(|d| d.remeasured.is_some() && d.verdict == DiskVerdict::Healthy)
         .map(|d| d.path.as_str())
@@ -328,6 +379,41 @@ fn summary(
     }
 }
 
+/// What a run did: wrote and read back (a burn-in), only read (a soak),
+/// or read back a burn-in's blocks (a verify, with the least time its
+/// blocks had been on the disks, where known).
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    Burn,
+    Soak,
+    Verify { age_s: Option<f64> },
+}
+
+impl Kind {
+    fn of(read_only: bool, disks: &[Burned], now: &SystemTime) -> Self {
+        let now = crate::units::rfc3339(*now);
+        let verifies: Vec<_> =
+            disks.iter().filter_map(|d| d.disk.point.verifies.as_ref()).collect();
+        if verifies.is_empty() {
+            return if read_only { Kind::Soak } else { Kind::Burn };
+        }
+        let ages = verifies.iter().map(|v| crate::units::seconds_between(&v.burned_until, &now));
+        let age_s = ages.collect::<Option<Vec<f64>>>().and_then(|a| a.into_iter().reduce(f64::min));
+        Kind::Verify { age_s }
+    }
+
+    /// A verify's words for how long the blocks had been on the disks.
+    fn age(&self) -> String {
+        match self {
+            Kind::Verify { age_s: Some(s) } if *s >= 1.0 => format!(
+                ", {} or more after it was last written",
+                crate::units::human_duration(std::time::Duration::from_secs_f64(*s))
+            ),
+            _ => String::new(),
+        }
+    }
+}
+
 /// The passes the report names: as asked, or for a soak run by time, the
 /// most any disk began.
 fn burns_passes(disks: &[BurnDisk], asked: u16, read_only: bool) -> u16 {
@@ -341,7 +427,7 @@ fn burns_passes(disks: &[BurnDisk], asked: u16, read_only: bool) -> u16 {
 /// The verdict in one sentence.
 fn message(
     interrupted: bool,
-    (read_only, waived): (bool, bool),
+    (kind, waived): (&Kind, bool),
     disks: usize,
     acted_on: &[&str],
     controllers: Vec<String>,
@@ -359,20 +445,32 @@ fn message(
         unjudged.push_str(&format!("; not decided: {u}; health not claimed"));
     }
     if !short.is_empty() {
-        let done = if read_only { "read" } else { "burned" };
+        let done = match kind {
+            Kind::Burn => "burned",
+            Kind::Soak => "read",
+            Kind::Verify { .. } => "read back",
+        };
         unjudged.push_str(&format!(
             "; not {done} whole: {} (the run ended before each was {done} whole once; health not claimed)",
             short.join(", ")
         ));
     }
     let said = match (interrupted, acted_on.len(), controllers.is_empty()) {
+        (true, ..) if matches!(kind, Kind::Verify { .. }) => {
+            "INTERRUPTED: partial verify.".to_string()
+        }
         (true, ..) => "INTERRUPTED: partial burn-in.".to_string(),
         // Not every disk was read (or burned) whole: only what was found
         // is said.
         (false, 0, true) if !short.is_empty() => {
             format!("NOT JUDGED: no error found on {disks} disk(s){unjudged}.")
         }
-        (false, 0, true) if !unjudged.is_empty() && read_only => format!(
+        (false, 0, true) if let Kind::Verify { .. } = kind => format!(
+            "{}: every 4 KiB block their burn-in wrote on {disks} disk(s) read back as written, where it was written{}{unjudged}.",
+            if unjudged.is_empty() { "HEALTHY" } else { "NOT JUDGED" },
+            kind.age()
+        ),
+        (false, 0, true) if !unjudged.is_empty() && *kind == Kind::Soak => format!(
             "NOT JUDGED: {} disk(s) read whole in every pass without an error{unjudged}.",
             disks
         ),
@@ -380,7 +478,7 @@ fn message(
             "NOT JUDGED: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written, no request stalled{unjudged}.",
             disks
         ),
-        (false, 0, true) if read_only => format!(
+        (false, 0, true) if *kind == Kind::Soak => format!(
             "HEALTHY: {} disk(s) read whole in every pass without an error; of the passes read for a second or more, none much slower than the disk's first{}.",
             disks,
             if waived { "" } else { ", nor any disk than its peers" }
@@ -475,13 +573,14 @@ impl crate::document::Document for BurnReport {
 
 #[cfg(test)]
 mod tests {
-    use super::message;
+    use super::{Kind, message};
 
     #[test]
     fn a_run_that_judged_no_speed_against_peers_says_so_and_claims_no_comparison() {
         let none: &[String] = &[];
         let said = |read_only, waived| {
-            message(false, (read_only, waived), 3, &[], vec![], (none, none, none))
+            let kind = if read_only { Kind::Soak } else { Kind::Burn };
+            message(false, (&kind, waived), 3, &[], vec![], (none, none, none))
         };
         assert!(
             said(false, false).starts_with("HEALTHY: every 4 KiB block"),
@@ -496,7 +595,26 @@ mod tests {
         let soak = said(true, true);
         assert!(!soak.contains("than its peers") && soak.contains("--slow-pct 0"), "{soak}");
         // An interrupted run says only that.
-        let stopped = message(true, (false, true), 3, &[], vec![], (none, none, none));
+        let stopped = message(true, (&Kind::Burn, true), 3, &[], vec![], (none, none, none));
         assert_eq!(stopped, "INTERRUPTED: partial burn-in.");
+    }
+
+    #[test]
+    fn a_verify_says_what_it_read_back_and_how_long_after_the_burn_in() {
+        let none: &[String] = &[];
+        let day = Kind::Verify { age_s: Some(86400.0 + 7200.0) };
+        let said = message(false, (&day, false), 2, &[], vec![], (none, none, none));
+        assert_eq!(
+            said,
+            "HEALTHY: every 4 KiB block their burn-in wrote on 2 disk(s) read back as written, where it was written, 26 h 0 min or more after it was last written."
+        );
+        let unknown = Kind::Verify { age_s: None };
+        let not = ["/dev/sdb".to_string()];
+        let said = message(false, (&unknown, false), 2, &[], vec![], (&not, none, none));
+        assert!(said.starts_with("NOT JUDGED: every 4 KiB block their burn-in wrote on 2 disk(s) read back as written, where it was written; not judged: /dev/sdb"), "{said}");
+        let stopped = message(true, (&day, false), 2, &[], vec![], (none, none, none));
+        assert_eq!(stopped, "INTERRUPTED: partial verify.");
+        let flagged = message(false, (&day, false), 2, &["/dev/sdc"], vec![], (none, none, none));
+        assert!(flagged.starts_with("FLAGGED: 1 disk(s) to act on (/dev/sdc)"), "{flagged}");
     }
 }

@@ -127,6 +127,10 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("metrics::", "the metrics files and what they say of each run's own verdict"),
     ("report::", "the fleet's reading of results; its runs' verdicts are the findings of faults"),
     ("safety::links_planted_", "files never written through a link"),
+    (
+        "verify::",
+        "blocks read back and classified, refusals, a stop and its resume; no speed judged",
+    ),
     ("safety::a_lock_held_by_another_user_", "the lock's holder named and escaped"),
     ("safety::a_disk_held_for_a_moment_", "a held disk waited for, then refused; a lone disk"),
     ("safety::a_resume_proves_", "a resume refused on another disk; a lone disk"),

@@ -1,0 +1,206 @@
+//! From `burnin --verify` flags to the disks a verify reads back: each
+//! disk's burn-in checkpoint found in `--state`, valid, made for this disk
+//! by what it says of itself, and its blocks sampled to be the run's; the
+//! verify's own checkpoint made beside it (or, with `--resume`, an
+//! interrupted verify's taken up). Every refusal happens here, before the
+//! disks are read whole.
+//!
+//! It must not write to a disk (it reads: sampled blocks, SMART) and must
+//! not judge.
+
+use anyhow::{Result, bail};
+
+use crate::burnin::health;
+use crate::burnin::state::{At, Checkpoint, Phase, Store, Verifies};
+use crate::burnin::targets::{Target, read_targets};
+use crate::cli::BurninArgs;
+use crate::device::lock::DiskLock;
+use crate::io::Bounds;
+use crate::stop::StopFlag;
+use crate::units::rfc3339;
+
+/// A verify's disks (their checkpoint names are the verify's own), their
+/// locks, their verify checkpoints and the store those are kept in.
+pub type ToVerify = (Vec<Target>, Vec<DiskLock>, Vec<Checkpoint>, Store);
+
+/// What `burnin --verify` reads: every disk's burn-in proven to be on it,
+/// a verify's checkpoint for each (fresh, with SMART as it is now, or an
+/// interrupted verify's with `--resume`).
+pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<ToVerify> {
+    let (mut targets, locks) = read_targets(&args.devices, None, args.ignore_lock)?;
+    let store = Store::open(&args.state).map_err(|e| {
+        anyhow::anyhow!(
+            "--state {}: cannot keep a verify's checkpoints there ({e}); give the --state its burn-in kept (nothing was written)",
+            args.state.display()
+        )
+    })?;
+    let id = crate::burnin::state::fresh_id();
+    let mut points = Vec::new();
+    for t in &mut targets {
+        let burned = burned(&store, t, args, stop)?;
+        let name = Checkpoint::verify_name(&t.checkpoint);
+        let point = match (store.load(&name).map_err(anyhow::Error::msg)?, args.resume) {
+            (Some(v), true) => resumed(v, &burned, (&store, &name), t)?,
+            (None, true) => bail!(
+                "--verify --resume: {} has no verify to continue in {} (looked for {}); leave out --resume to begin one (nothing was written)",
+                t.dev.given,
+                args.state.display(),
+                store.path(&name).display()
+            ),
+            (Some(v), false) if v.at.phase != Phase::Done => bail!(
+                "--verify: {} has an unfinished verify ({}) checkpointed in {}: add --resume to continue it, or move that file away to begin again (nothing was written)",
+                t.dev.given,
+                v.place(),
+                store.path(&name).display()
+            ),
+            (_, false) => {
+                let mut v = fresh(&burned, (&t.dev.given, &id), argv);
+                let verdict = burn_verdict(&store, &burned, t);
+                v.verifies.iter_mut().for_each(|x| x.burn_verdict = verdict.clone());
+                v
+            }
+        };
+        t.checkpoint = name;
+        points.push(point);
+    }
+    if let Some(other) = points.iter().find(|c| c.own_id() != points[0].own_id()) {
+        bail!(
+            "--verify --resume: {} and {} were checkpointed by different verifies; resume each on its own (nothing was written)",
+            points[0].device,
+            other.device
+        );
+    }
+    if !args.resume {
+        let before = health::smart_before(&targets, args.smart, &|| stop.is_set())?;
+        for (c, smart) in points.iter_mut().zip(before) {
+            (c.smart_before, c.smart_note) = match smart {
+                Ok(s) => (Some(s), None),
+                Err(why) => (None, Some(why)),
+            };
+        }
+    }
+    Ok((targets, locks, points, store))
+}
+
+/// Disk `t`'s burn-in checkpoint: found, valid, made for this disk, with
+/// blocks written, and (sampled) still on it; `t` takes its range and
+/// block identity.
+fn burned(store: &Store, t: &mut Target, args: &BurninArgs, stop: &StopFlag) -> Result<Checkpoint> {
+    let (name, c) = store.find(t)?;
+    let path = store.path(&name);
+    let Some(c) = c else {
+        bail!(
+            "--verify: {} has no burn-in checkpoint in {} (looked for {}); give the --state its burn-in kept (nothing was written)",
+            t.dev.given,
+            args.state.display(),
+            path.display()
+        );
+    };
+    if let Err(why) = c.validate(c.size_bytes, t.dev.identity.logical_block_size) {
+        bail!(
+            "--verify: {}: {why}; the file is damaged or was edited, and cannot say what the disk holds (nothing was written)",
+            path.display()
+        );
+    }
+    let not_it = |why: String| {
+        anyhow::anyhow!(
+            "--verify: {} is not the disk checkpointed in {}: {why}; name the disk that was burned in (nothing was written)",
+            t.dev.given,
+            path.display()
+        )
+    };
+    c.matches(&t.dev).map_err(not_it)?;
+    if c.written().is_empty() {
+        bail!(
+            "--verify: {}'s burn-in (run {}, {}) wrote nothing yet: there is nothing to read back (nothing was written)",
+            t.dev.given,
+            c.run_id,
+            c.place()
+        );
+    }
+    (t.start, t.end) = (c.start_byte, c.end_byte);
+    t.disk = c.disk_hash.unwrap_or(t.disk);
+    t.checkpoint = name;
+    let run = c.run_number().unwrap_or_default();
+    let bounds = Bounds::new(stop, args.io.io_timeout);
+    crate::burnin::resume::carries(t, &c, run, &bounds).map_err(|why| {
+        anyhow::anyhow!(
+            "--verify: {}: {why}: written since its burn-in (run {}), or another disk under its name; there is nothing of the run's to verify (nothing was written)",
+            t.dev.given,
+            c.run_id
+        )
+    })?;
+    Ok(c)
+}
+
+/// A new verify of `burned`'s blocks, as one read-back pass over its range.
+fn fresh(burned: &Checkpoint, (device, id): (&str, &str), argv: &[String]) -> Checkpoint {
+    let now = rfc3339(std::time::SystemTime::now());
+    let start = burned.start_byte;
+    Checkpoint {
+        started_at: now.clone(),
+        saved_at: now,
+        device: device.to_string(),
+        passes: 1,
+        command_line: argv.to_vec(),
+        at: At { phase: Phase::Verify, ..At::first(start) },
+        burn: Default::default(),
+        smart_before: None,
+        smart_note: None,
+        self_test: None,
+        probe: None,
+        scattered: None,
+        verifies: Some(Verifies {
+            burned: burned.at,
+            passes: burned.passes,
+            burned_from: burned.started_at.clone(),
+            burned_until: burned.saved_at.clone(),
+            id: id.to_string(),
+            burn_verdict: None,
+        }),
+        ..burned.clone()
+    }
+}
+
+/// An interrupted verify taken up: of this burn-in as it stands now, valid,
+/// made for this disk.
+fn resumed(
+    mut v: Checkpoint,
+    burned: &Checkpoint,
+    (store, name): (&Store, &str),
+    t: &Target,
+) -> Result<Checkpoint> {
+    let path = store.path(name);
+    let of_it = v.verifies.as_ref().is_some_and(|x| {
+        v.run_id == burned.run_id && x.burned == burned.at && x.passes == burned.passes
+    });
+    if !of_it || v.at.phase == Phase::Done {
+        bail!(
+            "--verify --resume: {} holds no unfinished verify of {}'s burn-in as checkpointed now (run {}); leave out --resume to begin one (nothing was written)",
+            path.display(),
+            t.dev.given,
+            burned.run_id
+        );
+    }
+    if let Err(why) = v.validate(v.size_bytes, t.dev.identity.logical_block_size) {
+        bail!(
+            "--verify --resume: {}: {why}; the file is damaged or was edited: move it away and begin a verify without --resume (nothing was written)",
+            path.display()
+        );
+    }
+    v.burn.resumes += 1;
+    Ok(v)
+}
+
+/// The burn-in's verdict on disk `t`, as the report it kept in `runs/`
+/// says it (found by serial, else by the path it was burned under).
+fn burn_verdict(store: &Store, c: &Checkpoint, t: &Target) -> Option<String> {
+    let kept: serde_json::Value = serde_json::from_slice(&store.kept(&c.run_id)?).ok()?;
+    let disks = kept.get("disks")?.as_array()?;
+    let serial = t.dev.identity.serial.as_deref();
+    let it = |d: &&serde_json::Value| match serial {
+        Some(s) => d.get("serial").and_then(|x| x.as_str()) == Some(s),
+        None => d.get("path").and_then(|x| x.as_str()) == Some(c.device.as_str()),
+    };
+    Some(disks.iter().find(it)?.get("verdict")?.as_str()?.to_string())
+}

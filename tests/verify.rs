@@ -1,0 +1,285 @@
+//! `arrayburn burnin --verify` on loop devices: a burn-in's blocks read
+//! back later, what was lost, damaged or moved since found at its exact
+//! bytes, nothing written (the kernel's own counters and the devices'
+//! checksums); what it cannot read back refused; a stopped verify resumed;
+//! an interrupted burn-in's written part read back, and only that.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+const MIB: u64 = 1 << 20;
+
+/// `arrayburn burnin ARGS`, its stderr and stdout printed.
+fn burnin(args: &[&str]) -> std::process::Output {
+    let out = arrayburn(&[&["burnin"], args].concat()).output_within(RUN);
+    eprintln!(
+        "--- burnin {}\n{}\n--- stderr\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// A checksum of a disk's backing file.
+fn sum(d: &LoopDisk) -> u64 {
+    let bytes = std::fs::read(&d.file).unwrap();
+    bytes.chunks(8).enumerate().fold(0u64, |h, (i, c)| h.rotate_left(5) ^ (c[0] as u64 + i as u64))
+}
+
+/// Writes `bytes` into disk `d`'s backing file at `at` (under its loop
+/// device, as a fault or another writer would).
+fn put(d: &LoopDisk, at: u64, bytes: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(&d.file).unwrap();
+    f.write_all_at(bytes, at).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// The finding of class `class` on disk `disk`: (offset, len).
+fn findings(disk: &Value, class: &str) -> Vec<(u64, u64)> {
+    (disk["findings"].as_array().unwrap().iter())
+        .filter(|f| f["class"] == class)
+        .map(|f| (f["offset"].as_u64().unwrap(), f["len"].as_u64().unwrap()))
+        .collect()
+}
+
+/// Burns in `devs` whole (`passes`), checkpoints in `st`: its report.
+fn burn_in(devs: &[&str], st: &str, passes: &str, json_at: &Path) -> Value {
+    let mut a = vec!["--state", st, "--destructive", "--yes", "--passes", passes];
+    a.extend(["--smart", "off", "--progress", "none", "--json", json_at.to_str().unwrap()]);
+    a.extend(NO_SPEED_JUDGED);
+    a.extend(devs);
+    let out = burnin(&a);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+    json(json_at)
+}
+
+#[test]
+fn a_burn_in_read_back_later_finds_what_was_lost_since_and_writes_nothing() {
+    need_root!();
+    let _l = device_lock();
+    let size = 32 * MIB;
+    let d = disks(2, size);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let (state, dir) = (tempdir(), tempdir());
+    let st = state.path().to_str().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let burned = burn_in(&devs, st, "2", &at("burn.json"));
+    let run = burned["run_id"].as_str().unwrap().to_string();
+    for disk in burned["disks"].as_array().unwrap() {
+        assert_eq!(disk["verdict"], "healthy", "{disk}");
+    }
+    let kept = state.path().join(format!("runs/{run}.json"));
+    let kept_before = std::fs::read(&kept).unwrap();
+    // Since the burn-in: two blocks of disk 0 zeroed, a byte of disk 1
+    // flipped, and a block of disk 1 copied one MiB further on.
+    put(&d[0], 3 * MIB + 8192, &[0; 8192]);
+    let mut b = std::fs::read(&d[1].file).unwrap();
+    put(&d[1], 7 * MIB + 100, &[!b[(7 * MIB + 100) as usize]]);
+    let moved = b.drain((20 * MIB) as usize..(20 * MIB + 4096) as usize).collect::<Vec<u8>>();
+    put(&d[1], 21 * MIB, &moved);
+    let sums: Vec<u64> = d.iter().map(sum).collect();
+    let written: Vec<u64> = devs.iter().map(|x| sectors_written(x)).collect();
+    let (v, out_dir, prom) = (at("v.json"), at("out"), at("v.prom"));
+    let mut a = vec!["--verify", "--state", st, "--smart", "off", "--progress", "lines"];
+    a.extend(["--json", v.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    a.extend(["--metrics", prom.to_str().unwrap()]);
+    a.extend(NO_SPEED_JUDGED);
+    a.extend(&devs);
+    let out = burnin(&a);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "flagged: {err}");
+    assert!(err.contains("verifying 2 disk(s): reading back every block"), "{err}");
+    // Nothing written: not a sector by the kernel's count, not a byte of
+    // the backing files; the burn-in's kept report as it was.
+    for (i, x) in devs.iter().enumerate() {
+        assert_eq!(sectors_written(x), written[i], "{x}: written to by a verify");
+    }
+    assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums);
+    assert_eq!(std::fs::read(&kept).unwrap(), kept_before, "the burn-in's report");
+    let doc = json(&v);
+    let parsed: Result<arrayburn::report::burnin::BurnReport, _> =
+        serde_json::from_value(doc.clone());
+    assert!(parsed.is_ok(), "the burn-in report's type reads it: {parsed:?}");
+    assert_eq!((doc["kind"].as_str(), doc["verify"].as_bool()), (Some("burnin"), Some(true)));
+    let id = doc["run_id"].as_str().unwrap();
+    assert_ne!(id, run, "a verify has an id of its own");
+    assert!(state.path().join(format!("runs/{id}.json")).exists());
+    for (i, disk) in doc["disks"].as_array().unwrap().iter().enumerate() {
+        let b = &disk["burned_in"];
+        assert_eq!(b["run_id"], run.as_str(), "{disk}");
+        assert_eq!((b["passes"].as_u64(), b["finished"].as_bool()), (Some(2), Some(true)));
+        assert_eq!(b["verdict"], "healthy", "the burn-in's own, as it kept it");
+        assert_eq!(disk["verified_bytes"].as_u64(), Some(size), "read whole once: {disk}");
+        assert_eq!(disk["written_bytes"].as_u64(), Some(0));
+        assert_eq!(disk["verdict"], "return", "{disk}");
+        let all = disk["findings"].as_array().unwrap().len();
+        if i == 0 {
+            assert_eq!(findings(disk, "zeros"), [(3 * MIB + 8192, 8192)], "{disk}");
+            assert_eq!(all, 1, "{disk}");
+        } else {
+            assert_eq!(findings(disk, "corrupted"), [(7 * MIB, 4096)], "{disk}");
+            assert_eq!(findings(disk, "misdirected"), [(21 * MIB, 4096)], "{disk}");
+            assert_eq!(all, 2, "{disk}");
+        }
+    }
+    let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(page.contains("Verify certificate") && page.contains("Burned in"), "the page");
+    assert!(page.contains(&format!("run {run}, 2 pass(es)")), "the page names the burn-in");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(text.contains("arrayburn_run_verdict{command=\"verify\""), "{text}");
+    // The fleet reads it as a run of its own, beside the burn-in.
+    let fleet = at("fleet.json");
+    let (b, f) = (at("burn.json"), fleet.to_str().unwrap());
+    let out = arrayburn(&["report", b.to_str().unwrap(), v.to_str().unwrap(), "--json", f])
+        .output_within(RUN);
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    let fleet = json(&fleet);
+    let kinds = |of: &str| -> Vec<String> {
+        (fleet[of].as_array().unwrap().iter())
+            .map(|r| r["kind"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let samples = kinds("samples");
+    assert!(samples.contains(&"verify".into()) && samples.contains(&"burnin".into()), "{fleet}");
+    assert_eq!(kinds("runs"), ["verify"], "the verify's findings, the burn-in healthy: {fleet}");
+    let lines = fleet["hosts"][0]["runs"].to_string();
+    assert!(lines.contains("verify of 2 disk(s): FLAGGED"), "{lines}");
+    // A verify finished is begun again on asking (nothing is refused).
+    let again = burnin(&[&["--verify", "--state", st, "--smart", "off"], &devs[..]].concat());
+    assert_eq!(again.status.code(), Some(1), "verified again");
+}
+
+#[test]
+fn a_verify_refuses_what_it_cannot_read_back_and_writes_nothing() {
+    need_root!();
+    let _l = device_lock();
+    let size = 8 * MIB;
+    let d = disks(3, size);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let (state, dir) = (tempdir(), tempdir());
+    let st = state.path().to_str().unwrap();
+    burn_in(&devs[..2], st, "1", &dir.path().join("burn.json"));
+    let name = |dev: &str| state.path().join(format!("burnin-{}.json", &dev[5..]));
+    let refused = |devs: &[&str], why: &str| {
+        let sums: Vec<u64> = d.iter().map(sum).collect();
+        let out = burnin(&[&["--verify", "--state", st, "--smart", "off"], devs].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(why), "{why}: {err}");
+        assert!(err.contains("nothing was written"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums, "{why}");
+    };
+    // A disk never burned in.
+    refused(&[devs[2]], "has no burn-in checkpoint in");
+    // Asked to resume a verify that never began.
+    refused(&["--resume", devs[0]], "has no verify to continue");
+    // Disk 0's checkpoint under disk 1's name: not that disk.
+    let one = std::fs::read(name(devs[1])).unwrap();
+    std::fs::copy(name(devs[0]), name(devs[1])).unwrap();
+    refused(&[devs[1]], "is not the disk checkpointed in");
+    std::fs::write(name(devs[1]), one).unwrap();
+    // A damaged checkpoint is named, field and file.
+    let mut c = json(&name(devs[1]));
+    c["end_byte"] = (size + 4096).into();
+    std::fs::write(name(devs[1]), serde_json::to_vec(&c).unwrap()).unwrap();
+    refused(&[devs[1]], "start_byte..end_byte is 0..");
+    // Disk 0 written over since its burn-in: nothing of the run's to read.
+    put(&d[0], 0, &vec![0x5a; size as usize]);
+    refused(&[devs[0]], "written since its burn-in");
+    // With what a verify cannot take.
+    let out = burnin(&["--verify", "--destructive", "--state", st, devs[0]]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_stopped_verify_resumes_and_an_interrupted_burn_in_is_read_back_where_it_wrote() {
+    need_root!();
+    let _l = device_lock();
+    let size = 32 * MIB;
+    let d = disks(2, size);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let (state, dir) = (tempdir(), tempdir());
+    let st = state.path().to_str().unwrap();
+    let point = |name: String| -> Option<Value> {
+        let b = std::fs::read(state.path().join(name)).ok()?;
+        serde_json::from_slice(&b).ok()
+    };
+    let done = |kind: &str, dev: &str| {
+        point(format!("{kind}-{}.json", &dev[5..]))
+            .and_then(|c| c["at"]["done_until"].as_u64())
+            .unwrap_or(0)
+    };
+    // 1. A burn-in stopped in its write phase, a quarter written or more.
+    let t = writes_at(&d, 8_000_000);
+    let mut a = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
+    a.extend(["--checkpoint-every", "1s", "--progress", "none"]);
+    a.extend(&devs);
+    let child = t.command(&a).start();
+    let began = wait_for(MINUTE, || devs.iter().all(|x| done("burnin", x) >= 8 * MIB));
+    let (out, _) = child.interrupt(MINUTE);
+    assert!(began, "no checkpoint named 8 MiB written: {out:?}");
+    assert_eq!(out.status.code(), Some(130));
+    let wrote: Vec<u64> = devs.iter().map(|x| done("burnin", x)).collect();
+    assert!(wrote.iter().all(|w| *w < size), "stopped before the end: {wrote:?}");
+    // 2. Its verify, held to 4 MB/s a disk, stopped once a checkpoint
+    // names 2 MiB read back.
+    let slow = Throttle::new();
+    d.iter().for_each(|x| _ = slow.limit(x, 4_000_000));
+    let (v1, v2) = (dir.path().join("v1.json"), dir.path().join("v2.json"));
+    let mut a = vec!["burnin", "--verify", "--state", st, "--smart", "off"];
+    a.extend(["--checkpoint-every", "1s", "--progress", "none", "--json", v1.to_str().unwrap()]);
+    a.extend(&devs);
+    let child = slow.command(&a).start();
+    let began = wait_for(MINUTE, || devs.iter().all(|x| done("verify", x) >= 2 * MIB));
+    let (out, _) = child.interrupt(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(began, "no verify checkpoint named 2 MiB: {err}");
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("continue with: arrayburn burnin --verify --resume --state"), "{err}");
+    let first = json(&v1);
+    assert_eq!(first["summary"]["verdict"], "interrupted");
+    // Without --resume it is refused; with it, it goes on to the end.
+    let out = Command::new(bin()).args(&a[..]).output_within(RUN);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("has an unfinished verify (pass 1 of 1, verify"), "{err}");
+    let mut a = vec!["burnin", "--verify", "--resume", "--state", st, "--smart", "off"];
+    a.extend(["--progress", "none", "--json", v2.to_str().unwrap()]);
+    a.extend(NO_SPEED_JUDGED);
+    a.extend(&devs);
+    let out = Command::new(bin()).args(&a).output_within(RUN);
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    let doc = json(&v2);
+    assert_eq!(doc["run_id"], first["run_id"], "the same verify, resumed");
+    for (i, disk) in doc["disks"].as_array().unwrap().iter().enumerate() {
+        let b = &disk["burned_in"];
+        assert_eq!(b["finished"], false, "{disk}");
+        assert!(b["place"].as_str().unwrap().starts_with("pass 1 of 1, write"), "{b}");
+        // What the burn-in wrote, read back once over both runs; not a
+        // byte past it.
+        assert_eq!(disk["verified_bytes"].as_u64(), Some(wrote[i]), "{disk}");
+        assert_eq!(disk["resumes"], 1, "{disk}");
+        assert_eq!(disk["findings"].as_array().unwrap().len(), 0, "{disk}");
+        assert_ne!(disk["verdict"], "return", "{disk}");
+    }
+    assert_eq!(out.status.code(), Some(0), "nothing found, no speed judged");
+    assert!(
+        doc["summary"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("HEALTHY: every 4 KiB block their burn-in wrote"),
+        "{doc}"
+    );
+}
+
+use std::process::Command;
