@@ -64,14 +64,7 @@ fn write(dir: &Path, name: &str, v: &Value) -> PathBuf {
 }
 
 fn report(args: &[&str]) -> std::process::Output {
-    let out = arrayburn(&[&["report"], args].concat()).output_within(RUN);
-    eprintln!(
-        "--- report {}\n{}\n{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    printed(&[&["report"], args].concat())
 }
 
 #[test]

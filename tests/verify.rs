@@ -12,16 +12,31 @@ use crate::util::*;
 
 const MIB: u64 = 1 << 20;
 
-/// `arrayburn burnin ARGS`, its stderr and stdout printed.
+/// `arrayburn burnin ARGS`, what it printed shown.
 fn burnin(args: &[&str]) -> std::process::Output {
-    let out = arrayburn(&[&["burnin"], args].concat()).output_within(RUN);
-    eprintln!(
-        "--- burnin {}\n{}\n--- stderr\n{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    printed(&[&["burnin"], args].concat())
+}
+
+/// `n` loop disks of `size` bytes, a `--state` directory and one for
+/// outputs.
+struct Bench {
+    d: Vec<LoopDisk>,
+    state: tempfile::TempDir,
+    dir: tempfile::TempDir,
+}
+
+impl Bench {
+    fn new(n: usize, size: u64) -> Self {
+        Self { d: disks(n, size), state: tempdir(), dir: tempdir() }
+    }
+
+    fn devs(&self) -> Vec<&str> {
+        self.d.iter().map(|x| x.dev.as_str()).collect()
+    }
+
+    fn st(&self) -> &str {
+        self.state.path().to_str().unwrap()
+    }
 }
 
 fn json(path: &Path) -> Value {
@@ -67,11 +82,9 @@ fn a_burn_in_read_back_later_finds_what_was_lost_since_and_writes_nothing() {
     need_root!();
     let _l = device_lock();
     let size = 32 * MIB;
-    let d = disks(2, size);
-    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
-    let (state, dir) = (tempdir(), tempdir());
-    let st = state.path().to_str().unwrap();
-    let at = |name: &str| dir.path().join(name);
+    let b = Bench::new(2, size);
+    let (d, devs, st, state) = (&b.d, b.devs(), b.st(), &b.state);
+    let at = |name: &str| b.dir.path().join(name);
     let burned = burn_in(&devs, st, "2", &at("burn.json"));
     let run = burned["run_id"].as_str().unwrap().to_string();
     for disk in burned["disks"].as_array().unwrap() {
@@ -163,11 +176,9 @@ fn a_verify_refuses_what_it_cannot_read_back_and_writes_nothing() {
     need_root!();
     let _l = device_lock();
     let size = 8 * MIB;
-    let d = disks(3, size);
-    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
-    let (state, dir) = (tempdir(), tempdir());
-    let st = state.path().to_str().unwrap();
-    burn_in(&devs[..2], st, "1", &dir.path().join("burn.json"));
+    let b = Bench::new(3, size);
+    let (d, devs, st, state) = (&b.d, b.devs(), b.st(), &b.state);
+    burn_in(&devs[..2], st, "1", &b.dir.path().join("burn.json"));
     let name = |dev: &str| state.path().join(format!("burnin-{}.json", &dev[5..]));
     let refused = |devs: &[&str], why: &str| {
         let sums: Vec<u64> = d.iter().map(sum).collect();
@@ -206,10 +217,8 @@ fn a_stopped_verify_resumes_and_an_interrupted_burn_in_is_read_back_where_it_wro
     need_root!();
     let _l = device_lock();
     let size = 32 * MIB;
-    let d = disks(2, size);
-    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
-    let (state, dir) = (tempdir(), tempdir());
-    let st = state.path().to_str().unwrap();
+    let b = Bench::new(2, size);
+    let (d, devs, st, state, dir) = (&b.d, b.devs(), b.st(), &b.state, &b.dir);
     let point = |name: String| -> Option<Value> {
         let b = std::fs::read(state.path().join(name)).ok()?;
         serde_json::from_slice(&b).ok()
@@ -220,7 +229,7 @@ fn a_stopped_verify_resumes_and_an_interrupted_burn_in_is_read_back_where_it_wro
             .unwrap_or(0)
     };
     // 1. A burn-in stopped in its write phase, a quarter written or more.
-    let t = writes_at(&d, 8_000_000);
+    let t = writes_at(d, 8_000_000);
     let mut a = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
     a.extend(["--checkpoint-every", "1s", "--progress", "none"]);
     a.extend(&devs);

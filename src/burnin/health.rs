@@ -43,6 +43,14 @@ pub fn smart_before(
     Ok(read)
 }
 
+/// A reading as a checkpoint keeps it: the snapshot, or why there is none.
+pub fn split(read: Result<Snapshot, String>) -> (Option<Snapshot>, Option<String>) {
+    match read {
+        Ok(s) => (Some(s), None),
+        Err(why) => (None, Some(why)),
+    }
+}
+
 /// SMART after the run against SMART before it (not read when a signal
 /// stopped the run, or stops this reading: it is read when the run is
 /// done).

@@ -304,6 +304,18 @@ pub fn read_back(job: &BurnJob, pass: u16) -> DiskBurn {
     out
 }
 
+/// `save`, keeping in `saved` the last place it was given: a report's
+/// place is the last one saved (what a resume continues from).
+fn keeping<'a>(
+    saved: &'a mut At,
+    save: &'a mut dyn FnMut(&DiskBurn, At),
+) -> impl FnMut(&DiskBurn, At) + 'a {
+    move |b: &DiskBurn, now: At| {
+        *saved = now;
+        save(b, now)
+    }
+}
+
 /// A finished or interrupted burn-in's blocks read back (`burnin
 /// --verify`): each of `written` (from, to, the pass whose blocks it
 /// holds; in order over the range) from `at` on, classified as a verify
@@ -318,10 +330,8 @@ pub fn verify_written(
 ) -> DiskBurn {
     out.interrupted = false;
     let mut saved = at;
-    let save = &mut |b: &DiskBurn, now: At| {
-        saved = now;
-        save(b, now)
-    };
+    let mut keep = keeping(&mut saved, save);
+    let save = &mut keep;
     let mut whole = at.phase != Phase::Done;
     for &(from, to, pass) in written.iter().filter(|s| s.1 > at.done_until) {
         let from = from.max(at.done_until);
@@ -336,6 +346,7 @@ pub fn verify_written(
         let end = job.t.end;
         save(&out, At { pass: 1, phase: Phase::Done, done_until: end, interval_from: end });
     }
+    drop(keep);
     out.place = Some(saved);
     out.interrupted = job.stop.is_set();
     out
@@ -356,10 +367,8 @@ pub fn burn(
     // The report's place is the last one saved (what a resume continues
     // from), mid-phase too; not the start of the phase a signal cut short.
     let mut saved = at;
-    let save = &mut |b: &DiskBurn, now: At| {
-        saved = now;
-        save(b, now)
-    };
+    let mut keep = keeping(&mut saved, save);
+    let save = &mut keep;
     let mut at = at;
     while at.phase != Phase::Done && !job.stop.is_set() {
         let p = BurnPass::of(job, at.pass);
@@ -379,6 +388,7 @@ pub fn burn(
         at = at.next(job.t, job.passes);
         save(&out, at);
     }
+    drop(keep);
     out.place = Some(saved);
     out.interrupted = job.stop.is_set();
     out

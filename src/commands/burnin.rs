@@ -6,10 +6,12 @@
 
 use std::time::Instant;
 
+use crate::burnin::DiskPlan;
 use crate::burnin::health::smart_after;
 use crate::burnin::record::{DiskBurn, Temps};
+use crate::burnin::state::Store;
 use crate::burnin::watch::{Told, burn_all};
-use crate::burnin::worker::{burn, soak, verify_written};
+use crate::burnin::worker::{Live, burn, soak, verify_written};
 use crate::cli::BurninArgs;
 use crate::export::metrics;
 use crate::export::publish::{Ending, publish};
@@ -53,19 +55,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         &plan.disks,
         (deadline, &plan.looks),
         (stop, Told { met: &|d, t| plan.met((d, t), stop), tick: &|t, eta| tick(&plan, t, eta) }),
-        |d, live| {
-            let on = plan.on(d);
-            let job = plan.job((d, &on), live, deadline.flatten(), stop);
-            let Some(store) = store else { return soak(&job) };
-            let (mut warned, c) = (false, &d.point);
-            let save = &mut |b: &DiskBurn, at| {
-                store.save_place((&d.target.checkpoint, c), (b, at), &mut warned)
-            };
-            if plan.verify {
-                return verify_written(&job, &c.written(), c.at, c.burn.clone(), save);
-            }
-            burn(&job, c.at, c.burn.clone(), save)
-        },
+        |d, live| one(&plan, (d, live), (store, deadline.flatten()), stop),
     );
     let interrupted = stop.is_set() || burns.iter().any(|(b, _)| b.interrupted);
     let outcome = finish(&plan, burns, interrupted, stop)?;
@@ -78,6 +68,26 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         );
     }
     Ok(outcome)
+}
+
+/// Disk `d`'s run as the plan asks: a soak (no store), a verify, or its
+/// burn-in from its checkpoint, its place saved in `store` as it goes.
+fn one(
+    plan: &BurnPlan,
+    (d, live): (&DiskPlan, &Live),
+    (store, deadline): (Option<&Store>, Option<Instant>),
+    stop: &StopFlag,
+) -> DiskBurn {
+    let on = plan.on(d);
+    let job = plan.job((d, &on), live, deadline, stop);
+    let Some(store) = store else { return soak(&job) };
+    let (mut warned, c) = (false, &d.point);
+    let save =
+        &mut |b: &DiskBurn, at| store.save_place((&d.target.checkpoint, c), (b, at), &mut warned);
+    if plan.verify {
+        return verify_written(&job, &c.written(), c.at, c.burn.clone(), save);
+    }
+    burn(&job, c.at, c.burn.clone(), save)
 }
 
 /// Where each disk stands, as `--metrics` while the run goes on (a file

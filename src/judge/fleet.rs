@@ -321,15 +321,12 @@ pub fn regressions(samples: &[Sample], th: &Thresholds) -> Vec<Regression> {
             }
         }
         if last.errors > 0 && before.iter().all(|s| s.errors == 0) {
-            what.push(match last.kind {
-                RunKind::Burnin | RunKind::Soak => {
-                    format!("{} bad bytes in its burn-in, none before", last.errors)
-                }
-                RunKind::Verify => {
-                    format!("{} bad bytes read back in its verify, none before", last.errors)
-                }
-                _ => format!("{} failed read(s), none before", last.errors),
-            });
+            let found = match last.kind {
+                RunKind::Burnin | RunKind::Soak => "bad bytes in its burn-in",
+                RunKind::Verify => "bad bytes read back in its verify",
+                _ => "failed read(s)",
+            };
+            what.push(format!("{} {found}, none before", last.errors));
         }
         if !last.smart_rose.is_empty() {
             what.push(format!("SMART rose during its burn-in: {}", last.smart_rose.join(", ")));

@@ -676,13 +676,9 @@ fn resume_line(
 ) -> String {
     let secs = |d: Duration| format!("{}s", d.as_secs_f64());
     let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
-    let how: &[&str] = if args.verify {
-        &["--verify", "--resume"]
-    } else {
-        &["--resume", "--destructive", "--yes"]
-    };
+    let how = if args.verify { "--verify --resume" } else { "--resume --destructive --yes" };
     let mut words: Vec<String> =
-        ["arrayburn", "burnin"].iter().chain(how).map(|w| w.to_string()).collect();
+        format!("arrayburn burnin {how}").split(' ').map(String::from).collect();
     let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
     flag("state", path(&args.state));
     for (name, given) in outputs {
@@ -897,10 +893,7 @@ fn fresh(
         .zip(before)
         .map(|(t, smart)| {
             let id = &t.dev.identity;
-            let (smart_before, smart_note) = match smart {
-                Ok(s) => (Some(s), None),
-                Err(why) => (None, Some(why)),
-            };
+            let (smart_before, smart_note) = health::split(smart);
             Checkpoint {
                 format: state::FORMAT,
                 run_id: run.clone(),

@@ -71,15 +71,24 @@ pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<
         );
     }
     if !args.resume {
-        let before = health::smart_before(&targets, args.smart, &|| stop.is_set())?;
-        for (c, smart) in points.iter_mut().zip(before) {
-            (c.smart_before, c.smart_note) = match smart {
-                Ok(s) => (Some(s), None),
-                Err(why) => (None, Some(why)),
-            };
-        }
+        smart_now(&mut points, &targets, args, stop)?;
     }
     Ok((targets, locks, points, store))
+}
+
+/// A new verify's SMART before it reads (its delta at the end is the
+/// verify's own), or why there is none.
+fn smart_now(
+    points: &mut [Checkpoint],
+    targets: &[Target],
+    args: &BurninArgs,
+    stop: &StopFlag,
+) -> Result<()> {
+    let before = health::smart_before(targets, args.smart, &|| stop.is_set())?;
+    for (c, smart) in points.iter_mut().zip(before) {
+        (c.smart_before, c.smart_note) = health::split(smart);
+    }
+    Ok(())
 }
 
 /// Disk `t`'s burn-in checkpoint: found, valid, made for this disk, with

@@ -234,9 +234,7 @@ pub fn build(run: BurnRun) -> BurnReport {
         ..
     } = run;
     let devices: Vec<_> = disks.iter().map(|d| d.disk.dev.clone()).collect();
-    let c = &disks[0].disk.point.clone();
-    let now = SystemTime::now();
-    let kind = Kind::of(read_only, &disks, &now);
+    let (c, kind) = (&disks[0].disk.point.clone(), Kind::of(read_only, &disks));
     let mut advice = Vec::new();
     let each = disks.into_iter().zip(facts.iter().zip(judged)).zip(hottest.into_iter().zip(limits));
     let mut disks: Vec<BurnDisk> = each
@@ -255,7 +253,7 @@ pub fn build(run: BurnRun) -> BurnReport {
     BurnReport {
         header: Header {
             started_at: c.started_at.clone(),
-            ..Header::now(header::Kind::Burnin, now, c.command_line.clone())
+            ..Header::now(header::Kind::Burnin, SystemTime::now(), c.command_line.clone())
         }
         .ended(interrupted, disks.iter().all(|d| burned_whole(&d.burn, read_only))),
         run_id: c.own_id().to_string(),
@@ -390,8 +388,8 @@ enum Kind {
 }
 
 impl Kind {
-    fn of(read_only: bool, disks: &[Burned], now: &SystemTime) -> Self {
-        let now = crate::units::rfc3339(*now);
+    fn of(read_only: bool, disks: &[Burned]) -> Self {
+        let now = crate::units::rfc3339(SystemTime::now());
         let verifies: Vec<_> =
             disks.iter().filter_map(|d| d.disk.point.verifies.as_ref()).collect();
         if verifies.is_empty() {

@@ -215,6 +215,22 @@ pub fn arrayburn(args: &[&str]) -> Command {
     c
 }
 
+/// `arrayburn ARGS` run to its end (at most [`RUN`]), what it printed
+/// shown for a failing test.
+pub fn printed(args: &[&str]) -> std::process::Output {
+    let out = arrayburn(args).output_within(RUN);
+    eprintln!(
+        "--- {}
+{}
+--- stderr
+{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// A run's exit code, stdout, stderr, and its JSON report if written.
 pub struct Run {
     pub code: i32,
