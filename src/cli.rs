@@ -123,6 +123,22 @@ pub struct ReportArgs {
     /// refusing them all.
     #[arg(long)]
     pub keep_going: bool,
+    /// Findings acknowledged in FILE (written by --ack-add) are listed
+    /// apart and do not flag the fleet, until their value moves (more bad
+    /// bytes, another SMART count, another fault).
+    #[arg(help_heading = "Acknowledged findings", long, value_name = "FILE")]
+    pub ack: Option<PathBuf>,
+    /// Acknowledge every finding standing on DISK now (by its serial, WWN,
+    /// HOST:PATH or path as the report lists it; a link by host:HOST),
+    /// with its value now: added to --ack FILE, kept whole. Repeatable.
+    #[arg(help_heading = "Acknowledged findings", long, value_name = "DISK", requires_all = ["ack", "why"])]
+    pub ack_add: Vec<String>,
+    /// Why the findings --ack-add names are accepted (kept with each).
+    #[arg(help_heading = "Acknowledged findings", long, value_name = "TEXT", requires = "ack_add")]
+    pub why: Option<String>,
+    /// Who accepts them [default: $SUDO_USER, else $USER].
+    #[arg(help_heading = "Acknowledged findings", long, value_name = "NAME", requires = "ack_add")]
+    pub who: Option<String>,
     #[command(flatten)]
     pub notify: NotifyArgs,
     #[command(flatten)]

@@ -531,3 +531,102 @@ fn a_later_run_clears_a_finding_only_on_the_same_disk_machine_and_passes() {
     ]);
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+#[test]
+fn an_acknowledged_finding_is_listed_not_flagging_until_its_value_moves() {
+    let dir = tempdir();
+    let at = |n: &str| dir.path().join(n);
+    let a = write(
+        dir.path(),
+        "a.json",
+        &result("a", "2026-12-01T08:00:00Z", [100.0, 60.0, 100.0, 100.0]),
+    );
+    let acks = at("acks.json");
+    let (acks_s, a_s) = (acks.to_str().unwrap(), a.to_str().unwrap());
+    let fleet = |args: &[&str], name: &str| -> (std::process::Output, Value) {
+        let json = at(name);
+        let out = report(&[args, &["--json", json.to_str().unwrap()]].concat());
+        let doc = std::fs::read(&json).map(|b| serde_json::from_slice(&b).unwrap());
+        (out, doc.unwrap_or(Value::Null))
+    };
+    let (out, before) = fleet(&[a_s], "f0.json");
+    assert_eq!((out.status.code(), before["verdict"].as_str()), (Some(1), Some("flagged")));
+    // Refused, nothing written: a disk with no finding, an --ack-add
+    // without why, a file that is not one of ours, one that is missing.
+    let refused = |args: &[&str], why: &str| {
+        let out = report(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(why), "{why}: {err}");
+        assert!(!acks.exists(), "{args:?} wrote the file");
+    };
+    refused(
+        &[a_s, "--ack", acks_s, "--ack-add", "a-3", "--why", "x"],
+        "no finding stands on that disk",
+    );
+    refused(&[a_s, "--ack", acks_s, "--ack-add", "a-1"], "--why");
+    refused(&[a_s, "--ack", acks_s], "cannot read it");
+    std::fs::write(at("bad.json"), "{\"nope\": 1}").unwrap();
+    refused(
+        &[a_s, "--ack", at("bad.json").to_str().unwrap()],
+        "not a file of acknowledged findings",
+    );
+    // Disk a-1's findings accepted: its run's own and slow for its model.
+    let add = [
+        a_s,
+        "--ack",
+        acks_s,
+        "--ack-add",
+        "a-1",
+        "--why",
+        "slot 2's backplane, known",
+        "--who",
+        "ana",
+    ];
+    let (out, doc) = fleet(&add, "f1.json");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a-1: 2 finding(s) acknowledged"), "{err}");
+    assert_eq!((out.status.code(), doc["verdict"].as_str()), (Some(0), Some("healthy")), "{doc}");
+    assert!(
+        doc["message"].as_str().unwrap().ends_with(
+            "2 finding(s) acknowledged, listed apart (each flags again when its value moves)."
+        ),
+        "{doc}"
+    );
+    let kept: Value = serde_json::from_slice(&std::fs::read(&acks).unwrap()).unwrap();
+    let entries = kept["acknowledged"].as_array().unwrap();
+    let kinds: Vec<&str> = entries.iter().map(|e| e["finding"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["run", "slow"], "{kept}");
+    assert!(entries.iter().all(|e| e["who"] == "ana" && e["why"] == "slot 2's backplane, known"));
+    assert!(entries[0]["value"].as_str().unwrap().starts_with("60% of its peers' speed"), "{kept}");
+    // Read again: still acknowledged, listed apart, in the metrics too.
+    let prom = at("f.prom");
+    let (out, doc) = fleet(&[a_s, "--ack", acks_s, "--metrics", prom.to_str().unwrap()], "f2.json");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(doc["acknowledged"].as_array().unwrap().len(), 2, "{doc}");
+    assert_eq!(doc["runs"][0]["acknowledged"], true, "{doc}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Acknowledged (listed, not flagging") && text.contains("by ana, "),
+        "{text}"
+    );
+    let metrics = std::fs::read_to_string(&prom).unwrap();
+    if crate::metrics::promtool_here() {
+        crate::metrics::accepted(&metrics, "acknowledged fleet");
+    }
+    assert!(metrics.contains("arrayburn_fleet_acknowledged{host=\"a\",device=\"/dev/loop1\",finding=\"run\",who=\"ana\"} 1"), "{metrics}");
+    // Its value moves (a later run finds it slower): flagged again; slow
+    // for its model is still what was accepted.
+    let b = write(
+        dir.path(),
+        "b.json",
+        &result("a", "2026-12-03T08:00:00Z", [100.0, 50.0, 100.0, 100.0]),
+    );
+    let (out, doc) = fleet(&[a_s, b.to_str().unwrap(), "--ack", acks_s], "f3.json");
+    assert_eq!((out.status.code(), doc["verdict"].as_str()), (Some(1), Some("flagged")), "{doc}");
+    let still: Vec<&str> = (doc["acknowledged"].as_array().unwrap().iter())
+        .map(|e| e["finding"].as_str().unwrap())
+        .collect();
+    assert_eq!(still, ["slow"], "{doc}");
+    assert!(doc["message"].as_str().unwrap().contains("1 finding(s) acknowledged"), "{doc}");
+}

@@ -22,11 +22,38 @@ pub fn run(args: &ReportArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     let Some((docs, skipped)) = read(&plan, stop)? else { return interrupted() };
     let mut report = judge(&docs, skipped, &Thresholds::default());
     report.header.command_line = argv;
+    if let Some((path, acks)) = &plan.ack {
+        let acks = acknowledge(&plan, &report, (path, acks.clone()))?;
+        crate::fleet::ack::apply(&mut report, &acks);
+    }
     if stop.is_set() {
         return interrupted();
     }
     let end = Ending::of("arrayburn report", "report", plan.notify.as_ref());
     Ok(publish(&mut report, plan.outputs(), &end, stop))
+}
+
+/// The findings `--ack FILE` acknowledges, with those `--ack-add` adds
+/// (the file then written whole, before any report is).
+fn acknowledge(
+    plan: &FleetPlan,
+    report: &crate::fleet::FleetReport,
+    (path, mut acks): (&std::path::Path, Vec<crate::judge::ack::Ack>),
+) -> anyhow::Result<Vec<crate::judge::ack::Ack>> {
+    if plan.ack_add.is_empty() {
+        return Ok(acks);
+    }
+    let when = crate::units::rfc3339(std::time::SystemTime::now());
+    for name in &plan.ack_add {
+        let how = (plan.who.as_str(), plan.why.as_str(), when.as_str());
+        let n = crate::fleet::ack::add(report, &mut acks, name, how)
+            .map_err(|e| anyhow::anyhow!("{e}; nothing was written"))?;
+        tell!("arrayburn report: {name}: {n} finding(s) acknowledged, into {}", path.display());
+    }
+    crate::fleet::ack::write_file(path, &acks).map_err(|e| {
+        anyhow::anyhow!("--ack {}: cannot write it ({e}); nothing was written", path.display())
+    })?;
+    Ok(acks)
 }
 
 /// Each file read and cleaned (`fleet::read`), in the order given, on as

@@ -18,9 +18,10 @@ pub fn blocks(r: &FleetReport) -> Vec<Block> {
     out.extend(r.skipped.iter().map(|s| Block::Alert(format!("skipped: {}", s.why))));
     runs(&mut out, r);
     outliers(&mut out, r);
-    if !r.regressions.is_empty() {
+    let worse: Vec<_> = r.regressions.iter().filter(|g| !g.acknowledged).collect();
+    if !worse.is_empty() {
         out.push(Block::Heading("Worse than in earlier runs:".into(), Tone::Bad));
-        for g in &r.regressions {
+        for g in worse {
             out.push(Block::Item(format!(
                 "{} {} ({} serial {}): {}",
                 g.host,
@@ -31,13 +32,13 @@ pub fn blocks(r: &FleetReport) -> Vec<Block> {
             )));
         }
     }
-    if !r.links.is_empty() {
+    let links: Vec<_> = r.links.iter().filter(|l| !l.acknowledged).collect();
+    if !links.is_empty() {
         let heading = "Links below their maximum (each host's latest result):";
         out.push(Block::Heading(heading.into(), Tone::Bad));
-        out.extend(
-            r.links.iter().map(|l| Block::Item(format!("{}: {}", l.host, sentence(&l.link)))),
-        );
+        out.extend(links.iter().map(|l| Block::Item(format!("{}: {}", l.host, sentence(&l.link)))));
     }
+    acknowledged(&mut out, r);
     if !r.notes.is_empty() {
         let heading = "What the drives declared (each host's latest result's inspection):";
         out.push(Block::Heading(heading.into(), Tone::Plain));
@@ -88,7 +89,7 @@ fn runs(out: &mut Vec<Block>, r: &FleetReport) {
         (
             "Runs that found something (their own verdicts):",
             Tone::Bad,
-            of(&|x| x.superseded_by.is_none() && x.state == RunState::Flagged),
+            of(&|x| x.superseded_by.is_none() && x.state == RunState::Flagged && !x.acknowledged),
         ),
         (
             "Runs not judged whole (interrupted, not finished, or a disk not compared):",
@@ -107,6 +108,20 @@ fn runs(out: &mut Vec<Block>, r: &FleetReport) {
             out.push(Block::Item(format!("{} [{}]: {}", run_name(run), run.source, state(run))));
             out.extend(run.what.iter().map(|w| Block::Sub(w.clone())));
         }
+    }
+}
+
+/// The findings acknowledged: each with who accepted it, when and why.
+fn acknowledged(out: &mut Vec<Block>, r: &FleetReport) {
+    if r.acknowledged.is_empty() {
+        return;
+    }
+    let heading = "Acknowledged (listed, not flagging; each flags again when its value moves):";
+    out.push(Block::Heading(heading.into(), Tone::Plain));
+    for a in &r.acknowledged {
+        let (where_, x) = (format!("{} {}", a.host, a.path), &a.ack);
+        out.push(Block::Item(format!("{}: {}: {}", where_.trim_end(), x.finding, x.value)));
+        out.push(Block::Sub(format!("by {}, {}: {}", x.who, x.when, x.why)));
     }
 }
 
@@ -139,11 +154,12 @@ fn outliers(out: &mut Vec<Block>, r: &FleetReport) {
             format!("{:.0}", o.pct_of_model).into(),
             o.of.to_string().into(),
             Cell::marked(
-                match o.fleet_only {
-                    true => format!("{} (fleet only)", o.verdict.word().to_uppercase()),
-                    false => o.verdict.word().to_uppercase(),
+                match (o.acknowledged, o.fleet_only) {
+                    (true, _) => format!("{} (acknowledged)", o.verdict.word().to_uppercase()),
+                    (false, true) => format!("{} (fleet only)", o.verdict.word().to_uppercase()),
+                    (false, false) => o.verdict.word().to_uppercase(),
                 },
-                super::text::verdict_mark(o.verdict),
+                super::text::verdict_mark(o.verdict).filter(|_| !o.acknowledged),
             ),
         ]);
     }

@@ -382,6 +382,10 @@ const FLEET_OUT: (&str, &str) = (
     "arrayburn_fleet_disk_percent_of_model",
     "A disk slow or fast for its model and size across the fleet: its % of their median (verdict slow or fast).",
 );
+const FLEET_ACKED: (&str, &str) = (
+    "arrayburn_fleet_acknowledged",
+    "Findings acknowledged (report --ack): listed, not flagging, until their value moves.",
+);
 const FLEET_WORSE: (&str, &str) =
     ("arrayburn_fleet_disk_worse", "1 for each disk worse than in its earlier runs.");
 
@@ -424,8 +428,17 @@ pub fn fleet(r: &crate::fleet::FleetReport) -> Metrics {
         let at = with(labels(&o.host, &o.path, &o.model, &o.serial), "verdict", o.verdict.word());
         m.gauge(FLEET_OUT, at, o.pct_of_model);
     }
-    for g in &r.regressions {
+    for g in r.regressions.iter().filter(|g| !g.acknowledged) {
         m.gauge(FLEET_WORSE, labels(&g.host, &g.path, &g.model, &g.serial), 1.0);
+    }
+    for a in &r.acknowledged {
+        let at = vec![
+            ("host", a.host.clone()),
+            ("device", a.path.clone()),
+            ("finding", a.ack.finding.clone()),
+            ("who", a.ack.who.clone()),
+        ];
+        m.gauge(FLEET_ACKED, at, 1.0);
     }
     m
 }

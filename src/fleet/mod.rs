@@ -15,7 +15,9 @@ use crate::header::Header;
 use crate::judge::ArrayVerdict;
 use crate::judge::fleet::{HostLink, Outlier, Regression, RunFinding, RunState, Sample, run_name};
 use crate::judge::{Thresholds, Verdict};
+pub use ack::Acknowledged;
 
+pub mod ack;
 mod load;
 mod runs;
 mod sane;
@@ -93,6 +95,11 @@ pub struct FleetReport {
     /// (its inspection's findings): notes, not verdicts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<HostNote>,
+    /// The findings acknowledged (`--ack FILE`): each with its host and
+    /// disk, its kind and value, who acknowledged it, why and when. They
+    /// are listed and do not flag the fleet, until their value moves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acknowledged: Vec<Acknowledged>,
     /// `"healthy"`, `"flagged"` (something to act on: a run's own finding,
     /// a disk slow for its model, worse than before, a link) or
     /// `"not_judged"` (nothing to act on, but a run could not judge a disk,
@@ -159,6 +166,7 @@ pub fn links(docs: &[(String, Doc)]) -> Vec<HostLink> {
                 source: source.clone(),
                 started_at: doc.started_at().into(),
                 link: link.clone(),
+                acknowledged: false,
             })
         })
         .collect()
@@ -211,6 +219,7 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         links,
         runs,
         notes: notes(docs),
+        acknowledged: Vec::new(),
         verdict,
         message,
     }
@@ -221,7 +230,7 @@ impl crate::document::Document for FleetReport {
         use crate::document::{ActOn, RunDoc};
         let on = |host: &str, path: &str| format!("{host}:{path}");
         let mut to_act_on: Vec<ActOn> = Vec::new();
-        for r in self.standing().filter(|r| r.state == RunState::Flagged) {
+        for r in self.standing().filter(|r| r.state == RunState::Flagged && !r.acknowledged) {
             let sentence = format!("{}: {}", run_name(r), r.what.join("; "));
             to_act_on.extend(r.disks.iter().map(|d| ActOn {
                 path: on(&r.host, d),
@@ -229,7 +238,7 @@ impl crate::document::Document for FleetReport {
                 sentence: sentence.clone(),
             }));
         }
-        for o in self.outliers.iter().filter(|o| o.verdict == Verdict::Slow) {
+        for o in self.outliers.iter().filter(|o| o.verdict == Verdict::Slow && !o.acknowledged) {
             let only = match o.fleet_only {
                 true => " (across the fleet only: its own run judged it ok)",
                 false => "",
@@ -240,7 +249,7 @@ impl crate::document::Document for FleetReport {
             );
             to_act_on.push(ActOn { path: on(&o.host, &o.path), action: "slow".into(), sentence });
         }
-        for r in &self.regressions {
+        for r in self.regressions.iter().filter(|r| !r.acknowledged) {
             let sentence = format!("{} on {}: {}", r.path, r.host, r.what.join("; "));
             to_act_on.push(ActOn { path: on(&r.host, &r.path), action: "worse".into(), sentence });
         }
@@ -252,6 +261,7 @@ impl crate::document::Document for FleetReport {
             outcome: self.verdict.outcome(),
             to_act_on,
             links: (self.links.iter())
+                .filter(|l| !l.acknowledged)
                 .map(|l| {
                     let sentence =
                         format!("{}: {}", l.host, crate::judge::links::sentence(&l.link));

@@ -35,6 +35,7 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
             superseded_by: index.superseded(docs, i, &disks),
             what,
             disks,
+            acknowledged: false,
         });
     }
     out

@@ -150,6 +150,9 @@ pub struct Outlier {
     #[serde(default)]
     pub fleet_only: bool,
     pub source: String,
+    /// Acknowledged (`report --ack`): listed, not flagging.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub acknowledged: bool,
 }
 
 /// The same disk worse than in its earlier runs.
@@ -165,6 +168,9 @@ pub struct Regression {
     /// What got worse, in words.
     pub what: Vec<String>,
     pub source: String,
+    /// Acknowledged (`report --ack`): listed, not flagging.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub acknowledged: bool,
 }
 
 /// A link below its maximum (see the check's `summary.links`) in a host's
@@ -176,6 +182,9 @@ pub struct HostLink {
     pub source: String,
     pub started_at: String,
     pub link: LinkFinding,
+    /// Acknowledged (`report --ack`): listed, not flagging.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub acknowledged: bool,
 }
 
 /// A run whose own verdict is not healthy: it found something, could not
@@ -202,6 +211,10 @@ pub struct RunFinding {
     /// again, at least as far, to its end: its file. Then this finding is
     /// listed, not counted (the later run's verdict stands).
     pub superseded_by: Option<String>,
+    /// Every finding of it on each of its disks acknowledged (`report
+    /// --ack`): listed, not flagging.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub acknowledged: bool,
 }
 
 /// How much of one disk a run measured, to tell whether a later run
@@ -287,6 +300,7 @@ pub fn outliers(samples: &[Sample], th: &Thresholds) -> Vec<Outlier> {
                 verdict,
                 fleet_only: cleared && verdict == Verdict::Slow,
                 source: s.source.clone(),
+                acknowledged: false,
             })
         })
         .collect()
@@ -341,6 +355,7 @@ pub fn regressions(samples: &[Sample], th: &Thresholds) -> Vec<Regression> {
                 earlier_runs: before.len(),
                 what,
                 source: last.source.clone(),
+                acknowledged: false,
             });
         }
     }

@@ -24,6 +24,7 @@
 //!
 //! [`Plan`]: crate::plan::Plan
 
+pub mod ack;
 pub mod advice;
 pub mod burned;
 pub mod burnin;

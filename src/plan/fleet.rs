@@ -3,9 +3,10 @@
 //!
 //! It must not read a result: `fleet` does.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cli::ReportArgs;
+use crate::judge::ack::Ack;
 use crate::notify::Notifier;
 use crate::output::{Output, Outputs};
 
@@ -20,6 +21,12 @@ pub struct FleetPlan {
     pub out: Option<PathBuf>,
     /// Who is told of the report's end (`--notify`).
     pub notify: Option<Notifier>,
+    /// `--ack FILE` and the findings it acknowledges (read before any
+    /// result); `--ack-add`'s disks, and who says why.
+    pub ack: Option<(PathBuf, Vec<Ack>)>,
+    pub ack_add: Vec<String>,
+    pub who: String,
+    pub why: String,
 }
 
 impl FleetPlan {
@@ -34,7 +41,18 @@ impl FleetPlan {
         if let Some(dir) = &args.out {
             super::check_output_dir(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
         }
+        let adding = !args.ack_add.is_empty();
+        let ack = (args.ack.as_ref())
+            .map(|p| read_acks(p, adding).map(|a| (p.clone(), a)))
+            .transpose()
+            .map_err(anyhow::Error::msg)?;
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let who = args.who.clone().or_else(|| env("SUDO_USER")).or_else(|| env("USER"));
         Ok(FleetPlan {
+            ack,
+            ack_add: args.ack_add.clone(),
+            who: who.unwrap_or_else(|| "unknown".into()),
+            why: args.why.clone().unwrap_or_default(),
             inputs: args.inputs.clone(),
             keep_going: args.keep_going,
             json,
@@ -48,5 +66,18 @@ impl FleetPlan {
     pub fn outputs(&self) -> Outputs<'_> {
         let (json, metrics) = (self.json.as_ref(), self.metrics.as_ref());
         Outputs { json, csv: None, out: self.out.as_deref(), metrics }
+    }
+}
+
+/// Reads the file of acknowledged findings; an empty list where it does
+/// not exist yet and `may_be_new` (it is about to be written).
+fn read_acks(path: &Path, may_be_new: bool) -> Result<Vec<Ack>, String> {
+    let shown = path.display();
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice::<crate::judge::ack::AckFile>(&bytes)
+            .map(|f| f.acknowledged)
+            .map_err(|e| format!("--ack {shown}: not a file of acknowledged findings ({e}); give the file --ack-add wrote, or move it away")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && may_be_new => Ok(Vec::new()),
+        Err(e) => Err(format!("--ack {shown}: cannot read it ({e}); give the file --ack-add wrote")),
     }
 }
