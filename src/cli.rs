@@ -162,6 +162,7 @@ pub struct NotifyArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("self_tests").args(["smart_test", "smart_test_after"]).multiple(true)))]
 pub struct BurninArgs {
     /// Whole disks to burn in (everything on them is destroyed), to soak
     /// (--read-only) or to verify (--verify).
@@ -294,12 +295,20 @@ pub struct BurninArgs {
     #[arg(help_heading = "SMART", long, value_enum, default_value_t = SmartMode::Auto)]
     pub smart: SmartMode,
     /// Run the drive's own SMART self-test first (short: minutes; long:
-    /// the whole surface, hours) and judge its result.
+    /// the whole surface, hours; conveyance: damage in transport, ATA) and
+    /// judge its result.
     #[arg(help_heading = "SMART", long, value_enum, conflicts_with = "resume")]
     pub smart_test: Option<crate::burnin::smart::TestKind>,
-    /// Abort a --smart-test still running after this long, as a finding
-    /// (a drive stuck at "running 10 %") [default: 30m short, 72h long].
-    #[arg(help_heading = "SMART", long, value_name = "DURATION", requires = "smart_test", value_parser = parse_duration)]
+    /// Run the drive's own SMART self-test after the passes (long: the
+    /// standard finish of a burn-in, the whole surface read by the drive
+    /// itself) and judge its result; a failed one returns the disk, with
+    /// the LBA of its first error where the drive logs it.
+    #[arg(help_heading = "SMART", long, value_enum, value_name = "KIND")]
+    pub smart_test_after: Option<crate::burnin::smart::TestKind>,
+    /// Abort a --smart-test (or --smart-test-after) still running after
+    /// this long, as a finding (a drive stuck at "running 10 %")
+    /// [default: 30m short and conveyance, 72h long].
+    #[arg(help_heading = "SMART", long, value_name = "DURATION", requires = "self_tests", value_parser = parse_duration)]
     pub smart_test_timeout: Option<Duration>,
     /// Read each disk's temperature this often during the run (e.g. 5m).
     #[arg(help_heading = "SMART", long, value_name = "DURATION", default_value = defaults::SMART_EVERY, value_parser = parse_duration)]

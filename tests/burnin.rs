@@ -1297,6 +1297,126 @@ fn a_self_test_that_never_finishes_is_aborted_as_a_finding() {
 }
 
 #[test]
+fn a_self_test_after_the_passes_and_the_drives_error_logs_are_judged() {
+    need_root!();
+    let _l = device_lock();
+    let size: u64 = 16 << 20;
+    let d = disks(2, size);
+    let recorded = recorded_smart("ata");
+    let passed =
+        serde_json::json!({"value": 0, "string": "completed without error", "passed": true});
+    let running = serde_json::json!({"value": 249, "string": "in progress, 90% remaining", "remaining_percent": 90});
+    let failed =
+        serde_json::json!({"value": 121, "string": "completed: read failure", "passed": false});
+    // What a drive says after: its self-test's state, the newest entry of
+    // its self-test log, and its error log (count and entries).
+    let with = |status: &serde_json::Value, lba: Option<u64>, errors: &[(u64, &str)]| {
+        let mut v = recorded.clone();
+        v["ata_smart_data"]["self_test"]["status"] = status.clone();
+        if let Some(lba) = lba {
+            let log = &mut v["ata_smart_self_test_log"]["standard"]["table"][0];
+            log["status"] = serde_json::json!({"value": 121, "string": "Completed: read failure", "passed": false});
+            log["lba"] = lba.into();
+        }
+        let table: Vec<serde_json::Value> = (errors.iter().rev())
+            .map(|(n, w)| serde_json::json!({"error_number": n, "error_description": w}))
+            .collect();
+        let count = errors.len();
+        v["ata_smart_error_log"] = serde_json::json!({"summary": {"count": count, "table": table}});
+        v
+    };
+    let clean = with(&passed, None, &[]);
+    // Disk 0: passes; its log gains an aborted command (listed, not
+    // judged). Disk 1: fails at an LBA; its log gains two uncorrectable
+    // reads (the recorded Seagate's words).
+    let unc = "Error: UNC at LBA = 0x0fffffff = 268435455";
+    let ends = [
+        with(&passed, None, &[(1, "Error: ABRT")]),
+        with(&failed, Some(268435455), &[(1, unc), (2, unc)]),
+    ];
+    let fake = tempdir();
+    for (x, end) in d.iter().zip(&ends) {
+        let name = x.dev.trim_start_matches("/dev/");
+        let docs = [&clean, &with(&running, None, &[]), end, end];
+        for (n, doc) in docs.iter().enumerate() {
+            std::fs::write(fake.path().join(format!("{name}.{n}.json")), doc.to_string()).unwrap();
+        }
+    }
+    // Each self-test started is noted with the sectors its disk had had
+    // written by then; every other call is served the disk's next reading
+    // (the inspection's the first, not counted).
+    fake_smartctl(
+        fake.path(),
+        &format!(
+            "for a; do d=$a; done; d=$(basename \"$d\")\ncase \"$*\" in *farm*) cat {0}/$d.0.json; exit 0;; esac\ncase \"$1\" in -t) echo \"$2 $4 $(awk '{{print $7}}' /sys/block/$d/stat)\" >> {0}/started; exit 0;; -X) exit 0;; esac\nf={0}/$d.n\nn=$(cat $f 2>/dev/null || echo 0); echo $((n+1)) > $f\n[ $n -gt 3 ] && n=3\ncat {0}/$d.$n.json",
+            fake.path().display()
+        ),
+    );
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let (mut c, _state) = burnin_cmd();
+    let out = c
+        .env("PATH", format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap()))
+        .args(["--destructive", "--yes", "--smart-test-after", "long", "--progress", "none"])
+        .args(NO_SPEED_JUDGED)
+        .arg("--json")
+        .arg(&json)
+        .args(d.iter().map(|x| &x.dev))
+        .stdin(std::process::Stdio::null())
+        .output_within(RUN);
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    eprintln!("{text}\n{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    // Started after every block was written, each disk's long test.
+    let started = std::fs::read_to_string(fake.path().join("started")).unwrap();
+    let lines: Vec<Vec<&str>> = started.lines().map(|l| l.split(' ').collect()).collect();
+    assert_eq!(lines.len(), 2, "{started}");
+    for (l, x) in lines.iter().zip(&d) {
+        assert_eq!((l[0], l[1]), ("long", x.dev.as_str()), "{started}");
+        let sectors: u64 = l[2].parse().unwrap();
+        assert!(sectors * 512 >= size, "started before the disk was written whole: {started}");
+    }
+    assert!(
+        err.contains("running the drives' long SMART self-test after the burn-in (the drives expect up to 1479 min; at most 72 h 0 min)"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let disk = |i: usize| &doc["disks"][i];
+    let log_delta = |i: usize| {
+        (disk(i)["smart"]["deltas"].as_array().unwrap().iter())
+            .find(|x| x["name"] == "ATA error log entries")
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(disk(0)["self_test_after_kind"], "long");
+    assert_eq!(disk(0)["self_test_after"]["state"], "passed", "{doc}");
+    assert_eq!(
+        (log_delta(0)["kind"].as_str(), log_delta(0)["after"].as_u64()),
+        (Some("logged"), Some(1))
+    );
+    assert_ne!(disk(0)["verdict"], "return", "an aborted command is listed, not judged: {doc}");
+    assert_eq!(disk(1)["self_test_after"]["state"], "failed", "{doc}");
+    assert_eq!(
+        disk(1)["self_test_after"]["detail"],
+        "completed: read failure; first error at LBA 268435455"
+    );
+    assert_eq!(
+        (log_delta(1)["kind"].as_str(), log_delta(1)["after"].as_u64()),
+        (Some("media"), Some(2))
+    );
+    assert_eq!(disk(1)["verdict"], "return");
+    assert!(
+        text.contains("long self-test after the burn-in FAILED: completed: read failure"),
+        "{text}"
+    );
+    assert!(
+        text.contains("its SMART self-test failed (long self-test after the burn-in: completed: read failure; first error at LBA 268435455)"),
+        "{text}"
+    );
+    assert!(text.contains("SMART ATA error log entries 0 → 2"), "{text}");
+}
+
+#[test]
 fn a_signal_while_smart_is_read_after_the_burn_in_ends_it_interrupted() {
     need_root!();
     let _l = device_lock();

@@ -69,45 +69,79 @@ pub fn smart_after(disk: &DiskPlan, interrupted: bool, stop: &StopFlag) -> Smart
 /// SMART over the run (what rose), or why there is no comparison.
 pub type SmartAfter = (Option<SmartChange>, Option<String>);
 
-/// Runs every disk's self-test at once and waits for them (polled at 1,
+/// Runs every disk's self-test at once before the burn-in and waits for
+/// them (as [`run_self_tests`]); each result goes with its checkpoint.
+pub fn self_tests(disks: &mut [DiskPlan], kind: TestKind, limit: Duration, stop: &StopFlag) {
+    let drives: Vec<Drive> = disks.iter().map(Drive::of).collect();
+    let Some(state) = run_self_tests(&drives, kind, (limit, "before the burn-in"), stop) else {
+        return;
+    };
+    for (d, s) in disks.iter_mut().zip(state) {
+        d.point.self_test = Some((kind, s));
+    }
+}
+
+/// A disk as its self-test is run: its path, and whether it is NVMe (by
+/// its SMART before the run).
+pub struct Drive<'a> {
+    pub path: &'a str,
+    pub nvme: bool,
+    /// How long each self-test takes, as the drive said before the run.
+    pub minutes: &'a [(TestKind, u64)],
+}
+
+impl<'a> Drive<'a> {
+    pub fn of(d: &'a DiskPlan) -> Self {
+        let before = d.point.smart_before.as_ref();
+        let nvme = before.is_some_and(|b| b.drive == Some(DriveKind::Nvme));
+        let minutes = before.map_or(&[][..], |b| b.self_test_minutes.as_slice());
+        Self { path: &d.target.dev.given, nvme, minutes }
+    }
+}
+
+/// Runs every drive's self-test at once and waits for them (polled at 1,
 /// 3, 7, 15, 31 s, then every 30 s) for at most `limit`: a self-test still
 /// running then is aborted and is a finding (a drive stuck at "running
-/// 10 %" would otherwise hold the burn-in before any write). A signal
-/// aborts them all (`smartctl -X`).
-pub fn self_tests(disks: &mut [DiskPlan], kind: TestKind, limit: Duration, stop: &StopFlag) {
+/// 10 %" would otherwise hold the run). Each drive's result; None when a
+/// signal stopped them (aborted: `smartctl -X`). `when` says which, in
+/// the line that tells they run.
+pub fn run_self_tests(
+    drives: &[Drive],
+    kind: TestKind,
+    (limit, when): (Duration, &str),
+    stop: &StopFlag,
+) -> Option<Vec<SelfTest>> {
     let give_up = || stop.is_set();
     // An NVMe drive's self-test is asked only of a smartctl that can start
-    // and read one.
+    // and read one; a conveyance test only of an ATA drive.
     let release = smartctl::installed(&give_up);
-    let mut state: Vec<SelfTest> = (disks.iter())
+    let mut state: Vec<SelfTest> = (drives.iter())
         .map(|d| {
-            let before = d.point.smart_before.as_ref();
-            let nvme = before.is_some_and(|b| b.drive == Some(DriveKind::Nvme));
-            if let Some(why) = Feature::NvmeSelfTest.lacking(release).filter(|_| nvme) {
+            if let Some(why) = Feature::NvmeSelfTest.lacking(release).filter(|_| d.nvme) {
                 return SelfTest::Unknown(why);
             }
-            match smart::start_self_test(&d.target.dev.given, kind, &give_up) {
+            if d.nvme && kind == TestKind::Conveyance {
+                return SelfTest::Unknown("NVMe drives have no conveyance self-test".into());
+            }
+            match smart::start_self_test(d.path, kind, &give_up) {
                 Ok(()) => SelfTest::Running(None),
                 Err(why) => SelfTest::Unknown(why),
             }
         })
         .collect();
-    let which = match kind {
-        TestKind::Short => "short",
-        TestKind::Long => "long",
-    };
+    let which = kind.word();
     if running(&state) {
+        let expected = (drives.iter())
+            .filter_map(|d| d.minutes.iter().find(|(k, _)| *k == kind).map(|(_, m)| *m))
+            .max()
+            .map(|m| format!("the drives expect up to {m} min; "))
+            .unwrap_or_default();
         tell!(
-            "arrayburn burnin: running the drives' {which} SMART self-test before the burn-in (at most {})",
+            "arrayburn burnin: running the drives' {which} SMART self-test {when} ({expected}at most {})",
             human_duration(limit)
         );
     }
-    if !wait_for_self_tests(disks, &mut state, (which, limit), stop) {
-        return;
-    }
-    for (d, s) in disks.iter_mut().zip(state) {
-        d.point.self_test = Some((kind, s));
-    }
+    wait_for_self_tests(drives, &mut state, (which, limit), stop).then_some(state)
 }
 
 /// Whether a self-test of these is still running.
@@ -119,7 +153,7 @@ fn running(state: &[SelfTest]) -> bool {
 /// still running then fail, aborted); false when a signal stopped them
 /// (aborted too).
 fn wait_for_self_tests(
-    disks: &[DiskPlan],
+    disks: &[Drive],
     state: &mut [SelfTest],
     (which, limit): (&str, Duration),
     stop: &StopFlag,
@@ -145,7 +179,7 @@ fn wait_for_self_tests(
         wait = (wait * 2).min(Duration::from_secs(30));
         for (d, s) in disks.iter().zip(state.iter_mut()) {
             if matches!(s, SelfTest::Running(_)) {
-                *s = match smart::poll_self_test(&d.target.dev.given, &give_up) {
+                *s = match smart::poll_self_test(d.path, &give_up) {
                     // A poll that could not be read keeps it running.
                     SelfTest::Unknown(_) if stop.is_set() => s.clone(),
                     now => now,
@@ -181,11 +215,11 @@ fn overdue(which: &str, limit: Duration, left: Option<u64>) -> String {
 }
 
 /// A line for each self-test still running, with what is left of it.
-fn tell_running(disks: &[DiskPlan], state: &[SelfTest]) {
+fn tell_running(disks: &[Drive], state: &[SelfTest]) {
     let now = crate::units::log_stamp();
     for (d, s) in disks.iter().zip(state) {
         if let SelfTest::Running(left) = s {
-            let (disk, left) = (&d.target.dev.given, left_words(*left));
+            let (disk, left) = (d.path, left_words(*left));
             tell!("{now} burnin: {disk} self-test running, {left} left");
         }
     }
@@ -193,10 +227,10 @@ fn tell_running(disks: &[DiskPlan], state: &[SelfTest]) {
 
 /// Aborts the self-tests still running (`smartctl -X`, each given a few
 /// seconds: a hung drive does not hold the run).
-fn abort_self_tests(disks: &[DiskPlan], state: &[SelfTest]) {
+fn abort_self_tests(disks: &[Drive], state: &[SelfTest]) {
     for (d, s) in disks.iter().zip(state) {
         if matches!(s, SelfTest::Running(_)) {
-            let abort = ["-X", d.target.dev.given.as_str()];
+            let abort = ["-X", d.path];
             let _ = crate::device::smartctl::call(&abort, Duration::from_secs(10), &|| false);
         }
     }

@@ -107,10 +107,15 @@ fn finish(
     interrupted: bool,
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {
-    let disks = (plan.disks.iter().zip(burns))
-        .map(|(d, (burn, temps))| {
-            let smart = smart_after(d, interrupted, stop);
-            Burned { disk: d.burned(), burn, smart, temps, remeasured: None, recovery: None }
+    // The drives' own self-test after the passes, where asked, before
+    // SMART is read after the run.
+    let after =
+        if interrupted { vec![None; burns.len()] } else { plan.self_tests_after(&burns, stop) };
+    let disks = (plan.disks.iter().zip(burns).zip(after))
+        .map(|((d, (burn, temps)), self_test_after)| {
+            let smart = smart_after(d, interrupted || stop.is_set(), stop);
+            let (remeasured, recovery) = (None, None);
+            Burned { disk: d.burned(), burn, smart, temps, remeasured, recovery, self_test_after }
         })
         .collect();
     let mut run = BurnRun {

@@ -222,6 +222,9 @@ fn smart(out: &mut Vec<Block>, r: &BurnReport) {
         if let Some(said) = self_test_words(d) {
             lines.push(format!("SMART {}: {said}", d.path));
         }
+        if let Some(said) = self_test_after_words(d) {
+            lines.push(format!("SMART {}: {said}", d.path));
+        }
         if let Some(c) = d.hottest_c {
             lines.push(format!(
                 "SMART {}: hottest {c} °C during the run{}",
@@ -254,17 +257,23 @@ fn not_believed(d: &BurnDisk) -> Vec<&String> {
 
 /// "long self-test passed", or none where none ended.
 pub fn self_test_words(d: &BurnDisk) -> Option<String> {
-    let kind = match d.self_test_kind {
-        Some(TestKind::Long) => "long",
-        _ => "short",
+    test_words(d.self_test_kind.unwrap_or(TestKind::Short), d.self_test.as_ref()?)
+}
+
+/// "long self-test after the burn-in passed", or none where none ran.
+pub fn self_test_after_words(d: &BurnDisk) -> Option<String> {
+    let said = test_words(d.self_test_after_kind?, d.self_test_after.as_ref()?)?;
+    Some(said.replacen(" self-test ", " self-test after the burn-in ", 1))
+}
+
+fn test_words(kind: TestKind, result: &SelfTest) -> Option<String> {
+    let said = match result {
+        SelfTest::Passed => "passed".to_string(),
+        SelfTest::Failed(w) => format!("FAILED: {w}"),
+        SelfTest::Unknown(w) => format!("not run: {w}"),
+        SelfTest::Running(_) => return None,
     };
-    let said = match &d.self_test {
-        Some(SelfTest::Passed) => "passed".to_string(),
-        Some(SelfTest::Failed(w)) => format!("FAILED: {w}"),
-        Some(SelfTest::Unknown(w)) => format!("not run: {w}"),
-        Some(SelfTest::Running(_)) | None => return None,
-    };
-    Some(format!("{kind} self-test {said}"))
+    Some(format!("{} self-test {said}", kind.word()))
 }
 
 /// " (its limit: 60 °C, SMART)" where the disk's warning limit is known.
@@ -481,6 +490,7 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
         ("Bad bytes found", bad_bytes(&d.burn)),
         ("SMART", smart_words(d)),
         ("Self-test", self_test_words(d).unwrap_or_else(|| "none".into())),
+        ("Self-test after", self_test_after_words(d).unwrap_or_else(|| "none".into())),
         ("Hottest", d.hottest_c.map_or("-".into(), |c| format!("{c} °C{}", limit_words(d)))),
         ("Resumed", resumed(d.burn.resumes)),
         ("Verdict", d.verdict.word().into()),

@@ -50,6 +50,10 @@ pub struct Burned {
     pub remeasured: Option<Remeasured>,
     /// Its writes collapsed: the burst written after idling.
     pub recovery: Option<crate::judge::smr::Recovery>,
+    /// The drive's self-test after the passes (`--smart-test-after`):
+    /// which, and how it ended.
+    #[serde(default)]
+    pub self_test_after: Option<(crate::burnin::smart::TestKind, SelfTest)>,
 }
 
 /// A fault class in words, as the findings and sentences say it.
@@ -118,8 +122,21 @@ pub fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits
             let (point, hottest_c, limit) = (&disk.point, hottest[i], &limits[i]);
             let again = (d.remeasured.clone(), d.recovery);
             let (start, group, spins) = (disk.start, groups[i], disk.dev.identity.rotational);
-            Evidence { burn, group, smart, len, start, point, hottest_c, limit, again, spins }
-                .facts()
+            let after = d.self_test_after.as_ref();
+            Evidence {
+                burn,
+                group,
+                smart,
+                len,
+                start,
+                point,
+                hottest_c,
+                limit,
+                again,
+                spins,
+                after,
+            }
+            .facts()
         })
         .collect();
     (facts, hottest, limits)
@@ -179,6 +196,8 @@ struct Evidence<'a> {
     again: (Option<Remeasured>, Option<crate::judge::smr::Recovery>),
     /// It spins (sysfs).
     spins: bool,
+    /// Its self-test after the passes.
+    after: Option<&'a (crate::burnin::smart::TestKind, SelfTest)>,
 }
 
 impl Evidence<'_> {
@@ -187,8 +206,11 @@ impl Evidence<'_> {
         let words =
             |kind: CounterKind| self.smart.map(|c| smart_words(c, kind)).unwrap_or_default();
         BurnFacts {
-            self_test_failed: match &self.point.self_test {
-                Some((_, SelfTest::Failed(w))) => Some(w.clone()),
+            self_test_failed: match (&self.point.self_test, self.after) {
+                (Some((_, SelfTest::Failed(w))), _) => Some(w.clone()),
+                (_, Some((kind, SelfTest::Failed(w)))) => {
+                    Some(format!("{} self-test after the burn-in: {w}", kind.word()))
+                }
                 _ => None,
             },
             fake_capacity: self.point.probe.as_ref().and_then(crate::judge::inspect::fake_capacity),

@@ -86,6 +86,8 @@ pub struct BurnPlan {
     pub block: u64,
     /// `--smart-test`, and how long it may run.
     pub self_test: Option<(TestKind, Duration)>,
+    /// `--smart-test-after`, and how long it may run.
+    pub self_test_after: Option<(TestKind, Duration)>,
     pub looks: Looks,
     /// The command that continues this run where a signal stops it.
     pub resume_line: String,
@@ -300,6 +302,7 @@ impl BurnPlan {
             block: args.io.block,
             // A resumed run (--resume-or-start) ran its self-test when it began.
             self_test: args.smart_test.filter(|_| !resume).map(|k| (k, smart_test_limit(args, k))),
+            self_test_after: args.smart_test_after.map(|k| (k, smart_test_limit(args, k))),
             looks: Looks {
                 smart_every: args.smart_every,
                 progress: match args.progress {
@@ -517,6 +520,32 @@ impl BurnPlan {
         OnFile { file: &d.target.file, engine: self.engine, depth: self.depth }
     }
 
+    /// Runs the drives' self-tests after the passes where
+    /// `--smart-test-after` asks, on each disk that still answers (not
+    /// gone, not hung): each one's result, None for a disk not tested. A
+    /// signal aborts them (none is then judged).
+    pub fn self_tests_after(
+        &self,
+        burns: &[(DiskBurn, crate::burnin::record::Temps)],
+        stop: &StopFlag,
+    ) -> Vec<Option<(TestKind, crate::burnin::smart::SelfTest)>> {
+        let mut out = vec![None; self.disks.len()];
+        let Some((kind, limit)) = self.self_test_after.filter(|_| !stop.is_set()) else {
+            return out;
+        };
+        let answers = |b: &DiskBurn| !b.device_gone && b.hung.is_none();
+        let tested: Vec<usize> = (0..self.disks.len()).filter(|&i| answers(&burns[i].0)).collect();
+        let drives: Vec<health::Drive> =
+            tested.iter().map(|&i| health::Drive::of(&self.disks[i])).collect();
+        let when = (limit, "after the burn-in");
+        if let Some(found) = health::run_self_tests(&drives, kind, when, stop) {
+            for (i, s) in tested.into_iter().zip(found) {
+                out[i] = Some((kind, s));
+            }
+        }
+        out
+    }
+
     /// Runs the drives' self-tests first where `--smart-test` asks; true
     /// (said in a line) when a signal stopped them: they were aborted, and
     /// nothing was written.
@@ -703,6 +732,12 @@ fn resume_line(
     };
     flag("smart", smart.into());
     flag("smart-every", secs(args.smart_every));
+    if let Some(k) = args.smart_test_after {
+        flag("smart-test-after", k.word().into());
+        if let Some(t) = args.smart_test_timeout {
+            flag("smart-test-timeout", secs(t));
+        }
+    }
     flag("io-timeout", secs(args.io.io_timeout));
     flag("stall-ms", stall_ms.to_string());
     flag("slow-pct", slow_pct.to_string());
@@ -942,7 +977,7 @@ fn passes(args: &BurninArgs) -> u16 {
 /// [`defaults::LONG_SELF_TEST`](crate::defaults::LONG_SELF_TEST).
 fn smart_test_limit(args: &BurninArgs, kind: TestKind) -> Duration {
     args.smart_test_timeout.unwrap_or(match kind {
-        TestKind::Short => crate::defaults::SHORT_SELF_TEST,
+        TestKind::Short | TestKind::Conveyance => crate::defaults::SHORT_SELF_TEST,
         TestKind::Long => crate::defaults::LONG_SELF_TEST,
     })
 }

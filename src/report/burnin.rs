@@ -68,6 +68,12 @@ pub struct BurnDisk {
     /// with the drive's words, `unknown` with why); null when not run.
     pub self_test_kind: Option<TestKind>,
     pub self_test: Option<SelfTest>,
+    /// The drive's self-test after the passes (`--smart-test-after`):
+    /// which, and its result as `self_test`'s; absent when not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_test_after_kind: Option<TestKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_test_after: Option<SelfTest>,
     /// The hottest the disk was during the run (SMART before, every
     /// `--smart-every` seconds, after), °C.
     pub hottest_c: Option<i64>,
@@ -280,7 +286,7 @@ impl Burned {
         (hottest_c, limit): (Option<i64>, TempLimits),
         read_only: bool,
     ) -> BurnDisk {
-        let Burned { disk, burn, smart, temps, .. } = self;
+        let Burned { disk, burn, smart, temps, self_test_after: after, .. } = self;
         let (t, c) = (&disk, &disk.point);
         let verdict = judged.disk_verdict(burn.interrupted, burned_whole(&burn, read_only));
         let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, t.end - t.start);
@@ -303,6 +309,8 @@ impl Burned {
             smart_note: smart.1,
             self_test_kind: c.self_test.as_ref().map(|(k, _)| *k),
             self_test: c.self_test.as_ref().map(|(_, s)| s.clone()),
+            self_test_after_kind: after.as_ref().map(|(k, _)| *k),
+            self_test_after: after.map(|(_, s)| s),
             hottest_c,
             temperatures: temps.readings,
             sensor_faults: temps.not_believed,

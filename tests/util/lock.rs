@@ -116,6 +116,10 @@ pub const UNTIMED: &[(&str, &str)] = &[
         "a fake smartctl's self-test and temperatures; no speed judged",
     ),
     ("burnin::a_self_test_that_never_finishes_", "a fake self-test's timeout; no speed judged"),
+    (
+        "burnin::a_self_test_after_the_passes_",
+        "a fake self-test after the passes and its error log; no speed judged",
+    ),
     ("burnin::a_killed_worker_", "what the waiting process says; no speed judged"),
     ("burnin::a_stopped_worker_", "a stop of a stopped worker; no speed judged"),
     ("burnin::a_disk_left_out_of_a_resume_", "the verdict's words on a resume; no speed judged"),
