@@ -227,6 +227,17 @@ pub struct BurninArgs {
     /// blocks is refused; --resume continues an interrupted verify.
     #[arg(help_heading = "How to write and read", long, conflicts_with_all = ["destructive", "read_only", "resume_or_start", "pattern", "passes", "range", "wipe_signatures", "smart_test", "duration"])]
     pub verify: bool,
+    /// With --verify: N read-backs, each after a spin cycle: every disk
+    /// spun down (hdparm -y; sg_start --stop for SAS) and read at once,
+    /// timed until it answers, its identity read again. A disk that does
+    /// not come back, comes back as another drive, or spins up late against
+    /// its peers or its own first cycle is named.
+    #[arg(help_heading = "How to write and read", long, value_name = "N", requires = "verify", value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub cycles: Option<u16>,
+    /// With --cycles: how long a disk may take to answer after its
+    /// spin-down before it is named as not back.
+    #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration, requires = "cycles")]
+    pub spin_up_timeout: Duration,
     /// A disk whose writes collapse partway (as a drive-managed SMR disk's
     /// do once its media cache is full) is left idle this long after the
     /// run, then written a burst at its start: back at full speed, it

@@ -98,17 +98,29 @@ fn a_disk_slow_only_while_the_parallel_pass_read_it_is_re_measured_together_and_
     eprintln!("{}\n{}", r.stdout, r.stderr);
     let row = &disk_rows(&v, "parallel")[1];
     assert!(row.pct_of_peers.unwrap() < 75.0, "the parallel pass measured it slow: {row:?}");
-    assert_eq!(row.verdict, Verdict::Ok, "but it is not called slow: {row:?}");
     let c = &v.confirmations[..];
     assert_eq!(c.len(), 1, "{c:?}");
-    assert_eq!(
-        (c[0].path.as_str(), c[0].pass, c[0].verdict),
-        (d[1].dev.as_str(), PassKind::Parallel, Verdict::Ok)
-    );
+    assert_eq!((c[0].path.as_str(), c[0].pass), (d[1].dev.as_str(), PassKind::Parallel));
     assert!((90.0..110.0).contains(&c[0].pct_of_peer.unwrap()), "{c:?}");
-    assert!(c[0].sentence.ends_with("not slow"), "{c:?}");
-    assert_eq!(r.code, 0, "{}", v.summary.message);
-    assert!(r.stdout.contains("re-measured: ok") && r.stdout.contains("Verdict: HEALTHY"));
+    // Never called slow. At its peers' speed again, it is cleared; where
+    // the host's load scattered the slices across the threshold (beside
+    // stress-ng, one run in three or four: 91-101 % over 12 slices), it is
+    // not decided, and the run claims no health for it (exit 3).
+    match c[0].verdict {
+        Verdict::Ok => {
+            assert_eq!(row.verdict, Verdict::Ok, "not called slow: {row:?}");
+            assert!(c[0].sentence.ends_with("not slow"), "{c:?}");
+            assert_eq!(r.code, 0, "{}", v.summary.message);
+            assert!(r.stdout.contains("re-measured: ok") && r.stdout.contains("Verdict: HEALTHY"));
+        }
+        Verdict::Unsure => {
+            assert_eq!(row.verdict, Verdict::Unsure, "not called slow: {row:?}");
+            assert!(c[0].sentence.contains("still unsure (the slices straddle"), "{c:?}");
+            assert_eq!(r.code, 3, "{}", v.summary.message);
+            assert!(r.stdout.contains("Verdict: NOT JUDGED"), "{}", r.stdout);
+        }
+        other => panic!("re-measured at its peers' speed, called {other:?}: {c:?}"),
+    }
 }
 
 #[test]

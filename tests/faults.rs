@@ -226,6 +226,12 @@ impl FaultyDisk {
         Frozen(self.daemon.pid())
     }
 
+    /// The FUSE daemon's process id (a fake tool that freezes or kills
+    /// the disk signals it).
+    pub(crate) fn daemon_id(&self) -> u32 {
+        self.daemon.id()
+    }
+
     /// Every read from now on fails (EIO): the drive died.
     pub(crate) fn die(&self) {
         self.daemon.signal(nix::sys::signal::Signal::SIGUSR1);

@@ -5,6 +5,7 @@
 //! an interrupted burn-in's written part read back, and only that.
 
 use std::path::Path;
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -291,4 +292,109 @@ fn a_stopped_verify_resumes_and_an_interrupted_burn_in_is_read_back_where_it_wro
     );
 }
 
-use std::process::Command;
+/// A fake `hdparm` in a new directory, and a PATH with it first: `-y DEV`
+/// is noted, then freezes DEV's FUSE daemon for DIR/NAME.delay seconds (a
+/// spin-up), or with DIR/NAME.mode `die` makes its every read fail.
+fn fake_hdparm(disks: &[&crate::faults::FaultyDisk]) -> (tempfile::TempDir, String) {
+    let fake = tempdir();
+    for d in disks {
+        let name = &d.dev[5..];
+        std::fs::write(fake.path().join(format!("{name}.pid")), d.daemon_id().to_string()).unwrap();
+    }
+    let body = format!(
+        "d=$(basename \"$2\"); echo \"$1 $2\" >> {0}/calls\npid=$(cat {0}/$d.pid)\ncase $(cat {0}/$d.mode 2>/dev/null) in\n  die) kill -USR1 $pid;;\n  *) kill -STOP $pid; (sleep $(cat {0}/$d.delay 2>/dev/null || echo 0); kill -CONT $pid) >/dev/null 2>&1 &;;\nesac\nexit 0",
+        fake.path().display()
+    );
+    fake_tool(fake.path(), "hdparm", &body);
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    (fake, path)
+}
+
+/// `n` writable FUSE disks of `size` bytes burned in (one pass), their
+/// checkpoints in the bench's state.
+fn burned_fuse(n: usize, size: u64, st: &str, json_at: &Path) -> Vec<crate::faults::FaultyDisk> {
+    let d: Vec<_> =
+        (0..n).map(|_| crate::faults::FaultyDisk::writable(size, &[], &[], &[])).collect();
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    burn_in(&devs, st, "1", json_at);
+    d
+}
+
+/// `arrayburn burnin --verify --cycles N` of `devs` with PATH `path`: its
+/// output and report.
+fn cycled(
+    devs: &[&str],
+    (st, path): (&str, &str),
+    n: &str,
+    json_at: &Path,
+) -> (std::process::Output, Value) {
+    let mut a = vec!["burnin", "--verify", "--cycles", n, "--spin-up-timeout", "1m", "--state", st];
+    a.extend(["--smart", "off", "--progress", "none", "--json", json_at.to_str().unwrap()]);
+    a.extend(NO_SPEED_JUDGED);
+    a.extend(devs);
+    let out = Command::new(bin()).args(&a).env("PATH", path).output_within(RUN);
+    eprintln!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out, json(json_at))
+}
+
+#[test]
+fn spin_ups_are_timed_each_cycle_and_one_late_against_its_peers_is_named() {
+    need_root!();
+    let _l = device_lock();
+    let (state, dir) = (tempdir(), tempdir());
+    let st = state.path().to_str().unwrap();
+    let d = burned_fuse(3, 8 * MIB, st, &dir.path().join("burn.json"));
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let (fake, path) = fake_hdparm(&d.iter().collect::<Vec<_>>());
+    for (x, delay) in devs.iter().zip(["0.1", "0.1", "4"]) {
+        std::fs::write(fake.path().join(format!("{}.delay", &x[5..])), delay).unwrap();
+    }
+    let (out, doc) = cycled(&devs, (st, &path), "2", &dir.path().join("v.json"));
+    assert_eq!(out.status.code(), Some(1), "the late one to recheck");
+    let calls = std::fs::read_to_string(fake.path().join("calls")).unwrap();
+    assert_eq!(calls.lines().count(), 6, "each disk spun down in each cycle: {calls}");
+    for (i, disk) in doc["disks"].as_array().unwrap().iter().enumerate() {
+        let cycles = disk["cycles"].as_array().unwrap();
+        assert_eq!(cycles.len(), 2, "{disk}");
+        for c in cycles {
+            assert_eq!(c["back"]["state"], "same", "{disk}");
+            let s = c["spin_up_s"].as_f64().unwrap();
+            assert!(if i == 2 { s >= 3.5 } else { s < 2.0 }, "{i}: {s} s: {disk}");
+        }
+        // Read back whole in each cycle.
+        assert_eq!(disk["verified_bytes"].as_u64(), Some(2 * 8 * MIB), "{disk}");
+        assert_eq!(disk["passes_done"], 2, "{disk}");
+    }
+    assert_eq!(doc["disks"][2]["verdict"], "recheck", "{doc}");
+    let said = doc["summary"]["disk_verdicts"][0]["sentence"].as_str().unwrap();
+    assert!(said.contains("to answer after spin-down") && said.contains("its peers 0."), "{said}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Spin cycles") && text.contains("cycle 2 back in"), "{text}");
+}
+
+#[test]
+fn a_drive_that_dies_at_its_spin_down_is_named_and_the_others_go_on() {
+    need_root!();
+    let _l = device_lock();
+    let (state, dir) = (tempdir(), tempdir());
+    let st = state.path().to_str().unwrap();
+    let d = burned_fuse(2, 8 * MIB, st, &dir.path().join("burn.json"));
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let (fake, path) = fake_hdparm(&d.iter().collect::<Vec<_>>());
+    std::fs::write(fake.path().join(format!("{}.mode", &devs[1][5..])), "die").unwrap();
+    let (out, doc) = cycled(&devs, (st, &path), "2", &dir.path().join("v.json"));
+    assert_eq!(out.status.code(), Some(1));
+    let (ok, dead) = (&doc["disks"][0], &doc["disks"][1]);
+    assert_eq!(ok["cycles"].as_array().unwrap().len(), 2, "{ok}");
+    assert_eq!(ok["verified_bytes"].as_u64(), Some(2 * 8 * MIB), "the other disk went on: {ok}");
+    let cycles = dead["cycles"].as_array().unwrap();
+    assert_eq!((cycles.len(), &cycles[0]["back"]["state"]), (1, &"gone".into()), "{dead}");
+    assert!(
+        cycles[0]["back"]["detail"].as_str().unwrap().starts_with("reading it fails"),
+        "{dead}"
+    );
+    assert_eq!(dead["verified_bytes"], 0, "nothing more read: {dead}");
+    assert_eq!(dead["verdict"], "return", "{doc}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("after spin-down 1 it did not come back (reading it fails"), "{text}");
+}

@@ -18,8 +18,11 @@
 //!   it says it has them.
 //! - `remeasure`: a disk called slow on speed alone, measured again alone
 //!   in turn with a peer before it is blamed.
+//! - `cycle`: a verify's spin cycles: each disk spun down, timed until it
+//!   answers, its identity read again.
 
 pub mod block;
+pub mod cycle;
 pub mod health;
 pub mod probe;
 pub mod record;

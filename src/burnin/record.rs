@@ -248,6 +248,9 @@ pub struct DiskBurn {
     /// Writes and reads that had the disk for at least 500 ms.
     #[serde(default)]
     pub slow_requests: u64,
+    /// A verify's spin cycles (`--cycles`), each before its read-back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cycles: Vec<super::cycle::Cycle>,
     /// Whether a request was timed since this process began.
     #[serde(skip)]
     warm: bool,

@@ -102,7 +102,7 @@ pub struct Checkpoint {
 
 /// What a verify reads back: where the burn-in it verifies stood when its
 /// blocks were last written, and when that was.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verifies {
     /// The burn-in's place (which pass's blocks are where), of its passes
     /// asked (the verify reads its blocks back once: this file's `passes`
@@ -119,6 +119,10 @@ pub struct Verifies {
     /// says it (`"healthy"`, `"return"`...); None where none is kept.
     #[serde(default)]
     pub burn_verdict: Option<String>,
+    /// `--cycles`: each read-back (this file's `passes`) begins with a
+    /// spin cycle, a disk given this many seconds to answer after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin_up_timeout_s: Option<f64>,
 }
 
 impl Checkpoint {
@@ -216,6 +220,15 @@ impl Checkpoint {
     /// A verify's: the burn-in's place it reads back.
     fn check_verifies(&self, whole: &dyn Fn(u64) -> bool) -> Result<(), String> {
         let Some(v) = &self.verifies else { return Ok(()) };
+        if let Some(s) =
+            v.spin_up_timeout_s.filter(|s| !(s.is_finite() && (0.0..=MAX_SECONDS).contains(s)))
+        {
+            return bad(
+                "verifies.spin_up_timeout_s",
+                s.to_string(),
+                "0 to 1e9 seconds are written",
+            );
+        }
         let b = &v.burned;
         if !(1..=MAX_PASSES).contains(&v.passes) || !(1..=v.passes).contains(&b.pass) {
             return bad(
@@ -658,6 +671,7 @@ mod tests {
                 burned_until: String::new(),
                 id: "2".into(),
                 burn_verdict: None,
+                spin_up_timeout_s: None,
             }),
             ..c.clone()
         };

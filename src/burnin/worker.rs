@@ -318,13 +318,15 @@ fn keeping<'a>(
 
 /// A finished or interrupted burn-in's blocks read back (`burnin
 /// --verify`): each of `written` (from, to, the pass whose blocks it
-/// holds; in order over the range) from `at` on, classified as a verify
-/// classifies them and recorded as one pass, with what was found before
-/// in `out` (a resumed verify); `save` as [`burn`]'s. Nothing is written.
+/// holds; in order over the range), classified as a verify classifies them,
+/// once for each of the job's passes from `at` on (with `--cycles`, each
+/// pass a cycle, begun by `spin`: a disk that does not come back as itself
+/// is read no more), with what was found before in `out` (a resumed
+/// verify); `save` as [`burn`]'s. Nothing is written.
 pub fn verify_written(
     job: &BurnJob,
     written: &[(u64, u64, u16)],
-    at: At,
+    (at, spin): (At, Option<&dyn Fn(u16) -> super::cycle::Cycle>),
     mut out: DiskBurn,
     save: &mut dyn FnMut(&DiskBurn, At),
 ) -> DiskBurn {
@@ -332,19 +334,36 @@ pub fn verify_written(
     let mut saved = at;
     let mut keep = keeping(&mut saved, save);
     let save = &mut keep;
-    let mut whole = at.phase != Phase::Done;
-    for &(from, to, pass) in written.iter().filter(|s| s.1 > at.done_until) {
-        let from = from.max(at.done_until);
-        let read = BurnPass::reading(job, pass).verify((from, to), Check::Verify, &mut out, save);
-        whole &= read.is_some() && !job.stop.is_set();
-        if !whole {
+    let (start, end) = (job.t.start, job.t.end);
+    let mut at = at;
+    while at.phase != Phase::Done && !job.stop.is_set() {
+        if let Some(spin) = spin.filter(|_| at.done_until == start) {
+            let c = spin(at.pass);
+            let read_on = c.read_on();
+            out.cycles.push(c);
+            save(&out, at);
+            if !read_on || job.stop.is_set() {
+                break;
+            }
+        }
+        let mut whole = true;
+        for &(from, to, stamp) in written.iter().filter(|s| s.1 > at.done_until) {
+            let from = from.max(at.done_until);
+            let pass = BurnPass::reading(job, stamp, at.pass);
+            whole &= pass.verify((from, to), Check::Verify, &mut out, save).is_some();
+            if !whole || job.stop.is_set() {
+                break;
+            }
+        }
+        if !whole || job.stop.is_set() {
             break;
         }
-    }
-    if whole {
-        out.passes_done = 1;
-        let end = job.t.end;
-        save(&out, At { pass: 1, phase: Phase::Done, done_until: end, interval_from: end });
+        out.passes_done = at.pass;
+        at = match at.pass < job.passes {
+            true => At { pass: at.pass + 1, phase: Phase::Verify, ..At::first(start) },
+            false => At { pass: at.pass, phase: Phase::Done, done_until: end, interval_from: end },
+        };
+        save(&out, at);
     }
     drop(keep);
     out.place = Some(saved);
@@ -500,9 +519,9 @@ impl<'a> BurnPass<'a> {
         Self { job, stamp, pass }
     }
 
-    /// The blocks of `pass` read back as a verify's one pass.
-    fn reading(job: &'a BurnJob<'a>, pass: u16) -> Self {
-        Self { pass: 1, ..Self::of(job, pass) }
+    /// The blocks of pass `stamp` read back as a verify's pass `pass`.
+    fn reading(job: &'a BurnJob<'a>, stamp: u16, pass: u16) -> Self {
+        Self { pass, ..Self::of(job, stamp) }
     }
 
     /// The write phase from `at`: resumed mid-phase, what the last

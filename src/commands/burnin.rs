@@ -85,7 +85,14 @@ fn one(
     let save =
         &mut |b: &DiskBurn, at| store.save_place((&d.target.checkpoint, c), (b, at), &mut warned);
     if plan.verify {
-        return verify_written(&job, &c.written(), c.at, c.burn.clone(), save);
+        // With --cycles, each read-back after a spin cycle.
+        let within = c.verifies.as_ref().and_then(|v| v.spin_up_timeout_s);
+        let spin = within.map(|s| {
+            let within = std::time::Duration::from_secs_f64(s);
+            move |cycle: u16| crate::burnin::cycle::spin(&d.target, cycle, within, stop)
+        });
+        let spin = spin.as_ref().map(|f| f as &dyn Fn(u16) -> crate::burnin::cycle::Cycle);
+        return verify_written(&job, &c.written(), (c.at, spin), c.burn.clone(), save);
     }
     burn(&job, c.at, c.burn.clone(), save)
 }

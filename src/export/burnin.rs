@@ -54,7 +54,7 @@ pub fn render(r: &BurnReport) -> String {
 pub fn blocks(r: &BurnReport) -> Vec<Block> {
     let mut out = vec![Block::Title(title(r)), Block::Table(disks(r))];
     super::inspect::opening(&mut out, &r.inspection);
-    for section in [resumed_run, stopped, pass_speeds, smart, findings] {
+    for section in [resumed_run, stopped, pass_speeds, cycles, smart, findings] {
         section(&mut out, r);
     }
     out.push(verdict(&r.summary.disk_verdicts, &r.summary.message));
@@ -490,7 +490,6 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
         ("Bad bytes found", bad_bytes(&d.burn)),
         ("SMART", smart_words(d)),
         ("Self-test", self_test_words(d).unwrap_or_else(|| "none".into())),
-        ("Self-test after", self_test_after_words(d).unwrap_or_else(|| "none".into())),
         ("Hottest", d.hottest_c.map_or("-".into(), |c| format!("{c} °C{}", limit_words(d)))),
         ("Resumed", resumed(d.burn.resumes)),
         ("Verdict", d.verdict.word().into()),
@@ -500,9 +499,16 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
         ("Machine id", opt(&r.header.machine.machine_id)),
         ("arrayburn", r.header.tool_version.clone()),
     ];
+    if let Some(after) = self_test_after_words(d) {
+        let at = rows.iter().position(|(k, _)| *k == "Self-test").map_or(rows.len(), |i| i + 1);
+        rows.insert(at, ("Self-test after", after));
+    }
     if let Some(b) = &d.burned_in {
         // What the blocks read back are, then this verify's own rows.
         rows.insert(7, ("Burned in", burned_in_words(b)));
+        if !d.burn.cycles.is_empty() {
+            rows.insert(8, ("Spin cycles", cycles_words(&d.burn.cycles)));
+        }
         rows.retain(|(k, _)| *k != "Passes done" && *k != "Bytes written");
     }
     let what = match (r.verify, r.read_only) {
@@ -527,6 +533,37 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
             }
         }
     }
+}
+
+/// A verify's spin cycles, a line per disk.
+fn cycles(out: &mut Vec<Block>, r: &BurnReport) {
+    let lines: Vec<String> = (r.disks.iter())
+        .filter(|d| !d.burn.cycles.is_empty())
+        .map(|d| format!("{}: {}", d.path, cycles_words(&d.burn.cycles)))
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    let bad = r.disks.iter().flat_map(|d| &d.burn.cycles).any(|c| !c.read_on());
+    out.push(Block::Heading("Spin cycles".into(), if bad { Tone::Bad } else { Tone::Plain }));
+    out.extend(lines.into_iter().map(Block::Note));
+}
+
+/// Each spin cycle in words: "cycle 1 back in 7.2 s; cycle 2 did not come
+/// back (…)".
+pub fn cycles_words(cycles: &[crate::burnin::cycle::Cycle]) -> String {
+    use crate::burnin::cycle::Back;
+    let each = cycles.iter().map(|c| {
+        let n = c.cycle;
+        match (&c.back, c.spin_up_s) {
+            (Back::Same, Some(s)) => format!("cycle {n} back in {s:.1} s"),
+            (Back::Same, None) => format!("cycle {n} back"),
+            (Back::NotSpun(why), _) => format!("cycle {n} not spun down ({why})"),
+            (Back::Gone(why), _) => format!("cycle {n} did NOT come back ({why})"),
+            (Back::Other(what), _) => format!("cycle {n} came back as ANOTHER drive ({what})"),
+        }
+    });
+    each.collect::<Vec<_>>().join("; ")
 }
 
 /// The burn-in a verify read back, in a certificate's words.

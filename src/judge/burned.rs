@@ -253,6 +253,7 @@ impl Evidence<'_> {
             }),
             spins: self.spins,
             scattered: self.point.scattered.clone(),
+            cycles: b.cycles.clone(),
         }
     }
 }

@@ -92,6 +92,8 @@ pub struct BurnFacts {
     pub spins: bool,
     /// The scattered-write probe before the run (`burnin::scatter`).
     pub scattered: Option<crate::burnin::scatter::Scattered>,
+    /// A verify's spin cycles (`--cycles`).
+    pub cycles: Vec<crate::burnin::cycle::Cycle>,
 }
 
 impl BurnFacts {
@@ -301,7 +303,8 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
         .iter()
         .enumerate()
         .map(|(i, d)| {
-            let action = action(d, write[i], verify[i], th);
+            let late = spun_up_late(disks, i);
+            let action = evidence(d, th).or(late).or_else(|| slow(d, (write[i], verify[i]), th));
             let undecided = action
                 .is_none()
                 .then(|| {
@@ -356,14 +359,11 @@ pub fn suspects(disks: &[BurnFacts], th: &Thresholds) -> Vec<(usize, usize)> {
 /// What a rule says of a disk: what to do and why, or nothing.
 pub type Rule = Option<(Action, String)>;
 
-fn action(d: &BurnFacts, write: Option<f64>, verify: Option<f64>, th: &Thresholds) -> Rule {
-    evidence(d, th).or_else(|| slow(d, (write, verify), th))
-}
-
 /// What the disk's own evidence says, before any speed: gone or hung, bad
 /// blocks, SMART, stalls, heat.
 fn evidence(d: &BurnFacts, th: &Thresholds) -> Rule {
     gone_or_hung(d)
+        .or_else(|| not_back(d))
         .or_else(|| faults(d, th))
         .or_else(|| transport(d))
         .or_else(|| heat(d))
@@ -385,6 +385,70 @@ fn gone_or_hung(d: &BurnFacts) -> Rule {
             "the disk stopped answering ({where_}); its burn-in ended there: check its cable, slot and power, then burn it in again; if it hangs again, return it"
         ),
     ))
+}
+
+/// A spin-up slower than this many times its peers' (or its own first),
+/// and by at least [`LATE_S`] more, is late: a drive slow to spin up is one
+/// that fails to start one day.
+pub const LATE_TIMES: f64 = 2.0;
+/// ... and by at least this many seconds more (a spin-up takes seconds).
+pub const LATE_S: f64 = 2.0;
+
+/// A disk that did not come back from a spin-down as itself: it did not
+/// answer or cannot be read (return it), or answered as another drive (its
+/// slot and path).
+fn not_back(d: &BurnFacts) -> Rule {
+    use crate::burnin::cycle::Back;
+    d.cycles.iter().find_map(|c| match &c.back {
+        Back::Gone(why) => Some((
+            Action::Return,
+            format!("after spin-down {} it did not come back ({why}), return it", c.cycle),
+        )),
+        Back::Other(what) => Some((
+            Action::CheckPath,
+            format!(
+                "after spin-down {} another drive answered under its name ({what}): it dropped off the bus or the names moved; check its slot, cable and power",
+                c.cycle
+            ),
+        )),
+        Back::Same | Back::NotSpun(_) => None,
+    })
+}
+
+/// Disk `i`'s spin-ups against its peers' (the slowest of each, its group's
+/// median) and against its own first: late by [`LATE_TIMES`] and
+/// [`LATE_S`] → recheck.
+fn spun_up_late(disks: &[BurnFacts], i: usize) -> Rule {
+    let times = |d: &BurnFacts| -> Vec<(u16, f64)> {
+        d.cycles.iter().filter_map(|c| Some((c.cycle, c.spin_up_s?))).collect()
+    };
+    let late = |s: f64, than: f64| s > LATE_TIMES * than && s - than >= LATE_S;
+    let slowest = |d: &BurnFacts| times(d).into_iter().max_by(|a, b| a.1.total_cmp(&b.1));
+    let d = &disks[i];
+    let (cycle, s) = slowest(d)?;
+    let peers: Vec<f64> = (disks.iter().enumerate())
+        .filter(|(j, p)| *j != i && p.group == d.group)
+        .filter_map(|(_, p)| Some(slowest(p)?.1))
+        .collect();
+    if let Some(m) = crate::stats::median(&peers).filter(|m| late(s, *m)) {
+        return Some((
+            Action::Recheck,
+            format!(
+                "it took {s:.1} s to answer after spin-down {cycle}, its peers {m:.1} s: a drive slow to spin up fails to start one day; check its power, then cycle it again"
+            ),
+        ));
+    }
+    let own = times(d);
+    let (first, last) = (own.first()?, own.last()?);
+    (own.len() > 1 && late(last.1, first.1)).then(|| {
+        (
+            Action::Recheck,
+            format!(
+                "its spin-up slowed from {:.1} s (cycle {}) to {:.1} s (cycle {}); check its power, then cycle it again",
+                first.1, first.0, last.1, last.0
+            ),
+        )
+    })
 }
 
 /// Blocks found bad, SMART media errors or a failed health check or
@@ -896,5 +960,51 @@ mod tests {
         let (action, words) = out[1].action.clone().unwrap();
         assert_eq!(action, Action::Return);
         assert!(words.contains("took 5000 ms"), "{words}");
+    }
+
+    #[test]
+    fn a_drive_late_or_not_back_from_its_spin_down_is_named() {
+        use super::*;
+        use crate::burnin::cycle::{Back, Cycle};
+        let same = |cycle, s| Cycle { cycle, spin_up_s: Some(s), back: Back::Same };
+        let disk = |cycles: Vec<Cycle>| BurnFacts { cycles, ..BurnFacts::default() };
+        let th = Thresholds::default();
+        // Three peers: the slowest spin-ups 7.2, 7.6 and 16 s.
+        let peers = [
+            disk(vec![same(1, 7.0), same(2, 7.2)]),
+            disk(vec![same(1, 7.6), same(2, 7.5)]),
+            disk(vec![same(1, 16.0), same(2, 15.0)]),
+        ];
+        let v = verdicts(&peers, &th);
+        assert!(v[0].action.is_none() && v[1].action.is_none(), "{v:?}");
+        let (a, words) = v[2].action.clone().unwrap();
+        assert_eq!(a, Action::Recheck);
+        assert!(
+            words.starts_with("it took 16.0 s to answer after spin-down 1, its peers 7.4 s"),
+            "{words}"
+        );
+        // Twice its peers' but not 2 s more: a fast spin-up's jitter.
+        let quick = [disk(vec![same(1, 0.5)]), disk(vec![same(1, 0.6)]), disk(vec![same(1, 2.0)])];
+        assert!(verdicts(&quick, &th).iter().all(|v| v.action.is_none()));
+        // Alone: against its own first cycle.
+        let alone = [disk(vec![same(1, 6.0), same(2, 9.0), same(3, 13.0)])];
+        let (a, words) = verdicts(&alone, &th)[0].action.clone().unwrap();
+        assert_eq!(a, Action::Recheck);
+        assert!(
+            words.starts_with("its spin-up slowed from 6.0 s (cycle 1) to 13.0 s (cycle 3)"),
+            "{words}"
+        );
+        // Not back, or back as another drive; not spun down is no finding.
+        let back =
+            |b: Back| verdicts(&[disk(vec![Cycle { cycle: 2, spin_up_s: None, back: b }])], &th);
+        let gone = back(Back::Gone("reading it fails (EIO)".into()));
+        assert_eq!(gone[0].action.as_ref().map(|a| a.0), Some(Action::Return));
+        let other = back(Back::Other("serial B, was A".into()));
+        let (a, words) = other[0].action.clone().unwrap();
+        assert_eq!(a, Action::CheckPath);
+        assert!(words.starts_with(
+            "after spin-down 2 another drive answered under its name (serial B, was A)"
+        ));
+        assert!(back(Back::NotSpun("hdparm -y failed".into()))[0].action.is_none());
     }
 }

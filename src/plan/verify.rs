@@ -54,7 +54,8 @@ pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<
                 store.path(&name).display()
             ),
             (_, false) => {
-                let mut v = fresh(&burned, (&t.dev.given, &id), argv);
+                let cycles = args.cycles.map(|n| (n, args.spin_up_timeout));
+                let mut v = fresh(&burned, (&t.dev.given, &id), (argv, cycles));
                 let verdict = burn_verdict(&store, &burned, t);
                 v.verifies.iter_mut().for_each(|x| x.burn_verdict = verdict.clone());
                 v
@@ -143,14 +144,19 @@ fn burned(store: &Store, t: &mut Target, args: &BurninArgs, stop: &StopFlag) -> 
 }
 
 /// A new verify of `burned`'s blocks, as one read-back pass over its range.
-fn fresh(burned: &Checkpoint, (device, id): (&str, &str), argv: &[String]) -> Checkpoint {
+/// `cycles`: `--cycles` and `--spin-up-timeout`, where given.
+fn fresh(
+    burned: &Checkpoint,
+    (device, id): (&str, &str),
+    (argv, cycles): (&[String], Option<(u16, std::time::Duration)>),
+) -> Checkpoint {
     let now = rfc3339(std::time::SystemTime::now());
     let start = burned.start_byte;
     Checkpoint {
         started_at: now.clone(),
         saved_at: now,
         device: device.to_string(),
-        passes: 1,
+        passes: cycles.map_or(1, |(n, _)| n),
         command_line: argv.to_vec(),
         at: At { phase: Phase::Verify, ..At::first(start) },
         burn: Default::default(),
@@ -166,6 +172,7 @@ fn fresh(burned: &Checkpoint, (device, id): (&str, &str), argv: &[String]) -> Ch
             burned_until: burned.saved_at.clone(),
             id: id.to_string(),
             burn_verdict: None,
+            spin_up_timeout_s: cycles.map(|(_, within)| within.as_secs_f64()),
         }),
         ..burned.clone()
     }

@@ -219,6 +219,9 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
     for (int i = 0; i < slow_count; i++)
         if (off < slow_to[i] && slow_from[i] < off + (off_t)len)
             usleep(slow_usec[i]);
+    /* A dead drive answers nothing, written in memory or not. */
+    if (dead)
+        return -EIO;
     if (rw) {
         if (__atomic_exchange_n(&next_off, off + (off_t)len, __ATOMIC_SEQ_CST) != off && seek_usec > 0)
             usleep(seek_usec);
@@ -233,8 +236,6 @@ static int fd_read(const char *path, char *buf, size_t len, off_t off, struct fu
                 buf[i] ^= 1;
         return (int)len;
     }
-    if (dead)
-        return -EIO;
     for (int i = 0; i < bad_count; i++)
         if (off < bad_to[i] && bad_from[i] < off + (off_t)len)
             return -EIO;

@@ -131,10 +131,13 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("metrics::", "the metrics files and what they say of each run's own verdict"),
     ("report::", "the fleet's reading of results; its runs' verdicts are the findings of faults"),
     ("safety::links_planted_", "files never written through a link"),
+    ("verify::a_burn_in_read_back_later_", "blocks read back and classified; no speed judged"),
+    ("verify::a_verify_refuses_", "refusals: exit 2, one line, nothing written"),
     (
-        "verify::",
-        "blocks read back and classified, refusals, a stop and its resume; no speed judged",
+        "verify::a_stopped_verify_resumes_",
+        "a stop and its resume, bytes read back; no speed judged",
     ),
+    ("verify::a_drive_that_dies_at_its_spin_down_", "a disk that fails after a fake spin-down"),
     ("safety::a_lock_held_by_another_user_", "the lock's holder named and escaped"),
     ("safety::a_disk_held_for_a_moment_", "a held disk waited for, then refused; a lone disk"),
     ("safety::a_resume_proves_", "a resume refused on another disk; a lone disk"),
@@ -183,6 +186,10 @@ pub const PACED: &[(&str, &str)] = &[
     (
         "unattended::the_whole_run_eta_",
         "writes at 4 MB/s, reads at 8: the run's end is the throttle's",
+    ),
+    (
+        "verify::spin_ups_",
+        "spin-ups of 0.1 s against 4 s, each the fake spin-down's sleep, not the machine's",
     ),
 ];
 
