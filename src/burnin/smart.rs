@@ -369,16 +369,8 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
             }
         }
     }
-    let (log_count, logged_errors) = error_log(v);
-    push(ATA_ERROR_LOG.into(), CounterKind::Logged, log_count);
-    push(
-        "NVMe error log entries".into(),
-        CounterKind::Logged,
-        nvme["num_err_log_entries"].as_u64(),
-    );
-    for (name, kind, value) in device_statistics(v) {
-        push(name, kind, Some(value));
-    }
+    let (logged, logged_errors) = logs(v);
+    counters.extend(logged);
     let passed = v["smart_status"]["passed"].as_bool();
     if counters.is_empty() && passed.is_none() {
         return None;
@@ -407,6 +399,21 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
             .filter_map(|k| Some((k, k.expected_minutes(v)?)))
             .collect(),
     })
+}
+
+/// The counters of the logs the attributes do not hold (the ATA error log,
+/// the NVMe error log's entries, the ATA device statistics), and the ATA
+/// error log's entries.
+fn logs(v: &Value) -> (Vec<Counter>, Vec<LoggedError>) {
+    let (count, entries) = error_log(v);
+    let nvme = v["nvme_smart_health_information_log"]["num_err_log_entries"].as_u64();
+    let logged = [(ATA_ERROR_LOG, count), ("NVMe error log entries", nvme)].into_iter();
+    let logged = logged.filter_map(|(name, value)| {
+        Some(Counter { name: name.into(), kind: CounterKind::Logged, value: value? })
+    });
+    let stats =
+        device_statistics(v).into_iter().map(|(name, kind, value)| Counter { name, kind, value });
+    (logged.chain(stats).collect(), entries)
 }
 
 /// The ATA error log: how many errors the drive has logged (the extended

@@ -106,6 +106,25 @@ fn tick(plan: &BurnPlan, ticks: &[crate::progress::BurnTick], eta: Option<f64>) 
     }
 }
 
+/// Each disk's run as its rules read it: the drives' own self-test after
+/// the passes (where asked), then SMART after the run.
+fn burned(
+    plan: &BurnPlan,
+    burns: Vec<(DiskBurn, Temps)>,
+    interrupted: bool,
+    stop: &StopFlag,
+) -> Vec<Burned> {
+    let after =
+        if interrupted { vec![None; burns.len()] } else { plan.self_tests_after(&burns, stop) };
+    (plan.disks.iter().zip(burns).zip(after))
+        .map(|((d, (burn, temps)), self_test_after)| {
+            let smart = smart_after(d, interrupted || stop.is_set(), stop);
+            let (remeasured, recovery) = (None, None);
+            Burned { disk: d.burned(), burn, smart, temps, remeasured, recovery, self_test_after }
+        })
+        .collect()
+}
+
 /// SMART after the run, the disks slow on speed alone re-measured, the
 /// report built and published.
 fn finish(
@@ -114,19 +133,8 @@ fn finish(
     interrupted: bool,
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {
-    // The drives' own self-test after the passes, where asked, before
-    // SMART is read after the run.
-    let after =
-        if interrupted { vec![None; burns.len()] } else { plan.self_tests_after(&burns, stop) };
-    let disks = (plan.disks.iter().zip(burns).zip(after))
-        .map(|((d, (burn, temps)), self_test_after)| {
-            let smart = smart_after(d, interrupted || stop.is_set(), stop);
-            let (remeasured, recovery) = (None, None);
-            Burned { disk: d.burned(), burn, smart, temps, remeasured, recovery, self_test_after }
-        })
-        .collect();
     let mut run = BurnRun {
-        disks,
+        disks: burned(plan, burns, interrupted, stop),
         interrupted,
         read_only: plan.read_only,
         engine: (plan.engine, plan.depth),

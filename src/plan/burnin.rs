@@ -23,7 +23,7 @@ use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
 use crate::burnin::targets::{Target, read_targets, refuse_signature, targets};
 use crate::burnin::worker::{BurnJob, Live, OnFile, Trouble};
 use crate::burnin::{DiskPlan, Looks, health};
-use crate::cli::{BurnProgress, BurninArgs, SmartMode};
+use crate::cli::{BurnProgress, BurninArgs};
 use crate::device::lock::DiskLock;
 use crate::io::{Bounds, EngineKind};
 use crate::judge::burned::{BurnRun, collapses, speed, suspects};
@@ -715,22 +715,11 @@ fn resume_line(
             flag(name, path(p));
         }
     }
-    let progress = match args.progress {
-        BurnProgress::Auto => "auto",
-        BurnProgress::Table => "table",
-        BurnProgress::Lines => "lines",
-        BurnProgress::None => "none",
-    };
-    flag("progress", progress.into());
+    flag("progress", value_word(&args.progress));
     flag("progress-interval", secs(args.progress_interval));
     flag("checkpoint-every", secs(args.checkpoint_every));
     flag("smr-idle", secs(args.smr_idle));
-    let smart = match args.smart {
-        SmartMode::Auto => "auto",
-        SmartMode::Require => "require",
-        SmartMode::Off => "off",
-    };
-    flag("smart", smart.into());
+    flag("smart", value_word(&args.smart));
     flag("smart-every", secs(args.smart_every));
     if let Some(k) = args.smart_test_after {
         flag("smart-test-after", k.word().into());
@@ -749,6 +738,11 @@ fn resume_line(
     }
     words.extend(targets.iter().map(|t| t.dev.given.clone()));
     words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// A flag's value as the command line gives it (`auto`, `lines`).
+fn value_word(v: &impl clap::ValueEnum) -> String {
+    v.to_possible_value().map(|p| p.get_name().to_string()).unwrap_or_default()
 }
 
 /// `w` as one word a shell reads back as it is (quoted unless it is plain).
