@@ -398,3 +398,32 @@ fn a_drive_that_dies_at_its_spin_down_is_named_and_the_others_go_on() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("after spin-down 1 it did not come back (reading it fails"), "{text}");
 }
+
+#[test]
+fn a_drive_that_answers_as_another_after_its_spin_down_is_named() {
+    need_root!();
+    let _l = device_lock();
+    let b = Bench::new(2, 8 * MIB);
+    let (devs, st) = (b.devs(), b.st());
+    burn_in(&devs, st, "1", &b.dir.path().join("burn.json"));
+    // Disk 1's spin-down grows its backing file by 1 MiB and has its loop
+    // device take the new size: another drive's capacity under its name.
+    let fake = tempdir();
+    let file = b.d[1].file.to_str().unwrap().to_string();
+    std::fs::write(fake.path().join(format!("{}.file", &devs[1][5..])), file).unwrap();
+    let body = format!(
+        "f={0}/$(basename \"$2\").file\n[ -f $f ] && truncate -s +1M \"$(cat $f)\" && losetup -c \"$2\"\nexit 0",
+        fake.path().display()
+    );
+    fake_tool(fake.path(), "hdparm", &body);
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    let (out, doc) = cycled(&devs, (st, &path), "1", &b.dir.path().join("v.json"));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(doc["disks"][0]["cycles"][0]["back"]["state"], "same", "{doc}");
+    let other = &doc["disks"][1];
+    let back = &other["cycles"][0]["back"];
+    assert_eq!(back["state"], "other", "{other}");
+    assert_eq!(back["detail"], format!("{} bytes, was {} bytes", 9 * MIB, 8 * MIB));
+    assert_eq!(other["verdict"], "check_path", "{doc}");
+    assert_eq!(other["verified_bytes"], 0, "nothing read of another drive: {other}");
+}

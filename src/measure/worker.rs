@@ -308,7 +308,11 @@ impl ReadJob {
     }
 
     /// The next chunk, `elapsed` into the run. In a spread sample, a new
-    /// time slice jumps to its spot. In a sample pass a disk that has ended
+    /// time slice jumps to its spot, and every spot is read: a read that
+    /// outlasted a slice (a loaded host, a throttle's burst) moves on one
+    /// spot at a time, a chunk each, until it is back in step (a spot
+    /// skipped would be a sample "spread over 4 spots" that read three).
+    /// In a sample pass a disk that has ended
     /// starts again from the beginning, so every disk is measured for the
     /// whole window and a small fast disk is not judged on milliseconds of
     /// noise.
@@ -326,13 +330,13 @@ impl ReadJob {
             let into = (before + elapsed).as_secs_f64() / over.as_secs_f64().max(1e-9);
             let slice = into * f64::from(self.spots);
             let now = (slice as u32).min(self.spots - 1);
-            if now != *spot {
-                *spot = now;
+            if now > *spot {
+                *spot += 1;
                 *chunks = Chunks::from_offset(
                     self.size,
                     self.logical_block,
                     self.block,
-                    self.spot_start(now),
+                    self.spot_start(*spot),
                 );
             }
         }

@@ -138,6 +138,7 @@ pub const UNTIMED: &[(&str, &str)] = &[
         "a stop and its resume, bytes read back; no speed judged",
     ),
     ("verify::a_drive_that_dies_at_its_spin_down_", "a disk that fails after a fake spin-down"),
+    ("verify::a_drive_that_answers_as_another_", "a size changed after a fake spin-down"),
     ("safety::a_lock_held_by_another_user_", "the lock's holder named and escaped"),
     ("safety::a_disk_held_for_a_moment_", "a held disk waited for, then refused; a lone disk"),
     ("safety::a_resume_proves_", "a resume refused on another disk; a lone disk"),
