@@ -294,15 +294,20 @@ fn a_stopped_verify_resumes_and_an_interrupted_burn_in_is_read_back_where_it_wro
 
 /// A fake `hdparm` in a new directory, and a PATH with it first: `-y DEV`
 /// is noted, then freezes DEV's FUSE daemon for DIR/NAME.delay seconds (a
-/// spin-up), or with DIR/NAME.mode `die` makes its every read fail.
+/// spin-up), or with DIR/NAME.mode `die` makes its every read fail. Each
+/// waits (a few seconds at most) until the daemon is stopped, or its disk
+/// fails a read, before it returns: a signal is delivered when the daemon
+/// is next scheduled, and on a loaded host a read could come first.
 fn fake_hdparm(disks: &[&crate::faults::FaultyDisk]) -> (tempfile::TempDir, String) {
     let fake = tempdir();
     for d in disks {
         let name = &d.dev[5..];
         std::fs::write(fake.path().join(format!("{name}.pid")), d.daemon_id().to_string()).unwrap();
+        let img = d.image().to_string_lossy().into_owned();
+        std::fs::write(fake.path().join(format!("{name}.img")), img).unwrap();
     }
     let body = format!(
-        "d=$(basename \"$2\"); echo \"$1 $2\" >> {0}/calls\npid=$(cat {0}/$d.pid)\ncase $(cat {0}/$d.mode 2>/dev/null) in\n  die) kill -USR1 $pid;;\n  *) kill -STOP $pid; (sleep $(cat {0}/$d.delay 2>/dev/null || echo 0); kill -CONT $pid) >/dev/null 2>&1 &;;\nesac\nexit 0",
+        "d=$(basename \"$2\"); echo \"$1 $2\" >> {0}/calls\npid=$(cat {0}/$d.pid); n=0\ncase $(cat {0}/$d.mode 2>/dev/null) in\n  die) kill -USR1 $pid\n    while dd if=\"$(cat {0}/$d.img)\" of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null && [ $n -lt 100 ]; do n=$((n+1)); sleep 0.05; done;;\n  *) kill -STOP $pid\n    while [ \"$(awk '{{print $3}}' /proc/$pid/stat)\" != T ] && [ $n -lt 100 ]; do n=$((n+1)); sleep 0.02; done\n    (sleep $(cat {0}/$d.delay 2>/dev/null || echo 0); kill -CONT $pid) >/dev/null 2>&1 &;;\nesac\nexit 0",
         fake.path().display()
     );
     fake_tool(fake.path(), "hdparm", &body);
