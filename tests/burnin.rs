@@ -1414,6 +1414,10 @@ fn a_self_test_after_the_passes_and_the_drives_error_logs_are_judged() {
         "{text}"
     );
     assert!(text.contains("SMART ATA error log entries 0 → 2"), "{text}");
+    // Disk 0's aborted command: listed apart, in no fault's words.
+    let logged = format!("SMART {}: logged, not judged: ATA error log entries 0 → 1", d[0].dev);
+    assert!(text.contains(&logged), "{text}");
+    assert!(!text.contains(&format!("SMART {}: rose during", d[0].dev)), "{text}");
 }
 
 #[test]

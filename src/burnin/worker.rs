@@ -339,6 +339,11 @@ pub fn verify_written(
     while at.phase != Phase::Done && !job.stop.is_set() {
         if let Some(spin) = spin.filter(|_| at.done_until == start) {
             let c = spin(at.pass);
+            // A cycle a stop cut short measured nothing: not recorded (its
+            // "did not come back" would return a disk for the stop).
+            if job.stop.is_set() {
+                break;
+            }
             let read_on = c.read_on();
             out.cycles.push(c);
             save(&out, at);

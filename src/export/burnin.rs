@@ -4,7 +4,7 @@
 //! of the [`BurnReport`]: it must not judge and must not read devices.
 
 use crate::burnin::record::{Class, DiskBurn, Phase};
-use crate::burnin::smart::{SelfTest, TestKind};
+use crate::burnin::smart::{CounterKind, SelfTest, TestKind};
 use crate::export::chart::{self, Drawn};
 use crate::export::doc::{self, Block, Cell, Grid, Mark, Tone};
 use crate::export::page;
@@ -202,17 +202,24 @@ fn smart(out: &mut Vec<Block>, r: &BurnReport) {
     for d in &r.disks {
         match (&d.smart, &d.smart_note) {
             (Some(c), _) if !c.deltas.is_empty() => {
-                rose_any = true;
-                let rose: Vec<String> = c
-                    .deltas
-                    .iter()
-                    .map(|x| format!("{} {} → {}", x.name, x.before, x.after))
-                    .collect();
-                lines.push(format!(
-                    "SMART {}: rose during the burn-in: {}",
-                    d.path,
-                    rose.join(", ")
-                ));
+                // A log's rise that points at neither media nor path is
+                // listed, not judged: no fault's tone for it.
+                let words = |logged: bool| -> Vec<String> {
+                    (c.deltas.iter())
+                        .filter(|x| (x.kind == CounterKind::Logged) == logged)
+                        .map(|x| format!("{} {} → {}", x.name, x.before, x.after))
+                        .collect()
+                };
+                let (rose, logged) = (words(false), words(true));
+                rose_any |= !rose.is_empty();
+                if !rose.is_empty() {
+                    let rose = rose.join(", ");
+                    lines.push(format!("SMART {}: rose during the burn-in: {rose}", d.path));
+                }
+                if !logged.is_empty() {
+                    let logged = logged.join(", ");
+                    lines.push(format!("SMART {}: logged, not judged: {logged}", d.path));
+                }
             }
             (None, Some(note)) => lines.push(format!("SMART {}: not compared ({note})", d.path)),
             _ => {}
@@ -450,7 +457,7 @@ fn smart_table(r: &BurnReport) -> Grid {
 fn counter_rows(t: &mut Grid, d: &BurnDisk, c: &crate::burnin::smart::SmartChange) {
     for a in &c.after.counters {
         let before = c.before.counters.iter().find(|b| b.name == a.name).map(|b| b.value);
-        let rose = c.deltas.iter().any(|x| x.name == a.name);
+        let rose = c.deltas.iter().any(|x| x.name == a.name && x.kind != CounterKind::Logged);
         t.row(vec![
             d.path.clone().into(),
             a.name.clone().into(),

@@ -32,9 +32,10 @@ enum Item {
 
 /// Every finding that flags the fleet, by disk, with the item it is of.
 fn flags(r: &FleetReport) -> Vec<(Item, Flag)> {
-    let sample = |host: &str, path: &str| -> Option<&Sample> {
-        r.samples.iter().rev().find(|s| s.host == host && s.path == path)
-    };
+    // Each disk's latest sample, looked up once (a fleet of thousands).
+    let latest: std::collections::HashMap<(&str, &str), &Sample> =
+        r.samples.iter().map(|s| ((s.host.as_str(), s.path.as_str()), s)).collect();
+    let sample = |host: &str, path: &str| latest.get(&(host, path)).copied();
     let flag = |host: &str, path: &str, finding, value: String| {
         let s = sample(host, path);
         Flag {

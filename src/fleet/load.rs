@@ -94,8 +94,10 @@ impl Doc {
                             .smart
                             .as_ref()
                             .map(|c| {
-                                c.deltas
-                                    .iter()
+                                // A log's rise its run listed, not judged, is
+                                // no regression of the fleet's either.
+                                (c.deltas.iter())
+                                    .filter(|x| x.kind != crate::burnin::smart::CounterKind::Logged)
                                     .map(|x| format!("{} {} → {}", x.name, x.before, x.after))
                                     .collect()
                             })

@@ -74,7 +74,13 @@ impl FleetPlan {
 fn read_acks(path: &Path, may_be_new: bool) -> Result<Vec<Ack>, String> {
     let shown = path.display();
     match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice::<crate::judge::ack::AckFile>(&bytes)
+        // Its words are printed: any control character is escaped first.
+        Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
+            .map(|mut v| {
+                crate::escape::json_strings(&mut v);
+                v
+            })
+            .and_then(serde_json::from_value::<crate::judge::ack::AckFile>)
             .map(|f| f.acknowledged)
             .map_err(|e| format!("--ack {shown}: not a file of acknowledged findings ({e}); give the file --ack-add wrote, or move it away")),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && may_be_new => Ok(Vec::new()),

@@ -218,5 +218,6 @@ fn burn_verdict(store: &Store, c: &Checkpoint, t: &Target) -> Option<String> {
         Some(s) => d.get("serial").and_then(|x| x.as_str()) == Some(s),
         None => d.get("path").and_then(|x| x.as_str()) == Some(c.device.as_str()),
     };
-    Some(disks.iter().find(it)?.get("verdict")?.as_str()?.to_string())
+    let verdict = disks.iter().find(it)?.get("verdict")?.as_str()?;
+    Some(crate::escape::terminal(verdict))
 }
