@@ -227,13 +227,22 @@ pub struct BurninArgs {
     /// blocks is refused; --resume continues an interrupted verify.
     #[arg(help_heading = "How to write and read", long, conflicts_with_all = ["destructive", "read_only", "resume_or_start", "pattern", "passes", "range", "wipe_signatures", "smart_test", "duration"])]
     pub verify: bool,
-    /// With --verify: N read-backs, each after a spin cycle: every disk
-    /// spun down (hdparm -y; sg_start --stop for SAS) and read at once,
-    /// timed until it answers, its identity read again. A disk that does
-    /// not come back, comes back as another drive, or spins up late against
-    /// its peers or its own first cycle is named.
-    #[arg(help_heading = "How to write and read", long, value_name = "N", requires = "verify", value_parser = clap::value_parser!(u16).range(1..=1000))]
+    /// N read-backs, each after a spin cycle: every disk spun down (hdparm
+    /// -y; sg_start --stop for SAS) and read at once, timed until it
+    /// answers, its identity read again. A disk that does not come back,
+    /// comes back as another drive, or spins up late against its peers or
+    /// its own first cycle is named. With --verify, that verify's; with
+    /// --destructive, a verify of its own after the burn-in's passes (as
+    /// --idle).
+    #[arg(help_heading = "How to write and read", long, value_name = "N", conflicts_with = "read_only", value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub cycles: Option<u16>,
+    /// After the burn-in's last pass, leave every disk idle this long
+    /// (e.g. 24h), then read its blocks back as --verify does (retention):
+    /// a run of its own, its report beside the burn-in's (NAME-verify.json,
+    /// DIR-verify), its certificate saying both. A stop while idle leaves
+    /// the burn-in's verdict and says how to verify later.
+    #[arg(help_heading = "How to write and read", long, value_name = "DURATION", conflicts_with_all = ["read_only", "verify"], value_parser = crate::units::parse_duration_or_zero)]
+    pub idle: Option<Duration>,
     /// With --cycles: how long a disk may take to answer after its
     /// spin-down before it is named as not back.
     #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration, requires = "cycles")]

@@ -29,6 +29,17 @@ impl Outcome {
         }
     }
 
+    /// Of two runs one command made, what the command says: a stop, else
+    /// something to act on, else what was not judged.
+    pub fn and(self, other: Outcome) -> Outcome {
+        let rank = |o: Outcome| {
+            [Outcome::Healthy, Outcome::NotJudged, Outcome::Flagged, Outcome::Interrupted]
+                .iter()
+                .position(|x| *x == o)
+        };
+        if rank(other) > rank(self) { other } else { self }
+    }
+
     /// The process exit code.
     pub fn exit_code(self) -> u8 {
         match self {
@@ -37,5 +48,20 @@ impl Outcome {
             Outcome::NotJudged => 3,
             Outcome::Interrupted => 130,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Outcome::*;
+
+    #[test]
+    fn two_runs_say_the_worse_of_them() {
+        assert_eq!(Healthy.and(Flagged), Flagged);
+        assert_eq!(Flagged.and(Healthy), Flagged);
+        assert_eq!(NotJudged.and(Healthy), NotJudged);
+        assert_eq!(Flagged.and(NotJudged), Flagged);
+        assert_eq!(Healthy.and(Interrupted), Interrupted);
+        assert_eq!(Healthy.and(Healthy), Healthy);
     }
 }

@@ -63,6 +63,19 @@ impl StopFlag {
     pub fn is_set(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
+    /// Waits `d`, or until a stop is asked for: whether the whole of `d`
+    /// passed.
+    pub fn rest(&self, d: std::time::Duration) -> bool {
+        let until = std::time::Instant::now() + d;
+        while !self.is_set() {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            std::thread::sleep(left.min(std::time::Duration::from_millis(100)));
+        }
+        false
+    }
     /// Holds off a second signal's exit until the returned guard is
     /// dropped (holds nest).
     pub fn hold(&self) -> Hold {

@@ -432,3 +432,119 @@ fn a_drive_that_answers_as_another_after_its_spin_down_is_named() {
     assert_eq!(other["verdict"], "check_path", "{doc}");
     assert_eq!(other["verified_bytes"], 0, "nothing read of another drive: {other}");
 }
+
+/// `burnin --destructive` of `devs` with a verify after its passes
+/// (`after`: `--idle`, `--cycles`), the fake tools on `path`: reports at
+/// `dir`/burn.json and burn-verify.json (where written).
+fn burned_then(devs: &[&str], st: &str, after: &[&str], dir: &Path) -> Command {
+    let json_at = dir.join("burn.json");
+    let mut a = vec!["burnin", "--state", st, "--destructive", "--yes", "--passes", "1"];
+    a.extend(["--smart", "off", "--progress", "none", "--json", json_at.to_str().unwrap()]);
+    a.extend(NO_SPEED_JUDGED);
+    a.extend(after);
+    a.extend(devs);
+    let mut cmd = Command::new(bin());
+    cmd.args(&a);
+    cmd
+}
+
+#[test]
+fn a_burn_in_with_cycles_verifies_after_its_passes_and_finds_a_write_lost_at_a_spin_down() {
+    need_root!();
+    let _l = device_lock();
+    let b = Bench::new(2, 8 * MIB);
+    let (devs, st, dir) = (b.devs(), b.st(), b.dir.path());
+    // Disk 1 loses two blocks at its spin-down (zeroed in its backing
+    // file): written, read back by the burn-in, gone after the cycle.
+    let fake = tempdir();
+    let file = b.d[1].file.to_str().unwrap().to_string();
+    std::fs::write(fake.path().join(format!("{}.file", &devs[1][5..])), file).unwrap();
+    let body = format!(
+        "echo \"$1 $2\" >> {0}/calls\nf={0}/$(basename \"$2\").file\n[ -f $f ] && dd if=/dev/zero of=\"$(cat $f)\" bs=4096 seek=1280 count=2 conv=notrunc,fsync 2>/dev/null\nexit 0",
+        fake.path().display()
+    );
+    fake_tool(fake.path(), "hdparm", &body);
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    let (out_dir, prom) = (dir.join("out"), dir.join("run.prom"));
+    let after = ["--idle", "1s", "--cycles", "1", "--spin-up-timeout", "1m"];
+    let outs = ["--out", out_dir.to_str().unwrap(), "--metrics", prom.to_str().unwrap()];
+    let out = burned_then(&devs, st, &[&after[..], &outs[..]].concat(), dir)
+        .env("PATH", &path)
+        .output_within(RUN);
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{err}");
+    assert_eq!(out.status.code(), Some(1), "the verify's finding decides");
+    assert!(
+        err.contains("then every disk that finished: idle 1.0 s, then its blocks verified"),
+        "{err}"
+    );
+    assert!(err.contains("every disk idle 1.0 s before the verify"), "{err}");
+    // The burn-in's own report, written when its passes ended: healthy.
+    let burned = json(&dir.join("burn.json"));
+    assert_ne!(burned["verify"].as_bool(), Some(true), "{burned}");
+    for disk in burned["disks"].as_array().unwrap() {
+        assert_eq!(disk["verdict"], "healthy", "{disk}");
+        assert!(disk["cycles"].as_array().is_none_or(|c| c.is_empty()), "{disk}");
+    }
+    let calls = std::fs::read_to_string(fake.path().join("calls")).unwrap();
+    assert_eq!(calls.lines().count(), 2, "each disk spun down once, after the passes: {calls}");
+    // The verify's, beside it: the lost blocks where they were written.
+    let v = json(&dir.join("burn-verify.json"));
+    assert_eq!(v["verify"].as_bool(), Some(true), "{v}");
+    let run = burned["run_id"].as_str().unwrap();
+    for (i, disk) in v["disks"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(disk["burned_in"]["run_id"], run, "{disk}");
+        assert_eq!(disk["burned_in"]["verdict"], "healthy", "{disk}");
+        assert_eq!(disk["cycles"][0]["back"]["state"], "same", "{disk}");
+        assert_eq!(disk["verified_bytes"].as_u64(), Some(8 * MIB), "{disk}");
+        let lost = findings(disk, "zeros");
+        if i == 0 {
+            assert_eq!((lost.len(), &disk["verdict"]), (0, &"healthy".into()), "{disk}");
+        } else {
+            assert_eq!(lost, [(5 * MIB, 8192)], "{disk}");
+            assert_eq!(disk["verdict"], "return", "{disk}");
+        }
+    }
+    let page = std::fs::read_to_string(dir.join("out-verify/report.html")).unwrap();
+    assert!(page.contains("Verify certificate") && page.contains("Burned in"), "the page");
+    assert!(out_dir.join("report.html").exists(), "the burn-in's page");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(text.contains("arrayburn_run_verdict{command=\"verify\""), "the last run's: {text}");
+}
+
+#[test]
+fn a_stop_while_idle_after_a_burn_in_leaves_its_verdict_and_the_line_that_verifies_later() {
+    need_root!();
+    let _l = device_lock();
+    let b = Bench::new(2, 8 * MIB);
+    let (devs, st, dir) = (b.devs(), b.st(), b.dir.path());
+    // A verify after the burn-in can write only where a file takes it.
+    let dash = burned_then(&devs, st, &["--idle", "1h"], dir);
+    let mut dash_args: Vec<String> =
+        dash.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+    let j = dash_args.iter().position(|a| a == "--json").unwrap();
+    dash_args[j + 1] = "-".into();
+    let out = Command::new(bin()).args(&dash_args).output_within(RUN);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--json -: with --idle or --cycles the burn-in and the verify"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(std::fs::read_dir(st).unwrap().next().is_none(), "no checkpoint kept");
+    let child = burned_then(&devs, st, &["--idle", "1h"], dir).start();
+    child.wait_line("the idle", RUN, |l| l.contains("every disk idle 1 h"));
+    let (out, _) = child.interrupt(RUN);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let said = err.lines().find(|l| l.contains("interrupted while idle")).unwrap_or_default();
+    assert!(said.contains("the burn-in's verdict stands; verify later with: "), "{err}");
+    let burned = json(&dir.join("burn.json"));
+    assert_eq!(burned["summary"]["verdict"], "healthy", "{burned}");
+    assert!(!dir.join("burn-verify.json").exists(), "no verify began");
+    // The line it gave verifies, later.
+    let line = said.split("verify later with: ").nth(1).unwrap().replacen("arrayburn", bin(), 1);
+    let out = Command::new("sh").args(["-c", &line]).output_within(RUN);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v = json(&dir.join("burn-verify.json"));
+    assert_eq!(v["disks"][1]["burned_in"]["run_id"], burned["run_id"], "{v}");
+}

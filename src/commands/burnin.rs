@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::burnin::DiskPlan;
 use crate::burnin::health::smart_after;
 use crate::burnin::record::{DiskBurn, Temps};
-use crate::burnin::state::Store;
+use crate::burnin::state::{Phase, Store};
 use crate::burnin::watch::{Told, burn_all};
 use crate::burnin::worker::{Live, burn, soak, verify_written};
 use crate::cli::BurninArgs;
@@ -19,22 +19,89 @@ use crate::judge::burned::{BurnRun, Burned};
 use crate::outcome::Outcome;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::consent::consent;
+use crate::plan::verify::ThenVerify;
 use crate::report::burnin::build;
 use crate::report::replay::BurnRecording;
 use crate::stop::StopFlag;
 
 /// Runs the burn-in, or with `--read-only` the soak: every disk read
-/// whole, pass after pass, at once.
+/// whole, pass after pass, at once; with `--idle` or `--cycles`, the
+/// disks that finished the burn-in are verified after it.
 pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
+    let (outcome, then) = burn_in(args, argv, stop)?;
+    match then {
+        Some((then, disks)) if outcome != Outcome::Interrupted && !stop.is_set() => {
+            Ok(outcome.and(verify_after(&then, &disks, args, stop)))
+        }
+        _ => Ok(outcome),
+    }
+}
+
+/// After the burn-in's report: every disk idle for `--idle`, then the
+/// verify `then` names of `disks` (those whose passes all ended), a run of
+/// its own. A stop while idle leaves the burn-in's verdict and the line
+/// that verifies later; a verify that cannot begin is said, not judged.
+fn verify_after(
+    then: &ThenVerify,
+    disks: &[String],
+    args: &BurninArgs,
+    stop: &StopFlag,
+) -> Outcome {
+    let shown = then.shown(disks);
+    if disks.is_empty() {
+        tell!("arrayburn burnin: no disk finished its passes: none is verified after them");
+        return Outcome::NotJudged;
+    }
+    crate::apart::go_on_with(&format!("the burn-in is done; verify its blocks with: {shown}"));
+    if !then.idle.is_zero() {
+        let human = crate::units::human_duration;
+        tell!("arrayburn burnin: every disk idle {} before the verify", human(then.idle));
+        let began = std::time::Instant::now();
+        let every = args.progress_interval.max(std::time::Duration::from_secs(1));
+        while began.elapsed() < then.idle {
+            if !stop.rest(every.min(then.idle.saturating_sub(began.elapsed()))) {
+                tell!(
+                    "arrayburn burnin: interrupted while idle; the burn-in's verdict stands; verify later with: {shown}"
+                );
+                return Outcome::Interrupted;
+            }
+            let left = then.idle.saturating_sub(began.elapsed());
+            if !left.is_zero() && args.progress != crate::cli::BurnProgress::None {
+                tell!("arrayburn burnin: idle before the verify: {} left", human(left));
+            }
+        }
+    }
+    let line = then.line(disks);
+    let verify = match <crate::cli::Cli as clap::Parser>::try_parse_from(&line).map(|c| c.command) {
+        Ok(crate::cli::Command::Burnin(a)) => a,
+        _ => unreachable!("the verify's own words parse: {shown}"),
+    };
+    tell!("arrayburn burnin: verifying the burn-in's blocks: {shown}");
+    match run(&verify, line, stop) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            tell!("arrayburn burnin: the verify after the burn-in could not begin: {e}");
+            Outcome::NotJudged
+        }
+    }
+}
+
+/// The burn-in (or soak, or verify) as `args` ask: how it ended, and
+/// where a verify follows, which and of which disks.
+fn burn_in(
+    args: &BurninArgs,
+    argv: Vec<String>,
+    stop: &StopFlag,
+) -> anyhow::Result<(Outcome, Option<(ThenVerify, Vec<String>)>)> {
     let mut plan = BurnPlan::resolve(args, &argv, stop)?;
     plan.inspect(stop)?;
     plan.keep_log();
     if !plan.read_only && (!consent(&mut plan, stop)? || stop.is_set()) {
         tell!("arrayburn burnin: interrupted before the burn-in began; nothing was written");
-        return Ok(Outcome::Interrupted);
+        return Ok((Outcome::Interrupted, None));
     }
     if plan.self_tests_stopped(stop) {
-        return Ok(Outcome::Interrupted);
+        return Ok((Outcome::Interrupted, None));
     }
     if !plan.probe(stop) {
         // The probes wrote to the disks: what they found is reported,
@@ -43,7 +110,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         none.interrupted = true;
         let burns = plan.disks.iter().map(|_| (none.clone(), Temps::default())).collect();
         finish(&plan, burns, true, stop)?;
-        return Ok(Outcome::Interrupted);
+        return Ok((Outcome::Interrupted, None));
     }
     let store = plan.ready()?;
     if !plan.read_only || plan.verify {
@@ -58,6 +125,11 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
         |d, live| one(&plan, (d, live), (store, deadline.flatten()), stop),
     );
     let interrupted = stop.is_set() || burns.iter().any(|(b, _)| b.interrupted);
+    let done = |b: &DiskBurn| b.place.is_some_and(|p| p.phase == Phase::Done);
+    let finished = (plan.disks.iter().zip(&burns).filter(|(_, (b, _))| done(b)))
+        .map(|(d, _)| d.target.dev.given.clone())
+        .collect();
+    let then = plan.then_verify.clone().map(|t| (t, finished));
     let outcome = finish(&plan, burns, interrupted, stop)?;
     if outcome == Outcome::Interrupted {
         tell!("arrayburn burnin: interrupted; {}", plan.how_to_go_on());
@@ -67,7 +139,7 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
             "arrayburn burnin: the stop came while the results were written; the burn-in had finished and its verdict stands (nothing to resume)"
         );
     }
-    Ok(outcome)
+    Ok((outcome, then))
 }
 
 /// Disk `d`'s run as the plan asks: a soak (no store), a verify, or its

@@ -34,6 +34,8 @@ use crate::output::Output;
 use crate::stop::StopFlag;
 use crate::units::rfc3339;
 
+use super::verify::ThenVerify;
+
 /// A burn-in ready to run: every disk accepted, its checkpoint (resumed or
 /// new), and the options resolved.
 pub struct BurnPlan {
@@ -91,6 +93,9 @@ pub struct BurnPlan {
     pub looks: Looks,
     /// The command that continues this run where a signal stops it.
     pub resume_line: String,
+    /// `--idle`, `--cycles` on a burn-in: a verify of its own after the
+    /// passes.
+    pub then_verify: Option<ThenVerify>,
     /// A resume's disks the run began with that it does not take up and
     /// that were not finished: each one's path and place.
     pub left_out: Vec<(String, String)>,
@@ -149,11 +154,8 @@ impl BurnPlan {
             );
         }
         let began = Instant::now();
-        while began.elapsed() < self.smr_idle {
-            if stop.is_set() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100).min(self.smr_idle));
+        if !stop.rest(self.smr_idle) {
+            return;
         }
         for (d, c) in collapsed {
             if stop.is_set() {
@@ -259,6 +261,10 @@ impl BurnPlan {
             ("record", given(&outs.record)),
         ];
         let resume_line = resume_line(args, &outputs, (slow_pct, stall_ms), &targets);
+        let then_verify = match nothing_written(args) {
+            true => None,
+            false => ThenVerify::of(args, first.as_ref(), &outputs, (slow_pct, stall_ms))?,
+        };
         let RunOutputs { json, out, metrics, record } = outs;
         // Metrics written while the run goes, also where a resume inherits them.
         let ticks = metrics.is_some().then_some(args.progress_interval);
@@ -269,7 +275,7 @@ impl BurnPlan {
         };
         let disks = targets.into_iter().zip(points);
         // A soak or a verify: no probe writes, nothing does.
-        let nothing_written = args.read_only || args.verify;
+        let nothing_written = nothing_written(args);
         Ok(Self {
             locate: args.locate,
             probe_first: !nothing_written && !resume && args.range.is_none(),
@@ -319,6 +325,7 @@ impl BurnPlan {
                 ticks,
             },
             resume_line,
+            then_verify,
             left_out,
             notify: super::notifier(&args.notify),
         })
@@ -644,7 +651,7 @@ fn left_out(store: &Store, targets: &[Target], points: &[Checkpoint]) -> Vec<(St
 }
 
 /// A burn-in's outputs, resolved and proven writable.
-struct RunOutputs {
+pub(super) struct RunOutputs {
     json: Option<Output>,
     out: Option<PathBuf>,
     metrics: Option<Output>,
@@ -665,7 +672,7 @@ fn output_flags<'a>(args: &'a BurninArgs, first: Option<&'a BurninArgs>) -> [Opt
 
 /// The outputs `output_flags` names, resolved and proven writable; two
 /// that name one file are refused.
-fn outputs([json, out, metrics, record]: [Option<&Path>; 4]) -> Result<RunOutputs> {
+pub(super) fn outputs([json, out, metrics, record]: [Option<&Path>; 4]) -> Result<RunOutputs> {
     let resolve = |flag, p: Option<&Path>| {
         p.map(|p| Output::resolve(flag, p, true)).transpose().map_err(unwritten)
     };
@@ -677,6 +684,11 @@ fn outputs([json, out, metrics, record]: [Option<&Path>; 4]) -> Result<RunOutput
     super::refuse_shared([&json, &metrics, &record].into_iter().flatten(), out)
         .map_err(unwritten)?;
     Ok(RunOutputs { json, out: out.map(Path::to_path_buf), metrics, record })
+}
+
+/// A soak or a verify: nothing is written to the disks.
+fn nothing_written(args: &BurninArgs) -> bool {
+    args.read_only || args.verify
 }
 
 /// A refusal, saying that nothing was written.
@@ -700,12 +712,26 @@ fn began_with(c: &Checkpoint) -> Option<BurninArgs> {
 fn resume_line(
     args: &BurninArgs,
     outputs: &[(&str, Option<PathBuf>)],
-    (slow_pct, stall_ms): (f64, u64),
+    judged: (f64, u64),
     targets: &[Target],
 ) -> String {
+    let how = if args.verify { "--verify --resume" } else { "--resume --destructive --yes" };
+    let mut words = run_words(args, how, outputs, judged);
+    words.extend(targets.iter().map(|t| t.dev.given.clone()));
+    words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// `arrayburn burnin HOW` and the options that run it as `args` ran (its
+/// state, the outputs given, progress, checkpoint, SMART, judging,
+/// timeout, engine and notify options), its disks left to the caller.
+pub(super) fn run_words(
+    args: &BurninArgs,
+    how: &str,
+    outputs: &[(&str, Option<PathBuf>)],
+    (slow_pct, stall_ms): (f64, u64),
+) -> Vec<String> {
     let secs = |d: Duration| format!("{}s", d.as_secs_f64());
     let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
-    let how = if args.verify { "--verify --resume" } else { "--resume --destructive --yes" };
     let mut words: Vec<String> =
         format!("arrayburn burnin {how}").split(' ').map(String::from).collect();
     let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
@@ -721,7 +747,8 @@ fn resume_line(
     flag("smr-idle", secs(args.smr_idle));
     flag("smart", value_word(&args.smart));
     flag("smart-every", secs(args.smart_every));
-    if let Some(k) = args.smart_test_after {
+    // A verify after a burn-in runs no self-test of its own.
+    if let Some(k) = args.smart_test_after.filter(|_| !how.contains("--verify")) {
         flag("smart-test-after", k.word().into());
         if let Some(t) = args.smart_test_timeout {
             flag("smart-test-timeout", secs(t));
@@ -736,8 +763,7 @@ fn resume_line(
         flag("notify", cmd.clone());
         flag("notify-timeout", secs(args.notify.notify_timeout));
     }
-    words.extend(targets.iter().map(|t| t.dev.given.clone()));
-    words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ")
+    words
 }
 
 /// A flag's value as the command line gives it (`auto`, `lines`).
@@ -746,7 +772,7 @@ fn value_word(v: &impl clap::ValueEnum) -> String {
 }
 
 /// `w` as one word a shell reads back as it is (quoted unless it is plain).
-fn shell_word(w: &str) -> String {
+pub(super) fn shell_word(w: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_./:=@%+-".contains(c);
     if !w.is_empty() && w.chars().all(plain) {
         w.to_string()
@@ -782,7 +808,7 @@ fn state_store(dir: &std::path::Path) -> Result<Store> {
 /// Refuses an output file (`--json`, `--metrics`, `--record`) or `--out
 /// DIR` in the checkpoints' directory: a report written over a checkpoint
 /// loses the place of a run (and the next run is refused).
-fn refuse_outputs_in(state: &std::path::Path, outs: &RunOutputs) -> Result<()> {
+pub(super) fn refuse_outputs_in(state: &std::path::Path, outs: &RunOutputs) -> Result<()> {
     let state = std::fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
     let files = [&outs.json, &outs.metrics, &outs.record].into_iter().flatten();
     let file_dirs = files.filter_map(|o| match &o.sink {

@@ -56,6 +56,17 @@ fn announce(plan: &mut BurnPlan) {
             "  all disks at once: the reads about {all} (the slowest disk, at the speed read now), plus the writes: their speed is not known before they run; the progress lines estimate the whole run from the first intervals"
         );
     }
+    if let Some(then) = &plan.then_verify {
+        let idle = match then.idle.is_zero() {
+            true => String::new(),
+            false => format!(" idle {}, then", human_duration(then.idle)),
+        };
+        let disks = ["DISK...".to_string()];
+        tell!(
+            "  then every disk that finished:{idle} its blocks verified (a run of its own): {}",
+            then.shown(&disks)
+        );
+    }
 }
 
 /// One disk of the plan: what it is, the range written, where a resume

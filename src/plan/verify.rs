@@ -8,6 +8,8 @@
 //! It must not write to a disk (it reads: sampled blocks, SMART) and must
 //! not judge.
 
+use std::path::{Path, PathBuf};
+
 use anyhow::{Result, bail};
 
 use crate::burnin::health;
@@ -220,4 +222,97 @@ fn burn_verdict(store: &Store, c: &Checkpoint, t: &Target) -> Option<String> {
     };
     let verdict = disks.iter().find(it)?.get("verdict")?.as_str()?;
     Some(crate::escape::terminal(verdict))
+}
+
+/// A verify of its own after a burn-in's passes (`--idle`, `--cycles`;
+/// a resume takes them from the run it goes on): how long every disk idles
+/// first, and the verify's command line, its disks added when the passes
+/// are done.
+#[derive(Debug, Clone)]
+pub struct ThenVerify {
+    pub idle: std::time::Duration,
+    pub words: Vec<String>,
+}
+
+impl ThenVerify {
+    /// The verify `args` (and `first`, the run a resume goes on) ask for
+    /// after the passes, None where they ask for none. Its outputs go
+    /// beside the burn-in's (`NAME-verify.json`, `DIR-verify`; the same
+    /// `--metrics`), proven writable here; one the burn-in's report takes
+    /// whole (standard output, a pipe) is refused.
+    pub fn of(
+        args: &BurninArgs,
+        first: Option<&BurninArgs>,
+        outputs: &[(&str, Option<PathBuf>)],
+        judged: (f64, u64),
+    ) -> Result<Option<Self>> {
+        let idle = args.idle.or(first.and_then(|f| f.idle));
+        let cycles = args.cycles.or(first.and_then(|f| f.cycles));
+        if idle.is_none() && cycles.is_none() {
+            return Ok(None);
+        }
+        let within = match (args.cycles, first) {
+            (None, Some(f)) => f.spin_up_timeout,
+            _ => args.spin_up_timeout,
+        };
+        let mut beside = Vec::new();
+        for (name, given) in outputs {
+            let Some(p) = given else { continue };
+            let special = std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir());
+            if p == Path::new("-") || special {
+                bail!(
+                    "--{name} {}: with --idle or --cycles the burn-in and the verify after it each write a report, and this takes one; give a file (the verify's goes beside it as NAME-verify) (nothing was written)",
+                    p.display()
+                );
+            }
+            let p = if *name == "metrics" { p.clone() } else { verify_beside(p) };
+            beside.push((*name, Some(p)));
+        }
+        let flag = |n: &str| beside.iter().find(|(x, _)| *x == n).and_then(|(_, p)| p.as_deref());
+        let outs =
+            super::burnin::outputs([flag("json"), flag("out"), flag("metrics"), flag("record")])?;
+        super::burnin::refuse_outputs_in(&args.state, &outs)?;
+        let mut words = super::burnin::run_words(args, "--verify", &beside, judged);
+        if let Some(n) = cycles {
+            let within = format!("{}s", within.as_secs_f64());
+            words.extend(["--cycles".into(), n.to_string(), "--spin-up-timeout".into(), within]);
+        }
+        Ok(Some(Self { idle: idle.unwrap_or_default(), words }))
+    }
+
+    /// The verify's command line for `disks`.
+    pub fn line(&self, disks: &[String]) -> Vec<String> {
+        self.words.iter().chain(disks).cloned().collect()
+    }
+
+    /// The same, as a shell reads it.
+    pub fn shown(&self, disks: &[String]) -> String {
+        let line = self.line(disks);
+        line.iter().map(|w| super::burnin::shell_word(w)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// Where a verify after a burn-in writes what the burn-in writes to `p`:
+/// `report.json` → `report-verify.json`, `bundle` → `bundle-verify`.
+fn verify_beside(p: &Path) -> PathBuf {
+    let stem = p.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match p.extension() {
+        Some(ext) => format!("{stem}-verify.{}", ext.to_string_lossy()),
+        None => format!("{stem}-verify"),
+    };
+    p.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verify_after_writes_beside_the_burn_ins_outputs() {
+        let beside = |p: &str| verify_beside(Path::new(p)).to_string_lossy().into_owned();
+        assert_eq!(beside("/srv/r/burn.json"), "/srv/r/burn-verify.json");
+        assert_eq!(beside("burn.tar.gz"), "burn.tar-verify.gz");
+        assert_eq!(beside("/srv/r/bundle"), "/srv/r/bundle-verify");
+        assert_eq!(beside("/srv/r/bundle/"), "/srv/r/bundle-verify");
+    }
 }
