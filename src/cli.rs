@@ -243,8 +243,16 @@ pub struct BurninArgs {
     /// the burn-in's verdict and says how to verify later.
     #[arg(help_heading = "How to write and read", long, value_name = "DURATION", conflicts_with_all = ["read_only", "verify"], value_parser = crate::units::parse_duration_or_zero)]
     pub idle: Option<Duration>,
+    /// With --cycles: each cycle cuts the disk's power through its
+    /// enclosure slot (the kernel's power_status) instead of spinning it
+    /// down: the drive goes away, starts cold and is found again by its
+    /// name (give /dev/disk/by-id paths: /dev/sdX may change), its identity
+    /// checked. A disk in no slot whose power the kernel can switch is
+    /// refused.
+    #[arg(help_heading = "How to write and read", long, requires = "cycles")]
+    pub power_cycle: bool,
     /// With --cycles: how long a disk may take to answer after its
-    /// spin-down before it is named as not back.
+    /// spin-down (or its power's return) before it is named as not back.
     #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration, requires = "cycles")]
     pub spin_up_timeout: Duration,
     /// A disk whose writes collapse partway (as a drive-managed SMR disk's

@@ -548,3 +548,145 @@ fn a_stop_while_idle_after_a_burn_in_leaves_its_verdict_and_the_line_that_verifi
     let v = json(&dir.join("burn-verify.json"));
     assert_eq!(v["disks"][1]["burned_in"]["run_id"], burned["run_id"], "{v}");
 }
+
+/// Two disks' enclosure slots, as a lab's `ARRAYBURN_TOPOLOGY` places
+/// them, each with a `power_status` a watcher acts on as a slot's power
+/// does: at `off` the disk's backing file is moved aside and the disk
+/// shrinks to nothing (its reads fail); at `on`, where `back` says so, the
+/// file comes back on a new loop device and the disk's name (a link, as
+/// /dev/disk/by-id's) leads there.
+struct Slots {
+    topology: std::path::PathBuf,
+    slots: Vec<std::path::PathBuf>,
+    links: Vec<String>,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    watcher: Option<std::thread::JoinHandle<Vec<LoopDisk>>>,
+}
+
+impl Slots {
+    fn new(d: &[LoopDisk], back: &[bool], dir: &Path) -> Self {
+        let mut map = serde_json::Map::new();
+        let (mut slots, mut links) = (Vec::new(), Vec::new());
+        for (n, x) in d.iter().enumerate() {
+            let slot = dir.join(format!("class/enclosure/0:0:12:0/Slot{n:02}"));
+            std::fs::create_dir_all(&slot).unwrap();
+            std::fs::write(slot.join("power_status"), "on\n").unwrap();
+            map.insert(
+                x.name().into(),
+                serde_json::json!({"transport": "sas", "enclosure_slot": format!("0:0:12:0 slot {n}"),
+                    "enclosure_component": slot.to_string_lossy()}),
+            );
+            let link = dir.join(format!("wwn-{n}"));
+            std::os::unix::fs::symlink(&x.dev, &link).unwrap();
+            links.push(link.to_string_lossy().into_owned());
+            slots.push(slot);
+        }
+        let topology = dir.join("topology.json");
+        std::fs::write(&topology, Value::Object(map).to_string()).unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watched: Vec<_> = (d.iter().zip(&slots).zip(&links).zip(back))
+            .map(|(((x, s), l), b)| (x.dev.clone(), x.file.clone(), s.clone(), l.clone(), *b))
+            .collect();
+        let stop = done.clone();
+        let watcher = std::thread::spawn(move || {
+            let mut made = Vec::new();
+            let mut was: Vec<String> = vec!["on".into(); watched.len()];
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                for (i, (dev, file, slot, link, back)) in watched.iter().enumerate() {
+                    let now = std::fs::read_to_string(slot.join("power_status")).unwrap();
+                    let now = now.trim().to_string();
+                    if now == was[i] {
+                        continue;
+                    }
+                    let aside = file.with_extension("aside");
+                    if now == "off" {
+                        std::fs::copy(file, &aside).unwrap();
+                        std::fs::OpenOptions::new()
+                            .write(true)
+                            .open(file)
+                            .unwrap()
+                            .set_len(0)
+                            .unwrap();
+                        Command::new("losetup").args(["-c", dev]).output_within(RUN);
+                    } else if *back {
+                        let again = LoopDisk::attach(aside, &[]).unwrap();
+                        let tmp = format!("{link}.new");
+                        std::os::unix::fs::symlink(&again.dev, &tmp).unwrap();
+                        std::fs::rename(&tmp, link).unwrap();
+                        made.push(again);
+                    }
+                    was[i] = now;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            made
+        });
+        Slots { topology, slots, links, done, watcher: Some(watcher) }
+    }
+
+    fn power(&self, n: usize) -> String {
+        std::fs::read_to_string(self.slots[n].join("power_status")).unwrap().trim().to_string()
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        // The loop devices it made are detached as they drop.
+        let _ = self.watcher.take().map(|w| w.join());
+    }
+}
+
+#[test]
+fn a_power_cycle_through_the_slot_finds_the_drive_again_by_name_and_one_that_stays_off_is_named() {
+    need_root!();
+    let _l = device_lock();
+    let b = Bench::new(2, 8 * MIB);
+    let (devs, st, dir) = (b.devs(), b.st(), b.dir.path());
+    burn_in(&devs, st, "1", &dir.join("burn.json"));
+    let v = dir.join("v.json");
+    let verify = |names: &[&str], topology: Option<&Path>| {
+        let mut a = vec!["burnin", "--verify", "--cycles", "1", "--power-cycle", "--state", st];
+        a.extend(["--spin-up-timeout", "10s", "--smart", "off", "--progress", "none"]);
+        a.extend(["--json", v.to_str().unwrap()]);
+        a.extend(NO_SPEED_JUDGED);
+        a.extend(names);
+        let mut cmd = Command::new(bin());
+        cmd.args(&a);
+        if let Some(t) = topology {
+            cmd.env("ARRAYBURN_TOPOLOGY", t);
+        }
+        let out = cmd.output_within(RUN);
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        out
+    };
+    // A disk in no slot whose power the kernel switches: refused.
+    let out = verify(&devs, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is in no enclosure slot whose power the kernel can switch"), "{err}");
+    assert!(!v.exists());
+    let slots = Slots::new(&b.d, &[true, false], dir);
+    let names: Vec<&str> = slots.links.iter().map(String::as_str).collect();
+    let out = verify(&names, Some(&slots.topology));
+    assert_eq!(out.status.code(), Some(1), "the one that stayed off");
+    assert_eq!((slots.power(0), slots.power(1)), ("on".into(), "on".into()), "power back on");
+    let doc = json(&v);
+    let (back, off) = (&doc["disks"][0], &doc["disks"][1]);
+    let c = &back["cycles"][0];
+    assert_eq!((&c["power"], &c["back"]["state"]), (&true.into(), &"same".into()), "{back}");
+    assert!(c["spin_up_s"].as_f64().is_some(), "{back}");
+    assert_eq!(back["verified_bytes"].as_u64(), Some(8 * MIB), "read whole on its new device");
+    assert_eq!(back["verdict"], "healthy", "{back}");
+    let c = &off["cycles"][0];
+    assert_eq!(c["back"]["state"], "gone", "{off}");
+    let why = c["back"]["detail"].as_str().unwrap();
+    assert!(why.starts_with("it did not come back within 10.0 s of its slot's power"), "{why}");
+    assert_eq!((off["verified_bytes"].as_u64(), &off["verdict"]), (Some(0), &"return".into()));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("power cycle 1 back in"), "{text}");
+    let said = doc["summary"]["disk_verdicts"][0]["sentence"].as_str().unwrap();
+    assert!(said.contains("after power cycle 1 it did not come back"), "{said}");
+    // The burn-in's blocks are where it wrote them, on the new device too.
+    assert!(std::fs::canonicalize(&slots.links[0]).unwrap() != Path::new(&b.d[0].dev));
+}

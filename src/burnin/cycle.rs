@@ -5,9 +5,13 @@
 //! is read again: a drive that does not come back, comes back as another
 //! (its serial, WWN or size changed under its name) or slower than its
 //! peers and its own earlier cycles is what a new array must not hold.
+//! With `--power-cycle`, the slot's power is cut instead, through the
+//! kernel's enclosure (`power_status` of the disk's slot): the drive goes
+//! away, starts cold when the power is back and is found again by its
+//! name, opened again and timed until it answers.
 //! It measures; what a spin-up's time means is `judge::burnin`'s.
 //!
-//! It must not write.
+//! It must not write to a disk (only to its slot's `power_status`).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -25,6 +29,9 @@ use crate::stop::StopFlag;
 pub struct Cycle {
     /// Which (from 1).
     pub cycle: u16,
+    /// Its slot's power was cut (not a spin-down).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub power: bool,
     /// Seconds from the spin-down's end until the disk answered a read;
     /// None where it did not answer, or was not spun down.
     pub spin_up_s: Option<f64>,
@@ -46,6 +53,14 @@ pub enum Back {
 }
 
 impl Cycle {
+    /// What it was, in words: "spin-down 2", "power cycle 2".
+    pub fn name(&self) -> String {
+        match self.power {
+            true => format!("power cycle {}", self.cycle),
+            false => format!("spin-down {}", self.cycle),
+        }
+    }
+
     /// Whether the read-back goes on after it.
     pub fn read_on(&self) -> bool {
         matches!(self.back, Back::Same | Back::NotSpun(_))
@@ -58,7 +73,8 @@ const SPIN_DOWN_LIMIT: Duration = Duration::from_secs(60);
 /// Spins disk `t` down, then reads its first block (at most `within`),
 /// timing it, and reads its identity again.
 pub fn spin(t: &Target, cycle: u16, within: Duration, stop: &StopFlag) -> Cycle {
-    let not_spun = |why: String| Cycle { cycle, spin_up_s: None, back: Back::NotSpun(why) };
+    let not_spun =
+        |why: String| Cycle { cycle, power: false, spin_up_s: None, back: Back::NotSpun(why) };
     let Some(mut cmd) = spin_down(&t.dev) else {
         return not_spun("an NVMe drive does not spin: no spin cycle".into());
     };
@@ -72,7 +88,7 @@ pub fn spin(t: &Target, cycle: u16, within: Duration, stop: &StopFlag) -> Cycle 
         Err(why) => return not_spun(format!("{what}: {why}")),
     }
     let began = Instant::now();
-    let gone = |why: String| Cycle { cycle, spin_up_s: None, back: Back::Gone(why) };
+    let gone = |why: String| Cycle { cycle, power: false, spin_up_s: None, back: Back::Gone(why) };
     let Ok(mut probe) = Probe::of(&t.file, &Bounds::new(stop, within)) else {
         return gone("it cannot be read".into());
     };
@@ -90,7 +106,7 @@ pub fn spin(t: &Target, cycle: u16, within: Duration, stop: &StopFlag) -> Cycle 
         Some(what) => Back::Other(what),
         None => Back::Same,
     };
-    Cycle { cycle, spin_up_s, back }
+    Cycle { cycle, power: false, spin_up_s, back }
 }
 
 /// The command that spins `dev` down: SCSI's STOP UNIT for a SAS disk,
@@ -128,4 +144,128 @@ fn changed(dev: &BlockDevice) -> Option<String> {
     }
     (now.size_bytes != was.size_bytes)
         .then(|| format!("{} bytes, was {} bytes", now.size_bytes, was.size_bytes))
+}
+
+/// How long a drive may take to go away once its slot's power is cut, and
+/// how long the power then stays off.
+const POWER_GONE_LIMIT: Duration = Duration::from_secs(30);
+const POWER_OFF: Duration = Duration::from_secs(2);
+
+/// The `power_status` file of `t`'s enclosure slot, where the kernel
+/// offers one.
+pub fn slot_power(t: &BlockDevice) -> Option<std::path::PathBuf> {
+    let slot = t.identity.topology.enclosure_component.as_deref()?;
+    Some(std::path::Path::new(slot).join("power_status")).filter(|p| p.is_file())
+}
+
+/// A disk read through the file it was opened with, until a power cycle
+/// opens it again under its name.
+pub struct Reopens<'a> {
+    pub first: super::worker::OnFile<'a>,
+    pub now: std::sync::Mutex<Option<std::fs::File>>,
+}
+
+impl super::worker::DiskIo for Reopens<'_> {
+    fn open(&self, bounds: &Bounds) -> std::io::Result<(crate::io::Sweep, Probe)> {
+        match &*self.now.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(f) => crate::io::open_sweep(self.first.engine, f, self.first.depth, bounds),
+            None => self.first.open(bounds),
+        }
+    }
+
+    fn engine(&self) -> &'static str {
+        self.first.engine()
+    }
+}
+
+/// Cuts disk `t`'s slot power (`power` its `power_status`), waits for the
+/// drive to go, keeps the power off a moment, turns it on, and waits (at
+/// most `within`) for a drive under its name to answer a read: timed from
+/// the power's return, its identity read again; `on` reads through the
+/// file opened then. The power is turned on again on every path.
+pub fn power(
+    t: &Target,
+    (cycle, power): (u16, &std::path::Path),
+    within: Duration,
+    on: &Reopens,
+    stop: &StopFlag,
+) -> Cycle {
+    let at = |spin_up_s, back| Cycle { cycle, power: true, spin_up_s, back };
+    let set = |word: &str| {
+        std::fs::write(power, word).map_err(|e| format!("{} {word}: {e}", power.display()))
+    };
+    if let Err(why) = set("off") {
+        return at(None, Back::NotSpun(format!("its slot's power could not be cut ({why})")));
+    }
+    let gone = gone_within(t, on, stop);
+    let off = stop.rest(POWER_OFF);
+    if let Err(why) = set("on") {
+        return at(None, Back::Gone(format!("its slot's power could not be turned on ({why})")));
+    }
+    if !gone {
+        let limit = crate::units::human_duration(POWER_GONE_LIMIT);
+        let why = format!("its slot's power was cut, but it still answered {limit} on");
+        return at(None, Back::NotSpun(why));
+    }
+    if !off {
+        return at(None, Back::Gone("the wait for it was stopped".into()));
+    }
+    let began = Instant::now();
+    let mut last = String::from("its name leads to no disk");
+    while began.elapsed() < within && !stop.is_set() {
+        match answers(t, &Bounds::new(stop, within.saturating_sub(began.elapsed()))) {
+            Ok(file) => {
+                let spin_up_s = Some(began.elapsed().as_secs_f64());
+                *on.now.lock().unwrap_or_else(|e| e.into_inner()) = Some(file);
+                let back = changed(&t.dev).map_or(Back::Same, Back::Other);
+                return at(spin_up_s, back);
+            }
+            Err(why) => last = why,
+        }
+        stop.rest(Duration::from_millis(250));
+    }
+    let within = crate::units::human_duration(within);
+    at(
+        None,
+        Back::Gone(format!("it did not come back within {within} of its slot's power ({last})")),
+    )
+}
+
+/// Whether the drive went once its power was cut: its name leads to
+/// another device or none, or its file cannot be read.
+fn gone_within(t: &Target, on: &Reopens, stop: &StopFlag) -> bool {
+    let began = Instant::now();
+    while began.elapsed() < POWER_GONE_LIMIT && !stop.is_set() {
+        let same = std::fs::metadata(&t.dev.given).is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.rdev() == t.dev.rdev
+        });
+        let guard = on.now.lock().unwrap_or_else(|e| e.into_inner());
+        let file = guard.as_ref().unwrap_or(on.first.file);
+        if !same || !reads(file, t.start, &Bounds::new(stop, Duration::from_secs(5))) {
+            return true;
+        }
+        drop(guard);
+        stop.rest(Duration::from_millis(250));
+    }
+    false
+}
+
+/// Whether `file` answers a read of its block at `at`.
+fn reads(file: &std::fs::File, at: u64, bounds: &Bounds) -> bool {
+    Probe::of(file, bounds)
+        .is_ok_and(|mut p| matches!(p.read_at(at, BLOCK, Until::Stop), Ok(Ok(_))))
+}
+
+/// `t`'s name opened again (O_DIRECT, read-only) and its first block read:
+/// the file, or why not.
+fn answers(t: &Target, bounds: &Bounds) -> Result<std::fs::File, String> {
+    let file = crate::io::open_direct(std::path::Path::new(&t.dev.given))
+        .map_err(|e| format!("opening it fails ({e})"))?;
+    let mut probe = Probe::of(&file, bounds).map_err(|e| format!("reading it fails ({e})"))?;
+    match probe.read_at(t.start, BLOCK, Until::Stop) {
+        Ok(Ok(_)) => Ok(file),
+        Ok(Err(e)) => Err(format!("reading it fails ({e})")),
+        Err(_) => Err("it did not answer a read".into()),
+    }
 }

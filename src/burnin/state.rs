@@ -123,6 +123,9 @@ pub struct Verifies {
     /// spin cycle, a disk given this many seconds to answer after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spin_up_timeout_s: Option<f64>,
+    /// `--power-cycle`: each cycle cuts the slot's power instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub power: bool,
 }
 
 impl Checkpoint {
@@ -672,6 +675,7 @@ mod tests {
                 id: "2".into(),
                 burn_verdict: None,
                 spin_up_timeout_s: None,
+                power: false,
             }),
             ..c.clone()
         };

@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use crate::burnin::DiskPlan;
+use crate::burnin::cycle::{self, Reopens};
 use crate::burnin::health::smart_after;
 use crate::burnin::record::{DiskBurn, Temps};
 use crate::burnin::state::{Phase, Store};
@@ -86,13 +87,17 @@ fn verify_after(
     }
 }
 
+/// The verify after a burn-in, and the disks it reads (those whose passes
+/// all ended).
+type Then = (ThenVerify, Vec<String>);
+
 /// The burn-in (or soak, or verify) as `args` ask: how it ended, and
 /// where a verify follows, which and of which disks.
 fn burn_in(
     args: &BurninArgs,
     argv: Vec<String>,
     stop: &StopFlag,
-) -> anyhow::Result<(Outcome, Option<(ThenVerify, Vec<String>)>)> {
+) -> anyhow::Result<(Outcome, Option<Then>)> {
     let mut plan = BurnPlan::resolve(args, &argv, stop)?;
     plan.inspect(stop)?;
     plan.keep_log();
@@ -157,16 +162,35 @@ fn one(
     let save =
         &mut |b: &DiskBurn, at| store.save_place((&d.target.checkpoint, c), (b, at), &mut warned);
     if plan.verify {
-        // With --cycles, each read-back after a spin cycle.
-        let within = c.verifies.as_ref().and_then(|v| v.spin_up_timeout_s);
-        let spin = within.map(|s| {
-            let within = std::time::Duration::from_secs_f64(s);
-            move |cycle: u16| crate::burnin::cycle::spin(&d.target, cycle, within, stop)
-        });
-        let spin = spin.as_ref().map(|f| f as &dyn Fn(u16) -> crate::burnin::cycle::Cycle);
-        return verify_written(&job, &c.written(), (c.at, spin), c.burn.clone(), save);
+        return verify(plan, (d, live), save, stop);
     }
     burn(&job, c.at, c.burn.clone(), save)
+}
+
+/// Disk `d`'s verify; with --cycles, each read-back after a spin cycle, or
+/// with --power-cycle after its slot's power was cut (the disk read
+/// through its file opened again then).
+fn verify(
+    plan: &BurnPlan,
+    (d, live): (&DiskPlan, &Live),
+    save: &mut dyn FnMut(&DiskBurn, crate::burnin::state::At),
+    stop: &StopFlag,
+) -> DiskBurn {
+    let c = &d.point;
+    let on = Reopens { first: plan.on(d), now: Default::default() };
+    let job = plan.job((d, &on), live, None, stop);
+    let v = c.verifies.as_ref();
+    let within = v.and_then(|v| v.spin_up_timeout_s).map(std::time::Duration::from_secs_f64);
+    let power = cycle::slot_power(&d.target.dev).filter(|_| v.is_some_and(|v| v.power));
+    let (on, power) = (&on, &power);
+    let spin = within.map(|within| {
+        move |n: u16| match power {
+            Some(p) => cycle::power(&d.target, (n, p), within, on, stop),
+            None => cycle::spin(&d.target, n, within, stop),
+        }
+    });
+    let spin = spin.as_ref().map(|f| f as &dyn Fn(u16) -> cycle::Cycle);
+    verify_written(&job, &c.written(), (c.at, spin), c.burn.clone(), save)
 }
 
 /// Where each disk stands, as `--metrics` while the run goes on (a file

@@ -561,11 +561,15 @@ fn cycles(out: &mut Vec<Block>, r: &BurnReport) {
 pub fn cycles_words(cycles: &[crate::burnin::cycle::Cycle]) -> String {
     use crate::burnin::cycle::Back;
     let each = cycles.iter().map(|c| {
-        let n = c.cycle;
+        let n = match c.power {
+            true => format!("power cycle {}", c.cycle),
+            false => format!("cycle {}", c.cycle),
+        };
         match (&c.back, c.spin_up_s) {
-            (Back::Same, Some(s)) => format!("cycle {n} back in {s:.1} s"),
-            (Back::Same, None) => format!("cycle {n} back"),
-            (Back::NotSpun(why), _) => format!("cycle {n} not spun down ({why})"),
+            (Back::Same, Some(s)) => format!("{n} back in {s:.1} s"),
+            (Back::Same, None) => format!("{n} back"),
+            (Back::NotSpun(why), _) if c.power => format!("{n} not made ({why})"),
+            (Back::NotSpun(why), _) => format!("{n} not spun down ({why})"),
             (Back::Gone(why), _) => format!("cycle {n} did NOT come back ({why})"),
             (Back::Other(what), _) => format!("cycle {n} came back as ANOTHER drive ({what})"),
         }

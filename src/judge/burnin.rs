@@ -402,13 +402,13 @@ fn not_back(d: &BurnFacts) -> Rule {
     d.cycles.iter().find_map(|c| match &c.back {
         Back::Gone(why) => Some((
             Action::Return,
-            format!("after spin-down {} it did not come back ({why}), return it", c.cycle),
+            format!("after {} it did not come back ({why}), return it", c.name()),
         )),
         Back::Other(what) => Some((
             Action::CheckPath,
             format!(
-                "after spin-down {} another drive answered under its name ({what}): it dropped off the bus or the names moved; check its slot, cable and power",
-                c.cycle
+                "after {} another drive answered under its name ({what}): it dropped off the bus or the names moved; check its slot, cable and power",
+                c.name()
             ),
         )),
         Back::Same | Back::NotSpun(_) => None,
@@ -426,6 +426,7 @@ fn spun_up_late(disks: &[BurnFacts], i: usize) -> Rule {
     let slowest = |d: &BurnFacts| times(d).into_iter().max_by(|a, b| a.1.total_cmp(&b.1));
     let d = &disks[i];
     let (cycle, s) = slowest(d)?;
+    let cycle = crate::burnin::cycle::Cycle { cycle, ..d.cycles.first()?.clone() }.name();
     let peers: Vec<f64> = (disks.iter().enumerate())
         .filter(|(j, p)| *j != i && p.group == d.group)
         .filter_map(|(_, p)| Some(slowest(p)?.1))
@@ -434,7 +435,7 @@ fn spun_up_late(disks: &[BurnFacts], i: usize) -> Rule {
         return Some((
             Action::Recheck,
             format!(
-                "it took {s:.1} s to answer after spin-down {cycle}, its peers {m:.1} s: a drive slow to spin up fails to start one day; check its power, then cycle it again"
+                "it took {s:.1} s to answer after {cycle}, its peers {m:.1} s: a drive slow to spin up fails to start one day; check its power, then cycle it again"
             ),
         ));
     }
@@ -966,7 +967,7 @@ mod tests {
     fn a_drive_late_or_not_back_from_its_spin_down_is_named() {
         use super::*;
         use crate::burnin::cycle::{Back, Cycle};
-        let same = |cycle, s| Cycle { cycle, spin_up_s: Some(s), back: Back::Same };
+        let same = |cycle, s| Cycle { cycle, power: false, spin_up_s: Some(s), back: Back::Same };
         let disk = |cycles: Vec<Cycle>| BurnFacts { cycles, ..BurnFacts::default() };
         let th = Thresholds::default();
         // Three peers: the slowest spin-ups 7.2, 7.6 and 16 s.
@@ -995,8 +996,9 @@ mod tests {
             "{words}"
         );
         // Not back, or back as another drive; not spun down is no finding.
-        let back =
-            |b: Back| verdicts(&[disk(vec![Cycle { cycle: 2, spin_up_s: None, back: b }])], &th);
+        let back = |b: Back| {
+            verdicts(&[disk(vec![Cycle { cycle: 2, power: false, spin_up_s: None, back: b }])], &th)
+        };
         let gone = back(Back::Gone("reading it fails (EIO)".into()));
         assert_eq!(gone[0].action.as_ref().map(|a| a.0), Some(Action::Return));
         let other = back(Back::Other("serial B, was A".into()));

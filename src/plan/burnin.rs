@@ -351,7 +351,7 @@ impl BurnPlan {
     /// run by time).
     pub fn job<'a>(
         &self,
-        (d, on): (&DiskPlan, &'a OnFile<'a>),
+        (d, on): (&DiskPlan, &'a dyn crate::burnin::worker::DiskIo),
         live: &'a Live,
         deadline: Option<std::time::Instant>,
         stop: &'a StopFlag,

@@ -56,7 +56,7 @@ pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<
                 store.path(&name).display()
             ),
             (_, false) => {
-                let cycles = args.cycles.map(|n| (n, args.spin_up_timeout));
+                let cycles = args.cycles.map(|n| (n, args.spin_up_timeout, args.power_cycle));
                 let mut v = fresh(&burned, (&t.dev.given, &id), (argv, cycles));
                 let verdict = burn_verdict(&store, &burned, t);
                 v.verifies.iter_mut().for_each(|x| x.burn_verdict = verdict.clone());
@@ -72,6 +72,15 @@ pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<
             points[0].device,
             other.device
         );
+    }
+    for (t, c) in targets.iter().zip(&points) {
+        let power = c.verifies.as_ref().is_some_and(|v| v.power);
+        if power && crate::burnin::cycle::slot_power(&t.dev).is_none() {
+            bail!(
+                "--power-cycle: {} is in no enclosure slot whose power the kernel can switch (no power_status in its slot under /sys/class/enclosure); leave out --power-cycle to spin it down instead (nothing was written)",
+                t.dev.given
+            );
+        }
     }
     if !args.resume {
         smart_now(&mut points, &targets, args, stop)?;
@@ -146,11 +155,12 @@ fn burned(store: &Store, t: &mut Target, args: &BurninArgs, stop: &StopFlag) -> 
 }
 
 /// A new verify of `burned`'s blocks, as one read-back pass over its range.
-/// `cycles`: `--cycles` and `--spin-up-timeout`, where given.
+/// `cycles`: `--cycles`, `--spin-up-timeout` and `--power-cycle`, where
+/// given.
 fn fresh(
     burned: &Checkpoint,
     (device, id): (&str, &str),
-    (argv, cycles): (&[String], Option<(u16, std::time::Duration)>),
+    (argv, cycles): (&[String], Option<(u16, std::time::Duration, bool)>),
 ) -> Checkpoint {
     let now = rfc3339(std::time::SystemTime::now());
     let start = burned.start_byte;
@@ -158,7 +168,7 @@ fn fresh(
         started_at: now.clone(),
         saved_at: now,
         device: device.to_string(),
-        passes: cycles.map_or(1, |(n, _)| n),
+        passes: cycles.map_or(1, |(n, _, _)| n),
         command_line: argv.to_vec(),
         at: At { phase: Phase::Verify, ..At::first(start) },
         burn: Default::default(),
@@ -174,7 +184,8 @@ fn fresh(
             burned_until: burned.saved_at.clone(),
             id: id.to_string(),
             burn_verdict: None,
-            spin_up_timeout_s: cycles.map(|(_, within)| within.as_secs_f64()),
+            spin_up_timeout_s: cycles.map(|(_, within, _)| within.as_secs_f64()),
+            power: cycles.is_some_and(|(_, _, power)| power),
         }),
         ..burned.clone()
     }
@@ -251,9 +262,9 @@ impl ThenVerify {
         if idle.is_none() && cycles.is_none() {
             return Ok(None);
         }
-        let within = match (args.cycles, first) {
-            (None, Some(f)) => f.spin_up_timeout,
-            _ => args.spin_up_timeout,
+        let (within, power) = match (args.cycles, first) {
+            (None, Some(f)) => (f.spin_up_timeout, f.power_cycle),
+            _ => (args.spin_up_timeout, args.power_cycle),
         };
         let mut beside = Vec::new();
         for (name, given) in outputs {
@@ -276,6 +287,7 @@ impl ThenVerify {
         if let Some(n) = cycles {
             let within = format!("{}s", within.as_secs_f64());
             words.extend(["--cycles".into(), n.to_string(), "--spin-up-timeout".into(), within]);
+            words.extend(power.then(|| "--power-cycle".to_string()));
         }
         Ok(Some(Self { idle: idle.unwrap_or_default(), words }))
     }
