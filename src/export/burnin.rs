@@ -214,7 +214,12 @@ fn smart(out: &mut Vec<Block>, r: &BurnReport) {
                 rose_any |= !rose.is_empty();
                 if !rose.is_empty() {
                     let rose = rose.join(", ");
-                    lines.push(format!("SMART {}: rose during the burn-in: {rose}", d.path));
+                    let during = match (r.verify, r.read_only) {
+                        (true, _) => "the verify",
+                        (false, true) => "the soak",
+                        (false, false) => "the burn-in",
+                    };
+                    lines.push(format!("SMART {}: rose during {during}: {rose}", d.path));
                 }
                 if !logged.is_empty() {
                     let logged = logged.join(", ");
