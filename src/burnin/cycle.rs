@@ -13,7 +13,9 @@
 //!
 //! It must not write to a disk (only to its slot's `power_status`).
 
+use std::fs::File;
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -158,36 +160,17 @@ pub fn slot_power(t: &BlockDevice) -> Option<std::path::PathBuf> {
     Some(std::path::Path::new(slot).join("power_status")).filter(|p| p.is_file())
 }
 
-/// A disk read through the file it was opened with, until a power cycle
-/// opens it again under its name.
-pub struct Reopens<'a> {
-    pub first: super::worker::OnFile<'a>,
-    pub now: std::sync::Mutex<Option<std::fs::File>>,
-}
-
-impl super::worker::DiskIo for Reopens<'_> {
-    fn open(&self, bounds: &Bounds) -> std::io::Result<(crate::io::Sweep, Probe)> {
-        match &*self.now.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(f) => crate::io::open_sweep(self.first.engine, f, self.first.depth, bounds),
-            None => self.first.open(bounds),
-        }
-    }
-
-    fn engine(&self) -> &'static str {
-        self.first.engine()
-    }
-}
-
 /// Cuts disk `t`'s slot power (`power` its `power_status`), waits for the
 /// drive to go, keeps the power off a moment, turns it on, and waits (at
 /// most `within`) for a drive under its name to answer a read: timed from
-/// the power's return, its identity read again; `on` reads through the
-/// file opened then. The power is turned on again on every path.
+/// the power's return, its identity read again; the file opened then is
+/// put in `now` (`first` read until one is). The power is turned on again
+/// on every path.
 pub fn power(
     t: &Target,
     (cycle, power): (u16, &std::path::Path),
     within: Duration,
-    on: &Reopens,
+    (first, now): (&File, &Mutex<Option<File>>),
     stop: &StopFlag,
 ) -> Cycle {
     let at = |spin_up_s, back| Cycle { cycle, power: true, spin_up_s, back };
@@ -197,7 +180,7 @@ pub fn power(
     if let Err(why) = set("off") {
         return at(None, Back::NotSpun(format!("its slot's power could not be cut ({why})")));
     }
-    let gone = gone_within(t, on, stop);
+    let gone = gone_within(t, (first, now), stop);
     let off = stop.rest(POWER_OFF);
     if let Err(why) = set("on") {
         return at(None, Back::Gone(format!("its slot's power could not be turned on ({why})")));
@@ -216,7 +199,7 @@ pub fn power(
         match answers(t, &Bounds::new(stop, within.saturating_sub(began.elapsed()))) {
             Ok(file) => {
                 let spin_up_s = Some(began.elapsed().as_secs_f64());
-                *on.now.lock().unwrap_or_else(|e| e.into_inner()) = Some(file);
+                *now.lock().unwrap_or_else(|e| e.into_inner()) = Some(file);
                 let back = changed(&t.dev).map_or(Back::Same, Back::Other);
                 return at(spin_up_s, back);
             }
@@ -233,15 +216,15 @@ pub fn power(
 
 /// Whether the drive went once its power was cut: its name leads to
 /// another device or none, or its file cannot be read.
-fn gone_within(t: &Target, on: &Reopens, stop: &StopFlag) -> bool {
+fn gone_within(t: &Target, (first, now): (&File, &Mutex<Option<File>>), stop: &StopFlag) -> bool {
     let began = Instant::now();
     while began.elapsed() < POWER_GONE_LIMIT && !stop.is_set() {
         let same = std::fs::metadata(&t.dev.given).is_ok_and(|m| {
             use std::os::unix::fs::MetadataExt;
             m.rdev() == t.dev.rdev
         });
-        let guard = on.now.lock().unwrap_or_else(|e| e.into_inner());
-        let file = guard.as_ref().unwrap_or(on.first.file);
+        let guard = now.lock().unwrap_or_else(|e| e.into_inner());
+        let file = guard.as_ref().unwrap_or(first);
         if !same || !reads(file, t.start, &Bounds::new(stop, Duration::from_secs(5))) {
             return true;
         }
@@ -252,14 +235,14 @@ fn gone_within(t: &Target, on: &Reopens, stop: &StopFlag) -> bool {
 }
 
 /// Whether `file` answers a read of its block at `at`.
-fn reads(file: &std::fs::File, at: u64, bounds: &Bounds) -> bool {
+fn reads(file: &File, at: u64, bounds: &Bounds) -> bool {
     Probe::of(file, bounds)
         .is_ok_and(|mut p| matches!(p.read_at(at, BLOCK, Until::Stop), Ok(Ok(_))))
 }
 
 /// `t`'s name opened again (O_DIRECT, read-only) and its first block read:
 /// the file, or why not.
-fn answers(t: &Target, bounds: &Bounds) -> Result<std::fs::File, String> {
+fn answers(t: &Target, bounds: &Bounds) -> Result<File, String> {
     let file = crate::io::open_direct(std::path::Path::new(&t.dev.given))
         .map_err(|e| format!("opening it fails ({e})"))?;
     let mut probe = Probe::of(&file, bounds).map_err(|e| format!("reading it fails ({e})"))?;

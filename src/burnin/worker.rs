@@ -202,6 +202,26 @@ impl DiskIo for OnFile<'_> {
     }
 }
 
+/// A disk read through the file it was opened with, until a power cycle
+/// opens it again under its name.
+pub struct Reopens<'a> {
+    pub first: OnFile<'a>,
+    pub now: std::sync::Mutex<Option<std::fs::File>>,
+}
+
+impl DiskIo for Reopens<'_> {
+    fn open(&self, bounds: &Bounds) -> std::io::Result<(Sweep, Probe)> {
+        match &*self.now.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(f) => open_sweep(self.first.engine, f, self.first.depth, bounds),
+            None => self.first.open(bounds),
+        }
+    }
+
+    fn engine(&self) -> &'static str {
+        self.first.engine()
+    }
+}
+
 /// One disk's burn-in as asked.
 #[derive(Clone)]
 pub struct BurnJob<'a> {

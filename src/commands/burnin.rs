@@ -7,12 +7,12 @@
 use std::time::Instant;
 
 use crate::burnin::DiskPlan;
-use crate::burnin::cycle::{self, Reopens};
+use crate::burnin::cycle;
 use crate::burnin::health::smart_after;
 use crate::burnin::record::{DiskBurn, Temps};
 use crate::burnin::state::{Phase, Store};
 use crate::burnin::watch::{Told, burn_all};
-use crate::burnin::worker::{Live, burn, soak, verify_written};
+use crate::burnin::worker::{Live, Reopens, burn, soak, verify_written};
 use crate::cli::BurninArgs;
 use crate::export::metrics;
 use crate::export::publish::{Ending, publish};
@@ -130,11 +130,7 @@ fn burn_in(
         |d, live| one(&plan, (d, live), (store, deadline.flatten()), stop),
     );
     let interrupted = stop.is_set() || burns.iter().any(|(b, _)| b.interrupted);
-    let done = |b: &DiskBurn| b.place.is_some_and(|p| p.phase == Phase::Done);
-    let finished = (plan.disks.iter().zip(&burns).filter(|(_, (b, _))| done(b)))
-        .map(|(d, _)| d.target.dev.given.clone())
-        .collect();
-    let then = plan.then_verify.clone().map(|t| (t, finished));
+    let then = plan.then_verify.clone().map(|t| (t, finished(&plan, &burns)));
     let outcome = finish(&plan, burns, interrupted, stop)?;
     if outcome == Outcome::Interrupted {
         tell!("arrayburn burnin: interrupted; {}", plan.how_to_go_on());
@@ -145,6 +141,14 @@ fn burn_in(
         );
     }
     Ok((outcome, then))
+}
+
+/// The disks whose passes all ended.
+fn finished(plan: &BurnPlan, burns: &[(DiskBurn, Temps)]) -> Vec<String> {
+    let done = |b: &DiskBurn| b.place.is_some_and(|p| p.phase == Phase::Done);
+    (plan.disks.iter().zip(burns).filter(|(_, (b, _))| done(b)))
+        .map(|(d, _)| d.target.dev.given.clone())
+        .collect()
 }
 
 /// Disk `d`'s run as the plan asks: a soak (no store), a verify, or its
@@ -185,7 +189,7 @@ fn verify(
     let (on, power) = (&on, &power);
     let spin = within.map(|within| {
         move |n: u16| match power {
-            Some(p) => cycle::power(&d.target, (n, p), within, on, stop),
+            Some(p) => cycle::power(&d.target, (n, p), within, (on.first.file, &on.now), stop),
             None => cycle::spin(&d.target, n, within, stop),
         }
     });

@@ -194,6 +194,15 @@ fn resumed_run(out: &mut Vec<Block>, r: &BurnReport) {
     }
 }
 
+/// What the run was: "the burn-in", "the soak", "the verify".
+fn run_word(r: &BurnReport) -> &'static str {
+    match (r.verify, r.read_only) {
+        (true, _) => "the verify",
+        (false, true) => "the soak",
+        (false, false) => "the burn-in",
+    }
+}
+
 /// SMART: what rose, what was not compared, self-tests, temperatures; one
 /// heading (a fault's tone where a counter rose), a line each under it.
 fn smart(out: &mut Vec<Block>, r: &BurnReport) {
@@ -214,12 +223,7 @@ fn smart(out: &mut Vec<Block>, r: &BurnReport) {
                 rose_any |= !rose.is_empty();
                 if !rose.is_empty() {
                     let rose = rose.join(", ");
-                    let during = match (r.verify, r.read_only) {
-                        (true, _) => "the verify",
-                        (false, true) => "the soak",
-                        (false, false) => "the burn-in",
-                    };
-                    lines.push(format!("SMART {}: rose during {during}: {rose}", d.path));
+                    lines.push(format!("SMART {}: rose during {}: {rose}", d.path, run_word(r)));
                 }
                 if !logged.is_empty() {
                     let logged = logged.join(", ");

@@ -5,6 +5,7 @@
 //! It must not read a device (opening it is all) and must not judge: the
 //! thresholds it checks are handed to `judge` untouched.
 
+mod burn_outputs;
 pub mod burnin;
 pub mod consent;
 pub mod demo;

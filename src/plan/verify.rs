@@ -73,7 +73,17 @@ pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<
             other.device
         );
     }
-    for (t, c) in targets.iter().zip(&points) {
+    refuse_unswitched(&targets, &points)?;
+    if !args.resume {
+        smart_now(&mut points, &targets, args, stop)?;
+    }
+    Ok((targets, locks, points, store))
+}
+
+/// Refuses a disk whose verify cuts its slot's power (`--power-cycle`)
+/// in no slot whose power the kernel can switch.
+fn refuse_unswitched(targets: &[Target], points: &[Checkpoint]) -> Result<()> {
+    for (t, c) in targets.iter().zip(points) {
         let power = c.verifies.as_ref().is_some_and(|v| v.power);
         if power && crate::burnin::cycle::slot_power(&t.dev).is_none() {
             bail!(
@@ -82,10 +92,7 @@ pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<
             );
         }
     }
-    if !args.resume {
-        smart_now(&mut points, &targets, args, stop)?;
-    }
-    Ok((targets, locks, points, store))
+    Ok(())
 }
 
 /// A new verify's SMART before it reads (its delta at the end is the
@@ -280,10 +287,14 @@ impl ThenVerify {
             beside.push((*name, Some(p)));
         }
         let flag = |n: &str| beside.iter().find(|(x, _)| *x == n).and_then(|(_, p)| p.as_deref());
-        let outs =
-            super::burnin::outputs([flag("json"), flag("out"), flag("metrics"), flag("record")])?;
-        super::burnin::refuse_outputs_in(&args.state, &outs)?;
-        let mut words = super::burnin::run_words(args, "--verify", &beside, judged);
+        let outs = super::burn_outputs::outputs([
+            flag("json"),
+            flag("out"),
+            flag("metrics"),
+            flag("record"),
+        ])?;
+        super::burn_outputs::refuse_outputs_in(&args.state, &outs)?;
+        let mut words = super::burn_outputs::run_words(args, "--verify", &beside, judged);
         if let Some(n) = cycles {
             let within = format!("{}s", within.as_secs_f64());
             words.extend(["--cycles".into(), n.to_string(), "--spin-up-timeout".into(), within]);
@@ -300,7 +311,7 @@ impl ThenVerify {
     /// The same, as a shell reads it.
     pub fn shown(&self, disks: &[String]) -> String {
         let line = self.line(disks);
-        line.iter().map(|w| super::burnin::shell_word(w)).collect::<Vec<_>>().join(" ")
+        line.iter().map(|w| super::burn_outputs::shell_word(w)).collect::<Vec<_>>().join(" ")
     }
 }
 
