@@ -559,6 +559,8 @@ struct Slots {
     topology: std::path::PathBuf,
     slots: Vec<std::path::PathBuf>,
     links: Vec<String>,
+    /// Where each disk's file is moved aside while its power is off.
+    asides: Vec<std::path::PathBuf>,
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
     watcher: Option<std::thread::JoinHandle<Vec<LoopDisk>>>,
 }
@@ -621,7 +623,8 @@ impl Slots {
             }
             made
         });
-        Slots { topology, slots, links, done, watcher: Some(watcher) }
+        let asides = d.iter().map(|x| x.file.with_extension("aside")).collect();
+        Slots { topology, slots, links, asides, done, watcher: Some(watcher) }
     }
 
     fn power(&self, n: usize) -> String {
@@ -632,8 +635,12 @@ impl Slots {
 impl Drop for Slots {
     fn drop(&mut self) {
         self.done.store(true, std::sync::atomic::Ordering::SeqCst);
-        // The loop devices it made are detached as they drop.
+        // The loop devices it made are detached as they drop (their files
+        // removed); a file no device took back is removed here.
         let _ = self.watcher.take().map(|w| w.join());
+        for aside in &self.asides {
+            let _ = std::fs::remove_file(aside);
+        }
     }
 }
 
