@@ -697,3 +697,35 @@ fn a_power_cycle_through_the_slot_finds_the_drive_again_by_name_and_one_that_sta
     // The burn-in's blocks are where it wrote them, on the new device too.
     assert!(std::fs::canonicalize(&slots.links[0]).unwrap() != Path::new(&b.d[0].dev));
 }
+
+#[test]
+fn a_crashed_burn_in_s_next_pass_written_past_its_last_place_is_no_lost_write() {
+    need_root!();
+    let _l = device_lock();
+    let b = Bench::new(1, 8 * MIB);
+    let (devs, st, dir) = (b.devs(), b.st(), b.dir.path());
+    burn_in(&devs, st, "2", &dir.join("burn.json"));
+    // As a crash in pass 2's write leaves it: the disk holds pass 2's
+    // blocks everywhere, its checkpoint's last place names 4 MiB.
+    let file = b.state.path().join(format!("burnin-{}.json", &devs[0][5..]));
+    let mut c: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    c["at"] = serde_json::json!({"pass": 2, "phase": "write", "done_until": 4 * MIB, "interval_from": 4 * MIB});
+    std::fs::write(&file, c.to_string()).unwrap();
+    // And a block lost where pass 1's are expected: still found.
+    put(&b.d[0], 6 * MIB, &[0; 4096]);
+    let v = dir.join("v.json");
+    let mut a = vec!["--verify", "--state", st, "--smart", "off", "--progress", "none"];
+    a.extend(["--json", v.to_str().unwrap()]);
+    a.extend(NO_SPEED_JUDGED);
+    a.extend(&devs);
+    let out = burnin(&a);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let disk = &json(&v)["disks"][0];
+    assert_eq!(disk["verified_bytes"].as_u64(), Some(8 * MIB), "{disk}");
+    assert_eq!(findings(disk, "zeros"), [(6 * MIB, 4096)], "{disk}");
+    assert_eq!(
+        disk["findings"].as_array().unwrap().len(),
+        1,
+        "pass 2's blocks are the run's: {disk}"
+    );
+}

@@ -477,6 +477,12 @@ struct BurnPass<'a> {
     /// The pass its findings, times and place are recorded under: the
     /// stamp's, or a verify's one read-back of an earlier run's blocks.
     pass: u16,
+    /// A verify's: the next pass's blocks are the run's too. A burn-in
+    /// stopped mid-write without its last place saved (a crash, a power
+    /// loss) wrote them past the place its checkpoint names, where the
+    /// previous pass's are expected; a block of the run's next pass at its
+    /// own offset was written there by the run, and is no lost write.
+    newer: Option<Stamp>,
 }
 
 /// Where a write phase stands.
@@ -541,12 +547,14 @@ impl<'a> BurnPass<'a> {
     /// Pass `pass` of `job`.
     fn of(job: &'a BurnJob<'a>, pass: u16) -> Self {
         let stamp = Stamp { run: job.run, pass, disk: job.t.disk, version: job.version };
-        Self { job, stamp, pass }
+        Self { job, stamp, pass, newer: None }
     }
 
     /// The blocks of pass `stamp` read back as a verify's pass `pass`.
     fn reading(job: &'a BurnJob<'a>, stamp: u16, pass: u16) -> Self {
-        Self { pass, ..Self::of(job, stamp) }
+        let of = Self::of(job, stamp);
+        let newer = Some(Stamp { pass: stamp + 1, ..of.stamp });
+        Self { pass, newer, ..of }
     }
 
     /// The write phase from `at`: resumed mid-phase, what the last
@@ -972,8 +980,13 @@ impl BurnPass<'_> {
         if check == Check::Read {
             return;
         }
-        let (stamp, pass) = (self.stamp, self.pass);
-        for (o, found) in self.job.pattern.check_all(b, o, stamp) {
+        let (stamp, pass, pattern) = (self.stamp, self.pass, self.job.pattern);
+        let from = o;
+        for (o, found) in pattern.check_all(b, o, stamp) {
+            let block = &b[(o - from) as usize..][..BLOCK];
+            if self.newer.is_some_and(|n| pattern.check_all(block, o, n).is_empty()) {
+                continue;
+            }
             let (class, mut detail) = describe(found, stamp, o);
             if check == Check::Reverify {
                 detail = format!("flushed before the interruption, not there after it: {detail}");

@@ -142,6 +142,10 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("verify::a_burn_in_with_cycles_verifies_", "blocks lost at a fake spin-down, found after"),
     ("verify::a_stop_while_idle_", "a stop while idle; a refusal; the verify its line runs"),
     ("verify::a_power_cycle_through_", "a fake slot's power; the one that stays off waits 10 s"),
+    (
+        "verify::a_crashed_burn_in_s_next_pass_",
+        "a checkpoint behind the writes, as a crash leaves it",
+    ),
     ("safety::a_lock_held_by_another_user_", "the lock's holder named and escaped"),
     ("safety::a_disk_held_for_a_moment_", "a held disk waited for, then refused; a lone disk"),
     ("safety::a_resume_proves_", "a resume refused on another disk; a lone disk"),
