@@ -402,6 +402,7 @@ fn a_drive_that_dies_at_its_spin_down_is_named_and_the_others_go_on() {
     assert_eq!(dead["verdict"], "return", "{doc}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("after spin-down 1 it did not come back (reading it fails"), "{text}");
+    assert!(text.contains(": cycle 1 did NOT come back (reading it fails"), "{text}");
 }
 
 #[test]
@@ -692,6 +693,7 @@ fn a_power_cycle_through_the_slot_finds_the_drive_again_by_name_and_one_that_sta
     assert_eq!((off["verified_bytes"].as_u64(), &off["verdict"]), (Some(0), &"return".into()));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("power cycle 1 back in"), "{text}");
+    assert!(text.contains(": power cycle 1 did NOT come back (it did not come back within"), "{text}");
     let said = doc["summary"]["disk_verdicts"][0]["sentence"].as_str().unwrap();
     assert!(said.contains("after power cycle 1 it did not come back"), "{said}");
     // The burn-in's blocks are where it wrote them, on the new device too.

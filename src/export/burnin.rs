@@ -579,8 +579,8 @@ pub fn cycles_words(cycles: &[crate::burnin::cycle::Cycle]) -> String {
             (Back::Same, None) => format!("{n} back"),
             (Back::NotSpun(why), _) if c.power => format!("{n} not made ({why})"),
             (Back::NotSpun(why), _) => format!("{n} not spun down ({why})"),
-            (Back::Gone(why), _) => format!("cycle {n} did NOT come back ({why})"),
-            (Back::Other(what), _) => format!("cycle {n} came back as ANOTHER drive ({what})"),
+            (Back::Gone(why), _) => format!("{n} did NOT come back ({why})"),
+            (Back::Other(what), _) => format!("{n} came back as ANOTHER drive ({what})"),
         }
     });
     each.collect::<Vec<_>>().join("; ")
