@@ -693,7 +693,10 @@ fn a_power_cycle_through_the_slot_finds_the_drive_again_by_name_and_one_that_sta
     assert_eq!((off["verified_bytes"].as_u64(), &off["verdict"]), (Some(0), &"return".into()));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("power cycle 1 back in"), "{text}");
-    assert!(text.contains(": power cycle 1 did NOT come back (it did not come back within"), "{text}");
+    assert!(
+        text.contains(": power cycle 1 did NOT come back (it did not come back within"),
+        "{text}"
+    );
     let said = doc["summary"]["disk_verdicts"][0]["sentence"].as_str().unwrap();
     assert!(said.contains("after power cycle 1 it did not come back"), "{said}");
     // The burn-in's blocks are where it wrote them, on the new device too.

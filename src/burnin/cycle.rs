@@ -185,13 +185,14 @@ pub fn power(
     if let Err(why) = set("on") {
         return at(None, Back::Gone(format!("its slot's power could not be turned on ({why})")));
     }
+    // A stop cut the waits short: what they found is not a finding.
+    if !off || stop.is_set() {
+        return at(None, Back::Gone("the wait for it was stopped".into()));
+    }
     if !gone {
         let limit = crate::units::human_duration(POWER_GONE_LIMIT);
         let why = format!("its slot's power was cut, but it still answered {limit} on");
         return at(None, Back::NotSpun(why));
-    }
-    if !off {
-        return at(None, Back::Gone("the wait for it was stopped".into()));
     }
     let began = Instant::now();
     let mut last = String::from("its name leads to no disk");

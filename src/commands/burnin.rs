@@ -58,7 +58,8 @@ fn verify_after(
         let human = crate::units::human_duration;
         tell!("arrayburn burnin: every disk idle {} before the verify", human(then.idle));
         let began = std::time::Instant::now();
-        let every = args.progress_interval.max(std::time::Duration::from_secs(1));
+        // A line a minute at most: a day idle is not 8,640 lines of log.
+        let every = args.progress_interval.max(std::time::Duration::from_secs(60));
         while began.elapsed() < then.idle {
             if !stop.rest(every.min(then.idle.saturating_sub(began.elapsed()))) {
                 tell!(
@@ -75,7 +76,12 @@ fn verify_after(
     let line = then.line(disks);
     let verify = match <crate::cli::Cli as clap::Parser>::try_parse_from(&line).map(|c| c.command) {
         Ok(crate::cli::Command::Burnin(a)) => a,
-        _ => unreachable!("the verify's own words parse: {shown}"),
+        Ok(_) => unreachable!("the verify's words name burnin"),
+        Err(e) => {
+            let e = e.kind();
+            tell!("arrayburn burnin: the verify after the burn-in could not begin ({e}): {shown}");
+            return Outcome::NotJudged;
+        }
     };
     tell!("arrayburn burnin: verifying the burn-in's blocks: {shown}");
     match run(&verify, line, stop) {
@@ -160,15 +166,14 @@ fn one(
     stop: &StopFlag,
 ) -> DiskBurn {
     let on = plan.on(d);
-    let job = plan.job((d, &on), live, deadline, stop);
-    let Some(store) = store else { return soak(&job) };
+    let Some(store) = store else { return soak(&plan.job((d, &on), live, deadline, stop)) };
     let (mut warned, c) = (false, &d.point);
     let save =
         &mut |b: &DiskBurn, at| store.save_place((&d.target.checkpoint, c), (b, at), &mut warned);
     if plan.verify {
         return verify(plan, (d, live), save, stop);
     }
-    burn(&job, c.at, c.burn.clone(), save)
+    burn(&plan.job((d, &on), live, deadline, stop), c.at, c.burn.clone(), save)
 }
 
 /// Disk `d`'s verify; with --cycles, each read-back after a spin cycle, or

@@ -312,10 +312,9 @@ impl ReadJob {
     /// outlasted a slice (a loaded host, a throttle's burst) moves on one
     /// spot at a time, a chunk each, until it is back in step (a spot
     /// skipped would be a sample "spread over 4 spots" that read three).
-    /// In a sample pass a disk that has ended
-    /// starts again from the beginning, so every disk is measured for the
-    /// whole window and a small fast disk is not judged on milliseconds of
-    /// noise.
+    /// In a sample pass a disk that has ended starts again from the
+    /// beginning, so every disk is measured for the whole window and a
+    /// small fast disk is not judged on milliseconds of noise.
     fn next_chunk(
         &self,
         chunks: &mut Chunks,

@@ -283,8 +283,7 @@ impl ThenVerify {
                     p.display()
                 );
             }
-            let p = if *name == "metrics" { p.clone() } else { verify_beside(p) };
-            beside.push((*name, Some(p)));
+            beside.push((*name, Some(verify_beside(name, p))));
         }
         let flag = |n: &str| beside.iter().find(|(x, _)| *x == n).and_then(|(_, p)| p.as_deref());
         let outs = super::burn_outputs::outputs([
@@ -315,13 +314,17 @@ impl ThenVerify {
     }
 }
 
-/// Where a verify after a burn-in writes what the burn-in writes to `p`:
-/// `report.json` → `report-verify.json`, `bundle` → `bundle-verify`.
-fn verify_beside(p: &Path) -> PathBuf {
+/// Where a verify after a burn-in writes what the burn-in's `--FLAG p`
+/// names: a file `report.json` → `report-verify.json`, a directory
+/// (`--out`) `run.1` → `run.1-verify`; the same `--metrics` (the latest
+/// run's).
+fn verify_beside(flag: &str, p: &Path) -> PathBuf {
+    let whole = p.file_name().unwrap_or_default().to_string_lossy();
     let stem = p.file_stem().unwrap_or_default().to_string_lossy();
-    let name = match p.extension() {
-        Some(ext) => format!("{stem}-verify.{}", ext.to_string_lossy()),
-        None => format!("{stem}-verify"),
+    let name = match (flag, p.extension()) {
+        ("metrics", _) => return p.to_path_buf(),
+        ("out", _) | (_, None) => format!("{whole}-verify"),
+        (_, Some(ext)) => format!("{stem}-verify.{}", ext.to_string_lossy()),
     };
     p.with_file_name(name)
 }
@@ -332,10 +335,15 @@ mod tests {
 
     #[test]
     fn a_verify_after_writes_beside_the_burn_ins_outputs() {
-        let beside = |p: &str| verify_beside(Path::new(p)).to_string_lossy().into_owned();
+        let beside = |p: &str| verify_beside("json", Path::new(p)).to_string_lossy().into_owned();
         assert_eq!(beside("/srv/r/burn.json"), "/srv/r/burn-verify.json");
         assert_eq!(beside("burn.tar.gz"), "burn.tar-verify.gz");
         assert_eq!(beside("/srv/r/bundle"), "/srv/r/bundle-verify");
         assert_eq!(beside("/srv/r/bundle/"), "/srv/r/bundle-verify");
+        let dir = |p: &str| verify_beside("out", Path::new(p));
+        assert_eq!(dir("/srv/reports.2026"), Path::new("/srv/reports.2026-verify"));
+        assert_eq!(dir("/srv/run/"), Path::new("/srv/run-verify"));
+        let same = Path::new("/var/lib/node/arrayburn.prom");
+        assert_eq!(verify_beside("metrics", same), same, "the latest run's metrics");
     }
 }
