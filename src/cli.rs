@@ -623,6 +623,21 @@ pub struct CheckArgs {
     /// equal distances over the disk.
     #[arg(help_heading = "What to read", long, default_value_t = defaults::SEEK_READERS)]
     pub seek_readers: usize,
+    /// Add random reads after the other passes: each disk read at random
+    /// places over its whole surface, --random-block bytes each, for
+    /// --random-time at depth 1 and (io_uring) at depth 32, alone and then
+    /// all at once; each disk's IOPS and latency percentiles judged against
+    /// its peers' (a long tail on a normal median: a drive retrying). Part
+    /// of --full on rotational disks.
+    #[arg(help_heading = "What to read", long)]
+    pub random: bool,
+    /// How long each disk is read at random at each depth, alone and all
+    /// at once (0: no random reads, also with --full).
+    #[arg(help_heading = "What to read", long, value_name = "DURATION", default_value = defaults::RANDOM_TIME, value_parser = crate::units::parse_duration_or_zero)]
+    pub random_time: Duration,
+    /// Bytes per random read.
+    #[arg(help_heading = "What to read", long, value_name = "SIZE", default_value = defaults::RANDOM_BLOCK, value_parser = parse_size)]
+    pub random_block: u64,
     /// Equal position buckets of each disk's surface profile (MB/s across
     /// the disk), at most: fewer on a disk too small for a whole read to
     /// give each bucket 32 reads (a bucket with fewer reads is neither

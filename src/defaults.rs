@@ -36,6 +36,12 @@ pub const MIN_BUCKET_READS: u64 = 32;
 pub const BUCKETS: usize = 100;
 /// Readers per disk in the seek-stress pass (`--seek-readers`).
 pub const SEEK_READERS: usize = 6;
+/// How long each disk is read at random at each depth (`check --random`).
+pub const RANDOM_TIME: &str = "10s";
+/// Bytes per random read.
+pub const RANDOM_BLOCK: &str = "4k";
+/// The deep queue of the random reads (io_uring).
+pub const RANDOM_DEPTH: usize = 32;
 /// Spots a sample is spread over (`--spots`; 1: the start of the disk).
 pub const SPOTS: u32 = 1;
 /// Slices each disk's serial sample is read in, interleaved with the other

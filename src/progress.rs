@@ -91,6 +91,25 @@ impl Progress {
         }
     }
 
+    /// A group of random reads starts: `disk` alone (None: every disk at
+    /// once) at `depth` for `length`.
+    pub fn random_started(&mut self, disk: Option<usize>, depth: usize, length: Duration) {
+        let who = match disk {
+            Some(d) => format!("{} alone", self.labels[d]),
+            None => "every disk at once".into(),
+        };
+        if self.style != Style::Quiet {
+            let later = self.schedule.get(self.groups_started + 1..).unwrap_or(&[]);
+            self.line(&format!(
+                "arrayburn: random reads: {who} at depth {depth} for {} ({})",
+                human_duration(length),
+                run_left(later, length)
+            ));
+        }
+        self.drawn = None;
+        self.groups_started += 1;
+    }
+
     /// The groups after the current one.
     fn later(&self) -> &[Option<Duration>] {
         self.schedule.get(self.groups_started..).unwrap_or(&[])

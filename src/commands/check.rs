@@ -45,21 +45,32 @@ pub fn execute(
         let s = &plan.settings;
         open_sweep(s.engine, &plan.files[d], s.queue_depth, &bounds[d])
     };
+    let random = |d: usize, depth: usize| -> std::io::Result<Sweep> {
+        open_sweep(plan.settings.engine, &plan.files[d], depth, &bounds[d]).map(|(s, _)| s)
+    };
     let save = |passes: &[PassRun]| {
         let info = RunInfo { interrupted: stop.is_set(), ..info.clone() };
         save_files(&plan, passes, &info, stop)
     };
-    let on = Reading { plan: &plan, geometry: plan.geometry(), sweeps: &sweeps, stop, save: &save };
-    let Read { passes, groups, rechecks } = on.all(&mut progress)?;
+    let on = Reading {
+        plan: &plan,
+        geometry: plan.geometry(),
+        sweeps: &sweeps,
+        random: &random,
+        stop,
+        save: &save,
+    };
+    let Read { passes, groups, rechecks, random } = on.all(&mut progress)?;
     info.interrupted = stop.is_set();
     info.complete = true;
-    let mut report = report::build((&plan).into(), (&passes, &rechecks, &groups), &info);
+    let read = (passes.as_slice(), rechecks.as_slice(), groups.as_slice(), random.as_ref());
+    let mut report = report::build((&plan).into(), read, &info);
     let topology = |p: &str| Some(&plan.devices.iter().find(|d| d.given == p)?.identity.topology);
     let s = &plan.settings;
-    let record = s.record.as_ref().map(|to| {
-        let read = (passes.as_slice(), rechecks.as_slice(), groups.as_slice());
-        (to, Recording::of((&plan).into(), read, (&info, &report.header)).json())
-    });
+    let record = s
+        .record
+        .as_ref()
+        .map(|to| (to, Recording::of((&plan).into(), read, (&info, &report.header)).json()));
     let end = Ending {
         locate: s.locate.then_some(&topology as _),
         saved_before: true,
@@ -77,7 +88,7 @@ pub fn execute(
 /// stderr, not the end of the check. A second signal waits for the writing
 /// to end.
 fn save_files(plan: &Plan, passes: &[PassRun], info: &RunInfo, stop: &StopFlag) {
-    let report = report::build(plan.into(), (passes, &[], &[]), info);
+    let report = report::build(plan.into(), (passes, &[], &[], None), info);
     let _hold = stop.hold();
     for f in save(&report, plan.settings.outputs(), false, stop) {
         tell!("arrayburn: error: could not write {f} (the check goes on)");

@@ -60,6 +60,7 @@ pub fn blocks(r: &Report) -> Vec<Block> {
         }
     }
     confirmations(&mut out, r);
+    random(&mut out, r);
     errors(&mut out, r);
     out.push(verdict(&r.summary.disk_verdicts, &r.summary.message));
     out
@@ -321,6 +322,62 @@ fn vs_serial_table(
             pct(peer_pct(d)),
         ];
         add_measured_row(&mut t, row, d, flag(r, p, d));
+    }
+    out.push(Block::Table(t));
+}
+
+/// The random reads: each disk at each depth, alone (IOPS and latency)
+/// and all at once, with what they found.
+fn random(out: &mut Vec<Block>, r: &Report) {
+    let Some(x) = &r.random else { return };
+    out.push(Block::Heading(
+        format!(
+            "Random reads ({} at random over each whole disk, {:.0} s a disk and depth, alone then all at once)",
+            human_bytes_binary(x.block_bytes),
+            x.seconds_each
+        ),
+        Tone::Plain,
+    ));
+    let mut t = Grid::new(&[
+        "Disk",
+        "Depth",
+        "IOPS",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "Together IOPS",
+        "p99 ms",
+        "Flag",
+    ])
+    .numbers(1..9);
+    let ms = |us: f64| format!("{:.2}", us / 1000.0);
+    for d in &x.disks {
+        for (i, a) in d.alone.iter().enumerate() {
+            let f = &a.figures;
+            let l = &f.latency_us;
+            let together = d.together.get(i).map(|t| &t.figures);
+            let iops = |f: &crate::judge::random::Figures| {
+                f.iops.map_or("-".into(), |x| format!("{x:.0}"))
+            };
+            let found: Vec<&str> = (r.summary.random.iter())
+                .filter(|g| g.path == d.path && g.depth == f.depth)
+                .map(|g| g.kind.words())
+                .collect();
+            let mark = (!found.is_empty()).then_some(Mark::Bad);
+            t.row(vec![
+                d.path.clone().into(),
+                f.depth.to_string().into(),
+                iops(f).into(),
+                ms(l.p50).into(),
+                ms(l.p99).into(),
+                ms(l.p999).into(),
+                ms(l.max).into(),
+                together.map_or("-".into(), iops).into(),
+                together.map_or("-".into(), |t| ms(t.latency_us.p99)).into(),
+                Cell::marked(found.join(", "), mark),
+            ]);
+        }
     }
     out.push(Block::Table(t));
 }

@@ -117,6 +117,29 @@ impl Sweep {
         }
     }
 
+    /// Whichever request started has ended first (not the oldest: a
+    /// drive that reorders its queue answers out of order, and waiting
+    /// for the oldest would drain its queue); `Ok(None)` when none is in
+    /// flight. Ends as [`Self::next`] does.
+    pub fn next_any(&mut self, until: Until) -> Result<Option<Landed>, Halt> {
+        if self.order.is_empty() {
+            return Ok(None);
+        }
+        let done = match self.early.pop() {
+            Some(d) => d,
+            None => match self.io.wait(until)? {
+                Some(d) => d,
+                None => {
+                    self.order.clear();
+                    return Ok(None);
+                }
+            },
+        };
+        let at = self.order.iter().position(|c| c.offset() == done.offset);
+        let chunk = at.and_then(|i| self.order.remove(i)).expect("a request ends that was started");
+        Ok(Some(self.landed(chunk, done)))
+    }
+
     fn landed(&mut self, chunk: Chunk, done: Done) -> Landed {
         let from = self.last_end.map_or(done.began, |e| e.max(done.began));
         self.clock_from(done.ended);

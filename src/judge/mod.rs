@@ -37,6 +37,7 @@ pub mod inspect;
 pub mod links;
 pub mod pass;
 pub mod peers;
+pub mod random;
 pub mod rated;
 pub mod slices;
 pub mod smr;

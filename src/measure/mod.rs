@@ -9,8 +9,10 @@
 //!   contract between measuring and judging.
 //! - `aggregate`: runs a pass or a group of disks and collects the results.
 //! - `worker`: one thread reading one disk.
+//! - `random`: random reads at a depth, alone and all at once.
 
 mod aggregate;
+mod random;
 mod results;
 mod worker;
 
@@ -19,6 +21,9 @@ use std::time::Duration;
 pub use aggregate::{
     DiskProgress, Geometry, GroupRemeasurement, Observer, PassSpec, Remeasurement, SweepFactory,
     remeasure, remeasure_group, round_order, run_group, run_pass,
+};
+pub use random::{
+    RandomDisk, RandomRead, RandomRun, RandomSpec, RandomSweeps, random_pass, random_reads,
 };
 pub use results::{
     Beside, DiskRun, GroupRecheck, PassRun, ReadError, Recheck, Resume, Slice, SlowRead, Stopped,

@@ -22,7 +22,7 @@ pub(super) fn latency_histogram() -> Histogram<u64> {
 /// A latency histogram as a recording keeps it: each bucket that holds
 /// reads as (its highest value, its count). Read back, every quantile,
 /// the mean, least and most are those of the histogram written.
-mod recorded_latencies {
+pub(super) mod recorded_latencies {
     use hdrhistogram::Histogram;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

@@ -110,6 +110,10 @@ pub struct Settings {
     pub ratings: Vec<crate::judge::rated::Rating>,
     /// Readers per disk of the seek-stress pass, when it runs.
     pub seek_readers: Option<usize>,
+    /// The random reads after the passes, when they run (`--random`, or
+    /// `--full` on rotational disks).
+    #[serde(default)]
+    pub random: Option<crate::measure::RandomSpec>,
     /// Go ahead although this pid holds a disk's lock (`--ignore-lock`).
     pub ignore_lock: Option<u32>,
     /// A read outstanding this long means the disk hung.
@@ -163,7 +167,13 @@ impl Plan {
             settings.slices = full_slices(args.slices, smallest);
         }
         crate::judge::links::settle(devices.iter_mut().map(|d| &mut d.identity));
+        if args.full && devices.iter().all(|d| d.identity.rotational) {
+            settings.random = settings.random.or_else(|| random_spec(args, settings.engine));
+        }
         check_devices(settings.block, &devices)?;
+        if let Some(r) = &settings.random {
+            check_random_block(r.block, &devices)?;
+        }
         check_memory(&settings, devices.len())?;
         let files = devices.iter().map(open).collect::<Result<Vec<_>, _>>()?;
         let warnings = devices
@@ -278,7 +288,14 @@ impl Plan {
     /// How long each group of disks reads, in order (see
     /// [`PassSpec::groups`]).
     pub fn schedule(&self) -> Vec<Option<Duration>> {
-        self.pass_specs().iter().flat_map(|s| s.groups(self.devices.len())).collect()
+        let n = self.devices.len();
+        let mut all: Vec<Option<Duration>> =
+            self.pass_specs().iter().flat_map(|s| s.groups(n)).collect();
+        if let Some(r) = &self.settings.random {
+            let together = if n > 1 { 1 } else { 0 };
+            all.extend(vec![Some(r.length); r.depths.len() * (n + together)]);
+        }
+        all
     }
 
     /// How progress is drawn: as asked, else the live table on a terminal
@@ -407,11 +424,43 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         slices: slices_for(args.slices, args.sample),
         ratings: ratings(args.rated.as_deref())?,
         seek_readers: args.seek.then_some(args.seek_readers),
+        random: args.random.then(|| random_spec(args, engine)).flatten(),
         ignore_lock: args.ignore_lock,
         io_timeout: args.io.io_timeout,
         notify: notifier(&args.output.notify),
         locate: args.output.locate,
     })
+}
+
+/// The random reads `--random-time` and `--random-block` ask for (None at
+/// a time of 0): depth 1, and the deep queue where the engine has one.
+fn random_spec(
+    args: &CheckArgs,
+    engine: crate::io::EngineKind,
+) -> Option<crate::measure::RandomSpec> {
+    let deep = engine.resolved() == crate::io::EngineKind::IoUring;
+    let depths = if deep { vec![1, defaults::RANDOM_DEPTH] } else { vec![1] };
+    let length = args.random_time;
+    (!length.is_zero()).then_some(crate::measure::RandomSpec {
+        block: args.random_block,
+        depths,
+        length,
+    })
+}
+
+/// `--random-block` is whole logical blocks of every disk.
+fn check_random_block(block: u64, devices: &[BlockDevice]) -> Result<(), PlanError> {
+    for d in devices {
+        let lbs = u64::from(d.identity.logical_block_size);
+        if block == 0 || !block.is_multiple_of(lbs) {
+            return Err(PlanError::Unfit(format!(
+                "--random-block {block} is not a multiple of {}'s logical block size ({lbs} bytes); give a multiple such as {}",
+                d.given,
+                lbs.max(4096)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `--rated FILE`'s ratings, then the built-in ones; a file that cannot be

@@ -7,8 +7,8 @@
 //! what was read so far (`Reading::save`).
 
 use crate::measure::{
-    Beside, Geometry, GroupRecheck, GroupRemeasurement, PassRun, Recheck, Remeasurement,
-    SweepFactory, remeasure, remeasure_group, run_pass,
+    Beside, Geometry, GroupRecheck, GroupRemeasurement, PassRun, RandomRead, RandomSweeps, Recheck,
+    Remeasurement, SweepFactory, random_pass, remeasure, remeasure_group, run_pass,
 };
 use crate::plan::Plan;
 use crate::progress::Progress;
@@ -21,25 +21,39 @@ pub struct Reading<'a> {
     pub plan: &'a Plan,
     pub geometry: Vec<Geometry>,
     pub sweeps: &'a SweepFactory<'a>,
+    /// Each disk's sweep at a chosen depth (the random reads').
+    pub random: &'a RandomSweeps<'a>,
     pub stop: &'a StopFlag,
     pub save: &'a dyn Fn(&[PassRun]),
 }
 
 /// What a check read: its passes, the groups read again, the disks
-/// re-measured.
+/// re-measured, the random reads.
 pub struct Read {
     pub passes: Vec<PassRun>,
     pub groups: Vec<GroupRecheck>,
     pub rechecks: Vec<Recheck>,
+    pub random: Option<RandomRead>,
 }
 
 impl Reading<'_> {
-    /// The passes, then the groups read again, then the disks re-measured.
+    /// The passes, then the groups read again, then the disks
+    /// re-measured, then the random reads.
     pub fn all(&self, progress: &mut Progress) -> anyhow::Result<Read> {
         let mut passes = self.passes(progress)?;
         let groups = self.read_groups_again(&mut passes, progress)?;
         let rechecks = self.remeasure(&mut passes, progress)?;
-        Ok(Read { passes, groups, rechecks })
+        let random = self.random_reads(&passes, progress);
+        Ok(Read { passes, groups, rechecks, random })
+    }
+
+    /// The random reads, when the plan has them and no stop came first.
+    fn random_reads(&self, passes: &[PassRun], progress: &mut Progress) -> Option<RandomRead> {
+        let spec = self.plan.settings.random.as_ref().filter(|_| !self.stop.is_set())?;
+        (self.save)(passes);
+        let sizes: Vec<u64> = self.geometry.iter().map(|g| g.size).collect();
+        let mut note = |disk, depth| progress.random_started(disk, depth, spec.length);
+        Some(random_pass(spec, &sizes, self.random, self.stop, &mut note))
     }
 
     /// The passes, in order, the results saved after each but the last.

@@ -23,6 +23,7 @@ use crate::judge::groups::{self, GroupConfirmed, GroupPath};
 use crate::judge::links;
 use crate::judge::pass::PassJudgement;
 use crate::judge::peers::PathFinding;
+use crate::judge::random::RandomFinding;
 use crate::judge::{ArrayVerdict, MIN_JUDGED_S, Thresholds, Verdict};
 use crate::measure::{Beside, DiskRun, GroupRecheck, PassKind, PassRun, Recheck, Slice, Window};
 use crate::plan::Settings;
@@ -79,14 +80,13 @@ impl<'a> From<&'a crate::plan::Plan> for Checked<'a> {
     }
 }
 
-/// Builds the report for the passes measured so far, the disks
-/// re-measured before their verdict (`rechecks`) and the groups read again
-/// before they are named (`groups`).
-pub fn build(
-    on: Checked,
-    (passes, rechecks, groups): (&[PassRun], &[Recheck], &[GroupRecheck]),
-    info: &RunInfo,
-) -> Report {
+/// What a check measured: its passes, the disks re-measured before their
+/// verdict, the groups read again before they are named, the random reads.
+pub type Measured<'a> =
+    (&'a [PassRun], &'a [Recheck], &'a [GroupRecheck], Option<&'a crate::measure::RandomRead>);
+
+/// Builds the report for what was measured so far.
+pub fn build(on: Checked, (passes, rechecks, groups, random): Measured, info: &RunInfo) -> Report {
     let th = on.settings.thresholds;
     let array = on.array();
     let serial = array.serial_speeds(passes);
@@ -102,6 +102,10 @@ pub fn build(
     let passes = rows;
     let (rated, batches) = against_ratings(on, &serial);
     crate::judge::rated::advise(&rated, &mut advice);
+    let judged = random.map(|r| super::random::judged(on, r)).unwrap_or_default();
+    let random_found = judged.findings;
+    crate::judge::random::advise(&random_found, &mut advice);
+    let random = random.map(|r| super::random::section(on, r, judged.unsure));
     let own_paths = own_paths(&passes);
     for g in &own_paths {
         let alone = g.alone_pct_of_serial.unwrap_or(g.kept_pct_of_serial);
@@ -110,10 +114,13 @@ pub fn build(
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
     let links = crate::judge::links::with_links_and_bays(&mut advice, on.devices);
-    let below = !own_paths.is_empty() || rated.iter().any(|r| r.below);
+    let below = !own_paths.is_empty() || rated.iter().any(|r| r.below) || !random_found.is_empty();
     let rated = (rated, batches);
-    let mut summary =
-        summarize(&passes, finding, (advice, links, below), (rated, info.interrupted), &th);
+    let found = (advice, links, below, random_found);
+    let mut summary = summarize(&passes, finding, found, (rated, info.interrupted), &th);
+    if let Some(r) = &random {
+        summary.message = format!("{} {}", summary.message, super::random::sentence(r));
+    }
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
     }
@@ -125,6 +132,7 @@ pub fn build(
         passes,
         confirmations: confirmations.into_iter().map(|(_, c)| c).collect(),
         inspection: on.inspection.to_vec(),
+        random,
         summary,
     }
 }
@@ -430,7 +438,12 @@ fn apply(row: &mut PassDisk, j: &Judged) {
 fn summarize(
     passes: &[Pass],
     finding: Option<PathFinding>,
-    (advice, links, own_path): (Vec<DiskAdvice>, Vec<LinkFinding>, bool),
+    (advice, links, own_path, random): (
+        Vec<DiskAdvice>,
+        Vec<LinkFinding>,
+        bool,
+        Vec<RandomFinding>,
+    ),
     (rated, interrupted): ((Vec<AgainstRating>, Vec<SlowBatch>), bool),
     th: &Thresholds,
 ) -> Summary {
@@ -472,6 +485,7 @@ fn summarize(
         links,
         rated: rated.0,
         rated_batches: rated.1,
+        random,
         message: String::new(),
     };
     s.message = message(&s, passes, interrupted, th);
@@ -577,6 +591,9 @@ fn verdict_sentence(
                     "{} reads {:.0}% of its model's rated {:.0} MB/s (see Disks to act on)",
                     r.path, r.pct_of_rated, r.rated_mb_per_s
                 )
+            }));
+            named.extend(s.random.iter().map(|f| {
+                format!("{} {} in the random reads (see Disks to act on)", f.path, f.kind.words())
             }));
             named.extend(own_paths(passes).iter().map(|g| {
                 format!(

@@ -10,6 +10,7 @@ mod build;
 pub mod burnin;
 mod document;
 pub mod inspect;
+pub mod random;
 pub mod replay;
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +22,7 @@ use crate::judge::{ArrayVerdict, Verdict};
 use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
 use crate::stats::{LatencyBins, LatencyUs};
 
-pub use build::{Checked, RunInfo, build};
+pub use build::{Checked, Measured, RunInfo, build};
 
 pub use crate::header::{Header, SCHEMA_VERSION};
 pub use crate::judge::links::LinkFinding;
@@ -50,6 +51,11 @@ pub struct Report {
     /// Notes beside the verdict: none changes it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inspection: Vec<crate::judge::inspect::Inspected>,
+    /// The random reads (`--random`, or `--full` on rotational disks):
+    /// each disk's IOPS and latency alone and all at once, at each depth,
+    /// and what they found (see [`random::RandomSection`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random: Option<random::RandomSection>,
     /// The verdict over all passes.
     pub summary: Summary,
 }
@@ -452,6 +458,14 @@ pub struct Summary {
     /// rating: the link holds them back, not the disks).
     #[serde(default)]
     pub rated_batches: Vec<crate::judge::rated::SlowBatch>,
+    /// What the random reads found (each also among `disk_verdicts`):
+    /// `path`, `kind` (`"retrying"`: a long tail on a normal median;
+    /// `"slow"`; `"no_queueing"`; `"failed"`), `when` (`"alone"` or
+    /// `"together"`), `depth`, the `measured` figures and the `peers'`
+    /// medians, `gain` (no queueing: deep IOPS over depth 1's, its own
+    /// and its peers'), `sentence`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub random: Vec<crate::judge::random::RandomFinding>,
     /// The verdict in one sentence.
     pub message: String,
 }

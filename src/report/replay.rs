@@ -20,7 +20,7 @@ use crate::device::BlockDevice;
 use crate::header::Header;
 use crate::judge::burned::BurnRun;
 use crate::judge::inspect::Inspected;
-use crate::measure::{GroupRecheck, PassRun, Recheck};
+use crate::measure::{GroupRecheck, PassRun, RandomRead, Recheck};
 use crate::plan::Settings;
 
 /// What a recording says it is, and the layout it has: a file whose
@@ -123,6 +123,9 @@ pub struct Recording {
     pub passes: Vec<PassRun>,
     pub groups_read_again: Vec<GroupRecheck>,
     pub rechecks: Vec<Recheck>,
+    /// The random reads, when they ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random: Option<RandomRead>,
     /// Whether a signal stopped it and whether every pass ran.
     pub info: RunInfo,
 }
@@ -132,7 +135,7 @@ impl Recording {
     /// read again), as the report `header` ended it.
     pub fn of(
         on: Checked,
-        (passes, rechecks, groups): (&[PassRun], &[Recheck], &[GroupRecheck]),
+        (passes, rechecks, groups, random): super::Measured,
         (info, header): (&RunInfo, &Header),
     ) -> Self {
         Recording {
@@ -146,6 +149,7 @@ impl Recording {
             passes: passes.to_vec(),
             groups_read_again: groups.to_vec(),
             rechecks: rechecks.to_vec(),
+            random: random.cloned(),
             info: info.clone(),
         }
     }
@@ -174,7 +178,12 @@ impl Recording {
     /// under the recorded header (its exit status left to the run's end
     /// to mark, as a live report's is).
     pub fn report(&self) -> Report {
-        let read = (&self.passes[..], &self.rechecks[..], &self.groups_read_again[..]);
+        let read = (
+            &self.passes[..],
+            &self.rechecks[..],
+            &self.groups_read_again[..],
+            self.random.as_ref(),
+        );
         let mut report = build(self.checked(), read, &self.info);
         let ended = (report.header.interrupted, report.header.complete);
         report.header = replayed_header(&self.header, ended);

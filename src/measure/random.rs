@@ -1,0 +1,236 @@
+//! Random reads (`check --random`): each disk read at random places over
+//! its whole surface, `block` bytes each, `depth` requests in flight, for
+//! a bounded time; every read's latency kept. Each disk alone at each
+//! depth, then every disk at once at each depth: a drive that retries
+//! internally answers with a long tail, a drive whose queueing is off
+//! gains nothing from the deep queue.
+//!
+//! It measures; it must not judge (`judge::random`).
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use rand_mt::Mt64;
+use serde::{Deserialize, Serialize};
+
+use super::results::latency_histogram;
+use crate::device::buffer::Chunks;
+use crate::io::{Direction, Halt, Sweep, Until};
+use crate::stop::StopFlag;
+
+/// What is read at random, and for how long.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RandomSpec {
+    /// Bytes per read (a multiple of the disks' logical blocks).
+    pub block: u64,
+    /// The depths each disk is read at, in order (1, then the deep one
+    /// where the engine keeps more than one in flight).
+    pub depths: Vec<usize>,
+    /// How long each disk is read at each depth, alone and together.
+    pub length: Duration,
+}
+
+impl RandomSpec {
+    /// How long the reads take: each disk alone at each depth, then all
+    /// together at each depth.
+    pub fn duration(&self, disks: usize) -> Duration {
+        self.length * (self.depths.len() * (disks + 1)) as u32
+    }
+}
+
+/// One disk's random reads at one depth.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RandomRun {
+    /// Requests kept in flight (the engine's: psync keeps one).
+    pub depth: usize,
+    /// Reads that came back whole, and reads that failed.
+    pub reads: u64,
+    pub failed: u64,
+    /// From the first read's start to the last one's end.
+    pub seconds: f64,
+    /// Latency of every whole read, in nanoseconds.
+    #[serde(with = "super::results::recorded_latencies")]
+    pub latency_ns: Histogram<u64>,
+    /// Why it ended before its time: a stop, a hang, the device gone, a
+    /// sweep that could not be opened.
+    pub stopped: Option<String>,
+}
+
+impl RandomRun {
+    /// Whole reads per second (None: nothing read).
+    pub fn iops(&self) -> Option<f64> {
+        (self.reads > 0 && self.seconds > 0.0).then(|| self.reads as f64 / self.seconds)
+    }
+
+    /// A run that never started, and why.
+    pub fn not_read(depth: usize, why: String) -> Self {
+        RandomRun {
+            depth,
+            reads: 0,
+            failed: 0,
+            seconds: 0.0,
+            latency_ns: latency_histogram(),
+            stopped: Some(why),
+        }
+    }
+}
+
+/// One disk's random reads: alone, then beside every other disk, each at
+/// the spec's depths in order (a stop leaves the rest out).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RandomDisk {
+    pub alone: Vec<RandomRun>,
+    pub together: Vec<RandomRun>,
+}
+
+/// What the random reads read: the spec and each disk's runs (in the
+/// check's disk order).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RandomRead {
+    pub spec: RandomSpec,
+    pub disks: Vec<RandomDisk>,
+}
+
+/// Opens disk `d`'s sweep with `depth` requests in flight.
+pub type RandomSweeps<'a> = dyn Fn(usize, usize) -> std::io::Result<Sweep> + Sync + 'a;
+
+/// Reads each disk of `sizes` (bytes) alone at each depth, then all at
+/// once at each depth; `note` says what starts. A stop ends it with what
+/// was read.
+pub fn random_pass(
+    spec: &RandomSpec,
+    sizes: &[u64],
+    open: &RandomSweeps,
+    stop: &StopFlag,
+    note: &mut dyn FnMut(Option<usize>, usize),
+) -> RandomRead {
+    let mut disks: Vec<RandomDisk> = sizes.iter().map(|_| RandomDisk::default()).collect();
+    let one = |d: usize, depth: usize, seed: u64| match open(d, depth) {
+        Ok(mut sweep) => {
+            random_reads(&mut sweep, (0, sizes[d]), (spec.block, spec.length, seed), stop)
+        }
+        Err(e) => RandomRun::not_read(depth, format!("could not open it at depth {depth}: {e}")),
+    };
+    for d in 0..sizes.len() {
+        for &depth in &spec.depths {
+            if stop.is_set() {
+                return RandomRead { spec: spec.clone(), disks };
+            }
+            note(Some(d), depth);
+            disks[d].alone.push(one(d, depth, seed(d, depth, 0)));
+        }
+    }
+    for &depth in &spec.depths {
+        if stop.is_set() || sizes.len() < 2 {
+            break;
+        }
+        note(None, depth);
+        let runs: Vec<RandomRun> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..sizes.len())
+                .map(|d| {
+                    let one = &one;
+                    s.spawn(move || one(d, depth, seed(d, depth, 1)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a random reader")).collect()
+        });
+        for (disk, run) in disks.iter_mut().zip(runs) {
+            disk.together.push(run);
+        }
+    }
+    RandomRead { spec: spec.clone(), disks }
+}
+
+/// The places a disk's reads go: another sequence for each disk, depth
+/// and round, the same from run to run.
+fn seed(disk: usize, depth: usize, round: u64) -> u64 {
+    0x5eed_0000 ^ ((disk as u64) << 32) ^ ((depth as u64) << 8) ^ round
+}
+
+/// Reads `sweep`'s disk at random places over `[start, end)` for
+/// `length`, `block` bytes each (aligned to `block`), keeping the sweep's
+/// depth in flight; `seed` makes the places.
+pub fn random_reads(
+    sweep: &mut Sweep,
+    (start, end): (u64, u64),
+    (block, length, seed): (u64, Duration, u64),
+    stop: &StopFlag,
+) -> RandomRun {
+    let depth = sweep.depth();
+    let mut rng = Mt64::new(seed);
+    let blocks = ((end - start) / block).max(1);
+    let mut at = || {
+        let from = start + rng.next_u64() % blocks * block;
+        Chunks::span(from, from + block, block).next().expect("a block")
+    };
+    let mut run = RandomRun::not_read(depth, String::new());
+    run.stopped = None;
+    let mut free = sweep.buffers(depth, block as usize);
+    let began = Instant::now();
+    let mut last = began;
+    loop {
+        let in_time = began.elapsed() < length && !stop.is_set() && run.stopped.is_none();
+        while in_time && sweep.room() {
+            let Some(buf) = free.pop() else { break };
+            sweep.start(Direction::Read, buf, at());
+        }
+        let landed = match sweep.next_any(Until::Stop) {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(halt) => {
+                run.stopped = Some(match halt {
+                    Halt::Hung => "a read hung past the I/O timeout".into(),
+                    Halt::Stopped | Halt::Late => "stopped".into(),
+                });
+                sweep.abandon(Duration::from_secs(1));
+                break;
+            }
+        };
+        last = landed.done.ended.max(last);
+        match landed.done.whole() {
+            Ok(()) => {
+                run.reads += 1;
+                let ns = landed.took().as_nanos().clamp(1, u128::from(u64::MAX)) as u64;
+                let _ = run.latency_ns.record(ns);
+            }
+            Err(e) if crate::io::is_gone(&e) => {
+                run.failed += 1;
+                run.stopped = Some("the device went away".into());
+            }
+            Err(_) => run.failed += 1,
+        }
+        free.push(landed.done.buf);
+    }
+    if stop.is_set() && run.stopped.is_none() {
+        run.stopped = Some("stopped".into());
+    }
+    run.seconds = last.saturating_duration_since(began).as_secs_f64();
+    run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iops_are_whole_reads_over_the_time() {
+        let mut run = RandomRun::not_read(1, String::new());
+        (run.reads, run.failed, run.seconds) = (500, 3, 2.0);
+        assert_eq!(run.iops(), Some(250.0));
+        run.reads = 0;
+        assert_eq!(run.iops(), None);
+    }
+
+    #[test]
+    fn the_pass_lasts_each_disk_alone_then_all_together_at_each_depth() {
+        let spec = RandomSpec { block: 4096, depths: vec![1, 32], length: Duration::from_secs(10) };
+        assert_eq!(spec.duration(4), Duration::from_secs(100));
+    }
+
+    #[test]
+    fn seeds_differ_by_disk_depth_and_round() {
+        let all = [seed(0, 1, 0), seed(1, 1, 0), seed(0, 32, 0), seed(0, 1, 1)];
+        let set: std::collections::BTreeSet<u64> = all.into_iter().collect();
+        assert_eq!(set.len(), 4);
+    }
+}

@@ -1,0 +1,155 @@
+//! The random reads in the report: each disk's figures alone and all at
+//! once at each depth, its latency curve, and the summary's sentence.
+
+use serde::{Deserialize, Serialize};
+
+use super::Checked;
+use crate::judge::random::{Figures, Judged, RandomFinding};
+use crate::measure::{RandomRead, RandomRun};
+use crate::units::human_bytes_binary;
+
+/// The random reads, as measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RandomSection {
+    /// Bytes per read, how long each disk was read at each depth (alone,
+    /// and again all at once), and the depths in order.
+    pub block_bytes: u64,
+    pub seconds_each: f64,
+    pub depths: Vec<usize>,
+    /// Each disk, in command-line order.
+    pub disks: Vec<RandomRow>,
+    /// What one of a disk's two reads (alone, all at once) showed and the
+    /// other did not: not claimed (the findings are the summary's
+    /// `random`), in the same form.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsure: Vec<RandomFinding>,
+}
+
+/// One disk's random reads.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RandomRow {
+    pub path: String,
+    /// Its peer group (the disks it is judged against share it).
+    pub peer_group: usize,
+    /// At each depth, read alone and then with every disk at once.
+    pub alone: Vec<RandomFigures>,
+    pub together: Vec<RandomFigures>,
+}
+
+/// A run's figures: `depth`, `reads` (whole), `failed`, `iops`,
+/// `latency_us` (p50, p99, p999, p9999, max, mean), how long it read,
+/// why it ended early (null: it ran its time), and its latency curve.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RandomFigures {
+    #[serde(flatten)]
+    pub figures: Figures,
+    pub seconds: f64,
+    pub stopped: Option<String>,
+    /// The latency curve: `[percent of reads, at most this many µs]` at
+    /// fixed percents (empty: nothing read).
+    pub cdf_us: Vec<[f64; 2]>,
+}
+
+/// The percents the latency curve is given at.
+pub const CDF_PCT: [f64; 12] =
+    [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99, 100.0];
+
+fn figures(run: &RandomRun) -> RandomFigures {
+    let h = &run.latency_ns;
+    let cdf_us = if h.is_empty() {
+        Vec::new()
+    } else {
+        CDF_PCT
+            .iter()
+            .map(|&p| [p, (h.value_at_quantile(p / 100.0) as f64 / 100.0).round() / 10.0])
+            .collect()
+    };
+    RandomFigures {
+        figures: Figures::of(run),
+        seconds: run.seconds,
+        stopped: run.stopped.clone(),
+        cdf_us,
+    }
+}
+
+/// The disks' paths as given.
+fn paths(on: Checked) -> Vec<String> {
+    on.devices.iter().map(|d| d.given.clone()).collect()
+}
+
+/// What the rules find in the random reads.
+pub fn judged(on: Checked, read: &RandomRead) -> Judged {
+    crate::judge::random::judge(read, (&paths(on), on.groups))
+}
+
+/// The random reads as the report gives them.
+pub fn section(on: Checked, read: &RandomRead, unsure: Vec<RandomFinding>) -> RandomSection {
+    let disks = (paths(on).into_iter().zip(&read.disks).zip(on.groups))
+        .map(|((path, d), &peer_group)| RandomRow {
+            path,
+            peer_group,
+            alone: d.alone.iter().map(figures).collect(),
+            together: d.together.iter().map(figures).collect(),
+        })
+        .collect();
+    RandomSection {
+        block_bytes: read.spec.block,
+        seconds_each: read.spec.length.as_secs_f64(),
+        depths: read.spec.depths.clone(),
+        disks,
+        unsure,
+    }
+}
+
+/// The range of a figure over the disks, as "A-B" (or "A" when alike).
+fn range(values: impl Iterator<Item = f64>, show: fn(f64) -> String) -> Option<String> {
+    let v: Vec<f64> = values.filter(|x| x.is_finite()).collect();
+    let lo = v.iter().copied().reduce(f64::min)?;
+    let hi = v.iter().copied().reduce(f64::max)?;
+    let (a, b) = (show(lo), show(hi));
+    Some(if a == b { a } else { format!("{a} to {b}") })
+}
+
+/// The random reads in one sentence: what was read, the range of each
+/// depth's IOPS and depth 1's p99 alone, and the disks not compared.
+pub fn sentence(r: &RandomSection) -> String {
+    let mut parts = Vec::new();
+    for (i, depth) in r.depths.iter().enumerate() {
+        let at = || r.disks.iter().filter_map(|d| d.alone.get(i)).filter(|f| f.figures.reads > 0);
+        let Some(iops) = range(at().filter_map(|f| f.figures.iops), |x| format!("{x:.0}")) else {
+            continue;
+        };
+        let p99 = range(at().map(|f| f.figures.latency_us.p99 / 1000.0), |x| format!("{x:.1}"));
+        let p99 = if *depth == 1 {
+            p99.map(|p| format!(", p99 {p} ms")).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        parts.push(format!("depth {depth} alone {iops} IOPS{p99}"));
+    }
+    let lone: Vec<&str> = (r.disks.iter())
+        .filter(|d| r.disks.iter().filter(|o| o.peer_group == d.peer_group).count() < 2)
+        .map(|d| d.path.as_str())
+        .collect();
+    let lone = if lone.is_empty() {
+        String::new()
+    } else {
+        format!(" Not judged against peers (none of their kind): {}.", lone.join(", "))
+    };
+    let unsure = if r.unsure.is_empty() {
+        String::new()
+    } else {
+        let u: Vec<String> =
+            r.unsure.iter().map(|u| format!("{} {}", u.path, u.kind.words())).collect();
+        format!(
+            " Unsure (one of its two random reads showed it, the other not; not claimed): {}.",
+            u.join("; ")
+        )
+    };
+    format!(
+        "Random reads ({} each, {:.0} s a disk and depth, alone then all at once): {}.{lone}{unsure}",
+        human_bytes_binary(r.block_bytes),
+        r.seconds_each,
+        if parts.is_empty() { "nothing read".to_string() } else { parts.join("; ") }
+    )
+}
