@@ -148,8 +148,21 @@ impl FaultyDisk {
 
     /// A one-head drive: requests one at a time, each read taking `pace`
     /// µs, and `seek` µs more when it does not continue the previous one.
-    fn drive(size: u64, pace: u64, seek: u64) -> Self {
+    pub(crate) fn drive(size: u64, pace: u64, seek: u64) -> Self {
         Self::spawn(size, &[], &[(0, size, pace)], Some(seek), None)
+    }
+
+    /// A one-head drive (as [`Self::drive`]) whose reads touching `tail`
+    /// (start, len) wait `usec` more: a drive that retries there.
+    pub(crate) fn retrying(
+        size: u64,
+        (pace, seek): (u64, u64),
+        tail: &[(u64, u64)],
+        usec: u64,
+    ) -> Self {
+        let mut slow = vec![(0, size, pace)];
+        slow.extend(tail.iter().map(|&(at, len)| (at, len, usec)));
+        Self::spawn(size, &[], &slow, Some(seek), None)
     }
 
     fn spawn(

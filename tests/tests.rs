@@ -20,6 +20,7 @@ mod list;
 mod locate;
 pub(crate) mod metrics;
 mod outputs;
+mod random;
 pub(crate) mod replay;
 mod report;
 mod safety;

@@ -8,6 +8,7 @@ use crate::judge::advice::DiskAdvice;
 
 use crate::export::doc::{self, Block, Cell, Grid, Mark, Tone};
 use crate::judge::Verdict;
+use crate::judge::random::Figures;
 use crate::judge::surface::Against;
 use crate::measure::{PassKind, keep_slowest};
 use crate::report::{ConfirmRow, Pass, PassDisk, Report, WindowKind};
@@ -351,35 +352,40 @@ fn random(out: &mut Vec<Block>, r: &Report) {
         "Flag",
     ])
     .numbers(1..9);
-    let ms = |us: f64| format!("{:.2}", us / 1000.0);
     for d in &x.disks {
         for (i, a) in d.alone.iter().enumerate() {
-            let f = &a.figures;
-            let l = &f.latency_us;
-            let together = d.together.get(i).map(|t| &t.figures);
-            let iops = |f: &crate::judge::random::Figures| {
-                f.iops.map_or("-".into(), |x| format!("{x:.0}"))
-            };
-            let found: Vec<&str> = (r.summary.random.iter())
-                .filter(|g| g.path == d.path && g.depth == f.depth)
-                .map(|g| g.kind.words())
-                .collect();
-            let mark = (!found.is_empty()).then_some(Mark::Bad);
-            t.row(vec![
-                d.path.clone().into(),
-                f.depth.to_string().into(),
-                iops(f).into(),
-                ms(l.p50).into(),
-                ms(l.p99).into(),
-                ms(l.p999).into(),
-                ms(l.max).into(),
-                together.map_or("-".into(), iops).into(),
-                together.map_or("-".into(), |t| ms(t.latency_us.p99)).into(),
-                Cell::marked(found.join(", "), mark),
-            ]);
+            t.row(random_row(r, d, (&a.figures, d.together.get(i).map(|t| &t.figures))));
         }
     }
     out.push(Block::Table(t));
+}
+
+/// One disk's row at one depth: alone, together, and what was found.
+fn random_row(
+    r: &Report,
+    d: &crate::report::random::RandomRow,
+    (f, together): (&Figures, Option<&Figures>),
+) -> Vec<Cell> {
+    let ms = |us: f64| format!("{:.2}", us / 1000.0);
+    let iops = |f: &Figures| f.iops.map_or("-".into(), |x| format!("{x:.0}"));
+    let l = &f.latency_us;
+    let found: Vec<&str> = (r.summary.random.iter())
+        .filter(|g| g.path == d.path && g.depth == f.depth)
+        .map(|g| g.kind.words())
+        .collect();
+    let mark = (!found.is_empty()).then_some(Mark::Bad);
+    vec![
+        d.path.clone().into(),
+        f.depth.to_string().into(),
+        iops(f).into(),
+        ms(l.p50).into(),
+        ms(l.p99).into(),
+        ms(l.p999).into(),
+        ms(l.max).into(),
+        together.map_or("-".into(), iops).into(),
+        together.map_or("-".into(), |t| ms(t.latency_us.p99)).into(),
+        Cell::marked(found.join(", "), mark),
+    ]
 }
 
 /// solnet's completion-time table, normalised for disk size.

@@ -173,33 +173,44 @@ pub fn judge(read: &RandomRead, (paths, groups): (&[String], &[usize])) -> Judge
     let (alone, together) = (found(When::Alone), found(When::Together));
     let mut out = Judged::default();
     for (d, (alone, together)) in alone.into_iter().zip(together).enumerate() {
-        let both = !read.disks[d].together.is_empty();
-        for f in alone {
-            let again = together.iter().find(|t| t.kind == f.kind && t.depth == f.depth);
-            match again {
-                _ if f.kind == RandomKind::Failed || !both => out.findings.push(f),
-                Some(t) => {
-                    let sentence = match f.kind {
-                        RandomKind::NoQueueing => f.sentence.clone(),
-                        k => sentence(k, BOTH, &f.measured, f.peers.as_ref()),
-                    };
-                    out.findings.push(RandomFinding { together: Some(t.measured), sentence, ..f })
-                }
-                None => out.unsure.push(f),
-            }
-        }
-        let said =
-            |t: &RandomFinding| out.findings.iter().any(|f| f.path == t.path && f.kind == t.kind);
-        let more: Vec<RandomFinding> = (together.into_iter()).filter(|t| !said(t)).collect();
-        for t in more {
-            if t.kind == RandomKind::Failed {
-                out.findings.push(t);
-            } else if !out.unsure.iter().any(|u| u.path == t.path && u.kind == t.kind) {
-                out.unsure.push(t);
-            }
-        }
+        confirm((alone, together), !read.disks[d].together.is_empty(), &mut out);
     }
     out
+}
+
+/// One disk's findings alone and together: each alone claimed where the
+/// reads together (when `both` ran) show it too, else unsure; a failed
+/// read claimed wherever; what only the reads together show, unsure.
+fn confirm(
+    (alone, together): (Vec<RandomFinding>, Vec<RandomFinding>),
+    both: bool,
+    out: &mut Judged,
+) {
+    for f in alone {
+        let again = together.iter().find(|t| t.kind == f.kind && t.depth == f.depth);
+        match again {
+            _ if f.kind == RandomKind::Failed || !both => out.findings.push(f),
+            Some(t) => {
+                let sentence = match f.kind {
+                    RandomKind::NoQueueing => f.sentence.clone(),
+                    k => sentence(k, BOTH, &f.measured, f.peers.as_ref()),
+                };
+                out.findings.push(RandomFinding { together: Some(t.measured), sentence, ..f })
+            }
+            None => out.unsure.push(f),
+        }
+    }
+    for t in together {
+        let same = |f: &RandomFinding| f.path == t.path && f.kind == t.kind;
+        if out.findings.iter().any(same) {
+            continue;
+        }
+        if t.kind == RandomKind::Failed {
+            out.findings.push(t);
+        } else if !out.unsure.iter().any(same) {
+            out.unsure.push(t);
+        }
+    }
 }
 
 /// One disk's findings at each depth against its peers' figures.
@@ -236,8 +247,7 @@ fn disk(mine: &[Figures], peers: &[&Vec<Figures>], when: When) -> Vec<RandomFind
             out.push(finding(RandomKind::Slow, m, Some(p)));
         }
     }
-    if let Some([(m, gain), (p, peers_gain)]) = no_queueing(mine, peers)
-    {
+    if let Some([(m, gain), (p, peers_gain)]) = no_queueing(mine, peers) {
         let sentence = queueing_sentence((&m, gain), (&p, peers_gain));
         out.push(RandomFinding {
             gain: Some([gain, peers_gain]),

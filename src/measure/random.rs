@@ -62,6 +62,22 @@ impl RandomRun {
         (self.reads > 0 && self.seconds > 0.0).then(|| self.reads as f64 / self.seconds)
     }
 
+    /// A read that landed, counted whole (its latency kept) or failed.
+    fn count(&mut self, landed: &crate::io::Landed) {
+        match landed.done.whole() {
+            Ok(()) => {
+                self.reads += 1;
+                let ns = landed.took().as_nanos().clamp(1, u128::from(u64::MAX)) as u64;
+                let _ = self.latency_ns.record(ns);
+            }
+            Err(e) if crate::io::is_gone(&e) => {
+                self.failed += 1;
+                self.stopped = Some("the device went away".into());
+            }
+            Err(_) => self.failed += 1,
+        }
+    }
+
     /// A run that never started, and why.
     pub fn not_read(depth: usize, why: String) -> Self {
         RandomRun {
@@ -187,18 +203,7 @@ pub fn random_reads(
             }
         };
         last = landed.done.ended.max(last);
-        match landed.done.whole() {
-            Ok(()) => {
-                run.reads += 1;
-                let ns = landed.took().as_nanos().clamp(1, u128::from(u64::MAX)) as u64;
-                let _ = run.latency_ns.record(ns);
-            }
-            Err(e) if crate::io::is_gone(&e) => {
-                run.failed += 1;
-                run.stopped = Some("the device went away".into());
-            }
-            Err(_) => run.failed += 1,
-        }
+        run.count(&landed);
         free.push(landed.done.buf);
     }
     if stop.is_set() && run.stopped.is_none() {

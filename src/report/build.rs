@@ -102,10 +102,7 @@ pub fn build(on: Checked, (passes, rechecks, groups, random): Measured, info: &R
     let passes = rows;
     let (rated, batches) = against_ratings(on, &serial);
     crate::judge::rated::advise(&rated, &mut advice);
-    let judged = random.map(|r| super::random::judged(on, r)).unwrap_or_default();
-    let random_found = judged.findings;
-    crate::judge::random::advise(&random_found, &mut advice);
-    let random = random.map(|r| super::random::section(on, r, judged.unsure));
+    let (random_found, random) = random_reads(on, random, &mut advice);
     let own_paths = own_paths(&passes);
     for g in &own_paths {
         let alone = g.alone_pct_of_serial.unwrap_or(g.kept_pct_of_serial);
@@ -135,6 +132,21 @@ pub fn build(on: Checked, (passes, rechecks, groups, random): Measured, info: &R
         random,
         summary,
     }
+}
+
+/// The random reads judged (their findings added to `advice`), and as
+/// the report gives them.
+fn random_reads(
+    on: Checked,
+    random: Option<&crate::measure::RandomRead>,
+    advice: &mut Vec<DiskAdvice>,
+) -> (Vec<RandomFinding>, Option<super::random::RandomSection>) {
+    let Some(read) = random else { return (Vec::new(), None) };
+    let paths: Vec<String> = on.devices.iter().map(|d| d.given.clone()).collect();
+    let on_disks = (paths.as_slice(), on.groups);
+    let judged = crate::judge::random::judge(read, on_disks);
+    crate::judge::random::advise(&judged.findings, advice);
+    (judged.findings, Some(super::random::section(read, on_disks, judged.unsure)))
 }
 
 /// What each pass saw of each disk, as the advice reads it.
@@ -584,26 +596,33 @@ fn verdict_sentence(
         // stopped); never one of its own.
         ArrayVerdict::Interrupted => "NOT JUDGED: stopped before it was judged.".into(),
         ArrayVerdict::Flagged => {
-            let mut named = faults;
-            named.extend(s.links.iter().map(links::sentence));
-            named.extend(s.rated.iter().filter(|r| r.below).map(|r| {
-                format!(
-                    "{} reads {:.0}% of its model's rated {:.0} MB/s (see Disks to act on)",
-                    r.path, r.pct_of_rated, r.rated_mb_per_s
-                )
-            }));
-            named.extend(s.random.iter().map(|f| {
-                format!("{} {} in the random reads (see Disks to act on)", f.path, f.kind.words())
-            }));
-            named.extend(own_paths(passes).iter().map(|g| {
-                format!(
-                    "{} lose speed together through a path of their own (see SHARED PATH)",
-                    join_and(&g.disks)
-                )
-            }));
-            format!("FLAGGED: {}.", named.join("; "))
+            format!("FLAGGED: {}.", flagged_names(s, passes, faults).join("; "))
         }
     }
+}
+
+/// What flagged the check, each in words: the disks `faults` names, the
+/// links below their maximum, the disks below their rating, those the
+/// random reads named and the groups held back by a path of their own.
+fn flagged_names(s: &Summary, passes: &[Pass], faults: Vec<String>) -> Vec<String> {
+    let mut named = faults;
+    named.extend(s.links.iter().map(links::sentence));
+    named.extend(s.rated.iter().filter(|r| r.below).map(|r| {
+        format!(
+            "{} reads {:.0}% of its model's rated {:.0} MB/s (see Disks to act on)",
+            r.path, r.pct_of_rated, r.rated_mb_per_s
+        )
+    }));
+    named.extend(s.random.iter().map(|f| {
+        format!("{} {} in the random reads (see Disks to act on)", f.path, f.kind.words())
+    }));
+    named.extend(own_paths(passes).iter().map(|g| {
+        format!(
+            "{} lose speed together through a path of their own (see SHARED PATH)",
+            join_and(&g.disks)
+        )
+    }));
+    named
 }
 
 /// The disks not compared with peers, by why: read too briefly, or

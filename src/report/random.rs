@@ -3,8 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Checked;
-use crate::judge::random::{Figures, Judged, RandomFinding};
+use crate::judge::random::{Figures, RandomFinding};
 use crate::measure::{RandomRead, RandomRun};
 use crate::units::human_bytes_binary;
 
@@ -72,19 +71,15 @@ fn figures(run: &RandomRun) -> RandomFigures {
     }
 }
 
-/// The disks' paths as given.
-fn paths(on: Checked) -> Vec<String> {
-    on.devices.iter().map(|d| d.given.clone()).collect()
-}
-
-/// What the rules find in the random reads.
-pub fn judged(on: Checked, read: &RandomRead) -> Judged {
-    crate::judge::random::judge(read, (&paths(on), on.groups))
-}
-
-/// The random reads as the report gives them.
-pub fn section(on: Checked, read: &RandomRead, unsure: Vec<RandomFinding>) -> RandomSection {
-    let disks = (paths(on).into_iter().zip(&read.disks).zip(on.groups))
+/// The random reads as the report gives them: `read` of the disks at
+/// `paths` in peer groups `groups`, judged `unsure` where it could not
+/// decide.
+pub fn section(
+    read: &RandomRead,
+    (paths, groups): (&[String], &[usize]),
+    unsure: Vec<RandomFinding>,
+) -> RandomSection {
+    let disks = (paths.iter().cloned().zip(&read.disks).zip(groups))
         .map(|((path, d), &peer_group)| RandomRow {
             path,
             peer_group,
