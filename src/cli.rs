@@ -631,8 +631,16 @@ pub struct CheckArgs {
     /// of --full on rotational disks.
     #[arg(help_heading = "What to read", long)]
     pub random: bool,
+    /// Add the neighbour pass (spinning drives, 3 or more): each disk's
+    /// depth-1 random reads alone, then while the disks in the slots beside
+    /// it (without a slot map: every other disk) read at random, so their
+    /// heads seek; a disk losing far more than the others is named with its
+    /// bay. --random-time each way.
+    #[arg(help_heading = "What to read", long)]
+    pub vibration: bool,
     /// How long each disk is read at random at each depth, alone and all
-    /// at once (0: no random reads, also with --full).
+    /// at once, and in the neighbour pass alone and beside its neighbours
+    /// (0: no random reads, also with --full).
     #[arg(help_heading = "What to read", long, value_name = "DURATION", default_value = defaults::RANDOM_TIME, value_parser = crate::units::parse_duration_or_zero)]
     pub random_time: Duration,
     /// Bytes per random read.

@@ -110,6 +110,24 @@ impl Progress {
         self.groups_started += 1;
     }
 
+    /// A disk's neighbour pass starts: its random reads alone, then beside
+    /// `neighbours` seeking, `length` each.
+    pub fn neighbours_started(&mut self, disk: usize, neighbours: &[usize], length: Duration) {
+        if self.style != Style::Quiet {
+            let near: Vec<&str> = neighbours.iter().map(|n| self.labels[*n].as_str()).collect();
+            let later = self.schedule.get(self.groups_started + 1..).unwrap_or(&[]);
+            self.line(&format!(
+                "arrayburn: neighbour pass: {} alone, then while {} seek, {} each ({})",
+                self.labels[disk],
+                near.join(" "),
+                human_duration(length),
+                run_left(later, length * 2)
+            ));
+        }
+        self.drawn = None;
+        self.groups_started += 1;
+    }
+
     /// The groups after the current one.
     fn later(&self) -> &[Option<Duration>] {
         self.schedule.get(self.groups_started..).unwrap_or(&[])

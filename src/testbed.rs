@@ -167,6 +167,12 @@ impl Throttle {
         fs::write(self.dir.join("blkio.throttle.read_bps_device"), format!("{devno} {bytes_per_s}"))
     }
 
+    /// Limits reads from the device `devno` (`MAJ:MIN`) to `per_s` requests
+    /// a second.
+    pub fn limit_iops(&self, devno: &str, per_s: u64) -> io::Result<()> {
+        fs::write(self.dir.join("blkio.throttle.read_iops_device"), format!("{devno} {per_s}"))
+    }
+
     /// Limits writes to the device `devno` (`MAJ:MIN`) to `bytes_per_s`.
     pub fn limit_write(&self, devno: &str, bytes_per_s: u64) -> io::Result<()> {
         fs::write(

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::faults::FaultyDisk;
 use crate::util::*;
 use arrayburn::judge::random::RandomKind;
+use arrayburn::testbed::LoopDisk;
 
 const MIB: u64 = 1 << 20;
 
@@ -30,8 +31,10 @@ fn the_drive_with_a_long_tail_is_named_retrying_and_a_slower_model_is_not() {
     ];
     let dir = tempdir();
     let json = dir.path().join("r.json");
+    let record = dir.path().join("recording.json");
     let mut cmd = arrayburn(&["check", "--random", "--random-time", "2s", "--engine", "psync"]);
-    cmd.args(["--passes", "parallel", "-s", "2s", "--progress", "lines", "--json"]).arg(&json);
+    cmd.args(["--passes", "parallel", "-s", "2s", "--progress", "lines", "--record"]).arg(&record);
+    cmd.arg("--json").arg(&json);
     cmd.args(disks.iter().map(|d| &d.dev));
     let r = finish(cmd, &json);
     assert_schema(r.json.as_ref().unwrap());
@@ -63,6 +66,7 @@ fn the_drive_with_a_long_tail_is_named_retrying_and_a_slower_model_is_not() {
         r.stdout
     );
     assert!(r.stderr.contains("random reads: every disk at once at depth 1"), "{}", r.stderr);
+    crate::replay::assert_replays(&record, r.json.as_ref().unwrap());
 }
 
 #[test]
@@ -108,22 +112,140 @@ fn a_stop_during_the_random_reads_keeps_what_they_read_marked_interrupted() {
     let d = disks(2, 32 * MIB);
     let dir = tempdir();
     let json = dir.path().join("r.json");
-    let mut cmd = arrayburn(&["check", "--random", "--random-time", "5m", "--passes", "serial"]);
-    cmd.args(["-s", "1.5s", "--progress", "lines", "--json"]).arg(&json);
+    let mut cmd = arrayburn(&["check", "--random", "--random-time", "3s", "--passes", "serial"]);
+    cmd.args(["-s", "1.5s", "--engine", "psync", "--progress", "lines", "--json"]).arg(&json);
     let child = cmd.args(d.iter().map(|x| &x.dev)).start();
-    child.wait_line("the random reads", MINUTE, |l| {
-        l.contains("random reads: ") && l.contains("alone")
-    });
+    // The second disk's reads begin once the first disk's are whole; 3 s
+    // of them, then 3 s of both together, are left then.
+    let second = format!("random reads: {} alone", d[1].dev);
+    child.wait_line("the second disk's random reads", MINUTE, |l| l.contains(&second));
     let (out, took) = child.interrupt(MINUTE);
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        took < Duration::from_secs(20),
-        "stopped within seconds, not the 5 min asked: {took:?}"
-    );
+    assert!(took < Duration::from_secs(20), "stopped within seconds: {took:?}");
     let v: arrayburn::report::Report =
         serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert!(v.header.interrupted && !v.header.complete);
-    let first = &v.random.expect("the random reads so far").disks[0].alone[0];
-    assert_eq!(first.stopped.as_deref(), Some("stopped"));
-    assert!(first.figures.reads > 0 && first.seconds < 60.0, "{first:#?}");
+    let random = v.random.expect("the random reads so far");
+    let first = &random.disks[0].alone[0];
+    assert!(first.stopped.is_none() && first.figures.reads > 0, "{first:#?}");
+    // The one under way when the stop came says so; none began after it.
+    let runs: Vec<_> =
+        random.disks.iter().flat_map(|d| d.alone.iter().chain(&d.together)).collect();
+    assert_eq!(runs.len(), 2, "{runs:#?}");
+    assert_eq!(runs[1].stopped.as_deref(), Some("stopped"), "{runs:#?}");
+}
+
+/// Reads completed on `dev` so far (`/sys/block/NAME/stat`).
+fn reads_done(dev: &str) -> u64 {
+    let stat =
+        std::fs::read_to_string(format!("/sys/block/{}/stat", dev.trim_start_matches("/dev/")));
+    stat.ok().and_then(|s| s.split_whitespace().next()?.parse().ok()).unwrap_or(0)
+}
+
+#[test]
+fn the_bay_that_loses_most_while_its_neighbours_seek_is_named_with_its_slot() {
+    need_root!();
+    let _l = device_lock();
+    // Five spinning disks in slots 0-4 of one enclosure, each held to 300
+    // reads a second (and 40 MB/s: the sequential pass at a drive's pace);
+    // while the disks in slots 1 or 3 read, the disk in slot 2 gets 100: a
+    // bay that passes its neighbours' seeks on. The throttle lets reads
+    // through in bursts, so a neighbour counts as busy for 300 ms after its
+    // last read.
+    let d = disks(5, 64 * MIB);
+    d.iter().for_each(|x| spins(&x.dev));
+    let t = Throttle::new();
+    d.iter().for_each(|x| {
+        t.limit_iops(x, 300).limit(x, 40_000_000);
+    });
+    let dir = tempdir();
+    let topo = dir.path().join("topology.json");
+    let map: serde_json::Map<String, serde_json::Value> = (d.iter().enumerate())
+        .map(|(i, x)| {
+            (x.name().to_string(), serde_json::json!({"enclosure_slot": format!("enc0 slot {i}")}))
+        })
+        .collect();
+    std::fs::write(&topo, serde_json::Value::Object(map).to_string()).unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (json, record) = (dir.path().join("r.json"), dir.path().join("recording.json"));
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            let reads = || (reads_done(&d[1].dev), reads_done(&d[3].dev));
+            let (mut seen, mut held, mut last) = (reads(), false, None);
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(10));
+                let now = reads();
+                if now != seen {
+                    last = Some(std::time::Instant::now());
+                }
+                let busy = last.is_some_and(|t| t.elapsed() < Duration::from_millis(300));
+                if busy != held {
+                    t.limit_iops(&d[2], if busy { 100 } else { 300 });
+                    held = busy;
+                }
+                seen = now;
+            }
+        });
+        let mut args = vec!["check", "--vibration", "--random-time", "2s", "--passes", "parallel"];
+        args.extend(["-s", "1.5s", "--progress", "lines", "--json", json.to_str().unwrap()]);
+        args.extend(["--record", record.to_str().unwrap()]);
+        args.extend(d.iter().map(|x| x.dev.as_str()));
+        let mut cmd = t.command(&args);
+        cmd.env("ARRAYBURN_TOPOLOGY", &topo);
+        let r = finish(cmd, &json);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    });
+    assert_schema(r.json.as_ref().unwrap());
+    let v = r.report.unwrap();
+    let x = v.vibration.as_ref().expect("the neighbour pass");
+    let near: Vec<Vec<&str>> =
+        x.disks.iter().map(|r| r.neighbours.iter().map(|n| n.as_str()).collect()).collect();
+    assert_eq!(near[0], [d[1].dev.as_str()], "slot 0's neighbour is slot 1");
+    assert_eq!(near[2], [d[1].dev.as_str(), d[3].dev.as_str()]);
+    let named: Vec<(&str, Option<&str>)> =
+        v.summary.vibration.iter().map(|f| (f.path.as_str(), f.bay.as_deref())).collect();
+    assert_eq!(named, [(d[2].dev.as_str(), Some("enc0 slot 2"))], "{}", v.summary.message);
+    let f = &v.summary.vibration[0];
+    assert!(f.loss_pct > 50.0 && f.others_loss_pct < 20.0, "{f:#?}");
+    assert!(
+        f.sentence.contains("bay enc0 slot 2") && f.sentence.contains("check the tray"),
+        "{}",
+        f.sentence
+    );
+    let said = disk_verdicts(&v);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(
+        (said[0].0.as_str(), said[0].1),
+        (d[2].dev.as_str(), arrayburn::judge::advice::Action::CheckPath)
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("Neighbour vibration ("), "{}", r.stdout);
+    crate::replay::assert_replays(&record, r.json.as_ref().unwrap());
+}
+
+#[test]
+fn the_neighbour_pass_refuses_disks_that_do_not_spin_and_fewer_than_three() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 16 * MIB);
+    let run = |disks: &[&LoopDisk]| {
+        let mut cmd = arrayburn(&["check", "--vibration"]);
+        cmd.args(disks.iter().map(|x| &x.dev)).output_within(RUN)
+    };
+    let out = run(&[&d[0], &d[1], &d[2]]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--vibration measures spinning drives and {} does not spin",
+            d[0].dev
+        )),
+        "{err}"
+    );
+    d.iter().for_each(|x| spins(&x.dev));
+    let out = run(&[&d[0], &d[1]]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("give at least 3 disks (2 given)"), "{err}");
 }

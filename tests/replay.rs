@@ -162,6 +162,20 @@ pub fn only(r: &Recording, keep: &[usize]) -> Recording {
             Some(arrayburn::measure::GroupRecheck { disks, alone, together })
         })
         .collect();
+    // The random reads of the disks kept (read together with the others:
+    // their figures are what they measured); the neighbour pass's, each
+    // with the neighbours kept.
+    if let Some(x) = &mut out.random {
+        x.disks = keep.iter().map(|d| x.disks[*d].clone()).collect();
+    }
+    if let Some(x) = &mut out.vibration {
+        x.disks = (keep.iter().map(|d| x.disks[*d].clone()))
+            .map(|mut run| {
+                run.neighbours = run.neighbours.iter().filter_map(|n| to(*n)).collect();
+                run
+            })
+            .collect();
+    }
     out
 }
 

@@ -60,10 +60,16 @@ pub fn execute(
         stop,
         save: &save,
     };
-    let Read { passes, groups, rechecks, random } = on.all(&mut progress)?;
+    let Read { passes, groups, rechecks, random, vibration } = on.all(&mut progress)?;
     info.interrupted = stop.is_set();
     info.complete = true;
-    let read = (passes.as_slice(), rechecks.as_slice(), groups.as_slice(), random.as_ref());
+    let read = report::Measured {
+        passes: &passes,
+        rechecks: &rechecks,
+        groups: &groups,
+        random: random.as_ref(),
+        vibration: vibration.as_ref(),
+    };
     let mut report = report::build((&plan).into(), read, &info);
     let topology = |p: &str| Some(&plan.devices.iter().find(|d| d.given == p)?.identity.topology);
     let s = &plan.settings;
@@ -88,7 +94,8 @@ pub fn execute(
 /// stderr, not the end of the check. A second signal waits for the writing
 /// to end.
 fn save_files(plan: &Plan, passes: &[PassRun], info: &RunInfo, stop: &StopFlag) {
-    let report = report::build(plan.into(), (passes, &[], &[], None), info);
+    let report =
+        report::build(plan.into(), report::Measured { passes, ..Default::default() }, info);
     let _hold = stop.hold();
     for f in save(&report, plan.settings.outputs(), false, stop) {
         tell!("arrayburn: error: could not write {f} (the check goes on)");

@@ -71,6 +71,15 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// Its enclosure and slot number, where the kernel gives a numbered
+    /// slot (`0:0:12:0 slot 4`: `("0:0:12:0", 4)`).
+    pub fn bay(&self) -> Option<(&str, i64)> {
+        let (enclosure, slot) = self.enclosure_slot.as_deref()?.rsplit_once(" slot ")?;
+        Some((enclosure, slot.trim().parse().ok()?))
+    }
+}
+
+impl Topology {
     /// The controller in short (`0000:03:00.0 mpt3sas`), or `-`.
     pub fn controller_words(&self) -> String {
         self.controller.as_ref().map_or("-".into(), |c| {

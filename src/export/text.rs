@@ -62,6 +62,7 @@ pub fn blocks(r: &Report) -> Vec<Block> {
     }
     confirmations(&mut out, r);
     random(&mut out, r);
+    vibration(&mut out, r);
     errors(&mut out, r);
     out.push(verdict(&r.summary.disk_verdicts, &r.summary.message));
     out
@@ -356,6 +357,50 @@ fn random(out: &mut Vec<Block>, r: &Report) {
         for (i, a) in d.alone.iter().enumerate() {
             t.row(random_row(r, d, (&a.figures, d.together.get(i).map(|t| &t.figures))));
         }
+    }
+    out.push(Block::Table(t));
+}
+
+/// The neighbour pass: each disk's bay, its random reads alone and beside
+/// its seeking neighbours, its loss, and whether it was named.
+fn vibration(out: &mut Vec<Block>, r: &Report) {
+    let Some(x) = &r.vibration else { return };
+    out.push(Block::Heading(
+        format!(
+            "Neighbour vibration ({} random reads at depth 1, {:.0} s alone, then {:.0} s while the disks beside it seek at depth {})",
+            human_bytes_binary(x.block_bytes),
+            x.seconds_each,
+            x.seconds_each,
+            x.load_depth
+        ),
+        Tone::Plain,
+    ));
+    let mut t = Grid::new(&[
+        "Disk",
+        "Bay",
+        "IOPS alone",
+        "IOPS beside",
+        "Loss %",
+        "p99 ms alone",
+        "p99 ms beside",
+        "Flag",
+    ])
+    .numbers(2..7);
+    let ms = |f: &Figures| format!("{:.2}", f.latency_us.p99 / 1000.0);
+    let iops = |f: &Figures| f.iops.map_or("-".into(), |x| format!("{x:.0}"));
+    for d in &x.disks {
+        let named = r.summary.vibration.iter().any(|f| f.path == d.path);
+        let loaded = d.loaded.as_ref().map(|l| &l.figures);
+        t.row(vec![
+            d.path.clone().into(),
+            d.bay.clone().unwrap_or_else(|| "-".into()).into(),
+            iops(&d.alone.figures).into(),
+            loaded.map_or("-".into(), iops).into(),
+            pct(d.loss_pct).into(),
+            ms(&d.alone.figures).into(),
+            loaded.map_or("-".into(), ms).into(),
+            Cell::marked(if named { "shaken" } else { "" }, named.then_some(Mark::Bad)),
+        ]);
     }
     out.push(Block::Table(t));
 }

@@ -42,6 +42,7 @@ pub mod rated;
 pub mod slices;
 pub mod smr;
 pub mod surface;
+pub mod vibration;
 
 use serde::{Deserialize, Serialize};
 

@@ -100,6 +100,11 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// Read long enough for the rate rules.
+    pub fn rated(&self) -> bool {
+        self.rated
+    }
+
     /// A run's figures.
     pub fn of(run: &RandomRun) -> Self {
         Figures {

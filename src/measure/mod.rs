@@ -10,10 +10,13 @@
 //! - `aggregate`: runs a pass or a group of disks and collects the results.
 //! - `worker`: one thread reading one disk.
 //! - `random`: random reads at a depth, alone and all at once.
+//! - `vibration`: each disk's random reads alone and beside its seeking
+//!   neighbours.
 
 mod aggregate;
 mod random;
 mod results;
+mod vibration;
 mod worker;
 
 use std::time::Duration;
@@ -29,6 +32,7 @@ pub use results::{
     Beside, DiskRun, GroupRecheck, PassRun, ReadError, Recheck, Resume, Slice, SlowRead, Stopped,
     Surface, keep_slowest,
 };
+pub use vibration::{LOAD_DEPTH, LOAD_LEAD, ShakeRead, ShakeRun, vibration_pass};
 pub use worker::ReadJob;
 
 /// How long each disk is read in a pass.

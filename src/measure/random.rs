@@ -159,7 +159,7 @@ pub fn random_pass(
 
 /// The places a disk's reads go: another sequence for each disk, depth
 /// and round, the same from run to run.
-fn seed(disk: usize, depth: usize, round: u64) -> u64 {
+pub(super) fn seed(disk: usize, depth: usize, round: u64) -> u64 {
     0x5eed_0000 ^ ((disk as u64) << 32) ^ ((depth as u64) << 8) ^ round
 }
 

@@ -114,6 +114,9 @@ pub struct Settings {
     /// `--full` on rotational disks).
     #[serde(default)]
     pub random: Option<crate::measure::RandomSpec>,
+    /// The neighbour pass, when it runs (`--vibration`): its depth-1 reads.
+    #[serde(default)]
+    pub vibration: Option<crate::measure::RandomSpec>,
     /// Go ahead although this pid holds a disk's lock (`--ignore-lock`).
     pub ignore_lock: Option<u32>,
     /// A read outstanding this long means the disk hung.
@@ -171,8 +174,11 @@ impl Plan {
             settings.random = settings.random.or_else(|| random_spec(args, settings.engine));
         }
         check_devices(settings.block, &devices)?;
-        if let Some(r) = &settings.random {
+        if let Some(r) = settings.random.as_ref().or(settings.vibration.as_ref()) {
             check_random_block(r.block, &devices)?;
+        }
+        if settings.vibration.is_some() {
+            check_vibration(args, &devices)?;
         }
         check_memory(&settings, devices.len())?;
         let files = devices.iter().map(open).collect::<Result<Vec<_>, _>>()?;
@@ -240,6 +246,25 @@ impl Plan {
         specs
     }
 
+    /// The disks that seek beside each disk in the neighbour pass: the
+    /// slots next to it in its enclosure (by slot number), or every other
+    /// disk where its slot or theirs is not known.
+    pub fn neighbours(&self) -> Vec<Vec<usize>> {
+        let bays: Vec<Option<(&str, i64)>> =
+            self.devices.iter().map(|d| d.identity.topology.bay()).collect();
+        let n = bays.len();
+        let others = |d: usize| (0..n).filter(move |&o| o != d);
+        (0..n)
+            .map(|d| {
+                let beside = |o: &usize| {
+                    matches!((bays[d], bays[*o]), (Some((e, s)), Some((f, t))) if e == f && (s - t).abs() == 1)
+                };
+                let near: Vec<usize> = others(d).filter(beside).collect();
+                if near.is_empty() { others(d).collect() } else { near }
+            })
+            .collect()
+    }
+
     /// Each disk's bound on a read's wait, one for the whole check: a disk
     /// that hung in one pass is not waited for again in the next.
     pub fn bounds(&self, stop: &crate::stop::StopFlag) -> Vec<crate::io::Bounds> {
@@ -294,6 +319,9 @@ impl Plan {
         if let Some(r) = &self.settings.random {
             let together = if n > 1 { 1 } else { 0 };
             all.extend(vec![Some(r.length); r.depths.len() * (n + together)]);
+        }
+        if let Some(v) = &self.settings.vibration {
+            all.extend(vec![Some(v.length * 2 + crate::measure::LOAD_LEAD); n]);
         }
         all
     }
@@ -425,6 +453,11 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         ratings: ratings(args.rated.as_deref())?,
         seek_readers: args.seek.then_some(args.seek_readers),
         random: args.random.then(|| random_spec(args, engine)).flatten(),
+        vibration: args.vibration.then(|| crate::measure::RandomSpec {
+            block: args.random_block,
+            depths: vec![1],
+            length: args.random_time,
+        }),
         ignore_lock: args.ignore_lock,
         io_timeout: args.io.io_timeout,
         notify: notifier(&args.output.notify),
@@ -446,6 +479,29 @@ fn random_spec(
         depths,
         length,
     })
+}
+
+/// The neighbour pass reads spinning disks (a flash drive has no head to
+/// shake), for a time, beside at least two others.
+fn check_vibration(args: &CheckArgs, devices: &[BlockDevice]) -> Result<(), PlanError> {
+    if args.random_time.is_zero() {
+        return Err(PlanError::BadValue(
+            "--vibration reads for --random-time, given 0: give a time such as 10s".into(),
+        ));
+    }
+    if devices.len() < 3 {
+        return Err(PlanError::BadValue(format!(
+            "--vibration compares each disk's loss with the others': give at least 3 disks ({} given)",
+            devices.len()
+        )));
+    }
+    if let Some(d) = devices.iter().find(|d| !d.identity.rotational) {
+        return Err(PlanError::Unfit(format!(
+            "--vibration measures spinning drives and {} does not spin (a flash drive has no head to shake): leave it out",
+            d.given
+        )));
+    }
+    Ok(())
 }
 
 /// `--random-block` is whole logical blocks of every disk.

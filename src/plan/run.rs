@@ -8,7 +8,8 @@
 
 use crate::measure::{
     Beside, Geometry, GroupRecheck, GroupRemeasurement, PassRun, RandomRead, RandomSweeps, Recheck,
-    Remeasurement, SweepFactory, random_pass, remeasure, remeasure_group, run_pass,
+    Remeasurement, ShakeRead, SweepFactory, random_pass, remeasure, remeasure_group, run_pass,
+    vibration_pass,
 };
 use crate::plan::Plan;
 use crate::progress::Progress;
@@ -34,6 +35,7 @@ pub struct Read {
     pub groups: Vec<GroupRecheck>,
     pub rechecks: Vec<Recheck>,
     pub random: Option<RandomRead>,
+    pub vibration: Option<ShakeRead>,
 }
 
 impl Reading<'_> {
@@ -44,7 +46,17 @@ impl Reading<'_> {
         let groups = self.read_groups_again(&mut passes, progress)?;
         let rechecks = self.remeasure(&mut passes, progress)?;
         let random = self.random_reads(&passes, progress);
-        Ok(Read { passes, groups, rechecks, random })
+        let vibration = self.neighbour_pass(progress);
+        Ok(Read { passes, groups, rechecks, random, vibration })
+    }
+
+    /// The neighbour pass, when the plan has it and no stop came first.
+    fn neighbour_pass(&self, progress: &mut Progress) -> Option<ShakeRead> {
+        let spec = self.plan.settings.vibration.as_ref().filter(|_| !self.stop.is_set())?;
+        let sizes: Vec<u64> = self.geometry.iter().map(|g| g.size).collect();
+        let neighbours = self.plan.neighbours();
+        let mut note = |disk| progress.neighbours_started(disk, &neighbours[disk], spec.length);
+        Some(vibration_pass(spec, (&sizes, &neighbours), self.random, self.stop, &mut note))
     }
 
     /// The random reads, when the plan has them and no stop came first.

@@ -81,12 +81,20 @@ impl<'a> From<&'a crate::plan::Plan> for Checked<'a> {
 }
 
 /// What a check measured: its passes, the disks re-measured before their
-/// verdict, the groups read again before they are named, the random reads.
-pub type Measured<'a> =
-    (&'a [PassRun], &'a [Recheck], &'a [GroupRecheck], Option<&'a crate::measure::RandomRead>);
+/// verdict, the groups read again before they are named, the random reads
+/// and the neighbour pass.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Measured<'a> {
+    pub passes: &'a [PassRun],
+    pub rechecks: &'a [Recheck],
+    pub groups: &'a [GroupRecheck],
+    pub random: Option<&'a crate::measure::RandomRead>,
+    pub vibration: Option<&'a crate::measure::ShakeRead>,
+}
 
 /// Builds the report for what was measured so far.
-pub fn build(on: Checked, (passes, rechecks, groups, random): Measured, info: &RunInfo) -> Report {
+pub fn build(on: Checked, read: Measured, info: &RunInfo) -> Report {
+    let Measured { passes, rechecks, groups, random, vibration } = read;
     let th = on.settings.thresholds;
     let array = on.array();
     let serial = array.serial_speeds(passes);
@@ -103,6 +111,7 @@ pub fn build(on: Checked, (passes, rechecks, groups, random): Measured, info: &R
     let (rated, batches) = against_ratings(on, &serial);
     crate::judge::rated::advise(&rated, &mut advice);
     let (random_found, random) = random_reads(on, random, &mut advice);
+    let (shaken, vibration) = neighbour_pass(on, vibration, &mut advice);
     let own_paths = own_paths(&passes);
     for g in &own_paths {
         let alone = g.alone_pct_of_serial.unwrap_or(g.kept_pct_of_serial);
@@ -111,12 +120,17 @@ pub fn build(on: Checked, (passes, rechecks, groups, random): Measured, info: &R
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
     let links = crate::judge::links::with_links_and_bays(&mut advice, on.devices);
-    let below = !own_paths.is_empty() || rated.iter().any(|r| r.below) || !random_found.is_empty();
+    let below = !own_paths.is_empty()
+        || rated.iter().any(|r| r.below)
+        || !random_found.is_empty()
+        || !shaken.is_empty();
     let rated = (rated, batches);
-    let found = (advice, links, below, random_found);
+    let found = (advice, links, below, (random_found, shaken));
     let mut summary = summarize(&passes, finding, found, (rated, info.interrupted), &th);
-    if let Some(r) = &random {
-        summary.message = format!("{} {}", summary.message, super::random::sentence(r));
+    let more = random.as_ref().map(super::random::sentence);
+    let more = more.into_iter().chain(vibration.as_ref().map(super::vibration::sentence));
+    for m in more {
+        summary.message = format!("{} {m}", summary.message);
     }
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
@@ -130,6 +144,7 @@ pub fn build(on: Checked, (passes, rechecks, groups, random): Measured, info: &R
         confirmations: confirmations.into_iter().map(|(_, c)| c).collect(),
         inspection: on.inspection.to_vec(),
         random,
+        vibration,
         summary,
     }
 }
@@ -147,6 +162,24 @@ fn random_reads(
     let judged = crate::judge::random::judge(read, on_disks);
     crate::judge::random::advise(&judged.findings, advice);
     (judged.findings, Some(super::random::section(read, on_disks, judged.unsure)))
+}
+
+/// The neighbour pass judged (its findings added to `advice`), and as the
+/// report gives it.
+fn neighbour_pass(
+    on: Checked,
+    read: Option<&crate::measure::ShakeRead>,
+    advice: &mut Vec<DiskAdvice>,
+) -> (Vec<crate::judge::vibration::VibrationFinding>, Option<super::vibration::VibrationSection>) {
+    use crate::judge::vibration;
+    let Some(read) = read else { return (Vec::new(), None) };
+    let paths: Vec<String> = on.devices.iter().map(|d| d.given.clone()).collect();
+    let bays: Vec<Option<String>> =
+        on.devices.iter().map(|d| d.identity.topology.enclosure_slot.clone()).collect();
+    let losses = vibration::losses(read);
+    let found = vibration::judge(read, &losses, (&paths, &bays));
+    vibration::advise(&found, advice);
+    (found, Some(super::vibration::section(read, &losses, (&paths, &bays))))
 }
 
 /// What each pass saw of each disk, as the advice reads it.
@@ -442,6 +475,9 @@ fn apply(row: &mut PassDisk, j: &Judged) {
     row.reasons = j.reasons.clone();
 }
 
+/// What the random reads and the neighbour pass found.
+type Found = (Vec<RandomFinding>, Vec<crate::judge::vibration::VibrationFinding>);
+
 /// The check's summary: the disks flagged in each pass, those not
 /// compared, the verdict over them, the array's speeds and the message.
 /// `own_path`: a group's own path limits it, or a disk is below its
@@ -450,11 +486,11 @@ fn apply(row: &mut PassDisk, j: &Judged) {
 fn summarize(
     passes: &[Pass],
     finding: Option<PathFinding>,
-    (advice, links, own_path, random): (
+    (advice, links, own_path, (random, vibration)): (
         Vec<DiskAdvice>,
         Vec<LinkFinding>,
         bool,
-        Vec<RandomFinding>,
+        Found,
     ),
     (rated, interrupted): ((Vec<AgainstRating>, Vec<SlowBatch>), bool),
     th: &Thresholds,
@@ -498,6 +534,7 @@ fn summarize(
         rated: rated.0,
         rated_batches: rated.1,
         random,
+        vibration,
         message: String::new(),
     };
     s.message = message(&s, passes, interrupted, th);
@@ -615,6 +652,13 @@ fn flagged_names(s: &Summary, passes: &[Pass], faults: Vec<String>) -> Vec<Strin
     }));
     named.extend(s.random.iter().map(|f| {
         format!("{} {} in the random reads (see Disks to act on)", f.path, f.kind.words())
+    }));
+    named.extend(s.vibration.iter().map(|f| {
+        let at = f.bay.as_ref().map(|b| format!(" (bay {b})")).unwrap_or_default();
+        format!(
+            "{}{at} loses {:.0}% of its random reads while its neighbours seek (see Disks to act on)",
+            f.path, f.loss_pct
+        )
     }));
     named.extend(own_paths(passes).iter().map(|g| {
         format!(

@@ -12,6 +12,7 @@ mod document;
 pub mod inspect;
 pub mod random;
 pub mod replay;
+pub mod vibration;
 
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +57,11 @@ pub struct Report {
     /// and what they found (see [`random::RandomSection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random: Option<random::RandomSection>,
+    /// The neighbour pass (`--vibration`): each disk's random reads alone
+    /// and beside its seeking neighbours, and its loss (see
+    /// [`vibration::VibrationSection`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vibration: Option<vibration::VibrationSection>,
     /// The verdict over all passes.
     pub summary: Summary,
 }
@@ -466,6 +472,11 @@ pub struct Summary {
     /// and its peers'), `sentence`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub random: Vec<crate::judge::random::RandomFinding>,
+    /// The disks the neighbour pass named (each also among
+    /// `disk_verdicts`): `path`, `bay`, `neighbours`, `loss_pct`,
+    /// `others_loss_pct` (the median of the others'), `sentence`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vibration: Vec<crate::judge::vibration::VibrationFinding>,
     /// The verdict in one sentence.
     pub message: String,
 }

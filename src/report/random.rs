@@ -53,7 +53,8 @@ pub struct RandomFigures {
 pub const CDF_PCT: [f64; 12] =
     [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99, 100.0];
 
-fn figures(run: &RandomRun) -> RandomFigures {
+/// A run's figures with its time, its end and its latency curve.
+pub fn figures(run: &RandomRun) -> RandomFigures {
     let h = &run.latency_ns;
     let cdf_us = if h.is_empty() {
         Vec::new()

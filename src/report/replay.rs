@@ -20,7 +20,7 @@ use crate::device::BlockDevice;
 use crate::header::Header;
 use crate::judge::burned::BurnRun;
 use crate::judge::inspect::Inspected;
-use crate::measure::{GroupRecheck, PassRun, RandomRead, Recheck};
+use crate::measure::{GroupRecheck, PassRun, RandomRead, Recheck, ShakeRead};
 use crate::plan::Settings;
 
 /// What a recording says it is, and the layout it has: a file whose
@@ -126,6 +126,9 @@ pub struct Recording {
     /// The random reads, when they ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random: Option<RandomRead>,
+    /// The neighbour pass, when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vibration: Option<ShakeRead>,
     /// Whether a signal stopped it and whether every pass ran.
     pub info: RunInfo,
 }
@@ -133,11 +136,7 @@ pub struct Recording {
 impl Recording {
     /// What `on` measured (`read`: its passes, re-measurements and groups
     /// read again), as the report `header` ended it.
-    pub fn of(
-        on: Checked,
-        (passes, rechecks, groups, random): super::Measured,
-        (info, header): (&RunInfo, &Header),
-    ) -> Self {
+    pub fn of(on: Checked, read: super::Measured, (info, header): (&RunInfo, &Header)) -> Self {
         Recording {
             recording: WHAT.into(),
             version: VERSION,
@@ -146,10 +145,11 @@ impl Recording {
             groups: on.groups.to_vec(),
             inspection: on.inspection.to_vec(),
             settings: on.settings.clone(),
-            passes: passes.to_vec(),
-            groups_read_again: groups.to_vec(),
-            rechecks: rechecks.to_vec(),
-            random: random.cloned(),
+            passes: read.passes.to_vec(),
+            groups_read_again: read.groups.to_vec(),
+            rechecks: read.rechecks.to_vec(),
+            random: read.random.cloned(),
+            vibration: read.vibration.cloned(),
             info: info.clone(),
         }
     }
@@ -178,12 +178,13 @@ impl Recording {
     /// under the recorded header (its exit status left to the run's end
     /// to mark, as a live report's is).
     pub fn report(&self) -> Report {
-        let read = (
-            &self.passes[..],
-            &self.rechecks[..],
-            &self.groups_read_again[..],
-            self.random.as_ref(),
-        );
+        let read = super::Measured {
+            passes: &self.passes,
+            rechecks: &self.rechecks,
+            groups: &self.groups_read_again,
+            random: self.random.as_ref(),
+            vibration: self.vibration.as_ref(),
+        };
         let mut report = build(self.checked(), read, &self.info);
         let ended = (report.header.interrupted, report.header.complete);
         report.header = replayed_header(&self.header, ended);

@@ -146,6 +146,12 @@ impl Throttle {
         self
     }
 
+    /// Limits reads from `disk` to `per_s` requests a second.
+    pub fn limit_iops(&self, disk: &LoopDisk, per_s: u64) -> &Self {
+        self.0.limit_iops(&devno(&disk.dev), per_s).unwrap();
+        self
+    }
+
     /// Limits writes to `disk` to `bytes_per_s` for processes in the group.
     pub fn limit_write(&self, disk: &LoopDisk, bytes_per_s: u64) -> &Self {
         self.limit_write_dev(&disk.dev, bytes_per_s)
