@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::check::{FLAGGED_RED, count_colour, decode_png};
 use crate::faults::FaultyDisk;
 use crate::util::*;
 use arrayburn::judge::random::RandomKind;
@@ -34,7 +35,8 @@ fn the_drive_with_a_long_tail_is_named_retrying_and_a_slower_model_is_not() {
     let record = dir.path().join("recording.json");
     let mut cmd = arrayburn(&["check", "--random", "--random-time", "2s", "--engine", "psync"]);
     cmd.args(["--passes", "parallel", "-s", "2s", "--progress", "lines", "--record"]).arg(&record);
-    cmd.arg("--json").arg(&json);
+    let (out, prom) = (dir.path().join("bundle"), dir.path().join("m.prom"));
+    cmd.arg("--json").arg(&json).arg("--out").arg(&out).arg("--metrics").arg(&prom);
     cmd.args(disks.iter().map(|d| &d.dev));
     let r = finish(cmd, &json);
     assert_schema(r.json.as_ref().unwrap());
@@ -67,6 +69,30 @@ fn the_drive_with_a_long_tail_is_named_retrying_and_a_slower_model_is_not() {
     );
     assert!(r.stderr.contains("random reads: every disk at once at depth 1"), "{}", r.stderr);
     crate::replay::assert_replays(&record, r.json.as_ref().unwrap());
+    // The curves: one chart per model, the drive named in red in its own.
+    let red = |stem: &str| {
+        count_colour(&decode_png(&out.join(format!("charts/{stem}.png"))), FLAGGED_RED)
+    };
+    let groups = (section.disks[0].peer_group, section.disks[4].peer_group);
+    assert!(red(&format!("random-latency-group{}", groups.0)) > 0);
+    assert_eq!(red(&format!("random-latency-group{}", groups.1)), 0);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("Random reads (4 KiB at random") && page.contains("random-latency-group")
+    );
+    let text = std::fs::read_to_string(&prom).unwrap();
+    if crate::metrics::promtool_here() {
+        crate::metrics::accepted(&text, "random reads'");
+    }
+    let found =
+        |d: &str| crate::metrics::value(&text, "arrayburn_check_random_finding", &[d, "retrying"]);
+    assert_eq!((found(&disks[2].dev), found(&disks[0].dev)), (Some(1.0), None));
+    let p99 = crate::metrics::value(
+        &text,
+        "arrayburn_check_random_read_latency_seconds",
+        &[&format!("device=\"{}\"", disks[2].dev), "when=\"alone\"", "percentile=\"99\""],
+    );
+    assert!(p99.is_some_and(|s| (s * 1e6 - mine.p99).abs() < 1.0), "{p99:?} against {}", mine.p99);
 }
 
 #[test]
@@ -146,13 +172,13 @@ fn reads_done(dev: &str) -> u64 {
 fn the_bay_that_loses_most_while_its_neighbours_seek_is_named_with_its_slot() {
     need_root!();
     let _l = device_lock();
-    // Five spinning disks in slots 0-4 of one enclosure, each held to 300
+    // Four spinning disks in slots 0-3 of one enclosure, each held to 300
     // reads a second (and 40 MB/s: the sequential pass at a drive's pace);
     // while the disks in slots 1 or 3 read, the disk in slot 2 gets 100: a
     // bay that passes its neighbours' seeks on. The throttle lets reads
     // through in bursts, so a neighbour counts as busy for 300 ms after its
     // last read.
-    let d = disks(5, 64 * MIB);
+    let d = disks(4, 64 * MIB);
     d.iter().for_each(|x| spins(&x.dev));
     let t = Throttle::new();
     d.iter().for_each(|x| {
@@ -168,6 +194,7 @@ fn the_bay_that_loses_most_while_its_neighbours_seek_is_named_with_its_slot() {
     std::fs::write(&topo, serde_json::Value::Object(map).to_string()).unwrap();
     let done = std::sync::atomic::AtomicBool::new(false);
     let (json, record) = (dir.path().join("r.json"), dir.path().join("recording.json"));
+    let (out, prom) = (dir.path().join("bundle"), dir.path().join("m.prom"));
     let r = std::thread::scope(|s| {
         s.spawn(|| {
             let reads = || (reads_done(&d[1].dev), reads_done(&d[3].dev));
@@ -186,9 +213,11 @@ fn the_bay_that_loses_most_while_its_neighbours_seek_is_named_with_its_slot() {
                 seen = now;
             }
         });
-        let mut args = vec!["check", "--vibration", "--random-time", "2s", "--passes", "parallel"];
+        let mut args =
+            vec!["check", "--vibration", "--random-time", "1.5s", "--passes", "parallel"];
         args.extend(["-s", "1.5s", "--progress", "lines", "--json", json.to_str().unwrap()]);
         args.extend(["--record", record.to_str().unwrap()]);
+        args.extend(["--out", out.to_str().unwrap(), "--metrics", prom.to_str().unwrap()]);
         args.extend(d.iter().map(|x| x.dev.as_str()));
         let mut cmd = t.command(&args);
         cmd.env("ARRAYBURN_TOPOLOGY", &topo);
@@ -222,6 +251,20 @@ fn the_bay_that_loses_most_while_its_neighbours_seek_is_named_with_its_slot() {
     assert_eq!(r.code, 1);
     assert!(r.stdout.contains("Neighbour vibration ("), "{}", r.stdout);
     crate::replay::assert_replays(&record, r.json.as_ref().unwrap());
+    let png = decode_png(&out.join("charts/vibration-loss.png"));
+    assert!(count_colour(&png, FLAGGED_RED) > 0, "the bay named in red");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    if crate::metrics::promtool_here() {
+        crate::metrics::accepted(&text, "neighbour pass's");
+    }
+    let named = |d: &str| crate::metrics::value(&text, "arrayburn_check_vibration_named", &[d]);
+    assert_eq!((named(&d[2].dev), named(&d[0].dev)), (Some(1.0), None));
+    let loss = crate::metrics::value(
+        &text,
+        "arrayburn_check_vibration_loss_ratio",
+        &[&d[2].dev, "enc0 slot 2"],
+    );
+    assert!(loss.is_some_and(|l| l > 0.5), "{loss:?}");
 }
 
 #[test]

@@ -81,7 +81,64 @@ pub fn draw_all(report: &Report) -> Result<Vec<Drawn>> {
             out.push(draw(stem, chart)?);
         }
     }
+    out.extend(random_curves(report)?);
+    out.extend(vibration_bars(report)?);
     Ok(out)
+}
+
+/// The random reads' latency curves, a chart per peer group (a model):
+/// each disk's share of reads (%) answered within a latency, at depth 1
+/// alone; the disks the random reads named in red.
+fn random_curves(report: &Report) -> Result<Vec<Drawn>> {
+    let Some(x) = &report.random else { return Ok(Vec::new()) };
+    let mut groups: Vec<usize> = x.disks.iter().map(|d| d.peer_group).collect();
+    groups.dedup();
+    groups.sort_unstable();
+    groups.dedup();
+    let mut out = Vec::new();
+    for g in groups {
+        let disks: Vec<_> = x.disks.iter().filter(|d| d.peer_group == g).collect();
+        // Up to the 99.9th percentile: the slowest few reads would squeeze
+        // every curve against the axis.
+        let series: Vec<Line> = (disks.iter())
+            .filter_map(|d| {
+                let f = d.alone.iter().find(|f| f.figures.depth == 1)?;
+                let points = (f.cdf_us.iter().filter(|[pct, _]| *pct <= 99.9))
+                    .map(|[pct, us]| (us / 1000.0, *pct))
+                    .collect();
+                let flagged = report.summary.random.iter().any(|r| r.path == d.path);
+                Some(Line { label: d.path.clone(), points, flagged })
+            })
+            .collect();
+        let x_max = series.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(0.0, f64::max);
+        let model = report.disk(&disks[0].path).and_then(|d| d.identity.model.clone());
+        let axes = Axes {
+            x: "latency (ms)".into(),
+            y: "% of reads within it (to 99.9)",
+            x_max: x_max * 1.05,
+            cut: false,
+        };
+        let of = model.map_or(format!("group {g}"), |m| format!("{m} (group {g})"));
+        let caption = format!("Random reads at depth 1, alone: {of}");
+        out.push(lines(&format!("random-latency-group{g}"), &caption, &axes, &series)?);
+    }
+    Ok(out)
+}
+
+/// The neighbour pass: each disk's loss (%) by its bay, the disks named in
+/// red, the median down through them.
+fn vibration_bars(report: &Report) -> Result<Vec<Drawn>> {
+    let Some(x) = &report.vibration else { return Ok(Vec::new()) };
+    let items: Vec<Bar> = (x.disks.iter())
+        .filter_map(|d| {
+            let label = d.bay.as_ref().map_or(d.path.clone(), |b| format!("{b} ({})", d.path));
+            let named = report.summary.vibration.iter().any(|f| f.path == d.path);
+            Some((label, d.loss_pct?, named))
+        })
+        .collect();
+    let losses: Vec<f64> = items.iter().map(|i| i.1).collect();
+    let caption = "Random reads lost while the neighbours seek, by bay";
+    Ok(vec![bars_in("vibration-loss", caption, "% lost", &items, crate::stats::median(&losses))?])
 }
 
 /// Writes the charts into `dir` as `STEM.svg` and `STEM.png`.
@@ -143,15 +200,26 @@ drawing!(Latency);
 /// their labels apart), red when marked, a reference line (the median)
 /// down through them.
 pub fn bars(stem: &str, caption: &str, items: &[Bar], reference: Option<f64>) -> Result<Drawn> {
+    bars_in(stem, caption, "MB/s", items, reference)
+}
+
+/// [`bars`] of a value in `unit`.
+pub fn bars_in(
+    stem: &str,
+    caption: &str,
+    unit: &str,
+    items: &[Bar],
+    reference: Option<f64>,
+) -> Result<Drawn> {
     register_font();
     let size = (SIZE.0, 130 + 26 * items.len().max(1) as u32);
-    draw_sized(stem.to_string(), &Bars(caption, items, reference), size)
+    draw_sized(stem.to_string(), &Bars(caption, unit, items, reference), size)
 }
 
 /// One bar: its label, its length, and whether it is marked.
 pub type Bar = (String, f64, bool);
 
-struct Bars<'a>(&'a str, &'a [Bar], Option<f64>);
+struct Bars<'a>(&'a str, &'a str, &'a [Bar], Option<f64>);
 drawing!(Bars);
 
 impl Bars<'_> {
@@ -159,7 +227,7 @@ impl Bars<'_> {
     where
         DB::ErrorType: 'static,
     {
-        let items = self.1;
+        let (unit, items) = (self.1, self.2);
         let n = items.len().max(1) as i32;
         let top = items.iter().map(|i| i.1).fold(0.0, f64::max) * 1.2 + 1.0;
         // The first item on top.
@@ -175,7 +243,7 @@ impl Bars<'_> {
         chart
             .configure_mesh()
             .disable_y_mesh()
-            .x_desc("MB/s")
+            .x_desc(unit)
             .y_labels(n as usize)
             .y_label_formatter(&|v| match v {
                 SegmentValue::CenterOf(i) => {
@@ -192,16 +260,16 @@ impl Bars<'_> {
             bar.set_margin(3, 3, 0, 0);
             bar
         }))?;
-        if let Some(m) = self.2 {
+        if let Some(m) = self.3 {
             chart
                 .draw_series(LineSeries::new(
                     [(m, SegmentValue::Exact(0)), (m, SegmentValue::Last)],
                     BLACK.stroke_width(2),
                 ))?
-                .label(format!("median {m:.0} MB/s"))
+                .label(format!("median {m:.0} {unit}"))
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
         }
-        finish(&root, &mut chart, self.2.map(|_| SeriesLabelPosition::LowerRight))
+        finish(&root, &mut chart, self.3.map(|_| SeriesLabelPosition::LowerRight))
     }
 }
 

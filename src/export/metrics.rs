@@ -214,8 +214,60 @@ const CHECK_VERDICT: (&str, &str) = (
     "1 for each disk's verdict in each pass (ok, slow, fast, failed_reads, unsure; not_compared: nothing found, no peer to compare it with).",
 );
 
+const RANDOM_IOPS: (&str, &str) = (
+    "arrayburn_check_random_reads_per_second",
+    "Whole random reads a second on each disk, per depth, read alone or together (with every disk).",
+);
+const RANDOM_LATENCY: (&str, &str) = (
+    "arrayburn_check_random_read_latency_seconds",
+    "Random read latency on each disk at each depth, read alone or together, at percentile 50, 99, 99.9 and 100 (the slowest).",
+);
+const RANDOM_FOUND: (&str, &str) = (
+    "arrayburn_check_random_finding",
+    "1 for each finding of the random reads on a disk (kind: retrying, slow, no_queueing, failed).",
+);
+const VIBRATION_LOSS: (&str, &str) = (
+    "arrayburn_check_vibration_loss_ratio",
+    "Share of its random reads each disk lost while its neighbours sought (0 to 1), with its bay.",
+);
+const VIBRATION_NAMED: (&str, &str) = (
+    "arrayburn_check_vibration_named",
+    "1 for each disk the neighbour pass named (it lost far more than the others), with its bay.",
+);
+
+/// The random reads' and the neighbour pass's metrics of a check.
+fn check_random(m: &mut Metrics, r: &crate::report::Report) {
+    let labels = |path: &str| Some(disk(&r.header.host, path, &r.disk(path)?.identity));
+    for row in r.random.iter().flat_map(|x| &x.disks) {
+        let Some(on) = labels(&row.path) else { continue };
+        let runs = (row.alone.iter().map(|f| ("alone", f)))
+            .chain(row.together.iter().map(|f| ("together", f)));
+        for (when, f) in runs {
+            let at = || with(with(on.clone(), "depth", f.figures.depth.to_string()), "when", when);
+            m.gauge(RANDOM_IOPS, at(), f.figures.iops.unwrap_or(f64::NAN));
+            let l = &f.figures.latency_us;
+            for (q, us) in [("50", l.p50), ("99", l.p99), ("99.9", l.p999), ("100", l.max)] {
+                m.gauge(RANDOM_LATENCY, with(at(), "percentile", q), us / 1e6);
+            }
+        }
+    }
+    for f in &r.summary.random {
+        let Some(on) = labels(&f.path) else { continue };
+        m.gauge(RANDOM_FOUND, with(on, "kind", word(&f.kind)), 1.0);
+    }
+    for row in r.vibration.iter().flat_map(|x| &x.disks) {
+        let Some(on) = labels(&row.path) else { continue };
+        let at = with(on, "bay", row.bay.clone().unwrap_or_default());
+        m.gauge(VIBRATION_LOSS, at.clone(), row.loss_pct.map_or(f64::NAN, |p| p / 100.0));
+        if r.summary.vibration.iter().any(|f| f.path == row.path) {
+            m.gauge(VIBRATION_NAMED, at, 1.0);
+        }
+    }
+}
+
 /// A check's metrics: the run's, and per disk and pass its speed, % of
-/// peers, failed and slow reads, and verdict.
+/// peers, failed and slow reads, and verdict; the random reads' and the
+/// neighbour pass's.
 pub fn check(r: &crate::report::Report) -> Metrics {
     let mut m = Metrics::default();
     run(&mut m, "check", &r.header, &r.document());
@@ -237,6 +289,7 @@ pub fn check(r: &crate::report::Report) -> Metrics {
             m.gauge(CHECK_VERDICT, with(at(), "verdict", word), 1.0);
         }
     }
+    check_random(&mut m, r);
     m
 }
 

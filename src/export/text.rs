@@ -334,9 +334,9 @@ fn random(out: &mut Vec<Block>, r: &Report) {
     let Some(x) = &r.random else { return };
     out.push(Block::Heading(
         format!(
-            "Random reads ({} at random over each whole disk, {:.0} s a disk and depth, alone then all at once)",
+            "Random reads ({} at random over each whole disk, {} a disk and depth, alone then all at once)",
             human_bytes_binary(x.block_bytes),
-            x.seconds_each
+            x.each()
         ),
         Tone::Plain,
     ));
@@ -367,10 +367,10 @@ fn vibration(out: &mut Vec<Block>, r: &Report) {
     let Some(x) = &r.vibration else { return };
     out.push(Block::Heading(
         format!(
-            "Neighbour vibration ({} random reads at depth 1, {:.0} s alone, then {:.0} s while the disks beside it seek at depth {})",
+            "Neighbour vibration ({} random reads at depth 1, {} alone, then {} while the disks beside it seek at depth {})",
             human_bytes_binary(x.block_bytes),
-            x.seconds_each,
-            x.seconds_each,
+            x.each(),
+            x.each(),
             x.load_depth
         ),
         Tone::Plain,

@@ -24,6 +24,13 @@ pub struct RandomSection {
     pub unsure: Vec<RandomFinding>,
 }
 
+impl RandomSection {
+    /// How long each disk was read at each depth, in words.
+    pub fn each(&self) -> String {
+        crate::units::human_duration(std::time::Duration::from_secs_f64(self.seconds_each))
+    }
+}
+
 /// One disk's random reads.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RandomRow {
@@ -143,9 +150,9 @@ pub fn sentence(r: &RandomSection) -> String {
         )
     };
     format!(
-        "Random reads ({} each, {:.0} s a disk and depth, alone then all at once): {}.{lone}{unsure}",
+        "Random reads ({} each, {} a disk and depth, alone then all at once): {}.{lone}{unsure}",
         human_bytes_binary(r.block_bytes),
-        r.seconds_each,
+        r.each(),
         if parts.is_empty() { "nothing read".to_string() } else { parts.join("; ") }
     )
 }

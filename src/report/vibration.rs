@@ -22,6 +22,13 @@ pub struct VibrationSection {
     pub disks: Vec<VibrationRow>,
 }
 
+impl VibrationSection {
+    /// How long each disk was read each way, in words.
+    pub fn each(&self) -> String {
+        crate::units::human_duration(std::time::Duration::from_secs_f64(self.seconds_each))
+    }
+}
+
 /// One disk in the neighbour pass.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct VibrationRow {
@@ -79,9 +86,9 @@ pub fn sentence(v: &VibrationSection) -> String {
         _ => "no disk was read long enough both ways".into(),
     };
     format!(
-        "Neighbour vibration ({} random reads at depth 1, {:.0} s alone and {:.0} s while the disks beside each seek): {said}.",
+        "Neighbour vibration ({} random reads at depth 1, {} alone and {} while the disks beside each seek): {said}.",
         human_bytes_binary(v.block_bytes),
-        v.seconds_each,
-        v.seconds_each
+        v.each(),
+        v.each()
     )
 }
