@@ -93,6 +93,27 @@ fn the_drive_with_a_long_tail_is_named_retrying_and_a_slower_model_is_not() {
         &[&format!("device=\"{}\"", disks[2].dev), "when=\"alone\"", "percentile=\"99\""],
     );
     assert!(p99.is_some_and(|s| (s * 1e6 - mine.p99).abs() < 1.0), "{p99:?} against {}", mine.p99);
+    // The fleet report reads the fingerprints and names the same drive
+    // against its model.
+    let fleet = dir.path().join("fleet.json");
+    let out = arrayburn(&["report", "--json", fleet.to_str().unwrap(), json.to_str().unwrap()])
+        .output_within(RUN);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let f: serde_json::Value = serde_json::from_slice(&std::fs::read(&fleet).unwrap()).unwrap();
+    let tails: Vec<&str> =
+        f["tails"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap()).collect();
+    assert_eq!(tails, [disks[2].dev.as_str()], "{}", f["message"]);
+    let printed = f["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["random"]["p99_us"].is_number())
+        .count();
+    assert_eq!(printed, 6, "every disk's fingerprint read");
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("Random reads with a long tail against their model")
+    );
 }
 
 #[test]

@@ -18,6 +18,7 @@ pub fn blocks(r: &FleetReport) -> Vec<Block> {
     out.extend(r.skipped.iter().map(|s| Block::Alert(format!("skipped: {}", s.why))));
     runs(&mut out, r);
     outliers(&mut out, r);
+    tails(&mut out, r);
     let worse: Vec<_> = r.regressions.iter().filter(|g| !g.acknowledged).collect();
     if !worse.is_empty() {
         out.push(Block::Heading("Worse than in earlier runs:".into(), Tone::Bad));
@@ -161,6 +162,34 @@ fn outliers(out: &mut Vec<Block>, r: &FleetReport) {
                 },
                 super::text::verdict_mark(o.verdict).filter(|_| !o.acknowledged),
             ),
+        ]);
+    }
+    out.push(Block::Tight(g));
+}
+
+/// The disks whose random reads have a long tail against their model's.
+fn tails(out: &mut Vec<Block>, r: &FleetReport) {
+    if r.tails.is_empty() {
+        return;
+    }
+    let heading =
+        "Random reads with a long tail against their model across the fleet (depth 1, alone):";
+    out.push(Block::Heading(heading.into(), Tone::Bad));
+    let header =
+        ["Host", "Disk", "Model", "Serial", "p50 ms", "p99 ms", "Model p50", "Model p99", "Of"];
+    let mut g = Grid::new(&header).numbers(4..9);
+    let ms = |us: f64| format!("{:.2}", us / 1000.0);
+    for t in &r.tails {
+        g.row(vec![
+            Cell::from(t.host.as_str()),
+            t.path.as_str().into(),
+            opt(&t.model).into(),
+            opt(&t.serial).into(),
+            ms(t.p50_us).into(),
+            Cell::marked(ms(t.p99_us), Some(super::doc::Mark::Bad)),
+            ms(t.model_p50_us).into(),
+            ms(t.model_p99_us).into(),
+            t.of.to_string().into(),
         ]);
     }
     out.push(Block::Tight(g));

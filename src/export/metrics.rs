@@ -441,6 +441,10 @@ const FLEET_ACKED: (&str, &str) = (
 );
 const FLEET_WORSE: (&str, &str) =
     ("arrayburn_fleet_disk_worse", "1 for each disk worse than in its earlier runs.");
+const FLEET_TAIL: (&str, &str) = (
+    "arrayburn_fleet_random_p99_seconds",
+    "Latest depth-1 random read p99 of each disk whose tail is long against its model's across the fleet.",
+);
 
 /// A fleet report's metrics: the run's, what was read, each standing run
 /// finding, each disk's latest speed, those slow or fast for their model
@@ -483,6 +487,9 @@ pub fn fleet(r: &crate::fleet::FleetReport) -> Metrics {
     }
     for g in r.regressions.iter().filter(|g| !g.acknowledged) {
         m.gauge(FLEET_WORSE, labels(&g.host, &g.path, &g.model, &g.serial), 1.0);
+    }
+    for t in &r.tails {
+        m.gauge(FLEET_TAIL, labels(&t.host, &t.path, &t.model, &t.serial), t.p99_us / 1e6);
     }
     for a in &r.acknowledged {
         let at = vec![

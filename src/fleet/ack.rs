@@ -111,7 +111,7 @@ fn rejudge(r: &mut FleetReport) {
     let runs: Vec<_> = r.runs.iter().filter(|x| !x.acknowledged).cloned().collect();
     let (verdict, mut message) = crate::judge::fleet::verdict(
         (r.sources.len(), r.skipped.len(), r.disks()),
-        (&outliers, &regressions, &links),
+        (&outliers, &regressions, &links, &r.tails),
         &runs,
     );
     if !r.acknowledged.is_empty() {

@@ -226,6 +226,7 @@ fn sample(header: &Header, (path, id): (&str, &Identity), source: &str, kind: Ru
         errors: 0,
         smart_rose: Vec::new(),
         verdict: String::new(),
+        random: None,
     }
 }
 
@@ -379,6 +380,19 @@ fn remeasured(r: &Report, path: &str) -> Option<f64> {
     crate::stats::median(&own)
 }
 
+/// A disk's random reads at depth 1, alone, in a check that read them
+/// whole (none failed).
+fn fingerprint(r: &Report, path: &str) -> Option<crate::judge::fleet::Fingerprint> {
+    let row = r.random.as_ref()?.disks.iter().find(|d| d.path == path)?;
+    let f = &row.alone.iter().find(|f| f.figures.depth == 1)?.figures;
+    (f.failed == 0 && f.reads > 0).then_some(crate::judge::fleet::Fingerprint {
+        reads: f.reads,
+        iops: f.iops?,
+        p50_us: f.latency_us.p50,
+        p99_us: f.latency_us.p99,
+    })
+}
+
 fn check_samples(r: &Report, source: &str) -> Vec<Sample> {
     let mut out = Vec::new();
     // Each disk's rows in every pass, found once (a result of
@@ -401,6 +415,7 @@ fn check_samples(r: &Report, source: &str) -> Vec<Sample> {
         let worst = rows.iter().map(|(_, x)| x.verdict).find(|v| *v != Verdict::Ok);
         out.push(Sample {
             mb_per_s: speed,
+            random: fingerprint(r, &d.path),
             errors,
             verdict: worst.map_or("ok".into(), |v| v.word().into()),
             ..sample(&r.header, (&d.path, &d.identity), source, RunKind::Check)

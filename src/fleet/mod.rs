@@ -87,6 +87,10 @@ pub struct FleetReport {
     /// Links below their maximum in each host's latest result.
     #[serde(default)]
     pub links: Vec<HostLink>,
+    /// Disks whose latest random reads (`check --random`) have a long tail
+    /// against the other disks of their model and size across the fleet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tails: Vec<crate::judge::fleet::Tail>,
     /// Each run whose own verdict is not healthy (what it found, could not
     /// judge, or that it did not finish), superseded ones included.
     #[serde(default)]
@@ -202,9 +206,10 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
     let regressions = crate::judge::fleet::regressions(&samples, th);
     let links = links(docs);
     let runs = run_findings(docs, &samples);
+    let tails = crate::judge::fleet::tails(&samples);
     let (verdict, message) = crate::judge::fleet::verdict(
         (docs.len(), skipped.len(), distinct_disks(&samples)),
-        (&outliers, &regressions, &links),
+        (&outliers, &regressions, &links, &tails),
         &runs,
     );
     FleetReport {
@@ -217,6 +222,7 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         outliers,
         regressions,
         links,
+        tails,
         runs,
         notes: notes(docs),
         acknowledged: Vec::new(),
@@ -248,6 +254,21 @@ impl crate::document::Document for FleetReport {
                 o.path, o.host, o.mb_per_s, o.pct_of_model
             );
             to_act_on.push(ActOn { path: on(&o.host, &o.path), action: "slow".into(), sentence });
+        }
+        for t in &self.tails {
+            let sentence = format!(
+                "{} on {}: random reads at depth 1 with p99 {:.1} ms against its model's {:.1} ms ({} disks), its median theirs: a drive retrying",
+                t.path,
+                t.host,
+                t.p99_us / 1000.0,
+                t.model_p99_us / 1000.0,
+                t.of
+            );
+            to_act_on.push(ActOn {
+                path: on(&t.host, &t.path),
+                action: "retrying".into(),
+                sentence,
+            });
         }
         for r in self.regressions.iter().filter(|r| !r.acknowledged) {
             let sentence = format!("{} on {}: {}", r.path, r.host, r.what.join("; "));
@@ -305,7 +326,51 @@ mod tests {
             errors,
             smart_rose: Vec::new(),
             verdict: "ok".into(),
+            random: None,
         }
+    }
+
+    /// A sample with random reads at depth 1: 1000 reads, `p50` and `p99` ms.
+    fn printed(host: &str, serial: &str, when: &str, (p50, p99): (f64, f64)) -> Sample {
+        let random = Some(crate::judge::fleet::Fingerprint {
+            reads: 1000,
+            iops: 1000.0 / p50,
+            p50_us: p50 * 1000.0,
+            p99_us: p99 * 1000.0,
+        });
+        Sample { random, ..sample(host, serial, when, Some(250.0), 0) }
+    }
+
+    #[test]
+    fn a_drive_with_a_long_tail_against_its_model_across_hosts_is_named_and_a_grown_tail_too() {
+        use crate::judge::fleet::tails;
+        // Six drives of one model on three hosts; C's tail is 5x theirs.
+        let mut all: Vec<Sample> = ["A", "B", "C", "D", "E", "F"]
+            .iter()
+            .enumerate()
+            .map(|(i, s)| printed(["h1", "h2", "h3"][i % 3], s, "2026-12-01", (8.0, 14.0)))
+            .collect();
+        all[2].random.as_mut().unwrap().p99_us = 70_000.0;
+        let t = tails(&all);
+        assert_eq!(t.len(), 1, "{t:#?}");
+        assert_eq!((t[0].serial.as_deref(), t[0].host.as_str(), t[0].of), (Some("C"), "h3", 5));
+        assert_eq!((t[0].model_p50_us, t[0].model_p99_us), (8000.0, 14000.0));
+        // Two others are too few to judge against; a slower median is not a tail.
+        assert!(tails(&all[..2]).is_empty());
+        let mut slower = all.clone();
+        slower[2].random.as_mut().unwrap().p50_us = 30_000.0;
+        assert!(tails(&slower).is_empty());
+        // Its own earlier run: the tail grew 5x with the median the same.
+        let earlier = printed("h3", "C", "2026-11-01", (8.0, 14.0));
+        let grown = regressions(&[earlier, all[2].clone()], &Thresholds::default());
+        assert_eq!(grown.len(), 1, "{grown:#?}");
+        assert!(
+            grown[0].what[0].contains("p99 70.0 ms at depth 1, 5.0x its earlier 14.0 ms"),
+            "{:?}",
+            grown[0].what
+        );
+        let r = judge(&[], Vec::new(), &Thresholds::default());
+        assert!(r.tails.is_empty());
     }
 
     #[test]
@@ -337,7 +402,7 @@ mod tests {
         s.extend((4..8).map(|i| sample("node2", &format!("ZL{i}"), "2026-11-01", Some(270.0), 0)));
         let o = outliers(&s, &th);
         assert_eq!((o.len(), o[0].fleet_only), (1, true), "{o:?}");
-        let (v, words) = crate::judge::fleet::verdict((2, 0, 8), (&o, &[], &[]), &[]);
+        let (v, words) = crate::judge::fleet::verdict((2, 0, 8), (&o, &[], &[], &[]), &[]);
         assert_eq!(v, crate::judge::ArrayVerdict::Flagged);
         assert!(words.contains("1 of them only there: its own run"), "{words}");
     }

@@ -92,6 +92,110 @@ pub struct Sample {
     /// Burn-in: SMART counters that rose, and its verdict.
     pub smart_rose: Vec<String>,
     pub verdict: String,
+    /// A check's random reads at depth 1, alone (`check --random`): its
+    /// latency fingerprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random: Option<Fingerprint>,
+}
+
+/// A disk's random reads at depth 1, alone, in one check.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Fingerprint {
+    pub reads: u64,
+    pub iops: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+}
+
+impl Fingerprint {
+    /// As the random reads' rule reads latencies.
+    fn latency(&self) -> crate::stats::LatencyUs {
+        crate::stats::LatencyUs { p50: self.p50_us, p99: self.p99_us, ..Default::default() }
+    }
+
+    /// Enough reads for a p99.
+    fn tailed(&self) -> bool {
+        self.reads >= super::random::MIN_READS
+    }
+}
+
+/// A disk whose latest random reads have a long tail against its model's
+/// across the fleet (the check's rule: p99 3x theirs, 2 ms above it, its
+/// median theirs).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Tail {
+    pub host: String,
+    pub path: String,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    /// The medians of the other disks of its model and size in the fleet,
+    /// and how many they are.
+    pub model_p50_us: f64,
+    pub model_p99_us: f64,
+    pub of: usize,
+    pub source: String,
+}
+
+/// Each disk's latest random fingerprint against the other disks of its
+/// model and size across the fleet (two others at least).
+pub fn tails(samples: &[Sample]) -> Vec<Tail> {
+    let mut latest: std::collections::BTreeMap<String, &Sample> = Default::default();
+    for s in samples.iter().filter(|s| s.random.is_some_and(|f| f.tailed())) {
+        let e = latest.entry(s.key()).or_insert(s);
+        if s.started_at > e.started_at {
+            *e = s;
+        }
+    }
+    let all: Vec<&Sample> = latest.into_values().collect();
+    let mut out = Vec::new();
+    for s in &all {
+        let mine = s.random.expect("kept with a fingerprint");
+        let others: Vec<Fingerprint> = (all.iter())
+            .filter(|o| o.key() != s.key() && o.model == s.model && o.size_bytes == s.size_bytes)
+            .filter_map(|o| o.random)
+            .collect();
+        let of = |get: fn(&Fingerprint) -> f64| median(&others.iter().map(get).collect::<Vec<_>>());
+        let (Some(p50), Some(p99)) = (of(|f| f.p50_us), of(|f| f.p99_us)) else { continue };
+        let theirs = crate::stats::LatencyUs { p50, p99, ..Default::default() };
+        if others.len() >= 2 && super::random::retrying(&mine.latency(), &theirs) {
+            out.push(Tail {
+                host: s.host.clone(),
+                path: s.path.clone(),
+                model: s.model.clone(),
+                serial: s.serial.clone(),
+                p50_us: mine.p50_us,
+                p99_us: mine.p99_us,
+                model_p50_us: p50,
+                model_p99_us: p99,
+                of: others.len(),
+                source: s.source.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Its latest random reads' tail against its own earlier ones (the same
+/// rule), in words.
+fn tail_grew(last: &Sample, before: &[&Sample]) -> Option<String> {
+    let now = last.random.filter(Fingerprint::tailed)?;
+    let earlier: Vec<Fingerprint> =
+        before.iter().filter_map(|s| s.random).filter(Fingerprint::tailed).collect();
+    let p50 = median(&earlier.iter().map(|f| f.p50_us).collect::<Vec<_>>())?;
+    let p99 = median(&earlier.iter().map(|f| f.p99_us).collect::<Vec<_>>())?;
+    let then = crate::stats::LatencyUs { p50, p99, ..Default::default() };
+    super::random::retrying(&now.latency(), &then).then(|| {
+        format!(
+            "answers random reads with a longer tail than before: p99 {:.1} ms at depth 1, {:.1}x its earlier {:.1} ms ({} run(s)), its median the same ({:.1} ms)",
+            now.p99_us / 1000.0,
+            now.p99_us / p99,
+            p99 / 1000.0,
+            earlier.len(),
+            now.p50_us / 1000.0
+        )
+    })
 }
 
 impl Sample {
@@ -345,6 +449,7 @@ pub fn regressions(samples: &[Sample], th: &Thresholds) -> Vec<Regression> {
         if !last.smart_rose.is_empty() {
             what.push(format!("SMART rose during its burn-in: {}", last.smart_rose.join(", ")));
         }
+        what.extend(tail_grew(last, before));
         if !what.is_empty() {
             out.push(Regression {
                 host: last.host.clone(),
@@ -367,7 +472,7 @@ pub fn regressions(samples: &[Sample], th: &Thresholds) -> Vec<Regression> {
 /// findings (superseded ones are listed, not counted).
 pub fn verdict(
     (results, skipped, disks): (usize, usize, usize),
-    (outliers, regressions, links): (&[Outlier], &[Regression], &[HostLink]),
+    (outliers, regressions, links, tails): (&[Outlier], &[Regression], &[HostLink], &[Tail]),
     runs: &[RunFinding],
 ) -> (ArrayVerdict, String) {
     let slow = outliers.iter().filter(|o| o.verdict == Verdict::Slow).count();
@@ -378,9 +483,9 @@ pub fn verdict(
             .collect()
     };
     let (flagged_runs, open_runs) = (standing(true), standing(false));
-    let fleet_found = slow > 0 || !regressions.is_empty() || !links.is_empty();
+    let fleet_found = slow > 0 || !regressions.is_empty() || !links.is_empty() || !tails.is_empty();
     if fleet_found || !flagged_runs.is_empty() {
-        let found = ((slow, fleet_only), regressions.len(), links.len());
+        let found = ((slow, fleet_only), regressions.len(), (links.len(), tails.len()));
         return (ArrayVerdict::Flagged, flagged_words(&flagged_runs, found, &open_runs));
     }
     if !open_runs.is_empty() {
@@ -416,7 +521,7 @@ pub fn verdict(
 /// before, links), and the runs not judged whole.
 fn flagged_words(
     flagged: &[&RunFinding],
-    ((slow, fleet_only), worse, links): ((usize, usize), usize, usize),
+    ((slow, fleet_only), worse, (links, tails)): ((usize, usize), usize, (usize, usize)),
     open: &[&RunFinding],
 ) -> String {
     let only = match fleet_only {
@@ -433,12 +538,16 @@ fn flagged_words(
         0 => String::new(),
         n => format!(", {n} link(s) below their maximum"),
     };
+    let tails = match tails {
+        0 => String::new(),
+        n => format!(", {n} answering random reads with a long tail against their model's"),
+    };
     let open = match open.len() {
         0 => String::new(),
         n => format!("; {n} run(s) not judged whole: {}", named(open)),
     };
     format!(
-        "FLAGGED: {own}{slow} disk(s) slow for their model across the fleet{only}, {worse} worse than in earlier runs{links}{open}."
+        "FLAGGED: {own}{slow} disk(s) slow for their model across the fleet{only}, {worse} worse than in earlier runs{links}{tails}{open}."
     )
 }
 
