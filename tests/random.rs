@@ -117,7 +117,7 @@ fn the_drive_with_a_long_tail_is_named_retrying_and_a_slower_model_is_not() {
 }
 
 #[test]
-fn the_deep_queue_is_read_through_io_uring_and_a_bad_random_block_is_refused() {
+fn the_deep_queue_is_read_through_io_uring_nvme_drives_own_logs_beside_and_a_bad_block_refused() {
     need_root!();
     if !arrayburn::io::uring_available() {
         eprintln!("skipped: no io_uring here");
@@ -126,11 +126,29 @@ fn the_deep_queue_is_read_through_io_uring_and_a_bad_random_block_is_refused() {
     let _l = device_lock();
     let d = disks(2, 32 * MIB);
     let dir = tempdir();
+    // Both placed as NVMe drives; nvme-cli (a fake) gives the first one's
+    // latency log and has no OCP plugin for the second.
+    let topo = dir.path().join("topology.json");
+    let map: serde_json::Map<String, serde_json::Value> = (d.iter())
+        .map(|x| (x.name().to_string(), serde_json::json!({"transport": "nvme"})))
+        .collect();
+    std::fs::write(&topo, serde_json::Value::Object(map).to_string()).unwrap();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/nvme/ocp-latency-monitor-log.json");
+    let fake = tempdir();
+    let body = format!(
+        "case \"$1 $2 $3\" in \"ocp latency-monitor-log {}\") cat {};; *) echo 'Invalid command' >&2; exit 1;; esac",
+        d[0].dev,
+        fixture.display()
+    );
+    fake_tool(fake.path(), "nvme", &body);
     let json = dir.path().join("r.json");
     let mut cmd = arrayburn(&["check", "--random", "--random-time", "1s", "--passes", "serial"]);
     cmd.args(["-s", "1.5s", "--progress", "none", "--json"])
         .arg(&json)
         .args(d.iter().map(|x| &x.dev));
+    cmd.env("ARRAYBURN_TOPOLOGY", &topo);
+    cmd.env("PATH", format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap()));
     let r = finish(cmd, &json);
     let v = r.report.unwrap();
     let section = v.random.unwrap();
@@ -142,6 +160,29 @@ fn the_deep_queue_is_read_through_io_uring_and_a_bad_random_block_is_refused() {
         assert_eq!(row.alone[0].cdf_us.len(), 12);
         assert!(row.alone[0].cdf_us.windows(2).all(|w| w[0][1] <= w[1][1]), "a rising curve");
     }
+    let log = section.disks[0]
+        .drive_log
+        .as_ref()
+        .and_then(|l| l.log.as_ref())
+        .expect("the first drive's log");
+    assert_eq!(
+        (log.static_reads.as_slice(), log.thresholds_ms.as_slice()),
+        (&[1840, 12, 0, 1][..], &[5.0, 20.0, 50.0, 100.0][..])
+    );
+    let why =
+        section.disks[1].drive_log.as_ref().and_then(|l| l.not_read.clone()).unwrap_or_default();
+    assert!(
+        why.contains("nvme ocp latency-monitor-log failed") && why.contains("Invalid command"),
+        "{why}"
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "{}'s own latency log: reads it counted in its buckets at 5/20/50/100 ms: 1840/12/0/1",
+            d[0].dev
+        )),
+        "{}",
+        r.stdout
+    );
     // A random read that is not whole sectors: one line, exit 2, nothing written.
     let out = dir.path().join("bad.json");
     let mut cmd = arrayburn(&["check", "--random", "--random-block", "1000", "--json"]);
@@ -312,4 +353,26 @@ fn the_neighbour_pass_refuses_disks_that_do_not_spin_and_fewer_than_three() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("give at least 3 disks (2 given)"), "{err}");
+}
+
+#[test]
+fn a_full_check_of_spinning_disks_reads_at_random_too_unless_told_zero() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(3, 16 * MIB);
+    let dir = tempdir();
+    let run = |time: &str| {
+        let json = dir.path().join(format!("r{time}.json"));
+        let mut cmd = arrayburn(&["check", "--full", "--passes", "parallel", "--engine", "psync"]);
+        cmd.args(["--random-time", time, "-s", "1.5s", "--progress", "none", "--json"]).arg(&json);
+        cmd.args(d.iter().map(|x| &x.dev));
+        finish(cmd, &json).report.unwrap()
+    };
+    // Flash (loop devices say they do not spin): no random reads.
+    assert!(run("1s").random.is_none());
+    d.iter().for_each(|x| spins(&x.dev));
+    let v = run("1s");
+    let section = v.random.expect("random reads in a full check of spinning disks");
+    assert_eq!((section.depths.as_slice(), section.disks.len()), (&[1][..], 3));
+    assert!(run("0").random.is_none(), "--random-time 0 leaves them out");
 }

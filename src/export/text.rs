@@ -359,6 +359,11 @@ fn random(out: &mut Vec<Block>, r: &Report) {
         }
     }
     out.push(Block::Table(t));
+    for d in &x.disks {
+        if let Some(log) = &d.drive_log {
+            out.push(Block::Note(format!("{}'s own latency log: {}.", d.path, log.words())));
+        }
+    }
 }
 
 /// The neighbour pass: each disk's bay, its random reads alone and beside

@@ -437,7 +437,7 @@ mod tests {
             run(1, (n, 10.0), ms, tail),
             run(32, ((n as f64 * gain) as u64, 10.0), ms * 32.0 / gain, (0.0, 0.0)),
         ];
-        RandomDisk { alone: runs.clone(), together: runs }
+        RandomDisk { alone: runs.clone(), together: runs, drive_log: None }
     }
 
     fn judged(disks: Vec<RandomDisk>, groups: &[usize]) -> Vec<RandomFinding> {

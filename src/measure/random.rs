@@ -97,6 +97,9 @@ impl RandomRun {
 pub struct RandomDisk {
     pub alone: Vec<RandomRun>,
     pub together: Vec<RandomRun>,
+    /// An NVMe drive's own latency log, asked after its reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive_log: Option<crate::device::latency_log::DriveLog>,
 }
 
 /// What the random reads read: the spec and each disk's runs (in the

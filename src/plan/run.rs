@@ -6,6 +6,7 @@
 //! It must not judge, build a report or write a file: the caller saves
 //! what was read so far (`Reading::save`).
 
+use crate::device::latency_log::DriveLog;
 use crate::measure::{
     Beside, Geometry, GroupRecheck, GroupRemeasurement, PassRun, RandomRead, RandomSweeps, Recheck,
     Remeasurement, ShakeRead, SweepFactory, random_pass, remeasure, remeasure_group, run_pass,
@@ -65,7 +66,15 @@ impl Reading<'_> {
         (self.save)(passes);
         let sizes: Vec<u64> = self.geometry.iter().map(|g| g.size).collect();
         let mut note = |disk, depth| progress.random_started(disk, depth, spec.length);
-        Some(random_pass(spec, &sizes, self.random, self.stop, &mut note))
+        let mut read = random_pass(spec, &sizes, self.random, self.stop, &mut note);
+        // An NVMe drive's own latency log, beside what was measured.
+        for (d, disk) in self.plan.devices.iter().enumerate() {
+            if disk.identity.topology.transport == "nvme" && !self.stop.is_set() {
+                let log = DriveLog::of(&disk.given, &|| self.stop.is_set());
+                read.disks[d].drive_log = Some(log);
+            }
+        }
+        Some(read)
     }
 
     /// The passes, in order, the results saved after each but the last.

@@ -40,6 +40,12 @@ pub struct RandomRow {
     /// At each depth, read alone and then with every disk at once.
     pub alone: Vec<RandomFigures>,
     pub together: Vec<RandomFigures>,
+    /// An NVMe drive's own latency log (OCP C3h through nvme-cli), read
+    /// after its random reads: `log` (`enabled`, `thresholds_ms`,
+    /// `static_reads`, `active_reads`, `static_read_latency_ms`) or
+    /// `not_read` (why). Beside the measured figures; judged by nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive_log: Option<crate::device::latency_log::DriveLog>,
 }
 
 /// A run's figures: `depth`, `reads` (whole), `failed`, `iops`,
@@ -93,6 +99,7 @@ pub fn section(
             peer_group,
             alone: d.alone.iter().map(figures).collect(),
             together: d.together.iter().map(figures).collect(),
+            drive_log: d.drive_log.clone(),
         })
         .collect();
     RandomSection {
