@@ -134,6 +134,14 @@ impl FaultyDisk {
         d
     }
 
+    /// Holds every read of the disk for `d` (the daemon stopped, then
+    /// continued: a host too busy to answer for a moment).
+    pub(crate) fn hiccup(&self, d: Duration) {
+        self.daemon.signal(nix::sys::signal::Signal::SIGSTOP);
+        std::thread::sleep(d);
+        self.daemon.signal(nix::sys::signal::Signal::SIGCONT);
+    }
+
     /// The FUSE file under the loop device.
     pub(crate) fn image(&self) -> PathBuf {
         self.mnt.path().join("disk.img")

@@ -117,6 +117,51 @@ fn the_drive_with_a_long_tail_is_named_retrying_and_a_slower_model_is_not() {
 }
 
 #[test]
+fn a_tail_only_a_busy_moment_made_is_read_again_and_cleared() {
+    need_root!();
+    let _l = device_lock();
+    // Four drives of one model (3 ms a seek); while the second is read
+    // alone, its daemon stops 30 ms in every 100 (a host too busy to
+    // answer): a tail in that read only.
+    let d: Vec<FaultyDisk> = (0..4).map(|_| FaultyDisk::drive(64 * MIB, 200, 3_000)).collect();
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut cmd = arrayburn(&["check", "--random", "--random-time", "2s", "--engine", "psync"]);
+    cmd.args(["--passes", "parallel", "-s", "1.5s", "--progress", "lines", "--json"]).arg(&json);
+    let child = cmd.args(d.iter().map(|x| &x.dev)).start();
+    let alone = format!("random reads: {} alone at depth 1", d[1].dev);
+    child.wait_line("the second drive's reads alone", MINUTE, |l| l.contains(&alone));
+    let began = std::time::Instant::now();
+    while began.elapsed() < Duration::from_millis(1800) {
+        d[1].hiccup(Duration::from_millis(30));
+        std::thread::sleep(Duration::from_millis(70));
+    }
+    let out = child.wait(RUN);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("random reads: {} alone again at depth 1", d[1].dev)), "{err}");
+    let v: arrayburn::report::Report =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let section = v.random.as_ref().unwrap();
+    let row = &section.disks[1];
+    let (first, again) = (&row.alone[0].figures.latency_us, &row.again[0].figures.latency_us);
+    assert!(
+        first.p99 > 3.0 * again.p99,
+        "the tail in its first read ({}) and not again ({})",
+        first.p99,
+        again.p99
+    );
+    let cleared: Vec<(&str, RandomKind)> =
+        section.cleared.iter().map(|c| (c.path.as_str(), c.kind)).collect();
+    assert_eq!(cleared, [(d[1].dev.as_str(), RandomKind::Retrying)], "{}", v.summary.message);
+    assert!(v.summary.random.is_empty(), "{:#?}", v.summary.random);
+    assert!(
+        v.summary.message.contains("Cleared (one of its two random reads showed it"),
+        "{}",
+        v.summary.message
+    );
+}
+
+#[test]
 fn the_deep_queue_is_read_through_io_uring_nvme_drives_own_logs_beside_and_a_bad_block_refused() {
     need_root!();
     if !arrayburn::io::uring_available() {

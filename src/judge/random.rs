@@ -134,6 +134,10 @@ pub struct RandomFinding {
     /// where they showed it too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub together: Option<Figures>,
+    /// Its figures read alone once more, where only one of its two reads
+    /// showed it: what decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub again: Option<Figures>,
     /// No queueing: the deep queue's IOPS over depth 1's, its own and its
     /// peers' median.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,41 +148,76 @@ pub struct RandomFinding {
 
 /// What the rules found: the findings both reads of a disk showed (alone
 /// and with every disk at once; alone where it was read only so, and a
-/// failed read wherever), and those only one showed (not claimed: noise
-/// on a busy host can make one; said as unsure).
+/// failed read wherever), or one of them and the read of it alone again;
+/// those only one showed and the read again did not (`cleared`: noise on
+/// a busy host makes one), and those only one showed, not read again
+/// (`unsure`: not claimed, said so).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Judged {
     pub findings: Vec<RandomFinding>,
     pub unsure: Vec<RandomFinding>,
+    pub cleared: Vec<RandomFinding>,
+}
+
+impl Judged {
+    /// The unsure findings a read of the disk alone again can decide
+    /// (a tail, a slow rate; not the queueing, which needs both depths):
+    /// (disk's path, depth), each once.
+    pub fn to_read_again(&self) -> Vec<(String, usize)> {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for u in
+            self.unsure.iter().filter(|u| matches!(u.kind, RandomKind::Retrying | RandomKind::Slow))
+        {
+            if !out.iter().any(|(p, d)| *p == u.path && *d == u.depth) {
+                out.push((u.path.clone(), u.depth));
+            }
+        }
+        out
+    }
 }
 
 /// The rules over every disk's runs; `paths` and `groups` in the runs'
 /// order.
 pub fn judge(read: &RandomRead, (paths, groups): (&[String], &[usize])) -> Judged {
-    let found = |when: When| -> Vec<Vec<RandomFinding>> {
-        let figures: Vec<Vec<Figures>> = (read.disks.iter())
+    let figures = |when: Option<When>| -> Vec<Vec<Figures>> {
+        (read.disks.iter())
             .map(|d| match when {
-                When::Alone => &d.alone,
-                When::Together => &d.together,
+                Some(When::Alone) => &d.alone,
+                Some(When::Together) => &d.together,
+                None => &d.again,
             })
             .map(|r| r.iter().map(Figures::of).collect())
-            .collect();
-        (0..figures.len())
-            .map(|d| {
-                let peers: Vec<&Vec<Figures>> = (0..figures.len())
-                    .filter(|&p| p != d && groups[p] == groups[d])
-                    .map(|p| &figures[p])
-                    .collect();
-                let mut f = disk(&figures[d], &peers, when);
-                f.iter_mut().for_each(|f| f.path.clone_from(&paths[d]));
-                f
-            })
             .collect()
     };
-    let (alone, together) = (found(When::Alone), found(When::Together));
+    let alone_figures = figures(Some(When::Alone));
+    // Each disk's runs of `mine` against its peers' runs of `theirs`.
+    let found =
+        |mine: &[Vec<Figures>], theirs: &[Vec<Figures>], when: When| -> Vec<Vec<RandomFinding>> {
+            (0..mine.len())
+                .map(|d| {
+                    let peers: Vec<&Vec<Figures>> = (0..theirs.len())
+                        .filter(|&p| p != d && groups[p] == groups[d])
+                        .map(|p| &theirs[p])
+                        .collect();
+                    let mut f = disk(&mine[d], &peers, when);
+                    f.iter_mut().for_each(|f| f.path.clone_from(&paths[d]));
+                    f
+                })
+                .collect()
+        };
+    let together_figures = figures(Some(When::Together));
+    let again_figures = figures(None);
+    let alone = found(&alone_figures, &alone_figures, When::Alone);
+    let together = found(&together_figures, &together_figures, When::Together);
+    // A read again is judged against the peers' reads alone.
+    let again = found(&again_figures, &alone_figures, When::Alone);
     let mut out = Judged::default();
-    for (d, (alone, together)) in alone.into_iter().zip(together).enumerate() {
-        confirm((alone, together), !read.disks[d].together.is_empty(), &mut out);
+    for (d, ((alone, together), again)) in alone.into_iter().zip(together).zip(again).enumerate() {
+        let both = !read.disks[d].together.is_empty();
+        let mut one = Judged::default();
+        confirm((alone, together), both, &mut one);
+        decide(one.unsure, (&again_figures[d], &again), &mut out);
+        out.findings.extend(one.findings);
     }
     out
 }
@@ -218,6 +257,33 @@ fn confirm(
     }
 }
 
+/// The findings only one of a disk's two reads showed, decided by its
+/// reads alone again (`runs`, and what they showed): claimed where the
+/// read again at that depth showed it too, cleared where it did not,
+/// unsure where it was not read again.
+fn decide(
+    unsure: Vec<RandomFinding>,
+    (runs, showed): (&[Figures], &[RandomFinding]),
+    out: &mut Judged,
+) {
+    for u in unsure {
+        let read_again = runs.iter().find(|r| r.depth == u.depth);
+        let again = showed.iter().find(|a| a.kind == u.kind && a.depth == u.depth);
+        match (read_again, again) {
+            (Some(_), Some(a)) => out.findings.push(RandomFinding {
+                again: Some(a.measured),
+                sentence: match u.kind {
+                    RandomKind::NoQueueing => u.sentence.clone(),
+                    k => sentence(k, AGAIN, &u.measured, u.peers.as_ref()),
+                },
+                ..u
+            }),
+            (Some(r), None) => out.cleared.push(RandomFinding { again: Some(*r), ..u }),
+            (None, _) => out.unsure.push(u),
+        }
+    }
+}
+
 /// One disk's findings at each depth against its peers' figures.
 fn disk(mine: &[Figures], peers: &[&Vec<Figures>], when: When) -> Vec<RandomFinding> {
     let mut out = Vec::new();
@@ -229,6 +295,7 @@ fn disk(mine: &[Figures], peers: &[&Vec<Figures>], when: When) -> Vec<RandomFind
         measured: *m,
         peers: p,
         together: None,
+        again: None,
         gain: None,
         sentence: sentence(kind, during(when), m, p.as_ref()),
     };
@@ -320,8 +387,10 @@ fn ms(us: f64) -> String {
     if ms < 10.0 { format!("{ms:.2} ms") } else { format!("{ms:.1} ms") }
 }
 
-/// Findings both reads showed are said so.
+/// Findings both reads showed are said so...
 const BOTH: &str = "read alone, and again with every disk reading";
+/// ...and those a read alone again showed.
+const AGAIN: &str = "shown once, and again when read alone once more";
 
 fn during(when: When) -> &'static str {
     match when {
@@ -437,7 +506,7 @@ mod tests {
             run(1, (n, 10.0), ms, tail),
             run(32, ((n as f64 * gain) as u64, 10.0), ms * 32.0 / gain, (0.0, 0.0)),
         ];
-        RandomDisk { alone: runs.clone(), together: runs, drive_log: None }
+        RandomDisk { alone: runs.clone(), together: runs, again: Vec::new(), drive_log: None }
     }
 
     fn judged(disks: Vec<RandomDisk>, groups: &[usize]) -> Vec<RandomFinding> {
@@ -527,6 +596,32 @@ mod tests {
         advise(f, &mut advice);
         assert_eq!((advice.len(), advice[0].action), (1, Action::Return));
         assert!(advice[0].sentence.contains("while every disk read"), "{}", advice[0].sentence);
+    }
+
+    #[test]
+    fn a_tail_one_read_showed_is_decided_by_a_read_alone_again() {
+        let mut disks = vec![disk(5.0, NONE, 3.0); 3];
+        disks[1].alone[0] = run(1, (2000, 10.0), 5.0, (0.03, 30.0));
+        let j = judged_all(disks.clone(), &[0, 0, 0]);
+        assert_eq!(j.to_read_again(), [("/dev/d1".to_string(), 1)]);
+        // Read again, it shows the tail again: claimed, said so.
+        let mut shown = disks.clone();
+        shown[1].again.push(run(1, (2000, 10.0), 5.0, (0.03, 30.0)));
+        let j = judged_all(shown, &[0, 0, 0]);
+        assert_eq!((j.findings.len(), j.unsure.len(), j.cleared.len()), (1, 0, 0), "{j:#?}");
+        assert!(j.findings[0].again.is_some_and(|a| a.latency_us.p99 > 25_000.0));
+        assert!(
+            j.findings[0].sentence.contains("again when read alone once more"),
+            "{}",
+            j.findings[0].sentence
+        );
+        // Read again, it does not: cleared, with what the read again measured.
+        let mut quiet = disks;
+        quiet[1].again.push(run(1, (2000, 10.0), 5.0, NONE));
+        let j = judged_all(quiet, &[0, 0, 0]);
+        assert_eq!((j.findings.len(), j.unsure.len(), j.cleared.len()), (0, 0, 1), "{j:#?}");
+        assert!(j.cleared[0].again.is_some_and(|a| a.latency_us.p99 < 6_000.0));
+        assert!(j.to_read_again().is_empty());
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub use aggregate::{
 };
 pub use random::{
     RandomDisk, RandomRead, RandomRun, RandomSpec, RandomSweeps, random_pass, random_reads,
+    read_disk,
 };
 pub use results::{
     Beside, DiskRun, GroupRecheck, PassRun, ReadError, Recheck, Resume, Slice, SlowRead, Stopped,

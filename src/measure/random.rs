@@ -97,6 +97,10 @@ impl RandomRun {
 pub struct RandomDisk {
     pub alone: Vec<RandomRun>,
     pub together: Vec<RandomRun>,
+    /// Reads of it alone again, each at the depth where one of its two
+    /// reads showed a finding and the other did not: what decides it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub again: Vec<RandomRun>,
     /// An NVMe drive's own latency log, asked after its reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drive_log: Option<crate::device::latency_log::DriveLog>,
@@ -124,11 +128,8 @@ pub fn random_pass(
     note: &mut dyn FnMut(Option<usize>, usize),
 ) -> RandomRead {
     let mut disks: Vec<RandomDisk> = sizes.iter().map(|_| RandomDisk::default()).collect();
-    let one = |d: usize, depth: usize, seed: u64| match open(d, depth) {
-        Ok(mut sweep) => {
-            random_reads(&mut sweep, (0, sizes[d]), (spec.block, spec.length, seed), stop)
-        }
-        Err(e) => RandomRun::not_read(depth, format!("could not open it at depth {depth}: {e}")),
+    let one = |d: usize, depth: usize, round: u64| {
+        read_disk(spec.block, (d, sizes[d]), (depth, spec.length, round), open, stop)
     };
     for d in 0..sizes.len() {
         for &depth in &spec.depths {
@@ -136,7 +137,7 @@ pub fn random_pass(
                 return RandomRead { spec: spec.clone(), disks };
             }
             note(Some(d), depth);
-            disks[d].alone.push(one(d, depth, seed(d, depth, 0)));
+            disks[d].alone.push(one(d, depth, 0));
         }
     }
     for &depth in &spec.depths {
@@ -148,7 +149,7 @@ pub fn random_pass(
             let handles: Vec<_> = (0..sizes.len())
                 .map(|d| {
                     let one = &one;
-                    s.spawn(move || one(d, depth, seed(d, depth, 1)))
+                    s.spawn(move || one(d, depth, 1))
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().expect("a random reader")).collect()
@@ -160,9 +161,28 @@ pub fn random_pass(
     RandomRead { spec: spec.clone(), disks }
 }
 
+/// Disk `d` of `size` bytes read at random, `block` bytes a read, at
+/// `depth` for `length`, its places from `round` (each round of a disk
+/// and depth its own places); a disk that cannot be opened is a run not
+/// read, saying why.
+pub fn read_disk(
+    block: u64,
+    (d, size): (usize, u64),
+    (depth, length, round): (usize, Duration, u64),
+    open: &RandomSweeps,
+    stop: &StopFlag,
+) -> RandomRun {
+    match open(d, depth) {
+        Ok(mut sweep) => {
+            random_reads(&mut sweep, (0, size), (block, length, seed(d, depth, round)), stop)
+        }
+        Err(e) => RandomRun::not_read(depth, format!("could not open it at depth {depth}: {e}")),
+    }
+}
+
 /// The places a disk's reads go: another sequence for each disk, depth
 /// and round, the same from run to run.
-pub(super) fn seed(disk: usize, depth: usize, round: u64) -> u64 {
+fn seed(disk: usize, depth: usize, round: u64) -> u64 {
     0x5eed_0000 ^ ((disk as u64) << 32) ^ ((depth as u64) << 8) ^ round
 }
 

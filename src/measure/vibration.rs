@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::random::{RandomRun, RandomSpec, RandomSweeps, random_reads, seed};
+use super::random::{RandomRun, RandomSpec, RandomSweeps, read_disk};
 use crate::stop::StopFlag;
 
 /// Requests each neighbour keeps in flight while it seeks (the engine's:
@@ -49,20 +49,9 @@ pub fn vibration_pass(
     stop: &StopFlag,
     note: &mut dyn FnMut(usize),
 ) -> ShakeRead {
-    let read =
-        |d: usize, depth: usize, (length, round): (Duration, u64), stop: &StopFlag| match open(
-            d, depth,
-        ) {
-            Ok(mut sweep) => random_reads(
-                &mut sweep,
-                (0, sizes[d]),
-                (spec.block, length, seed(d, depth, round)),
-                stop,
-            ),
-            Err(e) => {
-                RandomRun::not_read(depth, format!("could not open it at depth {depth}: {e}"))
-            }
-        };
+    let read = |d: usize, depth: usize, (length, round): (Duration, u64), stop: &StopFlag| {
+        read_disk(spec.block, (d, sizes[d]), (depth, length, round), open, stop)
+    };
     let mut disks = Vec::new();
     for (d, near) in neighbours.iter().enumerate() {
         if stop.is_set() {

@@ -9,8 +9,8 @@
 use crate::device::latency_log::DriveLog;
 use crate::measure::{
     Beside, Geometry, GroupRecheck, GroupRemeasurement, PassRun, RandomRead, RandomSweeps, Recheck,
-    Remeasurement, ShakeRead, SweepFactory, random_pass, remeasure, remeasure_group, run_pass,
-    vibration_pass,
+    Remeasurement, ShakeRead, SweepFactory, random_pass, read_disk, remeasure, remeasure_group,
+    run_pass, vibration_pass,
 };
 use crate::plan::Plan;
 use crate::progress::Progress;
@@ -51,6 +51,27 @@ impl Reading<'_> {
         Ok(Read { passes, groups, rechecks, random, vibration })
     }
 
+    /// Each disk one of whose two random reads showed a finding the other
+    /// did not, read alone once more at that depth (what decides it: a
+    /// busy host's hiccup shows once, a drive's fault again).
+    fn read_again(&self, read: &mut RandomRead, progress: &mut Progress) {
+        let paths: Vec<String> = self.plan.devices.iter().map(|d| d.given.clone()).collect();
+        let judged = crate::judge::random::judge(read, (&paths, &self.plan.groups));
+        for (path, depth) in judged.to_read_again() {
+            let Some(d) = paths.iter().position(|p| *p == path).filter(|_| !self.stop.is_set())
+            else {
+                continue;
+            };
+            progress.note(&format!(
+                "arrayburn: random reads: {path} alone again at depth {depth}: one of its two reads showed what the other did not"
+            ));
+            let (spec, size) = (&read.spec, self.geometry[d].size);
+            let run =
+                read_disk(spec.block, (d, size), (depth, spec.length, 5), self.random, self.stop);
+            read.disks[d].again.push(run);
+        }
+    }
+
     /// The neighbour pass, when the plan has it and no stop came first.
     fn neighbour_pass(&self, progress: &mut Progress) -> Option<ShakeRead> {
         let spec = self.plan.settings.vibration.as_ref().filter(|_| !self.stop.is_set())?;
@@ -67,6 +88,7 @@ impl Reading<'_> {
         let sizes: Vec<u64> = self.geometry.iter().map(|g| g.size).collect();
         let mut note = |disk, depth| progress.random_started(disk, depth, spec.length);
         let mut read = random_pass(spec, &sizes, self.random, self.stop, &mut note);
+        self.read_again(&mut read, progress);
         // An NVMe drive's own latency log, beside what was measured.
         for (d, disk) in self.plan.devices.iter().enumerate() {
             if disk.identity.topology.transport == "nvme" && !self.stop.is_set() {

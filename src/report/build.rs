@@ -127,11 +127,8 @@ pub fn build(on: Checked, read: Measured, info: &RunInfo) -> Report {
     let rated = (rated, batches);
     let found = (advice, links, below, (random_found, shaken));
     let mut summary = summarize(&passes, finding, found, (rated, info.interrupted), &th);
-    let more = random.as_ref().map(super::random::sentence);
-    let more = more.into_iter().chain(vibration.as_ref().map(super::vibration::sentence));
-    for m in more {
-        summary.message = format!("{} {m}", summary.message);
-    }
+    summary.message =
+        [summary.message, more_sentences(random.as_ref(), vibration.as_ref())].join("");
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
     }
@@ -161,7 +158,18 @@ fn random_reads(
     let on_disks = (paths.as_slice(), on.groups);
     let judged = crate::judge::random::judge(read, on_disks);
     crate::judge::random::advise(&judged.findings, advice);
-    (judged.findings, Some(super::random::section(read, on_disks, judged.unsure)))
+    let undecided = (judged.unsure, judged.cleared);
+    (judged.findings, Some(super::random::section(read, on_disks, undecided)))
+}
+
+/// The random reads' and the neighbour pass's sentences, each after a
+/// space.
+fn more_sentences(
+    random: Option<&super::random::RandomSection>,
+    vibration: Option<&super::vibration::VibrationSection>,
+) -> String {
+    let said = random.map(super::random::sentence).into_iter();
+    said.chain(vibration.map(super::vibration::sentence)).map(|s| format!(" {s}")).collect()
 }
 
 /// The neighbour pass judged (its findings added to `advice`), and as the

@@ -22,6 +22,10 @@ pub struct RandomSection {
     /// `random`), in the same form.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsure: Vec<RandomFinding>,
+    /// What one of a disk's two reads showed, the other did not, and its
+    /// read alone again did not either (its figures in `again`): cleared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cleared: Vec<RandomFinding>,
 }
 
 impl RandomSection {
@@ -40,6 +44,10 @@ pub struct RandomRow {
     /// At each depth, read alone and then with every disk at once.
     pub alone: Vec<RandomFigures>,
     pub together: Vec<RandomFigures>,
+    /// Its reads alone again, where one of its two reads showed what the
+    /// other did not (what decided it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub again: Vec<RandomFigures>,
     /// An NVMe drive's own latency log (OCP C3h through nvme-cli), read
     /// after its random reads: `log` (`enabled`, `thresholds_ms`,
     /// `static_reads`, `active_reads`, `static_read_latency_ms`) or
@@ -86,12 +94,12 @@ pub fn figures(run: &RandomRun) -> RandomFigures {
 }
 
 /// The random reads as the report gives them: `read` of the disks at
-/// `paths` in peer groups `groups`, judged `unsure` where it could not
-/// decide.
+/// `paths` in peer groups `groups`, with what it could not decide
+/// (`unsure`) and what a read again cleared.
 pub fn section(
     read: &RandomRead,
     (paths, groups): (&[String], &[usize]),
-    unsure: Vec<RandomFinding>,
+    (unsure, cleared): (Vec<RandomFinding>, Vec<RandomFinding>),
 ) -> RandomSection {
     let disks = (paths.iter().cloned().zip(&read.disks).zip(groups))
         .map(|((path, d), &peer_group)| RandomRow {
@@ -99,6 +107,7 @@ pub fn section(
             peer_group,
             alone: d.alone.iter().map(figures).collect(),
             together: d.together.iter().map(figures).collect(),
+            again: d.again.iter().map(figures).collect(),
             drive_log: d.drive_log.clone(),
         })
         .collect();
@@ -108,6 +117,7 @@ pub fn section(
         depths: read.spec.depths.clone(),
         disks,
         unsure,
+        cleared,
     }
 }
 
@@ -118,6 +128,11 @@ fn range(values: impl Iterator<Item = f64>, show: fn(f64) -> String) -> Option<S
     let hi = v.iter().copied().reduce(f64::max)?;
     let (a, b) = (show(lo), show(hi));
     Some(if a == b { a } else { format!("{a} to {b}") })
+}
+
+/// " WHAT: a; b." (nothing without items).
+fn listed(what: &str, items: Vec<String>) -> String {
+    if items.is_empty() { String::new() } else { format!(" {what}: {}.", items.join("; ")) }
 }
 
 /// The random reads in one sentence: what was read, the range of each
@@ -137,27 +152,21 @@ pub fn sentence(r: &RandomSection) -> String {
         };
         parts.push(format!("depth {depth} alone {iops} IOPS{p99}"));
     }
-    let lone: Vec<&str> = (r.disks.iter())
+    let lone: Vec<String> = (r.disks.iter())
         .filter(|d| r.disks.iter().filter(|o| o.peer_group == d.peer_group).count() < 2)
-        .map(|d| d.path.as_str())
+        .map(|d| d.path.clone())
         .collect();
-    let lone = if lone.is_empty() {
-        String::new()
-    } else {
-        format!(" Not judged against peers (none of their kind): {}.", lone.join(", "))
-    };
-    let unsure = if r.unsure.is_empty() {
-        String::new()
-    } else {
-        let u: Vec<String> =
-            r.unsure.iter().map(|u| format!("{} {}", u.path, u.kind.words())).collect();
-        format!(
-            " Unsure (one of its two random reads showed it, the other not; not claimed): {}.",
-            u.join("; ")
-        )
-    };
+    let lone = listed("Not judged against peers (none of their kind)", lone);
+    let unsure = listed(
+        "Unsure (one of its two random reads showed it, the other not; not claimed)",
+        r.unsure.iter().map(|u| format!("{} {}", u.path, u.kind.words())).collect(),
+    );
+    let cleared = listed(
+        "Cleared (one of its two random reads showed it, the other not, nor a read of it alone again)",
+        r.cleared.iter().map(|c| format!("{} ({})", c.path, c.kind.words())).collect(),
+    );
     format!(
-        "Random reads ({} each, {} a disk and depth, alone then all at once): {}.{lone}{unsure}",
+        "Random reads ({} each, {} a disk and depth, alone then all at once): {}.{lone}{unsure}{cleared}",
         human_bytes_binary(r.block_bytes),
         r.each(),
         if parts.is_empty() { "nothing read".to_string() } else { parts.join("; ") }
