@@ -121,7 +121,7 @@ impl Progress {
                 self.labels[disk],
                 near.join(" "),
                 human_duration(length),
-                run_left(later, length * 2)
+                run_left(later, (length + crate::measure::LOAD_LEAD) * 2)
             ));
         }
         self.drawn = None;

@@ -321,7 +321,8 @@ impl Plan {
             all.extend(vec![Some(r.length); r.depths.len() * (n + together)]);
         }
         if let Some(v) = &self.settings.vibration {
-            all.extend(vec![Some(v.length * 2 + crate::measure::LOAD_LEAD); n]);
+            // Alone, then beside the neighbours, who start before and end after.
+            all.extend(vec![Some((v.length + crate::measure::LOAD_LEAD) * 2); n]);
         }
         all
     }
