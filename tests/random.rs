@@ -162,6 +162,37 @@ fn a_tail_only_a_busy_moment_made_is_read_again_and_cleared() {
 }
 
 #[test]
+fn a_drive_that_stops_answering_during_its_random_reads_is_a_path_to_check() {
+    need_root!();
+    let _l = device_lock();
+    // The second drive's daemon stops for 3 s while it is read alone: a
+    // read outlasts --io-timeout 1s.
+    let d: Vec<FaultyDisk> = (0..3).map(|_| FaultyDisk::drive(64 * MIB, 200, 3_000)).collect();
+    let dir = tempdir();
+    let json = dir.path().join("r.json");
+    let mut cmd = arrayburn(&["check", "--random", "--random-time", "2s", "--engine", "psync"]);
+    cmd.args(["--io-timeout", "1s", "--passes", "parallel", "-s", "1.5s", "--progress", "lines"]);
+    let child = cmd.arg("--json").arg(&json).args(d.iter().map(|x| &x.dev)).start();
+    let alone = format!("random reads: {} alone at depth 1", d[1].dev);
+    child.wait_line("the second drive's reads alone", MINUTE, |l| l.contains(&alone));
+    d[1].hiccup(Duration::from_secs(3));
+    let out = child.wait(RUN);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: arrayburn::report::Report =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let found: Vec<(&str, RandomKind)> =
+        v.summary.random.iter().map(|f| (f.path.as_str(), f.kind)).collect();
+    assert_eq!(found, [(d[1].dev.as_str(), RandomKind::Unanswered)], "{}", v.summary.message);
+    let row = &v.random.as_ref().unwrap().disks[1];
+    assert_eq!(row.alone[0].stopped, Some(arrayburn::measure::Stopped::Hung));
+    let said = disk_verdicts(&v);
+    let mine: Vec<_> = said.iter().filter(|(p, _, _)| *p == d[1].dev).collect();
+    assert_eq!(mine.len(), 1, "{said:?}");
+    assert_eq!(mine[0].1, arrayburn::judge::advice::Action::CheckPath);
+    assert!(mine[0].2.contains("stopped answering"), "{}", mine[0].2);
+}
+
+#[test]
 fn the_deep_queue_is_read_through_io_uring_nvme_drives_own_logs_beside_and_a_bad_block_refused() {
     need_root!();
     if !arrayburn::io::uring_available() {
@@ -265,7 +296,7 @@ fn a_stop_during_the_random_reads_keeps_what_they_read_marked_interrupted() {
     let runs: Vec<_> =
         random.disks.iter().flat_map(|d| d.alone.iter().chain(&d.together)).collect();
     assert_eq!(runs.len(), 2, "{runs:#?}");
-    assert_eq!(runs[1].stopped.as_deref(), Some("stopped"), "{runs:#?}");
+    assert_eq!(runs[1].stopped, Some(arrayburn::measure::Stopped::Interrupted), "{runs:#?}");
 }
 
 /// Reads completed on `dev` so far (`/sys/block/NAME/stat`).

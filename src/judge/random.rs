@@ -12,18 +12,21 @@
 //!   [`QUEUE_GAIN_LOW`] over depth 1 while its peers' median gain is at
 //!   least [`QUEUE_GAIN_PEERS`]: its command queueing is off or broken.
 //! - **Failed**: any random read that failed.
+//! - **Unanswered**: a read hung past `--io-timeout`, the device went
+//!   away, or it could not be opened: a path to check, as in the passes.
 //!
 //! A finding is claimed when both of a disk's reads show it, alone and with
-//! every disk at once (a failed read wherever it fails; alone where no
-//! other disk was read): a busy host's hiccup shows in one of them, a
-//! drive's fault in both. One shown by one read only is said as unsure.
+//! every disk at once (a failed or unanswered read wherever it happens;
+//! alone where no other disk was read): a busy host's hiccup shows in one
+//! of them, a drive's fault in both. One shown by one read only is decided
+//! by a read of the disk alone again (claimed or cleared).
 //! A disk without a peer measured cleanly is not compared: nothing is
 //! claimed of it (the sequential passes already say so).
 
 use serde::{Deserialize, Serialize};
 
 use super::advice::{Action, DiskAdvice};
-use crate::measure::{RandomRead, RandomRun};
+use crate::measure::{RandomRead, RandomRun, Stopped};
 use crate::stats::{LatencyUs, latency_us, median};
 
 /// A tail at least this many times the peers' p99...
@@ -60,9 +63,18 @@ pub enum RandomKind {
     NoQueueing,
     /// Random reads that failed.
     Failed,
+    /// It stopped answering (a read hung), went away, or could not be
+    /// opened: nothing of its reads is judged.
+    Unanswered,
 }
 
 impl RandomKind {
+    /// A failed or unanswered read is a finding wherever it happens (no
+    /// busy host makes one): claimed without a second read.
+    fn on_its_own(self) -> bool {
+        matches!(self, RandomKind::Failed | RandomKind::Unanswered)
+    }
+
     /// What the verdict says of a disk it names.
     pub fn words(self) -> &'static str {
         match self {
@@ -70,6 +82,7 @@ impl RandomKind {
             RandomKind::Slow => "slow",
             RandomKind::NoQueueing => "without command queueing",
             RandomKind::Failed => "failing reads",
+            RandomKind::Unanswered => "not answering",
         }
     }
 }
@@ -80,6 +93,8 @@ impl RandomKind {
 pub enum When {
     Alone,
     Together,
+    /// In the neighbour pass, while its neighbours sought.
+    Beside,
 }
 
 /// One run's figures as the rules read them.
@@ -92,21 +107,52 @@ pub struct Figures {
     pub iops: Option<f64>,
     /// Latency percentiles of the whole reads (µs).
     pub latency_us: LatencyUs,
-    /// Long enough for the rate rules, and for the latency rules.
+    /// Long enough for the rate rules (as a peer; as the disk judged,
+    /// `timed`: a disk too slow for many reads is slow, not unjudged), and
+    /// for the latency rules.
     #[serde(skip)]
     rated: bool,
     #[serde(skip)]
+    timed: bool,
+    #[serde(skip)]
     tailed: bool,
+    /// Why its reads were cut short other than by a stop.
+    #[serde(skip)]
+    lost: Option<Lost>,
+}
+
+/// How a disk's random reads were lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lost {
+    Hung,
+    Gone,
+    Unopened,
 }
 
 impl Figures {
-    /// Read long enough for the rate rules.
+    /// Read long enough for a peer's rate.
     pub fn rated(&self) -> bool {
         self.rated
     }
 
+    /// Read long enough for its own rate (however few reads that was).
+    pub fn timed(&self) -> bool {
+        self.timed
+    }
+
+    /// Its reads hung, its device went away, or it could not be opened.
+    pub fn lost(&self) -> bool {
+        self.lost.is_some()
+    }
+
     /// A run's figures.
     pub fn of(run: &RandomRun) -> Self {
+        let lost = match (run.stopped, &run.unopened) {
+            (_, Some(_)) => Some(Lost::Unopened),
+            (Some(Stopped::Hung), _) => Some(Lost::Hung),
+            (Some(Stopped::DeviceGone), _) => Some(Lost::Gone),
+            _ => None,
+        };
         Figures {
             depth: run.depth,
             reads: run.reads,
@@ -114,7 +160,9 @@ impl Figures {
             iops: run.iops(),
             latency_us: latency_us(&run.latency_ns),
             rated: run.reads >= MIN_RATE_READS && run.seconds >= MIN_RATE_S,
+            timed: run.reads > 0 && run.seconds >= MIN_RATE_S,
             tailed: run.reads >= MIN_READS,
+            lost,
         }
     }
 }
@@ -150,8 +198,8 @@ pub struct RandomFinding {
 /// and with every disk at once; alone where it was read only so, and a
 /// failed read wherever), or one of them and the read of it alone again;
 /// those only one showed and the read again did not (`cleared`: noise on
-/// a busy host makes one), and those only one showed, not read again
-/// (`unsure`: not claimed, said so).
+/// a busy host makes one), and those only one showed, not read again (a
+/// stop came first; `unsure`: not claimed, said so).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Judged {
     pub findings: Vec<RandomFinding>,
@@ -160,18 +208,21 @@ pub struct Judged {
 }
 
 impl Judged {
-    /// The unsure findings a read of the disk alone again can decide
-    /// (a tail, a slow rate; not the queueing, which needs both depths):
-    /// (disk's path, depth), each once.
+    /// The reads alone again that decide the unsure findings: (disk's
+    /// path, depth), each once, depth 1 first; a lack of queueing is read
+    /// at depth 1 and at its own (it is a gain of one over the other).
     pub fn to_read_again(&self) -> Vec<(String, usize)> {
         let mut out: Vec<(String, usize)> = Vec::new();
-        for u in
-            self.unsure.iter().filter(|u| matches!(u.kind, RandomKind::Retrying | RandomKind::Slow))
-        {
-            if !out.iter().any(|(p, d)| *p == u.path && *d == u.depth) {
-                out.push((u.path.clone(), u.depth));
+        for u in &self.unsure {
+            let depths =
+                if u.kind == RandomKind::NoQueueing { vec![1, u.depth] } else { vec![u.depth] };
+            for depth in depths {
+                if !out.iter().any(|(p, d)| *p == u.path && *d == depth) {
+                    out.push((u.path.clone(), depth));
+                }
             }
         }
+        out.sort_by_key(|(_, depth)| *depth);
         out
     }
 }
@@ -184,7 +235,7 @@ pub fn judge(read: &RandomRead, (paths, groups): (&[String], &[usize])) -> Judge
             .map(|d| match when {
                 Some(When::Alone) => &d.alone,
                 Some(When::Together) => &d.together,
-                None => &d.again,
+                _ => &d.again,
             })
             .map(|r| r.iter().map(Figures::of).collect())
             .collect()
@@ -233,7 +284,7 @@ fn confirm(
     for f in alone {
         let again = together.iter().find(|t| t.kind == f.kind && t.depth == f.depth);
         match again {
-            _ if f.kind == RandomKind::Failed || !both => out.findings.push(f),
+            _ if f.kind.on_its_own() || !both => out.findings.push(f),
             Some(t) => {
                 let sentence = match f.kind {
                     RandomKind::NoQueueing => f.sentence.clone(),
@@ -249,7 +300,7 @@ fn confirm(
         if out.findings.iter().any(same) {
             continue;
         }
-        if t.kind == RandomKind::Failed {
+        if t.kind.on_its_own() {
             out.findings.push(t);
         } else if !out.unsure.iter().any(same) {
             out.unsure.push(t);
@@ -300,6 +351,10 @@ fn disk(mine: &[Figures], peers: &[&Vec<Figures>], when: When) -> Vec<RandomFind
         sentence: sentence(kind, during(when), m, p.as_ref()),
     };
     for m in mine {
+        if let Some(f) = unanswered("", m, when) {
+            out.push(f);
+            continue;
+        }
         if m.failed > 0 {
             out.push(finding(RandomKind::Failed, m, None));
             continue;
@@ -312,7 +367,7 @@ fn disk(mine: &[Figures], peers: &[&Vec<Figures>], when: When) -> Vec<RandomFind
             && retrying(&m.latency_us, &p.latency_us)
         {
             out.push(finding(RandomKind::Retrying, m, Some(p)));
-        } else if let (Some(p), Some(iops)) = (p.filter(|p| p.rated && m.rated), m.iops)
+        } else if let (Some(p), Some(iops)) = (p.filter(|p| p.rated && m.timed), m.iops)
             && p.iops.is_some_and(|x| iops < x * SLOW_IOPS_PCT / 100.0)
             && !out.iter().any(|f: &RandomFinding| f.kind == RandomKind::Slow)
         {
@@ -320,6 +375,9 @@ fn disk(mine: &[Figures], peers: &[&Vec<Figures>], when: When) -> Vec<RandomFind
         }
     }
     if let Some([(m, gain), (p, peers_gain)]) = no_queueing(mine, peers) {
+        // Without a queue it is slower at the deep one: that is the
+        // finding, not a second one.
+        out.retain(|f| !(f.kind == RandomKind::Slow && f.depth == m.depth));
         let sentence = queueing_sentence((&m, gain), (&p, peers_gain));
         out.push(RandomFinding {
             gain: Some([gain, peers_gain]),
@@ -341,7 +399,8 @@ pub fn retrying(mine: &LatencyUs, peers: &LatencyUs) -> bool {
 /// The peers' median of each figure (None without a peer measured long
 /// enough for the rate rules).
 fn peers_median(at: &[Figures]) -> Option<Figures> {
-    let at: Vec<&Figures> = at.iter().filter(|f| f.rated && f.failed == 0).collect();
+    let at: Vec<&Figures> =
+        at.iter().filter(|f| f.rated && f.failed == 0 && f.lost.is_none()).collect();
     let first = at.first()?;
     let of = |get: &dyn Fn(&Figures) -> f64| {
         median(&at.iter().map(|f| get(f)).collect::<Vec<_>>()).unwrap_or(0.0)
@@ -361,8 +420,10 @@ fn peers_median(at: &[Figures]) -> Option<Figures> {
             mean: l(|x| x.mean),
         },
         rated: true,
+        timed: true,
         // The peers' tail is a median over peers each with enough reads.
         tailed: at.iter().all(|f| f.tailed),
+        lost: None,
     })
 }
 
@@ -396,7 +457,27 @@ fn during(when: When) -> &'static str {
     match when {
         When::Alone => "read alone",
         When::Together => "while every disk read",
+        When::Beside => "while its neighbours sought",
     }
+}
+
+/// A run whose reads hung, whose device went away, or that could not be
+/// opened, as a finding of `path` (None: it was none of those).
+pub fn unanswered(path: &str, m: &Figures, when: When) -> Option<RandomFinding> {
+    m.lost?;
+    let kind = RandomKind::Unanswered;
+    Some(RandomFinding {
+        path: path.to_string(),
+        kind,
+        when,
+        depth: m.depth,
+        measured: *m,
+        peers: None,
+        together: None,
+        again: None,
+        gain: None,
+        sentence: sentence(kind, during(when), m, None),
+    })
 }
 
 /// The finding in words, with its figures and what to do.
@@ -405,7 +486,7 @@ fn sentence(kind: RandomKind, during: &str, m: &Figures, p: Option<&Figures>) ->
     match (kind, p) {
         (RandomKind::Retrying, Some(p)) => format!(
             "answers random reads with a long tail ({during}, depth 1): p99 {}, {:.1}x its peers' {}, while its \
-             median {} is theirs ({}): a drive retrying reads internally (a weak head, marginal media); \
+             median {} is near theirs ({}): a drive retrying reads internally (a weak head, marginal media); \
              look at its SMART, move it to another bay and check again, return it if the tail follows it",
             ms(m.latency_us.p99),
             m.latency_us.p99 / p.latency_us.p99,
@@ -422,6 +503,16 @@ fn sentence(kind: RandomKind, during: &str, m: &Figures, p: Option<&Figures>) ->
             iops(p),
             ms(m.latency_us.p50),
             ms(p.latency_us.p50)
+        ),
+        (RandomKind::Unanswered, _) => format!(
+            "{} during its random reads at depth {} ({during}): check its cable, slot and power, then check it \
+             again; if it does so again, return it",
+            match m.lost {
+                Some(Lost::Hung) => "stopped answering (a read got no answer within --io-timeout)",
+                Some(Lost::Gone) => "went away (the device is gone)",
+                _ => "could not be opened",
+            },
+            m.depth
         ),
         _ => format!(
             "{} of its random reads failed at depth {} ({during}): run a full check to find its bad sectors, \
@@ -450,7 +541,7 @@ pub fn advise(findings: &[RandomFinding], advice: &mut Vec<DiskAdvice>) {
     for f in findings {
         let action = match f.kind {
             RandomKind::Failed => Action::Return,
-            RandomKind::NoQueueing => Action::CheckPath,
+            RandomKind::NoQueueing | RandomKind::Unanswered => Action::CheckPath,
             RandomKind::Retrying | RandomKind::Slow => Action::Recheck,
         };
         match advice.iter_mut().find(|a| a.path == f.path) {
@@ -487,8 +578,7 @@ mod tests {
         ms: f64,
         (tail, slow_ms): (f64, f64),
     ) -> RandomRun {
-        let mut r = RandomRun::not_read(depth, String::new());
-        r.stopped = None;
+        let mut r = RandomRun::new(depth);
         let slow = (n as f64 * tail).round() as u64;
         r.latency_ns.record_n((ms * 1e6) as u64, n - slow).unwrap();
         if slow > 0 {
@@ -622,6 +712,57 @@ mod tests {
         assert_eq!((j.findings.len(), j.unsure.len(), j.cleared.len()), (0, 0, 1), "{j:#?}");
         assert!(j.cleared[0].again.is_some_and(|a| a.latency_us.p99 < 6_000.0));
         assert!(j.to_read_again().is_empty());
+    }
+
+    #[test]
+    fn a_disk_that_hung_or_read_almost_nothing_is_named_never_left_unjudged() {
+        // Its depth-1 reads hung: not answering, claimed on its own, a
+        // path to check (as a hang in the passes).
+        let mut disks = vec![disk(5.0, NONE, 3.0); 3];
+        disks[0].alone[0].stopped = Some(Stopped::Hung);
+        let j = judged_all(disks, &[0, 0, 0]);
+        assert_eq!(j.findings.len(), 1, "{j:#?}");
+        assert_eq!((j.findings[0].kind, j.findings[0].depth), (RandomKind::Unanswered, 1));
+        assert!(
+            j.findings[0].sentence.starts_with("stopped answering"),
+            "{}",
+            j.findings[0].sentence
+        );
+        let mut advice = Vec::new();
+        advise(&j.findings, &mut advice);
+        assert_eq!(advice[0].action, Action::CheckPath);
+        // 20 reads in 10 s where its peers read 2000: too few for a peer's
+        // rate, its own all the same: slow.
+        let mut disks = vec![disk(5.0, NONE, 3.0); 3];
+        let d1 = &mut disks[1];
+        for runs in [&mut d1.alone, &mut d1.together] {
+            runs[0] = run(1, (20, 10.0), 500.0, NONE);
+        }
+        let f = judged(disks, &[0, 0, 0]);
+        assert!(
+            f.iter()
+                .any(|f| (f.path.as_str(), f.kind, f.depth) == ("/dev/d1", RandomKind::Slow, 1)),
+            "{f:#?}"
+        );
+    }
+
+    #[test]
+    fn a_lack_of_queueing_one_read_showed_is_read_again_at_both_depths() {
+        let mut disks = vec![disk(5.0, NONE, 3.0); 3];
+        disks[0].alone = disk(5.0, NONE, 1.05).alone;
+        let j = judged_all(disks.clone(), &[0, 0, 0]);
+        assert_eq!(
+            j.to_read_again(),
+            [("/dev/d0".to_string(), 1), ("/dev/d0".to_string(), 32)],
+            "{j:#?}"
+        );
+        disks[0].again = disk(5.0, NONE, 1.05).alone;
+        let j = judged_all(disks, &[0, 0, 0]);
+        assert_eq!(
+            j.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            [RandomKind::NoQueueing],
+            "{j:#?}"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::advice::{Action, DiskAdvice};
-use super::random::Figures;
+use super::random::{self, Figures, RandomFinding, When};
 use crate::measure::ShakeRead;
 use crate::stats::median;
 
@@ -39,14 +39,30 @@ pub fn losses(read: &ShakeRead) -> Vec<Loss> {
         .map(|d| {
             let alone = Figures::of(&d.alone);
             let loaded = d.loaded.as_ref().map(Figures::of);
-            let fit = |f: &Figures| f.rated() && f.failed == 0;
+            // However few reads a shaken disk managed beside its
+            // neighbours, over its time they are its rate.
+            let clean = |f: &Figures| f.failed == 0 && !f.lost();
+            let fit = (alone.rated() && clean(&alone))
+                && loaded.as_ref().is_some_and(|l| l.timed() && clean(l));
             let loss_pct = match (alone.iops, loaded.as_ref().and_then(|l| l.iops)) {
-                (Some(a), Some(l)) if fit(&alone) && loaded.as_ref().is_some_and(fit) => {
-                    Some(((1.0 - l / a) * 100.0).max(0.0))
-                }
+                (Some(a), Some(l)) if fit => Some(((1.0 - l / a) * 100.0).max(0.0)),
                 _ => None,
             };
             Loss { alone, loaded, loss_pct }
+        })
+        .collect()
+}
+
+/// The disks whose reads in the neighbour pass hung, went away or could
+/// not be opened: a finding each (as the random reads' own), the first
+/// run it happened in.
+pub fn unanswered(read: &ShakeRead, paths: &[String]) -> Vec<RandomFinding> {
+    (read.disks.iter().zip(paths))
+        .filter_map(|(d, path)| {
+            let alone = random::unanswered(path, &Figures::of(&d.alone), When::Alone);
+            alone.or_else(|| {
+                random::unanswered(path, &Figures::of(d.loaded.as_ref()?), When::Beside)
+            })
         })
         .collect()
 }
@@ -156,8 +172,7 @@ mod tests {
 
     /// A depth-1 run of `iops` a second for 10 s at `ms` each.
     fn run(iops: f64, ms: f64) -> RandomRun {
-        let mut r = RandomRun::not_read(1, String::new());
-        r.stopped = None;
+        let mut r = RandomRun::new(1);
         let n = (iops * 10.0) as u64;
         r.latency_ns.record_n((ms * 1e6) as u64, n).unwrap();
         (r.reads, r.seconds) = (n, 10.0);
@@ -223,6 +238,23 @@ mod tests {
         );
         // Two disks: no two others to compare with.
         assert!(judged(&[(200.0, 198.0), (200.0, 60.0)]).is_empty());
+    }
+
+    #[test]
+    fn a_disk_shaken_to_a_few_reads_has_its_loss_and_one_that_hung_is_named() {
+        // 30 reads in 10 s beside its neighbours: too few for a peer's
+        // rate, its own loss all the same.
+        let mut r = read(&[(200.0, 190.0), (200.0, 3.0), (200.0, 190.0), (200.0, 188.0)]);
+        let l = losses(&r);
+        assert!(l[1].loss_pct.is_some_and(|x| x > 98.0), "{:?}", l[1]);
+        let paths: Vec<String> = (0..4).map(|i| format!("/dev/d{i}")).collect();
+        assert!(unanswered(&r, &paths).is_empty());
+        r.disks[2].loaded.as_mut().unwrap().stopped = Some(crate::measure::Stopped::Hung);
+        let u = unanswered(&r, &paths);
+        assert_eq!(u.len(), 1);
+        assert_eq!((u[0].path.as_str(), u[0].when), ("/dev/d2", When::Beside));
+        assert!(u[0].sentence.contains("while its neighbours sought"), "{}", u[0].sentence);
+        assert_eq!(losses(&r)[2].loss_pct, None, "a hung read is no loss");
     }
 
     #[test]

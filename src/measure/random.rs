@@ -13,6 +13,7 @@ use hdrhistogram::Histogram;
 use rand_mt::Mt64;
 use serde::{Deserialize, Serialize};
 
+use super::Stopped;
 use super::results::latency_histogram;
 use crate::device::buffer::Chunks;
 use crate::io::{Direction, Halt, Sweep, Until};
@@ -30,14 +31,6 @@ pub struct RandomSpec {
     pub length: Duration,
 }
 
-impl RandomSpec {
-    /// How long the reads take: each disk alone at each depth, then all
-    /// together at each depth.
-    pub fn duration(&self, disks: usize) -> Duration {
-        self.length * (self.depths.len() * (disks + 1)) as u32
-    }
-}
-
 /// One disk's random reads at one depth.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RandomRun {
@@ -51,9 +44,11 @@ pub struct RandomRun {
     /// Latency of every whole read, in nanoseconds.
     #[serde(with = "super::results::recorded_latencies")]
     pub latency_ns: Histogram<u64>,
-    /// Why it ended before its time: a stop, a hang, the device gone, a
-    /// sweep that could not be opened.
-    pub stopped: Option<String>,
+    /// Why it ended before its time: a stop, a hang, the device gone.
+    pub stopped: Option<Stopped>,
+    /// Why it was not read at all: its sweep could not be opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unopened: Option<String>,
 }
 
 impl RandomRun {
@@ -72,21 +67,25 @@ impl RandomRun {
             }
             Err(e) if crate::io::is_gone(&e) => {
                 self.failed += 1;
-                self.stopped = Some("the device went away".into());
+                self.stopped = Some(Stopped::DeviceGone);
             }
+            // Refused because the disk hung before (its bound says so): no
+            // media error, a disk not answering.
+            Err(e) if crate::io::is_hung(&e) => self.stopped = Some(Stopped::Hung),
             Err(_) => self.failed += 1,
         }
     }
 
-    /// A run that never started, and why.
-    pub fn not_read(depth: usize, why: String) -> Self {
+    /// A run at `depth` with nothing read yet.
+    pub fn new(depth: usize) -> Self {
         RandomRun {
             depth,
             reads: 0,
             failed: 0,
             seconds: 0.0,
             latency_ns: latency_histogram(),
-            stopped: Some(why),
+            stopped: None,
+            unopened: None,
         }
     }
 }
@@ -176,7 +175,10 @@ pub fn read_disk(
         Ok(mut sweep) => {
             random_reads(&mut sweep, (0, size), (block, length, seed(d, depth, round)), stop)
         }
-        Err(e) => RandomRun::not_read(depth, format!("could not open it at depth {depth}: {e}")),
+        Err(e) => RandomRun {
+            unopened: Some(format!("it could not be opened at depth {depth}: {e}")),
+            ..RandomRun::new(depth)
+        },
     }
 }
 
@@ -202,8 +204,7 @@ pub fn random_reads(
         let from = start + rng.next_u64() % blocks * block;
         Chunks::span(from, from + block, block).next().expect("a block")
     };
-    let mut run = RandomRun::not_read(depth, String::new());
-    run.stopped = None;
+    let mut run = RandomRun::new(depth);
     let mut free = sweep.buffers(depth, block as usize);
     let began = Instant::now();
     let mut last = began;
@@ -218,8 +219,8 @@ pub fn random_reads(
             Ok(None) => break,
             Err(halt) => {
                 run.stopped = Some(match halt {
-                    Halt::Hung => "a read hung past the I/O timeout".into(),
-                    Halt::Stopped | Halt::Late => "stopped".into(),
+                    Halt::Hung => Stopped::Hung,
+                    Halt::Stopped | Halt::Late => Stopped::Interrupted,
                 });
                 sweep.abandon(Duration::from_secs(1));
                 break;
@@ -230,7 +231,7 @@ pub fn random_reads(
         free.push(landed.done.buf);
     }
     if stop.is_set() && run.stopped.is_none() {
-        run.stopped = Some("stopped".into());
+        run.stopped = Some(Stopped::Interrupted);
     }
     run.seconds = last.saturating_duration_since(began).as_secs_f64();
     run
@@ -242,17 +243,11 @@ mod tests {
 
     #[test]
     fn iops_are_whole_reads_over_the_time() {
-        let mut run = RandomRun::not_read(1, String::new());
+        let mut run = RandomRun::new(1);
         (run.reads, run.failed, run.seconds) = (500, 3, 2.0);
         assert_eq!(run.iops(), Some(250.0));
         run.reads = 0;
         assert_eq!(run.iops(), None);
-    }
-
-    #[test]
-    fn the_pass_lasts_each_disk_alone_then_all_together_at_each_depth() {
-        let spec = RandomSpec { block: 4096, depths: vec![1, 32], length: Duration::from_secs(10) };
-        assert_eq!(spec.duration(4), Duration::from_secs(100));
     }
 
     #[test]

@@ -110,8 +110,8 @@ pub fn build(on: Checked, read: Measured, info: &RunInfo) -> Report {
     let passes = rows;
     let (rated, batches) = against_ratings(on, &serial);
     crate::judge::rated::advise(&rated, &mut advice);
-    let (random_found, random) = random_reads(on, random, &mut advice);
-    let (shaken, vibration) = neighbour_pass(on, vibration, &mut advice);
+    let (mut random_found, random) = random_reads(on, random, &mut advice);
+    let (shaken, vibration) = neighbour_pass(on, vibration, (&mut advice, &mut random_found));
     let own_paths = own_paths(&passes);
     for g in &own_paths {
         let alone = g.alone_pct_of_serial.unwrap_or(g.kept_pct_of_serial);
@@ -172,22 +172,26 @@ fn more_sentences(
     said.chain(vibration.map(super::vibration::sentence)).map(|s| format!(" {s}")).collect()
 }
 
-/// The neighbour pass judged (its findings added to `advice`), and as the
-/// report gives it.
+/// The neighbour pass judged (its findings added to `advice`; a disk
+/// whose reads there hung or went away to the random reads' findings,
+/// `found`), and as the report gives it.
 fn neighbour_pass(
     on: Checked,
     read: Option<&crate::measure::ShakeRead>,
-    advice: &mut Vec<DiskAdvice>,
+    (advice, found): (&mut Vec<DiskAdvice>, &mut Vec<RandomFinding>),
 ) -> (Vec<crate::judge::vibration::VibrationFinding>, Option<super::vibration::VibrationSection>) {
     use crate::judge::vibration;
     let Some(read) = read else { return (Vec::new(), None) };
     let paths: Vec<String> = on.devices.iter().map(|d| d.given.clone()).collect();
+    let unanswered = vibration::unanswered(read, &paths);
+    crate::judge::random::advise(&unanswered, advice);
+    found.extend(unanswered);
     let bays: Vec<Option<String>> =
         on.devices.iter().map(|d| d.identity.topology.enclosure_slot.clone()).collect();
     let losses = vibration::losses(read);
-    let found = vibration::judge(read, &losses, (&paths, &bays));
-    vibration::advise(&found, advice);
-    (found, Some(super::vibration::section(read, &losses, (&paths, &bays))))
+    let shaken = vibration::judge(read, &losses, (&paths, &bays));
+    vibration::advise(&shaken, advice);
+    (shaken, Some(super::vibration::section(read, &losses, (&paths, &bays))))
 }
 
 /// What each pass saw of each disk, as the advice reads it.

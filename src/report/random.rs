@@ -58,13 +58,16 @@ pub struct RandomRow {
 
 /// A run's figures: `depth`, `reads` (whole), `failed`, `iops`,
 /// `latency_us` (p50, p99, p999, p9999, max, mean), how long it read,
-/// why it ended early (null: it ran its time), and its latency curve.
+/// why it ended early (null: it ran its time) or was not read, and its
+/// latency curve.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RandomFigures {
     #[serde(flatten)]
     pub figures: Figures,
     pub seconds: f64,
-    pub stopped: Option<String>,
+    pub stopped: Option<crate::measure::Stopped>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unopened: Option<String>,
     /// The latency curve: `[percent of reads, at most this many µs]` at
     /// fixed percents (empty: nothing read).
     pub cdf_us: Vec<[f64; 2]>,
@@ -88,7 +91,8 @@ pub fn figures(run: &RandomRun) -> RandomFigures {
     RandomFigures {
         figures: Figures::of(run),
         seconds: run.seconds,
-        stopped: run.stopped.clone(),
+        stopped: run.stopped,
+        unopened: run.unopened.clone(),
         cdf_us,
     }
 }
