@@ -64,15 +64,16 @@ fn cgroup_left() -> Option<u64> {
 }
 
 /// Refuses buffers of `need` bytes beyond `SHARE` of what is available,
-/// `what` saying how they add up (`65 per disk × 64 MiB × 2 disks`) and
-/// `flags` the options that set them.
-pub fn refuse_beyond(need: u64, what: &str, flags: &str) -> Result<(), String> {
+/// `what` saying how they add up (`65 per disk × 64 MiB × 2 disks`),
+/// `flags` the options that set them as given and `lower` the ones to
+/// lower.
+pub fn refuse_beyond(need: u64, what: &str, (flags, lower): (&str, &str)) -> Result<(), String> {
     let Some((left, by)) = available() else { return Ok(()) };
     if need as f64 <= left as f64 * SHARE {
         return Ok(());
     }
     Err(format!(
-        "{flags}: the I/O buffers need {} ({what}), more than {:.0} % of the {} {by} leaves: lower --block or --queue-depth, or test fewer disks at once",
+        "{flags}: the I/O buffers need {} ({what}), more than {:.0} % of the {} {by} leaves: lower {lower}, or test fewer disks at once",
         human_bytes_binary(need),
         SHARE * 100.0,
         human_bytes_binary(left)
@@ -87,8 +88,9 @@ mod tests {
     fn what_is_available_is_known_and_a_huge_ask_is_refused() {
         let (left, _) = available().expect("/proc/meminfo");
         assert!(left > 0);
-        let e = refuse_beyond(u64::MAX / 2, "a lot", "--block 1g").unwrap_err();
+        let e = refuse_beyond(u64::MAX / 2, "a lot", ("--block 1g", "--block")).unwrap_err();
         assert!(e.starts_with("--block 1g: the I/O buffers need"), "{e}");
-        assert!(refuse_beyond(4096, "a page", "--block 4k").is_ok());
+        assert!(e.ends_with("lower --block, or test fewer disks at once"), "{e}");
+        assert!(refuse_beyond(4096, "a page", ("--block 4k", "--block")).is_ok());
     }
 }

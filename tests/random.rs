@@ -429,6 +429,23 @@ fn the_neighbour_pass_refuses_disks_that_do_not_spin_and_fewer_than_three() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("give at least 3 disks (2 given)"), "{err}");
+    // Random reads asked for with no time to read them, or with buffers no
+    // memory holds: refused before a disk is read, one line each.
+    let refused = |args: &[&str], says: &str| {
+        let out = arrayburn(args).arg(&d[0].dev).output_within(RUN);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{err}");
+    };
+    refused(
+        &["check", "--random", "--random-time", "0"],
+        "--random reads for --random-time, given 0",
+    );
+    refused(
+        &["check", "--random", "--random-block", "64g"],
+        "--random-block 64 GiB: the I/O buffers need",
+    );
 }
 
 #[test]

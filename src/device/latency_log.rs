@@ -76,7 +76,8 @@ pub fn read(dev: &str, give_up: &dyn Fn() -> bool) -> Result<DriveLatency, Strin
     if !out.status.success() {
         let said = String::from_utf8_lossy(&out.stderr);
         let said = said.lines().find(|l| !l.trim().is_empty()).unwrap_or("no reason given");
-        return Err(format!("{COMMAND} failed ({}): {}", out.status, said.trim()));
+        let said = crate::escape::terminal(said.trim());
+        return Err(format!("{COMMAND} failed ({}): {said}", out.status));
     }
     parse(&out.stdout)
 }

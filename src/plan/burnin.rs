@@ -677,7 +677,8 @@ fn check_memory(points: &[Checkpoint], depth: usize) -> Result<()> {
     let shown = crate::units::human_bytes_binary(block);
     let what = format!("{per_disk} × {shown} per disk, {disks} disk(s)");
     let flags = format!("--block {shown} --queue-depth {depth}");
-    crate::memory::refuse_beyond(per_disk * block * disks, &what, &flags).map_err(unwritten)
+    let lower = (flags.as_str(), "--block or --queue-depth");
+    crate::memory::refuse_beyond(per_disk * block * disks, &what, lower).map_err(unwritten)
 }
 
 /// Makes `--state DIR` if it is missing and proves checkpoints can be

@@ -178,7 +178,7 @@ impl Plan {
             check_random_block(r.block, &devices)?;
         }
         if settings.vibration.is_some() {
-            check_vibration(args, &devices)?;
+            check_vibration(&devices)?;
         }
         check_memory(&settings, devices.len())?;
         let files = devices.iter().map(open).collect::<Result<Vec<_>, _>>()?;
@@ -483,13 +483,8 @@ fn random_spec(
 }
 
 /// The neighbour pass reads spinning disks (a flash drive has no head to
-/// shake), for a time, beside at least two others.
-fn check_vibration(args: &CheckArgs, devices: &[BlockDevice]) -> Result<(), PlanError> {
-    if args.random_time.is_zero() {
-        return Err(PlanError::BadValue(
-            "--vibration reads for --random-time, given 0: give a time such as 10s".into(),
-        ));
-    }
+/// shake), beside at least two others.
+fn check_vibration(devices: &[BlockDevice]) -> Result<(), PlanError> {
     if devices.len() < 3 {
         return Err(PlanError::BadValue(format!(
             "--vibration compares each disk's loss with the others': give at least 3 disks ({} given)",
@@ -545,6 +540,14 @@ fn ratings(file: Option<&std::path::Path>) -> Result<Vec<crate::judge::rated::Ra
 fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
     let bad = |m: String| Err(PlanError::BadValue(m));
     check_io_timeout(args.io.io_timeout).map_err(PlanError::BadValue)?;
+    for (asked, flag) in [(args.random, "--random"), (args.vibration, "--vibration")] {
+        if asked && args.random_time.is_zero() {
+            return bad(format!(
+                "{flag} reads for --random-time, given 0: give a time such as {}",
+                defaults::RANDOM_TIME
+            ));
+        }
+    }
     if args.sample < defaults::MIN_SAMPLE {
         return bad(format!(
             "--sample {}: give at least {}: the first 10 % of a sample is its warm-up, and a disk must then be read for {:.0} s to be compared",
@@ -769,7 +772,21 @@ fn check_memory(s: &Settings, disks: usize) -> Result<(), PlanError> {
         crate::units::human_bytes_binary(s.block),
         s.queue_depth
     );
-    crate::memory::refuse_beyond(need, &what, &flags).map_err(PlanError::BadValue)
+    crate::memory::refuse_beyond(need, &what, (&flags, "--block or --queue-depth"))
+        .map_err(PlanError::BadValue)?;
+    // The random reads come after the passes, every disk at its deepest
+    // depth at once (the neighbour pass's load is shallower).
+    let Some(r) = s.random.as_ref().or(s.vibration.as_ref()) else { return Ok(()) };
+    let deepest =
+        r.depths.iter().copied().max().unwrap_or(1).max(crate::measure::LOAD_DEPTH) as u64;
+    let shown = crate::units::human_bytes_binary(r.block);
+    let what = format!("{deepest} × {shown} on each of {disks} disk(s)");
+    crate::memory::refuse_beyond(
+        deepest * r.block * disks as u64,
+        &what,
+        (&format!("--random-block {shown}"), "--random-block"),
+    )
+    .map_err(PlanError::BadValue)
 }
 
 /// Refuses devices with no data and a read size their sectors do not

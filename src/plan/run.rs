@@ -47,7 +47,7 @@ impl Reading<'_> {
         let groups = self.read_groups_again(&mut passes, progress)?;
         let rechecks = self.remeasure(&mut passes, progress)?;
         let random = self.random_reads(&passes, progress);
-        let vibration = self.neighbour_pass(progress);
+        let vibration = self.neighbour_pass(&passes, progress);
         Ok(Read { passes, groups, rechecks, random, vibration })
     }
 
@@ -73,8 +73,9 @@ impl Reading<'_> {
     }
 
     /// The neighbour pass, when the plan has it and no stop came first.
-    fn neighbour_pass(&self, progress: &mut Progress) -> Option<ShakeRead> {
+    fn neighbour_pass(&self, passes: &[PassRun], progress: &mut Progress) -> Option<ShakeRead> {
         let spec = self.plan.settings.vibration.as_ref().filter(|_| !self.stop.is_set())?;
+        (self.save)(passes);
         let sizes: Vec<u64> = self.geometry.iter().map(|g| g.size).collect();
         let neighbours = self.plan.neighbours();
         let mut note = |disk| progress.neighbours_started(disk, &neighbours[disk], spec.length);
