@@ -224,7 +224,7 @@ const RANDOM_LATENCY: (&str, &str) = (
 );
 const RANDOM_FOUND: (&str, &str) = (
     "arrayburn_check_random_finding",
-    "1 for each finding of the random reads on a disk (kind: retrying, slow, no_queueing, failed).",
+    "1 for each kind of finding the random reads made of a disk (kind: retrying, slow, no_queueing, failed, unanswered).",
 );
 const VIBRATION_LOSS: (&str, &str) = (
     "arrayburn_check_vibration_loss_ratio",
@@ -245,15 +245,24 @@ fn check_random(m: &mut Metrics, r: &crate::report::Report) {
         for (when, f) in runs {
             let at = || with(with(on.clone(), "depth", f.figures.depth.to_string()), "when", when);
             m.gauge(RANDOM_IOPS, at(), f.figures.iops.unwrap_or(f64::NAN));
+            // Nothing read, no latency measured (not one of 0 s).
+            if f.figures.reads == 0 {
+                continue;
+            }
             let l = &f.figures.latency_us;
             for (q, us) in [("50", l.p50), ("99", l.p99), ("99.9", l.p999), ("100", l.max)] {
                 m.gauge(RANDOM_LATENCY, with(at(), "percentile", q), us / 1e6);
             }
         }
     }
-    for f in &r.summary.random {
-        let Some(on) = labels(&f.path) else { continue };
-        m.gauge(RANDOM_FOUND, with(on, "kind", word(&f.kind)), 1.0);
+    // A disk and kind once, however many depths or reads showed it.
+    let mut found: Vec<(&str, String)> =
+        r.summary.random.iter().map(|f| (f.path.as_str(), word(&f.kind))).collect();
+    found.sort();
+    found.dedup();
+    for (path, kind) in found {
+        let Some(on) = labels(path) else { continue };
+        m.gauge(RANDOM_FOUND, with(on, "kind", kind), 1.0);
     }
     for row in r.vibration.iter().flat_map(|x| &x.disks) {
         let Some(on) = labels(&row.path) else { continue };
@@ -521,6 +530,34 @@ mod tests {
         };
         assert!(text.contains(&line("not_compared")), "{text}");
         assert!(!text.contains(&line("ok")), "{text}");
+    }
+
+    #[test]
+    fn a_run_that_read_nothing_has_no_latency_and_a_finding_is_one_series() {
+        use crate::judge::random::{Figures, When, unanswered};
+        use crate::measure::{RandomDisk, RandomRead, RandomRun, RandomSpec, Stopped};
+        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/report/demo/report.json");
+        let mut r: crate::report::Report =
+            serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        let path = r.disks[0].path.clone();
+        let hung = RandomRun { stopped: Some(Stopped::Hung), ..RandomRun::new(1) };
+        let disk = RandomDisk { alone: vec![hung.clone()], ..RandomDisk::default() };
+        let spec =
+            RandomSpec { block: 4096, depths: vec![1], length: std::time::Duration::from_secs(1) };
+        let read = RandomRead { spec, disks: vec![disk] };
+        let section =
+            crate::report::random::section(&read, (&[path.clone()], &[0]), Default::default());
+        r.random = Some(section);
+        // Unanswered in the random reads and again in the neighbour pass.
+        let f = |when| unanswered(&path, &Figures::of(&hung), when).unwrap();
+        r.summary.random = vec![f(When::Alone), f(When::Beside)];
+        let text = check(&r).render();
+        assert!(!text.contains("arrayburn_check_random_read_latency_seconds{"), "{text}");
+        let found =
+            text.lines().filter(|l| l.starts_with("arrayburn_check_random_finding{")).count();
+        assert_eq!(found, 1, "{text}");
+        assert!(text.contains("arrayburn_check_random_reads_per_second{"), "{text}");
     }
 
     #[test]

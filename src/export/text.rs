@@ -391,7 +391,7 @@ fn vibration(out: &mut Vec<Block>, r: &Report) {
         "Flag",
     ])
     .numbers(2..7);
-    let ms = |f: &Figures| format!("{:.2}", f.latency_us.p99 / 1000.0);
+    let ms = p99_ms;
     let iops = |f: &Figures| f.iops.map_or("-".into(), |x| format!("{x:.0}"));
     for d in &x.disks {
         let named = r.summary.vibration.iter().any(|f| f.path == d.path);
@@ -410,15 +410,20 @@ fn vibration(out: &mut Vec<Block>, r: &Report) {
     out.push(Block::Table(t));
 }
 
+/// A run's p99 in ms, or "-" where it read nothing.
+fn p99_ms(f: &Figures) -> String {
+    if f.reads == 0 { "-".into() } else { format!("{:.2}", f.latency_us.p99 / 1000.0) }
+}
+
 /// One disk's row at one depth: alone, together, and what was found.
 fn random_row(
     r: &Report,
     d: &crate::report::random::RandomRow,
     (f, together): (&Figures, Option<&Figures>),
 ) -> Vec<Cell> {
-    let ms = |us: f64| format!("{:.2}", us / 1000.0);
     let iops = |f: &Figures| f.iops.map_or("-".into(), |x| format!("{x:.0}"));
     let l = &f.latency_us;
+    let ms = |us: f64| if f.reads == 0 { "-".into() } else { format!("{:.2}", us / 1000.0) };
     let found: Vec<&str> = (r.summary.random.iter())
         .filter(|g| g.path == d.path && g.depth == f.depth)
         .map(|g| g.kind.words())
@@ -433,7 +438,7 @@ fn random_row(
         ms(l.p999).into(),
         ms(l.max).into(),
         together.map_or("-".into(), iops).into(),
-        together.map_or("-".into(), |t| ms(t.latency_us.p99)).into(),
+        together.map_or("-".into(), p99_ms).into(),
         Cell::marked(found.join(", "), mark),
     ]
 }
