@@ -546,8 +546,11 @@ mod tests {
         let spec =
             RandomSpec { block: 4096, depths: vec![1], length: std::time::Duration::from_secs(1) };
         let read = RandomRead { spec, disks: vec![disk] };
-        let section =
-            crate::report::random::section(&read, (&[path.clone()], &[0]), Default::default());
+        let section = crate::report::random::section(
+            &read,
+            (std::slice::from_ref(&path), &[0]),
+            Default::default(),
+        );
         r.random = Some(section);
         // Unanswered in the random reads and again in the neighbour pass.
         let f = |when| unanswered(&path, &Figures::of(&hung), when).unwrap();
