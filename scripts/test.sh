@@ -9,6 +9,8 @@
 # live table, systemd for `systemd-analyze verify` of the service unit,
 # prometheus for `promtool check metrics` of --metrics files, man-db and
 # groff-base to render the man pages),
+# and, as any user, the Python tools of scripts/python-tools.txt for the
+# fleet recipes' and the OCP diag stream's tests (target/tools/py),
 # while the tests build,
 # and removes what an earlier run left behind (scripts/leftovers.sh) before
 # and after. It checks the layering first (scripts/structure.py) and builds
@@ -71,6 +73,19 @@ if ! cargo nextest --version >/dev/null 2>&1; then
         cargo install --locked --quiet --root "$tools" --version "$NEXTEST_VERSION" cargo-nextest
     fi
 fi
+# The Python tools the recipes' and --ocp-diag's tests run
+# (scripts/python-tools.txt, pinned): a venv under target/tools/py, made
+# again when the list changes, installed beside the build.
+pytools="$PWD/target/tools/py"
+pytools_log=$(mktemp)
+pytools_pid=
+if ! cmp -s scripts/python-tools.txt "$pytools/requirements.txt" 2>/dev/null; then
+    (rm -rf "$pytools" && python3 -m venv "$pytools" &&
+        "$pytools/bin/pip" install --quiet --disable-pip-version-check \
+            -r scripts/python-tools.txt &&
+        cp scripts/python-tools.txt "$pytools/requirements.txt") >"$pytools_log" 2>&1 &
+    pytools_pid=$!
+fi
 # The layering: an import that runs up, a circle between files or a cycle
 # between modules fails here, before anything is built (README, "Layout").
 python3 scripts/structure.py src
@@ -80,6 +95,12 @@ if [ -n "$installing" ] && ! wait "$installing"; then
     echo "scripts/test.sh: installing ${need[*]} failed (above)" >&2
     exit 1
 fi
+if [ -n "$pytools_pid" ] && ! wait "$pytools_pid"; then
+    cat "$pytools_log" >&2
+    echo "scripts/test.sh: installing scripts/python-tools.txt into $pytools failed (above)" >&2
+    exit 1
+fi
+rm -f "$pytools_log"
 profile=default
 [ "${CI:-}" = true ] && profile=ci
 bash scripts/leftovers.sh

@@ -297,6 +297,12 @@ pub struct BurninArgs {
     /// collector expects.
     #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// Write the run as an OCP Test & Validation diag stream (JSON lines,
+    /// ocp-diag-core schema 2.0) to FILE (`-`: standard output): each disk
+    /// a hardwareInfo, its speeds, bad bytes and SMART rises as
+    /// measurements, a diagnosis per disk from the run's verdicts.
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
+    pub ocp_diag: Option<PathBuf>,
     /// Also write what was measured to FILE at the end (each disk's burn,
     /// SMART, temperatures and re-measurement, with the disks and how they
     /// are judged), to attach to a bug report. Replayed by arrayburn's
@@ -451,6 +457,10 @@ pub struct InspectArgs {
     /// collector): the verdict, each disk's hours and findings.
     #[arg(long, value_name = "FILE", help_heading = "Outputs")]
     pub metrics: Option<PathBuf>,
+    /// Write the inspection as an OCP Test & Validation diag stream (JSON
+    /// lines, ocp-diag-core schema 2.0) to FILE (`-`: standard output).
+    #[arg(long, value_name = "FILE", help_heading = "Outputs")]
+    pub ocp_diag: Option<PathBuf>,
     #[command(flatten)]
     pub chatter: Chatter,
 }
@@ -723,6 +733,13 @@ pub struct OutputArgs {
     /// the run gave.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Write the run as an OCP Test & Validation diag stream (JSON lines,
+    /// ocp-diag-core schema 2.0) to FILE (`-`: standard output): each disk
+    /// a hardwareInfo, each pass a step of measurements, a diagnosis per
+    /// disk from the run's verdicts (also after each pass, without the
+    /// run's end).
+    #[arg(long, value_name = "FILE")]
+    pub ocp_diag: Option<PathBuf>,
 
     /// How progress is shown on stderr.
     #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]

@@ -599,13 +599,15 @@ pub struct Outputs<'a> {
     /// `--metrics`: Prometheus metrics for node_exporter's textfile
     /// collector.
     pub metrics: Option<&'a Output>,
+    /// `--ocp-diag`: the OCP Test & Validation diag stream (JSON lines).
+    pub ocp: Option<&'a Output>,
 }
 
 impl Outputs<'_> {
-    /// Whether `--json -` or `--csv -` has standard output (the text
+    /// Whether `--json -`, `--csv -` or `--ocp-diag -` has standard output (the text
     /// report then goes to standard error).
     pub fn stdout_taken(&self) -> bool {
-        [self.json, self.csv].iter().any(|o| o.is_some_and(|o| o.is_stdout()))
+        [self.json, self.csv, self.ocp].iter().any(|o| o.is_some_and(|o| o.is_stdout()))
     }
 }
 

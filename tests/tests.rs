@@ -11,6 +11,7 @@ mod burnin;
 pub(crate) mod check;
 mod conventions;
 mod demo;
+mod engines;
 mod exports;
 pub(crate) mod faults;
 mod inputs;

@@ -14,6 +14,7 @@ pub mod fleet;
 pub mod inspect;
 pub mod json;
 pub mod metrics;
+pub mod ocp;
 pub mod page;
 pub mod publish;
 pub mod text;

@@ -40,6 +40,10 @@ pub trait Published: Document {
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)>;
     /// The Prometheus metrics (`--metrics`).
     fn metrics(&self) -> Vec<u8>;
+    /// The OCP diag stream (`--ocp-diag`), where the run has one.
+    fn ocp(&self) -> Option<Vec<u8>> {
+        None
+    }
     /// The text report with more (`-v`), where the run has more to say.
     fn verbose_text(&self) -> String {
         self.text()
@@ -79,7 +83,9 @@ pub fn save(run: &impl Published, to: Outputs, last: bool, stop: &StopFlag) -> V
         failed.push(format!("--out {}: {e:#}", dir.display()));
     }
     let metrics = to.metrics.map(|_| run.metrics());
-    let docs = [(to.json, Some(run.json())), (to.csv, run.csv()), (to.metrics, metrics)];
+    let ocp = to.ocp.and_then(|_| run.ocp());
+    let docs =
+        [(to.json, Some(run.json())), (to.csv, run.csv()), (to.metrics, metrics), (to.ocp, ocp)];
     for (o, bytes) in docs.into_iter().filter_map(|(o, b)| Some((o?, b?))) {
         if let Err(e) = o.write(&bytes, last, stop) {
             failed.push(format!("{} {}: {e}", o.flag, o.given.display()));
@@ -223,6 +229,9 @@ impl Published for crate::report::Report {
     fn metrics(&self) -> Vec<u8> {
         super::metrics::check(self).render().into_bytes()
     }
+    fn ocp(&self) -> Option<Vec<u8>> {
+        Some(super::ocp::check(self))
+    }
     fn verbose_text(&self) -> String {
         super::text::render_verbose(self)
     }
@@ -250,6 +259,9 @@ impl Published for crate::report::burnin::BurnReport {
     }
     fn metrics(&self) -> Vec<u8> {
         super::metrics::burnin(self).render().into_bytes()
+    }
+    fn ocp(&self) -> Option<Vec<u8>> {
+        Some(super::ocp::burnin(self))
     }
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
         let drawn = super::burnin::charts(self)?;
@@ -297,6 +309,9 @@ impl Published for crate::report::inspect::InspectReport {
     }
     fn metrics(&self) -> Vec<u8> {
         super::inspect::metrics(self).render().into_bytes()
+    }
+    fn ocp(&self) -> Option<Vec<u8>> {
+        Some(super::ocp::inspect(self))
     }
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
         let page = super::inspect::page(self, &super::inspect::blocks(self)).into_bytes();

@@ -18,26 +18,28 @@ pub(super) struct RunOutputs {
     pub(super) out: Option<PathBuf>,
     pub(super) metrics: Option<Output>,
     pub(super) record: Option<Output>,
+    pub(super) ocp: Option<Output>,
 }
 
-/// `--json`, `--out`, `--metrics` and `--record` as given, each else as
-/// the run a resume goes on (`first`) gave it.
+/// `--json`, `--out`, `--metrics`, `--record` and `--ocp-diag` as given,
+/// each else as the run a resume goes on (`first`) gave it.
 pub(super) fn output_flags<'a>(
     args: &'a BurninArgs,
     first: Option<&'a BurninArgs>,
-) -> [Option<&'a Path>; 4] {
+) -> [Option<&'a Path>; 5] {
     let or = |flag: fn(&BurninArgs) -> Option<&Path>| flag(args).or(first.and_then(flag));
     [
         or(|a| a.json.as_deref()),
         or(|a| a.out.as_deref()),
         or(|a| a.metrics.as_deref()),
         or(|a| a.record.as_deref()),
+        or(|a| a.ocp_diag.as_deref()),
     ]
 }
 
 /// The outputs `output_flags` names, resolved and proven writable; two
 /// that name one file are refused.
-pub(super) fn outputs([json, out, metrics, record]: [Option<&Path>; 4]) -> Result<RunOutputs> {
+pub(super) fn outputs([json, out, metrics, record, ocp]: [Option<&Path>; 5]) -> Result<RunOutputs> {
     let resolve = |flag, p: Option<&Path>| {
         p.map(|p| Output::resolve(flag, p, true)).transpose().map_err(unwritten)
     };
@@ -46,9 +48,10 @@ pub(super) fn outputs([json, out, metrics, record]: [Option<&Path>; 4]) -> Resul
         super::check_output_dir(dir).map_err(unwritten)?;
     }
     let record = super::record_output(record).map_err(unwritten)?;
-    super::refuse_shared([&json, &metrics, &record].into_iter().flatten(), out)
+    let ocp = resolve("--ocp-diag", ocp)?;
+    super::refuse_shared([&json, &metrics, &record, &ocp].into_iter().flatten(), out)
         .map_err(unwritten)?;
-    Ok(RunOutputs { json, out: out.map(Path::to_path_buf), metrics, record })
+    Ok(RunOutputs { json, out: out.map(Path::to_path_buf), metrics, record, ocp })
 }
 
 /// A refusal, saying that nothing was written.
@@ -132,12 +135,13 @@ pub(super) fn shell_word(w: &str) -> String {
     }
 }
 
-/// Refuses an output file (`--json`, `--metrics`, `--record`) or `--out
+/// Refuses an output file (`--json`, `--metrics`, `--record`,
+/// `--ocp-diag`) or `--out
 /// DIR` in the checkpoints' directory: a report written over a checkpoint
 /// loses the place of a run (and the next run is refused).
 pub(super) fn refuse_outputs_in(state: &std::path::Path, outs: &RunOutputs) -> Result<()> {
     let state = std::fs::canonicalize(state).unwrap_or_else(|_| state.to_path_buf());
-    let files = [&outs.json, &outs.metrics, &outs.record].into_iter().flatten();
+    let files = [&outs.json, &outs.metrics, &outs.record, &outs.ocp].into_iter().flatten();
     let file_dirs = files.filter_map(|o| match &o.sink {
         crate::output::Sink::File { dir, .. } => {
             Some((format!("{} {}", o.flag, o.given.display()), dir.path().to_path_buf()))

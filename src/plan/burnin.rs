@@ -60,6 +60,8 @@ pub struct BurnPlan {
     pub json: Option<Output>,
     /// `--metrics`: Prometheus metrics, while it runs and at the end.
     pub metrics: Option<Output>,
+    /// `--ocp-diag`: the OCP diag stream, at the end.
+    pub ocp: Option<Output>,
     pub out: Option<PathBuf>,
     /// Where the measurements are recorded (`--record`).
     pub record: Option<Output>,
@@ -212,8 +214,8 @@ impl BurnPlan {
 
     /// Where the burn-in's result goes.
     pub fn outputs(&self) -> crate::output::Outputs<'_> {
-        let (json, metrics) = (self.json.as_ref(), self.metrics.as_ref());
-        crate::output::Outputs { json, csv: None, out: self.out.as_deref(), metrics }
+        let (json, metrics, ocp) = (self.json.as_ref(), self.metrics.as_ref(), self.ocp.as_ref());
+        crate::output::Outputs { json, csv: None, out: self.out.as_deref(), metrics, ocp }
     }
 
     /// Resolves `args` into a plan, or refuses (one line, nothing written).
@@ -262,13 +264,14 @@ impl BurnPlan {
             ("out", outs.out.clone()),
             ("metrics", given(&outs.metrics)),
             ("record", given(&outs.record)),
+            ("ocp-diag", given(&outs.ocp)),
         ];
         let resume_line = resume_line(args, &outputs, (slow_pct, stall_ms), &targets);
         let then_verify = match nothing_written(args) {
             true => None,
             false => ThenVerify::of(args, first.as_ref(), &outputs, (slow_pct, stall_ms))?,
         };
-        let RunOutputs { json, out, metrics, record } = outs;
+        let RunOutputs { json, out, metrics, record, ocp } = outs;
         // Metrics written while the run goes, also where a resume inherits them.
         let ticks = metrics.is_some().then_some(args.progress_interval);
         let resume = points.iter().any(|c| c.burn.resumes > 0);
@@ -290,6 +293,7 @@ impl BurnPlan {
             json,
             metrics,
             record,
+            ocp,
             out,
             engine,
             depth,

@@ -65,7 +65,7 @@ impl FleetPlan {
     /// Where the report goes.
     pub fn outputs(&self) -> Outputs<'_> {
         let (json, metrics) = (self.json.as_ref(), self.metrics.as_ref());
-        Outputs { json, csv: None, out: self.out.as_deref(), metrics }
+        Outputs { json, csv: None, out: self.out.as_deref(), metrics, ocp: None }
     }
 }
 

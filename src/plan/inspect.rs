@@ -29,6 +29,7 @@ pub struct InspectPlan {
     json: Option<Output>,
     out: Option<PathBuf>,
     metrics: Option<Output>,
+    ocp: Option<Output>,
     /// The probe's disks, opened for writing (none without `--probe`).
     pub probe: Vec<Target>,
     _locks: Vec<DiskLock>,
@@ -48,6 +49,9 @@ impl InspectPlan {
                 .map_err(|e| anyhow::anyhow!("{e} (nothing was read or written)"))
         };
         let (json, metrics) = (output("--json", &args.json)?, output("--metrics", &args.metrics)?);
+        let ocp = output("--ocp-diag", &args.ocp_diag)?;
+        (super::refuse_shared([&json, &metrics, &ocp].into_iter().flatten(), args.out.as_deref()))
+            .map_err(|e| anyhow::anyhow!("{e} (nothing was read or written)"))?;
         if let Some(dir) = &args.out {
             super::check_output_dir(dir)?;
         }
@@ -82,6 +86,7 @@ impl InspectPlan {
             json,
             out: args.out.clone(),
             metrics,
+            ocp,
             probe,
             _locks: locks,
             io_timeout: args.io_timeout,
@@ -97,6 +102,7 @@ impl InspectPlan {
             csv: None,
             out: self.out.as_deref(),
             metrics: self.metrics.as_ref(),
+            ocp: self.ocp.as_ref(),
         }
     }
 

@@ -99,6 +99,9 @@ pub struct Settings {
     /// The measurements, recorded (`--record`).
     #[serde(skip)]
     pub record: Option<Output>,
+    /// The OCP diag stream (`--ocp-diag`).
+    #[serde(skip)]
+    pub ocp: Option<Output>,
     /// Spots a sample window is spread over.
     pub spots: u32,
     /// Slices a serial pass reads each disk's sample in (already fewer
@@ -132,7 +135,8 @@ impl Settings {
     /// Where the check's result goes.
     pub fn outputs(&self) -> crate::output::Outputs<'_> {
         let (json, csv, metrics) = (self.json.as_ref(), self.csv.as_ref(), self.metrics.as_ref());
-        crate::output::Outputs { json, csv, out: self.out.as_deref(), metrics }
+        let ocp = self.ocp.as_ref();
+        crate::output::Outputs { json, csv, out: self.out.as_deref(), metrics, ocp }
     }
 }
 
@@ -424,7 +428,7 @@ pub fn check_io_timeout(t: Duration) -> Result<(), String> {
 
 fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
     check_values(args)?;
-    let [json, csv, metrics, record] = outputs(args)?;
+    let [json, csv, metrics, record, ocp] = outputs(args)?;
     let (engine, queue_depth) = args.io.engine().map_err(PlanError::BadValue)?;
     Ok(Settings {
         block: args.io.block,
@@ -449,6 +453,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         csv,
         metrics,
         record,
+        ocp,
         spots: args.spots,
         slices: slices_for(args.slices, args.sample),
         ratings: ratings(args.rated.as_deref())?,
@@ -627,10 +632,10 @@ fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// The `--json`, `--csv`, `--metrics` and `--record` outputs resolved,
-/// and no two outputs (those and the `--out` bundle's files) the same
-/// file.
-fn outputs(args: &CheckArgs) -> Result<[Option<Output>; 4], PlanError> {
+/// The `--json`, `--csv`, `--metrics`, `--record` and `--ocp-diag`
+/// outputs resolved, and no two outputs (those and the `--out` bundle's
+/// files) the same file.
+fn outputs(args: &CheckArgs) -> Result<[Option<Output>; 5], PlanError> {
     let resolve = |flag: &str, p: &Option<PathBuf>| {
         p.as_deref().map(|p| Output::resolve(flag, p, true).map_err(PlanError::Output)).transpose()
     };
@@ -638,13 +643,14 @@ fn outputs(args: &CheckArgs) -> Result<[Option<Output>; 4], PlanError> {
     let csv = resolve("--csv", &args.output.csv)?;
     let metrics = resolve("--metrics", &args.output.metrics)?;
     let record = record_output(args.output.record.as_deref()).map_err(PlanError::Output)?;
+    let ocp = resolve("--ocp-diag", &args.output.ocp_diag)?;
     if let Some(p) = &args.output.out {
         check_output_dir(p)?;
     }
-    let files = [&json, &csv, &metrics, &record];
+    let files = [&json, &csv, &metrics, &record, &ocp];
     refuse_shared(files.into_iter().flatten(), args.output.out.as_deref())
         .map_err(PlanError::Output)?;
-    Ok([json, csv, metrics, record])
+    Ok([json, csv, metrics, record, ocp])
 }
 
 /// `--record FILE`, resolved and proven writable: never standard output

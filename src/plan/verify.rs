@@ -291,6 +291,7 @@ impl ThenVerify {
             flag("out"),
             flag("metrics"),
             flag("record"),
+            flag("ocp-diag"),
         ])?;
         super::burn_outputs::refuse_outputs_in(&args.state, &outs)?;
         let mut words = super::burn_outputs::run_words(args, "--verify", &beside, judged);

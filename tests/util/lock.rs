@@ -60,6 +60,10 @@ use nix::fcntl::{Flock, FlockArg};
 /// or paced where [`PACED`] says so.
 pub const UNTIMED: &[(&str, &str)] = &[
     ("ansible::", "the playbook's files and the bad sector's finding; speeds not asserted"),
+    (
+        "engines::",
+        "OCP streams, the recipes' files and the bad sector's finding; speeds not asserted",
+    ),
     ("burnin::every_refusal_writes_nothing", "refusals: exit 2, one line, nothing written"),
     ("burnin::two_disks_that_alias_each_other_", "blocks read back where another disk wrote them"),
     ("burnin::lost_writes_flipped_bits_and_failed_writes_", "faults' byte ranges on FUSE disks"),

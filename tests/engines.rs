@@ -1,0 +1,501 @@
+//! Fleets on the engines admins run: the OCP diag stream (`--ocp-diag`) of
+//! a check, a burn-in, a verify and an inspection validated against the
+//! ocp-diag-core schema kept in fixtures/ocp-diag; and each recipe of
+//! contrib/ read offline as its engine reads it (Kubernetes schemas, an HCL
+//! parser, NHC's check API, MAAS's metadata), its own script run on loop
+//! devices, and what it collects read by `arrayburn report`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+const MIB: u64 = 1 << 20;
+
+/// The repository's root.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The Python with scripts/python-tools.txt installed (scripts/test.sh
+/// makes it), or None (skipped; a failure where CI requires it).
+fn python() -> Option<PathBuf> {
+    let py = root().join("target/tools/py/bin/python");
+    if py.exists() {
+        return Some(py);
+    }
+    let why = "no target/tools/py (scripts/test.sh installs scripts/python-tools.txt there)";
+    assert!(std::env::var_os("ARRAYBURN_REQUIRE_DEVICES").is_none_or(|v| v != "1"), "{why}");
+    eprintln!("skipping: {why}");
+    None
+}
+
+/// `python tests/helpers/NAME ARGS`, its output; it must succeed.
+fn helper(py: &Path, name: &str, args: &[&str]) -> String {
+    let out = Command::new(py)
+        .arg(root().join("tests/helpers").join(name))
+        .args(args)
+        .output_within(MINUTE);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{name} {args:?}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// Validates the OCP diag stream in `path` against the schema in
+/// fixtures/ocp-diag/schema (and its sequence numbers, its opening, each
+/// hardwareInfoId declared): its artifacts, one a line.
+fn valid_ocp(py: &Path, path: &Path) -> Vec<Value> {
+    let schema = root().join("fixtures/ocp-diag/schema");
+    let said = helper(py, "ocp_validate.py", &[schema.to_str().unwrap(), path.to_str().unwrap()]);
+    assert!(said.starts_with("valid: "), "{said}");
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The artifacts of `kind` in a stream (`testRunEnd`, `diagnosis`, ...).
+fn of<'a>(stream: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    let inner = |a: &'a Value| {
+        (a.get("testRunArtifact").or(a.get("testStepArtifact"))).and_then(|x| x.get(kind))
+    };
+    stream.iter().filter_map(inner).collect()
+}
+
+/// Each disk's diagnosis, by the path its hardwareInfo gives.
+fn diagnoses(stream: &[Value]) -> Vec<(String, String, String)> {
+    let start = of(stream, "testRunStart")[0];
+    let hw = start["dutInfo"]["hardwareInfos"].as_array().unwrap();
+    let path = |id: &Value| {
+        let h = hw.iter().find(|h| &h["hardwareInfoId"] == id).unwrap();
+        h["location"].as_str().unwrap().to_string()
+    };
+    (of(stream, "diagnosis").into_iter())
+        .map(|d| {
+            let kind = d["type"].as_str().unwrap().to_string();
+            (path(&d["hardwareInfoId"]), kind, d["verdict"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_checks_ocp_diag_stream_validates_and_diagnoses_each_disk_as_its_verdict_does() {
+    need_root!();
+    let _l = device_lock();
+    let Some(py) = python() else { return };
+    let d = disks(3, 32 * MIB);
+    let bad = crate::faults::FaultyDisk::new(32 * MIB, &[(8 * MIB, 4096)]);
+    let dir = tempdir();
+    let (ocp, json) = (dir.path().join("check.ocp.jsonl"), dir.path().join("check.json"));
+    let mut args = vec!["check", "-s", "1.5s", "--progress", "none"];
+    args.extend(["--ocp-diag", ocp.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    args.extend(d.iter().map(|x| x.dev.as_str()));
+    args.push(&bad.dev);
+    let run = finish(arrayburn(&args), &json);
+    assert_eq!(run.code, 1, "the unreadable sector flags the run");
+    let stream = valid_ocp(&py, &ocp);
+    let start = of(&stream, "testRunStart")[0];
+    assert_eq!(start["name"], "arrayburn check");
+    assert_eq!(start["dutInfo"]["hardwareInfos"].as_array().unwrap().len(), 4);
+    // Each disk's diagnosis is the run's own verdict of it: FAIL for a
+    // disk to act on, UNKNOWN for one not decided, PASS for the rest.
+    let doc = arrayburn::document::Document::document(run.report.as_ref().unwrap());
+    let told = diagnoses(&stream);
+    assert_eq!(told.len(), 4, "{told:?}");
+    for (path, kind, verdict) in &told {
+        let acts = doc.to_act_on.iter().find(|a| &a.path == path);
+        let undecided = doc.unsure.contains(path) || doc.not_judged.contains(path);
+        let want = match (acts, undecided) {
+            (Some(a), _) => {
+                assert_eq!(verdict, &format!("disk-{}", a.action.replace('_', "-")));
+                "FAIL"
+            }
+            (None, true) => "UNKNOWN",
+            (None, false) => "PASS",
+        };
+        assert_eq!(kind, want, "{path}: {verdict}");
+    }
+    let failed = told.iter().find(|(p, _, _)| p == &bad.dev).unwrap();
+    assert_eq!((failed.1.as_str(), failed.2.as_str()), ("FAIL", "disk-return"), "{failed:?}");
+    // The unreadable bytes are measured, held to the rule that says none.
+    let unreadable = (of(&stream, "measurement").into_iter())
+        .find(|m| m["name"] == "serial.unreadable_bytes" && m["value"].as_u64() > Some(0))
+        .expect("the bad sector's bytes, measured");
+    assert_eq!(unreadable["validators"][0]["type"], "EQUAL");
+    assert_eq!(unreadable["unit"], "bytes");
+    let end = of(&stream, "testRunEnd")[0];
+    assert_eq!((end["status"].as_str(), end["result"].as_str()), (Some("COMPLETE"), Some("FAIL")));
+    // The validator is no formality: a stream whose end says another word
+    // is refused.
+    let broken = dir.path().join("broken.jsonl");
+    let text =
+        std::fs::read_to_string(&ocp).unwrap().replace("\"result\":\"FAIL\"", "\"result\":\"BAD\"");
+    std::fs::write(&broken, text).unwrap();
+    let schema = root().join("fixtures/ocp-diag/schema");
+    let out = Command::new(&py)
+        .arg(root().join("tests/helpers/ocp_validate.py"))
+        .args([schema.as_path(), broken.as_path()])
+        .output_within(MINUTE);
+    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn the_ocp_diag_streams_of_a_burn_in_its_verify_and_an_inspection_validate() {
+    need_root!();
+    let _l = device_lock();
+    let Some(py) = python() else { return };
+    let d = disks(2, 16 * MIB);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let (state, dir) = (tempdir(), tempdir());
+    let st = state.path().to_str().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let (burn, verify, inspect) = (at("burn.jsonl"), at("verify.jsonl"), at("inspect.jsonl"));
+    let mut a = vec!["burnin", "--state", st, "--destructive", "--yes", "--passes", "1"];
+    a.extend(["--smart", "off", "--progress", "none", "--ocp-diag", &burn]);
+    a.extend(NO_SPEED_JUDGED);
+    a.extend(&devs);
+    let out = printed(&a);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+    let stream = valid_ocp(&py, Path::new(&burn));
+    assert_eq!(of(&stream, "testRunStart")[0]["name"], "arrayburn burnin");
+    let passes: Vec<_> =
+        of(&stream, "measurement").into_iter().filter(|m| m["name"] == "passes_done").collect();
+    assert_eq!(passes.len(), 2);
+    for p in passes {
+        assert_eq!(p["value"], 1);
+        assert_eq!(p["validators"][0]["type"], "GREATER_THAN_OR_EQUAL");
+    }
+    let bad: Vec<_> =
+        of(&stream, "measurement").into_iter().filter(|m| m["name"] == "bad_bytes").collect();
+    assert!(bad.len() == 2 && bad.iter().all(|m| m["value"] == 0), "{bad:?}");
+    assert!(diagnoses(&stream).iter().all(|(_, k, _)| k != "FAIL"));
+
+    let mut a = vec!["burnin", "--verify", "--state", st, "--smart", "off", "--progress", "none"];
+    a.extend(["--ocp-diag", &verify]);
+    a.extend(NO_SPEED_JUDGED);
+    a.extend(&devs);
+    let out = printed(&a);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+    let stream = valid_ocp(&py, Path::new(&verify));
+    assert_eq!(of(&stream, "testRunStart")[0]["name"], "arrayburn verify");
+    assert_eq!(of(&stream, "testStepStart")[0]["name"], "verify");
+
+    let mut a = vec!["inspect", "--ocp-diag", &inspect];
+    a.extend(&devs);
+    let out = printed(&a);
+    assert!(matches!(out.status.code(), Some(0 | 1 | 3)), "{out:?}");
+    let stream = valid_ocp(&py, Path::new(&inspect));
+    let start = of(&stream, "testRunStart")[0];
+    assert_eq!(start["name"], "arrayburn inspect");
+    let sizes: Vec<_> =
+        of(&stream, "measurement").into_iter().filter(|m| m["name"] == "size").collect();
+    assert!(sizes.len() == 2 && sizes.iter().all(|m| m["value"] == 16 * MIB), "{sizes:?}");
+    assert_eq!(diagnoses(&stream).len(), 2);
+}
+
+/// Runs a recipe's own script (`sh -c SCRIPT` as its engine would) with
+/// its environment and these overrides: where it writes, which disks,
+/// which arrayburn. Its exit status and what it printed.
+fn run_script(shell: &str, script: &str, env: &[(&str, String)]) -> (i32, String) {
+    let mut cmd = Command::new(shell);
+    cmd.args(["-c", script]);
+    cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output_within(RUN);
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    eprintln!("--- {shell} -c (recipe)\n{said}");
+    (out.status.code().unwrap_or(-1), said)
+}
+
+/// The env a recipe's own script gets from its manifest, then ours.
+fn with_env(base: &Value, ours: &[(&str, String)]) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = (base.as_object().unwrap().iter())
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+        .collect();
+    for (k, v) in ours {
+        env.retain(|(x, _)| x != k);
+        env.push((k.to_string(), v.clone()));
+    }
+    env
+}
+
+fn as_refs(env: &[(String, String)]) -> Vec<(&str, String)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()
+}
+
+/// `arrayburn report --json - DIR`: its exit status and document.
+fn fleet(dir: &Path) -> (i32, Value) {
+    let out = arrayburn(&["report", "--json", "-", dir.to_str().unwrap()]).output_within(RUN);
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap_or(-1), doc)
+}
+
+/// The result files a fleet report read.
+fn sources(doc: &Value) -> Vec<String> {
+    let read = doc["sources"].as_array().expect("sources");
+    read.iter().map(|s| s.as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn the_kubernetes_job_and_daemonset_validate_offline_and_what_they_collect_the_report_reads() {
+    need_root!();
+    let _l = device_lock();
+    let Some(py) = python() else { return };
+    let k8s = root().join("contrib/kubernetes");
+    let dir = tempdir();
+    // As the Job's own instructions apply it: its node named.
+    let job = dir.path().join("job-node-a.yaml");
+    let text = std::fs::read_to_string(k8s.join("arrayburn-check-job.yaml")).unwrap();
+    assert!(text.contains("REPLACE_WITH_NODE"));
+    std::fs::write(&job, text.replace("REPLACE_WITH_NODE", "node-a")).unwrap();
+    let daemonset = k8s.join("arrayburn-burnin-daemonset.yaml");
+    let validate = py.with_file_name("kubernetes-validate");
+    for manifest in [&job, &daemonset] {
+        let out = Command::new(&validate).arg("--strict").arg(manifest).output_within(MINUTE);
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && said.contains("passed"), "{said}");
+    }
+    let read = |m: &Path| -> Vec<Value> {
+        serde_json::from_str(&helper(&py, "engines.py", &["k8s", m.to_str().unwrap()])).unwrap()
+    };
+    let (jobs, burns) = (read(&job), read(&daemonset));
+    let (check, burn) = (&jobs[0], &burns[0]);
+    assert_eq!((check["kind"].as_str(), burn["kind"].as_str()), (Some("Job"), Some("DaemonSet")));
+    for c in [check, burn] {
+        // Privileged, with the host's /dev, /sys and udev's links, by id.
+        let spec = &c["spec"];
+        let mounts: Vec<&str> = (spec["volumes"].as_array().unwrap().iter())
+            .filter_map(|v| v["hostPath"]["path"].as_str())
+            .collect();
+        for want in ["/dev", "/sys", "/run/udev", "/var/lib/arrayburn"] {
+            assert!(mounts.contains(&want), "{want} in {mounts:?}");
+        }
+        assert!(c["env"]["DEVICES"].as_str().unwrap().starts_with("/dev/disk/by-id/"));
+        assert!(!c["env"]["DEVICES"].as_str().unwrap().contains("/dev/sd"));
+    }
+    assert_eq!(burn["spec"]["nodeSelector"]["arrayburn.io/burnin"], "destroy-disks");
+    assert!(burn["script"].as_str().unwrap().contains("--resume-or-start"));
+
+    // node-a: three disks; node-b: two and one with an unreadable sector.
+    let d = disks(5, 32 * MIB);
+    let bad = crate::faults::FaultyDisk::new(32 * MIB, &[(8 * MIB, 4096)]);
+    let results = dir.path().join("results");
+    let metrics = dir.path().join("textfile/arrayburn.prom");
+    let ours = |node: &str, devices: Vec<&str>, args: &str| {
+        vec![
+            ("NODE_NAME", node.to_string()),
+            ("DEVICES", devices.join(" ")),
+            ("ARRAYBURN", bin().to_string()),
+            ("ARRAYBURN_ARGS", args.to_string()),
+            ("RESULTS", results.to_str().unwrap().to_string()),
+            ("STATE", dir.path().join("state").to_str().unwrap().to_string()),
+            ("METRICS", metrics.to_str().unwrap().to_string()),
+        ]
+    };
+    let quick = "-s 1.5s";
+    let node_a = (d[..3].iter()).map(|x| x.dev.as_str()).collect();
+    // A disk named twice (two ids of one disk) is read once.
+    let node_b = vec![d[3].dev.as_str(), d[4].dev.as_str(), bad.dev.as_str(), d[3].dev.as_str()];
+    let script = check["script"].as_str().unwrap();
+    for (node, devices) in [("node-a", node_a), ("node-b", node_b)] {
+        let env = with_env(&check["env"], &ours(node, devices, quick));
+        let (code, said) = run_script("/bin/sh", script, &as_refs(&env));
+        assert_eq!(code, 0, "a check's verdict is a result, not the Job's failure: {said}");
+    }
+    // A pattern matching no disk fails the Job (exit 2), writing nothing.
+    let env = with_env(&check["env"], &ours("node-x", vec!["/dev/disk/by-id/none-*"], quick));
+    let (code, said) = run_script("/bin/sh", script, &as_refs(&env));
+    assert_eq!(code, 2, "{said}");
+    // node-c: the DaemonSet's burn-in, then its pod started again.
+    let burn_disks: Vec<&str> = vec![d[0].dev.as_str(), d[1].dev.as_str()];
+    let args = "--passes 1 --smart off --slow-pct 0 --stall-ms 60000";
+    let env = with_env(&burn["env"], &ours("node-c", burn_disks.clone(), args));
+    let (code, said) = run_script("/bin/sh", burn["script"].as_str().unwrap(), &as_refs(&env));
+    assert_eq!(code, 0, "{said}");
+    let (code, said) = run_script("/bin/sh", burn["script"].as_str().unwrap(), &as_refs(&env));
+    assert!(code == 0 && said.contains("not run again"), "{said}");
+    let burned: Vec<_> = std::fs::read_dir(results.join("node-c")).unwrap().flatten().collect();
+    assert_eq!(
+        burned.iter().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count(),
+        1
+    );
+    for node in ["node-a", "node-b", "node-c"] {
+        for e in std::fs::read_dir(results.join(node)).unwrap().flatten() {
+            if e.path().to_string_lossy().ends_with(".ocp.jsonl") {
+                valid_ocp(&py, &e.path());
+            }
+        }
+    }
+    assert!(std::fs::read_to_string(&metrics).unwrap().contains("arrayburn_run_verdict"));
+    // The nodes' results/ gathered under one directory: the report reads
+    // all three and flags node-b's disk.
+    let (code, doc) = fleet(&results);
+    let read = sources(&doc);
+    assert_eq!(read.len(), 3, "{read:?}");
+    for node in ["node-a", "node-b", "node-c"] {
+        assert!(read.iter().any(|s| s.contains(&format!("/{node}/"))), "{node} in {read:?}");
+    }
+    assert_eq!(code, 1, "{doc}");
+    assert!(doc.to_string().contains(&bad.dev), "the bad disk named: {doc}");
+}
+
+#[test]
+fn the_nomad_job_parses_as_a_sysbatch_job_and_its_task_collects_what_the_report_reads() {
+    need_root!();
+    let _l = device_lock();
+    let Some(py) = python() else { return };
+    let hcl = root().join("contrib/nomad/arrayburn.nomad.hcl");
+    let parse = |vars: &[&str]| -> Value {
+        let mut args = vec!["nomad", hcl.to_str().unwrap()];
+        args.extend(vars);
+        serde_json::from_str(&helper(&py, "engines.py", &args)).unwrap()
+    };
+    let job = parse(&[]);
+    assert_eq!(job["type"], "sysbatch");
+    assert_eq!(job["driver"], "raw_exec");
+    assert_eq!(job["constraint"]["attribute"], "${meta.arrayburn}");
+    assert_eq!(job["constraint"]["value"], "check");
+    assert_eq!(job["env"]["NODE_NAME"], "${node.unique.name}");
+    assert!(job["env"]["DEVICES"].as_str().unwrap().starts_with("/dev/disk/by-id/"));
+    assert_eq!(job["command"], "/bin/sh");
+    let script = job["args"][1].as_str().unwrap().to_string();
+    let d = disks(3, 32 * MIB);
+    let dir = tempdir();
+    let results = dir.path().join("results");
+    let ours = |node: &str, devices: &[&LoopDisk], args: &str| {
+        vec![
+            ("NODE_NAME", node.to_string()),
+            ("DEVICES", devices.iter().map(|x| x.dev.as_str()).collect::<Vec<_>>().join(" ")),
+            ("ARRAYBURN", bin().to_string()),
+            ("ARRAYBURN_ARGS", args.to_string()),
+            ("RESULTS", results.to_str().unwrap().to_string()),
+            ("STATE", dir.path().join("state").to_str().unwrap().to_string()),
+            ("METRICS", dir.path().join("textfile/arrayburn.prom").to_str().unwrap().to_string()),
+        ]
+    };
+    let all: Vec<&LoopDisk> = d.iter().collect();
+    let env = with_env(&job["env"], &ours("client-1", &all, "-s 1.5s"));
+    let (code, said) = run_script("/bin/sh", &script, &as_refs(&env));
+    assert_eq!(code, 0, "{said}");
+    // A burn-in not asked for in so many words writes nothing.
+    let burn = parse(&["mode=burnin"]);
+    assert_eq!(burn["constraint"]["value"], "burnin");
+    let before = std::fs::read(&d[0].file).unwrap();
+    let env = with_env(&burn["env"], &ours("client-2", &all[..2], "--passes 1 --smart off"));
+    let (code, said) = run_script("/bin/sh", burn["args"][1].as_str().unwrap(), &as_refs(&env));
+    assert!(code == 2 && said.contains("destroy_disks=yes"), "{said}");
+    assert!(std::fs::read(&d[0].file).unwrap() == before, "nothing written");
+    let burn = parse(&["mode=burnin", "destroy_disks=yes"]);
+    let args = "--passes 1 --smart off --slow-pct 0 --stall-ms 60000";
+    let env = with_env(&burn["env"], &ours("client-2", &all[..2], args));
+    let (code, said) = run_script("/bin/sh", burn["args"][1].as_str().unwrap(), &as_refs(&env));
+    assert_eq!(code, 0, "{said}");
+    assert!(results.join("client-2/burnin.done").exists());
+    let (_, doc) = fleet(&results);
+    let read = sources(&doc);
+    assert_eq!(read.len(), 2, "{read:?}");
+    assert!(read.iter().any(|s| s.contains("/client-1/check-")), "{read:?}");
+    assert!(read.iter().any(|s| s.contains("/client-2/burnin-")), "{read:?}");
+}
+
+/// Runs NHC's `check_arrayburn DIR` as NHC does (its functions sourced into
+/// bash, `die` recording the node's drain reason): the reason, if it died.
+fn nhc(dir: &Path) -> Option<String> {
+    let check = root().join("contrib/slurm/arrayburn.nhc");
+    let harness = format!(
+        "die() {{ echo \"DIE $1 ${{*:2}}\"; return \"$1\"; }}; dbg() {{ :; }}; log() {{ :; }}
+         source '{}'; check_arrayburn -b '{}' '{}'; echo \"RET $?\"",
+        check.display(),
+        bin(),
+        dir.display()
+    );
+    let out = Command::new("bash").args(["-c", &harness]).output_within(MINUTE);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    eprintln!(
+        "--- check_arrayburn {}\n{said}{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ret = said.lines().find_map(|l| l.strip_prefix("RET ")).expect("the check returned");
+    let died = said.lines().find_map(|l| l.strip_prefix("DIE 1 ").map(String::from));
+    assert_eq!(ret == "0", died.is_none(), "{said}");
+    died
+}
+
+#[test]
+fn the_nhc_check_drains_a_node_whose_latest_result_flags_a_disk_and_says_which() {
+    let dir = tempdir();
+    let node = dir.path().join("node1");
+    std::fs::create_dir_all(&node).unwrap();
+    // No result yet: nothing to judge, the node stays up.
+    assert_eq!(nhc(&node), None);
+    let put = |fixture: &str, name: &str, age_s: u64| {
+        let to = node.join(name);
+        std::fs::copy(root().join("fixtures/report").join(fixture).join("report.json"), &to)
+            .unwrap();
+        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
+        std::fs::File::options().write(true).open(&to).unwrap().set_modified(when).unwrap();
+    };
+    // A flagged check, then a later healthy one: the latest counts.
+    put("full-with-bad-sectors", "check-1.json", 3600);
+    put("remeasured", "check-2.json", 60);
+    assert_eq!(nhc(&node), None);
+    // A later check that flags a disk: drained, the disk and file named.
+    put("full-with-bad-sectors", "check-3.json", 0);
+    let reason = nhc(&node).expect("drained");
+    assert!(reason.starts_with("arrayburn: FLAGGED"), "{reason}");
+    assert!(reason.contains("/dev/loop0") && reason.contains("check-3.json"), "{reason}");
+    // A result arrayburn cannot read is said, not taken for healthy.
+    std::fs::write(node.join("check-4.json"), "{\"tool\": \"arrayburn\", \"passes\": 7").unwrap();
+    let reason = nhc(&node).expect("drained");
+    assert!(reason.contains("failed") && reason.contains("check-4.json"), "{reason}");
+}
+
+#[test]
+fn the_maas_script_carries_its_metadata_and_its_output_is_a_result_the_report_reads() {
+    need_root!();
+    let _l = device_lock();
+    let Some(py) = python() else { return };
+    let script = root().join("contrib/maas/arrayburn-check");
+    let meta: Value =
+        serde_json::from_str(&helper(&py, "engines.py", &["maas", script.to_str().unwrap()]))
+            .unwrap();
+    assert_eq!(meta["name"], "arrayburn-check");
+    assert_eq!(meta["script_type"], "testing");
+    assert_eq!(meta["hardware_type"], "node");
+    assert_eq!(meta["destructive"], false);
+    assert!(meta["timeout"].is_string() && meta["results"]["verdict"].is_object(), "{meta}");
+    let d = disks(2, 32 * MIB);
+    let bad = crate::faults::FaultyDisk::new(32 * MIB, &[(8 * MIB, 4096)]);
+    let dir = tempdir();
+    let collected = dir.path().join("collected");
+    std::fs::create_dir_all(&collected).unwrap();
+    let result = dir.path().join("result.yaml");
+    let devices = format!("{} {} {}", d[0].dev, d[1].dev, bad.dev);
+    let out = Command::new("bash")
+        .arg(&script)
+        .env("ARRAYBURN", bin())
+        .env("ARRAYBURN_DEVICES", &devices)
+        .env("ARRAYBURN_ARGS", "-s 1.5s")
+        .env("RESULT_PATH", &result)
+        .output_within(RUN);
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "a disk to act on fails the test script");
+    // Its standard output, downloaded as MAAS keeps it, is the result.
+    std::fs::write(collected.join("machine-1.json"), &out.stdout).unwrap();
+    let status = std::fs::read_to_string(&result).unwrap();
+    assert!(status.starts_with("status: failed\n"), "{status}");
+    assert!(status.contains("exit_status: 1") && status.contains(&bad.dev), "{status}");
+    let (code, doc) = fleet(&collected);
+    assert_eq!(sources(&doc).len(), 1);
+    assert_eq!(code, 1);
+    assert!(doc.to_string().contains(&bad.dev), "{doc}");
+}
