@@ -380,7 +380,7 @@ pub fn burnin(r: &crate::report::burnin::BurnReport) -> Metrics {
 }
 
 /// A value's name as the JSON gives it (`"write_error"`).
-fn word<T: serde::Serialize>(v: &T) -> String {
+pub fn word<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 

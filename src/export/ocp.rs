@@ -312,67 +312,89 @@ pub fn check(r: &crate::report::Report) -> Vec<u8> {
         steps: Vec::new(),
         doc: r.document(),
     };
-    let slow = r.options.slow_pct;
     for p in &r.passes {
-        let mut step = Step::new(format!("{} pass", p.kind.name()), &p.started_at);
-        for d in &p.disks {
-            let Some(i) = diag.disk(&d.path) else { continue };
-            let name = |what: &str| format!("{}.{what}", p.kind.name());
-            step.measures.push(Measure::of(name("read_speed"), d.window_mb_per_s, "MB/s").on(i));
-            if let Some(pct) = d.pct_of_peers {
-                let rule = json!({"slow_below_pct_of_peers": slow, "judged_by": "the diagnosis (its interval and any re-measurement)"});
-                step.measures
-                    .push(Measure::of(name("percent_of_peers"), pct, "%").on(i).noted(rule));
-            }
-            let failed = Measure::of(name("failed_reads"), d.read_errors, "reads").on(i);
-            step.measures.push(none_allowed(failed, "a failed read is a finding"));
-            let bad = Measure::of(name("unreadable_bytes"), d.bad_bytes, "bytes").on(i);
-            step.measures.push(none_allowed(bad, "an unreadable byte is a finding"));
-            step.measures.push(Measure::of(name("slow_reads"), d.slow_read_count, "reads").on(i));
-        }
-        if p.interrupted {
-            step.logs.push(("WARNING", "the pass was cut short by a stop".into()));
-        }
+        let step = pass_step(p, r.options.slow_pct, &|path| diag.disk(path));
         diag.steps.push(step);
     }
     if let Some(x) = &r.random {
-        let mut step = Step::new("random reads", &r.header.finished_at);
-        for row in &x.disks {
-            let Some(i) = diag.disk(&row.path) else { continue };
-            let runs = (row.alone.iter().map(|f| ("alone", f)))
-                .chain(row.together.iter().map(|f| ("together", f)));
-            for (when, f) in runs {
-                let name = |what: &str| format!("random.{when}.depth{}.{what}", f.figures.depth);
-                if let Some(iops) = f.figures.iops {
-                    step.measures.push(Measure::of(name("reads_per_second"), iops, "IOPS").on(i));
-                }
-                // Nothing read: no latency measured (not one of 0 ms).
-                if f.figures.reads == 0 {
-                    continue;
-                }
-                let l = &f.figures.latency_us;
-                for (q, us) in [("p50", l.p50), ("p99", l.p99), ("p99.9", l.p999), ("max", l.max)] {
-                    step.measures
-                        .push(Measure::of(name(&format!("latency_{q}")), us / 1e3, "ms").on(i));
-                }
-            }
-        }
-        for f in &r.summary.random {
-            step.logs.push(("WARNING", format!("{}: {}", f.path, f.sentence)));
-        }
+        let step = random_step(x, &r.summary.random, &r.header, &|path| diag.disk(path));
         diag.steps.push(step);
     }
     if let Some(v) = &r.vibration {
         let mut step = Step::new("neighbour pass", &r.header.finished_at);
         for row in &v.disks {
-            let Some(i) = diag.disk(&row.path) else { continue };
-            let Some(loss) = row.loss_pct else { continue };
+            let (Some(i), Some(loss)) = (diag.disk(&row.path), row.loss_pct) else { continue };
             let bay = json!({"bay": row.bay, "neighbours": row.neighbours});
             step.measures.push(Measure::of("vibration.loss", loss, "%").on(i).noted(bay));
         }
         diag.steps.push(step);
     }
     diag.render()
+}
+
+/// A disk's index by its path.
+type Index<'a> = dyn Fn(&str) -> Option<usize> + 'a;
+
+/// A pass of a check as a step: each disk's speed, % of its peers (the
+/// threshold as metadata), failed reads and unreadable bytes (none
+/// allowed), slow reads.
+fn pass_step(p: &crate::report::Pass, slow_pct: f64, index: &Index) -> Step {
+    let mut step = Step::new(format!("{} pass", p.kind.name()), &p.started_at);
+    for d in &p.disks {
+        let Some(i) = index(&d.path) else { continue };
+        let name = |what: &str| format!("{}.{what}", p.kind.name());
+        let m = &mut step.measures;
+        m.push(Measure::of(name("read_speed"), d.window_mb_per_s, "MB/s").on(i));
+        if let Some(pct) = d.pct_of_peers {
+            let rule = json!({"slow_below_pct_of_peers": slow_pct, "judged_by": "the diagnosis (its interval and any re-measurement)"});
+            m.push(Measure::of(name("percent_of_peers"), pct, "%").on(i).noted(rule));
+        }
+        let failed = Measure::of(name("failed_reads"), d.read_errors, "reads").on(i);
+        m.push(none_allowed(failed, "a failed read is a finding"));
+        let bad = Measure::of(name("unreadable_bytes"), d.bad_bytes, "bytes").on(i);
+        m.push(none_allowed(bad, "an unreadable byte is a finding"));
+        m.push(Measure::of(name("slow_reads"), d.slow_read_count, "reads").on(i));
+    }
+    if p.interrupted {
+        step.logs.push(("WARNING", "the pass was cut short by a stop".into()));
+    }
+    step
+}
+
+/// The random reads as a step: each disk's reads a second and latency
+/// (p50, p99, p99.9, the slowest) by depth, alone and together; each
+/// finding in words.
+fn random_step(
+    x: &crate::report::random::RandomSection,
+    found: &[crate::judge::random::RandomFinding],
+    header: &Header,
+    index: &Index,
+) -> Step {
+    let mut step = Step::new("random reads", &header.finished_at);
+    for row in &x.disks {
+        let Some(i) = index(&row.path) else { continue };
+        let runs = (row.alone.iter().map(|f| ("alone", f)))
+            .chain(row.together.iter().map(|f| ("together", f)));
+        for (when, f) in runs {
+            let name = |what: &str| format!("random.{when}.depth{}.{what}", f.figures.depth);
+            if let Some(iops) = f.figures.iops {
+                step.measures.push(Measure::of(name("reads_per_second"), iops, "IOPS").on(i));
+            }
+            // Nothing read: no latency measured (not one of 0 ms).
+            if f.figures.reads == 0 {
+                continue;
+            }
+            let l = &f.figures.latency_us;
+            for (q, us) in [("p50", l.p50), ("p99", l.p99), ("p99.9", l.p999), ("max", l.max)] {
+                let m = Measure::of(name(&format!("latency_{q}")), us / 1e3, "ms");
+                step.measures.push(m.on(i));
+            }
+        }
+    }
+    for f in found {
+        step.logs.push(("WARNING", format!("{}: {}", f.path, f.sentence)));
+    }
+    step
 }
 
 /// A burn-in's (or a verify's, a soak's) stream: the burn step (each
@@ -399,45 +421,43 @@ pub fn burnin(r: &crate::report::burnin::BurnReport) -> Vec<u8> {
         Diag { header: &r.header, name, parameters, disks, steps: Vec::new(), doc: r.document() };
     let mut step = Step::new(step_name, &r.header.started_at);
     for (i, d) in r.disks.iter().enumerate() {
-        let m = &mut step.measures;
-        for (phase, mb) in [("write", d.write_mb_per_s), ("verify", d.verify_mb_per_s)] {
-            if let Some(v) = mb {
-                m.push(Measure::of(format!("{phase}_speed"), v, "MB/s").on(i));
-            }
-        }
-        let bad: u64 = d.burn.bad_bytes.iter().map(|(_, n)| n).sum();
-        let classes: serde_json::Map<String, Value> = (d.burn.bad_bytes.iter())
-            .map(|(c, n)| {
-                (
-                    serde_json::to_value(c)
-                        .ok()
-                        .and_then(|v| v.as_str().map(String::from))
-                        .unwrap_or_default(),
-                    json!(n),
-                )
-            })
-            .collect();
-        let bad = Measure::of("bad_bytes", bad, "bytes").on(i).noted(Value::Object(classes));
-        m.push(none_allowed(bad, "a byte not read back as written is a finding"));
-        let planned = json!(r.passes);
-        let done = Measure::of("passes_done", d.burn.passes_done, "passes").on(i);
-        m.push(done.held("GREATER_THAN_OR_EQUAL", planned, "every pass written and read back"));
-        for x in d.smart.iter().flat_map(|c| &c.deltas) {
-            let rise =
-                Measure::of(format!("smart.{}.rise", x.name), x.after.saturating_sub(x.before), "");
-            let rise = rise.on(i).noted(json!({"before": x.before, "after": x.after}));
-            m.push(match x.kind {
-                // Listed, not judged (an aborted command, a host's request).
-                crate::burnin::smart::CounterKind::Logged => rise,
-                _ => none_allowed(rise, "a rise of this counter is a finding"),
-            });
-        }
-        if let Some(c) = d.hottest_c {
-            m.push(Measure::of("hottest", c, "°C").on(i));
-        }
+        step.measures.extend(burn_measures(d, r.passes).into_iter().map(|m| m.on(i)));
     }
     diag.steps.push(step);
     diag.render()
+}
+
+/// A disk's burn: its write and read-back speeds, bad bytes (none allowed;
+/// by class as metadata), passes done (every one), each SMART counter's
+/// rise (none allowed where a rise is a finding), its hottest.
+fn burn_measures(d: &crate::report::burnin::BurnDisk, passes: u16) -> Vec<Measure> {
+    let mut m = Vec::new();
+    for (phase, mb) in [("write", d.write_mb_per_s), ("verify", d.verify_mb_per_s)] {
+        if let Some(v) = mb {
+            m.push(Measure::of(format!("{phase}_speed"), v, "MB/s"));
+        }
+    }
+    let bad: u64 = d.burn.bad_bytes.iter().map(|(_, n)| n).sum();
+    let classes: serde_json::Map<String, Value> =
+        (d.burn.bad_bytes.iter()).map(|(c, n)| (super::metrics::word(c), json!(n))).collect();
+    let bad = Measure::of("bad_bytes", bad, "bytes").noted(Value::Object(classes));
+    m.push(none_allowed(bad, "a byte not read back as written is a finding"));
+    let done = Measure::of("passes_done", d.burn.passes_done, "passes");
+    m.push(done.held("GREATER_THAN_OR_EQUAL", passes, "every pass written and read back"));
+    for x in d.smart.iter().flat_map(|c| &c.deltas) {
+        let rise =
+            Measure::of(format!("smart.{}.rise", x.name), x.after.saturating_sub(x.before), "");
+        let rise = rise.noted(json!({"before": x.before, "after": x.after}));
+        m.push(match x.kind {
+            // Listed, not judged (an aborted command, a host's request).
+            crate::burnin::smart::CounterKind::Logged => rise,
+            _ => none_allowed(rise, "a rise of this counter is a finding"),
+        });
+    }
+    if let Some(c) = d.hottest_c {
+        m.push(Measure::of("hottest", c, "°C"));
+    }
+    m
 }
 
 /// An inspection's stream: what each drive declares (size, hours, power
