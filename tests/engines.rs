@@ -184,6 +184,24 @@ fn the_ocp_diag_streams_of_a_burn_in_its_verify_and_an_inspection_validate() {
     assert_eq!(of(&stream, "testRunStart")[0]["name"], "arrayburn verify");
     assert_eq!(of(&stream, "testStepStart")[0]["name"], "verify");
 
+    // A soak its --duration ends mid-pass is read whole once: its passes
+    // held to that, as the run holds them, not to the passes it could not
+    // reach.
+    let soak = at("soak.jsonl");
+    let mut a = vec!["burnin", "--read-only", "--duration", "1s", "--state", st];
+    a.extend(["--smart", "off", "--progress", "none", "--ocp-diag", &soak]);
+    a.extend(NO_SPEED_JUDGED);
+    a.extend(&devs);
+    let out = printed(&a);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+    let stream = valid_ocp(&py, Path::new(&soak));
+    assert_eq!(of(&stream, "testStepStart")[0]["name"], "soak");
+    for m in of(&stream, "measurement").into_iter().filter(|m| m["name"] == "passes_done") {
+        let floor = &m["validators"][0]["value"];
+        assert!(m["value"].as_u64() >= floor.as_u64(), "{m}");
+    }
+    assert!(diagnoses(&stream).iter().all(|(_, k, _)| k != "FAIL"));
+
     let mut a = vec!["inspect", "--ocp-diag", &inspect];
     a.extend(&devs);
     let out = printed(&a);

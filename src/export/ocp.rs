@@ -139,8 +139,16 @@ impl Diag<'_> {
         if h.exit_status.is_none() {
             return out.bytes;
         }
-        if h.interrupted {
-            let error = json!({"symptom": "interrupted", "message": self.doc.message});
+        // Why the run did not complete: stopped, or a disk not measured
+        // whole (gone, hung).
+        let why = match &self.doc.cut {
+            _ if h.interrupted => Some(("interrupted", self.doc.message.clone())),
+            Some(c) if !h.complete => Some(("not-measured-whole", c.words.clone())),
+            _ if !h.complete => Some(("not-measured-whole", self.doc.message.clone())),
+            _ => None,
+        };
+        if let Some((symptom, message)) = why {
+            let error = json!({"symptom": symptom, "message": message});
             out.run(&h.finished_at, json!({"error": error}));
         }
         let status = if h.complete && !h.interrupted { "COMPLETE" } else { "ERROR" };
@@ -246,8 +254,8 @@ impl Diag<'_> {
             } else if doc.not_judged.contains(path) {
                 (
                     "UNKNOWN",
-                    "disk-not-compared".into(),
-                    "nothing found, no peer to compare it with".into(),
+                    "disk-not-judged".into(),
+                    "nothing found, but its health is not claimed (not compared with peers, or not read)".into(),
                 )
             } else if let Some((_, words)) = cut.filter(|(d, _)| d.contains(path)) {
                 ("UNKNOWN", "disk-not-measured-whole".into(), words.to_string())
@@ -421,16 +429,21 @@ pub fn burnin(r: &crate::report::burnin::BurnReport) -> Vec<u8> {
         Diag { header: &r.header, name, parameters, disks, steps: Vec::new(), doc: r.document() };
     let mut step = Step::new(step_name, &r.header.started_at);
     for (i, d) in r.disks.iter().enumerate() {
-        step.measures.extend(burn_measures(d, r.passes).into_iter().map(|m| m.on(i)));
+        let burned = burn_measures(d, (r.passes, r.read_only));
+        step.measures.extend(burned.into_iter().map(|m| m.on(i)));
     }
     diag.steps.push(step);
     diag.render()
 }
 
 /// A disk's burn: its write and read-back speeds, bad bytes (none allowed;
-/// by class as metadata), passes done (every one), each SMART counter's
-/// rise (none allowed where a rise is a finding), its hottest.
-fn burn_measures(d: &crate::report::burnin::BurnDisk, passes: u16) -> Vec<Measure> {
+/// by class as metadata), passes done (every one; a soak or verify: one),
+/// each SMART counter's rise (none allowed where a rise is a finding), its
+/// hottest.
+fn burn_measures(
+    d: &crate::report::burnin::BurnDisk,
+    (passes, read_only): (u16, bool),
+) -> Vec<Measure> {
     let mut m = Vec::new();
     for (phase, mb) in [("write", d.write_mb_per_s), ("verify", d.verify_mb_per_s)] {
         if let Some(v) = mb {
@@ -442,8 +455,13 @@ fn burn_measures(d: &crate::report::burnin::BurnDisk, passes: u16) -> Vec<Measur
         (d.burn.bad_bytes.iter()).map(|(c, n)| (super::metrics::word(c), json!(n))).collect();
     let bad = Measure::of("bad_bytes", bad, "bytes").noted(Value::Object(classes));
     m.push(none_allowed(bad, "a byte not read back as written is a finding"));
+    // The run's own rule of a disk burned whole: a soak read whole once
+    // (its --duration may end it in any pass), a burn-in every pass.
     let done = Measure::of("passes_done", d.burn.passes_done, "passes");
-    m.push(done.held("GREATER_THAN_OR_EQUAL", passes, "every pass written and read back"));
+    m.push(match read_only {
+        true => done.held("GREATER_THAN_OR_EQUAL", 1, "read whole at least once"),
+        false => done.held("GREATER_THAN_OR_EQUAL", passes, "every pass written and read back"),
+    });
     for x in d.smart.iter().flat_map(|c| &c.deltas) {
         let rise =
             Measure::of(format!("smart.{}.rise", x.name), x.after.saturating_sub(x.before), "");
@@ -546,8 +564,13 @@ mod tests {
         );
         assert!(run_artifacts(&whole, "error").is_empty());
 
-        r.header.interrupted = true;
+        // Ended, but not measured whole: said why, not called complete.
         r.header.complete = false;
+        let short = lines(&check(&r));
+        assert_eq!(run_artifacts(&short, "error")[0]["symptom"], "not-measured-whole");
+        assert_eq!(run_artifacts(&short, "testRunEnd")[0]["status"], "ERROR");
+
+        r.header.interrupted = true;
         r.header.exit_status = Some(130);
         let stopped = lines(&check(&r));
         assert_eq!(run_artifacts(&stopped, "error")[0]["symptom"], "interrupted");
