@@ -218,7 +218,7 @@ fn the_ocp_diag_streams_of_a_burn_in_its_verify_and_an_inspection_validate() {
 /// Runs a recipe's own script (`sh -c SCRIPT` as its engine would) with
 /// its environment and these overrides: where it writes, which disks,
 /// which arrayburn. Its exit status and what it printed.
-fn run_script(shell: &str, script: &str, env: &[(&str, String)]) -> (i32, String) {
+fn run_script(shell: &str, script: &str, env: &[(String, String)]) -> (i32, String) {
     let mut cmd = Command::new(shell);
     cmd.args(["-c", script]);
     cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
@@ -242,10 +242,6 @@ fn with_env(base: &Value, ours: &[(&str, String)]) -> Vec<(String, String)> {
         env.push((k.to_string(), v.clone()));
     }
     env
-}
-
-fn as_refs(env: &[(String, String)]) -> Vec<(&str, String)> {
-    env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()
 }
 
 /// `arrayburn report --json - DIR`: its exit status and document.
@@ -325,20 +321,20 @@ fn the_kubernetes_job_and_daemonset_validate_offline_and_what_they_collect_the_r
     let script = check["script"].as_str().unwrap();
     for (node, devices) in [("node-a", node_a), ("node-b", node_b)] {
         let env = with_env(&check["env"], &ours(node, devices, quick));
-        let (code, said) = run_script("/bin/sh", script, &as_refs(&env));
+        let (code, said) = run_script("/bin/sh", script, &env);
         assert_eq!(code, 0, "a check's verdict is a result, not the Job's failure: {said}");
     }
     // A pattern matching no disk fails the Job (exit 2), writing nothing.
     let env = with_env(&check["env"], &ours("node-x", vec!["/dev/disk/by-id/none-*"], quick));
-    let (code, said) = run_script("/bin/sh", script, &as_refs(&env));
+    let (code, said) = run_script("/bin/sh", script, &env);
     assert_eq!(code, 2, "{said}");
     // node-c: the DaemonSet's burn-in, then its pod started again.
     let burn_disks: Vec<&str> = vec![d[0].dev.as_str(), d[1].dev.as_str()];
     let args = "--passes 1 --smart off --slow-pct 0 --stall-ms 60000";
     let env = with_env(&burn["env"], &ours("node-c", burn_disks.clone(), args));
-    let (code, said) = run_script("/bin/sh", burn["script"].as_str().unwrap(), &as_refs(&env));
+    let (code, said) = run_script("/bin/sh", burn["script"].as_str().unwrap(), &env);
     assert_eq!(code, 0, "{said}");
-    let (code, said) = run_script("/bin/sh", burn["script"].as_str().unwrap(), &as_refs(&env));
+    let (code, said) = run_script("/bin/sh", burn["script"].as_str().unwrap(), &env);
     assert!(code == 0 && said.contains("not run again"), "{said}");
     let burned: Vec<_> = std::fs::read_dir(results.join("node-c")).unwrap().flatten().collect();
     assert_eq!(
@@ -401,20 +397,20 @@ fn the_nomad_job_parses_as_a_sysbatch_job_and_its_task_collects_what_the_report_
     };
     let all: Vec<&LoopDisk> = d.iter().collect();
     let env = with_env(&job["env"], &ours("client-1", &all, "-s 1.5s"));
-    let (code, said) = run_script("/bin/sh", &script, &as_refs(&env));
+    let (code, said) = run_script("/bin/sh", &script, &env);
     assert_eq!(code, 0, "{said}");
     // A burn-in not asked for in so many words writes nothing.
     let burn = parse(&["mode=burnin"]);
     assert_eq!(burn["constraint"]["value"], "burnin");
     let before = std::fs::read(&d[0].file).unwrap();
     let env = with_env(&burn["env"], &ours("client-2", &all[..2], "--passes 1 --smart off"));
-    let (code, said) = run_script("/bin/sh", burn["args"][1].as_str().unwrap(), &as_refs(&env));
+    let (code, said) = run_script("/bin/sh", burn["args"][1].as_str().unwrap(), &env);
     assert!(code == 2 && said.contains("destroy_disks=yes"), "{said}");
     assert!(std::fs::read(&d[0].file).unwrap() == before, "nothing written");
     let burn = parse(&["mode=burnin", "destroy_disks=yes"]);
     let args = "--passes 1 --smart off --slow-pct 0 --stall-ms 60000";
     let env = with_env(&burn["env"], &ours("client-2", &all[..2], args));
-    let (code, said) = run_script("/bin/sh", burn["args"][1].as_str().unwrap(), &as_refs(&env));
+    let (code, said) = run_script("/bin/sh", burn["args"][1].as_str().unwrap(), &env);
     assert_eq!(code, 0, "{said}");
     assert!(results.join("client-2/burnin.done").exists());
     let (_, doc) = fleet(&results);
@@ -425,11 +421,15 @@ fn the_nomad_job_parses_as_a_sysbatch_job_and_its_task_collects_what_the_report_
 }
 
 /// Runs NHC's `check_arrayburn DIR` as NHC does (its functions sourced into
-/// bash, `die` recording the node's drain reason): the reason, if it died.
+/// bash; `die` hands the reason to the node's drain as NHC's does, through
+/// `eval $OFFLINE_NODE "'$HOSTNAME'" "'$*'"`): the reason the drain got, if
+/// it died.
 fn nhc(dir: &Path) -> Option<String> {
     let check = root().join("contrib/slurm/arrayburn.nhc");
     let harness = format!(
-        "die() {{ echo \"DIE $1 ${{*:2}}\"; return \"$1\"; }}; dbg() {{ :; }}; log() {{ :; }}
+        "offline() {{ echo \"DIE 1 $2\"; }}
+         die() {{ local ret=$1; shift; eval offline \"'node1'\" \"'$*'\"; return \"$ret\"; }}
+         dbg() {{ :; }}; log() {{ :; }}
          source '{}'; check_arrayburn -b '{}' '{}'; echo \"RET $?\"",
         check.display(),
         bin(),
@@ -471,6 +471,9 @@ fn the_nhc_check_drains_a_node_whose_latest_result_flags_a_disk_and_says_which()
     let reason = nhc(&node).expect("drained");
     assert!(reason.starts_with("arrayburn: FLAGGED"), "{reason}");
     assert!(reason.contains("/dev/loop0") && reason.contains("check-3.json"), "{reason}");
+    // Whole through NHC's quoting: the verdict's apostrophe ("vm's check")
+    // does not cut it short.
+    assert!(reason.ends_with("(check-3.json)") && !reason.contains('\''), "{reason}");
     // A result arrayburn cannot read is said, not taken for healthy.
     std::fs::write(node.join("check-4.json"), "{\"tool\": \"arrayburn\", \"passes\": 7").unwrap();
     let reason = nhc(&node).expect("drained");
@@ -512,6 +515,18 @@ fn the_maas_script_carries_its_metadata_and_its_output_is_a_result_the_report_re
     let status = std::fs::read_to_string(&result).unwrap();
     assert!(status.starts_with("status: failed\n"), "{status}");
     assert!(status.contains("exit_status: 1") && status.contains(&bad.dev), "{status}");
+    // A refusal fails the script with arrayburn's own line as the verdict.
+    let out = Command::new("bash")
+        .arg(&script)
+        .env("ARRAYBURN", bin())
+        .env("ARRAYBURN_DEVICES", &devices)
+        .env("ARRAYBURN_ARGS", "-s 1s")
+        .env("RESULT_PATH", &result)
+        .output_within(RUN);
+    assert_eq!(out.status.code(), Some(1));
+    let status = std::fs::read_to_string(&result).unwrap();
+    assert!(status.starts_with("status: failed\n"), "{status}");
+    assert!(status.contains("exit_status: 2") && status.contains("--sample"), "{status}");
     let (code, doc) = fleet(&collected);
     assert_eq!(sources(&doc).len(), 1);
     assert_eq!(code, 1);

@@ -79,7 +79,7 @@ job "arrayburn" {
         ARRAYBURN_ARGS = var.arrayburn_args
         RESULTS        = "/var/lib/arrayburn/results"
         STATE          = "/var/lib/arrayburn/burnin"
-        METRICS        = "/var/lib/node_exporter/textfile_collector/arrayburn.prom"
+        METRICS        = "/var/lib/node_exporter/textfile_collector/arrayburn-${var.mode}.prom"
       }
 
       config {
