@@ -161,6 +161,15 @@ pub enum DriveKind {
 }
 
 impl DriveKind {
+    /// The kind the kernel says a disk is (its transport, rotational).
+    pub fn of(id: &crate::device::Identity) -> Self {
+        match () {
+            _ if id.topology.transport == "nvme" => DriveKind::Nvme,
+            _ if id.rotational => DriveKind::Hdd,
+            _ => DriveKind::Ssd,
+        }
+    }
+
     /// The limit a drive of this kind is judged against where its own was
     /// not read (it reports none, or the installed smartctl cannot give
     /// it): most hard disks are rated to 60 °C, SATA and SAS

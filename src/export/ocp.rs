@@ -99,12 +99,11 @@ struct Hardware {
 
 impl From<&Identity> for Hardware {
     fn from(id: &Identity) -> Self {
-        let kind = if id.topology.transport == "nvme" {
-            "NVMe drive"
-        } else if id.rotational {
-            "hard disk"
-        } else {
-            "solid-state drive"
+        use crate::burnin::smart::DriveKind;
+        let kind = match DriveKind::of(id) {
+            DriveKind::Nvme => "NVMe drive",
+            DriveKind::Hdd => "hard disk",
+            DriveKind::Ssd => "solid-state drive",
         };
         Hardware {
             vendor: id.vendor.clone(),

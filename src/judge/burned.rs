@@ -151,14 +151,8 @@ fn temp_limits(d: &Burned) -> TempLimits {
     if let Some(own) = snaps.iter().flatten().find_map(|s| s.limits.clone()) {
         return own;
     }
-    let kind = snaps.iter().flatten().find_map(|s| s.drive).unwrap_or({
-        let id = &d.disk.dev.identity;
-        match () {
-            _ if id.topology.transport == "nvme" => DriveKind::Nvme,
-            _ if id.rotational => DriveKind::Hdd,
-            _ => DriveKind::Ssd,
-        }
-    });
+    let kind = (snaps.iter().flatten().find_map(|s| s.drive))
+        .unwrap_or_else(|| DriveKind::of(&d.disk.dev.identity));
     kind.default_limits()
 }
 
