@@ -532,3 +532,59 @@ fn the_maas_script_carries_its_metadata_and_its_output_is_a_result_the_report_re
     assert_eq!(code, 1);
     assert!(doc.to_string().contains(&bad.dev), "{doc}");
 }
+
+/// A burn-in of one pass that says where it is every 0.2 s.
+const STOPPABLE: &str =
+    "--passes 1 --smart off --slow-pct 0 --stall-ms 60000 --progress-interval 0.2s";
+
+#[test]
+fn a_burn_in_pod_stopped_hands_the_stop_to_arrayburn_and_its_next_start_resumes() {
+    need_root!();
+    let _l = device_lock();
+    let Some(py) = python() else { return };
+    let daemonset = root().join("contrib/kubernetes/arrayburn-burnin-daemonset.yaml");
+    let burns: Vec<Value> =
+        serde_json::from_str(&helper(&py, "engines.py", &["k8s", daemonset.to_str().unwrap()]))
+            .unwrap();
+    let script = burns[0]["script"].as_str().unwrap();
+    // Writes held to 4 MB/s: the first pass of 32 MiB disks takes 8 s.
+    let d = disks(2, 32 * MIB);
+    let t = writes_at(&d, 4_000_000);
+    let dir = tempdir();
+    let results = dir.path().join("results");
+    let ours = [
+        ("NODE_NAME", "node-d".to_string()),
+        ("DEVICES", format!("{} {}", d[0].dev, d[1].dev)),
+        ("ARRAYBURN", bin().to_string()),
+        ("ARRAYBURN_ARGS", STOPPABLE.to_string()),
+        ("RESULTS", results.to_str().unwrap().to_string()),
+        ("STATE", dir.path().join("state").to_str().unwrap().to_string()),
+        ("METRICS", dir.path().join("textfile/arrayburn.prom").to_str().unwrap().to_string()),
+    ];
+    let env = with_env(&burns[0]["env"], &ours);
+    let mut cmd = t.command_of("/bin/sh", &["-c", script]);
+    cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    let child = cmd.start();
+    child.wait_line("writes under way", MINUTE, |l| l.contains(" write ") && l.contains(" MB/s"));
+    // The pod's stop: SIGTERM to the shell alone, as the kubelet sends it
+    // to the container's first process.
+    child.signal(nix::sys::signal::Signal::SIGTERM);
+    let out = child.wait(MINUTE);
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "arrayburn stopped, the init container failed");
+    let node = results.join("node-d");
+    assert!(!node.join("burnin.done").exists());
+    let stopped: Vec<Value> = (std::fs::read_dir(&node).unwrap().flatten())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap())
+        .collect();
+    assert_eq!(stopped.len(), 1, "the stopped run's partial result");
+    assert_eq!(stopped[0]["interrupted"], true);
+    // The pod started again: the burn-in resumed from its checkpoint,
+    // ended, and is marked done.
+    let (code, said) = run_script("/bin/sh", script, &env);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("Resumed 1 time"), "{said}");
+    assert!(node.join("burnin.done").exists());
+}

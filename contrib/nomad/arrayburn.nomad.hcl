@@ -104,12 +104,19 @@ job "arrayburn" {
             echo "arrayburn: no disk on $NODE_NAME matches DEVICES=$DEVICES" >&2
             exit 2
           fi
+          # Nomad stops a task with SIGTERM to this shell: each run is
+          # started in the background and the signal handed on, so that
+          # arrayburn ends writing its partial result (a burn-in: its
+          # checkpoint, resumed when the task starts again).
           case "$MODE" in
           check)
+            pid=; trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
             "$ARRAYBURN" check --progress lines $ARRAYBURN_ARGS \
               --json "$out/check-$stamp.json" --ocp-diag "$out/check-$stamp.ocp.jsonl" \
-              --metrics "$METRICS" "$@"
-            rc=$? ;;
+              --metrics "$METRICS" "$@" &
+            pid=$!
+            wait "$pid"; rc=$?
+            while kill -0 "$pid" 2>/dev/null; do wait "$pid"; rc=$?; done ;;
           burnin)
             if [ "$DESTROY_DISKS" != yes ]; then
               echo "arrayburn: mode=burnin destroys every byte of $*: add -var destroy_disks=yes" >&2
@@ -119,10 +126,13 @@ job "arrayburn" {
               echo "arrayburn: the burn-in on $NODE_NAME has ended ($(cat "$out/burnin.done")); not run again"
               exit 0
             fi
+            pid=; trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
             "$ARRAYBURN" burnin --resume-or-start --destructive --yes --progress lines \
               --state "$STATE" $ARRAYBURN_ARGS --json "$out/burnin-$stamp.json" \
-              --ocp-diag "$out/burnin-$stamp.ocp.jsonl" --metrics "$METRICS" "$@"
-            rc=$?
+              --ocp-diag "$out/burnin-$stamp.ocp.jsonl" --metrics "$METRICS" "$@" &
+            pid=$!
+            wait "$pid"; rc=$?
+            while kill -0 "$pid" 2>/dev/null; do wait "$pid"; rc=$?; done
             case $rc in 0|1|3) echo "$stamp exit $rc" > "$out/burnin.done" ;; esac ;;
           *)
             echo "arrayburn: mode=$MODE: give check or burnin" >&2
