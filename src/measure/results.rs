@@ -337,11 +337,7 @@ impl DiskRun {
     /// first on the disk, as every sentence says).
     fn add_errors(&mut self, errors: Vec<ReadError>) {
         for e in errors {
-            let (from, to) = (e.offset, e.offset + e.len);
-            let both: u64 = (self.errors.iter())
-                .map(|k| to.min(k.offset + k.len).saturating_sub(from.max(k.offset)))
-                .sum();
-            let both = both.min(e.len);
+            let both = self.listed(&e);
             if e.exact {
                 self.bad_bytes -= both.min(self.bad_bytes);
             } else {
@@ -354,6 +350,15 @@ impl DiskRun {
             }
         }
         self.errors.sort_by_key(|e| e.offset);
+    }
+
+    /// How many of `e`'s bytes this run lists already (bad or unread).
+    fn listed(&self, e: &ReadError) -> u64 {
+        let (from, to) = (e.offset, e.offset + e.len);
+        let both: u64 = (self.errors.iter())
+            .map(|k| to.min(k.offset + k.len).saturating_sub(from.max(k.offset)))
+            .sum();
+        both.min(e.len)
     }
 
     /// This run followed by `next`, a later slice of the same disk's
@@ -380,7 +385,13 @@ impl DiskRun {
     /// gone), its slow reads; not its bytes or times (the speeds stay this
     /// run's). A failure while re-measured is a finding like any other.
     pub fn absorb_faults(&mut self, other: &DiskRun) {
-        self.failed_reads += other.failed_reads;
+        // Reads that failed again over ranges this run found already are
+        // no new failed reads (a disk re-measured reads its bad sectors
+        // again): counted only where the re-measurement found more.
+        let more = other.errors.is_empty() || other.errors.iter().any(|e| self.listed(e) < e.len);
+        if more {
+            self.failed_reads += other.failed_reads;
+        }
         self.bad_ranges += other.bad_ranges;
         self.bad_bytes += other.bad_bytes;
         self.unread_bytes += other.unread_bytes;
@@ -555,5 +566,10 @@ mod tests {
         let mut pass = faults(vec![failed(150 * MB, MB, true)]);
         pass.absorb_faults(&faults(vec![failed(150 * MB, MB, true)]));
         assert_eq!((pass.bad_bytes, pass.bad_ranges, pass.errors.len()), (MB, 1, 1));
+        // And its failed read once: read again, it found nothing new.
+        assert_eq!(pass.failed_reads, 1);
+        // A re-measurement that found another range adds its failed reads.
+        pass.absorb_faults(&faults(vec![failed(150 * MB, MB, true), failed(160 * MB, MB, true)]));
+        assert_eq!((pass.failed_reads, pass.bad_ranges), (3, 2));
     }
 }
