@@ -1856,7 +1856,9 @@ fn a_disk_slow_only_while_every_disk_was_written_is_re_measured_alone_and_cleare
     // the sharing, not the disk, and the disk is not blamed. (The same
     // array without the lift, slow alone too, is blamed with both figures:
     // replay::a_disk_slow_alone_too_is_blamed_with_both_figures, recorded.)
-    let d = disks(3, 48 << 20);
+    // 96 MiB: a re-measurement may take the burning's own time, and a
+    // batch of turns at these speeds needs about 8 s of it.
+    let d = disks(3, 96 << 20);
     let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
     let t = writes_at(&d, 20_000_000);
     t.limit_write(&d[1], 14_000_000);
@@ -1913,8 +1915,9 @@ fn two_disks_each_slower_in_one_phase_are_both_re_measured_and_cleared() {
     // 21 against 30. Neither had a clean peer to be re-measured beside, so
     // both were told to be moved and burned again (a full suite's load once
     // did this to two healthy disks). Now each is re-measured beside the
-    // other, with the limits made equal: both cleared.
-    let d = disks(2, 48 << 20);
+    // other, with the limits made equal: both cleared. (96 MiB: a batch
+    // of turns fits in the burning's own time.)
+    let d = disks(2, 96 << 20);
     let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
     let t = writes_at(&d, 20_000_000);
     t.limit_write(&d[0], 14_000_000);
@@ -2530,8 +2533,10 @@ fn a_slow_reader_among_slow_writers_is_re_measured_long_enough_to_tell() {
     // tell: at 4 MB/s, a seventh, it was cleared, healthy), and it is found
     // slow there too. At 81 MB/s in all the test is paced
     // (tests/util/lock.rs). (Writes at 4 MB/s, as it was, took 12 s of it.)
+    // 112 MiB: a re-measurement may take the burning's own time, and a
+    // batch of turns at 8 MB/s needs about 15 s of it.
     const MIB: u64 = 1 << 20;
-    let d = disks(3, 48 * MIB);
+    let d = disks(3, 112 * MIB);
     let t = writes_at(&d, 8_000_000);
     for (i, x) in d.iter().enumerate() {
         t.limit(x, if i == 1 { 21_000_000 } else { 30_000_000 });

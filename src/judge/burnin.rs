@@ -37,7 +37,7 @@ use super::confirm::against_peer;
 use super::peers::pct_of_group_median;
 use super::slices::SliceSpeed;
 use super::{ArrayVerdict, MIN_JUDGED_S, SLOWED_PCT, Thresholds, Verdict, stall_allowance_ms};
-use crate::burnin::remeasure::Turn;
+use crate::burnin::remeasure::{BATCH, MOST, Turn};
 
 /// One disk's burn-in, as the verdict reads it.
 #[derive(Debug, Clone, Default)]
@@ -149,12 +149,18 @@ impl Remeasured {
                 })
                 .collect();
             let c = against_peer(&speeds, 0, 1, th);
+            // Fewer turns than a batch (the time a re-measurement may take
+            // ran out) decide nothing.
+            let verdict = match c.spread {
+                Some(s) if s.slices < BATCH => Verdict::Unsure,
+                _ => c.verdict,
+            };
             c.spread.map(|s| Against {
                 pct: s.pct,
                 low: s.low,
                 high: s.high,
                 turns: s.slices,
-                verdict: c.verdict,
+                verdict,
             })
         };
         Self { beside: beside.into(), write: phase(|t| t.write), verify: phase(|t| t.verify) }
@@ -565,10 +571,16 @@ fn undecided(
     let said: Vec<String> = (below(d, (write, verify), th).into_iter())
         .filter_map(|(what, p, again)| {
             let (beside, a) = again.filter(|(_, a)| a.verdict == Verdict::Unsure)?;
+            let why = match a.turns < BATCH {
+                true => format!(
+                    "too few to decide in the time a re-measurement may take (the burning's own, at most {})",
+                    crate::units::human_duration(MOST)
+                ),
+                false => format!("straddling {:.0}%", th.slow_pct),
+            };
             Some(format!(
-                "{what} speed {p:.0}% of its peers' with every disk at once, {} of {beside}'s re-measured alone in turn, straddling {:.0}%",
-                against_words(&a),
-                th.slow_pct
+                "{what} speed {p:.0}% of its peers' with every disk at once, {} of {beside}'s re-measured alone in turn, {why}",
+                against_words(&a)
             ))
         })
         .collect();
@@ -748,6 +760,17 @@ mod tests {
         let why = unsure.undecided.unwrap();
         assert!(why.contains("re-measured alone in turn, straddling 92%"), "{why}");
         assert!(words(with(None)).starts_with("write speed 70% of its peers',"));
+        // Fewer turns than a batch (the time a re-measurement may take ran
+        // out) decide nothing, however alike they are, and say so.
+        for short in [&[0.70, 0.70, 0.70][..], &[1.0, 1.0]] {
+            let cut = with(again(short));
+            assert_eq!(cut.action, None, "{short:?}");
+            let why = cut.undecided.unwrap();
+            assert!(
+                why.contains("too few to decide in the time a re-measurement may take"),
+                "{why}"
+            );
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::burnin::block::{BLOCK, Pattern};
 use crate::burnin::record::{DiskBurn, Span};
-use crate::burnin::remeasure::{Turn, in_turn};
+use crate::burnin::remeasure::{MOST, Turn, in_rounds, of_pair};
 use crate::burnin::resume::Proof;
 use crate::burnin::smart::TestKind;
 use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
@@ -182,32 +182,69 @@ impl BurnPlan {
         }
     }
 
-    /// Each disk the run called slow on speed alone, re-measured alone in
-    /// turn with its peer before the verdict (`burnin::remeasure`); what the
-    /// turns find goes into the disks' burns.
+    /// Each disk the run called slow on speed alone, re-measured alone
+    /// beside its peer before the verdict (`burnin::remeasure`: every
+    /// suspect and peer alone, in rounds, in at most the burning's own
+    /// time and [`MOST`]); what the turns find goes into the
+    /// disks' burns.
     pub fn remeasure(&self, run: &mut BurnRun, stop: &StopFlag) {
-        for (d, p) in suspects(run) {
-            if stop.is_set() {
-                return;
-            }
-            let (disk, peer) = (&self.disks[d], &self.disks[p]);
-            let (a, b) = (&disk.target.dev.given, &peer.target.dev.given);
+        let pairs = suspects(run);
+        if pairs.is_empty() || stop.is_set() {
+            return;
+        }
+        // The disks read: each suspect and each peer once.
+        let mut disks: Vec<usize> = pairs.iter().flat_map(|(d, p)| [*d, *p]).collect();
+        disks.sort_unstable();
+        disks.dedup();
+        let at = |d: usize| disks.binary_search(&d).unwrap_or_default();
+        let local: Vec<(usize, usize)> = pairs.iter().map(|(d, p)| (at(*d), at(*p))).collect();
+        let burning =
+            (run.disks.iter()).map(|d| d.burn.write_s + d.burn.verify_s).fold(0.0, f64::max);
+        let budget = Duration::from_secs_f64(burning).min(MOST);
+        let name = |d: usize| self.disks[d].target.dev.given.as_str();
+        tell!(
+            "arrayburn burnin: {} disk(s) slower than their peers with every disk at once: re-measuring each alone, in rounds beside a peer, for at most {} (the burning took {})",
+            pairs.len(),
+            crate::units::human_duration(budget),
+            crate::units::human_duration(Duration::from_secs_f64(burning))
+        );
+        for (d, p) in &pairs {
+            let (a, b) = (name(*d), name(*p));
             tell!(
                 "arrayburn burnin: {a}: slower than its peers with every disk at once; re-measuring it alone, in turn with {b}"
             );
-            let ons = [disk, peer].map(|x| self.on(x));
-            let lives = [Live::default(), Live::default()];
-            let [ja, jb] =
-                [0, 1].map(|k| self.job(([disk, peer][k], &ons[k]), &lives[k], None, stop));
-            // Each phase's turns sized from that phase's speed in the run.
-            let peer = &run.disks[p].burn;
-            let guess = (peer.pace(false), peer.pace(true));
-            let Ok([x, y]) = run.disks.get_disjoint_mut([d, p]) else { continue };
-            let judged = |turns: &[Turn]| Remeasured::of(b, turns, &run.thresholds);
-            let decided = |turns: &[Turn]| judged(turns).decided();
-            let burns = [&mut x.burn, &mut y.burn];
-            if let Some(turns) = in_turn([&ja, &jb], self.read_only, guess, burns, &decided) {
-                x.remeasured = Some(judged(&turns));
+        }
+        let ons: Vec<_> = disks.iter().map(|&d| self.on(&self.disks[d])).collect();
+        let lives: Vec<Live> = disks.iter().map(|_| Live::default()).collect();
+        let jobs: Vec<BurnJob> = (disks.iter().zip(&ons).zip(&lives))
+            .map(|((&d, on), live)| self.job((&self.disks[d], on), live, None, stop))
+            .collect();
+        // Each disk's first turn sized from its peer's speed in the run (a
+        // peer's from its own).
+        let peer_of = |d: usize| pairs.iter().find(|(s, _)| *s == d).map_or(d, |(_, p)| *p);
+        let guess: Vec<(f64, f64)> = (disks.iter())
+            .map(|&d| {
+                let b = &run.disks[peer_of(d)].burn;
+                (b.pace(false), b.pace(true))
+            })
+            .collect();
+        let th = run.thresholds;
+        let judged = |k: usize, turns: &[Turn]| Remeasured::of(name(pairs[k].1), turns, &th);
+        let decided = |k: usize, turns: &[Turn]| judged(k, turns).decided();
+        let began = Instant::now();
+        let rounds = in_rounds(&jobs, &local, (self.read_only, &guess), budget, &decided);
+        tell!(
+            "arrayburn burnin: re-measured in {} ({} turn(s) of {} disk(s))",
+            crate::units::human_duration(began.elapsed()),
+            rounds.turns.len(),
+            disks.len()
+        );
+        for (i, &d) in disks.iter().enumerate() {
+            run.disks[d].burn.absorb(&rounds.found[i]);
+        }
+        for (k, &(d, _)) in pairs.iter().enumerate() {
+            if rounds.whole[k] {
+                run.disks[d].remeasured = Some(judged(k, &of_pair(&rounds.turns, local[k])));
             }
         }
     }
