@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What a run costs per disk, and that nothing grows with a disk's size:
-# `arrayburn check` and `arrayburn burnin` on 8 and on 64 memory-backed
-# loop devices, and on 64 of four times the size. For each: wall time, CPU
+# `arrayburn check`, `arrayburn burnin`, `arrayburn inspect` and `arrayburn
+# report` (of that check's and burn-in's results) on 8, 64 and 256
+# memory-backed loop devices, and at four times the size. For each: wall time, CPU
 # seconds (user + system) and peak memory, counted by cgroups around the
 # command (a run reads and writes in a child process its parent does not
 # wait for, which /usr/bin/time does not see): cpuacct.usage and the memory
@@ -13,10 +14,11 @@
 # and the peak is the bound (without it, small fast disks finish their
 # phases at different moments).
 #
-#   [ARRAYBURN=BIN] bench/scale.sh [--sizes "32 128"] [--counts "8 64"] [--sample 2s] [--runs "check burnin"] [--throttle MBPS]
+#   [ARRAYBURN=BIN] bench/scale.sh [--sizes "32 128"] [--counts "8 64 256"] [--sample 2s]
+#       [--runs "check burnin inspect report"] [--throttle MBPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sizes="32 128" counts="8 64" sample=2s runs="check burnin" throttle=
+sizes="32 128" counts="8 64 256" sample=2s runs="check burnin inspect report" throttle=
 while [ $# -gt 0 ]; do
     case $1 in
         --sizes) sizes=$2; shift 2 ;;
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
         --sample) sample=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
         --throttle) throttle=$2; shift 2 ;;
-        *) echo "usage: $0 [--sizes \"MiB ...\"] [--counts \"N ...\"] [--sample DUR] [--runs \"check burnin\"] [--throttle MBPS]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--sizes \"MiB ...\"] [--counts \"N ...\"] [--sample DUR] [--runs \"check burnin inspect report\"] [--throttle MBPS]" >&2; exit 2 ;;
     esac
 done
 cargo build --release --quiet
@@ -81,8 +83,9 @@ verdicts() { # the run's verdict and how many disks got each verdict
     python3 - "$1" <<'PY'
 import collections, json, sys
 d = json.load(open(sys.argv[1]))
-disks = collections.Counter(x.get("verdict") for x in d["disks"])
-print(d["summary"]["verdict"], ", ".join(f"{v} {n}" for v, n in sorted(disks.items())), "|")
+verdict = d["summary"]["verdict"] if "summary" in d else d.get("verdict", "?")
+disks = collections.Counter(x.get("verdict") for x in d.get("disks", []))
+print(verdict, ", ".join(f"{v} {n}" for v, n in sorted(disks.items())), "|")
 PY
 }
 echo "| run | disks | disk size | wall s | CPU s | CPU s per disk | peak MiB | MiB per disk | verdict, disks by verdict |"
@@ -98,6 +101,17 @@ for size in $sizes; do
             measure burnin "$n" "$size" "$work/b.json" "$bin" burnin --destructive --yes --wipe-signatures \
                 --smart off --state "$work/state-$n-$size" --progress none --json "$work/b.json" "${devs[@]}" ;;
         esac
+        case " $runs " in *" inspect "*)
+            measure inspect "$n" "$size" "$work/i.json" "$bin" inspect --json "$work/i.json" "${devs[@]}" ;;
+        esac
+        case " $runs " in *" report "*)
+            local_in=()
+            for f in c b; do [ -f "$work/$f.json" ] && local_in+=("$work/$f.json"); done
+            if [ ${#local_in[@]} -gt 0 ]; then
+                measure report "$n" "$size" "$work/r.json" "$bin" report --json "$work/r.json" "${local_in[@]}"
+            fi ;;
+        esac
+        rm -f "$work/c.json" "$work/b.json"
         teardown
     done
 done
