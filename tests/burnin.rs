@@ -1887,6 +1887,56 @@ fn a_disk_slow_only_while_every_disk_was_written_is_re_measured_alone_and_cleare
     assert!(msg.contains(&format!("only while every disk ran at once, and at their peer's speed re-measured alone in turn: {}", devs[1])), "{msg}");
 }
 
+#[test]
+fn two_disks_slow_only_while_every_disk_was_written_share_the_rounds_of_one_peer_and_are_cleared() {
+    need_root!();
+    let _l = device_lock();
+    // Four disks whose writes are held to 20 MB/s, two of them to 14 while
+    // every disk is written (a shared limit handing out unequal shares),
+    // lifted when the re-measurement begins. Both suspects are read alone
+    // in the same rounds beside the one peer nearest the median (one peer
+    // turn a round serves both), in the time the burning took, and both
+    // are cleared. 160 MiB: a batch of turns at these speeds needs about
+    // 11 s of the burning's 17.
+    let d = disks(4, 160 << 20);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let t = writes_at(&d, 20_000_000);
+    t.limit_write(&d[1], 14_000_000).limit_write(&d[2], 14_000_000);
+    for x in &d {
+        t.limit(x, 30_000_000);
+    }
+    let (child, said, json, _dirs) = burn_until_re_measured(&t, &devs);
+    assert!(said.contains("slower than its peers"), "{said}");
+    t.limit_write(&d[1], 20_000_000).limit_write(&d[2], 20_000_000);
+    let out = child.wait(RUN);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(err.contains("2 disk(s) slower than their peers with every disk at once: re-measuring each alone, in rounds beside a peer, for at most"), "{err}");
+    let peers: Vec<&serde_json::Value> =
+        [1usize, 2].iter().map(|i| &doc["disks"][*i]["remeasured"]).collect();
+    for (i, again) in [1usize, 2].into_iter().zip(&peers) {
+        assert!(
+            doc["disks"][i]["write_pct_of_peers"].as_f64().unwrap() < 92.0,
+            "{}",
+            doc["disks"][i]
+        );
+        assert_eq!(again["write"]["verdict"], "ok", "{again}\n{err}");
+        assert!(again["write"]["turns"].as_u64() >= Some(4), "{again}");
+        assert_eq!(doc["disks"][i]["verdict"], "healthy", "{text}");
+    }
+    assert_eq!(peers[0]["beside"], peers[1]["beside"], "one peer for both");
+    // The peer read once a round for both: the run says how many turns.
+    let turns = |a: &serde_json::Value| a["write"]["turns"].as_u64().unwrap();
+    let line = err.lines().find(|l| l.contains("re-measured in")).expect("the closing line");
+    let total: u64 = line.split('(').nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(
+        total < 2 * (turns(peers[0]) + turns(peers[1])),
+        "{line}: fewer than a pair of turns a suspect"
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
 /// A burn-in of `devs` in 1 MiB blocks inside `t`, under way until it
 /// says it re-measures a disk alone: the child, that line, and the JSON it
 /// will write (in the directories returned).

@@ -30,6 +30,10 @@ struct Unit {
 }
 
 const SPEED: Unit = Unit { what: "a speed (0 to 1000000 MB/s)", min: 0.0, max: 1e6 };
+/// Many disks' speeds together (a pass's aggregate, the serial sum): 256
+/// memory-backed disks alone summed to 2958751 MB/s, a shelf of NVMe
+/// drives does as much.
+const SPEEDS: Unit = Unit { what: "a speed of disks together (0 to 1e9 MB/s)", min: 0.0, max: 1e9 };
 const SECONDS: Unit = Unit { what: "a time (0 to 1e10 s)", min: 0.0, max: 1e10 };
 const PERCENT: Unit = Unit { what: "a percentage (0 to 1000000 %)", min: 0.0, max: 1e6 };
 const LATENCY: Unit = Unit { what: "a latency (0 to 1e13 µs or ms)", min: 0.0, max: 1e13 };
@@ -47,6 +51,8 @@ fn unit_of(key: &str) -> Option<Unit> {
             && k[k.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
     };
     Some(match () {
+        _ if ends("mb_per_s") && (k.starts_with(b"aggregate") || ends("sum_mb_per_s")) => SPEEDS,
+        _ if key == "parallel_mb_per_s" => SPEEDS,
         _ if ends("mb_per_s") => SPEED,
         _ if ends("_c") => CELSIUS,
         _ if ends("_us") || ends("_ms") => LATENCY,
@@ -471,6 +477,15 @@ mod tests {
         assert_eq!(lat, "latency_us.max is -3, not a latency (0 to 1e13 µs or ms)");
         let fine = serde_json::json!({"bytes": 20_000_000_000_000u64, "pct_of_peers": 135.2});
         assert_eq!(clean(fine.clone()), Ok(fine));
+        // Many disks together read more than one can: 256 memory-backed
+        // disks' serial sum is a speed, one disk at that speed is not.
+        let many = serde_json::json!({"passes": [{"aggregate_mb_per_s": 2958751.0}],
+            "summary": {"serial_sum_mb_per_s": 2958751.0, "parallel_mb_per_s": 2.0e6}});
+        assert_eq!(clean(many.clone()), Ok(many));
+        let one = clean(serde_json::json!({"disks": [{"mb_per_s": 2958751.0}]})).unwrap_err();
+        assert!(one.ends_with("not a speed (0 to 1000000 MB/s)"), "{one}");
+        let e = clean(serde_json::json!({"aggregate_mb_per_s": 2e9})).unwrap_err();
+        assert!(e.ends_with("not a speed of disks together (0 to 1e9 MB/s)"), "{e}");
         // A key with an escape in it is shown cleaned in the path.
         let e = clean(serde_json::json!({"a\u{1b}b": [{"x_s": -2}]})).unwrap_err();
         assert_eq!(e, "a\\x1bb[0].x_s is -2, not a time (0 to 1e10 s)");
