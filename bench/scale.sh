@@ -15,10 +15,11 @@
 # phases at different moments).
 #
 #   [ARRAYBURN=BIN] bench/scale.sh [--sizes "32 128"] [--counts "8 64 256"] [--sample 2s]
-#       [--runs "check burnin inspect report"] [--throttle MBPS]
+#       [--runs "check burnin inspect report"] [--throttle MBPS] [--keep DIR]
+# `--keep DIR` keeps each run's JSON there (RUN-DISKS-SIZE.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sizes="32 128" counts="8 64 256" sample=2s runs="check burnin inspect report" throttle=
+sizes="32 128" counts="8 64 256" sample=2s runs="check burnin inspect report" throttle= keep=
 while [ $# -gt 0 ]; do
     case $1 in
         --sizes) sizes=$2; shift 2 ;;
@@ -26,7 +27,8 @@ while [ $# -gt 0 ]; do
         --sample) sample=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
         --throttle) throttle=$2; shift 2 ;;
-        *) echo "usage: $0 [--sizes \"MiB ...\"] [--counts \"N ...\"] [--sample DUR] [--runs \"check burnin inspect report\"] [--throttle MBPS]" >&2; exit 2 ;;
+        --keep) keep=$2; shift 2 ;;
+        *) echo "usage: $0 [--sizes \"MiB ...\"] [--counts \"N ...\"] [--sample DUR] [--runs \"check burnin inspect report\"] [--throttle MBPS] [--keep DIR]" >&2; exit 2 ;;
     esac
 done
 cargo build --release --quiet
@@ -78,14 +80,18 @@ measure() { # label disks size json command...: one table row
             cpu = (d - c) / 1e9; mib = m / 1048576
             printf "| %s | %d | %d MiB | %.1f | %.2f | %.3f | %.0f | %.1f | ", l, n, s, b - a, cpu, cpu / n, mib, mib / n }'
     verdicts "$json"
+    if [ -n "$keep" ]; then mkdir -p "$keep"; cp "$json" "$keep/$label-$n-$size.json"; fi
 }
 verdicts() { # the run's verdict and how many disks got each verdict
     python3 - "$1" <<'PY'
 import collections, json, sys
 d = json.load(open(sys.argv[1]))
 verdict = d["summary"]["verdict"] if "summary" in d else d.get("verdict", "?")
-disks = collections.Counter(x.get("verdict") for x in d.get("disks", []))
-print(verdict, ", ".join(f"{v} {n}" for v, n in sorted(disks.items())), "|")
+if d.get("kind") == "check":  # the disks it flags
+    print(verdict, f"{len(d['summary']['flagged'])} of {len(d['disks'])} disks flagged", "|")
+else:
+    disks = collections.Counter(x.get("verdict") for x in d.get("disks", []))
+    print(verdict, ", ".join(f"{v} {n}" for v, n in sorted(disks.items())), "|")
 PY
 }
 echo "| run | disks | disk size | wall s | CPU s | CPU s per disk | peak MiB | MiB per disk | verdict, disks by verdict |"
