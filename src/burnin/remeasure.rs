@@ -126,15 +126,7 @@ pub fn in_rounds(
     let first = u32::from(aim <= SHORTEST);
     let mut took = vec![Duration::ZERO; jobs.len()];
     'rounds: for round in first..=(BATCH * BATCHES) as u32 {
-        // Who reads this round: both disks of every pair still open and
-        // measured whole so far.
-        let clean_pair = |k: usize| clean(&found[pairs[k].0]) && clean(&found[pairs[k].1]);
-        let mut who: Vec<usize> = (0..pairs.len())
-            .filter(|&k| open[k] && clean_pair(k))
-            .flat_map(|k| [pairs[k].0, pairs[k].1])
-            .collect();
-        who.sort_unstable();
-        who.dedup();
+        let who = readers(pairs, &open, &found);
         if who.is_empty() {
             break;
         }
@@ -174,6 +166,19 @@ pub fn in_rounds(
     let whole =
         (pairs.iter()).map(|(a, b)| clean(&found[*a]) && clean(&found[*b]) && !stopped()).collect();
     Rounds { turns, found, whole }
+}
+
+/// Who reads a round: both disks of every pair still open and measured
+/// whole so far, each once.
+fn readers(pairs: &[(usize, usize)], open: &[bool], found: &[DiskBurn]) -> Vec<usize> {
+    let clean_pair = |(a, b): (usize, usize)| clean(&found[a]) && clean(&found[b]);
+    let mut who: Vec<usize> = (pairs.iter().zip(open))
+        .filter(|(p, open)| **open && clean_pair(**p))
+        .flat_map(|(p, _)| [p.0, p.1])
+        .collect();
+    who.sort_unstable();
+    who.dedup();
+    who
 }
 
 /// What each phase of a turn aims to take when `disks` disks share a

@@ -202,18 +202,7 @@ impl BurnPlan {
             (run.disks.iter()).map(|d| d.burn.write_s + d.burn.verify_s).fold(0.0, f64::max);
         let budget = Duration::from_secs_f64(burning).min(MOST);
         let name = |d: usize| self.disks[d].target.dev.given.as_str();
-        tell!(
-            "arrayburn burnin: {} disk(s) slower than their peers with every disk at once: re-measuring each alone, in rounds beside a peer, for at most {} (the burning took {})",
-            pairs.len(),
-            crate::units::human_duration(budget),
-            crate::units::human_duration(Duration::from_secs_f64(burning))
-        );
-        for (d, p) in &pairs {
-            let (a, b) = (name(*d), name(*p));
-            tell!(
-                "arrayburn burnin: {a}: slower than its peers with every disk at once; re-measuring it alone, in turn with {b}"
-            );
-        }
+        self.say_remeasure(&pairs, (budget, burning));
         let ons: Vec<_> = disks.iter().map(|&d| self.on(&self.disks[d])).collect();
         let lives: Vec<Live> = disks.iter().map(|_| Live::default()).collect();
         let jobs: Vec<BurnJob> = (disks.iter().zip(&ons).zip(&lives))
@@ -246,6 +235,24 @@ impl BurnPlan {
             if rounds.whole[k] {
                 run.disks[d].remeasured = Some(judged(k, &of_pair(&rounds.turns, local[k])));
             }
+        }
+    }
+
+    /// Says which disks are re-measured, beside which peer, and in how
+    /// long at most (`budget`; the burning took `burning` seconds).
+    fn say_remeasure(&self, pairs: &[(usize, usize)], (budget, burning): (Duration, f64)) {
+        let name = |d: usize| self.disks[d].target.dev.given.as_str();
+        tell!(
+            "arrayburn burnin: {} disk(s) slower than their peers with every disk at once: re-measuring each alone, in rounds beside a peer, for at most {} (the burning took {})",
+            pairs.len(),
+            crate::units::human_duration(budget),
+            crate::units::human_duration(Duration::from_secs_f64(burning))
+        );
+        for (d, p) in pairs {
+            let (a, b) = (name(*d), name(*p));
+            tell!(
+                "arrayburn burnin: {a}: slower than its peers with every disk at once; re-measuring it alone, in turn with {b}"
+            );
         }
     }
 
