@@ -111,12 +111,18 @@ pub fn in_rounds(
 ) -> Rounds {
     let began = Instant::now();
     let aim = phase_length(budget, jobs.len(), read_only);
+    // A pair compares the same stretch on both disks (a throttle's or a
+    // cache's burst favours a shorter one): one stretch for all the disks
+    // pairs join, kept under the first of them (`joined`), sized from its
+    // guess and then from its sizing turn.
+    let joined = joined(jobs.len(), pairs);
     let mut stretch: Vec<Stretches> = (jobs.iter().zip(guess))
         .map(|(j, (w, r))| Stretches {
             write: Stretch::of(j, *w, aim),
             read: Stretch::of(j, *r, aim),
         })
         .collect();
+    let mut sized = vec![false; jobs.len()];
     let mut found = vec![DiskBurn::default(); jobs.len()];
     let mut open = vec![true; pairs.len()];
     let mut turns = Vec::new();
@@ -144,12 +150,16 @@ pub fn in_rounds(
                 continue;
             }
             let at = began.elapsed();
-            let t = stretch[p].turn(&jobs[p], read_only);
+            let c = joined[p];
+            let t = stretch[c].turn(&jobs[p], read_only);
             took[p] = began.elapsed() - at;
             found[p].absorb(&t);
             if round == 0 {
-                // The first turn warms the disk up and sizes its others.
-                stretch[p] = stretch[p].resized(&jobs[p], &t, (read_only, aim));
+                // The first turn warms the disk up; the first of the
+                // joined disks' sizes their stretch.
+                if !std::mem::replace(&mut sized[c], true) {
+                    stretch[c] = stretch[c].resized(&jobs[p], &t, (read_only, aim));
+                }
                 continue;
             }
             let speed = |bytes: u64, s: f64| (bytes > 0 && s > 0.0).then(|| mb_per_s(bytes, s));
@@ -166,6 +176,23 @@ pub fn in_rounds(
     let whole =
         (pairs.iter()).map(|(a, b)| clean(&found[*a]) && clean(&found[*b]) && !stopped()).collect();
     Rounds { turns, found, whole }
+}
+
+/// Each of `n` disks' first disk among those `pairs` join (directly or
+/// through a disk they share): the disks that take the same stretch.
+fn joined(n: usize, pairs: &[(usize, usize)]) -> Vec<usize> {
+    let mut first: Vec<usize> = (0..n).collect();
+    let root = |first: &[usize], mut x: usize| {
+        while first[x] != x {
+            x = first[x];
+        }
+        x
+    };
+    for &(a, b) in pairs {
+        let (ra, rb) = (root(&first, a), root(&first, b));
+        first[ra.max(rb)] = ra.min(rb);
+    }
+    (0..n).map(|x| root(&first, x)).collect()
 }
 
 /// Who reads a round: both disks of every pair still open and measured
@@ -323,6 +350,13 @@ mod tests {
         let pair = of_pair(&turns, (2, 1));
         let seen: Vec<(usize, f64)> = pair.iter().map(|t| (t.who, t.at_s)).collect();
         assert_eq!(seen, [(1, 1.0), (0, 2.0), (1, 3.0)]);
+    }
+
+    #[test]
+    fn the_disks_pairs_join_take_one_stretch() {
+        // Suspects 0 and 3 beside peer 1, suspect 2 beside 4, 4 beside 2.
+        assert_eq!(joined(6, &[(0, 1), (3, 1), (2, 4), (4, 2)]), [0, 0, 2, 0, 2, 5]);
+        assert_eq!(joined(3, &[(2, 1), (1, 0)]), [0, 0, 0]);
     }
 
     #[test]
