@@ -648,10 +648,7 @@ mod tests {
 
     #[test]
     fn the_seek_pass_surface_says_it_is_one_readers_speed() {
-        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/report/remeasured/report.json");
-        let mut r: crate::report::Report =
-            serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        let mut r = crate::report::fixture("remeasured");
         r.passes[1].kind = crate::measure::PassKind::Seek;
         r.options.seek_readers = Some(6);
         let drawn = super::draw_all(&r).unwrap();

@@ -518,10 +518,7 @@ mod tests {
 
     #[test]
     fn a_disk_not_compared_is_not_called_ok() {
-        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/report/demo/report.json");
-        let mut r: crate::report::Report =
-            serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        let mut r = crate::report::fixture("demo");
         r.passes[0].disks[0].pct_of_peers = None;
         let text = check(&r).render();
         let serial = "device=\"/dev/loop0\",model=\"\",serial=\"\",wwn=\"\",pass=\"serial\"";
@@ -536,10 +533,7 @@ mod tests {
     fn a_run_that_read_nothing_has_no_latency_and_a_finding_is_one_series() {
         use crate::judge::random::{Figures, When, unanswered};
         use crate::measure::{RandomDisk, RandomRead, RandomRun, RandomSpec, Stopped};
-        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/report/demo/report.json");
-        let mut r: crate::report::Report =
-            serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        let mut r = crate::report::fixture("demo");
         let path = r.disks[0].path.clone();
         let hung = RandomRun { stopped: Some(Stopped::Hung), ..RandomRun::new(1) };
         let disk = RandomDisk { alone: vec![hung.clone()], ..RandomDisk::default() };
@@ -565,9 +559,7 @@ mod tests {
 
     #[test]
     fn a_fleet_disk_is_labelled_by_the_host_it_is_on() {
-        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/report/demo/report.json");
-        let r: crate::report::Report = serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        let r = crate::report::fixture("demo");
         let docs = [("a.json".to_string(), crate::fleet::Doc::Check(Box::new(r)))];
         let f = crate::fleet::judge(&docs, Vec::new(), &Default::default());
         let text = fleet(&f).render();
@@ -596,9 +588,7 @@ mod tests {
 
     #[test]
     fn a_recorded_check_says_its_verdict_once_and_each_disk_per_pass() {
-        let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/report/demo/report.json");
-        let r: crate::report::Report = serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        let r = crate::report::fixture("demo");
         let text = check(&r).render();
         let verdicts: Vec<&str> =
             text.lines().filter(|l| l.starts_with("arrayburn_run_verdict{")).collect();

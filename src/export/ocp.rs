@@ -530,8 +530,7 @@ mod tests {
     use crate::report::Report;
 
     fn flagged() -> Report {
-        let bytes = include_bytes!("../../fixtures/report/full-with-bad-sectors/report.json");
-        serde_json::from_slice(bytes).unwrap()
+        crate::report::fixture("full-with-bad-sectors")
     }
 
     fn lines(bytes: &[u8]) -> Vec<Value> {

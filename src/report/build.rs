@@ -947,12 +947,10 @@ fn shared_link_note(links: &[LinkFinding], passes: &[Pass], shared: bool) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Report;
 
     #[test]
     fn the_limiting_controller_is_named_with_its_share() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/report/demo/report.json");
-        let mut r: Report = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let mut r = crate::report::fixture("demo");
         assert_eq!(controller_sentence(&r.passes), None, "no controllers known");
         let row = |pci: &str, disks: &[&str], kept: f64, limited: bool| ControllerRow {
             pci: pci.into(),
@@ -979,12 +977,11 @@ mod tests {
 mod notes_tests {
     use crate::document::Document;
     use crate::judge::groups::GroupPath;
-    use crate::report::{GroupRow, Report};
+    use crate::report::GroupRow;
 
     #[test]
     fn a_group_sharing_a_limit_reaches_the_run_document_as_notes() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/report/demo/report.json");
-        let mut r: Report = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let mut r = crate::report::fixture("demo");
         let par =
             r.passes.iter_mut().find(|p| p.kind == crate::measure::PassKind::Parallel).unwrap();
         let disks: Vec<String> = par.disks.iter().take(2).map(|d| d.path.clone()).collect();

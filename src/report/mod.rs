@@ -500,3 +500,11 @@ impl Report {
         self.disks.iter().find(|d| d.path == path)
     }
 }
+
+/// The recorded check `fixtures/report/NAME/report.json`, for the tests.
+#[cfg(test)]
+pub fn fixture(name: &str) -> Report {
+    let at = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("fixtures/report/{name}/report.json"));
+    serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap()
+}
