@@ -58,6 +58,19 @@ fn valid_ocp(py: &Path, path: &Path) -> Vec<Value> {
     text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
+/// `arrayburn ARGS` on `devs` (a burn-in, a verify or a soak, no SMART,
+/// no speed judged) writing its OCP stream to `ocp`: ended with a verdict
+/// (0 or 3), the stream valid, its lines.
+fn burned_ocp(py: &Path, args: &[&str], devs: &[&str], ocp: &str) -> Vec<Value> {
+    let mut a = args.to_vec();
+    a.extend(["--smart", "off", "--progress", "none", "--ocp-diag", ocp]);
+    a.extend(NO_SPEED_JUDGED);
+    a.extend(devs);
+    let out = printed(&a);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+    valid_ocp(py, Path::new(ocp))
+}
+
 /// The artifacts of `kind` in a stream (`testRunEnd`, `diagnosis`, ...).
 fn of<'a>(stream: &'a [Value], kind: &str) -> Vec<&'a Value> {
     let inner = |a: &'a Value| {
@@ -154,13 +167,8 @@ fn the_ocp_diag_streams_of_a_burn_in_its_verify_and_an_inspection_validate() {
     let st = state.path().to_str().unwrap();
     let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let (burn, verify, inspect) = (at("burn.jsonl"), at("verify.jsonl"), at("inspect.jsonl"));
-    let mut a = vec!["burnin", "--state", st, "--destructive", "--yes", "--passes", "1"];
-    a.extend(["--smart", "off", "--progress", "none", "--ocp-diag", &burn]);
-    a.extend(NO_SPEED_JUDGED);
-    a.extend(&devs);
-    let out = printed(&a);
-    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
-    let stream = valid_ocp(&py, Path::new(&burn));
+    let a = ["burnin", "--state", st, "--destructive", "--yes", "--passes", "1"];
+    let stream = burned_ocp(&py, &a, &devs, &burn);
     assert_eq!(of(&stream, "testRunStart")[0]["name"], "arrayburn burnin");
     let passes: Vec<_> =
         of(&stream, "measurement").into_iter().filter(|m| m["name"] == "passes_done").collect();
@@ -174,13 +182,7 @@ fn the_ocp_diag_streams_of_a_burn_in_its_verify_and_an_inspection_validate() {
     assert!(bad.len() == 2 && bad.iter().all(|m| m["value"] == 0), "{bad:?}");
     assert!(diagnoses(&stream).iter().all(|(_, k, _)| k != "FAIL"));
 
-    let mut a = vec!["burnin", "--verify", "--state", st, "--smart", "off", "--progress", "none"];
-    a.extend(["--ocp-diag", &verify]);
-    a.extend(NO_SPEED_JUDGED);
-    a.extend(&devs);
-    let out = printed(&a);
-    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
-    let stream = valid_ocp(&py, Path::new(&verify));
+    let stream = burned_ocp(&py, &["burnin", "--verify", "--state", st], &devs, &verify);
     assert_eq!(of(&stream, "testRunStart")[0]["name"], "arrayburn verify");
     assert_eq!(of(&stream, "testStepStart")[0]["name"], "verify");
 
@@ -188,13 +190,8 @@ fn the_ocp_diag_streams_of_a_burn_in_its_verify_and_an_inspection_validate() {
     // held to that, as the run holds them, not to the passes it could not
     // reach.
     let soak = at("soak.jsonl");
-    let mut a = vec!["burnin", "--read-only", "--duration", "1s", "--state", st];
-    a.extend(["--smart", "off", "--progress", "none", "--ocp-diag", &soak]);
-    a.extend(NO_SPEED_JUDGED);
-    a.extend(&devs);
-    let out = printed(&a);
-    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
-    let stream = valid_ocp(&py, Path::new(&soak));
+    let a = ["burnin", "--read-only", "--duration", "1s", "--state", st];
+    let stream = burned_ocp(&py, &a, &devs, &soak);
     assert_eq!(of(&stream, "testStepStart")[0]["name"], "soak");
     for m in of(&stream, "measurement").into_iter().filter(|m| m["name"] == "passes_done") {
         let floor = &m["validators"][0]["value"];
