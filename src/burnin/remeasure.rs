@@ -335,7 +335,7 @@ pub fn burst(job: &BurnJob, len: u64) -> DiskBurn {
 }
 
 /// Nothing found: no bad block, no hang, the device still there.
-fn clean(b: &DiskBurn) -> bool {
+pub fn clean(b: &DiskBurn) -> bool {
     b.total_bad() == 0 && b.hung.is_none() && !b.device_gone
 }
 

@@ -538,12 +538,13 @@ fn heat(d: &BurnFacts) -> Rule {
 fn slow(d: &BurnFacts, (write, verify): (Option<f64>, Option<f64>), th: &Thresholds) -> Rule {
     let mut slow: Vec<String> = (below(d, (write, verify), th).into_iter())
         .filter_map(|(what, p, again)| match again {
-            Some((beside, a)) if a.verdict == Verdict::Slow => Some(format!(
+            Some((beside, Some(a))) if a.verdict == Verdict::Slow => Some(format!(
                 "{what} speed {p:.0}% of its peers' with every disk at once, {} of {beside}'s re-measured alone in turn",
                 against_words(&a)
             )),
             // At its peer's speed alone: the run's shared limit, not the
-            // disk; or not decided there (said as undecided).
+            // disk; or not decided there, or not read there because a
+            // finding on either disk ended the turns (said as undecided).
             Some(_) => None,
             // A stop cut it short before it could be re-measured: a stop
             // is never a finding.
@@ -570,11 +571,19 @@ fn undecided(
 ) -> Option<String> {
     let said: Vec<String> = (below(d, (write, verify), th).into_iter())
         .filter_map(|(what, p, again)| {
-            let (beside, a) = again.filter(|(_, a)| a.verdict == Verdict::Unsure)?;
+            let (beside, a) = again?;
+            let Some(a) = a else {
+                return Some(format!(
+                    "{what} speed {p:.0}% of its peers' with every disk at once, its re-measurement beside {beside} ended by a finding before this phase was compared"
+                ));
+            };
+            if a.verdict != Verdict::Unsure {
+                return None;
+            }
             let why = match a.turns < BATCH {
                 true => format!(
-                    "too few to decide in the time a re-measurement may take (the burning's own, at most {})",
-                    crate::units::human_duration(MOST)
+                    "too few to decide in the time a re-measurement may take (the burning's own, at most {} min)",
+                    MOST.as_secs() / 60
                 ),
                 false => format!("straddling {:.0}%", th.slow_pct),
             };
@@ -588,8 +597,9 @@ fn undecided(
 }
 
 /// A phase the disk was slow in with every disk at once: its name, its %
-/// of its peers' median, and (the peer, what it found) where re-measured.
-type Below<'a> = (&'static str, f64, Option<(&'a str, Against)>);
+/// of its peers' median, and (the peer, what it found in that phase; None
+/// where a finding ended the turns first) where re-measured.
+type Below<'a> = (&'static str, f64, Option<(&'a str, Option<Against>)>);
 
 /// The phases where the disk was under `slow_pct` of its peers' median,
 /// each with what its re-measurement found, where it was re-measured.
@@ -599,7 +609,7 @@ fn below<'a>(
     th: &Thresholds,
 ) -> Vec<Below<'a>> {
     let again = |pick: fn(&Remeasured) -> Option<Against>| {
-        d.remeasured.as_ref().and_then(|r| Some((r.beside.as_str(), pick(r)?)))
+        d.remeasured.as_ref().map(|r| (r.beside.as_str(), pick(r)))
     };
     [("write", write, again(|r| r.write)), ("verify", verify, again(|r| r.verify))]
         .into_iter()
@@ -760,6 +770,12 @@ mod tests {
         let why = unsure.undecided.unwrap();
         assert!(why.contains("re-measured alone in turn, straddling 92%"), "{why}");
         assert!(words(with(None)).starts_with("write speed 70% of its peers',"));
+        // Turns its peer's finding ended before any was compared: its
+        // speed is not blamed, and the words say why.
+        let cut = with(Some(Remeasured::of("/dev/sdz", &[], &th)));
+        assert_eq!(cut.action, None);
+        let why = cut.undecided.unwrap();
+        assert!(why.contains("beside /dev/sdz ended by a finding before this phase"), "{why}");
         // Fewer turns than a batch (the time a re-measurement may take ran
         // out) decide nothing, however alike they are, and say so.
         for short in [&[0.70, 0.70, 0.70][..], &[1.0, 1.0]] {

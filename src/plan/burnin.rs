@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::burnin::block::{BLOCK, Pattern};
 use crate::burnin::record::{DiskBurn, Span};
-use crate::burnin::remeasure::{MOST, Turn, in_rounds, of_pair};
+use crate::burnin::remeasure::{MOST, Turn, clean, in_rounds, of_pair};
 use crate::burnin::resume::Proof;
 use crate::burnin::smart::TestKind;
 use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
@@ -172,9 +172,8 @@ impl BurnPlan {
             let job = self.job((disk, &on), &live, None, stop);
             let b = crate::burnin::remeasure::burst(&job, (c.after_bytes / 2).min(1 << 30));
             run.disks[d].burn.absorb(&b);
-            let clean = b.total_bad() == 0 && b.hung.is_none() && !b.device_gone;
             if let (true, Some(mb_per_s)) =
-                (clean && !stop.is_set(), speed(b.written_bytes, b.write_s))
+                (clean(&b) && !stop.is_set(), speed(b.written_bytes, b.write_s))
             {
                 let recovery = Recovery { idle_s, bytes: b.written_bytes, mb_per_s };
                 run.disks[d].recovery = Some(recovery);
@@ -223,7 +222,7 @@ impl BurnPlan {
         let began = Instant::now();
         let rounds = in_rounds(&jobs, &local, (self.read_only, &guess), budget, &decided);
         tell!(
-            "arrayburn burnin: re-measured in {} ({} turn(s) of {} disk(s))",
+            "arrayburn burnin: re-measured in {} ({} turn(s) compared, of {} disk(s))",
             crate::units::human_duration(began.elapsed()),
             rounds.turns.len(),
             disks.len()
@@ -234,6 +233,10 @@ impl BurnPlan {
         for (k, &(d, _)) in pairs.iter().enumerate() {
             if rounds.whole[k] {
                 run.disks[d].remeasured = Some(judged(k, &of_pair(&rounds.turns, local[k])));
+            } else if clean(&rounds.found[local[k].0]) && !stop.is_set() {
+                // Its peer's finding ended its turns: nothing compared, and
+                // its speed not blamed (the peer's finding is the peer's).
+                run.disks[d].remeasured = Some(judged(k, &[]));
             }
         }
     }
