@@ -498,13 +498,17 @@ fn the_maas_script_carries_its_metadata_and_its_output_is_a_result_the_report_re
     std::fs::create_dir_all(&collected).unwrap();
     let result = dir.path().join("result.yaml");
     let devices = format!("{} {} {}", d[0].dev, d[1].dev, bad.dev);
-    let out = Command::new("bash")
-        .arg(&script)
-        .env("ARRAYBURN", bin())
-        .env("ARRAYBURN_DEVICES", &devices)
-        .env("ARRAYBURN_ARGS", "-s 1.5s")
-        .env("RESULT_PATH", &result)
-        .output_within(RUN);
+    // The script as MAAS runs it, with arrayburn's arguments `args`.
+    let maas = |args: &str| {
+        Command::new("bash")
+            .arg(&script)
+            .env("ARRAYBURN", bin())
+            .env("ARRAYBURN_DEVICES", &devices)
+            .env("ARRAYBURN_ARGS", args)
+            .env("RESULT_PATH", &result)
+            .output_within(RUN)
+    };
+    let out = maas("-s 1.5s");
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "a disk to act on fails the test script");
     // Its standard output, downloaded as MAAS keeps it, is the result.
@@ -513,13 +517,7 @@ fn the_maas_script_carries_its_metadata_and_its_output_is_a_result_the_report_re
     assert!(status.starts_with("status: failed\n"), "{status}");
     assert!(status.contains("exit_status: 1") && status.contains(&bad.dev), "{status}");
     // A refusal fails the script with arrayburn's own line as the verdict.
-    let out = Command::new("bash")
-        .arg(&script)
-        .env("ARRAYBURN", bin())
-        .env("ARRAYBURN_DEVICES", &devices)
-        .env("ARRAYBURN_ARGS", "-s 1s")
-        .env("RESULT_PATH", &result)
-        .output_within(RUN);
+    let out = maas("-s 1s");
     assert_eq!(out.status.code(), Some(1));
     let status = std::fs::read_to_string(&result).unwrap();
     assert!(status.starts_with("status: failed\n"), "{status}");
