@@ -203,6 +203,15 @@ pub trait OwnedIo: Send {
         (0..count).map(|_| AlignedBuf::new(len)).collect()
     }
 
+    /// `count` buffers of `len` bytes for reads whose data nobody looks
+    /// at. An engine that hands the kernel each request's address
+    /// (io_uring) lends views of one memory ([`AlignedBuf::discard`]);
+    /// one that reads through a slice of the buffer (the psync thread)
+    /// lends buffers of their own, as [`Self::lend`] does.
+    fn lend_discard(&mut self, count: usize, len: usize) -> Vec<AlignedBuf> {
+        self.lend(count, len)
+    }
+
     /// A stop or a hang: waits at most `within` for what is in flight; what
     /// is still in flight then is left to the kernel (its buffers are never
     /// handed back) and no later request starts before it ends.

@@ -73,6 +73,13 @@ impl Sweep {
         self.io.lend(count, len)
     }
 
+    /// `count` buffers of `len` bytes for reads whose data nobody looks
+    /// at: through io_uring, views of one memory every such read of the
+    /// process lands in ([`OwnedIo::lend_discard`]).
+    pub fn discard_buffers(&mut self, count: usize, len: usize) -> Vec<AlignedBuf> {
+        self.io.lend_discard(count, len)
+    }
+
     /// Requests started and not yet handed back.
     pub fn in_flight(&self) -> usize {
         self.order.len()

@@ -93,6 +93,27 @@ impl OwnedRing {
         Ok(ring)
     }
 
+    /// Registers `bufs` with the ring, unless it has registered some
+    /// already (once per ring).
+    fn register(&mut self, bufs: &[AlignedBuf]) {
+        if !self.registered.is_empty() || bufs.is_empty() {
+            return;
+        }
+        let iovecs: Vec<nix::libc::iovec> = bufs
+            .iter()
+            .map(|b| nix::libc::iovec { iov_base: b.as_ptr().cast(), iov_len: b.len() })
+            .collect();
+        // SAFETY: the kernel pins the buffers' pages and holds them until
+        // the ring unregisters them (or is torn down), whatever becomes of
+        // the allocations; a registered buffer is written or read only by
+        // a request on that very buffer, alive in its slot (a discard
+        // buffer's memory is the process's for its life, and only the
+        // kernel writes it).
+        if unsafe { self.ring.submitter().register_buffers(&iovecs) }.is_ok() {
+            self.registered = bufs.iter().map(AlignedBuf::id).collect();
+        }
+    }
+
     /// Pushes `entry` and submits it.
     ///
     /// SAFETY: any buffer `entry` names must stay valid until its
@@ -352,20 +373,15 @@ impl OwnedIo for OwnedRing {
     /// (its id), so a buffer dropped meanwhile is never written through.
     fn lend(&mut self, count: usize, len: usize) -> Vec<AlignedBuf> {
         let bufs: Vec<AlignedBuf> = (0..count).map(|_| AlignedBuf::new(len)).collect();
-        if !self.registered.is_empty() || bufs.is_empty() {
-            return bufs;
-        }
-        let iovecs: Vec<nix::libc::iovec> = bufs
-            .iter()
-            .map(|b| nix::libc::iovec { iov_base: b.as_ptr().cast(), iov_len: b.len() })
-            .collect();
-        // SAFETY: the kernel pins the buffers' pages and holds them until
-        // the ring unregisters them (or is torn down), whatever becomes of
-        // the allocations; a registered buffer is written or read only by
-        // a request on that very buffer, alive in its slot.
-        if unsafe { self.ring.submitter().register_buffers(&iovecs) }.is_ok() {
-            self.registered = bufs.iter().map(AlignedBuf::id).collect();
-        }
+        self.register(&bufs);
+        bufs
+    }
+
+    /// Views of one memory, registered once as one buffer: every read in
+    /// flight lands in it.
+    fn lend_discard(&mut self, count: usize, len: usize) -> Vec<AlignedBuf> {
+        let bufs: Vec<AlignedBuf> = (0..count).map(|_| AlignedBuf::discard(len)).collect();
+        self.register(&bufs[..bufs.len().min(1)]);
         bufs
     }
 
@@ -458,5 +474,32 @@ mod tests {
         let mut plain = vec![0u8; 16384];
         std::os::unix::fs::FileExt::read_exact_at(&f, &mut plain, 0).unwrap();
         assert!(plain[..8192].iter().all(|x| *x == 1) && plain[8192..].iter().all(|x| *x == 2));
+    }
+
+    #[test]
+    fn every_read_on_discard_buffers_lands_in_one_registered_memory() {
+        if !super::super::uring_available() {
+            eprintln!("no io_uring in this kernel: skipped");
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("disk");
+        std::fs::write(&path, vec![9u8; 4 * 8192]).unwrap();
+        let f = File::open(&path).unwrap();
+        let bounds = Bounds::new(&StopFlag::default(), Duration::from_secs(60));
+        let mut ring = OwnedRing::new(&f, 4, &bounds).unwrap();
+        let lent = ring.lend_discard(4, 8192);
+        assert_eq!(ring.registered, vec![lent[0].id()], "one memory, registered once");
+        assert!(lent.iter().all(|b| b.as_ptr() == lent[0].as_ptr()));
+        // Four reads in flight at once, each at its own offset, all into it.
+        for (k, b) in lent.into_iter().enumerate() {
+            ring.start(Direction::Read, b, 8192, k as u64 * 8192).unwrap();
+        }
+        let mut landed = Vec::new();
+        while let Some(done) = ring.wait(Until::Stop).unwrap() {
+            landed.push((done.offset, done.result.unwrap()));
+        }
+        landed.sort_unstable();
+        assert_eq!(landed, (0..4).map(|k| (k * 8192, 8192)).collect::<Vec<_>>());
     }
 }

@@ -215,7 +215,7 @@ impl PassSpec {
         sweeps: &SweepFactory,
     ) -> std::io::Result<ReadJob> {
         let (mut sweep, probe) = sweeps(disk)?;
-        let buffers = sweep.buffers(sweep.depth(), self.block as usize);
+        let buffers = sweep.discard_buffers(sweep.depth(), self.block as usize);
         Ok(ReadJob {
             origin: fraction_of(g.size, reader as u64, readers as u64),
             spots: self.spots,

@@ -205,7 +205,7 @@ pub fn random_reads(
         Chunks::span(from, from + block, block).next().expect("a block")
     };
     let mut run = RandomRun::new(depth);
-    let mut free = sweep.buffers(depth, block as usize);
+    let mut free = sweep.discard_buffers(depth, block as usize);
     let began = Instant::now();
     let mut last = began;
     loop {

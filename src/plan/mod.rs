@@ -758,37 +758,35 @@ pub fn check_output_path(flag: &str, p: &Path) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// Refuses buffers beyond the memory the run may have: each engine holds
-/// its queue depth of blocks (and one for pinpointing with io_uring), one
-/// engine per disk in the parallel pass and one per reader in the seek
-/// pass.
+/// Refuses buffers beyond the memory the run may have. Each reader (one
+/// per disk in the passes, `--seek-readers` per disk in the seek pass)
+/// holds a block: psync reads into it, io_uring pinpoints a failed read
+/// with it. Through io_uring every read lands in the one block of its size
+/// the process keeps ([`crate::device::buffer::AlignedBuf::discard`]: nobody looks
+/// at what the check reads), so the depth asks for no more; the random
+/// reads likewise, through psync a block per disk.
 fn check_memory(s: &Settings, disks: usize) -> Result<(), PlanError> {
-    let per_engine = match s.engine {
-        EngineKind::IoUring => s.queue_depth as u64 + 1,
-        _ => 1,
+    let uring = s.engine == EngineKind::IoUring;
+    let readers = s.seek_readers.unwrap_or(1) as u64 * disks as u64;
+    let block = crate::units::human_bytes_binary(s.block);
+    let need = (readers + u64::from(uring)) * s.block;
+    let what = if uring {
+        format!("{block} for each of {readers} reader(s) and one every read lands in")
+    } else {
+        format!("{block} for each of {readers} reader(s)")
     };
-    let readers = s.seek_readers.unwrap_or(1) as u64;
-    let need = per_engine * s.block * readers * disks as u64;
-    let what = format!(
-        "{per_engine} × {} per reader, {readers} reader(s) on each of {disks} disk(s)",
-        crate::units::human_bytes_binary(s.block)
-    );
-    let flags = format!(
-        "--block {} --queue-depth {}",
-        crate::units::human_bytes_binary(s.block),
-        s.queue_depth
-    );
-    crate::memory::refuse_beyond(need, &what, (&flags, "--block or --queue-depth"))
-        .map_err(PlanError::BadValue)?;
-    // The random reads come after the passes, every disk at its deepest
-    // depth at once (the neighbour pass's load is shallower).
+    let flags = format!("--block {block}");
+    crate::memory::refuse_beyond(need, &what, (&flags, "--block")).map_err(PlanError::BadValue)?;
     let Some(r) = s.random.as_ref().or(s.vibration.as_ref()) else { return Ok(()) };
-    let deepest =
-        r.depths.iter().copied().max().unwrap_or(1).max(crate::measure::LOAD_DEPTH) as u64;
+    let blocks = if uring { 1 } else { disks as u64 };
     let shown = crate::units::human_bytes_binary(r.block);
-    let what = format!("{deepest} × {shown} on each of {disks} disk(s)");
+    let what = if uring {
+        format!("one {shown} every random read lands in")
+    } else {
+        format!("{shown} on each of {disks} disk(s)")
+    };
     crate::memory::refuse_beyond(
-        deepest * r.block * disks as u64,
+        blocks * r.block,
         &what,
         (&format!("--random-block {shown}"), "--random-block"),
     )
