@@ -1,6 +1,7 @@
-//! How much memory a run's I/O buffers may take. Buffers are the queue
-//! depth and a few more, times the block, per disk and pass: `--queue-depth
-//! 64 --block 64m` on a 24-disk shelf asks for 100 GiB. A run that cannot have them is refused
+//! How much memory a run's I/O buffers may take. A burn-in's are the queue
+//! depth and one more, times the block, per disk: `--queue-depth 64 --block
+//! 64m` on a 24-disk shelf asks for 100 GiB (a check's reads all land in one
+//! block, and each disk holds one more). A run that cannot have them is refused
 //! before it starts, with the figure, rather than killed by the OOM killer
 //! halfway (the kernel's or a cgroup's: a systemd unit or a container sets
 //! one).
