@@ -137,6 +137,25 @@ fn bad_options_are_refused() {
 }
 
 #[test]
+fn a_block_no_disk_holds_is_refused_naming_the_smallest_disk_and_what_fits() {
+    // A random block of 1 GiB on 64 MiB disks failed every random read and
+    // told the user to return every healthy disk: refused before any read.
+    need_root!();
+    let _l = device_lock();
+    let (big, small) = (loop_disk(&Spec::shm(16 << 20)), loop_disk(&Spec::shm(8 << 20)));
+    let (b, s) = (big.dev.as_str(), small.dev.as_str());
+    let fits = format!("does not fit {s}, which holds 8 MiB (8388608 bytes): give at most 8388608 bytes");
+    refused(&["--random", "--random-block", "1g", b, s], &format!("--random-block 1 GiB {fits}"));
+    refused(&["--block", "16m", b, s], &format!("--block 16 MiB {fits}"));
+    // What fits the smallest disk is taken.
+    let out = arrayburn(&["check", "-s", "1.5s", "--passes", "serial", "--block", "8m", b, s])
+        .output_within(RUN);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("serial {s}: ")), "{err}");
+}
+
+#[test]
 fn a_command_line_clap_cannot_take_is_one_line_with_the_way_out() {
     for (args, says) in [
         (&["check", "--bogus"][..], "unexpected argument '--bogus' found; tip: "),

@@ -517,7 +517,7 @@ fn check_random_block(block: u64, devices: &[BlockDevice]) -> Result<(), PlanErr
             )));
         }
     }
-    Ok(())
+    check_fits("--random-block", block, devices)
 }
 
 /// `--rated FILE`'s ratings, then the built-in ones; a file that cannot be
@@ -818,7 +818,26 @@ fn check_devices(block: u64, devices: &[BlockDevice]) -> Result<(), PlanError> {
             )));
         }
     }
-    Ok(())
+    check_fits("--block", block, devices)
+}
+
+/// A read size every disk holds at least once: a larger one reads nothing
+/// whole (a random read of it fails on every disk, and a pass would time
+/// a cut-short read), so it is refused before any disk is read, naming the
+/// smallest disk and the largest size that fits it.
+fn check_fits(flag: &str, block: u64, devices: &[BlockDevice]) -> Result<(), PlanError> {
+    let Some(d) = devices.iter().min_by_key(|d| d.identity.size_bytes) else { return Ok(()) };
+    let size = d.identity.size_bytes;
+    if block <= size {
+        return Ok(());
+    }
+    let human = crate::units::human_bytes_binary;
+    Err(PlanError::Unfit(format!(
+        "{flag} {} does not fit {}, which holds {} ({size} bytes): give at most {size} bytes, or leave {flag} out for its default",
+        human(block),
+        d.given,
+        human(size),
+    )))
 }
 
 fn open(d: &BlockDevice) -> Result<File, PlanError> {
