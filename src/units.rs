@@ -47,12 +47,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         total += v * factor;
         rest = tail.trim_start();
     }
-    if total > 0.0 && total.is_finite() {
-        Ok(Duration::from_secs_f64(total))
-    } else {
-        Err(format!("'{text}' is not a positive duration; {hint}"))
+    if !(total > 0.0 && total.is_finite()) {
+        return Err(format!("'{text}' is not a positive duration; {hint}"));
     }
+    if total > LONGEST.as_secs_f64() {
+        return Err(format!(
+            "'{text}' is longer than arrayburn waits for anything: give at most {}h (10 years)",
+            LONGEST.as_secs() / 3600
+        ));
+    }
+    Ok(Duration::from_secs_f64(total))
 }
+
+/// The longest duration any flag takes: ten years. Beyond it no run or
+/// wait makes sense, and a clock plus a far larger one overflows (a panic
+/// where a one-line refusal belongs).
+pub const LONGEST: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
 /// A duration as [`parse_duration`] takes it, or `0`: none.
 pub fn parse_duration_or_zero(text: &str) -> Result<Duration, String> {
@@ -63,7 +73,13 @@ pub fn parse_duration_or_zero(text: &str) -> Result<Duration, String> {
 /// number is milliseconds (`500`), and a duration with its unit is taken
 /// too (`500ms`, `2s`).
 pub fn parse_ms(text: &str) -> Result<u64, String> {
+    let longest = LONGEST.as_millis() as u64;
     if let Ok(ms) = text.trim().parse::<u64>() {
+        if ms > longest {
+            return Err(format!(
+                "'{text}' ms is longer than arrayburn waits for anything: give at most {longest} (10 years)"
+            ));
+        }
         return Ok(ms);
     }
     let d = parse_duration(text).map_err(|e| format!("{e} (a bare number is milliseconds)"))?;
@@ -135,6 +151,17 @@ pub fn ctime(t: SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duration_past_ten_years_is_refused_not_a_panic() {
+        for text in ["99999999999999999999s", "87601h", "1e300", "5256001m"] {
+            let e = parse_duration(text).unwrap_err();
+            assert!(e.contains("give at most 87600h"), "{text}: {e}");
+        }
+        assert_eq!(parse_duration("87600h"), Ok(LONGEST));
+        assert!(parse_ms("18446744073709551615").unwrap_err().contains("give at most"));
+        assert!(parse_ms("99999999999999999999ms").is_err());
+    }
 
     #[test]
     fn a_ms_flag_takes_a_bare_number_or_a_unit() {

@@ -2,6 +2,7 @@
 //! written, before any I/O.
 
 use std::path::Path;
+use std::time::Duration;
 
 use arrayburn::device::lock::holders_of_file;
 
@@ -577,4 +578,104 @@ fn a_device_path_with_terminal_escapes_is_shown_escaped_everywhere() {
         assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'), "{what} holds the raw bytes: {s}");
         assert!(s.contains("disk\\x1b]0;pwned\\x07"), "{what} does not name the disk: {s}");
     }
+}
+
+/// Values past what any numeric or duration flag takes.
+fn huge_values(arg: &clap::Arg) -> &'static [&'static str] {
+    use std::any::TypeId;
+    let ty = arg.get_value_parser().type_id();
+    if ty == TypeId::of::<std::time::Duration>() {
+        // 1e20 s overflowed the parser; 87600h is the most it takes, and
+        // a clock plus that is the next place to overflow.
+        &["99999999999999999999s", "87600h", "99999999999999999999", "87599h59m"]
+    } else if ty == TypeId::of::<f64>() {
+        &["1e308", "99999999999999999999", "NaN", "inf"]
+    } else if [TypeId::of::<u8>(), TypeId::of::<u16>(), TypeId::of::<u32>()].iter().any(|t| ty == *t)
+        || [TypeId::of::<u64>(), TypeId::of::<usize>(), TypeId::of::<i64>()].iter().any(|t| ty == *t)
+    {
+        &["99999999999999999999", "18446744073709551615", "4294967295", "15e"]
+    } else {
+        &[]
+    }
+}
+
+/// Every numeric and duration flag of every command that takes disks or
+/// results, at values past what the tool takes: a one-line refusal or a
+/// run, never a panic (exit 101 and a backtrace). A flag that needs
+/// another is given it as clap asks; a run that goes on is stopped as
+/// Ctrl-C would.
+#[test]
+fn no_value_of_a_numeric_or_duration_flag_panics() {
+    use clap::CommandFactory;
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 8 << 20);
+    let dir = tempdir();
+    let (a, b) = (d[0].dev.as_str(), d[1].dev.as_str());
+    let state = dir.path().join("state").display().to_string();
+    let recorded = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/report/demo/report.json");
+    let cli = arrayburn::cli::Cli::command();
+    let mut tried = Vec::new();
+    for sub in cli.get_subcommands() {
+        let base: Vec<&str> = match sub.get_name() {
+            "check" => vec!["check", "--progress", "none", "-s", "1.5s", "--passes", "serial", a, b],
+            "inspect" => vec!["inspect", a, b],
+            "burnin" => vec!["burnin", "--destructive", "--yes", "--state", &state, a, b],
+            "report" => vec!["report", recorded],
+            "list" => vec!["list"],
+            "locate" => vec!["locate", a],
+            // demo builds its own disks through check's flags; iozone parses
+            // its own (tests/iozone.rs); completions, man, help take no number.
+            _ => continue,
+        };
+        for arg in sub.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            for value in huge_values(arg) {
+                let flag = format!("--{long}");
+                let mut args: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+                args.extend([flag.clone(), value.to_string()]);
+                let out = run_unless_it_needs(sub, &mut args, dir.path());
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+                assert!(!err.contains("panicked"), "{args:?}: {err}");
+                tried.push(flag);
+            }
+        }
+    }
+    for flag in ["--io-timeout", "--random-time", "--spin-up-timeout", "--wait-for-disks", "--idle"] {
+        assert!(tried.iter().any(|t| t == flag), "{flag} was not tried: {tried:?}");
+    }
+    for flag in ["--notify-timeout", "--sample", "--duration", "--buckets", "--max-errors"] {
+        assert!(tried.iter().any(|t| t == flag), "{flag} was not tried: {tried:?}");
+    }
+}
+
+/// Runs `arrayburn ARGS` in `cwd`, adding what clap says is required (a
+/// flag of the same command, with its first value or 1) up to three times;
+/// a run still going after 3 s is interrupted.
+fn run_unless_it_needs(sub: &clap::Command, args: &mut Vec<String>, cwd: &Path) -> std::process::Output {
+    for _ in 0..4 {
+        let mut child = arrayburn(&args.iter().map(String::as_str).collect::<Vec<_>>())
+            .current_dir(cwd)
+            .start();
+        let out = if wait_for(Duration::from_secs(3), || child.has_exited()) {
+            child.wait(RUN)
+        } else {
+            child.interrupt(RUN).0
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        let Some(needed) = err.split("required arguments were not provided:").nth(1) else {
+            return out;
+        };
+        let Some(name) = needed.split_whitespace().find_map(|w| w.strip_prefix("--")) else {
+            return out;
+        };
+        let Some(arg) = sub.get_arguments().find(|a| a.get_long() == Some(name)) else { return out };
+        args.insert(1, format!("--{name}"));
+        if arg.get_action().takes_values() {
+            let first = arg.get_possible_values().first().map(|v| v.get_name().to_string());
+            args.insert(2, first.unwrap_or_else(|| "1".into()));
+        }
+    }
+    panic!("{args:?}: still asks for more flags")
 }
