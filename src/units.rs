@@ -154,7 +154,7 @@ mod tests {
 
     #[test]
     fn a_duration_past_ten_years_is_refused_not_a_panic() {
-        for text in ["99999999999999999999s", "87601h", "1e300", "5256001m"] {
+        for text in ["99999999999999999999s", "87601h", "99999999999999999999", "5256001m"] {
             let e = parse_duration(text).unwrap_err();
             assert!(e.contains("give at most 87600h"), "{text}: {e}");
         }
