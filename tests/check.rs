@@ -347,6 +347,16 @@ fn interrupted_by(signal: nix::sys::signal::Signal, every: bool, t: &Throttle, d
     assert_schema(&serde_json::from_slice(&bytes).unwrap());
     let v: Report = serde_json::from_slice(&bytes).unwrap();
     assert!(v.header.interrupted, "{signal}");
+    // No health word for a run stopped with 2 of 3 disks unread: what was
+    // read, what was not and which passes did not run.
+    assert_eq!(v.summary.verdict, ArrayVerdict::Interrupted, "{signal}");
+    let (a, b, c) = (&d[0].dev, &d[1].dev, &d[2].dev);
+    let said = format!(
+        "INTERRUPTED: partial results, health not claimed. Read before the stop: {a}; not read: {b} and {c}; stopped in or after the serial pass; not run: the parallel pass."
+    );
+    assert!(v.summary.message.starts_with(&said), "{signal}: {}", v.summary.message);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("HEALTHY") && !text.contains("NOT JUDGED"), "{signal}: {text}");
     let serial = disk_rows(&v, "serial");
     assert_eq!(serial.len(), 1, "{signal}: only the first disk had started");
     assert!(serial[0].bytes > 0);

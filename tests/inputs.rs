@@ -145,7 +145,8 @@ fn a_block_no_disk_holds_is_refused_naming_the_smallest_disk_and_what_fits() {
     let _l = device_lock();
     let (big, small) = (loop_disk(&Spec::shm(16 << 20)), loop_disk(&Spec::shm(8 << 20)));
     let (b, s) = (big.dev.as_str(), small.dev.as_str());
-    let fits = format!("does not fit {s}, which holds 8 MiB (8388608 bytes): give at most 8388608 bytes");
+    let fits =
+        format!("does not fit {s}, which holds 8 MiB (8388608 bytes): give at most 8388608 bytes");
     refused(&["--random", "--random-block", "1g", b, s], &format!("--random-block 1 GiB {fits}"));
     refused(&["--block", "16m", b, s], &format!("--block 16 MiB {fits}"));
     // What fits the smallest disk is taken.
@@ -590,8 +591,12 @@ fn huge_values(arg: &clap::Arg) -> &'static [&'static str] {
         &["99999999999999999999s", "87600h", "99999999999999999999", "87599h59m"]
     } else if ty == TypeId::of::<f64>() {
         &["1e308", "99999999999999999999", "NaN", "inf"]
-    } else if [TypeId::of::<u8>(), TypeId::of::<u16>(), TypeId::of::<u32>()].iter().any(|t| ty == *t)
-        || [TypeId::of::<u64>(), TypeId::of::<usize>(), TypeId::of::<i64>()].iter().any(|t| ty == *t)
+    } else if [TypeId::of::<u8>(), TypeId::of::<u16>(), TypeId::of::<u32>()]
+        .iter()
+        .any(|t| ty == *t)
+        || [TypeId::of::<u64>(), TypeId::of::<usize>(), TypeId::of::<i64>()]
+            .iter()
+            .any(|t| ty == *t)
     {
         &["99999999999999999999", "18446744073709551615", "4294967295", "15e"]
     } else {
@@ -618,7 +623,9 @@ fn no_value_of_a_numeric_or_duration_flag_panics() {
     let mut tried = Vec::new();
     for sub in cli.get_subcommands() {
         let base: Vec<&str> = match sub.get_name() {
-            "check" => vec!["check", "--progress", "none", "-s", "1.5s", "--passes", "serial", a, b],
+            "check" => {
+                vec!["check", "--progress", "none", "-s", "1.5s", "--passes", "serial", a, b]
+            }
             "inspect" => vec!["inspect", a, b],
             "burnin" => vec!["burnin", "--destructive", "--yes", "--state", &state, a, b],
             "report" => vec!["report", recorded],
@@ -642,7 +649,8 @@ fn no_value_of_a_numeric_or_duration_flag_panics() {
             }
         }
     }
-    for flag in ["--io-timeout", "--random-time", "--spin-up-timeout", "--wait-for-disks", "--idle"] {
+    for flag in ["--io-timeout", "--random-time", "--spin-up-timeout", "--wait-for-disks", "--idle"]
+    {
         assert!(tried.iter().any(|t| t == flag), "{flag} was not tried: {tried:?}");
     }
     for flag in ["--notify-timeout", "--sample", "--duration", "--buckets", "--max-errors"] {
@@ -653,7 +661,11 @@ fn no_value_of_a_numeric_or_duration_flag_panics() {
 /// Runs `arrayburn ARGS` in `cwd`, adding what clap says is required (a
 /// flag of the same command, with its first value or 1) up to three times;
 /// a run still going after 3 s is interrupted.
-fn run_unless_it_needs(sub: &clap::Command, args: &mut Vec<String>, cwd: &Path) -> std::process::Output {
+fn run_unless_it_needs(
+    sub: &clap::Command,
+    args: &mut Vec<String>,
+    cwd: &Path,
+) -> std::process::Output {
     for _ in 0..4 {
         let mut child = arrayburn(&args.iter().map(String::as_str).collect::<Vec<_>>())
             .current_dir(cwd)
@@ -670,7 +682,9 @@ fn run_unless_it_needs(sub: &clap::Command, args: &mut Vec<String>, cwd: &Path) 
         let Some(name) = needed.split_whitespace().find_map(|w| w.strip_prefix("--")) else {
             return out;
         };
-        let Some(arg) = sub.get_arguments().find(|a| a.get_long() == Some(name)) else { return out };
+        let Some(arg) = sub.get_arguments().find(|a| a.get_long() == Some(name)) else {
+            return out;
+        };
         args.insert(1, format!("--{name}"));
         if arg.get_action().takes_values() {
             let first = arg.get_possible_values().first().map(|v| v.get_name().to_string());

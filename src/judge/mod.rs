@@ -127,8 +127,9 @@ pub enum ArrayVerdict {
     /// briefly, or no peer of its model and size) or decided: health is
     /// not claimed.
     NotJudged,
-    /// A signal stopped a burn-in before it was judged. (A check stopped
-    /// keeps its verdict on what it read; its header says it was stopped.)
+    /// A signal stopped the run before it was judged and nothing it had
+    /// read was a finding: health is not claimed. (A check stopped after a
+    /// finding keeps it: flagged.)
     Interrupted,
 }
 
@@ -166,9 +167,19 @@ impl ArrayVerdict {
     /// A check's verdict from its disks' verdicts in every pass: a slow or
     /// failing disk, or a link below its maximum, is a fault (a fast disk
     /// is marked, not a fault); without one, health needs disks, every one
-    /// compared with peers (`not_compared` none) and none left unsure.
-    pub fn of_check(verdicts: &[Verdict], links: bool, disks: usize, not_compared: usize) -> Self {
+    /// compared with peers (`not_compared` none) and none left unsure; a
+    /// check stopped before it ended (`interrupted`) claims no health, only
+    /// what it found.
+    pub fn of_check(
+        verdicts: &[Verdict],
+        links: bool,
+        (disks, not_compared): (usize, usize),
+        interrupted: bool,
+    ) -> Self {
         let faulty = verdicts.iter().any(|v| v.is_fault()) || links;
+        if interrupted && !faulty {
+            return ArrayVerdict::Interrupted;
+        }
         let unsure = verdicts.contains(&Verdict::Unsure);
         Self::of(faulty, disks > 0 && not_compared == 0 && !unsure)
     }
@@ -223,5 +234,14 @@ mod tests {
         ] {
             assert_eq!(ArrayVerdict::of(faulty, all_compared), want);
         }
+    }
+
+    #[test]
+    fn a_stopped_check_claims_no_health_only_what_it_found() {
+        let (ok, slow) = ([Verdict::Ok, Verdict::Ok], [Verdict::Ok, Verdict::Slow]);
+        assert_eq!(ArrayVerdict::of_check(&ok, false, (2, 0), true), ArrayVerdict::Interrupted);
+        assert_eq!(ArrayVerdict::of_check(&ok, false, (2, 0), false), ArrayVerdict::Healthy);
+        assert_eq!(ArrayVerdict::of_check(&slow, false, (2, 0), true), ArrayVerdict::Flagged);
+        assert_eq!(ArrayVerdict::of_check(&ok, true, (2, 0), true), ArrayVerdict::Flagged);
     }
 }

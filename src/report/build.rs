@@ -126,7 +126,10 @@ pub fn build(on: Checked, read: Measured, info: &RunInfo) -> Report {
         || !shaken.is_empty();
     let rated = (rated, batches);
     let found = (advice, links, below, (random_found, shaken));
-    let mut summary = summarize(&passes, finding, found, (rated, info.interrupted), &th);
+    let stopped = info
+        .interrupted
+        .then(|| what_was_read(on, &passes, (random.is_some(), vibration.is_some())));
+    let mut summary = summarize(&passes, finding, found, (rated, stopped), &th);
     summary.message =
         [summary.message, more_sentences(random.as_ref(), vibration.as_ref())].join("");
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
@@ -504,7 +507,7 @@ fn summarize(
         bool,
         Found,
     ),
-    (rated, interrupted): ((Vec<AgainstRating>, Vec<SlowBatch>), bool),
+    (rated, stopped): ((Vec<AgainstRating>, Vec<SlowBatch>), Option<String>),
     th: &Thresholds,
 ) -> Summary {
     let flagged: Vec<Flag> = passes
@@ -529,8 +532,8 @@ fn summarize(
         verdict: ArrayVerdict::of_check(
             &verdicts,
             !links.is_empty() || own_path,
-            n_disks,
-            not_compared.len(),
+            (n_disks, not_compared.len()),
+            stopped.is_some(),
         ),
         not_compared,
         shared_bottleneck: finding.is_some_and(|f| f.shared_bottleneck),
@@ -549,8 +552,46 @@ fn summarize(
         vibration,
         message: String::new(),
     };
-    s.message = message(&s, passes, interrupted, th);
+    s.message = message(&s, passes, stopped.as_deref(), th);
     s
+}
+
+/// What a stopped check had read, in words: the disks read and not, the
+/// passes run and not (whether the random reads and the neighbour pass
+/// ran).
+fn what_was_read(on: Checked, passes: &[Pass], (random, shaken): (bool, bool)) -> String {
+    let read: BTreeSet<&str> = (passes.iter().flat_map(|p| &p.disks))
+        .filter(|d| d.bytes > 0)
+        .map(|d| d.path.as_str())
+        .collect();
+    let (yes, no): (Vec<String>, Vec<String>) =
+        on.devices.iter().map(|d| d.given.clone()).partition(|g| read.contains(g.as_str()));
+    let s = on.settings;
+    let mut planned: Vec<&str> = match s.passes {
+        crate::cli::Passes::Both => vec!["serial", "parallel"],
+        crate::cli::Passes::Serial => vec!["serial"],
+        crate::cli::Passes::Parallel => vec!["parallel"],
+    };
+    planned.extend(s.seek_readers.map(|_| "seek"));
+    let ran: Vec<&str> = passes.iter().map(|p| p.kind.name()).collect();
+    let mut not_run: Vec<String> =
+        planned.iter().filter(|k| !ran.contains(k)).map(|k| format!("the {k} pass")).collect();
+    not_run.extend((s.random.is_some() && !random).then(|| "the random reads".to_string()));
+    not_run.extend((s.vibration.is_some() && !shaken).then(|| "the neighbour pass".to_string()));
+    let mut out = match (yes.is_empty(), no.is_empty()) {
+        (true, _) => "No disk was read before the stop".to_string(),
+        (false, true) => format!("Read before the stop: {} (every disk)", join_and(&yes)),
+        (false, false) => {
+            format!("Read before the stop: {}; not read: {}", join_and(&yes), join_and(&no))
+        }
+    };
+    if let Some(last) = ran.last() {
+        out += &format!("; stopped in or after the {last} pass");
+    }
+    if !not_run.is_empty() {
+        out += &format!("; not run: {}", join_and(&not_run));
+    }
+    out + "."
 }
 
 /// The disks no pass compared with peers (nor flagged), each once.
@@ -581,10 +622,10 @@ fn conditions_sentence(passes: &[Pass]) -> Option<String> {
 /// The verdict in sentences: interrupted, the verdict and what made it,
 /// the disks not compared and why, those unsure, conditions that moved,
 /// the fast ones, and the array's speed in parallel.
-fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> String {
+fn message(s: &Summary, passes: &[Pass], stopped: Option<&str>, th: &Thresholds) -> String {
     let mut parts = Vec::new();
-    if interrupted {
-        parts.push("INTERRUPTED: partial results.".to_string());
+    if let Some(read) = stopped {
+        parts.push(format!("INTERRUPTED: partial results, health not claimed. {read}"));
     }
     let describe = |f: &&Flag| {
         let pass = f.pass.name();
@@ -595,8 +636,10 @@ fn message(s: &Summary, passes: &[Pass], interrupted: bool, th: &Thresholds) -> 
     };
     let unsure = of(|v| v == Verdict::Unsure);
     let faults = of(|v| !matches!(v, Verdict::Unsure | Verdict::Fast));
-    parts.push(verdict_sentence(s, passes, (faults, &unsure), th));
-    parts.extend(not_compared_sentences(s, passes));
+    parts.extend(verdict_sentence(s, passes, (faults, &unsure), th));
+    if stopped.is_none() {
+        parts.extend(not_compared_sentences(s, passes));
+    }
     if !unsure.is_empty() && (s.verdict == ArrayVerdict::Flagged || !s.not_compared.is_empty()) {
         parts.push(format!("Unsure (neither slow nor cleared): {}.", unsure.join("; ")));
     }
@@ -620,9 +663,9 @@ fn verdict_sentence(
     passes: &[Pass],
     (faults, unsure): (Vec<String>, &[String]),
     th: &Thresholds,
-) -> String {
+) -> Option<String> {
     let n_disks = passes.first().map(|p| p.disks.len()).unwrap_or(0);
-    match s.verdict {
+    Some(match s.verdict {
         ArrayVerdict::Healthy if !s.rated.is_empty() => format!(
             "HEALTHY: no disk below {:.0}% of its peers or {:.0}% of its model's rating, and no read errors ({n_disks} disks, {} judged against their model's rating).",
             th.slow_pct,
@@ -641,13 +684,12 @@ fn verdict_sentence(
             "NOT JUDGED: no disk slow and no read errors, but {} of {n_disks} disks could not be compared with peers, so health is not claimed (exit 3).",
             s.not_compared.len()
         ),
-        // A check's verdict is on what it read (its header says it was
-        // stopped); never one of its own.
-        ArrayVerdict::Interrupted => "NOT JUDGED: stopped before it was judged.".into(),
+        // Said first, with what was read and what was not.
+        ArrayVerdict::Interrupted => return None,
         ArrayVerdict::Flagged => {
             format!("FLAGGED: {}.", flagged_names(s, passes, faults).join("; "))
         }
-    }
+    })
 }
 
 /// What flagged the check, each in words: the disks `faults` names, the

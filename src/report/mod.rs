@@ -419,8 +419,9 @@ pub struct SurfaceProfile {
 pub struct Summary {
     /// `"healthy"` (every disk compared with its peers; none slow, no
     /// failed reads; a fast disk is marked but healthy), `"flagged"` (a disk
-    /// is slow or failed reads), or `"not_judged"` (nothing found, but a
-    /// disk could not be compared: read too briefly or without peers).
+    /// is slow or failed reads), `"not_judged"` (nothing found, but a
+    /// disk could not be compared: read too briefly or without peers), or
+    /// `"interrupted"` (stopped with nothing found: health not claimed).
     pub verdict: ArrayVerdict,
     /// Disks that no pass could compare with their peers (read for under a
     /// second of window, or alone in their peer group).

@@ -306,7 +306,8 @@ pub fn assert_schema(v: &Value) {
         }
     }
     assert!(
-        ["healthy", "flagged", "not_judged"].contains(&v["summary"]["verdict"].as_str().unwrap())
+        ["healthy", "flagged", "not_judged", "interrupted"]
+            .contains(&v["summary"]["verdict"].as_str().unwrap())
     );
     assert!(v["summary"]["shared_bottleneck"].is_boolean());
     // The verdict sentence's three numbers describe the same disks.
