@@ -201,16 +201,51 @@ fn a_verify_refuses_what_it_cannot_read_back_and_writes_nothing() {
     refused(&[devs[1]], "is not the disk checkpointed in");
     std::fs::write(name(devs[1]), one).unwrap();
     // A damaged checkpoint is named, field and file.
+    let kept = std::fs::read(name(devs[1])).unwrap();
     let mut c = json(&name(devs[1]));
     c["end_byte"] = (size + 4096).into();
     std::fs::write(name(devs[1]), serde_json::to_vec(&c).unwrap()).unwrap();
     refused(&[devs[1]], "start_byte..end_byte is 0..");
+    std::fs::write(name(devs[1]), kept).unwrap();
     // Disk 0 written over since its burn-in: nothing of the run's to read.
     put(&d[0], 0, &vec![0x5a; size as usize]);
     refused(&[devs[0]], "written since its burn-in");
     // With what a verify cannot take.
     let out = burnin(&["--verify", "--destructive", "--state", st, devs[0]]);
     assert_eq!(out.status.code(), Some(2));
+    // Spin cycles with no hdparm to spin the disks down: refused before
+    // anything runs, naming the package (it ran as a plain verify, with
+    // eight raw "No such file or directory" lines), and so is a burn-in
+    // that would verify after spin cycles.
+    let bin_dir = tempdir();
+    std::os::unix::fs::symlink(which("blkid"), bin_dir.path().join("blkid")).unwrap();
+    let path = bin_dir.path().to_str().unwrap();
+    let no_hdparm = |args: &[&str]| {
+        let sums: Vec<u64> = d.iter().map(sum).collect();
+        let out = Command::new(bin()).args(args).env("PATH", path).output_within(RUN);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let want = format!(
+            "--cycles: {} is spun down by hdparm, which is not installed: install hdparm (Debian: hdparm, RHEL: hdparm), or leave out --cycles (nothing was written)",
+            devs[1]
+        );
+        assert_eq!(err.trim(), format!("arrayburn: error: {want}"), "{args:?}");
+        assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums, "{args:?}");
+    };
+    no_hdparm(&["burnin", "--verify", "--cycles", "2", "--smart", "off", "--state", st, devs[1]]);
+    let fresh = b.dir.path().join("fresh-state");
+    let fresh = fresh.to_str().unwrap();
+    let burn = ["burnin", "--destructive", "--yes", "--cycles", "2", "--smart", "off"];
+    no_hdparm(&[&burn[..], &["--state", fresh, devs[1]]].concat());
+}
+
+/// Where `program` is on this machine's PATH.
+fn which(program: &str) -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} is not installed"))
 }
 
 #[test]

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::block::BLOCK;
 use super::targets::Target;
+use crate::device::tool::Needed;
 use crate::device::{BlockDevice, SystemPaths};
 use crate::io::{Bounds, Halt, Probe, Until};
 use crate::stop::StopFlag;
@@ -114,19 +115,34 @@ pub fn spin(t: &Target, cycle: u16, within: Duration, stop: &StopFlag) -> Cycle 
 /// The command that spins `dev` down: SCSI's STOP UNIT for a SAS disk,
 /// ATA's STANDBY IMMEDIATE otherwise; none for an NVMe drive.
 fn spin_down(dev: &BlockDevice) -> Option<Command> {
+    let tool = spin_tool(dev)?;
+    let mut c = Command::new(tool.program);
+    let flag = if tool == Needed::SG_START { "--stop" } else { "-y" };
+    c.args([flag, &dev.given]);
+    Some(c)
+}
+
+/// The program that spins `dev` down (none for an NVMe drive).
+fn spin_tool(dev: &BlockDevice) -> Option<Needed> {
     match dev.identity.topology.transport.as_str() {
         "nvme" => None,
-        "sas" => {
-            let mut c = Command::new("sg_start");
-            c.args(["--stop", &dev.given]);
-            Some(c)
-        }
-        _ => {
-            let mut c = Command::new("hdparm");
-            c.args(["-y", &dev.given]);
-            Some(c)
-        }
+        "sas" => Some(Needed::SG_START),
+        _ => Some(Needed::HDPARM),
     }
+}
+
+/// Why `dev` cannot be spun down here, before anything runs: the program
+/// its spin-down needs is not installed (a spin cycle without it would
+/// only say "could not run" at every cycle, and the verify end as one
+/// without cycles).
+pub fn missing_tool(dev: &BlockDevice) -> Option<String> {
+    let tool = spin_tool(dev).filter(|t| !t.installed())?;
+    Some(format!(
+        "--cycles: {} is spun down by {}, which is not installed: {}, or leave out --cycles (nothing was written)",
+        dev.given,
+        tool.program,
+        tool.install()
+    ))
 }
 
 /// What changed of the drive under `dev`'s name (serial, WWN, size), in

@@ -15,6 +15,38 @@ use std::time::{Duration, Instant};
 /// its command timeouts (tens of seconds).
 pub const LIMIT: Duration = Duration::from_secs(60);
 
+/// A program some step needs, with the packages that bring it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Needed {
+    pub program: &'static str,
+    /// Debian's and Ubuntu's package.
+    pub debian: &'static str,
+    /// RHEL's, Rocky's and Fedora's.
+    pub rhel: &'static str,
+}
+
+impl Needed {
+    pub const HDPARM: Needed = Needed { program: "hdparm", debian: "hdparm", rhel: "hdparm" };
+    pub const SG_START: Needed =
+        Needed { program: "sg_start", debian: "sg3-utils", rhel: "sg3_utils" };
+
+    /// Whether it is an executable file on `PATH`.
+    pub fn installed(self) -> bool {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(self.program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    }
+
+    /// Where to get it, in words: "install hdparm (Debian: hdparm, RHEL:
+    /// hdparm)".
+    pub fn install(self) -> String {
+        format!("install {} (Debian: {}, RHEL: {})", self.program, self.debian, self.rhel)
+    }
+}
+
 /// Runs `cmd` with no input and its output captured, waiting at most
 /// `limit`, or until `give_up` says so (a signal). Why not, in words,
 /// when it could not run or did not end in time.

@@ -318,6 +318,10 @@ impl BurnPlan {
             true => None,
             false => ThenVerify::of(args, first.as_ref(), &outputs, (slow_pct, stall_ms))?,
         };
+        if then_verify.as_ref().is_some_and(|v| v.spins) {
+            let missing = targets.iter().find_map(|t| crate::burnin::cycle::missing_tool(&t.dev));
+            missing.map_or(Ok(()), |why| Err(anyhow::anyhow!(why)))?;
+        }
         let RunOutputs { json, out, metrics, record, ocp } = outs;
         // Metrics written while the run goes, also where a resume inherits them.
         let ticks = metrics.is_some().then_some(args.progress_interval);

@@ -74,6 +74,7 @@ pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<
         );
     }
     refuse_unswitched(&targets, &points)?;
+    refuse_untooled(&targets, &points)?;
     if !args.resume {
         smart_now(&mut points, &targets, args, stop)?;
     }
@@ -90,6 +91,17 @@ fn refuse_unswitched(targets: &[Target], points: &[Checkpoint]) -> Result<()> {
                 "--power-cycle: {} is in no enclosure slot whose power the kernel can switch (no power_status in its slot under /sys/class/enclosure); leave out --power-cycle to spin it down instead (nothing was written)",
                 t.dev.given
             );
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a verify whose spin cycles need a program not installed.
+fn refuse_untooled(targets: &[Target], points: &[Checkpoint]) -> Result<()> {
+    for (t, c) in targets.iter().zip(points) {
+        let spins = c.verifies.as_ref().is_some_and(|v| v.spin_up_timeout_s.is_some() && !v.power);
+        if let Some(why) = spins.then(|| crate::burnin::cycle::missing_tool(&t.dev)).flatten() {
+            bail!("{why}");
         }
     }
     Ok(())
@@ -250,6 +262,9 @@ fn burn_verdict(store: &Store, c: &Checkpoint, t: &Target) -> Option<String> {
 pub struct ThenVerify {
     pub idle: std::time::Duration,
     pub words: Vec<String>,
+    /// Its read-backs follow spin-downs (`--cycles` without
+    /// `--power-cycle`): the spin-down's program is needed.
+    pub spins: bool,
 }
 
 impl ThenVerify {
@@ -300,7 +315,8 @@ impl ThenVerify {
             words.extend(["--cycles".into(), n.to_string(), "--spin-up-timeout".into(), within]);
             words.extend(power.then(|| "--power-cycle".to_string()));
         }
-        Ok(Some(Self { idle: idle.unwrap_or_default(), words }))
+        let spins = cycles.is_some() && !power;
+        Ok(Some(Self { idle: idle.unwrap_or_default(), words, spins }))
     }
 
     /// The verify's command line for `disks`.
