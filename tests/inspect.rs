@@ -661,11 +661,20 @@ fn a_raid_volume_is_named_as_one_and_its_drives_are_read_through_the_controller(
     failing["serial_number"] = "S6ESNC0W699999".into();
     let failing_at = fake.path().join("failing.json");
     std::fs::write(&failing_at, failing.to_string()).unwrap();
+    // Each drive's answer waits (20 s at most) until all four were asked,
+    // and says whether they were asked together: one at a time, a
+    // controller of 24 drives that do not answer took 24 minutes.
+    let met = fake.path().join("met");
+    std::fs::create_dir(&met).unwrap();
+    let together = format!(
+        "case \"$*\" in *megaraid,*) n=${{*##*megaraid,}}; n=${{n%% *}}; touch {m}/asked.$n; i=0; while [ $(ls {m} | grep -c asked) -lt 4 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; [ $(ls {m} | grep -c asked) -ge 4 ] && touch {m}/together.$n;; esac",
+        m = met.display()
+    );
     fake_smartctl(
         fake.path(),
         "7.3",
         &format!(
-            "case \"$*\" in *--scan-open*) cat {r}/scan-open-megaraid.txt; exit 0;; esac\ncase \"$*\" in *megaraid,1\\ *) cat {f}; exit 8;; *megaraid,*) cat {r}/megaraid-member-7.3.json; exit 0;; esac\ncat {r}/perc-volume-7.3.json; exit 2",
+            "case \"$*\" in *--scan-open*) cat {r}/scan-open-megaraid.txt; exit 0;; esac\n{together}\ncase \"$*\" in *megaraid,1\\ *) cat {f}; exit 8;; *megaraid,*) cat {r}/megaraid-member-7.3.json; exit 0;; esac\ncat {r}/perc-volume-7.3.json; exit 2",
             r = raid.display(),
             f = failing_at.display()
         ),
@@ -688,6 +697,17 @@ fn a_raid_volume_is_named_as_one_and_its_drives_are_read_through_the_controller(
     );
     let members = doc["disks"][0]["declared"]["raid"]["members"].as_array().unwrap();
     assert_eq!(members.len(), 4, "{members:?}");
+    let mut met: Vec<String> = std::fs::read_dir(&met)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    met.sort();
+    assert_eq!(
+        met.iter().filter(|m| m.starts_with("together.")).count(),
+        4,
+        "asked one at a time: {met:?}"
+    );
     // The volume's own refusal is not shown as smartctl's error.
     assert!(!text.contains("please try adding"), "{text}");
 }
