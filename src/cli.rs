@@ -340,8 +340,9 @@ pub struct BurninArgs {
     #[arg(help_heading = "SMART", long, value_enum, value_name = "KIND")]
     pub smart_test_after: Option<crate::burnin::smart::TestKind>,
     /// Abort a --smart-test (or --smart-test-after) still running after
-    /// this long, as a finding (a drive stuck at "running 10 %")
-    /// [default: 30m short and conveyance, 72h long].
+    /// this long, not judged (a drive stuck at "running 10 %") [default:
+    /// each drive's own stated time and a quarter more; 30m short and
+    /// conveyance, 72h long where it states none].
     #[arg(help_heading = "SMART", long, value_name = "DURATION", requires = "self_tests", value_parser = parse_duration)]
     pub smart_test_timeout: Option<Duration>,
     /// Read each disk's temperature this often during the run (e.g. 5m).

@@ -519,6 +519,9 @@ pub enum SelfTest {
     Passed,
     /// Ended with an error, in the drive's words.
     Failed(String),
+    /// Still running when arrayburn stopped waiting for it (aborted then):
+    /// why, in words. Not a failure: nothing the drive said is known.
+    Unfinished(String),
     /// The drive reports no self-test (or smartctl could not ask).
     Unknown(String),
 }

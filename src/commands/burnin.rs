@@ -107,6 +107,9 @@ fn burn_in(
     let mut plan = BurnPlan::resolve(args, &argv, stop)?;
     plan.inspect(stop)?;
     plan.keep_log();
+    for w in plan.self_test_warnings() {
+        tell!("arrayburn burnin: warning: {w}");
+    }
     if !plan.read_only && (!consent(&mut plan, stop)? || stop.is_set()) {
         tell!("arrayburn burnin: interrupted before the burn-in began; nothing was written");
         return Ok((Outcome::Interrupted, None));

@@ -287,6 +287,7 @@ fn test_words(kind: TestKind, result: &SelfTest) -> Option<String> {
         SelfTest::Passed => "passed".to_string(),
         SelfTest::Failed(w) => format!("FAILED: {w}"),
         SelfTest::Unknown(w) => format!("not run: {w}"),
+        SelfTest::Unfinished(w) => format!("not judged: {w}"),
         SelfTest::Running(_) => return None,
     };
     Some(format!("{} self-test {said}", kind.word()))

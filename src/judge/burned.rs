@@ -207,6 +207,13 @@ impl Evidence<'_> {
                 }
                 _ => None,
             },
+            self_test_unfinished: match (&self.point.self_test, self.after) {
+                (Some((_, SelfTest::Unfinished(w))), _) => Some(w.clone()),
+                (_, Some((kind, SelfTest::Unfinished(w)))) => {
+                    Some(format!("{} self-test after the burn-in: {w}", kind.word()))
+                }
+                _ => None,
+            },
             fake_capacity: self.point.probe.as_ref().and_then(crate::judge::inspect::fake_capacity),
             hottest_c: self.hottest_c,
             limit_c: Some(self.limit.warning_c),

@@ -66,6 +66,9 @@ pub struct BurnFacts {
     pub pass_mb_per_s: Vec<Option<f64>>,
     /// The drive's own self-test failed (`--smart-test`): its words.
     pub self_test_failed: Option<String>,
+    /// Its self-test did not finish before arrayburn stopped waiting:
+    /// why, in words (not judged: the drive said nothing).
+    pub self_test_unfinished: Option<String>,
     /// The hottest the disk was during the run (SMART), °C, the limit it
     /// is judged against (°C) and where that limit comes from, in words.
     pub hottest_c: Option<i64>,
@@ -315,7 +318,10 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
                 .is_none()
                 .then(|| {
                     let smr = super::smr::judge(d.signs()).1;
-                    smr.or_else(|| undecided(d, (write[i], verify[i]), th))
+                    let speed = smr.or_else(|| undecided(d, (write[i], verify[i]), th));
+                    let said: Vec<String> =
+                        speed.into_iter().chain(d.self_test_unfinished.clone()).collect();
+                    (!said.is_empty()).then(|| said.join("; "))
                 })
                 .flatten();
             let peers_waived = th.slow_pct <= 0.0;

@@ -92,9 +92,9 @@ pub struct BurnPlan {
     /// A soak's read size.
     pub block: u64,
     /// `--smart-test`, and how long it may run.
-    pub self_test: Option<(TestKind, Duration)>,
+    pub self_test: Option<(TestKind, Option<Duration>)>,
     /// `--smart-test-after`, and how long it may run.
-    pub self_test_after: Option<(TestKind, Duration)>,
+    pub self_test_after: Option<(TestKind, Option<Duration>)>,
     pub looks: Looks,
     /// The command that continues this run where a signal stops it.
     pub resume_line: String,
@@ -365,8 +365,8 @@ impl BurnPlan {
             passes: args.passes,
             block: args.io.block,
             // A resumed run (--resume-or-start) ran its self-test when it began.
-            self_test: args.smart_test.filter(|_| !resume).map(|k| (k, smart_test_limit(args, k))),
-            self_test_after: args.smart_test_after.map(|k| (k, smart_test_limit(args, k))),
+            self_test: args.smart_test.filter(|_| !resume).map(|k| (k, args.smart_test_timeout)),
+            self_test_after: args.smart_test_after.map(|k| (k, args.smart_test_timeout)),
             looks: Looks {
                 smart_every: args.smart_every,
                 progress: match args.progress {
@@ -609,6 +609,17 @@ impl BurnPlan {
             }
         }
         out
+    }
+
+    /// The warnings for a `--smart-test-timeout` shorter than a drive's
+    /// own stated time for its self-test, before or after the passes.
+    pub fn self_test_warnings(&self) -> Vec<String> {
+        let tests = [self.self_test, self.self_test_after];
+        (tests.iter().flatten())
+            .flat_map(|(kind, given)| {
+                self.disks.iter().filter_map(|d| health::Drive::of(d).too_short(*kind, *given))
+            })
+            .collect()
     }
 
     /// Runs the drives' self-tests first where `--smart-test` asks; true
@@ -907,15 +918,5 @@ fn passes(args: &BurninArgs) -> u16 {
         (true, Some(_)) => state::PASSES_BY_TIME,
         (true, None) => crate::defaults::SOAK_PASSES,
         (false, _) => args.pattern.default_passes(),
-    })
-}
-
-/// How long `--smart-test` may run: as `--smart-test-timeout` says, else
-/// [`defaults::SHORT_SELF_TEST`](crate::defaults::SHORT_SELF_TEST) or
-/// [`defaults::LONG_SELF_TEST`](crate::defaults::LONG_SELF_TEST).
-fn smart_test_limit(args: &BurninArgs, kind: TestKind) -> Duration {
-    args.smart_test_timeout.unwrap_or(match kind {
-        TestKind::Short | TestKind::Conveyance => crate::defaults::SHORT_SELF_TEST,
-        TestKind::Long => crate::defaults::LONG_SELF_TEST,
     })
 }

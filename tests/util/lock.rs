@@ -119,7 +119,10 @@ pub const UNTIMED: &[(&str, &str)] = &[
         "burnin::the_drives_self_test_and_its_temperature_",
         "a fake smartctl's self-test and temperatures; no speed judged",
     ),
-    ("burnin::a_self_test_that_never_finishes_", "a fake self-test's timeout; no speed judged"),
+    (
+        "burnin::a_self_test_that_never_finishes_",
+        "a fake self-test's timeout, not judged; no speed judged",
+    ),
     (
         "burnin::a_self_test_after_the_passes_",
         "a fake self-test after the passes and its error log; no speed judged",
