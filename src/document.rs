@@ -32,6 +32,21 @@ pub struct Cut {
     pub disks: Vec<String>,
 }
 
+/// A disk a run could not tell slow or not, and the run's own words for
+/// why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undecided {
+    pub path: String,
+    pub why: String,
+}
+
+impl RunDoc {
+    /// Whether `path` is one of the disks it could not decide.
+    pub fn is_unsure(&self, path: &str) -> bool {
+        self.unsure.iter().any(|u| u.path == path)
+    }
+}
+
 /// What a run says of itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunDoc {
@@ -45,8 +60,9 @@ pub struct RunDoc {
     /// Disks with nothing found that could not be compared with peers.
     pub not_judged: Vec<String>,
     /// Disks neither blamed nor cleared (readings straddling the
-    /// threshold, even after re-measuring).
-    pub unsure: Vec<String>,
+    /// threshold, even after re-measuring, or too few), each with the
+    /// run's own reason.
+    pub unsure: Vec<Undecided>,
     /// Every disk the run measured.
     pub disks: Vec<String>,
     /// Where the run is not whole.

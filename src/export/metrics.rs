@@ -179,8 +179,8 @@ pub fn run(m: &mut Metrics, command: &str, header: &Header, doc: &RunDoc) {
     for p in &doc.not_judged {
         m.gauge(NOT_JUDGED, why(p, "not_compared"), 1.0);
     }
-    for p in &doc.unsure {
-        m.gauge(NOT_JUDGED, why(p, "not_decided"), 1.0);
+    for u in &doc.unsure {
+        m.gauge(NOT_JUDGED, why(&u.path, "not_decided"), 1.0);
     }
 }
 

@@ -244,7 +244,7 @@ impl Diag<'_> {
             let (kind, verdict, message) = if !acts.is_empty() {
                 let words: Vec<&str> = acts.iter().map(|a| a.sentence.as_str()).collect();
                 ("FAIL", format!("disk-{}", acts[0].action.replace('_', "-")), words.join(" "))
-            } else if doc.unsure.contains(path) {
+            } else if doc.is_unsure(path) {
                 (
                     "UNKNOWN",
                     "disk-unsure".into(),
@@ -589,7 +589,7 @@ mod tests {
         for (i, d) in r.disks.iter().enumerate() {
             let said = diagnoses.iter().find(|x| x["hardwareInfoId"] == hw_id(i)).unwrap();
             let acts = doc.to_act_on.iter().any(|a| a.path == d.path);
-            let undecided = doc.unsure.contains(&d.path) || doc.not_judged.contains(&d.path);
+            let undecided = doc.is_unsure(&d.path) || doc.not_judged.contains(&d.path);
             let want = if acts {
                 "FAIL"
             } else if undecided {

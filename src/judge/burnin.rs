@@ -153,8 +153,11 @@ impl Remeasured {
                 .collect();
             let c = against_peer(&speeds, 0, 1, th);
             // Fewer turns than a batch (the time a re-measurement may take
-            // ran out) decide nothing.
+            // ran out) decide only where every turn was below the
+            // threshold, as the pass was (few enough that `high` is the
+            // fastest turn): a disk slower in every measurement is slow.
             let verdict = match c.spread {
+                Some(s) if s.slices < BATCH && s.high < th.slow_pct => Verdict::Slow,
                 Some(s) if s.slices < BATCH => Verdict::Unsure,
                 _ => c.verdict,
             };
@@ -783,8 +786,18 @@ mod tests {
         let why = cut.undecided.unwrap();
         assert!(why.contains("beside /dev/sdz ended by a finding before this phase"), "{why}");
         // Fewer turns than a batch (the time a re-measurement may take ran
-        // out) decide nothing, however alike they are, and say so.
-        for short in [&[0.70, 0.70, 0.70][..], &[1.0, 1.0]] {
+        // out), every one below the threshold as the pass was: slower in
+        // every measurement, flagged with the figures ("not decided, too
+        // few" before, exit 3, for a disk at 64 % and one at 9 %).
+        let slow = with(again(&[0.70, 0.70, 0.70]));
+        assert!(
+            words(slow).starts_with("write speed 70% of its peers' with every disk at once, 70% (70-70% over 3 turns) of /dev/sdz's re-measured alone in turn, move it"),
+        );
+        let far = with(again(&[0.09, 0.25, 0.42]));
+        assert!(words(far).contains("25% (9-42% over 3 turns) of /dev/sdz's"));
+        // A turn at or above it: they straddle it with the pass, and decide
+        // nothing, saying so.
+        for short in [&[0.70, 0.95][..], &[1.0, 1.0]] {
             let cut = with(again(short));
             assert_eq!(cut.action, None, "{short:?}");
             let why = cut.undecided.unwrap();

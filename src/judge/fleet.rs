@@ -587,17 +587,15 @@ pub fn own_verdict(run: &RunDoc) -> Option<(RunState, Vec<String>, Vec<String>)>
     what.extend(run.links.iter().map(|(sentence, _)| sentence.clone()));
     let mut disks: Vec<String> = run.paths_to_act_on();
     disks.extend(run.links.iter().flat_map(|(_, d)| d.iter().cloned()));
-    let unsure = &run.unsure;
     let unjudged_words = |p: &String| {
-        if unsure.contains(p) {
-            return format!(
-                "{p}: nothing found, but could not be told slow or not (its readings straddle the threshold)"
-            );
+        if let Some(u) = run.unsure.iter().find(|u| &u.path == p) {
+            return format!("{p}: nothing found, but could not be told slow or not ({})", u.why);
         }
         format!(
             "{p}: nothing found, but not compared with peers (measured too briefly, or no peer of its model, size and kind)"
         )
     };
+    let unsure = run.unsure.iter().map(|u| &u.path);
     let unjudged: Vec<String> = run.not_judged.iter().chain(unsure).cloned().collect();
     if !what.is_empty() || run.outcome == Outcome::Flagged {
         if what.is_empty() {

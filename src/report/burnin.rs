@@ -568,7 +568,12 @@ impl crate::document::Document for BurnReport {
                 .into_iter()
                 .chain(s.left_out.iter().cloned())
                 .collect(),
-            unsure: paths(&not_judged.1),
+            unsure: (not_judged.1.iter())
+                .map(|d| crate::document::Undecided {
+                    path: d.path.clone(),
+                    why: d.undecided.clone().unwrap_or_default(),
+                })
+                .collect(),
             disks,
             cut,
             message: s.message.clone(),

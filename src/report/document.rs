@@ -24,11 +24,13 @@ impl crate::document::Document for Report {
         } else {
             None
         };
-        let mut unsure: Vec<String> = (s.flagged.iter())
-            .filter(|f| f.verdict == crate::judge::Verdict::Unsure)
-            .map(|f| f.path.clone())
-            .collect();
-        unsure.dedup();
+        let mut unsure: Vec<crate::document::Undecided> = Vec::new();
+        for f in s.flagged.iter().filter(|f| f.verdict == crate::judge::Verdict::Unsure) {
+            if !unsure.iter().any(|u| u.path == f.path) {
+                let why = f.reasons.join("; ");
+                unsure.push(crate::document::Undecided { path: f.path.clone(), why });
+            }
+        }
         RunDoc {
             outcome: if self.header.interrupted {
                 crate::outcome::Outcome::Interrupted
