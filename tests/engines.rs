@@ -121,7 +121,7 @@ fn a_checks_ocp_diag_stream_validates_and_diagnoses_each_disk_as_its_verdict_doe
     assert_eq!(told.len(), 4, "{told:?}");
     for (path, kind, verdict) in &told {
         let acts = doc.to_act_on.iter().find(|a| &a.path == path);
-        let undecided = doc.unsure.contains(path) || doc.not_judged.contains(path);
+        let undecided = doc.is_unsure(path) || doc.not_judged.contains(path);
         let want = match (acts, undecided) {
             (Some(a), _) => {
                 assert_eq!(verdict, &format!("disk-{}", a.action.replace('_', "-")));
