@@ -446,35 +446,72 @@ fn nhc(dir: &Path) -> Option<String> {
 }
 
 #[test]
-fn the_nhc_check_drains_a_node_whose_latest_result_flags_a_disk_and_says_which() {
+fn the_nhc_check_drains_a_node_as_the_report_of_its_results_judges_it() {
     let dir = tempdir();
     let node = dir.path().join("node1");
     std::fs::create_dir_all(&node).unwrap();
     // No result yet: nothing to judge, the node stays up.
     assert_eq!(nhc(&node), None);
-    let put = |fixture: &str, name: &str, age_s: u64| {
+    // Results of one machine (its id: a later run of the same disks
+    // supersedes an earlier finding only on the same machine).
+    let recorded = |fixture: &str| -> Value {
+        let at = root().join("fixtures/report").join(fixture).join("report.json");
+        let mut v: Value = serde_json::from_slice(&std::fs::read(at).unwrap()).unwrap();
+        v["machine_id"] = "5f1b0c6e2a9d4e8f9a7b3c2d1e0f4a5b".into();
+        v
+    };
+    let put = |v: &Value, name: &str, age_s: u64| {
         let to = node.join(name);
-        std::fs::copy(root().join("fixtures/report").join(fixture).join("report.json"), &to)
-            .unwrap();
+        std::fs::write(&to, v.to_string()).unwrap();
         let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
         std::fs::File::options().write(true).open(&to).unwrap().set_modified(when).unwrap();
     };
-    // A flagged check, then a later healthy one: the latest counts.
-    put("full-with-bad-sectors", "check-1.json", 3600);
-    put("remeasured", "check-2.json", 60);
-    assert_eq!(nhc(&node), None);
-    // A later check that flags a disk: drained, the disk and file named.
-    put("full-with-bad-sectors", "check-3.json", 0);
+    // The same check of the same disks later, with nothing found: whole
+    // (`interrupted` false) or stopped part-way.
+    let again = |interrupted: bool| {
+        let mut v = recorded("full-with-bad-sectors");
+        v["started_at"] = "2026-12-05T03:42:45Z".into();
+        v["finished_at"] = "2026-12-05T03:50:00Z".into();
+        v["interrupted"] = interrupted.into();
+        let s = &mut v["summary"];
+        s["verdict"] = if interrupted { "interrupted" } else { "healthy" }.into();
+        (s["disk_verdicts"], s["flagged"]) = (Value::Array(vec![]), Value::Array(vec![]));
+        for pass in v["passes"].as_array_mut().unwrap() {
+            for d in pass["disks"].as_array_mut().unwrap() {
+                for k in ["read_errors", "bad_ranges", "bad_bytes"] {
+                    d[k] = 0.into();
+                }
+                (d["verdict"], d["errors"], d["reasons"]) =
+                    ("ok".into(), Value::Array(vec![]), Value::Array(vec![]));
+            }
+        }
+        v
+    };
+    put(&recorded("remeasured"), "check-2.json", 60);
+    assert_eq!(nhc(&node), None, "a healthy check");
+    // A check that found bad sectors, older than the healthy one (of other
+    // disks): the newest file alone passed the node; the report of its
+    // results drains it, naming the disk.
+    put(&recorded("full-with-bad-sectors"), "check-1.json", 3600);
     let reason = nhc(&node).expect("drained");
     assert!(reason.starts_with("arrayburn: FLAGGED"), "{reason}");
-    assert!(reason.contains("/dev/loop0") && reason.contains("check-3.json"), "{reason}");
+    assert!(reason.contains("found something on /dev/loop0"), "{reason}");
+    assert!(reason.ends_with(&format!("(arrayburn report {})", node.display())), "{reason}");
     // Whole through NHC's quoting: the verdict's apostrophe ("vm's check")
     // does not cut it short.
-    assert!(reason.ends_with("(check-3.json)") && !reason.contains('\''), "{reason}");
+    assert!(!reason.contains('\''), "{reason}");
+    // A newer check of the same disks interrupted part-way (the recipes
+    // write partial results) clears nothing.
+    put(&again(true), "check-3.json", 0);
+    let reason = nhc(&node).expect("still drained");
+    assert!(reason.contains("found something on /dev/loop0"), "{reason}");
+    // A newer whole check of them that found nothing does.
+    put(&again(false), "check-4.json", 0);
+    assert_eq!(nhc(&node), None, "measured again whole: cleared");
     // A result arrayburn cannot read is said, not taken for healthy.
-    std::fs::write(node.join("check-4.json"), "{\"tool\": \"arrayburn\", \"passes\": 7").unwrap();
+    std::fs::write(node.join("check-5.json"), "{\"tool\": \"arrayburn\", \"passes\": 7").unwrap();
     let reason = nhc(&node).expect("drained");
-    assert!(reason.contains("failed") && reason.contains("check-4.json"), "{reason}");
+    assert!(reason.contains("failed") && reason.contains("check-5.json"), "{reason}");
 }
 
 #[test]
