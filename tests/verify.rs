@@ -769,3 +769,77 @@ fn a_crashed_burn_in_s_next_pass_written_past_its_last_place_is_no_lost_write() 
         "pass 2's blocks are the run's: {disk}"
     );
 }
+
+#[test]
+fn a_verify_refuses_a_state_without_the_checkpoint_naming_where_it_is_and_the_readme_runs_as_printed()
+ {
+    need_root!();
+    let _l = device_lock();
+    let b = Bench::new(2, 8 * MIB);
+    let devs = b.devs();
+    // The burn-in's checkpoints where the default keeps them, under a
+    // root of the test's own.
+    let root = b.dir.path();
+    let state = root.join("var/lib/arrayburn/burnin");
+    std::fs::create_dir_all(&state).unwrap();
+    burn_in(&devs, state.to_str().unwrap(), "1", &root.join("burn.json"));
+    // The README's verify commands, as printed: its state directory and
+    // disks made the test's.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = readme.split("**Verify later**").nth(1).unwrap();
+    let block = section.split("```sh\n").nth(1).unwrap().split("```").next().unwrap();
+    let lines: Vec<&str> =
+        block.lines().filter(|l| l.starts_with("arrayburn burnin --verify")).collect();
+    assert_eq!(lines.len(), 2, "{block}");
+    let words = |line: &str| -> Vec<String> {
+        let line = line.split(" #").next().unwrap();
+        let mut out = Vec::new();
+        for w in line.split_whitespace().skip(1) {
+            match w {
+                "/dev/disk/by-id/ata-NEW{1..24}" => out.extend(devs.iter().map(|d| d.to_string())),
+                w if w.starts_with("/var/lib/arrayburn") => {
+                    out.push(root.join(&w[1..]).display().to_string())
+                }
+                w => out.push(w.to_string()),
+            }
+        }
+        out
+    };
+    // The first, held to 1 MB/s a disk, stopped once it reads; the second
+    // ("after a stop") goes on to the end.
+    let slow = Throttle::new();
+    b.d.iter().for_each(|x| _ = slow.limit(x, 1_000_000));
+    let first = words(lines[0]);
+    let child = slow
+        .command(&first.iter().map(String::as_str).collect::<Vec<_>>())
+        .current_dir(root)
+        .start();
+    child.wait_line("the verify reading", RUN, |l| {
+        l.contains("arrayburn burnin: verifying 2 disk(s)")
+    });
+    let (out, _) = child.interrupt(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{}: {err}", lines[0]);
+    assert!(root.join("verify1").is_dir(), "{err}");
+    let again = Command::new(bin()).args(words(lines[1])).current_dir(root).output_within(RUN);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(matches!(again.status.code(), Some(0 | 3)), "{}: {err}", lines[1]);
+    // --state naming the parent of the burn-in's: refused, naming where
+    // the disk's checkpoint is.
+    let parent = root.join("var/lib/arrayburn");
+    let out = burnin(&["--verify", "--state", parent.to_str().unwrap(), devs[0]]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let want = format!(
+        "this disk's burn-in checkpoint is in {}: give --state {} (nothing was written)",
+        state.display(),
+        state.display()
+    );
+    assert!(err.contains(&want) && err.trim().lines().count() == 1, "{err}");
+    // Nowhere to be found: the command that lists them.
+    let empty = tempdir();
+    let out = burnin(&["--verify", "--state", empty.path().to_str().unwrap(), devs[0]]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("lists this disk's checkpoints on this machine"), "{err}");
+}

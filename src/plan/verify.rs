@@ -81,6 +81,24 @@ pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<
     Ok((targets, locks, points, store))
 }
 
+/// The directories other than `state` that hold a checkpoint `name` (a
+/// regular file, no link followed): the default state directory, and the
+/// directories in `state` (a `--state` naming the parent of the burn-in's,
+/// as `/var/lib/arrayburn` for `/var/lib/arrayburn/burnin`).
+fn kept_elsewhere(state: &Path, name: &str) -> Vec<PathBuf> {
+    let inside = std::fs::read_dir(state).into_iter().flatten().flatten().take(1000);
+    let dirs = std::iter::once(PathBuf::from(crate::defaults::STATE_DIR))
+        .chain(inside.map(|e| e.path()).filter(|p| p.symlink_metadata().is_ok_and(|m| m.is_dir())));
+    let mut found: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        let holds = d.join(name).symlink_metadata().is_ok_and(|m| m.is_file());
+        if holds && d != state && !found.contains(&d) {
+            found.push(d);
+        }
+    }
+    found
+}
+
 /// Refuses a disk whose verify cuts its slot's power (`--power-cycle`)
 /// in no slot whose power the kernel can switch.
 fn refuse_unswitched(targets: &[Target], points: &[Checkpoint]) -> Result<()> {
@@ -129,8 +147,22 @@ fn burned(store: &Store, t: &mut Target, args: &BurninArgs, stop: &StopFlag) -> 
     let (name, c) = store.find(t)?;
     let path = store.path(&name);
     let Some(c) = c else {
+        let way = match kept_elsewhere(&args.state, &name).as_slice() {
+            [] => format!(
+                "give the --state its burn-in kept (by default {}; `find / -xdev -name '{name}'` lists this disk's checkpoints on this machine)",
+                crate::defaults::STATE_DIR
+            ),
+            found => {
+                let at: Vec<String> = found.iter().map(|d| d.display().to_string()).collect();
+                format!(
+                    "this disk's burn-in checkpoint is in {}: give --state {}",
+                    at.join(" and "),
+                    at[0]
+                )
+            }
+        };
         bail!(
-            "--verify: {} has no burn-in checkpoint in {} (looked for {}); give the --state its burn-in kept (nothing was written)",
+            "--verify: {} has no burn-in checkpoint in {} (looked for {}); {way} (nothing was written)",
             t.dev.given,
             args.state.display(),
             path.display()
