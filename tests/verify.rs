@@ -825,6 +825,32 @@ fn a_verify_refuses_a_state_without_the_checkpoint_naming_where_it_is_and_the_re
     let again = Command::new(bin()).args(words(lines[1])).current_dir(root).output_within(RUN);
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(matches!(again.status.code(), Some(0 | 3)), "{}: {err}", lines[1]);
+    // Checkpoints edited to say their burn-ins wrote the first MiB: the
+    // verify reads that back and claims only that (it said HEALTHY of the
+    // whole disks).
+    for dev in &devs {
+        let at = state.join(format!("burnin-{}.json", &dev[5..]));
+        let mut c = json(&at);
+        (c["end_byte"], c["at"]["done_until"], c["at"]["interval_from"]) =
+            (MIB.into(), MIB.into(), MIB.into());
+        (c["burn"]["written_bytes"], c["burn"]["verified_bytes"]) = (MIB.into(), MIB.into());
+        c["burn"]["surface"] = Value::Array(vec![]);
+        std::fs::write(&at, c.to_string()).unwrap();
+    }
+    let report = root.join("part.json");
+    let st = state.to_str().unwrap();
+    let args = ["--verify", "--smart", "off", "--state", st, "--json", report.to_str().unwrap()];
+    let out = burnin(&[&args[..], &devs].concat());
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
+    let said = json(&report)["summary"]["message"].as_str().unwrap().to_string();
+    let whole = 2 * 8 * MIB;
+    assert!(
+        said.contains(&format!(
+            "(read {} of {whole} bytes of the disks, 12.5%: the rest is not claimed)",
+            2 * MIB
+        )),
+        "{said}"
+    );
     // --state naming the parent of the burn-in's: refused, naming where
     // the disk's checkpoint is.
     let parent = root.join("var/lib/arrayburn");

@@ -392,7 +392,12 @@ fn summary(
 enum Kind {
     Burn,
     Soak,
-    Verify { age_s: Option<f64> },
+    /// `read`: the bytes its disks' burn-ins wrote (what it reads back),
+    /// and their sizes, where that is less than every disk whole.
+    Verify {
+        age_s: Option<f64>,
+        read: Option<(u64, u64)>,
+    },
 }
 
 impl Kind {
@@ -405,13 +410,29 @@ impl Kind {
         }
         let ages = verifies.iter().map(|v| crate::units::seconds_between(&v.burned_until, &now));
         let age_s = ages.collect::<Option<Vec<f64>>>().and_then(|a| a.into_iter().reduce(f64::min));
-        Kind::Verify { age_s }
+        let points = disks.iter().map(|d| &d.disk.point);
+        let written: u64 = points.clone().flat_map(|c| c.written()).map(|(a, b, _)| b - a).sum();
+        let sizes: u64 = points.map(|c| c.size_bytes).sum();
+        Kind::Verify { age_s, read: (written < sizes).then_some((written, sizes)) }
+    }
+
+    /// A verify's words for how much of its disks it read back, where not
+    /// every disk whole (a burn-in over a range, one stopped partway, or a
+    /// checkpoint that says so): it claims only that.
+    fn coverage(&self) -> String {
+        match self {
+            Kind::Verify { read: Some((n, of)), .. } => format!(
+                " (read {n} of {of} bytes of the disks, {:.1}%: the rest is not claimed)",
+                100.0 * *n as f64 / (*of).max(1) as f64
+            ),
+            _ => String::new(),
+        }
     }
 
     /// A verify's words for how long the blocks had been on the disks.
     fn age(&self) -> String {
         match self {
-            Kind::Verify { age_s: Some(s) } if *s >= 1.0 => format!(
+            Kind::Verify { age_s: Some(s), .. } if *s >= 1.0 => format!(
                 ", {} or more after it was last written",
                 crate::units::human_duration(std::time::Duration::from_secs_f64(*s))
             ),
@@ -472,8 +493,9 @@ fn message(
             format!("NOT JUDGED: no error found on {disks} disk(s){unjudged}.")
         }
         (false, 0, true) if let Kind::Verify { .. } = kind => format!(
-            "{}: every 4 KiB block their burn-in wrote on {disks} disk(s) read back as written, where it was written{}{unjudged}.",
+            "{}: every 4 KiB block their burn-in wrote on {disks} disk(s){} read back as written, where it was written{}{unjudged}.",
             if unjudged.is_empty() { "HEALTHY" } else { "NOT JUDGED" },
+            kind.coverage(),
             kind.age()
         ),
         (false, 0, true) if !unjudged.is_empty() && *kind == Kind::Soak => format!(
@@ -613,13 +635,21 @@ mod tests {
     #[test]
     fn a_verify_says_what_it_read_back_and_how_long_after_the_burn_in() {
         let none: &[String] = &[];
-        let day = Kind::Verify { age_s: Some(86400.0 + 7200.0) };
+        let day = Kind::Verify { age_s: Some(86400.0 + 7200.0), read: None };
         let said = message(false, (&day, false), 2, &[], vec![], (none, none, none));
         assert_eq!(
             said,
             "HEALTHY: every 4 KiB block their burn-in wrote on 2 disk(s) read back as written, where it was written, 26 h 0 min or more after it was last written."
         );
-        let unknown = Kind::Verify { age_s: None };
+        // A checkpoint that says its burn-in wrote an eighth of the disks:
+        // that is all the verify claims.
+        let part = Kind::Verify { age_s: None, read: Some((8 << 20, 64 << 20)) };
+        let said = message(false, (&part, false), 2, &[], vec![], (none, none, none));
+        assert_eq!(
+            said,
+            "HEALTHY: every 4 KiB block their burn-in wrote on 2 disk(s) (read 8388608 of 67108864 bytes of the disks, 12.5%: the rest is not claimed) read back as written, where it was written."
+        );
+        let unknown = Kind::Verify { age_s: None, read: None };
         let not = ["/dev/sdb".to_string()];
         let said = message(false, (&unknown, false), 2, &[], vec![], (&not, none, none));
         assert!(said.starts_with("NOT JUDGED: every 4 KiB block their burn-in wrote on 2 disk(s) read back as written, where it was written; not judged: /dev/sdb"), "{said}");
