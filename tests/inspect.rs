@@ -29,8 +29,18 @@ fn recorded_drives_of(
 ) -> (tempfile::TempDir, String) {
     let fake = tempdir();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/smart");
-    for (dev, doc, hdparm) in drives {
+    let mut serials = Vec::new();
+    for (i, (dev, doc, hdparm)) in drives.iter().enumerate() {
         let name = dev.trim_start_matches("/dev/");
+        // One recording served to two disks is two drives: each its own
+        // serial (a serial two drives share is a finding of its own).
+        let mut doc = doc.clone();
+        if let Some(s) = doc["serial_number"].as_str().map(str::to_string) {
+            if serials.contains(&s) {
+                doc["serial_number"] = format!("{s}-{i}").into();
+            }
+            serials.push(s);
+        }
         std::fs::write(fake.path().join(format!("{name}.json")), doc.to_string()).unwrap();
         if let Some(text) = hdparm {
             std::fs::copy(fixtures.join(text), fake.path().join(format!("{name}.hdparm"))).unwrap();
@@ -50,6 +60,19 @@ fn recorded_drives_of(
     );
     let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
     (fake, path)
+}
+
+/// Loop disks as big as each recorded drive declares itself (sparse: the
+/// inspection reads none of it), with its sector size, so that the
+/// kernel's size is the drive's as on a real drive (a drive declaring
+/// more than the kernel reads is a finding of its own).
+fn declared_disks(docs: &[&Value]) -> Vec<LoopDisk> {
+    let disk = |v: &&Value| {
+        let size = v["user_capacity"]["bytes"].as_u64().unwrap_or(16 * MIB);
+        let sector = if v["logical_block_size"] == 4096 { 4096 } else { 512 };
+        sparse_disk(size, sector)
+    };
+    docs.iter().map(disk).collect()
 }
 
 /// Serves `dev` the recorded `hdparm --dco-identify` in the fake tools'
@@ -114,22 +137,26 @@ const WHOLE: u64 = 312_581_808;
 fn recorded_drives_are_told_used_reset_locked_hiding_capacity_or_unlike_their_peers() {
     need_root!();
     let _l = device_lock();
-    let d = disks(6, 16 * MIB);
     // The recorded locked drive, as big as its peers below.
     let mut locked = recorded_smart("ata-locked");
     locked["user_capacity"] = serde_json::json!({"blocks": WHOLE, "bytes": WHOLE * 512});
-    let (_fake, path) = recorded_drives(&[
-        // A Seagate whose SMART and FARM hours agree: used for years.
-        (&d[0].dev, recorded_smart("farm"), None),
-        // The same drive with SMART's hours reset: FARM tells.
-        (&d[1].dev, recorded_smart("farm-reset"), None),
-        (&d[2].dev, locked, Some("hdparm-N-none.txt")),
-        // Three new drives of one model: one hides capacity (an HPA), one
-        // runs another firmware.
-        (&d[3].dev, new_wd(5, "81.00A81", HPA_SHOWN), Some("hdparm-N-hpa.txt")),
-        (&d[4].dev, new_wd(5, "81.00A81", WHOLE), Some("hdparm-N-none.txt")),
-        (&d[5].dev, new_wd(5, "83.00A83", WHOLE), Some("hdparm-N-none.txt")),
-    ]);
+    // A Seagate whose SMART and FARM hours agree: used for years; the same
+    // drive with SMART's hours reset: FARM tells; three new drives of one
+    // model: one hides capacity (an HPA), one runs another firmware.
+    let docs = [
+        recorded_smart("farm"),
+        recorded_smart("farm-reset"),
+        locked,
+        new_wd(5, "81.00A81", HPA_SHOWN),
+        new_wd(5, "81.00A81", WHOLE),
+        new_wd(5, "83.00A83", WHOLE),
+    ];
+    let d = declared_disks(&docs.iter().collect::<Vec<_>>());
+    let hdparm = [None, None, Some("hdparm-N-none.txt"), Some("hdparm-N-hpa.txt")];
+    let hdparm = [&hdparm[..], &[Some("hdparm-N-none.txt"); 2]].concat();
+    let served: Vec<_> =
+        (d.iter().zip(docs).zip(hdparm)).map(|((x, v), h)| (x.dev.as_str(), v, h)).collect();
+    let (_fake, path) = recorded_drives(&served);
     let before: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
     let dir = tempdir();
     let out_dir = dir.path().join("bundle");
@@ -242,16 +269,15 @@ fn the_inspections_metrics_are_accepted_by_promtool_and_say_what_its_json_says()
 fn capacity_a_dco_hides_is_told_with_its_restore_and_a_whole_drive_is_clean() {
     need_root!();
     let _l = device_lock();
-    let d = disks(2, 16 * MIB);
     // The recorded 750 GB drive (its DCO's real maximum, 1465149168
     // sectors, is what it shows), and the same drive showing and reporting
     // natively 4,000,000 sectors less: capacity only the DCO still names.
     let real = 1_465_149_168;
     let shown = real - 4_000_000;
-    let (fake, path) = recorded_drives(&[
-        (&d[0].dev, new_wd(5, "81.00A81", real), Some("hdparm-N-750g.txt")),
-        (&d[1].dev, new_wd(5, "81.00A81", shown), None),
-    ]);
+    let (a, b) = (new_wd(5, "81.00A81", real), new_wd(5, "81.00A81", shown));
+    let d = declared_disks(&[&a, &b]);
+    let (fake, path) =
+        recorded_drives(&[(&d[0].dev, a, Some("hdparm-N-750g.txt")), (&d[1].dev, b, None)]);
     let name = d[1].dev.trim_start_matches("/dev/");
     let hpa = format!("\n/dev/sdb:\n max sectors   = {shown}/{shown}, HPA is disabled\n");
     std::fs::write(fake.path().join(format!("{name}.hdparm")), hpa).unwrap();
@@ -276,11 +302,9 @@ fn capacity_a_dco_hides_is_told_with_its_restore_and_a_whole_drive_is_clean() {
 fn recorded_nvme_and_sas_drives_are_inspected_and_their_opal_state_said_unread() {
     need_root!();
     let _l = device_lock();
-    let d = disks(2, 16 * MIB);
-    let (_fake, path) = recorded_drives(&[
-        (&d[0].dev, recorded_smart("nvme"), None),
-        (&d[1].dev, recorded_smart("sas"), None),
-    ]);
+    let (nvme, sas) = (recorded_smart("nvme"), recorded_smart("sas"));
+    let d = declared_disks(&[&nvme, &sas]);
+    let (_fake, path) = recorded_drives(&[(&d[0].dev, nvme, None), (&d[1].dev, sas, None)]);
     let (out, doc) = inspect(&[&d[0].dev, &d[1].dev], &path);
     assert_eq!(out.status.code(), Some(1), "both used");
     let doc = doc.unwrap();
@@ -305,12 +329,10 @@ fn recorded_nvme_and_sas_drives_are_inspected_and_their_opal_state_said_unread()
 fn a_drive_without_smart_data_is_not_judged_new_and_the_verdict_says_so() {
     need_root!();
     let _l = device_lock();
-    let d = disks(2, 16 * MIB);
     let none = serde_json::json!({"smartctl": {"messages": [{"string": "Unable to detect device type", "severity": "error"}], "exit_status": 1}});
-    let (_fake, path) = recorded_drives(&[
-        (&d[0].dev, new_wd(3, "81.00A81", WHOLE), None),
-        (&d[1].dev, none, None),
-    ]);
+    let wd = new_wd(3, "81.00A81", WHOLE);
+    let d = declared_disks(&[&wd, &none]);
+    let (_fake, path) = recorded_drives(&[(&d[0].dev, wd, None), (&d[1].dev, none, None)]);
     let (out, doc) = inspect(&[&d[0].dev, &d[1].dev], &path);
     assert_eq!(out.status.code(), Some(3), "not judged");
     let doc = doc.unwrap();
@@ -328,7 +350,8 @@ fn a_drive_without_smart_data_is_not_judged_new_and_the_verdict_says_so() {
 fn each_smartctl_release_gives_every_finding_its_data_allows_and_names_what_it_cannot() {
     need_root!();
     let _l = device_lock();
-    let d = disks(3, 16 * MIB);
+    let kinds = ["ata", "sas", "nvme"].map(|k| smart_of_release(k, "7.5"));
+    let d = declared_disks(&kinds.iter().collect::<Vec<_>>());
     for release in ["7.2", "7.3", "7.4", "7.5"] {
         // The ATA drive is the Seagate with a FARM log; each document is
         // what that release writes for it.
@@ -582,43 +605,44 @@ fn a_check_and_a_burn_in_open_with_the_inspection_refuse_a_locked_drive_and_the_
 fn a_sas_drive_of_520_byte_sectors_or_protection_information_is_named_and_refused() {
     need_root!();
     let _l = device_lock();
-    let d = disks(3, 16 * MIB);
     // What smartctl 7.3 writes of an array's drive: 520-byte sectors; and
     // of one formatted with protection information type 2.
+    let plain = smart_of_release("sas", "7.3");
     let mut of_520 = smart_of_release("sas", "7.3");
     of_520["logical_block_size"] = 520.into();
     let mut of_pi = smart_of_release("sas", "7.3");
     of_pi["scsi_protection_type"] = 2.into();
+    let d = declared_disks(&[&plain, &of_520, &of_pi]);
     let (_fake, path) = recorded_drives_of(
         "7.3",
-        &[
-            (&d[0].dev, smart_of_release("sas", "7.3"), None),
-            (&d[1].dev, of_520, None),
-            (&d[2].dev, of_pi, None),
-        ],
+        &[(&d[0].dev, plain, None), (&d[1].dev, of_520, None), (&d[2].dev, of_pi, None)],
     );
     let devs = [d[0].dev.as_str(), d[1].dev.as_str(), d[2].dev.as_str()];
     let (out, doc) = inspect(&devs, &path);
     assert_eq!(out.status.code(), Some(1), "to act on");
     let doc = doc.unwrap();
     assert_eq!(concerns(&doc)[0], ["used"], "a plain SAS drive has no format finding");
-    assert_eq!(concerns(&doc)[1][0], "untested_format");
+    // The kernel reads the second in 512-byte sectors: what was measured
+    // wins over smartctl's claim of 520 (Linux leaves a drive of 520-byte
+    // sectors at size 0, and the refusal said so of a disk it read).
+    assert_eq!(concerns(&doc)[1], ["used"], "{}", doc["disks"][1]);
+    assert_eq!(doc["disks"][1]["declared"]["logical_block"], 512);
     assert_eq!(concerns(&doc)[2][0], "untested_format");
     let text = String::from_utf8_lossy(&out.stdout);
     says_all(
         &text,
         &[
-            "formatted with 520-byte sectors",
             "formatted with protection information (T10 PI type 2",
             "sg_format --format --size=512 --fmtpinfo=0 /dev/",
             "destroys everything on the drive",
         ],
     );
-    // The check and the burn-in refuse each, before a sector is read or
-    // written.
+    assert!(!text.contains("520-byte"), "{text}");
+    // The check and the burn-in refuse the one with protection
+    // information, before a sector is read or written.
     let before: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
     let state = tempdir();
-    for bad in [1, 2] {
+    for bad in [2] {
         for args in [
             vec!["check", devs[0], devs[bad]],
             vec![
@@ -683,7 +707,9 @@ fn a_raid_volume_is_named_as_one_and_its_drives_are_read_through_the_controller(
     let (out, doc) = inspect(&[&d[0].dev], &path);
     let doc = doc.unwrap();
     assert_eq!(out.status.code(), Some(1), "a drive behind it failed");
-    assert_eq!(concerns(&doc)[0], ["raid_volume", "drive_behind_failing"]);
+    // Three drives answer with one serial (the controller's answer for
+    // each): said, not "clean" without a word.
+    assert_eq!(concerns(&doc)[0], ["raid_volume", "serial_duplicated", "drive_behind_failing"]);
     let text = String::from_utf8_lossy(&out.stdout);
     says_all(
         &text,
@@ -710,4 +736,36 @@ fn a_raid_volume_is_named_as_one_and_its_drives_are_read_through_the_controller(
     );
     // The volume's own refusal is not shown as smartctl's error.
     assert!(!text.contains("please try adding"), "{text}");
+}
+
+#[test]
+fn a_size_the_kernel_contradicts_and_a_serial_two_drives_share_are_findings() {
+    need_root!();
+    let _l = device_lock();
+    // One recording served to three 16 MiB disks as is: each declares the
+    // recorded drive's 14 TB and its one serial ("clean" before).
+    let mut big = new_wd(5, "81.00A81", 27_344_764_928);
+    big["serial_number"] = "9RK1ABCD".into();
+    let d = disks(3, 16 * MIB);
+    let fake = tempdir();
+    let at = fake.path().join("big.json");
+    std::fs::write(&at, big.to_string()).unwrap();
+    fake_smartctl(fake.path(), "7.5", &format!("cat {}", at.display()));
+    fake_tool(fake.path(), "hdparm", "exit 22");
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap());
+    let (out, doc) = inspect(&[&d[0].dev], &path);
+    let doc = doc.unwrap();
+    assert_eq!(out.status.code(), Some(1), "to act on");
+    assert_eq!(concerns(&doc)[0], ["declared_size_differs"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("declares 14.00 TB to SMART, but the kernel reads 16.78 MB"), "{text}");
+    let (out, doc) = inspect(&[&d[0].dev, &d[1].dev, &d[2].dev], &path);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = doc.unwrap();
+    for (i, c) in concerns(&doc).iter().enumerate() {
+        assert!(c.contains(&"serial_duplicated".to_string()), "{i}: {c:?}");
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (b, c) = (d[1].name(), d[2].name());
+    assert!(text.contains(&format!("serial 9RK1ABCD is also {b}, {c}'s")), "{text}");
 }

@@ -24,8 +24,12 @@ pub struct Declared {
     pub model: Option<String>,
     pub serial: Option<String>,
     pub firmware: Option<String>,
-    /// The capacity the drive announces now (bytes).
+    /// The capacity the drive announces now (bytes; the kernel's where
+    /// SMART does not say).
     pub size_bytes: u64,
+    /// The capacity the kernel reads (bytes): what was measured.
+    #[serde(default)]
+    pub kernel_bytes: u64,
     pub logical_block: u32,
     pub physical_block: u32,
     /// Spindle speed (rpm); 0 for a solid-state drive.
@@ -146,6 +150,7 @@ impl Declared {
             serial: id.serial.clone(),
             firmware: id.firmware.clone(),
             size_bytes: id.size_bytes,
+            kernel_bytes: id.size_bytes,
             logical_block: id.logical_block_size,
             physical_block: id.physical_block_size,
             ..Declared::default()
@@ -170,18 +175,25 @@ impl Declared {
         self.model = smartctl::text_of(v, smartctl::MODEL).or(self.model.take());
         self.serial = text(&v["serial_number"]).or(self.serial.take());
         self.firmware = smartctl::text_of(v, smartctl::FIRMWARE).or(self.firmware.take());
+        // The kernel's sector size is what was measured where it reads the
+        // disk: a drive's claim of 520-byte sectors then is no format to
+        // refuse (Linux leaves a drive of such sectors at size 0).
+        let measured = self.kernel_bytes > 0;
         if v["device"]["protocol"] == "SCSI" {
             let release = smartctl::Version::of_json(v);
             self.not_read.extend(Feature::SasStartStop.lacking(release));
             if self.format.is_none() {
-                self.format = scsi_format(v, release, &mut self.not_read);
+                self.format = scsi_format(v, release, &mut self.not_read)
+                    .filter(|f| !measured || f.logical_block.is_none_or(|b| b == 512 || b == 4096));
             }
         }
         if let Some(b) = v["user_capacity"]["bytes"].as_u64().filter(|b| *b > 0) {
             self.size_bytes = b;
         }
         let block = |k: &str| v[k].as_u64().and_then(|b| u32::try_from(b).ok()).filter(|b| *b > 0);
-        self.logical_block = block("logical_block_size").unwrap_or(self.logical_block);
+        if !measured {
+            self.logical_block = block("logical_block_size").unwrap_or(self.logical_block);
+        }
         self.physical_block =
             block("physical_block_size").unwrap_or(self.logical_block.max(self.physical_block));
         self.rotation_rpm = v["rotation_rate"].as_u64().or(nvme.then_some(0));

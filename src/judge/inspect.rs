@@ -123,6 +123,10 @@ pub enum Concern {
     DriveManagedSmr,
     PersistentCache,
     SmrUntold,
+    /// The size the drive declares (SMART) is not the one the kernel reads.
+    DeclaredSizeDiffers,
+    /// Another drive of the run reports the same serial.
+    SerialDuplicated,
 }
 
 impl Concern {
@@ -276,11 +280,28 @@ fn shingled(d: &Declared) -> Option<Finding> {
     })
 }
 
+/// A size the drive declares that the kernel's contradicts (more than a
+/// logical block apart): a bridge or controller that misreports, a fake,
+/// or another drive than the kernel sees.
+fn declared_size(d: &Declared) -> Option<Finding> {
+    let block = u64::from(d.logical_block.max(512));
+    if !d.smart || d.kernel_bytes == 0 || d.size_bytes.abs_diff(d.kernel_bytes) <= block {
+        return None;
+    }
+    let (said, read) = sizes_apart(d.size_bytes, d.kernel_bytes);
+    found(
+        Concern::DeclaredSizeDiffers,
+        format!(
+            "declares {said} to SMART, but the kernel reads {read}: a bridge or controller that misreports, a fake, or not the drive the kernel sees; only the {read} are tested (`arrayburn inspect --probe --destructive` finds what it really holds)"
+        ),
+    )
+}
+
 /// One disk's own findings (nothing of its peers), in the table's order.
 fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
     let format =
         (d.format.as_ref()).and_then(|f| found(Concern::UntestedFormat, f.sentence(&d.name)));
-    [format, locked(d), hours(d, rules), hidden(d), shingled(d)]
+    [format, locked(d), hours(d, rules), hidden(d), shingled(d), declared_size(d)]
         .into_iter()
         .flatten()
         .chain(raid(d))
@@ -322,6 +343,16 @@ fn raid(d: &Declared) -> Vec<Finding> {
         concern: Concern::RaidVolume,
         sentence: format!("{}; {drives}", c.volume_words()),
     }];
+    let serials = r.members.iter().filter_map(|m| m.serial.as_deref());
+    if let Some((serial, n)) = most(serials) {
+        out.push(Finding {
+            concern: Concern::SerialDuplicated,
+            sentence: format!(
+                "{n} drives behind it report one serial, {}: the controller answers for them (or they are clones), so what each says is not known to be its own",
+                crate::escape::terminal(serial)
+            ),
+        });
+    }
     for m in r.members.iter().filter(|m| m.passed == Some(false)) {
         out.push(Finding {
             concern: Concern::DriveBehindFailing,
@@ -391,10 +422,38 @@ fn against_peers(disks: &[&Declared]) -> Vec<Vec<Finding>> {
     out
 }
 
-/// Every disk's findings: its own, then against its peers.
+/// Every disk's findings: its own, then against its peers, then a serial
+/// it shares with another.
 pub fn judge(disks: &[&Declared], rules: Rules) -> Vec<Vec<Finding>> {
     let peers = against_peers(disks);
-    (disks.iter().zip(peers)).map(|(d, p)| own(d, rules).into_iter().chain(p).collect()).collect()
+    (disks.iter().enumerate().zip(peers))
+        .map(|((i, d), p)| {
+            own(d, rules).into_iter().chain(p).chain(shared_serial(disks, i)).collect()
+        })
+        .collect()
+}
+
+/// Disk `i`'s serial where another disk of the run reports it too: two
+/// drives cannot share one, so one of them (a bridge or controller that
+/// reports its own, a clone) is not what it says, or it is one drive
+/// reached by two paths.
+fn shared_serial(disks: &[&Declared], i: usize) -> Option<Finding> {
+    let serial = disks[i].serial.as_deref().filter(|s| !s.is_empty())?;
+    let others: Vec<&str> = (disks.iter().enumerate())
+        .filter(|(j, d)| *j != i && d.serial.as_deref() == Some(serial))
+        .map(|(_, d)| d.name.as_str())
+        .collect();
+    if others.is_empty() {
+        return None;
+    }
+    found(
+        Concern::SerialDuplicated,
+        format!(
+            "serial {} is also {}'s: two drives cannot share one, so one is not what it says (a bridge or controller that reports its own serial, a clone) or both are one drive by two paths; tell them apart before trusting either's results",
+            crate::escape::terminal(serial),
+            others.join(", ")
+        ),
+    )
 }
 
 /// What the capacity probe found, in words, where it found blocks past
@@ -501,6 +560,7 @@ mod tests {
             model: Some(model.into()),
             firmware: Some(fw.into()),
             size_bytes: 4_000_787_030_016,
+            kernel_bytes: 4_000_787_030_016,
             logical_block: 512,
             physical_block: 4096,
             power_on_hours: Some(hours),
@@ -525,6 +585,40 @@ mod tests {
         let f = judge(&[&d], RULES);
         assert_eq!(concerns(&f[0]), [Concern::Used]);
         assert!(f[0][0].sentence.contains("31,378 power-on hours"), "{}", f[0][0].sentence);
+    }
+
+    #[test]
+    fn a_size_the_kernel_contradicts_and_a_shared_serial_are_findings() {
+        // A lone drive declaring 14 TB on a device the kernel reads as
+        // 64 MiB: "clean" before.
+        let mut big = disk("M", "1", 8);
+        (big.size_bytes, big.kernel_bytes) = (14_000_519_643_136, 64 << 20);
+        let f = judge(&[&big], RULES);
+        assert_eq!(concerns(&f[0]), [Concern::DeclaredSizeDiffers]);
+        assert!(
+            f[0][0]
+                .sentence
+                .starts_with("declares 14.00 TB to SMART, but the kernel reads 67.11 MB"),
+            "{}",
+            f[0][0].sentence
+        );
+        assert_eq!(verdict(&big, &f[0]), InspectVerdict::ActOn);
+        // The same size, or a block apart: nothing.
+        big.size_bytes = (64 << 20) + 512;
+        assert!(judge(&[&big], RULES)[0].is_empty());
+        // Two drives with one serial: each names the other.
+        let (mut a, mut b, mut c) = (disk("M", "1", 8), disk("M", "1", 8), disk("M", "1", 8));
+        (a.name, b.name, c.name) = ("sdb".into(), "sdc".into(), "sdd".into());
+        (a.serial, b.serial, c.serial) =
+            (Some("ZL2ABC".into()), Some("ZL2ABC".into()), Some("ZL2XYZ".into()));
+        let f = judge(&[&a, &b, &c], RULES);
+        assert_eq!((concerns(&f[0]), concerns(&f[2])), (vec![Concern::SerialDuplicated], vec![]));
+        assert!(
+            f[0][0].sentence.starts_with("serial ZL2ABC is also sdc's"),
+            "{}",
+            f[0][0].sentence
+        );
+        assert!(f[1][0].sentence.starts_with("serial ZL2ABC is also sdb's"));
     }
 
     #[test]
@@ -562,6 +656,7 @@ mod tests {
         let c = disk("WD140EDFZ", "81.00A81", 5);
         let mut d = disk("WD140EDFZ", "81.00A81", 5);
         d.size_bytes -= 1_000_000;
+        d.kernel_bytes = d.size_bytes;
         let f = judge(&[&a, &b, &c, &d], RULES);
         assert!(f[0].is_empty() && f[2].is_empty(), "{f:?}");
         assert_eq!(concerns(&f[1]), [Concern::FirmwareDiffers, Concern::SectorFormatDiffers]);

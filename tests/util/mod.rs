@@ -90,6 +90,15 @@ pub fn loop_disk(spec: &Spec) -> LoopDisk {
     LoopDisk::attach(file, &options).expect("losetup")
 }
 
+/// A sparse loop disk of `size` bytes and `sector`-byte sectors in
+/// /dev/shm (detached and deleted on drop): as big as a real drive, for a
+/// test that reads almost none of it.
+pub fn sparse_disk(size: u64, sector: u32) -> LoopDisk {
+    let file = PathBuf::from("/dev/shm").join(unique("arrayburn-test") + ".img");
+    std::fs::File::create(&file).unwrap().set_len(size).unwrap();
+    LoopDisk::attach(file, &["--sector-size", &sector.to_string()]).expect("losetup")
+}
+
 /// An ext4 filesystem made on a loop disk and mounted on a temporary
 /// directory; unmounted on drop (declare it after the disk, so it goes
 /// first).
