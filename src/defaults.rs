@@ -24,6 +24,16 @@ pub const FAST_PCT: f64 = 107.0;
 pub const STALL_MS: u64 = 2000;
 /// Reads this slow (ms) are logged with their offset (`--slow-read-ms`).
 pub const SLOW_READ_MS: u64 = 500;
+/// The slowest a healthy disk is taken to move a request's bytes at: a
+/// request is allowed the time its size needs at this speed before it
+/// counts as a slow read or a stall (a 256 MiB read at 100 MB/s takes
+/// 2.7 s and is neither).
+pub const SIZE_FLOOR_MB_PER_S: f64 = 50.0;
+
+/// How long a request of `len` bytes needs at [`SIZE_FLOOR_MB_PER_S`].
+pub fn size_time(len: u64) -> std::time::Duration {
+    std::time::Duration::from_secs_f64(len as f64 / (SIZE_FLOOR_MB_PER_S * 1e6))
+}
 /// A disk stops a pass after this many failed reads (`--max-errors`).
 pub const MAX_ERRORS: u64 = 100;
 /// A surface profile's bucket with fewer reads is neither judged nor used

@@ -41,6 +41,10 @@ use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use crate::stop::StopFlag;
 
+/// The most [`Dir::read`] reads: far above any checkpoint (a few MiB at
+/// most), a bound on what a planted file can make a run hold.
+pub const MOST_READ: u64 = 64 << 20;
+
 /// A directory results are written into, held open from the moment it was
 /// resolved: every file arrayburn makes in it is made through this
 /// descriptor, never by path.
@@ -189,7 +193,8 @@ impl Dir {
     /// Reads the file `name` that arrayburn wrote here (a checkpoint):
     /// never through a link, only a regular file this user or root owns
     /// (another user's file in a shared directory may have been planted to
-    /// steer the run). `Ok(None)` when there is none.
+    /// steer the run), and at most [`MOST_READ`] bytes. `Ok(None)` when
+    /// there is none; every error names the file.
     pub fn read(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
         let fd = match openat(
             self.fd.as_fd(),
@@ -205,10 +210,19 @@ impl Dir {
                     self.path.join(name).display()
                 )));
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => {
+                return Err(io::Error::other(format!("{}: {e}", self.path.join(name).display())));
+            }
         };
         let mut f = fs::File::from(fd);
         let m = f.metadata()?;
+        if m.is_file() && m.len() > MOST_READ {
+            return Err(io::Error::other(format!(
+                "{}: is {} bytes, more than any file arrayburn writes here (move it away)",
+                self.path.join(name).display(),
+                m.len()
+            )));
+        }
         if !m.is_file() {
             return Err(io::Error::other(format!(
                 "{}: is not a regular file (move it away)",

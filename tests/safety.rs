@@ -686,3 +686,32 @@ fn buffers_beyond_the_memory_a_run_may_have_are_refused_with_the_figure() {
     }
     assert_eq!(sum(&d[0].file), before);
 }
+
+#[test]
+fn links_planted_as_checkpoints_are_refused_naming_the_file_once() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(1, 8 << 20);
+    let state = tempdir();
+    let victim = state.path().join("elsewhere.json");
+    std::fs::write(&victim, "{}").unwrap();
+    let point = state.path().join(format!("burnin-{}.json", d[0].name()));
+    std::os::unix::fs::symlink(&victim, &point).unwrap();
+    let st = state.path().to_str().unwrap();
+    for args in [
+        vec!["burnin", "--verify", "--state", st, &d[0].dev],
+        vec!["burnin", "--resume", "--destructive", "--yes", "--state", st, &d[0].dev],
+    ] {
+        let out = arrayburn(&args).output_within(RUN);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        let shown = point.display().to_string();
+        assert_eq!(err.matches(&shown).count(), 1, "the path once: {err}");
+        assert!(
+            err.contains("is a symbolic link") && err.contains("(nothing was written)"),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "{}");
+}

@@ -453,10 +453,11 @@ impl Store {
         let shown = self.path(name);
         match self.dir.read(name) {
             Ok(None) => Ok(None),
-            Ok(Some(bytes)) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| format!("{}: not a checkpoint ({e})", shown.display())),
-            Err(e) => Err(format!("{}: {e}", shown.display())),
+            Ok(Some(bytes)) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                format!("{}: not a checkpoint ({e}): move it away to start over", shown.display())
+            }),
+            // Dir's own words name the file already.
+            Err(e) => Err(e.to_string()),
         }
     }
 
@@ -478,9 +479,7 @@ impl Store {
     pub fn find(&self, t: &super::targets::Target) -> anyhow::Result<(String, Option<Checkpoint>)> {
         let other = super::targets::file_name(&t.dev, !t.checkpoint.contains('@'));
         for name in [t.checkpoint.clone(), other] {
-            let c = self.load(&name).map_err(|e| {
-                anyhow::anyhow!("{e}: move it away to start over (nothing was written)")
-            })?;
+            let c = self.load(&name).map_err(|e| anyhow::anyhow!("{e} (nothing was written)"))?;
             if c.is_some() {
                 return Ok((name, c));
             }

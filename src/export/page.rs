@@ -77,7 +77,10 @@ fn options(o: &crate::report::Options) -> Grid {
         ("Parallel pass", yes(o.parallel_full)),
         ("Slow below", format!("{} % of peers", o.slow_pct)),
         ("Fast above", format!("{} % of peers", o.fast_pct)),
-        ("Slow read", format!("{} ms or more", o.slow_read_ms)),
+        (
+            "Slow read",
+            format!("{} ms or more beyond what its size needs at 50 MB/s", o.slow_read_ms),
+        ),
         ("Stall", format!("{} ms or more", o.stall_ms)),
         ("Max failed reads per disk", o.max_errors.to_string()),
         ("Surface buckets", o.buckets.to_string()),

@@ -486,7 +486,7 @@ fn latency_table(out: &mut Vec<Block>, r: &Report, p: &Pass) {
         format!(
             "Read latency ({} reads; slow = {:.0} ms or more)",
             human_bytes_binary(o.block_bytes),
-            o.slow_read_ms
+            o.slow_read_ms + crate::defaults::size_time(o.block_bytes).as_secs_f64() * 1e3
         ),
         Tone::Plain,
     ));

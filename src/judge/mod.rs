@@ -188,7 +188,7 @@ impl ArrayVerdict {
 /// The slowest a healthy disk is taken to move a request's bytes at, when
 /// its own speed is slower or not known: a big request is allowed the time
 /// its size needs, never more than it needs at this speed.
-pub const STALL_FLOOR_MB_PER_S: f64 = 50.0;
+pub const STALL_FLOOR_MB_PER_S: f64 = defaults::SIZE_FLOOR_MB_PER_S;
 
 /// How long a request of `len` bytes may have the disk before it is a
 /// stall: `stall_ms` beyond what its size needs at the disk's own speed

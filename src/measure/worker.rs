@@ -812,7 +812,9 @@ impl Tally {
         if at >= self.surface_after {
             self.surface.add(chunk.offset(), n, service);
         }
-        if took >= self.slow_read {
+        // Slow beyond what its size needs: a big request's own time is
+        // not a slow sector.
+        if took >= self.slow_read + crate::defaults::size_time(n) {
             self.slow_count += 1;
             self.slow_reads.push(SlowRead::at(chunk, (took, service), self.reads + 1));
             // Bounded at twice the kept number, trimmed to the slowest.
@@ -982,6 +984,24 @@ mod tests {
         assert_eq!(stall.len(), 1);
         assert_eq!((stall[0].offset, stall[0].index), (900 << 20, 901));
         assert!(run.slow_reads.windows(2).all(|w| w[0].offset < w[1].offset));
+    }
+
+    #[test]
+    fn a_big_read_is_slow_only_beyond_what_its_size_needs() {
+        // 256 MiB reads at 100 MB/s take 2.7 s each: no slow read (twelve
+        // of them were "12 slow reads"); 500 ms beyond the 5.4 s its size
+        // needs at 50 MB/s is one.
+        let job = job(Vanishing::after(0));
+        let mut tally = Tally::new(&job);
+        let (big, ms) = (256u64 << 20, Duration::from_millis);
+        let mut chunks = Chunks::new(1 << 40, 512, big);
+        for i in 0..12 {
+            tally.read(chunks.next().unwrap(), big, (ms(2684), ms(2684)), ms(i * 2684));
+        }
+        tally.read(chunks.next().unwrap(), big, (ms(5900), ms(5900)), ms(40_000));
+        let run = tally.finish(ms(46_000), Faults::default(), false, None);
+        assert_eq!(run.slow_read_count, 1, "{:?}", run.slow_reads);
+        assert_eq!(run.slow_reads[0].offset, 12 * big);
     }
 
     #[test]
