@@ -1675,10 +1675,15 @@ fn a_smartctl_too_old_for_a_drive_s_self_test_is_not_asked_and_what_it_lacks_is_
     );
     assert_eq!(disk["findings"], serde_json::json!([]), "what was not asked is no finding: {disk}");
     assert!(
-        text.contains("not read: an NVMe drive's own temperature limits need smartctl 7.5 or later; this host has 7.3"),
+        text.contains("not read: an NVMe drive's own temperature limits need smartctl 7.5 or later; this reading came from smartctl 7.3"),
         "{text}"
     );
     assert!(!text.contains("INVALID ARGUMENT") && !text.contains("smartctl -h"), "{text}");
+    // One release is this host's: the one asked of it.
+    let all = format!("{text}{doc}");
+    let mut hosts: Vec<&str> = all.split("this host has ").skip(1).map(|w| &w[..3]).collect();
+    hosts.dedup();
+    assert_eq!(hosts, ["7.3"], "{all}");
 }
 
 #[test]

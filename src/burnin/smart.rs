@@ -390,7 +390,7 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
         Some("SCSI") => &[Feature::SasPhys, Feature::SasSelfTestLog],
         _ => &[],
     };
-    let not_read = lacking.iter().filter_map(|f| f.lacking(release)).collect();
+    let not_read = lacking.iter().filter_map(|f| f.lacking_in_reading(release)).collect();
     let mut not_believed = Vec::new();
     let temperature_c =
         believed(v["temperature"]["current"].as_i64(), "temperature", &mut not_believed);
@@ -638,7 +638,7 @@ mod tests {
             let lacks = nvme.not_read.join("; ");
             assert_eq!(
                 lacks.contains(&format!(
-                    "own temperature limits need smartctl 7.5 or later; this host has {release}"
+                    "own temperature limits need smartctl 7.5 or later; this reading came from smartctl {release}"
                 )),
                 release != "7.5",
                 "{release}: {lacks}"

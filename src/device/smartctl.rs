@@ -124,12 +124,23 @@ impl Feature {
     /// (Seagate, `-l farm`) need smartctl 7.4 or later; this host has
     /// 7.3"); None where it has it.
     pub fn lacking(self, release: Option<Version>) -> Option<String> {
+        self.lacking_as(release, "this host has")
+    }
+
+    /// As [`Feature::lacking`], of a reading whose own document names the
+    /// release that wrote it (`release`): "...; this reading is 7.2's". Only
+    /// the release asked of this host ([`installed`]) is "this host's": a
+    /// reading may come from another (a recording, another host's result).
+    pub fn lacking_in_reading(self, release: Option<Version>) -> Option<String> {
+        self.lacking_as(release, "this reading came from smartctl")
+    }
+
+    fn lacking_as(self, release: Option<Version>, have: &str) -> Option<String> {
         if self.in_release(release) {
             return None;
         }
-        let have = release.map_or("a smartctl whose version could not be read".into(), |r| {
-            format!("this host has {r}")
-        });
+        let have = release
+            .map_or("a smartctl whose version could not be read".into(), |r| format!("{have} {r}"));
         Some(format!("{} need smartctl {} or later; {have}", self.what(), self.since()))
     }
 }

@@ -181,7 +181,7 @@ impl Declared {
         let measured = self.kernel_bytes > 0;
         if v["device"]["protocol"] == "SCSI" {
             let release = smartctl::Version::of_json(v);
-            self.not_read.extend(Feature::SasStartStop.lacking(release));
+            self.not_read.extend(Feature::SasStartStop.lacking_in_reading(release));
             if self.format.is_none() {
                 self.format = scsi_format(v, release, &mut self.not_read)
                     .filter(|f| !measured || f.logical_block.is_none_or(|b| b == 512 || b == 4096));
@@ -331,7 +331,7 @@ fn scsi_format(
 ) -> Option<Format> {
     let protection = v["scsi_protection_type"].as_u64().and_then(|t| u8::try_from(t).ok());
     if protection.is_none() {
-        not_read.extend(Feature::ScsiProtection.lacking(release));
+        not_read.extend(Feature::ScsiProtection.lacking_in_reading(release));
     }
     let f = Format {
         logical_block: v["logical_block_size"].as_u64().and_then(|b| u32::try_from(b).ok()),
