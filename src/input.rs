@@ -18,11 +18,26 @@ const MAX_BYTES: u64 = 1 << 30;
 /// The bytes of the regular file `path`, or why not (without the path:
 /// the caller names it and the way out).
 pub fn read(path: &Path) -> Result<Vec<u8>, String> {
+    read_as(path, 0)
+}
+
+/// As [`read`], never through a symbolic link (a file arrayburn writes
+/// back, such as `--ack`'s: a link planted in its place is refused).
+pub fn read_not_linked(path: &Path) -> Result<Vec<u8>, String> {
+    read_as(path, nix::libc::O_NOFOLLOW)
+}
+
+fn read_as(path: &Path, flags: i32) -> Result<Vec<u8>, String> {
     let mut f = File::options()
         .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK)
+        .custom_flags(nix::libc::O_NONBLOCK | flags)
         .open(path)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| match e.raw_os_error() {
+        Some(nix::libc::ELOOP) => {
+            "is a symbolic link, which is not followed here: name the file itself".to_string()
+        }
+        _ => e.to_string(),
+    })?;
     let meta = f.metadata().map_err(|e| e.to_string())?;
     let t = meta.file_type();
     let what = match () {

@@ -73,12 +73,17 @@ fn flags(r: &FleetReport) -> Vec<(Item, Flag)> {
     out
 }
 
-/// Marks each finding an entry of `acks` acknowledges (a run's, when each
-/// of its disks' is), lists them, and judges the fleet again on the rest.
+/// Marks each finding an entry of `acks` acknowledges, lists them, and
+/// judges the fleet again on the rest. A run's finding on one disk
+/// acknowledged leaves its findings on its other disks standing: the
+/// acknowledged disk and its lines leave the run's (so that the disks to
+/// act on and the verdict name only what stands), and the run is
+/// acknowledged when each of its disks' is.
 pub fn apply(r: &mut FleetReport, acks: &[Ack]) {
     let all = flags(r);
     let by = |f: &Flag| acks.iter().find(|a| f.acknowledged_by(a));
     let mut listed = Vec::new();
+    let mut run_acked: Vec<Vec<String>> = vec![Vec::new(); r.runs.len()];
     let mut run_open = vec![false; r.runs.len()];
     for (item, f) in &all {
         let Some(a) = by(f) else {
@@ -89,7 +94,7 @@ pub fn apply(r: &mut FleetReport, acks: &[Ack]) {
         };
         listed.push(Acknowledged { host: f.host.clone(), path: f.path.clone(), ack: a.clone() });
         match *item {
-            Item::Run(_) => {}
+            Item::Run(i) => run_acked[i].push(f.path.clone()),
             Item::Slow(i) => r.outliers[i].acknowledged = true,
             Item::Worse(i) => r.regressions[i].acknowledged = true,
             Item::Link(i) => r.links[i].acknowledged = true,
@@ -98,9 +103,22 @@ pub fn apply(r: &mut FleetReport, acks: &[Ack]) {
     for (i, x) in r.runs.iter_mut().enumerate() {
         let has = all.iter().any(|(item, _)| *item == Item::Run(i));
         x.acknowledged = has && !run_open[i];
+        if run_open[i] {
+            set_apart(x, &run_acked[i]);
+        }
     }
     r.acknowledged = listed;
     rejudge(r);
+}
+
+/// Takes the disks `acked` (and the lines naming only them) out of a run
+/// finding that still stands on its other disks.
+fn set_apart(x: &mut crate::judge::fleet::RunFinding, acked: &[String]) {
+    if acked.is_empty() {
+        return;
+    }
+    x.disks.retain(|d| !acked.contains(d));
+    x.what.retain(|w| !acked.iter().any(|d| w.starts_with(&format!("{d}: "))));
 }
 
 /// The fleet's verdict on what is not acknowledged, saying how many are.

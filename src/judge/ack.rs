@@ -69,12 +69,42 @@ impl Flag {
 }
 
 /// The value of a run's finding on disk `path`: the run's lines naming it,
-/// without the path (a path differs from host to host); all its lines
-/// where none names it.
+/// without the path (a path differs from host to host), each as its value
+/// class ([`class_of`]); all its lines where none names it.
 pub fn run_value(what: &[String], path: &str) -> String {
     let prefix = format!("{path}: ");
     let own: Vec<&str> = what.iter().filter_map(|w| w.strip_prefix(&prefix)).collect();
-    if own.is_empty() { what.join("; ") } else { own.join("; ") }
+    let lines: Vec<&str> =
+        if own.is_empty() { what.iter().map(String::as_str).collect() } else { own };
+    lines.into_iter().map(class_of).collect::<Vec<_>>().join("; ")
+}
+
+/// Units whose figure moves from one measurement to the next.
+const MOVING: [&str; 9] = ["MB/s", "GB/s", "ms", "s", "min", "h", "°C", "turns", "slices"];
+
+/// A finding's line as its value class: the figures every re-measurement
+/// moves (a percentage, a factor, a speed, a time, a temperature, how many
+/// turns) as `#`, so that 65 % where 64 % was acknowledged is the same
+/// finding; counts and places (bytes, ranges, reads, SMART counts, LBAs)
+/// kept, so that more bad bytes or another count is another value, and
+/// another kind of fault other words.
+pub fn class_of(line: &str) -> String {
+    let words: Vec<&str> = line.split(' ').collect();
+    let numeric = |t: &str| {
+        t.starts_with(|c: char| c.is_ascii_digit())
+            && t.chars().all(|c| c.is_ascii_digit() || ".-".contains(c))
+    };
+    let unit = |w: &str| MOVING.contains(&w.trim_end_matches([',', ';', ')', '.', ':']));
+    let out: Vec<String> = (words.iter().enumerate())
+        .map(|(i, w)| {
+            let core = w.trim_start_matches('(').trim_end_matches([',', ';', ')', '.', ':']);
+            let bare = core.strip_suffix('%').or_else(|| core.strip_suffix('x'));
+            let figure = bare.is_some_and(numeric)
+                || (numeric(core) && words.get(i + 1).is_some_and(|n| unit(n)));
+            if figure && !core.is_empty() { w.replacen(core, "#", 1) } else { (*w).to_string() }
+        })
+        .collect();
+    out.join(" ")
 }
 
 /// The value of a disk worse than before: each way it is worse, a speed
@@ -139,6 +169,31 @@ mod tests {
     #[test]
     fn a_value_is_the_disk_s_own_words_and_a_speed_by_its_kind() {
         let what = ["/dev/sdb: 8 bytes zeros, return it".to_string(), "/dev/sdc: slow".into()];
+        // A re-check at 65 % where 64 % was acknowledged: the same value;
+        // more bad bytes, another count or another fault: another.
+        let slow = |p: &str| {
+            vec![format!(
+                "/dev/sdb: {p}% of its peers' speed, 1.9x its peers' tail, a read stalled 2400 ms, move it to another slot and check again; if it stays slow, return it"
+            )]
+        };
+        assert_eq!(run_value(&slow("64"), "/dev/sdb"), run_value(&slow("65"), "/dev/sdb"));
+        let bad = |n: &str| {
+            vec![format!(
+                "/dev/sdb: {n} unreadable range(s) (first at byte 8388608, 8.39 MB), return it"
+            )]
+        };
+        assert_ne!(run_value(&bad("2"), "/dev/sdb"), run_value(&bad("3"), "/dev/sdb"));
+        let smart = |n: &str| {
+            vec![format!("/dev/sdb: SMART rose: Reallocated_Sector_Ct 0 → {n}, return it")]
+        };
+        assert_ne!(run_value(&smart("8"), "/dev/sdb"), run_value(&smart("9"), "/dev/sdb"));
+        assert_ne!(run_value(&slow("64"), "/dev/sdb"), run_value(&bad("2"), "/dev/sdb"));
+        assert_eq!(
+            class_of(
+                "write speed 64% of its peers' with every disk at once, 64% (60-70% over 4 turns) of /dev/sdz's"
+            ),
+            "write speed # of its peers' with every disk at once, # (# over # turns) of /dev/sdz's"
+        );
         assert_eq!(run_value(&what, "/dev/sdb"), "8 bytes zeros, return it");
         assert_eq!(run_value(&what, "/dev/sdd"), what.join("; "));
         let worse = [

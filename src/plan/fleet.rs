@@ -42,6 +42,11 @@ impl FleetPlan {
             super::check_output_dir(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
         }
         let adding = !args.ack_add.is_empty();
+        if adding && args.why.as_deref().is_some_and(|w| w.trim().is_empty()) {
+            anyhow::bail!(
+                "--why is empty: say why these findings are accepted (it is kept with each, for whoever reads the report next)"
+            );
+        }
         let ack = (args.ack.as_ref())
             .map(|p| read_acks(p, adding).map(|a| (p.clone(), a)))
             .transpose()
@@ -73,7 +78,7 @@ impl FleetPlan {
 /// not exist yet and `may_be_new` (it is about to be written).
 fn read_acks(path: &Path, may_be_new: bool) -> Result<Vec<Ack>, String> {
     let shown = path.display();
-    match std::fs::read(path) {
+    match crate::input::read_not_linked(path) {
         // Its words are printed: any control character is escaped first.
         Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
             .map(|mut v| {
@@ -83,7 +88,7 @@ fn read_acks(path: &Path, may_be_new: bool) -> Result<Vec<Ack>, String> {
             .and_then(serde_json::from_value::<crate::judge::ack::AckFile>)
             .map(|f| f.acknowledged)
             .map_err(|e| format!("--ack {shown}: not a file of acknowledged findings ({e}); give the file --ack-add wrote, or move it away")),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && may_be_new => Ok(Vec::new()),
+        Err(_) if may_be_new && std::fs::symlink_metadata(path).is_err() => Ok(Vec::new()),
         Err(e) => Err(format!("--ack {shown}: cannot read it ({e}); give the file --ack-add wrote")),
     }
 }
