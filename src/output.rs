@@ -337,6 +337,14 @@ impl Output {
         self.sink == Sink::Stdout
     }
 
+    /// Whether it is a FIFO: its last save waits (at most [`SPECIAL_WAIT`])
+    /// for a reader.
+    pub fn is_fifo(&self) -> bool {
+        use std::os::unix::fs::FileTypeExt;
+        let Sink::Special(p) = &self.sink else { return false };
+        fs::metadata(p).is_ok_and(|m| m.file_type().is_fifo())
+    }
+
     /// Writes `bytes`. A file is replaced at every save; standard output and
     /// special files are written only by the `last` save (a FIFO's reader
     /// gets one document, not one per pass). A FIFO is waited for until it

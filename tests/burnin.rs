@@ -2515,6 +2515,11 @@ fn a_fifo_nobody_reads_holds_a_finished_burn_in_a_minute_at_most_and_a_stop_ther
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(began.elapsed() < std::time::Duration::from_secs(150), "{:?}", began.elapsed());
     assert!(err.contains("no reader opened it within 60 s; not written"), "{err}");
+    let waiting = format!(
+        "--json {}: a FIFO: waiting up to 60 s for a reader to take the result",
+        fifo.display()
+    );
+    assert!(err.contains(&waiting), "said before the wait: {err}");
     let (_, doc) = kept(state.path(), "json").expect("the result kept in --state");
     let doc: serde_json::Value = serde_json::from_str(&doc).unwrap();
     let verdict = doc["exit_status"].as_i64().map(|c| c as i32);
@@ -2531,6 +2536,20 @@ fn a_fifo_nobody_reads_holds_a_finished_burn_in_a_minute_at_most_and_a_stop_ther
     assert!(err.contains("no reader opened it before the stop; not written"), "{err}");
     assert!(err.contains("the burn-in had finished and its verdict stands"), "{err}");
     assert!(!err.contains("continue with"), "{err}");
+    assert_eq!(out.status.code(), verdict, "{err}");
+    // A --resume of that finished run takes the FIFO from its checkpoint:
+    // it says that it waits, as a fresh run does, and a stop ends the wait
+    // (it waited silently with the disks open).
+    let child = Command::new(bin())
+        .args(["burnin", "--resume", "--destructive", "--yes", "--smart", "off"])
+        .args(["--progress", "none", "--state", state.path().to_str().unwrap()])
+        .args([&d[0].dev, &d[1].dev])
+        .start();
+    child.wait_line("the wait said", MINUTE, |l| l.contains(&waiting));
+    child.signal(nix::sys::signal::Signal::SIGTERM);
+    let out = child.wait(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no reader opened it before the stop; not written"), "{err}");
     assert_eq!(out.status.code(), verdict, "{err}");
 }
 

@@ -87,6 +87,15 @@ pub fn save(run: &impl Published, to: Outputs, last: bool, stop: &StopFlag) -> V
     let docs =
         [(to.json, Some(run.json())), (to.csv, run.csv()), (to.metrics, metrics), (to.ocp, ocp)];
     for (o, bytes) in docs.into_iter().filter_map(|(o, b)| Some((o?, b?))) {
+        if last && o.is_fifo() {
+            // Said before the wait: the run is done, its disks still held.
+            let most = crate::output::SPECIAL_WAIT.as_secs();
+            tell!(
+                "arrayburn: {} {}: a FIFO: waiting up to {most} s for a reader to take the result (a stop gives up; the run is done)",
+                o.flag,
+                o.given.display()
+            );
+        }
         if let Err(e) = o.write(&bytes, last, stop) {
             failed.push(format!("{} {}: {e}", o.flag, o.given.display()));
         }
