@@ -48,6 +48,11 @@ static WORD: AtomicI32 = AtomicI32::new(-1);
 const EXIT: u8 = b'X';
 const LOG: u8 = b'L';
 const GO_ON: u8 = b'G';
+/// The `--json` file the child last saved (to be marked killed).
+const SAVED_JSON: u8 = b'J';
+/// The `--ocp-diag` file it last saved, and the lines that end its stream
+/// should it be killed (after a 0x01 byte).
+const SAVED_OCP: u8 = b'D';
 
 /// The signals a parent passes on to its child: those that stop a run.
 const PASSED_ON: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
@@ -149,6 +154,23 @@ pub fn go_on_with(words: &str) {
     tell_parent(GO_ON, words.as_bytes());
 }
 
+/// Tells the parent the results saved so far, for it to mark them killed
+/// should this process be killed: the `--json` file (a regular file), and
+/// the `--ocp-diag` file with the lines that end its stream then
+/// (`SIGNAL` and `AT` in them are put in by the parent).
+pub fn saved(json: Option<&std::path::Path>, ocp: Option<(&std::path::Path, &[u8])>) {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(p) = json {
+        tell_parent(SAVED_JSON, p.as_os_str().as_bytes());
+    }
+    if let Some((p, tail)) = ocp {
+        let mut bytes = p.as_os_str().as_bytes().to_vec();
+        bytes.push(1);
+        bytes.extend_from_slice(tail);
+        tell_parent(SAVED_OCP, &bytes);
+    }
+}
+
 /// One message to the parent: `tag`, `bytes` (NULs dropped), a NUL. A
 /// pipe write this small is atomic; one that fails is let go (the run
 /// goes on).
@@ -222,6 +244,8 @@ struct Heard {
     pending: Vec<u8>,
     log: Option<std::path::PathBuf>,
     go_on: Option<String>,
+    json: Option<std::path::PathBuf>,
+    ocp: Option<(std::path::PathBuf, Vec<u8>)>,
 }
 
 impl Heard {
@@ -232,12 +256,17 @@ impl Heard {
         loop {
             match self.pending.first() {
                 Some(&EXIT) => return self.pending.get(1).copied(),
-                Some(&tag @ (LOG | GO_ON)) => {
+                Some(&tag @ (LOG | GO_ON | SAVED_JSON | SAVED_OCP)) => {
                     let end = self.pending.iter().position(|b| *b == 0)?;
                     let text = &self.pending[1..end];
+                    let path = |b: &[u8]| std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b));
                     match tag {
-                        LOG => {
-                            self.log = Some(std::ffi::OsStr::from_bytes(text).into());
+                        LOG => self.log = Some(path(text)),
+                        SAVED_JSON => self.json = Some(path(text)),
+                        SAVED_OCP => {
+                            let at = text.iter().position(|b| *b == 1).unwrap_or(text.len());
+                            let tail = text.get(at + 1..).unwrap_or_default().to_vec();
+                            self.ocp = Some((path(&text[..at]), tail));
                         }
                         _ => self.go_on = Some(String::from_utf8_lossy(text).into_owned()),
                     }
@@ -269,6 +298,7 @@ impl Heard {
             signal.as_str()
         ));
         let _ = writeln!(std::io::stderr(), "{line}");
+        self.mark_killed(signal, code, &line);
         let Some(log) = &self.log else { return };
         // The log the child made, appended to: never created, never
         // reached through a link put in its place since.
@@ -278,6 +308,57 @@ impl Heard {
         let stamp = crate::units::log_stamp();
         let words = crate::outcome::Outcome::words(u8::try_from(code).unwrap_or(u8::MAX));
         let _ = write!(f, "{stamp} {line}\n{stamp} arrayburn: exit status {code} ({words})\n");
+    }
+}
+
+impl Heard {
+    /// Marks the results the child last saved as killed: the JSON copy
+    /// says so (`killed`, `interrupted`, the exit status), and the OCP
+    /// stream gets its end (an error and `testRunEnd` ERROR). Each only a
+    /// regular file, never through a link; what cannot be marked is left.
+    fn mark_killed(&self, signal: Signal, code: i32, line: &str) {
+        let stamp = crate::units::rfc3339(std::time::SystemTime::now());
+        if let Some(p) = &self.json {
+            let marked = crate::input::read_not_linked(p)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .filter(serde_json::Value::is_object)
+                .map(|mut v| {
+                    v["killed"] = line.trim_start_matches("arrayburn: error: ").into();
+                    (v["interrupted"], v["exit_status"]) = (true.into(), code.into());
+                    v["complete"] = false.into();
+                    // Nothing found by then is no health (a finding stands).
+                    let s = &mut v["summary"];
+                    if s["verdict"] == "healthy" || s["verdict"] == "not_judged" {
+                        s["verdict"] = "interrupted".into();
+                    }
+                    v["finished_at"] = stamp.clone().into();
+                    v
+                });
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(".".as_ref());
+            if let (Some(v), Some(name)) = (marked, p.file_name()) {
+                let bytes = serde_json::to_vec_pretty(&v).unwrap_or_default();
+                if let Ok(d) = crate::output::Dir::open(dir) {
+                    let _ = d.write(&name.to_string_lossy(), &bytes);
+                }
+            }
+        }
+        if let Some((p, tail)) = &self.ocp {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            let tail = String::from_utf8_lossy(tail)
+                .replace("SIGNAL", signal.as_str())
+                .replace("\"AT\"", &format!("\"{stamp}\""));
+            let opened = std::fs::OpenOptions::new()
+                .append(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(p);
+            if let Ok(mut f) = opened
+                && f.metadata().is_ok_and(|m| m.is_file())
+            {
+                let _ = f.write_all(tail.as_bytes());
+            }
+        }
     }
 }
 

@@ -75,6 +75,12 @@ pub struct Header {
     /// from a copy saved while it went on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_status: Option<u8>,
+    /// Where the run's worker process was killed outright (SIGKILL, the
+    /// out-of-memory killer): what happened, in words, set by the process
+    /// that waited for it in the last copy the worker had saved (which
+    /// then also says `interrupted` and the exit status, 128 + the signal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub killed: Option<String>,
 }
 
 fn first_schema() -> u32 {
@@ -103,6 +109,7 @@ impl Header {
             complete: false,
             command_line,
             exit_status: None,
+            killed: None,
         }
     }
 

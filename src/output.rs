@@ -337,6 +337,14 @@ impl Output {
         self.sink == Sink::Stdout
     }
 
+    /// The regular file it is (replaced at every save), where it is one.
+    pub fn file(&self) -> Option<PathBuf> {
+        match &self.sink {
+            Sink::File { dir, name } => Some(dir.path().join(name)),
+            _ => None,
+        }
+    }
+
     /// Whether it is a FIFO: its last save waits (at most [`SPECIAL_WAIT`])
     /// for a reader.
     pub fn is_fifo(&self) -> bool {

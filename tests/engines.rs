@@ -620,3 +620,49 @@ fn a_burn_in_pod_stopped_hands_the_stop_to_arrayburn_and_its_next_start_resumes(
     assert!(said.contains("Resumed 1 time"), "{said}");
     assert!(node.join("burnin.done").exists());
 }
+
+#[test]
+fn a_killed_worker_leaves_its_json_and_its_ocp_stream_marked_killed() {
+    // kill -9 of the process that burns the disks (what the out-of-memory
+    // killer does), before any pass ends: the process that waited for it
+    // marks the result saved as the run began (it left no --json and no
+    // --ocp-diag), and the stream ends valid, ERROR.
+    need_root!();
+    let _l = device_lock();
+    let Some(py) = python() else { return };
+    let d = disks(2, 64 << 20);
+    let t = writes_at(&d, 4_000_000);
+    let (state, dir) = (tempdir(), tempdir());
+    let (json, ocp) = (dir.path().join("run.json"), dir.path().join("run.ocp.jsonl"));
+    let mut args = vec!["burnin", "--state", state.path().to_str().unwrap(), "--destructive"];
+    args.extend(["--yes", "--smart", "off", "--progress", "lines", "--progress-interval", "0.2s"]);
+    args.extend(["--json", json.to_str().unwrap(), "--ocp-diag", ocp.to_str().unwrap()]);
+    args.extend(NO_SPEED_JUDGED);
+    args.extend([d[0].dev.as_str(), d[1].dev.as_str()]);
+    let child = t.command(&args).start();
+    child.wait_line("the write phase", RUN, |l| l.contains("write") && l.contains('%'));
+    let worker = family(child.id());
+    assert!(worker.len() >= 2, "a parent and its worker: {worker:?}");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(worker[1] as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let out = child.wait(MINUTE);
+    assert_eq!(out.status.code(), Some(137), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let killed = doc["killed"].as_str().unwrap_or_default();
+    assert!(killed.contains("was killed by SIGKILL"), "{doc}");
+    assert_eq!(
+        (&doc["interrupted"], &doc["complete"], &doc["exit_status"]),
+        (&true.into(), &false.into(), &137.into())
+    );
+    assert_eq!(doc["summary"]["verdict"], "interrupted", "no health claimed: {}", doc["summary"]);
+    let lines = valid_ocp(&py, &ocp);
+    let end = &lines.last().unwrap()["testRunArtifact"]["testRunEnd"];
+    assert_eq!(end["status"], "ERROR", "{lines:?}");
+    let error = &lines[lines.len() - 2]["testRunArtifact"]["error"];
+    assert_eq!(error["symptom"], "killed", "{lines:?}");
+    // The fleet reads it as a run that did not finish, never as healthy.
+    let out = printed(&["report", "--quiet", json.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+}

@@ -127,6 +127,7 @@ fn burn_in(
         return Ok((Outcome::Interrupted, None));
     }
     let store = plan.ready()?;
+    save_started(&plan, stop);
     if !plan.read_only || plan.verify {
         // Said by the waiting process should this one be killed.
         crate::apart::go_on_with(&plan.how_to_go_on());
@@ -233,6 +234,41 @@ fn burned(
         .collect()
 }
 
+/// The run's result as it begins (nothing burned yet, `complete: false`),
+/// saved where its results go (not its live metrics): a worker killed
+/// before its end leaves that, marked killed by the process that waits for
+/// it. What cannot be written is said; the burn-in goes on.
+fn save_started(plan: &BurnPlan, stop: &StopFlag) {
+    let burns = plan.disks.iter().map(|_| (DiskBurn::default(), Temps::default())).collect();
+    let mut run = run_of(plan, burns, true, stop);
+    run.interrupted = false;
+    let to = crate::output::Outputs { metrics: None, ..plan.outputs() };
+    let mut report = build(run);
+    report.header.complete = false;
+    for f in crate::export::publish::save(&report, to, false, stop) {
+        tell!("arrayburn burnin: error: could not write {f} (the burn-in goes on)");
+    }
+}
+
+/// The run as its report is built from it: each disk's burn, SMART after
+/// it and its own self-test after the passes (not where `interrupted`).
+fn run_of(
+    plan: &BurnPlan,
+    burns: Vec<(DiskBurn, Temps)>,
+    interrupted: bool,
+    stop: &StopFlag,
+) -> BurnRun {
+    BurnRun {
+        disks: burned(plan, burns, interrupted, stop),
+        interrupted,
+        read_only: plan.read_only,
+        engine: (plan.engine, plan.depth),
+        thresholds: plan.thresholds,
+        inspection: plan.inspection.clone(),
+        left_out: plan.left_out.clone(),
+    }
+}
+
 /// SMART after the run, the disks slow on speed alone re-measured, the
 /// report built and published.
 fn finish(
@@ -241,15 +277,7 @@ fn finish(
     interrupted: bool,
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {
-    let mut run = BurnRun {
-        disks: burned(plan, burns, interrupted, stop),
-        interrupted,
-        read_only: plan.read_only,
-        engine: (plan.engine, plan.depth),
-        thresholds: plan.thresholds,
-        inspection: plan.inspection.clone(),
-        left_out: plan.left_out.clone(),
-    };
+    let mut run = run_of(plan, burns, interrupted, stop);
     if !interrupted {
         plan.recover(&mut run, stop);
         plan.remeasure(&mut run, stop);

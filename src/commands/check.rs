@@ -60,6 +60,10 @@ pub fn execute(
         stop,
         save: &save,
     };
+    // Saved before the first read too: a worker killed before its first
+    // pass still leaves a result (`complete: false`) for the process that
+    // waits for it to mark killed.
+    save(&[]);
     let Read { passes, groups, rechecks, random, vibration } = on.all(&mut progress)?;
     info.interrupted = stop.is_set();
     info.complete = true;

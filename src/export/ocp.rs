@@ -275,6 +275,17 @@ impl Diag<'_> {
     }
 }
 
+/// The lines that end a stream of `seq` lines whose run's worker was
+/// killed before its end: an error, and `testRunEnd` ERROR. `SIGNAL`, and
+/// the timestamp `"AT"`, are put in by the process that saw it die.
+pub fn killed_tail(seq: u64) -> Vec<u8> {
+    let mut out = Lines { bytes: Vec::new(), seq };
+    let message = "the run's worker process was killed by SIGNAL before its end: the stream holds what it had saved";
+    out.run("AT", json!({"error": {"symptom": "killed", "message": message}}));
+    out.run("AT", json!({"testRunEnd": {"status": "ERROR", "result": "NOT_APPLICABLE"}}));
+    out.bytes
+}
+
 /// The stream being written: one artifact a line, each numbered.
 struct Lines {
     bytes: Vec<u8>,

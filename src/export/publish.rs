@@ -15,7 +15,7 @@ use crate::document::Document;
 use crate::notify::{Event, Notifier};
 use crate::outcome::Outcome;
 use crate::output::bundle::{CHARTS, CSV, JSON, MARKDOWN, PAGE, TEXT};
-use crate::output::{Dir, Outputs};
+use crate::output::{Dir, Output, Outputs};
 use crate::stop::StopFlag;
 
 /// Files of a bundle: each name (from the table above) and its bytes.
@@ -84,6 +84,13 @@ pub fn save(run: &impl Published, to: Outputs, last: bool, stop: &StopFlag) -> V
     }
     let metrics = to.metrics.map(|_| run.metrics());
     let ocp = to.ocp.and_then(|_| run.ocp());
+    // Should this process be killed before the next save, the one that
+    // waits for it marks these killed.
+    let json_file = to.json.and_then(Output::file);
+    let ocp_tail = to.ocp.and_then(Output::file).zip(ocp.as_ref()).map(|(p, b)| {
+        let lines = b.iter().filter(|c| **c == b'\n').count() as u64;
+        (p, super::ocp::killed_tail(lines))
+    });
     let docs =
         [(to.json, Some(run.json())), (to.csv, run.csv()), (to.metrics, metrics), (to.ocp, ocp)];
     for (o, bytes) in docs.into_iter().filter_map(|(o, b)| Some((o?, b?))) {
@@ -100,6 +107,8 @@ pub fn save(run: &impl Published, to: Outputs, last: bool, stop: &StopFlag) -> V
             failed.push(format!("{} {}: {e}", o.flag, o.given.display()));
         }
     }
+    let ocp = ocp_tail.as_ref().map(|(p, t)| (p.as_path(), t.as_slice()));
+    crate::apart::saved(json_file.as_deref(), ocp);
     failed
 }
 
