@@ -127,11 +127,7 @@ fn burn_in(
         return Ok((Outcome::Interrupted, None));
     }
     let store = plan.ready()?;
-    save_started(&plan, stop);
-    if !plan.read_only || plan.verify {
-        // Said by the waiting process should this one be killed.
-        crate::apart::go_on_with(&plan.how_to_go_on());
-    }
+    started(&plan, stop);
     let deadline = plan.read_only.then(|| plan.duration.map(|d| Instant::now() + d));
     let burns = burn_all(
         &plan.disks,
@@ -234,20 +230,23 @@ fn burned(
         .collect()
 }
 
-/// The run's result as it begins (nothing burned yet, `complete: false`),
-/// saved where its results go (not its live metrics): a worker killed
-/// before its end leaves that, marked killed by the process that waits for
-/// it. What cannot be written is said; the burn-in goes on.
-fn save_started(plan: &BurnPlan, stop: &StopFlag) {
+/// What the process that waits for this one needs should this one be
+/// killed: how the run goes on (not a soak's), and the run's result as it
+/// begins (nothing burned yet, `complete: false`) saved where its results
+/// go (not its live metrics), for it to mark killed.
+fn started(plan: &BurnPlan, stop: &StopFlag) {
+    if !plan.read_only || plan.verify {
+        crate::apart::go_on_with(&plan.how_to_go_on());
+    }
     let burns = plan.disks.iter().map(|_| (DiskBurn::default(), Temps::default())).collect();
     let mut run = run_of(plan, burns, true, stop);
     run.interrupted = false;
     let to = crate::output::Outputs { metrics: None, ..plan.outputs() };
     let mut report = build(run);
     report.header.complete = false;
-    for f in crate::export::publish::save(&report, to, false, stop) {
-        tell!("arrayburn burnin: error: could not write {f} (the burn-in goes on)");
-    }
+    // What cannot be written now is said at the end, when it is written
+    // whole.
+    let _ = crate::export::publish::save(&report, to, false, stop);
 }
 
 /// The run as its report is built from it: each disk's burn, SMART after

@@ -60,10 +60,8 @@ pub fn execute(
         stop,
         save: &save,
     };
-    // Saved before the first read too: a worker killed before its first
-    // pass still leaves a result (`complete: false`) for the process that
-    // waits for it to mark killed.
-    save(&[]);
+    save(&[]); // before any read too: a killed worker leaves a result to mark
+
     let Read { passes, groups, rechecks, random, vibration } = on.all(&mut progress)?;
     info.interrupted = stop.is_set();
     info.complete = true;

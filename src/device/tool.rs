@@ -84,36 +84,23 @@ pub fn output(
     read_into(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>), 0, &tx);
     read_into(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>), 1, &tx);
     drop(tx);
-    let began = Instant::now();
-    let (mut got, mut open) = ([Vec::new(), Vec::new()], 2);
+    let (mut got, began) = (Got::default(), Instant::now());
     let mut exited: Option<(std::process::ExitStatus, Instant)> = None;
     loop {
-        match rx.recv_timeout(Duration::from_millis(20)) {
-            Ok((i, Some(bytes))) => got[i].extend_from_slice(&bytes),
-            Ok((_, None)) => open -= 1,
-            Err(_) => {}
-        }
-        if got[0].len() + got[1].len() > MOST_OUTPUT {
+        if got.take(&rx) {
             group.end();
             return Err(format!("{name} printed more than {} MiB: not read", MOST_OUTPUT >> 20));
         }
         if exited.is_none() {
-            match child.try_wait() {
-                Ok(Some(status)) => exited = Some((status, Instant::now())),
-                Ok(None) => {}
-                Err(e) => {
-                    group.end();
-                    return Err(format!("{name}: {e}"));
-                }
-            }
+            let status = child.try_wait().map_err(|e| {
+                group.end();
+                format!("{name}: {e}")
+            })?;
+            exited = status.map(|s| (s, Instant::now()));
         }
         if let Some((status, at)) = exited {
-            if open == 0 {
-                return Ok(Output {
-                    status,
-                    stdout: std::mem::take(&mut got[0]),
-                    stderr: std::mem::take(&mut got[1]),
-                });
+            if got.open == 0 {
+                return Ok(got.output(status));
             }
             // Its children hold the pipes: they are ended; one that left
             // the group is not waited for past the limit.
@@ -129,15 +116,42 @@ pub fn output(
             continue;
         };
         group.end();
-        if let Some((status, _)) = exited.filter(|_| !give_up()) {
+        return match exited.filter(|_| !give_up()) {
             // The tool answered; only what it left behind did not end.
-            return Ok(Output {
-                status,
-                stdout: std::mem::take(&mut got[0]),
-                stderr: std::mem::take(&mut got[1]),
-            });
+            Some((status, _)) => Ok(got.output(status)),
+            None => Err(format!("{name} {why}")),
+        };
+    }
+}
+
+/// What a tool printed so far: its standard output and error, and how
+/// many of them are still open.
+struct Got {
+    bytes: [Vec<u8>; 2],
+    open: usize,
+}
+
+impl Default for Got {
+    fn default() -> Self {
+        Got { bytes: [Vec::new(), Vec::new()], open: 2 }
+    }
+}
+
+impl Got {
+    /// Takes what the readers sent within 20 ms; whether it is now more
+    /// than [`MOST_OUTPUT`].
+    fn take(&mut self, rx: &std::sync::mpsc::Receiver<(usize, Option<Vec<u8>>)>) -> bool {
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok((i, Some(bytes))) => self.bytes[i].extend_from_slice(&bytes),
+            Ok((_, None)) => self.open = self.open.saturating_sub(1),
+            Err(_) => {}
         }
-        return Err(format!("{name} {why}"));
+        self.bytes[0].len() + self.bytes[1].len() > MOST_OUTPUT
+    }
+
+    fn output(&mut self, status: std::process::ExitStatus) -> Output {
+        let [stdout, stderr] = std::mem::take(&mut self.bytes);
+        Output { status, stdout, stderr }
     }
 }
 

@@ -50,35 +50,41 @@ pub fn ask(
         Err(e) => d.not_read.push(format!("SMART: {e}")),
     }
     if ata {
-        for (flag, what) in [("-N", "HPA"), ("--dco-identify", "DCO")] {
-            let asked =
-                tool::output(Command::new("hdparm").args([flag, &dev.given]), tool::LIMIT, give_up);
-            match asked {
-                Ok(out) if out.status.success() => {
-                    let text = String::from_utf8_lossy(&out.stdout);
-                    if flag == "-N" { d.add_hdparm(&text) } else { d.add_dco(&text) }
-                }
-                Ok(out) => {
-                    let err = String::from_utf8_lossy(&out.stderr);
-                    let why =
-                        err.lines().find(|l| !l.trim().is_empty()).unwrap_or("no reason given");
-                    d.not_read.push(format!(
-                        "{what}: hdparm {flag} failed ({}): {}",
-                        out.status,
-                        why.trim()
-                    ));
-                }
-                Err(e) if e.contains("could not run") => {
-                    d.not_read.push(format!("{what}: {e}: install hdparm"));
-                    break;
-                }
-                Err(e) => d.not_read.push(format!("{what}: {e}")),
-            }
-        }
+        ask_hdparm(&mut d, dev, give_up);
     }
     let zoned = paths.sys.join("block").join(&dev.identity.name).join("queue/zoned");
     d.add_zoned(std::fs::read_to_string(Path::new(&zoned)).ok().as_deref());
     d
+}
+
+/// An ATA drive's native size (`hdparm -N`: an HPA) and its DCO's real
+/// maximum (`hdparm --dco-identify`), added to `d`; what could not be
+/// asked said in its `not_read`.
+fn ask_hdparm(d: &mut Declared, dev: &BlockDevice, give_up: &dyn Fn() -> bool) {
+    for (flag, what) in [("-N", "HPA"), ("--dco-identify", "DCO")] {
+        let asked =
+            tool::output(Command::new("hdparm").args([flag, &dev.given]), tool::LIMIT, give_up);
+        match asked {
+            Ok(out) if out.status.success() => {
+                let text = String::from_utf8_lossy(&out.stdout);
+                if flag == "-N" { d.add_hdparm(&text) } else { d.add_dco(&text) }
+            }
+            Ok(out) => {
+                let err = String::from_utf8_lossy(&out.stderr);
+                let why = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("no reason given");
+                d.not_read.push(format!(
+                    "{what}: hdparm {flag} failed ({}): {}",
+                    out.status,
+                    why.trim()
+                ));
+            }
+            Err(e) if e.contains("could not run") => {
+                d.not_read.push(format!("{what}: {e}: install hdparm"));
+                break;
+            }
+            Err(e) => d.not_read.push(format!("{what}: {e}")),
+        }
+    }
 }
 
 /// Where `dev` is a RAID controller's volume (its controller's driver,

@@ -195,25 +195,29 @@ struct Evidence<'a> {
 }
 
 impl Evidence<'_> {
+    /// What `pick` takes of its self-test before the passes, else of the
+    /// one after them (said as such).
+    fn self_test(&self, pick: fn(&SelfTest) -> Option<&String>) -> Option<String> {
+        if let Some(w) = self.point.self_test.as_ref().and_then(|(_, s)| pick(s)) {
+            return Some(w.clone());
+        }
+        let (kind, s) = self.after?;
+        pick(s).map(|w| format!("{} self-test after the burn-in: {w}", kind.word()))
+    }
+
     fn facts(self) -> BurnFacts {
         let b = self.burn;
         let words =
             |kind: CounterKind| self.smart.map(|c| smart_words(c, kind)).unwrap_or_default();
         BurnFacts {
-            self_test_failed: match (&self.point.self_test, self.after) {
-                (Some((_, SelfTest::Failed(w))), _) => Some(w.clone()),
-                (_, Some((kind, SelfTest::Failed(w)))) => {
-                    Some(format!("{} self-test after the burn-in: {w}", kind.word()))
-                }
+            self_test_failed: self.self_test(|s| match s {
+                SelfTest::Failed(w) => Some(w),
                 _ => None,
-            },
-            self_test_unfinished: match (&self.point.self_test, self.after) {
-                (Some((_, SelfTest::Unfinished(w))), _) => Some(w.clone()),
-                (_, Some((kind, SelfTest::Unfinished(w)))) => {
-                    Some(format!("{} self-test after the burn-in: {w}", kind.word()))
-                }
+            }),
+            self_test_unfinished: self.self_test(|s| match s {
+                SelfTest::Unfinished(w) => Some(w),
                 _ => None,
-            },
+            }),
             fake_capacity: self.point.probe.as_ref().and_then(crate::judge::inspect::fake_capacity),
             hottest_c: self.hottest_c,
             limit_c: Some(self.limit.warning_c),

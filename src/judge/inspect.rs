@@ -343,16 +343,7 @@ fn raid(d: &Declared) -> Vec<Finding> {
         concern: Concern::RaidVolume,
         sentence: format!("{}; {drives}", c.volume_words()),
     }];
-    let serials = r.members.iter().filter_map(|m| m.serial.as_deref());
-    if let Some((serial, n)) = most(serials) {
-        out.push(Finding {
-            concern: Concern::SerialDuplicated,
-            sentence: format!(
-                "{n} drives behind it report one serial, {}: the controller answers for them (or they are clones), so what each says is not known to be its own",
-                crate::escape::terminal(serial)
-            ),
-        });
-    }
+    out.extend(members_of_one_serial(r));
     for m in r.members.iter().filter(|m| m.passed == Some(false)) {
         out.push(Finding {
             concern: Concern::DriveBehindFailing,
@@ -363,6 +354,19 @@ fn raid(d: &Declared) -> Vec<Finding> {
         });
     }
     out
+}
+
+/// Drives behind a volume that report one serial: the controller answers
+/// for them (or they are clones), so what each says is not its own.
+fn members_of_one_serial(r: &crate::inspect::declared::Raid) -> Option<Finding> {
+    let (serial, n) = most(r.members.iter().filter_map(|m| m.serial.as_deref()))?;
+    found(
+        Concern::SerialDuplicated,
+        format!(
+            "{n} drives behind it report one serial, {}: the controller answers for them (or they are clones), so what each says is not known to be its own",
+            crate::escape::terminal(serial)
+        ),
+    )
 }
 
 /// The value most of `values` share, and how many share it, where at

@@ -81,6 +81,32 @@ pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<
     Ok((targets, locks, points, store))
 }
 
+/// Why `t` cannot be verified from `state`: it holds no checkpoint `name`
+/// (looked for at `path`); where one of that disk is kept instead, or the
+/// command that finds them.
+fn no_checkpoint(t: &Target, state: &Path, (name, path): (&str, &Path)) -> anyhow::Error {
+    let way = match kept_elsewhere(state, name).as_slice() {
+        [] => format!(
+            "give the --state its burn-in kept (by default {}; `find / -xdev -name '{name}'` lists this disk's checkpoints on this machine)",
+            crate::defaults::STATE_DIR
+        ),
+        found => {
+            let at: Vec<String> = found.iter().map(|d| d.display().to_string()).collect();
+            format!(
+                "this disk's burn-in checkpoint is in {}: give --state {}",
+                at.join(" and "),
+                at[0]
+            )
+        }
+    };
+    anyhow::anyhow!(
+        "--verify: {} has no burn-in checkpoint in {} (looked for {}); {way} (nothing was written)",
+        t.dev.given,
+        state.display(),
+        path.display()
+    )
+}
+
 /// The directories other than `state` that hold a checkpoint `name` (a
 /// regular file, no link followed): the default state directory, and the
 /// directories in `state` (a `--state` naming the parent of the burn-in's,
@@ -146,28 +172,7 @@ fn smart_now(
 fn burned(store: &Store, t: &mut Target, args: &BurninArgs, stop: &StopFlag) -> Result<Checkpoint> {
     let (name, c) = store.find(t)?;
     let path = store.path(&name);
-    let Some(c) = c else {
-        let way = match kept_elsewhere(&args.state, &name).as_slice() {
-            [] => format!(
-                "give the --state its burn-in kept (by default {}; `find / -xdev -name '{name}'` lists this disk's checkpoints on this machine)",
-                crate::defaults::STATE_DIR
-            ),
-            found => {
-                let at: Vec<String> = found.iter().map(|d| d.display().to_string()).collect();
-                format!(
-                    "this disk's burn-in checkpoint is in {}: give --state {}",
-                    at.join(" and "),
-                    at[0]
-                )
-            }
-        };
-        bail!(
-            "--verify: {} has no burn-in checkpoint in {} (looked for {}); {way} (nothing was written)",
-            t.dev.given,
-            args.state.display(),
-            path.display()
-        );
-    };
+    let Some(c) = c else { return Err(no_checkpoint(t, &args.state, (&name, &path))) };
     if let Err(why) = c.validate(c.size_bytes, t.dev.identity.logical_block_size) {
         bail!(
             "--verify: {}: {why}; the file is damaged or was edited, and cannot say what the disk holds (nothing was written)",

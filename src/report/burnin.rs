@@ -540,6 +540,14 @@ pub fn a_few(paths: &[&str]) -> String {
     said
 }
 
+impl BurnDisk {
+    /// The disk as one its run could not tell slow or not, with why.
+    fn undecided(&self) -> crate::document::Undecided {
+        let why = self.undecided.clone().unwrap_or_default();
+        crate::document::Undecided { path: self.path.clone(), why }
+    }
+}
+
 /// The disks with nothing found whose health is not claimed: those not
 /// compared with peers, and those compared but not decided when
 /// re-measured (their readings straddle the threshold).
@@ -590,12 +598,7 @@ impl crate::document::Document for BurnReport {
                 .into_iter()
                 .chain(s.left_out.iter().cloned())
                 .collect(),
-            unsure: (not_judged.1.iter())
-                .map(|d| crate::document::Undecided {
-                    path: d.path.clone(),
-                    why: d.undecided.clone().unwrap_or_default(),
-                })
-                .collect(),
+            unsure: not_judged.1.iter().map(|d| d.undecided()).collect(),
             disks,
             cut,
             message: s.message.clone(),
