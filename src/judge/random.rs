@@ -514,8 +514,10 @@ fn sentence(kind: RandomKind, during: &str, m: &Figures, p: Option<&Figures>) ->
             },
             m.depth
         ),
+        // A verb first, as every other finding's: its advice may read "random
+        // reads: it failed ...".
         _ => format!(
-            "{} of its random reads failed at depth {} ({during}): run a full check to find its bad sectors, \
+            "failed {} of its random reads at depth {} ({during}): run a full check to find its bad sectors, \
              then return it",
             m.failed, m.depth
         ),
@@ -686,6 +688,20 @@ mod tests {
         advise(f, &mut advice);
         assert_eq!((advice.len(), advice[0].action), (1, Action::Return));
         assert!(advice[0].sentence.contains("while every disk read"), "{}", advice[0].sentence);
+        // Failing at both depths: one line, each depth's failure in words
+        // (it read "random reads: it 67 of its random reads failed").
+        let mut both = vec![disk(5.0, NONE, 3.0); 3];
+        (both[0].alone[0].failed, both[0].alone[1].failed) = (46, 67);
+        let j = judged_all(both, &[0, 0, 0]);
+        let mut advice = Vec::new();
+        advise(&j.findings, &mut advice);
+        assert_eq!(advice.len(), 1, "{advice:#?}");
+        let said = &advice[0].sentence;
+        assert!(said.starts_with("/dev/d0: failed 46 of its random reads at depth 1"), "{said}");
+        assert!(
+            said.contains("; random reads: it failed 67 of its random reads at depth 32"),
+            "{said}"
+        );
     }
 
     #[test]

@@ -704,9 +704,14 @@ fn flagged_names(s: &Summary, passes: &[Pass], faults: Vec<String>) -> Vec<Strin
             r.path, r.pct_of_rated, r.rated_mb_per_s
         )
     }));
-    named.extend(s.random.iter().map(|f| {
-        format!("{} {} in the random reads (see Disks to act on)", f.path, f.kind.words())
-    }));
+    // A disk and kind once, whatever the depths that showed it.
+    for f in &s.random {
+        let said =
+            format!("{} {} in the random reads (see Disks to act on)", f.path, f.kind.words());
+        if !named.contains(&said) {
+            named.push(said);
+        }
+    }
     named.extend(s.vibration.iter().map(|f| {
         let at = f.bay.as_ref().map(|b| format!(" (bay {b})")).unwrap_or_default();
         format!(
