@@ -198,6 +198,9 @@ fn half_burned(state: &Path, d: &[&LoopDisk], t: &Throttle) {
 }
 
 #[test]
+// Timed (the device lock held alone), though it times nothing: it detaches
+// a loop device and attaches another file under its name, which a test
+// beside it making a loop device (`losetup -f`) could take in between.
 fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
     need_root!();
     let _l = device_lock();
@@ -270,9 +273,12 @@ fn a_resume_proves_it_has_the_disk_it_checkpointed_before_writing() {
             .success()
     );
     assert!(Command::new("losetup").args(["-d", &d[0].dev]).output_within(MINUTE).status.success());
-    let st_ok = Command::new("losetup").arg(&d[0].dev).arg(&file).output_within(MINUTE).status;
+    // A detach is done once the last opener has let go (udev's probe after
+    // a change, say): the name is taken again as soon as it is free.
+    let attach = || Command::new("losetup").arg(&d[0].dev).arg(&file).output_within(MINUTE);
+    let st_ok = wait_for(Duration::from_secs(20), || attach().status.success());
     let other = LoopDisk { dev: d[0].dev.clone(), file };
-    assert!(st_ok.success(), "losetup {} again", other.dev);
+    assert!(st_ok, "losetup {} again", other.dev);
     refused(
         &["--resume", &other.dev, &d[1].dev],
         &format!("--resume: {} is not the disk checkpointed in", other.dev),

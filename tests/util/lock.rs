@@ -155,7 +155,6 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ),
     ("safety::a_lock_held_by_another_user_", "the lock's holder named and escaped"),
     ("safety::a_disk_held_for_a_moment_", "a held disk waited for, then refused; a lone disk"),
-    ("safety::a_resume_proves_", "a resume refused on another disk; a lone disk"),
     ("safety::buffers_beyond_", "a refusal with the figure"),
     ("suite::", "the suite's own deadlines, lock and leftovers"),
     (
