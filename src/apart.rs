@@ -160,6 +160,10 @@ pub fn go_on_with(words: &str) {
 /// (`SIGNAL` and `AT` in them are put in by the parent).
 pub fn saved(json: Option<&std::path::Path>, ocp: Option<(&std::path::Path, &[u8])>) {
     use std::os::unix::ffi::OsStrExt;
+    // A message is cut at 3000 bytes: a path that long is not sent (the
+    // parent must never mark a file by a cut name).
+    let fits = |p: &&std::path::Path| p.as_os_str().len() <= 2000;
+    let (json, ocp) = (json.filter(fits), ocp.filter(|(p, _)| fits(p)));
     if let Some(p) = json {
         tell_parent(SAVED_JSON, p.as_os_str().as_bytes());
     }
