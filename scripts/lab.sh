@@ -124,27 +124,33 @@ cp "$initrd" "$work/initrd"
 truncate --size=%512 "$work/initrd"
 cat "$work/cmd.cpio" >>"$work/initrd"
 
-drive() { # NAME: a filled 256 MiB file in /dev/shm
+# Drive NAME: a filled 256 MiB file in /dev/shm (kept in `files`, for the
+# clean-up: not made in a subshell), given to QEMU as `-drive` `$spec`.
+drive() {
     local f="/dev/shm/arrayburn-lab-$$-$1.img"
-    head -c $((256 << 20)) /dev/urandom >"$f"
     files+=("$f")
-    echo "file=$f,format=raw,if=none,id=$1,cache=none"
+    head -c $((256 << 20)) /dev/urandom >"$f"
+    spec="file=$f,format=raw,if=none,id=$1,cache=none"
 }
 args=(-accel tcg -smp 1 -m 1024 -nographic -no-reboot -net none -kernel "$kernel"
     -initrd "$work/initrd" -append "console=ttyS0 quiet panic=-1 lab.drives=7"
     -device ahci,id=ahci)
 for i in 0 1; do
-    args+=(-drive "$(drive sata$i)" -device "ide-hd,drive=sata$i,bus=ahci.$i,serial=LABSATA0$i,model=LAB HDD 5400,rotation_rate=5400")
+    drive "sata$i"
+    args+=(-drive "$spec" -device "ide-hd,drive=sata$i,bus=ahci.$i,serial=LABSATA0$i,model=LAB HDD 5400,rotation_rate=5400")
 done
-args+=(-drive "$(drive sata2)" -device "ide-hd,drive=sata2,bus=ahci.2,serial=LABSATA02,model=LAB OTHER HDD,rotation_rate=7200")
+drive sata2
+args+=(-drive "$spec" -device "ide-hd,drive=sata2,bus=ahci.2,serial=LABSATA02,model=LAB OTHER HDD,rotation_rate=7200")
 for i in 0 1; do
-    args+=(-drive "$(drive nvme$i)" -device "nvme,serial=LABNVME0$i,drive=nvme$i")
+    drive "nvme$i"
+    args+=(-drive "$spec" -device "nvme,serial=LABNVME0$i,drive=nvme$i")
 done
 # (QEMU's LSI HBA, mptsas1068, is left out for now: under TCG its
 # bring-up had not found its drives 30 s after the driver loaded.)
 args+=(-device megasas-gen2,id=mr0)
 for i in 0 1; do
-    args+=(-drive "$(drive mr$i)" -device "scsi-hd,drive=mr$i,bus=mr0.0,scsi-id=$i,vendor=SEAGATE,product=LAB SAS MR,serial=LABMR0$i")
+    drive "mr$i"
+    args+=(-drive "$spec" -device "scsi-hd,drive=mr$i,bus=mr0.0,scsi-id=$i,vendor=SEAGATE,product=LAB SAS MR,serial=LABMR0$i")
 done
 out="$work/console"
 status=0
@@ -157,7 +163,7 @@ if ! grep -q 'LAB-BEGIN$' <<<"$text"; then
     exit 2
 fi
 code=$(sed -n 's/^.*LAB-EXIT \([0-9][0-9]*\)$/\1/p' <<<"$text" | tail -n 1)
-awk '/LAB-EXIT [0-9]+$/ { on = 0 } on { print } /LAB-BEGIN$/ { on = 1 }' <<<"$text" | sed '1{/^$/d}'
+awk '/LAB-EXIT [0-9]+$/ { on = 0 } on { print } /LAB-BEGIN$/ { on = 1 }' <<<"$text" | sed -e '1{/^$/d}' -e '${/^$/d}'
 if [ -z "$code" ]; then
     echo "scripts/lab.sh: the guest's command did not end within ${LAB_TIMEOUT:-300} s" >&2
     exit 2
