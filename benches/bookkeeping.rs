@@ -51,6 +51,7 @@ fn worker(dev: &str, size: u64, block: u64) -> f64 {
         sample: Duration::from_secs(60),
         max_errors: 100,
         slow_read: Duration::from_millis(500),
+        stall: Duration::from_millis(2000),
         block,
         readers: 1,
         spots: 1,

@@ -669,8 +669,8 @@ pub struct CheckArgs {
     #[arg(help_heading = "How to judge", long, default_value_t = defaults::MAX_ERRORS)]
     pub max_errors: u64,
     /// Log every read that takes at least this many milliseconds beyond
-    /// what its size needs at 50 MB/s, with its offset (a sector the drive
-    /// had to retry).
+    /// what its size needs at 50 MB/s (never more than --stall-ms), with
+    /// its offset (a sector the drive had to retry).
     #[arg(help_heading = "How to judge", long, value_name = "MS", default_value_t = defaults::SLOW_READ_MS, value_parser = parse_ms)]
     pub slow_read_ms: u64,
     /// Flag a disk slow when any read takes at least this many milliseconds.

@@ -79,7 +79,10 @@ fn options(o: &crate::report::Options) -> Grid {
         ("Fast above", format!("{} % of peers", o.fast_pct)),
         (
             "Slow read",
-            format!("{} ms or more beyond what its size needs at 50 MB/s", o.slow_read_ms),
+            format!(
+                "{} ms or more beyond what its size needs at 50 MB/s (never more than the stall limit)",
+                o.slow_read_ms
+            ),
         ),
         ("Stall", format!("{} ms or more", o.stall_ms)),
         ("Max failed reads per disk", o.max_errors.to_string()),

@@ -486,7 +486,8 @@ fn latency_table(out: &mut Vec<Block>, r: &Report, p: &Pass) {
         format!(
             "Read latency ({} reads; slow = {:.0} ms or more)",
             human_bytes_binary(o.block_bytes),
-            o.slow_read_ms + crate::defaults::size_time(o.block_bytes).as_secs_f64() * 1e3
+            (o.slow_read_ms + crate::defaults::size_time(o.block_bytes).as_secs_f64() * 1e3)
+                .min(o.stall_ms.max(o.slow_read_ms))
         ),
         Tone::Plain,
     ));

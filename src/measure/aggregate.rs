@@ -179,6 +179,9 @@ pub struct PassSpec {
     pub max_errors: u64,
     /// Reads that take at least this long are logged with their offset.
     pub slow_read: Duration,
+    /// The stall limit (`--stall-ms`): a read this long is always logged,
+    /// whatever its size (the stall rule reads the logged ones).
+    pub stall: Duration,
     /// Read size in bytes.
     pub block: u64,
     /// Concurrent readers per disk, staggered evenly over the disk (1
@@ -235,6 +238,7 @@ impl PassSpec {
             sample: self.sample,
             max_errors: self.max_errors,
             slow_read: self.slow_read,
+            stall: self.stall,
             buckets: g.buckets,
         })
     }

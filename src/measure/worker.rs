@@ -224,6 +224,8 @@ pub struct ReadJob {
     pub max_errors: u64,
     /// Reads that take at least this long are logged with their offset.
     pub slow_read: Duration,
+    /// A read this long is logged whatever its size (`--stall-ms`).
+    pub stall: Duration,
     /// Number of equal position buckets of the surface profile.
     pub buckets: usize,
     /// Where the read starts (a seek-stress reader's stagger), in bytes.
@@ -784,6 +786,7 @@ struct Tally {
     marks: WindowMarks,
     surface_after: Duration,
     slow_read: Duration,
+    stall: Duration,
     slow_reads: Vec<SlowRead>,
     slow_count: u64,
     bytes: u64,
@@ -798,11 +801,19 @@ impl Tally {
             marks: WindowMarks { settle: job.settle, ..WindowMarks::new(job.sample) },
             surface_after: job.settle,
             slow_read: job.slow_read,
+            stall: job.stall,
             slow_reads: Vec::new(),
             slow_count: 0,
             bytes: 0,
             reads: 0,
         }
+    }
+
+    /// How long a read of `n` bytes takes to be logged as slow:
+    /// `slow_read` beyond what its size needs at the size floor, at most
+    /// the stall limit.
+    fn slow_at(&self, n: u64) -> Duration {
+        (self.slow_read + crate::defaults::size_time(n)).min(self.stall.max(self.slow_read))
     }
 
     /// Counts a read of `n` bytes of `chunk` with latency `took` that had
@@ -812,9 +823,11 @@ impl Tally {
         if at >= self.surface_after {
             self.surface.add(chunk.offset(), n, service);
         }
-        // Slow beyond what its size needs: a big request's own time is
-        // not a slow sector.
-        if took >= self.slow_read + crate::defaults::size_time(n) {
+        // Slow beyond what its size needs (a big request's own time is not
+        // a slow sector), never beyond the stall limit: the stall rule
+        // judges the reads logged here. Reckoned only for a read past
+        // `slow_read`.
+        if took >= self.slow_read && took >= self.slow_at(n) {
             self.slow_count += 1;
             self.slow_reads.push(SlowRead::at(chunk, (took, service), self.reads + 1));
             // Bounded at twice the kept number, trimmed to the slowest.
@@ -952,6 +965,7 @@ mod tests {
             sample: Duration::from_secs(1),
             max_errors: 100,
             slow_read: Duration::from_millis(500),
+            stall: Duration::from_millis(2000),
             buckets: 4,
             origin: 0,
             spots: 1,
@@ -988,20 +1002,33 @@ mod tests {
 
     #[test]
     fn a_big_read_is_slow_only_beyond_what_its_size_needs() {
-        // 256 MiB reads at 100 MB/s take 2.7 s each: no slow read (twelve
-        // of them were "12 slow reads"); 500 ms beyond the 5.4 s its size
-        // needs at 50 MB/s is one.
+        // 64 MiB reads at 100 MB/s take 671 ms each: no slow read (they were
+        // "12 slow reads"); 500 ms beyond the 1342 ms its size needs at
+        // 50 MB/s is one.
         let job = job(Vanishing::after(0));
         let mut tally = Tally::new(&job);
-        let (big, ms) = (256u64 << 20, Duration::from_millis);
+        let (big, ms) = (64u64 << 20, Duration::from_millis);
         let mut chunks = Chunks::new(1 << 40, 512, big);
         for i in 0..12 {
-            tally.read(chunks.next().unwrap(), big, (ms(2684), ms(2684)), ms(i * 2684));
+            tally.read(chunks.next().unwrap(), big, (ms(671), ms(671)), ms(i * 671));
         }
-        tally.read(chunks.next().unwrap(), big, (ms(5900), ms(5900)), ms(40_000));
-        let run = tally.finish(ms(46_000), Faults::default(), false, None);
+        tally.read(chunks.next().unwrap(), big, (ms(1900), ms(1900)), ms(10_000));
+        let run = tally.finish(ms(12_000), Faults::default(), false, None);
         assert_eq!(run.slow_read_count, 1, "{:?}", run.slow_reads);
         assert_eq!(run.slow_reads[0].offset, 12 * big);
+        // A 256 MiB read past the stall limit (2 s) is logged, though its
+        // size alone needs 5.4 s at 50 MB/s: on a disk that reads 1 GB/s it
+        // is a stall, which the stall rule finds among the logged reads.
+        let mut tally = Tally::new(&job);
+        let huge = 256u64 << 20;
+        tally.read(
+            Chunks::new(1 << 40, 512, huge).next().unwrap(),
+            huge,
+            (ms(2100), ms(2100)),
+            ms(0),
+        );
+        let run = tally.finish(ms(3_000), Faults::default(), false, None);
+        assert_eq!(run.slow_read_count, 1, "{:?}", run.slow_reads);
     }
 
     #[test]

@@ -222,6 +222,7 @@ impl Plan {
             block: s.block,
             max_errors: s.max_errors,
             slow_read: s.slow_read,
+            stall: Duration::from_secs_f64(s.thresholds.stall_ms / 1e3),
             readers: 1,
             spots: s.spots,
             slices: s.slices,
