@@ -157,22 +157,23 @@ pub fn go_on_with(words: &str) {
 /// Tells the parent the results saved so far, for it to mark them killed
 /// should this process be killed: the `--json` file (a regular file), and
 /// the `--ocp-diag` file with the lines that end its stream then
-/// (`SIGNAL` and `AT` in them are put in by the parent).
+/// (`SIGNAL` and `AT` in them are put in by the parent). None takes back
+/// what was told (the run's last save: its own result, never marked).
 pub fn saved(json: Option<&std::path::Path>, ocp: Option<(&std::path::Path, &[u8])>) {
     use std::os::unix::ffi::OsStrExt;
     // A message is cut at 3000 bytes: a path that long is not sent (the
     // parent must never mark a file by a cut name).
     let fits = |p: &&std::path::Path| p.as_os_str().len() <= 2000;
     let (json, ocp) = (json.filter(fits), ocp.filter(|(p, _)| fits(p)));
-    if let Some(p) = json {
-        tell_parent(SAVED_JSON, p.as_os_str().as_bytes());
-    }
+    // An empty path: none.
+    tell_parent(SAVED_JSON, json.map_or(&[][..], |p| p.as_os_str().as_bytes()));
+    let mut bytes = Vec::new();
     if let Some((p, tail)) = ocp {
-        let mut bytes = p.as_os_str().as_bytes().to_vec();
+        bytes.extend_from_slice(p.as_os_str().as_bytes());
         bytes.push(1);
         bytes.extend_from_slice(tail);
-        tell_parent(SAVED_OCP, &bytes);
     }
+    tell_parent(SAVED_OCP, &bytes);
 }
 
 /// One message to the parent: `tag`, `bytes` (NULs dropped), a NUL. A
@@ -264,13 +265,14 @@ impl Heard {
                     let end = self.pending.iter().position(|b| *b == 0)?;
                     let text = &self.pending[1..end];
                     let path = |b: &[u8]| std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b));
+                    let named = |b: &[u8]| (!b.is_empty()).then(|| path(b));
                     match tag {
                         LOG => self.log = Some(path(text)),
-                        SAVED_JSON => self.json = Some(path(text)),
+                        SAVED_JSON => self.json = named(text),
                         SAVED_OCP => {
                             let at = text.iter().position(|b| *b == 1).unwrap_or(text.len());
                             let tail = text.get(at + 1..).unwrap_or_default().to_vec();
-                            self.ocp = Some((path(&text[..at]), tail));
+                            self.ocp = named(&text[..at]).map(|p| (p, tail));
                         }
                         _ => self.go_on = Some(String::from_utf8_lossy(text).into_owned()),
                     }

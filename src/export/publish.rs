@@ -85,12 +85,14 @@ pub fn save(run: &impl Published, to: Outputs, last: bool, stop: &StopFlag) -> V
     let metrics = to.metrics.map(|_| run.metrics());
     let ocp = to.ocp.and_then(|_| run.ocp());
     // Should this process be killed before the next save, the one that
-    // waits for it marks these killed.
-    let json_file = to.json.and_then(Output::file);
-    let ocp_tail = to.ocp.and_then(Output::file).zip(ocp.as_ref()).map(|(p, b)| {
-        let lines = b.iter().filter(|c| **c == b'\n').count() as u64;
-        (p, super::ocp::killed_tail(lines))
-    });
+    // waits for it marks these killed; the last save is the run's own
+    // result, which nothing marks.
+    let json_file = to.json.and_then(Output::file).filter(|_| !last);
+    let ocp_tail =
+        to.ocp.and_then(Output::file).filter(|_| !last).zip(ocp.as_ref()).map(|(p, b)| {
+            let lines = b.iter().filter(|c| **c == b'\n').count() as u64;
+            (p, super::ocp::killed_tail(lines))
+        });
     let docs =
         [(to.json, Some(run.json())), (to.csv, run.csv()), (to.metrics, metrics), (to.ocp, ocp)];
     for (o, bytes) in docs.into_iter().filter_map(|(o, b)| Some((o?, b?))) {
