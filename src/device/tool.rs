@@ -85,22 +85,22 @@ pub fn output(
     read_into(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>), 1, &tx);
     drop(tx);
     let (mut got, began) = (Got::default(), Instant::now());
-    let mut exited: Option<(std::process::ExitStatus, Instant)> = None;
+    // When the tool exited: it is left unreaped until the end, so that its
+    // pid, the group's id, cannot be taken by another process meanwhile
+    // (the group is ended by that id).
+    let mut exited: Option<Instant> = None;
+    let status = |child: &mut std::process::Child| child.wait().map_err(|e| format!("{name}: {e}"));
     loop {
         if got.take(&rx) {
             group.end();
             return Err(format!("{name} printed more than {} MiB: not read", MOST_OUTPUT >> 20));
         }
-        if exited.is_none() {
-            let status = child.try_wait().map_err(|e| {
-                group.end();
-                format!("{name}: {e}")
-            })?;
-            exited = status.map(|s| (s, Instant::now()));
+        if exited.is_none() && group.leader_exited() {
+            exited = Some(Instant::now());
         }
-        if let Some((status, at)) = exited {
+        if let Some(at) = exited {
             if got.open == 0 {
-                return Ok(got.output(status));
+                return Ok(got.output(status(&mut child)?));
             }
             // Its children hold the pipes: they are ended; one that left
             // the group is not waited for past the limit.
@@ -118,7 +118,7 @@ pub fn output(
         group.end();
         return match exited.filter(|_| !give_up()) {
             // The tool answered; only what it left behind did not end.
-            Some((status, _)) => Ok(got.output(status)),
+            Some(_) => Ok(got.output(status(&mut child)?)),
             None => Err(format!("{name} {why}")),
         };
     }
@@ -159,6 +159,15 @@ impl Got {
 struct Group(u32);
 
 impl Group {
+    /// Whether its leader, the tool, has exited (left unreaped: its pid
+    /// stays the group's).
+    fn leader_exited(&self) -> bool {
+        use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+        let pid = nix::unistd::Pid::from_raw(self.0 as i32);
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        !matches!(waitid(Id::Pid(pid), flags), Ok(WaitStatus::StillAlive))
+    }
+
     /// Kills every process still in it; a process in the kernel (a read
     /// of a hung disk) dies when the disk lets it, not waited for.
     fn end(&self) {
