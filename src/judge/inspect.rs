@@ -356,17 +356,23 @@ fn raid(d: &Declared) -> Vec<Finding> {
     out
 }
 
-/// Drives behind a volume that report one serial: the controller answers
-/// for them (or they are clones), so what each says is not its own.
-fn members_of_one_serial(r: &crate::inspect::declared::Raid) -> Option<Finding> {
-    let (serial, n) = most(r.members.iter().filter_map(|m| m.serial.as_deref()))?;
-    found(
-        Concern::SerialDuplicated,
-        format!(
-            "{n} drives behind it report one serial, {}: the controller answers for them (or they are clones), so what each says is not known to be its own",
-            crate::escape::terminal(serial)
-        ),
-    )
+/// Drives behind a volume that report one serial (each serial two or
+/// more share, however many such): the controller answers for them (or
+/// they are clones), so what each says is not its own.
+fn members_of_one_serial(r: &crate::inspect::declared::Raid) -> Vec<Finding> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in r.members.iter().filter_map(|m| m.serial.as_deref()) {
+        *counts.entry(s).or_default() += 1;
+    }
+    (counts.into_iter().filter(|(_, n)| *n >= 2))
+        .map(|(serial, n)| Finding {
+            concern: Concern::SerialDuplicated,
+            sentence: format!(
+                "{n} drives behind it report one serial, {}: the controller answers for them (or they are clones), so what each says is not known to be its own",
+                crate::escape::terminal(serial)
+            ),
+        })
+        .collect()
 }
 
 /// The value most of `values` share, and how many share it, where at
@@ -623,6 +629,27 @@ mod tests {
             f[0][0].sentence
         );
         assert!(f[1][0].sentence.starts_with("serial ZL2ABC is also sdb's"));
+        // Drives behind a volume in two pairs of one serial each: both
+        // said (a tie named neither).
+        let member = |serial: &str| crate::inspect::declared::Member {
+            asked: "-d megaraid,0 /dev/bus/0".into(),
+            model: None,
+            serial: Some(serial.into()),
+            power_on_hours: None,
+            passed: Some(true),
+            not_read: None,
+        };
+        let controller = crate::device::raid::Controller {
+            driver: None,
+            family: "Broadcom MegaRAID".into(),
+            passthrough: "megaraid".into(),
+        };
+        let members = ["A", "A", "B", "B"].map(member).to_vec();
+        let mut volume = disk("PERC H730P", "1", 0);
+        volume.raid = Some(crate::inspect::declared::Raid { controller, members });
+        let said = concerns(&judge(&[&volume], RULES)[0]);
+        let shared = said.iter().filter(|c| **c == Concern::SerialDuplicated).count();
+        assert_eq!(shared, 2, "{said:?}");
     }
 
     #[test]
