@@ -127,7 +127,9 @@ cat "$work/cmd.cpio" >>"$work/initrd"
 # Drive NAME: a filled 256 MiB file in /dev/shm (kept in `files`, for the
 # clean-up: not made in a subshell), given to QEMU as `-drive` `$spec`.
 drive() {
-    local f="/dev/shm/arrayburn-lab-$$-$1.img"
+    # A name no one can have planted a link at: /dev/shm is everyone's.
+    local f
+    f=$(mktemp "/dev/shm/arrayburn-lab-$1-XXXXXXXX.img")
     files+=("$f")
     head -c $((256 << 20)) /dev/urandom >"$f"
     spec="file=$f,format=raw,if=none,id=$1,cache=none"
