@@ -188,7 +188,7 @@ fn a_drive_that_stops_answering_during_its_random_reads_is_a_path_to_check() {
     let said = disk_verdicts(&v);
     let mine: Vec<_> = said.iter().filter(|(p, _, _)| *p == d[1].dev).collect();
     assert_eq!(mine.len(), 1, "{said:?}");
-    assert_eq!(mine[0].1, arrayburn::judge::advice::Action::CheckPath);
+    assert_eq!(mine[0].1, arrayburn::judge::advice::Action::CheckPath, "{}", mine[0].2);
     assert!(mine[0].2.contains("stopped answering"), "{}", mine[0].2);
 }
 

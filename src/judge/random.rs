@@ -538,7 +538,9 @@ fn queueing_sentence((m, gain): (&Figures, f64), (p, peers_gain): (&Figures, f64
 }
 
 /// Each finding said in the disk's advice: a line of its own, or added to
-/// the one the sequential passes gave it (the stronger action kept).
+/// the one the sequential passes gave it (the stronger action kept: failed
+/// reads are returned; a drive that stopped answering is a path to check
+/// before a slowness is rechecked, as in the passes' own advice).
 pub fn advise(findings: &[RandomFinding], advice: &mut Vec<DiskAdvice>) {
     for f in findings {
         let action = match f.kind {
@@ -553,8 +555,13 @@ pub fn advise(findings: &[RandomFinding], advice: &mut Vec<DiskAdvice>) {
                     a.sentence.trim_end_matches('.'),
                     f.sentence
                 );
-                if action == Action::Return {
-                    a.action = Action::Return;
+                let stronger = match (action, a.action) {
+                    (_, Action::Return) => false,
+                    (Action::Return, _) => true,
+                    _ => f.kind == RandomKind::Unanswered,
+                };
+                if stronger {
+                    a.action = action;
                 }
             }
             None => advice.push(DiskAdvice {
@@ -747,6 +754,21 @@ mod tests {
         let mut advice = Vec::new();
         advise(&j.findings, &mut advice);
         assert_eq!(advice[0].action, Action::CheckPath);
+        // Slower than its peers in the passes as well: still a path to check
+        // first (a hang outranks a slowness), the passes' words kept; media
+        // evidence from the passes stays a return.
+        for (passes, then) in
+            [(Action::Recheck, Action::CheckPath), (Action::Return, Action::Return)]
+        {
+            let mut advice = vec![DiskAdvice {
+                path: "/dev/d0".into(),
+                action: passes,
+                sentence: "/dev/d0: 80% of its peers' speed, move it.".into(),
+            }];
+            advise(&j.findings, &mut advice);
+            assert_eq!((advice.len(), advice[0].action), (1, then), "{advice:#?}");
+            assert!(advice[0].sentence.contains("peers' speed, move it; random reads: it stopped"));
+        }
         // 20 reads in 10 s where its peers read 2000: too few for a peer's
         // rate, its own all the same: slow.
         let mut disks = vec![disk(5.0, NONE, 3.0); 3];
