@@ -300,7 +300,10 @@ fn port_type(dir: &Path) -> Option<u8> {
 }
 
 /// The SATA link below the ATA port at `dir` (`.../ata3`): its speed now
-/// and the most the port allows.
+/// and the most the port allows. A port whose limit the kernel does not
+/// know (`<unknown>`: QEMU's AHCI, and controllers that leave SControl's
+/// limit at 0) still has its speed: its maximum is `unknown`, and it is
+/// not said to run below it.
 fn sata_link(dir: &Path) -> Option<Link> {
     for e in fs::read_dir(dir).ok()?.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
@@ -309,13 +312,17 @@ fn sata_link(dir: &Path) -> Option<Link> {
         }
         let l = e.path().join("ata_link").join(&name);
         let cur = read_trim(&l.join("sata_spd")).filter(|v| rate(v).is_some())?;
-        let max = read_trim(&l.join("hw_sata_spd_limit"))
-            .or_else(|| read_trim(&l.join("sata_spd_limit")))
-            .filter(|v| rate(v).is_some())?;
+        let known = |f: &str| read_trim(&l.join(f)).filter(|v| rate(v).is_some());
+        let max = known("hw_sata_spd_limit")
+            .or_else(|| known("sata_spd_limit"))
+            .unwrap_or_else(|| UNKNOWN_MAX.into());
         return Some(link("sata", &name, (cur, None), (max, None)));
     }
     None
 }
+
+/// A link's maximum where the kernel does not know it.
+pub const UNKNOWN_MAX: &str = "unknown";
 
 /// A SATA link below its port's maximum: the disk's own maximum from
 /// `smartctl --json -i` (`interface_speed.max`), asked only for such a link
@@ -742,6 +749,21 @@ mod tests {
             "devices/pci0000:00/0000:00:17.0/ata3/link3/ata_link/link3/hw_sata_spd_limit",
             "6.0 Gbps",
         );
+        // QEMU's AHCI as Debian 12's kernel shows it in the lab: a speed,
+        // no limit known.
+        f.disk(
+            "sdb",
+            "devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sdb",
+            ("0000:00:1f.2", "ahci", "8086", "2922"),
+            "ATA",
+        );
+        for (file, v) in [
+            ("sata_spd", "1.5 Gbps"),
+            ("hw_sata_spd_limit", "<unknown>"),
+            ("sata_spd_limit", "<unknown>"),
+        ] {
+            w(&format!("devices/pci0000:00/0000:00:1f.2/ata1/link1/ata_link/link1/{file}"), v);
+        }
         // A PCIe link as both its ends report it: the root port above
         // (whose link registers describe the same link) and the device.
         let pcie = |port: &str,
@@ -821,6 +843,8 @@ mod tests {
             [l("sata", "link3", "3.0 Gbps", "6.0 Gbps (the port's; the disk's unknown)", true)],
             "no smartctl answer for a disk of a fake tree"
         );
+        assert_eq!(links("sdb"), [l("sata", "link1", "1.5 Gbps", "unknown", false)]);
+        assert_eq!(topology(&p, "sdb").link_words(), "sata 1.5 Gbps");
         assert_eq!(
             links("nvme0n1"),
             [l("pcie", "0000:3d:00.0", "8.0 GT/s PCIe x2", "8.0 GT/s PCIe x4", true)]
