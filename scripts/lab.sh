@@ -2,8 +2,8 @@
 # The lab: Debian 12's own kernel booted under QEMU (TCG) with emulated
 # SATA, NVMe and SAS drives behind the real ahci, nvme, sd, megaraid_sas and
 # mptsas drivers, and arrayburn on PATH inside with the real smartctl,
-# nvme-cli, sg3_utils, hdparm, mdadm and dmsetup, udevd making the
-# /dev/disk/by-id links.
+# nvme-cli, sg3_utils, hdparm and dmsetup (and mdadm where the host has it),
+# udevd making the /dev/disk/by-id links.
 #
 #   scripts/lab.sh [--drives SPEC] [--out DIR] [--binary PATH] [--keep] -- COMMAND ...
 #
@@ -21,7 +21,8 @@
 # --drives SPEC: the drives, items separated by commas, each
 #   KIND[=COUNT][:size=SIZE][:model=M][:serial=S][:rpm=N][:read-bps=N]
 # KIND: sata (ahci), nvme, megaraid (SAS behind a MegaRAID, megasas-gen2),
-# hba (SAS behind an LSI SAS1068 HBA, mptsas), or none. SIZE in MiB (256,
+# hba (SAS behind an LSI SAS1068 HBA, mptsas: under TCG here its IOC comes
+# up but reports no drive within the 60 s the guest waits), or none. SIZE in MiB (256,
 # or with M/G). Each drive is a filled file in /dev/shm, removed at the end
 # unless --keep; serials are distinct unless given. The default: two SATA
 # disks of one model (5400 rpm), one SATA disk of another, two NVMe drives,
@@ -58,7 +59,6 @@ command -v nvme >/dev/null || need+=(nvme-cli)
 command -v sg_readcap >/dev/null || need+=(sg3-utils)
 command -v lsscsi >/dev/null || need+=(lsscsi)
 command -v hdparm >/dev/null || need+=(hdparm)
-command -v mdadm >/dev/null || need+=(mdadm)
 command -v dmsetup >/dev/null || need+=(dmsetup)
 [ -x /lib/systemd/systemd-udevd ] || need+=(udev)
 if [ ${#need[@]} -gt 0 ]; then
@@ -126,6 +126,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t tmpfs run /run
+# The kernel's own lines go to dmesg, not into what the command prints.
+dmesg -n 1
 for m in ahci nvme sd_mod sg megaraid_sas mptsas virtio_pci 9pnet_virtio 9p; do modprobe "$m" 2>/dev/null; done
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /out 2>/dev/null ||
     echo "lab: /out is not shared (no 9p): what is written there stays in the guest"

@@ -7,7 +7,7 @@
 # a file of that name another user made.
 # scripts/test.sh runs it before and after the tests (a test killed at its
 # deadline cannot run its own clean-up). Needs root; without it, it does
-# nothing.
+# nothing. It also removes the lab's drive files that no process holds.
 set -uo pipefail
 [ "$(id -u)" = 0 ] || exit 0
 blkio=${ARRAYBURN_BLKIO_ROOT:-/sys/fs/cgroup/blkio}
@@ -66,5 +66,14 @@ for f in /dev/shm/arrayburn-test-* /tmp/arrayburn-test-* /var/tmp/arrayburn-test
     [ -e "$f" ] && roots "$f" && gone "$f" || continue
     mountpoint -q "$f" 2>/dev/null && continue
     rm -rf --one-file-system "$f" && say "removed $f"
+done
+
+# 6. The lab's drive files (scripts/lab.sh, root's) that no process holds
+#    open: a lab ended by a signal could not remove them.
+held=$(find /proc/[0-9]*/fd -lname '/dev/shm/arrayburn-lab-*' -printf '%l\n' 2>/dev/null | sort -u)
+for f in /dev/shm/arrayburn-lab-*.img; do
+    [ -f "$f" ] && roots "$f" || continue
+    grep -qxF "$f" <<<"$held" && continue
+    rm -f "$f" && say "removed $f (no lab runs on it)"
 done
 exit 0

@@ -8,7 +8,8 @@
 # ansible-core for the playbook in contrib/ansible, tmux for the burn-in's
 # live table, systemd for `systemd-analyze verify` of the service unit,
 # prometheus for `promtool check metrics` of --metrics files, man-db and
-# groff-base to render the man pages),
+# groff-base to render the man pages, and the lab's QEMU, Debian kernel and
+# guest tools),
 # and, as any user, the Python tools of scripts/python-tools.txt for the
 # fleet recipes' and the OCP diag stream's tests (target/tools/py),
 # while the tests build,
@@ -38,6 +39,18 @@ command -v systemd-analyze >/dev/null || need+=(systemd)
 command -v promtool >/dev/null || need+=(prometheus)
 command -v man >/dev/null || need+=(man-db)
 command -v groff >/dev/null || need+=(groff-base)
+# The lab (scripts/lab.sh, tests/lab.rs): QEMU, Debian's kernel and what
+# the guest runs besides arrayburn.
+command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+compgen -G '/boot/vmlinuz-*' >/dev/null || need+=(linux-image-amd64)
+[ -x /bin/busybox ] || need+=(busybox-static)
+command -v cpio >/dev/null || need+=(cpio)
+command -v nvme >/dev/null || need+=(nvme-cli)
+command -v sg_readcap >/dev/null || need+=(sg3-utils)
+command -v lsscsi >/dev/null || need+=(lsscsi)
+command -v hdparm >/dev/null || need+=(hdparm)
+command -v dmsetup >/dev/null || need+=(dmsetup)
+[ -x /lib/systemd/systemd-udevd ] || need+=(udev)
 installing=
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then

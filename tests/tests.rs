@@ -17,6 +17,7 @@ pub(crate) mod faults;
 mod inputs;
 mod inspect;
 mod iozone;
+mod lab;
 mod list;
 mod locate;
 pub(crate) mod metrics;

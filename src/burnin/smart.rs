@@ -297,7 +297,10 @@ fn read_json(device: &str, give_up: &dyn Fn() -> bool) -> Result<Value, String> 
 /// (smartctl missing, or no SMART data for this device).
 pub fn read(device: &str, give_up: &dyn Fn() -> bool) -> Result<Snapshot, String> {
     let v = read_json(device, give_up)?;
-    parse(&v).ok_or_else(|| format!("no SMART data: {}", smartctl::why_not(&v, device)))
+    parse(&v).ok_or_else(|| match smartctl::why_not(&v, device) {
+        why if why.starts_with("no SMART data") => why,
+        why => format!("no SMART data: {why}"),
+    })
 }
 
 /// The counters of a `smartctl --json` document; None without any SMART
@@ -587,8 +590,7 @@ pub fn start_self_test(
     if out.status.code().is_none_or(|c| c & 0b111 != 0) {
         let mut v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
         crate::escape::json_strings(&mut v);
-        let why = smartctl::why_not(&v, device);
-        return Err(format!("the {which} self-test did not start: {why}"));
+        return Err(smartctl::why_not(&v, device));
     }
     Ok(())
 }

@@ -226,7 +226,20 @@ pub fn why_not(v: &Value, device: &str) -> String {
             s => s.to_string(),
         })
         .collect();
-    if said.is_empty() { "no SMART data".into() } else { said.join("; ") }
+    if !said.is_empty() {
+        return said.join("; ");
+    }
+    // The drive named itself, then smartctl stopped without a word in its
+    // JSON (QEMU's SAS drive behind a MegaRAID: "Test Unit Ready [medium
+    // or hardware error]" in its text only).
+    let status = v["smartctl"]["exit_status"].as_u64().unwrap_or(0);
+    let named = ["model_name", "scsi_model_name", "serial_number"].iter().any(|k| !v[k].is_null());
+    if named && status & 2 != 0 {
+        return format!(
+            "smartctl read the drive's identity only, then stopped (exit status {status}: a command it needs failed; `smartctl -x {device}` names it)"
+        );
+    }
+    "no SMART data".into()
 }
 
 #[cfg(test)]

@@ -65,6 +65,9 @@ pub struct Declared {
     /// Whether SMART answered at all (hours, security and FARM are known
     /// only then).
     pub smart: bool,
+    /// The kernel takes it for a spinning disk (its `queue/rotational`).
+    #[serde(default, skip_serializing)]
+    pub rotational: bool,
 }
 
 /// A RAID volume's controller and the drives behind it.
@@ -153,6 +156,7 @@ impl Declared {
             kernel_bytes: id.size_bytes,
             logical_block: id.logical_block_size,
             physical_block: id.physical_block_size,
+            rotational: id.rotational,
             ..Declared::default()
         }
     }
@@ -170,7 +174,17 @@ impl Declared {
             self.not_read.push(format!("SMART: {}", smartctl::why_not(v, device)));
             return;
         }
-        self.smart = true;
+        // Its identity alone is no SMART: a drive that gave neither health
+        // nor hours (QEMU's SAS drive behind a MegaRAID: smartctl stops at
+        // "Test Unit Ready [medium or hardware error]", exit status 2) is
+        // not known, its identity kept.
+        self.smart = !v["smart_status"].is_null() || !v["power_on_time"].is_null();
+        if !self.smart {
+            self.not_read.push(format!(
+                "SMART: {}: its health, hours and counters are not known",
+                smartctl::why_not(v, device)
+            ));
+        }
         let nvme = v["device"]["protocol"].as_str() == Some("NVMe");
         self.model = smartctl::text_of(v, smartctl::MODEL).or(self.model.take());
         self.serial = text(&v["serial_number"]).or(self.serial.take());
@@ -197,6 +211,11 @@ impl Declared {
         self.physical_block =
             block("physical_block_size").unwrap_or(self.logical_block.max(self.physical_block));
         self.rotation_rpm = v["rotation_rate"].as_u64().or(nvme.then_some(0));
+        // A SCSI drive's 0 is "solid state" and "not reported" alike in
+        // smartctl's JSON: solid state only where the kernel says so too.
+        if v["device"]["protocol"] == "SCSI" && self.rotation_rpm == Some(0) && self.rotational {
+            self.rotation_rpm = None;
+        }
         self.power_on_hours = v["power_on_time"]["hours"].as_u64();
         self.power_cycles = v["power_cycle_count"].as_u64();
         self.start_stops = start_stops(v);
@@ -394,6 +413,34 @@ mod tests {
         let mut f = Declared::default();
         f.add_smart(&fixture(name), "/dev/sdb");
         f
+    }
+
+    #[test]
+    fn a_drive_that_gave_its_identity_only_is_not_known_and_its_unreported_rpm_is_not_solid_state()
+    {
+        // Recorded in the lab: smartctl 7.3 stops at the MegaRAID drive's
+        // Test Unit Ready after its identity.
+        let p = format!("{}/fixtures/lab/megaraid-sas-x.json", env!("CARGO_MANIFEST_DIR"));
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let mut d = Declared { rotational: true, ..Declared::default() };
+        d.add_smart(&v, "/dev/sdd");
+        assert!(!d.smart);
+        assert_eq!(
+            (d.model.as_deref(), d.serial.as_deref()),
+            (Some("SEAGATE LAB SAS MR"), Some("LABMR00"))
+        );
+        assert_eq!((d.power_on_hours, d.rotation_rpm), (None, None));
+        assert!(
+            d.not_read.iter().any(|n| n
+                == "SMART: smartctl read the drive's identity only, then stopped (exit status 2: a command it \
+                    needs failed; `smartctl -x /dev/sdd` names it): its health, hours and counters are not known"),
+            "{:#?}",
+            d.not_read
+        );
+        // Where the kernel takes it for solid state, 0 is solid state.
+        let mut ssd = Declared::default();
+        ssd.add_smart(&v, "/dev/sdd");
+        assert_eq!(ssd.rotation_rpm, Some(0));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::burnin::BurnedDisk;
 use crate::burnin::health::SmartAfter;
 use crate::burnin::record::{Class, DiskBurn, Phase, Temps};
-use crate::burnin::smart::{CounterKind, DriveKind, SelfTest, SmartChange, TempLimits};
+use crate::burnin::smart::{CounterKind, DriveKind, SelfTest, SmartChange, TempLimits, TestKind};
 use crate::burnin::state::Checkpoint;
 use crate::io::EngineKind;
 use crate::judge::Thresholds;
@@ -197,12 +197,12 @@ struct Evidence<'a> {
 impl Evidence<'_> {
     /// What `pick` takes of its self-test before the passes, else of the
     /// one after them (said as such).
-    fn self_test(&self, pick: fn(&SelfTest) -> Option<&String>) -> Option<String> {
-        if let Some(w) = self.point.self_test.as_ref().and_then(|(_, s)| pick(s)) {
-            return Some(w.clone());
+    fn self_test(&self, pick: fn(TestKind, &SelfTest) -> Option<String>) -> Option<String> {
+        if let Some(w) = self.point.self_test.as_ref().and_then(|(k, s)| pick(*k, s)) {
+            return Some(w);
         }
         let (kind, s) = self.after?;
-        pick(s).map(|w| format!("{} self-test after the burn-in: {w}", kind.word()))
+        pick(*kind, s).map(|w| format!("{} self-test after the burn-in: {w}", kind.word()))
     }
 
     fn facts(self) -> BurnFacts {
@@ -210,12 +210,17 @@ impl Evidence<'_> {
         let words =
             |kind: CounterKind| self.smart.map(|c| smart_words(c, kind)).unwrap_or_default();
         BurnFacts {
-            self_test_failed: self.self_test(|s| match s {
-                SelfTest::Failed(w) => Some(w),
+            self_test_failed: self.self_test(|_, s| match s {
+                SelfTest::Failed(w) => Some(w.clone()),
                 _ => None,
             }),
-            self_test_unfinished: self.self_test(|s| match s {
-                SelfTest::Unfinished(w) => Some(w),
+            // A self-test asked and not run, or not finished, tells
+            // nothing: the disk's health is not claimed.
+            self_test_unfinished: self.self_test(|kind, s| match s {
+                SelfTest::Unfinished(w) => Some(w.clone()),
+                SelfTest::Unknown(w) => {
+                    Some(format!("the {} self-test asked was not run: {w}", kind.word()))
+                }
                 _ => None,
             }),
             fake_capacity: self.point.probe.as_ref().and_then(crate::judge::inspect::fake_capacity),

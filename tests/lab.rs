@@ -1,0 +1,288 @@
+//! The lab's tests: arrayburn on Debian 12's own kernel under QEMU, over
+//! emulated SATA, NVMe and SAS drives behind the real ahci, nvme and
+//! megaraid_sas drivers, Debian 12's smartctl 7.3, and scsi_debug disks
+//! with medium errors at known blocks (`scripts/lab.sh`, README "The
+//! lab"). One boot serves them all: the first test to ask runs
+//! tests/lab/scenario.sh in the guest (its files come back through /out)
+//! and keeps what it wrote under target/lab/runs/KEY (KEY: the scenario,
+//! the script and the binary), and each test reads its part. Speeds in the
+//! guest are the emulator's: no test here judges one.
+//!
+//! Without root, or where the lab cannot start (no QEMU and no way to
+//! install it), each test says why and skips; `ARRAYBURN_REQUIRE_LAB=1`
+//! (CI) makes that a failure.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{Flock, FlockArg};
+use serde_json::Value;
+
+use crate::util::{Start, device_lock};
+
+/// The most a boot and its scenario may take (the packages installed
+/// first on a fresh machine, then about a minute under TCG).
+const LAB_LIMIT: Duration = Duration::from_secs(900);
+
+/// What the lab's guest wrote, or None (said why) where no lab can start
+/// here and none is required.
+fn lab() -> Option<PathBuf> {
+    let required = std::env::var_os("ARRAYBURN_REQUIRE_LAB").is_some_and(|v| v == "1");
+    let skip = |why: &str| {
+        assert!(!required, "ARRAYBURN_REQUIRE_LAB=1 but {why}");
+        eprintln!("skipped: {why}");
+    };
+    if !nix::unistd::Uid::effective().is_root() {
+        skip("the lab needs root (it installs QEMU and the kernel, and boots them)");
+        return None;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let scenario = std::fs::read_to_string(root.join("tests/lab/scenario.sh")).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_arrayburn"));
+    let runs = root.join("target/lab/runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let mut key = std::hash::DefaultHasher::new();
+    scenario.hash(&mut key);
+    std::fs::read(root.join("scripts/lab.sh")).unwrap().hash(&mut key);
+    let meta = std::fs::metadata(bin).unwrap();
+    (meta.len(), meta.modified().unwrap()).hash(&mut key);
+    let dir = runs.join(format!("{:016x}", key.finish()));
+    // One boot at a time; the tests that come later read what it wrote.
+    let _booting = take(&runs.join("lock"));
+    if dir.join("done").exists() {
+        return Some(dir);
+    }
+    let out = dir.with_extension("partial");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let began = Instant::now();
+    let run = Command::new("bash")
+        .arg(root.join("scripts/lab.sh"))
+        .args(["--binary".as_ref(), bin.as_os_str(), "--out".as_ref(), out.as_os_str()])
+        .args(["--", &scenario])
+        .env("LAB_TIMEOUT", "600")
+        .output_within(LAB_LIMIT);
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    eprintln!("the lab ran for {:.0} s:\n{said}", began.elapsed().as_secs_f64());
+    if run.status.code() == Some(2) && said.contains("scripts/lab.sh: ") {
+        skip(&format!("the lab did not start: {}", said.trim()));
+        return None;
+    }
+    assert_eq!(run.status.code(), Some(0), "the scenario's own steps never fail it: {said}");
+    std::fs::write(out.join("done"), format!("{:.1}\n", began.elapsed().as_secs_f64())).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&out, &dir).unwrap();
+    Some(dir)
+}
+
+/// An exclusive `flock` on `path`, waited for at most [`LAB_LIMIT`].
+fn take(path: &Path) -> Flock<std::fs::File> {
+    let until = Instant::now() + LAB_LIMIT;
+    let mut file = std::fs::File::create(path).unwrap();
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(l) => return l,
+            Err((f, _)) if Instant::now() < until => {
+                file = f;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err((_, e)) => panic!("{} still locked after {LAB_LIMIT:?}: {e}", path.display()),
+        }
+    }
+}
+
+/// A step's outputs: its exit status, its text, its JSON (Null without).
+struct Step {
+    code: i32,
+    text: String,
+    json: Value,
+}
+
+fn step(dir: &Path, name: &str) -> Step {
+    let read = |ext: &str| std::fs::read_to_string(dir.join(format!("{name}.{ext}")));
+    let text = read("txt").unwrap_or_else(|e| panic!("no {name}.txt from the guest: {e}"));
+    let code = read("code").unwrap().trim().parse().unwrap();
+    let json = read("json").map_or(Value::Null, |j| serde_json::from_str(&j).unwrap());
+    Step { code, text, json }
+}
+
+/// The entry of `path` in a report's `disks`.
+fn disk<'a>(doc: &'a Value, path: &str) -> &'a Value {
+    let all = doc.as_array().or_else(|| doc["disks"].as_array()).unwrap();
+    all.iter().find(|d| d["path"] == path).unwrap_or_else(|| panic!("no {path} in {doc}"))
+}
+
+#[test]
+fn every_kind_is_listed_with_its_transport_driver_link_and_by_id_link() {
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    let list = step(&lab, "list");
+    assert_eq!(list.code, 0, "{}", list.text);
+    // (path, transport, driver, link kind, rotational, by-id link)
+    let kinds = [
+        ("/dev/sda", "sata", "ahci", "sata", true, "ata-LAB_HDD_5400_LABSATA00"),
+        ("/dev/sdb", "sata", "ahci", "sata", true, "ata-LAB_HDD_5400_LABSATA01"),
+        ("/dev/sdc", "sata", "ahci", "sata", true, "ata-LAB_OTHER_HDD_LABSATA02"),
+        ("/dev/nvme0n1", "nvme", "nvme", "pcie", false, "nvme-QEMU_NVMe_Ctrl_LABNVME00"),
+        ("/dev/nvme1n1", "nvme", "nvme", "pcie", false, "nvme-QEMU_NVMe_Ctrl_LABNVME01"),
+        ("/dev/sdd", "scsi", "megaraid_sas", "pcie", true, "scsi-0SEAGATE_LAB_SAS_MR_LABMR00"),
+        ("/dev/sde", "scsi", "megaraid_sas", "pcie", true, "scsi-0SEAGATE_LAB_SAS_MR_LABMR01"),
+    ];
+    let listed = list.json.as_array().unwrap();
+    assert_eq!(listed.len(), kinds.len(), "{}", list.text);
+    for (path, transport, driver, link, spins, by_id) in kinds {
+        let d = disk(&list.json, path);
+        let t = &d["topology"];
+        let seen = (
+            t["transport"].as_str(),
+            t["controller"]["driver"].as_str(),
+            t["links"].as_array().and_then(|l| l.last()).and_then(|l| l["kind"].as_str()),
+            d["rotational"].as_bool(),
+            d["by_id"].as_str(),
+        );
+        let by_id = format!("/dev/disk/by-id/{by_id}");
+        assert_eq!(
+            seen,
+            (Some(transport), Some(driver), Some(link), Some(spins), Some(by_id.as_str())),
+            "{path}: {d:#}"
+        );
+    }
+    // The SATA link's speed as the kernel gives it, though its port's
+    // limit is "<unknown>" (it was "-").
+    let sata = &disk(&list.json, "/dev/sda")["topology"]["links"][0];
+    assert_eq!(
+        (sata["current"].as_str(), sata["max"].as_str()),
+        (Some("1.5 Gbps"), Some("unknown"))
+    );
+    assert_eq!(sata["degraded"], false);
+    let table = step(&lab, "list-table").text;
+    let row = table.lines().find(|l| l.starts_with("/dev/sda ")).unwrap_or_default();
+    assert!(row.contains("sata 1.5 Gbps"), "{table}");
+    let mut serials: Vec<&str> = listed.iter().filter_map(|d| d["serial"].as_str()).collect();
+    serials.sort_unstable();
+    serials.dedup();
+    assert_eq!(serials.len(), kinds.len(), "{}", list.text);
+}
+
+#[test]
+fn inspect_reads_smart_7_3_of_sata_and_nvme_and_says_the_megaraid_drives_gave_their_identity_only()
+{
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    let inspect = step(&lab, "inspect");
+    // Two drives without SMART: nothing to act on, their hours not known.
+    assert_eq!(inspect.code, 3, "{}", inspect.text);
+    assert_eq!(inspect.json["verdict"], "not_judged", "{}", inspect.text);
+    let message = inspect.json["message"].as_str().unwrap();
+    assert!(message.contains("no SMART data came from /dev/sdd, /dev/sde"), "{message}");
+    let declared = |path: &str| disk(&inspect.json, path)["declared"].clone();
+    for (path, rpm) in [("/dev/sda", 5400), ("/dev/sdc", 7200), ("/dev/nvme0n1", 0)] {
+        let d = declared(path);
+        assert_eq!(
+            (d["smart"].as_bool(), d["rotation_rpm"].as_u64()),
+            (Some(true), Some(rpm)),
+            "{d:#}"
+        );
+        assert!(d["power_on_hours"].is_u64(), "{d:#}");
+    }
+    assert_eq!(disk(&inspect.json, "/dev/sda")["verdict"], "clean");
+    for path in ["/dev/sdd", "/dev/sde"] {
+        let d = declared(path);
+        // Its identity through smartctl; no rotation it never reported.
+        assert_eq!(
+            (d["smart"].as_bool(), d["model"].as_str()),
+            (Some(false), Some("SEAGATE LAB SAS MR"))
+        );
+        assert!(d["rotation_rpm"].is_null() && d["power_on_hours"].is_null(), "{d:#}");
+        let why = format!(
+            "SMART: smartctl read the drive's identity only, then stopped (exit status 2: a command it needs failed; `smartctl -x {path}` names it): its health, hours and counters are not known"
+        );
+        assert!(d["not_read"].as_array().unwrap().iter().any(|n| n == why.as_str()), "{d:#}");
+        assert_eq!(disk(&inspect.json, path)["verdict"], "not_known");
+    }
+}
+
+#[test]
+fn self_tests_run_around_a_sata_burn_in_and_nvme_and_megaraid_drives_say_why_not_unjudged() {
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    // QEMU's ATA drive runs a short self-test and logs it: read before and
+    // after the passes.
+    let sata = step(&lab, "burnin-sata");
+    assert_eq!(sata.code, 0, "{}", sata.text);
+    for path in ["/dev/sda", "/dev/sdb"] {
+        let d = disk(&sata.json, path);
+        assert_eq!(
+            (d["self_test"]["state"].as_str(), d["self_test_after"]["state"].as_str()),
+            (Some("passed"), Some("passed")),
+            "{d:#}"
+        );
+        assert_eq!(d["verdict"], "healthy");
+    }
+    assert!(
+        sata.text.contains("SMART /dev/sda: short self-test after the burn-in passed"),
+        "{}",
+        sata.text
+    );
+    // Debian 12's smartctl cannot start an NVMe self-test: asked, not run,
+    // the disk not judged (never healthy, never failed).
+    let nvme = step(&lab, "burnin-nvme");
+    assert_eq!(nvme.code, 3, "{}", nvme.text);
+    let d = disk(&nvme.json, "/dev/nvme0n1");
+    assert_eq!(d["self_test"]["state"], "unknown", "{d:#}");
+    assert!(
+        nvme.text.contains("not decided: /dev/nvme0n1 (the short self-test asked was not run: NVMe self-tests (`-t short`, `-t long` and their log) need smartctl 7.4 or later; this host has 7.3)"),
+        "{}",
+        nvme.text
+    );
+    // The MegaRAID's drives: no SMART, said as smartctl left it; burned
+    // whole, not judged.
+    let sas = step(&lab, "burnin-sas");
+    assert_eq!(sas.code, 3, "{}", sas.text);
+    for path in ["/dev/sdd", "/dev/sde"] {
+        assert_eq!(disk(&sas.json, path)["verdict"], "not_judged", "{}", sas.text);
+        let said = format!(
+            "SMART {path}: not compared (no SMART data: smartctl read the drive's identity only, then stopped (exit status 2"
+        );
+        assert!(sas.text.contains(&said), "{}", sas.text);
+    }
+    assert!(!sas.text.contains("return it") && !sas.text.contains("FAILED"), "{}", sas.text);
+}
+
+#[test]
+fn medium_errors_are_found_exact_to_the_block_on_512_byte_and_4kn_disks_and_the_kernel_said_them() {
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    // (step, logical block, first bad block, how many): as the scenario
+    // loads scsi_debug.
+    for (name, block, first, count) in
+        [("medium-512", 512, 50_000, 8), ("medium-4k", 4096, 6000, 3)]
+    {
+        let run = step(&lab, name);
+        assert_eq!(run.code, 1, "{name}: {}", run.text);
+        let dev = std::fs::read_to_string(lab.join(format!("{name}.dev"))).unwrap();
+        let pass = &run.json["passes"][0];
+        let d = disk(pass, dev.trim());
+        let ranges: Vec<(u64, u64, bool)> = (d["errors"].as_array().unwrap().iter())
+            .map(|e| {
+                (e["offset"].as_u64().unwrap(), e["len"].as_u64().unwrap(), e["exact"] == true)
+            })
+            .collect();
+        assert_eq!(ranges, [(first * block, count * block, true)], "{name}: {}", run.text);
+        assert_eq!(d["verdict"], "error");
+        let action = &run.json["summary"]["disk_verdicts"][0];
+        assert_eq!(action["action"], "return", "{name}: {action}");
+        // The kernel's own line for the first bad block (its sectors are
+        // 512 bytes whatever the disk's).
+        let kernel = std::fs::read_to_string(lab.join(format!("{name}.dmesg"))).unwrap();
+        let line = format!(
+            "critical medium error, dev {}, sector {} op 0x0:(READ)",
+            dev.trim().trim_start_matches("/dev/"),
+            first * block / 512
+        );
+        assert!(kernel.contains(&line), "{name}: no '{line}' in:\n{kernel}");
+    }
+}

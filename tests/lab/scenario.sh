@@ -1,0 +1,58 @@
+# The lab's scenario (tests/lab.rs): run in the guest by scripts/lab.sh
+# with its default drives (sda sdb: SATA, one model; sdc: SATA, another;
+# nvme0n1 nvme1n1; sdd sde: SAS behind a MegaRAID). Each step writes
+# /out/NAME.json (where the command has one), NAME.txt (its stdout and
+# stderr), NAME.code (its exit status) and NAME.secs (how long it took,
+# for docs/benchmarks.md); the test reads them back. Burn-ins write a
+# range of each drive, without the SMR probe: its timing would be the
+# emulator's.
+now() { cut -d' ' -f1 /proc/uptime; }
+step() {
+    name=$1
+    shift
+    t=$(now)
+    "$@" >"/out/$name.txt" 2>&1
+    echo $? >"/out/$name.code"
+    echo "$t $(now)" | awk '{ printf "%.1f\n", $2 - $1 }' >"/out/$name.secs"
+}
+# The kernel's own lines about a disk, from here on, for each step that
+# reads one.
+kernel_lines() { dmesg -c >"/out/$1.dmesg"; }
+dmesg -c >/out/boot.dmesg
+
+# Every kind: what the kernel and the drives say of themselves.
+step list arrayburn list --json /out/list.json
+step list-table arrayburn list
+ls -l /dev/disk/by-id >/out/by-id.txt
+step inspect arrayburn inspect --json /out/inspect.json /dev/sda /dev/sdb /dev/sdc /dev/nvme0n1 \
+    /dev/nvme1n1 /dev/sdd /dev/sde
+
+# Self-tests before and after a burn-in: QEMU's ATA drive runs them; its
+# NVMe drive says whether it has them.
+burn="arrayburn burnin --destructive --yes --range 0..32m --smr-probe 0"
+step burnin-sata $burn --smart-test short --smart-test-after short --json /out/burnin-sata.json \
+    /dev/sda /dev/sdb
+step burnin-nvme $burn --smart-test short --json /out/burnin-nvme.json /dev/nvme0n1 /dev/nvme1n1
+# The MegaRAID's drives answer smartctl with their identity only.
+step burnin-sas $burn --smart-test short --json /out/burnin-sas.json /dev/sdd /dev/sde
+kernel_lines burnin
+
+# Medium errors at known blocks (scsi_debug), 512-byte and 4Kn: read
+# whole, every bad range exact to the block.
+sdebug() {
+    # $1: a name; the rest: scsi_debug's parameters.
+    name=$1
+    shift
+    modprobe scsi_debug "$@" || { echo "modprobe scsi_debug $*: failed" >"/out/$name.txt"; return; }
+    udevadm settle --timeout=10
+    dev=/dev/$(ls /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block/ | head -n 1)
+    echo "$dev" >"/out/$name.dev"
+    step "$name" arrayburn check --full --passes parallel --json "/out/$name.json" "$dev"
+    kernel_lines "$name"
+    rmmod scsi_debug
+}
+sdebug medium-512 dev_size_mb=64 sector_size=512 medium_error_start=50000 medium_error_count=8 opts=2
+# The kernel says at most 10 lines of a kind in 5 s (printk's rate
+# limit): the 4Kn disk's lines wait until the 512-byte disk's are out of it.
+sleep 6
+sdebug medium-4k dev_size_mb=64 sector_size=4096 medium_error_start=6000 medium_error_count=3 opts=2
