@@ -41,16 +41,7 @@ command -v man >/dev/null || need+=(man-db)
 command -v groff >/dev/null || need+=(groff-base)
 # The lab (scripts/lab.sh, tests/lab.rs): QEMU, Debian's kernel and what
 # the guest runs besides arrayburn.
-command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
-compgen -G '/boot/vmlinuz-*' >/dev/null || need+=(linux-image-amd64)
-[ -x /bin/busybox ] || need+=(busybox-static)
-command -v cpio >/dev/null || need+=(cpio)
-command -v nvme >/dev/null || need+=(nvme-cli)
-command -v sg_readcap >/dev/null || need+=(sg3-utils)
-command -v lsscsi >/dev/null || need+=(lsscsi)
-command -v hdparm >/dev/null || need+=(hdparm)
-command -v dmsetup >/dev/null || need+=(dmsetup)
-[ -x /lib/systemd/systemd-udevd ] || need+=(udev)
+source scripts/lab-needs.sh
 installing=
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then

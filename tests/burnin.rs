@@ -1674,6 +1674,15 @@ fn a_smartctl_too_old_for_a_drive_s_self_test_is_not_asked_and_what_it_lacks_is_
         "{disk}"
     );
     assert_eq!(disk["findings"], serde_json::json!([]), "what was not asked is no finding: {disk}");
+    // Asked and not run: its health is not claimed.
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains(&format!(
+            "not decided: {} (the short self-test asked was not run: NVMe self-tests",
+            d[0].dev
+        )),
+        "{text}"
+    );
     assert!(
         text.contains("not read: an NVMe drive's own temperature limits need smartctl 7.5 or later; this reading came from smartctl 7.3"),
         "{text}"
