@@ -28,7 +28,7 @@ const LAB_LIMIT: Duration = Duration::from_secs(900);
 
 /// What the lab's guest wrote, or None (said why) where no lab can start
 /// here and none is required.
-fn lab() -> Option<PathBuf> {
+fn boot() -> Option<PathBuf> {
     let required = std::env::var_os("ARRAYBURN_REQUIRE_LAB").is_some_and(|v| v == "1");
     let skip = |why: &str| {
         assert!(!required, "ARRAYBURN_REQUIRE_LAB=1 but {why}");
@@ -71,10 +71,26 @@ fn lab() -> Option<PathBuf> {
         skip(&format!("the lab did not start: {}", said.trim()));
         return None;
     }
-    assert_eq!(run.status.code(), Some(0), "the scenario's own steps never fail it: {said}");
-    std::fs::write(out.join("done"), format!("{:.1}\n", began.elapsed().as_secs_f64())).unwrap();
+    // Kept whatever it was: the tests that come later read it, not boot
+    // again.
+    std::fs::write(out.join("lab.txt"), &said).unwrap();
+    let code = run.status.code().unwrap_or(-1);
+    std::fs::write(out.join("done"), format!("{code} {:.1}\n", began.elapsed().as_secs_f64()))
+        .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&out, &dir).unwrap();
+    Some(dir)
+}
+
+/// What the lab wrote, once its scenario ran to its end.
+fn lab() -> Option<PathBuf> {
+    let dir = boot()?;
+    let done = std::fs::read_to_string(dir.join("done")).unwrap();
+    let said = std::fs::read_to_string(dir.join("lab.txt")).unwrap_or_default();
+    assert!(
+        done.starts_with("0 "),
+        "the scenario ended with {done}(its steps never fail it): {said}"
+    );
     Some(dir)
 }
 
@@ -285,4 +301,43 @@ fn medium_errors_are_found_exact_to_the_block_on_512_byte_and_4kn_disks_and_the_
         );
         assert!(kernel.contains(&line), "{name}: no '{line}' in:\n{kernel}");
     }
+}
+
+#[test]
+fn a_host_managed_zoned_drive_is_read_whole_and_refused_a_burn_in_and_a_host_aware_one_burned() {
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    let dev = std::fs::read_to_string(lab.join("zoned-hm.dev")).unwrap();
+    let dev = dev.trim();
+    let inspect = step(&lab, "zoned-hm-inspect");
+    assert_eq!(disk(&inspect.json, dev)["declared"]["zoned"], "host_managed", "{}", inspect.text);
+    // Read whole, nothing failing: a zone past its write pointer reads.
+    let check = step(&lab, "zoned-hm-check");
+    let pass = &check.json["passes"][0];
+    let d = disk(pass, dev);
+    assert_eq!(
+        (d["reached_end"].as_bool(), d["read_errors"].as_u64()),
+        (Some(true), Some(0)),
+        "{}",
+        check.text
+    );
+    assert_ne!(check.code, 1, "{}", check.text);
+    // Its burn-in: refused in one line, exit 2 (it was "fake capacity: only
+    // the first 4.19 MB ... hold data, return it": the zone rules'
+    // refusals of its writes).
+    let burn = step(&lab, "zoned-hm-burnin");
+    assert_eq!(burn.code, 2, "{}", burn.text);
+    assert_eq!(burn.text.trim().lines().count(), 1, "{}", burn.text);
+    assert!(
+        burn.text.contains(&format!("{dev} is a host-managed zoned drive"))
+            && burn.text.contains("(nothing was written)"),
+        "{}",
+        burn.text
+    );
+    let aware = step(&lab, "zoned-ha-burnin");
+    let dev = std::fs::read_to_string(lab.join("zoned-ha.dev")).unwrap();
+    let d = disk(&aware.json, dev.trim());
+    // One disk, no peer: burned whole without a finding, not judged.
+    assert_eq!((aware.code, d["verdict"].as_str()), (3, Some("not_judged")), "{}", aware.text);
+    assert_eq!(d["bad_bytes"], serde_json::json!([]), "{}", aware.text);
 }

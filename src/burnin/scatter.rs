@@ -277,13 +277,6 @@ impl<'a> Work<'a> {
     }
 }
 
-/// The zone model sysfs names for disk `name` (None: none, or unread).
-fn zone_model(sys: &std::path::Path, name: &str) -> Option<String> {
-    let z = std::fs::read_to_string(sys.join("block").join(name).join("queue/zoned")).ok()?;
-    let z = z.trim();
-    (!z.is_empty() && z != "none").then(|| z.to_string())
-}
-
 /// Probes each spinning disk at once over its range (writes for up to
 /// `write_for`, `idle` before the writes again), each bound by `timeout` (a
 /// hung disk) and `stop`, for command `who` (in its lines); a disk that
@@ -310,7 +303,7 @@ pub fn probe_all(
                     // A disk that declares zones is not probed: its
                     // scattered writes could fail (a host-managed disk takes
                     // them only in order).
-                    if let Some(model) = zone_model(sys, &id.name) {
+                    if let Some(model) = crate::device::sysfs::zone_model(sys, &id.name) {
                         return Some(Scattered { zoned: Some(model), ..Scattered::empty(block) });
                     }
                     let bounds = Bounds::new(stop, timeout);
@@ -369,8 +362,11 @@ mod tests {
         };
         at("sdb", "host-aware\n");
         at("sdc", "none\n");
-        assert_eq!(zone_model(root.path(), "sdb").as_deref(), Some("host-aware"));
-        assert_eq!(zone_model(root.path(), "sdc"), None);
-        assert_eq!(zone_model(root.path(), "sdd"), None, "not said: none");
+        assert_eq!(
+            crate::device::sysfs::zone_model(root.path(), "sdb").as_deref(),
+            Some("host-aware")
+        );
+        assert_eq!(crate::device::sysfs::zone_model(root.path(), "sdc"), None);
+        assert_eq!(crate::device::sysfs::zone_model(root.path(), "sdd"), None, "not said: none");
     }
 }

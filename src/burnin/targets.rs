@@ -57,6 +57,10 @@ pub enum Refusal {
         "{path} is partition {part} of disk {disk}; a burn-in tests whole disks: name /dev/{disk} instead (nothing was written)"
     )]
     Partition { path: String, part: String, disk: String },
+    #[error(
+        "{0} is a host-managed zoned drive (the kernel's queue/zoned): each zone takes only sequential writes at its write pointer, which arrayburn's writes break (their refusals would read as a bad disk); it is not written: read it whole with `arrayburn check --full`, or write-test it zone by zone with fio --zonemode=zbd (nothing was written)"
+    )]
+    Zoned(String),
 }
 
 /// The devices named, resolved as whole disks (a partition is refused in
@@ -310,6 +314,10 @@ pub fn targets(
         }
         if d.identity.read_only {
             return Err(Refusal::ReadOnly(d.given.clone()));
+        }
+        let zoned = device::sysfs::zone_model(&SystemPaths::real().sys, &d.identity.name);
+        if zoned.as_deref() == Some("host-managed") {
+            return Err(Refusal::Zoned(d.given.clone()));
         }
         range(range_spec, d.identity.size_bytes)?;
     }

@@ -160,6 +160,14 @@ pub fn partitions(paths: &SystemPaths, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// The zone model sysfs names for disk `name` below `sys` (`host-aware`,
+/// `host-managed`; None: none, or unread).
+pub fn zone_model(sys: &Path, name: &str) -> Option<String> {
+    let z = fs::read_to_string(sys.join("block").join(name).join("queue/zoned")).ok()?;
+    let z = z.trim();
+    (!z.is_empty() && z != "none").then(|| z.to_string())
+}
+
 /// Disks that are not physical drives (loop, RAM disks, device-mapper, md,
 /// optical): hidden from `list` unless asked for.
 pub fn is_virtual(name: &str) -> bool {

@@ -39,20 +39,48 @@ kernel_lines burnin
 
 # Medium errors at known blocks (scsi_debug), 512-byte and 4Kn: read
 # whole, every bad range exact to the block.
-sdebug() {
-    # $1: a name; the rest: scsi_debug's parameters.
+# scsi_debug loaded with parameters "$@" as $dev (its name in /out/$1.dev).
+sdebug_load() {
     name=$1
     shift
-    modprobe scsi_debug "$@" || { echo "modprobe scsi_debug $*: failed" >"/out/$name.txt"; return; }
+    modprobe scsi_debug "$@" || echo "modprobe scsi_debug $*: failed" >"/out/$name.txt"
     udevadm settle --timeout=10
     dev=/dev/$(ls /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block/ | head -n 1)
     echo "$dev" >"/out/$name.dev"
-    step "$name" arrayburn check --full --passes parallel --json "/out/$name.json" "$dev"
-    kernel_lines "$name"
-    rmmod scsi_debug
+}
+# scsi_debug unloaded, once udev's look at its disk has let it go.
+sdebug_unload() {
+    udevadm settle --timeout=10
+    for _ in $(seq 50); do
+        rmmod scsi_debug 2>/dev/null && return
+        sleep 0.2
+    done
+    echo "scsi_debug stayed loaded (its disk still open)" >&2
+}
+sdebug() {
+    # $1: a name; the rest: scsi_debug's parameters.
+    sdebug_load "$@"
+    step "$1" arrayburn check --full --passes parallel --json "/out/$1.json" "$dev"
+    kernel_lines "$1"
+    sdebug_unload
 }
 sdebug medium-512 dev_size_mb=64 sector_size=512 medium_error_start=50000 medium_error_count=8 opts=2
 # The kernel says at most 10 lines of a kind in 5 s (printk's rate
 # limit): the 4Kn disk's lines wait until the 512-byte disk's are out of it.
 sleep 6
 sdebug medium-4k dev_size_mb=64 sector_size=4096 medium_error_start=6000 medium_error_count=3 opts=2
+
+# Zoned drives the kernel knows (scsi_debug, one conventional zone then
+# 4 MiB sequential ones): said so; a host-managed drive read whole and
+# refused a burn-in in one line (its zone rules would fail the writes);
+# a host-aware one, which takes writes anywhere, burned.
+sdebug_load zoned-hm dev_size_mb=64 zbc=host-managed zone_size_mb=4 zone_nr_conv=1
+step zoned-hm-inspect arrayburn inspect --json /out/zoned-hm-inspect.json "$dev"
+step zoned-hm-check arrayburn check --full --passes parallel --json /out/zoned-hm-check.json "$dev"
+step zoned-hm-burnin $burn "$dev"
+sdebug_unload
+sdebug_load zoned-ha dev_size_mb=64 zbc=host-aware zone_size_mb=4 zone_nr_conv=1
+step zoned-ha-burnin $burn --json /out/zoned-ha-burnin.json "$dev"
+sdebug_unload
+# Each step's status is in its own file: the scenario itself succeeded.
+exit 0
