@@ -341,3 +341,46 @@ fn a_host_managed_zoned_drive_is_read_whole_and_refused_a_burn_in_and_a_host_awa
     assert_eq!((aware.code, d["verdict"].as_str()), (3, Some("not_judged")), "{}", aware.text);
     assert_eq!(d["bad_bytes"], serde_json::json!([]), "{}", aware.text);
 }
+
+#[test]
+fn an_nvme_namespace_with_metadata_is_named_and_refused_with_the_command_that_makes_it_plain() {
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    // 512 + 8 bytes, no protection information (QEMU's LBA format 1).
+    let list = step(&lab, "nvme-meta-list");
+    let format = &disk(&list.json, "/dev/nvme1n1")["format"];
+    assert_eq!(
+        (format["nvme"]["bytes"].as_u64(), format["nvme"]["plain_lbaf"].as_u64()),
+        (Some(8), Some(0)),
+        "{format}"
+    );
+    for name in ["nvme-meta-burnin", "nvme-meta-check"] {
+        let run = step(&lab, name);
+        assert_eq!((run.code, run.text.trim().lines().count()), (2, 1), "{name}: {}", run.text);
+        assert!(
+            run.text.contains("/dev/nvme1n1: formatted with 8 bytes of metadata per 512-byte block (no protection information)")
+                && run.text.contains("nvme format /dev/nvme1n1 --lbaf=0 (nvme-cli"),
+            "{name}: {}",
+            run.text
+        );
+    }
+    // 4096 + 8 with PI type 1: said so, the plain 4096-byte format named.
+    let pi = step(&lab, "nvme-pi-burnin");
+    assert_eq!(pi.code, 2, "{}", pi.text);
+    assert!(
+        pi.text.contains("per 4096-byte block holding protection information (T10 PI type 1")
+            && pi.text.contains("--lbaf=4 "),
+        "{}",
+        pi.text
+    );
+    // A plain 4096-byte format: burned through (one disk: not judged).
+    let four = step(&lab, "nvme-4k-burnin");
+    let d = disk(&four.json, "/dev/nvme1n1");
+    assert_eq!((four.code, d["logical_block_size"].as_u64()), (3, Some(4096)), "{}", four.text);
+    assert_eq!(
+        (d["verdict"].as_str(), &d["bad_bytes"]),
+        (Some("not_judged"), &serde_json::json!([])),
+        "{}",
+        four.text
+    );
+}

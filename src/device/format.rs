@@ -35,6 +35,19 @@ pub struct Format {
     pub blocks: Option<u64>,
     /// Where it was read, in words (`sg_readcap --long`, sysfs).
     pub source: String,
+    /// An NVMe namespace's metadata, where it has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme: Option<NvmeMetadata>,
+}
+
+/// What an NVMe namespace formatted with metadata carries (`nvme id-ns`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NvmeMetadata {
+    /// Bytes of metadata per block, where nvme-cli said.
+    pub bytes: Option<u32>,
+    /// The LBA format of the same data size without metadata (for `nvme
+    /// format --lbaf`), where nvme-cli said.
+    pub plain_lbaf: Option<u32>,
 }
 
 /// The speed a drive rewrites its sectors at while formatting, for the
@@ -47,11 +60,15 @@ impl Format {
     pub fn untested(&self) -> bool {
         self.logical_block.is_some_and(|b| b != 512 && b != 4096)
             || self.protection_type.is_some_and(|t| t > 0)
+            || self.nvme.is_some()
     }
 
     /// The cause, what to do and what it costs, in one sentence, for the
     /// disk `/dev/NAME` (`name`).
     pub fn sentence(&self, name: &str) -> String {
+        if let Some(m) = &self.nvme {
+            return self.nvme_sentence(m, name);
+        }
         let cause = match (self.logical_block, self.protection_type) {
             (Some(b), pi) if b != 512 && b != 4096 => {
                 let pi = pi
@@ -83,12 +100,102 @@ impl Format {
     }
 }
 
+impl Format {
+    /// An NVMe namespace's metadata format in words, and the command that
+    /// makes it a plain one.
+    fn nvme_sentence(&self, m: &NvmeMetadata, name: &str) -> String {
+        let bytes = m.bytes.map_or("metadata".into(), |b| format!("{b} bytes of metadata"));
+        let block = self.logical_block.map_or("block".into(), |b| format!("{b}-byte block"));
+        let pi = match self.protection_type {
+            Some(t) if t > 0 => {
+                format!(
+                    " holding protection information (T10 PI type {t}, which the kernel writes and checks)"
+                )
+            }
+            _ => " (no protection information)".into(),
+        };
+        let lbaf = m.plain_lbaf.map_or_else(
+            || format!("N (N: a format of `nvme id-ns -H /dev/{name}` with Metadata Size 0)"),
+            |n| n.to_string(),
+        );
+        format!(
+            "formatted with {bytes} per {block}{pi}: arrayburn does not test such a format, whose blocks carry more than the data a pool writes; to make it a plain namespace: nvme format /dev/{name} --lbaf={lbaf} (nvme-cli; it destroys everything on the namespace)"
+        )
+    }
+}
+
+/// An NVMe namespace's metadata format, from sysfs (`integrity/format`:
+/// `nop` for metadata without protection information, `T10-DIF-TYPE1-CRC`
+/// and the like with it; `none` for a plain namespace) and `nvme id-ns -o
+/// json` where nvme-cli answers (how many bytes, and which format is
+/// plain).
+fn read_nvme(dir: &Path, name: &str) -> Option<Format> {
+    let integrity = std::fs::read_to_string(dir.join("integrity/format")).ok()?;
+    let integrity = integrity.trim();
+    if integrity.is_empty() || integrity == "none" {
+        return None;
+    }
+    let pi = integrity
+        .strip_prefix("T10-DIF-TYPE")
+        .and_then(|t| t.chars().next()?.to_digit(10))
+        .and_then(|t| u8::try_from(t).ok())
+        .unwrap_or(0);
+    let asked = tool::output(
+        Command::new("nvme").args(["id-ns", "-o", "json", &format!("/dev/{name}")]),
+        READCAP_LIMIT,
+        &|| false,
+    );
+    let id_ns = match asked {
+        Ok(out) if out.status.success() => serde_json::from_slice(&out.stdout).ok(),
+        _ => None,
+    };
+    let mut f = id_ns.as_ref().and_then(parse_id_ns).unwrap_or(Format {
+        logical_block: None,
+        protection_type: None,
+        blocks: None,
+        source: "sysfs (integrity/format)".into(),
+        nvme: Some(NvmeMetadata { bytes: None, plain_lbaf: None }),
+    });
+    f.protection_type = Some(pi);
+    Some(f)
+}
+
+/// What `nvme id-ns -o json` says of a namespace's format: the one in use
+/// (`flbas`: bits 0-3, and 5-6 above 16 formats), its data size (`ds`, a
+/// power of two) and metadata bytes (`ms`); None where it has none.
+pub fn parse_id_ns(v: &serde_json::Value) -> Option<Format> {
+    let flbas = v["flbas"].as_u64()?;
+    let index = (flbas & 0xf) | ((flbas >> 5 & 0x3) << 4);
+    let formats = v["lbafs"].as_array()?;
+    let now = formats.get(usize::try_from(index).ok()?)?;
+    let (ms, ds) = (now["ms"].as_u64()?, now["ds"].as_u64()?);
+    if ms == 0 {
+        return None;
+    }
+    let plain =
+        formats.iter().position(|l| l["ms"].as_u64() == Some(0) && l["ds"].as_u64() == Some(ds));
+    Some(Format {
+        logical_block: u32::try_from(1u64.checked_shl(u32::try_from(ds).ok()?)?).ok(),
+        protection_type: v["dps"].as_u64().map(|d| (d & 0x7) as u8),
+        blocks: v["nsze"].as_u64(),
+        source: "nvme id-ns".into(),
+        nvme: Some(NvmeMetadata {
+            bytes: u32::try_from(ms).ok(),
+            plain_lbaf: plain.and_then(|p| u32::try_from(p).ok()),
+        }),
+    })
+}
+
 /// The format of disk `name` where it is one arrayburn does not test (a
-/// SCSI disk only: its sysfs directory `dir` has `device/scsi_disk`); None
+/// SCSI disk: its sysfs directory `dir` has `device/scsi_disk`; an NVMe
+/// namespace formatted with metadata); None
 /// for a plain disk, and where nothing says which format a disk of size 0
 /// has (no medium, not spun up, or no sg3_utils to ask): a cause is never
 /// guessed. `size_bytes` is what the kernel reads.
 pub fn read(dir: &Path, name: &str, size_bytes: u64) -> Option<Format> {
+    if name.starts_with("nvme") {
+        return read_nvme(dir, name);
+    }
     let scsi_disk = std::fs::read_dir(dir.join("device/scsi_disk")).ok()?.flatten().next()?;
     let pi = std::fs::read_to_string(scsi_disk.path().join("protection_type"))
         .ok()
@@ -98,6 +205,7 @@ pub fn read(dir: &Path, name: &str, size_bytes: u64) -> Option<Format> {
         protection_type: Some(t),
         blocks: None,
         source: "sysfs (protection_type)".into(),
+        nvme: None,
     });
     if size_bytes > 0 {
         return by_sysfs;
@@ -139,6 +247,7 @@ pub fn parse_readcap(text: &str) -> Option<Format> {
         protection_type,
         blocks: after("Number of logical blocks="),
         source: "sg_readcap --long".into(),
+        nvme: None,
     })
 }
 
@@ -168,6 +277,44 @@ mod tests {
         assert_eq!((plain.logical_block, plain.protection_type), (Some(512), None));
         assert!(!plain.untested());
         assert_eq!(parse_readcap("sg_readcap: not a SCSI device"), None);
+    }
+
+    #[test]
+    fn an_nvme_namespace_with_metadata_is_told_with_the_format_that_makes_it_plain() {
+        // Recorded in the lab: QEMU's namespace as it comes, then formatted
+        // 512 + 8 (no PI) and 4096 + 8 with PI type 1.
+        let id_ns = |f: &str| -> serde_json::Value {
+            let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/lab").join(f);
+            serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+        };
+        assert_eq!(parse_id_ns(&id_ns("nvme-id-ns-plain.json")), None);
+        let eight = parse_id_ns(&id_ns("nvme-id-ns-512-8.json")).unwrap();
+        assert_eq!(
+            (eight.logical_block, eight.protection_type, eight.blocks),
+            (Some(512), Some(0), Some(516_222))
+        );
+        assert!(eight.untested());
+        assert_eq!(
+            eight.sentence("nvme0n1"),
+            "formatted with 8 bytes of metadata per 512-byte block (no protection information): arrayburn does not test such a format, whose blocks carry more than the data a pool writes; to make it a plain namespace: nvme format /dev/nvme0n1 --lbaf=0 (nvme-cli; it destroys everything on the namespace)"
+        );
+        let pi = parse_id_ns(&id_ns("nvme-id-ns-4096-8-pi1.json")).unwrap();
+        assert_eq!((pi.logical_block, pi.protection_type), (Some(4096), Some(1)));
+        let said = pi.sentence("nvme0n1");
+        assert!(said.starts_with("formatted with 8 bytes of metadata per 4096-byte block holding protection information (T10 PI type 1, which the kernel writes and checks)"), "{said}");
+        assert!(said.contains("nvme format /dev/nvme0n1 --lbaf=4 "), "{said}");
+        // Without nvme-cli's answer: what sysfs tells, and how to find the
+        // format to use.
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("integrity")).unwrap();
+        std::fs::write(t.path().join("integrity/format"), "none\n").unwrap();
+        assert_eq!(read(t.path(), "nvme-lab-none0n1", 1 << 30), None);
+        std::fs::write(t.path().join("integrity/format"), "T10-DIF-TYPE3-CRC\n").unwrap();
+        let f = read(t.path(), "nvme-lab-none0n1", 1 << 30).unwrap();
+        assert_eq!(f.protection_type, Some(3));
+        assert!(f.sentence("nvme9n1").contains(
+            "--lbaf=N (N: a format of `nvme id-ns -H /dev/nvme9n1` with Metadata Size 0)"
+        ));
     }
 
     /// A fake sysfs directory of a SCSI disk with `protection_type`.

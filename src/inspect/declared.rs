@@ -358,6 +358,7 @@ fn scsi_format(
         protection_type: protection.or(Feature::ScsiProtection.in_release(release).then_some(0)),
         blocks: v["user_capacity"]["blocks"].as_u64(),
         source: "smartctl".into(),
+        nvme: None,
     };
     Some(f).filter(|f| f.logical_block.is_some() && f.untested())
 }

@@ -37,6 +37,23 @@ step burnin-nvme $burn --smart-test short --json /out/burnin-nvme.json /dev/nvme
 step burnin-sas $burn --smart-test short --json /out/burnin-sas.json /dev/sdd /dev/sde
 kernel_lines burnin
 
+# NVMe formats: 8 bytes of metadata, then with protection information:
+# named, and refused in one line with the command that makes them plain;
+# 4096-byte blocks burned through.
+reformat() {
+    nvme format /dev/nvme1n1 --force "$@" >/dev/null
+    sleep 1
+    udevadm settle --timeout=10
+}
+reformat --lbaf=1
+step nvme-meta-list arrayburn list --json /out/nvme-meta-list.json
+step nvme-meta-burnin $burn /dev/nvme1n1
+step nvme-meta-check arrayburn check -s 2s /dev/nvme1n1
+reformat --lbaf=5 --pi=1
+step nvme-pi-burnin $burn /dev/nvme1n1
+reformat --lbaf=4
+step nvme-4k-burnin $burn --json /out/nvme-4k-burnin.json /dev/nvme1n1
+
 # Medium errors at known blocks (scsi_debug), 512-byte and 4Kn: read
 # whole, every bad range exact to the block.
 # scsi_debug loaded with parameters "$@" as $dev (its name in /out/$1.dev).
