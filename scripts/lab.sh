@@ -2,7 +2,7 @@
 # The lab: Debian 12's own kernel booted under QEMU (TCG) with emulated
 # SATA, NVMe and SAS drives behind the real ahci, nvme, sd, megaraid_sas and
 # mptsas drivers, and arrayburn on PATH inside with the real smartctl,
-# nvme-cli, sg3_utils, hdparm and dmsetup (and mdadm where the host has it),
+# nvme-cli, sg3_utils, hdparm, mdadm and dmsetup,
 # udevd making the /dev/disk/by-id links.
 #
 #   scripts/lab.sh [--drives SPEC] [--out DIR] [--binary PATH] [--keep] -- COMMAND ...
@@ -116,6 +116,9 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t tmpfs run /run
+# The kernel's own module requests (md's personalities, dm's targets) go
+# to busybox's modprobe.
+echo /bin/modprobe >/proc/sys/kernel/modprobe
 # The kernel's own lines go to dmesg, not into what the command prints.
 dmesg -n 1
 for m in ahci nvme sd_mod sg megaraid_sas mptsas virtio_pci 9pnet_virtio 9p; do modprobe "$m" 2>/dev/null; done
@@ -301,6 +304,7 @@ if ! grep -q 'LAB-BEGIN$' <<<"$text"; then
     exit 2
 fi
 code=$(sed -n 's/^.*LAB-EXIT \([0-9][0-9]*\)$/\1/p' <<<"$text" | tail -n 1)
+# (All it printed, also when it did not end: where it stopped shows.)
 awk '/LAB-EXIT [0-9]+$/ { on = 0 } on { print } /LAB-BEGIN$/ { on = 1 }' <<<"$text" | sed -e '1{/^$/d}' -e '${/^$/d}'
 if [ -z "$code" ]; then
     echo "scripts/lab.sh: the guest's command did not end within ${LAB_TIMEOUT:-300} s" >&2

@@ -40,7 +40,7 @@ command -v promtool >/dev/null || need+=(prometheus)
 command -v man >/dev/null || need+=(man-db)
 command -v groff >/dev/null || need+=(groff-base)
 # The lab (scripts/lab.sh, tests/lab.rs): QEMU, Debian's kernel and what
-# the guest runs besides arrayburn.
+# the guest runs besides arrayburn (mdadm, dmsetup, nvme-cli, ...).
 source scripts/lab-needs.sh
 installing=
 if [ ${#need[@]} -gt 0 ]; then

@@ -384,3 +384,70 @@ fn an_nvme_namespace_with_metadata_is_named_and_refused_with_the_command_that_ma
         four.text
     );
 }
+
+#[test]
+fn an_md_raid1_volume_is_named_over_its_members_which_are_refused_a_burn_in_while_it_runs() {
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    let list = step(&lab, "md-list");
+    for member in ["/dev/sda", "/dev/sdb"] {
+        let held = disk(&list.json, member)["in_use"].to_string();
+        assert!(held.contains("md0"), "{member}: {held}");
+    }
+    let inspect = step(&lab, "md-inspect");
+    let md = disk(&inspect.json, "/dev/md0");
+    assert!(
+        md["declared"]["not_read"].to_string().contains("SMART: an md raid1 volume has none of its own: inspect its members (arrayburn inspect /dev/sda /dev/sdb)"),
+        "{md:#}"
+    );
+    let member = step(&lab, "md-burnin-member");
+    assert_eq!(member.code, 2, "{}", member.text);
+    assert!(member.text.contains("/dev/sda is in use (sda held by md0)"), "{}", member.text);
+    // Its check: what a volume's reads can tell of its drives, said.
+    let check = step(&lab, "md-check");
+    let volume = &disk(&check.json, "/dev/md0")["volume"];
+    assert_eq!(volume["kind"], "md raid1 volume", "{volume}");
+    assert_eq!(volume["members"], serde_json::json!(["/dev/sda", "/dev/sdb"]));
+    let message = check.json["summary"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("VOLUME: /dev/md0 is an md raid1 volume of /dev/sda, /dev/sdb: its reads are spread over them, so its speed is no drive's and a slow or failing read is not placed on one drive; check the members themselves (they read while it runs): arrayburn check /dev/sda /dev/sdb."),
+        "{message}"
+    );
+    assert!(
+        check.text.contains("arrayburn: warning: /dev/md0 is an md raid1 volume"),
+        "{}",
+        check.text
+    );
+}
+
+#[test]
+fn a_dm_delay_disk_is_flagged_slow_and_a_dm_flakey_disks_failures_are_placed() {
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    // 100 ms on every request: a tenth of its peers' speed or less, far
+    // past anything the emulator's own pace moves.
+    let delay = step(&lab, "dm-delay");
+    assert_eq!(delay.code, 1, "{}", delay.text);
+    let flagged: Vec<(&str, &str)> = (delay.json["summary"]["flagged"].as_array().unwrap().iter())
+        .map(|f| (f["path"].as_str().unwrap(), f["verdict"].as_str().unwrap()))
+        .collect();
+    assert!(flagged.contains(&("/dev/mapper/lab-slow", "slow")), "{}", delay.text);
+    let slow = disk(&delay.json["passes"][0], "/dev/mapper/lab-slow");
+    assert!(slow["pct_of_peers"].as_f64().is_some_and(|p| p < 30.0), "{slow:#}");
+    // Every byte of the 8 MiB that never read is accounted for, and no
+    // other: an exact range, then what was skipped as failing wholesale.
+    let flakey = step(&lab, "dm-flakey");
+    assert_eq!(flakey.code, 1, "{}", flakey.text);
+    let d = disk(&flakey.json["passes"][0], "/dev/mapper/lab-flaky");
+    let mut spans: Vec<(u64, u64)> = (d["errors"].as_array().unwrap().iter())
+        .map(|e| {
+            let at = e["offset"].as_u64().unwrap();
+            (at, at + e["len"].as_u64().unwrap())
+        })
+        .collect();
+    spans.sort_unstable();
+    let (first, last) = (spans[0].0, spans.iter().map(|s| s.1).max().unwrap());
+    assert_eq!((first, last), (64 << 20, 72 << 20), "{spans:?}: {}", flakey.text);
+    assert_eq!(d["verdict"], "error");
+    assert!(d["bad_ranges"].as_u64().is_some_and(|n| n >= 1), "{d:#}");
+}

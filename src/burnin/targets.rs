@@ -414,6 +414,7 @@ mod tests {
                 wwn: None,
                 topology: Default::default(),
                 format: None,
+                volume: None,
             },
             partition_of: None,
             in_use: Vec::new(),

@@ -51,6 +51,57 @@ pub struct Identity {
     /// protection information), where the disk has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<super::format::Format>,
+    /// A software RAID or device-mapper volume: what kind, over which
+    /// disks (sysfs `slaves/`, `md/level`, `dm/name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<Volume>,
+}
+
+/// A volume the kernel builds over other block devices.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Volume {
+    /// `md raid1`, `device-mapper volume NAME`.
+    pub kind: String,
+    /// The devices below it (`/dev/sda`), by name.
+    pub members: Vec<String>,
+}
+
+impl Volume {
+    /// What a read of the volume can tell of its drives, in a sentence
+    /// for `path`.
+    pub fn sentence(&self, path: &str) -> String {
+        format!(
+            "{path} is {} of {}: its reads are spread over them, so its speed is no drive's and a slow or failing read is not placed on one drive; check the members themselves (they read while it runs): arrayburn check {}",
+            self.a_kind(),
+            self.members.join(", "),
+            self.members.join(" ")
+        )
+    }
+
+    /// Its kind with its article (`an md raid1 volume`).
+    pub fn a_kind(&self) -> String {
+        let an = if self.kind.starts_with("md") { "an" } else { "a" };
+        format!("{an} {}", self.kind)
+    }
+}
+
+/// The volume whose sysfs directory is `dir`, where it is one.
+fn volume(paths: &SystemPaths, dir: &Path) -> Option<Volume> {
+    let mut members: Vec<String> = fs::read_dir(dir.join("slaves"))
+        .ok()?
+        .flatten()
+        .map(|e| paths.dev.join(e.file_name()).to_string_lossy().into_owned())
+        .collect();
+    if members.is_empty() {
+        return None;
+    }
+    members.sort();
+    let kind = match (read_trim(&dir.join("md/level")), read_trim(&dir.join("dm/name"))) {
+        (Some(level), _) => format!("md {level} volume"),
+        (None, Some(name)) => format!("device-mapper volume ({name})"),
+        _ => "volume".into(),
+    };
+    Some(Volume { kind, members })
 }
 
 /// An attribute's text, trimmed, with control characters escaped (a
@@ -108,6 +159,7 @@ pub fn identity(paths: &SystemPaths, dir: &Path, queue_dir: &Path) -> Identity {
         format: (dir == queue_dir)
             .then(|| super::format::read(dir, &name, read_num(&dir.join("size")).unwrap_or(0)))
             .flatten(),
+        volume: volume(paths, dir),
         name,
     }
 }

@@ -34,6 +34,14 @@ pub fn ask(
     let release = smartctl::installed(give_up);
     let farm = Feature::Farm.in_release(release);
     let args: &[&str] = if farm { &["-x", "-l", "farm"] } else { &["-x"] };
+    if let Some(v) = &dev.identity.volume {
+        d.not_read.push(format!(
+            "SMART: {} has none of its own: inspect its members (arrayburn inspect {})",
+            v.a_kind(),
+            v.members.join(" ")
+        ));
+        return d;
+    }
     match smartctl::json(&dev.given, args, give_up) {
         Ok(v) => {
             ata |= v["device"]["protocol"] == "ATA";

@@ -47,6 +47,15 @@ fn announce(plan: &mut BurnPlan) {
     }
     for (d, speed) in plan.disks.iter().zip(&speeds) {
         tell!("  {}", disk_line(&d.target, &d.point, *speed, plan.resume));
+        // A volume's burn-in writes its members through it.
+        if let Some(v) = &d.target.dev.identity.volume {
+            tell!(
+                "  {}: {} of {}: its blocks go to them through it, so a failure is not placed on one drive; burn the drives in before building it",
+                d.target.dev.given,
+                v.a_kind(),
+                v.members.join(", ")
+            );
+        }
     }
     let work: Vec<(u64, f64)> = (plan.disks.iter().zip(&speeds))
         .filter_map(|(d, v)| v.map(|v| (d.point.left().1, v)))

@@ -186,18 +186,17 @@ impl Plan {
         }
         check_memory(&settings, devices.len())?;
         let files = devices.iter().map(open).collect::<Result<Vec<_>, _>>()?;
-        let warnings = devices
-            .iter()
-            .filter(|d| !d.in_use.is_empty())
-            .map(|d| {
-                let why: Vec<String> = d.in_use.iter().map(|u| u.to_string()).collect();
-                format!(
-                    "{} is in use ({}): the check only reads, but other I/O disturbs its numbers",
-                    d.given,
-                    why.join(", ")
-                )
-            })
-            .collect();
+        let in_use = devices.iter().filter(|d| !d.in_use.is_empty()).map(|d| {
+            let why: Vec<String> = d.in_use.iter().map(|u| u.to_string()).collect();
+            format!(
+                "{} is in use ({}): the check only reads, but other I/O disturbs its numbers",
+                d.given,
+                why.join(", ")
+            )
+        });
+        let volumes = (devices.iter())
+            .filter_map(|d| d.identity.volume.as_ref().map(|v| v.sentence(&d.given)));
+        let warnings = in_use.chain(volumes).collect();
         let groups = crate::judge::peers::peer_groups(&devices);
         Ok(Plan { devices, files, groups, settings, warnings, inspection: Vec::new() })
     }

@@ -135,6 +135,12 @@ pub fn build(on: Checked, read: Measured, info: &RunInfo) -> Report {
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
     }
+    // What a volume's check can tell of its drives.
+    for d in on.devices {
+        if let Some(v) = &d.identity.volume {
+            summary.message = format!("{} VOLUME: {}.", summary.message, v.sentence(&d.given));
+        }
+    }
     Report {
         header: Header::now(Kind::Check, info.started_at, info.command_line.clone())
             .ended(info.interrupted, info.complete),

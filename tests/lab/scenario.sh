@@ -99,5 +99,36 @@ sdebug_unload
 sdebug_load zoned-ha dev_size_mb=64 zbc=host-aware zone_size_mb=4 zone_nr_conv=1
 step zoned-ha-burnin $burn --json /out/zoned-ha-burnin.json "$dev"
 sdebug_unload
+# md RAID1 of the two SATA drives of one model: the volume said to be one,
+# over its members; a member refused a burn-in while it runs.
+mdadm --create /dev/md0 --level=1 --raid-devices=2 --run --assume-clean --metadata=1.2 \
+    /dev/sda /dev/sdb >/out/md-create.txt 2>&1
+udevadm settle --timeout=10
+step md-list arrayburn list --json /out/md-list.json
+step md-inspect arrayburn inspect --json /out/md-inspect.json /dev/md0
+step md-burnin-member $burn /dev/sda
+step md-check arrayburn check -s 2s --passes serial --json /out/md-check.json /dev/md0
+mdadm --stop /dev/md0 >/dev/null 2>&1
+
+# Device-mapper: a disk 100 ms late on every request (dm-delay) beside two
+# that are not; then 8 MiB at 64 MiB that never read (dm-flakey, never
+# up) inside a disk that does. (No udev sync: the guest's udev has not
+# dm's rules that answer it.)
+s=$(blockdev --getsz /dev/sdc)
+echo "0 $s linear /dev/sdc 0" | dmsetup create --noudevsync lab-a
+echo "0 $s linear /dev/sdd 0" | dmsetup create --noudevsync lab-b
+echo "0 $s delay /dev/sde 0 100" | dmsetup create --noudevsync lab-slow
+udevadm settle --timeout=10
+step dm-delay arrayburn check -s 2s --passes serial --json /out/dm-delay.json \
+    /dev/mapper/lab-a /dev/mapper/lab-b /dev/mapper/lab-slow
+for d in lab-a lab-b lab-slow; do dmsetup remove --noudevsync $d; done
+a=131072
+b=16384
+printf "0 $a linear /dev/sdc 0\n$a $b flakey /dev/sdc $a 0 3600\n$((a + b)) $((s - a - b)) linear /dev/sdc $((a + b))\n" |
+    dmsetup create --noudevsync lab-flaky
+udevadm settle --timeout=10
+step dm-flakey arrayburn check --full --passes parallel --random-time 1s --json /out/dm-flakey.json /dev/mapper/lab-flaky
+dmsetup remove --noudevsync lab-flaky
+
 # Each step's status is in its own file: the scenario itself succeeded.
 exit 0
