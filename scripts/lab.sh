@@ -20,7 +20,8 @@
 #
 # --drives SPEC: the drives, items separated by commas, each
 #   KIND[=COUNT][:size=SIZE][:model=M][:serial=S][:rpm=N][:read-bps=N]
-# KIND: sata (ahci), nvme, megaraid (SAS behind a MegaRAID, megasas-gen2),
+# KIND: sata (ahci), nvme, zns (a zoned NVMe namespace), megaraid (SAS
+# behind a MegaRAID, megasas-gen2),
 # hba (SAS behind an LSI SAS1068 HBA, mptsas: under TCG here its IOC comes
 # up but reports no drive within the 60 s the guest waits), or none. SIZE in MiB (256,
 # or with M/G). Each drive is a filled file in /dev/shm, removed at the end
@@ -201,7 +202,7 @@ drive() {
     spec="file=$f,format=raw,if=none,id=$1,cache=none"
 }
 bad_spec() {
-    echo "scripts/lab.sh: --drives: $1: each item is KIND[=COUNT][:size=MiB][:model=M][:serial=S][:rpm=N][:read-bps=N], KIND sata, nvme, megaraid, hba or none" >&2
+    echo "scripts/lab.sh: --drives: $1: each item is KIND[=COUNT][:size=MiB][:model=M][:serial=S][:rpm=N][:read-bps=N], KIND sata, nvme, zns, megaraid, hba or none" >&2
     exit 2
 }
 args=(-smp 1 -m 1024 -nographic -no-reboot -net none -kernel "$kernel")
@@ -240,6 +241,12 @@ for item in "${items[@]}"; do
                 sata=$((sata + 1)) ;;
             nvme)
                 args+=(-device "nvme,serial=${serial:-LABNVME0$nvme}$([ -z "$serial" ] || echo "$c"),drive=$id")
+                nvme=$((nvme + 1)) ;;
+            zns)
+                # A zoned namespace (NVMe ZNS) of 4 MiB zones on a
+                # controller of its own.
+                args+=(-device "nvme,id=zns$nvme,serial=${serial:-LABZNS0$nvme}$([ -z "$serial" ] || echo "$c")")
+                args+=(-device "nvme-ns,drive=$id,bus=zns$nvme,nsid=1,zoned=true,zoned.zone_size=4M")
                 nvme=$((nvme + 1)) ;;
             megaraid)
                 [ $mr = 0 ] && args+=(-device megasas-gen2,id=mr0)

@@ -22,6 +22,11 @@ use serde_json::Value;
 
 use crate::util::{Start, device_lock};
 
+/// The scenario's drives: scripts/lab.sh's default set and a zoned NVMe
+/// namespace.
+const DRIVES: &str =
+    "sata=2:model=LAB HDD 5400:rpm=5400,sata:model=LAB OTHER HDD:rpm=7200,nvme=2,megaraid=2,zns";
+
 /// The most a boot and its scenario may take (the packages installed
 /// first on a fresh machine, then about a minute under TCG).
 const LAB_LIMIT: Duration = Duration::from_secs(900);
@@ -61,7 +66,7 @@ fn boot() -> Option<PathBuf> {
     let run = Command::new("bash")
         .arg(root.join("scripts/lab.sh"))
         .args(["--binary".as_ref(), bin.as_os_str(), "--out".as_ref(), out.as_os_str()])
-        .args(["--", &scenario])
+        .args(["--drives", DRIVES, "--", &scenario])
         .env("LAB_TIMEOUT", "600")
         .output_within(LAB_LIMIT);
     let said =
@@ -144,6 +149,7 @@ fn every_kind_is_listed_with_its_transport_driver_link_and_by_id_link() {
         ("/dev/sdc", "sata", "ahci", "sata", true, "ata-LAB_OTHER_HDD_LABSATA02"),
         ("/dev/nvme0n1", "nvme", "nvme", "pcie", false, "nvme-QEMU_NVMe_Ctrl_LABNVME00"),
         ("/dev/nvme1n1", "nvme", "nvme", "pcie", false, "nvme-QEMU_NVMe_Ctrl_LABNVME01"),
+        ("/dev/nvme2n1", "nvme", "nvme", "pcie", false, "nvme-QEMU_NVMe_Ctrl_LABZNS02"),
         ("/dev/sdd", "scsi", "megaraid_sas", "pcie", true, "scsi-0SEAGATE_LAB_SAS_MR_LABMR00"),
         ("/dev/sde", "scsi", "megaraid_sas", "pcie", true, "scsi-0SEAGATE_LAB_SAS_MR_LABMR01"),
     ];
@@ -334,6 +340,17 @@ fn a_host_managed_zoned_drive_is_read_whole_and_refused_a_burn_in_and_a_host_awa
         "{}",
         burn.text
     );
+    // A zoned NVMe namespace: named as one (not SMR), refused alike.
+    let zns = step(&lab, "zns-inspect");
+    let said = disk(&zns.json, "/dev/nvme2n1")["findings"].to_string();
+    assert!(
+        said.contains("zoned (host_managed): a zoned namespace (NVMe ZNS)")
+            && !said.contains("SMR"),
+        "{said}"
+    );
+    let burn = step(&lab, "zns-burnin");
+    assert_eq!(burn.code, 2, "{}", burn.text);
+    assert!(burn.text.contains("/dev/nvme2n1 is a host-managed zoned drive"), "{}", burn.text);
     let aware = step(&lab, "zoned-ha-burnin");
     let dev = std::fs::read_to_string(lab.join("zoned-ha.dev")).unwrap();
     let d = disk(&aware.json, dev.trim());

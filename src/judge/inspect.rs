@@ -266,12 +266,14 @@ fn hidden(d: &Declared) -> Option<Finding> {
 /// A zone model named, or TRIM on a spinning disk: SMR, as notes.
 fn shingled(d: &Declared) -> Option<Finding> {
     if let Some(z) = &d.zoned {
-        return found(
-            Concern::Zoned,
-            format!(
-                "zoned ({z}): an SMR drive; a sequential write-verify does not show its rewrite stalls"
-            ),
-        );
+        // A zoned NVMe namespace (ZNS) is flash, not shingled: named as
+        // what it is.
+        let what = if d.name.starts_with("nvme") {
+            "a zoned namespace (NVMe ZNS): its zones take writes only in order, and arrayburn does not write it"
+        } else {
+            "an SMR drive; a sequential write-verify does not show its rewrite stalls"
+        };
+        return found(Concern::Zoned, format!("zoned ({z}): {what}"));
     }
     let spins = d.rotation_rpm.is_some_and(|r| r > 0);
     (d.trim == Some(true) && spins).then(|| Finding {
@@ -709,6 +711,15 @@ mod tests {
         assert_eq!(verdict(&d, &f[0]), InspectVerdict::Clean);
         d.zoned = Some("host_aware".into());
         assert_eq!(concerns(&judge(&[&d], RULES)[0]), [Concern::Zoned]);
+        // A zoned NVMe namespace is flash: not called SMR.
+        let zns =
+            Declared { name: "nvme2n1".into(), zoned: Some("host_managed".into()), ..d.clone() };
+        let said = &judge(&[&zns], RULES)[0][0].sentence;
+        assert!(
+            said.starts_with("zoned (host_managed): a zoned namespace (NVMe ZNS)")
+                && !said.contains("SMR"),
+            "{said}"
+        );
     }
 
     #[test]

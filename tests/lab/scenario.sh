@@ -1,6 +1,7 @@
 # The lab's scenario (tests/lab.rs): run in the guest by scripts/lab.sh
 # with its default drives (sda sdb: SATA, one model; sdc: SATA, another;
-# nvme0n1 nvme1n1; sdd sde: SAS behind a MegaRAID). Each step writes
+# nvme0n1 nvme1n1; sdd sde: SAS behind a MegaRAID) and a zoned NVMe
+# namespace (nvme2n1). Each step writes
 # /out/NAME.json (where the command has one), NAME.txt (its stdout and
 # stderr), NAME.code (its exit status) and NAME.secs (how long it took,
 # for docs/benchmarks.md); the test reads them back. Burn-ins write a
@@ -96,6 +97,9 @@ step zoned-hm-inspect arrayburn inspect --json /out/zoned-hm-inspect.json "$dev"
 step zoned-hm-check arrayburn check --full --passes parallel --json /out/zoned-hm-check.json "$dev"
 step zoned-hm-burnin $burn "$dev"
 sdebug_unload
+# A zoned NVMe namespace (ZNS): named as one, not as SMR; refused a burn-in.
+step zns-inspect arrayburn inspect --json /out/zns-inspect.json /dev/nvme2n1
+step zns-burnin $burn /dev/nvme2n1
 sdebug_load zoned-ha dev_size_mb=64 zbc=host-aware zone_size_mb=4 zone_nr_conv=1
 step zoned-ha-burnin $burn --json /out/zoned-ha-burnin.json "$dev"
 sdebug_unload
