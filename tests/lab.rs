@@ -275,7 +275,7 @@ fn self_tests_run_around_a_sata_burn_in_and_nvme_and_megaraid_drives_say_why_not
 }
 
 #[test]
-fn medium_errors_are_found_exact_to_the_block_on_512_byte_and_4kn_disks_and_the_kernel_said_them() {
+fn medium_errors_are_found_exact_to_the_block_by_check_and_burn_in_on_512_byte_and_4kn_disks() {
     let _l = device_lock();
     let Some(lab) = lab() else { return };
     // (step, logical block, first bad block, how many): as the scenario
@@ -306,6 +306,21 @@ fn medium_errors_are_found_exact_to_the_block_on_512_byte_and_4kn_disks_and_the_
             first * block / 512
         );
         assert!(kernel.contains(&line), "{name}: no '{line}' in:\n{kernel}");
+        // Burned: written whole, and the same blocks fail to read back.
+        let burn = step(&lab, &format!("{name}-burnin"));
+        assert_eq!(burn.code, 1, "{name}: {}", burn.text);
+        let d = disk(&burn.json, dev.trim());
+        let found: Vec<(u64, u64, &str)> = (d["findings"].as_array().unwrap().iter())
+            .map(|f| {
+                (
+                    f["offset"].as_u64().unwrap(),
+                    f["len"].as_u64().unwrap(),
+                    f["class"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(found, [(first * block, count * block, "read_error")], "{name}: {}", burn.text);
+        assert_eq!(d["verdict"], "return");
     }
 }
 

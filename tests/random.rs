@@ -46,7 +46,10 @@ fn the_drive_with_a_long_tail_is_named_retrying_and_a_slower_model_is_not() {
     assert_eq!(found, [(disks[2].dev.as_str(), RandomKind::Retrying)], "{}", v.summary.message);
     let f = &v.summary.random[0];
     let (mine, peers) = (f.measured.latency_us, f.peers.unwrap().latency_us);
-    assert!(mine.p99 > 4.5 * peers.p99, "p99 {} against its peers' {}", mine.p99, peers.p99);
+    // The claim's own rule, on the figures it claims by (its tail about 5x
+    // its peers' here; a loaded machine lifts the peers' too).
+    let times = arrayburn::judge::random::TAIL_TIMES;
+    assert!(mine.p99 > times * peers.p99, "p99 {} against its peers' {}", mine.p99, peers.p99);
     assert!(mine.p50 < 1.5 * peers.p50, "a normal median: {} against {}", mine.p50, peers.p50);
     assert!(f.together.is_some(), "shown again with every disk reading");
     // The slower model is slower all through, and judged among its own.

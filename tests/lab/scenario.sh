@@ -56,7 +56,7 @@ reformat --lbaf=4
 step nvme-4k-burnin $burn --json /out/nvme-4k-burnin.json /dev/nvme1n1
 
 # Medium errors at known blocks (scsi_debug), 512-byte and 4Kn: read
-# whole, every bad range exact to the block.
+# whole, then burned, every bad range exact to the block.
 # scsi_debug loaded with parameters "$@" as $dev (its name in /out/$1.dev).
 sdebug_load() {
     name=$1
@@ -80,6 +80,8 @@ sdebug() {
     sdebug_load "$@"
     step "$1" arrayburn check --full --passes parallel --json "/out/$1.json" "$dev"
     kernel_lines "$1"
+    # Written whole, then read back: the same blocks fail, exact.
+    step "$1-burnin" $burn --json "/out/$1-burnin.json" "$dev"
     sdebug_unload
 }
 sdebug medium-512 dev_size_mb=64 sector_size=512 medium_error_start=50000 medium_error_count=8 opts=2
