@@ -10,8 +10,7 @@ With `--config BASE`: prints BASE (the nextest config) followed by a test
 group for the paced tests, as many threads as lock.rs has pace slots, run
 first: nextest then starts a paced test only when a slot is free, so one
 waiting for the slot holds no test thread the shared tests could use, and
-the paced chain, the second run's longest path, starts at once. The lab's
-tests (tests/lab.rs, one boot for all) get a group of one thread, first.
+the paced chain, the second run's longest path, starts at once.
 """
 import re
 import sys
@@ -43,17 +42,11 @@ def main() -> None:
             sys.exit(f"scripts/shared_tests.py: no PACE_SLOTS in {LOCK}: was it renamed?")
         print(Path(sys.argv[2]).read_text())
         print("# Added by scripts/shared_tests.py from tests/util/lock.rs (PACED, PACE_SLOTS).")
-        print(f"[test-groups]\npaced = {{ max-threads = {slots.group(1)} }}")
-        print("lab = { max-threads = 1 }\n")
+        # A table of its own under test-groups (the base config has one).
+        print(f"[test-groups.paced]\nmax-threads = {slots.group(1)}\n")
         print("[[profile.default.overrides]]")
         print(f"filter = '{filterset(starts(text, 'PACED'))}'")
         print("test-group = 'paced'\npriority = 50")
-        # The lab's tests share one boot (tests/lab.rs): one at a time, the
-        # first started at once, so that those after it read what it wrote
-        # instead of holding threads while it boots.
-        print("\n[[profile.default.overrides]]")
-        print("filter = 'binary(tests) and test(/^lab::/)'")
-        print("test-group = 'lab'\npriority = 60")
         return
     if len(sys.argv) != 1:
         sys.exit("usage: scripts/shared_tests.py [--config .config/nextest.toml]")

@@ -98,10 +98,6 @@ pub const UNTIMED: &[(&str, &str)] = &[
     ("inputs::", "refusals and warnings: exit codes and one-line messages"),
     ("inspect::", "what recorded drives declare, and the probe's usable sizes; no speed judged"),
     ("iozone::", "iozone's output format, system calls and files on the root filesystem"),
-    (
-        "lab::",
-        "a QEMU guest's answers (its speeds the emulator's, none judged); no host device touched",
-    ),
     ("list::", "what `list` says of each disk"),
     ("locate::", "LED files written and the bay named; a bad sector's finding, no speed judged"),
     ("outputs::outputs_follow_links_", "where files are written; the exit status any verdict's"),
