@@ -60,9 +60,9 @@ pub struct Identity {
 /// A volume the kernel builds over other block devices.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Volume {
-    /// `md raid1`, `device-mapper volume NAME`.
+    /// `md raid1 volume`, `device-mapper volume (NAME)`.
     pub kind: String,
-    /// The devices below it (`/dev/sda`), by name.
+    /// The disks below it (`/dev/sda`; a partition's whole disk).
     pub members: Vec<String>,
 }
 
@@ -70,6 +70,12 @@ impl Volume {
     /// What a read of the volume can tell of its drives, in a sentence
     /// for `path`.
     pub fn sentence(&self, path: &str) -> String {
+        if let [one] = self.members.as_slice() {
+            return format!(
+                "{path} is {} over {one}: its reads go to {one} through it, at the volume's offsets, not the drive's; check {one} itself for the drive's own numbers and places: arrayburn check {one}",
+                self.a_kind()
+            );
+        }
         format!(
             "{path} is {} of {}: its reads are spread over them, so its speed is no drive's and a slow or failing read is not placed on one drive; check the members themselves (they read while it runs): arrayburn check {}",
             self.a_kind(),
@@ -87,15 +93,22 @@ impl Volume {
 
 /// The volume whose sysfs directory is `dir`, where it is one.
 fn volume(paths: &SystemPaths, dir: &Path) -> Option<Volume> {
+    // A partition below it stands for its whole disk (what a check reads).
+    let whole = |name: std::ffi::OsString| {
+        let at = paths.sys.join("class/block").join(&name);
+        let disk = at.join("partition").exists().then(|| fs::canonicalize(&at).ok()).flatten();
+        disk.and_then(|d| Some(d.parent()?.file_name()?.to_os_string())).unwrap_or(name)
+    };
     let mut members: Vec<String> = fs::read_dir(dir.join("slaves"))
         .ok()?
         .flatten()
-        .map(|e| paths.dev.join(e.file_name()).to_string_lossy().into_owned())
+        .map(|e| paths.dev.join(whole(e.file_name())).to_string_lossy().into_owned())
         .collect();
     if members.is_empty() {
         return None;
     }
     members.sort();
+    members.dedup();
     let kind = match (read_trim(&dir.join("md/level")), read_trim(&dir.join("dm/name"))) {
         (Some(level), _) => format!("md {level} volume"),
         (None, Some(name)) => format!("device-mapper volume ({name})"),
@@ -278,6 +291,39 @@ mod tests {
         assert_eq!((id.logical_block_size, id.physical_block_size), (512, 4096));
         assert!(id.rotational && !id.removable && !id.read_only);
         assert_eq!(partitions(&paths, "sdb"), vec!["sdb1".to_string()]);
+    }
+
+    #[test]
+    fn a_volume_names_the_whole_disks_below_it_and_one_over_a_single_disk_says_so() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        // md0, a RAID1 over two partitions; dm-0, a mapping over one disk.
+        for (vol, below) in [("md0", "sda1"), ("md0", "sdb1"), ("dm-0", "sdc")] {
+            write(root, &format!("sys/block/{vol}/slaves/{below}"), "");
+        }
+        write(root, "sys/block/md0/md/level", "raid1\n");
+        write(root, "sys/block/dm-0/dm/name", "lab-slow\n");
+        fs::create_dir_all(root.join("sys/class/block")).unwrap();
+        for (disk, part) in [("sda", "sda1"), ("sdb", "sdb1")] {
+            write(root, &format!("sys/block/{disk}/{part}/partition"), "1\n");
+            let link = root.join("sys/class/block").join(part);
+            std::os::unix::fs::symlink(root.join(format!("sys/block/{disk}/{part}")), link)
+                .unwrap();
+        }
+        let paths =
+            SystemPaths { sys: root.join("sys"), dev: "/dev".into(), ..SystemPaths::real() };
+        let md = volume(&paths, &paths.sys.join("block/md0")).unwrap();
+        assert_eq!(
+            (md.kind.as_str(), md.members.as_slice()),
+            ("md raid1 volume", &["/dev/sda".to_string(), "/dev/sdb".into()][..])
+        );
+        assert!(md.sentence("/dev/md0").ends_with("check the members themselves (they read while it runs): arrayburn check /dev/sda /dev/sdb"));
+        let dm = volume(&paths, &paths.sys.join("block/dm-0")).unwrap();
+        assert_eq!(
+            dm.sentence("/dev/mapper/lab-slow"),
+            "/dev/mapper/lab-slow is a device-mapper volume (lab-slow) over /dev/sdc: its reads go to /dev/sdc through it, at the volume's offsets, not the drive's; check /dev/sdc itself for the drive's own numbers and places: arrayburn check /dev/sdc"
+        );
+        assert_eq!(volume(&paths, &paths.sys.join("block/sda")), None);
     }
 
     #[test]
