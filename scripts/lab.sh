@@ -20,20 +20,25 @@
 #
 # --drives SPEC: the drives, items separated by commas, each
 #   KIND[=COUNT][:size=SIZE][:model=M][:serial=S][:rpm=N][:read-bps=N]
+# (read-bps: QEMU's throttle of its reads; an nvme drive also takes
+# :block=512|4096, :ms=BYTES of metadata, :pi=TYPE of protection and
+# :ns=N namespaces, each SIZE), or scsi_debug:K=V:... or null_blk:K=V:...,
+# the module loaded with those parameters once the drives are named
+# (scsi_debug:sector_size=4096:medium_error_start=6000:opts=2, null_blk:nr_devices=2:gb=1).
 # KIND: sata (ahci), nvme, zns (a zoned NVMe namespace), megaraid (SAS
 # behind a MegaRAID, megasas-gen2),
-# hba (SAS behind an LSI SAS1068 HBA, mptsas: under TCG here its IOC comes
-# up but reports no drive within the 60 s the guest waits), or none. SIZE in MiB (256,
+# hba (SAS behind an LSI SAS1068 HBA, mptsas; each drive with a SAS
+# address of its own, and named after the other kinds'), or none. SIZE in MiB (256,
 # or with M/G). Each drive is a filled file in /dev/shm, removed at the end
 # unless --keep; serials are distinct unless given. The default: two SATA
 # disks of one model (5400 rpm), one SATA disk of another, two NVMe drives,
-# two SAS drives behind the MegaRAID. Speeds in the guest are the
+# two SAS drives behind the MegaRAID, two behind the HBA. Speeds in the guest are the
 # emulator's: no timed verdict is tested here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: scripts/lab.sh [--drives SPEC] [--out DIR] [--binary PATH] [--keep] -- COMMAND ..."
 keep= out_dir= bin=
-spec_all="sata=2:model=LAB HDD 5400:rpm=5400,sata:model=LAB OTHER HDD:rpm=7200,nvme=2,megaraid=2"
+spec_all="sata=2:model=LAB HDD 5400:rpm=5400,sata:model=LAB OTHER HDD:rpm=7200,nvme=2,megaraid=2,hba=2"
 while [ $# -gt 0 ]; do
     case "$1" in
         --keep) keep=1; shift ;;
@@ -122,16 +127,30 @@ mount -t tmpfs run /run
 echo /bin/modprobe >/proc/sys/kernel/modprobe
 # The kernel's own lines go to dmesg, not into what the command prints.
 dmesg -n 1
-for m in ahci nvme sd_mod sg megaraid_sas mptsas virtio_pci 9pnet_virtio 9p; do modprobe "$m" 2>/dev/null; done
+for m in ahci nvme sd_mod sg megaraid_sas virtio_pci 9pnet_virtio 9p; do modprobe "$m" 2>/dev/null; done
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /out 2>/dev/null ||
     echo "lab: /out is not shared (no 9p): what is written there stays in the guest"
 # The drives appear as their controllers find them: wait (60 s at most)
-# until as many as the lab gave are there.
-want=$(sed -n 's/.*lab.drives=\([0-9]*\).*/\1/p' /proc/cmdline)
+# until as many as the lab gave are there. The HBA's come last, its
+# driver loaded once the others are named, so that names do not depend
+# on which controller's scan ends first.
+arg() { sed -n "s/.*lab.$1=\([0-9]*\).*/\1/p" /proc/cmdline; }
+want=$(arg drives) hba=$(arg hba) modded=$(arg modded)
 i=0
-while [ "$(ls /sys/block | grep -c -E '^(sd|nvme)')" -lt "${want:-0}" ] && [ $i -lt 600 ]; do
-    sleep 0.1; i=$((i + 1))
-done
+wait_for() {
+    while [ "$(ls /sys/block | grep -c -E '^(sd|nvme|nullb)')" -lt "$1" ] && [ $i -lt 600 ]; do
+        sleep 0.1; i=$((i + 1))
+    done
+}
+wait_for $((${want:-0} - ${hba:-0} - ${modded:-0}))
+modprobe mptsas 2>/dev/null
+wait_for $((${want:-0} - ${modded:-0}))
+# Then the disks of kernel modules asked for (--drives scsi_debug:...,
+# null_blk:...), with their parameters.
+while read -r m params; do
+    [ -z "$m" ] || modprobe "$m" $params || echo "lab: modprobe $m $params failed"
+done </lab-modules
+wait_for "${want:-0}"
 /lib/systemd/systemd-udevd --daemon --resolve-names=never 2>/dev/null
 udevadm trigger --action=add --subsystem-match=block 2>/dev/null
 udevadm settle --timeout=30 2>/dev/null
@@ -180,17 +199,6 @@ cleanup() {
     [ -n "$keep" ] || [ ${#files[@]} -eq 0 ] || rm -f "${files[@]}"
 }
 trap cleanup EXIT
-# Layer 3: the command. The kernel unpacks archives one after another,
-# skipping the zeros between them: each padded to a 512-byte boundary.
-mkdir -p "$work/cmd"
-printf '%s\n' "$*" >"$work/cmd/cmd"
-(cd "$work/cmd" && echo cmd | cpio -o -H newc --quiet) >"$work/cmd.cpio"
-cp "$base" "$work/initrd"
-for l in "$layer" "$work/cmd.cpio"; do
-    truncate --size=%512 "$work/initrd"
-    cat "$l" >>"$work/initrd"
-done
-
 # Drive NAME SIZE_MIB: a filled file in /dev/shm (kept in `files`, for the
 # clean-up: not made in a subshell), given to QEMU as `-drive` `$spec`.
 drive() {
@@ -202,18 +210,47 @@ drive() {
     spec="file=$f,format=raw,if=none,id=$1,cache=none"
 }
 bad_spec() {
-    echo "scripts/lab.sh: --drives: $1: each item is KIND[=COUNT][:size=MiB][:model=M][:serial=S][:rpm=N][:read-bps=N], KIND sata, nvme, zns, megaraid, hba or none" >&2
+    echo "scripts/lab.sh: --drives: $1: each item is KIND[=COUNT][:size=MiB][:model=M][:serial=S][:rpm=N][:read-bps=N] (nvme also [:block=512|4096][:ms=BYTES][:pi=N][:ns=N]), KIND sata, nvme, zns, megaraid, hba or none; or scsi_debug:K=V:... or null_blk:K=V:... (the module's parameters)" >&2
     exit 2
 }
 args=(-smp 1 -m 1024 -nographic -no-reboot -net none -kernel "$kernel")
 n=0 sata=0 nvme=0 mr=0 hba=0
+# Kernel modules the guest loads with their parameters after the
+# controllers' drives are named (scsi_debug, null_blk): "NAME K=V ...".
+modules=() modded=0
+# How many disks module parameters P (K=V words) make: the product of
+# those of NAMES given (each 1 unless given).
+disks_of() {
+    local names=$1 total=1 kv
+    shift
+    for kv in "$@"; do
+        [[ " $names " == *" ${kv%%=*} "* ]] && total=$((total * ${kv#*=}))
+    done
+    echo "$total"
+}
 IFS=, read -r -a items <<<"$spec_all"
 for item in "${items[@]}"; do
     IFS=: read -r -a f <<<"$item"
     kind=${f[0]%%=*} count=1
     [[ ${f[0]} == *=* ]] && count=${f[0]#*=}
     [[ $count =~ ^[0-9]+$ ]] || bad_spec "$item: COUNT $count is not a number"
-    size=256 model= serial= rpm= bps=
+    case "$kind" in
+        scsi_debug | null_blk)
+            # The module's own parameters, as modinfo names them.
+            [ "$count" = 1 ] || bad_spec "$item: no COUNT for $kind (its parameters give it: add_host, num_tgts, nr_devices)"
+            for kv in "${f[@]:1}"; do
+                [[ $kv =~ ^[a-z_0-9]+=[A-Za-z0-9_.-]+$ ]] || bad_spec "$item: $kv is no module parameter K=V"
+            done
+            modules+=("$kind ${f[*]:1}")
+            if [ "$kind" = scsi_debug ]; then
+                m=$(disks_of "add_host num_tgts max_luns" "${f[@]:1}")
+            else
+                m=$(disks_of nr_devices "${f[@]:1}")
+            fi
+            n=$((n + m)) modded=$((modded + m))
+            continue ;;
+    esac
+    size=256 model= serial= rpm= bps= block= ms= pi= ns=1
     for kv in "${f[@]:1}"; do
         case "$kv" in
             size=*[Gg]) size=$((${kv:5:-1} << 10)) ;;
@@ -223,10 +260,18 @@ for item in "${items[@]}"; do
             serial=*) serial=${kv#serial=} ;;
             rpm=*) rpm=${kv#rpm=} ;;
             read-bps=*) bps=${kv#read-bps=} ;;
+            block=512 | block=4096) block=${kv#block=} ;;
+            ms=*) ms=${kv#ms=} ;;
+            pi=[0-3]) pi=${kv#pi=} ;;
+            ns=*) ns=${kv#ns=} ;;
             *) bad_spec "$item: $kv" ;;
         esac
     done
     [[ $size =~ ^[0-9]+$ ]] || bad_spec "$item: size $size"
+    [[ $ns =~ ^[1-9]$ ]] || bad_spec "$item: ns=$ns (1 to 9 namespaces)"
+    [[ -z $ms || $ms =~ ^(0|8|16|64)$ ]] || bad_spec "$item: ms=$ms (metadata bytes: 0, 8, 16 or 64)"
+    [[ -z $pi || $pi = 0 || ${ms:-0} -ge 8 ]] || bad_spec "$item: pi=$pi needs ms=8 or more"
+    [[ $kind = nvme || -z $block$ms$pi || $ns != 1 ]] || bad_spec "$item: block, ms, pi and ns are an nvme drive's"
     [ "$kind" = none ] && continue
     for ((c = 0; c < count; c++)); do
         id="d$n"
@@ -240,7 +285,22 @@ for item in "${items[@]}"; do
                 args+=(-device "ide-hd,drive=$id,bus=ahci.$sata,serial=${serial:-LABSATA0$sata}$([ -z "$serial" ] || echo "$c"),model=${model:-LAB HDD},rotation_rate=${rpm:-7200}")
                 sata=$((sata + 1)) ;;
             nvme)
-                args+=(-device "nvme,serial=${serial:-LABNVME0$nvme}$([ -z "$serial" ] || echo "$c"),drive=$id")
+                nserial=${serial:-LABNVME0$nvme}$([ -z "$serial" ] || echo "$c")
+                if [ -z "$block$ms$pi" ] && [ "$ns" = 1 ]; then
+                    args+=(-device "nvme,serial=$nserial,drive=$id")
+                else
+                    # Namespaces of their own: the LBA format (block,
+                    # metadata, protection) each is made with, and more
+                    # than one, each SIZE.
+                    args+=(-device "nvme,id=nv$nvme,serial=$nserial")
+                    fmt=${block:+,logical_block_size=$block,physical_block_size=$block}${ms:+,ms=$ms}${pi:+,pi=$pi}
+                    args+=(-device "nvme-ns,drive=$id,bus=nv$nvme,nsid=1$fmt")
+                    for ((j = 2; j <= ns; j++)); do
+                        n=$((n + 1))
+                        drive "d$n" "$size"
+                        args+=(-drive "$spec" -device "nvme-ns,drive=d$n,bus=nv$nvme,nsid=$j$fmt")
+                    done
+                fi
                 nvme=$((nvme + 1)) ;;
             zns)
                 # A zoned namespace (NVMe ZNS) of 4 MiB zones on a
@@ -253,14 +313,29 @@ for item in "${items[@]}"; do
                 args+=(-device "scsi-hd,drive=$id,bus=mr0.0,scsi-id=$mr,vendor=SEAGATE,product=${model:-LAB SAS MR},serial=${serial:-LABMR0$mr}$([ -z "$serial" ] || echo "$c")")
                 mr=$((mr + 1)) ;;
             hba)
+                [ $hba -lt 8 ] || bad_spec "$item: an LSI SAS1068 has 8 ports: at most 8 hba drives"
                 [ $hba = 0 ] && args+=(-device mptsas1068,id=hba0)
-                args+=(-device "scsi-hd,drive=$id,bus=hba0.0,scsi-id=$hba,vendor=SEAGATE,product=${model:-LAB SAS HBA},serial=${serial:-LABHBA0$hba}$([ -z "$serial" ] || echo "$c")")
+                # A SAS drive needs its own SAS address (its WWN): mptsas
+                # leaves a phy whose attached address is 0 without a port.
+                args+=(-device "scsi-hd,drive=$id,bus=hba0.0,scsi-id=$hba,wwn=$(printf '0x5000c5000%07x' $((hba + 1))),vendor=SEAGATE,product=${model:-LAB SAS HBA},serial=${serial:-LABHBA0$hba}$([ -z "$serial" ] || echo "$c")")
                 hba=$((hba + 1)) ;;
             *) bad_spec "$item: no kind $kind" ;;
         esac
         n=$((n + 1))
     done
 done
+# Layer 3: the command. The kernel unpacks archives one after another,
+# skipping the zeros between them: each padded to a 512-byte boundary.
+mkdir -p "$work/cmd"
+printf '%s\n' "$*" >"$work/cmd/cmd"
+printf '%s\n' "${modules[@]}" >"$work/cmd/lab-modules"
+(cd "$work/cmd" && printf 'cmd\nlab-modules\n' | cpio -o -H newc --quiet) >"$work/cmd.cpio"
+cp "$base" "$work/initrd"
+for l in "$layer" "$work/cmd.cpio"; do
+    truncate --size=%512 "$work/initrd"
+    cat "$l" >>"$work/initrd"
+done
+
 out_tmp=
 if [ -z "$out_dir" ]; then
     out_dir="$work/out"
@@ -268,7 +343,7 @@ if [ -z "$out_dir" ]; then
 fi
 mkdir -p "$out_dir"
 args+=(-virtfs "local,path=$out_dir,mount_tag=out,security_model=none,id=out")
-args+=(-initrd "$work/initrd" -append "console=ttyS0 quiet panic=-1 lab.drives=$n")
+args+=(-initrd "$work/initrd" -append "console=ttyS0 quiet panic=-1 lab.drives=$n lab.hba=$hba lab.modded=$modded")
 
 console="$work/console"
 # QEMU under a bound, its console in a file; KVM where it answers within

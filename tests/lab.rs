@@ -1,6 +1,6 @@
 //! The lab's tests: arrayburn on Debian 12's own kernel under QEMU, over
-//! emulated SATA, NVMe and SAS drives behind the real ahci, nvme and
-//! megaraid_sas drivers, Debian 12's smartctl 7.3, and scsi_debug disks
+//! emulated SATA, NVMe and SAS drives behind the real ahci, nvme,
+//! megaraid_sas and mptsas drivers, Debian 12's smartctl 7.3, and scsi_debug disks
 //! with medium errors at known blocks (`scripts/lab.sh`, README "The
 //! lab"). One boot serves them all: the first test to ask runs
 //! tests/lab/scenario.sh in the guest (its files come back through /out)
@@ -27,10 +27,9 @@ use serde_json::Value;
 
 use crate::util::{Start, device_lock};
 
-/// The scenario's drives: scripts/lab.sh's default set and a zoned NVMe
-/// namespace.
-const DRIVES: &str =
-    "sata=2:model=LAB HDD 5400:rpm=5400,sata:model=LAB OTHER HDD:rpm=7200,nvme=2,megaraid=2,zns";
+/// The scenario's drives: scripts/lab.sh's default set, a zoned NVMe
+/// namespace, an NVMe controller of two namespaces and a null_blk disk.
+const DRIVES: &str = "sata=2:model=LAB HDD 5400:rpm=5400,sata:model=LAB OTHER HDD:rpm=7200,nvme=2,megaraid=2,hba=2,zns,nvme:ns=2:serial=LABNS:size=64,null_blk:gb=1";
 
 /// The most a boot and its scenario may take (the packages installed
 /// first on a fresh machine, then about a minute under TCG).
@@ -165,9 +164,28 @@ fn every_kind_is_listed_with_its_transport_driver_link_and_by_id_link() {
         ("/dev/nvme2n1", "nvme", "nvme", "pcie", false, "nvme-QEMU_NVMe_Ctrl_LABZNS02"),
         ("/dev/sdd", "scsi", "megaraid_sas", "pcie", true, "scsi-0SEAGATE_LAB_SAS_MR_LABMR00"),
         ("/dev/sde", "scsi", "megaraid_sas", "pcie", true, "scsi-0SEAGATE_LAB_SAS_MR_LABMR01"),
+        // The HBA's: by their SAS addresses, on a SAS link of their own.
+        ("/dev/sdf", "sas", "mptsas", "sas", true, "scsi-35000c50000000001"),
+        ("/dev/sdg", "sas", "mptsas", "sas", true, "scsi-35000c50000000002"),
     ];
     let listed = list.json.as_array().unwrap();
-    assert_eq!(listed.len(), kinds.len(), "{}", list.text);
+    // And the two namespaces of one controller, each by its own link:
+    // udev gives the controller's plain one to the namespace it saw last.
+    let namespaces = std::fs::read_to_string(lab.join("namespaces.txt")).unwrap();
+    let namespaces: Vec<&str> = namespaces.lines().collect();
+    assert_eq!(namespaces.len(), 2, "{namespaces:?}");
+    for (j, path) in namespaces.iter().enumerate() {
+        let link = format!("/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABNS0_{}", j + 1);
+        assert_eq!(disk(&list.json, path)["by_id"], link.as_str(), "{}", list.text);
+    }
+    // And the null_blk disk the lab loaded with its parameters (1 GiB).
+    let null = disk(&list.json, "/dev/nullb0");
+    assert_eq!(
+        (null["topology"]["transport"].as_str(), null["size_bytes"].as_u64()),
+        (Some("virtual"), Some(1 << 30)),
+        "{null:#}"
+    );
+    assert_eq!(listed.len(), kinds.len() + namespaces.len() + 1, "{}", list.text);
     for (path, transport, driver, link, spins, by_id) in kinds {
         let d = disk(&list.json, path);
         let t = &d["topology"];
@@ -196,15 +214,24 @@ fn every_kind_is_listed_with_its_transport_driver_link_and_by_id_link() {
     let table = step(&lab, "list-table").text;
     let row = table.lines().find(|l| l.starts_with("/dev/sda ")).unwrap_or_default();
     assert!(row.contains("sata 1.5 Gbps"), "{table}");
+    // The HBA's drive: its phy's negotiated rate, from the SAS transport.
+    let sas = &disk(&list.json, "/dev/sdf")["topology"]["links"];
+    let sas = sas.as_array().and_then(|l| l.last()).unwrap();
+    assert_eq!(
+        (sas["current"].as_str(), &sas["degraded"]),
+        (Some("3.0 Gbit"), &Value::Bool(false))
+    );
+    let row = table.lines().find(|l| l.starts_with("/dev/sdf ")).unwrap_or_default();
+    assert!(row.contains("mptsas") && row.contains("sas 3.0 Gbit"), "{table}");
     let mut serials: Vec<&str> = listed.iter().filter_map(|d| d["serial"].as_str()).collect();
     serials.sort_unstable();
     serials.dedup();
-    assert_eq!(serials.len(), kinds.len(), "{}", list.text);
+    // (The two namespaces share their controller's.)
+    assert_eq!(serials.len(), kinds.len() + 1, "{}", list.text);
 }
 
 #[test]
-fn inspect_reads_smart_7_3_of_sata_and_nvme_and_says_the_megaraid_drives_gave_their_identity_only()
-{
+fn inspect_reads_smart_7_3_of_sata_and_nvme_and_says_what_the_megaraid_and_hba_drives_gave() {
     let _l = device_lock();
     let Some(lab) = lab() else { return };
     let inspect = step(&lab, "inspect");
@@ -212,7 +239,10 @@ fn inspect_reads_smart_7_3_of_sata_and_nvme_and_says_the_megaraid_drives_gave_th
     assert_eq!(inspect.code, 3, "{}", inspect.text);
     assert_eq!(inspect.json["verdict"], "not_judged", "{}", inspect.text);
     let message = inspect.json["message"].as_str().unwrap();
-    assert!(message.contains("no SMART data came from /dev/sdd, /dev/sde"), "{message}");
+    assert!(
+        message.contains("no SMART data came from /dev/sdd, /dev/sde, /dev/sdf, /dev/sdg"),
+        "{message}"
+    );
     let declared = |path: &str| disk(&inspect.json, path)["declared"].clone();
     for (path, rpm) in [("/dev/sda", 5400), ("/dev/sdc", 7200), ("/dev/nvme0n1", 0)] {
         let d = declared(path);
@@ -238,10 +268,23 @@ fn inspect_reads_smart_7_3_of_sata_and_nvme_and_says_the_megaraid_drives_gave_th
         assert!(d["not_read"].as_array().unwrap().iter().any(|n| n == why.as_str()), "{d:#}");
         assert_eq!(disk(&inspect.json, path)["verdict"], "not_known");
     }
+    // The HBA's drives answer, and say they have no SMART: said so, their
+    // 0 rpm and 0 °C not taken for readings.
+    for path in ["/dev/sdf", "/dev/sdg"] {
+        let d = declared(path);
+        assert_eq!(
+            (d["smart"].as_bool(), d["model"].as_str()),
+            (Some(false), Some("SEAGATE LAB SAS HBA"))
+        );
+        assert!(d["rotation_rpm"].is_null() && d["power_on_hours"].is_null(), "{d:#}");
+        let why = "SMART: the drive says it has no SMART (smartctl: \"device lacks SMART capability\"): its health, hours and counters are not known";
+        assert!(d["not_read"].as_array().unwrap().iter().any(|n| n == why), "{d:#}");
+        assert_eq!(disk(&inspect.json, path)["verdict"], "not_known");
+    }
 }
 
 #[test]
-fn self_tests_run_around_a_sata_burn_in_and_nvme_and_megaraid_drives_say_why_not_unjudged() {
+fn self_tests_run_around_a_sata_burn_in_and_nvme_megaraid_and_hba_drives_say_why_not_unjudged() {
     let _l = device_lock();
     let Some(lab) = lab() else { return };
     // QEMU's ATA drive runs a short self-test and logs it: read before and
@@ -282,6 +325,13 @@ fn self_tests_run_around_a_sata_burn_in_and_nvme_and_megaraid_drives_say_why_not
         let said = format!(
             "SMART {path}: not compared (no SMART data: smartctl read the drive's identity only, then stopped (exit status 2"
         );
+        assert!(sas.text.contains(&said), "{}", sas.text);
+    }
+    // The HBA's: the same, in their own words.
+    for path in ["/dev/sdf", "/dev/sdg"] {
+        assert_eq!(disk(&sas.json, path)["verdict"], "not_judged", "{}", sas.text);
+        let said =
+            format!("SMART {path}: not compared (no SMART data: the drive says it has no SMART");
         assert!(sas.text.contains(&said), "{}", sas.text);
     }
     assert!(!sas.text.contains("return it") && !sas.text.contains("FAILED"), "{}", sas.text);
@@ -428,6 +478,35 @@ fn an_nvme_namespace_with_metadata_is_named_and_refused_with_the_command_that_ma
         "{}",
         four.text
     );
+}
+
+#[test]
+fn the_namespaces_of_one_nvme_controller_are_each_a_drive_of_their_own() {
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    let names = std::fs::read_to_string(lab.join("namespaces.txt")).unwrap();
+    let names: Vec<&str> = names.lines().collect();
+    // Inspected together: one serial, by right (it was "two drives cannot
+    // share one": to act on).
+    let inspect = step(&lab, "ns-inspect");
+    for path in &names {
+        let d = disk(&inspect.json, path);
+        assert_eq!(d["declared"]["serial"], "LABNS0", "{d:#}");
+        let concerns: Vec<&Value> = d["findings"].as_array().unwrap().iter().collect();
+        assert!(!concerns.iter().any(|f| f["concern"] == "serial_duplicated"), "{}", inspect.text);
+    }
+    // Burned one at a time: each its own checkpoint (the second was the
+    // first's), each read back as written (alone, with no peer to time it
+    // against: not judged).
+    for (j, path) in names.iter().enumerate() {
+        let burn = step(&lab, &format!("ns-burnin-{}", j + 1));
+        assert_eq!(burn.code, 3, "{}", burn.text);
+        assert_eq!(disk(&burn.json, path)["verdict"], "not_judged", "{}", burn.text);
+        assert!(burn.text.contains("read back as written"), "{}", burn.text);
+    }
+    let state = std::fs::read_to_string(lab.join("ns-state.txt")).unwrap();
+    let kept: Vec<&str> = state.lines().filter(|l| l.starts_with("burnin-LABNS0")).collect();
+    assert_eq!(kept, ["burnin-LABNS0-ns2.json", "burnin-LABNS0.json"], "{state}");
 }
 
 #[test]

@@ -284,7 +284,7 @@ pub fn refuse_signature(d: &BlockDevice, bounds: &Bounds) -> Result<(), Refusal>
 /// neither can pass for the other.
 fn identity_hash(id: &device::Identity, shared: bool) -> u32 {
     let own = if shared { format!("|{}", id.name) } else { String::new() };
-    let serial = id.serial.as_deref().unwrap_or(&id.name);
+    let serial = id.unit_serial().unwrap_or_else(|| id.name.clone());
     let model = id.model.as_deref().unwrap_or("");
     disk_hash(&format!("{serial}|{model}|{}{own}", id.size_bytes))
 }
@@ -335,12 +335,12 @@ pub fn targets(
 /// one serial (cheap USB bridges) are told apart by their kernel names
 /// too, in their blocks and their checkpoints.
 fn named(devs: &[BlockDevice]) -> Vec<(u32, String)> {
-    let serials: Vec<Option<String>> = devs.iter().map(|d| d.identity.serial.clone()).collect();
+    let serials: Vec<Option<String>> = devs.iter().map(|d| d.identity.unit_serial()).collect();
     (devs.iter())
         .map(|d| {
             let id = &d.identity;
-            let shared =
-                id.serial.is_some() && serials.iter().filter(|s| **s == id.serial).count() > 1;
+            let serial = id.unit_serial();
+            let shared = serial.is_some() && serials.iter().filter(|s| **s == serial).count() > 1;
             (identity_hash(id, shared), file_name(d, shared))
         })
         .collect()
@@ -376,7 +376,7 @@ pub fn read_targets(
 /// same serial (cheap USB bridges), so that they never share a file.
 pub fn file_name(dev: &BlockDevice, shared_serial: bool) -> String {
     let id = &dev.identity;
-    let key = match (&id.serial, shared_serial) {
+    let key = match (&id.unit_serial(), shared_serial) {
         (Some(s), false) => s.clone(),
         (Some(s), true) => format!("{s}@{}", id.name),
         (None, _) => id.name.clone(),
@@ -392,9 +392,8 @@ pub fn file_name(dev: &BlockDevice, shared_serial: bool) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn two_disks_with_one_serial_get_their_own_blocks_and_checkpoints() {
-        let disk = |name: &str| BlockDevice {
+    fn disk(name: &str) -> BlockDevice {
+        BlockDevice {
             given: format!("/dev/{name}"),
             identity: device::Identity {
                 name: name.into(),
@@ -415,11 +414,16 @@ mod tests {
                 topology: Default::default(),
                 format: None,
                 volume: None,
+                nsid: None,
             },
             partition_of: None,
             in_use: Vec::new(),
             rdev: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn two_disks_with_one_serial_get_their_own_blocks_and_checkpoints() {
         let (a, b) = (disk("sdb"), disk("sdc"));
         assert_eq!(identity_hash(&a.identity, false), identity_hash(&b.identity, false));
         assert_ne!(identity_hash(&a.identity, true), identity_hash(&b.identity, true));
@@ -427,6 +431,30 @@ mod tests {
         assert_eq!(name(&a, false), name(&b, false), "alone, a serial names it");
         assert_eq!(name(&a, true), "burnin-000000000001@sdb.json");
         assert_ne!(name(&a, true), name(&b, true));
+    }
+
+    #[test]
+    fn the_namespaces_of_one_nvme_controller_are_units_of_their_own_in_any_run() {
+        // The controller's serial is each namespace's: burned one at a
+        // time, the second namespace is not the first one's checkpoint,
+        // nor its blocks.
+        let ns = |name: &str, nsid: u32| {
+            let mut d = disk(name);
+            d.identity.nsid = Some(nsid);
+            d
+        };
+        let (first, second) = (ns("nvme0n1", 1), ns("nvme0n2", 2));
+        assert_eq!(file_name(&first, false), "burnin-000000000001.json", "as a drive of one");
+        assert_eq!(file_name(&second, false), "burnin-000000000001-ns2.json");
+        assert_ne!(identity_hash(&first.identity, false), identity_hash(&second.identity, false));
+        assert_eq!(
+            identity_hash(&first.identity, false),
+            identity_hash(&disk("sdb").identity, false),
+            "the first namespace keeps the hash it had"
+        );
+        // Both in one run: not a serial shared.
+        let names = named(&[first, second]);
+        assert!(names.iter().all(|(_, n)| !n.contains('@')), "{names:?}");
     }
 
     #[test]

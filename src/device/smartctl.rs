@@ -239,6 +239,13 @@ pub fn why_not(v: &Value, device: &str) -> String {
             "smartctl read the drive's identity only, then stopped (exit status {status}: a command it needs failed; `smartctl -x {device}` names it)"
         );
     }
+    // The drive answered and says it has none (QEMU's SAS drive behind
+    // an LSI HBA: "SMART support is: Unavailable - device lacks SMART
+    // capability").
+    if v["smart_support"]["available"] == false {
+        return "the drive says it has no SMART (smartctl: \"device lacks SMART capability\")"
+            .into();
+    }
     "no SMART data".into()
 }
 

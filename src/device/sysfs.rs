@@ -55,6 +55,23 @@ pub struct Identity {
     /// disks (sysfs `slaves/`, `md/level`, `dm/name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume: Option<Volume>,
+    /// An NVMe namespace's ID (sysfs `nsid`): the namespaces of one
+    /// controller share its serial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nsid: Option<u32>,
+}
+
+impl Identity {
+    /// Its serial as one unit of storage's: a namespace past the first
+    /// of an NVMe controller is `SERIAL-nsN` (the first keeps the
+    /// controller's serial, as a drive of one namespace has it).
+    pub fn unit_serial(&self) -> Option<String> {
+        let serial = self.serial.clone()?;
+        Some(match self.nsid {
+            Some(n) if n > 1 => format!("{serial}-ns{n}"),
+            _ => serial,
+        })
+    }
 }
 
 /// A volume the kernel builds over other block devices.
@@ -173,15 +190,33 @@ pub fn identity(paths: &SystemPaths, dir: &Path, queue_dir: &Path) -> Identity {
             .then(|| super::format::read(dir, &name, read_num(&dir.join("size")).unwrap_or(0)))
             .flatten(),
         volume: volume(paths, dir),
+        nsid: read_num(&dir.join("nsid")).and_then(|n| u32::try_from(n).ok()),
         name,
     }
 }
 
 /// The most descriptive `/dev/disk/by-id` link to `/dev/NAME`: a
-/// model-and-serial name (`ata-…`, `nvme-…`, `scsi-…`) before a `wwn-` one.
+/// model-and-serial name (`ata-…`, `nvme-…`, `scsi-…`) before a `wwn-` one,
+/// and never one that names a controller of several namespaces: udev
+/// points `nvme-MODEL_SERIAL` at whichever of them it saw last, where
+/// `nvme-MODEL_SERIAL_NSID` stays.
 fn by_id_name(paths: &SystemPaths, name: &str) -> Option<String> {
+    let all: Vec<String> = fs::read_dir(&paths.by_id)
+        .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    let shared = |link: &str| {
+        let Some(file) = Path::new(link).file_name().and_then(|f| f.to_str()) else {
+            return false;
+        };
+        let namespaces = all.iter().filter(|o| {
+            o.strip_prefix(file)
+                .and_then(|t| t.strip_prefix('_'))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        });
+        namespaces.count() > 1
+    };
     let mut found = links_to(&paths.by_id, name);
-    found.sort_by_key(|p| (p.contains("/wwn-"), p.len()));
+    found.sort_by_key(|p| (shared(p), p.contains("/wwn-"), p.len()));
     found.into_iter().next()
 }
 
@@ -291,6 +326,31 @@ mod tests {
         assert_eq!((id.logical_block_size, id.physical_block_size), (512, 4096));
         assert!(id.rotational && !id.removable && !id.read_only);
         assert_eq!(partitions(&paths, "sdb"), vec!["sdb1".to_string()]);
+    }
+
+    #[test]
+    fn a_namespace_of_a_controller_of_several_is_named_by_its_own_link() {
+        // As udev made them in the lab (QEMU, one controller, two
+        // namespaces): the plain link went to the namespace seen last.
+        let t = tempfile::tempdir().unwrap();
+        let by_id = t.path().join("by-id");
+        fs::create_dir_all(&by_id).unwrap();
+        for (link, to) in [
+            ("nvme-QEMU_NVMe_Ctrl_LABNVME00", "nvme0n2"),
+            ("nvme-QEMU_NVMe_Ctrl_LABNVME00_1", "nvme0n1"),
+            ("nvme-QEMU_NVMe_Ctrl_LABNVME00_2", "nvme0n2"),
+            ("nvme-QEMU_NVMe_Ctrl_LABNVME01", "nvme1n1"),
+            ("nvme-QEMU_NVMe_Ctrl_LABNVME01_1", "nvme1n1"),
+        ] {
+            std::os::unix::fs::symlink(format!("../../{to}"), by_id.join(link)).unwrap();
+        }
+        let paths = SystemPaths { by_id, ..SystemPaths::real() };
+        let named =
+            |n: &str| by_id_name(&paths, n).unwrap().rsplit('/').next().unwrap().to_string();
+        assert_eq!(named("nvme0n1"), "nvme-QEMU_NVMe_Ctrl_LABNVME00_1");
+        assert_eq!(named("nvme0n2"), "nvme-QEMU_NVMe_Ctrl_LABNVME00_2");
+        // One namespace: the plain link is its own, and the shorter.
+        assert_eq!(named("nvme1n1"), "nvme-QEMU_NVMe_Ctrl_LABNVME01");
     }
 
     #[test]

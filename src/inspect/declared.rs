@@ -68,6 +68,10 @@ pub struct Declared {
     /// The kernel takes it for a spinning disk (its `queue/rotational`).
     #[serde(default, skip_serializing)]
     pub rotational: bool,
+    /// An NVMe namespace's ID: the namespaces of one controller share
+    /// its serial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nsid: Option<u32>,
 }
 
 /// A RAID volume's controller and the drives behind it.
@@ -157,6 +161,7 @@ impl Declared {
             logical_block: id.logical_block_size,
             physical_block: id.physical_block_size,
             rotational: id.rotational,
+            nsid: id.nsid,
             ..Declared::default()
         }
     }
@@ -442,6 +447,26 @@ mod tests {
         let mut ssd = Declared::default();
         ssd.add_smart(&v, "/dev/sdd");
         assert_eq!(ssd.rotation_rpm, Some(0));
+    }
+
+    #[test]
+    fn a_drive_without_smart_is_said_to_have_none_and_its_zero_temperature_and_rpm_are_not_read() {
+        // Recorded in the lab: QEMU's SAS drive behind an LSI SAS1068 HBA
+        // (mptsas) answers, with no SMART, rotation 0 and temperature 0.
+        let p = format!("{}/fixtures/lab/mptsas-sas-x.json", env!("CARGO_MANIFEST_DIR"));
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let mut d = Declared { rotational: true, ..Declared::default() };
+        d.add_smart(&v, "/dev/sda");
+        assert!(!d.smart);
+        assert_eq!((d.power_on_hours, d.rotation_rpm), (None, None));
+        assert_eq!(d.model.as_deref(), Some("SEAGATE LAB SAS HBA"));
+        assert!(
+            d.not_read.iter().any(|n| n
+                == "SMART: the drive says it has no SMART (smartctl: \"device lacks SMART capability\"): \
+                    its health, hours and counters are not known"),
+            "{:#?}",
+            d.not_read
+        );
     }
 
     #[test]

@@ -448,11 +448,13 @@ pub fn judge(disks: &[&Declared], rules: Rules) -> Vec<Vec<Finding>> {
 /// Disk `i`'s serial where another disk of the run reports it too: two
 /// drives cannot share one, so one of them (a bridge or controller that
 /// reports its own, a clone) is not what it says, or it is one drive
-/// reached by two paths.
+/// reached by two paths. Namespaces of one NVMe controller (their IDs
+/// differ) share it by right.
 fn shared_serial(disks: &[&Declared], i: usize) -> Option<Finding> {
     let serial = disks[i].serial.as_deref().filter(|s| !s.is_empty())?;
     let others: Vec<&str> = (disks.iter().enumerate())
         .filter(|(j, d)| *j != i && d.serial.as_deref() == Some(serial))
+        .filter(|(_, d)| d.nsid.is_none() || d.nsid == disks[i].nsid)
         .map(|(_, d)| d.name.as_str())
         .collect();
     if others.is_empty() {
@@ -631,6 +633,12 @@ mod tests {
             f[0][0].sentence
         );
         assert!(f[1][0].sentence.starts_with("serial ZL2ABC is also sdb's"));
+        // Two namespaces of one NVMe controller share it by right; the
+        // same namespace ID twice is still two drives of one serial.
+        (a.nsid, b.nsid) = (Some(1), Some(2));
+        assert!(judge(&[&a, &b], RULES).iter().all(Vec::is_empty));
+        b.nsid = Some(1);
+        assert_eq!(concerns(&judge(&[&a, &b], RULES)[0]), [Concern::SerialDuplicated]);
         // Drives behind a volume in two pairs of one serial each: both
         // said (a tie named neither).
         let member = |serial: &str| crate::inspect::declared::Member {

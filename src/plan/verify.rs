@@ -278,16 +278,25 @@ fn resumed(
 }
 
 /// The burn-in's verdict on disk `t`, as the report it kept in `runs/`
-/// says it (found by serial, else by the path it was burned under).
+/// says it (found by serial, else by the path it was burned under; by
+/// both where disks of the run share a serial, as the namespaces of one
+/// NVMe controller do).
 fn burn_verdict(store: &Store, c: &Checkpoint, t: &Target) -> Option<String> {
     let kept: serde_json::Value = serde_json::from_slice(&store.kept(&c.run_id)?).ok()?;
     let disks = kept.get("disks")?.as_array()?;
     let serial = t.dev.identity.serial.as_deref();
-    let it = |d: &&serde_json::Value| match serial {
-        Some(s) => d.get("serial").and_then(|x| x.as_str()) == Some(s),
-        None => d.get("path").and_then(|x| x.as_str()) == Some(c.device.as_str()),
+    let text =
+        |d: &serde_json::Value, k: &str| d.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    let at = |d: &&serde_json::Value| text(d, "path").as_deref() == Some(c.device.as_str());
+    let found = match serial {
+        Some(s) => {
+            let same: Vec<&serde_json::Value> =
+                disks.iter().filter(|d| text(d, "serial").as_deref() == Some(s)).collect();
+            if same.len() > 1 { same.into_iter().find(|d| at(d)) } else { same.first().copied() }
+        }
+        None => disks.iter().find(at),
     };
-    let verdict = disks.iter().find(it)?.get("verdict")?.as_str()?;
+    let verdict = found?.get("verdict")?.as_str()?;
     Some(crate::escape::terminal(verdict))
 }
 

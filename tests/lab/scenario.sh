@@ -1,7 +1,8 @@
 # The lab's scenario (tests/lab.rs): run in the guest by scripts/lab.sh
 # with its default drives (sda sdb: SATA, one model; sdc: SATA, another;
-# nvme0n1 nvme1n1; sdd sde: SAS behind a MegaRAID) and a zoned NVMe
-# namespace (nvme2n1). Each step writes
+# nvme0n1 nvme1n1; sdd sde: SAS behind a MegaRAID; sdf sdg: SAS behind
+# an LSI HBA), a zoned NVMe namespace (nvme2n1) and an NVMe controller
+# of two namespaces. Each step writes
 # /out/NAME.json (where the command has one), NAME.txt (its stdout and
 # stderr), NAME.code (its exit status) and NAME.secs (how long it took,
 # for docs/benchmarks.md); the test reads them back. Burn-ins write a
@@ -25,8 +26,11 @@ dmesg -c >/out/boot.dmesg
 step list arrayburn list --json /out/list.json
 step list-table arrayburn list
 ls -l /dev/disk/by-id >/out/by-id.txt
+# A controller of two namespaces (serial LABNS0): the kernel's names of
+# its namespaces, first then second, by their own links.
+for j in 1 2; do readlink -f /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABNS0_$j; done >/out/namespaces.txt
 step inspect arrayburn inspect --json /out/inspect.json /dev/sda /dev/sdb /dev/sdc /dev/nvme0n1 \
-    /dev/nvme1n1 /dev/sdd /dev/sde
+    /dev/nvme1n1 /dev/sdd /dev/sde /dev/sdf /dev/sdg
 
 # Self-tests before and after a burn-in: QEMU's ATA drive runs them; its
 # NVMe drive says whether it has them.
@@ -34,9 +38,20 @@ burn="arrayburn burnin --destructive --yes --range 0..32m --smr-probe 0"
 step burnin-sata $burn --smart-test short --smart-test-after short --json /out/burnin-sata.json \
     /dev/sda /dev/sdb
 step burnin-nvme $burn --smart-test short --json /out/burnin-nvme.json /dev/nvme0n1 /dev/nvme1n1
-# The MegaRAID's drives answer smartctl with their identity only.
-step burnin-sas $burn --smart-test short --json /out/burnin-sas.json /dev/sdd /dev/sde
+# The MegaRAID's drives answer smartctl with their identity only; the
+# HBA's, that they have no SMART.
+step burnin-sas $burn --smart-test short --json /out/burnin-sas.json /dev/sdd /dev/sde /dev/sdf \
+    /dev/sdg
 kernel_lines burnin
+
+# The two namespaces of one controller share its serial: inspected
+# together, not "one serial on two drives"; burned one at a time, each
+# its own checkpoint.
+ns1=$(sed -n 1p /out/namespaces.txt) ns2=$(sed -n 2p /out/namespaces.txt)
+step ns-inspect arrayburn inspect --json /out/ns-inspect.json "$ns1" "$ns2"
+step ns-burnin-1 $burn --json /out/ns-burnin-1.json "$ns1"
+step ns-burnin-2 $burn --json /out/ns-burnin-2.json "$ns2"
+ls /var/lib/arrayburn/burnin >/out/ns-state.txt
 
 # NVMe formats: 8 bytes of metadata, then with protection information:
 # named, and refused in one line with the command that makes them plain;
