@@ -254,6 +254,20 @@ fn inspect_reads_smart_7_3_of_sata_and_nvme_and_says_what_the_megaraid_and_hba_d
         assert!(d["power_on_hours"].is_u64(), "{d:#}");
     }
     assert_eq!(disk(&inspect.json, "/dev/sda")["verdict"], "clean");
+    // RAID fitness: QEMU's ATA drive has no SCT (so no error recovery
+    // control) beside the kernel's real 30 s timer: not fit as it is, a
+    // note; NVMe: not applicable.
+    let sda = disk(&inspect.json, "/dev/sda");
+    assert_eq!(sda["declared"]["kernel_timeout_s"], 30, "{sda:#}");
+    assert_eq!(sda["fit"]["fitness"], "unfit", "{sda:#}");
+    let why = sda["fit"]["sentence"].as_str().unwrap();
+    assert!(
+        why.starts_with("cannot limit its retries")
+            && why.contains("echo 180 > /sys/block/sda/device/timeout"),
+        "{why}"
+    );
+    assert!(inspect.text.contains("NO: no ERC"), "{}", inspect.text);
+    assert_eq!(disk(&inspect.json, "/dev/nvme0n1")["fit"]["fitness"], "not_applicable");
     for path in ["/dev/sdd", "/dev/sde"] {
         let d = declared(path);
         // Its identity through smartctl; no rotation it never reported.

@@ -37,6 +37,7 @@ pub fn table(disks: &[Inspected]) -> Grid {
         "Hidden",
         "TRIM",
         "Zoned",
+        "RAID fit",
         "Inspection",
     ])
     .numbers(6..11);
@@ -85,8 +86,31 @@ fn row(d: &Inspected) -> Vec<Cell> {
         Cell::marked(or_dash(hidden), about(&[Concern::HiddenCapacity])),
         yes_no(x.trim).into(),
         or_dash(x.zoned.clone()).into(),
+        fitness(d),
         verdict,
     ]
+}
+
+/// Its fitness for a RAID or a pool, in a cell: its retry limit against
+/// the kernel's timer where both were read.
+fn fitness(d: &Inspected) -> Cell {
+    use crate::judge::fit::Fitness;
+    let x = &d.declared;
+    let limit = x.recovery.and_then(|r| Some(r.read_ds?.max(r.write_ds?)));
+    let figures = match (limit, x.kernel_timeout_s) {
+        (Some(ds), Some(t)) => format!(" {:.1}/{t} s", f64::from(ds) / 10.0),
+        _ => String::new(),
+    };
+    match d.fit.fitness {
+        Fitness::Fit => Cell::from(format!("yes{figures}")),
+        Fitness::Unfit if x.recovery.is_some_and(|r| !r.supported) => {
+            Cell::marked("NO: no ERC", Some(Mark::Unsure))
+        }
+        Fitness::Unfit if limit.is_none() => Cell::marked("NO: ERC off", Some(Mark::Unsure)),
+        Fitness::Unfit => Cell::marked(format!("NO{figures}"), Some(Mark::Unsure)),
+        Fitness::NotApplicable => Cell::from("n/a"),
+        Fitness::NotKnown => Cell::from("-"),
+    }
 }
 
 /// The probe's table, where it ran on any disk.

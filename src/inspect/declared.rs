@@ -72,6 +72,57 @@ pub struct Declared {
     /// its serial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nsid: Option<u32>,
+    /// How long an ATA drive may retry a sector before it answers (SCT
+    /// Error Recovery Control), where smartctl read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
+    /// How long the kernel waits for a command before it aborts it and
+    /// resets the device (sysfs `device/timeout`, seconds), where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_timeout_s: Option<u64>,
+    /// How smartctl spoke to it (`ATA`, `SCSI`, `NVMe`), where it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+}
+
+/// An ATA drive's limit on its retries of a sector (SCT Error Recovery
+/// Control): each direction's limit in tenths of a second, None where the
+/// feature is off (the drive retries as long as it likes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recovery {
+    /// The drive has the feature (IDENTIFY word 206 bit 3).
+    pub supported: bool,
+    pub read_ds: Option<u32>,
+    pub write_ds: Option<u32>,
+}
+
+/// What smartctl -x said of the drive's error recovery control: None
+/// where it did not say (not an ATA drive, or not asked).
+fn recovery(v: &Value) -> Option<Recovery> {
+    if v["device"]["protocol"] != "ATA" {
+        return None;
+    }
+    let caps = &v["ata_sct_capabilities"];
+    let erc = &v["ata_sct_erc"];
+    let limit = |k: &str| {
+        (erc[k]["enabled"] == true)
+            .then(|| erc[k]["deciseconds"].as_u64().and_then(|d| u32::try_from(d).ok()))
+            .flatten()
+    };
+    if erc.is_object() {
+        return Some(Recovery {
+            supported: true,
+            read_ds: limit("read"),
+            write_ds: limit("write"),
+        });
+    }
+    // No SCT at all (no capabilities word), or SCT without ERC.
+    let lacks = caps.is_null() || caps["error_recovery_control_supported"] == false;
+    (lacks && v["smart_status"].is_object()).then_some(Recovery {
+        supported: false,
+        read_ds: None,
+        write_ds: None,
+    })
 }
 
 /// A RAID volume's controller and the drives behind it.
@@ -233,6 +284,8 @@ impl Declared {
             );
         }
         self.trim = v["trim"]["supported"].as_bool();
+        self.recovery = recovery(v);
+        self.protocol = v["device"]["protocol"].as_str().map(str::to_string);
         self.zoned = v["zoned_device"]["capabilities"].as_str().map(str::to_string);
         if let (Some(total), Some(free)) =
             (v["nvme_total_capacity"].as_u64(), v["nvme_unallocated_capacity"].as_u64())
@@ -467,6 +520,22 @@ mod tests {
             "{:#?}",
             d.not_read
         );
+    }
+
+    #[test]
+    fn a_drives_error_recovery_limit_is_read_set_off_or_lacking() {
+        let erc = |name: &str| {
+            let mut d = Declared::default();
+            d.add_smart(&fixture(&format!("erc/{name}")), "/dev/sda");
+            d.recovery
+        };
+        let r = |supported, read_ds, write_ds| Some(Recovery { supported, read_ds, write_ds });
+        assert_eq!(erc("wd-red-70-7.2.json"), r(true, Some(70), Some(70)));
+        assert_eq!(erc("samsung-disabled-7.2.json"), r(true, None, None));
+        assert_eq!(erc("st4000dm000-unsupported-7.0.json"), r(false, None, None));
+        // Not an ATA drive: not said.
+        assert_eq!(smart("nvme.json").recovery, None);
+        assert_eq!(smart("sas.json").recovery, None);
     }
 
     #[test]

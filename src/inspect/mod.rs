@@ -28,6 +28,8 @@ pub fn ask(
     give_up: &(dyn Fn() -> bool + Sync),
 ) -> Declared {
     let mut d = Declared::of(&dev.identity);
+    let timer = paths.sys.join("block").join(&dev.identity.name).join("device/timeout");
+    d.kernel_timeout_s = std::fs::read_to_string(timer).ok().and_then(|t| t.trim().parse().ok());
     let mut ata = dev.identity.topology.transport == "sata";
     // FARM only of a release that takes `-l farm` (7.3 refuses the whole
     // call for it).

@@ -19,6 +19,7 @@
 //! | TRIM on a spinning disk | a hard disk that supports TRIM: likely drive-managed SMR | no: a note |
 //! | drive-managed SMR | with --probe, a spinning disk's scattered writes, each flushed, ran at many times its reads' rate, then slowed as a full cache's do and recovered idle (`judge::smr`) | yes |
 //! | persistent cache | the same, but the cache did not fill, or not recover idle: SMR not decided | no: a note |
+//! | retries outlast the kernel | its error recovery control is off, lacking, or not below the kernel's command timer (`judge::fit`) | no: a note |
 //!
 //! A drive without SMART data is not judged new, unlocked or whole: its
 //! verdict says what was not known. It must not read devices or format
@@ -50,6 +51,10 @@ pub struct Inspected {
     pub scattered: Option<Scattered>,
     pub findings: Vec<Finding>,
     pub verdict: InspectVerdict,
+    /// Whether it gives up on a bad sector before the kernel gives up on
+    /// it: fit for a RAID or a pool (`judge::fit`).
+    #[serde(default)]
+    pub fit: super::fit::Fit,
 }
 
 impl Inspected {
@@ -78,8 +83,13 @@ pub fn judged(
         .map(|(((path, declared), (probe, scattered)), mut findings)| {
             findings.extend(probe.as_ref().and_then(probed));
             findings.extend(scattered.as_ref().and_then(shingles));
+            let fit = super::fit::judge(path, &declared);
+            if fit.fitness == super::fit::Fitness::Unfit {
+                let sentence = format!("not fit for a RAID or a pool as it is: {}", fit.sentence);
+                findings.push(Finding { concern: Concern::RetriesOutlastKernel, sentence });
+            }
             let verdict = verdict(&declared, &findings);
-            Inspected { path: path.clone(), declared, probe, scattered, findings, verdict }
+            Inspected { path: path.clone(), declared, probe, scattered, findings, verdict, fit }
         })
         .collect()
 }
@@ -127,6 +137,9 @@ pub enum Concern {
     DeclaredSizeDiffers,
     /// Another drive of the run reports the same serial.
     SerialDuplicated,
+    /// It may retry a bad sector longer than the kernel waits for it
+    /// (`judge::fit`): a matter of settings, not of the drive.
+    RetriesOutlastKernel,
 }
 
 impl Concern {
@@ -147,6 +160,7 @@ impl Concern {
                 | Concern::RaidVolume
                 | Concern::PersistentCache
                 | Concern::SmrUntold
+                | Concern::RetriesOutlastKernel
         )
     }
 }

@@ -31,6 +31,7 @@ pub mod burnin;
 pub mod check;
 pub mod confirm;
 pub mod disk;
+pub mod fit;
 pub mod fleet;
 pub mod groups;
 pub mod inspect;
