@@ -4,6 +4,7 @@
 
 pub mod buffer;
 pub mod format;
+pub mod kernel;
 pub mod latency_log;
 pub mod led;
 pub mod lock;

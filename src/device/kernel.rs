@@ -1,0 +1,563 @@
+//! What the kernel saw of each disk during a run: the lines of its log
+//! (`/dev/kmsg`, from the run's start: never cleared, never the whole
+//! ring) that name the disk, its SCSI address, its ATA port or its NVMe
+//! controller, sorted into kinds (I/O errors with their sectors, command
+//! timeouts, aborts, resets, the link going down and coming back at a
+//! speed, failed commands, a device taken offline), and the counters the
+//! kernel keeps of it read before and after: SCSI `ioerr_cnt`,
+//! `iotmo_cnt`, `iodone_cnt`; PCIe AER of its controller's function and of
+//! the port above it.
+//!
+//! It must not judge what the lines mean for the disk (`judge::kernel`
+//! does). Memory is bounded: each disk keeps its first and last
+//! [`KEEP`] lines, at most [`SECTORS`] error sectors, and counts.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{ErrorKind, Read, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{BlockDevice, SystemPaths};
+
+/// Lines kept of each disk at either end of the run.
+pub const KEEP: usize = 10;
+/// Error sectors kept of each disk.
+pub const SECTORS: usize = 64;
+/// How often the log is read while the run goes on (its ring must not
+/// wrap past what was not read yet).
+const POLL: Duration = Duration::from_millis(250);
+
+/// What a kernel line says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// An I/O error or a medium error, with its sector where it says one.
+    IoError,
+    /// A command that timed out.
+    Timeout,
+    /// A command aborted.
+    Abort,
+    /// A device, target, bus, host, link or controller reset.
+    Reset,
+    /// The link went down (or was slow to come back).
+    LinkDown,
+    /// The link came (back) up, at a speed.
+    LinkUp,
+    /// libata's "failed command" (after an error or a timeout).
+    FailedCommand,
+    /// The kernel took the device offline, or rejects I/O to it.
+    Offline,
+}
+
+impl Kind {
+    /// As the JSON and the metrics name it (`io_error`, `link_up`).
+    pub fn word(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+}
+
+/// A line's kind, the sector it names (512-byte units, as the block
+/// layer counts) and a link's speed, where it is one the kernel prints
+/// about a disk's trouble.
+pub fn classify(text: &str) -> Option<(Kind, Option<u64>, Option<String>)> {
+    let t = text.to_ascii_lowercase();
+    let has = |w: &str| t.contains(w);
+    let sector = || {
+        let at = t.find("sector ")? + "sector ".len();
+        t[at..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    };
+    if has("sata link up") || has("link up ") && has("gbps") {
+        let speed = text.split_whitespace().skip_while(|w| !w.eq_ignore_ascii_case("up"));
+        let words: Vec<&str> = speed.skip(1).take(2).collect();
+        return Some((Kind::LinkUp, None, (words.len() == 2).then(|| words.join(" "))));
+    }
+    let kind = if has("i/o error") || has("medium error") || has("unrecovered read error") {
+        Kind::IoError
+    } else if has("offlined") || has("offline device") || has("rejecting i/o") {
+        Kind::Offline
+    } else if has("link down") || has("link is slow to respond") || has("comreset failed") {
+        Kind::LinkDown
+    } else if has("failed command:") {
+        Kind::FailedCommand
+    } else if has("timeout") || has("timed out") || has("did_time_out") {
+        Kind::Timeout
+    } else if has("abort") {
+        Kind::Abort
+    } else if has("resetting")
+        || has("reset controller")
+        || has("reset occurred")
+        || has("did_reset")
+        || has(" reset")
+    {
+        Kind::Reset
+    } else {
+        return None;
+    };
+    Some((kind, (kind == Kind::IoError).then(sector).flatten(), None))
+}
+
+/// The names a disk goes by in the kernel's lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Names {
+    /// `sdb`, `nvme0n1`.
+    pub name: String,
+    /// `MAJ:MIN`, as kmsg's `DEVICE=bMAJ:MIN` gives a block device.
+    pub devno: String,
+    /// `H:C:T:L`.
+    pub scsi: Option<String>,
+    /// `ata3` (its device is `ata3.00`).
+    pub ata: Option<String>,
+    /// `nvme0`, the controller of `nvme0n1`.
+    pub nvme: Option<String>,
+}
+
+impl Names {
+    /// Those of `dev`, from sysfs below `paths`.
+    pub fn of(paths: &SystemPaths, dev: &BlockDevice) -> Names {
+        let id = &dev.identity;
+        let device = fs::canonicalize(paths.sys.join("block").join(&id.name).join("device"))
+            .unwrap_or_default();
+        let parts: Vec<String> = device.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        let ata = parts
+            .iter()
+            .find(|p| p.strip_prefix("ata").is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+            .cloned();
+        let nvme = (id.name.starts_with("nvme"))
+            .then(|| parts.last().filter(|p| p.starts_with("nvme")).cloned())
+            .flatten();
+        Names {
+            name: id.name.clone(),
+            devno: id.devno.clone(),
+            scsi: id.topology.scsi_address.clone(),
+            ata,
+            nvme,
+        }
+    }
+
+    /// Whether a kernel line (its text and kmsg's `DEVICE=` field) is
+    /// about this disk.
+    pub fn named_in(&self, text: &str, device: Option<&str>) -> bool {
+        if let Some(d) = device {
+            if d.strip_prefix('b') == Some(self.devno.as_str())
+                || self.scsi.as_deref().is_some_and(|s| d == format!("+scsi:{s}"))
+            {
+                return true;
+            }
+        }
+        let word = |w: &str, after: &[char]| {
+            text.match_indices(w).any(|(i, _)| {
+                let before = text[..i].chars().next_back();
+                let next = text[i + w.len()..].chars().next();
+                before.is_none_or(|c| !c.is_ascii_alphanumeric())
+                    && next.is_none_or(|c| after.contains(&c) || !c.is_ascii_alphanumeric())
+            })
+        };
+        // Its partitions' lines too (`sdb1`, `nvme0n1p2`).
+        let part: &[char] = if self.name.ends_with(|c: char| c.is_ascii_digit()) {
+            &['p']
+        } else {
+            &['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']
+        };
+        word(&self.name, part)
+            || self.scsi.as_deref().is_some_and(|s| word(&format!("{s}:"), &[]))
+            || self.ata.as_deref().is_some_and(|a| {
+                text.starts_with(&format!("{a}:")) || text.starts_with(&format!("{a}."))
+            })
+            || self.nvme.as_deref().is_some_and(|n| word(n, &[]))
+    }
+}
+
+/// A counter the kernel keeps of the disk or its path, before and after
+/// the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counter {
+    /// `iotmo_cnt`, `aer correctable (0000:03:00.0)`.
+    pub name: String,
+    pub before: u64,
+    pub after: u64,
+}
+
+impl Counter {
+    pub fn rose(&self) -> u64 {
+        self.after.saturating_sub(self.before)
+    }
+}
+
+/// What the kernel saw of one disk during the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Seen {
+    /// Why its log was not read (not root under `dmesg_restrict`, a
+    /// container without `/dev/kmsg`): nothing below is then from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_read: Option<String>,
+    /// Its lines of each kind.
+    pub counts: BTreeMap<Kind, u64>,
+    /// The first and the last lines about it (each at most [`KEEP`]).
+    pub first: Vec<String>,
+    pub last: Vec<String>,
+    /// Lines about it in all (of a kind or not).
+    pub lines: u64,
+    /// The sectors its I/O errors named (512-byte units; at most
+    /// [`SECTORS`]).
+    pub sectors: Vec<u64>,
+    /// The speed its link last came back at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_up_at: Option<String>,
+    /// The kernel's counters that moved, or were read, over the run.
+    pub counters: Vec<Counter>,
+    /// Lines the log dropped before they were read (its ring wrapped).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Seen {
+    /// Adds one line about the disk.
+    fn add(&mut self, text: &str) {
+        self.lines += 1;
+        let Some((kind, sector, speed)) = classify(text) else { return };
+        *self.counts.entry(kind).or_default() += 1;
+        if let Some(s) = sector.filter(|_| self.sectors.len() < SECTORS) {
+            if !self.sectors.contains(&s) {
+                self.sectors.push(s);
+            }
+        }
+        if speed.is_some() {
+            self.link_up_at = speed;
+        }
+        if self.first.len() < KEEP {
+            self.first.push(text.to_string());
+        } else {
+            if self.last.len() == KEEP {
+                self.last.remove(0);
+            }
+            self.last.push(text.to_string());
+        }
+    }
+
+    /// How many lines of `kind`.
+    pub fn count(&self, kind: Kind) -> u64 {
+        self.counts.get(&kind).copied().unwrap_or(0)
+    }
+
+    /// How much the counter named `name` rose.
+    pub fn rose(&self, name: &str) -> u64 {
+        self.counters.iter().filter(|c| c.name.starts_with(name)).map(Counter::rose).sum()
+    }
+}
+
+/// One record of `/dev/kmsg`: its text and the device it names
+/// (`DEVICE=b8:16`, `+scsi:6:0:0:0`), where it names one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub text: String,
+    pub device: Option<String>,
+}
+
+/// A record as `/dev/kmsg` gives it: `PRIO,SEQ,USEC,FLAGS;TEXT` then
+/// ` KEY=VALUE` lines; its text unescaped of `\xNN`, its first line only.
+pub fn parse_record(raw: &str) -> Option<Record> {
+    let mut lines = raw.lines();
+    let (_, text) = lines.next()?.split_once(';')?;
+    let device = lines
+        .filter_map(|l| l.strip_prefix(' ')?.strip_prefix("DEVICE="))
+        .map(str::to_string)
+        .next();
+    let text = text.split("\\x0a").next().unwrap_or(text).trim_end().to_string();
+    Some(Record { text, device })
+}
+
+/// The kernel's counters of one disk and its path, as read now.
+fn counters(paths: &SystemPaths, dev: &BlockDevice) -> Vec<(String, u64)> {
+    let hex = |p: &Path| {
+        let t = fs::read_to_string(p).ok()?;
+        u64::from_str_radix(t.trim().trim_start_matches("0x"), 16).ok()
+    };
+    let device = paths.sys.join("block").join(&dev.identity.name).join("device");
+    let mut out: Vec<(String, u64)> = ["ioerr_cnt", "iotmo_cnt", "iodone_cnt"]
+        .into_iter()
+        .filter_map(|c| Some((c.to_string(), hex(&device.join(c))?)))
+        .collect();
+    // PCIe AER of the controller's function and of the port above it.
+    let Some(c) = &dev.identity.topology.controller else { return out };
+    let function = paths.sys.join("bus/pci/devices").join(&c.pci);
+    let port = fs::canonicalize(&function).ok().and_then(|f| f.parent().map(Path::to_path_buf));
+    for (at, dir) in [(c.pci.clone(), Some(function)), ("port above".into(), port)] {
+        let Some(dir) = dir else { continue };
+        for (file, total, words) in [
+            ("aer_dev_correctable", "TOTAL_ERR_COR", "aer correctable"),
+            ("aer_dev_nonfatal", "TOTAL_ERR_NONFATAL", "aer nonfatal"),
+            ("aer_dev_fatal", "TOTAL_ERR_FATAL", "aer fatal"),
+        ] {
+            let Ok(text) = fs::read_to_string(dir.join(file)) else { continue };
+            let n = text.lines().find_map(|l| l.strip_prefix(total)?.trim().parse().ok());
+            out.extend(n.map(|n| (format!("{words} ({at})"), n)));
+        }
+    }
+    out
+}
+
+/// The kernel's log, read from the run's start on a thread of its own,
+/// and each disk's counters: [`Watch::finish`] says what it saw of each.
+pub struct Watch {
+    before: Vec<Vec<(String, u64)>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    done: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    not_read: Option<String>,
+    paths: SystemPaths,
+    devices: Vec<BlockDevice>,
+}
+
+/// Why `/dev/kmsg` could not be opened, in words.
+fn why_unread(e: &std::io::Error) -> String {
+    match e.kind() {
+        ErrorKind::PermissionDenied => format!(
+            "kernel log not read (/dev/kmsg: {e}: kernel.dmesg_restrict keeps it from all but root; run as root)"
+        ),
+        ErrorKind::NotFound => {
+            "kernel log not read (no /dev/kmsg: a container without the host's kernel log)".into()
+        }
+        _ => format!("kernel log not read (/dev/kmsg: {e})"),
+    }
+}
+
+impl Watch {
+    /// Starts watching `devices`: the log from now on, their counters as
+    /// they are now.
+    pub fn start(paths: &SystemPaths, devices: &[BlockDevice]) -> Watch {
+        Watch::start_at(paths, devices, Path::new("/dev/kmsg"))
+    }
+
+    /// [`Watch::start`] reading the log at `kmsg`.
+    pub fn start_at(paths: &SystemPaths, devices: &[BlockDevice], kmsg: &Path) -> Watch {
+        let names: Vec<Names> = devices.iter().map(|d| Names::of(paths, d)).collect();
+        let before = devices.iter().map(|d| counters(paths, d)).collect();
+        let seen = Arc::new(Mutex::new(vec![Seen::default(); devices.len()]));
+        let done = Arc::new(AtomicBool::new(false));
+        let opened = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(kmsg)
+            .and_then(|mut f| f.seek(SeekFrom::End(0)).map(|_| f));
+        let (thread, not_read) = match opened {
+            Ok(file) => {
+                let (names, seen, done) = (names.clone(), seen.clone(), done.clone());
+                let t = std::thread::Builder::new()
+                    .name("kernel log".into())
+                    .spawn(move || follow(file, &names, &seen, &done))
+                    .ok();
+                (t, None)
+            }
+            Err(e) => (None, Some(why_unread(&e))),
+        };
+        Watch {
+            before,
+            seen,
+            done,
+            thread,
+            not_read,
+            paths: paths.clone(),
+            devices: devices.to_vec(),
+        }
+    }
+
+    /// What the kernel saw of each disk (in the order given), its log
+    /// read to now and its counters read again.
+    pub fn finish(mut self) -> Vec<Seen> {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let mut seen = std::mem::take(&mut *self.seen.lock().unwrap_or_else(|e| e.into_inner()));
+        for ((s, before), dev) in seen.iter_mut().zip(&self.before).zip(&self.devices) {
+            s.not_read.clone_from(&self.not_read);
+            let after = counters(&self.paths, dev);
+            s.counters = before
+                .iter()
+                .filter_map(|(name, b)| {
+                    let a = after.iter().find(|(n, _)| n == name)?.1;
+                    Some(Counter { name: name.clone(), before: *b, after: a })
+                })
+                .collect();
+        }
+        seen
+    }
+}
+
+/// Reads the log until `done`, each record about a disk added to its
+/// [`Seen`]; every [`POLL`] while nothing is new, and once more at the end.
+fn follow(mut file: fs::File, names: &[Names], seen: &Mutex<Vec<Seen>>, done: &AtomicBool) {
+    let mut buf = vec![0u8; 8192];
+    loop {
+        let last = done.load(Ordering::SeqCst);
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let Some(r) = parse_record(&String::from_utf8_lossy(&buf[..n])) else {
+                        continue;
+                    };
+                    let mut all = seen.lock().unwrap_or_else(|e| e.into_inner());
+                    for (n, s) in names.iter().zip(all.iter_mut()) {
+                        if n.named_in(&r.text, r.device.as_deref()) {
+                            s.add(&r.text);
+                        }
+                    }
+                }
+                // The ring wrapped past what was not read: said, and on.
+                Err(e) if e.raw_os_error() == Some(nix::libc::EPIPE) => {
+                    for s in seen.lock().unwrap_or_else(|e| e.into_inner()).iter_mut() {
+                        s.lost += 1;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if last {
+            return;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines of `fixtures/kernel/NAME` about the disk of `names`,
+    /// added as the watch adds them.
+    fn seen(name: &str, names: &Names) -> Seen {
+        let p = format!("{}/fixtures/kernel/{name}", env!("CARGO_MANIFEST_DIR"));
+        let mut s = Seen::default();
+        for line in std::fs::read_to_string(p).unwrap().lines() {
+            if names.named_in(line, None) {
+                s.add(line);
+            }
+        }
+        s
+    }
+
+    fn disk(name: &str, scsi: &str, ata: Option<&str>) -> Names {
+        Names {
+            name: name.into(),
+            devno: "8:0".into(),
+            scsi: Some(scsi.into()),
+            ata: ata.map(str::to_string),
+            nvme: None,
+        }
+    }
+
+    #[test]
+    fn a_sata_link_reset_is_the_disks_with_the_speed_it_came_back_at() {
+        let s = seen("sata-link-reset.txt", &disk("sda", "0:0:0:0", Some("ata1")));
+        assert_eq!((s.count(Kind::Reset), s.count(Kind::LinkUp)), (1, 1), "{s:#?}");
+        assert_eq!(s.link_up_at.as_deref(), Some("3.0 Gbps"));
+        assert_eq!(s.lines, 7);
+        // Another port's disk: none of it.
+        assert_eq!(seen("sata-link-reset.txt", &disk("sdb", "1:0:0:0", Some("ata2"))).lines, 0);
+        let s = seen("sata-bus-error.txt", &disk("sda", "1:0:0:0", Some("ata1")));
+        assert_eq!(s.link_up_at.as_deref(), Some("1.5 Gbps"));
+        assert_eq!(s.count(Kind::Reset), 1);
+        assert_eq!(s.lines, 6, "its own sd lines too");
+    }
+
+    #[test]
+    fn timeouts_behind_an_hba_go_to_each_disk_and_none_to_its_neighbour() {
+        let a = seen("libsas-timeout.txt", &disk("sda", "6:0:0:0", Some("ata7")));
+        assert_eq!(
+            (a.count(Kind::Timeout), a.count(Kind::FailedCommand), a.count(Kind::Reset)),
+            (1, 1, 1),
+            "{a:#?}"
+        );
+        let b = seen("libsas-timeout.txt", &disk("sdb", "6:0:1:0", Some("ata8")));
+        assert_eq!(
+            (b.count(Kind::Timeout), b.count(Kind::FailedCommand), b.count(Kind::Reset)),
+            (1, 1, 0)
+        );
+        // A disk of another host whose address ends alike: nothing.
+        assert_eq!(seen("libsas-timeout.txt", &disk("sdq", "16:0:0:0", None)).lines, 0);
+    }
+
+    #[test]
+    fn an_nvme_controllers_timeouts_and_reset_are_its_namespaces() {
+        let names =
+            Names { name: "nvme0n1".into(), nvme: Some("nvme0".into()), ..Names::default() };
+        let s = seen("nvme-timeout.txt", &names);
+        assert_eq!((s.count(Kind::Timeout), s.count(Kind::Abort)), (3, 1), "{s:#?}");
+        let other =
+            Names { name: "nvme1n1".into(), nvme: Some("nvme1".into()), ..Names::default() };
+        assert_eq!(seen("nvme-timeout.txt", &other).lines, 0);
+        // A partition's line is its disk's; nvme0n10's is not nvme0n1's.
+        assert!(names.named_in("Buffer I/O error on dev nvme0n1p2, logical block 0", None));
+        assert!(!names.named_in("I/O error, dev nvme0n10, sector 8", None));
+        assert!(
+            disk("sdc", "1:0:0:0", None)
+                .named_in("Buffer I/O error on dev sdc1, logical block 0", None)
+        );
+        assert!(!disk("sdc", "1:0:0:0", None).named_in("I/O error, dev sdca, sector 8", None));
+    }
+
+    #[test]
+    fn a_reset_by_the_hba_and_a_timeout_that_failed_the_read_are_told_with_its_sector() {
+        let s = seen("mpt3sas-reset.txt", &disk("sdc", "18:0:0:0", None));
+        assert_eq!((s.count(Kind::Reset), s.lines), (1, 2), "{s:#?}");
+        let s = seen("lab-scsi-debug-timeout.txt", &disk("sdb", "6:0:0:0", None));
+        assert_eq!((s.count(Kind::Timeout), s.count(Kind::IoError)), (1, 1), "{s:#?}");
+        assert_eq!(s.sectors, [130_480]);
+        // By kmsg's own device field, whatever the text.
+        let by = Names { devno: "8:16".into(), ..disk("sdb", "6:0:0:0", None) };
+        assert!(by.named_in("critical medium error", Some("b8:16")));
+        assert!(by.named_in("Power-on or device reset occurred", Some("+scsi:6:0:0:0")));
+        assert!(!by.named_in("Power-on or device reset occurred", Some("+scsi:6:0:1:0")));
+    }
+
+    #[test]
+    fn a_disk_keeps_its_first_and_last_lines_only() {
+        let mut s = Seen::default();
+        for i in 0..1000 {
+            s.add(&format!("I/O error, dev sdb, sector {i} op 0x0:(READ)"));
+        }
+        assert_eq!((s.first.len(), s.last.len(), s.lines), (KEEP, KEEP, 1000));
+        assert!(s.last[KEEP - 1].contains("sector 999"));
+        assert_eq!((s.sectors.len(), s.count(Kind::IoError)), (SECTORS, 1000));
+    }
+
+    #[test]
+    fn an_unreadable_log_is_said_with_why() {
+        let t = tempfile::tempdir().unwrap();
+        let w = Watch::start_at(&SystemPaths::real(), &[], &t.path().join("kmsg"));
+        assert!(
+            w.not_read
+                .as_deref()
+                .is_some_and(|w| w.starts_with("kernel log not read (no /dev/kmsg"))
+        );
+        assert!(w.finish().is_empty());
+    }
+
+    #[test]
+    fn a_kmsg_record_gives_its_text_and_device() {
+        let raw = "6,417,38233115,-;sd 6:0:0:0: [sdb] tag#155 FAILED Result: hostbyte=DID_TIME_OUT driverbyte=DRIVER_OK cmd_age=31s\n SUBSYSTEM=scsi\n DEVICE=+scsi:6:0:0:0\n";
+        let r = parse_record(raw).unwrap();
+        assert!(r.text.starts_with("sd 6:0:0:0: [sdb] tag#155 FAILED"));
+        assert_eq!(r.device.as_deref(), Some("+scsi:6:0:0:0"));
+        let r = parse_record("6,406,6228792,-;scsi host6: scsi_debug: version 0191 [20210520]\\x0a  dev_size_mb=64\n").unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.device),
+            ("scsi host6: scsi_debug: version 0191 [20210520]", None)
+        );
+    }
+}
