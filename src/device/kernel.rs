@@ -146,12 +146,11 @@ impl Names {
     /// Whether a kernel line (its text and kmsg's `DEVICE=` field) is
     /// about this disk.
     pub fn named_in(&self, text: &str, device: Option<&str>) -> bool {
-        if let Some(d) = device {
-            if d.strip_prefix('b') == Some(self.devno.as_str())
-                || self.scsi.as_deref().is_some_and(|s| d == format!("+scsi:{s}"))
-            {
-                return true;
-            }
+        if let Some(d) = device
+            && (d.strip_prefix('b') == Some(self.devno.as_str())
+                || self.scsi.as_deref().is_some_and(|s| d == format!("+scsi:{s}")))
+        {
+            return true;
         }
         let word = |w: &str, after: &[char]| {
             text.match_indices(w).any(|(i, _)| {
@@ -229,10 +228,10 @@ impl Seen {
         self.lines += 1;
         let Some((kind, sector, speed)) = classify(text) else { return };
         *self.counts.entry(kind).or_default() += 1;
-        if let Some(s) = sector.filter(|_| self.sectors.len() < SECTORS) {
-            if !self.sectors.contains(&s) {
-                self.sectors.push(s);
-            }
+        if let Some(s) =
+            sector.filter(|s| self.sectors.len() < SECTORS && !self.sectors.contains(s))
+        {
+            self.sectors.push(s);
         }
         if speed.is_some() {
             self.link_up_at = speed;
