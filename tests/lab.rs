@@ -402,6 +402,55 @@ fn medium_errors_are_found_exact_to_the_block_by_check_and_burn_in_on_512_byte_a
 }
 
 #[test]
+fn commands_that_time_out_are_named_on_their_disk_by_a_check_and_a_burn_in_and_none_on_its_peer() {
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    let dev = std::fs::read_to_string(lab.join("timeout.dev")).unwrap();
+    let dev = dev.trim();
+    for name in ["timeout-check", "timeout-burnin"] {
+        let run = step(&lab, name);
+        let kernel = |path: &str| {
+            let all = run.json["disks"].as_array().unwrap();
+            let d = all
+                .iter()
+                .find(|d| d["path"] == path)
+                .unwrap_or_else(|| panic!("{name}: no {path}"));
+            d["kernel"].clone()
+        };
+        // The kernel counted the timed-out commands (scsi_debug's
+        // ignored ones, each retried after 2 s): they are that disk's.
+        let k = kernel(dev);
+        assert!(k["not_read"].is_null(), "{name}: {k:#}");
+        let timeouts = (k["counters"].as_array().unwrap().iter())
+            .find(|c| c["name"] == "iotmo_cnt")
+            .map(|c| c["after"].as_u64().unwrap() - c["before"].as_u64().unwrap());
+        assert!(timeouts.is_some_and(|n| n > 0), "{name}: {k:#}\n{}", run.text);
+        // Its action: the path, never "return it" on that alone.
+        let advice = (run.json["summary"]["disk_verdicts"].as_array().unwrap().iter())
+            .find(|a| a["path"] == dev)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}: {dev} not named: {}", run.text));
+        assert_eq!(advice["action"], "check_path", "{name}: {advice:#}");
+        let said = advice["sentence"].as_str().unwrap();
+        assert!(said.contains("the kernel timed out a command of it"), "{name}: {said}");
+        assert!(
+            said.contains("not the disk on that alone") && !said.ends_with("return it"),
+            "{name}: {said}"
+        );
+        assert!(run.text.contains("What the kernel saw during the run"), "{name}: {}", run.text);
+        // The NVMe drive beside it: nothing from the kernel, not named.
+        let peer = kernel("/dev/nvme0n1");
+        assert_eq!(
+            (peer["lines"].as_u64(), peer["counts"].as_object().map(|c| c.len())),
+            (Some(0), Some(0)),
+            "{name}: {peer:#}"
+        );
+        let named = run.json["summary"]["disk_verdicts"].as_array().unwrap();
+        assert!(!named.iter().any(|a| a["path"] == "/dev/nvme0n1"), "{name}: {}", run.text);
+    }
+}
+
+#[test]
 fn a_host_managed_zoned_drive_is_read_whole_and_refused_a_burn_in_and_a_host_aware_one_burned() {
     let _l = device_lock();
     let Some(lab) = lab() else { return };

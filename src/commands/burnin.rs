@@ -14,6 +14,7 @@ use crate::burnin::state::{Phase, Store};
 use crate::burnin::watch::{Told, burn_all};
 use crate::burnin::worker::{Live, Reopens, burn, soak, verify_written};
 use crate::cli::BurninArgs;
+use crate::device::kernel::Seen;
 use crate::export::metrics;
 use crate::export::publish::{Ending, publish};
 use crate::judge::burned::{BurnRun, Burned};
@@ -97,6 +98,10 @@ fn verify_after(
 /// all ended).
 type Then = (ThenVerify, Vec<String>);
 
+/// A disk's run as it ended: its burn, its temperatures and what the
+/// kernel saw of it.
+type Ended = (DiskBurn, Temps, Option<Seen>);
+
 /// The burn-in (or soak, or verify) as `args` ask: how it ended, and
 /// where a verify follows, which and of which disks.
 fn burn_in(
@@ -122,21 +127,26 @@ fn burn_in(
         // nothing burned, the run interrupted.
         let mut none = DiskBurn::default();
         none.interrupted = true;
-        let burns = plan.disks.iter().map(|_| (none.clone(), Temps::default())).collect();
+        let burns = plan.disks.iter().map(|_| (none.clone(), Temps::default(), None)).collect();
         finish(&plan, burns, true, stop)?;
         return Ok((Outcome::Interrupted, None));
     }
     let store = plan.ready()?;
     started(&plan, stop);
     let deadline = plan.read_only.then(|| plan.duration.map(|d| Instant::now() + d));
+    let devices: Vec<crate::device::BlockDevice> =
+        plan.disks.iter().map(|d| d.target.dev.clone()).collect();
+    let watch = crate::device::kernel::Watch::start(&crate::device::SystemPaths::real(), &devices);
     let burns = burn_all(
         &plan.disks,
         (deadline, &plan.looks),
         (stop, Told { met: &|d, t| plan.met((d, t), stop), tick: &|t, eta| tick(&plan, t, eta) }),
         |d, live| one(&plan, (d, live), (store, deadline.flatten()), stop),
     );
+    let kernel = watch.finish();
     let interrupted = stop.is_set() || burns.iter().any(|(b, _)| b.interrupted);
     let then = plan.then_verify.clone().map(|t| (t, finished(&plan, &burns)));
+    let burns = burns.into_iter().zip(kernel).map(|((b, t), k)| (b, t, Some(k))).collect();
     let outcome = finish(&plan, burns, interrupted, stop)?;
     if outcome == Outcome::Interrupted {
         tell!("arrayburn burnin: interrupted; {}", plan.how_to_go_on());
@@ -213,19 +223,17 @@ fn tick(plan: &BurnPlan, ticks: &[crate::progress::BurnTick], eta: Option<f64>) 
 
 /// Each disk's run as its rules read it: the drives' own self-test after
 /// the passes (where asked), then SMART after the run.
-fn burned(
-    plan: &BurnPlan,
-    burns: Vec<(DiskBurn, Temps)>,
-    interrupted: bool,
-    stop: &StopFlag,
-) -> Vec<Burned> {
+fn burned(plan: &BurnPlan, burns: Vec<Ended>, interrupted: bool, stop: &StopFlag) -> Vec<Burned> {
+    let (burns, kernel): (Vec<(DiskBurn, Temps)>, Vec<Option<Seen>>) =
+        burns.into_iter().map(|(b, t, k)| ((b, t), k)).unzip();
     let after =
         if interrupted { vec![None; burns.len()] } else { plan.self_tests_after(&burns, stop) };
-    (plan.disks.iter().zip(burns).zip(after))
-        .map(|((d, (burn, temps)), self_test_after)| {
+    (plan.disks.iter().zip(burns).zip(after).zip(kernel))
+        .map(|(((d, (burn, temps)), self_test_after), kernel)| {
             let smart = smart_after(d, interrupted || stop.is_set(), stop);
             let (remeasured, recovery) = (None, None);
-            Burned { disk: d.burned(), burn, smart, temps, remeasured, recovery, self_test_after }
+            let disk = d.burned();
+            Burned { disk, burn, smart, temps, remeasured, recovery, self_test_after, kernel }
         })
         .collect()
 }
@@ -238,7 +246,7 @@ fn started(plan: &BurnPlan, stop: &StopFlag) {
     if !plan.read_only || plan.verify {
         crate::apart::go_on_with(&plan.how_to_go_on());
     }
-    let burns = plan.disks.iter().map(|_| (DiskBurn::default(), Temps::default())).collect();
+    let burns = plan.disks.iter().map(|_| (DiskBurn::default(), Temps::default(), None)).collect();
     let mut run = run_of(plan, burns, true, stop);
     run.interrupted = false;
     let to = crate::output::Outputs { metrics: None, ..plan.outputs() };
@@ -251,12 +259,7 @@ fn started(plan: &BurnPlan, stop: &StopFlag) {
 
 /// The run as its report is built from it: each disk's burn, SMART after
 /// it and its own self-test after the passes (not where `interrupted`).
-fn run_of(
-    plan: &BurnPlan,
-    burns: Vec<(DiskBurn, Temps)>,
-    interrupted: bool,
-    stop: &StopFlag,
-) -> BurnRun {
+fn run_of(plan: &BurnPlan, burns: Vec<Ended>, interrupted: bool, stop: &StopFlag) -> BurnRun {
     BurnRun {
         disks: burned(plan, burns, interrupted, stop),
         interrupted,
@@ -272,7 +275,7 @@ fn run_of(
 /// report built and published.
 fn finish(
     plan: &BurnPlan,
-    burns: Vec<(DiskBurn, Temps)>,
+    burns: Vec<Ended>,
     interrupted: bool,
     stop: &StopFlag,
 ) -> anyhow::Result<Outcome> {

@@ -62,7 +62,11 @@ pub fn execute(
     };
     save(&[]); // before any read too: a killed worker leaves a result to mark
 
-    let Read { passes, groups, rechecks, random, vibration } = on.all(&mut progress)?;
+    // The kernel's log and counters from here to the last read.
+    let watch = crate::device::kernel::Watch::start(&SystemPaths::real(), &plan.devices);
+    let read = on.all(&mut progress);
+    let kernel = watch.finish();
+    let Read { passes, groups, rechecks, random, vibration } = read?;
     info.interrupted = stop.is_set();
     info.complete = true;
     let read = report::Measured {
@@ -71,6 +75,7 @@ pub fn execute(
         groups: &groups,
         random: random.as_ref(),
         vibration: vibration.as_ref(),
+        kernel: Some(&kernel),
     };
     let mut report = report::build((&plan).into(), read, &info);
     let topology = |p: &str| Some(&plan.devices.iter().find(|d| d.given == p)?.identity.topology);

@@ -213,6 +213,9 @@ pub struct Seen {
     pub link_up_at: Option<String>,
     /// The kernel's counters that moved, or were read, over the run.
     pub counters: Vec<Counter>,
+    /// Its ATA port (`ata3`), whose lines are its link's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<String>,
     /// Lines the log dropped before they were read (its ring wrapped).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub lost: u64,
@@ -344,7 +347,9 @@ impl Watch {
     pub fn start_at(paths: &SystemPaths, devices: &[BlockDevice], kmsg: &Path) -> Watch {
         let names: Vec<Names> = devices.iter().map(|d| Names::of(paths, d)).collect();
         let before = devices.iter().map(|d| counters(paths, d)).collect();
-        let seen = Arc::new(Mutex::new(vec![Seen::default(); devices.len()]));
+        let seen: Vec<Seen> =
+            names.iter().map(|n| Seen { port: n.ata.clone(), ..Seen::default() }).collect();
+        let seen = Arc::new(Mutex::new(seen));
         let done = Arc::new(AtomicBool::new(false));
         let opened = fs::OpenOptions::new()
             .read(true)

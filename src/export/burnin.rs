@@ -57,6 +57,8 @@ pub fn blocks(r: &BurnReport) -> Vec<Block> {
     for section in [resumed_run, stopped, pass_speeds, cycles, smart, findings] {
         section(&mut out, r);
     }
+    let seen = r.disks.iter().filter_map(|d| Some((d.path.as_str(), d.kernel.as_ref()?)));
+    super::text::kernel_section(&mut out, seen);
     out.push(verdict(&r.summary.disk_verdicts, &r.summary.message));
     out
 }

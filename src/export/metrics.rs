@@ -299,7 +299,40 @@ pub fn check(r: &crate::report::Report) -> Metrics {
         }
     }
     check_random(&mut m, r);
+    for d in &r.disks {
+        if let Some(k) = &d.kernel {
+            kernel_events(&mut m, &|| disk(&r.header.host, &d.path, &d.identity), k);
+        }
+    }
     m
+}
+
+const KERNEL_EVENTS: (&str, &str) = (
+    "arrayburn_kernel_events",
+    "Lines the kernel logged about each disk during the run, by kind (io_error, timeout, abort, reset, link_down, link_up, failed_command, offline), and the timeouts it counted without a line (kind timeout_counted).",
+);
+
+/// What the kernel saw of a disk, as series (none where its log was not
+/// read: no zero that reads as "quiet").
+fn kernel_events(m: &mut Metrics, labels: &dyn Fn() -> Labels, k: &crate::device::kernel::Seen) {
+    if k.not_read.is_some() {
+        return;
+    }
+    use crate::device::kernel::Kind;
+    let kinds = [
+        Kind::IoError,
+        Kind::Timeout,
+        Kind::Abort,
+        Kind::Reset,
+        Kind::LinkDown,
+        Kind::LinkUp,
+        Kind::FailedCommand,
+        Kind::Offline,
+    ];
+    for kind in kinds {
+        m.gauge(KERNEL_EVENTS, with(labels(), "kind", kind.word()), k.count(kind) as f64);
+    }
+    m.gauge(KERNEL_EVENTS, with(labels(), "kind", "timeout_counted"), k.rose("iotmo_cnt") as f64);
 }
 
 /// A pass verdict as a label value (one word).
@@ -374,6 +407,9 @@ pub fn burnin(r: &crate::report::burnin::BurnReport) -> Metrics {
         }
         if let Some(c) = d.hottest_c {
             m.gauge(BURN_HOT, at(), c as f64);
+        }
+        if let Some(k) = &d.kernel {
+            kernel_events(&mut m, &at, k);
         }
     }
     m

@@ -64,8 +64,54 @@ pub fn blocks(r: &Report) -> Vec<Block> {
     random(&mut out, r);
     vibration(&mut out, r);
     errors(&mut out, r);
+    kernel(&mut out, r);
     out.push(verdict(&r.summary.disk_verdicts, &r.summary.message));
     out
+}
+
+/// The check's disks as the kernel saw them.
+fn kernel(out: &mut Vec<Block>, r: &Report) {
+    kernel_section(out, r.disks.iter().filter_map(|d| Some((d.path.as_str(), d.kernel.as_ref()?))));
+}
+
+/// What the kernel saw of each disk that it said anything of: its lines
+/// by kind, the counters that rose, its first and last lines (the check's
+/// and the burn-in's reports).
+pub fn kernel_section<'a>(
+    out: &mut Vec<Block>,
+    disks: impl Iterator<Item = (&'a str, &'a crate::device::kernel::Seen)>,
+) {
+    let spoke: Vec<(&str, &crate::device::kernel::Seen)> = disks
+        .filter(|(_, k)| {
+            k.not_read.is_none()
+                && (!k.counts.is_empty()
+                    || k.counters.iter().any(|c| c.rose() > 0 && !c.name.starts_with("iodone")))
+        })
+        .collect();
+    if spoke.is_empty() {
+        return;
+    }
+    out.push(Block::Heading(
+        "What the kernel saw during the run (its log and counters)".into(),
+        Tone::Plain,
+    ));
+    for (path, k) in spoke {
+        let mut said: Vec<String> =
+            k.counts.iter().map(|(kind, n)| format!("{} {n}", kind.word())).collect();
+        said.extend(
+            (k.counters.iter())
+                .filter(|c| c.rose() > 0 && !c.name.starts_with("iodone"))
+                .map(|c| format!("{} +{}", c.name, c.rose())),
+        );
+        if !k.sectors.is_empty() {
+            let at: Vec<String> = k.sectors.iter().take(5).map(u64::to_string).collect();
+            said.push(format!("sectors {}", at.join(", ")));
+        }
+        out.push(Block::Item(format!("{path}: {}", said.join(", "))));
+        for line in k.first.iter().chain(&k.last) {
+            out.push(Block::Sub(crate::escape::terminal(line)));
+        }
+    }
 }
 
 /// The closing lines of a report, the check's and the burn-in's: a

@@ -54,6 +54,9 @@ pub struct Burned {
     /// which, and how it ended.
     #[serde(default)]
     pub self_test_after: Option<(crate::burnin::smart::TestKind, SelfTest)>,
+    /// What the kernel saw of it while it was burned (`device::kernel`).
+    #[serde(default)]
+    pub kernel: Option<crate::device::kernel::Seen>,
 }
 
 /// A fault class in words, as the findings and sentences say it.

@@ -35,6 +35,7 @@ pub mod fit;
 pub mod fleet;
 pub mod groups;
 pub mod inspect;
+pub mod kernel;
 pub mod links;
 pub mod pass;
 pub mod peers;

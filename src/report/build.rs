@@ -90,11 +90,14 @@ pub struct Measured<'a> {
     pub groups: &'a [GroupRecheck],
     pub random: Option<&'a crate::measure::RandomRead>,
     pub vibration: Option<&'a crate::measure::ShakeRead>,
+    /// What the kernel saw of each disk over the run (`device::kernel`),
+    /// in the order of the disks.
+    pub kernel: Option<&'a [crate::device::kernel::Seen]>,
 }
 
 /// Builds the report for what was measured so far.
 pub fn build(on: Checked, read: Measured, info: &RunInfo) -> Report {
-    let Measured { passes, rechecks, groups, random, vibration } = read;
+    let Measured { passes, rechecks, groups, random, vibration, kernel } = read;
     let th = on.settings.thresholds;
     let array = on.array();
     let serial = array.serial_speeds(passes);
@@ -120,7 +123,9 @@ pub fn build(on: Checked, read: Measured, info: &RunInfo) -> Report {
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
     let links = crate::judge::links::with_links_and_bays(&mut advice, on.devices);
-    let below = !own_paths.is_empty()
+    let (kernel_path, kernel_run) = kernel_evidence(on, (&passes, kernel), &mut advice);
+    let below = kernel_path
+        || !own_paths.is_empty()
         || rated.iter().any(|r| r.below)
         || !random_found.is_empty()
         || !shaken.is_empty();
@@ -135,6 +140,9 @@ pub fn build(on: Checked, read: Measured, info: &RunInfo) -> Report {
     if let Some(note) = shared_link_note(&summary.links, &passes, summary.shared_bottleneck) {
         summary.message = format!("{} {note}", summary.message);
     }
+    for sentence in kernel_run {
+        summary.message = format!("{} {sentence}.", summary.message);
+    }
     // What a volume's check can tell of its drives.
     for d in on.devices {
         if let Some(v) = &d.identity.volume {
@@ -145,7 +153,7 @@ pub fn build(on: Checked, read: Measured, info: &RunInfo) -> Report {
         header: Header::now(Kind::Check, info.started_at, info.command_line.clone())
             .ended(info.interrupted, info.complete),
         options: options(on),
-        disks: disks(on),
+        disks: disks(on, kernel),
         passes,
         confirmations: confirmations.into_iter().map(|(_, c)| c).collect(),
         inspection: on.inspection.to_vec(),
@@ -283,17 +291,48 @@ fn options(on: Checked) -> Options {
     }
 }
 
-fn disks(on: Checked) -> Vec<Disk> {
+fn disks(on: Checked, kernel: Option<&[crate::device::kernel::Seen]>) -> Vec<Disk> {
     on.devices
         .iter()
         .zip(on.groups)
-        .map(|(d, g)| Disk {
+        .enumerate()
+        .map(|(i, (d, g))| Disk {
             path: d.given.clone(),
             identity: d.identity.clone(),
             in_use: d.in_use.clone(),
             peer_group: *g,
+            kernel: kernel.and_then(|k| k.get(i).cloned()),
         })
         .collect()
+}
+
+/// What the kernel saw of each disk, judged beside what its reads found
+/// (`judge::kernel`), merged into `advice`: whether any disk's path is
+/// to be checked, and the sentences about the run.
+fn kernel_evidence(
+    on: Checked,
+    (passes, kernel): (&[Pass], Option<&[crate::device::kernel::Seen]>),
+    advice: &mut Vec<DiskAdvice>,
+) -> (bool, Vec<String>) {
+    let Some(kernel) = kernel else { return (false, Vec::new()) };
+    let disks: Vec<crate::judge::kernel::Disk> = (on.devices.iter().zip(kernel))
+        .map(|(d, seen)| {
+            let errors = (passes.iter().flat_map(|p| &p.disks))
+                .filter(|r| r.path == d.given)
+                .flat_map(|r| r.errors.iter().map(|e| (e.offset, e.len)))
+                .collect();
+            let t = &d.identity.topology;
+            crate::judge::kernel::Disk {
+                path: &d.given,
+                seen,
+                errors,
+                controller: t.controller.as_ref().map(|_| t.controller_words()),
+                port: seen.port.clone(),
+            }
+        })
+        .collect();
+    let (found, run) = crate::judge::kernel::judge(&disks);
+    (crate::judge::kernel::advise(found, advice), run)
 }
 
 /// (bytes, seconds, MB/s) over the sample window.

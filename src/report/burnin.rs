@@ -113,6 +113,9 @@ pub struct BurnDisk {
     /// (nothing found, speed not compared) or `"interrupted"` (stopped
     /// before it was burned whole, nothing found).
     pub verdict: DiskVerdict,
+    /// What the kernel saw of it during the run (`device::kernel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<crate::device::kernel::Seen>,
 }
 
 /// The burn-in a verify read back, on one disk.
@@ -286,7 +289,7 @@ impl Burned {
         (hottest_c, limit): (Option<i64>, TempLimits),
         read_only: bool,
     ) -> BurnDisk {
-        let Burned { disk, burn, smart, temps, self_test_after: after, .. } = self;
+        let Burned { disk, burn, smart, temps, self_test_after: after, kernel, .. } = self;
         let (t, c) = (&disk, &disk.point);
         let verdict = judged.disk_verdict(burn.interrupted, burned_whole(&burn, read_only));
         let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, t.end - t.start);
@@ -320,6 +323,7 @@ impl Burned {
             undecided: judged.undecided.clone(),
             burned_in: BurnedIn::of(c),
             verdict,
+            kernel,
         }
     }
 }
@@ -335,6 +339,7 @@ fn summary(
     (mut advice, left_out): (Vec<DiskAdvice>, &[(String, String)]),
 ) -> BurnSummary {
     let links = crate::judge::links::with_links_and_bays(&mut advice, devices);
+    let kernel_run = kernel_evidence(devices, disks, &mut advice);
     for a in &advice {
         if let Some(d) = disks.iter_mut().find(|d| d.path == a.path) {
             d.verdict = a.action.into();
@@ -365,6 +370,9 @@ fn summary(
     );
     let unjudged = (not_judged.as_slice(), undecided.as_slice(), short.as_slice());
     let mut message = message(interrupted, (kind, waived), n, &flagged, controllers, unjudged);
+    for sentence in kernel_run {
+        message = format!("{message} {sentence}.");
+    }
     let cleared: Vec<&str> = (disks.iter())
         .filter(|d| d.remeasured.is_some() && d.verdict == DiskVerdict::Healthy)
         .map(|d| d.path.as_str())
@@ -383,6 +391,32 @@ fn summary(
         message,
         left_out: left_out.iter().map(|(path, _)| path.clone()).collect(),
     }
+}
+
+/// What the kernel saw of each disk, judged beside what its run found
+/// (`judge::kernel`) and merged into `advice`; the sentences about the
+/// run.
+fn kernel_evidence(
+    devices: &[crate::device::BlockDevice],
+    disks: &[BurnDisk],
+    advice: &mut Vec<DiskAdvice>,
+) -> Vec<String> {
+    let judged: Vec<crate::judge::kernel::Disk> = (disks.iter().zip(devices))
+        .filter_map(|(d, dev)| {
+            let seen = d.kernel.as_ref()?;
+            let t = &dev.identity.topology;
+            Some(crate::judge::kernel::Disk {
+                path: &d.path,
+                seen,
+                errors: d.burn.findings.iter().map(|f| (f.offset, f.len)).collect(),
+                controller: t.controller.as_ref().map(|_| t.controller_words()),
+                port: seen.port.clone(),
+            })
+        })
+        .collect();
+    let (found, run) = crate::judge::kernel::judge(&judged);
+    crate::judge::kernel::advise(found, advice);
+    run
 }
 
 /// What a run did: wrote and read back (a burn-in), only read (a soak),

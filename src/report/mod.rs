@@ -166,6 +166,9 @@ pub struct Disk {
     /// Peer group number: disks are compared only within their group (same
     /// model, size and kind).
     pub peer_group: usize,
+    /// What the kernel saw of it during the run (`device::kernel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<crate::device::kernel::Seen>,
 }
 
 /// How much of each disk a pass read.

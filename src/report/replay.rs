@@ -129,6 +129,9 @@ pub struct Recording {
     /// The neighbour pass, when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vibration: Option<ShakeRead>,
+    /// What the kernel saw of each disk, where it was watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<Vec<crate::device::kernel::Seen>>,
     /// Whether a signal stopped it and whether every pass ran.
     pub info: RunInfo,
 }
@@ -150,6 +153,7 @@ impl Recording {
             rechecks: read.rechecks.to_vec(),
             random: read.random.cloned(),
             vibration: read.vibration.cloned(),
+            kernel: read.kernel.map(<[_]>::to_vec),
             info: info.clone(),
         }
     }
@@ -184,6 +188,7 @@ impl Recording {
             groups: &self.groups_read_again,
             random: self.random.as_ref(),
             vibration: self.vibration.as_ref(),
+            kernel: self.kernel.as_deref(),
         };
         let mut report = build(self.checked(), read, &self.info);
         let ended = (report.header.interrupted, report.header.complete);

@@ -105,6 +105,24 @@ sdebug medium-512 dev_size_mb=64 sector_size=512 medium_error_start=50000 medium
 sleep 6
 sdebug medium-4k dev_size_mb=64 sector_size=4096 medium_error_start=6000 medium_error_count=3 opts=2
 
+# Commands that time out (scsi_debug, every 100th command ignored until
+# the kernel's timer, set to 2 s, runs out): the kernel's timeouts named
+# on that disk by a check and a burn-in, none on the NVMe peer beside it.
+# (The faults begin once udev has looked at the disk: its probe would
+# wait out 30 s timers and hold the disk.)
+sdebug_load timeout dev_size_mb=32 every_nth=0
+echo 2 >"/sys/block/${dev#/dev/}/device/timeout"
+echo 100 >/sys/bus/pseudo/drivers/scsi_debug/every_nth
+echo 4 >/sys/bus/pseudo/drivers/scsi_debug/opts
+step timeout-check arrayburn check -s 3s --passes serial --json /out/timeout-check.json "$dev" /dev/nvme0n1
+# (Fewer for the burn-in: each write that times out holds the queue for
+# the error handler.)
+echo 120 >/sys/bus/pseudo/drivers/scsi_debug/every_nth
+step timeout-burnin $burn --json /out/timeout-burnin.json "$dev" /dev/nvme0n1
+kernel_lines timeout
+echo 0 >/sys/bus/pseudo/drivers/scsi_debug/opts
+sdebug_unload
+
 # Zoned drives the kernel knows (scsi_debug, one conventional zone then
 # 4 MiB sequential ones): said so; a host-managed drive read whole and
 # refused a burn-in in one line (its zone rules would fail the writes);
