@@ -20,6 +20,7 @@ use crate::stop::StopFlag;
 pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outcome> {
     let plan = InspectPlan::resolve(args, stop)?;
     let started = SystemTime::now();
+    let watch = crate::device::kernel::Watch::start(&SystemPaths::real(), &plan.devices);
     let declared = inspect::ask_all(&SystemPaths::real(), &plan.devices, &|| stop.is_set());
     plan.refuse_locked(&declared)?;
     let (probed, scattered) = if plan.probe.is_empty() || !plan.consent(stop)? {
@@ -37,7 +38,9 @@ pub fn run(args: &InspectArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Re
     };
     let interrupted = stop.is_set();
     let paths: Vec<String> = plan.devices.iter().map(|d| d.given.clone()).collect();
-    let disks = crate::judge::inspect::judged(&paths, declared, (probed, scattered), plan.rules);
+    let mut disks =
+        crate::judge::inspect::judged(&paths, declared, (probed, scattered), plan.rules);
+    crate::judge::inspect::with_kernel(&mut disks, watch.finish());
     let (verdict, message) = run_verdict(&disks, plan.rules, interrupted);
     let probed = disks.iter().any(|d| d.probe.is_some());
     let mut report = InspectReport {

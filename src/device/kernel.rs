@@ -258,6 +258,22 @@ impl Seen {
     pub fn rose(&self, name: &str) -> u64 {
         self.counters.iter().filter(|c| c.name.starts_with(name)).map(Counter::rose).sum()
     }
+
+    /// Timeouts: the lines, or the kernel's count where it is higher (it
+    /// prints nothing for a timeout it recovers from).
+    pub fn timeouts(&self) -> u64 {
+        self.count(Kind::Timeout).max(self.rose("iotmo_cnt"))
+    }
+
+    /// Events of its path, not its media: resets, the link down,
+    /// timeouts, aborts, failed commands, offline.
+    pub fn path_events(&self) -> u64 {
+        [Kind::Reset, Kind::LinkDown, Kind::Abort, Kind::FailedCommand, Kind::Offline]
+            .iter()
+            .map(|k| self.count(*k))
+            .sum::<u64>()
+            + self.timeouts()
+    }
 }
 
 /// One record of `/dev/kmsg`: its text and the device it names
@@ -398,6 +414,14 @@ impl Watch {
                 .collect();
         }
         seen
+    }
+}
+
+impl Drop for Watch {
+    /// A watch left unfinished (a run refused after it began) stops its
+    /// thread at its next look.
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
     }
 }
 

@@ -310,6 +310,34 @@ impl Lines {
     }
 }
 
+/// What the kernel saw during the run as a step: each watched disk's
+/// path events (resets, link down, timeouts, aborts, failed commands;
+/// none allowed, each a path to check), its lines by kind as metadata; a
+/// log not read is the step's log line, not a measurement. None where no
+/// disk was watched.
+fn kernel_step<'a>(
+    disks: impl Iterator<Item = (usize, Option<&'a crate::device::kernel::Seen>)>,
+    at: &str,
+) -> Option<Step> {
+    let mut step = Step::new("kernel log", at);
+    let mut watched = false;
+    for (i, k) in disks {
+        let Some(k) = k else { continue };
+        watched = true;
+        if let Some(why) = &k.not_read {
+            step.logs.push(("WARNING", why.clone()));
+            continue;
+        }
+        let counts: serde_json::Map<String, Value> =
+            k.counts.iter().map(|(kind, n)| (kind.word(), json!(n))).collect();
+        let m = Measure::of("kernel.path_events", k.path_events(), "events").on(i);
+        step.measures
+            .push(none_allowed(m, "a reset or timeout is a path to check").noted(json!(counts)));
+    }
+    step.logs.dedup();
+    watched.then_some(step)
+}
+
 /// A count that must be 0 (the rule: any is a finding).
 fn none_allowed(m: Measure, rule: &str) -> Measure {
     m.held("EQUAL", 0, rule)
@@ -347,6 +375,8 @@ pub fn check(r: &crate::report::Report) -> Vec<u8> {
         }
         diag.steps.push(step);
     }
+    let seen = r.disks.iter().enumerate().map(|(i, d)| (i, d.kernel.as_ref()));
+    diag.steps.extend(kernel_step(seen, &r.header.finished_at));
     diag.render()
 }
 
@@ -443,6 +473,8 @@ pub fn burnin(r: &crate::report::burnin::BurnReport) -> Vec<u8> {
         step.measures.extend(burned.into_iter().map(|m| m.on(i)));
     }
     diag.steps.push(step);
+    let seen = r.disks.iter().enumerate().map(|(i, d)| (i, d.kernel.as_ref()));
+    diag.steps.extend(kernel_step(seen, &r.header.finished_at));
     diag.render()
 }
 

@@ -190,6 +190,24 @@ impl Doc {
     }
 
     /// The links below their maximum it found.
+    /// Each disk whose kernel log was read in this run, with its path's
+    /// events (resets, link down, timeouts, aborts, failed commands).
+    pub(super) fn kernel(&self) -> Vec<(String, u64)> {
+        let seen = |path: &str, k: Option<&crate::device::kernel::Seen>| {
+            let k = k.filter(|k| k.not_read.is_none())?;
+            Some((path.to_string(), k.path_events()))
+        };
+        match self {
+            Doc::Check(r) => {
+                r.disks.iter().filter_map(|d| seen(&d.path, d.kernel.as_ref())).collect()
+            }
+            Doc::Burnin(r) => {
+                r.disks.iter().filter_map(|d| seen(&d.path, d.kernel.as_ref())).collect()
+            }
+            Doc::Inspect(_) => Vec::new(),
+        }
+    }
+
     pub(super) fn links(&self) -> &[LinkFinding] {
         match self {
             Doc::Check(r) => &r.summary.links,

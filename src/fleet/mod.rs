@@ -99,6 +99,10 @@ pub struct FleetReport {
     /// (its inspection's findings): notes, not verdicts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<HostNote>,
+    /// Hosts whose latest result saw the kernel reset or time out every
+    /// disk: the host's path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel: Vec<HostKernel>,
     /// The findings acknowledged (`--ack FILE`): each with its host and
     /// disk, its kind and value, who acknowledged it, why and when. They
     /// are listed and do not flag the fleet, until their value moves.
@@ -160,6 +164,47 @@ pub fn notes(docs: &[(String, Doc)]) -> Vec<HostNote> {
 /// The links below their maximum that each host's latest result found (an
 /// earlier result's may have been fixed since), hosts in the order first
 /// read.
+/// A host whose latest result saw the kernel reset or time out every
+/// disk it watched (two or more): that host's path before its disks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostKernel {
+    pub host: String,
+    pub source: String,
+    pub started_at: String,
+    /// Each disk and its path's events in that run.
+    pub disks: Vec<(String, u64)>,
+}
+
+impl HostKernel {
+    /// In words, for the verdict.
+    pub fn sentence(&self) -> String {
+        let each: Vec<String> = self.disks.iter().map(|(p, n)| format!("{p} {n}")).collect();
+        format!(
+            "KERNEL: every disk of {} was reset or timed out in its latest run ({}; {}): that host's path (its HBA, backplane, cabling, power or firmware) before its disks",
+            self.host,
+            self.started_at,
+            each.join(", ")
+        )
+    }
+}
+
+/// Each host whose latest result's disks all showed path events.
+pub fn kernel(docs: &[(String, Doc)]) -> Vec<HostKernel> {
+    latest(docs)
+        .into_iter()
+        .filter_map(|i| {
+            let (source, doc) = &docs[i];
+            let disks = doc.kernel();
+            (disks.len() >= 2 && disks.iter().all(|(_, n)| *n > 0)).then(|| HostKernel {
+                host: doc.host().0.into(),
+                source: source.clone(),
+                started_at: doc.started_at().into(),
+                disks,
+            })
+        })
+        .collect()
+}
+
 pub fn links(docs: &[(String, Doc)]) -> Vec<HostLink> {
     latest(docs)
         .into_iter()
@@ -207,11 +252,15 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
     let links = links(docs);
     let runs = run_findings(docs, &samples);
     let tails = crate::judge::fleet::tails(&samples);
-    let (verdict, message) = crate::judge::fleet::verdict(
+    let (verdict, mut message) = crate::judge::fleet::verdict(
         (docs.len(), skipped.len(), distinct_disks(&samples)),
         (&outliers, &regressions, &links, &tails),
         &runs,
     );
+    let kernel = kernel(docs);
+    for k in &kernel {
+        message = format!("{message} {}.", k.sentence());
+    }
     FleetReport {
         header: Header::now(crate::header::Kind::Fleet, std::time::SystemTime::now(), vec![])
             .ended(false, true),
@@ -225,6 +274,7 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
         tails,
         runs,
         notes: notes(docs),
+        kernel,
         acknowledged: Vec::new(),
         verdict,
         message,
@@ -479,6 +529,33 @@ mod tests {
             .map(|(i, r)| (format!("run{i}.json"), Doc::Check(Box::new(r))))
             .collect();
         judge(&docs, Vec::new(), &Thresholds::default())
+    }
+
+    #[test]
+    fn a_host_whose_every_disk_the_kernel_reset_is_that_hosts_path() {
+        use crate::device::kernel::{Kind, Seen};
+        let reset = Seen { counts: [(Kind::Reset, 2)].into_iter().collect(), ..Seen::default() };
+        let mut r = clean("2026-11-03T00:00:00Z");
+        for d in &mut r.disks {
+            d.kernel = Some(reset.clone());
+        }
+        let f = fleet(vec![r.clone()]);
+        assert_eq!(f.kernel.len(), 1, "{}", f.message);
+        assert!(
+            f.message.contains(&format!(
+                "KERNEL: every disk of {} was reset or timed out",
+                r.header.host
+            )),
+            "{}",
+            f.message
+        );
+        assert!(f.message.contains("that host's path"), "{}", f.message);
+        // One disk quiet: no host's path (its disks' own runs say theirs).
+        r.disks[0].kernel = Some(Seen::default());
+        assert!(fleet(vec![r.clone()]).kernel.is_empty());
+        // Its log not read: never taken for quiet, nor for trouble.
+        r.disks[0].kernel = Some(Seen { not_read: Some("kernel log not read".into()), ..reset });
+        assert_eq!(fleet(vec![r]).kernel.len(), 1);
     }
 
     #[test]

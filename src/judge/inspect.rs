@@ -20,6 +20,7 @@
 //! | drive-managed SMR | with --probe, a spinning disk's scattered writes, each flushed, ran at many times its reads' rate, then slowed as a full cache's do and recovered idle (`judge::smr`) | yes |
 //! | persistent cache | the same, but the cache did not fill, or not recover idle: SMR not decided | no: a note |
 //! | retries outlast the kernel | its error recovery control is off, lacking, or not below the kernel's command timer (`judge::fit`) | no: a note |
+//! | kernel saw | the kernel reset it, timed out or failed a command of it while it was inspected ([`with_kernel`]) | no: a note |
 //!
 //! A drive without SMART data is not judged new, unlocked or whole: its
 //! verdict says what was not known. It must not read devices or format
@@ -55,6 +56,30 @@ pub struct Inspected {
     /// it: fit for a RAID or a pool (`judge::fit`).
     #[serde(default)]
     pub fit: super::fit::Fit,
+    /// What the kernel saw of it while it was inspected
+    /// (`device::kernel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<crate::device::kernel::Seen>,
+}
+
+/// What the kernel saw of each disk while it was inspected, kept, and
+/// its path's events a note: smartctl's own commands can draw a failed
+/// command from a drive that rejects a log, so it is no verdict here.
+pub fn with_kernel(disks: &mut [Inspected], kernel: Vec<crate::device::kernel::Seen>) {
+    for (d, k) in disks.iter_mut().zip(kernel) {
+        let n = k.path_events();
+        if n > 0 && k.not_read.is_none() {
+            let first = k.first.first().map(|l| format!(": {}", crate::escape::terminal(l)));
+            d.findings.push(Finding {
+                concern: Concern::KernelSaw,
+                sentence: format!(
+                    "the kernel logged {n} reset, timeout or failed command(s) about it while it was inspected{} (smartctl's own commands draw one from a drive that rejects a log; a reset or timeout is its path's: check it before use)",
+                    first.unwrap_or_default()
+                ),
+            });
+        }
+        d.kernel = Some(k);
+    }
 }
 
 impl Inspected {
@@ -89,7 +114,17 @@ pub fn judged(
                 findings.push(Finding { concern: Concern::RetriesOutlastKernel, sentence });
             }
             let verdict = verdict(&declared, &findings);
-            Inspected { path: path.clone(), declared, probe, scattered, findings, verdict, fit }
+            let kernel = None;
+            Inspected {
+                path: path.clone(),
+                declared,
+                probe,
+                scattered,
+                findings,
+                verdict,
+                fit,
+                kernel,
+            }
         })
         .collect()
 }
@@ -140,6 +175,9 @@ pub enum Concern {
     /// It may retry a bad sector longer than the kernel waits for it
     /// (`judge::fit`): a matter of settings, not of the drive.
     RetriesOutlastKernel,
+    /// The kernel reset it, timed out or failed a command of it while it
+    /// was inspected (a note).
+    KernelSaw,
 }
 
 impl Concern {
@@ -161,6 +199,7 @@ impl Concern {
                 | Concern::PersistentCache
                 | Concern::SmrUntold
                 | Concern::RetriesOutlastKernel
+                | Concern::KernelSaw
         )
     }
 }
@@ -599,6 +638,33 @@ mod tests {
 
     fn concerns(f: &[Finding]) -> Vec<Concern> {
         f.iter().map(|f| f.concern).collect()
+    }
+
+    #[test]
+    fn what_the_kernel_saw_during_an_inspection_is_kept_and_its_path_events_are_a_note() {
+        use crate::device::kernel::{Kind, Seen};
+        let paths = vec!["/dev/sdb".to_string(), "/dev/sdc".to_string()];
+        let d = disk("ST4000VN006", "SC60", 12);
+        let mut disks =
+            judged(&paths, vec![d.clone(), d], (vec![None, None], vec![None, None]), RULES);
+        let failed = Seen {
+            counts: [(Kind::FailedCommand, 1)].into_iter().collect(),
+            first: vec!["ata2.00: failed command: READ LOG DMA EXT".into()],
+            ..Seen::default()
+        };
+        with_kernel(&mut disks, vec![failed, Seen::default()]);
+        let note = disks[0].findings.iter().find(|f| f.concern == Concern::KernelSaw).unwrap();
+        assert!(
+            note.sentence.contains("1 reset, timeout or failed command(s)"),
+            "{}",
+            note.sentence
+        );
+        assert!(note.sentence.contains(": ata2.00: failed command: READ LOG DMA EXT"));
+        // A note: the verdict stands; the quiet disk has none, and both keep
+        // what the kernel saw.
+        assert_eq!(disks[0].verdict, InspectVerdict::Clean);
+        assert!(disks[1].findings.iter().all(|f| f.concern != Concern::KernelSaw));
+        assert!(disks.iter().all(|d| d.kernel.is_some()));
     }
 
     #[test]

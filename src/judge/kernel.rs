@@ -31,7 +31,7 @@ pub struct Disk<'a> {
 /// its link 3 times, timed out 2 commands`), None where it has none.
 fn path_words(d: &Disk) -> Option<String> {
     let s = d.seen;
-    let timeouts = s.count(Kind::Timeout).max(s.rose("iotmo_cnt"));
+    let timeouts = s.timeouts();
     let said: Vec<String> = [
         (s.count(Kind::Reset), "reset it or its link"),
         (s.count(Kind::LinkDown), "saw its link go down"),
