@@ -610,3 +610,59 @@ fn a_disk_slow_only_while_the_serial_pass_read_it_is_re_measured_and_cleared() {
     assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("HEALTHY") && !text.contains("SLOW"), "{text}");
 }
+
+/// What the kernel saw is in every check: as root, each disk's (none of
+/// its lines or counters named on quiet loop disks); as a user the log is
+/// kept from (`kernel.dmesg_restrict`), said in the verdict, never taken
+/// for a quiet log.
+#[test]
+fn a_check_keeps_what_the_kernel_saw_and_says_so_where_the_log_is_kept_from_it() {
+    need_root!();
+    let _l = device_lock();
+    let d = disks(2, 64 * MIB);
+    let dir = tempdir();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
+        .unwrap();
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    let json = dir.path().join("root.json");
+    let mut args =
+        vec!["check", "-s", "2s", "--passes", "serial", "--json", json.to_str().unwrap()];
+    args.extend(&devs);
+    let r = finish(arrayburn(&args), &json);
+    let v = r.json.unwrap();
+    for disk in v["disks"].as_array().unwrap() {
+        let k = &disk["kernel"];
+        assert!(k.is_object() && k["not_read"].is_null(), "{k:#}");
+        assert_eq!(k["counts"], serde_json::json!({}), "{k:#}");
+    }
+    assert!(!v["summary"]["message"].as_str().unwrap().contains("kernel"), "{}", r.stdout);
+    // The same disks, read by nobody (they are given to it), the log
+    // kept from all but root where the machine says so.
+    for dev in &devs {
+        nix::unistd::chown(*dev, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    }
+    let restricted =
+        std::fs::read_to_string("/proc/sys/kernel/dmesg_restrict").is_ok_and(|r| r.trim() == "1");
+    let json = dir.path().join("nobody.json");
+    let mut cmd = std::process::Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()]);
+    let mut args =
+        vec!["check", "-s", "2s", "--passes", "serial", "--json", json.to_str().unwrap()];
+    args.extend(&devs);
+    cmd.args(&args);
+    let r = finish(cmd, &json);
+    let v = r.json.unwrap_or_else(|| panic!("no report: {}", r.stderr));
+    let message = v["summary"]["message"].as_str().unwrap();
+    if restricted {
+        assert!(
+            message.contains("kernel log not read (/dev/kmsg: Operation not permitted")
+                && message.contains("kernel.dmesg_restrict keeps it from all but root"),
+            "{message}"
+        );
+        for disk in v["disks"].as_array().unwrap() {
+            assert!(disk["kernel"]["not_read"].is_string(), "{:#}", disk["kernel"]);
+        }
+    } else {
+        assert!(!message.contains("kernel log not read"), "{message}");
+    }
+}

@@ -374,6 +374,23 @@ fn medium_errors_are_found_exact_to_the_block_by_check_and_burn_in_on_512_byte_a
         assert_eq!(d["verdict"], "error");
         let action = &run.json["summary"]["disk_verdicts"][0];
         assert_eq!(action["action"], "return", "{name}: {action}");
+        // What the kernel saw of it: its I/O errors at requests over the
+        // same blocks (the kernel names a failed request's first sector:
+        // a 4 MiB read's, a 64 KiB piece's; 512-byte sectors), no path
+        // trouble, the return kept.
+        let k = &disk(&run.json, dev.trim())["kernel"];
+        assert!(k["counts"]["io_error"].as_u64().is_some_and(|n| n > 0), "{name}: {k:#}");
+        let (lo, hi) = (first * block / 512 - (4 << 20) / 512, (first + count) * block / 512);
+        let sectors: Vec<u64> =
+            k["sectors"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+        assert!(
+            !sectors.is_empty() && sectors.iter().all(|s| (lo..hi).contains(s)),
+            "{name}: {sectors:?} not in {lo}..{hi}"
+        );
+        assert!(
+            !action["sentence"].as_str().unwrap().contains("check the path"),
+            "{name}: {action}"
+        );
         // The kernel's own line for the first bad block (its sectors are
         // 512 bytes whatever the disk's).
         let kernel = std::fs::read_to_string(lab.join(format!("{name}.dmesg"))).unwrap();

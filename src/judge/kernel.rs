@@ -61,10 +61,17 @@ fn where_to_look(d: &Disk) -> String {
     format!("{port}its cable, backplane slot and power{hba}")
 }
 
-/// Whether sector `s` (512-byte units) lies in one of `ranges` (bytes).
+/// How far before a bad range the request that failed on it may begin:
+/// the kernel's I/O error line names the failed request's first sector
+/// (a 4 MiB read's, or a split of it), not the bad one.
+pub const REQUEST_REACH: u64 = 16 << 20;
+
+/// Whether the request failed at sector `s` (512-byte units) may be one
+/// over a range of `ranges` (bytes): it begins inside one, or at most
+/// [`REQUEST_REACH`] before one.
 fn within(s: u64, ranges: &[(u64, u64)]) -> bool {
     let b = s * 512;
-    ranges.iter().any(|(o, l)| b >= *o && b < o + l)
+    ranges.iter().any(|(o, l)| b < o + l && b + REQUEST_REACH > *o)
 }
 
 /// The PCIe path's correctable errors that rose, in words.
@@ -107,7 +114,9 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
         if io > 0 {
             let sectors = &d.seen.sectors;
             if !d.errors.is_empty() && sectors.iter().all(|s| within(*s, &d.errors)) {
-                said.push(format!("its {io} I/O error line(s) name the ranges the reads found"));
+                said.push(format!(
+                    "its {io} I/O error line(s) name requests over the ranges the reads found"
+                ));
             } else if d.errors.is_empty() {
                 let at = sectors.iter().take(5).map(u64::to_string).collect::<Vec<_>>().join(", ");
                 said.push(format!(
@@ -258,6 +267,11 @@ mod tests {
         let (found, _) = judge(&[disk("/dev/sdb", &s, vec![(100_000 * 512, 8192)])]);
         // No path trouble: nothing to change, the line says it agrees.
         assert_eq!(found.len(), 0, "{found:?}");
+        // As the lab's kernel said it: a 4 MiB read's first sector (49152)
+        // and its 64 KiB piece's (49920) for bad blocks 50000..50008.
+        let lab = vec![(50_000 * 512, 8 * 512)];
+        assert!(within(49_152, &lab) && within(49_920, &lab) && within(50_007, &lab));
+        assert!(!within(50_008, &lab) && !within(1_000, &lab));
         let both = seen(&[(Kind::IoError, 2), (Kind::Timeout, 1)]);
         let (found, _) = judge(&[disk("/dev/sdb", &both, vec![(0, 1 << 20)])]);
         let mut advice = vec![DiskAdvice {
