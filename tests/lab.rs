@@ -464,6 +464,13 @@ fn commands_that_time_out_are_named_on_their_disk_by_a_check_and_a_burn_in_and_n
         );
         let named = run.json["summary"]["disk_verdicts"].as_array().unwrap();
         assert!(!named.iter().any(|a| a["path"] == "/dev/nvme0n1"), "{name}: {}", run.text);
+        // The check read its NVMe error log again after: listed, unmoved.
+        if name == "timeout-check" {
+            let log = (peer["counters"].as_array().unwrap().iter())
+                .find(|c| c["name"] == "nvme error log entries")
+                .unwrap_or_else(|| panic!("no NVMe error log count: {peer:#}"));
+            assert_eq!(log["before"], log["after"], "{log}");
+        }
     }
 }
 

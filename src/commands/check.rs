@@ -65,7 +65,10 @@ pub fn execute(
     // The kernel's log and counters from here to the last read.
     let watch = crate::device::kernel::Watch::start(&SystemPaths::real(), &plan.devices);
     let read = on.all(&mut progress);
-    let kernel = watch.finish();
+    let mut kernel = watch.finish();
+    let declared: Vec<&crate::inspect::Declared> =
+        plan.inspection.iter().map(|i| &i.declared).collect();
+    crate::inspect::error_logs_after(&plan.devices, &declared, &mut kernel, &|| stop.is_set());
     let Read { passes, groups, rechecks, random, vibration } = read?;
     info.interrupted = stop.is_set();
     info.complete = true;

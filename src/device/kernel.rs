@@ -554,6 +554,20 @@ mod tests {
     }
 
     #[test]
+    fn a_megaraid_volume_reset_until_offline_is_its_own() {
+        let s = seen("megaraid-reset.txt", &disk("sda", "0:2:0:0", None));
+        assert_eq!(
+            (s.count(Kind::Reset), s.count(Kind::Offline), s.count(Kind::IoError)),
+            (2, 1, 1),
+            "{s:#?}"
+        );
+        assert_eq!((s.sectors.as_slice(), s.path_events()), (&[115_180][..], 3));
+        // The controller's own lines name no disk: another volume's run
+        // takes none of them.
+        assert_eq!(seen("megaraid-reset.txt", &disk("sdb", "0:2:1:0", None)).lines, 0);
+    }
+
+    #[test]
     fn a_disk_keeps_its_first_and_last_lines_only() {
         let mut s = Seen::default();
         for i in 0..1000 {

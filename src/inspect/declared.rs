@@ -83,6 +83,9 @@ pub struct Declared {
     /// How smartctl spoke to it (`ATA`, `SCSI`, `NVMe`), where it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    /// An NVMe drive's error log entries (its lifetime count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme_error_log: Option<u64>,
 }
 
 /// An ATA drive's limit on its retries of a sector (SCT Error Recovery
@@ -94,6 +97,11 @@ pub struct Recovery {
     pub supported: bool,
     pub read_ds: Option<u32>,
     pub write_ds: Option<u32>,
+}
+
+/// An NVMe drive's error log entries, as smartctl read its health log.
+pub fn nvme_error_log(v: &Value) -> Option<u64> {
+    v["nvme_smart_health_information_log"]["num_err_log_entries"].as_u64()
 }
 
 /// What smartctl -x said of the drive's error recovery control: None
@@ -286,6 +294,7 @@ impl Declared {
         self.trim = v["trim"]["supported"].as_bool();
         self.recovery = recovery(v);
         self.protocol = v["device"]["protocol"].as_str().map(str::to_string);
+        self.nvme_error_log = nvme_error_log(v);
         self.zoned = v["zoned_device"]["capabilities"].as_str().map(str::to_string);
         if let (Some(total), Some(free)) =
             (v["nvme_total_capacity"].as_u64(), v["nvme_unallocated_capacity"].as_u64())

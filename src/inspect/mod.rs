@@ -145,3 +145,26 @@ pub fn ask_all(
             .collect()
     })
 }
+
+/// Each NVMe drive's error log entries read again after a run, beside the
+/// count its inspection read before it, as a counter of what the kernel
+/// saw (`seen[i]` of `devices[i]`): the drive's own log, listed, as a
+/// burn-in lists it; none read where the drive gave none before.
+pub fn error_logs_after(
+    devices: &[BlockDevice],
+    before: &[&Declared],
+    seen: &mut [crate::device::kernel::Seen],
+    give_up: &(dyn Fn() -> bool + Sync),
+) {
+    for ((dev, d), s) in devices.iter().zip(before).zip(seen.iter_mut()) {
+        let Some(was) = d.nvme_error_log else { continue };
+        let Ok(v) = smartctl::json(&dev.given, &["-A"], give_up) else { continue };
+        if let Some(now) = declared::nvme_error_log(&v) {
+            s.counters.push(crate::device::kernel::Counter {
+                name: "nvme error log entries".into(),
+                before: was,
+                after: now,
+            });
+        }
+    }
+}
