@@ -254,6 +254,12 @@ impl Seen {
         self.counts.get(&kind).copied().unwrap_or(0)
     }
 
+    /// The counters that rose over the run, but `iodone_cnt` (the
+    /// commands done: it rises with every read).
+    pub fn risen(&self) -> impl Iterator<Item = &Counter> {
+        self.counters.iter().filter(|c| c.rose() > 0 && c.name != "iodone_cnt")
+    }
+
     /// How much the counter named `name` rose.
     pub fn rose(&self, name: &str) -> u64 {
         self.counters.iter().filter(|c| c.name.starts_with(name)).map(Counter::rose).sum()
@@ -285,7 +291,8 @@ pub struct Record {
 }
 
 /// A record as `/dev/kmsg` gives it: `PRIO,SEQ,USEC,FLAGS;TEXT` then
-/// ` KEY=VALUE` lines; its text unescaped of `\xNN`, its first line only.
+/// ` KEY=VALUE` lines; its text up to its first escaped newline (`\x0a`:
+/// the kernel escapes control characters as `\xNN`, and they stay so).
 pub fn parse_record(raw: &str) -> Option<Record> {
     let mut lines = raw.lines();
     let (_, text) = lines.next()?.split_once(';')?;

@@ -83,9 +83,7 @@ pub fn kernel_section<'a>(
 ) {
     let spoke: Vec<(&str, &crate::device::kernel::Seen)> = disks
         .filter(|(_, k)| {
-            k.not_read.is_none()
-                && (!k.counts.is_empty()
-                    || k.counters.iter().any(|c| c.rose() > 0 && !c.name.starts_with("iodone")))
+            k.not_read.is_none() && (!k.counts.is_empty() || k.risen().next().is_some())
         })
         .collect();
     if spoke.is_empty() {
@@ -98,11 +96,7 @@ pub fn kernel_section<'a>(
     for (path, k) in spoke {
         let mut said: Vec<String> =
             k.counts.iter().map(|(kind, n)| format!("{} {n}", kind.word())).collect();
-        said.extend(
-            (k.counters.iter())
-                .filter(|c| c.rose() > 0 && !c.name.starts_with("iodone"))
-                .map(|c| format!("{} +{}", c.name, c.rose())),
-        );
+        said.extend(k.risen().map(|c| format!("{} +{}", c.name, c.rose())));
         if !k.sectors.is_empty() {
             let at: Vec<String> = k.sectors.iter().take(5).map(u64::to_string).collect();
             said.push(format!("sectors {}", at.join(", ")));

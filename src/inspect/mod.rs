@@ -157,6 +157,10 @@ pub fn error_logs_after(
     give_up: &(dyn Fn() -> bool + Sync),
 ) {
     for ((dev, d), s) in devices.iter().zip(before).zip(seen.iter_mut()) {
+        // A stop: the run ends now, not after smartctl.
+        if give_up() {
+            return;
+        }
         let Some(was) = d.nvme_error_log else { continue };
         let Ok(v) = smartctl::json(&dev.given, &["-A"], give_up) else { continue };
         if let Some(now) = declared::nvme_error_log(&v) {

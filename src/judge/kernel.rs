@@ -135,12 +135,6 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
             ));
             action = Some(Action::CheckPath);
         }
-        if d.seen.lost > 0 {
-            said.push(format!(
-                "the kernel's log wrapped {} time(s) before it was read: lines may be missing",
-                d.seen.lost
-            ));
-        }
         let Some(action) = action else { continue };
         let fix = if action == Action::CheckPath {
             format!(": check the path ({}), not the disk on that alone", where_to_look(d))
@@ -153,6 +147,13 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
             sentence: format!("{}{fix}", said.join("; ")),
             no_bad_range: d.errors.is_empty(),
         });
+    }
+    // The ring wrapped before it was read (one log, counted alike on
+    // every disk): said of the run, a quiet disk's too.
+    if let Some(lost) = disks.iter().map(|d| d.seen.lost).max().filter(|n| *n > 0) {
+        run.push(format!(
+            "the kernel's log wrapped {lost} time(s) before it was read: some of its lines are missing, and a disk it says nothing of may have had some"
+        ));
     }
     // Path trouble on two or more disks behind one controller: its path.
     let mut by: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
@@ -331,6 +332,18 @@ mod tests {
         let (found, run) = judge(&[disk("/dev/sdb", &unread, vec![])]);
         assert!(found.is_empty());
         assert_eq!(run, ["kernel log not read (no /dev/kmsg)"]);
+    }
+
+    #[test]
+    fn a_log_that_wrapped_before_it_was_read_is_said_of_the_run_though_every_disk_is_quiet() {
+        let wrapped = Seen { lost: 2, ..Seen::default() };
+        let (found, run) = judge(&[disk("/dev/sdb", &wrapped, vec![])]);
+        assert!(found.is_empty());
+        assert_eq!(run.len(), 1, "{run:?}");
+        assert!(
+            run[0].starts_with("the kernel's log wrapped 2 time(s) before it was read"),
+            "{run:?}"
+        );
     }
 
     #[test]
