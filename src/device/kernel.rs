@@ -116,8 +116,10 @@ pub struct Names {
     pub scsi: Option<String>,
     /// `ata3` (its device is `ata3.00`).
     pub ata: Option<String>,
-    /// `nvme0`, the controller of `nvme0n1`.
-    pub nvme: Option<String>,
+    /// `nvme0`, the controller of `nvme0n1`: every controller of its
+    /// subsystem where the namespace is shared (native multipath puts it
+    /// under `nvme-subsys0`, whose controllers are `nvme0`, `nvme1`).
+    pub nvme: Vec<String>,
 }
 
 impl Names {
@@ -131,9 +133,24 @@ impl Names {
             .iter()
             .find(|p| p.strip_prefix("ata").is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
             .cloned();
-        let nvme = (id.name.starts_with("nvme"))
-            .then(|| parts.last().filter(|p| p.starts_with("nvme")).cloned())
-            .flatten();
+        let controller = |p: &str| {
+            p.strip_prefix("nvme")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let nvme = match parts.last() {
+            Some(last) if id.name.starts_with("nvme") && controller(last) => vec![last.clone()],
+            Some(last) if id.name.starts_with("nvme") && last.starts_with("nvme-subsys") => {
+                let mut all: Vec<String> = fs::read_dir(&device)
+                    .map(|rd| {
+                        rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+                    })
+                    .unwrap_or_default();
+                all.retain(|n| controller(n));
+                all.sort();
+                all
+            }
+            _ => Vec::new(),
+        };
         Names {
             name: id.name.clone(),
             devno: id.devno.clone(),
@@ -171,7 +188,7 @@ impl Names {
             || self.ata.as_deref().is_some_and(|a| {
                 text.starts_with(&format!("{a}:")) || text.starts_with(&format!("{a}."))
             })
-            || self.nvme.as_deref().is_some_and(|n| word(n, &[]))
+            || self.nvme.iter().any(|n| word(n, &[]))
     }
 }
 
@@ -492,7 +509,7 @@ mod tests {
             devno: "8:0".into(),
             scsi: Some(scsi.into()),
             ata: ata.map(str::to_string),
-            nvme: None,
+            nvme: Vec::new(),
         }
     }
 
@@ -530,11 +547,11 @@ mod tests {
     #[test]
     fn an_nvme_controllers_timeouts_and_reset_are_its_namespaces() {
         let names =
-            Names { name: "nvme0n1".into(), nvme: Some("nvme0".into()), ..Names::default() };
+            Names { name: "nvme0n1".into(), nvme: vec!["nvme0".into()], ..Names::default() };
         let s = seen("nvme-timeout.txt", &names);
         assert_eq!((s.count(Kind::Timeout), s.count(Kind::Abort)), (3, 1), "{s:#?}");
         let other =
-            Names { name: "nvme1n1".into(), nvme: Some("nvme1".into()), ..Names::default() };
+            Names { name: "nvme1n1".into(), nvme: vec!["nvme1".into()], ..Names::default() };
         assert_eq!(seen("nvme-timeout.txt", &other).lines, 0);
         // A partition's line is its disk's; nvme0n10's is not nvme0n1's.
         assert!(names.named_in("Buffer I/O error on dev nvme0n1p2, logical block 0", None));
@@ -544,6 +561,46 @@ mod tests {
                 .named_in("Buffer I/O error on dev sdc1, logical block 0", None)
         );
         assert!(!disk("sdc", "1:0:0:0", None).named_in("I/O error, dev sdca, sector 8", None));
+    }
+
+    #[test]
+    fn a_shared_namespaces_controllers_are_found_under_its_subsystem() {
+        // As the lab's kernel lays out one controller's namespace, and as
+        // native multipath lays out a namespace two controllers share.
+        let t = tempfile::tempdir().unwrap();
+        let sys = t.path().join("sys");
+        let make = |block: &str, device: &str, children: &[&str]| {
+            let dir = sys.join("devices").join(device);
+            for c in children {
+                fs::create_dir_all(dir.join(c)).unwrap();
+            }
+            fs::create_dir_all(sys.join("block").join(block)).unwrap();
+            std::os::unix::fs::symlink(&dir, sys.join("block").join(block).join("device")).unwrap();
+        };
+        make("nvme0n1", "pci0000:00/0000:00:03.0/nvme/nvme0", &["nvme0n1"]);
+        make("nvme1n1", "virtual/nvme-subsystem/nvme-subsys1", &["nvme1", "nvme2", "nvme1n1"]);
+        let paths = SystemPaths { sys, ..SystemPaths::real() };
+        let of = |name: &str| {
+            let dev = crate::device::BlockDevice {
+                given: format!("/dev/{name}"),
+                identity: serde_json::from_value(serde_json::json!({
+                    "name": name, "dev_path": format!("/dev/{name}"), "by_id": null, "vendor": null,
+                    "model": null, "serial": null, "firmware": null, "size_bytes": 0,
+                    "logical_block_size": 512, "physical_block_size": 512, "rotational": false,
+                    "removable": false, "read_only": false, "devno": "259:0"
+                }))
+                .unwrap(),
+                partition_of: None,
+                in_use: Vec::new(),
+                rdev: 0,
+            };
+            Names::of(&paths, &dev)
+        };
+        assert_eq!(of("nvme0n1").nvme, ["nvme0"]);
+        let shared = of("nvme1n1");
+        assert_eq!(shared.nvme, ["nvme1", "nvme2"]);
+        assert!(shared.named_in("nvme nvme2: I/O 12 QID 3 timeout, aborting", None));
+        assert!(!shared.named_in("nvme nvme0: I/O 12 QID 3 timeout, aborting", None));
     }
 
     #[test]
