@@ -622,3 +622,33 @@ fn a_disk_that_slows_only_when_all_read_is_flagged_in_the_parallel_pass() {
         assert!(c.measured.iter().any(|s| &s.path == dev), "every disk read: {c:?}");
     }
 }
+
+/// A disk that read well while the kernel reset its link, and one whose
+/// I/O errors the reads never saw: each named in the verdict's own
+/// sentence and among the disks to act on (the run is flagged), never
+/// "HEALTHY" beside them, never a "FLAGGED: ." that names nothing.
+#[test]
+fn what_the_kernel_saw_flags_the_run_and_names_its_disks_in_the_verdict() {
+    use arrayburn::device::kernel::{Kind, Seen};
+    let mut r = only(&eight(), &[0, 2, 4, 5, 7]);
+    let d = paths(&r);
+    assert_eq!(replayed(&r).summary.verdict, ArrayVerdict::Healthy);
+    let mut kernel = vec![Seen::default(); d.len()];
+    kernel[1].counts = [(Kind::Reset, 2)].into_iter().collect();
+    kernel[3].counts = [(Kind::IoError, 1)].into_iter().collect();
+    kernel[3].sectors = vec![4242];
+    r.kernel = Some(kernel);
+    let v = replayed(&r);
+    assert_eq!(v.summary.verdict, ArrayVerdict::Flagged, "{}", v.summary.message);
+    let acts: Vec<(&str, &str)> =
+        v.summary.disk_verdicts.iter().map(|a| (a.path.as_str(), a.action.word())).collect();
+    assert_eq!(acts, [(d[1].as_str(), "check_path"), (d[3].as_str(), "recheck")]);
+    let message = &v.summary.message;
+    assert!(
+        message.starts_with("FLAGGED: ")
+            && message.contains(&format!("{} reset or timed out by the kernel", d[1]))
+            && message.contains(&format!("{} with kernel I/O errors its reads did not see", d[3])),
+        "{message}"
+    );
+    assert_eq!(code(&v), 1);
+}

@@ -92,6 +92,9 @@ pub struct Found {
     /// Its reads found no unreadable range: a stall of its reads is the
     /// kernel waiting on a command it then timed out or reset.
     pub no_bad_range: bool,
+    /// The disk and what the kernel saw, short, for the run's verdict
+    /// (`/dev/sdb reset or timed out by the kernel`).
+    pub named: String,
 }
 
 /// Each disk's finding from the kernel's evidence, and the sentences
@@ -136,6 +139,13 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
             action = Some(Action::CheckPath);
         }
         let Some(action) = action else { continue };
+        let what = if path_words(d).is_some() {
+            "reset or timed out by the kernel"
+        } else if action == Action::CheckPath {
+            "with PCIe errors rising on its path"
+        } else {
+            "with kernel I/O errors its reads did not see"
+        };
         let fix = if action == Action::CheckPath {
             format!(": check the path ({}), not the disk on that alone", where_to_look(d))
         } else {
@@ -146,6 +156,7 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
             action,
             sentence: format!("{}{fix}", said.join("; ")),
             no_bad_range: d.errors.is_empty(),
+            named: format!("{} {what} (see Disks to act on)", d.path),
         });
     }
     // The ring wrapped before it was read (one log, counted alike on
@@ -176,12 +187,12 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
 /// unreadable ranges keeps that, the kernel's evidence added; one
 /// returned for stalls or slow stretches alone, while the kernel timed
 /// out or reset its commands, is a path to check first (the kernel's
-/// wait is the stall); any other disk takes the kernel's action. Whether
-/// any finding is the path's.
-pub fn advise(found: Vec<Found>, advice: &mut Vec<DiskAdvice>) -> bool {
-    let mut path = false;
-    for Found { path: p, action, sentence, no_bad_range } in found {
-        path |= action == Action::CheckPath;
+/// wait is the stall); any other disk takes the kernel's action. Each
+/// finding's disk named for the run's verdict (each one is to act on).
+pub fn advise(found: Vec<Found>, advice: &mut Vec<DiskAdvice>) -> Vec<String> {
+    let mut named = Vec::new();
+    for Found { path: p, action, sentence, no_bad_range, named: words } in found {
+        named.push(words);
         match advice.iter_mut().find(|a| a.path == p) {
             Some(a)
                 if a.action == Action::Return && no_bad_range && action == Action::CheckPath =>
@@ -210,7 +221,7 @@ pub fn advise(found: Vec<Found>, advice: &mut Vec<DiskAdvice>) -> bool {
             }),
         }
     }
-    path
+    named
 }
 
 #[cfg(test)]
@@ -245,7 +256,10 @@ mod tests {
         );
         assert!(sentence.ends_with("not the disk on that alone"), "{sentence}");
         let mut advice = Vec::new();
-        assert!(advise(found, &mut advice));
+        assert_eq!(
+            advise(found, &mut advice),
+            ["/dev/sdb reset or timed out by the kernel (see Disks to act on)"]
+        );
         assert_eq!(advice[0].action, Action::CheckPath);
         assert!(!advice[0].sentence.contains("return"), "{}", advice[0].sentence);
     }

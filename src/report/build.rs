@@ -123,14 +123,14 @@ pub fn build(on: Checked, read: Measured, info: &RunInfo) -> Report {
     // Links below their maximum: a finding of their own, or the likely
     // cause of a slow disk.
     let links = crate::judge::links::with_links_and_bays(&mut advice, on.devices);
-    let (kernel_path, kernel_run) = kernel_evidence(on, (&passes, kernel), &mut advice);
-    let below = kernel_path
+    let (kernel_named, kernel_run) = kernel_evidence(on, (&passes, kernel), &mut advice);
+    let below = !kernel_named.is_empty()
         || !own_paths.is_empty()
         || rated.iter().any(|r| r.below)
         || !random_found.is_empty()
         || !shaken.is_empty();
     let rated = (rated, batches);
-    let found = (advice, links, below, (random_found, shaken));
+    let found = (advice, links, below, (random_found, shaken, kernel_named));
     let stopped = info
         .interrupted
         .then(|| what_was_read(on, &passes, (random.is_some(), vibration.is_some())));
@@ -307,14 +307,14 @@ fn disks(on: Checked, kernel: Option<&[crate::device::kernel::Seen]>) -> Vec<Dis
 }
 
 /// What the kernel saw of each disk, judged beside what its reads found
-/// (`judge::kernel`), merged into `advice`: whether any disk's path is
-/// to be checked, and the sentences about the run.
+/// (`judge::kernel`), merged into `advice`: the disks it put among those
+/// to act on, in words, and the sentences about the run.
 fn kernel_evidence(
     on: Checked,
     (passes, kernel): (&[Pass], Option<&[crate::device::kernel::Seen]>),
     advice: &mut Vec<DiskAdvice>,
-) -> (bool, Vec<String>) {
-    let Some(kernel) = kernel else { return (false, Vec::new()) };
+) -> (Vec<String>, Vec<String>) {
+    let Some(kernel) = kernel else { return (Vec::new(), Vec::new()) };
     let disks: Vec<crate::judge::kernel::Disk> = (on.devices.iter().zip(kernel))
         .map(|(d, seen)| {
             let errors = (passes.iter().flat_map(|p| &p.disks))
@@ -535,8 +535,9 @@ fn apply(row: &mut PassDisk, j: &Judged) {
     row.reasons = j.reasons.clone();
 }
 
-/// What the random reads and the neighbour pass found.
-type Found = (Vec<RandomFinding>, Vec<crate::judge::vibration::VibrationFinding>);
+/// What the random reads, the neighbour pass and the kernel's log found
+/// (the last: the disks it named, in words).
+type Found = (Vec<RandomFinding>, Vec<crate::judge::vibration::VibrationFinding>, Vec<String>);
 
 /// The check's summary: the disks flagged in each pass, those not
 /// compared, the verdict over them, the array's speeds and the message.
@@ -546,7 +547,7 @@ type Found = (Vec<RandomFinding>, Vec<crate::judge::vibration::VibrationFinding>
 fn summarize(
     passes: &[Pass],
     finding: Option<PathFinding>,
-    (advice, links, own_path, (random, vibration)): (
+    (advice, links, own_path, (random, vibration, kernel)): (
         Vec<DiskAdvice>,
         Vec<LinkFinding>,
         bool,
@@ -595,6 +596,7 @@ fn summarize(
         rated_batches: rated.1,
         random,
         vibration,
+        kernel,
         message: String::new(),
     };
     s.message = message(&s, passes, stopped.as_deref(), th);
@@ -764,6 +766,7 @@ fn flagged_names(s: &Summary, passes: &[Pass], faults: Vec<String>) -> Vec<Strin
             f.path, f.loss_pct
         )
     }));
+    named.extend(s.kernel.iter().cloned());
     named.extend(own_paths(passes).iter().map(|g| {
         format!(
             "{} lose speed together through a path of their own (see SHARED PATH)",

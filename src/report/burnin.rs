@@ -415,6 +415,7 @@ fn kernel_evidence(
         })
         .collect();
     let (found, run) = crate::judge::kernel::judge(&judged);
+    // The burn-in's message names every disk with advice: these too.
     crate::judge::kernel::advise(found, advice);
     run
 }

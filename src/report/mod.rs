@@ -454,6 +454,11 @@ pub struct Summary {
     /// finding each (the verdict is then flagged).
     #[serde(default)]
     pub links: Vec<LinkFinding>,
+    /// The disks what the kernel saw put among those to act on
+    /// (`judge::kernel`), each with what, in words (the verdict is then
+    /// flagged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel: Vec<String>,
     /// Each disk with a rating for its model (`--rated`, or built in) and
     /// a clean serial speed, judged against it (`judge::rated`): `path`,
     /// `model`, `rated_mb_per_s`, `source`, `mb_per_s`, `pct_of_rated`,
