@@ -143,7 +143,20 @@ fn burn_in(
         (stop, Told { met: &|d, t| plan.met((d, t), stop), tick: &|t, eta| tick(&plan, t, eta) }),
         |d, live| one(&plan, (d, live), (store, deadline.flatten()), stop),
     );
-    let kernel = watch.finish();
+    let mut kernel = watch.finish();
+    // A verify's own cycles take its disks' links down: said, not judged.
+    for (seen, d) in kernel.iter_mut().zip(&plan.disks) {
+        let Some(v) = &d.point.verifies else { continue };
+        seen.planned = match (v.power, v.spin_up_timeout_s) {
+            (true, _) => {
+                Some("the verify cut its slot's power before each read-back (--power-cycle)".into())
+            }
+            (false, Some(_)) => {
+                Some("the verify spun it down before each read-back (--cycles)".into())
+            }
+            _ => None,
+        };
+    }
     let interrupted = stop.is_set() || burns.iter().any(|(b, _)| b.interrupted);
     let then = plan.then_verify.clone().map(|t| (t, finished(&plan, &burns)));
     let burns = burns.into_iter().zip(kernel).map(|((b, t), k)| (b, t, Some(k))).collect();

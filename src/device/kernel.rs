@@ -233,6 +233,11 @@ pub struct Seen {
     /// Its ATA port (`ata3`), whose lines are its link's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<String>,
+    /// What the run itself did to its link (a verify's `--power-cycle`
+    /// cuts its slot's power, `--cycles` spins it down): its resets and
+    /// link going down are then the run's, not a fault's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<String>,
     /// Lines the log dropped before they were read (its ring wrapped).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub lost: u64,
@@ -289,8 +294,12 @@ impl Seen {
     }
 
     /// Events of its path, not its media: resets, the link down,
-    /// timeouts, aborts, failed commands, offline.
+    /// timeouts, aborts, failed commands, offline; none where the run
+    /// made them itself (`planned`).
     pub fn path_events(&self) -> u64 {
+        if self.planned.is_some() {
+            return 0;
+        }
         [Kind::Reset, Kind::LinkDown, Kind::Abort, Kind::FailedCommand, Kind::Offline]
             .iter()
             .map(|k| self.count(*k))

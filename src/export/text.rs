@@ -101,7 +101,8 @@ pub fn kernel_section<'a>(
             let at: Vec<String> = k.sectors.iter().take(5).map(u64::to_string).collect();
             said.push(format!("sectors {}", at.join(", ")));
         }
-        out.push(Block::Item(format!("{path}: {}", said.join(", "))));
+        let planned = k.planned.as_ref().map(|p| format!(" ({p}: not judged)")).unwrap_or_default();
+        out.push(Block::Item(format!("{path}{planned}: {}", said.join(", "))));
         for line in k.first.iter().chain(&k.last) {
             out.push(Block::Sub(crate::escape::terminal(line)));
         }

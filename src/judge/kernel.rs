@@ -31,6 +31,10 @@ pub struct Disk<'a> {
 /// its link 3 times, timed out 2 commands`), None where it has none.
 fn path_words(d: &Disk) -> Option<String> {
     let s = d.seen;
+    // None, or the run's own power or spin cycles: not a path's fault.
+    if s.path_events() == 0 {
+        return None;
+    }
     let timeouts = s.timeouts();
     let said: Vec<String> = [
         (s.count(Kind::Reset), "reset it or its link"),
@@ -44,9 +48,6 @@ fn path_words(d: &Disk) -> Option<String> {
     .filter(|(n, _)| *n > 0)
     .map(|(n, what)| if n == 1 { what.to_string() } else { format!("{what} ({n} times)") })
     .collect();
-    if said.is_empty() {
-        return None;
-    }
     let mut words = format!("the kernel {}", said.join(", "));
     if let Some(speed) = &s.link_up_at {
         words += &format!("; its link came back at {speed}");
@@ -358,6 +359,18 @@ mod tests {
             run[0].starts_with("the kernel's log wrapped 2 time(s) before it was read"),
             "{run:?}"
         );
+    }
+
+    #[test]
+    fn resets_the_run_made_itself_by_cutting_the_power_are_no_path_to_check() {
+        let mut cut = seen(&[(Kind::Reset, 3), (Kind::LinkDown, 3), (Kind::Offline, 1)]);
+        cut.planned = Some("the verify cut its slot's power 3 times (--power-cycle)".into());
+        let (found, run) = judge(&[disk("/dev/sdb", &cut, vec![])]);
+        assert!(found.is_empty() && run.is_empty(), "{found:?} {run:?}");
+        // Its I/O errors the reads did not see are still said.
+        cut.counts.insert(Kind::IoError, 1);
+        let (found, _) = judge(&[disk("/dev/sdb", &cut, vec![])]);
+        assert_eq!(found[0].action, Action::Recheck, "{found:?}");
     }
 
     #[test]
