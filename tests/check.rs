@@ -636,11 +636,28 @@ fn a_check_keeps_what_the_kernel_saw_and_says_so_where_the_log_is_kept_from_it()
         assert_eq!(k["counts"], serde_json::json!({}), "{k:#}");
     }
     assert!(!v["summary"]["message"].as_str().unwrap().contains("kernel"), "{}", r.stdout);
-    // The same disks, read by nobody (they are given to it), the log
-    // kept from all but root where the machine says so.
-    for dev in &devs {
-        nix::unistd::chown(*dev, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+    // The same disks, read by nobody (they are lent to it: the device
+    // nodes outlive the loop devices, so their owner is given back, also
+    // when the test fails), the log kept from all but root where the
+    // machine says so.
+    struct Lent(Vec<(String, u32)>);
+    impl Drop for Lent {
+        fn drop(&mut self) {
+            for (dev, uid) in &self.0 {
+                let _ =
+                    nix::unistd::chown(dev.as_str(), Some(nix::unistd::Uid::from_raw(*uid)), None);
+            }
+        }
     }
+    let _lent = Lent(
+        devs.iter()
+            .map(|dev| {
+                let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(dev).unwrap());
+                nix::unistd::chown(*dev, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+                (dev.to_string(), uid)
+            })
+            .collect(),
+    );
     let restricted =
         std::fs::read_to_string("/proc/sys/kernel/dmesg_restrict").is_ok_and(|r| r.trim() == "1");
     let json = dir.path().join("nobody.json");
