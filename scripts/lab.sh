@@ -343,7 +343,11 @@ if [ -z "$out_dir" ]; then
 fi
 mkdir -p "$out_dir"
 args+=(-virtfs "local,path=$out_dir,mount_tag=out,security_model=none,id=out")
-args+=(-initrd "$work/initrd" -append "console=ttyS0 quiet panic=-1 lab.drives=$n lab.hba=$hba lab.modded=$modded")
+# NVMe commands wait up to 255 s (the kernel's default is 30): under TCG
+# on a loaded host the emulator can take longer than 30 s over a command,
+# and the kernel would time it out and reset a drive that did nothing (a
+# scenario's own timeouts set theirs: the scsi_debug disk's 2 s).
+args+=(-initrd "$work/initrd" -append "console=ttyS0 quiet panic=-1 nvme_core.io_timeout=255 lab.drives=$n lab.hba=$hba lab.modded=$modded")
 
 console="$work/console"
 # QEMU under a bound, its console in a file; KVM where it answers within
@@ -352,9 +356,10 @@ console="$work/console"
 run_qemu() {
     : >"$console"
     rm -f "$work/qemu.pid"
-    # At the lowest priority: an emulated CPU takes a whole core, and the
-    # tests beside it (a paced burn-in's) must keep theirs.
-    timeout --kill-after=10 "$2" nice -n 19 qemu-system-x86_64 -accel "$1" -pidfile "$work/qemu.pid" \
+    # At the caller's priority: a guest starved of its CPU times out its
+    # own drives' commands (the emulator answers them, late), and those
+    # would be the kernel's findings about drives that did nothing.
+    timeout --kill-after=10 "$2" qemu-system-x86_64 -accel "$1" -pidfile "$work/qemu.pid" \
         "${args[@]}" </dev/null >"$console" 2>&1 &
     qemu_pid=$!
 }
