@@ -377,6 +377,97 @@ fn the_service_unit_passes_systemd_analyze_verify() {
     assert!(unit.contains("--wait-for-disks 5min"), "the unit does not wait for its disks");
 }
 
+/// The README's steps that install the service unit (the block after
+/// `<!-- install-unit -->`), `sudo` taken off, each absolute path under
+/// `root`, the binary under test installed; the `systemctl` lines, which
+/// act on this machine, returned apart.
+fn install_steps(root: &Path) -> (String, Vec<String>) {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block = readme.split("<!-- install-unit -->").nth(1).expect("no install-unit block");
+    let block = block.split("```sh\n").nth(1).unwrap().split("```").next().unwrap();
+    let root = root.display().to_string();
+    let (mut steps, mut systemctl) = (String::new(), Vec::new());
+    for line in block.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let line = line.strip_prefix("sudo ").unwrap_or(line);
+        if line.starts_with("systemctl ") {
+            systemctl.push(line.to_string());
+            continue;
+        }
+        let words: Vec<String> = (line.split(' '))
+            .map(|w| match w {
+                "target/release/arrayburn" => bin().to_string(),
+                w if w.starts_with("/usr/local/") || w.starts_with("/etc/") => format!("{root}{w}"),
+                w => w.to_string(),
+            })
+            .collect();
+        let mut line = words.join(" ");
+        if line.contains(" man --install") {
+            line = line
+                .replace(" man --install", &format!(" man --install --prefix {root}/usr/local"));
+        }
+        steps.push_str(&line);
+        steps.push('\n');
+    }
+    (steps, systemctl)
+}
+
+#[test]
+fn the_readmes_install_steps_make_their_directories_and_the_unit_verifies_there() {
+    if !tools_here(&["systemd-analyze"], "systemd") || !tools_here(&["man"], "man-db") {
+        return;
+    }
+    let root = tempdir();
+    let (steps, systemctl) = install_steps(root.path());
+    assert_eq!(
+        systemctl,
+        [
+            "systemctl daemon-reload",
+            "systemctl enable --now arrayburn-burnin@shelf1   # it goes on after a reboot"
+        ]
+    );
+    // Run as written, into an empty root: every directory made by the
+    // steps themselves.
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &steps])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output_within(MINUTE);
+    assert!(out.status.success(), "{steps}{}", String::from_utf8_lossy(&out.stderr));
+    let at = |p: &str| root.path().join(p.trim_start_matches('/'));
+    let unit = std::fs::read_to_string(at("/etc/systemd/system/arrayburn-burnin@.service"))
+        .expect("the unit installed");
+    // The example notifier where the example environment file names it.
+    let env = std::fs::read_to_string(at("/etc/arrayburn/burnin-shelf1.env")).unwrap();
+    let notifier = (env.split_whitespace())
+        .find_map(|w| w.strip_prefix("#ARRAYBURN_NOTIFY="))
+        .expect("the example names a notifier");
+    let mode = std::fs::metadata(at(notifier)).expect("the notifier installed").permissions();
+    assert!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o111 != 0, "{notifier}");
+    // The unit as systemd reads it in that root: its binary, its
+    // environment file and its man pages (Documentation=) all there.
+    let root_s = root.path().display().to_string();
+    let unit = unit
+        .replace("/usr/local/", &format!("{root_s}/usr/local/"))
+        .replace("/etc/arrayburn/", &format!("{root_s}/etc/arrayburn/"));
+    let dir = tempdir();
+    let path = dir.path().join("arrayburn-burnin@shelf1.service");
+    std::fs::write(&path, unit).unwrap();
+    let verify = |manpath: &Path| {
+        Command::new("systemd-analyze")
+            .args(["verify", "--man=yes"])
+            .arg(&path)
+            .env("MANPATH", manpath)
+            .output_within(MINUTE)
+    };
+    let out = verify(&at("/usr/local/share/man"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.trim().is_empty(), "{err}");
+    // Without the pages it would fail: the check is real.
+    let out = verify(dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("man arrayburn-burnin(1)"), "{err}");
+}
+
 #[test]
 fn a_service_started_before_its_disks_waits_for_them_and_names_one_that_never_comes() {
     need_root!();
