@@ -27,7 +27,6 @@ use std::time::{Duration, Instant};
 
 use crate::burnin::worker::Trouble;
 use crate::document::RunDoc;
-use crate::outcome::Outcome;
 use crate::stop::StopFlag;
 
 /// The events being sent beside the run, each bounded by its timeout.
@@ -88,12 +87,7 @@ impl Event {
 
     /// The end of a run: its run document and its result JSON.
     pub fn end(command: &'static str, run: &RunDoc, json: Vec<u8>) -> Event {
-        let verdict = match run.outcome {
-            Outcome::Healthy => "HEALTHY",
-            Outcome::Flagged => "FLAGGED",
-            Outcome::NotJudged => "NOT JUDGED",
-            Outcome::Interrupted => "INTERRUPTED",
-        };
+        let verdict = run.outcome.word();
         Event {
             kind: "end",
             command,

@@ -40,6 +40,17 @@ impl Outcome {
         if rank(other) > rank(self) { other } else { self }
     }
 
+    /// The verdict's word, as reports and `--notify` say it (`HEALTHY`,
+    /// `FLAGGED`, `NOT JUDGED`, `INTERRUPTED`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Healthy => "HEALTHY",
+            Outcome::Flagged => "FLAGGED",
+            Outcome::NotJudged => "NOT JUDGED",
+            Outcome::Interrupted => "INTERRUPTED",
+        }
+    }
+
     /// The process exit code.
     pub fn exit_code(self) -> u8 {
         match self {

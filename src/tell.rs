@@ -169,6 +169,8 @@ pub fn err(text: fmt::Arguments, newline: bool) {
     if quiet() && !problem(&text) {
         return;
     }
+    // A terminal gets each line in its width, wrapped at words.
+    let text = crate::width::wrap_lines(&text, crate::width::of_stderr());
     let mut e = std::io::stderr().lock();
     let live = clearing();
     let _ = if newline {

@@ -123,7 +123,7 @@ fn texts(blocks: &[Block]) -> Vec<String> {
                 out.extend(g.header.iter().cloned());
                 out.extend(g.rows.iter().flatten().map(|c| c.text.clone()));
             }
-            Block::Verdict { to_act_on, message } => {
+            Block::Verdict { to_act_on, message, .. } => {
                 out.extend(to_act_on.iter().cloned());
                 out.push(message.clone());
             }

@@ -275,6 +275,7 @@ fn started(plan: &BurnPlan, stop: &StopFlag) {
 fn run_of(plan: &BurnPlan, burns: Vec<Ended>, interrupted: bool, stop: &StopFlag) -> BurnRun {
     BurnRun {
         disks: burned(plan, burns, interrupted, stop),
+        plan: plan.estimate.clone(),
         interrupted,
         read_only: plan.read_only,
         engine: (plan.engine, plan.depth),

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::ListArgs;
 use crate::device::{self, Identity, InUse, SystemPaths, sysfs};
-use crate::export::doc::Grid;
+use crate::grid::Grid;
 use crate::outcome::Outcome;
 use crate::output::Output;
 use crate::units::human_bytes;
@@ -40,7 +40,8 @@ pub fn run(args: &ListArgs, stop: &crate::stop::StopFlag) -> Result<Outcome> {
             .with_context(|| format!("writing --json {}", o.given.display()))?;
     } else {
         use std::io::Write;
-        let _ = std::io::stdout().lock().write_all(table(&entries).as_bytes());
+        let shown = table(&entries, crate::width::of_stdout());
+        let _ = std::io::stdout().lock().write_all(shown.as_bytes());
     }
     Ok(Outcome::Healthy)
 }
@@ -66,7 +67,9 @@ fn all(paths: &SystemPaths, include_virtual: bool) -> Vec<Entry> {
         .collect()
 }
 
-fn table(entries: &[Entry]) -> String {
+/// The disks as a table in `width` columns (a terminal's; none: every
+/// column), the columns left out named.
+fn table(entries: &[Entry], width: Option<usize>) -> String {
     let mut t = Grid::new(&[
         "Disk",
         "By-id",
@@ -84,7 +87,8 @@ fn table(entries: &[Entry]) -> String {
         "Slot",
         "Link",
         "In use",
-    ]);
+    ])
+    .optional(&[6, 1, 9, 10, 4, 12, 13, 7, 8, 14, 3, 11]);
     let yn = |b: bool| if b { "yes" } else { "no" };
     for e in entries {
         let id = &e.identity;
@@ -119,16 +123,29 @@ fn table(entries: &[Entry]) -> String {
             let id = &e.identity;
             let path = crate::escape::terminal(&e.path);
             if let Some(f) = id.format.as_ref() {
-                return Some(format!("{path}: {}\n", f.sentence(&id.name)));
+                let said = format!("{path}: {}", f.sentence(&id.name));
+                return Some(format!("{}\n", crate::width::wrap(&said, width, "", "  ")));
             }
             let driver = id.topology.controller.as_ref().and_then(|c| c.driver.as_deref());
             let c = device::raid::volume(driver, id.vendor.as_deref(), id.model.as_deref(), None)?;
-            Some(format!(
-                "{path}: {}; `arrayburn inspect {path}` reads its drives through the controller (smartctl -d {},N)\n",
+            let said = format!(
+                "{path}: {}; `arrayburn inspect {path}` reads its drives through the controller (smartctl -d {},N)",
                 c.volume_words(),
                 c.passthrough
-            ))
+            );
+            Some(format!("{}\n", crate::width::wrap(&said, width, "", "  ")))
         })
         .collect();
-    format!("{}\n{notes}", t.text())
+    let (shown, left_out) = t.text_in(width);
+    let left_out = match left_out.is_empty() {
+        true => String::new(),
+        false => {
+            let said = format!(
+                "(Columns left out at this width: {}. A wider terminal and --json have them.)",
+                left_out.join(", ")
+            );
+            format!("{}\n", crate::width::wrap(&said, width, "", " "))
+        }
+    };
+    format!("{shown}\n{notes}{left_out}")
 }

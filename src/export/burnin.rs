@@ -59,7 +59,7 @@ pub fn blocks(r: &BurnReport) -> Vec<Block> {
     }
     let seen = r.disks.iter().filter_map(|d| Some((d.path.as_str(), d.kernel.as_ref()?)));
     super::text::kernel_section(&mut out, seen);
-    out.push(verdict(&r.summary.disk_verdicts, &r.summary.message));
+    out.push(verdict(r, &r.summary.disk_verdicts, &r.summary.message));
     out
 }
 
@@ -120,7 +120,8 @@ fn disks(r: &BurnReport) -> Grid {
         "Time",
         "Errors",
         "Verdict",
-    ]);
+    ])
+    .optional(&[2, 9, 7, 3, 8, 6, 1, 10]);
     let bytes = |b: u64| if b == 0 { "-".into() } else { human_bytes(b) };
     for d in &r.disks {
         let cells: Vec<Cell> = [
@@ -208,7 +209,7 @@ fn run_word(r: &BurnReport) -> &'static str {
 /// SMART: what rose, what was not compared, self-tests, temperatures; one
 /// heading (a fault's tone where a counter rose), a line each under it.
 fn smart(out: &mut Vec<Block>, r: &BurnReport) {
-    let mut lines = Vec::new();
+    let mut lines: Vec<(&str, String)> = Vec::new();
     let mut rose_any = false;
     for d in &r.disks {
         match (&d.smart, &d.smart_note) {
@@ -225,41 +226,46 @@ fn smart(out: &mut Vec<Block>, r: &BurnReport) {
                 rose_any |= !rose.is_empty();
                 if !rose.is_empty() {
                     let rose = rose.join(", ");
-                    lines.push(format!("SMART {}: rose during {}: {rose}", d.path, run_word(r)));
+                    lines.push((&d.path, format!("rose during {}: {rose}", run_word(r))));
                 }
                 if !logged.is_empty() {
                     let logged = logged.join(", ");
-                    lines.push(format!("SMART {}: logged, not judged: {logged}", d.path));
+                    lines.push((&d.path, format!("logged, not judged: {logged}")));
                 }
             }
-            (None, Some(note)) => lines.push(format!("SMART {}: not compared ({note})", d.path)),
+            (None, Some(note)) => lines.push((&d.path, format!("not compared ({note})"))),
             _ => {}
         }
     }
     for d in &r.disks {
         if let Some(said) = self_test_words(d) {
-            lines.push(format!("SMART {}: {said}", d.path));
+            lines.push((&d.path, said));
         }
         if let Some(said) = self_test_after_words(d) {
-            lines.push(format!("SMART {}: {said}", d.path));
+            lines.push((&d.path, said));
         }
         if let Some(c) = d.hottest_c {
-            lines.push(format!(
-                "SMART {}: hottest {c} °C during the run{}",
-                d.path,
-                limit_words(d)
-            ));
+            lines.push((&d.path, format!("hottest {c} °C during the run{}", limit_words(d))));
         }
         for words in not_believed(d) {
-            lines.push(format!("SMART {}: not believed: {words}", d.path));
+            lines.push((&d.path, format!("not believed: {words}")));
         }
         for words in d.smart.iter().flat_map(|c| &c.before.not_read) {
-            lines.push(format!("SMART {}: not read: {words}", d.path));
+            lines.push((&d.path, format!("not read: {words}")));
         }
     }
     if !lines.is_empty() {
         out.push(Block::Heading("SMART".into(), if rose_any { Tone::Bad } else { Tone::Plain }));
-        out.extend(lines.into_iter().map(Block::Note));
+        // A sentence said of many disks is said once, naming them.
+        let mut said: Vec<(Vec<&str>, String)> = Vec::new();
+        for (path, words) in lines {
+            match said.iter_mut().find(|(_, w)| *w == words) {
+                Some((paths, _)) => paths.push(path),
+                None => said.push((vec![path], words)),
+            }
+        }
+        let said = said.into_iter().map(|(p, w)| format!("SMART {}: {w}", p.join(", ")));
+        out.extend(said.map(Block::Note));
     }
 }
 

@@ -4,151 +4,9 @@
 //! (`text`, `burnin`); this module only renders them and must not know
 //! any report's fields.
 
-use std::borrow::Cow;
 use std::fmt::Write;
 
-use unicode_width::UnicodeWidthStr;
-
-/// How a cell stands out on the page: a fault, a call not decided, a
-/// disk faster than its peers. Carried with the cell by whoever builds
-/// it, never read back from its text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
-    Bad,
-    Unsure,
-    Fast,
-}
-
-/// One cell: its text and its mark.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Cell {
-    pub text: String,
-    pub mark: Option<Mark>,
-}
-
-impl Cell {
-    /// `text` marked `mark` (none: plain).
-    pub fn marked(text: impl Into<String>, mark: Option<Mark>) -> Self {
-        Self { text: text.into(), mark }
-    }
-}
-
-impl From<String> for Cell {
-    fn from(text: String) -> Self {
-        Self { text, mark: None }
-    }
-}
-
-impl From<&str> for Cell {
-    fn from(text: &str) -> Self {
-        Self { text: text.into(), mark: None }
-    }
-}
-
-/// A table: a header, rows of cells, and which columns hold numbers
-/// (aligned right).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Grid {
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<Cell>>,
-    pub numbers: std::ops::Range<usize>,
-}
-
-impl Grid {
-    /// An empty table with this header and no number column.
-    pub fn new(header: &[&str]) -> Self {
-        Self { header: header.iter().map(|h| h.to_string()).collect(), ..Self::default() }
-    }
-
-    /// The columns `cols` hold numbers.
-    pub fn numbers(mut self, cols: std::ops::Range<usize>) -> Self {
-        self.numbers = cols;
-        self
-    }
-
-    pub fn row<C: Into<Cell>>(&mut self, cells: Vec<C>) {
-        self.rows.push(cells.into_iter().map(Into::into).collect());
-    }
-
-    /// solnet's layout: no borders, columns two blanks apart (numbers
-    /// aligned right, the header too), a dashed line under the header, no
-    /// trailing blanks. Laid out here in one pass per row: a fleet's table
-    /// of every disk's every run has hundreds of thousands of rows, which a
-    /// general table crate took seconds and a cell's worth of allocations
-    /// each to lay out.
-    pub fn text(&self) -> String {
-        // Control characters (a device path's, a model's) as escapes,
-        // before the columns are measured.
-        let rows: Vec<Vec<Cow<str>>> = (self.rows.iter())
-            .map(|r| r.iter().map(|c| crate::escape::terminal_cow(&c.text)).collect())
-            .collect();
-        let header: Vec<Cow<str>> = self.header.iter().map(|h| Cow::from(h.as_str())).collect();
-        let columns = rows.iter().map(Vec::len).chain([header.len()]).max().unwrap_or(0);
-        let mut widths = vec![0; columns];
-        for r in rows.iter().chain([&header]) {
-            for (w, c) in widths.iter_mut().zip(r) {
-                *w = (*w).max(c.width());
-            }
-        }
-        let mut out = String::new();
-        let ends = |out: &mut String, start: usize| {
-            out.truncate(start + out[start..].trim_end().len());
-            out.push('\n');
-        };
-        let line = |out: &mut String, cells: &[Cow<str>]| {
-            let start = out.len();
-            for (i, w) in widths.iter().enumerate() {
-                let text = cells.get(i).map_or("", |c| c.as_ref());
-                let gap = std::iter::repeat_n(' ', w.saturating_sub(text.width()));
-                if self.numbers.contains(&i) {
-                    out.extend(gap);
-                    out.push_str(text);
-                } else {
-                    out.push_str(text);
-                    out.extend(gap);
-                }
-                // The cell's blank, then the one between columns.
-                out.push_str("  ");
-            }
-            ends(out, start);
-        };
-        line(&mut out, &header);
-        let start = out.len();
-        for w in &widths {
-            out.extend(std::iter::repeat_n('-', w + 1));
-            out.push(' ');
-        }
-        ends(&mut out, start);
-        for r in &rows {
-            line(&mut out, r);
-        }
-        out.pop();
-        out
-    }
-
-    /// A GitHub-flavoured Markdown table (`|` in a cell escaped).
-    pub fn markdown(&self) -> String {
-        let line = |cells: &mut dyn Iterator<Item = &str>| {
-            let cells: Vec<String> = cells.map(md_cell).collect();
-            format!("| {} |\n", cells.join(" | "))
-        };
-        let rule: Vec<String> = (0..self.header.len())
-            .map(|i| if self.numbers.contains(&i) { "---:" } else { "---" }.to_string())
-            .collect();
-        let mut out = line(&mut self.header.iter().map(String::as_str));
-        out.push_str(&format!("|{}|\n", rule.join("|")));
-        for r in &self.rows {
-            out.push_str(&line(&mut r.iter().map(|c| c.text.as_str())));
-        }
-        out
-    }
-}
-
-/// A cell's text as literal Markdown (a model string is not markup),
-/// blank as `-`.
-pub fn md_cell(s: &str) -> String {
-    if s.trim().is_empty() { "-".into() } else { crate::escape::markdown(s) }
-}
+pub use crate::grid::{Cell, Grid, Mark, md_cell};
 
 /// How a heading or alert reads: plain, or a fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,30 +34,100 @@ pub enum Block {
     Item(String),
     /// A line under the item before it, indented further.
     Sub(String),
-    /// The closing lines: a sentence per disk to act on, the verdict.
-    Verdict { to_act_on: Vec<String>, message: String },
+    /// The closing lines: the verdict in a line that fits (its word, how
+    /// many disks, the exit status), a sentence per disk to act on, then
+    /// the verdict in full.
+    Verdict { headline: String, to_act_on: Vec<String>, message: String },
+}
+
+/// A verdict's line that fits: its word, how many disks it is about and
+/// to act on, and the exit status (`Verdict: FLAGGED: 1 of 6 disk(s) to
+/// act on (exit status 1)`).
+pub fn headline(run: &crate::document::RunDoc) -> String {
+    use crate::outcome::Outcome;
+    let disks = run.disks.len();
+    let act = run.paths_to_act_on().len();
+    let (unsure, unjudged) = (run.unsure.len(), run.not_judged.len());
+    let mut said = match run.outcome {
+        Outcome::Healthy => format!("{disks} disk(s), nothing to act on"),
+        Outcome::Flagged => format!("{act} of {disks} disk(s) to act on"),
+        Outcome::NotJudged if unjudged > 0 => {
+            format!("{unjudged} of {disks} disk(s) not judged, nothing found")
+        }
+        Outcome::NotJudged => format!("nothing found, {disks} disk(s) not all judged"),
+        Outcome::Interrupted if act > 0 => {
+            format!("partial results, {act} of {disks} disk(s) to act on so far")
+        }
+        Outcome::Interrupted => format!("partial results of {disks} disk(s)"),
+    };
+    if unsure > 0 {
+        said.push_str(&format!(", {unsure} not decided"));
+    }
+    if unjudged > 0 && run.outcome != Outcome::NotJudged {
+        said.push_str(&format!(", {unjudged} not judged"));
+    }
+    format!("Verdict: {}: {said} (exit status {})", run.outcome.word(), run.outcome.exit_code())
 }
 
 /// The blocks as the text report, control characters (a host name's, a
-/// device path's) shown as escapes.
+/// device path's) shown as escapes; every line whole (a file, a pipe).
 pub fn text(blocks: &[Block]) -> String {
+    text_in(blocks, None)
+}
+
+/// The blocks as the text report laid out in `width` columns (a
+/// terminal's): sentences wrapped at words with a hanging indent, each
+/// table in the columns that fit, a line naming those left out.
+pub fn text_in(blocks: &[Block], width: Option<usize>) -> String {
+    use crate::width::wrap;
     let mut out = String::new();
+    let mut left_out: Vec<String> = Vec::new();
+    let table = |out: &mut String, left_out: &mut Vec<String>, g: &Grid| {
+        let (t, gone) = g.text_in(width);
+        let _ = writeln!(out, "{t}");
+        for h in gone {
+            if !left_out.contains(&h) {
+                left_out.push(h);
+            }
+        }
+    };
     for b in blocks {
         let _ = match b {
-            Block::Title(s) | Block::Alert(s) | Block::Note(s) => writeln!(out, "{s}"),
-            Block::Heading(s, _) => writeln!(out, "\n{s}"),
-            Block::Table(g) => writeln!(out, "\n{}", g.text()),
-            Block::Tight(g) => writeln!(out, "{}", g.text()),
-            Block::Item(s) => writeln!(out, "  {s}"),
-            Block::Sub(s) => writeln!(out, "    {s}"),
-            Block::Verdict { to_act_on, message } => {
-                if !to_act_on.is_empty() {
-                    let _ = writeln!(out, "\nDisks to act on:");
-                    for a in to_act_on {
-                        let _ = writeln!(out, "  {a}");
-                    }
+            Block::Title(s) | Block::Alert(s) | Block::Note(s) => {
+                writeln!(out, "{}", wrap(s, width, "", "  "))
+            }
+            Block::Heading(s, _) => writeln!(out, "\n{}", wrap(s, width, "", "  ")),
+            Block::Table(g) => {
+                out.push('\n');
+                table(&mut out, &mut left_out, g);
+                Ok(())
+            }
+            Block::Tight(g) => {
+                table(&mut out, &mut left_out, g);
+                Ok(())
+            }
+            Block::Item(s) => writeln!(out, "{}", wrap(s, width, "  ", "    ")),
+            Block::Sub(s) => writeln!(out, "{}", wrap(s, width, "    ", "      ")),
+            Block::Verdict { headline, to_act_on, message } => {
+                if !left_out.is_empty() {
+                    let cols = left_out.join(", ");
+                    let note = format!(
+                        "(Columns left out at this width: {cols}. A wider terminal, --json and --out's page have them.)"
+                    );
+                    let _ = writeln!(out, "\n{}", wrap(&note, width, "", " "));
                 }
-                writeln!(out, "\nVerdict: {message}")
+                let _ = writeln!(out, "\n{}", wrap(headline, width, "", "  "));
+                for a in to_act_on {
+                    let _ = writeln!(out, "{}", wrap(a, width, "  ", "      "));
+                }
+                // The verdict in full, its word said by the headline.
+                let word = headline.strip_prefix("Verdict: ").and_then(|h| h.split(": ").next());
+                let rest = word.and_then(|w| message.strip_prefix(&format!("{w}: ")));
+                writeln!(
+                    out,
+                    "{}",
+                    wrap(&format!("Details: {}", rest.unwrap_or(message)), width, "", "  ")
+                )
             }
         };
     }
@@ -258,7 +186,7 @@ pub fn markdown(blocks: &[Block]) -> String {
         }
     }
     for b in blocks {
-        if let Block::Verdict { to_act_on, message } = b {
+        if let Block::Verdict { to_act_on, message, .. } = b {
             let _ = writeln!(out, "**Verdict: {}**\n", md_cell(message));
             if !to_act_on.is_empty() {
                 let _ = writeln!(out, "Disks to act on:\n");
@@ -293,6 +221,7 @@ pub fn markdown(blocks: &[Block]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use unicode_width::UnicodeWidthStr;
 
     #[test]
     fn markdown_shows_a_hostile_string_as_text() {
@@ -301,6 +230,43 @@ mod tests {
         let md = markdown(&[Block::Title("t".into()), Block::Table(g)]);
         assert!(md.contains(r"&lt;script&gt;alert\(1\)&lt;/script&gt;\|x"), "{md}");
         assert!(!md.contains("<script"), "{md}");
+    }
+
+    #[test]
+    fn a_narrow_table_leaves_out_its_optional_columns_first_first_but_never_a_marked_one() {
+        let mut g = Grid::new(&["Disk", "Model", "p50 ms", "p99 ms", "Flag"])
+            .numbers(2..4)
+            .optional(&[2, 1, 3]);
+        g.row(vec![
+            Cell::from("/dev/sda"),
+            Cell::marked("A VERY LONG MODEL NAME", Some(Mark::Bad)),
+            Cell::from("0.5"),
+            Cell::from("12.5"),
+            Cell::marked("--SLOW--", Some(Mark::Bad)),
+        ]);
+        let (all, none) = g.text_in(None);
+        assert!(none.is_empty() && all.contains("p50 ms"), "{all}");
+        // p50 goes first; the model is marked, so p99 goes next.
+        let (t, gone) = g.text_in(Some(45));
+        assert_eq!(gone, ["p50 ms", "p99 ms"], "{t}");
+        assert!(t.lines().all(|l| l.width() <= 45) && t.contains("--SLOW--"), "{t}");
+        assert_eq!(g.text_in(Some(55)).1, ["p50 ms"]);
+        // The report says which columns were left out, at the end.
+        let blocks = [
+            Block::Table(g),
+            Block::Verdict {
+                headline: "Verdict: FLAGGED: x".into(),
+                to_act_on: vec![],
+                message: "FLAGGED: y".into(),
+            },
+        ];
+        let t = text_in(&blocks, Some(45));
+        assert!(
+            t.replace("\n ", " ").contains("(Columns left out at this width: p50 ms, p99 ms."),
+            "{t}"
+        );
+        assert!(t.ends_with("Verdict: FLAGGED: x\nDetails: y\n"), "{t}");
+        assert!(!text(&blocks).contains("left out"));
     }
 
     #[test]

@@ -74,12 +74,14 @@ fn verdict(r: &FleetReport) -> Block {
     use crate::document::Document;
     let mut to_act_on: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for a in r.document().to_act_on {
+    let run = r.document();
+    let headline = super::doc::headline(&run);
+    for a in run.to_act_on {
         if seen.insert(a.sentence.clone()) {
             to_act_on.push(a.sentence);
         }
     }
-    Block::Verdict { to_act_on, message: r.message.clone() }
+    Block::Verdict { headline, to_act_on, message: r.message.clone() }
 }
 
 /// The run findings in sections: those that count (to act on; not

@@ -40,7 +40,8 @@ pub fn table(disks: &[Inspected]) -> Grid {
         "RAID fit",
         "Inspection",
     ])
-    .numbers(6..11);
+    .numbers(6..11)
+    .optional(&[8, 10, 9, 3, 13, 14, 5, 6, 12, 11, 2, 4, 15, 7]);
     for d in disks {
         g.row(row(d));
     }
@@ -222,6 +223,7 @@ pub fn blocks(r: &InspectReport) -> Vec<Block> {
     findings(&mut out, &r.disks);
     let doc = crate::document::Document::document(r);
     out.push(Block::Verdict {
+        headline: super::doc::headline(&doc),
         to_act_on: doc.to_act_on.iter().map(|a| a.sentence.clone()).collect(),
         message: r.message.clone(),
     });

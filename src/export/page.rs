@@ -146,7 +146,7 @@ pub fn render(p: &Page) -> String {
 fn verdict(p: &Page) -> Markup {
     html! {
         @for b in p.blocks {
-            @if let Block::Verdict { to_act_on, message } = b {
+            @if let Block::Verdict { to_act_on, message, .. } = b {
                 p #verdict class={ "verdict " (p.verdict) } { "Verdict: " (message) }
                 @if !to_act_on.is_empty() {
                     h2 { "Disks to act on" }
@@ -291,7 +291,11 @@ mod tests {
             Block::Table(g),
             Block::Item("a & b".into()),
             Block::Sub("c < d".into()),
-            Block::Verdict { to_act_on: vec!["<img src=x>".into()], message: "m".into() },
+            Block::Verdict {
+                headline: "Verdict: FLAGGED".into(),
+                to_act_on: vec!["<img src=x>".into()],
+                message: "m".into(),
+            },
         ];
         let mut header =
             Header::now(crate::header::Kind::Check, std::time::SystemTime::now(), Vec::new());

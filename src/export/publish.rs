@@ -25,8 +25,12 @@ pub type Files = Vec<(&'static str, Vec<u8>)>;
 pub trait Published: Document {
     /// Its header, to mark the run's end in it.
     fn header_mut(&mut self) -> &mut crate::header::Header;
-    /// The text report.
-    fn text(&self) -> String;
+    /// The report laid out as blocks (its text, Markdown and page).
+    fn blocks(&self) -> Vec<super::doc::Block>;
+    /// The text report, every line whole.
+    fn text(&self) -> String {
+        super::doc::text(&self.blocks())
+    }
     /// The JSON document.
     fn json(&self) -> Vec<u8>;
     /// The bundle's files that hold the result (written first).
@@ -44,9 +48,9 @@ pub trait Published: Document {
     fn ocp(&self) -> Option<Vec<u8>> {
         None
     }
-    /// The text report with more (`-v`), where the run has more to say.
-    fn verbose_text(&self) -> String {
-        self.text()
+    /// The report with more (`-v`), where the run has more to say.
+    fn verbose_blocks(&self) -> Vec<super::doc::Block> {
+        self.blocks()
     }
 }
 
@@ -121,17 +125,28 @@ pub fn print(run: &impl Published, stdout_taken: bool) {
     // `-q`: the verdict line alone (the run's log still gets the report).
     // Control characters as escapes (a device path's), before any colour
     // is added.
-    let full = if crate::tell::verbose() { run.verbose_text() } else { run.text() };
-    let full = crate::escape::lines(&full);
+    // The log gets every line whole; a terminal, the report laid out in
+    // its width (a file or a pipe: whole lines too).
+    let blocks = if crate::tell::verbose() { run.verbose_blocks() } else { run.blocks() };
+    let full = crate::escape::lines(&super::doc::text(&blocks));
+    let (terminal, width) = if stdout_taken {
+        (std::io::stderr().is_terminal(), crate::width::of_stderr())
+    } else {
+        (std::io::stdout().is_terminal(), crate::width::of_stdout())
+    };
     let text = if crate::tell::quiet() {
-        crate::escape::lines(&format!("Verdict: {}\n", run.document().message))
+        // `-q`: the verdict's headline and its disks to act on.
+        let run = run.document();
+        let mut said = super::doc::headline(&run);
+        for a in &run.to_act_on {
+            said.push('\n');
+            said.push_str(&crate::width::wrap(&a.sentence, width, "  ", "      "));
+        }
+        crate::escape::lines(&format!("{}\n", crate::width::wrap_lines(&said, width)))
+    } else if width.is_some() {
+        crate::escape::lines(&super::doc::text_in(&blocks, width))
     } else {
         full.clone()
-    };
-    let terminal = if stdout_taken {
-        std::io::stderr().is_terminal()
-    } else {
-        std::io::stdout().is_terminal()
     };
     let shown =
         if crate::tell::colour(terminal) { super::doc::coloured(&text) } else { text.clone() };
@@ -233,8 +248,8 @@ impl Published for crate::report::Report {
     fn header_mut(&mut self) -> &mut crate::header::Header {
         &mut self.header
     }
-    fn text(&self) -> String {
-        super::text::render(self)
+    fn blocks(&self) -> Vec<super::doc::Block> {
+        super::text::blocks(self)
     }
     fn json(&self) -> Vec<u8> {
         super::json::render(self)
@@ -252,8 +267,8 @@ impl Published for crate::report::Report {
     fn ocp(&self) -> Option<Vec<u8>> {
         Some(super::ocp::check(self))
     }
-    fn verbose_text(&self) -> String {
-        super::text::render_verbose(self)
+    fn verbose_blocks(&self) -> Vec<super::doc::Block> {
+        super::text::verbose_blocks(self)
     }
     fn pages(&self) -> anyhow::Result<(Files, Vec<Drawn>)> {
         let drawn = super::chart::draw_all(self)?;
@@ -268,8 +283,8 @@ impl Published for crate::report::burnin::BurnReport {
     fn header_mut(&mut self) -> &mut crate::header::Header {
         &mut self.header
     }
-    fn text(&self) -> String {
-        super::burnin::render(self)
+    fn blocks(&self) -> Vec<super::doc::Block> {
+        super::burnin::blocks(self)
     }
     fn json(&self) -> Vec<u8> {
         super::burnin::json(self)
@@ -295,8 +310,8 @@ impl Published for crate::fleet::FleetReport {
     fn header_mut(&mut self) -> &mut crate::header::Header {
         &mut self.header
     }
-    fn text(&self) -> String {
-        super::doc::text(&super::fleet::blocks(self))
+    fn blocks(&self) -> Vec<super::doc::Block> {
+        super::fleet::blocks(self)
     }
     fn json(&self) -> Vec<u8> {
         super::json::document(self)
@@ -318,8 +333,8 @@ impl Published for crate::report::inspect::InspectReport {
     fn header_mut(&mut self) -> &mut crate::header::Header {
         &mut self.header
     }
-    fn text(&self) -> String {
-        super::doc::text(&super::inspect::blocks(self))
+    fn blocks(&self) -> Vec<super::doc::Block> {
+        super::inspect::blocks(self)
     }
     fn json(&self) -> Vec<u8> {
         super::json::document(self)

@@ -21,7 +21,7 @@ pub fn render(r: &Report) -> String {
 
 /// The report with more (`-v`): before its verdict, each serial slice's
 /// and each re-measured round's MB/s, a table a pass.
-pub fn render_verbose(r: &Report) -> String {
+pub fn verbose_blocks(r: &Report) -> Vec<Block> {
     let mut out = blocks(r);
     let verdict = out.pop();
     for p in r.passes.iter().filter(|p| !p.slices.is_empty()) {
@@ -34,7 +34,7 @@ pub fn render_verbose(r: &Report) -> String {
         out.push(Block::Tight(slice_table(&c.measured)));
     }
     out.extend(verdict);
-    doc::text(&out)
+    out
 }
 
 /// Slices as a table: disk, round, when, how long, MB/s.
@@ -65,7 +65,7 @@ pub fn blocks(r: &Report) -> Vec<Block> {
     vibration(&mut out, r);
     errors(&mut out, r);
     kernel(&mut out, r);
-    out.push(verdict(&r.summary.disk_verdicts, &r.summary.message));
+    out.push(verdict(r, &r.summary.disk_verdicts, &r.summary.message));
     out
 }
 
@@ -111,8 +111,13 @@ pub fn kernel_section<'a>(
 
 /// The closing lines of a report, the check's and the burn-in's: a
 /// sentence per disk to act on, then the verdict.
-pub fn verdict(to_act_on: &[DiskAdvice], message: &str) -> Block {
+pub fn verdict(
+    run: &impl crate::document::Document,
+    to_act_on: &[DiskAdvice],
+    message: &str,
+) -> Block {
     Block::Verdict {
+        headline: doc::headline(&run.document()),
         to_act_on: to_act_on.iter().map(|a| a.sentence.clone()).collect(),
         message: message.to_string(),
     }
@@ -161,7 +166,8 @@ fn header(out: &mut Vec<Block>, r: &Report) {
         "Controller",
         "Link",
         "In use",
-    ]);
+    ])
+    .optional(&[1, 6, 7, 9, 5, 8, 3]);
     for d in &r.disks {
         let in_use = if d.in_use.is_empty() {
             Cell::from("-")
@@ -258,7 +264,8 @@ fn serial(out: &mut Vec<Block>, r: &Report, p: &Pass) {
         "max ms",
         "Flag",
     ])
-    .numbers(1..8);
+    .numbers(1..8)
+    .optional(&[6, 4, 7, 5]);
     for d in &p.disks {
         let row =
             vec![d.path.clone(), size_mb(r, d), format!("{:.0}", d.window_mb_per_s), pct_spread(d)];
@@ -350,7 +357,8 @@ fn vs_serial_table(
         "max ms",
         "Flag",
     ])
-    .numbers(1..10);
+    .numbers(1..10)
+    .optional(&[8, 6, 9, 7, 2]);
     let serial = r.passes.iter().find(|x| x.kind == PassKind::Serial);
     for d in &p.disks {
         let s = serial
@@ -393,7 +401,8 @@ fn random(out: &mut Vec<Block>, r: &Report) {
         "p99 ms",
         "Flag",
     ])
-    .numbers(1..9);
+    .numbers(1..9)
+    .optional(&[5, 3, 6, 4, 8]);
     for d in &x.disks {
         for (i, a) in d.alone.iter().enumerate() {
             t.row(random_row(r, d, (&a.figures, d.together.get(i).map(|t| &t.figures))));
@@ -431,7 +440,8 @@ fn vibration(out: &mut Vec<Block>, r: &Report) {
         "p99 ms beside",
         "Flag",
     ])
-    .numbers(2..7);
+    .numbers(2..7)
+    .optional(&[1, 5, 6]);
     let ms = p99_ms;
     let iops = |f: &Figures| f.iops.map_or("-".into(), |x| format!("{x:.0}"));
     for d in &x.disks {

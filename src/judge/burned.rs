@@ -24,6 +24,8 @@ use crate::units::{human_duration, mb_per_s};
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BurnRun {
     pub disks: Vec<Burned>,
+    /// How long the plan said the run would take, and on what.
+    pub plan: Option<crate::burnin::estimate::Estimate>,
     pub interrupted: bool,
     pub read_only: bool,
     /// The engine that ran, and how many requests it kept in flight.

@@ -96,6 +96,9 @@ pub struct BurnPlan {
     /// `--smart-test-after`, and how long it may run.
     pub self_test_after: Option<(TestKind, Option<Duration>)>,
     pub looks: Looks,
+    /// How long the run should take, as its plan said (set when it is
+    /// shown).
+    pub estimate: Option<crate::burnin::estimate::Estimate>,
     /// The command that continues this run where a signal stops it.
     pub resume_line: String,
     /// `--idle`, `--cycles` on a burn-in: a verify of its own after the
@@ -382,6 +385,7 @@ impl BurnPlan {
                 read_mb_per_s: Vec::new(),
                 ticks,
             },
+            estimate: None,
             resume_line,
             then_verify,
             left_out,

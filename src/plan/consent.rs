@@ -10,23 +10,27 @@ use std::time::Duration;
 use anyhow::bail;
 
 use super::burnin::BurnPlan;
-use crate::burnin::state::Checkpoint;
-use crate::burnin::targets::Target;
+use crate::burnin::estimate::{Basis, Estimate, Speeds};
 use crate::burnin::worker::sample_speed;
+use crate::grid::Grid;
 use crate::io::Bounds;
 use crate::stop::StopFlag;
 use crate::units::{human_bytes, human_duration};
 
-/// How long `bytes` take at `mb_per_s`, in words.
-fn estimate(bytes: u64, mb_per_s: f64) -> String {
-    human_duration(Duration::from_secs_f64(bytes as f64 / (mb_per_s * 1e6)))
+/// How long `secs` take, in words.
+fn took(secs: f64) -> String {
+    human_duration(Duration::from_secs_f64(secs.max(0.0)))
 }
 
-/// The plan, before anything is written: each disk, and how long its
-/// reads take at the speed measured now (1 s of reading); the writes'
-/// speed is not known before they run (a disk's cache, SMR, a slow
-/// firmware make it anything). The speeds are kept for the progress
-/// lines' ETA.
+/// How long each disk's reads are timed before asking (reading is safe).
+const SAMPLE: Duration = Duration::from_secs(2);
+
+/// The plan, before anything is written: a table of the disks (a line
+/// each, in the terminal's width), how long each takes and all of them
+/// side by side, and what that rests on: this run's own speeds on a
+/// resume, else a few seconds of reads of each disk now (its writes taken
+/// as fast), else its model's rated speed. The read speeds are kept for
+/// the progress lines' ETA, the estimate for the report's `plan`.
 fn announce(plan: &mut BurnPlan) {
     let speeds = speeds_now(plan);
     plan.looks.read_mb_per_s = speeds.clone();
@@ -45,8 +49,13 @@ fn announce(plan: &mut BurnPlan) {
             c.passes
         );
     }
-    for (d, speed) in plan.disks.iter().zip(&speeds) {
-        tell!("  {}", disk_line(&d.target, &d.point, *speed, plan.resume));
+    let estimate = estimate(plan, &speeds);
+    let (table, left_out) = plan_table(plan, &estimate).text_in(crate::width::of_stderr());
+    tell!("{table}");
+    if !left_out.is_empty() {
+        tell!("  (left out at this width: {})", left_out.join(", "));
+    }
+    for d in &plan.disks {
         // A volume's burn-in writes its members through it.
         if let Some(v) = &d.target.dev.identity.volume {
             tell!(
@@ -57,14 +66,7 @@ fn announce(plan: &mut BurnPlan) {
             );
         }
     }
-    let work: Vec<(u64, f64)> = (plan.disks.iter().zip(&speeds))
-        .filter_map(|(d, v)| v.map(|v| (d.point.left().1, v)))
-        .collect();
-    if let Some(all) = all_at_once(&work) {
-        tell!(
-            "  all disks at once: the reads about {all} (the slowest disk, at the speed read now), plus the writes: their speed is not known before they run; the progress lines estimate the whole run from the first intervals"
-        );
-    }
+    tell!("  {}", in_all(&estimate, plan.disks.len()));
     if let Some(then) = &plan.then_verify {
         let idle = match then.idle.is_zero() {
             true => String::new(),
@@ -76,30 +78,102 @@ fn announce(plan: &mut BurnPlan) {
             then.shown(&disks)
         );
     }
+    plan.estimate = Some(estimate);
 }
 
-/// One disk of the plan: what it is, the range written, where a resume
-/// continues from, and how long it should take at `speed`.
-fn disk_line(t: &Target, c: &Checkpoint, speed: Option<f64>, resume: bool) -> String {
-    let id = &t.dev.identity;
-    let from = if resume { format!("  from {}", c.place()) } else { String::new() };
-    let time = match speed {
-        Some(v) => format!("reads {v:.0} MB/s now: about {} of reading", estimate(c.left().1, v)),
-        None => "(its speed could not be read)".into(),
+/// Each disk's estimate from the speeds known now (`read_now`: each
+/// disk's reads just timed).
+fn estimate(plan: &BurnPlan, read_now: &[Option<f64>]) -> Estimate {
+    let ratings = crate::judge::rated::built_in();
+    let writes = !plan.read_only;
+    let each = plan.disks.iter().zip(read_now).map(|(d, now)| {
+        let (c, path) = (&d.point, d.target.dev.given.clone());
+        let mb = |bytes: u64, s: f64| (s > 0.0).then(|| bytes as f64 / s / 1e6);
+        let b = &c.burn;
+        let rated = (d.target.dev.identity.model.as_deref())
+            .and_then(|m| crate::judge::rated::lookup(&ratings, m))
+            .map(|r| r.mb_per_s);
+        let speeds = Speeds {
+            this_run: (mb(b.written_bytes, b.write_s), mb(b.verified_bytes, b.verify_s)),
+            read_now: *now,
+            rated,
+        };
+        let range = c.end_byte - c.start_byte;
+        let e = crate::burnin::estimate::disk(&path, &speeds, range, c.left(), writes);
+        (path, e)
+    });
+    crate::burnin::estimate::all(each.collect())
+}
+
+/// The plan's table: a disk a line, its range, where a resume goes on,
+/// the speeds its estimate uses and on what, one pass and what is left.
+fn plan_table(plan: &BurnPlan, e: &Estimate) -> Grid {
+    // Where each disk goes on from: a resume's column only.
+    let from = usize::from(plan.resume);
+    let mut head = vec!["Disk", "By-id", "Model", "Serial", "Size", "Range"];
+    head.extend(["From"].iter().take(from));
+    head.extend(["MB/s", "On", "1 pass", "Left"]);
+    let mut g = Grid::new(&head).numbers(6 + from..7 + from).optional(&[1, 3, 5, 7 + from, 2, 6]);
+    for d in &plan.disks {
+        let (t, c, id) = (&d.target, &d.point, &d.target.dev.identity);
+        let whole = t.start == 0 && t.end == id.size_bytes;
+        let range = match whole {
+            true => "whole".to_string(),
+            false => format!("{}..{}", human_bytes(t.start), human_bytes(t.end)),
+        };
+        let by_id = id.by_id.as_deref().and_then(|p| p.rsplit('/').next()).unwrap_or("-");
+        let mut row: Vec<String> = vec![
+            t.dev.given.clone(),
+            by_id.into(),
+            id.model.clone().unwrap_or_else(|| "-".into()),
+            id.serial.clone().unwrap_or_else(|| "-".into()),
+            human_bytes(id.size_bytes),
+            range,
+        ];
+        row.extend([c.place()].into_iter().take(from));
+        match e.disks.iter().find(|x| x.path == t.dev.given) {
+            Some(x) => {
+                let (w, r) = (x.write_mb_per_s, x.read_mb_per_s);
+                let mb = match plan.read_only || (w - r).abs() < 0.5 {
+                    true => format!("{r:.0}"),
+                    false => format!("{w:.0}/{r:.0}"),
+                };
+                row.extend([mb, x.basis.word().into(), took(x.one_pass_s), took(x.left_s)]);
+            }
+            None => row.extend(["-", "not known", "-", "-"].map(String::from)),
+        }
+        g.row(row);
+    }
+    g
+}
+
+/// The estimate in all, and what it rests on.
+fn in_all(e: &Estimate, disks: usize) -> String {
+    let mut on: Vec<&str> = Vec::new();
+    for d in &e.disks {
+        let said = match d.basis {
+            Basis::ThisRun => "this run's own writes and reads so far",
+            Basis::ReadNow => {
+                "2 s of reads of each disk now, the writes taken as fast (a drive's cache, SMR or firmware can make them slower; the progress lines correct it)"
+            }
+            Basis::Rated => "the model's rated speed, for writes and reads alike",
+        };
+        if !on.contains(&said) {
+            on.push(said);
+        }
+    }
+    let unknown = match e.unknown.is_empty() {
+        true => String::new(),
+        false => format!("; not known for {} (it did not answer the reads)", e.unknown.join(", ")),
     };
-    format!(
-        "{}  {}  {}  serial {}  {}  bytes {}..{}{from}  {time}",
-        t.dev.given,
-        id.by_id.as_deref().unwrap_or("-"),
-        id.model.as_deref().unwrap_or("-"),
-        id.serial.as_deref().unwrap_or("-"),
-        human_bytes(id.size_bytes),
-        t.start,
-        t.end,
-    )
+    if e.disks.is_empty() {
+        return format!("how long it takes is not known{unknown}");
+    }
+    let side = if disks > 1 { ", the disks side by side (the slowest decides)" } else { "" };
+    format!("in all about {}{side}; on {}{unknown}", took(e.all_s), on.join("; "))
 }
 
-/// Each disk's read speed now, from a second of reading all at once
+/// Each disk's read speed now, from [`SAMPLE`] of reading all at once
 /// (None for a disk that does not answer).
 fn speeds_now(plan: &BurnPlan) -> Vec<Option<f64>> {
     std::thread::scope(|s| {
@@ -107,20 +181,11 @@ fn speeds_now(plan: &BurnPlan) -> Vec<Option<f64>> {
             .map(|d| {
                 let bounds = Bounds::new(&StopFlag::default(), plan.bounds_timeout);
                 let io = d.point.io_bytes as usize;
-                s.spawn(move || sample_speed(&d.target, io, Duration::from_secs(1), &bounds))
+                s.spawn(move || sample_speed(&d.target, io, SAMPLE, &bounds))
             })
             .collect();
         handles.into_iter().map(|h| h.join().ok().flatten()).collect()
     })
-}
-
-/// How long disks with (bytes left, MB/s) take side by side: as long as
-/// the slowest; None when nothing is left.
-fn all_at_once(work: &[(u64, f64)]) -> Option<String> {
-    work.iter()
-        .filter(|(b, v)| *b > 0 && *v > 0.0)
-        .max_by(|a, b| (a.0 as f64 / a.1).total_cmp(&(b.0 as f64 / b.1)))
-        .map(|(b, v)| estimate(*b, *v))
 }
 
 /// A terminal is shown the plan and asked; with `--yes` (a script: `run`
@@ -169,15 +234,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn estimates_in_words() {
-        assert_eq!(estimate(20_000_000_000_000 * 2, 250.0), "44 h 26 min");
-        assert_eq!(estimate(130_000_000_000, 1000.0), "2 min 10 s");
-        // Side by side, the slowest decides (it said 1e6 times too long).
-        assert_eq!(
-            all_at_once(&[(130_000_000_000, 1000.0), (130_000_000_000, 500.0), (0, 1.0)])
-                .as_deref(),
-            Some("4 min 20 s")
-        );
-        assert_eq!(all_at_once(&[(0, 100.0)]), None);
+    fn the_plan_says_in_all_how_long_and_on_what() {
+        let e = crate::burnin::estimate::all(vec![(
+            "/dev/sda".into(),
+            crate::burnin::estimate::disk(
+                "/dev/sda",
+                &Speeds { read_now: Some(250.0), ..Speeds::default() },
+                20_000_000_000_000,
+                (20_000_000_000_000, 20_000_000_000_000),
+                true,
+            ),
+        )]);
+        let said = in_all(&e, 1);
+        assert!(said.starts_with("in all about 44 h 26 min; on 2 s of reads"), "{said}");
     }
 }

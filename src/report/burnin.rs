@@ -183,6 +183,10 @@ pub struct BurnReport {
     pub engine: EngineKind,
     pub queue_depth: usize,
     pub disks: Vec<BurnDisk>,
+    /// How long the plan said the run would take, each disk's and all
+    /// side by side, and what each estimate rests on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::burnin::estimate::Estimate>,
     /// What each drive declared of itself before the run (`arrayburn
     /// inspect`'s table and findings): notes beside the verdict.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -240,6 +244,7 @@ pub fn build(run: BurnRun) -> BurnReport {
         engine: (engine, depth),
         inspection,
         left_out,
+        plan,
         ..
     } = run;
     let devices: Vec<_> = disks.iter().map(|d| d.disk.dev.clone()).collect();
@@ -273,6 +278,7 @@ pub fn build(run: BurnRun) -> BurnReport {
         read_only,
         pattern: if read_only { "read-only".into() } else { c.pattern.name().into() },
         io_bytes: c.io_bytes,
+        plan,
         disks,
         inspection,
         summary,
