@@ -497,8 +497,9 @@ pub enum Passes {
 #[derive(Debug, Clone, Copy, Args)]
 #[command(next_help_heading = "What is said")]
 pub struct Chatter {
-    /// Say only the verdict line (and errors, warnings, and how to go on
-    /// after a stop): no report, no progress, no notes. The exit status and every file asked for are
+    /// Say only the verdict's headline and a line per disk to act on (and
+    /// errors, warnings, and how to go on after a stop): no report, no
+    /// progress, no notes. The exit status and every file asked for are
     /// the same.
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,

@@ -29,8 +29,14 @@ fn quiet_says_the_verdict_line_alone_and_colour_is_only_where_wanted() {
     let (stdout, stderr) =
         (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert_eq!(stdout.lines().count(), 1, "{stdout}");
-    assert!(stdout.starts_with("Verdict: FLAGGED: "), "{stdout}");
+    // The headline, then a line per disk to act on, indented.
+    let mut lines = stdout.lines();
+    let headline = lines.next().unwrap_or_default();
+    assert!(
+        headline.starts_with("Verdict: FLAGGED: ") && headline.ends_with("(exit status 1)"),
+        "{stdout}"
+    );
+    assert!(lines.all(|l| l.starts_with("  ")), "{stdout}");
     assert!(stderr.is_empty(), "{stderr}");
     assert!(json.is_file(), "-j wrote the JSON as --json does");
     // Not a terminal: no colour, unless asked for.

@@ -391,7 +391,7 @@ fn bad_sectors_are_pinpointed_exactly_and_the_other_disks_finish() {
         20 * MIB + 4096
     );
     assert_eq!(said[0].2, sentence);
-    assert!(r.stdout.contains(&format!("Disks to act on:\n  {sentence}\n")), "{}", r.stdout);
+    assert!(r.stdout.contains(&format!(")\n  {sentence}\nDetails: ")), "{}", r.stdout);
     assert!(
         r.stdout.contains(&format!("unreadable: bytes {}..{}", 33 * MIB + 512, 33 * MIB + 2048)),
         "{}",

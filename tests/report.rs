@@ -470,7 +470,7 @@ fn the_fleet_verdict_carries_each_real_runs_own_findings() {
         text.contains("Runs not judged whole (interrupted, not finished, or a disk not compared):"),
         "{text}"
     );
-    assert!(text.contains("Verdict: FLAGGED: 1 run(s) with findings of their own"), "{text}");
+    assert!(text.contains("Details: 1 run(s) with findings of their own"), "{text}");
     let md = std::fs::read_to_string(bundle.join("report.md")).unwrap();
     assert!(md.contains("**Verdict: FLAGGED: 1 run\\(s\\)") && md.contains("INTERRUPTED"), "{md}");
     let html = std::fs::read_to_string(bundle.join("report.html")).unwrap();
@@ -637,7 +637,8 @@ fn an_acknowledged_finding_is_listed_not_flagging_until_its_value_moves() {
     let (out, doc) = fleet(&[a_s, c.to_str().unwrap(), "--ack", acks_s], "f4.json");
     assert_eq!((out.status.code(), doc["verdict"].as_str()), (Some(1), Some("flagged")), "{doc}");
     let text = String::from_utf8_lossy(&out.stdout);
-    let act_on = text.split("Disks to act on:").nth(1).unwrap_or_default();
+    let act_on = text.split("\nVerdict: ").nth(1).unwrap_or_default();
+    let act_on = act_on.split("\nDetails: ").next().unwrap_or_default();
     assert!(act_on.contains("/dev/loop2") && !act_on.contains("/dev/loop1"), "{text}");
     let message = doc["message"].as_str().unwrap();
     assert!(message.contains("/dev/loop2") && !message.contains("/dev/loop1"), "{message}");
