@@ -206,3 +206,14 @@ fn bad_demo_sizes_are_refused() {
         String::from_utf8_lossy(&out.stderr).contains("--disks 2: the demo needs 3 to 32 disks")
     );
 }
+
+#[test]
+fn a_demo_sample_too_short_is_refused_before_a_disk_is_made() {
+    let out = arrayburn(&["demo", "--sample", "1s"]).output_within(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--sample 1.0 s: give at least 1.5 s"), "{err}");
+    // One line, and nothing built first (it said so before).
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!err.contains("building"), "{err}");
+}

@@ -9,6 +9,7 @@ mod util;
 mod ansible;
 mod burnin;
 pub(crate) mod check;
+mod columns;
 mod conventions;
 mod demo;
 mod engines;

@@ -146,7 +146,7 @@ fn outliers(out: &mut Vec<Block>, r: &FleetReport) {
     let heading = "Slow or fast for their model across the fleet:";
     out.push(Block::Heading(heading.into(), if slow { Tone::Bad } else { Tone::Plain }));
     let header = ["Host", "Disk", "Model", "Serial", "MB/s", "% of model", "Of", "Verdict"];
-    let mut g = Grid::new(&header).numbers(4..7);
+    let mut g = Grid::new(&header).numbers(4..7).optional(&[3, 6, 2]);
     for o in &r.outliers {
         g.row(vec![
             Cell::from(o.host.as_str()),
@@ -179,7 +179,7 @@ fn tails(out: &mut Vec<Block>, r: &FleetReport) {
     out.push(Block::Heading(heading.into(), Tone::Bad));
     let header =
         ["Host", "Disk", "Model", "Serial", "p50 ms", "p99 ms", "Model p50", "Model p99", "Of"];
-    let mut g = Grid::new(&header).numbers(4..9);
+    let mut g = Grid::new(&header).numbers(4..9).optional(&[3, 6, 7, 2, 8]);
     let ms = |us: f64| format!("{:.2}", us / 1000.0);
     for t in &r.tails {
         g.row(vec![
@@ -200,7 +200,7 @@ fn tails(out: &mut Vec<Block>, r: &FleetReport) {
 /// Every disk of every result: its run, speed, errors and verdict there.
 fn disks(r: &FleetReport) -> Grid {
     let header = ["Host", "Disk", "Model", "Serial", "Run", "Kind", "MB/s", "Errors", "Verdict"];
-    let mut g = Grid::new(&header).numbers(6..8);
+    let mut g = Grid::new(&header).numbers(6..8).optional(&[3, 5, 2, 4]);
     // The slow ones, found once (a fleet of thousands of disks).
     let slow: std::collections::HashSet<(&str, &str, &str)> = (r.outliers.iter())
         .filter(|o| o.verdict == Verdict::Slow)

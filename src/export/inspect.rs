@@ -168,10 +168,18 @@ fn findings(out: &mut Vec<Block>, disks: &[Inspected]) {
     }
     if disks.iter().any(|d| !d.declared.not_read.is_empty()) {
         out.push(Block::Heading("Not read".into(), Tone::Plain));
+        // A sentence said of many disks is said once, naming them.
+        let mut said: Vec<(Vec<&str>, &str)> = Vec::new();
         for d in disks {
             for n in &d.declared.not_read {
-                out.push(Block::Item(format!("{}: {n}", d.path)));
+                match said.iter_mut().find(|(_, w)| *w == n.as_str()) {
+                    Some((paths, _)) => paths.push(&d.path),
+                    None => said.push((vec![&d.path], n)),
+                }
             }
+        }
+        for (paths, n) in said {
+            out.push(Block::Item(format!("{}: {n}", paths.join(", "))));
         }
     }
 }

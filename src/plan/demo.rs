@@ -74,6 +74,8 @@ fn preflight(args: &DemoArgs) -> Result<u64> {
     if args.size < MIN_SIZE {
         bail!("--size {}: the demo needs disks of at least 64m to time them", args.size);
     }
+    // Refused before a loop device is made, as its check would refuse it.
+    super::check_sample(args.sample).map_err(anyhow::Error::msg)?;
     if !nix::unistd::Uid::effective().is_root() {
         bail!(
             "arrayburn demo needs root: it creates loop devices and a cgroup; run it as root (sudo arrayburn demo)"

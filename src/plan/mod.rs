@@ -542,6 +542,20 @@ fn ratings(file: Option<&std::path::Path>) -> Result<Vec<crate::judge::rated::Ra
 
 /// Refuses a flag's value outside what the check can use, naming the flag,
 /// the range and the default.
+/// A `--sample` long enough to judge a disk by (the check's, the
+/// demo's), or why not.
+pub fn check_sample(sample: std::time::Duration) -> Result<(), String> {
+    if sample < defaults::MIN_SAMPLE {
+        return Err(format!(
+            "--sample {}: give at least {}: the first 10 % of a sample is its warm-up, and a disk must then be read for {:.0} s to be compared",
+            crate::units::human_duration(sample),
+            crate::units::human_duration(defaults::MIN_SAMPLE),
+            crate::judge::MIN_JUDGED_S
+        ));
+    }
+    Ok(())
+}
+
 fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
     let bad = |m: String| Err(PlanError::BadValue(m));
     check_io_timeout(args.io.io_timeout).map_err(PlanError::BadValue)?;
@@ -553,14 +567,7 @@ fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
             ));
         }
     }
-    if args.sample < defaults::MIN_SAMPLE {
-        return bad(format!(
-            "--sample {}: give at least {}: the first 10 % of a sample is its warm-up, and a disk must then be read for {:.0} s to be compared",
-            crate::units::human_duration(args.sample),
-            crate::units::human_duration(defaults::MIN_SAMPLE),
-            crate::judge::MIN_JUDGED_S
-        ));
-    }
+    check_sample(args.sample).map_err(PlanError::BadValue)?;
     if !(args.slow_pct > 0.0 && args.slow_pct < 100.0) {
         return bad(format!(
             "--slow-pct {} must be between 0 and 100 (the default is {})",
