@@ -105,18 +105,18 @@ pub struct ReportArgs {
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Write the fleet report as JSON to FILE (`-`: standard output).
-    #[arg(short = 'j', long, value_name = "FILE")]
+    #[arg(short = 'j', help_heading = "Outputs", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Also write report.txt, report.json, report.md and a self-contained
     /// report.html into DIR.
-    #[arg(short = 'o', long, value_name = "DIR")]
+    #[arg(short = 'o', help_heading = "Outputs", long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write Prometheus metrics to FILE for node_exporter's textfile
     /// collector (e.g. /var/lib/prometheus/node-exporter/arrayburn.prom):
     /// the fleet's verdict, each run not healthy, each disk's latest
     /// speed, those slow for their model or worse than before; written
     /// beside and renamed over, as the collector expects.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
 
     /// Skip a file that cannot be read (said in one line) instead of
@@ -170,18 +170,18 @@ pub struct BurninArgs {
     pub devices: Vec<String>,
     /// Confirms that the data on these disks may be destroyed (without it,
     /// nothing is written).
-    #[arg(help_heading = "What to burn", long)]
+    #[arg(help_heading = "Safety", long)]
     pub destructive: bool,
     /// Skips the question on a terminal (scripts: required).
-    #[arg(short = 'y', help_heading = "What to burn", long)]
+    #[arg(short = 'y', help_heading = "Safety", long)]
     pub yes: bool,
     /// Go ahead although process PID holds a disk's lock (the refusal
     /// names it): only when that process is not using the disk.
-    #[arg(help_heading = "What to burn", long, value_name = "PID")]
+    #[arg(help_heading = "Safety", long, value_name = "PID")]
     pub ignore_lock: Option<u32>,
     /// Overwrite disks that carry a partition table, filesystem, RAID, LVM
     /// or ZFS signature (refused without it).
-    #[arg(help_heading = "What to burn", long)]
+    #[arg(help_heading = "Safety", long)]
     pub wipe_signatures: bool,
     /// Write and verify every disk this many times, each pass with its own
     /// blocks (a lost write of pass 2 reads back as pass 1's) [default: 1,
@@ -259,14 +259,14 @@ pub struct BurninArgs {
     /// do once its media cache is full) is left idle this long after the
     /// run, then written a burst at its start: back at full speed, it
     /// behaves as DM-SMR.
-    #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = defaults::SMR_IDLE, value_parser = parse_duration)]
+    #[arg(help_heading = "SMR probe", long, value_name = "DURATION", default_value = defaults::SMR_IDLE, value_parser = parse_duration)]
     pub smr_idle: Duration,
     /// Before the first pass, small writes scattered over each disk, each
     /// flushed to the media, for up to this long (0: none): a spinning
     /// disk that takes them at many times the rate its seeks allow reads
     /// keeps them in a cache that persists, and one whose cache then fills
     /// and cleans itself while idle (--smr-idle) is drive-managed SMR.
-    #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = defaults::SMR_PROBE, value_parser = crate::units::parse_duration_or_zero)]
+    #[arg(help_heading = "SMR probe", long, value_name = "DURATION", default_value = defaults::SMR_PROBE, value_parser = crate::units::parse_duration_or_zero)]
     pub smr_probe: Duration,
     /// With --read-only: read passes until this much time has passed
     /// (e.g. 8h; the pass then running is cut short).
@@ -317,12 +317,16 @@ pub struct BurninArgs {
     #[arg(help_heading = "How to judge", long, value_name = "MS", value_parser = parse_ms)]
     pub stall_ms: Option<u64>,
     /// A disk whose writes or read-backs run under this % of its peers'
-    /// median is slow (re-measured alone first); 0: speeds are not judged
-    /// against peers (its faults, stalls and slowing from pass to pass
-    /// still are, and the verdict says so). Default 92; a --resume judges
-    /// as the run it goes on did, unless given.
+    /// median is slow (re-measured alone first), above 0 and under 100.
+    /// Default 92; a --resume judges as the run it goes on did, unless
+    /// given.
     #[arg(help_heading = "How to judge", long, value_name = "PCT")]
     pub slow_pct: Option<f64>,
+    /// Do not judge speeds against peers (a disk's faults, stalls and
+    /// slowing from pass to pass still are, and the verdict says so).
+    /// `--slow-pct 0`, its old spelling, works for a release.
+    #[arg(help_heading = "How to judge", long, conflicts_with = "slow_pct")]
+    pub not_against_peers: bool,
     /// Read SMART before and after (smartctl --json) and judge what rose:
     /// `auto` where smartctl and the disk allow, `require` refuses a disk
     /// without SMART data, `off` skips it.
@@ -383,6 +387,14 @@ pub enum BurnProgress {
     None,
 }
 
+impl BurninArgs {
+    /// The `--slow-pct` asked, 0 for `--not-against-peers` (or its old
+    /// spelling, `--slow-pct 0`).
+    pub fn slow_pct_asked(&self) -> Option<f64> {
+        if self.not_against_peers { Some(0.0) } else { self.slow_pct }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct IozoneArgs {
     /// iozone's arguments, parsed by iozone's rules.
@@ -422,30 +434,30 @@ pub struct InspectArgs {
     #[arg(long, help_heading = "Capacity probe")]
     pub probe: bool,
     /// Confirms that --probe may overwrite blocks of these disks.
-    #[arg(long, help_heading = "Capacity probe", requires = "probe")]
+    #[arg(long, help_heading = "Safety", requires = "probe")]
     pub destructive: bool,
     /// Skips the question on a terminal (scripts: required with --probe).
-    #[arg(short = 'y', long, help_heading = "Capacity probe")]
+    #[arg(short = 'y', long, help_heading = "Safety")]
     pub yes: bool,
     /// Probe disks that carry a partition table, filesystem, RAID, LVM or
     /// ZFS signature (refused without it).
-    #[arg(long, help_heading = "Capacity probe")]
+    #[arg(long, help_heading = "Safety")]
     pub wipe_signatures: bool,
     /// Go ahead although process PID holds a disk's lock (the refusal
     /// names it): only when that process is not using the disk.
-    #[arg(long, value_name = "PID", help_heading = "Capacity probe")]
+    #[arg(long, value_name = "PID", help_heading = "Safety")]
     pub ignore_lock: Option<u32>,
     /// A probe's read or write outstanding this long means the disk hung.
-    #[arg(long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration, help_heading = "Capacity probe")]
+    #[arg(long, value_name = "DURATION", default_value = defaults::IO_TIMEOUT, value_parser = parse_duration, help_heading = "I/O")]
     pub io_timeout: Duration,
     /// With --probe: how long a spinning disk's scattered writes go on
     /// (0: none).
-    #[arg(long, value_name = "DURATION", default_value = defaults::SMR_PROBE, value_parser = crate::units::parse_duration_or_zero, help_heading = "Capacity probe", requires = "probe")]
+    #[arg(long, value_name = "DURATION", default_value = defaults::SMR_PROBE, value_parser = crate::units::parse_duration_or_zero, help_heading = "SMR probe", requires = "probe")]
     pub smr_probe: Duration,
     /// With --probe: how long a disk whose scattered writes slowed idles
     /// before it is written again (a drive-managed SMR disk cleans its
     /// cache meanwhile).
-    #[arg(long, value_name = "DURATION", default_value = defaults::SMR_IDLE, value_parser = parse_duration, help_heading = "Capacity probe", requires = "probe")]
+    #[arg(long, value_name = "DURATION", default_value = defaults::SMR_IDLE, value_parser = parse_duration, help_heading = "SMR probe", requires = "probe")]
     pub smr_idle: Duration,
     /// Write the result as JSON to FILE (`-`: standard output).
     #[arg(short = 'j', long, value_name = "FILE", help_heading = "Outputs")]
@@ -476,7 +488,7 @@ pub struct ListArgs {
     /// Write JSON to FILE instead of the table (`-`: standard output), as
     /// every other --json (a bare `--json` would take the next disk for
     /// the file).
-    #[arg(short = 'j', long, value_name = "FILE")]
+    #[arg(short = 'j', help_heading = "Outputs", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 }
 
@@ -540,9 +552,10 @@ impl ColorWhen {
 pub enum ProgressMode {
     /// A live table on a terminal, plain periodic lines otherwise.
     Auto,
-    /// The live table (a cell per disk; it needs a terminal).
-    #[value(alias = "table")]
-    Bars,
+    /// The live table (a cell per disk; it needs a terminal). `bars`,
+    /// its old spelling, works for a release.
+    #[value(alias = "bars")]
+    Table,
     /// Plain lines every --progress-interval (for logs and tmux).
     Lines,
     /// Nothing but read errors and warnings.
@@ -598,7 +611,7 @@ pub struct CheckArgs {
     pub full_serial: bool,
     /// A disk below this % of its peers' median (or of its own serial speed
     /// in the parallel pass) is slow.
-    #[arg(help_heading = "How to judge", long, default_value_t = defaults::SLOW_PCT)]
+    #[arg(help_heading = "How to judge", long, value_name = "PCT", default_value_t = defaults::SLOW_PCT)]
     pub slow_pct: f64,
     /// Ratings of drive models to judge each disk against as well as its
     /// peers: a CSV file of `model,mb_per_s,source` (its rows win over the
@@ -608,9 +621,14 @@ pub struct CheckArgs {
     /// A disk above this % of its peers' median is fast.
     #[arg(help_heading = "How to judge", long, default_value_t = defaults::FAST_PCT)]
     pub fast_pct: f64,
-    /// Which passes to run.
-    #[arg(help_heading = "What to read", long, value_enum, default_value_t = Passes::Both)]
+    /// Which passes to run: serial (one disk at a time), parallel (all at
+    /// once), or both.
+    #[arg(help_heading = "What to read", long = "mode", value_enum, default_value_t = Passes::Both)]
     pub passes: Passes,
+    /// `--mode`'s old spelling (a burn-in's --passes is a count): works
+    /// for a release, with a note.
+    #[arg(long = "passes", value_enum, hide = true, conflicts_with = "passes")]
+    pub old_passes: Option<Passes>,
     /// Spread each sample over N spots of the disk (N equal slices of the
     /// window, slice k reading from k/N of the disk, as DiskSpeed reads 11),
     /// so the baseline covers the whole disk rather than its start (an HDD's
@@ -682,7 +700,7 @@ pub struct CheckArgs {
     pub allow_partitions: bool,
     /// Go ahead although process PID holds a disk's lock (the refusal
     /// names it): only when that process is not using the disk.
-    #[arg(help_heading = "What to read", long, value_name = "PID")]
+    #[arg(help_heading = "Safety", long, value_name = "PID")]
     pub ignore_lock: Option<u32>,
     #[command(flatten)]
     pub io: IoArgs,
@@ -771,7 +789,7 @@ pub struct DemoArgs {
     #[arg(long, default_value = "256m", value_parser = parse_size)]
     pub size: u64,
     /// Sample window per disk and pass.
-    #[arg(short = 's', long, default_value = "3s", value_parser = parse_duration)]
+    #[arg(short = 's', help_heading = "What to read", long, default_value = "3s", value_parser = parse_duration)]
     pub sample: Duration,
     /// Leave cgroups alone: no throttle, so no slow disk (what the demo
     /// also does where cgroup-v1 blkio is missing).

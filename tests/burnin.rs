@@ -1537,7 +1537,7 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
     let mut first = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
     first.extend(["--progress-interval", "0.2s", "--json", json.to_str().unwrap()]);
     first.extend(["--out", out.to_str().unwrap(), "--metrics", metrics.to_str().unwrap()]);
-    // How it judges goes on too (a resume that forgot --slow-pct 0 would
+    // How it judges goes on too (a resume that forgot --not-against-peers would
     // judge the speeds the run was told not to).
     first.extend(NO_SPEED_JUDGED);
     first.extend(d.iter().map(|x| x.dev.as_str()));
@@ -1561,7 +1561,7 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
         "--metrics ",
         "--progress-interval 0.2s",
         "--smart off",
-        "--slow-pct 0 ",
+        "--not-against-peers",
         "--stall-ms 60000 ",
     ] {
         assert!(line.contains(flag), "{flag} in {line}");
@@ -1586,7 +1586,10 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
             Some(2)
         );
         let msg = v["summary"]["message"].as_str().unwrap();
-        assert!(msg.contains("Speeds were not judged against peers (--slow-pct 0)."), "{msg}");
+        assert!(
+            msg.contains("Speeds were not judged against peers (--not-against-peers)."),
+            "{msg}"
+        );
     }
     assert!(metrics.exists(), "the resume wrote the first command's --metrics");
 }

@@ -272,7 +272,7 @@ fn a_full_serial_pass_on_big_disks_reads_each_in_parts_interleaved_with_the_othe
         .collect();
     let dir = tempdir();
     let json = dir.path().join("r.json");
-    let mut args = vec!["check", "--passes", "serial", "--full-serial", "--sample", "2s"];
+    let mut args = vec!["check", "--mode", "serial", "--full-serial", "--sample", "2s"];
     args.extend(["--progress", "lines", "--json", json.to_str().unwrap()]);
     args.extend(d.iter().map(|x| x.dev.as_str()));
     let r = finish(arrayburn(&args), &json);
@@ -625,8 +625,7 @@ fn a_check_keeps_what_the_kernel_saw_and_says_so_where_the_log_is_kept_from_it()
         .unwrap();
     let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
     let json = dir.path().join("root.json");
-    let mut args =
-        vec!["check", "-s", "2s", "--passes", "serial", "--json", json.to_str().unwrap()];
+    let mut args = vec!["check", "-s", "2s", "--mode", "serial", "--json", json.to_str().unwrap()];
     args.extend(&devs);
     let r = finish(arrayburn(&args), &json);
     let v = r.json.unwrap();
@@ -663,8 +662,7 @@ fn a_check_keeps_what_the_kernel_saw_and_says_so_where_the_log_is_kept_from_it()
     let json = dir.path().join("nobody.json");
     let mut cmd = std::process::Command::new("setpriv");
     cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()]);
-    let mut args =
-        vec!["check", "-s", "2s", "--passes", "serial", "--json", json.to_str().unwrap()];
+    let mut args = vec!["check", "-s", "2s", "--mode", "serial", "--json", json.to_str().unwrap()];
     args.extend(&devs);
     cmd.args(&args);
     let r = finish(cmd, &json);

@@ -277,3 +277,88 @@ fn every_import_runs_down_and_the_ratchet_names_one_that_does_not() {
     assert!(!ok, "a module on no floor passed:\n{said}");
     assert!(said.contains("module `unplaced` is on no floor"), "{said}");
 }
+
+/// Every long flag two or more commands share, as clap declares it: its
+/// kind (a switch or a value), its values, its value's name, its short
+/// form and its help heading, for each command that has it. A name means
+/// one thing everywhere; a hidden flag is an old spelling kept for a
+/// release (check's `--passes`, now `--mode`). Defaults may differ (the
+/// demo's sample is short).
+#[test]
+fn a_flag_two_commands_share_means_the_same_in_both() {
+    use clap::CommandFactory;
+    let cli = arrayburn::cli::Cli::command();
+    let mut seen: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
+    for sub in cli.get_subcommands() {
+        for a in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+            let Some(long) = a.get_long() else { continue };
+            let values: Vec<String> =
+                a.get_possible_values().iter().map(|p| p.get_name().to_string()).collect();
+            let said = format!(
+                "{:?} values {values:?} named {:?} short {:?} under {:?}",
+                a.get_action(),
+                a.get_value_names(),
+                a.get_short(),
+                a.get_help_heading()
+            );
+            seen.entry(long.to_string()).or_default().push((sub.get_name().to_string(), said));
+        }
+    }
+    let shared: Vec<&String> = seen.iter().filter(|(_, u)| u.len() > 1).map(|(l, _)| l).collect();
+    // The flags shared today: a new shared flag is added here once it
+    // means the same everywhere.
+    assert_eq!(
+        shared,
+        [
+            "block",
+            "color",
+            "csv",
+            "destructive",
+            "engine",
+            "ignore-lock",
+            "io-timeout",
+            "json",
+            "locate",
+            "metrics",
+            "notify",
+            "notify-timeout",
+            "ocp-diag",
+            "out",
+            "progress",
+            "progress-interval",
+            "queue-depth",
+            "quiet",
+            "record",
+            "sample",
+            "slow-pct",
+            "smr-idle",
+            "smr-probe",
+            "stall-ms",
+            "verbose",
+            "wipe-signatures",
+            "yes",
+        ],
+        "{seen:#?}"
+    );
+    let differ: Vec<String> = (seen.iter())
+        .filter(|(_, uses)| uses.iter().any(|u| u.1 != uses[0].1))
+        .map(|(long, uses)| format!("--{long}: {uses:?}"))
+        .collect();
+    assert!(differ.is_empty(), "one name, two meanings:\n{}", differ.join("\n"));
+    // The old spellings still work, each with a one-line note naming the
+    // new one (refused here for a missing disk, after the note).
+    for (args, note) in [
+        (&["check", "--passes", "serial", "/dev/arrayburn-none"][..], "is now --mode"),
+        (&["check", "--progress", "bars", "/dev/arrayburn-none"][..], "is now --progress table"),
+        (
+            &["burnin", "--destructive", "--yes", "--slow-pct", "0", "/dev/arrayburn-none"][..],
+            "--slow-pct 0 is now --not-against-peers",
+        ),
+    ] {
+        let out = arrayburn(args).output_within(MINUTE);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let notes: Vec<&str> = err.lines().filter(|l| l.contains("note:")).collect();
+        assert!(notes.len() == 1 && notes[0].contains(note), "{args:?}: {err}");
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+}

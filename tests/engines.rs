@@ -327,7 +327,7 @@ fn the_kubernetes_job_and_daemonset_validate_offline_and_what_they_collect_the_r
     assert_eq!(code, 2, "{said}");
     // node-c: the DaemonSet's burn-in, then its pod started again.
     let burn_disks: Vec<&str> = vec![d[0].dev.as_str(), d[1].dev.as_str()];
-    let args = "--passes 1 --smart off --slow-pct 0 --stall-ms 60000";
+    let args = "--passes 1 --smart off --not-against-peers --stall-ms 60000";
     let env = with_env(&burn["env"], &ours("node-c", burn_disks.clone(), args));
     let (code, said) = run_script("/bin/sh", burn["script"].as_str().unwrap(), &env);
     assert_eq!(code, 0, "{said}");
@@ -405,7 +405,7 @@ fn the_nomad_job_parses_as_a_sysbatch_job_and_its_task_collects_what_the_report_
     assert!(code == 2 && said.contains("destroy_disks=yes"), "{said}");
     assert!(std::fs::read(&d[0].file).unwrap() == before, "nothing written");
     let burn = parse(&["mode=burnin", "destroy_disks=yes"]);
-    let args = "--passes 1 --smart off --slow-pct 0 --stall-ms 60000";
+    let args = "--passes 1 --smart off --not-against-peers --stall-ms 60000";
     let env = with_env(&burn["env"], &ours("client-2", &all[..2], args));
     let (code, said) = run_script("/bin/sh", burn["args"][1].as_str().unwrap(), &env);
     assert_eq!(code, 0, "{said}");
@@ -567,7 +567,7 @@ fn the_maas_script_carries_its_metadata_and_its_output_is_a_result_the_report_re
 
 /// A burn-in of one pass that says where it is every 0.2 s.
 const STOPPABLE: &str =
-    "--passes 1 --smart off --slow-pct 0 --stall-ms 60000 --progress-interval 0.2s";
+    "--passes 1 --smart off --not-against-peers --stall-ms 60000 --progress-interval 0.2s";
 
 #[test]
 fn a_burn_in_pod_stopped_hands_the_stop_to_arrayburn_and_its_next_start_resumes() {

@@ -654,7 +654,7 @@ fn an_area_that_fails_wholesale_is_skipped_not_probed_sector_by_sector() {
     let tail = FaultyDisk::with_slow(size, &[(40 * MIB, 16 * MIB)], &[(40 * MIB, 16 * MIB, 2000)]);
     let good = disks(2, size);
     let r = check_plain(
-        &["--passes", "serial", "--full-serial"],
+        &["--mode", "serial", "--full-serial"],
         &[&good[0].dev, &bad.dev, &good[1].dev, &tail.dev],
     );
     let tail_row = &disk_rows(r.report.as_ref().unwrap(), "serial")[3];
@@ -707,7 +707,7 @@ fn pinpointing_honours_the_sample_window_and_a_signal() {
         |row: &PassDisk| row.errors.iter().any(|e| !e.exact && e.message.contains("stopped"));
 
     // A 1 s sample ends the probing at 1 s.
-    let r = check_plain(&["--passes", "serial", "--sample", "1.5s"], &[&bad.dev]);
+    let r = check_plain(&["--mode", "serial", "--sample", "1.5s"], &[&bad.dev]);
     let row = &disk_rows(r.report.as_ref().unwrap(), "serial")[0];
     assert!(unprobed(row), "{row:?}");
     assert!(row.elapsed_s < 2.0, "{row:?}");
@@ -781,7 +781,7 @@ fn both_engines_find_the_same_bad_sectors_and_read_the_same_bytes() {
     let bad = FaultyDisk::new(size, &bad_ranges);
     let mut seen = Vec::new();
     for engine in [&["--engine", "psync"][..], &["--engine", "io_uring", "--queue-depth", "8"]] {
-        let mut args = vec!["--passes", "serial", "--full-serial"];
+        let mut args = vec!["--mode", "serial", "--full-serial"];
         args.extend_from_slice(engine);
         let r = check_plain(&args, &[&bad.dev]);
         let v = r.report.unwrap();
@@ -1033,7 +1033,7 @@ fn a_small_bad_patch_is_trimmed_back_to_its_sectors() {
     let size = 32 * MIB;
     let at = 8 * MIB + 12 * 1024;
     let bad = FaultyDisk::new(size, &[(at, 64 << 10)]);
-    let r = check_plain(&["--passes", "serial", "--full-serial", "--block", "4m"], &[&bad.dev]);
+    let r = check_plain(&["--mode", "serial", "--full-serial", "--block", "4m"], &[&bad.dev]);
     let row = &disk_rows(r.report.as_ref().unwrap(), "serial")[0];
     assert_eq!(ranges(row), [(at, 64 << 10)], "{:?}", row.errors);
     assert!(row.errors[0].exact, "{:?}", row.errors);

@@ -150,7 +150,7 @@ fn a_block_no_disk_holds_is_refused_naming_the_smallest_disk_and_what_fits() {
     refused(&["--random", "--random-block", "1g", b, s], &format!("--random-block 1 GiB {fits}"));
     refused(&["--block", "16m", b, s], &format!("--block 16 MiB {fits}"));
     // What fits the smallest disk is taken.
-    let out = arrayburn(&["check", "-s", "1.5s", "--passes", "serial", "--block", "8m", b, s])
+    let out = arrayburn(&["check", "-s", "1.5s", "--mode", "serial", "--block", "8m", b, s])
         .output_within(RUN);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(2), "{err}");
@@ -624,7 +624,7 @@ fn no_value_of_a_numeric_or_duration_flag_panics() {
     for sub in cli.get_subcommands() {
         let base: Vec<&str> = match sub.get_name() {
             "check" => {
-                vec!["check", "--progress", "none", "-s", "1.5s", "--passes", "serial", a, b]
+                vec!["check", "--progress", "none", "-s", "1.5s", "--mode", "serial", a, b]
             }
             "inspect" => vec!["inspect", a, b],
             "burnin" => vec!["burnin", "--destructive", "--yes", "--state", &state, a, b],

@@ -39,9 +39,9 @@ impl Drop for Tmpfs {
     }
 }
 
-/// `arrayburn check --passes serial --sample S --progress none ARGS DISKS`.
+/// `arrayburn check --mode serial --sample S --progress none ARGS DISKS`.
 fn run(disks: &[LoopDisk], sample: &str, args: &[&str]) -> std::process::Output {
-    let mut all = vec!["check", "--passes", "serial", "--sample", sample, "--progress", "none"];
+    let mut all = vec!["check", "--mode", "serial", "--sample", sample, "--progress", "none"];
     all.extend_from_slice(args);
     all.extend(disks.iter().map(|d| d.dev.as_str()));
     Throttle::calm(disks).command(&all).output_within(RUN)
@@ -343,7 +343,7 @@ fn a_fifo_nobody_reads_does_not_hold_a_stop() {
     let fifo = dir.path().join("result.fifo");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let child =
-        arrayburn(&["check", "--sample", "1.5s", "--passes", "serial", "--progress", "lines"])
+        arrayburn(&["check", "--sample", "1.5s", "--mode", "serial", "--progress", "lines"])
             .args(["--json", fifo.to_str().unwrap(), &d[0].dev])
             .start();
     child.wait_line("the serial pass's end", RUN, |l| l.contains(&format!("serial {}:", d[0].dev)));

@@ -34,7 +34,7 @@ fn the_drive_with_a_long_tail_is_named_retrying_and_a_slower_model_is_not() {
     let json = dir.path().join("r.json");
     let record = dir.path().join("recording.json");
     let mut cmd = arrayburn(&["check", "--random", "--random-time", "2s", "--engine", "psync"]);
-    cmd.args(["--passes", "parallel", "-s", "2s", "--progress", "lines", "--record"]).arg(&record);
+    cmd.args(["--mode", "parallel", "-s", "2s", "--progress", "lines", "--record"]).arg(&record);
     let (out, prom) = (dir.path().join("bundle"), dir.path().join("m.prom"));
     cmd.arg("--json").arg(&json).arg("--out").arg(&out).arg("--metrics").arg(&prom);
     cmd.args(disks.iter().map(|d| &d.dev));
@@ -130,7 +130,7 @@ fn a_tail_only_a_busy_moment_made_is_read_again_and_cleared() {
     let dir = tempdir();
     let json = dir.path().join("r.json");
     let mut cmd = arrayburn(&["check", "--random", "--random-time", "2s", "--engine", "psync"]);
-    cmd.args(["--passes", "parallel", "-s", "1.5s", "--progress", "lines", "--json"]).arg(&json);
+    cmd.args(["--mode", "parallel", "-s", "1.5s", "--progress", "lines", "--json"]).arg(&json);
     let child = cmd.args(d.iter().map(|x| &x.dev)).start();
     let alone = format!("random reads: {} alone at depth 1", d[1].dev);
     child.wait_line("the second drive's reads alone", MINUTE, |l| l.contains(&alone));
@@ -174,7 +174,7 @@ fn a_drive_that_stops_answering_during_its_random_reads_is_a_path_to_check() {
     let dir = tempdir();
     let json = dir.path().join("r.json");
     let mut cmd = arrayburn(&["check", "--random", "--random-time", "2s", "--engine", "psync"]);
-    cmd.args(["--io-timeout", "1s", "--passes", "parallel", "-s", "1.5s", "--progress", "lines"]);
+    cmd.args(["--io-timeout", "1s", "--mode", "parallel", "-s", "1.5s", "--progress", "lines"]);
     let child = cmd.arg("--json").arg(&json).args(d.iter().map(|x| &x.dev)).start();
     let alone = format!("random reads: {} alone at depth 1", d[1].dev);
     child.wait_line("the second drive's reads alone", MINUTE, |l| l.contains(&alone));
@@ -222,7 +222,7 @@ fn the_deep_queue_is_read_through_io_uring_nvme_drives_own_logs_beside_and_a_bad
     );
     fake_tool(fake.path(), "nvme", &body);
     let json = dir.path().join("r.json");
-    let mut cmd = arrayburn(&["check", "--random", "--random-time", "1s", "--passes", "serial"]);
+    let mut cmd = arrayburn(&["check", "--random", "--random-time", "1s", "--mode", "serial"]);
     cmd.args(["-s", "1.5s", "--progress", "none", "--json"])
         .arg(&json)
         .args(d.iter().map(|x| &x.dev));
@@ -279,7 +279,7 @@ fn a_stop_during_the_random_reads_keeps_what_they_read_marked_interrupted() {
     let d = disks(2, 32 * MIB);
     let dir = tempdir();
     let json = dir.path().join("r.json");
-    let mut cmd = arrayburn(&["check", "--random", "--random-time", "3s", "--passes", "serial"]);
+    let mut cmd = arrayburn(&["check", "--random", "--random-time", "3s", "--mode", "serial"]);
     cmd.args(["-s", "1.5s", "--engine", "psync", "--progress", "lines", "--json"]).arg(&json);
     let child = cmd.args(d.iter().map(|x| &x.dev)).start();
     // The second disk's reads begin once the first disk's are whole; 3 s
@@ -354,8 +354,7 @@ fn the_bay_that_loses_most_while_its_neighbours_seek_is_named_with_its_slot() {
                 seen = now;
             }
         });
-        let mut args =
-            vec!["check", "--vibration", "--random-time", "1.5s", "--passes", "parallel"];
+        let mut args = vec!["check", "--vibration", "--random-time", "1.5s", "--mode", "parallel"];
         args.extend(["-s", "1.5s", "--progress", "lines", "--json", json.to_str().unwrap()]);
         args.extend(["--record", record.to_str().unwrap()]);
         args.extend(["--out", out.to_str().unwrap(), "--metrics", prom.to_str().unwrap()]);
@@ -462,7 +461,7 @@ fn a_full_check_of_spinning_disks_reads_at_random_too_unless_told_zero() {
     let dir = tempdir();
     let run = |time: &str| {
         let json = dir.path().join(format!("r{time}.json"));
-        let mut cmd = arrayburn(&["check", "--full", "--passes", "parallel", "--engine", "psync"]);
+        let mut cmd = arrayburn(&["check", "--full", "--mode", "parallel", "--engine", "psync"]);
         cmd.args(["--random-time", time, "-s", "1.5s", "--progress", "none", "--json"]).arg(&json);
         cmd.args(d.iter().map(|x| &x.dev));
         finish(cmd, &json).report.unwrap()

@@ -631,7 +631,7 @@ fn a_check_of_24_disks_on_an_80_by_24_terminal_shows_them_all_and_a_summary() {
     need_root!();
     let _l = device_lock();
     let d = disks(24, 16 * MIB);
-    let mut line = format!("{} check --passes parallel --sample 4s", bin());
+    let mut line = format!("{} check --mode parallel --sample 4s", bin());
     for x in &d {
         line.push(' ');
         line.push_str(&x.dev);

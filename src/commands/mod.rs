@@ -34,6 +34,9 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
     if let Some(c) = chatter {
         crate::tell::set_chatter(c.quiet, c.verbose, c.color.forced());
     }
+    for note in old_spellings(&cli.command, &argv) {
+        tell!("arrayburn: note: {note}");
+    }
     match cli.command {
         Command::List(args) => list::run(&args, stop),
         Command::Locate(args) => locate::run(&args),
@@ -46,4 +49,27 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::Man(args) => man::run(&args),
         Command::Report(args) => fleet::run(&args, argv, stop),
     }
+}
+
+/// A line for each old spelling given, naming the new one (each works for
+/// a release): one flag name, one meaning, across the commands.
+fn old_spellings(command: &Command, argv: &[String]) -> Vec<&'static str> {
+    let mut notes = Vec::new();
+    let given = |flag: &str, value: &str| {
+        let joined = format!("{flag}={value}");
+        argv.windows(2).any(|w| w[0] == flag && w[1] == value) || argv.iter().any(|a| *a == joined)
+    };
+    if given("--progress", "bars") {
+        notes.push("--progress bars is now --progress table (as the burn-in's)");
+    }
+    match command {
+        Command::Check(a) if a.old_passes.is_some() => notes.push(
+            "check's --passes is now --mode (serial, parallel, both); a burn-in's --passes is a count",
+        ),
+        Command::Burnin(a) if a.slow_pct == Some(0.0) => notes.push(
+            "--slow-pct 0 is now --not-against-peers (--slow-pct is a threshold above 0, as the check's)",
+        ),
+        _ => {}
+    }
+    notes
 }

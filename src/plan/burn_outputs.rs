@@ -110,12 +110,17 @@ pub(super) fn run_words(
     }
     flag("io-timeout", secs(args.io.io_timeout));
     flag("stall-ms", stall_ms.to_string());
-    flag("slow-pct", slow_pct.to_string());
+    if slow_pct > 0.0 {
+        flag("slow-pct", slow_pct.to_string());
+    }
     flag("engine", args.io.engine.name().into());
     flag("queue-depth", args.io.queue_depth.to_string());
     if let Some(cmd) = &args.notify.notify {
         flag("notify", cmd.clone());
         flag("notify-timeout", secs(args.notify.notify_timeout));
+    }
+    if slow_pct <= 0.0 {
+        words.push("--not-against-peers".into());
     }
     words
 }

@@ -299,8 +299,8 @@ impl BurnPlan {
             (targets, locks, points, Some(store), first)
         };
         // A resume judges as the run it goes on did, unless told otherwise.
-        let slow_pct = (args.slow_pct)
-            .or(first.as_ref().and_then(|f| f.slow_pct))
+        let slow_pct = (args.slow_pct_asked())
+            .or(first.as_ref().and_then(|f| f.slow_pct_asked()))
             .unwrap_or(crate::defaults::SLOW_PCT);
         let stall_ms = (args.stall_ms)
             .or(first.as_ref().and_then(|f| f.stall_ms))
@@ -655,9 +655,10 @@ fn check_flags(args: &BurninArgs) -> Result<()> {
     if args.stall_ms == Some(0) {
         bail!("--stall-ms 0: give at least 1 (the default is {})", crate::defaults::STALL_MS);
     }
+    // 0: --not-against-peers's old spelling (noted where it is read).
     if let Some(pct) = args.slow_pct.filter(|p| !(*p >= 0.0 && *p < 100.0)) {
         bail!(
-            "--slow-pct {pct}: give 0 (speeds not judged against peers) up to under 100 (the default is {})",
+            "--slow-pct {pct} must be between 0 and 100 (the default is {}; --not-against-peers judges no speed against peers)",
             crate::defaults::SLOW_PCT
         );
     }

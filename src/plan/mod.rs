@@ -338,7 +338,7 @@ impl Plan {
         use std::io::IsTerminal;
         match self.settings.progress {
             _ if crate::tell::quiet() => Style::Quiet,
-            ProgressMode::Bars => Style::Bars,
+            ProgressMode::Table => Style::Bars,
             ProgressMode::Lines => Style::Lines,
             ProgressMode::None => Style::Quiet,
             ProgressMode::Auto if std::io::stderr().is_terminal() => Style::Bars,
@@ -437,7 +437,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, PlanError> {
         sample: args.sample,
         serial_full: args.full_serial,
         parallel_full: args.full,
-        passes: args.passes,
+        passes: args.old_passes.unwrap_or(args.passes),
         thresholds: Thresholds {
             slow_pct: args.slow_pct,
             fast_pct: args.fast_pct,

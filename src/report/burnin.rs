@@ -235,7 +235,7 @@ pub fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
 pub fn build(run: BurnRun) -> BurnReport {
     let (facts, hottest, limits) = facts(&run);
     let judged = verdicts(&facts, &run.thresholds);
-    // `--slow-pct 0`: speeds are not judged against peers, as asked.
+    // `--not-against-peers`: speeds are not judged against peers, as asked.
     let waived = run.thresholds.slow_pct <= 0.0;
     let BurnRun {
         disks,
@@ -568,7 +568,7 @@ fn message(
         }
     };
     if waived && !interrupted {
-        return format!("{said} Speeds were not judged against peers (--slow-pct 0).");
+        return format!("{said} Speeds were not judged against peers (--not-against-peers).");
     }
     said
 }
@@ -669,11 +669,12 @@ mod tests {
         );
         assert!(!said(false, false).contains("--slow-pct"));
         assert!(
-            said(false, true).ends_with("Speeds were not judged against peers (--slow-pct 0).")
+            said(false, true)
+                .ends_with("Speeds were not judged against peers (--not-against-peers).")
         );
         assert!(said(true, false).contains("nor any disk than its peers"));
         let soak = said(true, true);
-        assert!(!soak.contains("than its peers") && soak.contains("--slow-pct 0"), "{soak}");
+        assert!(!soak.contains("than its peers") && soak.contains("--not-against-peers"), "{soak}");
         // An interrupted run says only that.
         let stopped = message(true, (&Kind::Burn, true), 3, &[], vec![], (none, none, none));
         assert_eq!(stopped, "INTERRUPTED: partial burn-in.");

@@ -93,7 +93,7 @@ sdebug_unload() {
 sdebug() {
     # $1: a name; the rest: scsi_debug's parameters.
     sdebug_load "$@"
-    step "$1" arrayburn check --full --passes parallel --json "/out/$1.json" "$dev"
+    step "$1" arrayburn check --full --mode parallel --json "/out/$1.json" "$dev"
     kernel_lines "$1"
     # Written whole, then read back: the same blocks fail, exact.
     step "$1-burnin" $burn --json "/out/$1-burnin.json" "$dev"
@@ -114,7 +114,7 @@ sdebug_load timeout dev_size_mb=32 every_nth=0
 echo 2 >"/sys/block/${dev#/dev/}/device/timeout"
 echo 100 >/sys/bus/pseudo/drivers/scsi_debug/every_nth
 echo 4 >/sys/bus/pseudo/drivers/scsi_debug/opts
-step timeout-check arrayburn check -s 3s --passes serial --json /out/timeout-check.json "$dev" /dev/nvme0n1
+step timeout-check arrayburn check -s 3s --mode serial --json /out/timeout-check.json "$dev" /dev/nvme0n1
 # (Fewer for the burn-in: each write that times out holds the queue for
 # the error handler.)
 echo 120 >/sys/bus/pseudo/drivers/scsi_debug/every_nth
@@ -129,7 +129,7 @@ sdebug_unload
 # a host-aware one, which takes writes anywhere, burned.
 sdebug_load zoned-hm dev_size_mb=64 zbc=host-managed zone_size_mb=4 zone_nr_conv=1
 step zoned-hm-inspect arrayburn inspect --json /out/zoned-hm-inspect.json "$dev"
-step zoned-hm-check arrayburn check --full --passes parallel --json /out/zoned-hm-check.json "$dev"
+step zoned-hm-check arrayburn check --full --mode parallel --json /out/zoned-hm-check.json "$dev"
 step zoned-hm-burnin $burn "$dev"
 sdebug_unload
 # A zoned NVMe namespace (ZNS): named as one, not as SMR; refused a burn-in.
@@ -146,7 +146,7 @@ udevadm settle --timeout=10
 step md-list arrayburn list --json /out/md-list.json
 step md-inspect arrayburn inspect --json /out/md-inspect.json /dev/md0
 step md-burnin-member $burn /dev/sda
-step md-check arrayburn check -s 2s --passes serial --json /out/md-check.json /dev/md0
+step md-check arrayburn check -s 2s --mode serial --json /out/md-check.json /dev/md0
 mdadm --stop /dev/md0 >/dev/null 2>&1
 
 # Device-mapper: a disk 100 ms late on every request (dm-delay) beside two
@@ -158,7 +158,7 @@ echo "0 $s linear /dev/sdc 0" | dmsetup create --noudevsync lab-a
 echo "0 $s linear /dev/sdd 0" | dmsetup create --noudevsync lab-b
 echo "0 $s delay /dev/sde 0 100" | dmsetup create --noudevsync lab-slow
 udevadm settle --timeout=10
-step dm-delay arrayburn check -s 2s --passes serial --json /out/dm-delay.json \
+step dm-delay arrayburn check -s 2s --mode serial --json /out/dm-delay.json \
     /dev/mapper/lab-a /dev/mapper/lab-b /dev/mapper/lab-slow
 for d in lab-a lab-b lab-slow; do dmsetup remove --noudevsync $d; done
 a=131072
@@ -166,7 +166,7 @@ b=16384
 printf "0 $a linear /dev/sdc 0\n$a $b flakey /dev/sdc $a 0 3600\n$((a + b)) $((s - a - b)) linear /dev/sdc $((a + b))\n" |
     dmsetup create --noudevsync lab-flaky
 udevadm settle --timeout=10
-step dm-flakey arrayburn check --full --passes parallel --random-time 1s --json /out/dm-flakey.json /dev/mapper/lab-flaky
+step dm-flakey arrayburn check --full --mode parallel --random-time 1s --json /out/dm-flakey.json /dev/mapper/lab-flaky
 dmsetup remove --noudevsync lab-flaky
 
 # Each step's status is in its own file: the scenario itself succeeded.

@@ -30,7 +30,7 @@ pub use arrayburn::report::{PassDisk, Report};
 /// under a minute), for a test whose question is not a speed and that
 /// shares the machine with other tests (`lock::UNTIMED`): a loaded
 /// machine can hold a throttled write past the stall limit.
-pub const NO_SPEED_JUDGED: [&str; 4] = ["--slow-pct", "0", "--stall-ms", "60000"];
+pub const NO_SPEED_JUDGED: [&str; 3] = ["--not-against-peers", "--stall-ms", "60000"];
 
 /// Skips a test (with the reason printed) unless running as root. Where
 /// `ARRAYBURN_REQUIRE_DEVICES=1` (CI sets it) a skip is a failure: a run
