@@ -57,7 +57,7 @@ fn old_spellings(command: &Command, argv: &[String]) -> Vec<&'static str> {
     let mut notes = Vec::new();
     let given = |flag: &str, value: &str| {
         let joined = format!("{flag}={value}");
-        argv.windows(2).any(|w| w[0] == flag && w[1] == value) || argv.iter().any(|a| *a == joined)
+        argv.windows(2).any(|w| w[0] == flag && w[1] == value) || argv.contains(&joined)
     };
     if given("--progress", "bars") {
         notes.push("--progress bars is now --progress table (as the burn-in's)");
