@@ -161,7 +161,7 @@ pub struct NotifyArgs {
     pub notify_timeout: Duration,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(group(clap::ArgGroup::new("self_tests").args(["smart_test", "smart_test_after"]).multiple(true)))]
 pub struct BurninArgs {
     /// Whole disks to burn in (everything on them is destroyed), to soak

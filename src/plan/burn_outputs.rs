@@ -59,20 +59,69 @@ pub(super) fn unwritten(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("{e} (nothing was written)")
 }
 
-/// The command that continues an interrupted burn-in as it ran: its state,
-/// outputs (each flag's name and path, where given), progress,
-/// checkpoint, SMART, judging, timeout and engine options, and its disks
-/// (each shell-quoted).
+/// The command that continues an interrupted burn-in: its state (where
+/// not the default), its disks (a run of names that differ in their last letter or digit as one
+/// glob: `/dev/sd[b-y]`), and only the settings this run was given that
+/// the run it goes on did not have (`changed`, by flag name): a resume
+/// takes every other from the checkpoint, as this run did.
 pub(super) fn resume_line(
     args: &BurninArgs,
     outputs: &[(&str, Option<PathBuf>)],
     judged: (f64, u64),
     targets: &[Target],
+    changed: &dyn Fn(&str) -> bool,
 ) -> String {
     let how = if args.verify { "--verify --resume" } else { "--resume --destructive --yes" };
-    let mut words = run_words(args, how, outputs, judged);
-    words.extend(targets.iter().map(|t| t.dev.given.clone()));
-    words.iter().map(|w| shell_word(w)).collect::<Vec<_>>().join(" ")
+    let mut words: Vec<String> =
+        format!("arrayburn burnin {how}").split(' ').map(String::from).collect();
+    // The state directory where it is not the default.
+    if args.state != std::path::Path::new(crate::defaults::STATE_DIR) {
+        words.extend(["--state".into(), args.state.to_string_lossy().into_owned()]);
+    }
+    let settings = settings(args, outputs, judged, args.verify);
+    for (flag, value) in settings.into_iter().filter(|(f, _)| changed(f)) {
+        words.push(format!("--{flag}"));
+        words.extend(value);
+    }
+    let mut line: Vec<String> = words.iter().map(|w| shell_word(w)).collect();
+    let paths: Vec<&str> = targets.iter().map(|t| t.dev.given.as_str()).collect();
+    line.extend(globbed(&paths));
+    line.join(" ")
+}
+
+/// `paths` for a shell: a run of three or more that differ only in their
+/// last character, each of the run there and in order (`b`, `c`, `d`), as
+/// one glob that names exactly them (`/dev/sd[b-d]`); the others
+/// shell-quoted.
+pub(super) fn globbed(paths: &[&str]) -> Vec<String> {
+    let last = |s: &str| s.chars().last().filter(char::is_ascii_alphanumeric);
+    let stem = |s: &str| s.get(..s.len().saturating_sub(1)).map(str::to_string);
+    let plain = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || "_./:=@%+-".contains(c));
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < paths.len() {
+        let p = paths[i];
+        if let (Some(c), Some(prefix)) = (last(p), stem(p)) {
+            let mut j = i + 1;
+            let mut want = c as u32 + 1;
+            while j < paths.len()
+                && stem(paths[j]).as_deref() == Some(prefix.as_str())
+                && last(paths[j]).map(u32::from) == Some(want)
+            {
+                want += 1;
+                j += 1;
+            }
+            if j - i >= 3 && plain(&prefix) {
+                let end = last(paths[j - 1]).unwrap_or(c);
+                out.push(format!("{prefix}[{c}-{end}]"));
+                i = j;
+                continue;
+            }
+        }
+        out.push(shell_word(p));
+        i += 1;
+    }
+    out
 }
 
 /// `arrayburn burnin HOW` and the options that run it as `args` ran (its
@@ -82,47 +131,67 @@ pub(super) fn run_words(
     args: &BurninArgs,
     how: &str,
     outputs: &[(&str, Option<PathBuf>)],
-    (slow_pct, stall_ms): (f64, u64),
+    judged: (f64, u64),
 ) -> Vec<String> {
-    let secs = |d: Duration| format!("{}s", d.as_secs_f64());
-    let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
     let mut words: Vec<String> =
         format!("arrayburn burnin {how}").split(' ').map(String::from).collect();
-    let mut flag = |name: &str, value: String| words.extend([format!("--{name}"), value]);
-    flag("state", path(&args.state));
-    for (name, given) in outputs {
-        if let Some(p) = given {
-            flag(name, path(p));
-        }
-    }
-    flag("progress", value_word(&args.progress));
-    flag("progress-interval", secs(args.progress_interval));
-    flag("checkpoint-every", secs(args.checkpoint_every));
-    flag("smr-idle", secs(args.smr_idle));
-    flag("smart", value_word(&args.smart));
-    flag("smart-every", secs(args.smart_every));
-    // A verify after a burn-in runs no self-test of its own.
-    if let Some(k) = args.smart_test_after.filter(|_| !how.contains("--verify")) {
-        flag("smart-test-after", k.word().into());
-        if let Some(t) = args.smart_test_timeout {
-            flag("smart-test-timeout", secs(t));
-        }
-    }
-    flag("io-timeout", secs(args.io.io_timeout));
-    flag("stall-ms", stall_ms.to_string());
-    if slow_pct > 0.0 {
-        flag("slow-pct", slow_pct.to_string());
-    }
-    flag("engine", args.io.engine.name().into());
-    flag("queue-depth", args.io.queue_depth.to_string());
-    if let Some(cmd) = &args.notify.notify {
-        flag("notify", cmd.clone());
-        flag("notify-timeout", secs(args.notify.notify_timeout));
-    }
-    if slow_pct <= 0.0 {
-        words.push("--not-against-peers".into());
+    words.extend(["--state".into(), args.state.to_string_lossy().into_owned()]);
+    for (flag, value) in settings(args, outputs, judged, how.contains("--verify")) {
+        words.push(format!("--{flag}"));
+        words.extend(value);
     }
     words
+}
+
+/// Each setting a burn-in runs with, as its flag and value (none for a
+/// switch): the outputs given, progress, checkpoint, SMART, judging,
+/// timeout, engine and notify options. A verify (`verify`) runs no
+/// self-test of its own after.
+fn settings(
+    args: &BurninArgs,
+    outputs: &[(&str, Option<PathBuf>)],
+    (slow_pct, stall_ms): (f64, u64),
+    verify: bool,
+) -> Vec<(&'static str, Option<String>)> {
+    let secs = |d: Duration| Some(format!("{}s", d.as_secs_f64()));
+    let mut out: Vec<(&'static str, Option<String>)> = Vec::new();
+    for (name, given) in outputs {
+        let name: &'static str = match *name {
+            "json" => "json",
+            "out" => "out",
+            "metrics" => "metrics",
+            "record" => "record",
+            _ => "ocp-diag",
+        };
+        if let Some(p) = given {
+            out.push((name, Some(p.to_string_lossy().into_owned())));
+        }
+    }
+    out.push(("progress", Some(value_word(&args.progress))));
+    out.push(("progress-interval", secs(args.progress_interval)));
+    out.push(("checkpoint-every", secs(args.checkpoint_every)));
+    out.push(("smr-idle", secs(args.smr_idle)));
+    out.push(("smart", Some(value_word(&args.smart))));
+    out.push(("smart-every", secs(args.smart_every)));
+    if let Some(k) = args.smart_test_after.filter(|_| !verify) {
+        out.push(("smart-test-after", Some(k.word().into())));
+        if let Some(t) = args.smart_test_timeout {
+            out.push(("smart-test-timeout", secs(t)));
+        }
+    }
+    out.push(("io-timeout", secs(args.io.io_timeout)));
+    out.push(("stall-ms", Some(stall_ms.to_string())));
+    match slow_pct > 0.0 {
+        true => out.push(("slow-pct", Some(slow_pct.to_string()))),
+        false => out.push(("not-against-peers", None)),
+    }
+    out.push(("engine", Some(args.io.engine.name().into())));
+    out.push(("queue-depth", Some(args.io.queue_depth.to_string())));
+    if let Some(cmd) = &args.notify.notify {
+        out.push(("notify", Some(cmd.clone())));
+        out.push(("notify-timeout", secs(args.notify.notify_timeout)));
+    }
+    out
 }
 
 /// A flag's value as the command line gives it (`auto`, `lines`).
@@ -163,4 +232,36 @@ pub(super) fn refuse_outputs_in(state: &std::path::Path, outs: &RunOutputs) -> R
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::globbed;
+
+    #[test]
+    fn a_run_of_disks_is_one_glob_that_names_exactly_them() {
+        let sd: Vec<String> = (b'b'..=b'y').map(|c| format!("/dev/sd{}", c as char)).collect();
+        let sd: Vec<&str> = sd.iter().map(String::as_str).collect();
+        assert_eq!(globbed(&sd), ["/dev/sd[b-y]"]);
+        // 24 disks, the default state: the command fits 80 columns.
+        let line = format!("arrayburn burnin --resume --destructive --yes {}", globbed(&sd)[0]);
+        assert!(line.len() < 80, "{line}");
+        // A gap, fewer than three, another stem: named one by one.
+        assert_eq!(
+            globbed(&[
+                "/dev/sdb",
+                "/dev/sdd",
+                "/dev/sde",
+                "/dev/loop3",
+                "/dev/loop4",
+                "/dev/loop5"
+            ]),
+            ["/dev/sdb", "/dev/sdd", "/dev/sde", "/dev/loop[3-5]"]
+        );
+        // A name a shell would read otherwise is quoted, never globbed.
+        assert_eq!(
+            globbed(&["/dev/x y1", "/dev/x y2", "/dev/x y3"]),
+            ["'/dev/x y1'", "'/dev/x y2'", "'/dev/x y3'"]
+        );
+    }
 }

@@ -277,7 +277,7 @@ impl BurnPlan {
             crate::device::wait_for(&paths, &args.devices, within, &|| stop.is_set(), &say)
                 .map_err(unwritten)?;
         }
-        let (engine, depth) = args.io.engine().map_err(unwritten)?;
+        args.io.engine().map_err(unwritten)?;
         // The outputs given are refused here, before any disk is opened; a
         // resume's are resolved again with those of the run it goes on.
         let mut outs = outputs(output_flags(args, None))?;
@@ -298,6 +298,18 @@ impl BurnPlan {
             let (targets, locks, points, store, first) = to_write(args, argv, stop, &mut outs)?;
             (targets, locks, points, Some(store), first)
         };
+        // A resume runs as the run it goes on did, but for what its own
+        // command line says.
+        let told = given_flags(argv);
+        let merged;
+        let args = match &first {
+            Some(f) => {
+                merged = inherit(args, &told, f);
+                &merged
+            }
+            None => args,
+        };
+        let (engine, depth) = args.io.engine().map_err(unwritten)?;
         // A resume judges as the run it goes on did, unless told otherwise.
         let slow_pct = (args.slow_pct_asked())
             .or(first.as_ref().and_then(|f| f.slow_pct_asked()))
@@ -316,7 +328,14 @@ impl BurnPlan {
             ("record", given(&outs.record)),
             ("ocp-diag", given(&outs.ocp)),
         ];
-        let resume_line = resume_line(args, &outputs, (slow_pct, stall_ms), &targets);
+        // What the command that goes on must say: only what this run was
+        // told that the checkpoint's run was not (a fresh run's checkpoint
+        // holds all of its own), and how it was watched, where told.
+        let changed = |flag: &str| {
+            let watched = ["progress", "progress-interval"].contains(&flag);
+            told.contains(&flag.replace('-', "_")) && (first.is_some() || watched)
+        };
+        let resume_line = resume_line(args, &outputs, (slow_pct, stall_ms), &targets, &changed);
         let then_verify = match nothing_written(args) {
             true => None,
             false => ThenVerify::of(args, first.as_ref(), &outputs, (slow_pct, stall_ms))?,
@@ -730,6 +749,62 @@ fn nothing_written(args: &BurninArgs) -> bool {
 }
 
 /// The options of the command line that began a checkpointed run.
+/// The flags `argv` gives itself (on its command line or in its
+/// environment), by clap's id (`progress_interval`): not those left to
+/// their defaults.
+fn given_flags(argv: &[String]) -> std::collections::HashSet<String> {
+    use clap::CommandFactory;
+    use clap::parser::ValueSource;
+    let Ok(m) = crate::cli::Cli::command().try_get_matches_from(argv) else {
+        return Default::default();
+    };
+    let Some(m) = m.subcommand_matches("burnin") else { return Default::default() };
+    (m.ids())
+        .filter(|id| m.value_source(id.as_str()).is_some_and(|s| s != ValueSource::DefaultValue))
+        .map(|id| id.to_string())
+        .collect()
+}
+
+/// A resume's settings: each that its own command line (`given`) leaves
+/// out, as the run it goes on (`first`) had it: checkpoints, SMART, the
+/// I/O timeout and engine, who is told. (Its outputs, its --slow-pct and
+/// --stall-ms are taken the same way where they are read.) How progress
+/// is shown is each command's own (a terminal, a log): not taken.
+fn inherit(
+    args: &BurninArgs,
+    given: &std::collections::HashSet<String>,
+    first: &BurninArgs,
+) -> BurninArgs {
+    let own = |id: &str| given.contains(id);
+    let mut a = args.clone();
+    if !own("checkpoint_every") {
+        a.checkpoint_every = first.checkpoint_every;
+    }
+    if !own("smr_idle") {
+        a.smr_idle = first.smr_idle;
+    }
+    if !own("smart") {
+        a.smart = first.smart;
+    }
+    if !own("smart_every") {
+        a.smart_every = first.smart_every;
+    }
+    if !own("smart_test_after") && !own("smart_test_timeout") {
+        (a.smart_test_after, a.smart_test_timeout) =
+            (first.smart_test_after, first.smart_test_timeout);
+    }
+    if !own("io_timeout") {
+        a.io.io_timeout = first.io.io_timeout;
+    }
+    if !own("engine") && !own("queue_depth") {
+        (a.io.engine, a.io.queue_depth) = (first.io.engine, first.io.queue_depth);
+    }
+    if !own("notify") && !own("notify_timeout") {
+        a.notify = first.notify.clone();
+    }
+    a
+}
+
 fn began_with(c: &Checkpoint) -> Option<BurninArgs> {
     use clap::Parser;
     match crate::cli::Cli::try_parse_from(&c.command_line).ok()?.command {
