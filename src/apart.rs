@@ -298,8 +298,9 @@ impl Heard {
         };
         let go_on = self.go_on.as_deref().map(|g| format!("; {g}")).unwrap_or_default();
         // Device paths in the continue command are the user's text:
-        // control characters as escapes, as every line the run says.
-        let line = crate::escape::terminal(&format!(
+        // control characters as escapes, as every line the run says (the
+        // command on a line of its own).
+        let line = crate::escape::lines(&format!(
             "arrayburn: error: the run's worker process (pid {child}) was killed by {}{why}; it wrote no result after its last save{go_on}",
             signal.as_str()
         ));

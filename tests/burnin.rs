@@ -463,7 +463,7 @@ fn a_signal_stops_the_burn_in_and_says_how_far_it_got() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(took < std::time::Duration::from_secs(3), "{took:?}");
-    assert!(err.contains("continue with: arrayburn burnin --resume"), "{err}");
+    assert!(err.contains("continue with:\n  arrayburn burnin --resume"), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true);
     let disk = &doc["disks"][0];
@@ -925,7 +925,7 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     assert!(err.contains("burnin: whole run ETA "), "{err}");
     assert!(took < std::time::Duration::from_secs(3), "{took:?}");
     let again = format!(
-        "continue with: arrayburn burnin --resume --destructive --yes --state {st} --json {} --progress-interval 0.5s --checkpoint-every 1s ",
+        "continue with:\n  arrayburn burnin --resume --destructive --yes --state {st} --json {} --progress-interval 0.5s --checkpoint-every 1s ",
         json(2).display()
     );
     assert!(err.contains(&again), "{err}");
@@ -1549,8 +1549,8 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
         let (out, _) = child.interrupt(MINUTE);
         let seen = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(130), "{seen}");
-        seen.lines()
-            .find_map(|l| l.split_once("continue with: ").map(|x| x.1.to_string()))
+        (seen.split_once("continue with:\n  ").and_then(|x| x.1.lines().next()))
+            .map(str::to_string)
             .unwrap_or_else(|| panic!("no command to go on: {seen}"))
     };
     let line = interrupt_writing(t.command(&first).start());
@@ -2472,7 +2472,10 @@ fn a_killed_worker_is_said_by_the_waiting_process_with_how_to_go_on() {
     assert_eq!(out.status.code(), Some(137), "{err}");
     let said = err.lines().find(|l| l.contains("worker process")).unwrap_or_default();
     assert!(said.contains("was killed by SIGKILL") && said.contains("out-of-memory"), "{err}");
-    assert!(said.contains("continue with: ") && said.contains("--resume"), "{said}");
+    // The command on the line after it.
+    let next = err.lines().skip_while(|l| !l.contains("worker process")).nth(1);
+    assert!(said.ends_with("continue with:"), "{said}");
+    assert!(next.is_some_and(|l| l.starts_with("  arrayburn burnin --resume")), "{err}");
     let (_, log) = kept(state.path(), "log").unwrap();
     assert!(log.contains(said), "the log says it too:\n{log}");
     let last = log.lines().last().unwrap_or_default();

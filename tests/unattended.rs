@@ -85,7 +85,9 @@ fn a_burn_in_outlives_its_terminal_keeps_its_log_and_goes_on_from_it() {
     let out = child.wait(MINUTE);
     assert_eq!(out.status.code(), Some(130));
     let (log, said) = log_in(&runs).unwrap();
-    let go_on = said.lines().find_map(|l| l.split_once("continue with: ")).map(|(_, c)| c);
+    // The command on the line after "continue with:" (each dated).
+    let mut lines = said.lines().skip_while(|l| !l.ends_with("continue with:")).skip(1);
+    let go_on = lines.next().and_then(|l| l.find("arrayburn burnin").map(|at| &l[at..]));
     let go_on = go_on.unwrap_or_else(|| panic!("no \"continue with\" in the log:\n{said}"));
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["interrupted"], true, "{doc}");

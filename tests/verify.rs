@@ -290,7 +290,7 @@ fn a_stopped_verify_resumes_and_an_interrupted_burn_in_is_read_back_where_it_wro
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(began, "no verify checkpoint named 2 MiB: {err}");
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("continue with: arrayburn burnin --verify --resume --state"), "{err}");
+    assert!(err.contains("continue with:\n  arrayburn burnin --verify --resume --state"), "{err}");
     let first = json(&v1);
     assert_eq!(first["summary"]["verdict"], "interrupted");
     // Without --resume it is refused; with it, it goes on to the end.

@@ -575,8 +575,9 @@ impl BurnPlan {
         if self.read_only && !self.verify {
             return "the report covers the passes read so far".into();
         }
+        // The command on a line of its own: a terminal never breaks it.
         format!(
-            "each disk's place is saved in {}: continue with: {}",
+            "each disk's place is saved in {}; continue with:\n  {}",
             self.state.display(),
             self.resume_line
         )
