@@ -205,6 +205,12 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
         (&"arrayburn".into(), &"burnin".into(), &1.into(), &true.into()),
     );
     assert_eq!(doc["disks"][0]["topology"]["transport"], "virtual");
+    // The plan's estimate, on the reads it timed before asking.
+    let plan = &doc["plan"];
+    assert_eq!(plan["disks"].as_array().map(Vec::len), doc["disks"].as_array().map(Vec::len));
+    assert_eq!(plan["disks"][0]["basis"], "read_now", "{plan}");
+    let one = plan["disks"][0]["one_pass_s"].as_f64().unwrap_or(0.0);
+    assert!(one > 0.0 && plan["all_s"].as_f64() >= Some(one), "{plan}");
     // --out: the same report, and charts of both phases of pass 1 and 2.
     let again: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
@@ -277,17 +283,20 @@ fn a_healthy_array_is_written_flushed_and_read_back_whole() {
     // The plan said how long, at the speed it measured.
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("MB/s"), "{err}");
-    // All at once reads as long as the slowest disk, as its own line says;
-    // the writes' time is not claimed before they run.
-    let each: Vec<&str> = err
-        .lines()
-        .filter_map(|l| l.split_once(" MB/s now: about ")?.1.split_once(" of reading").map(|x| x.0))
+    // A line per disk under headings: what is left of it (the last
+    // column), on the reads timed now; all at once as long as the slowest.
+    assert!(err.contains(" 1 pass ") && err.contains(" Left"), "the headings: {err}");
+    let each: Vec<&str> = (err.lines())
+        .filter(|l| {
+            d.iter().any(|x| l.starts_with(&format!("{} ", x.dev))) && l.contains("read now")
+        })
+        .filter_map(|l| l.split("  ").filter(|c| !c.trim().is_empty()).last())
+        .map(str::trim)
         .collect();
-    let all = err
-        .split_once("all disks at once: the reads about ")
-        .and_then(|x| x.1.split_once(" ("))
+    let all = (err.split_once("in all about "))
+        .and_then(|x| x.1.split_once(", the disks side by side"))
         .map(|x| x.0);
-    assert!(err.contains("the writes: their speed is not known before they run"), "{err}");
+    assert!(err.contains("the writes taken as fast"), "what it rests on: {err}");
     assert_eq!(each.len(), 3, "{err}");
     assert!(all.is_some_and(|a| each.contains(&a)), "{all:?} of {each:?}: {err}");
 }
@@ -1584,6 +1593,10 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
             msg.contains("Speeds were not judged against peers (--not-against-peers)."),
             "{msg}"
         );
+        // Its plan's estimate rested on this run's own speeds so far.
+        let plan = &v["plan"]["disks"][0];
+        assert_eq!(plan["basis"], "this_run", "{v}");
+        assert!(plan["left_s"].as_f64().is_some_and(|s| s > 0.0), "{plan}");
     }
     assert!(metrics.exists(), "the resume wrote the first command's --metrics");
 }
