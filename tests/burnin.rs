@@ -101,7 +101,10 @@ fn every_refusal_writes_nothing() {
     );
     for pct in ["100", "-1", "NaN"] {
         let flag = format!("--slow-pct={pct}");
-        run(with(&["--destructive", "--yes", &flag]), &format!("--slow-pct {pct}: give 0"));
+        run(
+            with(&["--destructive", "--yes", &flag]),
+            &format!("--slow-pct {pct} must be between 0 and 100"),
+        );
     }
     // Two outputs naming one file; a recording on standard output.
     let files = tempdir();

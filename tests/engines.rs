@@ -494,8 +494,9 @@ fn the_nhc_check_drains_a_node_as_the_report_of_its_results_judges_it() {
     // results drains it, naming the disk.
     put(&recorded("full-with-bad-sectors"), "check-1.json", 3600);
     let reason = nhc(&node).expect("drained");
-    assert!(reason.starts_with("arrayburn: FLAGGED"), "{reason}");
-    assert!(reason.contains("found something on /dev/loop0"), "{reason}");
+    // The headline, then the disk and what was found on it.
+    assert!(reason.starts_with("arrayburn: FLAGGED: 1 of 7 disk(s) to act on"), "{reason}");
+    assert!(reason.contains("/dev/loop0: 2 unreadable range(s)"), "{reason}");
     assert!(reason.ends_with(&format!("(arrayburn report {})", node.display())), "{reason}");
     // Whole through NHC's quoting: the verdict's apostrophe ("vm's check")
     // does not cut it short.
@@ -504,7 +505,7 @@ fn the_nhc_check_drains_a_node_as_the_report_of_its_results_judges_it() {
     // write partial results) clears nothing.
     put(&again(true), "check-3.json", 0);
     let reason = nhc(&node).expect("still drained");
-    assert!(reason.contains("found something on /dev/loop0"), "{reason}");
+    assert!(reason.contains("/dev/loop0: 2 unreadable range(s)"), "{reason}");
     // A newer whole check of them that found nothing does.
     put(&again(false), "check-4.json", 0);
     assert_eq!(nhc(&node), None, "measured again whole: cleared");
