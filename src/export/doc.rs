@@ -50,11 +50,17 @@ pub fn headline(run: &crate::document::RunDoc) -> String {
     let (unsure, unjudged) = (run.unsure.len(), run.not_judged.len());
     let mut said = match run.outcome {
         Outcome::Healthy => format!("{disks} disk(s), nothing to act on"),
+        // Flagged for the run's path alone (a shared link): no disk named.
+        Outcome::Flagged if act == 0 && !run.links.is_empty() => format!(
+            "{} link(s) below their maximum, no one disk of {disks} to act on",
+            run.links.len()
+        ),
+        Outcome::Flagged if act == 0 => format!("a finding of the run, no one disk of {disks}"),
         Outcome::Flagged => format!("{act} of {disks} disk(s) to act on"),
         Outcome::NotJudged if unjudged > 0 => {
             format!("{unjudged} of {disks} disk(s) not judged, nothing found")
         }
-        Outcome::NotJudged => format!("nothing found, {disks} disk(s) not all judged"),
+        Outcome::NotJudged => format!("nothing to act on of {disks} disk(s)"),
         Outcome::Interrupted if act > 0 => {
             format!("partial results, {act} of {disks} disk(s) to act on so far")
         }
@@ -267,6 +273,41 @@ mod tests {
         );
         assert!(t.ends_with("Verdict: FLAGGED: x\nDetails: y\n"), "{t}");
         assert!(!text(&blocks).contains("left out"));
+    }
+
+    #[test]
+    fn the_headline_counts_the_disks_as_the_run_document_says_them() {
+        use crate::document::{ActOn, RunDoc, Undecided};
+        use crate::outcome::Outcome;
+        let disks: Vec<String> = (0..6).map(|i| format!("/dev/sd{i}")).collect();
+        let act = |p: &str| ActOn { path: p.into(), action: "return".into(), sentence: "s".into() };
+        let mut run = RunDoc {
+            outcome: Outcome::Flagged,
+            to_act_on: vec![act("/dev/sd1"), act("/dev/sd1"), act("/dev/sd2")],
+            links: Vec::new(),
+            not_judged: Vec::new(),
+            unsure: Vec::new(),
+            disks,
+            cut: None,
+            notes: Vec::new(),
+            message: "FLAGGED: m".into(),
+        };
+        assert_eq!(headline(&run), "Verdict: FLAGGED: 2 of 6 disk(s) to act on (exit status 1)");
+        // Flagged for a shared link alone: no disk claimed.
+        run.to_act_on.clear();
+        run.links.push(("a link".into(), vec![]));
+        assert_eq!(
+            headline(&run),
+            "Verdict: FLAGGED: 1 link(s) below their maximum, no one disk of 6 to act on (exit status 1)"
+        );
+        // Not judged: never "nothing found" for a disk left undecided.
+        run.outcome = Outcome::NotJudged;
+        run.links.clear();
+        run.unsure.push(Undecided { path: "/dev/sd3".into(), why: "w".into() });
+        assert_eq!(
+            headline(&run),
+            "Verdict: NOT JUDGED: nothing to act on of 6 disk(s), 1 not decided (exit status 3)"
+        );
     }
 
     #[test]
