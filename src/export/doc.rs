@@ -75,6 +75,19 @@ pub fn headline(run: &crate::document::RunDoc) -> String {
     format!("Verdict: {}: {said} (exit status {})", run.outcome.word(), run.outcome.exit_code())
 }
 
+/// The blocks `-q` says: the verdict's headline and its disks to act on
+/// (without the verdict in full).
+pub fn quiet(blocks: &[Block]) -> Vec<Block> {
+    let verdict = blocks.iter().find_map(|b| match b {
+        Block::Verdict { headline, to_act_on, .. } => Some((headline, to_act_on)),
+        _ => None,
+    });
+    let Some((headline, to_act_on)) = verdict else { return Vec::new() };
+    let mut out = vec![Block::Note(headline.clone())];
+    out.extend(to_act_on.iter().map(|a| Block::Item(a.clone())));
+    out
+}
+
 /// The blocks as the text report, control characters (a host name's, a
 /// device path's) shown as escapes; every line whole (a file, a pipe).
 pub fn text(blocks: &[Block]) -> String {

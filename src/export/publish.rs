@@ -135,14 +135,9 @@ pub fn print(run: &impl Published, stdout_taken: bool) {
         (std::io::stdout().is_terminal(), crate::width::of_stdout())
     };
     let text = if crate::tell::quiet() {
-        // `-q`: the verdict's headline and its disks to act on.
-        let run = run.document();
-        let mut said = super::doc::headline(&run);
-        for a in &run.to_act_on {
-            said.push('\n');
-            said.push_str(&crate::width::wrap(&a.sentence, width, "  ", "      "));
-        }
-        crate::escape::lines(&format!("{}\n", crate::width::wrap_lines(&said, width)))
+        // `-q`: the verdict's headline and its disks to act on, as the
+        // report's closing lines say them.
+        crate::escape::lines(&super::doc::text_in(&super::doc::quiet(&blocks), width))
     } else if width.is_some() {
         crate::escape::lines(&super::doc::text_in(&blocks, width))
     } else {
