@@ -31,8 +31,8 @@ const SAMPLE: Duration = Duration::from_secs(2);
 /// resume, else a few seconds of reads of each disk now (its writes taken
 /// as fast), else its model's rated speed. The read speeds are kept for
 /// the progress lines' ETA, the estimate for the report's `plan`.
-fn announce(plan: &mut BurnPlan) {
-    let speeds = speeds_now(plan);
+fn announce(plan: &mut BurnPlan, stop: &StopFlag) {
+    let speeds = speeds_now(plan, stop);
     plan.looks.read_mb_per_s = speeds.clone();
     let c = &plan.disks[0].point;
     if plan.resume {
@@ -174,12 +174,12 @@ fn in_all(e: &Estimate, disks: usize) -> String {
 }
 
 /// Each disk's read speed now, from [`SAMPLE`] of reading all at once
-/// (None for a disk that does not answer).
-fn speeds_now(plan: &BurnPlan) -> Vec<Option<f64>> {
+/// (None for a disk that does not answer, and where a signal stops it).
+fn speeds_now(plan: &BurnPlan, stop: &StopFlag) -> Vec<Option<f64>> {
     std::thread::scope(|s| {
         let handles: Vec<_> = (plan.disks.iter())
             .map(|d| {
-                let bounds = Bounds::new(&StopFlag::default(), plan.bounds_timeout);
+                let bounds = Bounds::new(stop, plan.bounds_timeout);
                 let io = d.point.io_bytes as usize;
                 s.spawn(move || sample_speed(&d.target, io, SAMPLE, &bounds))
             })
@@ -192,7 +192,7 @@ fn speeds_now(plan: &BurnPlan) -> Vec<Option<f64>> {
 /// refuses one without it) the plan is printed as the record of what was
 /// destroyed. False when a signal came while it asked.
 pub fn consent(plan: &mut BurnPlan, stop: &StopFlag) -> anyhow::Result<bool> {
-    announce(plan);
+    announce(plan, stop);
     if plan.yes {
         return Ok(true);
     }
