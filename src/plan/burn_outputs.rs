@@ -66,7 +66,7 @@ pub(super) fn unwritten(e: impl std::fmt::Display) -> anyhow::Error {
 /// takes every other from the checkpoint, as this run did.
 pub(super) fn resume_line(
     args: &BurninArgs,
-    outputs: &[(&str, Option<PathBuf>)],
+    outputs: &[(&'static str, Option<PathBuf>)],
     judged: (f64, u64),
     targets: &[Target],
     changed: &dyn Fn(&str) -> bool,
@@ -130,7 +130,7 @@ pub(super) fn globbed(paths: &[&str]) -> Vec<String> {
 pub(super) fn run_words(
     args: &BurninArgs,
     how: &str,
-    outputs: &[(&str, Option<PathBuf>)],
+    outputs: &[(&'static str, Option<PathBuf>)],
     judged: (f64, u64),
 ) -> Vec<String> {
     let mut words: Vec<String> =
@@ -149,22 +149,15 @@ pub(super) fn run_words(
 /// self-test of its own after.
 fn settings(
     args: &BurninArgs,
-    outputs: &[(&str, Option<PathBuf>)],
+    outputs: &[(&'static str, Option<PathBuf>)],
     (slow_pct, stall_ms): (f64, u64),
     verify: bool,
 ) -> Vec<(&'static str, Option<String>)> {
     let secs = |d: Duration| Some(format!("{}s", d.as_secs_f64()));
     let mut out: Vec<(&'static str, Option<String>)> = Vec::new();
     for (name, given) in outputs {
-        let name: &'static str = match *name {
-            "json" => "json",
-            "out" => "out",
-            "metrics" => "metrics",
-            "record" => "record",
-            _ => "ocp-diag",
-        };
         if let Some(p) = given {
-            out.push((name, Some(p.to_string_lossy().into_owned())));
+            out.push((*name, Some(p.to_string_lossy().into_owned())));
         }
     }
     out.push(("progress", Some(value_word(&args.progress))));

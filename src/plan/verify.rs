@@ -322,7 +322,7 @@ impl ThenVerify {
     pub fn of(
         args: &BurninArgs,
         first: Option<&BurninArgs>,
-        outputs: &[(&str, Option<PathBuf>)],
+        outputs: &[(&'static str, Option<PathBuf>)],
         judged: (f64, u64),
     ) -> Result<Option<Self>> {
         let idle = args.idle.or(first.and_then(|f| f.idle));
