@@ -110,8 +110,9 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
     for d in disks {
         let mut said = Vec::new();
         let mut action = None;
-        if let Some(words) = path_words(d) {
-            said.push(words);
+        let path = path_words(d);
+        if let Some(words) = &path {
+            said.push(words.clone());
             action = Some(Action::CheckPath);
         }
         let io = d.seen.count(Kind::IoError);
@@ -140,7 +141,7 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
             action = Some(Action::CheckPath);
         }
         let Some(action) = action else { continue };
-        let what = if path_words(d).is_some() {
+        let what = if path.is_some() {
             "reset or timed out by the kernel"
         } else if action == Action::CheckPath {
             "with PCIe errors rising on its path"
