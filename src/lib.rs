@@ -53,6 +53,7 @@ pub mod output;
 pub mod plan;
 pub mod progress;
 pub mod report;
+pub mod run;
 pub mod stats;
 pub mod stop;
 pub mod testbed;

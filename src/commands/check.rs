@@ -8,10 +8,10 @@ use crate::io::{Probe, Sweep, open_sweep};
 use crate::measure::PassRun;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
-use crate::plan::run::{Read, Reading};
 use crate::progress::Progress;
 use crate::report::replay::Recording;
 use crate::report::{self, Report, RunInfo};
+use crate::run::check::{Read, Reading};
 use crate::stop::StopFlag;
 
 /// Runs a check.

@@ -11,7 +11,7 @@ pub mod consent;
 pub mod demo;
 pub mod fleet;
 pub mod inspect;
-pub mod run;
+
 pub mod verify;
 
 use std::fs::File;

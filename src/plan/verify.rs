@@ -308,6 +308,10 @@ fn burn_verdict(store: &Store, c: &Checkpoint, t: &Target) -> Option<String> {
 pub struct ThenVerify {
     pub idle: std::time::Duration,
     pub words: Vec<String>,
+    /// The verify's settings, as `words` give them (its disks left out):
+    /// read once here, where a verify that could not begin is refused
+    /// before the burn-in writes.
+    pub args: BurninArgs,
     /// Its read-backs follow spin-downs (`--cycles` without
     /// `--power-cycle`): the spin-down's program is needed.
     pub spins: bool,
@@ -362,7 +366,8 @@ impl ThenVerify {
             words.extend(power.then(|| "--power-cycle".to_string()));
         }
         let spins = cycles.is_some() && !power;
-        Ok(Some(Self { idle: idle.unwrap_or_default(), words, spins }))
+        let args = verify_args(&words)?;
+        Ok(Some(Self { idle: idle.unwrap_or_default(), words, args, spins }))
     }
 
     /// The verify's command line for `disks`.
@@ -370,10 +375,30 @@ impl ThenVerify {
         self.words.iter().chain(disks).cloned().collect()
     }
 
+    /// The verify's settings for `disks`.
+    pub fn args(&self, disks: &[String]) -> BurninArgs {
+        BurninArgs { devices: disks.to_vec(), ..self.args.clone() }
+    }
+
     /// The same, as a shell reads it.
     pub fn shown(&self, disks: &[String]) -> String {
         let line = self.line(disks);
         line.iter().map(|w| super::burn_outputs::shell_word(w)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// The verify's settings its `words` give (every other as clap leaves
+/// it), a disk to read named for the parse alone.
+fn verify_args(words: &[String]) -> Result<BurninArgs> {
+    use clap::Parser;
+    let line = words.iter().cloned().chain(["-".to_string()]);
+    match crate::cli::Cli::try_parse_from(line).map(|c| c.command) {
+        Ok(crate::cli::Command::Burnin(a)) => Ok(BurninArgs { devices: Vec::new(), ..a }),
+        Ok(_) => unreachable!("the verify's words name burnin"),
+        Err(e) => bail!(
+            "the verify after the burn-in could not be made ({}); run the burn-in without --idle or --cycles and verify after it with --verify (nothing was written)",
+            e.kind()
+        ),
     }
 }
 
