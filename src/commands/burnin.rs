@@ -55,12 +55,13 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
     }
 }
 
+/// The verify after a burn-in, and the disks it reads (those whose passes
+/// all ended).
+type Then = (crate::plan::verify::ThenVerify, Vec<String>);
+
 /// The burn-in (or soak, or verify) `plan` holds: how it ended, and where
 /// a verify follows, which and of which disks.
-fn burn_in(
-    mut plan: BurnPlan,
-    stop: &StopFlag,
-) -> anyhow::Result<(Outcome, Option<(crate::plan::verify::ThenVerify, Vec<String>)>)> {
+fn burn_in(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<(Outcome, Option<Then>)> {
     plan.inspect(stop)?;
     plan.keep_log();
     for w in plan.self_test_warnings() {

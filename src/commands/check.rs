@@ -1,4 +1,4 @@
-//! `arrayburn check`: plan, read the disks down the plan (`plan::run`),
+//! `arrayburn check`: plan, read the disks down the plan (`run::check`),
 //! save after each pass, publish. Glue only: it holds no rule and no format.
 
 use crate::cli::CheckArgs;
@@ -29,7 +29,7 @@ pub fn execute(
     let _locks = plan.lock_disks()?;
     // Hours are not judged in a check (its disks are in service).
     let rules = crate::judge::inspect::Rules { new_hours: u64::MAX };
-    plan.inspection = crate::plan::before_run(&plan.devices, rules, "checking", &|| stop.is_set())?;
+    plan.inspection = crate::run::before_run(&plan.devices, rules, "checking", &|| stop.is_set())?;
     if let Some(at) = plan.log() {
         crate::apart::start_log("arrayburn", at);
     }

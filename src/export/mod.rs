@@ -13,6 +13,7 @@ pub mod doc;
 pub mod fleet;
 pub mod inspect;
 pub mod json;
+pub mod list;
 pub mod metrics;
 pub mod ocp;
 pub mod page;

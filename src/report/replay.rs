@@ -119,7 +119,7 @@ pub struct Recording {
     pub groups: Vec<usize>,
     pub inspection: Vec<Inspected>,
     pub settings: Settings,
-    /// Everything read, as `plan::run` read it.
+    /// Everything read, as `run::check` read it.
     pub passes: Vec<PassRun>,
     pub groups_read_again: Vec<GroupRecheck>,
     pub rechecks: Vec<Recheck>,

@@ -395,7 +395,7 @@ impl BurnPlan {
         let devs: Vec<_> = self.disks.iter().map(|d| d.target.dev.clone()).collect();
         let rules = crate::judge::inspect::Rules { new_hours: crate::defaults::NEW_HOURS };
         let give_up = || stop.is_set();
-        self.inspection = crate::plan::before_run(&devs, rules, "burning it in", &give_up)?;
+        self.inspection = crate::run::before_run(&devs, rules, "burning it in", &give_up)?;
         Ok(())
     }
 
