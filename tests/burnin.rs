@@ -1566,6 +1566,19 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
             .unwrap_or_else(|| panic!("no command to go on: {seen}"))
     };
     let line = interrupt_writing(t.command(&first).start());
+    // Each checkpoint keeps the settings it began with, typed.
+    for x in &d {
+        let c = checkpoint(state.path(), &x.dev);
+        let s = &c["settings"];
+        assert_eq!(s["version"], 1, "{c}");
+        assert_eq!(s["outputs"]["json"].as_str(), json.to_str(), "{s}");
+        assert_eq!(s["outputs"]["metrics"].as_str(), metrics.to_str(), "{s}");
+        assert_eq!(
+            (&s["smart"], &s["slow_pct"], &s["stall_ms"]),
+            (&"off".into(), &0.0.into(), &60000.into()),
+            "{s}"
+        );
+    }
     // Short: the state, how it was watched, the disks; every other
     // setting is the checkpoint's, which the resume takes.
     assert!(line.contains(&format!("--state {st} --progress-interval 0.2s /dev/")), "{line}");
@@ -1578,8 +1591,15 @@ fn the_command_printed_at_an_interrupt_goes_on_with_every_output() {
     let again = interrupt_writing(t.command_of("sh", &["-c", &shell]).start());
     assert_eq!(again, line);
     // A plain --resume finishes the outputs the first command named, and
-    // judges as it said.
+    // judges as it said: also from checkpoints as the release before typed
+    // settings wrote them (their command line alone).
     std::fs::remove_file(&metrics).unwrap();
+    for x in &d {
+        let mut c = checkpoint(state.path(), &x.dev);
+        assert!(c.as_object_mut().unwrap().remove("settings").is_some());
+        std::fs::write(state.path().join(format!("burnin-{}.json", x.name())), c.to_string())
+            .unwrap();
+    }
     let mut last = vec!["burnin", "--state", st, "--destructive", "--yes", "--resume"];
     last.extend(d.iter().map(|x| x.dev.as_str()));
     let done = t.command(&last).output_within(RUN);

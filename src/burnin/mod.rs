@@ -30,6 +30,7 @@ pub mod record;
 pub mod remeasure;
 pub mod resume;
 pub mod scatter;
+pub mod settings;
 pub mod smart;
 pub mod state;
 pub mod targets;

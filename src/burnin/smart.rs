@@ -472,7 +472,8 @@ fn device_statistics(v: &Value) -> Vec<(String, CounterKind, u64)> {
 }
 
 /// Whether the burn-in reads SMART.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
 pub enum SmartMode {
     Auto,
     Require,

@@ -72,8 +72,14 @@ pub struct Checkpoint {
     /// run goes on writing that).
     #[serde(default = "block_version_1")]
     pub block_version: u16,
-    /// The command line that began the run.
+    /// The command line that began the run (as its reports show it; a
+    /// resume reads `settings`, or this where a checkpoint written before
+    /// them keeps none).
     pub command_line: Vec<String>,
+    /// The settings the run began with: a resume runs with them but for
+    /// what its own command line says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<crate::burnin::settings::Settings>,
     /// Where the run stands, and what it measured and found so far.
     pub at: At,
     pub burn: DiskBurn,
@@ -217,6 +223,7 @@ impl Checkpoint {
         self.check_run(size_bytes, &whole)?;
         self.check_place(&whole)?;
         self.check_burn()?;
+        self.settings.as_ref().map_or(Ok(()), |s| s.check())?;
         self.check_verifies(&whole)
     }
 
@@ -587,6 +594,7 @@ mod tests {
             pattern: Pattern::Blocks,
             block_version: crate::burnin::block::VERSION,
             command_line: vec!["arrayburn".into()],
+            settings: None,
             at: At {
                 pass: 2,
                 phase: Phase::Verify,
@@ -711,6 +719,7 @@ mod tests {
             pattern: crate::burnin::block::Pattern::Blocks,
             block_version: crate::burnin::block::VERSION,
             command_line: vec![],
+            settings: None,
             at: At::first(0),
             burn: crate::burnin::record::DiskBurn::default(),
             smart_before: None,

@@ -25,16 +25,12 @@ pub(super) struct RunOutputs {
 /// each else as the run a resume goes on (`first`) gave it.
 pub(super) fn output_flags<'a>(
     args: &'a BurninArgs,
-    first: Option<&'a BurninArgs>,
+    first: Option<&'a crate::burnin::settings::Settings>,
 ) -> [Option<&'a Path>; 5] {
-    let or = |flag: fn(&BurninArgs) -> Option<&Path>| flag(args).or(first.and_then(flag));
-    [
-        or(|a| a.json.as_deref()),
-        or(|a| a.out.as_deref()),
-        or(|a| a.metrics.as_deref()),
-        or(|a| a.record.as_deref()),
-        or(|a| a.ocp_diag.as_deref()),
-    ]
+    let first = first.map(|f| &f.outputs);
+    let given = [&args.json, &args.out, &args.metrics, &args.record, &args.ocp_diag];
+    let kept = first.map(|f| [&f.json, &f.out, &f.metrics, &f.record, &f.ocp_diag]);
+    std::array::from_fn(|i| given[i].as_deref().or(kept.and_then(|k| k[i].as_deref())))
 }
 
 /// The outputs `output_flags` names, resolved and proven writable; two

@@ -32,7 +32,9 @@ use crate::units::rfc3339;
 use super::burn_outputs::{
     RunOutputs, output_flags, outputs, refuse_outputs_in, resume_line, unwritten,
 };
+use super::settings::{began_with, given_flags, inherit, settings_of};
 use super::verify::ThenVerify;
+use crate::burnin::settings::Settings;
 
 /// A burn-in ready to run: every disk accepted, its checkpoint (resumed or
 /// new), and the options resolved.
@@ -157,7 +159,7 @@ impl BurnPlan {
         let (engine, depth) = args.io.engine().map_err(unwritten)?;
         // A resume judges as the run it goes on did, unless told otherwise.
         let slow_pct = (args.slow_pct_asked())
-            .or(first.as_ref().and_then(|f| f.slow_pct_asked()))
+            .or(first.as_ref().and_then(|f| f.slow_pct))
             .unwrap_or(crate::defaults::SLOW_PCT);
         let stall_ms = (args.stall_ms)
             .or(first.as_ref().and_then(|f| f.stall_ms))
@@ -361,7 +363,7 @@ fn check_flags(args: &BurninArgs) -> Result<()> {
 
 /// A destructive run's disks, their locks, their checkpoints and the
 /// checkpoints' store; for a resume, the options of the run it goes on.
-type ToWrite = (Vec<Target>, Vec<DiskLock>, Vec<Checkpoint>, Store, Option<BurninArgs>);
+type ToWrite = (Vec<Target>, Vec<DiskLock>, Vec<Checkpoint>, Store, Option<Settings>);
 
 /// What a destructive run writes: its disks (locked), their checkpoints
 /// (found for a resume, else fresh, a disk with a filesystem or RAID
@@ -421,71 +423,6 @@ fn left_out(store: &Store, targets: &[Target], points: &[Checkpoint]) -> Vec<(St
 /// A soak or a verify: nothing is written to the disks.
 fn nothing_written(args: &BurninArgs) -> bool {
     args.read_only || args.verify
-}
-
-/// The options of the command line that began a checkpointed run.
-/// The flags `argv` gives itself (on its command line or in its
-/// environment), by clap's id (`progress_interval`): not those left to
-/// their defaults.
-fn given_flags(argv: &[String]) -> std::collections::HashSet<String> {
-    use clap::CommandFactory;
-    use clap::parser::ValueSource;
-    let Ok(m) = crate::cli::Cli::command().try_get_matches_from(argv) else {
-        return Default::default();
-    };
-    let Some(m) = m.subcommand_matches("burnin") else { return Default::default() };
-    (m.ids())
-        .filter(|id| m.value_source(id.as_str()).is_some_and(|s| s != ValueSource::DefaultValue))
-        .map(|id| id.to_string())
-        .collect()
-}
-
-/// A resume's settings: each that its own command line (`given`) leaves
-/// out, as the run it goes on (`first`) had it: checkpoints, SMART, the
-/// I/O timeout and engine, who is told. (Its outputs, its --slow-pct and
-/// --stall-ms are taken the same way where they are read.) How progress
-/// is shown is each command's own (a terminal, a log): not taken.
-fn inherit(
-    args: &BurninArgs,
-    given: &std::collections::HashSet<String>,
-    first: &BurninArgs,
-) -> BurninArgs {
-    let own = |id: &str| given.contains(id);
-    let mut a = args.clone();
-    if !own("checkpoint_every") {
-        a.checkpoint_every = first.checkpoint_every;
-    }
-    if !own("smr_idle") {
-        a.smr_idle = first.smr_idle;
-    }
-    if !own("smart") {
-        a.smart = first.smart;
-    }
-    if !own("smart_every") {
-        a.smart_every = first.smart_every;
-    }
-    if !own("smart_test_after") && !own("smart_test_timeout") {
-        (a.smart_test_after, a.smart_test_timeout) =
-            (first.smart_test_after, first.smart_test_timeout);
-    }
-    if !own("io_timeout") {
-        a.io.io_timeout = first.io.io_timeout;
-    }
-    if !own("engine") && !own("queue_depth") {
-        (a.io.engine, a.io.queue_depth) = (first.io.engine, first.io.queue_depth);
-    }
-    if !own("notify") && !own("notify_timeout") {
-        a.notify = first.notify.clone();
-    }
-    a
-}
-
-fn began_with(c: &Checkpoint) -> Option<BurninArgs> {
-    use clap::Parser;
-    match crate::cli::Cli::try_parse_from(&c.command_line).ok()?.command {
-        crate::cli::Command::Burnin(a) => Some(a),
-        _ => None,
-    }
 }
 
 /// Refuses buffers beyond the memory the run may have: each disk's phase
@@ -653,6 +590,7 @@ fn fresh(
                 pattern: args.pattern,
                 block_version: crate::burnin::block::VERSION,
                 command_line: argv.to_vec(),
+                settings: Some(settings_of(args)),
                 at: At::first(t.start),
                 burn: DiskBurn::default(),
                 smart_before,

@@ -17,6 +17,7 @@ pub mod demo;
 pub mod fleet;
 pub mod inspect;
 pub mod outputs;
+mod settings;
 pub mod verify;
 
 use thiserror::Error;

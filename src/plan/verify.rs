@@ -21,6 +21,8 @@ use crate::io::Bounds;
 use crate::stop::StopFlag;
 use crate::units::rfc3339;
 
+use super::settings::settings_of;
+
 /// A verify's disks (their checkpoint names are the verify's own), their
 /// locks, their verify checkpoints and the store those are kept in.
 pub type ToVerify = (Vec<Target>, Vec<DiskLock>, Vec<Checkpoint>, Store);
@@ -57,7 +59,7 @@ pub fn to_verify(args: &BurninArgs, argv: &[String], stop: &StopFlag) -> Result<
             ),
             (_, false) => {
                 let cycles = args.cycles.map(|n| (n, args.spin_up_timeout, args.power_cycle));
-                let mut v = fresh(&burned, (&t.dev.given, &id), (argv, cycles));
+                let mut v = fresh(&burned, (&t.dev.given, &id), (argv, cycles), settings_of(args));
                 let verdict = burn_verdict(&store, &burned, t);
                 v.verifies.iter_mut().for_each(|x| x.burn_verdict = verdict.clone());
                 v
@@ -217,6 +219,7 @@ fn fresh(
     burned: &Checkpoint,
     (device, id): (&str, &str),
     (argv, cycles): (&[String], Option<(u16, std::time::Duration, bool)>),
+    settings: crate::burnin::settings::Settings,
 ) -> Checkpoint {
     let now = rfc3339(std::time::SystemTime::now());
     let start = burned.start_byte;
@@ -226,6 +229,7 @@ fn fresh(
         device: device.to_string(),
         passes: cycles.map_or(1, |(n, _, _)| n),
         command_line: argv.to_vec(),
+        settings: Some(settings),
         at: At { phase: Phase::Verify, ..At::first(start) },
         burn: Default::default(),
         smart_before: None,
@@ -325,7 +329,7 @@ impl ThenVerify {
     /// whole (standard output, a pipe) is refused.
     pub fn of(
         args: &BurninArgs,
-        first: Option<&BurninArgs>,
+        first: Option<&crate::burnin::settings::Settings>,
         outputs: &[(&'static str, Option<PathBuf>)],
         judged: (f64, u64),
     ) -> Result<Option<Self>> {
