@@ -14,7 +14,7 @@
 //! (requests in flight handed back in order, a stop, a hang, each
 //! request's time with the disk) and its [`io::Probe`] (failures pinpointed
 //! block by block). `commands` holds one file per subcommand, glue only;
-//! `iozone` is iozone's file workloads; `stop` the stop flag beneath them, `apart` the child process a run reads
+//! `iozone` is iozone's file workloads; `stop` the stop flag beneath them, `supervisor` the parent of the child process a run reads
 //! disks in.
 #![deny(unsafe_code)]
 // clippy.toml forbids unbounded child waits in tests; the tool's own
@@ -25,14 +25,12 @@
 #[macro_use]
 pub mod tell;
 
-pub mod apart;
 pub mod board;
 pub mod burnin;
 pub mod cli;
 pub mod commands;
 pub mod defaults;
 pub mod device;
-pub mod document;
 pub mod escape;
 pub mod export;
 pub mod fleet;
@@ -54,8 +52,10 @@ pub mod plan;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod rundoc;
 pub mod stats;
 pub mod stop;
+pub mod supervisor;
 pub mod testbed;
 pub mod units;
 pub mod width;

@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         Some(Command::Check(_) | Command::Burnin(_) | Command::Demo(_) | Command::Inspect(_))
     );
     if reads_disks {
-        arrayburn::apart::split();
+        arrayburn::supervisor::split();
     }
     let stop = StopFlag::default();
     let handler_stop = stop.clone();
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
                 );
                 return;
             }
-            arrayburn::apart::exit(130);
+            arrayburn::supervisor::exit(130);
         }
         first = Some(Instant::now());
         arrayburn::tell!(
@@ -69,17 +69,17 @@ fn main() -> ExitCode {
     // A check, a burn-in or the demo goes on when its terminal goes away
     // (SIGHUP): its results and log are still written.
     if reads_disks {
-        arrayburn::apart::outlive_terminal();
+        arrayburn::supervisor::outlive_terminal();
     }
     let ran = match cli {
         Some(cli) => commands::run(cli, argv, &stop),
         None => arrayburn::iozone::children::child_main(&argv[2..], &stop),
     };
     match ran {
-        Ok(outcome) => arrayburn::apart::exit(outcome.exit_code()),
+        Ok(outcome) => arrayburn::supervisor::exit(outcome.exit_code()),
         Err(e) => {
             arrayburn::tell!("arrayburn: error: {e:#}");
-            arrayburn::apart::exit(2)
+            arrayburn::supervisor::exit(2)
         }
     }
 }

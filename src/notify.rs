@@ -26,7 +26,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::burnin::worker::Trouble;
-use crate::document::RunDoc;
+use crate::rundoc::RunDoc;
 use crate::stop::StopFlag;
 
 /// The events being sent beside the run, each bounded by its timeout.

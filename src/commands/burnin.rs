@@ -8,7 +8,7 @@ use crate::burnin::record::{DiskBurn, Temps};
 use crate::cli::BurninArgs;
 use crate::export::metrics;
 use crate::export::publish::{Ending, publish};
-use crate::judge::burned::BurnRun;
+use crate::judge::burn_facts::BurnRun;
 use crate::outcome::Outcome;
 use crate::plan::burnin::BurnPlan;
 use crate::plan::consent::consent;
@@ -42,7 +42,9 @@ pub fn run(args: &BurninArgs, argv: Vec<String>, stop: &StopFlag) -> anyhow::Res
             tell!("arrayburn burnin: no disk finished its passes: none is verified after them");
             return Ok(outcome.and(Outcome::NotJudged));
         }
-        crate::apart::go_on_with(&format!("the burn-in is done; verify its blocks with: {shown}"));
+        crate::supervisor::go_on_with(&format!(
+            "the burn-in is done; verify its blocks with: {shown}"
+        ));
         let say = args.progress != crate::cli::BurnProgress::None;
         if !then.idle.is_zero() && !idle(then.idle, args.progress_interval, say, stop) {
             tell!(
@@ -109,7 +111,7 @@ fn tick(plan: &BurnPlan, ticks: &[crate::progress::BurnTick], eta: Option<f64>) 
 /// go (not its live metrics), for it to mark killed.
 fn started(plan: &BurnPlan, stop: &StopFlag) {
     if !plan.read_only || plan.verify {
-        crate::apart::go_on_with(&plan.how_to_go_on());
+        crate::supervisor::go_on_with(&plan.how_to_go_on());
     }
     let burns = plan.disks.iter().map(|_| (DiskBurn::default(), Temps::default(), None)).collect();
     let mut run = plan.run_of(burns, true, stop);

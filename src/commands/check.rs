@@ -31,7 +31,7 @@ pub fn execute(
     let rules = crate::judge::inspect::Rules { new_hours: u64::MAX };
     plan.inspection = crate::run::before_run(&plan.devices, rules, "checking", &|| stop.is_set())?;
     if let Some(at) = plan.log() {
-        crate::apart::start_log("arrayburn", at);
+        crate::supervisor::start_log("arrayburn", at);
     }
     for w in &plan.warnings {
         tell!("arrayburn: warning: {w}");

@@ -10,7 +10,7 @@ use crate::export::doc::{self, Block, Cell, Grid, Mark, Tone};
 use crate::export::page;
 use crate::export::text::verdict;
 use crate::io::EngineKind;
-use crate::judge::burned::class_words;
+use crate::judge::burn_facts::class_words;
 use crate::judge::burnin::DiskVerdict;
 use crate::report::burnin::{BurnDisk, BurnReport, stopped_at};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};

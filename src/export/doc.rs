@@ -43,7 +43,7 @@ pub enum Block {
 /// A verdict's line that fits: its word, how many disks it is about and
 /// to act on, and the exit status (`Verdict: FLAGGED: 1 of 6 disk(s) to
 /// act on (exit status 1)`).
-pub fn headline(run: &crate::document::RunDoc) -> String {
+pub fn headline(run: &crate::rundoc::RunDoc) -> String {
     use crate::outcome::Outcome;
     let disks = run.disks.len();
     let act = run.paths_to_act_on().len();
@@ -290,8 +290,8 @@ mod tests {
 
     #[test]
     fn the_headline_counts_the_disks_as_the_run_document_says_them() {
-        use crate::document::{ActOn, RunDoc, Undecided};
         use crate::outcome::Outcome;
+        use crate::rundoc::{ActOn, RunDoc, Undecided};
         let disks: Vec<String> = (0..6).map(|i| format!("/dev/sd{i}")).collect();
         let act = |p: &str| ActOn { path: p.into(), action: "return".into(), sentence: "s".into() };
         let mut run = RunDoc {

@@ -71,7 +71,7 @@ fn title(r: &FleetReport) -> String {
 /// The closing lines: what to act on (each sentence, naming its host and
 /// disk, once), the verdict.
 fn verdict(r: &FleetReport) -> Block {
-    use crate::document::Document;
+    use crate::rundoc::Document;
     let mut to_act_on: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let run = r.document();

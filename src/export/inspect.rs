@@ -229,7 +229,7 @@ pub fn blocks(r: &InspectReport) -> Vec<Block> {
     ];
     probes(&mut out, &r.disks);
     findings(&mut out, &r.disks);
-    let doc = crate::document::Document::document(r);
+    let doc = crate::rundoc::Document::document(r);
     out.push(Block::Verdict {
         headline: super::doc::headline(&doc),
         to_act_on: doc.to_act_on.iter().map(|a| a.sentence.clone()).collect(),
@@ -269,7 +269,7 @@ pub fn metrics(r: &InspectReport) -> Metrics {
         &mut m,
         "inspect",
         &r.header,
-        &crate::document::Document::document(r),
+        &crate::rundoc::Document::document(r),
     );
     for d in &r.disks {
         let x = &d.declared;

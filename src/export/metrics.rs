@@ -11,9 +11,9 @@
 
 use std::fmt::Write as _;
 
-use crate::document::{Document, RunDoc};
 use crate::header::Header;
 use crate::judge::{ArrayVerdict, Verdict};
+use crate::rundoc::{Document, RunDoc};
 
 /// Labels of one sample: name and value, in order.
 pub type Labels = Vec<(&'static str, String)>;

@@ -22,8 +22,8 @@
 use serde_json::{Value, json};
 
 use crate::device::Identity;
-use crate::document::{Document, RunDoc};
 use crate::header::Header;
+use crate::rundoc::{Document, RunDoc};
 
 /// The schema version this stream follows (ocp-diag-core, `output/root.json`).
 const SCHEMA: (u32, u32) = (2, 0);

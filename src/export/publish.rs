@@ -11,11 +11,11 @@ use anyhow::Context;
 
 use super::chart::Drawn;
 use crate::device::topology::Topology;
-use crate::document::Document;
 use crate::notify::{Event, Notifier};
 use crate::outcome::Outcome;
 use crate::output::bundle::{CHARTS, CSV, JSON, MARKDOWN, PAGE, TEXT};
 use crate::output::{Dir, Output, Outputs};
+use crate::rundoc::Document;
 use crate::stop::StopFlag;
 
 /// Files of a bundle: each name (from the table above) and its bytes.
@@ -114,7 +114,7 @@ pub fn save(run: &impl Published, to: Outputs, last: bool, stop: &StopFlag) -> V
         }
     }
     let ocp = ocp_tail.as_ref().map(|(p, t)| (p.as_path(), t.as_slice()));
-    crate::apart::saved(json_file.as_deref(), ocp);
+    crate::supervisor::saved(json_file.as_deref(), ocp);
     failed
 }
 

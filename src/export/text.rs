@@ -112,7 +112,7 @@ pub fn kernel_section<'a>(
 /// The closing lines of a report, the check's and the burn-in's: a
 /// sentence per disk to act on, then the verdict.
 pub fn verdict(
-    run: &impl crate::document::Document,
+    run: &impl crate::rundoc::Document,
     to_act_on: &[DiskAdvice],
     message: &str,
 ) -> Block {

@@ -180,8 +180,8 @@ impl Doc {
     }
 
     /// What the run says of itself.
-    pub(super) fn document(&self) -> crate::document::RunDoc {
-        use crate::document::Document;
+    pub(super) fn document(&self) -> crate::rundoc::RunDoc {
+        use crate::rundoc::Document;
         match self {
             Doc::Check(r) => r.document(),
             Doc::Burnin(r) => r.document(),

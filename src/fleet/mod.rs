@@ -281,9 +281,9 @@ pub fn judge(docs: &[(String, Doc)], skipped: Vec<Skipped>, th: &Thresholds) -> 
     }
 }
 
-impl crate::document::Document for FleetReport {
-    fn document(&self) -> crate::document::RunDoc {
-        use crate::document::{ActOn, RunDoc};
+impl crate::rundoc::Document for FleetReport {
+    fn document(&self) -> crate::rundoc::RunDoc {
+        use crate::rundoc::{ActOn, RunDoc};
         let on = |host: &str, path: &str| format!("{host}:{path}");
         let mut to_act_on: Vec<ActOn> = Vec::new();
         for r in self.standing().filter(|r| r.state == RunState::Flagged && !r.acknowledged) {
@@ -719,7 +719,7 @@ mod tests {
 
     #[test]
     fn a_burn_in_disk_not_decided_when_re_measured_is_unsure_not_uncompared() {
-        use crate::document::Document;
+        use crate::rundoc::Document;
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/burnin/soak-not-judged/report.json");
         let Ok(Doc::Burnin(mut r)) = load(&p) else { panic!("a burn-in") };

@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::peers::{classify, pct_of_group_median};
 use super::{ArrayVerdict, Thresholds, Verdict};
-use crate::document::RunDoc;
 use crate::judge::links::LinkFinding;
 use crate::outcome::Outcome;
+use crate::rundoc::RunDoc;
 use crate::stats::median;
 
 /// What a run was.

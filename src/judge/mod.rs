@@ -26,7 +26,7 @@
 
 pub mod ack;
 pub mod advice;
-pub mod burned;
+pub mod burn_facts;
 pub mod burnin;
 pub mod check;
 pub mod confirm;

@@ -1070,9 +1070,9 @@ mod tests {
 
 #[cfg(test)]
 mod notes_tests {
-    use crate::document::Document;
     use crate::judge::groups::GroupPath;
     use crate::report::GroupRow;
+    use crate::rundoc::Document;
 
     #[test]
     fn a_group_sharing_a_limit_reaches_the_run_document_as_notes() {

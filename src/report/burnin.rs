@@ -16,7 +16,7 @@ use crate::header::{self, Header};
 use crate::io::EngineKind;
 use crate::judge::ArrayVerdict;
 use crate::judge::advice::DiskAdvice;
-use crate::judge::burned::{BurnRun, Burned, facts, pass_speeds};
+use crate::judge::burn_facts::{BurnRun, Burned, facts, pass_speeds};
 use crate::judge::burnin::{
     BurnFacts, DiskVerdict, Remeasured, burned_whole, run_verdict, verdicts,
 };
@@ -586,9 +586,9 @@ pub fn a_few(paths: &[&str]) -> String {
 
 impl BurnDisk {
     /// The disk as one its run could not tell slow or not, with why.
-    fn undecided(&self) -> crate::document::Undecided {
+    fn undecided(&self) -> crate::rundoc::Undecided {
         let why = self.undecided.clone().unwrap_or_default();
-        crate::document::Undecided { path: self.path.clone(), why }
+        crate::rundoc::Undecided { path: self.path.clone(), why }
     }
 }
 
@@ -602,10 +602,10 @@ pub fn not_judged(disks: &[BurnDisk]) -> (Vec<&BurnDisk>, Vec<&BurnDisk>) {
         .partition(|d| d.undecided.is_none())
 }
 
-impl crate::document::Document for BurnReport {
-    fn document(&self) -> crate::document::RunDoc {
-        use crate::document::{Cut, RunDoc};
+impl crate::rundoc::Document for BurnReport {
+    fn document(&self) -> crate::rundoc::RunDoc {
         use crate::outcome::Outcome;
+        use crate::rundoc::{Cut, RunDoc};
         let s = &self.summary;
         let disks: Vec<String> = self.disks.iter().map(|d| d.path.clone()).collect();
         let not_judged = not_judged(&self.disks);
@@ -635,8 +635,8 @@ impl crate::document::Document for BurnReport {
         };
         RunDoc {
             outcome,
-            to_act_on: super::document::acts(&s.disk_verdicts),
-            links: super::document::link_sentences(&s.links),
+            to_act_on: super::rundoc_of::acts(&s.disk_verdicts),
+            links: super::rundoc_of::link_sentences(&s.links),
             // A disk a resume left out is one of the run's, not judged.
             not_judged: paths(&not_judged.0)
                 .into_iter()
@@ -646,7 +646,7 @@ impl crate::document::Document for BurnReport {
             disks,
             cut,
             message: s.message.clone(),
-            notes: super::document::notes(&self.inspection),
+            notes: super::rundoc_of::notes(&self.inspection),
         }
     }
 }

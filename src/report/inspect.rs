@@ -6,12 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::document::{ActOn, Cut, Document, RunDoc};
 use crate::header::Header;
 use crate::judge::ArrayVerdict;
 use crate::judge::inspect::InspectVerdict;
 use crate::judge::inspect::Inspected;
 use crate::outcome::Outcome;
+use crate::rundoc::{ActOn, Cut, Document, RunDoc};
 
 /// The whole result of `arrayburn inspect`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

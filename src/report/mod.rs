@@ -8,10 +8,10 @@
 
 mod build;
 pub mod burnin;
-mod document;
 pub mod inspect;
 pub mod random;
 pub mod replay;
+mod rundoc_of;
 pub mod vibration;
 
 use serde::{Deserialize, Serialize};

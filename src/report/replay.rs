@@ -18,7 +18,7 @@ use super::burnin::BurnReport;
 use super::{Checked, Report, RunInfo, build};
 use crate::device::BlockDevice;
 use crate::header::Header;
-use crate::judge::burned::BurnRun;
+use crate::judge::burn_facts::BurnRun;
 use crate::judge::inspect::Inspected;
 use crate::measure::{GroupRecheck, PassRun, RandomRead, Recheck, ShakeRead};
 use crate::plan::Settings;

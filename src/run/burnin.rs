@@ -25,7 +25,7 @@ use crate::burnin::targets::Target;
 use crate::burnin::watch::{Told, burn_all};
 use crate::burnin::worker::{self, BurnJob, Live, Reopens, Trouble, soak, verify_written};
 use crate::device::kernel::Seen;
-use crate::judge::burned::{BurnRun, Burned, collapses, speed, suspects};
+use crate::judge::burn_facts::{BurnRun, Burned, collapses, speed, suspects};
 use crate::judge::burnin::Remeasured;
 use crate::judge::smr::Recovery;
 use crate::notify::Event;
@@ -496,7 +496,7 @@ impl BurnPlan {
             }
         }
         if let (Some(store), Some(d)) = (&self.store, self.disks.first()) {
-            crate::apart::start_log("arrayburn burnin", store.log(d.point.own_id()));
+            crate::supervisor::start_log("arrayburn burnin", store.log(d.point.own_id()));
         }
     }
 

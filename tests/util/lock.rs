@@ -61,7 +61,7 @@ use nix::fcntl::{Flock, FlockArg};
 pub const UNTIMED: &[(&str, &str)] = &[
     ("ansible::", "the playbook's files and the bad sector's finding; speeds not asserted"),
     (
-        "engines::",
+        "recipes::",
         "OCP streams, the recipes' files and the bad sector's finding; speeds not asserted",
     ),
     ("burnin::every_refusal_writes_nothing", "refusals: exit 2, one line, nothing written"),

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Reads the fleet recipes in contrib/ as their engines would, for the
-tests (tests/engines.rs), and prints what a test needs as JSON:
+tests (tests/recipes.rs), and prints what a test needs as JSON:
 
-    engines.py k8s FILE          each container (and init container) that runs
+    recipes.py k8s FILE          each container (and init container) that runs
                                  a script: kind, name, script, env (plain values)
-    engines.py nomad FILE [K=V]  the job parsed by an HCL parser (python-hcl2):
+    recipes.py nomad FILE [K=V]  the job parsed by an HCL parser (python-hcl2):
                                  its type, constraint, task driver, env and
                                  script, each ${var.NAME} taken from the
                                  variable's default or K=V
-    engines.py maas FILE         the MAAS script's metadata block, as YAML
+    recipes.py maas FILE         the MAAS script's metadata block, as YAML
 """
 import json
 import re

@@ -116,7 +116,7 @@ fn a_checks_ocp_diag_stream_validates_and_diagnoses_each_disk_as_its_verdict_doe
     assert_eq!(start["dutInfo"]["hardwareInfos"].as_array().unwrap().len(), 4);
     // Each disk's diagnosis is the run's own verdict of it: FAIL for a
     // disk to act on, UNKNOWN for one not decided, PASS for the rest.
-    let doc = arrayburn::document::Document::document(run.report.as_ref().unwrap());
+    let doc = arrayburn::rundoc::Document::document(run.report.as_ref().unwrap());
     let told = diagnoses(&stream);
     assert_eq!(told.len(), 4, "{told:?}");
     for (path, kind, verdict) in &told {
@@ -275,7 +275,7 @@ fn the_kubernetes_job_and_daemonset_validate_offline_and_what_they_collect_the_r
         assert!(out.status.success() && said.contains("passed"), "{said}");
     }
     let read = |m: &Path| -> Vec<Value> {
-        serde_json::from_str(&helper(&py, "engines.py", &["k8s", m.to_str().unwrap()])).unwrap()
+        serde_json::from_str(&helper(&py, "recipes.py", &["k8s", m.to_str().unwrap()])).unwrap()
     };
     let (jobs, burns) = (read(&job), read(&daemonset));
     let (check, burn) = (&jobs[0], &burns[0]);
@@ -367,7 +367,7 @@ fn the_nomad_job_parses_as_a_sysbatch_job_and_its_task_collects_what_the_report_
     let parse = |vars: &[&str]| -> Value {
         let mut args = vec!["nomad", hcl.to_str().unwrap()];
         args.extend(vars);
-        serde_json::from_str(&helper(&py, "engines.py", &args)).unwrap()
+        serde_json::from_str(&helper(&py, "recipes.py", &args)).unwrap()
     };
     let job = parse(&[]);
     assert_eq!(job["type"], "sysbatch");
@@ -522,7 +522,7 @@ fn the_maas_script_carries_its_metadata_and_its_output_is_a_result_the_report_re
     let Some(py) = python() else { return };
     let script = root().join("contrib/maas/arrayburn-check");
     let meta: Value =
-        serde_json::from_str(&helper(&py, "engines.py", &["maas", script.to_str().unwrap()]))
+        serde_json::from_str(&helper(&py, "recipes.py", &["maas", script.to_str().unwrap()]))
             .unwrap();
     assert_eq!(meta["name"], "arrayburn-check");
     assert_eq!(meta["script_type"], "testing");
@@ -577,7 +577,7 @@ fn a_burn_in_pod_stopped_hands_the_stop_to_arrayburn_and_its_next_start_resumes(
     let Some(py) = python() else { return };
     let daemonset = root().join("contrib/kubernetes/arrayburn-burnin-daemonset.yaml");
     let burns: Vec<Value> =
-        serde_json::from_str(&helper(&py, "engines.py", &["k8s", daemonset.to_str().unwrap()]))
+        serde_json::from_str(&helper(&py, "recipes.py", &["k8s", daemonset.to_str().unwrap()]))
             .unwrap();
     let script = burns[0]["script"].as_str().unwrap();
     // Writes held to 4 MB/s: the first pass of 32 MiB disks takes 8 s.

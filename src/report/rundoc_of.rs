@@ -1,5 +1,5 @@
 //! What a check's report says of itself as a run document
-//! ([`crate::document::RunDoc`]): its outcome, the disks to act on, the
+//! ([`crate::rundoc::RunDoc`]): its outcome, the disks to act on, the
 //! links, the disks not judged or unsure, where it is cut, and the notes
 //! beside the verdict.
 //!
@@ -8,9 +8,9 @@
 use super::Report;
 use super::build::{batch_sentence, group_sentence};
 
-impl crate::document::Document for Report {
-    fn document(&self) -> crate::document::RunDoc {
-        use crate::document::{Cut, RunDoc};
+impl crate::rundoc::Document for Report {
+    fn document(&self) -> crate::rundoc::RunDoc {
+        use crate::rundoc::{Cut, RunDoc};
         let s = &self.summary;
         let disks: Vec<String> = self.disks.iter().map(|d| d.path.clone()).collect();
         let cut = if self.header.interrupted {
@@ -24,11 +24,11 @@ impl crate::document::Document for Report {
         } else {
             None
         };
-        let mut unsure: Vec<crate::document::Undecided> = Vec::new();
+        let mut unsure: Vec<crate::rundoc::Undecided> = Vec::new();
         for f in s.flagged.iter().filter(|f| f.verdict == crate::judge::Verdict::Unsure) {
             if !unsure.iter().any(|u| u.path == f.path) {
                 let why = f.reasons.join("; ");
-                unsure.push(crate::document::Undecided { path: f.path.clone(), why });
+                unsure.push(crate::rundoc::Undecided { path: f.path.clone(), why });
             }
         }
         RunDoc {
@@ -73,9 +73,9 @@ impl Report {
 }
 
 /// The disks to act on, from a run's per-disk advice.
-pub(super) fn acts(advice: &[crate::judge::advice::DiskAdvice]) -> Vec<crate::document::ActOn> {
+pub(super) fn acts(advice: &[crate::judge::advice::DiskAdvice]) -> Vec<crate::rundoc::ActOn> {
     (advice.iter())
-        .map(|a| crate::document::ActOn {
+        .map(|a| crate::rundoc::ActOn {
             path: a.path.clone(),
             action: a.action.word().into(),
             sentence: a.sentence.clone(),
