@@ -25,7 +25,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::burnin::worker::Trouble;
+use crate::burnin::live::Trouble;
 use crate::rundoc::RunDoc;
 use crate::stop::StopFlag;
 

@@ -32,8 +32,9 @@
 
 use std::time::{Duration, Instant};
 
+use super::live::Live;
 use super::record::{At, DiskBurn, Span};
-use super::worker::{BurnJob, Live, burn, read_back, soak};
+use super::worker::{BurnJob, burn, read_back, soak};
 use crate::measure::round_order;
 use crate::units::mb_per_s;
 

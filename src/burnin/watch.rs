@@ -9,10 +9,10 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::DiskPlan;
+use super::live::{Live, Stage, Trouble};
 use super::record::{DiskBurn, TempReading, Temps, bytes_done};
 use super::smart;
 use super::state::Phase;
-use super::worker::{Live, Stage, Trouble};
 use crate::progress::{BurnLines, BurnTick, bytes_left};
 use crate::stop::StopFlag;
 

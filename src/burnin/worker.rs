@@ -7,228 +7,18 @@
 //! `record`'s; it only measures and classifies: verdicts are
 //! `judge::burnin`'s.
 
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::block::{BLOCK, Pattern, Stamp};
-use super::record::{At, Class, DiskBurn, Phase, Span, SurfacePoint, describe};
+use super::live::{DiskIo, Live, Stage};
+use super::record::{At, Class, DiskBurn, Phase, Span, describe};
+use super::surface_timer::SurfaceTimer;
 use super::targets::Target;
 
 use crate::device::buffer::{AlignedBuf, Chunk, Chunks};
-use crate::io::{
-    Bounds, Direction, EngineKind, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung, open_sweep,
-};
+use crate::io::{Bounds, Direction, Halt, Landed, Probe, Sweep, Until, is_gone, is_hung};
 use crate::stop::StopFlag;
-
-/// Passes whose surface is kept (a soak run for days has hundreds).
-const SURFACE_PASSES: u16 = 8;
-/// A stretch of the surface closes once it has been timed this long and
-/// holds [`STRETCH_REQUESTS`] requests: a step in speed after a burst of
-/// any size shows (a drive-managed SMR disk's media cache filled after
-/// 48 MiB of a 256 MiB disk, or after 40 GB of an 8 TB one) ...
-const STRETCH_S: f64 = 0.25;
-/// ... in at least this many requests (a stretch of one request times
-/// whatever burst its completion came in: a real run's soak recorded
-/// 6.6 million MB/s, which `report` then refused as damaged) ...
-const STRETCH_REQUESTS: u64 = 4;
-/// ... or once it holds this many bytes (and the check's
-/// `MIN_BUCKET_READS` requests), whichever comes first.
-const STRETCH_BYTES: u64 = 256 << 20;
-
-/// Times stretches of a phase, each closed by time or by bytes (above),
-/// into the disk's surface, which merges the steady ones
-/// (`DiskBurn::add_point`): a days-long pass keeps a bounded surface.
-struct Stretches {
-    io: u64,
-    from: u64,
-    bytes: u64,
-    began: Instant,
-    keep: bool,
-    /// No stretch of this phase closed yet.
-    first: bool,
-}
-
-impl Stretches {
-    fn new(io: usize, at: u64, pass: u16) -> Self {
-        Self {
-            io: io as u64,
-            from: at,
-            bytes: 0,
-            began: Instant::now(),
-            keep: pass <= SURFACE_PASSES,
-            first: true,
-        }
-    }
-
-    /// Counts `len` bytes done ending at `end`; a stretch full (or the
-    /// range's end) becomes a point.
-    fn add(&mut self, out: &mut DiskBurn, pass: u16, phase: Phase, len: u64, end: u64, last: bool) {
-        self.bytes += len;
-        if !self.keep {
-            return;
-        }
-        let s = self.began.elapsed().as_secs_f64();
-        let timed = s >= STRETCH_S && self.bytes >= STRETCH_REQUESTS * self.io;
-        let full = self.bytes >= STRETCH_BYTES.max(self.io * crate::defaults::MIN_BUCKET_READS);
-        if !(timed || full || last) {
-            return;
-        }
-        // The phase's last few requests after a stretch just closed are
-        // timed over the instant since (64 memory-backed disks: a last
-        // 4 MiB at 27 million MB/s, which `report` refuses as damaged):
-        // no point of their own, unless they are the whole phase.
-        let few = !timed && !full && self.bytes < STRETCH_REQUESTS * self.io;
-        if s > 0.0 && (self.first || !few) {
-            out.add_point(SurfacePoint {
-                pass,
-                phase,
-                offset: self.from,
-                mb_per_s: crate::units::mb_per_s(self.bytes, s),
-                bytes: self.bytes,
-            });
-        }
-        *self = Self { from: end, bytes: 0, began: Instant::now(), first: false, ..*self };
-    }
-}
-
-/// What a disk is doing, for the display.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
-    Write,
-    /// The cache flush at the end of a write phase or before a
-    /// checkpoint.
-    Flush,
-    Verify,
-    /// A resumed write phase reading back its last interval.
-    Reverify,
-}
-
-impl Stage {
-    /// Every stage, in the order of their numbers (`stage as u64`).
-    const ALL: [Stage; 4] = [Stage::Write, Stage::Flush, Stage::Verify, Stage::Reverify];
-}
-
-/// Live progress of one disk for the display: the pass, the stage, and
-/// the bytes of the current phase done (from the range's start); and the
-/// worst it has met so far, for whoever is told at once.
-#[derive(Debug, Default)]
-pub struct Live {
-    pub done: AtomicU64,
-    /// `pass << 2 | stage`.
-    state: AtomicU64,
-    /// A [`Trouble`] as its number (0: none yet); it only rises.
-    trouble: AtomicU8,
-}
-
-/// What a disk met during its run that someone should hear of at once,
-/// least to worst.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Trouble {
-    /// A block failed or read back wrong.
-    Bad = 1,
-    /// The device went away.
-    Gone = 2,
-    /// It stopped answering.
-    Hung = 3,
-}
-
-impl Trouble {
-    /// As `--notify` names it.
-    pub fn word(self) -> &'static str {
-        match self {
-            Trouble::Bad => "BAD",
-            Trouble::Gone => "GONE",
-            Trouble::Hung => "HUNG",
-        }
-    }
-}
-
-impl Live {
-    /// Takes in what `out` has met so far.
-    pub fn note(&self, out: &DiskBurn) {
-        let worst = if out.hung.is_some() {
-            Some(Trouble::Hung)
-        } else if out.device_gone {
-            Some(Trouble::Gone)
-        } else if out.bad_bytes.iter().any(|&(_, n)| n > 0) {
-            Some(Trouble::Bad)
-        } else {
-            None
-        };
-        if let Some(t) = worst {
-            self.trouble.fetch_max(t as u8, Ordering::Relaxed);
-        }
-    }
-
-    /// The worst the disk has met so far.
-    pub fn trouble(&self) -> Option<Trouble> {
-        match self.trouble.load(Ordering::Relaxed) {
-            1 => Some(Trouble::Bad),
-            2 => Some(Trouble::Gone),
-            3 => Some(Trouble::Hung),
-            _ => None,
-        }
-    }
-
-    fn set(&self, pass: u16, stage: Stage) {
-        self.state.store(u64::from(pass) << 2 | stage as u64, Ordering::Relaxed);
-    }
-
-    /// The pass and stage now.
-    pub fn stage(&self) -> (u16, Stage) {
-        let s = self.state.load(Ordering::Relaxed);
-        ((s >> 2) as u16, Stage::ALL[(s & 3) as usize])
-    }
-}
-
-/// Where a job's writes and reads go: a disk's file through the engine the
-/// plan resolved, or in tests a disk made up to fail as a test asks.
-pub trait DiskIo: Sync {
-    /// A phase's sweep, through the engine asked for (never silently
-    /// another), and the probe beside it that pinpoints a failure block by
-    /// block.
-    fn open(&self, bounds: &Bounds) -> std::io::Result<(Sweep, Probe)>;
-    /// The engine's name, as messages say it.
-    fn engine(&self) -> &'static str;
-}
-
-/// A real disk: its file (O_DIRECT, O_EXCL), through `engine` with `depth`
-/// requests in flight (resolved: io_uring or psync).
-pub struct OnFile<'a> {
-    pub file: &'a std::fs::File,
-    pub engine: EngineKind,
-    pub depth: usize,
-}
-
-impl DiskIo for OnFile<'_> {
-    fn open(&self, bounds: &Bounds) -> std::io::Result<(Sweep, Probe)> {
-        open_sweep(self.engine, self.file, self.depth, bounds)
-    }
-
-    fn engine(&self) -> &'static str {
-        self.engine.name()
-    }
-}
-
-/// A disk read through the file it was opened with, until a power cycle
-/// opens it again under its name.
-pub struct Reopens<'a> {
-    pub first: OnFile<'a>,
-    pub now: std::sync::Mutex<Option<std::fs::File>>,
-}
-
-impl DiskIo for Reopens<'_> {
-    fn open(&self, bounds: &Bounds) -> std::io::Result<(Sweep, Probe)> {
-        match &*self.now.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(f) => open_sweep(self.first.engine, f, self.first.depth, bounds),
-            None => self.first.open(bounds),
-        }
-    }
-
-    fn engine(&self) -> &'static str {
-        self.first.engine()
-    }
-}
 
 /// One disk's burn-in as asked.
 #[derive(Clone)]
@@ -503,7 +293,7 @@ struct Writing {
     last: u64,
     saved: Instant,
     began: Instant,
-    stretch: Stretches,
+    stretch: SurfaceTimer,
     settle: Settle,
 }
 
@@ -514,7 +304,7 @@ impl Writing {
             last: from,
             saved: Instant::now(),
             began: Instant::now(),
-            stretch: Stretches::new(size, from, pass),
+            stretch: SurfaceTimer::new(size, from, pass),
             settle: Settle::default(),
         }
     }
@@ -529,11 +319,11 @@ struct Verifying {
     last: u64,
     saved: Instant,
     began: Instant,
-    stretch: Stretches,
+    stretch: SurfaceTimer,
 }
 
 impl Verifying {
-    fn new(check: Check, (from, until): (u64, u64), stretch: Stretches) -> Self {
+    fn new(check: Check, (from, until): (u64, u64), stretch: SurfaceTimer) -> Self {
         Self {
             check,
             until,
@@ -863,7 +653,7 @@ impl BurnPass<'_> {
         };
         self.job.live.set(pass, stage);
         let (mut sweep, mut probe) = self.open((from, until), Class::ReadError, out)?;
-        let mut v = Verifying::new(check, (from, until), Stretches::new(size, from, pass));
+        let mut v = Verifying::new(check, (from, until), SurfaceTimer::new(size, from, pass));
         let free = Free::of(&mut sweep, size);
         let mut chunks = Chunks::span(from, until, size as u64);
         let mut refill = |sweep: &mut Sweep| {
@@ -1114,28 +904,6 @@ mod tests {
     use crate::io::{Medium, ThreadIo};
 
     const MIB: u64 = 1 << 20;
-
-    #[test]
-    fn the_last_few_requests_after_a_stretch_closed_make_no_point_of_their_own() {
-        let mut out = DiskBurn::default();
-        let mut s = Stretches::new(MIB as usize, 0, 1);
-        // A stretch closed by time, then one last request at once after it:
-        // timed over an instant, it would be millions of MB/s.
-        s.began = Instant::now() - Duration::from_secs_f64(STRETCH_S * 2.0);
-        for k in 1..=STRETCH_REQUESTS {
-            s.add(&mut out, 1, Phase::Write, MIB, k * MIB, false);
-        }
-        assert_eq!(out.surface.len(), 1, "the timed stretch");
-        s.add(&mut out, 1, Phase::Write, MIB, (STRETCH_REQUESTS + 1) * MIB, true);
-        assert_eq!(out.surface.len(), 1, "{:?}", out.surface);
-        assert!(out.surface.iter().all(|p| p.mb_per_s < 1e6));
-        // A phase of one request is its own point, however short.
-        let mut small = DiskBurn::default();
-        let mut one = Stretches::new(MIB as usize, 0, 1);
-        std::thread::sleep(Duration::from_millis(1));
-        one.add(&mut small, 1, Phase::Write, MIB, MIB, true);
-        assert_eq!(small.surface.len(), 1);
-    }
 
     thread_local! {
         /// Buffers a phase of this thread made beyond its 1 + depth.

@@ -15,12 +15,13 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Result, bail};
 
 use crate::burnin::block::{BLOCK, Pattern};
+use crate::burnin::live::{Live, OnFile};
 use crate::burnin::record::{DiskBurn, Span};
 use crate::burnin::resume::Proof;
 use crate::burnin::smart::TestKind;
 use crate::burnin::state::{self, At, Checkpoint, Phase, Store};
 use crate::burnin::targets::{Target, read_targets, refuse_signature, targets};
-use crate::burnin::worker::{BurnJob, Live, OnFile};
+use crate::burnin::worker::BurnJob;
 use crate::burnin::{DiskPlan, Looks, health};
 use crate::cli::{BurnProgress, BurninArgs};
 use crate::device::lock::DiskLock;
@@ -279,7 +280,7 @@ impl BurnPlan {
     /// run by time).
     pub fn job<'a>(
         &self,
-        (d, on): (&DiskPlan, &'a dyn crate::burnin::worker::DiskIo),
+        (d, on): (&DiskPlan, &'a dyn crate::burnin::live::DiskIo),
         live: &'a Live,
         deadline: Option<std::time::Instant>,
         stop: &'a StopFlag,

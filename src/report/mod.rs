@@ -8,6 +8,7 @@
 
 mod build;
 pub mod burnin;
+mod group_words;
 pub mod inspect;
 pub mod random;
 pub mod replay;

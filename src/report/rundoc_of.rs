@@ -6,7 +6,7 @@
 //! It must not decide anything: the report's verdicts are carried.
 
 use super::Report;
-use super::build::{batch_sentence, group_sentence};
+use super::group_words::{batch_sentence, group_sentence};
 
 impl crate::rundoc::Document for Report {
     fn document(&self) -> crate::rundoc::RunDoc {
