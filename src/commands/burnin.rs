@@ -99,7 +99,7 @@ fn burn_in(mut plan: BurnPlan, stop: &StopFlag) -> anyhow::Result<(Outcome, Opti
 /// Where each disk stands, as `--metrics` while the run goes on (a file
 /// that cannot be written is said at the end, when it is written last).
 fn tick(plan: &BurnPlan, ticks: &[crate::progress::BurnTick], eta: Option<f64>) {
-    if let Some(out) = &plan.metrics {
+    if let Some(out) = &plan.outs.metrics {
         let text = metrics::burnin_live(&plan.disks, ticks, eta).render();
         let _ = out.write(text.as_bytes(), false, &StopFlag::default());
     }
@@ -134,7 +134,7 @@ fn finish(plan: &BurnPlan, run: BurnRun, stop: &StopFlag) -> Outcome {
     let topology = |p: &str| {
         Some(&plan.disks.iter().find(|d| d.target.dev.given == p)?.target.dev.identity.topology)
     };
-    let recorded = plan.record.as_ref().map(|to| (to, run.clone()));
+    let recorded = plan.outs.record.as_ref().map(|to| (to, run.clone()));
     let mut report = build(run);
     let end = Ending {
         keep: Some(&keep),

@@ -212,6 +212,13 @@ pub struct Thresholds {
     pub stall_ms: f64,
 }
 
+impl Thresholds {
+    /// The defaults but for `slow_pct` and `stall_ms` as a run was told.
+    pub fn judging((slow_pct, stall_ms): (f64, u64)) -> Self {
+        Self { slow_pct, stall_ms: stall_ms as f64, ..Self::default() }
+    }
+}
+
 impl Default for Thresholds {
     fn default() -> Self {
         Self {

@@ -13,12 +13,26 @@ use crate::cli::BurninArgs;
 use crate::output::Output;
 
 /// A burn-in's outputs, resolved and proven writable.
-pub(super) struct RunOutputs {
-    pub(super) json: Option<Output>,
-    pub(super) out: Option<PathBuf>,
-    pub(super) metrics: Option<Output>,
-    pub(super) record: Option<Output>,
-    pub(super) ocp: Option<Output>,
+pub struct RunOutputs {
+    pub json: Option<Output>,
+    pub out: Option<PathBuf>,
+    pub metrics: Option<Output>,
+    pub record: Option<Output>,
+    pub ocp: Option<Output>,
+}
+
+impl RunOutputs {
+    /// Each output as given, by its flag's name (`ocp-diag`).
+    pub(super) fn given(&self) -> [(&'static str, Option<PathBuf>); 5] {
+        let given = |o: &Option<Output>| o.as_ref().map(|o| o.given.clone());
+        [
+            ("json", given(&self.json)),
+            ("out", self.out.clone()),
+            ("metrics", given(&self.metrics)),
+            ("record", given(&self.record)),
+            ("ocp-diag", given(&self.ocp)),
+        ]
+    }
 }
 
 /// `--json`, `--out`, `--metrics`, `--record` and `--ocp-diag` as given,

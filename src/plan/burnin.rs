@@ -8,6 +8,7 @@
 //! It must not write to a disk (it reads: a resume's blocks, ZFS labels,
 //! SMART) and must not judge.
 
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -26,7 +27,6 @@ use crate::burnin::{DiskPlan, Looks, health};
 use crate::cli::{BurnProgress, BurninArgs};
 use crate::device::lock::DiskLock;
 use crate::io::{Bounds, EngineKind};
-use crate::output::Output;
 use crate::stop::StopFlag;
 use crate::units::rfc3339;
 
@@ -55,14 +55,9 @@ pub struct BurnPlan {
     /// Where checkpoints are kept (a soak keeps none).
     pub store: Option<Store>,
     pub state: PathBuf,
-    pub json: Option<Output>,
-    /// `--metrics`: Prometheus metrics, while it runs and at the end.
-    pub metrics: Option<Output>,
-    /// `--ocp-diag`: the OCP diag stream, at the end.
-    pub ocp: Option<Output>,
-    pub out: Option<PathBuf>,
-    /// Where the measurements are recorded (`--record`).
-    pub record: Option<Output>,
+    /// Where its results go (`--json`, `--out`, `--metrics` while it runs
+    /// and at the end, `--record`, `--ocp-diag`).
+    pub outs: RunOutputs,
     pub engine: EngineKind,
     /// Requests in flight per disk.
     pub depth: usize,
@@ -112,8 +107,9 @@ pub struct BurnPlan {
 impl BurnPlan {
     /// Where the burn-in's result goes.
     pub fn outputs(&self) -> crate::output::Outputs<'_> {
-        let (json, metrics, ocp) = (self.json.as_ref(), self.metrics.as_ref(), self.ocp.as_ref());
-        crate::output::Outputs { json, csv: None, out: self.out.as_deref(), metrics, ocp }
+        let o = &self.outs;
+        let (json, metrics, ocp) = (o.json.as_ref(), o.metrics.as_ref(), o.ocp.as_ref());
+        crate::output::Outputs { json, csv: None, out: o.out.as_deref(), metrics, ocp }
     }
 
     /// Resolves `args` into a plan, or refuses (one line, nothing written).
@@ -129,93 +125,43 @@ impl BurnPlan {
         // The outputs given are refused here, before any disk is opened; a
         // resume's are resolved again with those of the run it goes on.
         let mut outs = outputs(output_flags(args, None))?;
-        let (targets, locks, points, store, first) = if args.read_only {
-            let (targets, locks) =
-                read_targets(&args.devices, args.range.as_deref(), args.ignore_lock)?;
-            let points = fresh(&targets, args, argv, stop)?;
-            (targets, locks, points, None, None)
-        } else if args.verify {
-            let (targets, locks, points, store) = super::verify::to_verify(args, argv, stop)?;
-            let first = points.first().filter(|_| args.resume).and_then(began_with);
-            if first.is_some() {
-                outs = outputs(output_flags(args, first.as_ref()))?;
-            }
-            refuse_outputs_in(&args.state, &outs)?;
-            (targets, locks, points, Some(store), first)
-        } else {
-            let (targets, locks, points, store, first) = to_write(args, argv, stop, &mut outs)?;
-            (targets, locks, points, Some(store), first)
-        };
+        let found = found(args, argv, stop, &mut outs)?;
         // A resume runs as the run it goes on did, but for what its own
         // command line says.
         let told = given_flags(argv);
-        let merged;
-        let args = match &first {
-            Some(f) => {
-                merged = inherit(args, &told, f);
-                &merged
-            }
-            None => args,
-        };
+        let merged = found.first.as_ref().map(|f| inherit(args, &told, f));
+        Self::of(merged.as_ref().unwrap_or(args), found, outs, &told)
+    }
+
+    /// The plan of `found` as `args` (a resume's merged with its
+    /// checkpoint's settings) ask, its outputs `outs`; `told`: the flags
+    /// its own command line gave.
+    fn of(args: &BurninArgs, found: Found, outs: RunOutputs, told: &Told) -> Result<Self> {
+        let Found { mut targets, locks, points, store, first } = found;
         let (engine, depth) = args.io.engine().map_err(unwritten)?;
-        // A resume judges as the run it goes on did, unless told otherwise.
-        let slow_pct = (args.slow_pct_asked())
-            .or(first.as_ref().and_then(|f| f.slow_pct))
-            .unwrap_or(crate::defaults::SLOW_PCT);
-        let stall_ms = (args.stall_ms)
-            .or(first.as_ref().and_then(|f| f.stall_ms))
-            .unwrap_or(crate::defaults::STALL_MS);
+        let judged = judged(args, first.as_ref());
         check_memory(&points, depth)?;
-        let mut targets = targets;
         crate::judge::links::settle(targets.iter_mut().map(|t| &mut t.dev.identity));
-        let given = |o: &Option<Output>| o.as_ref().map(|o| o.given.clone());
-        let outputs = [
-            ("json", given(&outs.json)),
-            ("out", outs.out.clone()),
-            ("metrics", given(&outs.metrics)),
-            ("record", given(&outs.record)),
-            ("ocp-diag", given(&outs.ocp)),
-        ];
-        // What the command that goes on must say: only what this run was
-        // told that the checkpoint's run was not (a fresh run's checkpoint
-        // holds all of its own), and how it was watched, where told.
-        let changed = |flag: &str| {
-            let watched = ["progress", "progress-interval"].contains(&flag);
-            told.contains(&flag.replace('-', "_")) && (first.is_some() || watched)
-        };
-        let resume_line = resume_line(args, &outputs, (slow_pct, stall_ms), &targets, &changed);
-        let then_verify = match nothing_written(args) {
-            true => None,
-            false => ThenVerify::of(args, first.as_ref(), &outputs, (slow_pct, stall_ms))?,
-        };
-        if then_verify.as_ref().is_some_and(|v| v.spins) {
-            let missing = targets.iter().find_map(|t| crate::burnin::cycle::missing_tool(&t.dev));
-            missing.map_or(Ok(()), |why| Err(anyhow::anyhow!(why)))?;
-        }
-        let RunOutputs { json, out, metrics, record, ocp } = outs;
-        // Metrics written while the run goes, also where a resume inherits them.
-        let ticks = metrics.is_some().then_some(args.progress_interval);
+        let outputs = outs.given();
+        let resume_line = go_on_line(args, (told, first.is_some()), &outputs, judged, &targets);
+        let then_verify = then_verify(args, first.as_ref(), &outputs, judged, &targets)?;
         let resume = points.iter().any(|c| c.burn.resumes > 0);
-        let left_out = match (&store, resume && !args.verify) {
-            (Some(store), true) => left_out(store, &targets, &points),
-            _ => Vec::new(),
-        };
-        let disks = targets.into_iter().zip(points);
+        let left_out =
+            left_out(store.as_ref().filter(|_| resume && !args.verify), &targets, &points);
         // A soak or a verify: no probe writes, nothing does.
         let nothing_written = nothing_written(args);
         Ok(Self {
             locate: args.locate,
             probe_first: !nothing_written && !resume && args.range.is_none(),
             inspection: Vec::new(),
-            disks: disks.map(|(target, point)| DiskPlan { target, point }).collect(),
+            disks: (targets.into_iter().zip(points))
+                .map(|(target, point)| DiskPlan { target, point })
+                .collect(),
             locks,
             store,
             state: args.state.clone(),
-            json,
-            metrics,
-            record,
-            ocp,
-            out,
+            looks: looks(args, outs.metrics.is_some()),
+            outs,
             engine,
             depth,
             bounds_timeout: args.io.io_timeout,
@@ -226,32 +172,13 @@ impl BurnPlan {
             checkpoint_every: args.checkpoint_every,
             smr_idle: args.smr_idle,
             smr_probe: if nothing_written || resume { Duration::ZERO } else { args.smr_probe },
-            thresholds: crate::judge::Thresholds {
-                stall_ms: stall_ms as f64,
-                slow_pct,
-                ..crate::judge::Thresholds::default()
-            },
+            thresholds: crate::judge::Thresholds::judging(judged),
             duration: args.duration,
             passes: args.passes,
             block: args.io.block,
             // A resumed run (--resume-or-start) ran its self-test when it began.
             self_test: args.smart_test.filter(|_| !resume).map(|k| (k, args.smart_test_timeout)),
             self_test_after: args.smart_test_after.map(|k| (k, args.smart_test_timeout)),
-            looks: Looks {
-                smart_every: args.smart_every,
-                progress: match args.progress {
-                    _ if args.chatter.quiet => None,
-                    BurnProgress::None => None,
-                    BurnProgress::Lines => Some((args.progress_interval, false)),
-                    BurnProgress::Table => Some((args.progress_interval, true)),
-                    BurnProgress::Auto => {
-                        let terminal = std::io::stderr().is_terminal();
-                        Some((args.progress_interval, terminal))
-                    }
-                },
-                read_mb_per_s: Vec::new(),
-                ticks,
-            },
             estimate: None,
             resume_line,
             then_verify,
@@ -339,6 +266,112 @@ impl BurnPlan {
     }
 }
 
+/// The flags a command line gave (clap's ids: `progress_interval`).
+type Told = HashSet<String>;
+
+/// What a burn-in found to run on: its disks, their locks and
+/// checkpoints, where those are kept (a soak keeps none), and the settings
+/// of the run a resume goes on.
+struct Found {
+    targets: Vec<Target>,
+    locks: Vec<DiskLock>,
+    points: Vec<Checkpoint>,
+    store: Option<Store>,
+    first: Option<Settings>,
+}
+
+/// The disks `args` name and their checkpoints: a soak's new, a verify's
+/// (a resumed one's settings read), a burn-in's (`to_write`); `outs`
+/// resolved again where a resume takes its run's.
+fn found(
+    args: &BurninArgs,
+    argv: &[String],
+    stop: &StopFlag,
+    outs: &mut RunOutputs,
+) -> Result<Found> {
+    if args.read_only {
+        let (targets, locks) =
+            read_targets(&args.devices, args.range.as_deref(), args.ignore_lock)?;
+        let points = fresh(&targets, args, argv, stop)?;
+        return Ok(Found { targets, locks, points, store: None, first: None });
+    }
+    if args.verify {
+        let (targets, locks, points, store) = super::verify::to_verify(args, argv, stop)?;
+        let first = points.first().filter(|_| args.resume).and_then(began_with);
+        if first.is_some() {
+            *outs = outputs(output_flags(args, first.as_ref()))?;
+        }
+        refuse_outputs_in(&args.state, outs)?;
+        return Ok(Found { targets, locks, points, store: Some(store), first });
+    }
+    let (targets, locks, points, store, first) = to_write(args, argv, stop, outs)?;
+    Ok(Found { targets, locks, points, store: Some(store), first })
+}
+
+/// The command that continues the run: what it must say is only what
+/// this run was told (`told`) that the checkpoint's run was not (where
+/// `resumed`; a fresh run's checkpoint holds all of its own), and how it
+/// was watched, where told.
+fn go_on_line(
+    args: &BurninArgs,
+    (told, resumed): (&Told, bool),
+    outputs: &[(&'static str, Option<PathBuf>)],
+    judged: (f64, u64),
+    targets: &[Target],
+) -> String {
+    let changed = |flag: &str| {
+        let watched = ["progress", "progress-interval"].contains(&flag);
+        told.contains(&flag.replace('-', "_")) && (resumed || watched)
+    };
+    resume_line(args, outputs, judged, targets, &changed)
+}
+
+/// How the run judges (`--slow-pct` as asked, `--stall-ms`): as `args`
+/// say, else as the run a resume goes on (`first`) did, else the defaults.
+fn judged(args: &BurninArgs, first: Option<&Settings>) -> (f64, u64) {
+    let slow_pct = (args.slow_pct_asked())
+        .or(first.and_then(|f| f.slow_pct))
+        .unwrap_or(crate::defaults::SLOW_PCT);
+    let stall_ms = (args.stall_ms).or(first.and_then(|f| f.stall_ms));
+    (slow_pct, stall_ms.unwrap_or(crate::defaults::STALL_MS))
+}
+
+/// The verify that follows the passes, where asked (not after a soak or a
+/// verify), refused where its spin-downs need a program a disk lacks.
+fn then_verify(
+    args: &BurninArgs,
+    first: Option<&Settings>,
+    outputs: &[(&'static str, Option<PathBuf>)],
+    judged: (f64, u64),
+    targets: &[Target],
+) -> Result<Option<ThenVerify>> {
+    if nothing_written(args) {
+        return Ok(None);
+    }
+    let then = ThenVerify::of(args, first, outputs, judged)?;
+    if then.as_ref().is_some_and(|v| v.spins) {
+        let missing = targets.iter().find_map(|t| crate::burnin::cycle::missing_tool(&t.dev));
+        missing.map_or(Ok(()), |why| Err(anyhow::anyhow!(why)))?;
+    }
+    Ok(then)
+}
+
+/// How the run is watched: SMART how often, progress lines or a table (on
+/// a terminal, unless quiet), and metrics while it runs where `metrics`
+/// are written (also where a resume inherits them).
+fn looks(args: &BurninArgs, metrics: bool) -> Looks {
+    let every = args.progress_interval;
+    let progress = match args.progress {
+        _ if args.chatter.quiet => None,
+        BurnProgress::None => None,
+        BurnProgress::Lines => Some((every, false)),
+        BurnProgress::Table => Some((every, true)),
+        BurnProgress::Auto => Some((every, std::io::stderr().is_terminal())),
+    };
+    let ticks = metrics.then_some(every);
+    Looks { smart_every: args.smart_every, progress, read_mb_per_s: Vec::new(), ticks }
+}
+
 /// Refuses a `--block`, `--passes`, `--stall-ms` or `--slow-pct` the
 /// burn-in cannot use, and a bad `--io-timeout`.
 fn check_flags(args: &BurninArgs) -> Result<()> {
@@ -407,9 +440,16 @@ fn to_write(
 }
 
 /// The disks a resumed run began with, not among `targets`, whose burn-in
-/// is not finished: each one's path (as checkpointed) and place.
-fn left_out(store: &Store, targets: &[Target], points: &[Checkpoint]) -> Vec<(String, String)> {
-    let Some(run) = points.first().map(|c| &c.run_id) else { return Vec::new() };
+/// is not finished: each one's path (as checkpointed) and place (none
+/// without `store`: a fresh run, or a verify).
+fn left_out(
+    store: Option<&Store>,
+    targets: &[Target],
+    points: &[Checkpoint],
+) -> Vec<(String, String)> {
+    let (Some(store), Some(run)) = (store, points.first().map(|c| &c.run_id)) else {
+        return Vec::new();
+    };
     let taken: Vec<&str> = targets.iter().map(|t| t.checkpoint.as_str()).collect();
     (store.all().into_iter())
         .filter(|(name, c)| {

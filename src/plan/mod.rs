@@ -24,6 +24,7 @@ use thiserror::Error;
 
 use crate::device::DeviceError;
 
+pub use burn_outputs::RunOutputs;
 pub use check::{Plan, Settings, check_io_timeout, check_sample};
 pub use outputs::{check_output_dir, check_output_path, record_output, refuse_shared};
 
