@@ -109,3 +109,76 @@ pub fn settings_of(args: &BurninArgs) -> Settings {
         power_cycle: args.power_cycle,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::burnin::smart::SmartMode;
+    use crate::io::EngineKind;
+
+    fn fixture(name: &str) -> Checkpoint {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/burnin/checkpoint-before-settings");
+        serde_json::from_slice(&std::fs::read(dir.join(name)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_checkpoint_of_the_release_before_typed_settings_resumes_with_its_command_line_s() {
+        let c = fixture("burnin-loop0.json");
+        assert!(c.settings.is_none());
+        c.validate(16 << 20, 512).unwrap();
+        let s = began_with(&c).unwrap();
+        let p = |s: &str| Some(std::path::PathBuf::from(s));
+        assert_eq!(s.version, VERSION);
+        assert_eq!(s.outputs.json, p("/tmp/fx2/reports/burn.json"));
+        assert_eq!(s.outputs.out, p("/tmp/fx2/reports/bundle"));
+        assert_eq!((s.outputs.metrics.clone(), s.outputs.record.clone()), (None, None));
+        assert_eq!((s.slow_pct, s.stall_ms), (Some(0.0), Some(5000)), "--not-against-peers");
+        assert_eq!((s.engine, s.queue_depth), (EngineKind::Psync, 4));
+        assert_eq!(s.smart, SmartMode::Off);
+        assert_eq!(s.checkpoint_every, Duration::from_secs(30));
+        assert_eq!(s.smr_idle, Duration::from_secs(120));
+        assert_eq!((s.idle, s.cycles), (Some(Duration::from_secs(1)), None));
+        assert_eq!(s.notify.as_deref(), Some("true"));
+        // The verify that release made of it: its own line's settings.
+        let v = began_with(&fixture("verify-loop0.json")).unwrap();
+        assert_eq!(v.outputs.json, p("/tmp/fx2/reports/burn-verify.json"));
+        assert_eq!((v.slow_pct, v.stall_ms, v.idle), (Some(0.0), Some(5000), None));
+    }
+
+    #[test]
+    fn kept_settings_are_read_as_kept_and_a_later_version_is_refused() {
+        let mut c = fixture("burnin-loop0.json");
+        let mut s = began_with(&c).unwrap();
+        s.stall_ms = Some(1234);
+        c.settings = Some(s.clone());
+        // Kept settings win over the command line, through a save and a load.
+        let again: Checkpoint = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(began_with(&again), Some(s.clone()));
+        again.validate(16 << 20, 512).unwrap();
+        c.settings = Some(Settings { version: VERSION + 1, ..s });
+        let e = c.validate(16 << 20, 512).unwrap_err();
+        assert!(e.contains("of version 2") && e.contains("the arrayburn that began it"), "{e}");
+    }
+
+    #[test]
+    fn a_resume_takes_the_kept_settings_but_for_what_its_own_line_gives() {
+        use clap::Parser;
+        let parse = |line: &str| match crate::cli::Cli::parse_from(line.split(' ')).command {
+            crate::cli::Command::Burnin(a) => a,
+            _ => unreachable!(),
+        };
+        let first = began_with(&fixture("burnin-loop0.json")).unwrap();
+        let line = "arrayburn burnin --resume --destructive --yes --queue-depth 8 /dev/sdb";
+        let args = parse(line);
+        let given = given_flags(&line.split(' ').map(String::from).collect::<Vec<_>>());
+        let a = inherit(&args, &given, &first);
+        // Its own queue depth (the engine goes with it: its own); the rest kept.
+        assert_eq!((a.io.engine, a.io.queue_depth), (args.io.engine, 8));
+        assert_eq!((a.smart, a.checkpoint_every), (SmartMode::Off, Duration::from_secs(30)));
+        assert_eq!(a.notify.notify.as_deref(), Some("true"));
+    }
+}
