@@ -154,15 +154,17 @@ pub(super) fn run_words(
 }
 
 /// Each setting a burn-in runs with, as its flag and value (none for a
-/// switch): the outputs given, progress, checkpoint, SMART, judging,
-/// timeout, engine and notify options. A verify (`verify`) runs no
-/// self-test of its own after.
+/// switch): the outputs given, progress, then its typed settings
+/// (`plan::settings`: checkpoint, SMART, timeout, engine and notify); how
+/// it judges as resolved (`judged`). A verify (`verify`) runs no self-test
+/// of its own after.
 fn settings(
     args: &BurninArgs,
     outputs: &[(&'static str, Option<PathBuf>)],
     (slow_pct, stall_ms): (f64, u64),
     verify: bool,
 ) -> Vec<(&'static str, Option<String>)> {
+    let s = super::settings::settings_of(args);
     let secs = |d: Duration| Some(format!("{}s", d.as_secs_f64()));
     let mut out: Vec<(&'static str, Option<String>)> = Vec::new();
     for (name, given) in outputs {
@@ -172,27 +174,27 @@ fn settings(
     }
     out.push(("progress", Some(value_word(&args.progress))));
     out.push(("progress-interval", secs(args.progress_interval)));
-    out.push(("checkpoint-every", secs(args.checkpoint_every)));
-    out.push(("smr-idle", secs(args.smr_idle)));
-    out.push(("smart", Some(value_word(&args.smart))));
-    out.push(("smart-every", secs(args.smart_every)));
-    if let Some(k) = args.smart_test_after.filter(|_| !verify) {
+    out.push(("checkpoint-every", secs(s.checkpoint_every)));
+    out.push(("smr-idle", secs(s.smr_idle)));
+    out.push(("smart", Some(value_word(&s.smart))));
+    out.push(("smart-every", secs(s.smart_every)));
+    if let Some(k) = s.smart_test_after.filter(|_| !verify) {
         out.push(("smart-test-after", Some(k.word().into())));
-        if let Some(t) = args.smart_test_timeout {
+        if let Some(t) = s.smart_test_timeout {
             out.push(("smart-test-timeout", secs(t)));
         }
     }
-    out.push(("io-timeout", secs(args.io.io_timeout)));
+    out.push(("io-timeout", secs(s.io_timeout)));
     out.push(("stall-ms", Some(stall_ms.to_string())));
     match slow_pct > 0.0 {
         true => out.push(("slow-pct", Some(slow_pct.to_string()))),
         false => out.push(("not-against-peers", None)),
     }
-    out.push(("engine", Some(args.io.engine.name().into())));
-    out.push(("queue-depth", Some(args.io.queue_depth.to_string())));
-    if let Some(cmd) = &args.notify.notify {
+    out.push(("engine", Some(s.engine.name().into())));
+    out.push(("queue-depth", Some(s.queue_depth.to_string())));
+    if let Some(cmd) = &s.notify {
         out.push(("notify", Some(cmd.clone())));
-        out.push(("notify-timeout", secs(args.notify.notify_timeout)));
+        out.push(("notify-timeout", secs(s.notify_timeout)));
     }
     out
 }
