@@ -33,6 +33,7 @@ pub mod defaults;
 pub mod device;
 pub mod escape;
 pub mod export;
+pub mod finding;
 pub mod fleet;
 pub mod grid;
 pub mod header;

@@ -18,6 +18,9 @@ pub struct ActOn {
     pub action: String,
     /// The evidence and the action in one sentence.
     pub sentence: String,
+    /// Each finding it says, by its code (none where the run's result
+    /// predates codes, and for a fleet's own findings and inspections).
+    pub findings: Vec<crate::finding::Finding>,
 }
 
 /// Why a run is not whole, where it is not.

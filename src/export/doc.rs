@@ -293,7 +293,12 @@ mod tests {
         use crate::outcome::Outcome;
         use crate::rundoc::{ActOn, RunDoc, Undecided};
         let disks: Vec<String> = (0..6).map(|i| format!("/dev/sd{i}")).collect();
-        let act = |p: &str| ActOn { path: p.into(), action: "return".into(), sentence: "s".into() };
+        let act = |p: &str| ActOn {
+            path: p.into(),
+            action: "return".into(),
+            sentence: "s".into(),
+            findings: Vec::new(),
+        };
         let mut run = RunDoc {
             outcome: Outcome::Flagged,
             to_act_on: vec![act("/dev/sd1"), act("/dev/sd1"), act("/dev/sd2")],

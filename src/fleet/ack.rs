@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::FleetReport;
+use crate::finding::Finding;
 use crate::judge::ack::{Ack, AckFile, Flag, SLOW, run_value, worse_value};
 use crate::judge::fleet::{RunState, Sample};
 
@@ -46,6 +47,7 @@ fn flags(r: &FleetReport) -> Vec<(Item, Flag)> {
             wwn: s.and_then(|s| s.wwn.clone()),
             finding,
             value,
+            worded: None,
         }
     };
     let mut out = Vec::new();
@@ -54,7 +56,16 @@ fn flags(r: &FleetReport) -> Vec<(Item, Flag)> {
     };
     for (i, x) in r.runs.iter().enumerate().filter(|(_, x)| standing(x)) {
         for d in &x.disks {
-            out.push((Item::Run(i), flag(&x.host, d, "run", run_value(&x.what, d))));
+            // By its codes where the run gave them; an entry made from its
+            // sentence (before codes) still acknowledges it.
+            let worded = run_value(&x.what, d);
+            let f = match x.findings.iter().find(|(p, _)| p == d) {
+                Some((_, codes)) => {
+                    Flag { worded: Some(worded), ..flag(&x.host, d, "run", Finding::value(codes)) }
+                }
+                None => flag(&x.host, d, "run", worded),
+            };
+            out.push((Item::Run(i), f));
         }
     }
     for (i, o) in r.outliers.iter().enumerate() {
@@ -118,6 +129,7 @@ fn set_apart(x: &mut crate::judge::fleet::RunFinding, acked: &[String]) {
         return;
     }
     x.disks.retain(|d| !acked.contains(d));
+    x.findings.retain(|(d, _)| !acked.contains(d));
     x.what.retain(|w| !acked.iter().any(|d| w.starts_with(&format!("{d}: "))));
 }
 

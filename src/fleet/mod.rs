@@ -292,6 +292,7 @@ impl crate::rundoc::Document for FleetReport {
                 path: on(&r.host, d),
                 action: "finding".into(),
                 sentence: sentence.clone(),
+                findings: Vec::new(),
             }));
         }
         for o in self.outliers.iter().filter(|o| o.verdict == Verdict::Slow && !o.acknowledged) {
@@ -303,7 +304,12 @@ impl crate::rundoc::Document for FleetReport {
                 "{} on {}: {:.0} MB/s, {:.0} % of its model's{only}",
                 o.path, o.host, o.mb_per_s, o.pct_of_model
             );
-            to_act_on.push(ActOn { path: on(&o.host, &o.path), action: "slow".into(), sentence });
+            to_act_on.push(ActOn {
+                path: on(&o.host, &o.path),
+                action: "slow".into(),
+                sentence,
+                findings: Vec::new(),
+            });
         }
         for t in &self.tails {
             let sentence = format!(
@@ -318,11 +324,17 @@ impl crate::rundoc::Document for FleetReport {
                 path: on(&t.host, &t.path),
                 action: "retrying".into(),
                 sentence,
+                findings: Vec::new(),
             });
         }
         for r in self.regressions.iter().filter(|r| !r.acknowledged) {
             let sentence = format!("{} on {}: {}", r.path, r.host, r.what.join("; "));
-            to_act_on.push(ActOn { path: on(&r.host, &r.path), action: "worse".into(), sentence });
+            to_act_on.push(ActOn {
+                path: on(&r.host, &r.path),
+                action: "worse".into(),
+                sentence,
+                findings: Vec::new(),
+            });
         }
         let not_judged = (self.standing())
             .filter(|r| r.state == RunState::NotJudged)

@@ -22,9 +22,11 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
     let index = Index::of(docs, samples);
     let mut out = Vec::new();
     for (i, (source, doc)) in docs.iter().enumerate() {
-        let Some((state, what, disks)) = crate::judge::fleet::own_verdict(&doc.document()) else {
+        let run = doc.document();
+        let Some((state, what, disks)) = crate::judge::fleet::own_verdict(&run) else {
             continue;
         };
+        let findings = crate::judge::fleet::coded(&run);
         let (host, _) = doc.host();
         out.push(RunFinding {
             host: host.into(),
@@ -35,6 +37,7 @@ pub fn run_findings(docs: &[(String, Doc)], samples: &[Sample]) -> Vec<RunFindin
             superseded_by: index.superseded(docs, i, &disks),
             what,
             disks,
+            findings,
             acknowledged: false,
         });
     }

@@ -2,11 +2,15 @@
 //! admin has looked at and accepted stays listed but does not flag the
 //! fleet, until its value moves. The rule is one: an entry acknowledges a
 //! finding when it names the finding's disk, its kind and its value,
-//! exactly. A value is the finding's own words on that disk (a run's
-//! sentence: "8192 bytes zeros (never written), return it"), so more bad
-//! bytes, another SMART count or another fault is another value, and flags
-//! again; a disk slow for its model or slower than before is known by that,
-//! not by the figure of each run (which moves every time).
+//! exactly. A run's finding on a disk is valued by its codes and what they
+//! count (`crate::finding`: `never_written=8192; slower_than_peers`), so
+//! more bad bytes, another SMART count or another fault is another value,
+//! and flags again, while a sentence reworded by a later arrayburn is the
+//! same finding. A result written before codes is valued by its own words
+//! (each line's value class), and an entry made that way still
+//! acknowledges the same finding given by codes. A disk slow for its
+//! model or slower than before is known by that, not by the figure of
+//! each run (which moves every time).
 //!
 //! It must not read or write the file (`fleet::ack` does) and must not lay
 //! out.
@@ -49,12 +53,17 @@ pub struct Flag {
     pub wwn: Option<String>,
     pub finding: &'static str,
     pub value: String,
+    /// A run's finding given by its codes: its value as an entry made
+    /// before codes named it (its sentence's value class), which still
+    /// acknowledges it.
+    pub worded: Option<String>,
 }
 
 impl Flag {
     /// Whether `ack` acknowledges this finding.
     pub fn acknowledged_by(&self, ack: &Ack) -> bool {
-        ack.disk == self.disk && ack.finding == self.finding && ack.value == self.value
+        let value = ack.value == self.value || self.worded.as_ref() == Some(&ack.value);
+        ack.disk == self.disk && ack.finding == self.finding && value
     }
 
     /// Whether `name` (as an admin gives it: the key, serial, WWN,
@@ -137,6 +146,7 @@ mod tests {
             wwn: None,
             finding: "run",
             value: value.into(),
+            worded: None,
         }
     }
 
@@ -164,6 +174,20 @@ mod tests {
             assert!(f.named(name), "{name}");
         }
         assert!(!f.named("ZL2AB") && !f.named("stor02:/dev/sdb"));
+    }
+
+    #[test]
+    fn a_finding_by_its_codes_is_acknowledged_by_them_or_by_its_older_words() {
+        use crate::finding::{Code, Finding};
+        let codes = |n: u64| Finding::value(&[Finding::counting(Code::NeverWritten, n)]);
+        let worded = "8192 bytes zeros (never written), return it";
+        let f = Flag { value: codes(8192), worded: Some(worded.into()), ..flag("") };
+        assert!(f.acknowledged_by(&ack(&codes(8192))));
+        assert!(f.acknowledged_by(&ack(worded)), "an entry made before codes");
+        assert!(!f.acknowledged_by(&ack(&codes(16384))), "more bad bytes: flagged again");
+        // A sentence reworded is the same value; its code is.
+        let reworded = Flag { worded: Some("8192 bytes never written: return it".into()), ..f };
+        assert!(reworded.acknowledged_by(&ack(&codes(8192))));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::disk::{Facts, Judged, slow_time, stall, tail_factor};
 use super::peers::{PathFinding, lost_alone};
 use super::{Thresholds, Verdict};
+use crate::finding::{Code, Finding};
 use crate::measure::PassKind;
 use crate::units::human_bytes;
 
@@ -46,6 +47,10 @@ pub struct DiskAdvice {
     pub action: Action,
     /// The evidence and the action in one sentence.
     pub sentence: String,
+    /// Each finding the sentence says, by its code (none in a result
+    /// written before findings had codes).
+    #[serde(default)]
+    pub findings: Vec<Finding>,
 }
 
 /// Evidence about one disk gathered over the passes.
@@ -119,51 +124,58 @@ impl Evidence {
         );
     }
 
-    fn sentence(&self) -> (Action, String) {
-        let mut said = Vec::new();
+    fn sentence(&self) -> (Action, String, Vec<Finding>) {
+        let mut said: Vec<(Finding, String)> = Vec::new();
+        let first = |at: Option<u64>| {
+            at.map(|o| format!(" (first at byte {o}, {})", human_bytes(o))).unwrap_or_default()
+        };
         if self.bad_ranges > 0 {
-            let first = self
-                .first_bad
-                .map(|o| format!(" (first at byte {o}, {})", human_bytes(o)))
-                .unwrap_or_default();
-            said.push(format!("{} unreadable range(s){first}", self.bad_ranges));
-        } else if self.failed_reads > 0 {
-            let first = self
-                .first_bad
-                .map(|o| format!(" (first at byte {o}, {})", human_bytes(o)))
-                .unwrap_or_default();
-            said.push(format!(
-                "{} failed read(s){first}, none narrowed to its sectors",
-                self.failed_reads
+            let f = Finding::counting(Code::UnreadableRanges, self.bad_ranges);
+            said.push((
+                f,
+                format!("{} unreadable range(s){}", self.bad_ranges, first(self.first_bad)),
             ));
+        } else if self.failed_reads > 0 {
+            let n = self.failed_reads;
+            let words = format!(
+                "{n} failed read(s){}, none narrowed to its sectors",
+                first(self.first_bad)
+            );
+            said.push((Finding::counting(Code::FailedReads, n), words));
         }
         if self.slow_reads > 0 {
-            said.push(format!("{} slow read(s)", self.slow_reads));
+            let f = Finding::counting(Code::SlowReads, self.slow_reads);
+            said.push((f, format!("{} slow read(s)", self.slow_reads)));
         }
         if let Some(ms) = self.stall_ms {
-            said.push(format!("a read stalled {ms:.0} ms"));
+            said.push((Finding::of(Code::Stalled), format!("a read stalled {ms:.0} ms")));
         }
         if self.regions > 0 {
             let at = self
                 .first_region
                 .map(|o| format!(" (first at {})", human_bytes(o)))
                 .unwrap_or_default();
-            said.push(format!("{} slow region(s){at}", self.regions));
+            let f = Finding::counting(Code::SlowRegions, self.regions as u64);
+            said.push((f, format!("{} slow region(s){at}", self.regions)));
         }
+        let moving = |code, words: String| (Finding::of(code), words);
         if let Some(x) = self.tail_x {
-            said.push(format!("read latency tail {x:.1}x its peers'"));
+            said.push(moving(Code::LatencyTail, format!("read latency tail {x:.1}x its peers'")));
         }
         if let Some(p) = self.pct_of_peers {
-            said.push(format!("{p:.0}% of its peers' speed"));
+            said.push(moving(Code::SlowerThanPeers, format!("{p:.0}% of its peers' speed")));
         }
         if let Some(t) = self.time_pct {
-            said.push(format!("took {t:.0}% of its peers' time to read whole"));
+            let words = format!("took {t:.0}% of its peers' time to read whole");
+            said.push(moving(Code::SlowerReadingWhole, words));
         }
         if let Some(p) = self.pct_of_serial {
-            said.push(format!("{p:.0}% of its own speed when all disks read"));
+            let words = format!("{p:.0}% of its own speed when all disks read");
+            said.push(moving(Code::LostSpeedTogether, words));
         }
         if let Some(p) = self.seek_pct {
-            said.push(format!("under seek stress {p:.0}% of what its peers keep"));
+            let words = format!("under seek stress {p:.0}% of what its peers keep");
+            said.push(moving(Code::SlowUnderSeek, words));
         }
         let media = self.bad_ranges > 0
             || self.failed_reads > 0
@@ -171,14 +183,13 @@ impl Evidence {
             || self.regions > 0
             || self.tail_x.is_some();
         let (action, what) = if self.gone {
-            said.insert(0, "the device went away during the check".into());
+            let words = "the device went away during the check".to_string();
+            said.insert(0, (Finding::of(Code::DeviceGone), words));
             (Action::CheckPath, "check its cable, slot and power, then check it again")
         } else if self.hung {
-            said.insert(
-                0,
-                "it stopped answering during the check (a read got no answer within --io-timeout)"
-                    .into(),
-            );
+            let words =
+                "it stopped answering during the check (a read got no answer within --io-timeout)";
+            said.insert(0, (Finding::of(Code::Hung), words.into()));
             (
                 Action::CheckPath,
                 "check its cable, slot and power, then check it again; if it hangs again, return it",
@@ -192,15 +203,19 @@ impl Evidence {
                 "move it to another slot and check again; if it stays slow, return it",
             )
         } else {
+            let slow = (Finding::of(Code::SlowOnlyTogether), String::new());
+            said.push(slow);
             (
                 Action::CheckPath,
                 "slow only alongside the others: check its slot, cable and expander port",
             )
         };
-        if said.is_empty() {
-            said.push("flagged".into());
+        let (findings, mut words): (Vec<Finding>, Vec<String>) = said.into_iter().unzip();
+        words.retain(|w| !w.is_empty());
+        if words.is_empty() {
+            words.push("flagged".into());
         }
-        (action, format!("{}, {what}", said.join(", ")))
+        (action, format!("{}, {what}", words.join(", ")), findings)
     }
 }
 
@@ -232,8 +247,9 @@ pub fn advise(seen: &[Seen], th: &Thresholds, finding: Option<PathFinding>) -> V
             for s in seen.iter().filter(|s| s.path == path) {
                 e.add(s, th, finding);
             }
-            let (action, sentence) = e.sentence();
-            DiskAdvice { path: path.to_string(), action, sentence: format!("{path}: {sentence}") }
+            let (action, sentence, findings) = e.sentence();
+            let sentence = format!("{path}: {sentence}");
+            DiskAdvice { path: path.to_string(), action, sentence, findings }
         })
         .collect()
 }
@@ -423,8 +439,11 @@ pub fn with_links(
     } else {
         "replace the cable or move the slot"
     };
+    let link = Finding::of(Code::LinkDegraded);
+    let with_link = |a: &DiskAdvice| [a.findings.clone(), vec![link.clone()]].concat();
     Some(match advice {
         Some(a) if a.action == Action::Return => DiskAdvice {
+            findings: with_link(&a),
             sentence: format!(
                 "{}; also, {said}: reseat or recable it",
                 a.sentence.trim_end_matches('.')
@@ -433,6 +452,7 @@ pub fn with_links(
         },
         Some(a) => DiskAdvice {
             action: Action::CheckPath,
+            findings: with_link(&a),
             sentence: format!(
                 "{}; but {said}: the link is the likely cause, {fix}, then check again",
                 a.sentence.trim_end_matches('.')
@@ -447,6 +467,7 @@ pub fn with_links(
             } else {
                 format!("{path}: {said}: {fix}")
             },
+            findings: vec![link],
         },
     })
 }
@@ -486,6 +507,7 @@ mod link_tests {
             path: "/dev/nvme0n1".into(),
             action: Action::Recheck,
             sentence: "/dev/nvme0n1: slow in the serial pass (50% of its peers' median speed), move it to another slot".into(),
+            findings: Vec::new(),
         };
         assert!(
             with_links("/dev/nvme0n1", std::slice::from_ref(&nvme), Some(slow_nvme))
@@ -501,6 +523,7 @@ mod link_tests {
             path: "/dev/sdf".into(),
             action: Action::Recheck,
             sentence: "/dev/sdf: slow in the serial pass (61% of its peers' median speed), move it to another slot".into(),
+            findings: Vec::new(),
         };
         let both = with_links("/dev/sdf", std::slice::from_ref(&sata), Some(slow)).unwrap();
         assert_eq!(both.action, Action::CheckPath);

@@ -237,7 +237,7 @@ impl Evidence<'_> {
             smart_media: words(CounterKind::Media),
             smart_transport: words(CounterKind::Transport),
             smart_failed: self.smart.is_some_and(|c| c.after.passed == Some(false)),
-            bad: b.bad_bytes.iter().map(|(c, n)| (class_words(*c), *n)).collect(),
+            bad: b.bad_bytes.clone(),
             corrupted: b.bad_bytes.iter().any(|(c, _)| *c == Class::Corrupted),
             device_gone: b.device_gone,
             interrupted: b.interrupted,

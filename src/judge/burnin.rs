@@ -33,17 +33,20 @@
 //!   ([`suspects`]), and is slow only if it is slow there too.
 
 use super::advice::Action;
+use super::burn_facts::class_words;
 use super::confirm::against_peer;
 use super::peers::pct_of_group_median;
 use super::slices::SliceSpeed;
 use super::{ArrayVerdict, MIN_JUDGED_S, SLOWED_PCT, Thresholds, Verdict, stall_allowance_ms};
+use crate::burnin::record::Class;
 use crate::burnin::remeasure::{BATCH, MOST, Turn};
+use crate::finding::{Code, Finding};
 
 /// One disk's burn-in, as the verdict reads it.
 #[derive(Debug, Clone, Default)]
 pub struct BurnFacts {
     /// Bytes per class of fault, by the class's words ("failed to write").
-    pub bad: Vec<(&'static str, u64)>,
+    pub bad: Vec<(Class, u64)>,
     /// Whether a corrupted block was among them.
     pub corrupted: bool,
     pub device_gone: bool,
@@ -316,6 +319,7 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
         .enumerate()
         .map(|(i, d)| {
             let late = spun_up_late(disks, i);
+            let late = coded(late, Code::SpunUpLate);
             let action = evidence(d, th).or(late).or_else(|| slow(d, (write[i], verify[i]), th));
             let undecided = action
                 .is_none()
@@ -371,22 +375,39 @@ pub fn suspects(disks: &[BurnFacts], th: &Thresholds) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// What a rule says of a disk: what to do and why, or nothing.
-pub type Rule = Option<(Action, String)>;
+/// What a rule says of a disk: what to do and why, and each finding by
+/// its code; or nothing.
+pub type Rule = Option<(Action, String, Vec<Finding>)>;
+
+/// What a rule of one finding says: what to do and why.
+type Said = Option<(Action, String)>;
+
+/// A rule of one finding, its code given.
+fn coded(said: Said, code: Code) -> Rule {
+    said.map(|(a, s)| (a, s, vec![Finding::of(code)]))
+}
 
 /// What the disk's own evidence says, before any speed: gone or hung, bad
 /// blocks, SMART, stalls, heat.
 fn evidence(d: &BurnFacts, th: &Thresholds) -> Rule {
-    gone_or_hung(d)
-        .or_else(|| not_back(d))
+    let gone = if d.device_gone { Code::DeviceGone } else { Code::Hung };
+    coded(gone_or_hung(d), gone)
+        .or_else(|| coded(not_back(d), Code::NotBack))
         .or_else(|| faults(d, th))
         .or_else(|| transport(d))
         .or_else(|| heat(d))
-        .or_else(|| super::smr::judge(d.signs()).0)
+        .or_else(|| smr(d))
+}
+
+/// The writes' shape (`judge::smr`): shingles, or a collapse that stayed.
+fn smr(d: &BurnFacts) -> Rule {
+    let (a, s) = super::smr::judge(d.signs()).0?;
+    let code = if a == Action::Return { Code::Smr } else { Code::WritesCollapsed };
+    Some((a, s, vec![Finding::of(code)]))
 }
 
 /// The disk went away or stopped answering: its path first.
-fn gone_or_hung(d: &BurnFacts) -> Rule {
+fn gone_or_hung(d: &BurnFacts) -> Said {
     if d.device_gone {
         return Some((
             Action::CheckPath,
@@ -412,7 +433,7 @@ pub const LATE_S: f64 = 2.0;
 /// A disk that did not come back from a spin-down as itself: it did not
 /// answer or cannot be read (return it), or answered as another drive (its
 /// slot and path).
-fn not_back(d: &BurnFacts) -> Rule {
+fn not_back(d: &BurnFacts) -> Said {
     use crate::burnin::cycle::Back;
     d.cycles.iter().find_map(|c| match &c.back {
         Back::Gone(why) => Some((
@@ -433,7 +454,7 @@ fn not_back(d: &BurnFacts) -> Rule {
 /// Disk `i`'s spin-ups against its peers' (the slowest of each, its group's
 /// median) and against its own first: late by [`LATE_TIMES`] and
 /// [`LATE_S`] → recheck.
-fn spun_up_late(disks: &[BurnFacts], i: usize) -> Rule {
+fn spun_up_late(disks: &[BurnFacts], i: usize) -> Said {
     let times = |d: &BurnFacts| -> Vec<(u16, f64)> {
         d.cycles.iter().filter_map(|c| Some((c.cycle, c.spin_up_s?))).collect()
     };
@@ -470,18 +491,22 @@ fn spun_up_late(disks: &[BurnFacts], i: usize) -> Rule {
 /// Blocks found bad, SMART media errors or a failed health check or
 /// self-test, a stall: return it.
 fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
-    let mut bad: Vec<String> = (d.bad.iter().filter(|(_, n)| *n > 0))
-        .map(|(what, n)| format!("{n} bytes {what}"))
+    let mut bad: Vec<(Finding, String)> = (d.bad.iter().filter(|(_, n)| *n > 0))
+        .map(|(c, n)| {
+            (Finding::counting(class_code(*c), *n), format!("{n} bytes {}", class_words(*c)))
+        })
         .collect();
-    bad.extend(d.smart_media.iter().map(|c| format!("SMART {c}")));
+    let counter = |c: &String| (Finding::counter(Code::SmartMedia, c), format!("SMART {c}"));
+    bad.extend(d.smart_media.iter().map(counter));
     if d.smart_failed {
-        bad.push("SMART health check failed".into());
+        bad.push((Finding::of(Code::SmartFailed), "SMART health check failed".into()));
     }
     if let Some(words) = &d.self_test_failed {
-        bad.push(format!("its SMART self-test failed ({words})"));
+        let said = format!("its SMART self-test failed ({words})");
+        bad.push((Finding::of(Code::SelfTestFailed), said));
     }
     if let Some(words) = &d.fake_capacity {
-        bad.push(format!("{words}; only those were burned"));
+        bad.push((Finding::of(Code::FakeCapacity), format!("{words}; only those were burned")));
     }
     // A drive-managed SMR disk stalls while it rewrites its bands: its
     // stalls are named in that verdict.
@@ -489,12 +514,13 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     if let Some(s) = d.slowest.as_ref().filter(|_| !smr) {
         let allowed = stall_allowance_ms(s.len, s.mb_per_s, th);
         if s.ms >= allowed {
-            bad.push(format!(
+            let said = format!(
                 "{} took {:.0} ms ({allowed:.0} ms or more is a stall for {}: a drive retrying a weak sector does this)",
                 s.at,
                 s.ms,
                 crate::units::human_bytes_binary(s.len)
-            ));
+            );
+            bad.push((Finding::of(Code::Stalled), said));
         }
     }
     if bad.is_empty() {
@@ -505,7 +531,23 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     } else {
         ""
     };
-    Some((Action::Return, format!("{}, return it{cable}", bad.join(", "))))
+    let (findings, bad): (Vec<Finding>, Vec<String>) = bad.into_iter().unzip();
+    Some((Action::Return, format!("{}, return it{cable}", bad.join(", ")), findings))
+}
+
+/// The code of bytes found bad in this way.
+fn class_code(c: Class) -> Code {
+    match c {
+        Class::WriteError => Code::WriteFailed,
+        Class::FlushError => Code::FlushFailed,
+        Class::ReadError => Code::ReadBackFailed,
+        Class::Corrupted => Code::Corrupted,
+        Class::Misdirected => Code::Misdirected,
+        Class::OtherDisk => Code::OtherDisksBlocks,
+        Class::Stale => Code::LostWrites,
+        Class::Zeros => Code::NeverWritten,
+        Class::Foreign => Code::Foreign,
+    }
 }
 
 /// SMART transport errors while every block read back right: the path.
@@ -514,30 +556,35 @@ fn transport(d: &BurnFacts) -> Rule {
         return None;
     }
     let said: Vec<String> = d.smart_transport.iter().map(|c| format!("SMART {c}")).collect();
+    let findings = d.smart_transport.iter().map(|c| Finding::counter(Code::SmartTransport, c));
     Some((
         Action::CheckPath,
         format!(
             "{} during the burn-in while every block read back right, check its cable, backplane or HBA port",
             said.join(", ")
         ),
+        findings.collect(),
     ))
 }
 
 /// Hotter than its limit, or SMART thermal counters rose: the cooling.
 fn heat(d: &BurnFacts) -> Rule {
     let mut hot: Vec<String> = Vec::new();
+    let mut findings = Vec::new();
     if let (Some(c), Some(limit)) = (d.hottest_c, d.limit_c)
         && c > limit
     {
         hot.push(format!("reached {c} °C during the run, above {} ({limit} °C)", d.limit_source));
+        findings.push(Finding::of(Code::TooHot));
     }
     hot.extend(d.smart_thermal.iter().map(|c| format!("SMART {c}")));
+    findings.extend(d.smart_thermal.iter().map(|c| Finding::counter(Code::SmartThermal, c)));
     (!hot.is_empty()).then(|| {
         let words = hot.join(", ");
         let what = format!(
             "{words}: check the chassis cooling and airflow at its slot, then run it again"
         );
-        (Action::Recheck, what)
+        (Action::Recheck, what, findings)
     })
 }
 
@@ -561,13 +608,17 @@ fn slow(d: &BurnFacts, (write, verify): (Option<f64>, Option<f64>), th: &Thresho
             None => Some(format!("{what} speed {p:.0}% of its peers'")),
         })
         .collect();
-    slow.extend(slowed(&d.pass_mb_per_s));
+    let mut findings: Vec<Finding> =
+        slow.iter().map(|_| Finding::of(Code::SlowerThanPeers)).collect();
+    let slowing = slowed(&d.pass_mb_per_s);
+    findings.extend(slowing.iter().map(|_| Finding::of(Code::Slowing)));
+    slow.extend(slowing);
     (!slow.is_empty()).then(|| {
         let words = slow.join(", ");
         let what = format!(
             "{words}, move it to another slot and burn it in again; if it stays slow, return it"
         );
-        (Action::Recheck, what)
+        (Action::Recheck, what, findings)
     })
 }
 
@@ -697,7 +748,7 @@ mod tests {
         );
         // The default judges the same disk slow; a fault is judged either way.
         assert!(verdicts(&facts, &Thresholds::default())[0].action.is_some());
-        let lost = BurnFacts { bad: vec![("corrupted", 4096)], ..disk(100.0, 100.0) };
+        let lost = BurnFacts { bad: vec![(Class::Corrupted, 4096)], ..disk(100.0, 100.0) };
         assert!(verdicts(&[lost, disk(100.0, 100.0)], &th)[0].action.is_some());
         // Slowing from its own first pass is its own evidence, not a peer's.
         let slowing =
@@ -715,14 +766,14 @@ mod tests {
         assert!(verdicts(&facts, &th).iter().all(|v| v.action.is_some()));
         assert_eq!(suspects(&facts, &th), [(0, 1), (1, 0)]);
         // One with a finding of its own is never the peer.
-        let lost = BurnFacts { bad: vec![("corrupted", 4096)], ..disk(20.0, 21.0) };
+        let lost = BurnFacts { bad: vec![(Class::Corrupted, 4096)], ..disk(20.0, 21.0) };
         assert_eq!(suspects(&[disk(14.0, 30.0), lost], &th), []);
     }
 
     #[test]
     fn a_disk_slow_on_speed_alone_is_re_measured_beside_the_peer_nearest_the_median() {
         let th = Thresholds::default();
-        let lost = BurnFacts { bad: vec![("corrupted", 4096)], group: 2, ..disk(60.0, 100.0) };
+        let lost = BurnFacts { bad: vec![(Class::Corrupted, 4096)], group: 2, ..disk(60.0, 100.0) };
         let other_group = BurnFacts { group: 1, ..disk(50.0, 100.0) };
         let facts = [
             disk(100.0, 100.0),
@@ -825,10 +876,12 @@ mod tests {
     #[test]
     fn action_table() {
         let th = Thresholds::default();
-        let lost =
-            BurnFacts { bad: vec![("lost (stale on read-back)", 8192)], ..disk(100.0, 100.0) };
-        let flipped =
-            BurnFacts { bad: vec![("corrupted", 4096)], corrupted: true, ..disk(100.0, 100.0) };
+        let lost = BurnFacts { bad: vec![(Class::Stale, 8192)], ..disk(100.0, 100.0) };
+        let flipped = BurnFacts {
+            bad: vec![(Class::Corrupted, 4096)],
+            corrupted: true,
+            ..disk(100.0, 100.0)
+        };
         let gone = BurnFacts { device_gone: true, ..disk(100.0, 100.0) };
         let pending = BurnFacts {
             smart_media: vec!["ATA 197 Current_Pending_Sector 0 → 8".into()],
@@ -923,7 +976,8 @@ mod tests {
             out[0].action,
             Some((
                 Action::Return,
-                "its SMART self-test failed (completed: read failure), return it".into()
+                "its SMART self-test failed (completed: read failure), return it".into(),
+                vec![Finding::of(Code::SelfTestFailed)]
             ))
         );
         assert!(
@@ -971,7 +1025,8 @@ mod tests {
             out[0].action,
             Some((
                 Action::Return,
-                "a read at byte 4096 in pass 1 took 2001 ms (2000 ms or more is a stall for 4 KiB: a drive retrying a weak sector does this), return it".into()
+                "a read at byte 4096 in pass 1 took 2001 ms (2000 ms or more is a stall for 4 KiB: a drive retrying a weak sector does this), return it".into(),
+                vec![Finding::of(Code::Stalled)]
             ))
         );
         assert!(out[1].action.is_none() && out[2].action.is_none(), "{out:?}");
@@ -1011,12 +1066,12 @@ mod tests {
             ..disk(100.0, 100.0)
         };
         let out = verdicts(&[stalled(176.0), stalled(20.0)], &th);
-        let (action, words) = out[0].action.clone().unwrap();
+        let (action, words, _) = out[0].action.clone().unwrap();
         assert_eq!(action, Action::Return);
         assert!(words.starts_with("behaves as drive-managed SMR"), "{words}");
         // Collapsed and stayed slow: the stall is still a stall (return),
         // not waived for a recheck.
-        let (action, words) = out[1].action.clone().unwrap();
+        let (action, words, _) = out[1].action.clone().unwrap();
         assert_eq!(action, Action::Return);
         assert!(words.contains("took 5000 ms"), "{words}");
     }
@@ -1036,7 +1091,7 @@ mod tests {
         ];
         let v = verdicts(&peers, &th);
         assert!(v[0].action.is_none() && v[1].action.is_none(), "{v:?}");
-        let (a, words) = v[2].action.clone().unwrap();
+        let (a, words, _) = v[2].action.clone().unwrap();
         assert_eq!(a, Action::Recheck);
         assert!(
             words.starts_with("it took 16.0 s to answer after spin-down 1, its peers 7.4 s"),
@@ -1047,7 +1102,7 @@ mod tests {
         assert!(verdicts(&quick, &th).iter().all(|v| v.action.is_none()));
         // Alone: against its own first cycle.
         let alone = [disk(vec![same(1, 6.0), same(2, 9.0), same(3, 13.0)])];
-        let (a, words) = verdicts(&alone, &th)[0].action.clone().unwrap();
+        let (a, words, _) = verdicts(&alone, &th)[0].action.clone().unwrap();
         assert_eq!(a, Action::Recheck);
         assert!(
             words.starts_with("its spin-up slowed from 6.0 s (cycle 1) to 13.0 s (cycle 3)"),
@@ -1060,7 +1115,7 @@ mod tests {
         let gone = back(Back::Gone("reading it fails (EIO)".into()));
         assert_eq!(gone[0].action.as_ref().map(|a| a.0), Some(Action::Return));
         let other = back(Back::Other("serial B, was A".into()));
-        let (a, words) = other[0].action.clone().unwrap();
+        let (a, words, _) = other[0].action.clone().unwrap();
         assert_eq!(a, Action::CheckPath);
         assert!(words.starts_with(
             "after spin-down 2 another drive answered under its name (serial B, was A)"

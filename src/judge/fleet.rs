@@ -311,6 +311,10 @@ pub struct RunFinding {
     pub what: Vec<String>,
     /// The disks those are about (paths as that run gave them).
     pub disks: Vec<String>,
+    /// Each disk's findings by code, where the run gave them (a result
+    /// written before findings had codes gives none: its sentences stand).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<(String, Vec<crate::finding::Finding>)>,
     /// A later run of the same host and kind that measured all those disks
     /// again, at least as far, to its end: its file. Then this finding is
     /// listed, not counted (the later run's verdict stands).
@@ -616,6 +620,19 @@ pub fn own_verdict(run: &RunDoc) -> Option<(RunState, Vec<String>, Vec<String>)>
         let what = disks.iter().map(unjudged_words).collect();
         (RunState::NotJudged, what, disks)
     })
+}
+
+/// Each disk to act on in `run` with its findings by code, where it has
+/// any.
+pub fn coded(run: &RunDoc) -> Vec<(String, Vec<crate::finding::Finding>)> {
+    let mut out: Vec<(String, Vec<crate::finding::Finding>)> = Vec::new();
+    for a in run.to_act_on.iter().filter(|a| !a.findings.is_empty()) {
+        match out.iter_mut().find(|(p, _)| *p == a.path) {
+            Some((_, f)) => f.extend(a.findings.iter().cloned()),
+            None => out.push((a.path.clone(), a.findings.clone())),
+        }
+    }
+    out
 }
 
 fn dedup(mut v: Vec<String>) -> Vec<String> {

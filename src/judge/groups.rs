@@ -37,6 +37,7 @@
 //!
 //! It must not measure or read sysfs: shares and slices come in as numbers.
 
+use crate::finding::{Code, Finding};
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
@@ -222,12 +223,17 @@ pub fn advise(
              check the path they share (cable, expander port, HBA port)",
             with.join(", ")
         );
+        let group = Finding::of(Code::SlowGroup);
         match advice.iter_mut().find(|a| &a.path == path) {
-            Some(a) => a.sentence = format!("{}; it also {said}", a.sentence.trim_end_matches('.')),
+            Some(a) => {
+                a.sentence = format!("{}; it also {said}", a.sentence.trim_end_matches('.'));
+                a.findings.push(group);
+            }
             None => advice.push(DiskAdvice {
                 path: path.clone(),
                 action: Action::CheckPath,
                 sentence: format!("{path}: {said}."),
+                findings: vec![group],
             }),
         }
     }
@@ -356,6 +362,7 @@ mod tests {
             path: "/dev/sdb".into(),
             action: Action::Return,
             sentence: "/dev/sdb: 2 unreadable range(s): return it.".into(),
+            findings: Vec::new(),
         }];
         let group = ["/dev/sda".to_string(), "/dev/sdb".to_string()];
         advise(&group, (50.0, 49.0), Some("expander-6:1"), &mut advice);

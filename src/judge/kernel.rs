@@ -14,6 +14,7 @@
 
 use super::advice::{Action, DiskAdvice};
 use crate::device::kernel::{Kind, Seen};
+use crate::finding::{Code, Finding};
 
 /// One disk as the kernel saw it, beside what its reads found.
 pub struct Disk<'a> {
@@ -96,6 +97,8 @@ pub struct Found {
     /// The disk and what the kernel saw, short, for the run's verdict
     /// (`/dev/sdb reset or timed out by the kernel`).
     pub named: String,
+    /// What it found, by code.
+    pub findings: Vec<Finding>,
 }
 
 /// Each disk's finding from the kernel's evidence, and the sentences
@@ -108,15 +111,17 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
         return (found, vec![why]);
     }
     for d in disks {
-        let mut said = Vec::new();
+        let (mut said, mut findings) = (Vec::new(), Vec::new());
         let mut action = None;
         let path = path_words(d);
         if let Some(words) = &path {
             said.push(words.clone());
+            findings.push(Finding::of(Code::KernelPath));
             action = Some(Action::CheckPath);
         }
         let io = d.seen.count(Kind::IoError);
         if io > 0 {
+            findings.push(Finding::counting(Code::KernelErrors, io));
             let sectors = &d.seen.sectors;
             if !d.errors.is_empty() && sectors.iter().all(|s| within(*s, &d.errors)) {
                 said.push(format!(
@@ -138,6 +143,7 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
             said.push(format!(
                 "PCIe errors rose on its controller's path ({aer}): check the slot, riser and cable of the PCIe path"
             ));
+            findings.push(Finding::of(Code::PcieErrors));
             action = Some(Action::CheckPath);
         }
         let Some(action) = action else { continue };
@@ -159,6 +165,7 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
             sentence: format!("{}{fix}", said.join("; ")),
             no_bad_range: d.errors.is_empty(),
             named: format!("{} {what} (see Disks to act on)", d.path),
+            findings,
         });
     }
     // The ring wrapped before it was read (one log, counted alike on
@@ -193,8 +200,11 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
 /// finding's disk named for the run's verdict (each one is to act on).
 pub fn advise(found: Vec<Found>, advice: &mut Vec<DiskAdvice>) -> Vec<String> {
     let mut named = Vec::new();
-    for Found { path: p, action, sentence, no_bad_range, named: words } in found {
+    for Found { path: p, action, sentence, no_bad_range, named: words, findings } in found {
         named.push(words);
+        if let Some(a) = advice.iter_mut().find(|a| a.path == p) {
+            a.findings.extend(findings.iter().cloned());
+        }
         match advice.iter_mut().find(|a| a.path == p) {
             Some(a)
                 if a.action == Action::Return && no_bad_range && action == Action::CheckPath =>
@@ -220,6 +230,7 @@ pub fn advise(found: Vec<Found>, advice: &mut Vec<DiskAdvice>) -> Vec<String> {
                 path: p.clone(),
                 action,
                 sentence: format!("{p}: {sentence}"),
+                findings,
             }),
         }
     }
@@ -295,6 +306,7 @@ mod tests {
             path: "/dev/sdb".into(),
             action: Action::Return,
             sentence: "/dev/sdb: 1 unreadable range: return it".into(),
+            findings: Vec::new(),
         }];
         advise(found, &mut advice);
         assert_eq!(advice[0].action, Action::Return);
@@ -313,6 +325,7 @@ mod tests {
             path: "/dev/sdb".into(),
             action: Action::Return,
             sentence: "/dev/sdb: a read stalled 31000 ms: return it".into(),
+            findings: Vec::new(),
         }];
         advise(found, &mut advice);
         assert_eq!(advice[0].action, Action::CheckPath);

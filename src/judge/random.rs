@@ -23,6 +23,7 @@
 //! A disk without a peer measured cleanly is not compared: nothing is
 //! claimed of it (the sequential passes already say so).
 
+use crate::finding::{Code, Finding};
 use serde::{Deserialize, Serialize};
 
 use super::advice::{Action, DiskAdvice};
@@ -548,6 +549,13 @@ pub fn advise(findings: &[RandomFinding], advice: &mut Vec<DiskAdvice>) {
             RandomKind::NoQueueing | RandomKind::Unanswered => Action::CheckPath,
             RandomKind::Retrying | RandomKind::Slow => Action::Recheck,
         };
+        let found = match f.kind {
+            RandomKind::Failed => Finding::of(Code::FailedReads),
+            RandomKind::Unanswered => Finding::of(Code::Hung),
+            RandomKind::NoQueueing => Finding::of(Code::NoQueueing),
+            RandomKind::Retrying => Finding::of(Code::RetryingReads),
+            RandomKind::Slow => Finding::of(Code::SlowRandomReads),
+        };
         match advice.iter_mut().find(|a| a.path == f.path) {
             Some(a) => {
                 a.sentence = format!(
@@ -555,6 +563,7 @@ pub fn advise(findings: &[RandomFinding], advice: &mut Vec<DiskAdvice>) {
                     a.sentence.trim_end_matches('.'),
                     f.sentence
                 );
+                a.findings.push(found);
                 let stronger = match (action, a.action) {
                     (_, Action::Return) => false,
                     (Action::Return, _) => true,
@@ -568,6 +577,7 @@ pub fn advise(findings: &[RandomFinding], advice: &mut Vec<DiskAdvice>) {
                 path: f.path.clone(),
                 action,
                 sentence: format!("{}: {}.", f.path, f.sentence),
+                findings: vec![found],
             }),
         }
     }
@@ -764,6 +774,7 @@ mod tests {
                 path: "/dev/d0".into(),
                 action: passes,
                 sentence: "/dev/d0: 80% of its peers' speed, move it.".into(),
+                findings: Vec::new(),
             }];
             advise(&j.findings, &mut advice);
             assert_eq!((advice.len(), advice[0].action), (1, then), "{advice:#?}");

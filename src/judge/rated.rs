@@ -18,6 +18,7 @@
 //!
 //! It must not read a file or a device: ratings and speeds come in.
 
+use crate::finding::{Code, Finding};
 use serde::{Deserialize, Serialize};
 
 use super::advice::{Action, DiskAdvice};
@@ -139,12 +140,17 @@ pub fn advise(rated: &[AgainstRating], advice: &mut Vec<DiskAdvice>) {
              link and slot, then return it if it stays under",
             r.mb_per_s, r.pct_of_rated, r.rated_mb_per_s, r.model, r.source
         );
+        let below = Finding::of(Code::BelowRating);
         match advice.iter_mut().find(|a| a.path == r.path) {
-            Some(a) => a.sentence = format!("{}; it also {said}", a.sentence.trim_end_matches('.')),
+            Some(a) => {
+                a.sentence = format!("{}; it also {said}", a.sentence.trim_end_matches('.'));
+                a.findings.push(below);
+            }
             None => advice.push(DiskAdvice {
                 path: r.path.clone(),
                 action: Action::Recheck,
                 sentence: format!("{}: {said}.", r.path),
+                findings: vec![below],
             }),
         }
     }

@@ -10,6 +10,7 @@
 //! to it. What every disk loses alike (a shared controller, the host's
 //! CPU) is in the median, not a finding.
 
+use crate::finding::{Code, Finding};
 use serde::{Deserialize, Serialize};
 
 use super::advice::{Action, DiskAdvice};
@@ -147,18 +148,21 @@ fn sentence(
 /// the one it has).
 pub fn advise(findings: &[VibrationFinding], advice: &mut Vec<DiskAdvice>) {
     for f in findings {
+        let shaken = Finding::of(Code::Vibration);
         match advice.iter_mut().find(|a| a.path == f.path) {
             Some(a) => {
                 a.sentence = format!(
                     "{}; beside seeking neighbours: {}.",
                     a.sentence.trim_end_matches('.'),
                     f.sentence
-                )
+                );
+                a.findings.push(shaken);
             }
             None => advice.push(DiskAdvice {
                 path: f.path.clone(),
                 action: Action::CheckPath,
                 sentence: format!("{}.", f.sentence),
+                findings: vec![shaken],
             }),
         }
     }

@@ -255,10 +255,11 @@ pub fn build(run: BurnRun) -> BurnReport {
         .map(|((d, (f, judged)), temp)| {
             // A disk with advice is named by its action below, once the
             // links have had their say.
-            if let Some((a, sentence)) = &judged.action {
+            if let Some((a, sentence, findings)) = &judged.action {
                 let path = d.disk.dev.given.clone();
                 let sentence = format!("{path}: {sentence}");
-                advice.push(DiskAdvice { path, action: *a, sentence });
+                let findings = findings.clone();
+                advice.push(DiskAdvice { path, action: *a, sentence, findings });
             }
             d.row(f, &judged, temp, read_only)
         })

@@ -40,6 +40,8 @@ impl Document for InspectReport {
                     path: d.path.clone(),
                     action: f.concern.word(),
                     sentence: format!("{}: {}", d.path, f.sentence),
+                    // Its action is its concern's own stable word.
+                    findings: Vec::new(),
                 })
             })
             .collect();

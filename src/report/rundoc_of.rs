@@ -79,6 +79,7 @@ pub(super) fn acts(advice: &[crate::judge::advice::DiskAdvice]) -> Vec<crate::ru
             path: a.path.clone(),
             action: a.action.word().into(),
             sentence: a.sentence.clone(),
+            findings: a.findings.clone(),
         })
         .collect()
 }

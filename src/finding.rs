@@ -1,0 +1,257 @@
+//! What a run found on a disk, as a stable code: each finding in a verdict
+//! carries one ([`Finding`]), and the JSON (`findings` beside each disk to
+//! act on), the metrics (`arrayburn_finding`), the OCP stream and the
+//! fleet's acknowledgements use it. A sentence may be reworded; a code is
+//! never renamed (a new kind of finding gets a new code), so an
+//! acknowledged finding stays acknowledged until what it counts moves.
+//!
+//! It must not judge (the rules choose the code) and must not lay out (the
+//! sentence is the rule's; [`Code::what`] is the one short name of each).
+
+use serde::{Deserialize, Serialize};
+
+/// A kind of finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Code {
+    /// Ranges no read could get back.
+    UnreadableRanges,
+    /// Reads that failed, none narrowed to its sectors.
+    FailedReads,
+    /// Reads slower than `--slow-read`.
+    SlowReads,
+    /// A read or write that had the disk past the stall allowance.
+    Stalled,
+    /// Regions of the surface slower than the rest.
+    SlowRegions,
+    /// A read latency tail beyond its peers'.
+    LatencyTail,
+    /// Slower than its peers (reading, writing or reading back).
+    SlowerThanPeers,
+    /// Took longer than its peers to read whole.
+    SlowerReadingWhole,
+    /// Lost speed when every disk read at once, where its peers kept theirs.
+    LostSpeedTogether,
+    /// Kept less than its peers under seek stress.
+    SlowUnderSeek,
+    /// Slow only together with the others: its path.
+    SlowOnlyTogether,
+    /// Slowing from pass to pass.
+    Slowing,
+    /// Slower at random reads than its peers.
+    SlowRandomReads,
+    /// A long random-read tail with a normal median: it retries reads.
+    RetryingReads,
+    /// A deep queue gains it nothing where it gains its peers much.
+    NoQueueing,
+    /// Slowed by its neighbours' seeks (vibration).
+    Vibration,
+    /// Slower than its model's rating.
+    BelowRating,
+    /// Slow with the disks behind one path (a group).
+    SlowGroup,
+    /// The device went away.
+    DeviceGone,
+    /// It stopped answering (a request outlived `--io-timeout`).
+    Hung,
+    /// It did not come back after a spin-down or a power cycle.
+    NotBack,
+    /// It spun up slower than its peers.
+    SpunUpLate,
+    /// Bytes whose write failed.
+    WriteFailed,
+    /// Bytes whose cache flush failed.
+    FlushFailed,
+    /// Bytes whose read-back failed.
+    ReadBackFailed,
+    /// Bytes read back with bits changed.
+    Corrupted,
+    /// Bytes of this disk read back from another place on it.
+    Misdirected,
+    /// Bytes of another disk read back.
+    OtherDisksBlocks,
+    /// Bytes of an earlier pass read back: the write was lost.
+    LostWrites,
+    /// Zeros where data was written: never written.
+    NeverWritten,
+    /// Data that is neither what was written nor a burn-in block.
+    Foreign,
+    /// A SMART media counter rose.
+    SmartMedia,
+    /// A SMART transport counter (CRC) rose.
+    SmartTransport,
+    /// A SMART thermal counter rose.
+    SmartThermal,
+    /// The SMART health check failed.
+    SmartFailed,
+    /// The drive's own self-test failed.
+    SelfTestFailed,
+    /// Fewer bytes hold data than the disk says it has.
+    FakeCapacity,
+    /// Hotter than its limit.
+    TooHot,
+    /// Shingled writes: writes that collapse and recover (drive-managed),
+    /// a cache that persists, or a zoned disk that says so.
+    Smr,
+    /// Writes that collapsed and stayed slow after idling.
+    WritesCollapsed,
+    /// The kernel reset, timed out or aborted its commands.
+    KernelPath,
+    /// The kernel logged I/O errors the reads did not meet.
+    KernelErrors,
+    /// PCIe errors rose on its controller's path.
+    PcieErrors,
+    /// Its link runs below its maximum.
+    LinkDegraded,
+}
+
+impl Code {
+    /// The finding's short name (the metrics' and OCP's words).
+    pub fn what(self) -> &'static str {
+        match self {
+            Code::UnreadableRanges => "unreadable ranges",
+            Code::FailedReads => "failed reads",
+            Code::SlowReads => "slow reads",
+            Code::Stalled => "a stall",
+            Code::SlowRegions => "slow regions",
+            Code::LatencyTail => "a latency tail beyond its peers'",
+            Code::SlowerThanPeers => "slower than its peers",
+            Code::SlowerReadingWhole => "slower than its peers reading whole",
+            Code::LostSpeedTogether => "lost speed with every disk at once",
+            Code::SlowUnderSeek => "slow under seek stress",
+            Code::SlowOnlyTogether => "slow only together with the others",
+            Code::Slowing => "slowing from pass to pass",
+            Code::SlowRandomReads => "slow at random reads",
+            Code::RetryingReads => "retrying reads",
+            Code::NoQueueing => "no command queueing",
+            Code::Vibration => "slowed by its neighbours' seeks",
+            Code::BelowRating => "below its model's rating",
+            Code::SlowGroup => "slow with the disks of its path",
+            Code::DeviceGone => "the device went away",
+            Code::Hung => "stopped answering",
+            Code::NotBack => "did not come back after a cycle",
+            Code::SpunUpLate => "spun up late",
+            Code::WriteFailed => "writes failed",
+            Code::FlushFailed => "a cache flush failed",
+            Code::ReadBackFailed => "read-backs failed",
+            Code::Corrupted => "corrupted blocks",
+            Code::Misdirected => "misdirected blocks",
+            Code::OtherDisksBlocks => "another disk's blocks",
+            Code::LostWrites => "lost writes",
+            Code::NeverWritten => "never written",
+            Code::Foreign => "foreign data",
+            Code::SmartMedia => "SMART media counters rose",
+            Code::SmartTransport => "SMART transport counters rose",
+            Code::SmartThermal => "SMART thermal counters rose",
+            Code::SmartFailed => "SMART health check failed",
+            Code::SelfTestFailed => "its self-test failed",
+            Code::FakeCapacity => "fake capacity",
+            Code::TooHot => "too hot",
+            Code::Smr => "SMR (shingled) writes",
+            Code::WritesCollapsed => "writes collapsed and stayed slow",
+            Code::KernelPath => "the kernel reset or timed out its commands",
+            Code::KernelErrors => "kernel I/O errors",
+            Code::PcieErrors => "PCIe errors on its path",
+            Code::LinkDegraded => "a link below its maximum",
+        }
+    }
+
+    /// As the JSON, the metrics and the acknowledgements name it.
+    pub fn word(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
+    }
+}
+
+/// One finding on a disk: its code, and what it counts where it counts
+/// something that a re-measurement does not move (bad bytes, ranges, slow
+/// reads); where a drive's counter rose, the counter's own words (its name
+/// and values, as smartctl gives them). A figure every re-measurement moves
+/// (a speed, a percentage, a time, a temperature) is never kept: 65 % where
+/// 64 % was acknowledged is the same finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub code: Code,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<String>,
+}
+
+impl Finding {
+    /// A finding that counts nothing.
+    pub fn of(code: Code) -> Self {
+        Self { code, count: None, counter: None }
+    }
+
+    /// A finding counting `n`.
+    pub fn counting(code: Code, n: u64) -> Self {
+        Self { code, count: Some(n), counter: None }
+    }
+
+    /// A finding of a drive's counter, in its own words.
+    pub fn counter(code: Code, words: &str) -> Self {
+        Self { code, count: None, counter: Some(words.to_string()) }
+    }
+
+    /// A disk's findings as one value, the same for the same findings
+    /// whatever their order or their sentence: `never_written=8192;
+    /// slower_than_peers`.
+    pub fn value(findings: &[Finding]) -> String {
+        let mut each: Vec<String> = (findings.iter())
+            .map(|f| {
+                let mut v = f.code.word();
+                if let Some(n) = f.count {
+                    v += &format!("={n}");
+                }
+                if let Some(c) = &f.counter {
+                    v += &format!(" ({c})");
+                }
+                v
+            })
+            .collect();
+        each.sort();
+        each.dedup();
+        each.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_keeps_codes_and_counts_and_never_a_moving_figure() {
+        let a = [Finding::counting(Code::NeverWritten, 8192), Finding::of(Code::SlowerThanPeers)];
+        let b = [Finding::of(Code::SlowerThanPeers), Finding::counting(Code::NeverWritten, 8192)];
+        assert_eq!(Finding::value(&a), "never_written=8192; slower_than_peers");
+        assert_eq!(Finding::value(&a), Finding::value(&b), "the order is not the value");
+        let more = [Finding::counting(Code::NeverWritten, 16384)];
+        assert_ne!(Finding::value(&a[..1]), Finding::value(&more));
+        let smart = |w: &str| [Finding::counter(Code::SmartMedia, w)];
+        assert_ne!(
+            Finding::value(&smart("Reallocated_Sector_Ct 0 → 8")),
+            Finding::value(&smart("Reallocated_Sector_Ct 0 → 9"))
+        );
+    }
+
+    #[test]
+    fn every_code_has_a_word_of_its_own_and_a_name() {
+        use std::collections::BTreeSet;
+        let all = [
+            Code::UnreadableRanges,
+            Code::Stalled,
+            Code::DeviceGone,
+            Code::NeverWritten,
+            Code::SmartMedia,
+            Code::KernelPath,
+            Code::LinkDegraded,
+        ];
+        let words: BTreeSet<String> = all.iter().map(|c| c.word()).collect();
+        assert_eq!(words.len(), all.len());
+        assert_eq!(Code::UnreadableRanges.word(), "unreadable_ranges");
+        assert!(all.iter().all(|c| !c.what().is_empty()));
+    }
+}
