@@ -105,6 +105,54 @@ pub enum Code {
     LinkDegraded,
 }
 
+/// Every code, in the order the JSON documents them.
+pub const ALL: [Code; 44] = [
+    Code::UnreadableRanges,
+    Code::FailedReads,
+    Code::SlowReads,
+    Code::Stalled,
+    Code::SlowRegions,
+    Code::LatencyTail,
+    Code::SlowerThanPeers,
+    Code::SlowerReadingWhole,
+    Code::LostSpeedTogether,
+    Code::SlowUnderSeek,
+    Code::SlowOnlyTogether,
+    Code::Slowing,
+    Code::SlowRandomReads,
+    Code::RetryingReads,
+    Code::NoQueueing,
+    Code::Vibration,
+    Code::BelowRating,
+    Code::SlowGroup,
+    Code::DeviceGone,
+    Code::Hung,
+    Code::NotBack,
+    Code::SpunUpLate,
+    Code::WriteFailed,
+    Code::FlushFailed,
+    Code::ReadBackFailed,
+    Code::Corrupted,
+    Code::Misdirected,
+    Code::OtherDisksBlocks,
+    Code::LostWrites,
+    Code::NeverWritten,
+    Code::Foreign,
+    Code::SmartMedia,
+    Code::SmartTransport,
+    Code::SmartThermal,
+    Code::SmartFailed,
+    Code::SelfTestFailed,
+    Code::FakeCapacity,
+    Code::TooHot,
+    Code::Smr,
+    Code::WritesCollapsed,
+    Code::KernelPath,
+    Code::KernelErrors,
+    Code::PcieErrors,
+    Code::LinkDegraded,
+];
+
 impl Code {
     /// The finding's short name (the metrics' and OCP's words).
     pub fn what(self) -> &'static str {
@@ -238,20 +286,15 @@ mod tests {
     }
 
     #[test]
-    fn every_code_has_a_word_of_its_own_and_a_name() {
+    fn every_code_has_a_word_and_a_name_of_its_own_and_is_documented() {
         use std::collections::BTreeSet;
-        let all = [
-            Code::UnreadableRanges,
-            Code::Stalled,
-            Code::DeviceGone,
-            Code::NeverWritten,
-            Code::SmartMedia,
-            Code::KernelPath,
-            Code::LinkDegraded,
-        ];
-        let words: BTreeSet<String> = all.iter().map(|c| c.word()).collect();
-        assert_eq!(words.len(), all.len());
+        let words: BTreeSet<String> = ALL.iter().map(|c| c.word()).collect();
+        let names: BTreeSet<&str> = ALL.iter().map(|c| c.what()).collect();
+        assert_eq!((words.len(), names.len()), (ALL.len(), ALL.len()));
         assert_eq!(Code::UnreadableRanges.word(), "unreadable_ranges");
-        assert!(all.iter().all(|c| !c.what().is_empty()));
+        let docs = include_str!("../docs/json-schema.md");
+        for w in &words {
+            assert!(docs.contains(&format!("| `{w}` |")), "docs/json-schema.md lacks `{w}`");
+        }
     }
 }

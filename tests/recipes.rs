@@ -134,6 +134,24 @@ fn a_checks_ocp_diag_stream_validates_and_diagnoses_each_disk_as_its_verdict_doe
     }
     let failed = told.iter().find(|(p, _, _)| p == &bad.dev).unwrap();
     assert_eq!((failed.1.as_str(), failed.2.as_str()), ("FAIL", "disk-return"), "{failed:?}");
+    // Its findings by their codes, beside its diagnosis (and in the JSON).
+    let ext: Vec<&Value> = of(&stream, "extension");
+    let mut acted: Vec<&str> = doc.to_act_on.iter().map(|a| a.path.as_str()).collect();
+    acted.dedup();
+    assert_eq!(ext.len(), acted.len(), "one for each disk to act on: {ext:?}");
+    assert!(ext.iter().all(|e| e["name"] == "arrayburn.findings"), "{ext:?}");
+    let unreadable = |e: &&Value| {
+        e["content"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "unreadable_ranges" && f["count"].as_u64() == Some(1))
+    };
+    assert!(ext.iter().any(unreadable), "{ext:?}");
+    let json: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let advice = json["summary"]["disk_verdicts"].as_array().unwrap();
+    let bad_one = advice.iter().find(|a| a["path"] == bad.dev.as_str()).unwrap();
+    assert_eq!(bad_one["findings"][0]["code"], "unreadable_ranges", "{bad_one}");
     // The unreadable bytes are measured, held to the rule that says none.
     let unreadable = (of(&stream, "measurement").into_iter())
         .find(|m| m["name"] == "serial.unreadable_bytes" && m["value"].as_u64() > Some(0))

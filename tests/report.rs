@@ -671,6 +671,63 @@ fn an_acknowledged_finding_is_listed_not_flagging_until_its_value_moves() {
     refused_with(&report(&[a_s, "--ack", link.to_str().unwrap()]), "symbolic link");
 }
 
+#[test]
+fn a_finding_given_by_its_codes_stays_acknowledged_when_its_sentence_is_reworded() {
+    let dir = tempdir();
+    let at = |n: &str| dir.path().join(n);
+    // A result as today's arrayburn writes it: the slow disk's finding by
+    // its code beside its sentence.
+    let coded = |when: &str, sentence: &str, findings: Value| {
+        let mut v = result("a", when, [100.0, 60.0, 100.0, 100.0]);
+        v["summary"]["disk_verdicts"][0]["sentence"] = sentence.into();
+        v["summary"]["disk_verdicts"][0]["findings"] = findings;
+        v
+    };
+    let slow = serde_json::json!([{"code": "slower_than_peers"}]);
+    let a = write(
+        dir.path(),
+        "a.json",
+        &coded(
+            "2026-12-01T08:00:00Z",
+            "/dev/loop1: 60% of its peers' speed, move it to another slot and check again; if it stays slow, return it",
+            slow.clone(),
+        ),
+    );
+    let acks = at("acks.json");
+    let (acks_s, a_s) = (acks.to_str().unwrap(), a.to_str().unwrap());
+    let out = report(&[a_s, "--ack", acks_s, "--ack-add", "a-1", "--why", "known", "--who", "ana"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let kept: Value = serde_json::from_slice(&std::fs::read(&acks).unwrap()).unwrap();
+    let run =
+        (kept["acknowledged"].as_array().unwrap().iter()).find(|e| e["finding"] == "run").unwrap();
+    assert_eq!(run["value"], "slower_than_peers", "{kept}");
+    // A later release words it otherwise: the same code, still acknowledged.
+    let b = write(
+        dir.path(),
+        "b.json",
+        &coded(
+            "2026-12-02T08:00:00Z",
+            "/dev/loop1: reads at 61 % of what its peers read; try another slot",
+            slow,
+        ),
+    );
+    let out = report(&[a_s, b.to_str().unwrap(), "--ack", acks_s]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    // Another finding on it (unreadable ranges): flagged again.
+    let worse = serde_json::json!([{"code": "slower_than_peers"}, {"code": "unreadable_ranges", "count": 2}]);
+    let c = write(
+        dir.path(),
+        "c.json",
+        &coded(
+            "2026-12-03T08:00:00Z",
+            "/dev/loop1: 60% of its peers' speed, 2 unreadable range(s), return it",
+            worse,
+        ),
+    );
+    let out = report(&[a_s, c.to_str().unwrap(), "--ack", acks_s]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
 /// A refusal: exit 2, one line naming `why`.
 fn refused_with(out: &std::process::Output, why: &str) {
     let err = String::from_utf8_lossy(&out.stderr);

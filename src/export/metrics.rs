@@ -133,6 +133,10 @@ const ACT_ON: (&str, &str) = (
     "arrayburn_disk_to_act_on",
     "1 for each disk the run's verdict says to act on, with the action (return, recheck, check_path; a fleet's slow, worse, finding).",
 );
+const FINDING: (&str, &str) = (
+    "arrayburn_disk_finding",
+    "1 for each finding on a disk to act on, by its stable code (crate::finding: never_written, slower_than_peers, kernel_path...).",
+);
 const NOT_JUDGED: (&str, &str) = (
     "arrayburn_disk_not_judged",
     "1 for each disk whose health the run does not claim: not compared with peers, or not decided (reason).",
@@ -173,6 +177,15 @@ pub fn run(m: &mut Metrics, command: &str, header: &Header, doc: &RunDoc) {
         if !said.contains(&(a.path.as_str(), a.action.as_str())) {
             said.push((&a.path, &a.action));
             m.gauge(ACT_ON, with(on(&a.path), "action", a.action.clone()), 1.0);
+        }
+    }
+    let mut coded: Vec<(&str, crate::finding::Code)> = Vec::new();
+    for a in &doc.to_act_on {
+        for f in &a.findings {
+            if !coded.contains(&(a.path.as_str(), f.code)) {
+                coded.push((&a.path, f.code));
+                m.gauge(FINDING, with(on(&a.path), "code", f.code.word()), 1.0);
+            }
         }
     }
     let why = |p: &String, reason: &str| with(on(p), "reason", reason);
@@ -641,5 +654,28 @@ mod tests {
         assert_eq!(act.len(), 1, "{text}");
         assert!(act[0].contains("device=\"/dev/loop2\",action=\""), "{text}");
         assert_eq!(text.matches("# TYPE arrayburn_check_read_bytes_per_second gauge").count(), 1);
+    }
+
+    #[test]
+    fn each_finding_on_a_disk_to_act_on_is_a_series_by_its_code() {
+        use crate::finding::{Code, Finding};
+        let mut r = crate::report::fixture("demo");
+        // A result written before codes: no finding series.
+        assert!(!check(&r).render().contains("arrayburn_disk_finding{"));
+        r.summary.disk_verdicts[0].findings = vec![
+            Finding::of(Code::SlowerThanPeers),
+            Finding::counting(Code::SlowReads, 3),
+            Finding::of(Code::SlowerThanPeers),
+        ];
+        let text = check(&r).render();
+        let found: Vec<&str> =
+            text.lines().filter(|l| l.starts_with("arrayburn_disk_finding{")).collect();
+        assert_eq!(found.len(), 2, "once per code: {text}");
+        assert!(
+            found[0].contains("device=\"/dev/loop2\"")
+                && found[0].ends_with("code=\"slower_than_peers\"} 1"),
+            "{text}"
+        );
+        assert!(found[1].ends_with("code=\"slow_reads\"} 1"), "{text}");
     }
 }

@@ -269,6 +269,14 @@ impl Diag<'_> {
             };
             let d = json!({"verdict": verdict, "type": kind, "message": message, "hardwareInfoId": hw_id(i)});
             out.step(at, id, json!({"diagnosis": d}));
+            // Its findings by their stable codes, beside the diagnosis.
+            let found: Vec<&crate::finding::Finding> =
+                acts.iter().flat_map(|a| &a.findings).collect();
+            if !found.is_empty() {
+                let content = json!({"hardwareInfoId": hw_id(i), "findings": found});
+                let ext = json!({"name": "arrayburn.findings", "content": content});
+                out.step(at, id, json!({"extension": ext}));
+            }
         }
         out.step(at, id, json!({"log": {"severity": "INFO", "message": doc.message}}));
         out.step(at, id, json!({"testStepEnd": {"status": "COMPLETE"}}));

@@ -49,7 +49,7 @@ pub struct DiskAdvice {
     pub sentence: String,
     /// Each finding the sentence says, by its code (none in a result
     /// written before findings had codes).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
 }
 
