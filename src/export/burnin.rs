@@ -10,8 +10,8 @@ use crate::export::doc::{self, Block, Cell, Grid, Mark, Tone};
 use crate::export::page;
 use crate::export::text::verdict;
 use crate::io::EngineKind;
-use crate::judge::burn_facts::class_words;
 use crate::judge::burnin::DiskVerdict;
+use crate::judge::burnin::class_words;
 use crate::report::burnin::{BurnDisk, BurnReport, stopped_at};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
 

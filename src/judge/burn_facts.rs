@@ -61,21 +61,6 @@ pub struct Burned {
     pub kernel: Option<crate::device::kernel::Seen>,
 }
 
-/// A fault class in words, as the findings and sentences say it.
-pub fn class_words(c: Class) -> &'static str {
-    match c {
-        Class::WriteError => "failed to write",
-        Class::FlushError => "not flushed (the cache flush failed)",
-        Class::ReadError => "failed to read back",
-        Class::Corrupted => "corrupted",
-        Class::Misdirected => "misdirected",
-        Class::OtherDisk => "another disk's",
-        Class::Stale => "lost (stale on read-back)",
-        Class::Zeros => "zeros (never written)",
-        Class::Foreign => "foreign (not what was written)",
-    }
-}
-
 /// MB/s of `bytes` over `secs`; None when nothing was moved or timed
 /// (never a 0 that reads as "measured, and slow").
 pub fn speed(bytes: u64, secs: f64) -> Option<f64> {

@@ -33,7 +33,6 @@
 //!   ([`suspects`]), and is slow only if it is slow there too.
 
 use super::advice::Action;
-use super::burn_facts::class_words;
 use super::confirm::against_peer;
 use super::peers::pct_of_group_median;
 use super::slices::SliceSpeed;
@@ -533,6 +532,21 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     };
     let (findings, bad): (Vec<Finding>, Vec<String>) = bad.into_iter().unzip();
     Some((Action::Return, format!("{}, return it{cable}", bad.join(", ")), findings))
+}
+
+/// A fault class in words, as the findings and sentences say it.
+pub fn class_words(c: Class) -> &'static str {
+    match c {
+        Class::WriteError => "failed to write",
+        Class::FlushError => "not flushed (the cache flush failed)",
+        Class::ReadError => "failed to read back",
+        Class::Corrupted => "corrupted",
+        Class::Misdirected => "misdirected",
+        Class::OtherDisk => "another disk's",
+        Class::Stale => "lost (stale on read-back)",
+        Class::Zeros => "zeros (never written)",
+        Class::Foreign => "foreign (not what was written)",
+    }
 }
 
 /// The code of bytes found bad in this way.
