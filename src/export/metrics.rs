@@ -179,6 +179,18 @@ pub fn run(m: &mut Metrics, command: &str, header: &Header, doc: &RunDoc) {
             m.gauge(ACT_ON, with(on(&a.path), "action", a.action.clone()), 1.0);
         }
     }
+    findings(m, doc, &on);
+    let why = |p: &String, reason: &str| with(on(p), "reason", reason);
+    for p in &doc.not_judged {
+        m.gauge(NOT_JUDGED, why(p, "not_compared"), 1.0);
+    }
+    for u in &doc.unsure {
+        m.gauge(NOT_JUDGED, why(&u.path, "not_decided"), 1.0);
+    }
+}
+
+/// Each finding on a disk to act on, once per disk and code.
+fn findings(m: &mut Metrics, doc: &RunDoc, on: &dyn Fn(&str) -> Vec<(&'static str, String)>) {
     let mut coded: Vec<(&str, crate::finding::Code)> = Vec::new();
     for a in &doc.to_act_on {
         for f in &a.findings {
@@ -187,13 +199,6 @@ pub fn run(m: &mut Metrics, command: &str, header: &Header, doc: &RunDoc) {
                 m.gauge(FINDING, with(on(&a.path), "code", f.code.word()), 1.0);
             }
         }
-    }
-    let why = |p: &String, reason: &str| with(on(p), "reason", reason);
-    for p in &doc.not_judged {
-        m.gauge(NOT_JUDGED, why(p, "not_compared"), 1.0);
-    }
-    for u in &doc.unsure {
-        m.gauge(NOT_JUDGED, why(&u.path, "not_decided"), 1.0);
     }
 }
 

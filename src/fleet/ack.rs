@@ -58,14 +58,8 @@ fn flags(r: &FleetReport) -> Vec<(Item, Flag)> {
         for d in &x.disks {
             // By its codes where the run gave them; an entry made from its
             // sentence (before codes) still acknowledges it.
-            let worded = run_value(&x.what, d);
-            let f = match x.findings.iter().find(|(p, _)| p == d) {
-                Some((_, codes)) => {
-                    Flag { worded: Some(worded), ..flag(&x.host, d, "run", Finding::value(codes)) }
-                }
-                None => flag(&x.host, d, "run", worded),
-            };
-            out.push((Item::Run(i), f));
+            let (value, worded) = run_values(x, d);
+            out.push((Item::Run(i), Flag { worded, ..flag(&x.host, d, "run", value) }));
         }
     }
     for (i, o) in r.outliers.iter().enumerate() {
@@ -82,6 +76,17 @@ fn flags(r: &FleetReport) -> Vec<(Item, Flag)> {
         out.push((Item::Link(i), Flag { path: String::new(), ..f }));
     }
     out
+}
+
+/// The value of run `x`'s finding on disk `d`: by its codes where the run
+/// gave them (and its words' value, which an entry made before codes
+/// holds), else by its words.
+fn run_values(x: &crate::judge::fleet::RunFinding, d: &str) -> (String, Option<String>) {
+    let worded = run_value(&x.what, d);
+    match x.findings.iter().find(|(p, _)| p == d) {
+        Some((_, codes)) => (Finding::value(codes), Some(worded)),
+        None => (worded, None),
+    }
 }
 
 /// Marks each finding an entry of `acks` acknowledges, lists them, and

@@ -124,7 +124,9 @@ impl Evidence {
         );
     }
 
-    fn sentence(&self) -> (Action, String, Vec<Finding>) {
+    /// Each finding of the evidence, by its code and in words, in the
+    /// order the sentence says them.
+    fn said(&self) -> Vec<(Finding, String)> {
         let mut said: Vec<(Finding, String)> = Vec::new();
         let first = |at: Option<u64>| {
             at.map(|o| format!(" (first at byte {o}, {})", human_bytes(o))).unwrap_or_default()
@@ -158,25 +160,42 @@ impl Evidence {
             let f = Finding::counting(Code::SlowRegions, self.regions as u64);
             said.push((f, format!("{} slow region(s){at}", self.regions)));
         }
-        let moving = |code, words: String| (Finding::of(code), words);
-        if let Some(x) = self.tail_x {
-            said.push(moving(Code::LatencyTail, format!("read latency tail {x:.1}x its peers'")));
-        }
-        if let Some(p) = self.pct_of_peers {
-            said.push(moving(Code::SlowerThanPeers, format!("{p:.0}% of its peers' speed")));
-        }
-        if let Some(t) = self.time_pct {
-            let words = format!("took {t:.0}% of its peers' time to read whole");
-            said.push(moving(Code::SlowerReadingWhole, words));
-        }
-        if let Some(p) = self.pct_of_serial {
-            let words = format!("{p:.0}% of its own speed when all disks read");
-            said.push(moving(Code::LostSpeedTogether, words));
-        }
-        if let Some(p) = self.seek_pct {
-            let words = format!("under seek stress {p:.0}% of what its peers keep");
-            said.push(moving(Code::SlowUnderSeek, words));
-        }
+        said.extend(self.moving());
+        said
+    }
+
+    /// The findings whose figures every re-measurement moves: the figure
+    /// in the words, not in the finding.
+    fn moving(&self) -> Vec<(Finding, String)> {
+        let moving = [
+            (
+                Code::LatencyTail,
+                self.tail_x.map(|x| format!("read latency tail {x:.1}x its peers'")),
+            ),
+            (
+                Code::SlowerThanPeers,
+                self.pct_of_peers.map(|p| format!("{p:.0}% of its peers' speed")),
+            ),
+            (
+                Code::SlowerReadingWhole,
+                self.time_pct.map(|t| format!("took {t:.0}% of its peers' time to read whole")),
+            ),
+            (
+                Code::LostSpeedTogether,
+                self.pct_of_serial.map(|p| format!("{p:.0}% of its own speed when all disks read")),
+            ),
+            (
+                Code::SlowUnderSeek,
+                self.seek_pct.map(|p| format!("under seek stress {p:.0}% of what its peers keep")),
+            ),
+        ];
+        moving.into_iter().filter_map(|(c, words)| Some((Finding::of(c), words?))).collect()
+    }
+
+    /// What to do, the evidence and the action in one sentence, and each
+    /// finding by its code.
+    fn sentence(&self) -> (Action, String, Vec<Finding>) {
+        let mut said = self.said();
         let media = self.bad_ranges > 0
             || self.failed_reads > 0
             || self.stall_ms.is_some()
@@ -439,11 +458,8 @@ pub fn with_links(
     } else {
         "replace the cable or move the slot"
     };
-    let link = Finding::of(Code::LinkDegraded);
-    let with_link = |a: &DiskAdvice| [a.findings.clone(), vec![link.clone()]].concat();
-    Some(match advice {
+    let mut a = match advice {
         Some(a) if a.action == Action::Return => DiskAdvice {
-            findings: with_link(&a),
             sentence: format!(
                 "{}; also, {said}: reseat or recable it",
                 a.sentence.trim_end_matches('.')
@@ -452,7 +468,6 @@ pub fn with_links(
         },
         Some(a) => DiskAdvice {
             action: Action::CheckPath,
-            findings: with_link(&a),
             sentence: format!(
                 "{}; but {said}: the link is the likely cause, {fix}, then check again",
                 a.sentence.trim_end_matches('.')
@@ -467,9 +482,11 @@ pub fn with_links(
             } else {
                 format!("{path}: {said}: {fix}")
             },
-            findings: vec![link],
+            findings: Vec::new(),
         },
-    })
+    };
+    a.findings.push(Finding::of(Code::LinkDegraded));
+    Some(a)
 }
 
 #[cfg(test)]

@@ -101,6 +101,68 @@ pub struct Found {
     pub findings: Vec<Finding>,
 }
 
+/// One disk's finding from the kernel's evidence, if any: its path (resets,
+/// timeouts, aborts), its I/O errors against the ranges its reads found,
+/// PCIe errors on its controller's path.
+fn one(d: &Disk) -> Option<Found> {
+    let (mut said, mut findings) = (Vec::new(), Vec::new());
+    let mut action = None;
+    let path = path_words(d);
+    if let Some(words) = &path {
+        said.push(words.clone());
+        findings.push(Finding::of(Code::KernelPath));
+        action = Some(Action::CheckPath);
+    }
+    let io = d.seen.count(Kind::IoError);
+    if io > 0 {
+        findings.push(Finding::counting(Code::KernelErrors, io));
+        let sectors = &d.seen.sectors;
+        if !d.errors.is_empty() && sectors.iter().all(|s| within(*s, &d.errors)) {
+            said.push(format!(
+                "its {io} I/O error line(s) name requests over the ranges the reads found"
+            ));
+        } else if d.errors.is_empty() {
+            let at = sectors.iter().take(5).map(u64::to_string).collect::<Vec<_>>().join(", ");
+            said.push(format!(
+                "the kernel logged {io} I/O error(s) on it (sector {at}) that its reads did not see: retried and recovered, or another process's I/O; read them again (check --full)"
+            ));
+            action = action.or(Some(Action::Recheck));
+        } else {
+            said.push(format!(
+                "the kernel logged {io} I/O error(s) on it, some outside the ranges the reads found"
+            ));
+        }
+    }
+    if let Some(aer) = aer_words(d.seen) {
+        said.push(format!(
+            "PCIe errors rose on its controller's path ({aer}): check the slot, riser and cable of the PCIe path"
+        ));
+        findings.push(Finding::of(Code::PcieErrors));
+        action = Some(Action::CheckPath);
+    }
+    let action = action?;
+    let what = if path.is_some() {
+        "reset or timed out by the kernel"
+    } else if action == Action::CheckPath {
+        "with PCIe errors rising on its path"
+    } else {
+        "with kernel I/O errors its reads did not see"
+    };
+    let fix = if action == Action::CheckPath {
+        format!(": check the path ({}), not the disk on that alone", where_to_look(d))
+    } else {
+        String::new()
+    };
+    Some(Found {
+        path: d.path.to_string(),
+        action,
+        sentence: format!("{}{fix}", said.join("; ")),
+        no_bad_range: d.errors.is_empty(),
+        named: format!("{} {what} (see Disks to act on)", d.path),
+        findings,
+    })
+}
+
 /// Each disk's finding from the kernel's evidence, and the sentences
 /// about the run (an unread log, one controller behind several disks'
 /// trouble).
@@ -110,64 +172,7 @@ pub fn judge(disks: &[Disk]) -> (Vec<Found>, Vec<String>) {
     if let Some(why) = disks.iter().find_map(|d| d.seen.not_read.clone()) {
         return (found, vec![why]);
     }
-    for d in disks {
-        let (mut said, mut findings) = (Vec::new(), Vec::new());
-        let mut action = None;
-        let path = path_words(d);
-        if let Some(words) = &path {
-            said.push(words.clone());
-            findings.push(Finding::of(Code::KernelPath));
-            action = Some(Action::CheckPath);
-        }
-        let io = d.seen.count(Kind::IoError);
-        if io > 0 {
-            findings.push(Finding::counting(Code::KernelErrors, io));
-            let sectors = &d.seen.sectors;
-            if !d.errors.is_empty() && sectors.iter().all(|s| within(*s, &d.errors)) {
-                said.push(format!(
-                    "its {io} I/O error line(s) name requests over the ranges the reads found"
-                ));
-            } else if d.errors.is_empty() {
-                let at = sectors.iter().take(5).map(u64::to_string).collect::<Vec<_>>().join(", ");
-                said.push(format!(
-                    "the kernel logged {io} I/O error(s) on it (sector {at}) that its reads did not see: retried and recovered, or another process's I/O; read them again (check --full)"
-                ));
-                action = action.or(Some(Action::Recheck));
-            } else {
-                said.push(format!(
-                    "the kernel logged {io} I/O error(s) on it, some outside the ranges the reads found"
-                ));
-            }
-        }
-        if let Some(aer) = aer_words(d.seen) {
-            said.push(format!(
-                "PCIe errors rose on its controller's path ({aer}): check the slot, riser and cable of the PCIe path"
-            ));
-            findings.push(Finding::of(Code::PcieErrors));
-            action = Some(Action::CheckPath);
-        }
-        let Some(action) = action else { continue };
-        let what = if path.is_some() {
-            "reset or timed out by the kernel"
-        } else if action == Action::CheckPath {
-            "with PCIe errors rising on its path"
-        } else {
-            "with kernel I/O errors its reads did not see"
-        };
-        let fix = if action == Action::CheckPath {
-            format!(": check the path ({}), not the disk on that alone", where_to_look(d))
-        } else {
-            String::new()
-        };
-        found.push(Found {
-            path: d.path.to_string(),
-            action,
-            sentence: format!("{}{fix}", said.join("; ")),
-            no_bad_range: d.errors.is_empty(),
-            named: format!("{} {what} (see Disks to act on)", d.path),
-            findings,
-        });
-    }
+    found.extend(disks.iter().filter_map(one));
     // The ring wrapped before it was read (one log, counted alike on
     // every disk): said of the run, a quiet disk's too.
     if let Some(lost) = disks.iter().map(|d| d.seen.lost).max().filter(|n| *n > 0) {
