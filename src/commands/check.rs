@@ -4,14 +4,13 @@
 use crate::cli::CheckArgs;
 use crate::device::SystemPaths;
 use crate::export::publish::{Ending, publish, save};
-use crate::io::{Probe, Sweep, open_sweep};
 use crate::measure::PassRun;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::report::replay::Recording;
 use crate::report::{self, Report, RunInfo};
-use crate::run::check::{Read, Reading};
+use crate::run::check::Read;
 use crate::stop::StopFlag;
 
 /// Runs a check.
@@ -25,50 +24,17 @@ pub fn execute(
     argv: Vec<String>,
     stop: &StopFlag,
 ) -> anyhow::Result<(Outcome, Report)> {
-    let mut plan = Plan::resolve(args, &SystemPaths::real())?;
-    let _locks = plan.lock_disks()?;
-    // Hours are not judged in a check (its disks are in service).
-    let rules = crate::judge::inspect::Rules { new_hours: u64::MAX };
-    plan.inspection = crate::run::before_run(&plan.devices, rules, "checking", &|| stop.is_set())?;
-    if let Some(at) = plan.log() {
-        crate::supervisor::start_log("arrayburn", at);
-    }
-    for w in &plan.warnings {
-        tell!("arrayburn: warning: {w}");
-    }
+    let (plan, _locks) = ready(args, stop)?;
     let mut info = RunInfo::begun(argv);
     let labels = plan.devices.iter().map(|d| d.given.clone()).collect();
     let mut progress = Progress::new(plan.style(), labels, plan.settings.progress_interval);
     progress.announce(plan.schedule());
-    let bounds = plan.bounds(stop);
-    let sweeps = |d: usize| -> std::io::Result<(Sweep, Probe)> {
-        let s = &plan.settings;
-        open_sweep(s.engine, &plan.files[d], s.queue_depth, &bounds[d])
-    };
-    let random = |d: usize, depth: usize| -> std::io::Result<Sweep> {
-        open_sweep(plan.settings.engine, &plan.files[d], depth, &bounds[d]).map(|(s, _)| s)
-    };
     let save = |passes: &[PassRun]| {
         let info = RunInfo { interrupted: stop.is_set(), ..info.clone() };
         save_files(&plan, passes, &info, stop)
     };
-    let on = Reading {
-        plan: &plan,
-        geometry: plan.geometry(),
-        sweeps: &sweeps,
-        random: &random,
-        stop,
-        save: &save,
-    };
     save(&[]); // before any read too: a killed worker leaves a result to mark
-
-    // The kernel's log and counters from here to the last read.
-    let watch = crate::device::kernel::Watch::start(&SystemPaths::real(), &plan.devices);
-    let read = on.all(&mut progress);
-    let mut kernel = watch.finish();
-    let declared: Vec<&crate::inspect::Declared> =
-        plan.inspection.iter().map(|i| &i.declared).collect();
-    crate::inspect::error_logs_after(&plan.devices, &declared, &mut kernel, &|| stop.is_set());
+    let (read, kernel) = crate::run::check::read(&plan, &mut progress, &save, stop);
     let Read { passes, groups, rechecks, random, vibration } = read?;
     info.interrupted = stop.is_set();
     info.complete = true;
@@ -95,6 +61,26 @@ pub fn execute(
     };
     let outcome = publish(&mut report, s.outputs(), &end, stop);
     Ok((outcome, report))
+}
+
+/// The check's plan, its disks locked (held until the check ends) and
+/// inspected, its log begun and its warnings said.
+fn ready(
+    args: &CheckArgs,
+    stop: &StopFlag,
+) -> anyhow::Result<(Plan, Vec<crate::device::lock::DiskLock>)> {
+    let mut plan = Plan::resolve(args, &SystemPaths::real())?;
+    let locks = plan.lock_disks()?;
+    // Hours are not judged in a check (its disks are in service).
+    let rules = crate::judge::inspect::Rules { new_hours: u64::MAX };
+    plan.inspection = crate::run::before_run(&plan.devices, rules, "checking", &|| stop.is_set())?;
+    if let Some(at) = plan.log() {
+        crate::supervisor::start_log("arrayburn", at);
+    }
+    for w in &plan.warnings {
+        tell!("arrayburn: warning: {w}");
+    }
+    Ok((plan, locks))
 }
 
 /// Writes the files asked for (JSON, surface CSV, the `--out` directory)

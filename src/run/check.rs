@@ -7,6 +7,7 @@
 //! what was read so far (`Reading::save`).
 
 use crate::device::latency_log::DriveLog;
+use crate::io::{Probe, Sweep, open_sweep};
 use crate::measure::{
     Beside, Geometry, GroupRecheck, GroupRemeasurement, PassRun, RandomRead, RandomSweeps, Recheck,
     Remeasurement, ShakeRead, SweepFactory, random_pass, read_disk, remeasure, remeasure_group,
@@ -15,6 +16,37 @@ use crate::measure::{
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::stop::StopFlag;
+
+/// Reads the disks down `plan`: each disk's sweep opened as the plan
+/// asks, the passes and what follows them (`Reading::all`), `save` called
+/// with the passes read so far; the kernel's log and counters watched from
+/// the first read to the last (and each NVMe drive's error log read again
+/// after). What was read, and what the kernel saw of each disk.
+pub fn read(
+    plan: &Plan,
+    progress: &mut Progress,
+    save: &dyn Fn(&[PassRun]),
+    stop: &StopFlag,
+) -> (anyhow::Result<Read>, Vec<crate::device::kernel::Seen>) {
+    let bounds = plan.bounds(stop);
+    let sweeps = |d: usize| -> std::io::Result<(Sweep, Probe)> {
+        let s = &plan.settings;
+        open_sweep(s.engine, &plan.files[d], s.queue_depth, &bounds[d])
+    };
+    let random = |d: usize, depth: usize| -> std::io::Result<Sweep> {
+        open_sweep(plan.settings.engine, &plan.files[d], depth, &bounds[d]).map(|(s, _)| s)
+    };
+    let geometry = plan.geometry();
+    let on = Reading { plan, geometry, sweeps: &sweeps, random: &random, stop, save };
+    let paths = crate::device::SystemPaths::real();
+    let watch = crate::device::kernel::Watch::start(&paths, &plan.devices);
+    let read = on.all(progress);
+    let mut kernel = watch.finish();
+    let declared: Vec<&crate::inspect::Declared> =
+        plan.inspection.iter().map(|i| &i.declared).collect();
+    crate::inspect::error_logs_after(&plan.devices, &declared, &mut kernel, &|| stop.is_set());
+    (read, kernel)
+}
 
 /// What the check reads with: its plan, each disk's geometry and sweep,
 /// and how the results so far are saved (the caller's: after each pass but
