@@ -303,15 +303,12 @@ pub fn read(device: &str, give_up: &dyn Fn() -> bool) -> Result<Snapshot, String
     })
 }
 
-/// The counters of a `smartctl --json` document; None without any SMART
-/// data (a loop device, a USB bridge that hides it).
-pub fn parse(v: &Value) -> Option<Snapshot> {
-    let mut counters = Vec::new();
-    let mut push = |name: String, kind: CounterKind, value: Option<u64>| {
-        if let Some(value) = value {
-            counters.push(Counter { name, kind, value });
-        }
-    };
+/// A counter found: its name, kind and value (none: not reported).
+type Push<'a> = &'a mut dyn FnMut(String, CounterKind, Option<u64>);
+
+/// The ATA attributes that count media or transport errors, and the SATA
+/// phy events that count link errors.
+fn ata_counters(v: &Value, push: Push) {
     for a in v["ata_smart_attributes"]["table"].as_array().into_iter().flatten() {
         let kind = match a["id"].as_u64() {
             Some(5 | 187 | 196 | 197 | 198) => CounterKind::Media,
@@ -332,6 +329,11 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
             push(name, CounterKind::Transport, p["value"].as_u64());
         }
     }
+}
+
+/// The NVMe health log's media errors, critical warnings, minutes above
+/// its temperatures and its spare below threshold.
+fn nvme_counters(v: &Value, push: Push) {
     let nvme = &v["nvme_smart_health_information_log"];
     for key in ["media_errors", "critical_warning"] {
         push(format!("NVMe {key}"), CounterKind::Media, nvme[key].as_u64());
@@ -353,6 +355,11 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
             Some(u64::from(spare < threshold)),
         );
     }
+}
+
+/// A SAS drive's grown defects, uncorrected errors and its ports' phys'
+/// link errors.
+fn sas_counters(v: &Value, push: Push) {
     push("SAS grown defects".into(), CounterKind::Media, v["scsi_grown_defect_list"].as_u64());
     for op in ["read", "write", "verify"] {
         push(
@@ -381,6 +388,20 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
             }
         }
     }
+}
+
+/// The counters of a `smartctl --json` document; None without any SMART
+/// data (a loop device, a USB bridge that hides it).
+pub fn parse(v: &Value) -> Option<Snapshot> {
+    let mut counters = Vec::new();
+    let mut push = |name: String, kind: CounterKind, value: Option<u64>| {
+        if let Some(value) = value {
+            counters.push(Counter { name, kind, value });
+        }
+    };
+    ata_counters(v, &mut push);
+    nvme_counters(v, &mut push);
+    sas_counters(v, &mut push);
     let (logged, logged_errors) = logs(v);
     counters.extend(logged);
     let passed = v["smart_status"]["passed"].as_bool();
