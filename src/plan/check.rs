@@ -518,6 +518,8 @@ pub fn check_sample(sample: std::time::Duration) -> Result<(), String> {
     Ok(())
 }
 
+/// Refuses a flag's value out of its range: the I/O timeout, the random
+/// reads' time, the sample, the thresholds, then the sizes (`check_sizes`).
 fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
     let bad = |m: String| Err(PlanError::BadValue(m));
     check_io_timeout(args.io.io_timeout).map_err(PlanError::BadValue)?;
@@ -559,6 +561,13 @@ fn check_values(args: &CheckArgs) -> Result<(), PlanError> {
             defaults::MAX_ERRORS
         ));
     }
+    check_sizes(args)
+}
+
+/// Refuses a read size, surface buckets, spots, slices or seek readers out
+/// of their ranges, and spots a full check cannot compare.
+fn check_sizes(args: &CheckArgs) -> Result<(), PlanError> {
+    let bad = |m: String| Err(PlanError::BadValue(m));
     if args.io.block == 0 || args.io.block > 1 << 30 {
         return bad(format!(
             "--block {} must be between 4k and 1g (the default is {})",
