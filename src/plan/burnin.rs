@@ -516,44 +516,7 @@ fn checkpoints(
                 args.state.display(),
                 path.display()
             ),
-            (Some(mut c), true) => {
-                let id = &t.dev.identity;
-                if id.size_bytes == 0 {
-                    bail!(
-                        "--resume: {} answers with a size of 0 bytes (its checkpoint was made when it had {}): the disk is not answering as it did (dead, not spun up, its link or power down, or formatted to a sector size Linux does not take); check it with `arrayburn list` and the kernel log (dmesg); its checkpoint in {} is kept for when it answers again (nothing was written)",
-                        t.dev.given,
-                        c.size_bytes,
-                        path.display()
-                    );
-                }
-                // The file is judged by the disk it was made for: a disk
-                // that answers otherwise now is told apart below.
-                if let Err(why) = c.validate(c.size_bytes, id.logical_block_size) {
-                    bail!(
-                        "--resume: {}: {why}; the file is damaged or was edited: move it away and start a new burn-in without --resume (nothing was written)",
-                        path.display()
-                    );
-                }
-                let not_it = |why: String| {
-                    anyhow::anyhow!(
-                        "--resume: {} is not the disk checkpointed in {}: {why}; if it is another disk, move that file away and start a new burn-in without --resume (nothing was written)",
-                        t.dev.given,
-                        path.display()
-                    )
-                };
-                c.matches(&t.dev).map_err(not_it)?;
-                (t.start, t.end) = (c.start_byte, c.end_byte);
-                t.disk = c.disk_hash.unwrap_or(t.disk);
-                t.checkpoint = name;
-                let run = c.run_number().unwrap_or_default();
-                let bounds = Bounds::new(stop, args.io.io_timeout);
-                let proof = crate::burnin::resume::prove(t, &c, run, &bounds).map_err(not_it)?;
-                if proof == Proof::NothingWritten && !args.wipe_signatures {
-                    refuse_signature(&t.dev, &bounds)?;
-                }
-                c.burn.resumes += 1;
-                found.push(c);
-            }
+            (Some(c), true) => found.push(resumed(c, (t, name, &path), args, stop)?),
             (Some(c), false) if args.resume_or_start => bail!(
                 "--resume-or-start: {}'s burn-in (run {}) is done, as checkpointed in {}: nothing is burned twice (its report is in {}); move that file away to burn it in again (nothing was written)",
                 t.dev.given,
@@ -581,6 +544,56 @@ fn checkpoints(
         );
     }
     Ok(Some(found))
+}
+
+/// A resume's checkpoint `c` of target `t` (its file `name` at `path`),
+/// proven to be of this disk (its identity, then its blocks): `t` set to
+/// the checkpoint's range and names, the resume counted. Refused, nothing
+/// written, where the disk does not answer as it did, the file is damaged,
+/// or the disk is another; a disk nothing was written to yet is refused
+/// where it holds a signature (not with `--wipe-signatures`).
+fn resumed(
+    mut c: Checkpoint,
+    (t, name, path): (&mut Target, String, &std::path::Path),
+    args: &BurninArgs,
+    stop: &StopFlag,
+) -> Result<Checkpoint> {
+    let id = &t.dev.identity;
+    if id.size_bytes == 0 {
+        bail!(
+            "--resume: {} answers with a size of 0 bytes (its checkpoint was made when it had {}): the disk is not answering as it did (dead, not spun up, its link or power down, or formatted to a sector size Linux does not take); check it with `arrayburn list` and the kernel log (dmesg); its checkpoint in {} is kept for when it answers again (nothing was written)",
+            t.dev.given,
+            c.size_bytes,
+            path.display()
+        );
+    }
+    // The file is judged by the disk it was made for: a disk
+    // that answers otherwise now is told apart below.
+    if let Err(why) = c.validate(c.size_bytes, id.logical_block_size) {
+        bail!(
+            "--resume: {}: {why}; the file is damaged or was edited: move it away and start a new burn-in without --resume (nothing was written)",
+            path.display()
+        );
+    }
+    let not_it = |why: String| {
+        anyhow::anyhow!(
+            "--resume: {} is not the disk checkpointed in {}: {why}; if it is another disk, move that file away and start a new burn-in without --resume (nothing was written)",
+            t.dev.given,
+            path.display()
+        )
+    };
+    c.matches(&t.dev).map_err(not_it)?;
+    (t.start, t.end) = (c.start_byte, c.end_byte);
+    t.disk = c.disk_hash.unwrap_or(t.disk);
+    t.checkpoint = name;
+    let run = c.run_number().unwrap_or_default();
+    let bounds = Bounds::new(stop, args.io.io_timeout);
+    let proof = crate::burnin::resume::prove(t, &c, run, &bounds).map_err(not_it)?;
+    if proof == Proof::NothingWritten && !args.wipe_signatures {
+        refuse_signature(&t.dev, &bounds)?;
+    }
+    c.burn.resumes += 1;
+    Ok(c)
 }
 
 /// Whether any of `targets` has an unfinished burn-in checkpointed in
