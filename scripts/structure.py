@@ -400,6 +400,37 @@ def layering(root, files, show=False):
     return faults, figures
 
 
+# The ratchets CI holds (issue 83): where a figure stood when it was last
+# brought down; lowering one is welcome, raising one fails.
+COMMAND_MAX_LINES = 150
+FILE_MAX_LINES = 1100
+LONG_PER_KLOC_MAX = 1.52
+
+
+def ratchets(root, files, overall):
+    """The ratchets' faults, one line each: a command over its lines, a
+    file over its lines, functions over 50 lines above their figure."""
+    faults = []
+    commands = os.path.join(root, "commands")
+    for f in files:
+        with open(f, encoding="utf-8", errors="replace") as h:
+            n = len(h.read().splitlines())
+        rel = os.path.relpath(f, root)
+        if os.path.dirname(os.path.abspath(f)) == os.path.abspath(commands) and n > COMMAND_MAX_LINES:
+            faults.append(
+                f"{rel}: {n} lines, over the {COMMAND_MAX_LINES} a command may have: it is glue; "
+                "move its steps to run/, its rules to judge/, its layout to export/"
+            )
+        if n > FILE_MAX_LINES:
+            faults.append(f"{rel}: {n} lines, over {FILE_MAX_LINES}: split it by what its parts do")
+    if overall["over_50_per_kloc"] > LONG_PER_KLOC_MAX + 1e-9:
+        faults.append(
+            f"functions over 50 lines: {overall['over_50_per_kloc']:.2f} per 1,000 lines, above the "
+            f"{LONG_PER_KLOC_MAX:.2f} held: split the longest (--long lists them)"
+        )
+    return faults
+
+
 def main():
     args = sys.argv[1:]
     long, show = "--long" in args, "--imports" in args
@@ -439,6 +470,8 @@ def main():
     if os.path.isdir(os.path.join(root, "fleet")):
         print(f"Doc::Check/Doc::Burnin outside fleet/load.rs: {len(matches)} {' '.join(matches)}")
     faults, fig = layering(root, files, show)
+    if fig["floors"]:
+        faults += ratchets(root, files, overall)
     print(
         f"layering     {fig['imports']} imports, {fig['up']} running up or sideways"
         f"{'' if fig['floors'] else ' (no Floors block in README.md: not checked)'}, "
@@ -448,7 +481,7 @@ def main():
     for line in faults:
         print(line, file=sys.stderr)
     if faults:
-        print(f"structure.py: {len(faults)} fault(s) in the layering, each above", file=sys.stderr)
+        print(f"structure.py: {len(faults)} fault(s) in the layering or the ratchets, each above", file=sys.stderr)
         sys.exit(1)
 
 

@@ -278,6 +278,31 @@ fn every_import_runs_down_and_the_ratchet_names_one_that_does_not() {
     assert!(said.contains("module `unplaced` is on no floor"), "{said}");
 }
 
+#[test]
+fn the_ratchets_hold_commands_files_and_long_functions_where_they_stand() {
+    // A command grown past 150 lines (glue only: its steps belong in run/).
+    let (ok, said) = structure_of(|src| append(src, "commands/check.rs", &"// glue\n".repeat(80)));
+    assert!(!ok, "a long command passed:\n{said}");
+    assert!(
+        said.contains("commands/check.rs: ") && said.contains("over the 150 a command may have"),
+        "{said}"
+    );
+    // A file past 1,100 lines.
+    let (ok, said) = structure_of(|src| append(src, "units.rs", &"// more\n".repeat(1200)));
+    assert!(!ok, "a long file passed:\n{said}");
+    assert!(said.contains("units.rs: ") && said.contains("over 1100: split it"), "{said}");
+    // One more function over 50 lines: the figure rises past where it was
+    // brought down.
+    let body = "    let _ = 1;\n".repeat(60);
+    let (ok, said) =
+        structure_of(|src| append(src, "units.rs", &format!("pub fn long() {{\n{body}}}")));
+    assert!(!ok, "a long function passed:\n{said}");
+    assert!(
+        said.contains("functions over 50 lines: ") && said.contains("split the longest"),
+        "{said}"
+    );
+}
+
 /// Every long flag two or more commands share, as clap declares it: its
 /// kind (a switch or a value), its values, its value's name, its short
 /// form and its help heading, for each command that has it. A name means

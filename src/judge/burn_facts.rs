@@ -16,7 +16,8 @@ use crate::burnin::smart::{CounterKind, DriveKind, SelfTest, SmartChange, TempLi
 use crate::burnin::state::Checkpoint;
 use crate::io::EngineKind;
 use crate::judge::Thresholds;
-use crate::judge::burnin::{BurnFacts, Remeasured, Slowest};
+use crate::judge::burnin::{BurnFacts, Slowest};
+use crate::judge::remeasured::Remeasured;
 use crate::units::{human_duration, mb_per_s};
 
 /// What a burn-in measured, as `report::burnin::build` takes it: each disk's, and how

@@ -41,6 +41,7 @@ pub mod pass;
 pub mod peers;
 pub mod random;
 pub mod rated;
+pub mod remeasured;
 pub mod slices;
 pub mod smr;
 pub mod surface;

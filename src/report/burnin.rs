@@ -17,9 +17,8 @@ use crate::io::EngineKind;
 use crate::judge::ArrayVerdict;
 use crate::judge::advice::DiskAdvice;
 use crate::judge::burn_facts::{BurnRun, Burned, facts, pass_speeds};
-use crate::judge::burnin::{
-    BurnFacts, DiskVerdict, Remeasured, burned_whole, run_verdict, verdicts,
-};
+use crate::judge::burnin::{BurnFacts, DiskVerdict, burned_whole, run_verdict, verdicts};
+use crate::judge::remeasured::Remeasured;
 
 /// One disk's burn-in in the report.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -27,7 +27,7 @@ use crate::burnin::watch::{Told, burn_all};
 use crate::burnin::worker::{self, BurnJob, soak, verify_written};
 use crate::device::kernel::Seen;
 use crate::judge::burn_facts::{BurnRun, Burned, collapses, speed, suspects};
-use crate::judge::burnin::Remeasured;
+use crate::judge::remeasured::Remeasured;
 use crate::judge::smr::Recovery;
 use crate::notify::Event;
 use crate::plan::burnin::BurnPlan;
