@@ -5,8 +5,12 @@
 //! byte is written, and [`BurnPlan::resolve`] is the one place that reads
 //! [`BurninArgs`].
 //!
-//! It must not write to a disk (it reads: a resume's blocks, ZFS labels,
-//! SMART) and must not judge.
+//! It must not write to a disk or run a step of the burn-in (`run::burnin`
+//! runs the self-tests, the probes, the burning, SMART after and the
+//! re-measurement), and must not judge. It reads only what a refusal rests
+//! on: a resume's blocks (this disk's?), signatures (in use?), SMART
+//! before the first byte (`--smart require` refuses a disk without it; the
+//! checkpoint keeps it, to compare after).
 
 use std::collections::HashSet;
 use std::io::IsTerminal;
