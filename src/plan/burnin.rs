@@ -671,3 +671,38 @@ fn passes(args: &BurninArgs) -> u16 {
         (false, _) => args.pattern.default_passes(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> BurninArgs {
+        use clap::Parser;
+        let words = format!("arrayburn burnin {line} /dev/sdb");
+        match crate::cli::Cli::parse_from(words.split(' ')).command {
+            crate::cli::Command::Burnin(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_run_judges_as_told_else_as_the_run_it_goes_on_else_by_default() {
+        let defaults = (crate::defaults::SLOW_PCT, crate::defaults::STALL_MS);
+        assert_eq!(judged(&args(""), None), defaults);
+        let first =
+            super::super::settings::settings_of(&args("--not-against-peers --stall-ms 9000"));
+        assert_eq!(judged(&args("--resume"), Some(&first)), (0.0, 9000), "the run it goes on");
+        let own = args("--resume --slow-pct 60");
+        assert_eq!(judged(&own, Some(&first)), (60.0, 9000), "its own --slow-pct, the rest kept");
+    }
+
+    #[test]
+    fn how_a_run_is_watched_follows_its_flags() {
+        let quiet = looks(&args("-q --progress lines"), false);
+        assert_eq!((quiet.progress, quiet.ticks), (None, None), "-q says no progress");
+        let lines = looks(&args("--progress lines --progress-interval 5s"), true);
+        let five = std::time::Duration::from_secs(5);
+        assert_eq!((lines.progress, lines.ticks), (Some((five, false)), Some(five)));
+        assert_eq!(looks(&args("--progress table"), false).progress.map(|p| p.1), Some(true));
+    }
+}
