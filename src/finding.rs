@@ -103,10 +103,45 @@ pub enum Code {
     PcieErrors,
     /// Its link runs below its maximum.
     LinkDegraded,
+    /// ATA security has it locked: its reads fail until it is unlocked.
+    Locked,
+    /// A format the burn-in cannot test as it is (metadata, protection
+    /// information, a sector size Linux does not take).
+    UntestedFormat,
+    /// Its power-on hours were reset (FARM and SMART disagree).
+    HoursReset,
+    /// More power-on hours than a new drive's factory test.
+    Used,
+    /// Capacity hidden from the host (HPA or DCO).
+    HiddenCapacity,
+    /// Its capacity differs from its peers' of the same model.
+    CapacityDiffers,
+    /// Its firmware differs from its peers' of the same model.
+    FirmwareDiffers,
+    /// Its sector format differs from its peers' of the same model.
+    SectorFormatDiffers,
+    /// It declares zones (host-aware or host-managed).
+    Zoned,
+    /// A spinning disk that says it takes TRIM.
+    TrimOnSpinningDisk,
+    /// A RAID controller's volume: its drives are read through it.
+    RaidVolume,
+    /// A drive behind a RAID controller reported failing.
+    DriveBehindFailing,
+    /// A cache that persists, its kind not decided.
+    PersistentCache,
+    /// Shingled, but it does not say so.
+    SmrUntold,
+    /// The size the drive declares (SMART) is not the one the kernel reads.
+    DeclaredSizeDiffers,
+    /// Another drive of the run reports the same serial.
+    SerialDuplicated,
+    /// It may retry a bad sector longer than the kernel waits for it.
+    RetriesOutlastKernel,
 }
 
 /// Every code, in the order the JSON documents them.
-pub const ALL: [Code; 44] = [
+pub const ALL: [Code; 61] = [
     Code::UnreadableRanges,
     Code::FailedReads,
     Code::SlowReads,
@@ -151,6 +186,23 @@ pub const ALL: [Code; 44] = [
     Code::KernelErrors,
     Code::PcieErrors,
     Code::LinkDegraded,
+    Code::Locked,
+    Code::UntestedFormat,
+    Code::HoursReset,
+    Code::Used,
+    Code::HiddenCapacity,
+    Code::CapacityDiffers,
+    Code::FirmwareDiffers,
+    Code::SectorFormatDiffers,
+    Code::Zoned,
+    Code::TrimOnSpinningDisk,
+    Code::RaidVolume,
+    Code::DriveBehindFailing,
+    Code::PersistentCache,
+    Code::SmrUntold,
+    Code::DeclaredSizeDiffers,
+    Code::SerialDuplicated,
+    Code::RetriesOutlastKernel,
 ];
 
 impl Code {
@@ -201,6 +253,23 @@ impl Code {
             Code::KernelErrors => "kernel I/O errors",
             Code::PcieErrors => "PCIe errors on its path",
             Code::LinkDegraded => "a link below its maximum",
+            Code::Locked => "locked by ATA security",
+            Code::UntestedFormat => "a format not tested as it is",
+            Code::HoursReset => "power-on hours reset",
+            Code::Used => "used",
+            Code::HiddenCapacity => "hidden capacity",
+            Code::CapacityDiffers => "capacity differs from its peers'",
+            Code::FirmwareDiffers => "firmware differs from its peers'",
+            Code::SectorFormatDiffers => "sector format differs from its peers'",
+            Code::Zoned => "zoned",
+            Code::TrimOnSpinningDisk => "TRIM on a spinning disk",
+            Code::RaidVolume => "a RAID controller's volume",
+            Code::DriveBehindFailing => "a drive behind it failing",
+            Code::PersistentCache => "a cache that persists",
+            Code::SmrUntold => "shingled, untold",
+            Code::DeclaredSizeDiffers => "declared size differs",
+            Code::SerialDuplicated => "a serial another drive has",
+            Code::RetriesOutlastKernel => "retries outlast the kernel's wait",
         }
     }
 

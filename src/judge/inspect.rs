@@ -26,6 +26,7 @@
 //! verdict says what was not known. It must not read devices or format
 //! tables.
 
+use crate::finding::Code;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -181,6 +182,34 @@ pub enum Concern {
 }
 
 impl Concern {
+    /// Its finding code (`crate::finding`): its own word, or the code the
+    /// runs give the same finding (fake capacity, shingles, the kernel's
+    /// path).
+    pub fn code(self) -> Code {
+        match self {
+            Concern::Locked => Code::Locked,
+            Concern::UntestedFormat => Code::UntestedFormat,
+            Concern::HoursReset => Code::HoursReset,
+            Concern::Used => Code::Used,
+            Concern::HiddenCapacity => Code::HiddenCapacity,
+            Concern::FakeCapacity => Code::FakeCapacity,
+            Concern::CapacityDiffers => Code::CapacityDiffers,
+            Concern::FirmwareDiffers => Code::FirmwareDiffers,
+            Concern::SectorFormatDiffers => Code::SectorFormatDiffers,
+            Concern::Zoned => Code::Zoned,
+            Concern::TrimOnSpinningDisk => Code::TrimOnSpinningDisk,
+            Concern::RaidVolume => Code::RaidVolume,
+            Concern::DriveBehindFailing => Code::DriveBehindFailing,
+            Concern::DriveManagedSmr => Code::Smr,
+            Concern::PersistentCache => Code::PersistentCache,
+            Concern::SmrUntold => Code::SmrUntold,
+            Concern::DeclaredSizeDiffers => Code::DeclaredSizeDiffers,
+            Concern::SerialDuplicated => Code::SerialDuplicated,
+            Concern::RetriesOutlastKernel => Code::RetriesOutlastKernel,
+            Concern::KernelSaw => Code::KernelPath,
+        }
+    }
+
     /// As the JSON names it (`hours_reset`): the run document's action and
     /// the metrics' label.
     pub fn word(self) -> String {

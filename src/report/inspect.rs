@@ -40,8 +40,7 @@ impl Document for InspectReport {
                     path: d.path.clone(),
                     action: f.concern.word(),
                     sentence: format!("{}: {}", d.path, f.sentence),
-                    // Its action is its concern's own stable word.
-                    findings: Vec::new(),
+                    findings: vec![crate::finding::Finding::of(f.concern.code())],
                 })
             })
             .collect();
