@@ -1,5 +1,5 @@
 //! What a run found on a disk, as a stable code: each finding in a verdict
-//! carries one ([`Finding`]), and the JSON (`findings` beside each disk to
+//! carries one ([`Finding`]), and an inspection's concern is one, and the JSON (`findings` beside each disk to
 //! act on), the metrics (`arrayburn_finding`), the OCP stream and the
 //! fleet's acknowledgements use it. A sentence may be reworded; a code is
 //! never renamed (a new kind of finding gets a new code), so an
@@ -90,9 +90,9 @@ pub enum Code {
     FakeCapacity,
     /// Hotter than its limit.
     TooHot,
-    /// Shingled writes: writes that collapse and recover (drive-managed),
-    /// a cache that persists, or a zoned disk that says so.
-    Smr,
+    /// Drive-managed SMR: writes that collapse and recover after idling,
+    /// or a cache that persists and fills.
+    DriveManagedSmr,
     /// Writes that collapsed and stayed slow after idling.
     WritesCollapsed,
     /// The kernel reset, timed out or aborted its commands.
@@ -138,11 +138,14 @@ pub enum Code {
     SerialDuplicated,
     /// It may retry a bad sector longer than the kernel waits for it.
     RetriesOutlastKernel,
+    /// The kernel reset it, timed out or failed a command of it while it
+    /// was inspected (a note).
+    KernelSaw,
 }
 
 /// Every code with its short name, in the order of the enum (and of the
 /// JSON's documentation): `NAMES[code as usize]` is the code's own.
-pub const NAMES: [(Code, &str); 61] = [
+pub const NAMES: [(Code, &str); 62] = [
     (Code::UnreadableRanges, "unreadable ranges"),
     (Code::FailedReads, "failed reads"),
     (Code::SlowReads, "slow reads"),
@@ -181,7 +184,7 @@ pub const NAMES: [(Code, &str); 61] = [
     (Code::SelfTestFailed, "its self-test failed"),
     (Code::FakeCapacity, "fake capacity"),
     (Code::TooHot, "too hot"),
-    (Code::Smr, "SMR (shingled) writes"),
+    (Code::DriveManagedSmr, "drive-managed SMR"),
     (Code::WritesCollapsed, "writes collapsed and stayed slow"),
     (Code::KernelPath, "the kernel reset or timed out its commands"),
     (Code::KernelErrors, "kernel I/O errors"),
@@ -204,15 +207,31 @@ pub const NAMES: [(Code, &str); 61] = [
     (Code::DeclaredSizeDiffers, "declared size differs"),
     (Code::SerialDuplicated, "a serial another drive has"),
     (Code::RetriesOutlastKernel, "retries outlast the kernel's wait"),
+    (Code::KernelSaw, "the kernel reset or timed out it while inspected"),
 ];
 
 // One name for each code: the last code is the table's last.
-const _: () = assert!(Code::RetriesOutlastKernel as usize + 1 == NAMES.len());
+const _: () = assert!(Code::KernelSaw as usize + 1 == NAMES.len());
 
 impl Code {
     /// The finding's short name (the metrics' and OCP's words).
     pub fn what(self) -> &'static str {
         NAMES[self as usize].1
+    }
+
+    /// Whether an inspection's finding of this code is something to act on
+    /// before the disk is used (else a note: what it is, or a setting).
+    pub fn acts(self) -> bool {
+        !matches!(
+            self,
+            Code::Zoned
+                | Code::TrimOnSpinningDisk
+                | Code::RaidVolume
+                | Code::PersistentCache
+                | Code::SmrUntold
+                | Code::RetriesOutlastKernel
+                | Code::KernelSaw
+        )
     }
 
     /// As the JSON, the metrics and the acknowledgements name it.

@@ -8,8 +8,9 @@ use crate::burnin::probe::Past;
 use crate::export::doc::{Block, Cell, Grid, Mark, Tone};
 use crate::export::metrics::{self, Labels, Metrics};
 use crate::export::page;
+use crate::finding::Code;
 use crate::judge::inspect::Inspected;
-use crate::judge::inspect::{Concern, InspectVerdict, grouped};
+use crate::judge::inspect::{InspectVerdict, grouped};
 use crate::report::inspect::InspectReport;
 use crate::units::{human_bytes, human_duration};
 
@@ -51,8 +52,7 @@ pub fn table(disks: &[Inspected]) -> Grid {
 /// One disk's row.
 fn row(d: &Inspected) -> Vec<Cell> {
     let x = &d.declared;
-    let about =
-        |c: &[Concern]| d.findings.iter().any(|f| c.contains(&f.concern)).then_some(Mark::Bad);
+    let about = |c: &[Code]| d.findings.iter().any(|f| c.contains(&f.concern)).then_some(Mark::Bad);
     let count = |v: Option<u64>| or_dash(v.map(grouped));
     let security = x.security.as_ref().map(|s| match (s.locked, s.enabled) {
         (true, _) => "LOCKED",
@@ -67,24 +67,21 @@ fn row(d: &Inspected) -> Vec<Cell> {
         InspectVerdict::ActOn => Cell::marked("ACT ON", Some(Mark::Bad)),
         InspectVerdict::NotKnown => Cell::marked("no SMART", Some(Mark::Unsure)),
     };
-    let size = [Concern::CapacityDiffers, Concern::FakeCapacity];
+    let size = [Code::CapacityDiffers, Code::FakeCapacity];
     vec![
         Cell::from(d.path.as_str()),
         or_dash(x.model.clone()).into(),
         or_dash(x.serial.clone()).into(),
-        Cell::marked(or_dash(x.firmware.clone()), about(&[Concern::FirmwareDiffers])),
+        Cell::marked(or_dash(x.firmware.clone()), about(&[Code::FirmwareDiffers])),
         Cell::marked(human_bytes(x.size_bytes), about(&size)),
-        Cell::marked(x.sector_format(), about(&[Concern::SectorFormatDiffers])),
+        Cell::marked(x.sector_format(), about(&[Code::SectorFormatDiffers])),
         count(x.rotation_rpm).into(),
-        Cell::marked(count(x.power_on_hours), about(&[Concern::Used, Concern::HoursReset])),
-        Cell::marked(
-            count(x.farm.as_ref().map(|f| f.power_on_hours)),
-            about(&[Concern::HoursReset]),
-        ),
+        Cell::marked(count(x.power_on_hours), about(&[Code::Used, Code::HoursReset])),
+        Cell::marked(count(x.farm.as_ref().map(|f| f.power_on_hours)), about(&[Code::HoursReset])),
         count(x.power_cycles).into(),
         count(x.start_stops).into(),
-        Cell::marked(or_dash(security.map(str::to_string)), about(&[Concern::Locked])),
-        Cell::marked(or_dash(hidden), about(&[Concern::HiddenCapacity])),
+        Cell::marked(or_dash(security.map(str::to_string)), about(&[Code::Locked])),
+        Cell::marked(or_dash(hidden), about(&[Code::HiddenCapacity])),
         yes_no(x.trim).into(),
         or_dash(x.zoned.clone()).into(),
         fitness(d),

@@ -333,7 +333,12 @@ fn evidence(d: &BurnFacts, th: &Thresholds) -> Rule {
 /// The writes' shape (`judge::smr`): shingles, or a collapse that stayed.
 fn smr(d: &BurnFacts) -> Rule {
     let (a, s) = super::smr::judge(d.signs()).0?;
-    let code = if a == Action::Return { Code::Smr } else { Code::WritesCollapsed };
+    let zoned = d.signs().scattered.is_some_and(|s| s.zoned.is_some());
+    let code = match a {
+        Action::Return if zoned => Code::Zoned,
+        Action::Return => Code::DriveManagedSmr,
+        _ => Code::WritesCollapsed,
+    };
     Some((a, s, vec![Finding::of(code)]))
 }
 

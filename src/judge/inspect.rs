@@ -51,7 +51,7 @@ pub struct Inspected {
     /// spinning disk, with --probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scattered: Option<Scattered>,
-    pub findings: Vec<Finding>,
+    pub findings: Vec<Concern>,
     pub verdict: InspectVerdict,
     /// Whether it gives up on a bad sector before the kernel gives up on
     /// it: fit for a RAID or a pool (`judge::fit`).
@@ -71,8 +71,8 @@ pub fn with_kernel(disks: &mut [Inspected], kernel: Vec<crate::device::kernel::S
         let n = k.path_events();
         if n > 0 && k.not_read.is_none() {
             let first = k.first.first().map(|l| format!(": {}", crate::escape::terminal(l)));
-            d.findings.push(Finding {
-                concern: Concern::KernelSaw,
+            d.findings.push(Concern {
+                concern: Code::KernelSaw,
                 sentence: format!(
                     "the kernel logged {n} reset, timeout or failed command(s) about it while it was inspected{} (smartctl's own commands draw one from a drive that rejects a log; a reset or timeout is its path's: check it before use)",
                     first.unwrap_or_default()
@@ -85,7 +85,7 @@ pub fn with_kernel(disks: &mut [Inspected], kernel: Vec<crate::device::kernel::S
 
 impl Inspected {
     /// The findings to act on.
-    pub fn to_act_on(&self) -> impl Iterator<Item = &Finding> {
+    pub fn to_act_on(&self) -> impl Iterator<Item = &Concern> {
         self.findings.iter().filter(|f| f.concern.acts())
     }
 
@@ -112,7 +112,7 @@ pub fn judged(
             let fit = super::fit::judge(path, &declared);
             if fit.fitness == super::fit::Fitness::Unfit {
                 let sentence = format!("not fit for a RAID or a pool as it is: {}", fit.sentence);
-                findings.push(Finding { concern: Concern::RetriesOutlastKernel, sentence });
+                findings.push(Concern { concern: Code::RetriesOutlastKernel, sentence });
             }
             let verdict = verdict(&declared, &findings);
             let kernel = None;
@@ -134,109 +134,25 @@ pub fn judged(
 /// (`judge::smr`): drive-managed SMR to act on, or a cache that persists
 /// whose kind was not decided, as a note. A disk that declares zones is
 /// noted as zoned already.
-fn shingles(s: &Scattered) -> Option<Finding> {
+fn shingles(s: &Scattered) -> Option<Concern> {
     if s.zoned.is_some() {
         return None;
     }
     let signs = super::smr::Signs { spins: true, shingled: None, scattered: Some(s) };
     match super::smr::judge(signs) {
-        (Some((_, sentence)), _) => Some(Finding { concern: Concern::DriveManagedSmr, sentence }),
+        (Some((_, sentence)), _) => Some(Concern { concern: Code::DriveManagedSmr, sentence }),
         (None, Some(sentence)) if super::smr::untold(s) => {
-            Some(Finding { concern: Concern::SmrUntold, sentence })
+            Some(Concern { concern: Code::SmrUntold, sentence })
         }
-        (None, Some(sentence)) => Some(Finding { concern: Concern::PersistentCache, sentence }),
+        (None, Some(sentence)) => Some(Concern { concern: Code::PersistentCache, sentence }),
         (None, None) => None,
     }
 }
 
-/// What a finding is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Concern {
-    Locked,
-    UntestedFormat,
-    HoursReset,
-    Used,
-    HiddenCapacity,
-    FakeCapacity,
-    CapacityDiffers,
-    FirmwareDiffers,
-    SectorFormatDiffers,
-    Zoned,
-    TrimOnSpinningDisk,
-    RaidVolume,
-    DriveBehindFailing,
-    DriveManagedSmr,
-    PersistentCache,
-    SmrUntold,
-    /// The size the drive declares (SMART) is not the one the kernel reads.
-    DeclaredSizeDiffers,
-    /// Another drive of the run reports the same serial.
-    SerialDuplicated,
-    /// It may retry a bad sector longer than the kernel waits for it
-    /// (`judge::fit`): a matter of settings, not of the drive.
-    RetriesOutlastKernel,
-    /// The kernel reset it, timed out or failed a command of it while it
-    /// was inspected (a note).
-    KernelSaw,
-}
-
-impl Concern {
-    /// Its finding code (`crate::finding`): its own word, or the code the
-    /// runs give the same finding (fake capacity, shingles, the kernel's
-    /// path).
-    pub fn code(self) -> Code {
-        match self {
-            Concern::Locked => Code::Locked,
-            Concern::UntestedFormat => Code::UntestedFormat,
-            Concern::HoursReset => Code::HoursReset,
-            Concern::Used => Code::Used,
-            Concern::HiddenCapacity => Code::HiddenCapacity,
-            Concern::FakeCapacity => Code::FakeCapacity,
-            Concern::CapacityDiffers => Code::CapacityDiffers,
-            Concern::FirmwareDiffers => Code::FirmwareDiffers,
-            Concern::SectorFormatDiffers => Code::SectorFormatDiffers,
-            Concern::Zoned => Code::Zoned,
-            Concern::TrimOnSpinningDisk => Code::TrimOnSpinningDisk,
-            Concern::RaidVolume => Code::RaidVolume,
-            Concern::DriveBehindFailing => Code::DriveBehindFailing,
-            Concern::DriveManagedSmr => Code::Smr,
-            Concern::PersistentCache => Code::PersistentCache,
-            Concern::SmrUntold => Code::SmrUntold,
-            Concern::DeclaredSizeDiffers => Code::DeclaredSizeDiffers,
-            Concern::SerialDuplicated => Code::SerialDuplicated,
-            Concern::RetriesOutlastKernel => Code::RetriesOutlastKernel,
-            Concern::KernelSaw => Code::KernelPath,
-        }
-    }
-
-    /// As the JSON names it (`hours_reset`): the run document's action and
-    /// the metrics' label.
-    pub fn word(self) -> String {
-        let v = serde_json::to_value(self).ok();
-        v.and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-    }
-
-    /// Whether it is something to act on before the disk is used (else a
-    /// note).
-    pub fn acts(self) -> bool {
-        !matches!(
-            self,
-            Concern::Zoned
-                | Concern::TrimOnSpinningDisk
-                | Concern::RaidVolume
-                | Concern::PersistentCache
-                | Concern::SmrUntold
-                | Concern::RetriesOutlastKernel
-                | Concern::KernelSaw
-        )
-    }
-}
-
-/// One finding: its concern and its sentence.
+/// One concern an inspection found: its code and its sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    pub concern: Concern,
+pub struct Concern {
+    pub concern: Code,
     pub sentence: String,
 }
 
@@ -287,17 +203,17 @@ fn sizes_apart(a: u64, b: u64) -> (String, String) {
 }
 
 /// A finding of `concern` in `sentence`.
-fn found(concern: Concern, sentence: String) -> Option<Finding> {
-    Some(Finding { concern, sentence })
+fn found(concern: Code, sentence: String) -> Option<Concern> {
+    Some(Concern { concern, sentence })
 }
 
 /// Locked by ATA security: unlock, never return.
-fn locked(d: &Declared) -> Option<Finding> {
+fn locked(d: &Declared) -> Option<Concern> {
     let s = d.security.as_ref().filter(|s| s.locked)?;
     let more =
         if s.attempts_exceeded { " (too many wrong passwords: power-cycle it first)" } else { "" };
     found(
-        Concern::Locked,
+        Code::Locked,
         format!(
             "locked (ATA security: {}): unlock it before testing{more}; its reads fail until then, which is no fault of its media",
             s.words
@@ -307,11 +223,11 @@ fn locked(d: &Declared) -> Option<Finding> {
 
 /// FARM's hours far ahead of SMART's (a reset), else SMART's above what a
 /// new drive has.
-fn hours(d: &Declared, rules: Rules) -> Option<Finding> {
+fn hours(d: &Declared, rules: Rules) -> Option<Concern> {
     let h = d.power_on_hours?;
     match &d.farm {
         Some(f) if f.power_on_hours > h + reset_slack(h) => found(
-            Concern::HoursReset,
+            Code::HoursReset,
             format!(
                 "hours reset: SMART says {} h, Seagate's FARM log {} h (FARM keeps the hours a reset of SMART cannot hide): a used drive",
                 grouped(h),
@@ -319,7 +235,7 @@ fn hours(d: &Declared, rules: Rules) -> Option<Finding> {
             ),
         ),
         _ if h > rules.new_hours => found(
-            Concern::Used,
+            Code::Used,
             format!(
                 "used: {} power-on hours (a new drive has at most {})",
                 grouped(h),
@@ -331,11 +247,11 @@ fn hours(d: &Declared, rules: Rules) -> Option<Finding> {
 }
 
 /// Capacity the drive has but does not show.
-fn hidden(d: &Declared) -> Option<Finding> {
+fn hidden(d: &Declared) -> Option<Concern> {
     let h = d.hidden.as_ref()?;
     let restore = h.restore.as_ref().map(|c| format!(": show it with `{c}`")).unwrap_or_default();
     found(
-        Concern::HiddenCapacity,
+        Code::HiddenCapacity,
         format!(
             "hidden capacity: {} beyond the {} shown ({}){restore} before testing, or the hidden part is never tested",
             human_bytes(h.native_bytes.saturating_sub(h.shown_bytes)),
@@ -346,7 +262,7 @@ fn hidden(d: &Declared) -> Option<Finding> {
 }
 
 /// A zone model named, or TRIM on a spinning disk: SMR, as notes.
-fn shingled(d: &Declared) -> Option<Finding> {
+fn shingled(d: &Declared) -> Option<Concern> {
     if let Some(z) = &d.zoned {
         // A zoned NVMe namespace (ZNS) is flash, not shingled: named as
         // what it is.
@@ -355,11 +271,11 @@ fn shingled(d: &Declared) -> Option<Finding> {
         } else {
             "an SMR drive; a sequential write-verify does not show its rewrite stalls"
         };
-        return found(Concern::Zoned, format!("zoned ({z}): {what}"));
+        return found(Code::Zoned, format!("zoned ({z}): {what}"));
     }
     let spins = d.rotation_rpm.is_some_and(|r| r > 0);
-    (d.trim == Some(true) && spins).then(|| Finding {
-        concern: Concern::TrimOnSpinningDisk,
+    (d.trim == Some(true) && spins).then(|| Concern {
+        concern: Code::TrimOnSpinningDisk,
         sentence: "supports TRIM though it spins: most likely drive-managed SMR".into(),
     })
 }
@@ -367,14 +283,14 @@ fn shingled(d: &Declared) -> Option<Finding> {
 /// A size the drive declares that the kernel's contradicts (more than a
 /// logical block apart): a bridge or controller that misreports, a fake,
 /// or another drive than the kernel sees.
-fn declared_size(d: &Declared) -> Option<Finding> {
+fn declared_size(d: &Declared) -> Option<Concern> {
     let block = u64::from(d.logical_block.max(512));
     if !d.smart || d.kernel_bytes == 0 || d.size_bytes.abs_diff(d.kernel_bytes) <= block {
         return None;
     }
     let (said, read) = sizes_apart(d.size_bytes, d.kernel_bytes);
     found(
-        Concern::DeclaredSizeDiffers,
+        Code::DeclaredSizeDiffers,
         format!(
             "declares {said} to SMART, but the kernel reads {read}: a bridge or controller that misreports, a fake, or not the drive the kernel sees; only the {read} are tested (`arrayburn inspect --probe --destructive` finds what it really holds)"
         ),
@@ -382,9 +298,8 @@ fn declared_size(d: &Declared) -> Option<Finding> {
 }
 
 /// One disk's own findings (nothing of its peers), in the table's order.
-fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
-    let format =
-        (d.format.as_ref()).and_then(|f| found(Concern::UntestedFormat, f.sentence(&d.name)));
+fn own(d: &Declared, rules: Rules) -> Vec<Concern> {
+    let format = (d.format.as_ref()).and_then(|f| found(Code::UntestedFormat, f.sentence(&d.name)));
     [format, locked(d), hours(d, rules), hidden(d), shingled(d), declared_size(d)]
         .into_iter()
         .flatten()
@@ -395,7 +310,7 @@ fn own(d: &Declared, rules: Rules) -> Vec<Finding> {
 /// A RAID controller's volume: what a check of it can and cannot tell,
 /// its drives as read through the controller, and any that says its
 /// health failed.
-fn raid(d: &Declared) -> Vec<Finding> {
+fn raid(d: &Declared) -> Vec<Concern> {
     let Some(r) = &d.raid else { return Vec::new() };
     let c = &r.controller;
     let drive = |m: &crate::inspect::declared::Member| {
@@ -423,14 +338,14 @@ fn raid(d: &Declared) -> Vec<Finding> {
             r.members.iter().map(drive).collect::<Vec<_>>().join("; ")
         )
     };
-    let mut out = vec![Finding {
-        concern: Concern::RaidVolume,
+    let mut out = vec![Concern {
+        concern: Code::RaidVolume,
         sentence: format!("{}; {drives}", c.volume_words()),
     }];
     out.extend(members_of_one_serial(r));
     for m in r.members.iter().filter(|m| m.passed == Some(false)) {
-        out.push(Finding {
-            concern: Concern::DriveBehindFailing,
+        out.push(Concern {
+            concern: Code::DriveBehindFailing,
             sentence: format!(
                 "a drive behind it says its SMART health failed ({}): replace it",
                 drive(m)
@@ -443,14 +358,14 @@ fn raid(d: &Declared) -> Vec<Finding> {
 /// Drives behind a volume that report one serial (each serial two or
 /// more share, however many such): the controller answers for them (or
 /// they are clones), so what each says is not its own.
-fn members_of_one_serial(r: &crate::inspect::declared::Raid) -> Vec<Finding> {
+fn members_of_one_serial(r: &crate::inspect::declared::Raid) -> Vec<Concern> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for s in r.members.iter().filter_map(|m| m.serial.as_deref()) {
         *counts.entry(s).or_default() += 1;
     }
     (counts.into_iter().filter(|(_, n)| *n >= 2))
-        .map(|(serial, n)| Finding {
-            concern: Concern::SerialDuplicated,
+        .map(|(serial, n)| Concern {
+            concern: Code::SerialDuplicated,
             sentence: format!(
                 "{n} drives behind it report one serial, {}: the controller answers for them (or they are clones), so what each says is not known to be its own",
                 crate::escape::terminal(serial)
@@ -478,7 +393,7 @@ fn most<T: Ord + Clone>(values: impl Iterator<Item = T>) -> Option<(T, usize)> {
 
 /// Findings of each disk against its peers: the same model's size and
 /// firmware, and every disk's sector format.
-fn against_peers(disks: &[&Declared]) -> Vec<Vec<Finding>> {
+fn against_peers(disks: &[&Declared]) -> Vec<Vec<Concern>> {
     let mut out = vec![Vec::new(); disks.len()];
     let formats = most(disks.iter().map(|d| d.sector_format()));
     for (i, d) in disks.iter().enumerate() {
@@ -486,11 +401,11 @@ fn against_peers(disks: &[&Declared]) -> Vec<Vec<Finding>> {
             .filter(|(j, p)| *j != i && p.model.is_some() && p.model == d.model)
             .map(|(_, p)| p)
             .collect();
-        let mut say = |concern, sentence: String| out[i].push(Finding { concern, sentence });
+        let mut say = |concern, sentence: String| out[i].push(Concern { concern, sentence });
         if let Some((size, n)) = most(peers.iter().map(|p| p.size_bytes))
             && size != d.size_bytes
         {
-            say(Concern::CapacityDiffers, {
+            say(Code::CapacityDiffers, {
                 let (mine, theirs) = sizes_apart(d.size_bytes, size);
                 format!("capacity {mine} differs from its {n} peers' {theirs} of the same model")
             });
@@ -500,7 +415,7 @@ fn against_peers(disks: &[&Declared]) -> Vec<Vec<Finding>> {
             && *fw != theirs
         {
             say(
-                Concern::FirmwareDiffers,
+                Code::FirmwareDiffers,
                 format!("firmware {fw} differs from its {n} peers' {theirs}"),
             );
         }
@@ -508,7 +423,7 @@ fn against_peers(disks: &[&Declared]) -> Vec<Vec<Finding>> {
             && *f != d.sector_format()
         {
             say(
-                Concern::SectorFormatDiffers,
+                Code::SectorFormatDiffers,
                 format!("{} sectors among {n} {f} disks", d.sector_format()),
             );
         }
@@ -518,7 +433,7 @@ fn against_peers(disks: &[&Declared]) -> Vec<Vec<Finding>> {
 
 /// Every disk's findings: its own, then against its peers, then a serial
 /// it shares with another.
-pub fn judge(disks: &[&Declared], rules: Rules) -> Vec<Vec<Finding>> {
+pub fn judge(disks: &[&Declared], rules: Rules) -> Vec<Vec<Concern>> {
     let peers = against_peers(disks);
     (disks.iter().enumerate().zip(peers))
         .map(|((i, d), p)| {
@@ -532,7 +447,7 @@ pub fn judge(disks: &[&Declared], rules: Rules) -> Vec<Vec<Finding>> {
 /// reports its own, a clone) is not what it says, or it is one drive
 /// reached by two paths. Namespaces of one NVMe controller (their IDs
 /// differ) share it by right.
-fn shared_serial(disks: &[&Declared], i: usize) -> Option<Finding> {
+fn shared_serial(disks: &[&Declared], i: usize) -> Option<Concern> {
     let serial = disks[i].serial.as_deref().filter(|s| !s.is_empty())?;
     let others: Vec<&str> = (disks.iter().enumerate())
         .filter(|(j, d)| *j != i && d.serial.as_deref() == Some(serial))
@@ -543,7 +458,7 @@ fn shared_serial(disks: &[&Declared], i: usize) -> Option<Finding> {
         return None;
     }
     found(
-        Concern::SerialDuplicated,
+        Code::SerialDuplicated,
         format!(
             "serial {} is also {}'s: two drives cannot share one, so one is not what it says (a bridge or controller that reports its own serial, a clone) or both are one drive by two paths; tell them apart before trusting either's results",
             crate::escape::terminal(serial),
@@ -571,9 +486,9 @@ pub fn fake_capacity(p: &Probed) -> Option<String> {
 
 /// The capacity probe's finding, where it found blocks past the usable
 /// size.
-pub fn probed(p: &Probed) -> Option<Finding> {
-    Some(Finding {
-        concern: Concern::FakeCapacity,
+pub fn probed(p: &Probed) -> Option<Concern> {
+    Some(Concern {
+        concern: Code::FakeCapacity,
         sentence: format!(
             "{}: return it, or use it only with --range 0..{}",
             fake_capacity(p)?,
@@ -583,7 +498,7 @@ pub fn probed(p: &Probed) -> Option<Finding> {
 }
 
 /// A disk's verdict from its findings.
-pub fn verdict(d: &Declared, findings: &[Finding]) -> InspectVerdict {
+pub fn verdict(d: &Declared, findings: &[Concern]) -> InspectVerdict {
     if findings.iter().any(|f| f.concern.acts()) {
         InspectVerdict::ActOn
     } else if d.smart {
@@ -665,7 +580,7 @@ mod tests {
         }
     }
 
-    fn concerns(f: &[Finding]) -> Vec<Concern> {
+    fn concerns(f: &[Concern]) -> Vec<Code> {
         f.iter().map(|f| f.concern).collect()
     }
 
@@ -682,7 +597,7 @@ mod tests {
             ..Seen::default()
         };
         with_kernel(&mut disks, vec![failed, Seen::default()]);
-        let note = disks[0].findings.iter().find(|f| f.concern == Concern::KernelSaw).unwrap();
+        let note = disks[0].findings.iter().find(|f| f.concern == Code::KernelSaw).unwrap();
         assert!(
             note.sentence.contains("1 reset, timeout or failed command(s)"),
             "{}",
@@ -692,7 +607,7 @@ mod tests {
         // A note: the verdict stands; the quiet disk has none, and both keep
         // what the kernel saw.
         assert_eq!(disks[0].verdict, InspectVerdict::Clean);
-        assert!(disks[1].findings.iter().all(|f| f.concern != Concern::KernelSaw));
+        assert!(disks[1].findings.iter().all(|f| f.concern != Code::KernelSaw));
         assert!(disks.iter().all(|d| d.kernel.is_some()));
     }
 
@@ -701,12 +616,12 @@ mod tests {
         let mut d = disk("ST4000VN006", "SC60", 12);
         d.farm = Some(Farm { power_on_hours: 31_383, power_cycles: None, serial: None });
         let f = judge(&[&d], RULES);
-        assert_eq!(concerns(&f[0]), [Concern::HoursReset]);
+        assert_eq!(concerns(&f[0]), [Code::HoursReset]);
         assert!(f[0][0].sentence.contains("SMART says 12 h, Seagate's FARM log 31,383 h"));
         // FARM a few hours ahead (kept apart): one used drive, not a reset.
         d.power_on_hours = Some(31_378);
         let f = judge(&[&d], RULES);
-        assert_eq!(concerns(&f[0]), [Concern::Used]);
+        assert_eq!(concerns(&f[0]), [Code::Used]);
         assert!(f[0][0].sentence.contains("31,378 power-on hours"), "{}", f[0][0].sentence);
     }
 
@@ -717,7 +632,7 @@ mod tests {
         let mut big = disk("M", "1", 8);
         (big.size_bytes, big.kernel_bytes) = (14_000_519_643_136, 64 << 20);
         let f = judge(&[&big], RULES);
-        assert_eq!(concerns(&f[0]), [Concern::DeclaredSizeDiffers]);
+        assert_eq!(concerns(&f[0]), [Code::DeclaredSizeDiffers]);
         assert!(
             f[0][0]
                 .sentence
@@ -735,7 +650,7 @@ mod tests {
         (a.serial, b.serial, c.serial) =
             (Some("ZL2ABC".into()), Some("ZL2ABC".into()), Some("ZL2XYZ".into()));
         let f = judge(&[&a, &b, &c], RULES);
-        assert_eq!((concerns(&f[0]), concerns(&f[2])), (vec![Concern::SerialDuplicated], vec![]));
+        assert_eq!((concerns(&f[0]), concerns(&f[2])), (vec![Code::SerialDuplicated], vec![]));
         assert!(
             f[0][0].sentence.starts_with("serial ZL2ABC is also sdc's"),
             "{}",
@@ -747,7 +662,7 @@ mod tests {
         (a.nsid, b.nsid) = (Some(1), Some(2));
         assert!(judge(&[&a, &b], RULES).iter().all(Vec::is_empty));
         b.nsid = Some(1);
-        assert_eq!(concerns(&judge(&[&a, &b], RULES)[0]), [Concern::SerialDuplicated]);
+        assert_eq!(concerns(&judge(&[&a, &b], RULES)[0]), [Code::SerialDuplicated]);
         // Drives behind a volume in two pairs of one serial each: both
         // said (a tie named neither).
         let member = |serial: &str| crate::inspect::declared::Member {
@@ -767,7 +682,7 @@ mod tests {
         let mut volume = disk("PERC H730P", "1", 0);
         volume.raid = Some(crate::inspect::declared::Raid { controller, members });
         let said = concerns(&judge(&[&volume], RULES)[0]);
-        let shared = said.iter().filter(|c| **c == Concern::SerialDuplicated).count();
+        let shared = said.iter().filter(|c| **c == Code::SerialDuplicated).count();
         assert_eq!(shared, 2, "{said:?}");
     }
 
@@ -792,7 +707,7 @@ mod tests {
             words: "ENABLED, PW level HIGH, **LOCKED** [SEC4]".into(),
         });
         let f = judge(&[&d], RULES);
-        assert_eq!(concerns(&f[0]), [Concern::Locked]);
+        assert_eq!(concerns(&f[0]), [Code::Locked]);
         assert!(f[0][0].sentence.contains("unlock it before testing"));
         assert!(f[0][0].sentence.contains("no fault of its media"));
         assert_eq!(verdict(&d, &f[0]), InspectVerdict::ActOn);
@@ -809,10 +724,10 @@ mod tests {
         d.kernel_bytes = d.size_bytes;
         let f = judge(&[&a, &b, &c, &d], RULES);
         assert!(f[0].is_empty() && f[2].is_empty(), "{f:?}");
-        assert_eq!(concerns(&f[1]), [Concern::FirmwareDiffers, Concern::SectorFormatDiffers]);
+        assert_eq!(concerns(&f[1]), [Code::FirmwareDiffers, Code::SectorFormatDiffers]);
         assert_eq!(f[1][0].sentence, "firmware 83.00A83 differs from its 3 peers' 81.00A81");
         assert_eq!(f[1][1].sentence, "4Kn sectors among 3 512e disks");
-        assert_eq!(concerns(&f[3]), [Concern::CapacityDiffers]);
+        assert_eq!(concerns(&f[3]), [Code::CapacityDiffers]);
         // Two disks that differ from each other: neither is the odd one.
         let f = judge(&[&a, &b], RULES);
         assert!(f.iter().all(|f| f.is_empty()), "{f:?}");
@@ -824,10 +739,10 @@ mod tests {
         d.trim = Some(true);
         d.rotation_rpm = Some(5400);
         let f = judge(&[&d], RULES);
-        assert_eq!(concerns(&f[0]), [Concern::TrimOnSpinningDisk]);
+        assert_eq!(concerns(&f[0]), [Code::TrimOnSpinningDisk]);
         assert_eq!(verdict(&d, &f[0]), InspectVerdict::Clean);
         d.zoned = Some("host_aware".into());
-        assert_eq!(concerns(&judge(&[&d], RULES)[0]), [Concern::Zoned]);
+        assert_eq!(concerns(&judge(&[&d], RULES)[0]), [Code::Zoned]);
         // A zoned NVMe namespace is flash: not called SMR.
         let zns =
             Declared { name: "nvme2n1".into(), zoned: Some("host_managed".into()), ..d.clone() };

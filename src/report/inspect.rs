@@ -40,7 +40,7 @@ impl Document for InspectReport {
                     path: d.path.clone(),
                     action: f.concern.word(),
                     sentence: format!("{}: {}", d.path, f.sentence),
-                    findings: vec![crate::finding::Finding::of(f.concern.code())],
+                    findings: vec![crate::finding::Finding::of(f.concern)],
                 })
             })
             .collect();

@@ -26,9 +26,7 @@ pub fn before_run(
     let none = (vec![None; declared.len()], vec![None; declared.len()]);
     let inspected = crate::judge::inspect::judged(&paths, declared, none, rules);
     if let Some((d, f)) = (inspected.iter()).find_map(|d| {
-        d.to_act_on()
-            .find(|f| f.concern == crate::judge::inspect::Concern::UntestedFormat)
-            .map(|f| (d, f))
+        d.to_act_on().find(|f| f.concern == crate::finding::Code::UntestedFormat).map(|f| (d, f))
     }) {
         anyhow::bail!(
             "{}: {} (refused before {verb}: nothing was read or written)",
