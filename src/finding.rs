@@ -1,7 +1,8 @@
 //! What a run found on a disk, as a stable code: each finding in a verdict
-//! carries one ([`Finding`]), and an inspection's concern is one, and the JSON (`findings` beside each disk to
-//! act on), the metrics (`arrayburn_finding`), the OCP stream and the
-//! fleet's acknowledgements use it. A sentence may be reworded; a code is
+//! carries one ([`Finding`]), an inspection's concern is one, and the JSON
+//! (`findings` beside each disk to act on), the metrics
+//! (`arrayburn_disk_finding`), the OCP stream and the fleet's
+//! acknowledgements use it. A sentence may be reworded; a code is
 //! never renamed (a new kind of finding gets a new code), so an
 //! acknowledged finding stays acknowledged until what it counts moves.
 //!
