@@ -7,7 +7,7 @@
 //! acknowledged finding stays acknowledged until what it counts moves.
 //!
 //! It must not judge (the rules choose the code) and must not lay out (the
-//! sentence is the rule's; [`Code::what`] is the one short name of each).
+//! sentence is the rule's; docs/json-schema.md describes each code).
 
 use serde::{Deserialize, Serialize};
 
@@ -144,82 +144,76 @@ pub enum Code {
     KernelSaw,
 }
 
-/// Every code with its short name, in the order of the enum (and of the
-/// JSON's documentation): `NAMES[code as usize]` is the code's own.
-pub const NAMES: [(Code, &str); 62] = [
-    (Code::UnreadableRanges, "unreadable ranges"),
-    (Code::FailedReads, "failed reads"),
-    (Code::SlowReads, "slow reads"),
-    (Code::Stalled, "a stall"),
-    (Code::SlowRegions, "slow regions"),
-    (Code::LatencyTail, "a latency tail beyond its peers'"),
-    (Code::SlowerThanPeers, "slower than its peers"),
-    (Code::SlowerReadingWhole, "slower than its peers reading whole"),
-    (Code::LostSpeedTogether, "lost speed with every disk at once"),
-    (Code::SlowUnderSeek, "slow under seek stress"),
-    (Code::SlowOnlyTogether, "slow only together with the others"),
-    (Code::Slowing, "slowing from pass to pass"),
-    (Code::SlowRandomReads, "slow at random reads"),
-    (Code::RetryingReads, "retrying reads"),
-    (Code::NoQueueing, "no command queueing"),
-    (Code::Vibration, "slowed by its neighbours' seeks"),
-    (Code::BelowRating, "below its model's rating"),
-    (Code::SlowGroup, "slow with the disks of its path"),
-    (Code::DeviceGone, "the device went away"),
-    (Code::Hung, "stopped answering"),
-    (Code::NotBack, "did not come back after a cycle"),
-    (Code::SpunUpLate, "spun up late"),
-    (Code::WriteFailed, "writes failed"),
-    (Code::FlushFailed, "a cache flush failed"),
-    (Code::ReadBackFailed, "read-backs failed"),
-    (Code::Corrupted, "corrupted blocks"),
-    (Code::Misdirected, "misdirected blocks"),
-    (Code::OtherDisksBlocks, "another disk's blocks"),
-    (Code::LostWrites, "lost writes"),
-    (Code::NeverWritten, "never written"),
-    (Code::Foreign, "foreign data"),
-    (Code::SmartMedia, "SMART media counters rose"),
-    (Code::SmartTransport, "SMART transport counters rose"),
-    (Code::SmartThermal, "SMART thermal counters rose"),
-    (Code::SmartFailed, "SMART health check failed"),
-    (Code::SelfTestFailed, "its self-test failed"),
-    (Code::FakeCapacity, "fake capacity"),
-    (Code::TooHot, "too hot"),
-    (Code::DriveManagedSmr, "drive-managed SMR"),
-    (Code::WritesCollapsed, "writes collapsed and stayed slow"),
-    (Code::KernelPath, "the kernel reset or timed out its commands"),
-    (Code::KernelErrors, "kernel I/O errors"),
-    (Code::PcieErrors, "PCIe errors on its path"),
-    (Code::LinkDegraded, "a link below its maximum"),
-    (Code::Locked, "locked by ATA security"),
-    (Code::UntestedFormat, "a format not tested as it is"),
-    (Code::HoursReset, "power-on hours reset"),
-    (Code::Used, "used"),
-    (Code::HiddenCapacity, "hidden capacity"),
-    (Code::CapacityDiffers, "capacity differs from its peers'"),
-    (Code::FirmwareDiffers, "firmware differs from its peers'"),
-    (Code::SectorFormatDiffers, "sector format differs from its peers'"),
-    (Code::Zoned, "zoned"),
-    (Code::TrimOnSpinningDisk, "TRIM on a spinning disk"),
-    (Code::RaidVolume, "a RAID controller's volume"),
-    (Code::DriveBehindFailing, "a drive behind it failing"),
-    (Code::PersistentCache, "a cache that persists"),
-    (Code::SmrUntold, "shingled, untold"),
-    (Code::DeclaredSizeDiffers, "declared size differs"),
-    (Code::SerialDuplicated, "a serial another drive has"),
-    (Code::RetriesOutlastKernel, "retries outlast the kernel's wait"),
-    (Code::KernelSaw, "the kernel reset or timed out it while inspected"),
+/// Every code, in the order of the enum (and of the JSON's documentation,
+/// which describes each): `ALL[code as usize]` is the code.
+pub const ALL: [Code; 62] = [
+    Code::UnreadableRanges,
+    Code::FailedReads,
+    Code::SlowReads,
+    Code::Stalled,
+    Code::SlowRegions,
+    Code::LatencyTail,
+    Code::SlowerThanPeers,
+    Code::SlowerReadingWhole,
+    Code::LostSpeedTogether,
+    Code::SlowUnderSeek,
+    Code::SlowOnlyTogether,
+    Code::Slowing,
+    Code::SlowRandomReads,
+    Code::RetryingReads,
+    Code::NoQueueing,
+    Code::Vibration,
+    Code::BelowRating,
+    Code::SlowGroup,
+    Code::DeviceGone,
+    Code::Hung,
+    Code::NotBack,
+    Code::SpunUpLate,
+    Code::WriteFailed,
+    Code::FlushFailed,
+    Code::ReadBackFailed,
+    Code::Corrupted,
+    Code::Misdirected,
+    Code::OtherDisksBlocks,
+    Code::LostWrites,
+    Code::NeverWritten,
+    Code::Foreign,
+    Code::SmartMedia,
+    Code::SmartTransport,
+    Code::SmartThermal,
+    Code::SmartFailed,
+    Code::SelfTestFailed,
+    Code::FakeCapacity,
+    Code::TooHot,
+    Code::DriveManagedSmr,
+    Code::WritesCollapsed,
+    Code::KernelPath,
+    Code::KernelErrors,
+    Code::PcieErrors,
+    Code::LinkDegraded,
+    Code::Locked,
+    Code::UntestedFormat,
+    Code::HoursReset,
+    Code::Used,
+    Code::HiddenCapacity,
+    Code::CapacityDiffers,
+    Code::FirmwareDiffers,
+    Code::SectorFormatDiffers,
+    Code::Zoned,
+    Code::TrimOnSpinningDisk,
+    Code::RaidVolume,
+    Code::DriveBehindFailing,
+    Code::PersistentCache,
+    Code::SmrUntold,
+    Code::DeclaredSizeDiffers,
+    Code::SerialDuplicated,
+    Code::RetriesOutlastKernel,
+    Code::KernelSaw,
 ];
 
-// One name for each code: the last code is the table's last.
-const _: () = assert!(Code::KernelSaw as usize + 1 == NAMES.len());
+const _: () = assert!(Code::KernelSaw as usize + 1 == ALL.len());
 
 impl Code {
-    /// The finding's short name (the metrics' and OCP's words).
-    pub fn what(self) -> &'static str {
-        NAMES[self as usize].1
-    }
-
     /// Whether an inspection's finding of this code is something to act on
     /// before the disk is used (else a note: what it is, or a setting).
     pub fn acts(self) -> bool {
@@ -317,14 +311,13 @@ mod tests {
     }
 
     #[test]
-    fn every_code_has_a_word_and_a_name_of_its_own_and_is_documented() {
+    fn every_code_has_a_word_of_its_own_and_is_documented() {
         use std::collections::BTreeSet;
-        for (i, (code, _)) in NAMES.iter().enumerate() {
+        for (i, code) in ALL.iter().enumerate() {
             assert_eq!(*code as usize, i, "{code:?} out of the enum's order");
         }
-        let words: BTreeSet<String> = NAMES.iter().map(|(c, _)| c.word()).collect();
-        let names: BTreeSet<&str> = NAMES.iter().map(|(c, _)| c.what()).collect();
-        assert_eq!((words.len(), names.len()), (NAMES.len(), NAMES.len()));
+        let words: BTreeSet<String> = ALL.iter().map(|c| c.word()).collect();
+        assert_eq!(words.len(), ALL.len());
         assert_eq!(Code::UnreadableRanges.word(), "unreadable_ranges");
         let docs = include_str!("../docs/json-schema.md");
         for w in &words {

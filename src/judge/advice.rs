@@ -201,36 +201,30 @@ impl Evidence {
             || self.stall_ms.is_some()
             || self.regions > 0
             || self.tail_x.is_some();
-        let (action, what) = if self.gone {
+        // The path's own finding where only being slow together is left.
+        let together = Some(Finding::of(Code::SlowOnlyTogether));
+        let (action, what, path) = if self.gone {
             let words = "the device went away during the check".to_string();
             said.insert(0, (Finding::of(Code::DeviceGone), words));
-            (Action::CheckPath, "check its cable, slot and power, then check it again")
+            (Action::CheckPath, "check its cable, slot and power, then check it again", None)
         } else if self.hung {
             let words =
                 "it stopped answering during the check (a read got no answer within --io-timeout)";
             said.insert(0, (Finding::of(Code::Hung), words.into()));
-            (
-                Action::CheckPath,
-                "check its cable, slot and power, then check it again; if it hangs again, return it",
-            )
+            let what = "check its cable, slot and power, then check it again; if it hangs again, return it";
+            (Action::CheckPath, what, None)
         } else if media {
-            (Action::Return, "return it")
+            (Action::Return, "return it", None)
         } else if self.pct_of_peers.is_some() || self.seek_pct.is_some() || self.time_pct.is_some()
         {
-            (
-                Action::Recheck,
-                "move it to another slot and check again; if it stays slow, return it",
-            )
+            let what = "move it to another slot and check again; if it stays slow, return it";
+            (Action::Recheck, what, None)
         } else {
-            let slow = (Finding::of(Code::SlowOnlyTogether), String::new());
-            said.push(slow);
-            (
-                Action::CheckPath,
-                "slow only alongside the others: check its slot, cable and expander port",
-            )
+            let what = "slow only alongside the others: check its slot, cable and expander port";
+            (Action::CheckPath, what, together)
         };
-        let (findings, mut words): (Vec<Finding>, Vec<String>) = said.into_iter().unzip();
-        words.retain(|w| !w.is_empty());
+        let (mut findings, mut words): (Vec<Finding>, Vec<String>) = said.into_iter().unzip();
+        findings.extend(path);
         if words.is_empty() {
             words.push("flagged".into());
         }

@@ -207,36 +207,27 @@ pub fn advise(found: Vec<Found>, advice: &mut Vec<DiskAdvice>) -> Vec<String> {
     let mut named = Vec::new();
     for Found { path: p, action, sentence, no_bad_range, named: words, findings } in found {
         named.push(words);
-        if let Some(a) = advice.iter_mut().find(|a| a.path == p) {
-            a.findings.extend(findings.iter().cloned());
-        }
-        match advice.iter_mut().find(|a| a.path == p) {
-            Some(a)
-                if a.action == Action::Return && no_bad_range && action == Action::CheckPath =>
-            {
-                a.action = Action::CheckPath;
-                let before = a.sentence.trim_end_matches('.');
-                let before = before.strip_suffix(", return it").unwrap_or(before);
-                let before = before.strip_suffix(": return it").unwrap_or(before);
-                a.sentence = format!(
-                    "{before}; but {sentence}, and the kernel's wait on those commands is what a stall of its reads shows: return it only if the stall follows it to another port"
-                );
+        let Some(i) = advice.iter().position(|a| a.path == p) else {
+            let sentence = format!("{p}: {sentence}");
+            advice.push(DiskAdvice { path: p, action, sentence, findings });
+            continue;
+        };
+        let a = &mut advice[i];
+        a.findings.extend(findings);
+        if a.action == Action::Return && no_bad_range && action == Action::CheckPath {
+            a.action = Action::CheckPath;
+            let before = a.sentence.trim_end_matches('.');
+            let before = before.strip_suffix(", return it").unwrap_or(before);
+            let before = before.strip_suffix(": return it").unwrap_or(before);
+            a.sentence = format!(
+                "{before}; but {sentence}, and the kernel's wait on those commands is what a stall of its reads shows: return it only if the stall follows it to another port"
+            );
+        } else {
+            a.sentence = format!("{}; {sentence}", a.sentence);
+            // Media evidence stays a return; else the path comes first.
+            if a.action != Action::Return && action == Action::CheckPath {
+                a.action = action;
             }
-            Some(a) if a.action == Action::Return => {
-                a.sentence = format!("{}; {sentence}", a.sentence);
-            }
-            Some(a) => {
-                a.sentence = format!("{}; {sentence}", a.sentence);
-                if action == Action::CheckPath {
-                    a.action = action;
-                }
-            }
-            None => advice.push(DiskAdvice {
-                path: p.clone(),
-                action,
-                sentence: format!("{p}: {sentence}"),
-                findings,
-            }),
         }
     }
     named
