@@ -291,11 +291,15 @@ fn the_ratchets_hold_commands_files_and_long_functions_where_they_stand() {
     let (ok, said) = structure_of(|src| append(src, "units.rs", &"// more\n".repeat(1200)));
     assert!(!ok, "a long file passed:\n{said}");
     assert!(said.contains("units.rs: ") && said.contains("over 1100: split it"), "{said}");
-    // One more function over 50 lines: the figure rises past where it was
-    // brought down.
-    let body = "    let _ = 1;\n".repeat(60);
-    let (ok, said) =
-        structure_of(|src| append(src, "units.rs", &format!("pub fn long() {{\n{body}}}")));
+    // Functions over 50 lines added (enough that the figure rises past where
+    // it was brought down however far below it the tree stands), in files
+    // that stay under 1,100 lines.
+    let long = |n: usize| format!("pub fn long{n}() {{\n{}}}\n", "    let _ = 1;\n".repeat(60));
+    let (ok, said) = structure_of(|src| {
+        for (i, file) in ["units.rs", "escape.rs", "host.rs"].iter().enumerate() {
+            append(src, file, &(0..8).map(|k| long(i * 8 + k)).collect::<String>());
+        }
+    });
     assert!(!ok, "a long function passed:\n{said}");
     assert!(
         said.contains("functions over 50 lines: ") && said.contains("split the longest"),

@@ -314,8 +314,9 @@ mod tests {
         let failed = Judged { verdict: Verdict::Error, ..Judged::default() };
         let lost =
             Judged { verdict: Verdict::Slow, pct_of_serial: Some(60.0), ..Judged::default() };
-        /// What, the disk in each pass → action and sentence.
-        type Case<'a> = (&'a str, Vec<(PassKind, Facts<'a>, Judged)>, Action, &'a str);
+        /// What, the disk in each pass → action, sentence and the codes of
+        /// its findings.
+        type Case<'a> = (&'a str, Vec<(PassKind, Facts<'a>, Judged)>, Action, &'a str, &'a [Code]);
         let cases: Vec<Case> = vec![
             (
                 "unreadable sectors",
@@ -326,6 +327,7 @@ mod tests {
                 )],
                 Action::Return,
                 "2 unreadable range(s) (first at byte 1073741824, 1.07 GB), return it",
+                &[Code::UnreadableRanges],
             ),
             (
                 "reads that failed wholesale, none narrowed",
@@ -340,6 +342,7 @@ mod tests {
                 Action::Return,
                 "3 failed read(s) (first at byte 0, 0 B), none narrowed to its sectors, \
                  60% of its own speed when all disks read, return it",
+                &[Code::FailedReads, Code::LostSpeedTogether],
             ),
             (
                 "a stall",
@@ -350,6 +353,7 @@ mod tests {
                 )],
                 Action::Return,
                 "1 slow read(s), a read stalled 3000 ms, return it",
+                &[Code::SlowReads, Code::Stalled],
             ),
             (
                 "only slower, in two passes",
@@ -359,6 +363,7 @@ mod tests {
                 ],
                 Action::Recheck,
                 "80% of its peers' speed, move it to another slot and check again; if it stays slow, return it",
+                &[Code::SlowerThanPeers],
             ),
             (
                 "gone",
@@ -369,15 +374,17 @@ mod tests {
                 )],
                 Action::CheckPath,
                 "the device went away during the check, check its cable, slot and power, then check it again",
+                &[Code::DeviceGone],
             ),
             (
                 "slow only against its own serial speed",
                 vec![(PassKind::Parallel, Facts::default(), lost)],
                 Action::CheckPath,
                 "60% of its own speed when all disks read, slow only alongside the others",
+                &[Code::LostSpeedTogether, Code::SlowOnlyTogether],
             ),
         ];
-        for (what, passes, action, sentence) in cases {
+        for (what, passes, action, sentence, codes) in cases {
             let seen: Vec<Seen> = passes
                 .iter()
                 .map(|(kind, facts, judged)| Seen {
@@ -403,6 +410,8 @@ mod tests {
                 "{what}: {}",
                 got[0].sentence
             );
+            let got: Vec<Code> = got[0].findings.iter().map(|f| f.code).collect();
+            assert_eq!(got, codes, "{what}");
         }
         // An ok or fast disk gets no advice.
         let fine = Judged::default();

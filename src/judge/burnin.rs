@@ -559,8 +559,9 @@ fn slow(d: &BurnFacts, (write, verify): (Option<f64>, Option<f64>), th: &Thresho
             None => Some(format!("{what} speed {p:.0}% of its peers'")),
         })
         .collect();
+    // One finding however many phases were slow (their figures move).
     let mut findings: Vec<Finding> =
-        slow.iter().map(|_| Finding::of(Code::SlowerThanPeers)).collect();
+        slow.first().map(|_| Finding::of(Code::SlowerThanPeers)).into_iter().collect();
     let slowing = slowed(&d.pass_mb_per_s);
     findings.extend(slowing.iter().map(|_| Finding::of(Code::Slowing)));
     slow.extend(slowing);
@@ -676,6 +677,34 @@ mod tests {
             verify_s: 10.0,
             ..BurnFacts::default()
         }
+    }
+
+    #[test]
+    fn each_finding_carries_its_code_once_and_what_it_counts() {
+        let th = Thresholds::default();
+        let codes = |v: &BurnVerdict| v.action.as_ref().map(|a| a.2.clone()).unwrap_or_default();
+        // Slow writing and reading back: one finding, its figures in the words.
+        let out = verdicts(&[disk(40.0, 40.0), disk(100.0, 100.0), disk(100.0, 100.0)], &th);
+        assert_eq!(codes(&out[0]), [Finding::of(Code::SlowerThanPeers)], "{out:?}");
+        assert!(codes(&out[1]).is_empty() && codes(&out[2]).is_empty());
+        // Bad bytes by their class, each counting its bytes.
+        let bad = BurnFacts {
+            bad: vec![(Class::Zeros, 8192), (Class::Corrupted, 4096), (Class::Stale, 0)],
+            ..disk(100.0, 100.0)
+        };
+        let out = verdicts(&[bad, disk(100.0, 100.0)], &th);
+        assert_eq!(
+            codes(&out[0]),
+            [Finding::counting(Code::NeverWritten, 8192), Finding::counting(Code::Corrupted, 4096)]
+        );
+        assert!(
+            out[0]
+                .action
+                .as_ref()
+                .unwrap()
+                .1
+                .starts_with("8192 bytes zeros (never written), 4096 bytes corrupted")
+        );
     }
 
     #[test]
