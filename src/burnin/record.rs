@@ -7,6 +7,7 @@
 //! It must not do I/O and must not judge (the verdicts are
 //! `judge::burnin`'s).
 
+use crate::finding::Code;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -407,6 +408,38 @@ impl DiskBurn {
             offset,
             timeout_s: bounds.timeout.as_secs_f64(),
         });
+    }
+}
+
+impl Class {
+    /// A fault class in words, as the findings and sentences say it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Class::WriteError => "failed to write",
+            Class::FlushError => "not flushed (the cache flush failed)",
+            Class::ReadError => "failed to read back",
+            Class::Corrupted => "corrupted",
+            Class::Misdirected => "misdirected",
+            Class::OtherDisk => "another disk's",
+            Class::Stale => "lost (stale on read-back)",
+            Class::Zeros => "zeros (never written)",
+            Class::Foreign => "foreign (not what was written)",
+        }
+    }
+
+    /// The code of bytes found bad in this way.
+    pub fn code(self) -> Code {
+        match self {
+            Class::WriteError => Code::WriteFailed,
+            Class::FlushError => Code::FlushFailed,
+            Class::ReadError => Code::ReadBackFailed,
+            Class::Corrupted => Code::Corrupted,
+            Class::Misdirected => Code::Misdirected,
+            Class::OtherDisk => Code::OtherDisksBlocks,
+            Class::Stale => Code::LostWrites,
+            Class::Zeros => Code::NeverWritten,
+            Class::Foreign => Code::Foreign,
+        }
     }
 }
 

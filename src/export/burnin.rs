@@ -11,7 +11,6 @@ use crate::export::page;
 use crate::export::text::verdict;
 use crate::io::EngineKind;
 use crate::judge::burnin::DiskVerdict;
-use crate::judge::burnin::class_words;
 use crate::report::burnin::{BurnDisk, BurnReport, stopped_at};
 use crate::units::{human_bytes, human_bytes_binary, human_duration};
 
@@ -319,7 +318,7 @@ fn findings(out: &mut Vec<Block>, r: &BurnReport) {
                 f.offset,
                 f.offset + f.len,
                 f.len,
-                class_words(f.class),
+                f.class.words(),
                 f.detail
             )));
         }

@@ -428,9 +428,7 @@ fn spun_up_late(disks: &[BurnFacts], i: usize) -> Said {
 /// self-test, a stall: return it.
 fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     let mut bad: Vec<(Finding, String)> = (d.bad.iter().filter(|(_, n)| *n > 0))
-        .map(|(c, n)| {
-            (Finding::counting(class_code(*c), *n), format!("{n} bytes {}", class_words(*c)))
-        })
+        .map(|(c, n)| (Finding::counting(c.code(), *n), format!("{n} bytes {}", c.words())))
         .collect();
     let counter = |c: &String| (Finding::counter(Code::SmartMedia, c), format!("SMART {c}"));
     bad.extend(d.smart_media.iter().map(counter));
@@ -469,36 +467,6 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     };
     let (findings, bad): (Vec<Finding>, Vec<String>) = bad.into_iter().unzip();
     Some((Action::Return, format!("{}, return it{cable}", bad.join(", ")), findings))
-}
-
-/// A fault class in words, as the findings and sentences say it.
-pub fn class_words(c: Class) -> &'static str {
-    match c {
-        Class::WriteError => "failed to write",
-        Class::FlushError => "not flushed (the cache flush failed)",
-        Class::ReadError => "failed to read back",
-        Class::Corrupted => "corrupted",
-        Class::Misdirected => "misdirected",
-        Class::OtherDisk => "another disk's",
-        Class::Stale => "lost (stale on read-back)",
-        Class::Zeros => "zeros (never written)",
-        Class::Foreign => "foreign (not what was written)",
-    }
-}
-
-/// The code of bytes found bad in this way.
-fn class_code(c: Class) -> Code {
-    match c {
-        Class::WriteError => Code::WriteFailed,
-        Class::FlushError => Code::FlushFailed,
-        Class::ReadError => Code::ReadBackFailed,
-        Class::Corrupted => Code::Corrupted,
-        Class::Misdirected => Code::Misdirected,
-        Class::OtherDisk => Code::OtherDisksBlocks,
-        Class::Stale => Code::LostWrites,
-        Class::Zeros => Code::NeverWritten,
-        Class::Foreign => Code::Foreign,
-    }
 }
 
 /// SMART transport errors while every block read back right: the path.
