@@ -239,11 +239,12 @@ impl Code {
 }
 
 /// One finding on a disk: its code, and what it counts where it counts
-/// something that a re-measurement does not move (bad bytes, ranges, slow
-/// reads); where a drive's counter rose, the counter's own words (its name
-/// and values, as smartctl gives them). A figure every re-measurement moves
-/// (a speed, a percentage, a time, a temperature) is never kept: 65 % where
-/// 64 % was acknowledged is the same finding.
+/// something that a re-measurement does not move (bad bytes, unreadable
+/// ranges, failed reads); where a drive's counter rose, the counter's own
+/// words (its name and values, as smartctl gives them). A figure every
+/// re-measurement moves (a speed, a percentage, a time, a temperature, how
+/// many reads were slow or how many lines the kernel logged) is never kept:
+/// 65 % where 64 % was acknowledged is the same finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     pub code: Code,

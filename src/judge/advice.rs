@@ -145,8 +145,10 @@ impl Evidence {
             );
             said.push((Finding::counting(Code::FailedReads, n), words));
         }
+        // How many reads were slow, and where the surface was, is timing:
+        // it moves with every re-check, so it is in the words, not the finding.
         if self.slow_reads > 0 {
-            let f = Finding::counting(Code::SlowReads, self.slow_reads);
+            let f = Finding::of(Code::SlowReads);
             said.push((f, format!("{} slow read(s)", self.slow_reads)));
         }
         if let Some(ms) = self.stall_ms {
@@ -157,7 +159,7 @@ impl Evidence {
                 .first_region
                 .map(|o| format!(" (first at {})", human_bytes(o)))
                 .unwrap_or_default();
-            let f = Finding::counting(Code::SlowRegions, self.regions as u64);
+            let f = Finding::of(Code::SlowRegions);
             said.push((f, format!("{} slow region(s){at}", self.regions)));
         }
         said.extend(self.moving());

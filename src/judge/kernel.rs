@@ -115,7 +115,7 @@ fn one(d: &Disk) -> Option<Found> {
     }
     let io = d.seen.count(Kind::IoError);
     if io > 0 {
-        findings.push(Finding::counting(Code::KernelErrors, io));
+        findings.push(Finding::of(Code::KernelErrors));
         let sectors = &d.seen.sectors;
         if !d.errors.is_empty() && sectors.iter().all(|s| within(*s, &d.errors)) {
             said.push(format!(
