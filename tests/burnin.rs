@@ -993,6 +993,17 @@ fn a_burn_in_killed_or_interrupted_resumes_where_it_stopped() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("is not the disk checkpointed"), "{err}");
     assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums);
+    // One whose settings a later arrayburn wrote is refused as that
+    // arrayburn's to resume, not as damaged (moving it away would lose it).
+    c["size_bytes"] = size.into();
+    c["settings"]["version"] = 99.into();
+    std::fs::write(&path, serde_json::to_vec(&c).unwrap()).unwrap();
+    let out = plain(args(5, &["--resume"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("of version 99") && err.contains("the arrayburn that began it"), "{err}");
+    assert!(!err.contains("damaged") && err.trim().lines().count() == 1, "{err}");
+    assert_eq!(d.iter().map(sum).collect::<Vec<_>>(), sums);
 }
 
 #[test]

@@ -223,8 +223,14 @@ impl Checkpoint {
         self.check_run(size_bytes, &whole)?;
         self.check_place(&whole)?;
         self.check_burn()?;
-        self.settings.as_ref().map_or(Ok(()), |s| s.check())?;
+        self.check_settings()?;
         self.check_verifies(&whole)
+    }
+
+    /// Its settings, where this build can take them: not of a later
+    /// version (that arrayburn resumes it; the file is not damaged).
+    pub fn check_settings(&self) -> Result<(), String> {
+        self.settings.as_ref().map_or(Ok(()), |s| s.check())
     }
 
     /// A verify's: the burn-in's place it reads back.

@@ -573,6 +573,8 @@ fn resumed(
     }
     // The file is judged by the disk it was made for: a disk
     // that answers otherwise now is told apart below.
+    // A later arrayburn's run is not damaged: that arrayburn resumes it.
+    c.check_settings().map_err(|why| unwritten(format!("--resume: {}: {why}", path.display())))?;
     if let Err(why) = c.validate(c.size_bytes, id.logical_block_size) {
         bail!(
             "--resume: {}: {why}; the file is damaged or was edited: move it away and start a new burn-in without --resume (nothing was written)",

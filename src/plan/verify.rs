@@ -175,6 +175,9 @@ fn burned(store: &Store, t: &mut Target, args: &BurninArgs, stop: &StopFlag) -> 
     let (name, c) = store.find(t)?;
     let path = store.path(&name);
     let Some(c) = c else { return Err(no_checkpoint(t, &args.state, (&name, &path))) };
+    let newer =
+        |why: String| anyhow::anyhow!("--verify: {}: {why} (nothing was written)", path.display());
+    c.check_settings().map_err(newer)?;
     if let Err(why) = c.validate(c.size_bytes, t.dev.identity.logical_block_size) {
         bail!(
             "--verify: {}: {why}; the file is damaged or was edited, and cannot say what the disk holds (nothing was written)",
@@ -271,6 +274,10 @@ fn resumed(
             burned.run_id
         );
     }
+    let newer = |why: String| {
+        anyhow::anyhow!("--verify --resume: {}: {why} (nothing was written)", path.display())
+    };
+    v.check_settings().map_err(newer)?;
     if let Err(why) = v.validate(v.size_bytes, t.dev.identity.logical_block_size) {
         bail!(
             "--verify --resume: {}: {why}; the file is damaged or was edited: move it away and begin a verify without --resume (nothing was written)",
