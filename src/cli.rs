@@ -276,6 +276,13 @@ pub struct BurninArgs {
     /// disk's cache is flushed first).
     #[arg(help_heading = "Checkpoints and resume", long, value_name = "DURATION", default_value = defaults::CHECKPOINT_EVERY, value_parser = parse_duration)]
     pub checkpoint_every: Duration,
+    /// Finish by DURATION from now (e.g. 24h): a disk whose full
+    /// write-verify would outlast it is burned in stripes spread over its
+    /// whole surface, coarse first, until the deadline; the report says
+    /// exactly what was tested, and --resume (or --resume-or-start) burns
+    /// the rest later. A disk whose full pass fits is burned whole.
+    #[arg(help_heading = "What to burn", long, value_name = "DURATION", conflicts_with_all = ["read_only", "verify"], value_parser = parse_duration)]
+    pub deadline: Option<Duration>,
     /// Burn only START..END of each disk (4 KiB multiples; 17t.. for the
     /// end of a large disk).
     #[arg(help_heading = "What to burn", long, value_name = "START..END")]

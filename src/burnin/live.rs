@@ -34,6 +34,9 @@ impl Stage {
 #[derive(Debug, Default)]
 pub struct Live {
     pub done: AtomicU64,
+    /// A striped burn-in's stripes done (the current phase's bytes are
+    /// the stripe's).
+    pub stripes: AtomicU64,
     /// `pass << 2 | stage`.
     state: AtomicU64,
     /// A [`Trouble`] as its number (0: none yet); it only rises.

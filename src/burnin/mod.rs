@@ -34,6 +34,7 @@ pub mod scatter;
 pub mod settings;
 pub mod smart;
 pub mod state;
+pub mod stripes;
 mod surface_timer;
 pub mod targets;
 pub mod watch;

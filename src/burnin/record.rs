@@ -252,23 +252,43 @@ pub struct DiskBurn {
     /// A verify's spin cycles (`--cycles`), each before its read-back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cycles: Vec<super::cycle::Cycle>,
+    /// A burn-in fitted to a deadline (`--deadline`): its range in
+    /// stripes, and how many are burned; None: burned whole, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripes: Option<super::stripes::Stripes>,
     /// Whether a request was timed since this process began.
     #[serde(skip)]
     warm: bool,
 }
 
 impl DiskBurn {
-    /// Adds a timed stretch to the surface; past [`SURFACE_KEEP`] points
-    /// in its pass's phase, the steady ones merge.
+    /// Adds a timed stretch to the surface, in its place by pass, phase
+    /// and offset (a striped burn-in times its stretches out of order);
+    /// past [`SURFACE_KEEP`] points in its pass's phase, the steady ones
+    /// merge.
     pub fn add_point(&mut self, p: SurfacePoint) {
-        let (pass, phase) = (p.pass, p.phase);
-        self.surface.push(p);
-        let n =
-            (self.surface.iter().rev()).take_while(|q| q.pass == pass && q.phase == phase).count();
-        if n > SURFACE_KEEP {
-            let from = self.surface.len() - n;
+        let group = |q: &SurfacePoint| (q.pass, q.phase as u8);
+        let key = group(&p);
+        let at = self.surface.partition_point(|q| (group(q), q.offset) <= (key, p.offset));
+        self.surface.insert(at, p);
+        let from = self.surface.partition_point(|q| group(q) < key);
+        let to = self.surface.partition_point(|q| group(q) <= key);
+        if to - from > SURFACE_KEEP {
+            let rest = self.surface.split_off(to);
             merge_steady(&mut self.surface, from, SURFACE_MERGED);
+            self.surface.extend(rest);
         }
+    }
+
+    /// The bytes of `range` each pass burns: all of it, or where burned
+    /// in stripes to a deadline, the stripes burned.
+    pub fn pass_bytes(&self, range: (u64, u64)) -> u64 {
+        self.stripes.map_or(range.1 - range.0, |s| s.tested_bytes(range))
+    }
+
+    /// What a burn-in fitted to a deadline tested of `range`.
+    pub fn coverage(&self, range: (u64, u64)) -> Option<super::stripes::Coverage> {
+        self.stripes.map(|s| s.coverage(range))
     }
 
     /// Its pace in bytes a second over the run: the read-back's (`reads`),

@@ -23,6 +23,7 @@ use super::block::{BLOCK, Pattern};
 use super::record::DiskBurn;
 pub use super::record::{At, Phase};
 use super::smart::{SelfTest, Snapshot, TestKind};
+use super::stripes::Stripes;
 use crate::device::BlockDevice;
 use crate::output::Dir;
 
@@ -132,6 +133,10 @@ pub struct Verifies {
     /// `--power-cycle`: each cycle cuts the slot's power instead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub power: bool,
+    /// A burn-in fitted to a deadline: its stripes as it left them (only
+    /// those are read back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripes: Option<Stripes>,
 }
 
 impl Checkpoint {
@@ -141,6 +146,10 @@ impl Checkpoint {
     pub fn written(&self) -> Vec<(u64, u64, u16)> {
         let (start, end) = (self.start_byte, self.end_byte);
         let at = self.verifies.as_ref().map_or(self.at, |v| v.burned);
+        if let Some(s) = self.stripes() {
+            let passes = self.verifies.as_ref().map_or(self.passes, |v| v.passes);
+            return striped_written(&s, (start, end), (at, passes));
+        }
         let mut out = Vec::new();
         match at.phase {
             Phase::Write => {
@@ -157,6 +166,15 @@ impl Checkpoint {
         out
     }
 
+    /// The stripes of a burn-in fitted to a deadline (a verify's: of the
+    /// burn-in it reads back); None where the range is burned whole.
+    pub fn stripes(&self) -> Option<Stripes> {
+        match &self.verifies {
+            Some(v) => v.stripes,
+            None => self.burn.stripes,
+        }
+    }
+
     /// The id of this run's log and report in `runs/`: a verify's own,
     /// else the burn-in's.
     pub fn own_id(&self) -> &str {
@@ -167,6 +185,52 @@ impl Checkpoint {
     pub fn verify_name(name: &str) -> String {
         format!("verify-{}", name.strip_prefix("burnin-").unwrap_or(name))
     }
+}
+
+/// What a striped burn-in of `passes` passes has written over `range` as
+/// it stands at `at` (in the stripe it is burning): each stripe done holds
+/// its last pass; the one begun, what its place says. In order over the
+/// range.
+fn striped_written(
+    s: &Stripes,
+    range: (u64, u64),
+    (at, passes): (At, u16),
+) -> Vec<(u64, u64, u16)> {
+    let last = passes.max(1);
+    let mut out: Vec<(u64, u64, u16)> = Vec::new();
+    let mut add = |from: u64, to: u64, pass: u16| {
+        if from >= to {
+            return;
+        }
+        match out.last_mut() {
+            Some(l) if l.1 == from && l.2 == pass => l.1 = to,
+            _ => out.push((from, to, pass)),
+        }
+    };
+    let now = s.next(&super::stripes::order(s.slots)).filter(|_| at.phase != Phase::Done);
+    let mut done: Vec<(u64, u64)> = s.tested(range);
+    if let Some(slot) = now {
+        done.push(s.span(range, slot));
+        done.sort_unstable();
+    }
+    let current = now.map(|slot| s.span(range, slot));
+    for (from, to) in done {
+        let Some((a, b)) = current.filter(|c| *c == (from, to)) else {
+            add(from, to, last);
+            continue;
+        };
+        // The stripe being burned: its own place.
+        match at.phase {
+            Phase::Write => {
+                add(a, at.done_until.clamp(a, b), at.pass);
+                if at.pass > 1 {
+                    add(at.done_until.clamp(a, b), b, at.pass - 1);
+                }
+            }
+            _ => add(a, b, at.pass),
+        }
+    }
+    out
 }
 
 fn block_version_1() -> u16 {
@@ -187,7 +251,19 @@ impl Checkpoint {
         if self.at.phase == Phase::Done {
             return format!("all {} pass(es) done", self.passes);
         }
-        let pct = self.at.percent(self.start_byte, self.end_byte);
+        let range = (self.start_byte, self.end_byte);
+        if let Some(s) = self.burn.stripes.filter(|_| self.verifies.is_none()) {
+            let c = s.coverage(range);
+            return format!(
+                "stripe {} of {} ({:.1} % of the range burned), pass {} of {}",
+                super::stripes::grouped(c.stripes + 1),
+                super::stripes::grouped(c.of),
+                c.pct,
+                self.at.pass,
+                self.passes
+            );
+        }
+        let pct = self.at.percent(range.0, range.1);
         format!("pass {} of {}, {} {pct:.0}%", self.at.pass, self.passes, self.at.phase.word())
     }
 
@@ -202,6 +278,12 @@ impl Checkpoint {
             return (0, 0);
         }
         let len = self.end_byte - self.start_byte;
+        if let Some(s) = self.burn.stripes.filter(|_| self.verifies.is_none()) {
+            // The stripes left, each written and read back every pass.
+            let rest = len - s.tested_bytes((self.start_byte, self.end_byte));
+            let each = rest.saturating_mul(u64::from(self.passes));
+            return (each, each);
+        }
         let into = self.at.done_until.saturating_sub(self.start_byte);
         let writing = self.at.phase != Phase::Verify;
         crate::progress::bytes_left(len, (self.at.pass, self.passes), (writing, into), true)
@@ -223,6 +305,7 @@ impl Checkpoint {
         self.check_run(size_bytes, &whole)?;
         self.check_place(&whole)?;
         self.check_burn()?;
+        self.check_stripes(&whole)?;
         self.check_settings()?;
         self.check_verifies(&whole)
     }
@@ -334,6 +417,41 @@ impl Checkpoint {
                 "at.interval_from..at.done_until",
                 format!("{}..{}", at.interval_from, at.done_until),
                 "a span of whole blocks inside the range is written",
+            );
+        }
+        Ok(())
+    }
+
+    /// A deadline's stripes: whole blocks, as many as cover the range, no
+    /// more done than there are; the place inside the stripe burned next.
+    fn check_stripes(&self, whole: &dyn Fn(u64) -> bool) -> Result<(), String> {
+        let Some(s) = self.stripes() else { return Ok(()) };
+        let range = (self.start_byte, self.end_byte);
+        let len = range.1 - range.0;
+        if !(s.size > 0 && whole(s.size)) {
+            return bad("stripes.size", s.size.to_string(), "a multiple of 4 KiB is written");
+        }
+        let slots = len.div_ceil(s.size);
+        if s.slots != slots || slots > super::stripes::MOST_SLOTS || s.done > s.slots {
+            return bad(
+                "stripes.slots / stripes.done",
+                format!("{} / {}", s.slots, s.done),
+                &format!("{slots} stripes of this size cover the range, at most that many done"),
+            );
+        }
+        if self.verifies.is_some() || self.at.phase == Phase::Done {
+            return Ok(());
+        }
+        let Some(slot) = s.next(&super::stripes::order(s.slots)) else {
+            return bad("at.phase", self.at.phase.word().into(), "every stripe is done");
+        };
+        let (a, b) = s.span(range, slot);
+        let inside = (a..=b).contains(&self.at.done_until) && (a..=b).contains(&self.at.interval_from);
+        if !inside {
+            return bad(
+                "at.done_until",
+                self.at.done_until.to_string(),
+                &format!("a place inside the stripe burned next ({a}..{b}) is written"),
             );
         }
         Ok(())

@@ -31,6 +31,8 @@ pub struct Looks {
     /// Hand where each disk stands (and the ETA) on this often, for
     /// `--metrics` (None: never).
     pub ticks: Option<Duration>,
+    /// A burn-in's `--deadline`: the ETA of disks burned in stripes.
+    pub deadline: Option<Instant>,
 }
 
 /// What the watch hands on: disk `d` met trouble (at once), and where
@@ -83,17 +85,28 @@ impl Watched<'_> {
         each.zip(finished)
             .map(|((d, l), &ended)| {
                 let (t, c) = (&d.target, &d.point);
-                let len = (t.end - t.start).max(1);
-                let total = u64::from(c.passes) * phases * len;
+                // A disk burned in stripes: the stripe now, of its surface.
+                let striped = c.burn.stripes.filter(|_| c.verifies.is_none());
+                let (len, before, stripes) = match striped {
+                    Some(s) => (s.size, l.stripes.load(Ordering::Relaxed), s.slots),
+                    None => ((t.end - t.start).max(1), 0, 1),
+                };
+                let each = u64::from(c.passes) * phases * len;
+                let total = each * stripes;
                 let (pass, stage) = l.stage();
                 let done = l.done.load(Ordering::Relaxed);
                 let over = c.at.phase == Phase::Done || ended;
-                let all = if over { total } else { progress_bytes(len, phases, pass, stage, done) };
+                let all = match over {
+                    true => total,
+                    false => before * each + progress_bytes(len, phases, pass, stage, done),
+                };
                 let writing = matches!(stage, Stage::Write | Stage::Flush);
                 let left = if over {
                     (0, 0)
                 } else {
-                    bytes_left(len, (pass, c.passes), (writing, done), phases == 2)
+                    let (w, r) = bytes_left(len, (pass, c.passes), (writing, done), phases == 2);
+                    let rest = stripes.saturating_sub(before + 1) * len * u64::from(c.passes);
+                    (w + rest, r + rest)
                 };
                 BurnTick {
                     name: t.dev.given.clone(),
@@ -191,7 +204,7 @@ fn watch(
         }
         if let Some(lines) = lines.as_mut().filter(|l| l.due()) {
             let ticks = disks.ticks(&ended, phases, soak.is_some());
-            let eta = lines.show(&ticks, soak.flatten());
+            let eta = lines.show(&ticks, soak.flatten().or(looks.deadline));
             // Due with the lines (a little early is on time).
             let due = |every: Duration| ticked.elapsed() + Duration::from_millis(250) >= every;
             if looks.ticks.is_some_and(due) {

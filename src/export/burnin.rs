@@ -523,6 +523,10 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
         ("Machine id", opt(&r.header.machine.machine_id)),
         ("arrayburn", r.header.tool_version.clone()),
     ];
+    if let Some(t) = &d.tested {
+        let at = rows.iter().position(|(k, _)| *k == "Passes done").map_or(rows.len(), |i| i + 1);
+        rows.insert(at, ("Tested (in stripes)", t.said.clone()));
+    }
     if let Some(after) = self_test_after_words(d) {
         let at = rows.iter().position(|(k, _)| *k == "Self-test").map_or(rows.len(), |i| i + 1);
         rows.insert(at, ("Self-test after", after));

@@ -108,7 +108,7 @@ pub fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits
     let facts = (run.disks.iter().enumerate())
         .map(|(i, d)| {
             let (disk, burn) = (&d.disk, &d.burn);
-            let len = disk.end - disk.start;
+            let len = burn.pass_bytes((disk.start, disk.end));
             let smart = d.smart.0.as_ref();
             let (point, hottest_c, limit) = (&disk.point, hottest[i], &limits[i]);
             let again = (d.remeasured.clone(), d.recovery);

@@ -175,12 +175,17 @@ pub fn run_verdict(interrupted: bool, to_act_on: bool, not_judged: bool) -> Arra
 /// Whether a disk was burned as far as its run asked, the one rule for
 /// the run's report and the fleet's reading of it: it neither went away
 /// nor hung, and a burn-in reached its last pass's end (a result from
-/// before the place was kept: taken as whole), a soak read it whole at
-/// least once.
+/// before the place was kept: taken as whole) or, fitted to a deadline,
+/// burned a stripe and was not stopped (what it tested is said beside);
+/// a soak read it whole at least once.
 pub fn burned_whole(b: &crate::burnin::record::DiskBurn, read_only: bool) -> bool {
     use crate::burnin::record::Phase;
-    let done =
-        if read_only { b.passes_done >= 1 } else { b.place.is_none_or(|p| p.phase == Phase::Done) };
+    let to_deadline = b.stripes.is_some_and(|s| s.done > 0) && !b.interrupted;
+    let done = if read_only {
+        b.passes_done >= 1
+    } else {
+        to_deadline || b.place.is_none_or(|p| p.phase == Phase::Done)
+    };
     done && !b.device_gone && b.hung.is_none()
 }
 

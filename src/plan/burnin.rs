@@ -84,6 +84,9 @@ pub struct BurnPlan {
     pub thresholds: crate::judge::Thresholds,
     /// A soak's `--duration`.
     pub duration: Option<Duration>,
+    /// `--deadline`: how long was given, and when it ends (counted from
+    /// when the plan was made).
+    pub deadline: Option<(Duration, std::time::Instant)>,
     /// A soak's `--passes`, as asked.
     pub passes: Option<u16>,
     /// A soak's read size.
@@ -154,6 +157,7 @@ impl BurnPlan {
             left_out(store.as_ref().filter(|_| resume && !args.verify), &targets, &points);
         // A soak or a verify: no probe writes, nothing does.
         let nothing_written = nothing_written(args);
+        let deadline = args.deadline.map(|d| (d, std::time::Instant::now() + d));
         Ok(Self {
             locate: args.locate,
             probe_first: !nothing_written && !resume && args.range.is_none(),
@@ -164,7 +168,7 @@ impl BurnPlan {
             locks,
             store,
             state: args.state.clone(),
-            looks: looks(args, outs.metrics.is_some()),
+            looks: looks(args, outs.metrics.is_some(), deadline.map(|d| d.1)),
             outs,
             engine,
             depth,
@@ -178,6 +182,7 @@ impl BurnPlan {
             smr_probe: if nothing_written || resume { Duration::ZERO } else { args.smr_probe },
             thresholds: crate::judge::Thresholds::judging(judged),
             duration: args.duration,
+            deadline,
             passes: args.passes,
             block: args.io.block,
             // A resumed run (--resume-or-start) ran its self-test when it began.
@@ -189,6 +194,59 @@ impl BurnPlan {
             left_out,
             notify: super::notifier(&args.notify),
         })
+    }
+
+    /// `--deadline` fitted, once the plan's estimate `e` is known: each
+    /// new disk whose full write-verify would outlast it (by the estimate,
+    /// or where its speed is not known) is burned in stripes; what the
+    /// deadline covers of each disk, a line each (none without a
+    /// deadline, nor for a disk resumed whole).
+    pub fn fit_deadline(&mut self, e: &crate::burnin::estimate::Estimate) -> Vec<String> {
+        use crate::burnin::stripes::{Stripes, WHOLE_WITHIN, grouped};
+        let human = crate::units::human_duration;
+        let Some((given, ends)) = self.deadline else { return Vec::new() };
+        let left = ends.saturating_duration_since(std::time::Instant::now());
+        let mut said = Vec::new();
+        for d in &mut self.disks {
+            let (c, path) = (&mut d.point, d.target.dev.given.as_str());
+            let range = (c.start_byte, c.end_byte);
+            let len = range.1 - range.0;
+            let est = e.disks.iter().find(|x| x.path == path);
+            let takes = |s: f64| human(Duration::from_secs_f64(s.max(0.0)));
+            let full = est.map(|x| x.left_s);
+            if c.burn.stripes.is_none() {
+                if full.is_some_and(|s| s * WHOLE_WITHIN <= left.as_secs_f64()) {
+                    let s = full.unwrap_or_default();
+                    said.push(format!(
+                        "{path}: its full write-verify (about {}) fits the deadline ({}): burned whole",
+                        takes(s),
+                        human(given)
+                    ));
+                    continue;
+                }
+                let per_byte = full.map(|s| s / len as f64);
+                c.burn.stripes = Some(Stripes::planned(len, c.io_bytes, per_byte, left));
+            }
+            let Some(s) = c.burn.stripes else { continue };
+            let now = s.coverage(range);
+            let from = match now.stripes {
+                0 => String::new(),
+                n => format!(" from {} ({:.1} % burned)", grouped(n), now.pct),
+            };
+            let covers = match full {
+                Some(f) if f > 0.0 => {
+                    let more = (100.0 - now.pct) * (left.as_secs_f64() / f).min(1.0);
+                    format!("about {more:.0} % more of it by the deadline, its full write-verify taking about {}", takes(f))
+                }
+                _ => "as many as the deadline allows (its speed is not known)".into(),
+            };
+            said.push(format!(
+                "{path}: {} stripes of {}{from}, coarse first over the whole range: {covers}; the rest with --resume",
+                grouped(s.slots),
+                crate::units::human_bytes_binary(s.size),
+            ));
+        }
+        said
     }
 
     /// How long a soak reads, in words.
@@ -363,7 +421,7 @@ fn then_verify(
 /// How the run is watched: SMART how often, progress lines or a table (on
 /// a terminal, unless quiet), and metrics while it runs where `metrics`
 /// are written (also where a resume inherits them).
-fn looks(args: &BurninArgs, metrics: bool) -> Looks {
+fn looks(args: &BurninArgs, metrics: bool, deadline: Option<std::time::Instant>) -> Looks {
     let every = args.progress_interval;
     let progress = match args.progress {
         _ if args.chatter.quiet => None,
@@ -373,7 +431,13 @@ fn looks(args: &BurninArgs, metrics: bool) -> Looks {
         BurnProgress::Auto => Some((every, std::io::stderr().is_terminal())),
     };
     let ticks = metrics.then_some(every);
-    Looks { smart_every: args.smart_every, progress, read_mb_per_s: Vec::new(), ticks }
+    Looks {
+        smart_every: args.smart_every,
+        progress,
+        read_mb_per_s: Vec::new(),
+        ticks,
+        deadline,
+    }
 }
 
 /// Refuses a `--block`, `--passes`, `--stall-ms` or `--slow-pct` the
@@ -589,6 +653,14 @@ fn resumed(
         )
     };
     c.matches(&t.dev).map_err(not_it)?;
+    if args.deadline.is_some() && c.burn.stripes.is_none() {
+        bail!(
+            "--deadline: {}'s burn-in (run {}) was begun whole, without a deadline, and is at {}: resume it without --deadline (nothing was written)",
+            t.dev.given,
+            c.run_id,
+            c.place()
+        );
+    }
     (t.start, t.end) = (c.start_byte, c.end_byte);
     t.disk = c.disk_hash.unwrap_or(t.disk);
     t.checkpoint = name;

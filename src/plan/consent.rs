@@ -49,7 +49,12 @@ fn announce(plan: &mut BurnPlan, stop: &StopFlag) {
             c.passes
         );
     }
-    let estimate = estimate(plan, &speeds);
+    let mut estimate = estimate(plan, &speeds);
+    let fitted = plan.fit_deadline(&estimate);
+    if let Some((_, ends)) = plan.deadline.filter(|_| plan.disks.iter().any(|d| d.point.burn.stripes.is_some())) {
+        let left = ends.saturating_duration_since(std::time::Instant::now()).as_secs_f64();
+        estimate.all_s = estimate.all_s.min(left);
+    }
     let (table, left_out) = plan_table(plan, &estimate).text_in(crate::width::of_stderr());
     tell!("{table}");
     if !left_out.is_empty() {
@@ -67,6 +72,9 @@ fn announce(plan: &mut BurnPlan, stop: &StopFlag) {
         }
     }
     tell!("  {}", in_all(&estimate, plan.disks.len()));
+    for line in fitted {
+        tell!("  {line}");
+    }
     if let Some(then) = &plan.then_verify {
         let idle = match then.idle.is_zero() {
             true => String::new(),

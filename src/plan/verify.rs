@@ -249,6 +249,7 @@ fn fresh(
             burn_verdict: None,
             spin_up_timeout_s: cycles.map(|(_, within, _)| within.as_secs_f64()),
             power: cycles.is_some_and(|(_, _, power)| power),
+            stripes: burned.burn.stripes,
         }),
         ..burned.clone()
     }

@@ -115,6 +115,32 @@ pub struct BurnDisk {
     /// What the kernel saw of it during the run (`device::kernel`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<crate::device::kernel::Seen>,
+    /// A burn-in fitted to a deadline (`--deadline`): what its stripes
+    /// tested of the range (the rest is not claimed), in numbers and words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tested: Option<Tested>,
+}
+
+/// What a striped burn-in tested of a disk's range.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tested {
+    #[serde(flatten)]
+    pub coverage: crate::burnin::stripes::Coverage,
+    /// In words: "17.0 % of the surface: 1,584 stripe(s) of 2 GiB, ...".
+    pub said: String,
+}
+
+impl Tested {
+    /// What `burn` tested of `start..end` of a disk of `size` bytes.
+    fn of(burn: &crate::burnin::record::DiskBurn, (start, end): (u64, u64), size: u64) -> Option<Self> {
+        let coverage = burn.coverage((start, end))?;
+        let what = if start == 0 && end + crate::burnin::block::BLOCK as u64 > size {
+            "the surface"
+        } else {
+            "the range"
+        };
+        Some(Self { coverage, said: coverage.words(what, (start, end)) })
+    }
 }
 
 /// The burn-in a verify read back, on one disk.
@@ -298,8 +324,10 @@ impl Burned {
         let Burned { disk, burn, smart, temps, self_test_after: after, kernel, .. } = self;
         let (t, c) = (&disk, &disk.point);
         let verdict = judged.disk_verdict(burn.interrupted, burned_whole(&burn, read_only));
-        let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, t.end - t.start);
-        let writes = pass_speeds(&burn.write_pass_s, burn.passes_done, t.end - t.start);
+        let len = burn.pass_bytes((t.start, t.end));
+        let tested = Tested::of(&burn, (t.start, t.end), t.dev.identity.size_bytes);
+        let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, len);
+        let writes = pass_speeds(&burn.write_pass_s, burn.passes_done, len);
         BurnDisk {
             path: t.dev.given.clone(),
             identity: t.dev.identity.clone(),
@@ -330,6 +358,7 @@ impl Burned {
             burned_in: BurnedIn::of(c),
             verdict,
             kernel,
+            tested,
         }
     }
 }
@@ -376,6 +405,9 @@ fn summary(
     );
     let unjudged = (not_judged.as_slice(), undecided.as_slice(), short.as_slice());
     let mut message = message(interrupted, (kind, waived), n, &flagged, controllers, unjudged);
+    if let Some(said) = striped(disks).filter(|_| !interrupted) {
+        message = format!("{message} {said}");
+    }
     for sentence in kernel_run {
         message = format!("{message} {sentence}.");
     }
@@ -397,6 +429,25 @@ fn summary(
         message,
         left_out: left_out.iter().map(|(path, _)| path.clone()).collect(),
     }
+}
+
+/// What the disks burned in stripes to a deadline tested, where any was:
+/// exactly that, the rest not claimed.
+fn striped(disks: &[BurnDisk]) -> Option<String> {
+    let each: Vec<String> = (disks.iter())
+        .filter_map(|d| Some(format!("{}: {}", d.path, d.tested.as_ref()?.said)))
+        .collect();
+    if each.is_empty() {
+        return None;
+    }
+    let all = disks.iter().filter_map(|d| d.tested.as_ref()).all(|t| t.coverage.whole());
+    Some(match all {
+        true => format!("Burned in stripes: {}.", each.join("; ")),
+        false => format!(
+            "Burned in stripes to the deadline, not whole: {}; the rest is not claimed (--resume burns it).",
+            each.join("; ")
+        ),
+    })
 }
 
 /// What the kernel saw of each disk, judged beside what its run found

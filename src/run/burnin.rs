@@ -21,7 +21,9 @@ use crate::burnin::live::{Live, Reopens, Trouble};
 use crate::burnin::record::{DiskBurn, Temps};
 use crate::burnin::remeasure::{MOST, Turn, clean, in_rounds, of_pair};
 use crate::burnin::smart::TestKind;
+use crate::burnin::record::Span;
 use crate::burnin::state::{At, Phase, Store};
+use crate::burnin::stripes::{Pace, Stripes};
 use crate::burnin::targets::Target;
 use crate::burnin::watch::{Told, burn_all};
 use crate::burnin::worker::{self, BurnJob, soak, verify_written};
@@ -116,7 +118,10 @@ pub fn burn(
 
 /// The disks whose passes all ended.
 fn finished(plan: &BurnPlan, burns: &[(DiskBurn, Temps)]) -> Vec<String> {
-    let done = |b: &DiskBurn| b.place.is_some_and(|p| p.phase == Phase::Done);
+    let done = |b: &DiskBurn| {
+        b.place.is_some_and(|p| p.phase == Phase::Done)
+            || crate::judge::burnin::burned_whole(b, false) && b.stripes.is_some()
+    };
     (plan.disks.iter().zip(burns).filter(|(_, (b, _))| done(b)))
         .map(|(d, _)| d.target.dev.given.clone())
         .collect()
@@ -138,7 +143,79 @@ fn one(
     if plan.verify {
         return verify(plan, (d, live), save, stop);
     }
-    worker::burn(&plan.job((d, &on), live, deadline, stop), c.at, c.burn.clone(), save)
+    let job = plan.job((d, &on), live, deadline, stop);
+    if c.burn.stripes.is_some() {
+        let pace = plan.deadline.map(|(_, ends)| Pace::until(ends));
+        return striped(&job, c, (pace, plan.resume), save);
+    }
+    worker::burn(&job, c.at, c.burn.clone(), save)
+}
+
+/// A burn-in fitted to a deadline (`c`: its checkpoint, whose burn names
+/// its stripes): each stripe written and verified in turn, coarse first,
+/// from where `c` stands, while the next fits the deadline (`pace`; none:
+/// every stripe left); `resumed`: this run goes on an earlier one. A stop,
+/// a disk gone or hung ends it mid-stripe, its place saved as a burn-in's.
+/// The place it ends at is the next stripe's start (a resume goes on
+/// there), or done when every stripe is.
+fn striped(
+    job: &BurnJob,
+    c: &crate::burnin::state::Checkpoint,
+    (mut pace, resumed): (Option<Pace>, bool),
+    save: &mut dyn FnMut(&DiskBurn, At),
+) -> DiskBurn {
+    let range = (job.t.start, job.t.end);
+    let mut out = c.burn.clone();
+    let Some(mut s) = out.stripes else { return out };
+    let order = crate::burnin::stripes::order(s.slots);
+    s.runs += u32::from(resumed && !s.complete());
+    // Where the run stands once stripe `done` are burned.
+    let place = |s: &Stripes| match s.next(&order) {
+        Some(slot) => At::first(s.span(range, slot).0),
+        None => At { phase: Phase::Done, ..At::first(range.1) }.with_pass(job.passes),
+    };
+    let mut at = c.at;
+    job.live.stripes.store(s.done, std::sync::atomic::Ordering::Relaxed);
+    while let Some(slot) = s.next(&order) {
+        let (from, to) = s.span(range, slot);
+        let begins = at == At::first(from);
+        if job.stop.is_set() || (begins && pace.is_some_and(|p| !p.fits(Instant::now(), to - from)))
+        {
+            break;
+        }
+        let began = Instant::now();
+        out.stripes = Some(s);
+        let stripe = BurnJob { t: Span { start: from, end: to, disk: job.t.disk }, ..job.clone() };
+        let burned = Stripes { done: s.done + 1, ..s };
+        // The stripe's end is saved as the next one's start, its count
+        // with it: a checkpoint never says "done" of one stripe.
+        let mut on = |b: &DiskBurn, now: At| match now.phase {
+            Phase::Done => {
+                let mut b = b.clone();
+                b.stripes = Some(burned);
+                save(&b, place(&burned));
+            }
+            _ => save(b, now),
+        };
+        out = worker::burn(&stripe, at, out, &mut on);
+        if out.place.is_none_or(|p| p.phase != Phase::Done) {
+            at = out.place.unwrap_or(at);
+            break;
+        }
+        s = burned;
+        at = place(&s);
+        if let Some(p) = pace.as_mut().filter(|_| begins) {
+            p.took(to - from, began.elapsed());
+        }
+        job.live.stripes.store(s.done, std::sync::atomic::Ordering::Relaxed);
+    }
+    if s.complete() {
+        at = place(&s);
+    }
+    out.stripes = Some(s);
+    out.place = Some(at);
+    out.interrupted = job.stop.is_set();
+    out
 }
 
 /// Disk `d`'s verify; with --cycles, each read-back after a spin cycle, or
@@ -423,6 +500,10 @@ impl BurnPlan {
                     d.point.start_byte
                 );
                 (d.target.end, d.point.end_byte) = (end, end);
+                // Its stripes, as many of their size as cover what is left.
+                if let Some(s) = d.point.burn.stripes.as_mut() {
+                    s.slots = (end - d.point.start_byte).div_ceil(s.size).max(1);
+                }
             }
             d.point.probe = Some(p);
         }
