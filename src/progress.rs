@@ -316,6 +316,9 @@ pub struct BurnTick {
     /// What ended its run early, in the progress's word (`"HUNG"`,
     /// `"GONE"`), shown in place of a speed; None while it runs.
     pub ended: Option<&'static str>,
+    /// A burn-in fitted to a deadline: the stripe it burns (from 1), of
+    /// how many.
+    pub stripe: Option<(u64, u64)>,
 }
 
 /// Bytes left to write and to read for a disk at `pass` (from 1) of
@@ -453,8 +456,9 @@ impl BurnLines {
                 Some(word) => format!(" {word}"),
                 None => speed.map_or(String::new(), |v| format!(" {v:.0} MB/s")),
             };
+            let stripe = d.stripe.map_or(String::new(), |(n, of)| format!(" stripe {n}/{of}"));
             lines.push(format!(
-                "{now} burnin: {} pass {}{of} {} {:.0}%{shown}",
+                "{now} burnin: {}{stripe} pass {}{of} {} {:.0}%{shown}",
                 d.name, d.pass, d.phase, d.phase_pct
             ));
             let v = speed.map_or("-".into(), |v| format!("{v:.0}"));

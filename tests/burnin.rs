@@ -2698,3 +2698,107 @@ fn a_slow_reader_among_slow_writers_is_re_measured_long_enough_to_tell() {
     assert_eq!(disk["verdict"], "recheck", "{disk}");
     assert_eq!(out.status.code(), Some(1), "{text}");
 }
+
+/// `--deadline`: two disks whose full write-verify takes a minute, given
+/// 20 s: stripes spread over each whole surface, the run ended within a
+/// tenth of the deadline, the claim exactly what the stripes hold (a
+/// verify reads back those bytes and no others); then a resume without a
+/// deadline burns the rest, and the disks are said to be burned whole
+/// over two runs.
+#[test]
+fn a_deadline_burns_stripes_over_the_whole_surface_and_a_resume_completes_it() {
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let size = 256 * MIB;
+    let d = disks(2, size);
+    let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
+    // 8 MB/s each way: a full pass takes 67 s.
+    let t = Throttle::new();
+    for x in &d {
+        t.limit(x, 8_000_000).limit_write(x, 8_000_000);
+    }
+    let state = tempdir();
+    let dir = tempdir();
+    let st = state.path().to_str().unwrap();
+    let run = |n: &str, extra: &[&str]| {
+        let json = dir.path().join(format!("{n}.json"));
+        let mut a = vec!["burnin", "--state", st, "--yes", "--smart", "off", "--smr-probe", "0"];
+        a.extend(extra);
+        a.extend(["--progress", "none", "--json", json.to_str().unwrap()]);
+        a.extend(&devs);
+        let began = std::time::Instant::now();
+        let out = t.command(&a).output_within(RUN);
+        let took = began.elapsed().as_secs_f64();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        eprintln!("--- burnin {n} ({took:.1} s)\n{text}");
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        (out, doc, text, took)
+    };
+    let (out, doc, text, took) = run("deadline", &["--destructive", "--deadline", "20s"]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!((18.0..=22.0).contains(&took), "the run took {took:.1} s for a 20 s deadline");
+    assert!(text.contains("64 stripes of 4 MiB, coarse first over the whole range"), "{text}");
+    let mut tested = 0;
+    for disk in doc["disks"].as_array().unwrap() {
+        let c = &disk["tested"];
+        let (n, of, bytes) = (
+            c["stripes"].as_u64().unwrap(),
+            c["of"].as_u64().unwrap(),
+            c["tested_bytes"].as_u64().unwrap(),
+        );
+        // About a fifth of the surface, spread over all of it: its first
+        // and last stripe, no untested stretch of more than a few.
+        assert!((4..of / 2).contains(&n), "{c}");
+        assert_eq!(bytes, n * 4 * MIB, "{c}");
+        assert_eq!((c["from"].as_u64(), c["to"].as_u64()), (Some(0), Some(size)), "{c}");
+        assert!(c["widest_gap"].as_u64().unwrap() <= size / n * 2, "{c}");
+        let said = c["said"].as_str().unwrap();
+        assert!(
+            said.starts_with(&format!(
+                "{:.1} % of the surface: {n} stripe(s) of 4 MiB",
+                100.0 * n as f64 / 64.0
+            )),
+            "{said}"
+        );
+        assert_eq!(disk["written_bytes"].as_u64(), Some(bytes), "{disk}");
+        assert_eq!(disk["verified_bytes"].as_u64(), Some(bytes), "{disk}");
+        assert_eq!(disk["verdict"], "healthy", "{disk}");
+        tested += bytes;
+    }
+    let message = doc["summary"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("Burned in stripes to the deadline, not whole: ")
+            && message.contains("the rest is not claimed"),
+        "{message}"
+    );
+    // The verify reads back exactly the stripes' bytes.
+    let (out, v, text, _) = run("verify", &["--verify"]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let said = v["summary"]["message"].as_str().unwrap();
+    assert!(said.contains(&format!("(read {tested} of {} bytes of the disks", 2 * size)), "{said}");
+    // No deadline: every stripe left, and the disks are burned whole.
+    for x in &d {
+        t.limit(x, 64_000_000).limit_write(x, 64_000_000);
+    }
+    let (out, doc, text, _) = run("resume", &["--destructive", "--resume"]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for disk in doc["disks"].as_array().unwrap() {
+        let c = &disk["tested"];
+        assert_eq!(
+            (c["stripes"].as_u64(), c["tested_bytes"].as_u64(), c["runs"].as_u64()),
+            (Some(64), Some(size), Some(2)),
+            "{c}"
+        );
+        assert_eq!(c["said"], "all of the surface: 64 stripes of 4 MiB, over 2 runs", "{c}");
+        assert_eq!(disk["written_bytes"].as_u64(), Some(size), "{disk}");
+    }
+    let message = doc["summary"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("HEALTHY: ")
+            && message.contains("Burned in stripes: ")
+            && !message.contains("not whole"),
+        "{message}"
+    );
+}

@@ -446,7 +446,8 @@ impl Checkpoint {
             return bad("at.phase", self.at.phase.word().into(), "every stripe is done");
         };
         let (a, b) = s.span(range, slot);
-        let inside = (a..=b).contains(&self.at.done_until) && (a..=b).contains(&self.at.interval_from);
+        let inside =
+            (a..=b).contains(&self.at.done_until) && (a..=b).contains(&self.at.interval_from);
         if !inside {
             return bad(
                 "at.done_until",
@@ -807,6 +808,7 @@ mod tests {
                 burn_verdict: None,
                 spin_up_timeout_s: None,
                 power: false,
+                stripes: None,
             }),
             ..c.clone()
         };
@@ -820,6 +822,51 @@ mod tests {
         assert!(v.validate(100 * 4096, 512).unwrap_err().starts_with("verifies.burned.pass"));
         v.verifies.as_mut().unwrap().burned = At { done_until: 101 * 4096, ..burned };
         assert!(v.validate(100 * 4096, 512).unwrap_err().starts_with("verifies.burned.done_until"));
+    }
+
+    #[test]
+    fn a_striped_checkpoint_knows_its_stripes_what_is_left_and_where_it_may_stand() {
+        // 10 stripes of 10 blocks, 2 passes; the order is 0, 9, 4, 2, 6...
+        let b = 4096;
+        let mut c = fresh_point(2, 100 * b);
+        c.burn.stripes = Some(Stripes { size: 10 * b, slots: 10, done: 3, runs: 1 });
+        // Three done (0, 9, 4), the fourth (2) in pass 2's write.
+        c.at = At { pass: 2, phase: Phase::Write, done_until: 25 * b, interval_from: 20 * b };
+        assert_eq!(
+            c.written(),
+            [
+                (0, 10 * b, 2),
+                (20 * b, 25 * b, 2),
+                (25 * b, 30 * b, 1),
+                (40 * b, 50 * b, 2),
+                (90 * b, 100 * b, 2)
+            ]
+        );
+        assert_eq!(c.validate(100 * b, 512), Ok(()));
+        assert_eq!(c.left(), (140 * b, 140 * b), "seven stripes, two passes each");
+        assert!(c.place().starts_with("stripe 4 of 10 (30.0 % of the range burned), pass 2 of 2"));
+        // A place outside the stripe burned next is refused, as is more
+        // done than there are or a size that does not cover the range.
+        let outside = Checkpoint {
+            at: At { done_until: 35 * b, interval_from: 30 * b, ..c.at },
+            ..c.clone()
+        };
+        assert!(outside.validate(100 * b, 512).unwrap_err().starts_with("at.done_until"));
+        let mut more = c.clone();
+        more.burn.stripes = Some(Stripes { done: 11, ..more.burn.stripes.unwrap() });
+        assert!(
+            more.validate(100 * b, 512).unwrap_err().starts_with("stripes.slots / stripes.done")
+        );
+        let mut short = c.clone();
+        short.burn.stripes = Some(Stripes { slots: 9, ..short.burn.stripes.unwrap() });
+        assert!(
+            short.validate(100 * b, 512).unwrap_err().starts_with("stripes.slots / stripes.done")
+        );
+        // All done: the whole range holds the last pass.
+        c.burn.stripes = Some(Stripes { done: 10, ..c.burn.stripes.unwrap() });
+        c.at = At { pass: 2, phase: Phase::Done, done_until: 100 * b, interval_from: 100 * b };
+        assert_eq!(c.written(), [(0, 100 * b, 2)]);
+        assert_eq!(c.validate(100 * b, 512), Ok(()));
     }
 
     fn fresh_point(passes: u16, len: u64) -> Checkpoint {

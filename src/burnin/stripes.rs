@@ -86,12 +86,7 @@ impl Stripes {
     /// known): each about a fiftieth of the deadline, at most [`LARGEST`],
     /// at least [`FEWEST_SLOTS`] over the range and at most
     /// [`MOST_SLOTS`].
-    pub fn planned(
-        range: u64,
-        align: u64,
-        secs_per_byte: Option<f64>,
-        deadline: Duration,
-    ) -> Self {
+    pub fn planned(range: u64, align: u64, secs_per_byte: Option<f64>, deadline: Duration) -> Self {
         let align = align.max(4096);
         let by_time = match secs_per_byte.filter(|s| s.is_finite() && *s > 0.0) {
             Some(s) => (deadline.as_secs_f64() * SHARE_OF_DEADLINE / s) as u64,
@@ -204,10 +199,7 @@ impl Coverage {
             n => format!(", over {n} runs"),
         };
         if self.whole() {
-            return format!(
-                "all of {what}: {} stripes of {size}{over}",
-                grouped(self.of)
-            );
+            return format!("all of {what}: {} stripes of {size}{over}", grouped(self.of));
         }
         if self.stripes == 0 {
             return format!("none of {what}: no stripe was burned");
@@ -215,8 +207,12 @@ impl Coverage {
         let every = human_bytes_binary(self.range_bytes / self.stripes);
         let ends = match (self.from == range.0, self.to == range.1) {
             (true, true) => format!("from its first {size} to its last"),
-            (true, false) if self.to - range.0 <= self.stripe_bytes => format!("its first {size} only"),
-            (true, false) => format!("from its first {size} to {}", human_bytes_binary(self.to - range.0)),
+            (true, false) if self.to - range.0 <= self.stripe_bytes => {
+                format!("its first {size} only")
+            }
+            (true, false) => {
+                format!("from its first {size} to {}", human_bytes_binary(self.to - range.0))
+            }
             _ => format!(
                 "from {} to {}",
                 human_bytes_binary(self.from - range.0),
@@ -360,8 +356,8 @@ mod tests {
                 break;
             }
             // Written at 250 MB/s and read back at 250: 17.2 s a stripe, 18.2
-        // with its jitter: 8 h hold 1,584 of them, the last short stripe
-        // (20 TB is not whole GiB) among those left.
+            // with its jitter: 8 h hold 1,584 of them, the last short stripe
+            // (20 TB is not whole GiB) among those left.
             let took = Duration::from_secs_f64(
                 2.0 * (b - a) as f64 / 250e6 + jitter[s.done as usize % jitter.len()],
             );
@@ -400,7 +396,10 @@ mod tests {
         assert!(said.starts_with("under 0.1 % of the range: 1 stripe(s) of 1 MiB"), "{said}");
         assert!(said.contains(", its first 1 MiB only;"), "{said}");
         let none = Stripes { done: 0, ..s };
-        assert_eq!(none.coverage(range).words("the range", range), "none of the range: no stripe was burned");
+        assert_eq!(
+            none.coverage(range).words("the range", range),
+            "none of the range: no stripe was burned"
+        );
         assert_eq!(grouped(9_314), "9,314");
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1_000_000), "1,000,000");

@@ -119,6 +119,7 @@ impl Watched<'_> {
                     writing,
                     left,
                     ended: l.trouble().filter(|t| *t >= Trouble::Gone).map(Trouble::word),
+                    stripe: striped.map(|s| ((before + 1).min(s.slots), s.slots)),
                 }
             })
             .collect()

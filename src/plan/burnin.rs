@@ -236,7 +236,10 @@ impl BurnPlan {
             let covers = match full {
                 Some(f) if f > 0.0 => {
                     let more = (100.0 - now.pct) * (left.as_secs_f64() / f).min(1.0);
-                    format!("about {more:.0} % more of it by the deadline, its full write-verify taking about {}", takes(f))
+                    format!(
+                        "about {more:.0} % more of it by the deadline, its full write-verify taking about {}",
+                        takes(f)
+                    )
                 }
                 _ => "as many as the deadline allows (its speed is not known)".into(),
             };
@@ -431,13 +434,7 @@ fn looks(args: &BurninArgs, metrics: bool, deadline: Option<std::time::Instant>)
         BurnProgress::Auto => Some((every, std::io::stderr().is_terminal())),
     };
     let ticks = metrics.then_some(every);
-    Looks {
-        smart_every: args.smart_every,
-        progress,
-        read_mb_per_s: Vec::new(),
-        ticks,
-        deadline,
-    }
+    Looks { smart_every: args.smart_every, progress, read_mb_per_s: Vec::new(), ticks, deadline }
 }
 
 /// Refuses a `--block`, `--passes`, `--stall-ms` or `--slow-pct` the
@@ -772,11 +769,11 @@ mod tests {
 
     #[test]
     fn how_a_run_is_watched_follows_its_flags() {
-        let quiet = looks(&args("-q --progress lines"), false);
+        let quiet = looks(&args("-q --progress lines"), false, None);
         assert_eq!((quiet.progress, quiet.ticks), (None, None), "-q says no progress");
-        let lines = looks(&args("--progress lines --progress-interval 5s"), true);
+        let lines = looks(&args("--progress lines --progress-interval 5s"), true, None);
         let five = std::time::Duration::from_secs(5);
         assert_eq!((lines.progress, lines.ticks), (Some((five, false)), Some(five)));
-        assert_eq!(looks(&args("--progress table"), false).progress.map(|p| p.1), Some(true));
+        assert_eq!(looks(&args("--progress table"), false, None).progress.map(|p| p.1), Some(true));
     }
 }

@@ -51,7 +51,9 @@ fn announce(plan: &mut BurnPlan, stop: &StopFlag) {
     }
     let mut estimate = estimate(plan, &speeds);
     let fitted = plan.fit_deadline(&estimate);
-    if let Some((_, ends)) = plan.deadline.filter(|_| plan.disks.iter().any(|d| d.point.burn.stripes.is_some())) {
+    if let Some((_, ends)) =
+        plan.deadline.filter(|_| plan.disks.iter().any(|d| d.point.burn.stripes.is_some()))
+    {
         let left = ends.saturating_duration_since(std::time::Instant::now()).as_secs_f64();
         estimate.all_s = estimate.all_s.min(left);
     }

@@ -132,7 +132,11 @@ pub struct Tested {
 
 impl Tested {
     /// What `burn` tested of `start..end` of a disk of `size` bytes.
-    fn of(burn: &crate::burnin::record::DiskBurn, (start, end): (u64, u64), size: u64) -> Option<Self> {
+    fn of(
+        burn: &crate::burnin::record::DiskBurn,
+        (start, end): (u64, u64),
+        size: u64,
+    ) -> Option<Self> {
         let coverage = burn.coverage((start, end))?;
         let what = if start == 0 && end + crate::burnin::block::BLOCK as u64 > size {
             "the surface"
@@ -244,6 +248,20 @@ pub struct BurnSummary {
 /// 2, write 70 %"); None when it finished (or for a soak).
 pub fn stopped_at(d: &BurnDisk, passes: u16) -> Option<String> {
     let at = d.burn.place.filter(|at| at.phase != Phase::Done)?;
+    if let Some(s) = d.burn.stripes {
+        // Burned to its deadline: what it tested is said; a stop, where.
+        let of = crate::burnin::stripes::grouped(s.slots);
+        return d.burn.interrupted.then(|| {
+            format!(
+                "stopped in stripe {} of {of}, pass {} of {passes}, {} (at byte {}; {} stripe(s) done)",
+                crate::burnin::stripes::grouped(s.done + 1),
+                at.pass,
+                at.phase.word(),
+                at.done_until,
+                crate::burnin::stripes::grouped(s.done),
+            )
+        });
+    }
     Some(format!(
         "stopped in pass {} of {passes}, {} {:.0} % (bytes {}..{} of {}..{} done)",
         at.pass,

@@ -194,6 +194,10 @@ pub const PACED: &[(&str, &str)] = &[
     ("burnin::a_crash_mid_verify_", "writes at 48 MB/s, reads at 32"),
     ("burnin::a_soak_that_ends_before_", "reads at 20 MB/s for a 3 s soak"),
     (
+        "burnin::a_deadline_burns_stripes_",
+        "writes and reads at 8 MB/s: the deadline's stripes are the throttle's pace",
+    ),
+    (
         "safety::a_disk_still_draining_",
         "writes at 4 then 0.5 MB/s; the drain waited for is the throttle's",
     ),
