@@ -456,7 +456,7 @@ impl BurnLines {
                 Some(word) => format!(" {word}"),
                 None => speed.map_or(String::new(), |v| format!(" {v:.0} MB/s")),
             };
-            let stripe = d.stripe.map_or(String::new(), |(n, of)| format!(" stripe {n}/{of}"));
+            let stripe = d.stripe.map(|(n, of)| format!(" stripe {n}/{of}")).unwrap_or_default();
             lines.push(format!(
                 "{now} burnin: {}{stripe} pass {}{of} {} {:.0}%{shown}",
                 d.name, d.pass, d.phase, d.phase_pct

@@ -523,13 +523,12 @@ fn certificate(r: &BurnReport, d: &BurnDisk) -> maud::Markup {
         ("Machine id", opt(&r.header.machine.machine_id)),
         ("arrayburn", r.header.tool_version.clone()),
     ];
-    if let Some(t) = &d.tested {
-        let at = rows.iter().position(|(k, _)| *k == "Passes done").map_or(rows.len(), |i| i + 1);
-        rows.insert(at, ("Tested (in stripes)", t.said.clone()));
-    }
-    if let Some(after) = self_test_after_words(d) {
-        let at = rows.iter().position(|(k, _)| *k == "Self-test").map_or(rows.len(), |i| i + 1);
-        rows.insert(at, ("Self-test after", after));
+    let tested =
+        d.tested.as_ref().map(|t| ("Passes done", ("Tested (in stripes)", t.said.clone())));
+    let after = self_test_after_words(d).map(|w| ("Self-test", ("Self-test after", w)));
+    for (behind, row) in tested.into_iter().chain(after) {
+        let at = rows.iter().position(|(k, _)| *k == behind).map_or(rows.len(), |i| i + 1);
+        rows.insert(at, row);
     }
     if let Some(b) = &d.burned_in {
         // What the blocks read back are, then this verify's own rows.

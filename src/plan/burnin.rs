@@ -84,9 +84,6 @@ pub struct BurnPlan {
     pub thresholds: crate::judge::Thresholds,
     /// A soak's `--duration`.
     pub duration: Option<Duration>,
-    /// `--deadline`: how long was given, and when it ends (counted from
-    /// when the plan was made).
-    pub deadline: Option<(Duration, std::time::Instant)>,
     /// A soak's `--passes`, as asked.
     pub passes: Option<u16>,
     /// A soak's read size.
@@ -157,7 +154,6 @@ impl BurnPlan {
             left_out(store.as_ref().filter(|_| resume && !args.verify), &targets, &points);
         // A soak or a verify: no probe writes, nothing does.
         let nothing_written = nothing_written(args);
-        let deadline = args.deadline.map(|d| (d, std::time::Instant::now() + d));
         Ok(Self {
             locate: args.locate,
             probe_first: !nothing_written && !resume && args.range.is_none(),
@@ -168,7 +164,7 @@ impl BurnPlan {
             locks,
             store,
             state: args.state.clone(),
-            looks: looks(args, outs.metrics.is_some(), deadline.map(|d| d.1)),
+            looks: looks(args, outs.metrics.is_some()),
             outs,
             engine,
             depth,
@@ -182,7 +178,6 @@ impl BurnPlan {
             smr_probe: if nothing_written || resume { Duration::ZERO } else { args.smr_probe },
             thresholds: crate::judge::Thresholds::judging(judged),
             duration: args.duration,
-            deadline,
             passes: args.passes,
             block: args.io.block,
             // A resumed run (--resume-or-start) ran its self-test when it began.
@@ -200,27 +195,23 @@ impl BurnPlan {
     /// new disk whose full write-verify would outlast it (by the estimate,
     /// or where its speed is not known) is burned in stripes; what the
     /// deadline covers of each disk, a line each (none without a
-    /// deadline, nor for a disk resumed whole).
-    pub fn fit_deadline(&mut self, e: &crate::burnin::estimate::Estimate) -> Vec<String> {
-        use crate::burnin::stripes::{Stripes, WHOLE_WITHIN, grouped};
-        let human = crate::units::human_duration;
-        let Some((given, ends)) = self.deadline else { return Vec::new() };
+    /// deadline, nor for a disk resumed whole); the estimate in all is then
+    /// the deadline's.
+    pub fn fit_deadline(&mut self, e: &mut crate::burnin::estimate::Estimate) -> Vec<String> {
+        use crate::burnin::stripes::{Stripes, WHOLE_WITHIN};
+        let Some(ends) = self.looks.deadline else { return Vec::new() };
         let left = ends.saturating_duration_since(std::time::Instant::now());
         let mut said = Vec::new();
         for d in &mut self.disks {
             let (c, path) = (&mut d.point, d.target.dev.given.as_str());
-            let range = (c.start_byte, c.end_byte);
-            let len = range.1 - range.0;
-            let est = e.disks.iter().find(|x| x.path == path);
-            let takes = |s: f64| human(Duration::from_secs_f64(s.max(0.0)));
-            let full = est.map(|x| x.left_s);
+            let len = c.end_byte - c.start_byte;
+            let full = e.disks.iter().find(|x| x.path == path).map(|x| x.left_s);
             if c.burn.stripes.is_none() {
-                if full.is_some_and(|s| s * WHOLE_WITHIN <= left.as_secs_f64()) {
-                    let s = full.unwrap_or_default();
+                if let Some(s) = full.filter(|s| s * WHOLE_WITHIN <= left.as_secs_f64()) {
                     said.push(format!(
-                        "{path}: its full write-verify (about {}) fits the deadline ({}): burned whole",
-                        takes(s),
-                        human(given)
+                        "{path}: its full write-verify (about {}) fits the deadline ({} left): burned whole",
+                        took(s),
+                        took(left.as_secs_f64())
                     ));
                     continue;
                 }
@@ -228,26 +219,9 @@ impl BurnPlan {
                 c.burn.stripes = Some(Stripes::planned(len, c.io_bytes, per_byte, left));
             }
             let Some(s) = c.burn.stripes else { continue };
-            let now = s.coverage(range);
-            let from = match now.stripes {
-                0 => String::new(),
-                n => format!(" from {} ({:.1} % burned)", grouped(n), now.pct),
-            };
-            let covers = match full {
-                Some(f) if f > 0.0 => {
-                    let more = (100.0 - now.pct) * (left.as_secs_f64() / f).min(1.0);
-                    format!(
-                        "about {more:.0} % more of it by the deadline, its full write-verify taking about {}",
-                        takes(f)
-                    )
-                }
-                _ => "as many as the deadline allows (its speed is not known)".into(),
-            };
-            said.push(format!(
-                "{path}: {} stripes of {}{from}, coarse first over the whole range: {covers}; the rest with --resume",
-                grouped(s.slots),
-                crate::units::human_bytes_binary(s.size),
-            ));
+            e.all_s = e.all_s.min(left.as_secs_f64());
+            let covers = covers(&s, (c.start_byte, c.end_byte), full, left);
+            said.push(format!("{path}: {covers}; the rest with --resume"));
         }
         said
     }
@@ -424,7 +398,44 @@ fn then_verify(
 /// How the run is watched: SMART how often, progress lines or a table (on
 /// a terminal, unless quiet), and metrics while it runs where `metrics`
 /// are written (also where a resume inherits them).
-fn looks(args: &BurninArgs, metrics: bool, deadline: Option<std::time::Instant>) -> Looks {
+/// `secs` in words.
+fn took(secs: f64) -> String {
+    crate::units::human_duration(Duration::from_secs_f64(secs.max(0.0)))
+}
+
+/// What a deadline `left` from now covers of stripes `s` over `range`
+/// (burned before as they say), whose full write-verify takes `full`
+/// seconds where known.
+fn covers(
+    s: &crate::burnin::stripes::Stripes,
+    range: (u64, u64),
+    full: Option<f64>,
+    left: Duration,
+) -> String {
+    use crate::burnin::stripes::grouped;
+    let now = s.coverage(range);
+    let from = match now.stripes {
+        0 => String::new(),
+        n => format!(" from {} ({:.1} % burned)", grouped(n), now.pct),
+    };
+    let covers = match full.filter(|f| *f > 0.0) {
+        Some(f) => format!(
+            "about {:.0} % more of it by the deadline, its full write-verify taking about {}",
+            (100.0 - now.pct) * (left.as_secs_f64() / f).min(1.0),
+            took(f)
+        ),
+        None => "as many as the deadline allows (its speed is not known)".into(),
+    };
+    let size = crate::units::human_bytes_binary(s.size);
+    format!(
+        "{} stripes of {size}{from}, coarse first over the whole range: {covers}",
+        grouped(s.slots)
+    )
+}
+
+/// How the run is watched and shown; `--deadline` counted from now.
+fn looks(args: &BurninArgs, metrics: bool) -> Looks {
+    let deadline = args.deadline.map(|d| std::time::Instant::now() + d);
     let every = args.progress_interval;
     let progress = match args.progress {
         _ if args.chatter.quiet => None,
@@ -650,14 +661,7 @@ fn resumed(
         )
     };
     c.matches(&t.dev).map_err(not_it)?;
-    if args.deadline.is_some() && c.burn.stripes.is_none() {
-        bail!(
-            "--deadline: {}'s burn-in (run {}) was begun whole, without a deadline, and is at {}: resume it without --deadline (nothing was written)",
-            t.dev.given,
-            c.run_id,
-            c.place()
-        );
-    }
+    begun_whole(&c, &t.dev.given, args)?;
     (t.start, t.end) = (c.start_byte, c.end_byte);
     t.disk = c.disk_hash.unwrap_or(t.disk);
     t.checkpoint = name;
@@ -669,6 +673,19 @@ fn resumed(
     }
     c.burn.resumes += 1;
     Ok(c)
+}
+
+/// A `--deadline` refused on the resume of `c` (of disk `path`), a burn-in
+/// begun whole: its order is not the stripes'.
+fn begun_whole(c: &Checkpoint, path: &str, args: &BurninArgs) -> Result<()> {
+    if args.deadline.is_none() || c.burn.stripes.is_some() {
+        return Ok(());
+    }
+    bail!(
+        "--deadline: {path}'s burn-in (run {}) was begun whole, without a deadline, and is at {}: resume it without --deadline (nothing was written)",
+        c.run_id,
+        c.place()
+    )
 }
 
 /// Whether any of `targets` has an unfinished burn-in checkpointed in
@@ -769,11 +786,11 @@ mod tests {
 
     #[test]
     fn how_a_run_is_watched_follows_its_flags() {
-        let quiet = looks(&args("-q --progress lines"), false, None);
+        let quiet = looks(&args("-q --progress lines"), false);
         assert_eq!((quiet.progress, quiet.ticks), (None, None), "-q says no progress");
-        let lines = looks(&args("--progress lines --progress-interval 5s"), true, None);
+        let lines = looks(&args("--progress lines --progress-interval 5s"), true);
         let five = std::time::Duration::from_secs(5);
         assert_eq!((lines.progress, lines.ticks), (Some((five, false)), Some(five)));
-        assert_eq!(looks(&args("--progress table"), false, None).progress.map(|p| p.1), Some(true));
+        assert_eq!(looks(&args("--progress table"), false).progress.map(|p| p.1), Some(true));
     }
 }

@@ -50,13 +50,7 @@ fn announce(plan: &mut BurnPlan, stop: &StopFlag) {
         );
     }
     let mut estimate = estimate(plan, &speeds);
-    let fitted = plan.fit_deadline(&estimate);
-    if let Some((_, ends)) =
-        plan.deadline.filter(|_| plan.disks.iter().any(|d| d.point.burn.stripes.is_some()))
-    {
-        let left = ends.saturating_duration_since(std::time::Instant::now()).as_secs_f64();
-        estimate.all_s = estimate.all_s.min(left);
-    }
+    let fitted = plan.fit_deadline(&mut estimate);
     let (table, left_out) = plan_table(plan, &estimate).text_in(crate::width::of_stderr());
     tell!("{table}");
     if !left_out.is_empty() {
@@ -78,17 +72,22 @@ fn announce(plan: &mut BurnPlan, stop: &StopFlag) {
         tell!("  {line}");
     }
     if let Some(then) = &plan.then_verify {
-        let idle = match then.idle.is_zero() {
-            true => String::new(),
-            false => format!(" idle {}, then", human_duration(then.idle)),
-        };
-        let disks = ["DISK...".to_string()];
-        tell!(
-            "  then every disk that finished:{idle} its blocks verified (a run of its own): {}",
-            then.shown(&disks)
-        );
+        tell!("  {}", then_words(then));
     }
     plan.estimate = Some(estimate);
+}
+
+/// The verify that follows a burn-in, in the plan's words.
+fn then_words(then: &super::verify::ThenVerify) -> String {
+    let idle = match then.idle.is_zero() {
+        true => String::new(),
+        false => format!(" idle {}, then", human_duration(then.idle)),
+    };
+    let disks = ["DISK...".to_string()];
+    format!(
+        "then every disk that finished:{idle} its blocks verified (a run of its own): {}",
+        then.shown(&disks)
+    )
 }
 
 /// Each disk's estimate from the speeds known now (`read_now`: each

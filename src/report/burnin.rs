@@ -423,9 +423,7 @@ fn summary(
     );
     let unjudged = (not_judged.as_slice(), undecided.as_slice(), short.as_slice());
     let mut message = message(interrupted, (kind, waived), n, &flagged, controllers, unjudged);
-    if let Some(said) = striped(disks).filter(|_| !interrupted) {
-        message = format!("{message} {said}");
-    }
+    message.extend(striped(disks).filter(|_| !interrupted).map(|said| format!(" {said}")));
     for sentence in kernel_run {
         message = format!("{message} {sentence}.");
     }

@@ -145,7 +145,7 @@ fn one(
     }
     let job = plan.job((d, &on), live, deadline, stop);
     if c.burn.stripes.is_some() {
-        let pace = plan.deadline.map(|(_, ends)| Pace::until(ends));
+        let pace = plan.looks.deadline.map(Pace::until);
         return striped(&job, c, (pace, plan.resume), save);
     }
     worker::burn(&job, c.at, c.burn.clone(), save)
@@ -185,19 +185,8 @@ fn striped(
         }
         let began = Instant::now();
         out.stripes = Some(s);
-        let stripe = BurnJob { t: Span { start: from, end: to, disk: job.t.disk }, ..job.clone() };
         let burned = Stripes { done: s.done + 1, ..s };
-        // The stripe's end is saved as the next one's start, its count
-        // with it: a checkpoint never says "done" of one stripe.
-        let mut on = |b: &DiskBurn, now: At| match now.phase {
-            Phase::Done => {
-                let mut b = b.clone();
-                b.stripes = Some(burned);
-                save(&b, place(&burned));
-            }
-            _ => save(b, now),
-        };
-        out = worker::burn(&stripe, at, out, &mut on);
+        out = stripe(job, (from, to), (at, out), (burned, place(&burned)), save);
         if out.place.is_none_or(|p| p.phase != Phase::Done) {
             at = out.place.unwrap_or(at);
             break;
@@ -216,6 +205,29 @@ fn striped(
     out.place = Some(at);
     out.interrupted = job.stop.is_set();
     out
+}
+
+/// One stripe `from..to` of a striped burn-in written and verified from
+/// `at`, with what was found before in `out`; its end is saved as `next`
+/// (the next stripe's start) with `burned` (its count), so that a
+/// checkpoint never says "done" of one stripe.
+fn stripe(
+    job: &BurnJob,
+    (from, to): (u64, u64),
+    (at, out): (At, DiskBurn),
+    (burned, next): (Stripes, At),
+    save: &mut dyn FnMut(&DiskBurn, At),
+) -> DiskBurn {
+    let one = BurnJob { t: Span { start: from, end: to, disk: job.t.disk }, ..job.clone() };
+    let mut on = |b: &DiskBurn, now: At| match now.phase {
+        Phase::Done => {
+            let mut b = b.clone();
+            b.stripes = Some(burned);
+            save(&b, next);
+        }
+        _ => save(b, now),
+    };
+    worker::burn(&one, at, out, &mut on)
 }
 
 /// Disk `d`'s verify; with --cycles, each read-back after a spin cycle, or
