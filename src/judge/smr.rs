@@ -324,24 +324,45 @@ pub fn judge(signs: Signs) -> (Option<(Action, String)>, Option<String>) {
         );
     }
     let probe = signs.scattered.and_then(|s| Some((s, Probe::of(s)?)));
-    let persists = probe.as_ref().filter(|(_, p)| p.persists());
-    let untold = probe.as_ref().and_then(|(_, p)| p.untold());
-    match (persists, signs.shingled) {
+    let no_cache = probe.as_ref().is_some_and(|(_, p)| p.no_cache());
+    let judged = probed(probe.as_ref(), signs.shingled);
+    // A collapse in a pass that recovered idle is a media cache's,
+    // whatever the scattered-write probe decided (one that saw none is
+    // said beside: such a drive takes scattered writes to its bands).
+    let Some((action, words)) = signs.shingled.and_then(rule).filter(|r| r.0 == Action::Return)
+    else {
+        return judged;
+    };
+    // The probe's own figures where it decided so.
+    if judged.0.as_ref().is_some_and(|j| j.0 == Action::Return) && !no_cache {
+        return judged;
+    }
+    let beside = match no_cache {
+        true => {
+            " (its scattered writes, probed before the run, ran as its seeks allow: only long bursts go to its cache)"
+        }
+        false => "",
+    };
+    (Some((action, format!("{words}{beside}"))), None)
+}
+
+/// What the scattered-write probe (`probe`: its figures) and a pass's
+/// collapse (`shingled`) decide of a spinning disk that declares no zones.
+fn probed(
+    probe: Option<&(&Scattered, Probe)>,
+    shingled: Option<&Shingled>,
+) -> (Option<(Action, String)>, Option<String>) {
+    let persists = probe.filter(|(_, p)| p.persists());
+    let untold = probe.and_then(|(_, p)| p.untold());
+    match (persists, shingled) {
         // A cache that persists and filled in the probe: its figures.
         (Some((s, p)), _) if p.full_per_s.is_some() => scattered(s, p),
         // One that did not fill there, but a pass's writes collapsed:
         // the collapse tells.
         (Some(_), Some(sh)) => (rule(sh), undecided(sh)),
         (Some((s, p)), None) => scattered(s, p),
-        // Scattered writes as a seeking disk's seeks allow, on a host with
-        // CPUs to spare: no cache that persists, so a collapse in a pass
-        // that recovered idle is no media cache's (a volatile cache's
-        // burst, a path); one that stayed slow is told as ever.
-        (None, Some(sh)) if probe.as_ref().is_some_and(|(_, p)| p.no_cache()) => match rule(sh) {
-            Some((Action::Return, _)) => (None, None),
-            told => (told, undecided(sh)),
-        },
-        // A probe that could not tell contradicts nothing.
+        // A probe that saw no cache, or could not tell, contradicts
+        // nothing (`judge` says a recovered collapse beside it).
         (None, Some(sh)) => match rule(sh) {
             Some(told) => (Some(told), None),
             None => (None, undecided(sh).or(untold)),
@@ -568,7 +589,7 @@ mod tests {
     }
 
     #[test]
-    fn a_collapse_in_a_pass_is_smr_only_on_a_spinning_disk_the_probe_does_not_contradict() {
+    fn a_collapse_in_a_pass_that_recovers_is_smr_on_a_spinning_disk_whatever_the_probe_said() {
         let collapse =
             Collapse { pass: 1, fast_mb_per_s: 180.0, slow_mb_per_s: 18.0, after_bytes: 25 << 30 };
         let recovery = Some(Recovery { idle_s: 60.0, bytes: 1 << 30, mb_per_s: 176.0 });
@@ -576,10 +597,21 @@ mod tests {
         assert_eq!(judge(spinning(None, Some(&sh))).0.unwrap().0, Action::Return);
         // An SSD's SLC cache fills and recovers so: not shingles.
         assert_eq!(judge(Signs { spins: false, ..spinning(None, Some(&sh)) }), (None, None));
-        // Scattered writes as its seeks allow: no cache that persists, so
-        // the collapse was no media cache's.
+        // Scattered writes as its seeks allow: no cache for those, but the
+        // burst filled one and it came back idle: SMR, the probe said
+        // beside.
         let cmr = probed(150.0, vec![45; 80], 40.0, None);
-        assert_eq!(judge(spinning(Some(&cmr), Some(&sh))), (None, None));
+        let (action, words) = judge(spinning(Some(&cmr), Some(&sh))).0.unwrap();
+        assert_eq!(action, Action::Return);
+        assert!(words.starts_with("behaves as drive-managed SMR: wrote at 180 MB/s for the first 26.84 GB of pass 1, then at 18 MB/s"), "{words}");
+        assert!(words.ends_with("(its scattered writes, probed before the run, ran as its seeks allow: only long bursts go to its cache)"), "{words}");
+        assert_eq!(judge(spinning(Some(&cmr), None)), (None, None), "no collapse: nothing said");
+        // A probe that filled a cache but was not idled (a stop), and a
+        // pass's collapse that recovered: the collapse decides.
+        let filled = probed(150.0, [vec![900; 8], vec![4; 16]].concat(), 6.0, None);
+        let (action, words) = judge(spinning(Some(&filled), Some(&sh))).0.unwrap();
+        assert_eq!(action, Action::Return);
+        assert!(words.starts_with("behaves as drive-managed SMR: wrote at 180 MB/s"), "{words}");
         // A probe that measured nothing (a stop) contradicts nothing.
         let cut = Scattered { incomplete: Some("stopped".into()), ..Scattered::empty(4096) };
         assert_eq!(judge(spinning(Some(&cut), Some(&sh))).0.unwrap().0, Action::Return);
@@ -633,11 +665,11 @@ mod tests {
         let (action, words) = judge(spinning(Some(&busy), Some(&sh))).0.unwrap();
         assert_eq!(action, Action::Return);
         assert!(words.starts_with("behaves as drive-managed SMR"), "{words}");
-        // The same probe with CPUs to spare: no cache, the collapse no
-        // media cache's.
+        // The same probe with CPUs to spare: no cache for scattered writes,
+        // and the collapse that recovered still tells.
         let idle = Scattered { idle_cpus: Some(1.6), ..busy.clone() };
         assert!(!untold(&idle));
-        assert_eq!(judge(spinning(Some(&idle), Some(&sh))), (None, None));
+        assert_eq!(judge(spinning(Some(&idle), Some(&sh))).0.unwrap().0, Action::Return);
         assert_eq!(judge(spinning(Some(&idle), None)), (None, None));
         // A cache seen on a busy host is seen: a busy host only slows it.
         let smr = Scattered {
