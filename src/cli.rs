@@ -356,6 +356,12 @@ pub struct BurninArgs {
     /// conveyance, 72h long where it states none].
     #[arg(help_heading = "SMART", long, value_name = "DURATION", requires = "self_tests", value_parser = parse_duration)]
     pub smart_test_timeout: Option<Duration>,
+    /// Refuse a solid-state disk this burn-in would take past PCT % of its
+    /// rated endurance used (its own percentage used now, plus what the
+    /// bytes to write cost at the rate its counters show), or that is
+    /// there already; nothing is written.
+    #[arg(help_heading = "SMART", long, value_name = "PCT", value_parser = parse_pct)]
+    pub max_wear: Option<f64>,
     /// Read each disk's temperature this often during the run (e.g. 5m).
     #[arg(help_heading = "SMART", long, value_name = "DURATION", default_value = defaults::SMART_EVERY, value_parser = parse_duration)]
     pub smart_every: Duration,
@@ -392,6 +398,14 @@ pub enum BurnProgress {
     Lines,
     /// None.
     None,
+}
+
+/// A percentage above 0, at most 100.
+fn parse_pct(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("{s}: give a percentage above 0, at most 100")),
+    }
 }
 
 impl BurninArgs {

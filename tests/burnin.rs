@@ -2802,3 +2802,121 @@ fn a_deadline_burns_stripes_over_the_whole_surface_and_a_resume_completes_it() {
         "{message}"
     );
 }
+
+/// A solid-state disk's endurance: read before and after from its own
+/// counters (the recorded NVMe drive's data units written and percentage
+/// used, and the recorded Samsung 860 EVO's device statistics), said in
+/// the plan and the report; `--max-wear` refuses a plan that would pass it
+/// at the rate the drive's counters show, in one line, nothing written.
+#[test]
+fn an_ssd_s_endurance_is_said_before_and_after_and_max_wear_refuses_a_plan_past_it() {
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let d = disks(2, 32 * MIB);
+    let t = Throttle::calm(&d);
+    // NVMe: 2 % used after 20.48 MB written (10.24 MB a per cent): the
+    // 32 MiB pass is 3.3 % more.
+    let mut nvme = recorded_smart("nvme");
+    nvme["nvme_smart_health_information_log"]["percentage_used"] = 2.into();
+    nvme["nvme_smart_health_information_log"]["data_units_written"] = 40.into();
+    let mut nvme_after = nvme.clone();
+    // The drive counts what the run wrote: 32 MiB is 65.5 units of 512,000.
+    nvme_after["nvme_smart_health_information_log"]["data_units_written"] = (40 + 66).into();
+    nvme_after["nvme_smart_health_information_log"]["percentage_used"] = 5.into();
+    // ATA: the Samsung 860 EVO at 19 %, its sectors written raised by the
+    // run's bytes.
+    let ata = recorded_smart("versions/ssd-ata-7.5");
+    let mut ata_after = ata.clone();
+    for p in ata_after["ata_device_statistics"]["pages"].as_array_mut().unwrap() {
+        for e in p["table"].as_array_mut().unwrap() {
+            if e["name"] == "Logical Sectors Written" {
+                e["value"] = (64_777_770_148u64 + 32 * MIB / 512).into();
+            }
+        }
+    }
+    let readings = [vec![nvme.clone(), nvme_after], vec![ata.clone(), ata_after]];
+    let (fake, path) = smartctl_readings(&d, &readings);
+    let state = tempdir();
+    let dir = tempdir();
+    let json = dir.path().join("b.json");
+    let run = |extra: &[&str]| {
+        // Each run is served the readings from the first (before) on.
+        for x in &d {
+            let _ = std::fs::remove_file(
+                fake.path().join(format!("{}.n", x.dev.trim_start_matches("/dev/"))),
+            );
+        }
+        let mut a = vec!["burnin", "--state", state.path().to_str().unwrap()];
+        a.extend(["--destructive", "--yes", "--wipe-signatures", "--smr-probe", "0"]);
+        a.extend(NO_SPEED_JUDGED);
+        a.extend(["--progress", "none", "--json", json.to_str().unwrap()]);
+        a.extend(extra);
+        a.extend(d.iter().map(|x| x.dev.as_str()));
+        let out = t.command(&a).env("PATH", &path).output_within(RUN);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        eprintln!("--- burnin {extra:?}\n{text}");
+        (out, text)
+    };
+    let before: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
+    let (out, text) = run(&["--max-wear", "5"]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(&format!(
+            "--max-wear 5: writing 33.55 MB to {} would take it from 2 % to about 5.3 % of its rated endurance"
+        , d[0].dev)),
+        "{text}"
+    );
+    assert!(text.trim().lines().count() == 1 && text.contains("nothing was written"), "{text}");
+    let after: Vec<u64> = d.iter().map(|x| sectors_written(&x.dev)).collect();
+    assert_eq!(before, after, "nothing written");
+    assert!(!json.exists());
+    // At 10 %: the 860 EVO is at 19 % already.
+    let (out, text) = run(&["--max-wear", "10"]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(&format!(
+            "--max-wear 10: {} has used 19 % of its rated endurance already",
+            d[1].dev
+        )),
+        "{text}"
+    );
+    // Allowed at 25 %: the plan says what each will cost, the report what
+    // it did.
+    let (out, text) = run(&["--max-wear", "25"]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{}: a solid-state disk: writes 33.55 MB to it, 2 % used now; about 5.3 % after",
+            d[0].dev
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "{}: a solid-state disk: writes 33.55 MB to it, 19 % used now; about 19.0 % after",
+            d[1].dev
+        )),
+        "{text}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let e = &doc["disks"][0]["endurance"];
+    assert_eq!(
+        (e["written_bytes"].as_u64(), e["counted_by_drive"].as_bool()),
+        (Some(66 * 512_000), Some(true)),
+        "{e}"
+    );
+    assert_eq!(e["rated_pct"].as_f64(), Some(3.0), "{e}");
+    assert_eq!(
+        e["said"],
+        "this run wrote 33.79 MB (the drive's own count): 3 % of its rated endurance (its percentage used rose by that); percentage used 2 % before, 5 % after"
+    );
+    let e = &doc["disks"][1]["endurance"];
+    assert_eq!(e["written_bytes"].as_u64(), Some(32 * MIB), "{e}");
+    assert!(e["said"].as_str().unwrap().starts_with("this run wrote 33.55 MB (the drive's own count): about 0.00 % of its rated endurance, at the rate its own counters show (33.17 TB written for 19 % used)"), "{e}");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains(&format!("SMART {}: endurance: this run wrote 33.79 MB", d[0].dev)),
+        "{report}"
+    );
+}

@@ -23,6 +23,7 @@
 
 pub mod block;
 pub mod cycle;
+pub mod endurance;
 pub mod estimate;
 pub mod health;
 pub mod live;

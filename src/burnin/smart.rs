@@ -101,6 +101,10 @@ pub struct Snapshot {
     /// (a SAS drive's phy counters under 7.2), a sentence each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_read: Vec<String>,
+    /// A solid-state drive's wear: bytes written over its life, the share
+    /// of its endurance used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wear: Option<super::endurance::Wear>,
 }
 
 /// Temperatures a drive's sensor can mean (°C); a reading outside is a
@@ -427,6 +431,7 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
         not_believed,
         not_read,
         logged_errors,
+        wear: super::endurance::wear(v),
         self_test_minutes: [TestKind::Short, TestKind::Long, TestKind::Conveyance]
             .into_iter()
             .filter_map(|k| Some((k, k.expected_minutes(v)?)))

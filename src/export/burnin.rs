@@ -246,6 +246,9 @@ fn smart(out: &mut Vec<Block>, r: &BurnReport) {
         if let Some(c) = d.hottest_c {
             lines.push((&d.path, format!("hottest {c} °C during the run{}", limit_words(d))));
         }
+        if let Some(e) = &d.endurance {
+            lines.push((&d.path, format!("endurance: {}", e.said)));
+        }
         for words in not_believed(d) {
             lines.push((&d.path, format!("not believed: {words}")));
         }

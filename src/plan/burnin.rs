@@ -226,6 +226,30 @@ impl BurnPlan {
         said
     }
 
+    /// What the burn-in will cost each solid-state disk's endurance, a
+    /// line each (by what it has left to write: under a deadline, at most
+    /// that).
+    pub fn wear_lines(&self) -> Vec<String> {
+        let each = self.disks.iter().filter(|_| !self.read_only).filter_map(|d| {
+            let c = &d.point;
+            let w = c.smart_before.as_ref()?.wear?;
+            let bytes = c.left().0;
+            let now = w
+                .used_pct
+                .map_or("its percentage used not said".into(), |u| format!("{u} % used now"));
+            let after = match w.after_writing(bytes) {
+                Some(a) => format!("about {a:.1} % after, at the rate its own counters show"),
+                None => "what that uses of its rated endurance is said after the run".into(),
+            };
+            let bytes = crate::units::human_bytes(bytes);
+            Some(format!(
+                "{}: a solid-state disk: writes {bytes} to it, {now}; {after}",
+                d.target.dev.given
+            ))
+        });
+        each.collect()
+    }
+
     /// How long a soak reads, in words.
     pub fn soak_length(&self) -> String {
         let human = crate::units::human_duration;
@@ -512,7 +536,34 @@ fn to_write(
             fresh(&targets, args, argv, stop)?
         }
     };
+    check_wear(&points, args.max_wear)?;
     Ok((targets, locks, points, store, first))
+}
+
+/// `--max-wear PCT`: a solid-state disk whose percentage used is at PCT
+/// already, or that the bytes this run has left to write would take past
+/// it at the rate its own counters show, is refused (nothing written).
+fn check_wear(points: &[Checkpoint], max: Option<f64>) -> Result<()> {
+    let Some(max) = max else { return Ok(()) };
+    for c in points {
+        let Some(w) = c.smart_before.as_ref().and_then(|s| s.wear) else { continue };
+        let bytes = c.left().0;
+        if let Some(now) = w.used_pct.filter(|u| *u as f64 >= max) {
+            bail!(
+                "--max-wear {max}: {} has used {now} % of its rated endurance already (its own percentage used); burn it in only with a higher --max-wear (nothing was written)",
+                c.device
+            );
+        }
+        if let Some(after) = w.after_writing(bytes).filter(|a| *a > max) {
+            bail!(
+                "--max-wear {max}: writing {} to {} would take it from {} % to about {after:.1} % of its rated endurance (at the rate its own counters show); burn fewer --passes or a --range, or raise --max-wear (nothing was written)",
+                crate::units::human_bytes(bytes),
+                c.device,
+                w.used_pct.unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The disks a resumed run began with, not among `targets`, whose burn-in

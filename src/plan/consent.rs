@@ -68,7 +68,7 @@ fn announce(plan: &mut BurnPlan, stop: &StopFlag) {
         }
     }
     tell!("  {}", in_all(&estimate, plan.disks.len()));
-    for line in fitted {
+    for line in fitted.into_iter().chain(plan.wear_lines()) {
         tell!("  {line}");
     }
     if let Some(then) = &plan.then_verify {

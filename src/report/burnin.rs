@@ -119,6 +119,10 @@ pub struct BurnDisk {
     /// tested of the range (the rest is not claimed), in numbers and words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tested: Option<Tested>,
+    /// A solid-state drive's: what the run cost its endurance, by its own
+    /// counters before and after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endurance: Option<crate::burnin::endurance::Endurance>,
 }
 
 /// What a striped burn-in tested of a disk's range.
@@ -344,6 +348,10 @@ impl Burned {
         let verdict = judged.disk_verdict(burn.interrupted, burned_whole(&burn, read_only));
         let len = burn.pass_bytes((t.start, t.end));
         let tested = Tested::of(&burn, (t.start, t.end), t.dev.identity.size_bytes);
+        let endurance = (smart.0.as_ref().filter(|_| !read_only)).and_then(|c| {
+            let (before, after) = (c.before.wear.as_ref()?, c.after.wear.as_ref()?);
+            Some(crate::burnin::endurance::cost(before, after, burn.written_bytes))
+        });
         let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, len);
         let writes = pass_speeds(&burn.write_pass_s, burn.passes_done, len);
         BurnDisk {
@@ -377,6 +385,7 @@ impl Burned {
             verdict,
             kernel,
             tested,
+            endurance,
         }
     }
 }
