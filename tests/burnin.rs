@@ -2920,3 +2920,65 @@ fn an_ssd_s_endurance_is_said_before_and_after_and_max_wear_refuses_a_plan_past_
         "{report}"
     );
 }
+
+/// A solid-state disk whose writes step down once a burst has filled its
+/// write cache (a memory-backed loop device says it does not spin; its
+/// writes held to 80 MB/s for the first 48 MiB, 8 MB/s after): named as an
+/// SSD's cache with its size and both speeds, never as SMR, no finding, no
+/// idle to see it recover.
+#[test]
+fn a_solid_state_disk_whose_writes_step_down_is_named_by_its_cache_not_smr() {
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let d = disks(1, 96 * MIB);
+    let x = &d[0];
+    let t = Throttle::new();
+    t.limit_write(x, 80_000_000);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (out, doc) = std::thread::scope(|s| {
+        let (before, t, done) = (sectors_written(&x.dev), &t, &done);
+        let cut = s.spawn(move || {
+            while (sectors_written(&x.dev) - before) * 512 < 48 * MIB {
+                if done.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            t.limit_write(x, 8_000_000);
+        });
+        let mut args = vec!["--smr-probe", "0", "--smr-idle", "30s", "--block", "1m"];
+        args.extend(NO_SPEED_JUDGED);
+        args.push(&x.dev);
+        let run = burn_in(Some(t), &args);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        cut.join().unwrap();
+        run
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report = String::from_utf8_lossy(&out.stdout);
+    let disk = &doc["disks"][0];
+    assert!(disk.get("shingled").is_none(), "{disk}");
+    let c = &disk["ssd_cache"];
+    let after = c["collapse"]["after_bytes"].as_u64().unwrap();
+    // The step where the throttle fell (the capacity probe's writes are
+    // among the first 48 MiB).
+    assert!((24 * MIB..=56 * MIB).contains(&after), "{c}");
+    let (fast, slow) = (
+        c["collapse"]["fast_mb_per_s"].as_f64().unwrap(),
+        c["collapse"]["slow_mb_per_s"].as_f64().unwrap(),
+    );
+    assert!(fast >= 4.0 * slow && slow < 12.0, "{c}");
+    let said = c["said"].as_str().unwrap();
+    assert!(
+        said.contains("a solid-state disk's write cache (SLC) of about")
+            && said.contains("not SMR"),
+        "{said}"
+    );
+    assert!(report.contains(&format!("{}: its writes ran at", x.dev)), "{report}");
+    // No idle to see it recover, no finding, not SMR.
+    assert!(!stderr.contains("to see whether they recover"), "{stderr}");
+    assert!(doc["summary"]["disk_verdicts"].as_array().unwrap().is_empty(), "{doc}");
+    assert!(!report.contains("drive-managed SMR"), "{report}");
+    assert_eq!(out.status.code(), Some(0), "{report}");
+}

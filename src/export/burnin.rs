@@ -151,11 +151,15 @@ fn whole(v: Option<f64>) -> String {
     v.map_or("-".to_string(), |p| format!("{p:.0}"))
 }
 
-/// Where each disk stopped short of its end.
+/// Where each disk stopped short of its end, and the write cache a
+/// solid-state disk's writes showed.
 fn stopped(out: &mut Vec<Block>, r: &BurnReport) {
     for d in &r.disks {
         if let Some(words) = stopped_at(d, r.passes) {
             out.push(Block::Note(format!("{}: {words}", d.path)));
+        }
+        if let Some(c) = &d.ssd_cache {
+            out.push(Block::Note(format!("{}: {}", d.path, c.said)));
         }
     }
 }

@@ -79,8 +79,13 @@ pub fn collapses(run: &BurnRun) -> Vec<(usize, crate::judge::smr::Collapse)> {
         .collect()
 }
 
-/// The first pass whose writes collapsed, where they did.
+/// The first pass whose writes collapsed, where they did (a burn-in in
+/// stripes writes out of order: its surface is no burst's, and is not
+/// searched).
 fn collapse(b: &DiskBurn, start: u64) -> Option<crate::judge::smr::Collapse> {
+    if b.stripes.is_some() {
+        return None;
+    }
     let mut passes: Vec<u16> = b.surface.iter().map(|p| p.pass).collect();
     passes.dedup();
     passes.into_iter().find_map(|pass| {

@@ -57,6 +57,22 @@ pub struct Collapse {
     pub after_bytes: u64,
 }
 
+impl Collapse {
+    /// A solid-state disk's: its write cache (SLC) filled, in words, with
+    /// its size and both speeds (no shingles, and no finding).
+    pub fn ssd_cache(&self) -> String {
+        format!(
+            "its writes ran at {:.0} MB/s for the first {} of pass {}, then at {:.0} MB/s: a solid-state disk's write \
+             cache (SLC) of about {} filled, as its maker builds it (not SMR; nothing to act on)",
+            self.fast_mb_per_s,
+            human_bytes(self.after_bytes),
+            self.pass,
+            self.slow_mb_per_s,
+            human_bytes(self.after_bytes)
+        )
+    }
+}
+
 /// A burst written after idling, to see whether the writes recover.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Recovery {

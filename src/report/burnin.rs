@@ -119,10 +119,21 @@ pub struct BurnDisk {
     /// tested of the range (the rest is not claimed), in numbers and words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tested: Option<Tested>,
+    /// A solid-state disk whose writes stepped down partway through a pass:
+    /// its write cache (SLC) filled (said, not a finding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssd_cache: Option<SsdCache>,
     /// A solid-state drive's: what the run cost its endurance, by its own
     /// counters before and after.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endurance: Option<crate::burnin::endurance::Endurance>,
+}
+
+/// A solid-state disk's write cache, as its writes showed it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SsdCache {
+    pub collapse: crate::judge::smr::Collapse,
+    pub said: String,
 }
 
 /// What a striped burn-in tested of a disk's range.
@@ -379,7 +390,12 @@ impl Burned {
             sensor_faults: temps.not_believed,
             temperature_limit: Some(limit),
             remeasured: f.remeasured.clone(),
-            shingled: f.shingled,
+            // A solid-state disk's collapse is its write cache's.
+            shingled: f.shingled.filter(|_| f.spins),
+            ssd_cache: f
+                .shingled
+                .filter(|_| !f.spins)
+                .map(|s| SsdCache { collapse: s.collapse, said: s.collapse.ssd_cache() }),
             undecided: judged.undecided.clone(),
             burned_in: BurnedIn::of(c),
             verdict,
