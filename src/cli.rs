@@ -255,6 +255,14 @@ pub struct BurninArgs {
     /// spin-down (or its power's return) before it is named as not back.
     #[arg(help_heading = "How to write and read", long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration, requires = "cycles")]
     pub spin_up_timeout: Duration,
+    /// After the last read-back, leave each disk trimmed: what the burn-in
+    /// wrote is deallocated (write zeroes with deallocate where the kernel
+    /// can promise zeroes, else a plain discard) and, where zeroes were
+    /// promised (by the kernel, or the drive's own TRIM "deterministic,
+    /// zeroed"), read back at spread places: data there is a finding. Not
+    /// with --idle or --cycles (their verify reads the blocks back).
+    #[arg(help_heading = "How to write and read", long, conflicts_with_all = ["read_only", "verify", "idle", "cycles"])]
+    pub discard: bool,
     /// A disk whose writes collapse partway (as a drive-managed SMR disk's
     /// do once its media cache is full) is left idle this long after the
     /// run, then written a burst at its start: back at full speed, it

@@ -142,11 +142,14 @@ pub enum Code {
     /// The kernel reset it, timed out or failed a command of it while it
     /// was inspected (a note).
     KernelSaw,
+    /// After a discard whose zeroes it (or the kernel for it) promised,
+    /// data read back.
+    DiscardNotZeroes,
 }
 
 /// Every code, in the order of the enum (and of the JSON's documentation,
 /// which describes each): `ALL[code as usize]` is the code.
-pub const ALL: [Code; 62] = [
+pub const ALL: [Code; 63] = [
     Code::UnreadableRanges,
     Code::FailedReads,
     Code::SlowReads,
@@ -209,9 +212,10 @@ pub const ALL: [Code; 62] = [
     Code::SerialDuplicated,
     Code::RetriesOutlastKernel,
     Code::KernelSaw,
+    Code::DiscardNotZeroes,
 ];
 
-const _: () = assert!(Code::KernelSaw as usize + 1 == ALL.len());
+const _: () = assert!(Code::DiscardNotZeroes as usize + 1 == ALL.len());
 
 impl Code {
     /// Whether an inspection's finding of this code is something to act on

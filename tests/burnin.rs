@@ -2982,3 +2982,63 @@ fn a_solid_state_disk_whose_writes_step_down_is_named_by_its_cache_not_smr() {
     assert!(!report.contains("drive-managed SMR"), "{report}");
     assert_eq!(out.status.code(), Some(0), "{report}");
 }
+
+/// `--discard`: after the last read-back each disk is left trimmed (its
+/// backing file's blocks freed: the kernel's write zeroes with deallocate
+/// over a loop device punches holes) and read back at spread places as
+/// zeroes; a disk whose discard keeps its data (faultdisk's TRIM that lies)
+/// is found, and one that zeroes is not.
+#[test]
+fn a_discard_leaves_each_disk_trimmed_and_a_drive_whose_trim_keeps_data_is_found() {
+    use crate::faults::FaultyDisk;
+    use std::os::unix::fs::MetadataExt;
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let size = 32 * MIB;
+    let d = disks(1, size);
+    let lies = FaultyDisk::trimming(size, "keep");
+    let zeroes = FaultyDisk::trimming(size, "zero");
+    let allocated = || std::fs::metadata(&d[0].file).unwrap().blocks() * 512;
+    let mut args = vec!["--discard", "--smr-probe", "0", "--block", "1m"];
+    args.extend(NO_SPEED_JUDGED);
+    args.extend([d[0].dev.as_str(), lies.dev.as_str(), zeroes.dev.as_str()]);
+    let (out, doc) = burn(&args);
+    let report = String::from_utf8_lossy(&out.stdout);
+    let disk = |i: usize| &doc["disks"][i];
+    // The memory-backed disk: every byte the burn-in wrote deallocated (its
+    // file holds none now), read back as zeroes.
+    let x = &disk(0)["discarded"];
+    assert_eq!(
+        (x["bytes"].as_u64(), x["way"].as_str()),
+        (Some(size), Some("zero_deallocate")),
+        "{x}"
+    );
+    assert_eq!(x["promised_by"], "the kernel (write zeroes with deallocate)", "{x}");
+    assert!(x["read_bytes"].as_u64().unwrap() >= 8 * MIB && x["not_zero_bytes"] == 0, "{x}");
+    assert!(allocated() < MIB, "{} bytes still allocated", allocated());
+    assert_eq!(disk(0)["verdict"], "healthy", "{}", disk(0));
+    // The drive whose discard keeps the data: found, rechecked.
+    let x = &disk(1)["discarded"];
+    assert_eq!(x["bytes"].as_u64(), Some(size), "{x}");
+    assert_eq!(x["not_zero_bytes"], x["read_bytes"], "every place read back held data: {x}");
+    assert_eq!(disk(1)["verdict"], "recheck", "{}", disk(1));
+    let said = doc["summary"]["disk_verdicts"].as_array().unwrap();
+    let advice = said.iter().find(|a| a["path"] == lies.dev.as_str()).unwrap();
+    assert_eq!(advice["findings"][0]["code"], "discard_not_zeroes", "{advice}");
+    assert!(
+        advice["sentence"].as_str().unwrap().contains("after a discard the kernel (write zeroes with deallocate) promised would read as zeroes"),
+        "{advice}"
+    );
+    // The one that zeroes: nothing found.
+    assert_eq!(disk(2)["discarded"]["not_zero_bytes"], 0, "{}", disk(2));
+    assert_eq!(disk(2)["verdict"], "healthy", "{}", disk(2));
+    assert!(
+        report.contains(&format!(
+            "{}: 33.55 MB of what the burn-in wrote deallocated with write zeroes",
+            d[0].dev
+        )),
+        "{report}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{report}");
+}

@@ -56,6 +56,9 @@ pub(crate) struct Writable<'a> {
     tear: Ranges<'a>,
     /// A media cache.
     cache: Option<Cache>,
+    /// A punched hole (a discard): `"zero"` zeroes it, `"keep"` keeps the
+    /// data (a TRIM that does not do what it says).
+    trim: Option<&'static str>,
 }
 
 /// A drive-managed SMR disk's media cache, as faultdisk paces it
@@ -115,6 +118,13 @@ impl FaultyDisk {
         tear: &[(u64, u64)],
     ) -> Self {
         let rw = Writable { flip_every, drop, tear, ..Writable::default() };
+        Self::spawn(size, &[], &[], None, Some(rw))
+    }
+
+    /// A writable disk in memory that takes discards: zeroing them
+    /// (`"zero"`) or keeping the data (`"keep"`).
+    pub(crate) fn trimming(size: u64, trim: &'static str) -> Self {
+        let rw = Writable { trim: Some(trim), ..Writable::default() };
         Self::spawn(size, &[], &[], None, Some(rw))
     }
 
@@ -206,6 +216,9 @@ impl FaultyDisk {
                 .env("FAULTDISK_FLIP_EVERY", env(rw.flip_every))
                 .env("FAULTDISK_DROP", env(rw.drop))
                 .env("FAULTDISK_TEAR", env(rw.tear));
+            if let Some(t) = rw.trim {
+                daemon.env("FAULTDISK_TRIM", t);
+            }
             if let Some(c) = rw.cache {
                 let Cache { bytes, fast, slow, drain, band_us, direct } = c;
                 let direct = u8::from(direct);

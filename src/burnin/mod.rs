@@ -23,6 +23,7 @@
 
 pub mod block;
 pub mod cycle;
+pub mod discard;
 pub mod endurance;
 pub mod estimate;
 pub mod health;

@@ -53,6 +53,10 @@ pub struct Settings {
     pub cycles: Option<u16>,
     pub spin_up_timeout: Duration,
     pub power_cycle: bool,
+    /// `--discard`: each disk left trimmed after the last read-back (a
+    /// checkpoint written before it keeps none: not asked).
+    #[serde(default)]
+    pub discard: bool,
 }
 
 /// Where a burn-in's results go, as given (`--json`, `--out`, `--metrics`,

@@ -105,6 +105,10 @@ pub struct Snapshot {
     /// of its endurance used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wear: Option<super::endurance::Wear>,
+    /// An ATA drive's IDENTIFY: whether it declares that a trimmed range
+    /// reads as zeroes (TRIM deterministic and zeroed; smartctl 7.2 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zeroes_after_trim: Option<bool>,
 }
 
 /// Temperatures a drive's sensor can mean (°C); a reading outside is a
@@ -432,6 +436,10 @@ pub fn parse(v: &Value) -> Option<Snapshot> {
         not_read,
         logged_errors,
         wear: super::endurance::wear(v),
+        zeroes_after_trim: (v["trim"]["supported"].as_bool() == Some(true)).then(|| {
+            v["trim"]["deterministic"].as_bool() == Some(true)
+                && v["trim"]["zeroed"].as_bool() == Some(true)
+        }),
         self_test_minutes: [TestKind::Short, TestKind::Long, TestKind::Conveyance]
             .into_iter()
             .filter_map(|k| Some((k, k.expected_minutes(v)?)))

@@ -3,6 +3,7 @@
 //! This module reads sysfs and `stat`s paths; it never reads a device.
 
 pub mod buffer;
+pub mod discard;
 pub mod format;
 pub mod kernel;
 pub mod latency_log;

@@ -161,6 +161,9 @@ fn stopped(out: &mut Vec<Block>, r: &BurnReport) {
         if let Some(c) = &d.ssd_cache {
             out.push(Block::Note(format!("{}: {}", d.path, c.said)));
         }
+        if let Some(x) = &d.discarded {
+            out.push(Block::Note(format!("{}: {}", d.path, x.words())));
+        }
     }
 }
 

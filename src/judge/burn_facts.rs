@@ -60,6 +60,10 @@ pub struct Burned {
     /// What the kernel saw of it while it was burned (`device::kernel`).
     #[serde(default)]
     pub kernel: Option<crate::device::kernel::Seen>,
+    /// `--discard`: what was discarded after the last read-back, and read
+    /// back where zeroes were promised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discarded: Option<crate::burnin::discard::Discarded>,
 }
 
 /// MB/s of `bytes` over `secs`; None when nothing was moved or timed
@@ -132,7 +136,7 @@ pub fn facts(run: &BurnRun) -> (Vec<BurnFacts>, Vec<Option<i64>>, Vec<TempLimits
                 spins,
                 after,
             }
-            .facts()
+            .facts(d.discarded.clone())
         })
         .collect();
     (facts, hottest, limits)
@@ -201,7 +205,7 @@ impl Evidence<'_> {
         pick(*kind, s).map(|w| format!("{} self-test after the burn-in: {w}", kind.word()))
     }
 
-    fn facts(self) -> BurnFacts {
+    fn facts(self, discarded: Option<crate::burnin::discard::Discarded>) -> BurnFacts {
         let b = self.burn;
         let words =
             |kind: CounterKind| self.smart.map(|c| smart_words(c, kind)).unwrap_or_default();
@@ -260,6 +264,7 @@ impl Evidence<'_> {
             spins: self.spins,
             scattered: self.point.scattered.clone(),
             cycles: b.cycles.clone(),
+            discarded,
         }
     }
 }

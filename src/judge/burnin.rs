@@ -99,6 +99,8 @@ pub struct BurnFacts {
     pub scattered: Option<crate::burnin::scatter::Scattered>,
     /// A verify's spin cycles (`--cycles`).
     pub cycles: Vec<crate::burnin::cycle::Cycle>,
+    /// `--discard`: what was discarded and read back.
+    pub discarded: Option<crate::burnin::discard::Discarded>,
 }
 
 impl BurnFacts {
@@ -333,6 +335,24 @@ fn evidence(d: &BurnFacts, th: &Thresholds) -> Rule {
         .or_else(|| transport(d))
         .or_else(|| heat(d))
         .or_else(|| smr(d))
+        .or_else(|| coded(discard_not_zeroes(d), Code::DiscardNotZeroes))
+}
+
+/// After a discard whose zeroes were promised, data read back: its TRIM
+/// does not do what it (or the kernel for it) declares, which RAID, ZFS
+/// and a secure erase rely on.
+fn discard_not_zeroes(d: &BurnFacts) -> Said {
+    let x = d.discarded.as_ref().filter(|x| x.not_zero_bytes > 0)?;
+    Some((
+        Action::Recheck,
+        format!(
+            "after a discard {} promised would read as zeroes, {} of {} read back at spread places held data (first at byte {}): do not rely on its discards zeroing (RAID resyncs and secure erase do); update its firmware and burn it in again with --discard, and return it if it stays so",
+            x.promised_by.as_deref().unwrap_or("the drive"),
+            crate::units::human_bytes(x.not_zero_bytes),
+            crate::units::human_bytes(x.read_bytes),
+            x.first_not_zero.unwrap_or_default()
+        ),
+    ))
 }
 
 /// The writes' shape (`judge::smr`): shingles, or a collapse that stayed.

@@ -185,6 +185,9 @@ fn settings(
         }
     }
     out.push(("io-timeout", secs(s.io_timeout)));
+    if s.discard && !verify {
+        out.push(("discard", None));
+    }
     out.push(("stall-ms", Some(stall_ms.to_string())));
     match slow_pct > 0.0 {
         true => out.push(("slow-pct", Some(slow_pct.to_string()))),

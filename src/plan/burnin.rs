@@ -84,6 +84,8 @@ pub struct BurnPlan {
     pub thresholds: crate::judge::Thresholds,
     /// A soak's `--duration`.
     pub duration: Option<Duration>,
+    /// `--discard`: each disk left trimmed after the last read-back.
+    pub discard: bool,
     /// A soak's `--passes`, as asked.
     pub passes: Option<u16>,
     /// A soak's read size.
@@ -178,6 +180,7 @@ impl BurnPlan {
             smr_probe: if nothing_written || resume { Duration::ZERO } else { args.smr_probe },
             thresholds: crate::judge::Thresholds::judging(judged),
             duration: args.duration,
+            discard: args.discard && !nothing_written,
             passes: args.passes,
             block: args.io.block,
             // A resumed run (--resume-or-start) ran its self-test when it began.

@@ -42,6 +42,7 @@ pub fn inherit(args: &BurninArgs, given: &HashSet<String>, first: &Settings) -> 
     if !own("smr_idle") {
         a.smr_idle = first.smr_idle;
     }
+    a.discard |= first.discard;
     if !own("smart") {
         a.smart = first.smart;
     }
@@ -107,6 +108,7 @@ pub fn settings_of(args: &BurninArgs) -> Settings {
         cycles: args.cycles,
         spin_up_timeout: args.spin_up_timeout,
         power_cycle: args.power_cycle,
+        discard: args.discard,
     }
 }
 

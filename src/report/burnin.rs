@@ -127,6 +127,12 @@ pub struct BurnDisk {
     /// counters before and after.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endurance: Option<crate::burnin::endurance::Endurance>,
+    /// `--discard`: what was discarded after the last read-back (`bytes`,
+    /// `way`: `zero_deallocate` or `discard`), who promised zeroes after
+    /// it (`promised_by`), what was read back (`read_bytes`,
+    /// `not_zero_bytes`, `first_not_zero`) and why it did not finish.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discarded: Option<crate::burnin::discard::Discarded>,
 }
 
 /// A solid-state disk's write cache, as its writes showed it.
@@ -354,7 +360,8 @@ impl Burned {
         (hottest_c, limit): (Option<i64>, TempLimits),
         read_only: bool,
     ) -> BurnDisk {
-        let Burned { disk, burn, smart, temps, self_test_after: after, kernel, .. } = self;
+        let Burned { disk, burn, smart, temps, self_test_after: after, kernel, discarded, .. } =
+            self;
         let (t, c) = (&disk, &disk.point);
         let verdict = judged.disk_verdict(burn.interrupted, burned_whole(&burn, read_only));
         let len = burn.pass_bytes((t.start, t.end));
@@ -402,6 +409,7 @@ impl Burned {
             kernel,
             tested,
             endurance,
+            discarded,
         }
     }
 }

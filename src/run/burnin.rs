@@ -109,6 +109,7 @@ pub fn burn(
     if !interrupted {
         plan.recover(&mut run, stop);
         plan.remeasure(&mut run, stop);
+        plan.discard(&mut run, stop);
     }
     // A signal while SMART was read or a disk re-measured: the run is not
     // finished either.
@@ -277,6 +278,46 @@ pub fn idle(idle: Duration, every: Duration, say: bool, stop: &StopFlag) -> bool
 }
 
 impl BurnPlan {
+    /// `--discard`: each disk burned as far as asked left trimmed, what
+    /// the burn-in wrote discarded (all disks at once) and read back where
+    /// zeroes were promised; a disk the kernel passes no discards to is
+    /// said so.
+    pub fn discard(&self, run: &mut BurnRun, stop: &StopFlag) {
+        if !self.discard || stop.is_set() {
+            return;
+        }
+        tell!("arrayburn burnin: discarding what the burn-in wrote on each disk (--discard)");
+        let paths = crate::device::SystemPaths::real();
+        std::thread::scope(|s| {
+            for (d, b) in self.disks.iter().zip(run.disks.iter_mut()) {
+                let burn = &b.burn;
+                if !crate::judge::burnin::burned_whole(burn, false) {
+                    continue;
+                }
+                let (t, bounds) = (&d.target, self.bounds(stop));
+                let range = (t.start, t.end);
+                let written = burn.stripes.map_or(vec![range], |s| s.tested(range));
+                let declared = (d.point.smart_before.as_ref())
+                    .and_then(|s| s.zeroes_after_trim)
+                    .filter(|z| *z)
+                    .map(|_| "its IDENTIFY (TRIM deterministic, zeroed)");
+                let name = t.dev.identity.name.clone();
+                let paths = &paths;
+                let out = &mut b.discarded;
+                s.spawn(move || {
+                    *out = Some(match crate::device::discard::takes_discards(paths, &name) {
+                        true => crate::burnin::discard::discard_written(
+                            &t.file, &written, declared, &bounds,
+                        ),
+                        false => crate::burnin::discard::Discarded::refused(
+                            "the kernel passes no discards to it",
+                        ),
+                    });
+                });
+            }
+        });
+    }
+
     /// The run as its report is built from it: each disk's burn, SMART
     /// after it and its own self-test after the passes (not where
     /// `interrupted`).
@@ -305,7 +346,18 @@ impl BurnPlan {
                 let smart = smart_after(d, interrupted || stop.is_set(), stop);
                 let (remeasured, recovery) = (None, None);
                 let disk = d.burned();
-                Burned { disk, burn, smart, temps, remeasured, recovery, self_test_after, kernel }
+                let discarded = None;
+                Burned {
+                    disk,
+                    burn,
+                    smart,
+                    temps,
+                    remeasured,
+                    recovery,
+                    self_test_after,
+                    kernel,
+                    discarded,
+                }
             })
             .collect()
     }

@@ -40,6 +40,11 @@
  *   spots a stream). Without room in a cache (or without one),
  *   FAULTDISK_SEEK_USEC delays a scattered write as it does a read.
  *
+ *   FAULTDISK_TRIM=zero takes a hole punched in the file (a loop device's
+ *   discard) and zeroes it; FAULTDISK_TRIM=keep takes it and keeps the
+ *   data (a drive whose TRIM does not zero what it says it does); without
+ *   it a hole is refused (EOPNOTSUPP), as before.
+ *
  *   SIGUSR1 makes every read from then on fail (EIO): a drive that dies
  *   in the middle of a run.
  *
@@ -51,6 +56,7 @@
 #include <signal.h>
 #include <time.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <fuse.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -280,7 +286,27 @@ static int fd_write(const char *path, const char *buf, size_t len, off_t off,
     return (int)len;
 }
 
+static int fd_fallocate(const char *path, int mode, off_t off, off_t len,
+                        struct fuse_file_info *fi)
+{
+    (void)path, (void)fi;
+    const char *trim = getenv("FAULTDISK_TRIM");
+    if (!rw)
+        return -EROFS;
+    if (!trim || !(mode & FALLOC_FL_PUNCH_HOLE))
+        return -EOPNOTSUPP;
+    if (off >= size_bytes)
+        return 0;
+    if (len > size_bytes - off)
+        len = size_bytes - off;
+    if (strcmp(trim, "zero") == 0)
+        for (off_t i = 0; i < len; i++)
+            mem[place(off + i)] = 0;
+    return 0;
+}
+
 static const struct fuse_operations ops = {
+    .fallocate = fd_fallocate,
     .getattr = fd_getattr,
     .readdir = fd_readdir,
     .open = fd_open,
