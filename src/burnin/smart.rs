@@ -283,6 +283,15 @@ impl SmartChange {
     }
 }
 
+impl SmartChange {
+    /// What the run that wrote `burn` cost a solid-state drive's
+    /// endurance, where it counts its wear before and after.
+    pub fn cost(&self, burn: &super::record::DiskBurn) -> Option<super::endurance::Endurance> {
+        let (before, after) = (self.before.wear.as_ref()?, self.after.wear.as_ref()?);
+        Some(super::endurance::cost(before, after, burn.written_bytes))
+    }
+}
+
 /// What the ATA error log's entries past number `before` point at: the
 /// media where one does, else the path where one does, else neither.
 fn new_errors(after: &Snapshot, before: u64) -> CounterKind {

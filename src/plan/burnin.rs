@@ -154,7 +154,6 @@ impl BurnPlan {
         let resume = points.iter().any(|c| c.burn.resumes > 0);
         let left_out =
             left_out(store.as_ref().filter(|_| resume && !args.verify), &targets, &points);
-        // A soak or a verify: no probe writes, nothing does.
         let nothing_written = nothing_written(args);
         Ok(Self {
             locate: args.locate,
@@ -591,7 +590,8 @@ fn left_out(
         .collect()
 }
 
-/// A soak or a verify: nothing is written to the disks.
+/// A soak or a verify: nothing is written to the disks (not even a
+/// probe's blocks).
 fn nothing_written(args: &BurninArgs) -> bool {
     args.read_only || args.verify
 }

@@ -366,10 +366,7 @@ impl Burned {
         let verdict = judged.disk_verdict(burn.interrupted, burned_whole(&burn, read_only));
         let len = burn.pass_bytes((t.start, t.end));
         let tested = Tested::of(&burn, (t.start, t.end), t.dev.identity.size_bytes);
-        let endurance = (smart.0.as_ref().filter(|_| !read_only)).and_then(|c| {
-            let (before, after) = (c.before.wear.as_ref()?, c.after.wear.as_ref()?);
-            Some(crate::burnin::endurance::cost(before, after, burn.written_bytes))
-        });
+        let endurance = smart.0.as_ref().filter(|_| !read_only).and_then(|c| c.cost(&burn));
         let speeds = pass_speeds(&burn.verify_pass_s, burn.passes_done, len);
         let writes = pass_speeds(&burn.write_pass_s, burn.passes_done, len);
         BurnDisk {
