@@ -336,6 +336,24 @@ fn self_tests_run_around_a_sata_burn_in_and_nvme_megaraid_and_hba_drives_say_why
     assert_eq!(nvme.code, 3, "{}", nvme.text);
     let d = disk(&nvme.json, "/dev/nvme0n1");
     assert_eq!(d["self_test"]["state"], "unknown", "{d:#}");
+    // QEMU's NVMe counts what the host wrote (units of 512,000 bytes,
+    // rounded up) and promises zeroes after a deallocate: the range left
+    // trimmed through the kernel's write zeroes, read back as zeroes.
+    for path in ["/dev/nvme0n1", "/dev/nvme1n1"] {
+        let d = disk(&nvme.json, path);
+        let e = &d["endurance"];
+        assert_eq!(e["counted_by_drive"], true, "{e}");
+        assert!(e["written_bytes"].as_u64().unwrap() >= 32 << 20, "{e}");
+        assert_eq!(e["used_before_pct"], 0, "{e}");
+        let x = &d["discarded"];
+        assert_eq!(
+            (x["bytes"].as_u64(), x["not_zero_bytes"].as_u64()),
+            (Some(32 << 20), Some(0)),
+            "{x}"
+        );
+        assert!(x["read_bytes"].as_u64().unwrap() > 0 && x["promised_by"].is_string(), "{x}");
+    }
+    assert!(smart_says(&nvme.text, "/dev/nvme0n1", "endurance: this run wrote"), "{}", nvme.text);
     assert!(
         nvme.text.contains("not decided: /dev/nvme0n1 (the short self-test asked was not run: NVMe self-tests (`-t short`, `-t long` and their log) need smartctl 7.4 or later; this host has 7.3)"),
         "{}",

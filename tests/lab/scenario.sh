@@ -37,7 +37,10 @@ step inspect arrayburn inspect --json /out/inspect.json /dev/sda /dev/sdb /dev/s
 burn="arrayburn burnin --destructive --yes --range 0..32m --smr-probe 0"
 step burnin-sata $burn --smart-test short --smart-test-after short --json /out/burnin-sata.json \
     /dev/sda /dev/sdb
-step burnin-nvme $burn --smart-test short --json /out/burnin-nvme.json /dev/nvme0n1 /dev/nvme1n1
+# NVMe: left trimmed after (--discard: write zeroes with deallocate,
+# read back), its endurance read before and after.
+step burnin-nvme $burn --smart-test short --discard --json /out/burnin-nvme.json /dev/nvme0n1 \
+    /dev/nvme1n1
 # The MegaRAID's drives answer smartctl with their identity only; the
 # HBA's, that they have no SMART.
 step burnin-sas $burn --smart-test short --json /out/burnin-sas.json /dev/sdd /dev/sde /dev/sdf \
