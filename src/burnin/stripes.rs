@@ -84,7 +84,7 @@ impl Stripes {
     /// bytes, burned in requests of `align` bytes, where every pass of a
     /// byte (written and read back) takes `secs_per_byte` (None: not
     /// known): each about a fiftieth of the deadline, at most [`LARGEST`],
-    /// at least [`FEWEST_SLOTS`] over the range and at most
+    /// at least `FEWEST_SLOTS` over the range and at most
     /// [`MOST_SLOTS`].
     pub fn planned(range: u64, align: u64, secs_per_byte: Option<f64>, deadline: Duration) -> Self {
         let align = align.max(4096);

@@ -458,7 +458,15 @@ impl BurnPlan {
         let ons: Vec<_> = disks.iter().map(|&d| self.on(&self.disks[d])).collect();
         let lives: Vec<Live> = disks.iter().map(|_| Live::default()).collect();
         let jobs: Vec<BurnJob> = (disks.iter().zip(&ons).zip(&lives))
-            .map(|((&d, on), live)| self.job((&self.disks[d], on), live, None, stop))
+            .map(|((&d, on), live)| {
+                let mut job = self.job((&self.disks[d], on), live, None, stop);
+                // A burn-in in stripes holds its blocks where it burned:
+                // its turns stay in its first stripe (the first it burns).
+                if let Some(s) = run.disks[d].burn.stripes {
+                    job.t.end = job.t.end.min(job.t.start + s.size);
+                }
+                job
+            })
             .collect();
         // Each disk's first turn sized from its peer's speed in the run (a
         // peer's from its own).
