@@ -69,6 +69,11 @@ pub enum Command {
     /// each host's verdicts.
     #[command(after_help = crate::help::tail("report"))]
     Report(ReportArgs),
+    /// Watch disks in service through the kernel's own counters (no I/O of
+    /// its own): name a disk whose latency, at its peers' load, stands out
+    /// for --for (fail-slow).
+    #[command(after_help = crate::help::tail("watch"))]
+    Watch(WatchArgs),
     /// Print a man page (roff) to standard output: arrayburn's, or one
     /// subcommand's.
     #[command(after_help = crate::help::tail("man"))]
@@ -503,6 +508,35 @@ pub struct InspectArgs {
     /// lines, ocp-diag-core schema 2.0) to FILE (`-`: standard output).
     #[arg(long, value_name = "FILE", help_heading = "Outputs")]
     pub ocp_diag: Option<PathBuf>,
+    #[command(flatten)]
+    pub chatter: Chatter,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Whole disks to watch (none: every whole disk with a medium).
+    pub devices: Vec<String>,
+    /// The length of a window: the counters are read this often (e.g.
+    /// 10s, 1m).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// How long a disk must stand out against its peers (in most windows,
+    /// and in the last) before it is named fail-slow.
+    #[arg(long = "for", value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
+    pub stand_out: Duration,
+    /// One window (--interval), judged at once (for cron and NHC): exit 1
+    /// where a disk stood out in it.
+    #[arg(long, conflicts_with = "count")]
+    pub once: bool,
+    /// Stop after N windows (exit 1 where a disk is fail-slow then).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// Write JSON lines to FILE (`-`: standard output), appended: one per
+    /// window (each disk's reads and writes a second, MB/s, ms a request,
+    /// utilisation, in flight, and how it stood against its peers) and one
+    /// per finding begun or ended.
+    #[arg(short = 'j', help_heading = "Outputs", long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     #[command(flatten)]
     pub chatter: Chatter,
 }

@@ -31,7 +31,7 @@ const NOT_JUDGED: (u8, &str) = (
 const RAN: (u8, &str) = (0, "it ran");
 
 /// Every page, arrayburn's first.
-pub const PAGES: [Page; 11] = [
+pub const PAGES: [Page; 12] = [
     Page {
         name: "",
         description: &[
@@ -198,6 +198,24 @@ pub const PAGES: [Page; 11] = [
         examples: &[
             "arrayburn iozone -a -g 1g -f /mnt/test/iozone.tmp",
             "arrayburn iozone -i 0 -i 1 -t 4 -s 1g -r 1m -F /mnt/a/f1 /mnt/a/f2 /mnt/a/f3 /mnt/a/f4",
+        ],
+    },
+    Page {
+        name: "watch",
+        description: &[
+            "Watches disks in service: reads each disk's counters in /sys/block/NAME/stat every --interval (never a byte of the disk, never opening it) and, per window and direction, its requests a second, MB/s, milliseconds a request, utilisation and requests in flight.",
+            "Each disk is compared with its peers (same model, size and kind, and the same md or device-mapper pool: never across pools) that carried a similar load (within half as much again of the group's median, at least one request a second); a disk whose latency is twice theirs or more (and a millisecond above) in most windows over --for, and in the last, is named fail-slow, with since when and how much. An idle disk, one whose load differs and one with fewer than three peers at its load are not judged, and said so.",
+        ],
+        exit: &[
+            (0, "no disk was fail-slow (at the end, or in the --once window)"),
+            (1, "a disk was fail-slow: the lines name it, with since when and how much"),
+            (2, "could not run: a bad option or a disk that is not one (one line says which)"),
+            (130, "interrupted (Ctrl-C, SIGTERM): what was found is said"),
+        ],
+        examples: &[
+            "arrayburn watch",
+            "arrayburn watch --interval 10s --for 30m -j /var/log/arrayburn-watch.jsonl /dev/sd[b-i]",
+            "arrayburn watch --once --interval 30s /dev/sd[b-i]",
         ],
     },
     Page {

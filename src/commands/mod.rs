@@ -12,6 +12,7 @@ pub mod iozone;
 pub mod list;
 pub mod locate;
 pub mod man;
+pub mod watch;
 
 use crate::cli::{Cli, Command};
 pub use crate::outcome::Outcome;
@@ -29,6 +30,7 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::Burnin(a) => Some(&a.chatter),
         Command::Report(a) => Some(&a.chatter),
         Command::Inspect(a) => Some(&a.chatter),
+        Command::Watch(a) => Some(&a.chatter),
         _ => None,
     };
     if let Some(c) = chatter {
@@ -48,6 +50,7 @@ pub fn run(cli: Cli, argv: Vec<String>, stop: &StopFlag) -> anyhow::Result<Outco
         Command::Completions(args) => completions::run(args.shell),
         Command::Man(args) => man::run(&args),
         Command::Report(args) => fleet::run(&args, argv, stop),
+        Command::Watch(args) => watch::run(&args, stop),
     }
 }
 

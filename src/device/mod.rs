@@ -4,6 +4,7 @@
 
 pub mod buffer;
 pub mod discard;
+pub mod diskstats;
 pub mod format;
 pub mod kernel;
 pub mod latency_log;
@@ -20,7 +21,7 @@ pub mod usage;
 use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nix::sys::stat::{major, minor};
 use thiserror::Error;
@@ -83,6 +84,52 @@ pub fn resolve(
     given: &str,
     allow_partition: bool,
 ) -> Result<BlockDevice, DeviceError> {
+    let (dir, queue_dir, rdev) = locate(paths, given)?;
+    let is_partition = dir != queue_dir;
+    let identity = sysfs::identity(paths, &dir, &queue_dir);
+    let partition_of = is_partition.then(|| paths::leaf(&queue_dir));
+    if let (Some(disk), false) = (&partition_of, allow_partition) {
+        return Err(DeviceError::Partition {
+            path: given.into(),
+            part: identity.name.clone(),
+            disk: disk.clone(),
+        });
+    }
+    let in_use = match &partition_of {
+        Some(_) => Vec::new(),
+        None => usage::in_use(paths, &identity.name, Path::new(given)),
+    };
+    Ok(BlockDevice { given: given.into(), identity, partition_of, in_use, rdev })
+}
+
+/// Whole disks named by `given`, as `watch` takes them: their identity
+/// and what the kernel says holds them (md, device-mapper), from `stat`
+/// and sysfs alone: nothing is opened (a disk in service is not touched).
+/// The same disk twice, or a partition, is refused.
+pub fn resolve_watched(
+    paths: &SystemPaths,
+    given: &[String],
+) -> Result<Vec<BlockDevice>, DeviceError> {
+    let mut out: Vec<BlockDevice> = Vec::with_capacity(given.len());
+    for g in given {
+        let (dir, queue_dir, rdev) = locate(paths, g)?;
+        let identity = sysfs::identity(paths, &dir, &queue_dir);
+        if dir != queue_dir {
+            let disk = paths::leaf(&queue_dir);
+            return Err(DeviceError::Partition { path: g.clone(), part: identity.name, disk });
+        }
+        if let Some(first) = out.iter().find(|d| d.rdev == rdev) {
+            return Err(DeviceError::Duplicate { first: first.given.clone(), second: g.clone() });
+        }
+        let in_use = usage::held_by(paths, &identity.name);
+        out.push(BlockDevice { given: g.clone(), identity, partition_of: None, in_use, rdev });
+    }
+    Ok(out)
+}
+
+/// The sysfs directory of the block device `given` names, its disk's
+/// (the same for a whole disk), and its device number; `stat` only.
+fn locate(paths: &SystemPaths, given: &str) -> Result<(PathBuf, PathBuf, u64), DeviceError> {
     let meta = fs::metadata(given).map_err(|e| match e.kind() {
         ErrorKind::NotFound => DeviceError::NotFound(given.into()),
         ErrorKind::PermissionDenied => DeviceError::NoPermission(given.into()),
@@ -106,20 +153,7 @@ pub fn resolve(
     let is_partition = dir.join("partition").exists();
     let queue_dir =
         if is_partition { dir.parent().unwrap_or(&dir).to_path_buf() } else { dir.clone() };
-    let identity = sysfs::identity(paths, &dir, &queue_dir);
-    let partition_of = is_partition.then(|| paths::leaf(&queue_dir));
-    if let (Some(disk), false) = (&partition_of, allow_partition) {
-        return Err(DeviceError::Partition {
-            path: given.into(),
-            part: identity.name.clone(),
-            disk: disk.clone(),
-        });
-    }
-    let in_use = match &partition_of {
-        Some(_) => Vec::new(),
-        None => usage::in_use(paths, &identity.name, Path::new(given)),
-    };
-    Ok(BlockDevice { given: given.into(), identity, partition_of, in_use, rdev })
+    Ok((dir, queue_dir, rdev))
 }
 
 /// Resolves every path and refuses the same disk named twice (also through

@@ -66,6 +66,14 @@ pub fn in_use(paths: &SystemPaths, name: &str, dev_node: &Path) -> Vec<InUse> {
     found
 }
 
+/// What the kernel says holds the disk `name` or its partitions (md,
+/// device-mapper, bcache): sysfs `holders/` only, nothing opened.
+pub fn held_by(paths: &SystemPaths, name: &str) -> Vec<InUse> {
+    let mut members = vec![name.to_string()];
+    members.extend(sysfs::partitions(paths, name));
+    holders(paths, name, &members)
+}
+
 fn devno_of(paths: &SystemPaths, disk: &str, member: &str) -> Option<String> {
     let dir = paths.sys.join("block").join(disk);
     let dir = if member == disk { dir } else { dir.join(member) };

@@ -46,6 +46,7 @@ pub mod slices;
 pub mod smr;
 pub mod surface;
 pub mod vibration;
+pub mod watch;
 
 use serde::{Deserialize, Serialize};
 

@@ -7,6 +7,7 @@
 
 pub mod burnin;
 pub mod check;
+pub mod watch;
 
 use crate::device::{BlockDevice, SystemPaths};
 

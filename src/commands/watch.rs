@@ -1,0 +1,122 @@
+//! `arrayburn watch`: resolves the disks (without opening them), watches
+//! them (`run::watch`), and says each window: a line per disk (plain, for
+//! logs and terminals alike), JSON lines appended to `--json`, and each
+//! finding as it begins and ends.
+
+use std::io::Write;
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::WatchArgs;
+use crate::device::{self, SystemPaths, sysfs};
+use crate::outcome::Outcome;
+use crate::run::watch::{Event, Pace, Tick, Watched, groups, watch};
+use crate::stop::StopFlag;
+
+pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
+    let paths = SystemPaths::real();
+    let disks = resolve(&paths, &args.devices)?;
+    let mut json = match &args.json {
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout()) as Box<dyn Write>),
+        Some(p) => {
+            let f = std::fs::OpenOptions::new().create(true).append(true).open(p);
+            let f = f.with_context(|| format!("--json {}: cannot append there", p.display()));
+            Some(Box::new(f?) as Box<dyn Write>)
+        }
+        None => None,
+    };
+    let windows = (args.stand_out.as_secs_f64() / args.interval.as_secs_f64()).ceil() as usize;
+    let pace = match args.once {
+        true => Pace { interval: args.interval, span: 1, count: Some(1) },
+        false => Pace { interval: args.interval, span: windows.max(1), count: args.count },
+    };
+    let quiet = args.chatter.quiet;
+    tell!(
+        "arrayburn watch: {} disk(s), a window every {}, fail-slow after {} window(s) standing out; no I/O of its own",
+        disks.len(),
+        crate::units::human_duration(args.interval),
+        pace.span
+    );
+    let mut said = |t: &Tick| {
+        if !quiet {
+            lines(t);
+        }
+        for e in &t.events {
+            tell!("arrayburn watch: {}", event_words(e));
+        }
+        if let Some(out) = json.as_mut() {
+            let line = serde_json::to_string(t).unwrap_or_default();
+            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+                tell!("arrayburn watch: --json: the output went away; watching on");
+                json = None;
+            }
+        }
+        true
+    };
+    let slow = watch(&paths, &disks, pace, stop, &mut said);
+    if stop.is_set() {
+        return Ok(Outcome::Interrupted);
+    }
+    Ok(if slow.is_empty() { Outcome::Healthy } else { Outcome::Flagged })
+}
+
+/// The disks named (every whole disk with a medium where none is), each
+/// by its kernel name and peer group; refused in one line where a name is
+/// not a whole disk. Nothing is opened: `stat` and sysfs only.
+fn resolve(paths: &SystemPaths, given: &[String]) -> Result<Vec<Watched>> {
+    let names: Vec<String> = match given.is_empty() {
+        true => (sysfs::disk_names(paths).into_iter())
+            .filter(|n| !sysfs::is_virtual(n))
+            .map(|n| paths.dev.join(n).to_string_lossy().into_owned())
+            .collect(),
+        false => given.to_vec(),
+    };
+    let devices = device::resolve_watched(paths, &names)?;
+    if devices.is_empty() {
+        bail!("no disks to watch: name them (arrayburn watch /dev/sdb ...)");
+    }
+    let groups = groups(&devices);
+    Ok((devices.into_iter().zip(groups))
+        .map(|(d, (group, pool))| Watched { path: d.given, name: d.identity.name, group, pool })
+        .collect())
+}
+
+/// A line per disk: reads and writes a second, ms a request, how each
+/// stood against its peers.
+fn lines(t: &Tick) {
+    let stamp = crate::units::log_stamp();
+    for d in &t.disks {
+        let Some(w) = d.window else {
+            tell!("{stamp} watch: {} gone", d.path);
+            continue;
+        };
+        tell!(
+            "{stamp} watch: {} read {:.0}/s {:.1} MB/s {:.2} ms ({}) write {:.0}/s {:.1} MB/s {:.2} ms ({}) util {:.0}% in flight {}",
+            d.path,
+            w.read.ops_per_s,
+            w.read.mb_per_s,
+            w.read.ms,
+            d.read.word(),
+            w.write.ops_per_s,
+            w.write.mb_per_s,
+            w.write.ms,
+            d.write.word(),
+            w.util_pct,
+            w.in_flight
+        );
+    }
+}
+
+/// A finding begun or ended, in words.
+fn event_words(e: &Event) -> String {
+    match e {
+        Event::FailSlow { path, direction, since, found } => format!(
+            "{path}: FAIL-SLOW: its {direction}s took {:.1} times its peers' at their load, in {} of the last {} windows, since {since}",
+            found.times, found.slow_windows, found.windows
+        ),
+        Event::Ended { path, direction } => {
+            format!("{path}: its {direction}s no longer stand out against its peers'")
+        }
+        Event::Gone { path } => format!("{path}: GONE: the kernel no longer shows it"),
+    }
+}

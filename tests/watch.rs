@@ -1,0 +1,78 @@
+//! `arrayburn watch` on loop devices under a steady read load (one-head
+//! FUSE disks whose every read takes a set time: the latency the kernel
+//! counts is the disk's): the disk slow at its peers' load is named
+//! fail-slow within a few windows, one at twice their load is not compared,
+//! an idle one is idle, and the others stand at their peers'.
+
+use crate::faults::FaultyDisk;
+use crate::util::*;
+
+/// `tests/helpers/load.py`: `rate:dev` pairs read for `secs`.
+fn load(secs: u64, pairs: &[(u32, &str)]) -> Child {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helpers/load.py");
+    let mut c = std::process::Command::new("python3");
+    c.arg(script).arg(secs.to_string());
+    c.args(pairs.iter().map(|(r, d)| format!("{r}:{d}")));
+    c.start()
+}
+
+#[test]
+fn the_disk_slow_at_its_peers_load_is_named_and_one_at_twice_their_load_or_idle_is_not() {
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    // Five peers of one size: three whose reads take 1 ms, one 6 ms (at
+    // the same 20 reads a second: 6 times its peers' latency at their
+    // load), one at 40 reads a second whose reads take 3 ms (slower, but
+    // at twice the load: not comparable); and an idle one.
+    let ok: Vec<FaultyDisk> = (0..3).map(|_| FaultyDisk::drive(64 * MIB, 1000, 0)).collect();
+    let slow = FaultyDisk::drive(64 * MIB, 6000, 0);
+    let busy = FaultyDisk::drive(64 * MIB, 3000, 0);
+    let idle = FaultyDisk::drive(64 * MIB, 1000, 0);
+    let mut pairs: Vec<(u32, &str)> = ok.iter().map(|d| (20, d.dev.as_str())).collect();
+    pairs.extend([(20, slow.dev.as_str()), (40, busy.dev.as_str())]);
+    let reader = load(30, &pairs);
+    let dir = tempdir();
+    let json = dir.path().join("w.jsonl");
+    let mut args = vec!["watch", "--interval", "1s", "--for", "3s", "--count", "8"];
+    args.extend(["-j", json.to_str().unwrap()]);
+    let devs: Vec<&str> = ok.iter().chain([&slow, &busy, &idle]).map(|d| d.dev.as_str()).collect();
+    args.extend(&devs);
+    let out = arrayburn(&args).output_within(MINUTE);
+    let loaded = reader.kill();
+    assert!(loaded.stderr.is_empty(), "{}", String::from_utf8_lossy(&loaded.stderr));
+    let text = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let ticks: Vec<serde_json::Value> = std::fs::read_to_string(&json)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(ticks.len(), 8, "a line a window");
+    let events: Vec<&serde_json::Value> =
+        ticks.iter().flat_map(|t| t["events"].as_array().into_iter().flatten()).collect();
+    let named: Vec<&str> = (events.iter())
+        .filter(|e| e["event"] == "fail_slow")
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, [slow.dev.as_str()], "{events:?}");
+    let e = events.iter().find(|e| e["event"] == "fail_slow").unwrap();
+    assert_eq!(e["direction"], "read", "{e}");
+    assert!(e["found"]["times"].as_f64().unwrap() >= 3.0, "{e}");
+    assert!(text.contains(&format!("{}: FAIL-SLOW: its reads took", slow.dev)), "{text}");
+    // The last window: each as it stood.
+    let last = ticks.last().unwrap();
+    let stood = |dev: &str| {
+        let d = last["disks"].as_array().unwrap().iter().find(|d| d["path"] == dev).unwrap();
+        d["read"].clone()
+    };
+    for d in &ok {
+        let s = stood(&d.dev);
+        let times = s["compared"]["times"].as_f64().unwrap_or(f64::NAN);
+        assert!((0.5..1.6).contains(&times), "{}: {s}", d.dev);
+    }
+    assert_eq!(stood(&busy.dev), "load_differs");
+    assert_eq!(stood(&idle.dev), "idle");
+    assert!(stood(&slow.dev).get("slow").is_some(), "{}", stood(&slow.dev));
+}
