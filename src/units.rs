@@ -117,6 +117,11 @@ pub fn human_duration(d: Duration) -> String {
     }
 }
 
+/// `secs` seconds for people, as [`human_duration`] (none below 0).
+pub fn human_secs(secs: f64) -> String {
+    human_duration(Duration::from_secs_f64(secs.max(0.0)))
+}
+
 /// RFC 3339 UTC time stamp (`2026-11-30T05:04:50Z`), for the reports.
 pub fn rfc3339(t: SystemTime) -> String {
     DateTime::<Utc>::from(t).to_rfc3339_opts(SecondsFormat::Secs, true)

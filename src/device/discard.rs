@@ -42,8 +42,5 @@ pub fn discard(file: &File, offset: u64, len: u64) -> io::Result<()> {
 /// `queue/discard_max_bytes` above 0).
 pub fn takes_discards(paths: &super::SystemPaths, name: &str) -> bool {
     let at = paths.sys.join("block").join(name).join("queue/discard_max_bytes");
-    std::fs::read_to_string(at)
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .is_some_and(|n| n > 0)
+    super::sysfs::read_num(&at).is_some_and(|n| n > 0)
 }

@@ -142,7 +142,7 @@ fn read_trim(p: &Path) -> Option<String> {
     (!t.is_empty()).then(|| crate::escape::terminal(t))
 }
 
-fn read_num(p: &Path) -> Option<u64> {
+pub(super) fn read_num(p: &Path) -> Option<u64> {
     read_trim(p)?.parse().ok()
 }
 
@@ -224,12 +224,8 @@ fn by_id_name(paths: &SystemPaths, name: &str) -> Option<String> {
 /// (requests completed, sectors moved, requests in flight). It moves while
 /// anyone's I/O on the disk goes on, a killed process's included.
 pub fn io_counts(paths: &SystemPaths, name: &str) -> Option<(u64, u64, u64)> {
-    let text = fs::read_to_string(paths.sys.join("block").join(name).join("stat")).ok()?;
-    let f: Vec<u64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-    // reads, reads merged, sectors read, ms, writes, merged, sectors
-    // written, ms, in flight, ...
-    let at = |i: usize| f.get(i).copied();
-    Some((at(0)? + at(4)?, at(2)? + at(6)?, at(8)?))
+    let c = super::diskstats::read(paths, name)?;
+    Some((c.reads + c.writes, c.read_sectors + c.write_sectors, c.in_flight))
 }
 
 /// Kernel names of whole disks in `/sys/block`, sorted naturally

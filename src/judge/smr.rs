@@ -62,8 +62,8 @@ impl Collapse {
     /// its size and both speeds (no shingles, and no finding).
     pub fn ssd_cache(&self) -> String {
         format!(
-            "its writes ran at {:.0} MB/s for the first {} of pass {}, then at {:.0} MB/s: a solid-state disk's write \
-             cache (SLC) of about {} filled, as its maker builds it (not SMR; nothing to act on)",
+            "its writes ran at {:.0} MB/s for the first {} of pass {}, then at {:.0} MB/s: as a solid-state disk's \
+             write cache (SLC) of about {} does once full (not SMR; nothing to act on)",
             self.fast_mb_per_s,
             human_bytes(self.after_bytes),
             self.pass,

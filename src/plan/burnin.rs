@@ -201,6 +201,7 @@ impl BurnPlan {
     /// the deadline's.
     pub fn fit_deadline(&mut self, e: &mut crate::burnin::estimate::Estimate) -> Vec<String> {
         use crate::burnin::stripes::{Stripes, WHOLE_WITHIN};
+        use crate::units::human_secs as took;
         let Some(ends) = self.looks.deadline else { return Vec::new() };
         let left = ends.saturating_duration_since(std::time::Instant::now());
         let mut said = Vec::new();
@@ -424,11 +425,6 @@ fn then_verify(
 /// How the run is watched: SMART how often, progress lines or a table (on
 /// a terminal, unless quiet), and metrics while it runs where `metrics`
 /// are written (also where a resume inherits them).
-/// `secs` in words.
-fn took(secs: f64) -> String {
-    crate::units::human_duration(Duration::from_secs_f64(secs.max(0.0)))
-}
-
 /// What a deadline `left` from now covers of stripes `s` over `range`
 /// (burned before as they say), whose full write-verify takes `full`
 /// seconds where known.
@@ -439,6 +435,7 @@ fn covers(
     left: Duration,
 ) -> String {
     use crate::burnin::stripes::grouped;
+    use crate::units::human_secs as took;
     let now = s.coverage(range);
     let from = match now.stripes {
         0 => String::new(),

@@ -17,10 +17,7 @@ use crate::io::Bounds;
 use crate::stop::StopFlag;
 use crate::units::{human_bytes, human_duration};
 
-/// How long `secs` take, in words.
-fn took(secs: f64) -> String {
-    human_duration(Duration::from_secs_f64(secs.max(0.0)))
-}
+use crate::units::human_secs as took;
 
 /// How long each disk's reads are timed before asking (reading is safe).
 const SAMPLE: Duration = Duration::from_secs(2);

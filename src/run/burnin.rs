@@ -117,12 +117,10 @@ pub fn burn(
     Ok((run, finished))
 }
 
-/// The disks whose passes all ended.
+/// The disks whose passes all ended (or whose stripes did, at the
+/// deadline): those a verify that follows reads back.
 fn finished(plan: &BurnPlan, burns: &[(DiskBurn, Temps)]) -> Vec<String> {
-    let done = |b: &DiskBurn| {
-        b.place.is_some_and(|p| p.phase == Phase::Done)
-            || crate::judge::burnin::burned_whole(b, false) && b.stripes.is_some()
-    };
+    let done = |b: &DiskBurn| crate::judge::burnin::burned_whole(b, false);
     (plan.disks.iter().zip(burns).filter(|(_, (b, _))| done(b)))
         .map(|(d, _)| d.target.dev.given.clone())
         .collect()
