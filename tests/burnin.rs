@@ -2736,7 +2736,10 @@ fn a_deadline_burns_stripes_over_the_whole_surface_and_a_resume_completes_it() {
             serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
         (out, doc, text, took)
     };
-    let (out, doc, text, took) = run("deadline", &["--destructive", "--deadline", "20s"]);
+    let metrics = dir.path().join("m.prom");
+    let m = metrics.to_str().unwrap();
+    let (out, doc, text, took) =
+        run("deadline", &["--destructive", "--deadline", "20s", "--metrics", m]);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!((18.0..=22.0).contains(&took), "the run took {took:.1} s for a 20 s deadline");
     assert!(text.contains("64 stripes of 4 MiB, coarse first over the whole range"), "{text}");
@@ -2765,6 +2768,15 @@ fn a_deadline_burns_stripes_over_the_whole_surface_and_a_resume_completes_it() {
         assert_eq!(disk["written_bytes"].as_u64(), Some(bytes), "{disk}");
         assert_eq!(disk["verified_bytes"].as_u64(), Some(bytes), "{disk}");
         assert_eq!(disk["verdict"], "healthy", "{disk}");
+        // The metrics say the share tested, not a whole pass.
+        let prom = std::fs::read_to_string(&metrics).unwrap();
+        let dev = disk["path"].as_str().unwrap();
+        let ratio = (prom.lines())
+            .find(|l| {
+                l.starts_with("arrayburn_burnin_tested_ratio{") && l.contains(&format!("\"{dev}\""))
+            })
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok());
+        assert_eq!(ratio, Some(bytes as f64 / size as f64), "{prom}");
         tested += bytes;
     }
     let message = doc["summary"]["message"].as_str().unwrap();

@@ -16,15 +16,7 @@ use crate::stop::StopFlag;
 pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
     let paths = SystemPaths::real();
     let disks = resolve(&paths, &args.devices)?;
-    let mut json = match &args.json {
-        Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stdout()) as Box<dyn Write>),
-        Some(p) => {
-            let f = std::fs::OpenOptions::new().create(true).append(true).open(p);
-            let f = f.with_context(|| format!("--json {}: cannot append there", p.display()));
-            Some(Box::new(f?) as Box<dyn Write>)
-        }
-        None => None,
-    };
+    let mut json = args.json.as_deref().map(lines_to).transpose()?;
     let windows = (args.stand_out.as_secs_f64() / args.interval.as_secs_f64()).ceil() as usize;
     let pace = match args.once {
         true => Pace { interval: args.interval, span: 1, count: Some(1) },
@@ -58,6 +50,30 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
         return Ok(Outcome::Interrupted);
     }
     Ok(if slow.is_empty() { Outcome::Healthy } else { Outcome::Flagged })
+}
+
+/// Where `--json` lines go, appended: standard output (`-`), a file
+/// (never through a link, only a regular file of this user's or root's,
+/// as the run logs are), or a FIFO or terminal; refused in one line
+/// before anything is read.
+fn lines_to(given: &std::path::Path) -> Result<Box<dyn Write>> {
+    use crate::output::{Output, Sink};
+    let o = Output::resolve("--json", given, true).map_err(anyhow::Error::msg)?;
+    let shown = given.display();
+    Ok(match o.sink {
+        Sink::Stdout => Box::new(std::io::stdout()),
+        Sink::Stderr => Box::new(std::io::stderr()),
+        Sink::File { dir, name } => {
+            let name = name.to_string_lossy();
+            Box::new(dir.append(&name).with_context(|| format!("--json {shown}"))?)
+        }
+        Sink::Special(p) => Box::new(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .with_context(|| format!("--json {shown}: cannot write there"))?,
+        ),
+    })
 }
 
 /// The disks named (every whole disk with a medium where none is), each

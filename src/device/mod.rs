@@ -110,21 +110,16 @@ pub fn resolve_watched(
     paths: &SystemPaths,
     given: &[String],
 ) -> Result<Vec<BlockDevice>, DeviceError> {
-    let mut out: Vec<BlockDevice> = Vec::with_capacity(given.len());
-    for g in given {
+    once_each(given, |g| {
         let (dir, queue_dir, rdev) = locate(paths, g)?;
         let identity = sysfs::identity(paths, &dir, &queue_dir);
         if dir != queue_dir {
             let disk = paths::leaf(&queue_dir);
-            return Err(DeviceError::Partition { path: g.clone(), part: identity.name, disk });
-        }
-        if let Some(first) = out.iter().find(|d| d.rdev == rdev) {
-            return Err(DeviceError::Duplicate { first: first.given.clone(), second: g.clone() });
+            return Err(DeviceError::Partition { path: g.into(), part: identity.name, disk });
         }
         let in_use = usage::held_by(paths, &identity.name);
-        out.push(BlockDevice { given: g.clone(), identity, partition_of: None, in_use, rdev });
-    }
-    Ok(out)
+        Ok(BlockDevice { given: g.into(), identity, partition_of: None, in_use, rdev })
+    })
 }
 
 /// The sysfs directory of the block device `given` names, its disk's
@@ -163,9 +158,17 @@ pub fn resolve_all(
     given: &[String],
     allow_partition: bool,
 ) -> Result<Vec<BlockDevice>, DeviceError> {
+    once_each(given, |g| resolve(paths, g, allow_partition))
+}
+
+/// Each of `given` resolved by `one`, the same disk named twice refused.
+fn once_each(
+    given: &[String],
+    one: impl Fn(&str) -> Result<BlockDevice, DeviceError>,
+) -> Result<Vec<BlockDevice>, DeviceError> {
     let mut out: Vec<BlockDevice> = Vec::with_capacity(given.len());
     for g in given {
-        let dev = resolve(paths, g, allow_partition)?;
+        let dev = one(g)?;
         if let Some(first) = out.iter().find(|d| d.rdev == dev.rdev) {
             return Err(DeviceError::Duplicate { first: first.given.clone(), second: g.clone() });
         }

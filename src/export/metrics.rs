@@ -379,8 +379,14 @@ const BURN_TOTAL: (&str, &str) = (
     "arrayburn_burnin_bytes_planned",
     "Bytes of each disk's whole run in all (every pass and phase).",
 );
-const BURN_PASSES: (&str, &str) =
-    ("arrayburn_burnin_passes_done", "Passes each disk has written and verified whole.");
+const BURN_PASSES: (&str, &str) = (
+    "arrayburn_burnin_passes_done",
+    "Passes each disk has written and verified (whole, or over the share arrayburn_burnin_tested_ratio gives).",
+);
+const BURN_TESTED: (&str, &str) = (
+    "arrayburn_burnin_tested_ratio",
+    "Share of each disk's range a burn-in fitted to a --deadline wrote and verified, in stripes (1: all of it).",
+);
 const BURN_VERDICT: (&str, &str) = (
     "arrayburn_burnin_disk_verdict",
     "1 for each disk's verdict (healthy, return, recheck, check_path, not_judged, interrupted).",
@@ -418,6 +424,13 @@ pub fn burnin(r: &crate::report::burnin::BurnReport) -> Metrics {
         m.gauge(BURN_DONE, at(), (d.burn.written_bytes + d.burn.verified_bytes).min(total) as f64);
         m.gauge(BURN_TOTAL, at(), total as f64);
         m.gauge(BURN_PASSES, at(), f64::from(d.burn.passes_done));
+        if let Some(t) = &d.tested {
+            m.gauge(
+                BURN_TESTED,
+                at(),
+                t.coverage.tested_bytes as f64 / t.coverage.range_bytes.max(1) as f64,
+            );
+        }
         m.gauge(BURN_VERDICT, with(at(), "verdict", d.verdict.word()), 1.0);
         for x in d.smart.iter().flat_map(|c| &c.deltas) {
             let labels = with(with(at(), "counter", x.name.clone()), "kind", word(&x.kind));
