@@ -9,8 +9,17 @@ use crate::util::*;
 
 /// `tests/helpers/load.py`: `rate:dev` pairs read for `secs`.
 fn load(secs: u64, pairs: &[(u32, &str)]) -> Child {
+    shifting(secs, pairs, None)
+}
+
+/// [`load`], moved after `shift.0` seconds to the region from `shift.1`
+/// MiB.
+fn shifting(secs: u64, pairs: &[(u32, &str)], shift: Option<(u64, u64)>) -> Child {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helpers/load.py");
     let mut c = std::process::Command::new("python3");
+    if let Some((after, mib)) = shift {
+        c.env("LOAD_SHIFT", format!("{after}:{mib}"));
+    }
     c.arg(script).arg(secs.to_string());
     c.args(pairs.iter().map(|(r, d)| format!("{r}:{d}")));
     c.start()
@@ -40,6 +49,7 @@ fn the_disk_slow_at_its_peers_load_is_named_and_one_at_twice_their_load_or_idle_
     args.extend(&devs);
     let out = arrayburn(&args).output_within(MINUTE);
     let loaded = reader.kill();
+    keep(&json, "one-slow");
     assert!(loaded.stderr.is_empty(), "{}", String::from_utf8_lossy(&loaded.stderr));
     let text = String::from_utf8_lossy(&out.stderr);
     eprintln!("{text}");
@@ -75,4 +85,54 @@ fn the_disk_slow_at_its_peers_load_is_named_and_one_at_twice_their_load_or_idle_
     assert_eq!(stood(&busy.dev), "load_differs");
     assert_eq!(stood(&idle.dev), "idle");
     assert!(stood(&slow.dev).get("slow").is_some(), "{}", stood(&slow.dev));
+}
+
+/// Where `WATCH_RECORD` names a directory, the run's JSON lines are kept
+/// there as NAME.jsonl (how tests/fixtures/watch/ was recorded).
+fn keep(json: &std::path::Path, name: &str) {
+    if let Some(dir) = std::env::var_os("WATCH_RECORD") {
+        std::fs::copy(json, std::path::Path::new(&dir).join(format!("{name}.jsonl"))).unwrap();
+    }
+}
+
+/// The events of a run's JSON lines.
+fn events(json: &std::path::Path) -> Vec<serde_json::Value> {
+    (std::fs::read_to_string(json).unwrap().lines())
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .flat_map(|t| t["events"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn disks_slowed_together_at_the_same_load_are_their_group_never_a_disk() {
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    // Four peers whose reads take 1 ms in their first 32 MiB and 6 ms in
+    // the next: the load moves there after 6 s, on every disk at once.
+    let disks: Vec<FaultyDisk> = (0..4)
+        .map(|_| FaultyDisk::retrying(64 * MIB, (1000, 0), &[(32 * MIB, 32 * MIB)], 5000))
+        .collect();
+    let pairs: Vec<(u32, &str)> = disks.iter().map(|d| (20, d.dev.as_str())).collect();
+    let reader = shifting(30, &pairs, Some((6, 32)));
+    let dir = tempdir();
+    let json = dir.path().join("w.jsonl");
+    let mut args = vec!["watch", "--interval", "1s", "--for", "3s", "--count", "11"];
+    args.extend(["-j", json.to_str().unwrap()]);
+    args.extend(disks.iter().map(|d| d.dev.as_str()));
+    let out = arrayburn(&args).output_within(MINUTE);
+    let loaded = reader.kill();
+    keep(&json, "all-slow");
+    assert!(loaded.stderr.is_empty(), "{}", String::from_utf8_lossy(&loaded.stderr));
+    let text = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{text}");
+    let events = events(&json);
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["group_slow"], "{events:?}");
+    let e = &events[0];
+    assert_eq!(e["paths"].as_array().unwrap().len(), 4, "{e}");
+    assert!(e["found"]["times"].as_f64().unwrap() >= 3.0, "{e}");
+    assert!(text.contains("SLOW TOGETHER"), "{text}");
+    assert!(!text.contains("FAIL-SLOW"), "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
 }

@@ -29,10 +29,16 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
         crate::units::human_duration(args.interval),
         pace.span
     );
+    // A disk gone or with failed commands, a group slow together: acted on
+    // (exit 1) as a disk still fail-slow at the end is.
+    let mut seen = false;
     let mut said = |t: &Tick| {
         if !quiet {
             lines(t);
         }
+        seen |= (t.events.iter()).any(|e| {
+            matches!(e, Event::Gone { .. } | Event::Errors { .. } | Event::GroupSlow { .. })
+        });
         for e in &t.events {
             tell!("arrayburn watch: {}", event_words(e));
         }
@@ -49,7 +55,7 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
     if stop.is_set() {
         return Ok(Outcome::Interrupted);
     }
-    Ok(if slow.is_empty() { Outcome::Healthy } else { Outcome::Flagged })
+    Ok(if slow.is_empty() && !seen { Outcome::Healthy } else { Outcome::Flagged })
 }
 
 /// Where `--json` lines go, appended: standard output (`-`), a file
@@ -133,6 +139,20 @@ fn event_words(e: &Event) -> String {
         Event::Ended { path, direction } => {
             format!("{path}: its {direction}s no longer stand out against its peers'")
         }
+        Event::GroupSlow { paths, pool, direction, since, found, baseline_ms, now_ms } => format!(
+            "{}{}: SLOW TOGETHER: their {direction}s took {:.1} times what they took in their first windows ({baseline_ms:.2} ms, now {now_ms:.2} ms), in {} of the last {} windows, since {since}: their shared path (controller, link, enclosure) or their workload, not a disk",
+            paths.join(", "),
+            pool.as_ref().map(|p| format!(" (of {p})")).unwrap_or_default(),
+            found.times,
+            found.slow_windows,
+            found.windows
+        ),
+        Event::GroupEnded { paths, direction } => {
+            format!("{}: their {direction}s are back near their first windows'", paths.join(", "))
+        }
         Event::Gone { path } => format!("{path}: GONE: the kernel no longer shows it"),
+        Event::Errors { path, new, errors } => format!(
+            "{path}: ERRORS: the kernel counted {new} failed command(s) in the last window ({errors} since boot): see dmesg"
+        ),
     }
 }

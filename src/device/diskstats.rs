@@ -32,6 +32,16 @@ pub fn read(paths: &SystemPaths, name: &str) -> Option<Counters> {
     parse(&text)
 }
 
+/// The commands that failed on disk `name` since boot, as its SCSI layer
+/// counts them (`device/ioerr_cnt`, hexadecimal: SATA and SAS disks);
+/// None where the kernel keeps no such count (NVMe, loop, virtio).
+pub fn errors(paths: &SystemPaths, name: &str) -> Option<u64> {
+    let p = paths.sys.join("block").join(name).join("device/ioerr_cnt");
+    let text = std::fs::read_to_string(p).ok()?;
+    let t = text.trim();
+    u64::from_str_radix(t.trim_start_matches("0x"), if t.starts_with("0x") { 16 } else { 10 }).ok()
+}
+
 /// The fields of a `stat` file (Documentation/block/stat.rst: reads,
 /// read merges, read sectors, read ticks, writes, write merges, write
 /// sectors, write ticks, in flight, io ticks, ...).

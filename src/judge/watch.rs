@@ -73,14 +73,27 @@ impl Standing {
     }
 }
 
+/// One window and direction judged: each disk's standing, and each
+/// group's reference (the median latency of its disks at a similar load,
+/// where at least three carried one), by group number.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    pub standing: Vec<Standing>,
+    pub reference: Vec<Option<f64>>,
+}
+
 /// Each disk's standing in one window and direction: `loads[i]` disk
 /// i's, `groups[i]` its peer group.
 pub fn window(loads: &[Load], groups: &[usize]) -> Vec<Standing> {
-    let mut out = vec![Standing::Idle; loads.len()];
-    let mut seen: Vec<usize> = groups.to_vec();
-    seen.sort_unstable();
-    seen.dedup();
-    for g in seen {
+    judge(loads, groups).standing
+}
+
+/// [`window`] with each group's reference.
+pub fn judge(loads: &[Load], groups: &[usize]) -> Judged {
+    let n_groups = groups.iter().max().map_or(0, |g| g + 1);
+    let mut out =
+        Judged { standing: vec![Standing::Idle; loads.len()], reference: vec![None; n_groups] };
+    for g in 0..n_groups {
         let members: Vec<usize> = (0..loads.len()).filter(|&i| groups[i] == g).collect();
         let busy: Vec<usize> =
             members.iter().copied().filter(|&i| loads[i].ops_per_s >= MIN_OPS).collect();
@@ -93,31 +106,37 @@ pub fn window(loads: &[Load], groups: &[usize]) -> Vec<Standing> {
             r > 1.0 / LOAD_BAND && r < LOAD_BAND
         };
         let peers: Vec<usize> = busy.iter().copied().filter(|&i| similar(i)).collect();
-        let reference = median(&peers.iter().map(|&i| loads[i].ms).collect::<Vec<_>>());
+        let reference = median(&peers.iter().map(|&i| loads[i].ms).collect::<Vec<_>>())
+            .filter(|_| peers.len() >= 3);
+        out.reference[g] = reference;
         for &i in &busy {
-            out[i] = match (similar(i), reference) {
+            out.standing[i] = match (similar(i), reference) {
                 (false, _) => Standing::LoadDiffers,
-                (true, _) if peers.len() < 3 => Standing::NoPeers,
-                (true, Some(m)) => {
-                    let times = loads[i].ms / m.max(1e-3);
-                    match times >= SLOW_TIMES && loads[i].ms - m >= MIN_EXTRA_MS {
-                        true => Standing::Slow { times },
-                        false => Standing::Compared { times },
-                    }
-                }
                 (true, None) => Standing::NoPeers,
+                (true, Some(m)) => stood(loads[i].ms, m),
             };
         }
     }
     out
 }
 
-/// A disk found fail-slow: since which window (from 0), in how many of
-/// the windows since, and how much (the median of its times over its
-/// peers in the windows it was slow).
+/// `ms` against a reference `m`: slow at [`SLOW_TIMES`] and
+/// [`MIN_EXTRA_MS`] above it.
+fn stood(ms: f64, m: f64) -> Standing {
+    let times = ms / m.max(1e-3);
+    match times >= SLOW_TIMES && ms - m >= MIN_EXTRA_MS {
+        true => Standing::Slow { times },
+        false => Standing::Compared { times },
+    }
+}
+
+/// A disk (or a group) found fail-slow: since how many windows before the
+/// last (0: the last alone), in how many of the windows over `--for`, and
+/// how much (the median of its times over its peers, or over its group's
+/// own first windows, in the windows it was slow).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct FailSlow {
-    pub since: usize,
+    pub windows_ago: usize,
     pub slow_windows: usize,
     pub windows: usize,
     pub times: f64,
@@ -148,23 +167,144 @@ pub fn fail_slow(history: &[Standing], span: usize) -> Option<FailSlow> {
         return None;
     }
     // Since the first window of the slow run that ends now.
-    let since = (0..history.len())
-        .rev()
-        .take_while(|&k| !matches!(history[k], Standing::Compared { .. }))
-        .last()
-        .unwrap_or(history.len() - 1);
+    let windows_ago =
+        (history.iter().rev()).take_while(|s| !matches!(s, Standing::Compared { .. })).count() - 1;
     Some(FailSlow {
-        since,
+        windows_ago,
         slow_windows: slow.len(),
         windows: span,
         times: median(&slow).unwrap_or(0.0),
     })
 }
 
+/// The two directions, as the JSON says them.
+pub const DIRECTIONS: [&str; 2] = ["read", "write"];
+
+/// The windows a group's first references are taken over for its
+/// baseline (at most; fewer where `--for` is shorter).
+pub const BASELINE_WINDOWS: usize = 30;
+
+/// What began or ended in a window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    /// Disk `disk` fail-slow in direction `dir` (0 reads, 1 writes).
+    FailSlow { disk: usize, dir: usize, found: FailSlow },
+    /// It no longer stands out.
+    Ended { disk: usize, dir: usize },
+    /// Group `group` slow together: its reference `now_ms` against the
+    /// `baseline_ms` of its first windows.
+    GroupSlow { group: usize, dir: usize, found: FailSlow, baseline_ms: f64, now_ms: f64 },
+    /// The group is back near its first windows' latency.
+    GroupEnded { group: usize, dir: usize },
+}
+
+/// One disk's or group's windows in a direction and whether it is named.
+#[derive(Debug, Clone, Default)]
+struct Track {
+    history: Vec<Standing>,
+    named: Option<FailSlow>,
+}
+
+impl Track {
+    /// Adds a window (keeping at most `keep`); Some(Some(found)) where it
+    /// is named now, Some(None) where it no longer is.
+    fn push(&mut self, s: Standing, span: usize, keep: usize) -> Option<Option<FailSlow>> {
+        self.history.push(s);
+        if self.history.len() > keep {
+            self.history.drain(..self.history.len() - keep);
+        }
+        let found = fail_slow(&self.history, span);
+        let changed = match (self.named, found) {
+            (None, Some(_)) | (Some(_), None) => Some(found),
+            _ => None,
+        };
+        self.named = found;
+        changed
+    }
+}
+
+/// A group's own first windows (its baseline) and its track against them.
+#[derive(Debug, Clone, Default)]
+struct GroupTrack {
+    first: Vec<f64>,
+    baseline: Option<f64>,
+    track: Track,
+}
+
+/// The rule over time: every disk's and group's history in both
+/// directions, bounded (a watch of months keeps what its rule reads). It
+/// must not read the clock: windows are handed to it.
+#[derive(Debug, Clone)]
+pub struct Tracker {
+    groups: Vec<usize>,
+    span: usize,
+    keep: usize,
+    disks: Vec<[Track; 2]>,
+    pools: Vec<[GroupTrack; 2]>,
+}
+
+impl Tracker {
+    /// Disks of groups `groups`, named after `span` windows standing out.
+    pub fn new(groups: &[usize], span: usize) -> Self {
+        let n_groups = groups.iter().max().map_or(0, |g| g + 1);
+        let span = span.max(1);
+        Tracker {
+            groups: groups.to_vec(),
+            span,
+            keep: (4 * span).max(64),
+            disks: vec![Default::default(); groups.len()],
+            pools: vec![Default::default(); n_groups],
+        }
+    }
+
+    /// One window: each disk's reads and writes (a gone disk's are
+    /// idle). Each disk's standing in both directions, and what began or
+    /// ended.
+    pub fn step(&mut self, reads: &[Load], writes: &[Load]) -> ([Vec<Standing>; 2], Vec<Change>) {
+        let judged = [judge(reads, &self.groups), judge(writes, &self.groups)];
+        let mut changes = Vec::new();
+        for (dir, j) in judged.iter().enumerate() {
+            for (disk, &s) in j.standing.iter().enumerate() {
+                match self.disks[disk][dir].push(s, self.span, self.keep) {
+                    Some(Some(found)) => changes.push(Change::FailSlow { disk, dir, found }),
+                    Some(None) => changes.push(Change::Ended { disk, dir }),
+                    None => {}
+                }
+            }
+            for (group, r) in j.reference.iter().enumerate() {
+                let g = &mut self.pools[group][dir];
+                let s = match (*r, g.baseline) {
+                    (None, _) => Standing::NoPeers,
+                    (Some(now), Some(base)) => stood(now, base),
+                    (Some(now), None) => {
+                        g.first.push(now);
+                        if g.first.len() >= self.span.min(BASELINE_WINDOWS) {
+                            g.baseline = median(&g.first);
+                        }
+                        Standing::NoPeers
+                    }
+                };
+                match g.track.push(s, self.span, self.keep) {
+                    Some(Some(found)) => changes.push(Change::GroupSlow {
+                        group,
+                        dir,
+                        found,
+                        baseline_ms: g.baseline.unwrap_or(0.0),
+                        now_ms: r.unwrap_or(0.0),
+                    }),
+                    Some(None) => changes.push(Change::GroupEnded { group, dir }),
+                    None => {}
+                }
+            }
+        }
+        (judged.map(|j| j.standing), changes)
+    }
+}
+
 /// Whether a group's median latency at a similar load rose `SLOW_TIMES`
-/// over its first window's (`baseline`): the group's path or workload.
+/// over its first windows' (`baseline`): the group's path or workload.
 pub fn group_slow(baseline_ms: f64, now_ms: f64) -> bool {
-    now_ms >= SLOW_TIMES * baseline_ms && now_ms - baseline_ms >= MIN_EXTRA_MS
+    matches!(stood(now_ms, baseline_ms), Standing::Slow { .. })
 }
 
 #[cfg(test)]
@@ -214,16 +354,113 @@ mod tests {
         let mut h = vec![ok; 5];
         h.extend([slow; 4]);
         let f = fail_slow(&h, 4).unwrap();
-        assert_eq!((f.since, f.slow_windows, f.windows, f.times), (5, 4, 4, 6.0));
+        assert_eq!((f.windows_ago, f.slow_windows, f.windows, f.times), (3, 4, 4, 6.0));
         assert_eq!(fail_slow(&h, 6), None, "slow in 4 of 6: not most");
         h.push(ok);
         assert_eq!(fail_slow(&h, 4), None, "not slow now");
         // Idle windows in between neither count against it nor for it,
         // but it must be compared in half the span.
         let h = [ok, slow, Standing::Idle, slow, slow];
-        assert_eq!(fail_slow(&h, 4).map(|f| f.since), Some(1));
+        assert_eq!(fail_slow(&h, 4).map(|f| f.windows_ago), Some(3));
         let h = [ok, Standing::Idle, Standing::Idle, Standing::Idle, slow];
         assert_eq!(fail_slow(&h, 4), None);
         assert!(group_slow(1.0, 2.5) && !group_slow(1.0, 1.5) && !group_slow(0.1, 0.3));
+    }
+
+    /// A recorded watch (`tests/fixtures/watch/NAME.jsonl`, JSON lines of
+    /// `arrayburn watch -j` on FUSE disks under a steady load): each
+    /// window's reads, writes and the disks' groups.
+    fn recorded(name: &str) -> (Vec<[Vec<Load>; 2]>, Vec<usize>) {
+        let p = format!("{}/tests/fixtures/watch/{name}.jsonl", env!("CARGO_MANIFEST_DIR"));
+        let mut groups = Vec::new();
+        let windows = (std::fs::read_to_string(p).unwrap().lines())
+            .map(|l| {
+                let t: serde_json::Value = serde_json::from_str(l).unwrap();
+                let disks = t["disks"].as_array().unwrap();
+                groups = disks.iter().map(|d| d["group"].as_u64().unwrap() as usize).collect();
+                let flow = |dir: &str| -> Vec<Load> {
+                    (disks.iter())
+                        .map(|d| serde_json::from_value(d["window"][dir].clone()).unwrap())
+                        .collect()
+                };
+                [flow("read"), flow("write")]
+            })
+            .collect();
+        (windows, groups)
+    }
+
+    /// A disk (its place in the kept ones) and what is done to its reads.
+    type Edit<'a> = (usize, &'a dyn Fn(&mut Load));
+
+    /// The changes of a recorded series re-judged (disk `edit.0`'s reads
+    /// changed by `edit.1` in every window), with their windows.
+    fn replay(
+        name: &str,
+        span: usize,
+        keep: &[usize],
+        edit: Option<Edit>,
+    ) -> Vec<(usize, Change)> {
+        let (windows, groups) = recorded(name);
+        let pick = |v: &[Load]| keep.iter().map(|&i| v[i]).collect::<Vec<_>>();
+        let mut t = Tracker::new(&keep.iter().map(|&i| groups[i]).collect::<Vec<_>>(), span);
+        let mut out = Vec::new();
+        for (k, [r, w]) in windows.into_iter().enumerate() {
+            let mut r = pick(&r);
+            if let Some((i, f)) = edit {
+                f(&mut r[i]);
+            }
+            out.extend(t.step(&r, &pick(&w)).1.into_iter().map(|c| (k, c)));
+        }
+        out
+    }
+
+    #[test]
+    fn recorded_one_slow_disk_is_named_at_the_rule_s_edges_and_no_other() {
+        let all = [0, 1, 2, 3, 4, 5];
+        // As recorded: disk 3 (6 ms at its peers' 1.3 ms) named in the
+        // third window; the disk at twice the load (3.3 ms) never.
+        let c = replay("one-slow", 3, &all, None);
+        assert!(
+            matches!(c[..], [(2, Change::FailSlow { disk: 3, dir: 0, found })] if found.windows_ago == 2 && found.times > 4.0),
+            "{c:?}"
+        );
+        // A --for longer than the recording: nothing yet.
+        assert_eq!(replay("one-slow", 9, &all, None), []);
+        // Its latency just under twice its peers' median: never; just over:
+        // named.
+        let peers = |k: f64| move |l: &mut Load| l.ms = 1.3 * k;
+        assert_eq!(replay("one-slow", 3, &all, Some((3, &peers(1.9)))), []);
+        assert_eq!(replay("one-slow", 3, &all, Some((3, &peers(2.2)))).len(), 1);
+        // The busy disk's load brought within the band (1.4 times its
+        // peers'): compared, and its 3.3 ms is slow; at 1.6 times: not.
+        let load = |k: f64| move |l: &mut Load| l.ops_per_s = 20.0 * k;
+        let c = replay("one-slow", 3, &all, Some((4, &load(1.4))));
+        assert!(c.iter().any(|(_, c)| matches!(c, Change::FailSlow { disk: 4, .. })), "{c:?}");
+        let c = replay("one-slow", 3, &all, Some((4, &load(1.6))));
+        assert!(!c.iter().any(|(_, c)| matches!(c, Change::FailSlow { disk: 4, .. })), "{c:?}");
+        // Without two of its peers (two at its load): no peers, nothing.
+        assert_eq!(replay("one-slow", 3, &[0, 3, 4, 5], None), []);
+    }
+
+    #[test]
+    fn recorded_disks_slowed_together_are_the_group_and_no_disk() {
+        let c = replay("all-slow", 3, &[0, 1, 2, 3], None);
+        assert!(
+            matches!(c[..], [(8, Change::GroupSlow { group: 0, dir: 0, baseline_ms, now_ms, .. })] if baseline_ms < 1.5 && now_ms > 5.0),
+            "{c:?}"
+        );
+        // One disk that stayed as fast as it was: the group still slowed,
+        // and the fast one is never a finding.
+        let fast = |l: &mut Load| l.ms = 1.3;
+        let c = replay("all-slow", 3, &[0, 1, 2, 3], Some((0, &fast)));
+        assert!(matches!(c[..], [(8, Change::GroupSlow { .. })]), "{c:?}");
+        // Two disks are no group to judge.
+        assert_eq!(replay("all-slow", 3, &[0, 1], None), []);
+        // Its first windows already slow (the watch began after): its
+        // baseline is the slow latency, and nothing is claimed.
+        let (w, _) = recorded("all-slow");
+        let mut t = Tracker::new(&[0; 4], 3);
+        let c: Vec<Change> = w[6..].iter().flat_map(|[r, w]| t.step(r, w).1).collect();
+        assert_eq!(c, []);
     }
 }

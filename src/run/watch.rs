@@ -10,13 +10,14 @@
 //! It must not print or write files (the command does) and must not
 //! resolve flags.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
 use crate::device::SystemPaths;
-use crate::device::diskstats::{self, Counters, Window};
-use crate::judge::watch::{FailSlow, Load, Standing, fail_slow, window};
+use crate::device::diskstats::{self, Counters, Flow, Window};
+use crate::judge::watch::{Change, DIRECTIONS, FailSlow, Load, Standing, Tracker};
 use crate::stop::StopFlag;
 
 /// A disk watched: as named, its kernel name, its peer group.
@@ -62,6 +63,8 @@ pub fn groups(devices: &[crate::device::BlockDevice]) -> Vec<(usize, Option<Stri
 #[derive(Debug, Clone, Serialize)]
 pub struct DiskWindow {
     pub path: String,
+    /// Its peer group (disks of one group are compared, no others).
+    pub group: usize,
     /// Its counters' window; None where the disk is gone.
     pub window: Option<Window>,
     pub read: Standing,
@@ -76,8 +79,40 @@ pub enum Event {
     FailSlow { path: String, direction: &'static str, since: String, found: FailSlow },
     /// It no longer stands out.
     Ended { path: String, direction: &'static str },
+    /// A whole group slow together against its own first windows: its
+    /// path or its workload, not a disk.
+    GroupSlow {
+        paths: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pool: Option<String>,
+        direction: &'static str,
+        since: String,
+        found: FailSlow,
+        baseline_ms: f64,
+        now_ms: f64,
+    },
+    /// The group is back near its first windows' latency.
+    GroupEnded { paths: Vec<String>, direction: &'static str },
     /// The kernel no longer shows it.
     Gone { path: String },
+    /// The kernel counted failed commands on it (`device/ioerr_cnt`):
+    /// `new` in this window, `errors` since boot.
+    Errors { path: String, new: u64, errors: u64 },
+}
+
+impl Event {
+    /// The disks it is about.
+    pub fn paths(&self) -> Vec<&str> {
+        match self {
+            Event::FailSlow { path, .. }
+            | Event::Ended { path, .. }
+            | Event::Gone { path }
+            | Event::Errors { path, .. } => vec![path],
+            Event::GroupSlow { paths, .. } | Event::GroupEnded { paths, .. } => {
+                paths.iter().map(String::as_str).collect()
+            }
+        }
+    }
 }
 
 /// One window of every disk, and what began or ended in it.
@@ -100,9 +135,11 @@ pub struct Pace {
     pub count: Option<u64>,
 }
 
-/// The longest history kept per disk and direction (windows): a watch of
-/// months keeps what its rule reads, not every window.
-const KEEP: usize = 4096;
+/// A disk's counters and its failed commands, as read now.
+fn reading(paths: &SystemPaths, d: &Watched) -> (Option<Counters>, Option<u64>) {
+    let c = diskstats::read(paths, &d.name);
+    (c, c.and(diskstats::errors(paths, &d.name)))
+}
 
 /// Watches `disks` until a stop or `pace.count` windows, handing each
 /// window to `tick` (false from it ends the watch). The disks named
@@ -115,61 +152,77 @@ pub fn watch(
     tick: &mut dyn FnMut(&Tick) -> bool,
 ) -> Vec<String> {
     let groups: Vec<usize> = disks.iter().map(|d| d.group).collect();
-    let read = |d: &Watched| diskstats::read(paths, &d.name);
-    let mut last: Vec<Option<Counters>> = disks.iter().map(read).collect();
+    let mut tracker = Tracker::new(&groups, pace.span);
+    let mut last: Vec<_> = disks.iter().map(|d| reading(paths, d)).collect();
     let mut taken = Instant::now();
-    let mut history: Vec<[Vec<Standing>; 2]> = disks.iter().map(|_| Default::default()).collect();
-    let mut named: Vec<[Option<FailSlow>; 2]> = vec![[None, None]; disks.len()];
-    let mut starts: Vec<SystemTime> = Vec::new();
+    // When each window kept began, for "since".
+    let mut starts: VecDeque<SystemTime> = VecDeque::new();
+    let mut named: Vec<[bool; 2]> = vec![[false; 2]; disks.len()];
     let mut n = 0u64;
     while pace.count.is_none_or(|c| n < c) && stop.rest(pace.interval) {
-        let now: Vec<Option<Counters>> = disks.iter().map(read).collect();
+        let now: Vec<_> = disks.iter().map(|d| reading(paths, d)).collect();
         let secs = taken.elapsed().as_secs_f64();
         taken = Instant::now();
-        starts.push(SystemTime::now() - Duration::from_secs_f64(secs));
+        starts.push_back(SystemTime::now() - Duration::from_secs_f64(secs));
+        if starts.len() > 4 * pace.span.max(16) {
+            starts.pop_front();
+        }
         let windows: Vec<Option<Window>> = (last.iter().zip(&now))
-            .map(|(a, b)| Some(diskstats::window(a.as_ref()?, b.as_ref()?, secs)))
+            .map(|(a, b)| Some(diskstats::window(a.0.as_ref()?, b.0.as_ref()?, secs)))
             .collect();
-        let load = |pick: fn(&Window) -> crate::device::diskstats::Flow| -> Vec<Load> {
+        let load = |pick: fn(&Window) -> Flow| -> Vec<Load> {
             (windows.iter())
                 .map(|w| {
-                    w.map_or(Load::default(), |w| {
-                        let f = pick(&w);
-                        Load { ops_per_s: f.ops_per_s, ms: f.ms }
+                    w.map_or(Load::default(), |w| Load {
+                        ops_per_s: pick(&w).ops_per_s,
+                        ms: pick(&w).ms,
                     })
                 })
                 .collect()
         };
-        let standing = [window(&load(|w| w.read), &groups), window(&load(|w| w.write), &groups)];
+        let (standing, changes) = tracker.step(&load(|w| w.read), &load(|w| w.write));
+        let since = |back: usize| {
+            let at = starts.len().saturating_sub(back + 1);
+            crate::units::rfc3339(starts[at])
+        };
         let mut events = Vec::new();
         for (i, d) in disks.iter().enumerate() {
-            if windows[i].is_none() && last[i].is_some() {
-                events.push(Event::Gone { path: d.path.clone() });
-            }
-            for (k, direction) in ["read", "write"].into_iter().enumerate() {
-                let h = &mut history[i][k];
-                h.push(standing[k][i]);
-                if h.len() > KEEP {
-                    h.drain(..h.len() - KEEP);
+            match (last[i], now[i]) {
+                ((Some(_), _), (None, _)) => events.push(Event::Gone { path: d.path.clone() }),
+                ((_, Some(was)), (_, Some(errors))) if errors > was => {
+                    events.push(Event::Errors { path: d.path.clone(), new: errors - was, errors })
                 }
-                let found = fail_slow(h, pace.span);
-                match (named[i][k], found) {
-                    (None, Some(f)) => {
-                        let at = starts.len().saturating_sub(h.len()) + f.since;
-                        let since = crate::units::rfc3339(starts[at.min(starts.len() - 1)]);
-                        let path = d.path.clone();
-                        events.push(Event::FailSlow { path, direction, since, found: f });
-                    }
-                    (Some(_), None) => {
-                        events.push(Event::Ended { path: d.path.clone(), direction })
-                    }
-                    _ => {}
-                }
-                named[i][k] = found;
+                _ => {}
             }
         }
-        if starts.len() > KEEP {
-            starts.drain(..starts.len() - KEEP);
+        let members = |g: usize| -> Vec<String> {
+            disks.iter().filter(|d| d.group == g).map(|d| d.path.clone()).collect()
+        };
+        for c in changes {
+            events.push(match c {
+                Change::FailSlow { disk, dir, found } => {
+                    named[disk][dir] = true;
+                    let path = disks[disk].path.clone();
+                    let direction = DIRECTIONS[dir];
+                    Event::FailSlow { path, direction, since: since(found.windows_ago), found }
+                }
+                Change::Ended { disk, dir } => {
+                    named[disk][dir] = false;
+                    Event::Ended { path: disks[disk].path.clone(), direction: DIRECTIONS[dir] }
+                }
+                Change::GroupSlow { group, dir, found, baseline_ms, now_ms } => Event::GroupSlow {
+                    paths: members(group),
+                    pool: disks.iter().find(|d| d.group == group).and_then(|d| d.pool.clone()),
+                    direction: DIRECTIONS[dir],
+                    since: since(found.windows_ago),
+                    found,
+                    baseline_ms,
+                    now_ms,
+                },
+                Change::GroupEnded { group, dir } => {
+                    Event::GroupEnded { paths: members(group), direction: DIRECTIONS[dir] }
+                }
+            });
         }
         let t = Tick {
             at: crate::units::rfc3339(SystemTime::now()),
@@ -177,6 +230,7 @@ pub fn watch(
             disks: (disks.iter().zip(&windows).enumerate())
                 .map(|(i, (d, w))| DiskWindow {
                     path: d.path.clone(),
+                    group: d.group,
                     window: *w,
                     read: standing[0][i],
                     write: standing[1][i],
@@ -191,7 +245,162 @@ pub fn watch(
         }
     }
     (disks.iter().zip(&named))
-        .filter(|(_, f)| f.iter().any(Option::is_some))
+        .filter(|(_, f)| f.iter().any(|&b| b))
         .map(|(d, _)| d.path.clone())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake `/sys/block` whose counters the test moves on each window:
+    /// `ms[i]` the time each of disk i's 100 reads of the window took.
+    struct Bed {
+        dir: tempfile::TempDir,
+        totals: Vec<Counters>,
+    }
+
+    impl Bed {
+        fn new(n: usize) -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let bed = Bed { dir, totals: vec![Counters::default(); n] };
+            for i in 0..n {
+                std::fs::create_dir_all(bed.dir.path().join(format!("block/d{i}/device"))).unwrap();
+                bed.write(i);
+            }
+            bed
+        }
+
+        fn write(&self, i: usize) {
+            let c = &self.totals[i];
+            let stat = format!(
+                "{} 0 {} {} {} 0 {} {} 0 {} 0\n",
+                c.reads,
+                c.read_sectors,
+                c.read_ms,
+                c.writes,
+                c.write_sectors,
+                c.write_ms,
+                c.busy_ms
+            );
+            std::fs::write(self.dir.path().join(format!("block/d{i}/stat")), stat).unwrap();
+        }
+
+        fn errors(&self, i: usize, n: u64) {
+            let p = self.dir.path().join(format!("block/d{i}/device/ioerr_cnt"));
+            std::fs::write(p, format!("0x{n:x}\n")).unwrap();
+        }
+
+        fn reads(&mut self, ms: &[u64]) {
+            for (i, &m) in ms.iter().enumerate() {
+                let c = &mut self.totals[i];
+                c.reads += 100;
+                c.read_sectors += 100 * 128;
+                c.read_ms += 100 * m;
+                self.write(i);
+            }
+        }
+
+        fn paths(&self) -> SystemPaths {
+            SystemPaths { sys: self.dir.path().into(), ..SystemPaths::real() }
+        }
+    }
+
+    fn disks(n: usize) -> Vec<Watched> {
+        (0..n)
+            .map(|i| Watched {
+                path: format!("/dev/d{i}"),
+                name: format!("d{i}"),
+                group: 0,
+                pool: Some("md9".into()),
+            })
+            .collect()
+    }
+
+    /// Runs `plan.len()` windows, the counters of window k moved by
+    /// `plan[k]` before it is read; every event, with its window.
+    fn run(bed: &mut Bed, plan: &[&dyn Fn(&mut Bed)]) -> (Vec<(usize, Event)>, Vec<String>) {
+        let pace =
+            Pace { interval: Duration::from_millis(5), span: 3, count: Some(plan.len() as u64) };
+        let mut seen = Vec::new();
+        let paths = bed.paths();
+        let n = bed.totals.len();
+        plan[0](bed);
+        let bed = std::cell::RefCell::new(bed);
+        let mut k = 0;
+        let named = watch(&paths, &disks(n), pace, &StopFlag::default(), &mut |t: &Tick| {
+            seen.extend(t.events.iter().map(|e| (k, e.clone())));
+            k += 1;
+            if let Some(next) = plan.get(k) {
+                next(&mut bed.borrow_mut());
+            }
+            true
+        });
+        (seen, named)
+    }
+
+    #[test]
+    fn one_disk_slow_is_named_with_since_when_and_a_group_slow_together_is_the_group() {
+        let mut bed = Bed::new(5);
+        let ok = |b: &mut Bed| b.reads(&[2, 2, 2, 2, 2]);
+        let one = |b: &mut Bed| b.reads(&[2, 2, 2, 2, 9]);
+        let all = |b: &mut Bed| b.reads(&[8, 8, 9, 8, 8]);
+        let plan: Vec<&dyn Fn(&mut Bed)> =
+            vec![&ok, &ok, &ok, &ok, &one, &one, &one, &ok, &all, &all, &all, &all];
+        let (events, named) = run(&mut bed, &plan);
+        let words: Vec<(usize, &str)> = (events.iter())
+            .map(|(k, e)| {
+                (
+                    *k,
+                    match e {
+                        Event::FailSlow { path, found, .. } => {
+                            assert_eq!(
+                                (path.as_str(), found.windows_ago, found.slow_windows),
+                                ("/dev/d4", 2, 3)
+                            );
+                            "fail_slow"
+                        }
+                        Event::Ended { .. } => "ended",
+                        Event::GroupSlow { paths, pool, baseline_ms, now_ms, .. } => {
+                            assert_eq!((paths.len(), pool.as_deref()), (5, Some("md9")));
+                            assert_eq!((*baseline_ms, *now_ms), (2.0, 8.0));
+                            "group_slow"
+                        }
+                        other => panic!("{other:?}"),
+                    },
+                )
+            })
+            .collect();
+        // Named after three windows standing out, ended at the first
+        // window it did not; the group after three windows slow together,
+        // and no disk of it.
+        assert_eq!(words, [(6, "fail_slow"), (7, "ended"), (10, "group_slow")]);
+        assert!(named.is_empty(), "{named:?}");
+    }
+
+    #[test]
+    fn a_disk_gone_or_with_failed_commands_is_said_at_once() {
+        let mut bed = Bed::new(4);
+        bed.errors(1, 3);
+        let ok = |b: &mut Bed| b.reads(&[2, 2, 2, 2]);
+        let err = |b: &mut Bed| {
+            b.reads(&[2, 2, 2, 2]);
+            b.errors(1, 0x1c);
+        };
+        let gone = |b: &mut Bed| {
+            b.reads(&[2, 2, 2, 2]);
+            std::fs::remove_file(b.dir.path().join("block/d2/stat")).unwrap();
+        };
+        let plan: Vec<&dyn Fn(&mut Bed)> = vec![&ok, &err, &gone, &ok];
+        let (events, _) = run(&mut bed, &plan);
+        let words: Vec<String> = events.iter().map(|(k, e)| format!("{k} {e:?}")).collect();
+        assert_eq!(
+            words,
+            [
+                r#"1 Errors { path: "/dev/d1", new: 25, errors: 28 }"#,
+                r#"2 Gone { path: "/dev/d2" }"#
+            ]
+        );
+    }
 }
