@@ -537,6 +537,22 @@ pub struct WatchArgs {
     /// per finding begun or ended.
     #[arg(short = 'j', help_heading = "Outputs", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write Prometheus metrics to FILE for node_exporter's textfile
+    /// collector after every window (each disk's requests, bytes and
+    /// latency a second, its standing against its peers, the findings
+    /// standing); written beside and renamed over.
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
+    /// Run CMD (by `sh -c`) when a finding begins (fail-slow, slow
+    /// together, gone, failed commands) and when it ends: the event's JSON
+    /// on its standard input; ARRAYBURN_EVENT (finding, finding_ended),
+    /// _VERDICT, _HOST, _MESSAGE and _TO_ACT_ON in its environment. It
+    /// never stops or changes the watch.
+    #[arg(help_heading = "Outputs", long, value_name = "CMD", env = "ARRAYBURN_NOTIFY")]
+    pub notify: Option<String>,
+    /// How long --notify's command may run before it is killed.
+    #[arg(help_heading = "Outputs", long, value_name = "DURATION", default_value = defaults::NOTIFY_TIMEOUT, value_parser = parse_duration, env = "ARRAYBURN_NOTIFY_TIMEOUT")]
+    pub notify_timeout: Duration,
     #[command(flatten)]
     pub chatter: Chatter,
 }

@@ -4,7 +4,8 @@
 //!
 //! CMD runs through `sh -c`, with the run's result JSON (or, for a disk's
 //! event, a small JSON about it) on its standard input and environment
-//! variables naming the event: `ARRAYBURN_EVENT` (`end` or `disk`),
+//! variables naming the event: `ARRAYBURN_EVENT` (`end` or `disk`;
+//! `arrayburn watch`'s `finding` and `finding_ended`),
 //! `ARRAYBURN_COMMAND`, `ARRAYBURN_VERDICT` (`HEALTHY`, `FLAGGED`,
 //! `NOT JUDGED`, `INTERRUPTED`; for a disk: `BAD`, `GONE`, `HUNG`),
 //! `ARRAYBURN_EXIT` (the run's exit status, at its end), `ARRAYBURN_HOST`,
@@ -85,6 +86,28 @@ impl Event {
         }
     }
 
+    /// A finding of `arrayburn watch` begun (`kind` `finding`; `verdict`
+    /// `FAIL-SLOW`, `SLOW TOGETHER`, `GONE`, `ERRORS`) or ended
+    /// (`finding_ended`, `ENDED`), said in `message`; `json` the event's.
+    pub fn watch(
+        kind: &'static str,
+        verdict: &str,
+        message: String,
+        to_act_on: Vec<String>,
+        json: &impl serde::Serialize,
+    ) -> Event {
+        let json = serde_json::to_vec_pretty(json).unwrap_or_default();
+        Event {
+            kind,
+            command: "watch",
+            verdict: verdict.into(),
+            exit: None,
+            message,
+            to_act_on,
+            json,
+        }
+    }
+
     /// The end of a run: its run document and its result JSON.
     pub fn end(command: &'static str, run: &RunDoc, json: Vec<u8>) -> Event {
         let verdict = run.outcome.word();
@@ -126,12 +149,18 @@ impl Notifier {
     /// As [`Notifier::send`], once the events sent beside the run are done
     /// (the end is told last).
     pub fn send_last(&self, event: &Event, stop: &StopFlag) {
+        Self::sent();
+        self.send(event, stop);
+    }
+
+    /// Waits for the events sent beside the run (each at most its
+    /// timeout).
+    pub fn sent() {
         let sending =
             std::mem::take(&mut *BESIDE.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
         for s in sending {
             let _ = s.join();
         }
-        self.send(event, stop);
     }
 
     fn run(&self, event: &Event, stop: &StopFlag) -> Result<(), String> {

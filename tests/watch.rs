@@ -45,6 +45,13 @@ fn the_disk_slow_at_its_peers_load_is_named_and_one_at_twice_their_load_or_idle_
     let json = dir.path().join("w.jsonl");
     let mut args = vec!["watch", "--interval", "1s", "--for", "3s", "--count", "8"];
     args.extend(["-j", json.to_str().unwrap()]);
+    let prom = dir.path().join("watch.prom");
+    let told = dir.path().join("told");
+    let notify = format!(
+        "{{ echo \"$ARRAYBURN_EVENT $ARRAYBURN_VERDICT $ARRAYBURN_TO_ACT_ON\"; cat; }} >> {}",
+        told.display()
+    );
+    args.extend(["--metrics", prom.to_str().unwrap(), "--notify", &notify]);
     let devs: Vec<&str> = ok.iter().chain([&slow, &busy, &idle]).map(|d| d.dev.as_str()).collect();
     args.extend(&devs);
     let out = arrayburn(&args).output_within(MINUTE);
@@ -85,6 +92,27 @@ fn the_disk_slow_at_its_peers_load_is_named_and_one_at_twice_their_load_or_idle_
     assert_eq!(stood(&busy.dev), "load_differs");
     assert_eq!(stood(&idle.dev), "idle");
     assert!(stood(&slow.dev).get("slow").is_some(), "{}", stood(&slow.dev));
+    // The metrics promtool accepts say so, and the notifier was told.
+    let text = std::fs::read_to_string(&prom).unwrap();
+    if crate::metrics::promtool_here() {
+        crate::metrics::accepted(&text, "watch");
+    }
+    let value = |name: &str, has: &[&str]| crate::metrics::value(&text, name, has);
+    let since = "arrayburn_watch_fail_slow_since_timestamp_seconds";
+    let at = |d: &str| format!("device=\"{d}\"");
+    assert!(
+        value(since, &[&at(&slow.dev), "direction=\"read\""]).is_some_and(|t| t > 1.7e9),
+        "{text}"
+    );
+    for d in ok.iter().chain([&busy, &idle]) {
+        assert_eq!(value(since, &[&at(&d.dev)]), None, "{text}");
+    }
+    let standing = "arrayburn_watch_standing";
+    assert_eq!(value(standing, &[&at(&busy.dev), "read", "load_differs"]), Some(1.0), "{text}");
+    assert_eq!(value("arrayburn_run_complete", &["watch"]), Some(1.0), "{text}");
+    let told = std::fs::read_to_string(&told).unwrap();
+    assert!(told.starts_with(&format!("finding FAIL-SLOW {}\n{{", slow.dev)), "{told}");
+    assert!(told.contains("\"event\": \"fail_slow\""), "{told}");
 }
 
 /// Where `WATCH_RECORD` names a directory, the run's JSON lines are kept

@@ -9,14 +9,26 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::WatchArgs;
 use crate::device::{self, SystemPaths, sysfs};
+use crate::notify::Notifier;
 use crate::outcome::Outcome;
+use crate::output::{Output, named, refuse_duplicates};
 use crate::run::watch::{Event, Pace, Tick, Watched, groups, watch};
 use crate::stop::StopFlag;
 
 pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
     let paths = SystemPaths::real();
     let disks = resolve(&paths, &args.devices)?;
+    let metrics = (args.metrics.as_deref())
+        .map(|p| Output::resolve("--metrics", p, false))
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    if let (Some(m), Some(j)) = (&metrics, &args.json) {
+        let j = Output::resolve("--json", j, true).map_err(anyhow::Error::msg)?;
+        refuse_duplicates([named(&j), named(m)]).map_err(anyhow::Error::msg)?;
+    }
     let mut json = args.json.as_deref().map(lines_to).transpose()?;
+    let notifier =
+        (args.notify.clone()).map(|command| Notifier { command, timeout: args.notify_timeout });
     let windows = (args.stand_out.as_secs_f64() / args.interval.as_secs_f64()).ceil() as usize;
     let pace = match args.once {
         true => Pace { interval: args.interval, span: 1, count: Some(1) },
@@ -29,9 +41,21 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
         crate::units::human_duration(args.interval),
         pace.span
     );
+    let host = nix::unistd::gethostname()
+        .map_or_else(|_| String::new(), |h| h.to_string_lossy().into_owned());
+    let started = crate::units::rfc3339(std::time::SystemTime::now());
+    let export = |t: &Tick, complete: bool| {
+        if let Some(out) = &metrics {
+            let text = crate::export::metrics::watch(&host, &started, &disks, t, complete).render();
+            if let Err(e) = out.write(text.as_bytes(), complete, &StopFlag::default()) {
+                tell!("arrayburn watch: --metrics {}: {e}; watching on", out.given.display());
+            }
+        }
+    };
     // A disk gone or with failed commands, a group slow together: acted on
     // (exit 1) as a disk still fail-slow at the end is.
     let mut seen = false;
+    let mut last: Option<Tick> = None;
     let mut said = |t: &Tick| {
         if !quiet {
             lines(t);
@@ -41,6 +65,9 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
         });
         for e in &t.events {
             tell!("arrayburn watch: {}", event_words(e));
+            if let Some(n) = &notifier {
+                n.send_beside(notice(e), stop);
+            }
         }
         if let Some(out) = json.as_mut() {
             let line = serde_json::to_string(t).unwrap_or_default();
@@ -49,13 +76,39 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
                 json = None;
             }
         }
+        export(t, false);
+        last = Some(t.clone());
         true
     };
     let slow = watch(&paths, &disks, pace, stop, &mut said);
+    if let Some(t) = &last {
+        export(t, true);
+    }
+    Notifier::sent();
     if stop.is_set() {
         return Ok(Outcome::Interrupted);
     }
     Ok(if slow.is_empty() && !seen { Outcome::Healthy } else { Outcome::Flagged })
+}
+
+/// A finding begun or ended, for `--notify`.
+fn notice(e: &Event) -> crate::notify::Event {
+    let (kind, verdict) = match e {
+        Event::FailSlow { .. } => ("finding", "FAIL-SLOW"),
+        Event::GroupSlow { .. } => ("finding", "SLOW TOGETHER"),
+        Event::Gone { .. } => ("finding", "GONE"),
+        Event::Errors { .. } => ("finding", "ERRORS"),
+        Event::Ended { .. } | Event::GroupEnded { .. } => ("finding_ended", "ENDED"),
+    };
+    // The disks to act on: a disk's own finding's, never a group's (its
+    // path is to look at, not its disks).
+    let act: Vec<String> = match e {
+        Event::FailSlow { path, .. } | Event::Gone { path } | Event::Errors { path, .. } => {
+            vec![path.clone()]
+        }
+        _ => Vec::new(),
+    };
+    crate::notify::Event::watch(kind, verdict, event_words(e), act, e)
 }
 
 /// Where `--json` lines go, appended: standard output (`-`), a file
@@ -63,7 +116,7 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
 /// as the run logs are), or a FIFO or terminal; refused in one line
 /// before anything is read.
 fn lines_to(given: &std::path::Path) -> Result<Box<dyn Write>> {
-    use crate::output::{Output, Sink};
+    use crate::output::Sink;
     let o = Output::resolve("--json", given, true).map_err(anyhow::Error::msg)?;
     let shown = given.display();
     Ok(match o.sink {
@@ -99,7 +152,13 @@ fn resolve(paths: &SystemPaths, given: &[String]) -> Result<Vec<Watched>> {
     }
     let groups = groups(&devices);
     Ok((devices.into_iter().zip(groups))
-        .map(|(d, (group, pool))| Watched { path: d.given, name: d.identity.name, group, pool })
+        .map(|(d, (group, pool))| Watched {
+            path: d.given,
+            name: d.identity.name.clone(),
+            group,
+            pool,
+            id: d.identity,
+        })
         .collect())
 }
 

@@ -579,6 +579,113 @@ pub fn fleet(r: &crate::fleet::FleetReport) -> Metrics {
     m
 }
 
+const WATCH_WINDOW: (&str, &str) =
+    ("arrayburn_watch_window_seconds", "The length of the last window watched (seconds).");
+const WATCH_OPS: (&str, &str) = (
+    "arrayburn_watch_requests_per_second",
+    "Requests each disk completed a second in the last window, by direction (the kernel's counters).",
+);
+const WATCH_BYTES: (&str, &str) = (
+    "arrayburn_watch_bytes_per_second",
+    "Bytes each disk moved a second in the last window, by direction.",
+);
+const WATCH_LATENCY: (&str, &str) = (
+    "arrayburn_watch_request_latency_seconds",
+    "The kernel's mean time per completed request in the last window (in queue and on the disk), by direction.",
+);
+const WATCH_UTIL: (&str, &str) = (
+    "arrayburn_watch_utilisation_ratio",
+    "The share of the last window each disk had a request in flight (0-1).",
+);
+const WATCH_PEERS: (&str, &str) = (
+    "arrayburn_watch_latency_over_peers_ratio",
+    "Each disk's latency over its peers' median at a similar load in the last window, by direction (absent where not compared).",
+);
+const WATCH_STANDING: (&str, &str) = (
+    "arrayburn_watch_standing",
+    "1 for how each disk stood against its peers in the last window, by direction (idle, load_differs, no_peers, compared, slow).",
+);
+const WATCH_FAIL_SLOW: (&str, &str) = (
+    "arrayburn_watch_fail_slow_since_timestamp_seconds",
+    "Each disk named fail-slow now, by direction: since when (Unix time).",
+);
+const WATCH_GROUP_SLOW: (&str, &str) = (
+    "arrayburn_watch_group_slow_since_timestamp_seconds",
+    "Each peer group slow together now (its path or workload, not a disk), by direction: since when (Unix time).",
+);
+const WATCH_GONE: (&str, &str) =
+    ("arrayburn_watch_gone", "1 for each disk the kernel no longer shows.");
+const WATCH_ERRORS: (&str, &str) = (
+    "arrayburn_watch_command_errors",
+    "The kernel's count of each disk's failed commands since boot (device/ioerr_cnt; absent where it keeps none).",
+);
+
+/// A watch's metrics after a window: the run's (not complete until its
+/// end), each disk's figures and standing, and the findings standing.
+pub fn watch(
+    host: &str,
+    started_at: &str,
+    disks: &[crate::run::watch::Watched],
+    t: &crate::run::watch::Tick,
+    complete: bool,
+) -> Metrics {
+    use crate::run::watch::Event;
+    let mut m = Metrics::default();
+    let run = || vec![("command", "watch".to_string()), ("host", host.to_string())];
+    m.gauge(RUN_COMPLETE, run(), if complete { 1.0 } else { 0.0 });
+    m.gauge(RUN_START, run(), unix(started_at));
+    m.gauge(RUN_TIME, run(), now());
+    m.gauge(WATCH_WINDOW, run(), t.secs);
+    let labels = |path: &str| {
+        let d = disks.iter().find(|d| d.path == path);
+        d.map_or_else(
+            || vec![("host", host.to_string()), ("device", path.to_string())],
+            |d| disk(host, &d.path, &d.id),
+        )
+    };
+    for d in &t.disks {
+        let l = labels(&d.path);
+        let dir = |k: &str| with(l.clone(), "direction", k);
+        if let Some(w) = &d.window {
+            for (k, f) in [("read", w.read), ("write", w.write)] {
+                m.gauge(WATCH_OPS, dir(k), f.ops_per_s);
+                m.gauge(WATCH_BYTES, dir(k), f.mb_per_s * 1e6);
+                m.gauge(WATCH_LATENCY, dir(k), f.ms / 1e3);
+            }
+            m.gauge(WATCH_UTIL, l.clone(), w.util_pct / 100.0);
+        }
+        for (k, s) in [("read", d.read), ("write", d.write)] {
+            use crate::judge::watch::Standing;
+            if let Standing::Compared { times } | Standing::Slow { times } = s {
+                m.gauge(WATCH_PEERS, dir(k), times);
+            }
+            m.gauge(WATCH_STANDING, with(dir(k), "standing", s.kind()), 1.0);
+        }
+        if let Some(n) = d.errors {
+            m.gauge(WATCH_ERRORS, l.clone(), n as f64);
+        }
+    }
+    for e in &t.open {
+        match e {
+            Event::FailSlow { path, direction, since, .. } => {
+                m.gauge(WATCH_FAIL_SLOW, with(labels(path), "direction", *direction), unix(since))
+            }
+            Event::GroupSlow { paths, pool, direction, since, .. } => {
+                let l = vec![
+                    ("host", host.to_string()),
+                    ("pool", pool.clone().unwrap_or_default()),
+                    ("devices", paths.join(",")),
+                    ("direction", direction.to_string()),
+                ];
+                m.gauge(WATCH_GROUP_SLOW, l, unix(since))
+            }
+            Event::Gone { path } => m.gauge(WATCH_GONE, labels(path), 1.0),
+            _ => {}
+        }
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

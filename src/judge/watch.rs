@@ -61,6 +61,17 @@ pub enum Standing {
 }
 
 impl Standing {
+    /// Its kind, as the JSON names it (`"compared"`).
+    pub fn kind(self) -> &'static str {
+        match self {
+            Standing::Idle => "idle",
+            Standing::LoadDiffers => "load_differs",
+            Standing::NoPeers => "no_peers",
+            Standing::Compared { .. } => "compared",
+            Standing::Slow { .. } => "slow",
+        }
+    }
+
     /// As the table and the JSON say it.
     pub fn word(self) -> String {
         match self {
@@ -394,12 +405,7 @@ mod tests {
 
     /// The changes of a recorded series re-judged (disk `edit.0`'s reads
     /// changed by `edit.1` in every window), with their windows.
-    fn replay(
-        name: &str,
-        span: usize,
-        keep: &[usize],
-        edit: Option<Edit>,
-    ) -> Vec<(usize, Change)> {
+    fn replay(name: &str, span: usize, keep: &[usize], edit: Option<Edit>) -> Vec<(usize, Change)> {
         let (windows, groups) = recorded(name);
         let pick = |v: &[Load]| keep.iter().map(|&i| v[i]).collect::<Vec<_>>();
         let mut t = Tracker::new(&keep.iter().map(|&i| groups[i]).collect::<Vec<_>>(), span);

@@ -29,6 +29,9 @@ pub struct Watched {
     /// The pool that holds it, where the kernel names one (`md0`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
+    /// What sysfs says of it (model, serial, WWN: the metrics' labels).
+    #[serde(skip)]
+    pub id: crate::device::Identity,
 }
 
 /// Peer groups of `devices`: model, size and kind, and the holders the
@@ -69,6 +72,10 @@ pub struct DiskWindow {
     pub window: Option<Window>,
     pub read: Standing,
     pub write: Standing,
+    /// The kernel's count of its failed commands since boot, where it
+    /// keeps one (`device/ioerr_cnt`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
 }
 
 /// What began or ended in a window.
@@ -124,6 +131,10 @@ pub struct Tick {
     pub disks: Vec<DiskWindow>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Event>,
+    /// The findings standing after it (fail-slow, slow together, gone):
+    /// what the metrics say, not a line's.
+    #[serde(skip)]
+    pub open: Vec<Event>,
 }
 
 /// How a watch runs: each window this long, a disk named after `span`
@@ -158,6 +169,7 @@ pub fn watch(
     // When each window kept began, for "since".
     let mut starts: VecDeque<SystemTime> = VecDeque::new();
     let mut named: Vec<[bool; 2]> = vec![[false; 2]; disks.len()];
+    let mut open: Vec<Event> = Vec::new();
     let mut n = 0u64;
     while pace.count.is_none_or(|c| n < c) && stop.rest(pace.interval) {
         let now: Vec<_> = disks.iter().map(|d| reading(paths, d)).collect();
@@ -224,6 +236,11 @@ pub fn watch(
                 }
             });
         }
+        let back: Vec<&str> = (disks.iter().zip(&windows))
+            .filter(|(_, w)| w.is_some())
+            .map(|(d, _)| d.path.as_str())
+            .collect();
+        standing_after(&mut open, &events, &back);
         let t = Tick {
             at: crate::units::rfc3339(SystemTime::now()),
             secs,
@@ -234,9 +251,11 @@ pub fn watch(
                     window: *w,
                     read: standing[0][i],
                     write: standing[1][i],
+                    errors: now[i].1,
                 })
                 .collect(),
             events,
+            open: open.clone(),
         };
         last = now;
         n += 1;
@@ -248,6 +267,24 @@ pub fn watch(
         .filter(|(_, f)| f.iter().any(|&b| b))
         .map(|(d, _)| d.path.clone())
         .collect()
+}
+
+/// The findings standing after a window's `events`: each begun kept
+/// until its end (a gone disk until the kernel shows it again).
+fn standing_after(open: &mut Vec<Event>, events: &[Event], back: &[&str]) {
+    for e in events {
+        match e {
+            Event::Ended { path, direction } => open.retain(|o| {
+                !matches!(o, Event::FailSlow { path: p, direction: d, .. } if p == path && d == direction)
+            }),
+            Event::GroupEnded { paths, direction } => open.retain(|o| {
+                !matches!(o, Event::GroupSlow { paths: p, direction: d, .. } if p == paths && d == direction)
+            }),
+            Event::FailSlow { .. } | Event::GroupSlow { .. } | Event::Gone { .. } => open.push(e.clone()),
+            Event::Errors { .. } => {}
+        }
+    }
+    open.retain(|o| !matches!(o, Event::Gone { path } if back.contains(&path.as_str())));
 }
 
 #[cfg(test)]
@@ -307,13 +344,15 @@ mod tests {
         }
     }
 
-    fn disks(n: usize) -> Vec<Watched> {
-        (0..n)
+    fn disks(bed: &Bed) -> Vec<Watched> {
+        let dir = |i: usize| bed.dir.path().join(format!("block/d{i}"));
+        (0..bed.totals.len())
             .map(|i| Watched {
                 path: format!("/dev/d{i}"),
                 name: format!("d{i}"),
                 group: 0,
                 pool: Some("md9".into()),
+                id: crate::device::sysfs::identity(&bed.paths(), &dir(i), &dir(i)),
             })
             .collect()
     }
@@ -325,11 +364,11 @@ mod tests {
             Pace { interval: Duration::from_millis(5), span: 3, count: Some(plan.len() as u64) };
         let mut seen = Vec::new();
         let paths = bed.paths();
-        let n = bed.totals.len();
+        let disks = disks(bed);
         plan[0](bed);
         let bed = std::cell::RefCell::new(bed);
         let mut k = 0;
-        let named = watch(&paths, &disks(n), pace, &StopFlag::default(), &mut |t: &Tick| {
+        let named = watch(&paths, &disks, pace, &StopFlag::default(), &mut |t: &Tick| {
             seen.extend(t.events.iter().map(|e| (k, e.clone())));
             k += 1;
             if let Some(next) = plan.get(k) {
