@@ -150,7 +150,7 @@ fn resolve(paths: &SystemPaths, given: &[String]) -> Result<Vec<Watched>> {
     if devices.is_empty() {
         bail!("no disks to watch: name them (arrayburn watch /dev/sdb ...)");
     }
-    let groups = groups(&devices);
+    let groups = groups(paths, &devices, &device::pools::zfs());
     Ok((devices.into_iter().zip(groups))
         .map(|(d, (group, pool))| Watched {
             path: d.given,

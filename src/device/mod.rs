@@ -11,6 +11,7 @@ pub mod latency_log;
 pub mod led;
 pub mod lock;
 pub mod paths;
+pub mod pools;
 pub mod raid;
 pub mod smartctl;
 pub mod sysfs;

@@ -34,19 +34,22 @@ pub struct Watched {
     pub id: crate::device::Identity,
 }
 
-/// Peer groups of `devices`: model, size and kind, and the holders the
-/// kernel names (md, device-mapper): disks of two arrays are never peers.
-pub fn groups(devices: &[crate::device::BlockDevice]) -> Vec<(usize, Option<String>)> {
+/// Peer groups of `devices`: model, size and kind, and the pool that
+/// holds each (`device::pools`: md, LVM, Ceph, and ZFS from `zfs`, the
+/// leaves `zpool status -P` names with their pools): disks of two pools
+/// are never peers.
+pub fn groups(
+    paths: &SystemPaths,
+    devices: &[crate::device::BlockDevice],
+    zfs: &[(String, String)],
+) -> Vec<(usize, Option<String>)> {
+    use crate::device::pools;
+    let in_zfs: Vec<(String, &String)> =
+        zfs.iter().filter_map(|(leaf, pool)| Some((pools::disk_of(paths, leaf)?, pool))).collect();
     let pool = |d: &crate::device::BlockDevice| {
-        let mut held: Vec<String> = (d.in_use.iter())
-            .filter_map(|u| match u {
-                crate::device::usage::InUse::HeldBy { holder, .. } => Some(holder.clone()),
-                _ => None,
-            })
-            .collect();
-        held.sort();
-        held.dedup();
-        (!held.is_empty()).then(|| held.join("+"))
+        let name = &d.identity.name;
+        let zfs = in_zfs.iter().find(|(n, _)| n == name).map(|(_, p)| (*p).clone());
+        zfs.or_else(|| pools::of(paths, name))
     };
     let kinds = crate::judge::peers::peer_groups(devices);
     let mut seen: Vec<(usize, Option<String>)> = Vec::new();
