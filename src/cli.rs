@@ -537,6 +537,12 @@ pub struct WatchArgs {
     /// per finding begun or ended.
     #[arg(short = 'j', help_heading = "Outputs", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// How each window is shown on stderr: on a terminal (auto) a live
+    /// table of the disks under a summary line, redrawn in place (the
+    /// findings said above it); lines (a dated line per disk and window,
+    /// for logs and journald); or none (only the findings).
+    #[arg(help_heading = "Outputs", long, value_enum, default_value_t = BurnProgress::Auto)]
+    pub progress: BurnProgress,
     /// Write Prometheus metrics to FILE for node_exporter's textfile
     /// collector after every window (each disk's requests, bytes and
     /// latency a second, its standing against its peers, the findings

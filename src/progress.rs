@@ -506,7 +506,7 @@ impl BurnLines {
 }
 
 /// Draws the live table (`board`) for the terminal's size.
-fn draw(summary: &str, cells: &[crate::board::Cell]) {
+pub fn draw(summary: &str, cells: &[crate::board::Cell]) {
     let size = console::Term::stderr().size_checked().unwrap_or((24, 80));
     let size = (usize::from(size.0), usize::from(size.1));
     let block = crate::board::render(summary, cells, size);

@@ -164,3 +164,48 @@ fn disks_slowed_together_at_the_same_load_are_their_group_never_a_disk() {
     assert!(!text.contains("FAIL-SLOW"), "{text}");
     assert_eq!(out.status.code(), Some(1), "{text}");
 }
+
+#[test]
+fn on_an_80_column_terminal_the_live_table_is_redrawn_in_place_under_the_findings() {
+    need_root!();
+    if !tools_here(&["tmux"], "tmux") {
+        return;
+    }
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let ok: Vec<FaultyDisk> = (0..3).map(|_| FaultyDisk::drive(64 * MIB, 1000, 0)).collect();
+    let slow = FaultyDisk::drive(64 * MIB, 6000, 0);
+    let all: Vec<&FaultyDisk> = ok.iter().chain([&slow]).collect();
+    let pairs: Vec<(u32, &str)> = all.iter().map(|d| (20, d.dev.as_str())).collect();
+    let reader = load(30, &pairs);
+    let devs: Vec<&str> = all.iter().map(|d| d.dev.as_str()).collect();
+    let tmux = crate::unattended::Tmux::new();
+    let line = format!(
+        "{} watch --interval 1s --for 2s --count 6 {}; echo EXITED $?; sleep 600",
+        bin(),
+        devs.join(" ")
+    );
+    tmux.run(&["new-session", "-d", "-x", "80", "-y", "24", "-s", "w", &line]);
+    let mut pane = String::new();
+    let ended = wait_for(MINUTE, || {
+        pane = tmux.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", "w"]);
+        pane.contains("EXITED ")
+    });
+    drop(reader.kill());
+    assert!(ended, "{pane}");
+    assert!(pane.contains("EXITED 1"), "{pane}");
+    let wide: Vec<&str> = pane.lines().filter(|l| l.chars().count() > 80).collect();
+    assert_eq!(wide, Vec::<&str>::new(), "{pane}");
+    // Drawn in place: one table, its summary counting the finding said
+    // above it, the slow disk's cell naming it.
+    assert_eq!(pane.matches("watch: 4 disks every").count(), 1, "{pane}");
+    assert!(pane.contains(": 1 fail-slow, 0 slow together, 0 gone, "), "{pane}");
+    let said = pane.find(&format!("{}: FAIL-SLOW: its reads took", slow.dev)).expect(&pane);
+    assert!(said < pane.find("watch: 4 disks every").unwrap(), "{pane}");
+    let cell = pane.lines().find(|l| l.starts_with(&format!("{} ", slow.dev))).expect(&pane);
+    assert!(cell.contains("FAIL-SLOW"), "{cell}");
+    for d in &ok {
+        let cell = pane.lines().find(|l| l.starts_with(&format!("{} ", d.dev))).expect(&pane);
+        assert!(cell.contains("R   20/s") && !cell.contains("FAIL"), "{cell}");
+    }
+}

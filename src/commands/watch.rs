@@ -3,12 +3,13 @@
 //! logs and terminals alike), JSON lines appended to `--json`, and each
 //! finding as it begins and ends.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::WatchArgs;
+use crate::cli::{BurnProgress, WatchArgs};
 use crate::device::{self, SystemPaths, sysfs};
+use crate::judge::watch::Standing;
 use crate::notify::Notifier;
 use crate::outcome::Outcome;
 use crate::output::{Output, named, refuse_duplicates};
@@ -34,7 +35,12 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
         true => Pace { interval: args.interval, span: 1, count: Some(1) },
         false => Pace { interval: args.interval, span: windows.max(1), count: args.count },
     };
-    let quiet = args.chatter.quiet;
+    let table = match args.progress {
+        BurnProgress::Table => true,
+        BurnProgress::Auto => std::io::stderr().is_terminal(),
+        BurnProgress::Lines | BurnProgress::None => false,
+    };
+    let quiet = args.chatter.quiet || table || args.progress == BurnProgress::None;
     tell!(
         "arrayburn watch: {} disk(s), a window every {}, fail-slow after {} window(s) standing out; no I/O of its own",
         disks.len(),
@@ -77,10 +83,17 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
             }
         }
         export(t, false);
+        if table {
+            let summary = summary(t, disks.len(), args.interval);
+            crate::progress::draw(&summary, &cells(t));
+        }
         last = Some(t.clone());
         true
     };
     let slow = watch(&paths, &disks, pace, stop, &mut said);
+    if table {
+        crate::tell::settle();
+    }
     if let Some(t) = &last {
         export(t, true);
     }
@@ -186,6 +199,55 @@ fn lines(t: &Tick) {
             w.in_flight
         );
     }
+}
+
+/// The live table's first line: the disks, the window, the findings
+/// standing.
+fn summary(t: &Tick, n: usize, interval: std::time::Duration) -> String {
+    let count = |f: fn(&Event) -> bool| t.open.iter().filter(|e| f(e)).count();
+    let slow = count(|e| matches!(e, Event::FailSlow { .. }));
+    let together = count(|e| matches!(e, Event::GroupSlow { .. }));
+    let gone = count(|e| matches!(e, Event::Gone { .. }));
+    let time = t.at.get(11..19).unwrap_or("");
+    format!(
+        "watch: {n} disks every {}: {slow} fail-slow, {together} slow together, {gone} gone, {time}Z",
+        crate::units::human_duration(interval)
+    )
+}
+
+/// A cell per disk: reads and writes a second, ms a request and how each
+/// stood ("FAIL-SLOW" where it is named).
+fn cells(t: &Tick) -> Vec<crate::board::Cell> {
+    let named = |path: &str, dir: &str| {
+        (t.open.iter()).any(
+            |e| matches!(e, Event::FailSlow { path: p, direction, .. } if p == path && *direction == dir),
+        )
+    };
+    let side = |path: &str, dir: &'static str, f: crate::device::diskstats::Flow, s: Standing| {
+        let word = match (named(path, dir), s) {
+            (true, _) => "FAIL-SLOW".to_string(),
+            (false, Standing::Idle) => "idle".to_string(),
+            (false, Standing::Compared { times } | Standing::Slow { times }) => {
+                format!("{times:.1}x")
+            }
+            (false, s) => s.word(),
+        };
+        let ms = if f.ops_per_s > 0.0 { format!("{:.1}ms", f.ms) } else { "-".into() };
+        format!("{}{:>5.0}/s {ms:>7} {word:<9}", &dir[..1].to_uppercase(), f.ops_per_s)
+    };
+    (t.disks.iter())
+        .map(|d| crate::board::Cell {
+            name: d.path.clone(),
+            figures: match d.window {
+                None => " GONE".into(),
+                Some(w) => format!(
+                    " {} {}",
+                    side(&d.path, "read", w.read, d.read),
+                    side(&d.path, "write", w.write, d.write)
+                ),
+            },
+        })
+        .collect()
 }
 
 /// A finding begun or ended, in words.
