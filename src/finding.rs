@@ -145,11 +145,14 @@ pub enum Code {
     /// After a discard whose zeroes it (or the kernel for it) promised,
     /// data read back.
     DiscardNotZeroes,
+    /// In service (`watch`), its latency at its peers' load stood out for
+    /// `--for`.
+    FailSlow,
 }
 
 /// Every code, in the order of the enum (and of the JSON's documentation,
 /// which describes each): `ALL[code as usize]` is the code.
-pub const ALL: [Code; 63] = [
+pub const ALL: [Code; 64] = [
     Code::UnreadableRanges,
     Code::FailedReads,
     Code::SlowReads,
@@ -213,9 +216,10 @@ pub const ALL: [Code; 63] = [
     Code::RetriesOutlastKernel,
     Code::KernelSaw,
     Code::DiscardNotZeroes,
+    Code::FailSlow,
 ];
 
-const _: () = assert!(Code::DiscardNotZeroes as usize + 1 == ALL.len());
+const _: () = assert!(Code::FailSlow as usize + 1 == ALL.len());
 
 impl Code {
     /// Whether an inspection's finding of this code is something to act on

@@ -32,6 +32,8 @@ pub enum Kind {
     Fleet,
     /// `arrayburn inspect`: what each drive declares of itself.
     Inspect,
+    /// `arrayburn watch`: the first line of its JSON lines.
+    Watch,
 }
 
 /// The opening fields of every document (flattened into it).

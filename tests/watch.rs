@@ -61,11 +61,16 @@ fn the_disk_slow_at_its_peers_load_is_named_and_one_at_twice_their_load_or_idle_
     let text = String::from_utf8_lossy(&out.stderr);
     eprintln!("{text}");
     assert_eq!(out.status.code(), Some(1), "{text}");
-    let ticks: Vec<serde_json::Value> = std::fs::read_to_string(&json)
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&json)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // The run's start (its header, its disks and their peer groups), then
+    // a line a window.
+    assert_eq!(lines[0]["kind"], "watch", "{}", lines[0]);
+    assert_eq!(lines[0]["disks"].as_array().unwrap().len(), 6, "{}", lines[0]);
+    let ticks = &lines[1..];
     assert_eq!(ticks.len(), 8, "a line a window");
     let events: Vec<&serde_json::Value> =
         ticks.iter().flat_map(|t| t["events"].as_array().into_iter().flatten()).collect();
@@ -113,6 +118,26 @@ fn the_disk_slow_at_its_peers_load_is_named_and_one_at_twice_their_load_or_idle_
     let told = std::fs::read_to_string(&told).unwrap();
     assert!(told.starts_with(&format!("finding FAIL-SLOW {}\n{{", slow.dev)), "{told}");
     assert!(told.contains("\"event\": \"fail_slow\""), "{told}");
+    // The report reads the watch beside other results: the disk to act on.
+    let fleet = dir.path().join("fleet.json");
+    let out = arrayburn(&["report", json.to_str().unwrap(), "--json", fleet.to_str().unwrap()])
+        .output_within(MINUTE);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains(&format!("{}: fail-slow in service: its reads took", slow.dev)),
+        "{said}"
+    );
+    let fleet: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&fleet).unwrap()).unwrap();
+    let runs = fleet["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{fleet}");
+    assert_eq!(
+        (runs[0]["kind"].as_str(), runs[0]["state"].as_str()),
+        (Some("watch"), Some("flagged")),
+        "{fleet}"
+    );
+    assert_eq!(runs[0]["disks"], serde_json::json!([slow.dev]), "{fleet}");
 }
 
 /// Where `WATCH_RECORD` names a directory, the run's JSON lines are kept

@@ -9,11 +9,12 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::{BurnProgress, WatchArgs};
 use crate::device::{self, SystemPaths, sysfs};
+use crate::header::{Header, Kind};
 use crate::judge::watch::Standing;
 use crate::notify::Notifier;
 use crate::outcome::Outcome;
 use crate::output::{Output, named, refuse_duplicates};
-use crate::run::watch::{Event, Pace, Tick, Watched, groups, watch};
+use crate::run::watch::{Event, Pace, Start, Tick, Watched, groups, watch};
 use crate::stop::StopFlag;
 
 pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
@@ -47,9 +48,21 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
         crate::units::human_duration(args.interval),
         pace.span
     );
-    let host = nix::unistd::gethostname()
-        .map_or_else(|_| String::new(), |h| h.to_string_lossy().into_owned());
-    let started = crate::units::rfc3339(std::time::SystemTime::now());
+    let header = Header::now(Kind::Watch, std::time::SystemTime::now(), std::env::args().collect());
+    let (host, started) = (header.host.clone(), header.started_at.clone());
+    if let Some(out) = json.as_mut() {
+        let start = Start {
+            header,
+            interval_s: args.interval.as_secs_f64(),
+            for_s: args.stand_out.as_secs_f64(),
+            disks: disks.clone(),
+        };
+        let line = serde_json::to_string(&start).unwrap_or_default();
+        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+            tell!("arrayburn watch: --json: the output went away; watching on");
+            json = None;
+        }
+    }
     let export = |t: &Tick, complete: bool| {
         if let Some(out) = &metrics {
             let text = crate::export::metrics::watch(&host, &started, &disks, t, complete).render();

@@ -29,6 +29,8 @@ pub enum Doc {
     /// An incoming inspection: no speeds, its findings its own; never
     /// superseded (a drive used, reset or hiding capacity stays so).
     Inspect(Box<InspectReport>),
+    /// A watch's JSON lines: its findings in service, no speeds.
+    Watch(Box<super::watch::WatchLog>),
 }
 
 impl Doc {
@@ -38,6 +40,7 @@ impl Doc {
             Doc::Check(r) => &r.header,
             Doc::Burnin(r) => &r.header,
             Doc::Inspect(r) => &r.header,
+            Doc::Watch(w) => &w.header,
         }
     }
 
@@ -75,6 +78,7 @@ impl Doc {
             Doc::Burnin(r) if r.read_only => RunKind::Soak,
             Doc::Burnin(_) => RunKind::Burnin,
             Doc::Inspect(_) => RunKind::Inspect,
+            Doc::Watch(_) => RunKind::Watch,
         }
     }
 
@@ -107,8 +111,9 @@ impl Doc {
                     });
                 }
             }
-            // Nothing measured: what the drives declared is its finding.
-            Doc::Inspect(_) => {}
+            // Nothing measured: what the drives declared (what the kernel
+            // counted in service) is its finding.
+            Doc::Inspect(_) | Doc::Watch(_) => {}
         }
         out
     }
@@ -134,6 +139,10 @@ impl Doc {
                 r.summary.message
             ),
             Doc::Inspect(r) => format!("inspection of {} disk(s): {}", r.disks.len(), r.message),
+            Doc::Watch(w) => {
+                use crate::rundoc::Document;
+                format!("watch of {} disk(s) in service: {}", w.disks.len(), w.document().message)
+            }
         }
     }
 
@@ -174,7 +183,7 @@ impl Doc {
                     });
                 }
             }
-            Doc::Inspect(_) => {}
+            Doc::Inspect(_) | Doc::Watch(_) => {}
         }
         out
     }
@@ -186,6 +195,7 @@ impl Doc {
             Doc::Check(r) => r.document(),
             Doc::Burnin(r) => r.document(),
             Doc::Inspect(r) => r.document(),
+            Doc::Watch(w) => w.document(),
         }
     }
 
@@ -204,7 +214,7 @@ impl Doc {
             Doc::Burnin(r) => {
                 r.disks.iter().filter_map(|d| seen(&d.path, d.kernel.as_ref())).collect()
             }
-            Doc::Inspect(_) => Vec::new(),
+            Doc::Inspect(_) | Doc::Watch(_) => Vec::new(),
         }
     }
 
@@ -212,7 +222,7 @@ impl Doc {
         match self {
             Doc::Check(r) => &r.summary.links,
             Doc::Burnin(r) => &r.summary.links,
-            Doc::Inspect(_) => &[],
+            Doc::Inspect(_) | Doc::Watch(_) => &[],
         }
     }
 }
@@ -282,6 +292,10 @@ struct Head {
 /// the way (`fleet::sane::from_slice`).
 pub fn read(path: &Path) -> Result<Option<Doc>, String> {
     let bytes = crate::input::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if super::watch::is_watch(&bytes) {
+        let log = super::watch::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Ok(Some(Doc::Watch(Box::new(log))));
+    }
     let Some(kind) = kind_of(path, &bytes)? else { return Ok(None) };
     let why = |e: sane::Unread| match e {
         sane::Unread::OutOfRange(e) => format!(
@@ -359,7 +373,8 @@ fn lean(mut r: Report) -> Report {
 }
 
 /// The files named: a file as given, a directory searched (not through
-/// symlinks) for `*.json`, sorted.
+/// symlinks) for `*.json` and watches' `*.jsonl` (not the OCP streams
+/// beside them), sorted.
 pub fn files(given: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for g in given {
@@ -371,7 +386,10 @@ pub fn files(given: &[PathBuf]) -> Vec<PathBuf> {
                     let Ok(ft) = e.file_type() else { continue };
                     if ft.is_dir() {
                         stack.push(e.path());
-                    } else if ft.is_file() && e.path().extension().is_some_and(|x| x == "json") {
+                    } else if ft.is_file()
+                        && (e.path().extension().is_some_and(|x| x == "json")
+                            || super::watch::is_watch_file(&e.path()))
+                    {
                         out.push(e.path());
                     }
                 }

@@ -21,6 +21,7 @@ pub mod ack;
 mod load;
 mod runs;
 mod sane;
+pub mod watch;
 
 use load::same_host;
 pub use load::{Doc, files, load, read};

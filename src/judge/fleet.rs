@@ -28,6 +28,8 @@ pub enum RunKind {
     Inspect,
     /// A burn-in's blocks read back later (`burnin --verify`).
     Verify,
+    /// Disks in service watched (`arrayburn watch`'s JSON lines).
+    Watch,
 }
 
 impl RunKind {
@@ -39,6 +41,7 @@ impl RunKind {
             RunKind::Soak => "soak",
             RunKind::Inspect => "inspect",
             RunKind::Verify => "verify",
+            RunKind::Watch => "watch",
         }
     }
 }
@@ -356,6 +359,7 @@ pub fn run_name(r: &RunFinding) -> String {
         RunKind::Soak => "read-only soak",
         RunKind::Inspect => "inspection",
         RunKind::Verify => "verify",
+        RunKind::Watch => "watch",
     };
     format!("{}'s {kind} of {}", r.host, r.started_at)
 }

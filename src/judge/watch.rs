@@ -385,8 +385,9 @@ mod tests {
         let p = format!("{}/tests/fixtures/watch/{name}.jsonl", env!("CARGO_MANIFEST_DIR"));
         let mut groups = Vec::new();
         let windows = (std::fs::read_to_string(p).unwrap().lines())
-            .map(|l| {
-                let t: serde_json::Value = serde_json::from_str(l).unwrap();
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|t| t["kind"] != "watch")
+            .map(|t| {
                 let disks = t["disks"].as_array().unwrap();
                 groups = disks.iter().map(|d| d["group"].as_u64().unwrap() as usize).collect();
                 let flow = |dir: &str| -> Vec<Load> {
@@ -401,10 +402,10 @@ mod tests {
     }
 
     /// A disk (its place in the kept ones) and what is done to its reads.
-    type Edit<'a> = (usize, &'a dyn Fn(&mut Load));
+    type Edit<'a> = &'a dyn Fn(&mut [Load]);
 
-    /// The changes of a recorded series re-judged (disk `edit.0`'s reads
-    /// changed by `edit.1` in every window), with their windows.
+    /// The changes of a recorded series re-judged (each window's reads of
+    /// the disks kept changed by `edit`), with their windows.
     fn replay(name: &str, span: usize, keep: &[usize], edit: Option<Edit>) -> Vec<(usize, Change)> {
         let (windows, groups) = recorded(name);
         let pick = |v: &[Load]| keep.iter().map(|&i| v[i]).collect::<Vec<_>>();
@@ -412,8 +413,8 @@ mod tests {
         let mut out = Vec::new();
         for (k, [r, w]) in windows.into_iter().enumerate() {
             let mut r = pick(&r);
-            if let Some((i, f)) = edit {
-                f(&mut r[i]);
+            if let Some(f) = edit {
+                f(&mut r);
             }
             out.extend(t.step(&r, &pick(&w)).1.into_iter().map(|c| (k, c)));
         }
@@ -432,17 +433,25 @@ mod tests {
         );
         // A --for longer than the recording: nothing yet.
         assert_eq!(replay("one-slow", 9, &all, None), []);
-        // Its latency just under twice its peers' median: never; just over:
-        // named.
-        let peers = |k: f64| move |l: &mut Load| l.ms = 1.3 * k;
-        assert_eq!(replay("one-slow", 3, &all, Some((3, &peers(1.9)))), []);
-        assert_eq!(replay("one-slow", 3, &all, Some((3, &peers(2.2)))).len(), 1);
+        // Its latency just under twice the reference of each window (the
+        // median of the four at the load, itself included: the mean of the
+        // two slower of its three peers): never; just over: named.
+        let times = |k: f64| {
+            move |w: &mut [Load]| {
+                let mut p = [w[0].ms, w[1].ms, w[2].ms];
+                p.sort_by(f64::total_cmp);
+                w[3].ms = k * (p[1] + p[2]) / 2.0;
+            }
+        };
+        assert_eq!(replay("one-slow", 3, &all, Some(&times(1.9))), []);
+        let c = replay("one-slow", 3, &all, Some(&times(2.05)));
+        assert!(matches!(c[..], [(2, Change::FailSlow { disk: 3, .. })]), "{c:?}");
         // The busy disk's load brought within the band (1.4 times its
         // peers'): compared, and its 3.3 ms is slow; at 1.6 times: not.
-        let load = |k: f64| move |l: &mut Load| l.ops_per_s = 20.0 * k;
-        let c = replay("one-slow", 3, &all, Some((4, &load(1.4))));
+        let load = |k: f64| move |w: &mut [Load]| w[4].ops_per_s = w[0].ops_per_s * k;
+        let c = replay("one-slow", 3, &all, Some(&load(1.4)));
         assert!(c.iter().any(|(_, c)| matches!(c, Change::FailSlow { disk: 4, .. })), "{c:?}");
-        let c = replay("one-slow", 3, &all, Some((4, &load(1.6))));
+        let c = replay("one-slow", 3, &all, Some(&load(1.6)));
         assert!(!c.iter().any(|(_, c)| matches!(c, Change::FailSlow { disk: 4, .. })), "{c:?}");
         // Without two of its peers (two at its load): no peers, nothing.
         assert_eq!(replay("one-slow", 3, &[0, 3, 4, 5], None), []);
@@ -457,8 +466,8 @@ mod tests {
         );
         // One disk that stayed as fast as it was: the group still slowed,
         // and the fast one is never a finding.
-        let fast = |l: &mut Load| l.ms = 1.3;
-        let c = replay("all-slow", 3, &[0, 1, 2, 3], Some((0, &fast)));
+        let fast = |w: &mut [Load]| w[0].ms = 1.3;
+        let c = replay("all-slow", 3, &[0, 1, 2, 3], Some(&fast));
         assert!(matches!(c[..], [(8, Change::GroupSlow { .. })]), "{c:?}");
         // Two disks are no group to judge.
         assert_eq!(replay("all-slow", 3, &[0, 1], None), []);

@@ -21,7 +21,7 @@ use crate::judge::watch::{Change, DIRECTIONS, FailSlow, Load, Standing, Tracker}
 use crate::stop::StopFlag;
 
 /// A disk watched: as named, its kernel name, its peer group.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Watched {
     pub path: String,
     pub name: String,
@@ -30,7 +30,7 @@ pub struct Watched {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
     /// What sysfs says of it (model, serial, WWN: the metrics' labels).
-    #[serde(skip)]
+    #[serde(rename = "identity")]
     pub id: crate::device::Identity,
 }
 
@@ -63,6 +63,17 @@ pub fn groups(
             (g, key.1)
         })
         .collect()
+}
+
+/// The first line a watch writes to its JSON lines: the run's header
+/// (`kind` `watch`), its pace and its disks with their peer groups.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Start {
+    #[serde(flatten)]
+    pub header: crate::header::Header,
+    pub interval_s: f64,
+    pub for_s: f64,
+    pub disks: Vec<Watched>,
 }
 
 /// One disk in one window.
