@@ -543,6 +543,12 @@ pub struct WatchArgs {
     /// for logs and journald); or none (only the findings).
     #[arg(help_heading = "Outputs", long, value_enum, default_value_t = BurnProgress::Auto)]
     pub progress: BurnProgress,
+    /// With --json, write a window's line at least this often, not every
+    /// window (a window with a finding begun or ended always, and the
+    /// last): a service watching hundreds of disks keeps its log small
+    /// with 1h.
+    #[arg(help_heading = "Outputs", long, value_name = "DURATION", value_parser = parse_duration, requires = "json")]
+    pub json_every: Option<Duration>,
     /// Write Prometheus metrics to FILE for node_exporter's textfile
     /// collector after every window (each disk's requests, bytes and
     /// latency a second, its standing against its peers, the findings

@@ -620,6 +620,29 @@ const WATCH_ERRORS: (&str, &str) = (
     "The kernel's count of each disk's failed commands since boot (device/ioerr_cnt; absent where it keeps none).",
 );
 
+/// One disk's figures and standing in a watch's window.
+fn watched_disk(m: &mut Metrics, l: Labels, d: &crate::run::watch::DiskWindow) {
+    let dir = |k: &str| with(l.clone(), "direction", k);
+    if let Some(w) = &d.window {
+        for (k, f) in [("read", w.read), ("write", w.write)] {
+            m.gauge(WATCH_OPS, dir(k), f.ops_per_s);
+            m.gauge(WATCH_BYTES, dir(k), f.mb_per_s * 1e6);
+            m.gauge(WATCH_LATENCY, dir(k), f.ms / 1e3);
+        }
+        m.gauge(WATCH_UTIL, l.clone(), w.util_pct / 100.0);
+    }
+    for (k, s) in [("read", d.read), ("write", d.write)] {
+        use crate::judge::watch::Standing;
+        if let Standing::Compared { times } | Standing::Slow { times } = s {
+            m.gauge(WATCH_PEERS, dir(k), times);
+        }
+        m.gauge(WATCH_STANDING, with(dir(k), "standing", s.kind()), 1.0);
+    }
+    if let Some(n) = d.errors {
+        m.gauge(WATCH_ERRORS, l.clone(), n as f64);
+    }
+}
+
 /// A watch's metrics after a window: the run's (not complete until its
 /// end), each disk's figures and standing, and the findings standing.
 pub fn watch(
@@ -644,26 +667,7 @@ pub fn watch(
         )
     };
     for d in &t.disks {
-        let l = labels(&d.path);
-        let dir = |k: &str| with(l.clone(), "direction", k);
-        if let Some(w) = &d.window {
-            for (k, f) in [("read", w.read), ("write", w.write)] {
-                m.gauge(WATCH_OPS, dir(k), f.ops_per_s);
-                m.gauge(WATCH_BYTES, dir(k), f.mb_per_s * 1e6);
-                m.gauge(WATCH_LATENCY, dir(k), f.ms / 1e3);
-            }
-            m.gauge(WATCH_UTIL, l.clone(), w.util_pct / 100.0);
-        }
-        for (k, s) in [("read", d.read), ("write", d.write)] {
-            use crate::judge::watch::Standing;
-            if let Standing::Compared { times } | Standing::Slow { times } = s {
-                m.gauge(WATCH_PEERS, dir(k), times);
-            }
-            m.gauge(WATCH_STANDING, with(dir(k), "standing", s.kind()), 1.0);
-        }
-        if let Some(n) = d.errors {
-            m.gauge(WATCH_ERRORS, l.clone(), n as f64);
-        }
+        watched_disk(&mut m, labels(&d.path), d);
     }
     for e in &t.open {
         match e {

@@ -19,3 +19,4 @@ pub mod ocp;
 pub mod page;
 pub mod publish;
 pub mod text;
+pub mod watch;

@@ -41,7 +41,8 @@ pub struct WatchLog {
     pub header: Header,
     /// The disks of its last section.
     pub disks: Vec<String>,
-    /// Windows read, over every section.
+    /// Window lines read, over every section (a watch with --json-every
+    /// writes fewer than it watched).
     pub windows: usize,
     /// Standing at the end (to act on).
     pub standing: Vec<Found>,
@@ -78,6 +79,23 @@ struct Section {
     open: Vec<Found>,
 }
 
+impl Section {
+    fn of(h: &Header, for_s: f64) -> Self {
+        let started = h.started_at.clone();
+        Section { last_at: started.clone(), started, for_s, open: Vec::new() }
+    }
+
+    /// What stood when it stopped: carried until a later section has
+    /// watched for its --for without finding it.
+    fn stopped(self) -> impl Iterator<Item = Found> {
+        let at = self.last_at;
+        self.open.into_iter().map(move |mut f| {
+            f.sentence = format!("{} (standing when its watch stopped at {at})", f.sentence);
+            f
+        })
+    }
+}
+
 /// Reads a watch's JSON lines; why not, in one line (`line N: ...`). A
 /// last line cut short (the watch killed while it wrote) is left out.
 pub fn read(bytes: &[u8]) -> Result<WatchLog, String> {
@@ -97,25 +115,12 @@ pub fn read(bytes: &[u8]) -> Result<WatchLog, String> {
                 format!("line {}: a watch's start this version cannot read ({e})", i + 1)
             })?;
             if let Some(s) = section.take() {
-                // What stood when it stopped: carried until a later
-                // section has watched for its --for without finding it.
-                carried.extend(s.open.into_iter().map(|mut f| {
-                    f.sentence = format!(
-                        "{} (standing when its watch stopped at {})",
-                        f.sentence, s.last_at
-                    );
-                    f
-                }));
+                carried.extend(s.stopped());
             }
             disks = (v["disks"].as_array().into_iter().flatten())
                 .filter_map(|d| d["path"].as_str().map(String::from))
                 .collect();
-            section = Some(Section {
-                started: h.started_at.clone(),
-                last_at: h.started_at.clone(),
-                for_s: v["for_s"].as_f64().unwrap_or(0.0),
-                open: Vec::new(),
-            });
+            section = Some(Section::of(&h, v["for_s"].as_f64().unwrap_or(0.0)));
             header.get_or_insert(h);
             continue;
         }
@@ -251,9 +256,9 @@ impl crate::rundoc::Document for WatchLog {
             .collect();
         let message = match self.standing.len() {
             0 => format!(
-                "nothing stood out in service over {} window(s) of {} disk(s), to {}",
-                self.windows,
+                "nothing stood out in service: {} disk(s) watched from {} to {}",
                 self.disks.len(),
+                self.header.started_at,
                 self.header.finished_at
             ),
             n => format!("{n} finding(s) standing in service at {}", self.header.finished_at),
@@ -311,9 +316,7 @@ mod tests {
         // Before any finding: nothing stood out.
         let doc = read(first(&text, 2).as_bytes()).unwrap().document();
         assert_eq!(doc.outcome, Outcome::Healthy, "{}", doc.message);
-        assert!(
-            doc.message.starts_with("nothing stood out in service over 2 window(s) of 6 disk(s)")
-        );
+        assert!(doc.message.starts_with("nothing stood out in service: 6 disk(s) watched from "));
     }
 
     #[test]

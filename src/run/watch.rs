@@ -160,8 +160,11 @@ pub struct Pace {
     pub count: Option<u64>,
 }
 
+/// A disk's counters and its failed commands, as read at one time.
+type Reading = (Option<Counters>, Option<u64>);
+
 /// A disk's counters and its failed commands, as read now.
-fn reading(paths: &SystemPaths, d: &Watched) -> (Option<Counters>, Option<u64>) {
+fn reading(paths: &SystemPaths, d: &Watched) -> Reading {
     let c = diskstats::read(paths, &d.name);
     (c, c.and(diskstats::errors(paths, &d.name)))
 }
@@ -182,7 +185,6 @@ pub fn watch(
     let mut taken = Instant::now();
     // When each window kept began, for "since".
     let mut starts: VecDeque<SystemTime> = VecDeque::new();
-    let mut named: Vec<[bool; 2]> = vec![[false; 2]; disks.len()];
     let mut open: Vec<Event> = Vec::new();
     let mut n = 0u64;
     while pace.count.is_none_or(|c| n < c) && stop.rest(pace.interval) {
@@ -196,60 +198,14 @@ pub fn watch(
         let windows: Vec<Option<Window>> = (last.iter().zip(&now))
             .map(|(a, b)| Some(diskstats::window(a.0.as_ref()?, b.0.as_ref()?, secs)))
             .collect();
-        let load = |pick: fn(&Window) -> Flow| -> Vec<Load> {
-            (windows.iter())
-                .map(|w| {
-                    w.map_or(Load::default(), |w| Load {
-                        ops_per_s: pick(&w).ops_per_s,
-                        ms: pick(&w).ms,
-                    })
-                })
-                .collect()
-        };
-        let (standing, changes) = tracker.step(&load(|w| w.read), &load(|w| w.write));
+        let (standing, changes) =
+            tracker.step(&loads(&windows, |w| w.read), &loads(&windows, |w| w.write));
         let since = |back: usize| {
             let at = starts.len().saturating_sub(back + 1);
             crate::units::rfc3339(starts[at])
         };
-        let mut events = Vec::new();
-        for (i, d) in disks.iter().enumerate() {
-            match (last[i], now[i]) {
-                ((Some(_), _), (None, _)) => events.push(Event::Gone { path: d.path.clone() }),
-                ((_, Some(was)), (_, Some(errors))) if errors > was => {
-                    events.push(Event::Errors { path: d.path.clone(), new: errors - was, errors })
-                }
-                _ => {}
-            }
-        }
-        let members = |g: usize| -> Vec<String> {
-            disks.iter().filter(|d| d.group == g).map(|d| d.path.clone()).collect()
-        };
-        for c in changes {
-            events.push(match c {
-                Change::FailSlow { disk, dir, found } => {
-                    named[disk][dir] = true;
-                    let path = disks[disk].path.clone();
-                    let direction = DIRECTIONS[dir];
-                    Event::FailSlow { path, direction, since: since(found.windows_ago), found }
-                }
-                Change::Ended { disk, dir } => {
-                    named[disk][dir] = false;
-                    Event::Ended { path: disks[disk].path.clone(), direction: DIRECTIONS[dir] }
-                }
-                Change::GroupSlow { group, dir, found, baseline_ms, now_ms } => Event::GroupSlow {
-                    paths: members(group),
-                    pool: disks.iter().find(|d| d.group == group).and_then(|d| d.pool.clone()),
-                    direction: DIRECTIONS[dir],
-                    since: since(found.windows_ago),
-                    found,
-                    baseline_ms,
-                    now_ms,
-                },
-                Change::GroupEnded { group, dir } => {
-                    Event::GroupEnded { paths: members(group), direction: DIRECTIONS[dir] }
-                }
-            });
-        }
+        let mut events = kernel_events(disks, &last, &now);
+        events.extend(changes.into_iter().map(|c| event_of(c, disks, &since)));
         let back: Vec<&str> = (disks.iter().zip(&windows))
             .filter(|(_, w)| w.is_some())
             .map(|(d, _)| d.path.as_str())
@@ -277,10 +233,72 @@ pub fn watch(
             break;
         }
     }
-    (disks.iter().zip(&named))
-        .filter(|(_, f)| f.iter().any(|&b| b))
-        .map(|(d, _)| d.path.clone())
+    let mut named: Vec<String> = (open.iter())
+        .filter_map(|e| match e {
+            Event::FailSlow { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    named.sort();
+    named.dedup();
+    named
+}
+
+/// Each disk's load in one direction (`pick`) of a window; a gone disk's
+/// none.
+fn loads(windows: &[Option<Window>], pick: fn(&Window) -> Flow) -> Vec<Load> {
+    (windows.iter())
+        .map(|w| {
+            w.map_or(Load::default(), |w| Load { ops_per_s: pick(&w).ops_per_s, ms: pick(&w).ms })
+        })
         .collect()
+}
+
+/// What the kernel said at once: a disk it no longer shows, a disk whose
+/// failed commands rose, between readings `last` and `now`.
+fn kernel_events(disks: &[Watched], last: &[Reading], now: &[Reading]) -> Vec<Event> {
+    let mut events = Vec::new();
+    for (i, d) in disks.iter().enumerate() {
+        match (last[i], now[i]) {
+            ((Some(_), _), (None, _)) => events.push(Event::Gone { path: d.path.clone() }),
+            ((_, Some(was)), (_, Some(errors))) if errors > was => {
+                events.push(Event::Errors { path: d.path.clone(), new: errors - was, errors })
+            }
+            _ => {}
+        }
+    }
+    events
+}
+
+/// The rule's change `c` as the event said of the disks (`since` the
+/// time of a window so many before the last).
+fn event_of(c: Change, disks: &[Watched], since: &dyn Fn(usize) -> String) -> Event {
+    let members = |g: usize| -> Vec<String> {
+        disks.iter().filter(|d| d.group == g).map(|d| d.path.clone()).collect()
+    };
+    match c {
+        Change::FailSlow { disk, dir, found } => Event::FailSlow {
+            path: disks[disk].path.clone(),
+            direction: DIRECTIONS[dir],
+            since: since(found.windows_ago),
+            found,
+        },
+        Change::Ended { disk, dir } => {
+            Event::Ended { path: disks[disk].path.clone(), direction: DIRECTIONS[dir] }
+        }
+        Change::GroupSlow { group, dir, found, baseline_ms, now_ms } => Event::GroupSlow {
+            paths: members(group),
+            pool: disks.iter().find(|d| d.group == group).and_then(|d| d.pool.clone()),
+            direction: DIRECTIONS[dir],
+            since: since(found.windows_ago),
+            found,
+            baseline_ms,
+            now_ms,
+        },
+        Change::GroupEnded { group, dir } => {
+            Event::GroupEnded { paths: members(group), direction: DIRECTIONS[dir] }
+        }
+    }
 }
 
 /// The findings standing after a window's `events`: each begun kept
