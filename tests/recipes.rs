@@ -685,3 +685,61 @@ fn a_killed_worker_leaves_its_json_and_its_ocp_stream_marked_killed() {
     let out = printed(&["report", "--quiet", json.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
 }
+
+#[test]
+fn the_watch_daemonset_validates_offline_runs_unprivileged_and_the_report_reads_what_it_logs() {
+    need_root!();
+    let _l = device_lock();
+    let Some(py) = python() else { return };
+    let daemonset = root().join("contrib/kubernetes/arrayburn-watch-daemonset.yaml");
+    let validate = py.with_file_name("kubernetes-validate");
+    let out = Command::new(&validate).arg("--strict").arg(&daemonset).output_within(MINUTE);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("passed"), "{said}");
+    let read: Vec<Value> =
+        serde_json::from_str(&helper(&py, "recipes.py", &["k8s", daemonset.to_str().unwrap()]))
+            .unwrap();
+    let watch = &read[0];
+    assert_eq!(watch["kind"], "DaemonSet");
+    // It opens no disk: not privileged, /dev and /sys read-only.
+    let spec = &watch["spec"]["containers"][0];
+    assert!(spec["securityContext"]["privileged"].is_null(), "{spec}");
+    for m in spec["volumeMounts"].as_array().unwrap() {
+        if m["mountPath"] == "/dev" || m["mountPath"] == "/sys" {
+            assert_eq!(m["readOnly"], true, "{m}");
+        }
+    }
+    // Its script on a node of four one-head FUSE disks under a steady
+    // read load, one slow: for a few windows, as its pod would run it.
+    let ok: Vec<crate::faults::FaultyDisk> =
+        (0..3).map(|_| crate::faults::FaultyDisk::drive(64 * MIB, 1000, 0)).collect();
+    let slow = crate::faults::FaultyDisk::drive(64 * MIB, 6000, 0);
+    let all: Vec<&crate::faults::FaultyDisk> = ok.iter().chain([&slow]).collect();
+    let pairs: Vec<(u32, &str)> = all.iter().map(|d| (20, d.dev.as_str())).collect();
+    let reader = crate::watch::load(30, &pairs);
+    let dir = tempdir();
+    let results = dir.path().join("results");
+    let metrics = dir.path().join("textfile/arrayburn-watch.prom");
+    let ours = [
+        ("NODE_NAME", "node-w".to_string()),
+        ("DEVICES", all.iter().map(|d| d.dev.as_str()).collect::<Vec<_>>().join(" ")),
+        ("ARRAYBURN", bin().to_string()),
+        ("ARRAYBURN_ARGS", "--interval 1s --for 2s --count 6".to_string()),
+        ("RESULTS", results.to_str().unwrap().to_string()),
+        ("METRICS", metrics.to_str().unwrap().to_string()),
+    ];
+    let env = with_env(&watch["env"], &ours);
+    let (code, said) = run_script("/bin/sh", watch["script"].as_str().unwrap(), &env);
+    drop(reader.kill());
+    assert_eq!(code, 1, "a disk fail-slow when the watch ended: {said}");
+    assert!(said.contains(&format!("{}: FAIL-SLOW", slow.dev)), "{said}");
+    let text = std::fs::read_to_string(&metrics).unwrap();
+    crate::metrics::accepted(&text, "watch daemonset");
+    // The nodes' results/ gathered: the report reads the watch's log.
+    let (code, doc) = fleet(&results);
+    assert_eq!(sources(&doc).len(), 1, "{doc}");
+    assert_eq!(code, 1, "{doc}");
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!((runs[0]["kind"].as_str(), runs[0]["host"].is_string()), (Some("watch"), true));
+    assert_eq!(runs[0]["disks"], serde_json::json!([slow.dev]), "{doc}");
+}

@@ -30,4 +30,4 @@ mod safety;
 mod suite;
 pub(crate) mod unattended;
 mod verify;
-mod watch;
+pub(crate) mod watch;

@@ -8,7 +8,7 @@ use crate::faults::FaultyDisk;
 use crate::util::*;
 
 /// `tests/helpers/load.py`: `rate:dev` pairs read for `secs`.
-fn load(secs: u64, pairs: &[(u32, &str)]) -> Child {
+pub(crate) fn load(secs: u64, pairs: &[(u32, &str)]) -> Child {
     shifting(secs, pairs, None)
 }
 
@@ -233,4 +233,105 @@ fn on_an_80_column_terminal_the_live_table_is_redrawn_in_place_under_the_finding
         let cell = pane.lines().find(|l| l.starts_with(&format!("{} ", d.dev))).expect(&pane);
         assert!(cell.contains("R   20/s") && !cell.contains("FAIL"), "{cell}");
     }
+}
+
+/// The unit's command line as systemd runs arrayburn-watch.service: its
+/// ExecStart, /var/lib/arrayburn as `lib`, `$VAR` split at spaces from
+/// `env`, the binary the one under test.
+fn unit_command(env: &[(&str, String)], lib: &std::path::Path) -> std::process::Command {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let unit =
+        std::fs::read_to_string(root.join("contrib/systemd/arrayburn-watch.service")).unwrap();
+    let exec = unit.lines().find_map(|l| l.strip_prefix("ExecStart=")).expect("an ExecStart");
+    let exec = exec.replace("/var/lib/arrayburn", lib.to_str().unwrap());
+    let mut words: Vec<String> = Vec::new();
+    for w in exec.split_whitespace() {
+        match w.strip_prefix('$') {
+            Some(name) => {
+                let value = env.iter().find(|(k, _)| *k == name).map_or("", |(_, v)| v.as_str());
+                words.extend(value.split_whitespace().map(str::to_string));
+            }
+            None => words.push(w.to_string()),
+        }
+    }
+    assert_eq!(words[0], "/usr/local/bin/arrayburn", "{exec}");
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(&words[1..]);
+    cmd
+}
+
+#[test]
+fn the_service_unit_verifies_and_its_watch_logs_its_findings_and_its_last_window_at_a_stop() {
+    need_root!();
+    let _l = device_lock();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    if tools_here(&["systemd-analyze"], "systemd") {
+        let dir = tempdir();
+        let unit = std::fs::read_to_string(root.join("contrib/systemd/arrayburn-watch.service"))
+            .unwrap()
+            .replace("/usr/local/bin/arrayburn", bin())
+            .replace("/etc/arrayburn/", &format!("{}/", dir.path().display()));
+        let path = dir.path().join("arrayburn-watch.service");
+        std::fs::write(&path, unit).unwrap();
+        std::fs::copy(root.join("contrib/systemd/watch.env"), dir.path().join("watch.env"))
+            .unwrap();
+        let out = std::process::Command::new("systemd-analyze")
+            .args(["verify", "--man=no"])
+            .arg(&path)
+            .output_within(MINUTE);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && err.trim().is_empty(), "{err}");
+    }
+    const MIB: u64 = 1 << 20;
+    let ok: Vec<FaultyDisk> = (0..3).map(|_| FaultyDisk::drive(64 * MIB, 1000, 0)).collect();
+    let slow = FaultyDisk::drive(64 * MIB, 6000, 0);
+    let all: Vec<&FaultyDisk> = ok.iter().chain([&slow]).collect();
+    let pairs: Vec<(u32, &str)> = all.iter().map(|d| (20, d.dev.as_str())).collect();
+    let reader = load(60, &pairs);
+    let lib = tempdir();
+    std::fs::create_dir_all(lib.path().join("watch")).unwrap();
+    let prom = lib.path().join("watch.prom");
+    let env = [
+        ("ARRAYBURN_ARGS", format!("--interval 1s --for 2s --metrics {}", prom.display())),
+        ("ARRAYBURN_DISKS", all.iter().map(|d| d.dev.as_str()).collect::<Vec<_>>().join(" ")),
+    ];
+    let mut watching = unit_command(&env, lib.path()).start();
+    let log = lib.path().join("watch/watch.jsonl");
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    watching.wait_until("the finding in its log", MINUTE, || read().contains("fail_slow"));
+    // Then windows without a finding: not written (a window an hour)...
+    let found: Vec<serde_json::Value> =
+        read().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let at = |v: &serde_json::Value| {
+        chrono::DateTime::parse_from_rfc3339(v["at"].as_str().unwrap()).unwrap().timestamp() as f64
+    };
+    let event_at = at(found.last().unwrap());
+    watching.wait_until("two windows more in its metrics", MINUTE, || {
+        let text = std::fs::read_to_string(&prom).unwrap_or_default();
+        let written =
+            crate::metrics::value(&text, "arrayburn_run_last_written_timestamp_seconds", &[]);
+        written.is_some_and(|t| t >= event_at + 2.5)
+    });
+    assert_eq!(read().lines().count(), found.len(), "no window written since its finding");
+    // ... until `systemctl stop` (SIGTERM): its last window written.
+    watching.signal(nix::sys::signal::Signal::SIGTERM);
+    let out = watching.wait(MINUTE);
+    drop(reader.kill());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains(&format!("{}: FAIL-SLOW", slow.dev)), "{err}");
+    assert!(!err.contains(" read "), "no line per disk and window in the journal: {err}");
+    let lines: Vec<serde_json::Value> =
+        read().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    // Its start, its first window, the window of its finding, its last.
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines[2]["events"][0]["event"], "fail_slow", "{lines:?}");
+    assert!(lines[3]["events"].is_null() && at(&lines[3]) >= event_at + 2.0, "{lines:?}");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert_eq!(crate::metrics::value(&text, "arrayburn_run_complete", &["watch"]), Some(1.0));
+    // The report reads the log: the disk still fail-slow at its end.
+    let out = arrayburn(&["report", lib.path().to_str().unwrap()]).output_within(MINUTE);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains(&format!("{}: fail-slow in service", slow.dev)), "{said}");
 }
