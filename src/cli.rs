@@ -550,9 +550,10 @@ pub struct WatchArgs {
     #[arg(help_heading = "Outputs", long, value_name = "DURATION", value_parser = parse_duration, requires = "json")]
     pub json_every: Option<Duration>,
     /// Write Prometheus metrics to FILE for node_exporter's textfile
-    /// collector after every window (each disk's requests, bytes and
-    /// latency a second, its standing against its peers, the findings
-    /// standing); written beside and renamed over.
+    /// collector (after a window, at most every 15 s; at once when a
+    /// finding begins or ends; and at the end): each disk's requests,
+    /// bytes and latency a second, its standing against its peers, the
+    /// findings standing; written beside and renamed over.
     #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
     /// Run CMD (by `sh -c`) when a finding begins (fail-slow, slow

@@ -1,7 +1,8 @@
-//! The kernel's own counters of a disk's I/O (`/sys/block/NAME/stat`), as
-//! `arrayburn watch` reads them in service: requests completed, sectors,
-//! the milliseconds they took, what is in flight. Reading them issues no
-//! I/O and opens no disk.
+//! The kernel's own counters of a disk's I/O (`/proc/diskstats`, every
+//! disk in one read; `/sys/block/NAME/stat` holds the same fields for one),
+//! as `arrayburn watch` reads them in service: requests completed,
+//! sectors, the milliseconds they took, what is in flight. Reading them
+//! issues no I/O and opens no disk.
 //!
 //! It must not judge (`judge::watch`) and must not print.
 
@@ -40,6 +41,21 @@ pub fn errors(paths: &SystemPaths, name: &str) -> Option<u64> {
     let text = std::fs::read_to_string(p).ok()?;
     let t = text.trim();
     u64::from_str_radix(t.trim_start_matches("0x"), if t.starts_with("0x") { 16 } else { 10 }).ok()
+}
+
+/// Every disk's counters from one read of `/proc/diskstats` (`MAJ MIN
+/// NAME` then the fields of a `stat` file), by kernel name; empty where
+/// it cannot be read.
+pub fn read_all(paths: &SystemPaths) -> std::collections::HashMap<String, Counters> {
+    let text = std::fs::read_to_string(&paths.diskstats).unwrap_or_default();
+    (text.lines())
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let name = words.nth(2)?;
+            let rest: Vec<&str> = words.collect();
+            Some((name.to_string(), parse(&rest.join(" "))?))
+        })
+        .collect()
 }
 
 /// The fields of a `stat` file (Documentation/block/stat.rst: reads,
@@ -118,6 +134,13 @@ mod tests {
         assert_eq!(w.write, Flow::default());
         assert_eq!((w.util_pct, w.in_flight), (50.0, 2));
         assert_eq!(parse("1 2 3"), None);
+        // /proc/diskstats: the same fields after MAJ MIN NAME.
+        let dir = tempfile::tempdir().unwrap();
+        let text = "   7       0 loop0 300 0 24000 1000 50 0 4000 100 2 1300 1400 0 0 0 0 0 0\n 259       0 nvme0n1 1 0 8 0 0 0 0 0 0 0 0\n   8      16 sdb 1 2\n";
+        std::fs::write(dir.path().join("diskstats"), text).unwrap();
+        let paths = SystemPaths { diskstats: dir.path().join("diskstats"), ..SystemPaths::real() };
+        let all = read_all(&paths);
+        assert_eq!((all.len(), all["loop0"]), (2, b));
         assert_eq!(parse("x 0 0 0 0 0 0 0 0 0 0"), None);
     }
 }

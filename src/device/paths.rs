@@ -15,6 +15,8 @@ pub struct SystemPaths {
     pub mountinfo: PathBuf,
     /// `/proc/swaps`.
     pub swaps: PathBuf,
+    /// `/proc/diskstats`: every disk's I/O counters in one file.
+    pub diskstats: PathBuf,
     /// `/dev/disk/by-id`.
     pub by_id: PathBuf,
     /// `/dev`.
@@ -33,6 +35,7 @@ impl SystemPaths {
             sys: "/sys".into(),
             mountinfo: "/proc/self/mountinfo".into(),
             swaps: "/proc/swaps".into(),
+            diskstats: "/proc/diskstats".into(),
             by_id: "/dev/disk/by-id".into(),
             dev: "/dev".into(),
             by_path: "/dev/disk/by-path".into(),

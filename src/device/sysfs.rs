@@ -308,6 +308,7 @@ mod tests {
             sys: root.join("sys"),
             mountinfo: root.join("mountinfo"),
             swaps: root.join("swaps"),
+            diskstats: root.join("diskstats"),
             by_id: root.join("by-id"),
             dev: "/dev".into(),
             by_path: root.join("by-path"),

@@ -184,6 +184,7 @@ mod tests {
             sys: r.join("sys"),
             mountinfo: r.join("mountinfo"),
             swaps: r.join("swaps"),
+            diskstats: r.join("diskstats"),
             by_id: r.join("none"),
             dev: r.join("dev"),
             by_path: r.join("none"),

@@ -2,7 +2,8 @@
 //! (logs, journald) or a live table on a terminal, each finding as it
 //! begins and ends (and to `--notify`), JSON lines appended to `--json`
 //! (the run's start, then its windows: each with a finding, and one every
-//! `--json-every`), and the metrics after every window.
+//! `--json-every`), and the metrics (at most every 15 s, at once on a
+//! finding, and at the end).
 //!
 //! It must not judge (`judge::watch`) nor read the disks' counters
 //! (`run::watch`).
@@ -44,8 +45,14 @@ pub struct Telling {
     /// commands, slow together; fail-slow at the end is the watch's).
     pub flagged: bool,
     written: Option<Instant>,
+    exported: Option<Instant>,
     last: Option<(Tick, bool)>,
 }
+
+/// The metrics are written at most this often (a scrape's interval; at
+/// once where a finding begins or ends): a file of thousands of samples
+/// replaced every second costs more than the watch.
+const METRICS_EVERY: Duration = Duration::from_secs(15);
 
 impl Telling {
     /// The outputs, the run's start written first to `--json`.
@@ -62,6 +69,7 @@ impl Telling {
             started: start.header.started_at.clone(),
             flagged: false,
             written: None,
+            exported: None,
             last: None,
         }
     }
@@ -102,7 +110,10 @@ impl Telling {
             self.written = Some(Instant::now());
             self.line(&serde_json::to_string(t).unwrap_or_default());
         }
-        self.export(t, false);
+        if !t.events.is_empty() || self.exported.is_none_or(|w| w.elapsed() >= METRICS_EVERY) {
+            self.exported = Some(Instant::now());
+            self.export(t, false);
+        }
         if self.shown.table {
             crate::progress::draw(&summary(t, self.disks.len(), self.interval), &cells(t));
         }

@@ -16,6 +16,8 @@
 //!
 //! It must not read sysfs (`watch` samples) and must not print.
 
+use std::collections::VecDeque;
+
 use serde::{Deserialize, Serialize};
 
 use crate::stats::median;
@@ -156,36 +158,14 @@ pub struct FailSlow {
 /// Whether a disk whose standings (one a window, oldest first) are
 /// `history` is fail-slow over the last `span` windows: slow in at least
 /// [`MOSTLY`] of those it was compared in, compared in at least half of
-/// them, and slow in the last one.
+/// them, and slow in the last one (the rule a watch applies window by
+/// window, [`Tracker`], to the same windows).
 pub fn fail_slow(history: &[Standing], span: usize) -> Option<FailSlow> {
-    let span = span.max(1);
-    if history.len() < span {
-        return None;
+    let mut t = Track::default();
+    for &s in history {
+        t.push(s, span);
     }
-    let last = &history[history.len() - span..];
-    let compared: Vec<&Standing> = last
-        .iter()
-        .filter(|s| matches!(s, Standing::Compared { .. } | Standing::Slow { .. }))
-        .collect();
-    let slow: Vec<f64> = (compared.iter())
-        .filter_map(|s| match s {
-            Standing::Slow { times } => Some(*times),
-            _ => None,
-        })
-        .collect();
-    let enough = compared.len() * 2 >= span && slow.len() as f64 >= MOSTLY * compared.len() as f64;
-    if !enough || !matches!(last.last(), Some(Standing::Slow { .. })) {
-        return None;
-    }
-    // Since the first window of the slow run that ends now.
-    let windows_ago =
-        (history.iter().rev()).take_while(|s| !matches!(s, Standing::Compared { .. })).count() - 1;
-    Some(FailSlow {
-        windows_ago,
-        slow_windows: slow.len(),
-        windows: span,
-        times: median(&slow).unwrap_or(0.0),
-    })
+    t.named
 }
 
 /// The two directions, as the JSON says them.
@@ -209,28 +189,75 @@ pub enum Change {
     GroupEnded { group: usize, dir: usize },
 }
 
-/// One disk's or group's windows in a direction and whether it is named.
+/// One disk's or group's last `span` windows in a direction, counted as
+/// they come (a window's cost does not grow with `--for`), and whether it
+/// is named.
 #[derive(Debug, Clone, Default)]
 struct Track {
-    history: Vec<Standing>,
+    last: VecDeque<Standing>,
+    compared: usize,
+    slow: usize,
+    /// Windows since the first slow one after the last it was compared
+    /// in and not slow (None: none slow since).
+    slow_since: Option<usize>,
     named: Option<FailSlow>,
 }
 
 impl Track {
-    /// Adds a window (keeping at most `keep`); Some(Some(found)) where it
-    /// is named now, Some(None) where it no longer is.
-    fn push(&mut self, s: Standing, span: usize, keep: usize) -> Option<Option<FailSlow>> {
-        self.history.push(s);
-        if self.history.len() > keep {
-            self.history.drain(..self.history.len() - keep);
+    /// Adds a window; Some(Some(found)) where it is named now, Some(None)
+    /// where it no longer is.
+    fn push(&mut self, s: Standing, span: usize) -> Option<Option<FailSlow>> {
+        let span = span.max(1);
+        let count = |s: &Standing| match s {
+            Standing::Compared { .. } => (1, 0),
+            Standing::Slow { .. } => (1, 1),
+            _ => (0, 0),
+        };
+        if self.last.len() == span
+            && let Some(old) = self.last.pop_front()
+        {
+            let (c, w) = count(&old);
+            (self.compared, self.slow) = (self.compared - c, self.slow - w);
         }
-        let found = fail_slow(&self.history, span);
+        let (c, w) = count(&s);
+        (self.compared, self.slow) = (self.compared + c, self.slow + w);
+        self.slow_since = match (s, self.slow_since) {
+            (Standing::Compared { .. }, _) => None,
+            (_, Some(n)) => Some(n + 1),
+            (Standing::Slow { .. }, None) => Some(0),
+            (_, None) => None,
+        };
+        self.last.push_back(s);
+        let found = self.found(span);
         let changed = match (self.named, found) {
             (None, Some(_)) | (Some(_), None) => Some(found),
             _ => None,
         };
         self.named = found;
         changed
+    }
+
+    /// The rule on its last `span` windows.
+    fn found(&self, span: usize) -> Option<FailSlow> {
+        let enough = self.last.len() == span
+            && self.compared * 2 >= span
+            && self.slow as f64 >= MOSTLY * self.compared as f64;
+        if !enough || !matches!(self.last.back(), Some(Standing::Slow { .. })) {
+            return None;
+        }
+        let slow: Vec<f64> = (self.last.iter())
+            .filter_map(|s| match s {
+                Standing::Slow { times } => Some(*times),
+                _ => None,
+            })
+            .collect();
+        Some(FailSlow {
+            // Since the first slow window of the run that ends now.
+            windows_ago: self.slow_since.unwrap_or(0),
+            slow_windows: self.slow,
+            windows: span,
+            times: median(&slow).unwrap_or(0.0),
+        })
     }
 }
 
@@ -249,7 +276,6 @@ struct GroupTrack {
 pub struct Tracker {
     groups: Vec<usize>,
     span: usize,
-    keep: usize,
     disks: Vec<[Track; 2]>,
     pools: Vec<[GroupTrack; 2]>,
 }
@@ -262,7 +288,6 @@ impl Tracker {
         Tracker {
             groups: groups.to_vec(),
             span,
-            keep: (4 * span).max(64),
             disks: vec![Default::default(); groups.len()],
             pools: vec![Default::default(); n_groups],
         }
@@ -276,7 +301,7 @@ impl Tracker {
         let mut changes = Vec::new();
         for (dir, j) in judged.iter().enumerate() {
             for (disk, &s) in j.standing.iter().enumerate() {
-                match self.disks[disk][dir].push(s, self.span, self.keep) {
+                match self.disks[disk][dir].push(s, self.span) {
                     Some(Some(found)) => changes.push(Change::FailSlow { disk, dir, found }),
                     Some(None) => changes.push(Change::Ended { disk, dir }),
                     None => {}
@@ -295,7 +320,7 @@ impl Tracker {
                         Standing::NoPeers
                     }
                 };
-                match g.track.push(s, self.span, self.keep) {
+                match g.track.push(s, self.span) {
                     Some(Some(found)) => changes.push(Change::GroupSlow {
                         group,
                         dir,
@@ -373,6 +398,9 @@ mod tests {
         // but it must be compared in half the span.
         let h = [ok, slow, Standing::Idle, slow, slow];
         assert_eq!(fail_slow(&h, 4).map(|f| f.windows_ago), Some(3));
+        // Idle before its first slow window is not its slow run.
+        let h = [ok, Standing::Idle, Standing::Idle, slow, slow, slow];
+        assert_eq!(fail_slow(&h, 3).map(|f| f.windows_ago), Some(2));
         let h = [ok, Standing::Idle, Standing::Idle, Standing::Idle, slow];
         assert_eq!(fail_slow(&h, 4), None);
         assert!(group_slow(1.0, 2.5) && !group_slow(1.0, 1.5) && !group_slow(0.1, 0.3));

@@ -163,10 +163,17 @@ pub struct Pace {
 /// A disk's counters and its failed commands, as read at one time.
 type Reading = (Option<Counters>, Option<u64>);
 
-/// A disk's counters and its failed commands, as read now.
-fn reading(paths: &SystemPaths, d: &Watched) -> Reading {
-    let c = diskstats::read(paths, &d.name);
-    (c, c.and(diskstats::errors(paths, &d.name)))
+/// Every disk's counters (one read of `/proc/diskstats`) and failed
+/// commands (read only of the disks whose kernel counts them,
+/// `counted`), as read now.
+fn readings(paths: &SystemPaths, disks: &[Watched], counted: &[bool]) -> Vec<Reading> {
+    let all = diskstats::read_all(paths);
+    (disks.iter().zip(counted))
+        .map(|(d, &counted)| {
+            let c = all.get(&d.name).copied();
+            (c, c.filter(|_| counted).and_then(|_| diskstats::errors(paths, &d.name)))
+        })
+        .collect()
 }
 
 /// Watches `disks` until a stop or `pace.count` windows, handing each
@@ -181,14 +188,16 @@ pub fn watch(
 ) -> Vec<String> {
     let groups: Vec<usize> = disks.iter().map(|d| d.group).collect();
     let mut tracker = Tracker::new(&groups, pace.span);
-    let mut last: Vec<_> = disks.iter().map(|d| reading(paths, d)).collect();
+    let counted: Vec<bool> =
+        disks.iter().map(|d| diskstats::errors(paths, &d.name).is_some()).collect();
+    let mut last = readings(paths, disks, &counted);
     let mut taken = Instant::now();
     // When each window kept began, for "since".
     let mut starts: VecDeque<SystemTime> = VecDeque::new();
     let mut open: Vec<Event> = Vec::new();
     let mut n = 0u64;
     while pace.count.is_none_or(|c| n < c) && stop.rest(pace.interval) {
-        let now: Vec<_> = disks.iter().map(|d| reading(paths, d)).collect();
+        let now = readings(paths, disks, &counted);
         let secs = taken.elapsed().as_secs_f64();
         taken = Instant::now();
         starts.push_back(SystemTime::now() - Duration::from_secs_f64(secs));
@@ -328,32 +337,39 @@ mod tests {
     struct Bed {
         dir: tempfile::TempDir,
         totals: Vec<Counters>,
+        gone: Vec<usize>,
     }
 
     impl Bed {
         fn new(n: usize) -> Self {
             let dir = tempfile::tempdir().unwrap();
-            let bed = Bed { dir, totals: vec![Counters::default(); n] };
+            let bed = Bed { dir, totals: vec![Counters::default(); n], gone: Vec::new() };
             for i in 0..n {
                 std::fs::create_dir_all(bed.dir.path().join(format!("block/d{i}/device"))).unwrap();
-                bed.write(i);
             }
+            bed.write();
             bed
         }
 
-        fn write(&self, i: usize) {
-            let c = &self.totals[i];
-            let stat = format!(
-                "{} 0 {} {} {} 0 {} {} 0 {} 0\n",
-                c.reads,
-                c.read_sectors,
-                c.read_ms,
-                c.writes,
-                c.write_sectors,
-                c.write_ms,
-                c.busy_ms
-            );
-            std::fs::write(self.dir.path().join(format!("block/d{i}/stat")), stat).unwrap();
+        /// `/proc/diskstats` as the kernel writes it, of the disks not
+        /// gone.
+        fn write(&self) {
+            let text: String = (self.totals.iter().enumerate())
+                .filter(|(i, _)| !self.gone.contains(i))
+                .map(|(i, c)| {
+                    format!(
+                        "   7 {i} d{i} {} 0 {} {} {} 0 {} {} 0 {} 0\n",
+                        c.reads,
+                        c.read_sectors,
+                        c.read_ms,
+                        c.writes,
+                        c.write_sectors,
+                        c.write_ms,
+                        c.busy_ms
+                    )
+                })
+                .collect();
+            std::fs::write(self.dir.path().join("diskstats"), text).unwrap();
         }
 
         fn errors(&self, i: usize, n: u64) {
@@ -367,12 +383,13 @@ mod tests {
                 c.reads += 100;
                 c.read_sectors += 100 * 128;
                 c.read_ms += 100 * m;
-                self.write(i);
             }
+            self.write();
         }
 
         fn paths(&self) -> SystemPaths {
-            SystemPaths { sys: self.dir.path().into(), ..SystemPaths::real() }
+            let diskstats = self.dir.path().join("diskstats");
+            SystemPaths { sys: self.dir.path().into(), diskstats, ..SystemPaths::real() }
         }
     }
 
@@ -460,8 +477,8 @@ mod tests {
             b.errors(1, 0x1c);
         };
         let gone = |b: &mut Bed| {
+            b.gone.push(2);
             b.reads(&[2, 2, 2, 2]);
-            std::fs::remove_file(b.dir.path().join("block/d2/stat")).unwrap();
         };
         let plan: Vec<&dyn Fn(&mut Bed)> = vec![&ok, &err, &gone, &ok];
         let (events, _) = run(&mut bed, &plan);
