@@ -203,12 +203,13 @@ pub const PAGES: [Page; 12] = [
     Page {
         name: "watch",
         description: &[
-            "Watches disks in service: reads each disk's counters in /sys/block/NAME/stat every --interval (never a byte of the disk, never opening it) and, per window and direction, its requests a second, MB/s, milliseconds a request, utilisation and requests in flight.",
-            "Each disk is compared with its peers (same model, size and kind, and the same md or device-mapper pool: never across pools) that carried a similar load (within half as much again of the group's median, at least one request a second); a disk whose latency is twice theirs or more (and a millisecond above) in most windows over --for, and in the last, is named fail-slow, with since when and how much. An idle disk, one whose load differs and one with fewer than three peers at its load are not judged, and said so.",
+            "Watches disks in service: reads /proc/diskstats every --interval (never a byte of a disk, never opening one) and gives, per disk, window and direction, its requests a second, MB/s, milliseconds a request, utilisation and requests in flight.",
+            "Each disk is compared with its peers (same model, size and kind, and the same pool: an md array, an LVM volume group, the host's Ceph OSDs, a ZFS pool's vdev class from zpool status -P; never across pools) that carried a similar load (within half as much again of the group's median, at least one request a second); a disk whose latency is twice theirs or more (and a millisecond above) in most windows over --for, and in the last, is named fail-slow, with since when and how much. A whole group slowed together against its own first windows is its path or workload, said of the group, never of a disk. A disk gone, or whose failed commands rose, is said at once. An idle disk, one whose load differs and one with fewer than three peers at its load are not judged, and said so.",
+            "On a terminal a live table; --json appends JSON lines (--json-every for a service), --metrics writes arrayburn_watch_* for node_exporter, --notify runs on each finding begun and ended; contrib/ has a systemd unit and a Kubernetes DaemonSet, and report reads a watch's JSON lines beside checks and burn-ins.",
         ],
         exit: &[
-            (0, "no disk was fail-slow (at the end, or in the --once window)"),
-            (1, "a disk was fail-slow: the lines name it, with since when and how much"),
+            (0, "no disk was fail-slow (at the end, or in the --once window), none gone or with failed commands, no group slow together"),
+            (1, "a disk was fail-slow at the end, or gone, or had failed commands, or a group was slow together: the lines say which, since when and how much"),
             (2, "could not run: a bad option or a disk that is not one (one line says which)"),
             (130, "interrupted (Ctrl-C, SIGTERM): what was found is said"),
         ],
