@@ -208,8 +208,14 @@ pub const PAGES: [Page; 12] = [
             "On a terminal a live table; --json appends JSON lines (--json-every for a service), --metrics writes arrayburn_watch_* for node_exporter, --notify runs on each finding begun and ended; contrib/ has a systemd unit and a Kubernetes DaemonSet, and report reads a watch's JSON lines beside checks and burn-ins.",
         ],
         exit: &[
-            (0, "no disk was fail-slow (at the end, or in the --once window), none gone or with failed commands, no group slow together"),
-            (1, "a disk was fail-slow at the end, or gone, or had failed commands, or a group was slow together: the lines say which, since when and how much"),
+            (
+                0,
+                "no disk was fail-slow (at the end, or in the --once window), none gone or with failed commands, no group slow together",
+            ),
+            (
+                1,
+                "a disk was fail-slow at the end, or gone, or had failed commands, or a group was slow together: the lines say which, since when and how much",
+            ),
             (2, "could not run: a bad option or a disk that is not one (one line says which)"),
             (130, "interrupted (Ctrl-C, SIGTERM): what was found is said"),
         ],

@@ -335,3 +335,61 @@ fn the_service_unit_verifies_and_its_watch_logs_its_findings_and_its_last_window
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(said.contains(&format!("{}: fail-slow in service", slow.dev)), "{said}");
 }
+
+#[test]
+fn a_bad_disk_or_output_is_refused_in_one_line_before_anything_is_written() {
+    let dir = tempdir();
+    let json = dir.path().join("w.jsonl");
+    let file = dir.path().join("disk.img");
+    std::fs::write(&file, [0u8; 4096]).unwrap();
+    let j = json.to_str().unwrap();
+    let missing = dir.path().join("none/w.prom");
+    for (args, needle) in [
+        (vec!["/tmp"], "/tmp is a directory, not a block device"),
+        (vec!["/dev/null"], "/dev/null is a character device, not a block device"),
+        (vec![file.to_str().unwrap()], "is a regular file, not a block device"),
+        (vec!["--metrics", missing.to_str().unwrap(), "/dev/null"], "--metrics"),
+        (vec!["--metrics", j, "/dev/null"], "name the same file"),
+        (vec!["--for", "0s"], "not a positive duration"),
+    ] {
+        let mut all = vec!["watch", "--count", "1", "--interval", "1s", "-j", j];
+        all.extend(&args);
+        let out = arrayburn(&all).output_within(MINUTE);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(!json.exists(), "{args:?}: a refused watch wrote its JSON lines");
+    }
+    // --json-every without --json: clap's refusal, exit 2.
+    let out = arrayburn(&["watch", "--json-every", "1h", "/dev/null"]).output_within(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(2) && err.contains("--json <FILE>"), "{err}");
+}
+
+#[test]
+fn once_judges_one_window_and_exits_as_the_check_does() {
+    need_root!();
+    let _l = device_lock();
+    const MIB: u64 = 1 << 20;
+    let ok: Vec<FaultyDisk> = (0..3).map(|_| FaultyDisk::drive(64 * MIB, 1000, 0)).collect();
+    let slow = FaultyDisk::drive(64 * MIB, 6000, 0);
+    let devs: Vec<&str> = ok.iter().chain([&slow]).map(|d| d.dev.as_str()).collect();
+    let pairs: Vec<(u32, &str)> = devs.iter().map(|d| (20, *d)).collect();
+    let reader = load(20, &pairs);
+    let mut args = vec!["watch", "--once", "--interval", "2s", "--progress", "lines"];
+    args.extend(&devs);
+    let slow_run = arrayburn(&args).output_within(MINUTE);
+    // The same disks but the slow one: nothing stands out.
+    let mut args = vec!["watch", "--once", "--interval", "2s", "--progress", "lines"];
+    args.extend(&devs[..3]);
+    let ok_run = arrayburn(&args).output_within(MINUTE);
+    drop(reader.kill());
+    let said = String::from_utf8_lossy(&slow_run.stderr);
+    assert_eq!(slow_run.status.code(), Some(1), "{said}");
+    assert!(said.contains(&format!("{}: FAIL-SLOW: its reads took", slow.dev)), "{said}");
+    assert!(said.contains(" in 1 of the last 1 windows"), "{said}");
+    let said = String::from_utf8_lossy(&ok_run.stderr);
+    assert_eq!(ok_run.status.code(), Some(0), "{said}");
+    assert_eq!(said.matches(" watch: /dev/loop").count(), 3, "a line a disk: {said}");
+}

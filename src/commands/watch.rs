@@ -19,7 +19,6 @@ use crate::stop::StopFlag;
 
 pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
     let paths = SystemPaths::real();
-    let disks = resolve(&paths, &args.devices)?;
     let metrics = (args.metrics.as_deref())
         .map(|p| Output::resolve("--metrics", p, false))
         .transpose()
@@ -28,6 +27,7 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
         let j = Output::resolve("--json", j, true).map_err(anyhow::Error::msg)?;
         refuse_duplicates([named(&j), named(m)]).map_err(anyhow::Error::msg)?;
     }
+    let disks = resolve(&paths, &args.devices)?;
     let json = args.json.as_deref().map(lines_to).transpose()?;
     let windows = (args.stand_out.as_secs_f64() / args.interval.as_secs_f64()).ceil() as usize;
     let pace = match args.once {

@@ -200,4 +200,27 @@ mod tests {
         assert_eq!(pool_of("/dev/sde3"), Some("zfs rpool"));
         assert_eq!(parse_zpool_status("no pools available\n"), []);
     }
+
+    #[test]
+    fn a_zfs_leaf_by_id_is_its_whole_disk() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        for d in ["dev/disk/by-id", "sys/block/sdb/sdb1", "sys/block/nvme0n1", "sys/class/block"] {
+            fs::create_dir_all(r.join(d)).unwrap();
+        }
+        fs::write(r.join("sys/block/sdb/sdb1/partition"), "1\n").unwrap();
+        for n in ["sdb1", "nvme0n1"] {
+            fs::write(r.join("dev").join(n), "").unwrap();
+        }
+        let link = |to: &str, at: &str| std::os::unix::fs::symlink(to, r.join(at)).unwrap();
+        link("../../sdb1", "dev/disk/by-id/ata-ST16000NM001G_ZL2A1-part1");
+        link("../../block/sdb/sdb1", "sys/class/block/sdb1");
+        link("../../block/nvme0n1", "sys/class/block/nvme0n1");
+        let paths = SystemPaths { sys: r.join("sys"), ..SystemPaths::real() };
+        let by_id = r.join("dev/disk/by-id/ata-ST16000NM001G_ZL2A1-part1");
+        assert_eq!(disk_of(&paths, by_id.to_str().unwrap()).as_deref(), Some("sdb"));
+        let whole = r.join("dev/nvme0n1");
+        assert_eq!(disk_of(&paths, whole.to_str().unwrap()).as_deref(), Some("nvme0n1"));
+        assert_eq!(disk_of(&paths, "/dev/arrayburn-no-such-disk"), None);
+    }
 }
