@@ -695,3 +695,54 @@ fn a_dm_delay_disk_is_flagged_slow_and_a_dm_flakey_disks_failures_are_placed() {
     assert_eq!(d["verdict"], "error");
     assert!(d["bad_ranges"].as_u64().is_some_and(|n| n >= 1), "{d:#}");
 }
+
+/// The JSON lines `NAME.jsonl` a watch wrote in the guest.
+fn lines(dir: &Path, name: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(dir.join(format!("{name}.jsonl"))).unwrap_or_default();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn in_service_the_watch_names_the_dm_delay_disk_and_sees_the_md_pool_and_scsi_error_counts() {
+    let _l = device_lock();
+    let Some(lab) = lab() else { return };
+    // dm-delay: 100 ms on every request, read at its peers' rate.
+    let watch = step(&lab, "dm-watch");
+    assert_eq!(watch.code, 1, "{}", watch.text);
+    assert!(
+        watch.text.contains("/dev/mapper/lab-slow: FAIL-SLOW: its reads took"),
+        "{}",
+        watch.text
+    );
+    assert!(!watch.text.contains("lab-a: FAIL") && !watch.text.contains("lab-b: FAIL"));
+    let w = lines(&lab, "dm-watch");
+    let window = &w[1]["disks"];
+    let stood = |p: &str| {
+        let d = window.as_array().unwrap().iter().find(|d| d["path"] == p).unwrap();
+        (d["window"]["read"]["ms"].as_f64().unwrap(), d["read"].clone())
+    };
+    let (ms, slow) = stood("/dev/mapper/lab-slow");
+    assert!(ms >= 100.0 && slow.get("slow").is_some(), "{ms} {slow}");
+    for p in ["/dev/mapper/lab-a", "/dev/mapper/lab-b"] {
+        let (ms, s) = stood(p);
+        assert!(ms < 50.0 && s.get("compared").is_some(), "{p}: {ms} {s}");
+    }
+    // md: its members one pool, the other model beside them not; the
+    // SATA disks' failed commands counted by the kernel (the emulated
+    // drives failed some of the earlier steps' SMART commands): a count,
+    // and none new in its window.
+    let md = step(&lab, "md-watch");
+    assert_eq!(md.code, 0, "{}", md.text);
+    let w = lines(&lab, "md-watch");
+    let pool = |p: &str| {
+        let d = w[0]["disks"].as_array().unwrap().iter().find(|d| d["path"] == p).unwrap();
+        (d["pool"].as_str().map(String::from), d["group"].as_u64().unwrap())
+    };
+    let (a, b, c) = (pool("/dev/sda"), pool("/dev/sdb"), pool("/dev/sdc"));
+    assert_eq!((a.0.as_deref(), b.0.as_deref(), c.0.as_deref()), (Some("md0"), Some("md0"), None));
+    assert!(a.1 == b.1 && a.1 != c.1, "{a:?} {b:?} {c:?}");
+    for d in w[1]["disks"].as_array().unwrap() {
+        assert!(d["errors"].is_u64(), "{d}");
+    }
+    assert!(!md.text.contains("ERRORS"), "{}", md.text);
+}

@@ -150,6 +150,10 @@ step md-list arrayburn list --json /out/md-list.json
 step md-inspect arrayburn inspect --json /out/md-inspect.json /dev/md0
 step md-burnin-member $burn /dev/sda
 step md-check arrayburn check -s 2s --mode serial --json /out/md-check.json /dev/md0
+# In service: the members' pool from the kernel's holders, their failed
+# commands from the SCSI layer's count.
+step md-watch arrayburn watch --once --interval 2s --progress lines -j /out/md-watch.jsonl \
+    /dev/sda /dev/sdb /dev/sdc
 mdadm --stop /dev/md0 >/dev/null 2>&1
 
 # Device-mapper: a disk 100 ms late on every request (dm-delay) beside two
@@ -163,6 +167,19 @@ echo "0 $s delay /dev/sde 0 100" | dmsetup create --noudevsync lab-slow
 udevadm settle --timeout=10
 step dm-delay arrayburn check -s 2s --mode serial --json /out/dm-delay.json \
     /dev/mapper/lab-a /dev/mapper/lab-b /dev/mapper/lab-slow
+# The same three in service, each read twice a second (64 KiB, then half
+# a second's rest): the late one named fail-slow from the kernel's
+# counters alone (the watch reads none of the disks), the others not.
+for d in lab-a lab-b lab-slow; do
+    (i=0; while [ $i -lt 40 ]; do
+        dd if=/dev/mapper/$d of=/dev/null bs=64k count=1 skip=$((i * 16)) iflag=direct 2>/dev/null
+        sleep 0.5; i=$((i + 1))
+    done) &
+done
+sleep 1
+step dm-watch arrayburn watch --once --interval 6s --progress lines -j /out/dm-watch.jsonl \
+    /dev/mapper/lab-a /dev/mapper/lab-b /dev/mapper/lab-slow
+wait
 for d in lab-a lab-b lab-slow; do dmsetup remove --noudevsync $d; done
 a=131072
 b=16384
