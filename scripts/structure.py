@@ -404,7 +404,7 @@ def layering(root, files, show=False):
 # brought down; lowering one is welcome, raising one fails.
 COMMAND_MAX_LINES = 150
 FILE_MAX_LINES = 1100
-LONG_PER_KLOC_MAX = 1.52
+LONG_PER_KLOC_MAX = 1.50
 
 
 def ratchets(root, files, overall):
