@@ -210,13 +210,17 @@ pub const PAGES: [Page; 12] = [
         exit: &[
             (
                 0,
-                "no disk was fail-slow (at the end, or in the --once window), none gone or with failed commands, no group slow together",
+                "every disk compared with its peers, none fail-slow (at the end, or in the --once window), none gone or with failed commands, no group slow together",
             ),
             (
                 1,
                 "a disk was fail-slow at the end, or gone, or had failed commands, or a group was slow together: the lines say which, since when and how much",
             ),
             (2, "could not run: a bad option or a disk that is not one (one line says which)"),
+            (
+                3,
+                "nothing stood out, but a disk was never compared with its peers (idle, at another load, or without peers): its health is not claimed, and the last lines say why",
+            ),
             (130, "interrupted (Ctrl-C, SIGTERM): what was found is said"),
         ],
         examples: &[

@@ -385,6 +385,10 @@ fn once_judges_one_window_and_exits_as_the_check_does() {
     args.extend(&devs[..3]);
     let ok_run = arrayburn(&args).output_within(MINUTE);
     drop(reader.kill());
+    // Nothing reads them any more: idle, never compared, not judged.
+    let mut args = vec!["watch", "--once", "--interval", "1s"];
+    args.extend(&devs);
+    let idle_run = arrayburn(&args).output_within(MINUTE);
     let said = String::from_utf8_lossy(&slow_run.stderr);
     assert_eq!(slow_run.status.code(), Some(1), "{said}");
     assert!(said.contains(&format!("{}: FAIL-SLOW: its reads took", slow.dev)), "{said}");
@@ -392,4 +396,10 @@ fn once_judges_one_window_and_exits_as_the_check_does() {
     let said = String::from_utf8_lossy(&ok_run.stderr);
     assert_eq!(ok_run.status.code(), Some(0), "{said}");
     assert_eq!(said.matches(" watch: /dev/loop").count(), 3, "a line a disk: {said}");
+    let said = String::from_utf8_lossy(&idle_run.stderr);
+    assert_eq!(idle_run.status.code(), Some(3), "{said}");
+    for d in &devs {
+        let line = format!("NOT JUDGED: {d}: never compared with its peers: idle");
+        assert!(said.contains(&line), "{said}");
+    }
 }

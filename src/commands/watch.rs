@@ -27,7 +27,7 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
         let j = Output::resolve("--json", j, true).map_err(anyhow::Error::msg)?;
         refuse_duplicates([named(&j), named(m)]).map_err(anyhow::Error::msg)?;
     }
-    let disks = resolve(&paths, &args.devices)?;
+    let disks = resolve(&paths, &args.devices, stop)?;
     let json = args.json.as_deref().map(lines_to).transpose()?;
     let windows = (args.stand_out.as_secs_f64() / args.interval.as_secs_f64()).ceil() as usize;
     let pace = match args.once {
@@ -53,15 +53,28 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
     telling.notifier =
         (args.notify.clone()).map(|command| Notifier { command, timeout: args.notify_timeout });
     telling.begin(&start);
-    let slow = watch(&paths, &start.disks, pace, stop, &mut |t| {
+    let ended = watch(&paths, &start.disks, pace, stop, &mut |t| {
         telling.window(t, stop);
         true
     });
     telling.end();
-    if stop.is_set() {
-        return Ok(Outcome::Interrupted);
+    Ok(outcome(&ended, telling.flagged, stop))
+}
+
+/// The watch's verdict: flagged where a disk is fail-slow at its end (or
+/// `flagged`: gone, failed commands, a group slow together), not judged
+/// where a disk was never compared with its peers (each said, with why),
+/// healthy only where every disk was compared and none stood out.
+fn outcome(ended: &crate::run::watch::Watch, flagged: bool, stop: &StopFlag) -> Outcome {
+    for (path, why) in &ended.unjudged {
+        tell!("arrayburn watch: NOT JUDGED: {path}: never compared with its peers: {why}");
     }
-    Ok(if slow.is_empty() && !telling.flagged { Outcome::Healthy } else { Outcome::Flagged })
+    match (stop.is_set(), ended.named.is_empty() && !flagged, ended.unjudged.is_empty()) {
+        (true, _, _) => Outcome::Interrupted,
+        (false, false, _) => Outcome::Flagged,
+        (false, true, false) => Outcome::NotJudged,
+        (false, true, true) => Outcome::Healthy,
+    }
 }
 
 /// How each window is said: the live table on a terminal (or asked),
@@ -79,7 +92,7 @@ fn shown(args: &WatchArgs) -> Shown {
 /// The disks named (every whole disk with a medium where none is), each
 /// by its kernel name and peer group; refused in one line where a name is
 /// not a whole disk. Nothing is opened: `stat` and sysfs only.
-fn resolve(paths: &SystemPaths, given: &[String]) -> Result<Vec<Watched>> {
+fn resolve(paths: &SystemPaths, given: &[String], stop: &StopFlag) -> Result<Vec<Watched>> {
     let names: Vec<String> = match given.is_empty() {
         true => (sysfs::disk_names(paths).into_iter())
             .filter(|n| !sysfs::is_virtual(n))
@@ -91,14 +104,8 @@ fn resolve(paths: &SystemPaths, given: &[String]) -> Result<Vec<Watched>> {
     if devices.is_empty() {
         bail!("no disks to watch: name them (arrayburn watch /dev/sdb ...)");
     }
-    let groups = groups(paths, &devices, &device::pools::zfs());
+    let groups = groups(paths, &devices, &device::pools::zfs(&|| stop.is_set()));
     Ok((devices.into_iter().zip(groups))
-        .map(|(d, (group, pool))| Watched {
-            path: d.given,
-            name: d.identity.name.clone(),
-            group,
-            pool,
-            id: d.identity,
-        })
+        .map(|(d, (group, pool))| Watched { path: d.given, group, pool, id: d.identity })
         .collect())
 }

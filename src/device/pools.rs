@@ -77,14 +77,15 @@ fn volume_group(dm: &str) -> Option<String> {
 
 /// `zpool status -P` where zpool is installed: each leaf device's path
 /// and its pool (`zfs tank`, `zfs tank logs`); nothing where zpool is
-/// missing, fails or takes longer than a few seconds.
-pub fn zfs() -> Vec<(String, String)> {
+/// missing, fails, takes longer than a few seconds or `give_up` says so
+/// (a signal).
+pub fn zfs(give_up: &dyn Fn() -> bool) -> Vec<(String, String)> {
     const ZPOOL: Needed = Needed { program: "zpool", debian: "zfsutils-linux", rhel: "zfs" };
     if !ZPOOL.installed() {
         return Vec::new();
     }
     let mut cmd = Command::new("zpool");
-    match tool::output(cmd.args(["status", "-P"]), Duration::from_secs(10), &|| false) {
+    match tool::output(cmd.args(["status", "-P"]), Duration::from_secs(10), give_up) {
         Ok(out) => parse_zpool_status(&String::from_utf8_lossy(&out.stdout)),
         Err(_) => Vec::new(),
     }

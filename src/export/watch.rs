@@ -239,7 +239,6 @@ fn cells(t: &Tick) -> Vec<crate::board::Cell> {
     let side = |path: &str, dir: &'static str, f: crate::device::diskstats::Flow, s: Standing| {
         let word = match (named(path, dir), s) {
             (true, _) => "FAIL-SLOW".to_string(),
-            (false, Standing::Idle) => "idle".to_string(),
             (false, Standing::Compared { times } | Standing::Slow { times }) => {
                 format!("{times:.1}x")
             }

@@ -49,6 +49,9 @@ pub struct WatchLog {
     /// Ended, or stood when a section stopped and not found again by a
     /// later one that watched long enough to.
     pub past: Vec<Found>,
+    /// The disks its last section never compared with their peers (idle,
+    /// at another load, or without peers): their health not claimed.
+    pub unjudged: Vec<String>,
 }
 
 /// Whether `bytes` look like a watch's JSON lines: a first line that is a
@@ -77,12 +80,14 @@ struct Section {
     last_at: String,
     for_s: f64,
     open: Vec<Found>,
+    /// The disks its last window says it never compared with peers.
+    unjudged: Vec<String>,
 }
 
 impl Section {
     fn of(h: &Header, for_s: f64) -> Self {
         let started = h.started_at.clone();
-        Section { last_at: started.clone(), started, for_s, open: Vec::new() }
+        Section { last_at: started.clone(), started, for_s, open: Vec::new(), unjudged: Vec::new() }
     }
 
     /// What stood when it stopped: carried until a later section has
@@ -105,11 +110,20 @@ pub fn read(bytes: &[u8]) -> Result<WatchLog, String> {
     let (mut disks, mut windows, mut past, mut carried) = (Vec::new(), 0, Vec::new(), Vec::new());
     let mut section: Option<Section> = None;
     for (i, line) in lines.iter().enumerate() {
-        let v: Value = match serde_json::from_str(line) {
+        let mut v: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(_) if i + 1 == lines.len() && i > 0 => break,
             Err(e) => return Err(format!("line {}: not JSON ({e})", i + 1)),
         };
+        // Input from wherever it came from: its strings cleaned of
+        // control characters, its figures held to what they can be.
+        crate::escape::json_strings(&mut v);
+        out_of_range(&v).map_err(|e| {
+            format!(
+                "line {}: {e}: the file is damaged or was edited; remove it from the inputs",
+                i + 1
+            )
+        })?;
         if v["kind"] == "watch" {
             let h: Header = serde_json::from_value(v.clone()).map_err(|e| {
                 format!("line {}: a watch's start this version cannot read ({e})", i + 1)
@@ -120,7 +134,10 @@ pub fn read(bytes: &[u8]) -> Result<WatchLog, String> {
             disks = (v["disks"].as_array().into_iter().flatten())
                 .filter_map(|d| d["path"].as_str().map(String::from))
                 .collect();
-            section = Some(Section::of(&h, v["for_s"].as_f64().unwrap_or(0.0)));
+            let mut s = Section::of(&h, v["for_s"].as_f64().unwrap_or(0.0));
+            // Before its first window, none was compared.
+            s.unjudged = disks.clone();
+            section = Some(s);
             header.get_or_insert(h);
             continue;
         }
@@ -131,6 +148,10 @@ pub fn read(bytes: &[u8]) -> Result<WatchLog, String> {
         if let Some(at) = v["at"].as_str() {
             s.last_at = at.to_string();
         }
+        s.unjudged = (v["disks"].as_array().into_iter().flatten())
+            .filter(|d| d["compared"].as_u64().unwrap_or(0) == 0)
+            .filter_map(|d| d["path"].as_str().map(String::from))
+            .collect();
         for e in v["events"].as_array().into_iter().flatten() {
             window_event(e, s, &mut past);
         }
@@ -139,6 +160,7 @@ pub fn read(bytes: &[u8]) -> Result<WatchLog, String> {
     header.finished_at = s.last_at.clone();
     header.complete = true;
     let watched_for = seconds_between(&s.started, &s.last_at);
+    let unjudged = s.unjudged;
     let mut standing = s.open;
     for c in carried {
         if standing.iter().any(|f| f.same(&c)) {
@@ -149,7 +171,27 @@ pub fn read(bytes: &[u8]) -> Result<WatchLog, String> {
             false => past.push(c),
         }
     }
-    Ok(WatchLog { header, disks, windows, standing, past })
+    Ok(WatchLog { header, disks, windows, standing, past, unjudged })
+}
+
+/// Why a line's figures cannot be a watch's, where one is out of what it
+/// can be (a ratio of latencies, a count of windows, a duration).
+fn out_of_range(v: &Value) -> Result<(), String> {
+    let within = |x: &Value, max: f64, what: &str| match x.as_f64() {
+        Some(n) if !(0.0..=max).contains(&n) => {
+            Err(format!("{what} {n:e} out of range (0 to {max:e})"))
+        }
+        _ => Ok(()),
+    };
+    within(&v["interval_s"], 1e9, "interval_s")?;
+    within(&v["for_s"], 1e9, "for_s")?;
+    for e in v["events"].as_array().into_iter().flatten() {
+        within(&e["found"]["times"], 1e6, "times")?;
+        within(&e["found"]["slow_windows"], 1e12, "slow_windows")?;
+        within(&e["found"]["windows"], 1e12, "windows")?;
+        within(&e["new"], 1e15, "new")?;
+    }
+    Ok(())
 }
 
 /// A window's event: a finding opened in `s`, or one of its own ended.
@@ -228,6 +270,39 @@ fn seconds_between(a: &str, b: &str) -> f64 {
     t(a).zip(t(b)).map_or(0.0, |(a, b)| (b - a).num_milliseconds() as f64 / 1e3)
 }
 
+impl WatchLog {
+    /// Its verdict and the sentence that says it: flagged where a finding
+    /// stood at its end, not judged where a disk was never compared with
+    /// its peers, else healthy.
+    fn verdict(&self) -> (Outcome, String) {
+        let unjudged = match self.unjudged.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; never compared with their peers (their health not claimed): {}",
+                self.unjudged.join(", ")
+            ),
+        };
+        let message = match self.standing.len() {
+            0 => format!(
+                "nothing stood out in service: {} disk(s) watched from {} to {}{unjudged}",
+                self.disks.len(),
+                self.header.started_at,
+                self.header.finished_at
+            ),
+            n => format!(
+                "{n} finding(s) standing in service at {}{unjudged}",
+                self.header.finished_at
+            ),
+        };
+        let outcome = match (self.standing.is_empty(), self.unjudged.is_empty()) {
+            (false, _) => Outcome::Flagged,
+            (true, false) => Outcome::NotJudged,
+            (true, true) => Outcome::Healthy,
+        };
+        (outcome, message)
+    }
+}
+
 impl crate::rundoc::Document for WatchLog {
     fn document(&self) -> RunDoc {
         let mut to_act_on = Vec::new();
@@ -254,20 +329,12 @@ impl crate::rundoc::Document for WatchLog {
                 (f.paths.join(", "), format!("{}{when}", f.sentence))
             })
             .collect();
-        let message = match self.standing.len() {
-            0 => format!(
-                "nothing stood out in service: {} disk(s) watched from {} to {}",
-                self.disks.len(),
-                self.header.started_at,
-                self.header.finished_at
-            ),
-            n => format!("{n} finding(s) standing in service at {}", self.header.finished_at),
-        };
+        let (outcome, message) = self.verdict();
         RunDoc {
-            outcome: if self.standing.is_empty() { Outcome::Healthy } else { Outcome::Flagged },
+            outcome,
             to_act_on,
             links,
-            not_judged: Vec::new(),
+            not_judged: self.unjudged.clone(),
             unsure: Vec::new(),
             disks: self.disks.clone(),
             cut: None,
@@ -313,10 +380,28 @@ mod tests {
         assert_eq!((doc.to_act_on.len(), doc.links.len()), (0, 1));
         assert_eq!(doc.links[0].1.len(), 4);
         assert!(doc.links[0].0.contains("slow together in service"), "{}", doc.links[0].0);
-        // Before any finding: nothing stood out.
-        let doc = read(first(&text, 2).as_bytes()).unwrap().document();
-        assert_eq!(doc.outcome, Outcome::Healthy, "{}", doc.message);
+        // Before any finding: nothing stood out, but the disk at twice
+        // its peers' load and the idle one were never compared: not
+        // judged, not healthy.
+        let w = read(first(&text, 2).as_bytes()).unwrap();
+        let doc = w.document();
+        assert_eq!(doc.outcome, Outcome::NotJudged, "{}", doc.message);
         assert!(doc.message.starts_with("nothing stood out in service: 6 disk(s) watched from "));
+        assert_eq!(doc.not_judged, w.disks[4..], "{}", doc.message);
+        assert!(doc.message.contains("never compared with their peers"), "{}", doc.message);
+        // Slowed together, every disk was compared.
+        assert!(read(recorded("all-slow").as_bytes()).unwrap().unjudged.is_empty());
+        // A figure no watch writes is refused, a disk's terminal escape
+        // cleaned.
+        let start = text.lines().next().unwrap();
+        let bad = format!(
+            "{start}\n{{\"at\": \"x\", \"disks\": [], \"events\": [{{\"event\": \"fail_slow\", \"path\": \"/dev/sdb\\u001b[2J\", \"found\": {{\"times\": 1e308}}}}]}}\n"
+        );
+        let why = read(bad.as_bytes()).unwrap_err();
+        assert!(why.starts_with("line 2: times ") && why.contains("out of range"), "{why}");
+        let bad = bad.replace("1e308", "3.0");
+        let w = read(bad.as_bytes()).unwrap();
+        assert!(!w.standing[0].sentence.contains('\u{1b}'), "{}", w.standing[0].sentence);
     }
 
     #[test]

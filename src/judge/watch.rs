@@ -63,6 +63,18 @@ pub enum Standing {
 }
 
 impl Standing {
+    /// Its place in counts by kind: idle, load differs, no peers,
+    /// compared, slow.
+    pub fn index(self) -> usize {
+        match self {
+            Standing::Idle => 0,
+            Standing::LoadDiffers => 1,
+            Standing::NoPeers => 2,
+            Standing::Compared { .. } => 3,
+            Standing::Slow { .. } => 4,
+        }
+    }
+
     /// Its kind, as the JSON names it (`"compared"`).
     pub fn kind(self) -> &'static str {
         match self {

@@ -4,8 +4,8 @@
 //! load (`judge::watch`), what starts and ends handed to the caller.
 //!
 //! Peers are disks of one model, size and kind, and of one pool where the
-//! kernel says so (the md array or device-mapper volume that holds them):
-//! never across pools, whose workloads differ.
+//! system says so (`device::pools`: md, LVM, Ceph, ZFS): never across
+//! pools, whose workloads differ.
 //!
 //! It must not print or write files (the command does) and must not
 //! resolve flags.
@@ -20,16 +20,16 @@ use crate::device::diskstats::{self, Counters, Flow, Window};
 use crate::judge::watch::{Change, DIRECTIONS, FailSlow, Load, Standing, Tracker};
 use crate::stop::StopFlag;
 
-/// A disk watched: as named, its kernel name, its peer group.
+/// A disk watched: as named, its peer group.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Watched {
     pub path: String,
-    pub name: String,
     pub group: usize,
     /// The pool that holds it, where the kernel names one (`md0`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
-    /// What sysfs says of it (model, serial, WWN: the metrics' labels).
+    /// What sysfs says of it (its kernel name; model, serial, WWN: the
+    /// metrics' labels).
     #[serde(rename = "identity")]
     pub id: crate::device::Identity,
 }
@@ -90,6 +90,10 @@ pub struct DiskWindow {
     /// keeps one (`device/ioerr_cnt`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<u64>,
+    /// How often in this watch so far it was compared with its peers (a
+    /// window compared in both directions counts twice): 0, and its health
+    /// is not claimed.
+    pub compared: u64,
 }
 
 /// What began or ended in a window.
@@ -119,21 +123,6 @@ pub enum Event {
     /// The kernel counted failed commands on it (`device/ioerr_cnt`):
     /// `new` in this window, `errors` since boot.
     Errors { path: String, new: u64, errors: u64 },
-}
-
-impl Event {
-    /// The disks it is about.
-    pub fn paths(&self) -> Vec<&str> {
-        match self {
-            Event::FailSlow { path, .. }
-            | Event::Ended { path, .. }
-            | Event::Gone { path }
-            | Event::Errors { path, .. } => vec![path],
-            Event::GroupSlow { paths, .. } | Event::GroupEnded { paths, .. } => {
-                paths.iter().map(String::as_str).collect()
-            }
-        }
-    }
 }
 
 /// One window of every disk, and what began or ended in it.
@@ -170,31 +159,41 @@ fn readings(paths: &SystemPaths, disks: &[Watched], counted: &[bool]) -> Vec<Rea
     let all = diskstats::read_all(paths);
     (disks.iter().zip(counted))
         .map(|(d, &counted)| {
-            let c = all.get(&d.name).copied();
-            (c, c.filter(|_| counted).and_then(|_| diskstats::errors(paths, &d.name)))
+            let c = all.get(&d.id.name).copied();
+            (c, c.filter(|_| counted).and_then(|_| diskstats::errors(paths, &d.id.name)))
         })
         .collect()
 }
 
+/// How a watch ended: the disks fail-slow then, and those never compared
+/// with their peers, each with why (their health is not claimed).
+#[derive(Debug, Clone, Default)]
+pub struct Watch {
+    pub named: Vec<String>,
+    pub unjudged: Vec<(String, &'static str)>,
+}
+
 /// Watches `disks` until a stop or `pace.count` windows, handing each
-/// window to `tick` (false from it ends the watch). The disks named
-/// fail-slow at the end.
+/// window to `tick` (false from it ends the watch).
 pub fn watch(
     paths: &SystemPaths,
     disks: &[Watched],
     pace: Pace,
     stop: &StopFlag,
     tick: &mut dyn FnMut(&Tick) -> bool,
-) -> Vec<String> {
+) -> Watch {
     let groups: Vec<usize> = disks.iter().map(|d| d.group).collect();
     let mut tracker = Tracker::new(&groups, pace.span);
     let counted: Vec<bool> =
-        disks.iter().map(|d| diskstats::errors(paths, &d.name).is_some()).collect();
+        disks.iter().map(|d| diskstats::errors(paths, &d.id.name).is_some()).collect();
     let mut last = readings(paths, disks, &counted);
     let mut taken = Instant::now();
     // When each window kept began, for "since".
     let mut starts: VecDeque<SystemTime> = VecDeque::new();
     let mut open: Vec<Event> = Vec::new();
+    // How each disk stood, window by window, in both directions (counts
+    // by kind: idle, load differs, no peers, compared, slow).
+    let mut stood: Vec<[u64; 5]> = vec![[0; 5]; disks.len()];
     let mut n = 0u64;
     while pace.count.is_none_or(|c| n < c) && stop.rest(pace.interval) {
         let now = readings(paths, disks, &counted);
@@ -220,6 +219,11 @@ pub fn watch(
             .map(|(d, _)| d.path.as_str())
             .collect();
         standing_after(&mut open, &events, &back);
+        for (i, counts) in stood.iter_mut().enumerate() {
+            for s in [standing[0][i], standing[1][i]] {
+                counts[s.index()] += 1;
+            }
+        }
         let t = Tick {
             at: crate::units::rfc3339(SystemTime::now()),
             secs,
@@ -231,6 +235,7 @@ pub fn watch(
                     read: standing[0][i],
                     write: standing[1][i],
                     errors: now[i].1,
+                    compared: compared(&stood[i]),
                 })
                 .collect(),
             events,
@@ -250,7 +255,29 @@ pub fn watch(
         .collect();
     named.sort();
     named.dedup();
-    named
+    let unjudged = (disks.iter().zip(&stood))
+        .filter(|(_, c)| n > 0 && compared(c) == 0)
+        .map(|(d, c)| (d.path.clone(), why_not_compared(c)))
+        .collect();
+    Watch { named, unjudged }
+}
+
+/// How often a disk was compared with its peers, from its counts by
+/// standing (a window compared in both directions counts twice): 0, never.
+fn compared(counts: &[u64; 5]) -> u64 {
+    counts[3] + counts[4]
+}
+
+/// Why a disk was never compared: idle where it never carried a load,
+/// else how it stood most often when it did.
+fn why_not_compared(counts: &[u64; 5]) -> &'static str {
+    let most =
+        if counts[1] + counts[2] == 0 { 0 } else { (1..3).max_by_key(|&k| counts[k]).unwrap_or(2) };
+    [
+        "idle (under one request a second) in every window",
+        "its load was never within half as much again of its peers'",
+        "no peers at its load (fewer than three disks of its model, size, kind and pool carried one)",
+    ][most]
 }
 
 /// Each disk's load in one direction (`pick`) of a window; a gone disk's
@@ -398,7 +425,6 @@ mod tests {
         (0..bed.totals.len())
             .map(|i| Watched {
                 path: format!("/dev/d{i}"),
-                name: format!("d{i}"),
                 group: 0,
                 pool: Some("md9".into()),
                 id: crate::device::sysfs::identity(&bed.paths(), &dir(i), &dir(i)),
@@ -408,7 +434,7 @@ mod tests {
 
     /// Runs `plan.len()` windows, the counters of window k moved by
     /// `plan[k]` before it is read; every event, with its window.
-    fn run(bed: &mut Bed, plan: &[&dyn Fn(&mut Bed)]) -> (Vec<(usize, Event)>, Vec<String>) {
+    fn run(bed: &mut Bed, plan: &[&dyn Fn(&mut Bed)]) -> (Vec<(usize, Event)>, Watch) {
         let pace =
             Pace { interval: Duration::from_millis(5), span: 3, count: Some(plan.len() as u64) };
         let mut seen = Vec::new();
@@ -417,7 +443,7 @@ mod tests {
         plan[0](bed);
         let bed = std::cell::RefCell::new(bed);
         let mut k = 0;
-        let named = watch(&paths, &disks, pace, &StopFlag::default(), &mut |t: &Tick| {
+        let ended = watch(&paths, &disks, pace, &StopFlag::default(), &mut |t: &Tick| {
             seen.extend(t.events.iter().map(|e| (k, e.clone())));
             k += 1;
             if let Some(next) = plan.get(k) {
@@ -425,7 +451,7 @@ mod tests {
             }
             true
         });
-        (seen, named)
+        (seen, ended)
     }
 
     #[test]
@@ -464,7 +490,7 @@ mod tests {
         // window it did not; the group after three windows slow together,
         // and no disk of it.
         assert_eq!(words, [(6, "fail_slow"), (7, "ended"), (10, "group_slow")]);
-        assert!(named.is_empty(), "{named:?}");
+        assert!(named.named.is_empty() && named.unjudged.is_empty(), "{named:?}");
     }
 
     #[test]
@@ -490,5 +516,29 @@ mod tests {
                 r#"2 Gone { path: "/dev/d2" }"#
             ]
         );
+    }
+
+    #[test]
+    fn a_disk_never_compared_is_not_judged_and_says_why() {
+        // Three disks at a load and one idle throughout: the idle one's
+        // health is not claimed.
+        let mut bed = Bed::new(4);
+        let w = |b: &mut Bed| {
+            b.reads(&[2, 2, 2, 0]);
+            b.totals[3].reads -= 100;
+            b.write();
+        };
+        let (_, ended) = run(&mut bed, &[&w, &w, &w]);
+        assert_eq!(ended.unjudged.len(), 1, "{ended:?}");
+        assert_eq!(ended.unjudged[0].0, "/dev/d3");
+        assert!(ended.unjudged[0].1.starts_with("idle"), "{ended:?}");
+        // Two disks of a group: no peers for either.
+        let mut bed = Bed::new(2);
+        let w = |b: &mut Bed| b.reads(&[2, 9]);
+        let (events, ended) = run(&mut bed, &[&w, &w, &w]);
+        assert!(events.is_empty() && ended.named.is_empty(), "{events:?}");
+        let why: Vec<&str> = ended.unjudged.iter().map(|u| u.1).collect();
+        assert!(why.iter().all(|w| w.starts_with("no peers")), "{why:?}");
+        assert_eq!(why.len(), 2);
     }
 }
