@@ -11,7 +11,7 @@ const MIB: u64 = 1 << 20;
 /// What `shell` printed on a `cols`x`rows` tmux terminal once it ended,
 /// the lines the terminal wrapped joined again (`capture-pane -J`): each
 /// line as arrayburn wrote it.
-fn on_terminal(cols: u32, rows: u32, shell: &str, limit: std::time::Duration) -> String {
+pub(crate) fn on_terminal(cols: u32, rows: u32, shell: &str, limit: std::time::Duration) -> String {
     let tmux = Tmux::new();
     let line = format!("{shell}; echo EXITED $?; sleep 600");
     let (c, r) = (cols.to_string(), rows.to_string());
@@ -27,7 +27,7 @@ fn on_terminal(cols: u32, rows: u32, shell: &str, limit: std::time::Duration) ->
 }
 
 /// The lines of `pane` wider than `cols`.
-fn too_wide(pane: &str, cols: usize) -> Vec<&str> {
+pub(crate) fn too_wide(pane: &str, cols: usize) -> Vec<&str> {
     pane.lines().filter(|l| unicode_width::UnicodeWidthStr::width(*l) > cols).collect()
 }
 

@@ -9,7 +9,7 @@ mod util;
 mod ansible;
 mod burnin;
 pub(crate) mod check;
-mod columns;
+pub(crate) mod columns;
 mod conventions;
 mod demo;
 mod exports;
