@@ -35,6 +35,10 @@ fn the_drive_with_a_long_tail_is_named_retrying_and_a_slower_model_is_not() {
     let record = dir.path().join("recording.json");
     let mut cmd = arrayburn(&["check", "--random", "--random-time", "2s", "--engine", "psync"]);
     cmd.args(["--mode", "parallel", "-s", "2s", "--progress", "lines", "--record"]).arg(&record);
+    // The parallel pass is not what is judged here: six FUSE-backed disks
+    // share two cores, and under a suite's load one healthy disk read 91 %
+    // of its peers' sequential speed (below the default 92 %).
+    cmd.args(["--slow-pct", "60"]);
     let (out, prom) = (dir.path().join("bundle"), dir.path().join("m.prom"));
     cmd.arg("--json").arg(&json).arg("--out").arg(&out).arg("--metrics").arg(&prom);
     cmd.args(disks.iter().map(|d| &d.dev));
