@@ -153,6 +153,47 @@ impl AlignedBuf {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), len) }
     }
 
+    /// Reads up to `len` bytes (at most the buffer's size) of `f` at
+    /// `offset` into the buffer, pread(2) after pread(2) until they are all
+    /// there or the file ends: the bytes read. Through the buffer's address,
+    /// never a slice, so a discard buffer other threads read into at the
+    /// same moment is filled as io_uring fills it (the psync thread's reads).
+    pub fn pread_from(
+        &mut self,
+        f: &std::fs::File,
+        len: usize,
+        offset: u64,
+    ) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        let len = len.min(self.layout.size());
+        let mut done = 0;
+        while done < len {
+            let at = i64::try_from(offset + done as u64).map_err(std::io::Error::other)?;
+            // SAFETY: [ptr + done, ptr + len) lies inside the live allocation
+            // (len ≤ its size), borrowed through &mut self; a discard
+            // buffer's bytes are only ever written by the kernel (`discard`).
+            let n = unsafe {
+                nix::libc::pread(f.as_raw_fd(), self.ptr.as_ptr().add(done).cast(), len - done, at)
+            };
+            match n {
+                0 => break,
+                n if n > 0 => done += n as usize,
+                _ => {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Whether the buffer is a discard view ([`Self::discard`]).
+    pub fn is_discard(&self) -> bool {
+        self.discard
+    }
+
     /// The buffer's size in bytes.
     pub fn len(&self) -> usize {
         self.layout.size()

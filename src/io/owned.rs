@@ -293,6 +293,16 @@ const SYNC_AT: u64 = u64::MAX;
 /// misbehave (a failing write, a device that goes away, a torn block).
 pub trait Medium: Send + 'static {
     fn read_at(&self, dst: &mut [u8], offset: u64) -> io::Result<usize>;
+    /// Reads into `buf`, a discard view too ([`AlignedBuf::discard`]): a
+    /// file through the buffer's address (every disk's psync thread into
+    /// the one memory, as io_uring reads); elsewhere (tests' made-up
+    /// disks) a discard read lands in a scratch copy of its own.
+    fn read_into(&self, buf: &mut AlignedBuf, len: usize, offset: u64) -> io::Result<usize> {
+        if buf.is_discard() {
+            return self.read_at(&mut vec![0; len.min(buf.len())], offset);
+        }
+        self.read_at(buf.slice_mut(len), offset)
+    }
     fn write_all_at(&self, src: &[u8], offset: u64) -> io::Result<()>;
     fn sync_data(&self) -> io::Result<()>;
 }
@@ -300,6 +310,9 @@ pub trait Medium: Send + 'static {
 impl Medium for File {
     fn read_at(&self, dst: &mut [u8], offset: u64) -> io::Result<usize> {
         read_at(self, dst, offset)
+    }
+    fn read_into(&self, buf: &mut AlignedBuf, len: usize, offset: u64) -> io::Result<usize> {
+        buf.pread_from(self, len, offset)
     }
     fn write_all_at(&self, src: &[u8], offset: u64) -> io::Result<()> {
         FileExt::write_all_at(self, src, offset)
@@ -324,7 +337,7 @@ impl ThreadIo {
                 let began = Instant::now();
                 let mut buf = r.buf;
                 let result = match (r.op, buf.as_mut()) {
-                    (Op::Read, Some(b)) => file.read_at(b.slice_mut(r.len), r.offset),
+                    (Op::Read, Some(b)) => file.read_into(b, r.len, r.offset),
                     (Op::Write, Some(b)) => {
                         file.write_all_at(&b.slice_mut(r.len)[..], r.offset).map(|()| r.len)
                     }
@@ -412,6 +425,11 @@ impl OwnedIo for ThreadIo {
 
     fn in_flight(&self) -> usize {
         usize::from(self.flying.is_some())
+    }
+
+    /// Views of the one memory every disk's reads land in, as io_uring's.
+    fn lend_discard(&mut self, count: usize, len: usize) -> Vec<AlignedBuf> {
+        (0..count).map(|_| AlignedBuf::discard(len)).collect()
     }
 
     fn start(
@@ -530,5 +548,26 @@ mod tests {
         let past = io.now(Direction::Read, back.buf, 4096, 10000, Until::Stop).unwrap();
         assert_eq!(past.result.as_ref().unwrap(), &2288);
         assert!(past.whole().is_err());
+    }
+
+    #[test]
+    fn psync_threads_read_into_the_one_discard_memory_as_io_uring_does() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("x");
+        std::fs::write(&path, vec![5u8; 3 << 20]).unwrap();
+        let bounds = Bounds::new(&StopFlag::default(), Duration::from_secs(60));
+        let len = 1 << 20;
+        let open = || ThreadIo::new(&File::open(&path).unwrap(), &bounds).unwrap();
+        let (mut a, mut b) = (open(), open());
+        let (mine, theirs) = (a.lend_discard(1, len).remove(0), b.lend_discard(1, len).remove(0));
+        assert!(mine.is_discard() && mine.as_ptr() == theirs.as_ptr(), "one memory");
+        // Both disks' threads read into it at once, whole and short alike.
+        a.start(Direction::Read, mine, len, 0).unwrap();
+        b.start(Direction::Read, theirs, len, (3 << 20) - 4096).unwrap();
+        let (first, second) =
+            (a.wait(Until::Stop).unwrap().unwrap(), b.wait(Until::Stop).unwrap().unwrap());
+        assert_eq!(first.whole().unwrap(), ());
+        assert_eq!(second.result.unwrap(), 4096);
+        assert!(first.buf.is_discard() && second.buf.is_discard());
     }
 }
