@@ -15,7 +15,7 @@
 # while the tests build,
 # and removes what an earlier run left behind (scripts/leftovers.sh) before
 # and after. It checks the layering first (scripts/structure.py) and builds
-# the API docs beside the tests that share the machine (target/docs/doc).
+# the API docs beside the lab, at the start of the timed run (target/docs/doc).
 # The tests create loop devices and remove exactly those. Without root, the
 # device tests print why and skip. Arguments go to `cargo nextest run` (a
 # filter, say: then in one run, and no docs). CI=true selects the
@@ -117,16 +117,19 @@ else
     # UNTIMED and PACED) four at a time. Mixed in one run, each timed test
     # waited for the shared ones running to end while the cores idled.
     shared=$(python3 scripts/shared_tests.py)
+    # The API docs (`cargo doc`) are the layout's map: a broken link in
+    # them fails. Built at the start of the timed run, beside the lab (it
+    # runs first and holds the device lock for its three minutes, its
+    # emulator on one core: no timed test runs then), at nice 19 and in a
+    # target directory of their own so neither waits for the other's
+    # build lock: 19 s on a fresh clone, no longer beside the shared tests.
+    RUSTDOCFLAGS="-D warnings" CARGO_TARGET_DIR=target/docs nice -n 19 \
+        cargo doc --no-deps --quiet &
+    docs=$!
     cargo nextest run --profile "$profile" --cargo-quiet --test-threads 2 \
         -E "not ($shared)" || status=$?
     [ -f "target/nextest/$profile/junit.xml" ] &&
         mv "target/nextest/$profile/junit.xml" "target/nextest/$profile/junit-timed.xml"
-    # The API docs (`cargo doc`) are the layout's map: a broken link in
-    # them fails. Built beside the tests that share the machine (never
-    # beside a timed one), in a target directory of their own so neither
-    # waits for the other's build lock.
-    RUSTDOCFLAGS="-D warnings" CARGO_TARGET_DIR=target/docs cargo doc --no-deps --quiet &
-    docs=$!
     # The paced tests in a nextest test group of as many threads as the
     # lock has pace slots, first: one waiting for a slot holds no thread.
     config="$PWD/target/nextest-shared.toml"
