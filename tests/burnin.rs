@@ -1927,8 +1927,8 @@ fn a_disk_slow_only_while_every_disk_was_written_is_re_measured_alone_and_cleare
     // replay::a_disk_slow_alone_too_is_blamed_with_both_figures, recorded.)
     // 192 MiB: a re-measurement may take the burning's own time (here
     // about 20 s), and two batches of turns at these speeds need 14 s of
-    // it: a paced test shares the machine, where one turn in four can
-    // read low and the first batch straddle the threshold.
+    // it. Timed, not paced: beside the shared tests one turn in four read
+    // low and the turns straddled the threshold (tests/util/lock.rs).
     let d = disks(3, 192 << 20);
     let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
     let t = writes_at(&d, 20_000_000);

@@ -183,12 +183,15 @@ pub const UNTIMED: &[(&str, &str)] = &[
 /// speeds. They share the lock with untimed tests, one at a time; proved
 /// beside the suite's shared tests and `stress-ng --cpu 2`
 /// (docs/benchmarks.md, "The suite").
+///
+/// Not paced, though throttled: a burn-in whose suspect is cleared by
+/// turns re-measured alone beside a peer (`burnin::a_disk_slow_only_while_
+/// every_disk_was_written_`, `burnin::two_disks_each_slower_in_one_phase_`).
+/// A turn is a second or two of 1 MiB writes, and beside the shared tests
+/// one turn in seven read 80 % (80-106 % over 7 turns: straddling 92 %,
+/// not decided, in a fresh clone's CI, 2026-12-07; the second failed so in
+/// a full run the day before): the machine, not the throttle, set it.
 pub const PACED: &[(&str, &str)] = &[
-    (
-        "burnin::a_disk_slow_only_while_every_disk_was_written_",
-        "three disks' writes at 20 and 14 MB/s, reads at 30",
-    ),
-    ("burnin::two_disks_each_slower_in_one_phase_", "writes at 20 and 14 MB/s, reads at 30 and 21"),
     ("burnin::a_healthy_array_is_written_", "writes and reads at 16 MB/s"),
     ("burnin::a_slow_reader_among_slow_writers_", "writes at 8 MB/s, reads at 30 and 21"),
     ("burnin::a_crash_mid_verify_", "writes at 48 MB/s, reads at 32"),
