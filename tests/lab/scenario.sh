@@ -174,8 +174,11 @@ step dm-delay arrayburn check -s 2s --mode serial --json /out/dm-delay.json \
 # The same three in service, each read twice a second (64 KiB, then half
 # a second's rest): the late one named fail-slow from the kernel's
 # counters alone (the watch reads none of the disks), the others not.
+# The readers end with the watch's window (at most one read and rest
+# later), not after their 40 reads: 16 s of the lab's waiting.
+rm -f /tmp/dm-readers-stop
 for d in lab-a lab-b lab-slow; do
-    (i=0; while [ $i -lt 40 ]; do
+    (i=0; while [ $i -lt 40 ] && [ ! -e /tmp/dm-readers-stop ]; do
         dd if=/dev/mapper/$d of=/dev/null bs=64k count=1 skip=$((i * 16)) iflag=direct 2>/dev/null
         sleep 0.5; i=$((i + 1))
     done) &
@@ -183,6 +186,7 @@ done
 sleep 1
 step dm-watch arrayburn watch --once --interval 6s --progress lines -j /out/dm-watch.jsonl \
     /dev/mapper/lab-a /dev/mapper/lab-b /dev/mapper/lab-slow
+touch /tmp/dm-readers-stop
 wait
 for d in lab-a lab-b lab-slow; do dmsetup remove --noudevsync $d; done
 a=131072
