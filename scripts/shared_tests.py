@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Prints a nextest filterset naming the device tests that may share the
 machine: those tests/util/lock.rs lists in UNTIMED or PACED (by the start of
-their path in the `tests` binary). scripts/test.sh runs them apart from the
+their path in the `tests` binary), but those TIMED lists (timed tests of a
+module UNTIMED names whole). scripts/test.sh runs them apart from the
 timed ones, so a timed test never waits for shared ones to drain and a
 shared one never waits behind a timed one. The tables stay the one place
 that says which test is which.
@@ -20,7 +21,7 @@ LOCK = Path(__file__).resolve().parent.parent / "tests" / "util" / "lock.rs"
 
 
 def starts(text: str, table: str) -> list[str]:
-    body = re.search(rf"pub const {table}: &\[\(&str, &str\)\] = &\[(.*?)\n\];", text, re.S)
+    body = re.search(rf"pub const {table}: &\[\(&str, &str\)\] = &\[(.*?)\n\)?\];", text, re.S)
     if not body:
         sys.exit(f"scripts/shared_tests.py: no table {table} in {LOCK}: was it renamed?")
     names = re.findall(r'\(\s*"([^"]+)",', body.group(1))
@@ -50,7 +51,9 @@ def main() -> None:
         return
     if len(sys.argv) != 1:
         sys.exit("usage: scripts/shared_tests.py [--config .config/nextest.toml]")
-    print(filterset(starts(text, "UNTIMED") + starts(text, "PACED")))
+    # Timed ones of a module UNTIMED names whole stay in the timed run.
+    timed = "|".join(starts(text, "TIMED"))
+    print(filterset(starts(text, "UNTIMED") + starts(text, "PACED")) + f" and not test(/^({timed})/)")
 
 
 if __name__ == "__main__":

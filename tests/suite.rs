@@ -131,6 +131,12 @@ fn paced_tests_run_beside_untimed_ones_as_many_as_their_slots_never_beside_a_tim
         assert_eq!(crate::util::lock::class(start), Class::Paced, "{start} is also untimed");
     }
     assert_eq!(crate::util::lock::class("check::a_new_test"), Class::Exclusive);
+    // A timed test of a module the untimed table names whole stays timed.
+    for (start, _) in crate::util::lock::TIMED {
+        let module = start.split("::").next().unwrap();
+        assert!(crate::util::lock::UNTIMED.iter().any(|(u, _)| u.starts_with(module)));
+        assert_eq!(crate::util::lock::class(start), Class::Exclusive, "{start}");
+    }
 }
 
 #[test]
