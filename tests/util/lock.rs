@@ -190,16 +190,15 @@ pub const UNTIMED: &[(&str, &str)] = &[
 /// A turn is a second or two of 1 MiB writes, and beside the shared tests
 /// one turn in seven read 80 % (80-106 % over 7 turns: straddling 92 %,
 /// not decided, in a fresh clone's CI, 2026-12-07; the second failed so in
-/// a full run the day before): the machine, not the throttle, set it.
+/// a full run the day before): the machine, not the throttle, set it. Nor
+/// the burn-in to a deadline (`burnin::a_deadline_burns_stripes_`): it
+/// asserts the run's end against the wall clock, and beside the shared
+/// tests a 20 s deadline's run took 24.7 s (a fresh clone's CI, 2026-12-07).
 pub const PACED: &[(&str, &str)] = &[
     ("burnin::a_healthy_array_is_written_", "writes and reads at 16 MB/s"),
     ("burnin::a_slow_reader_among_slow_writers_", "writes at 8 MB/s, reads at 30 and 21"),
     ("burnin::a_crash_mid_verify_", "writes at 48 MB/s, reads at 32"),
     ("burnin::a_soak_that_ends_before_", "reads at 20 MB/s for a 3 s soak"),
-    (
-        "burnin::a_deadline_burns_stripes_",
-        "writes and reads at 8 MB/s: the deadline's stripes are the throttle's pace",
-    ),
     (
         "safety::a_disk_still_draining_",
         "writes at 4 then 0.5 MB/s; the drain waited for is the throttle's",
