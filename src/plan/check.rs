@@ -633,34 +633,23 @@ fn outputs(args: &CheckArgs) -> Result<[Option<Output>; 5], PlanError> {
 
 /// Refuses buffers beyond the memory the run may have. Each reader (one
 /// per disk in the passes, `--seek-readers` per disk in the seek pass)
-/// holds a block: psync reads into it, io_uring pinpoints a failed read
-/// with it. Through io_uring every read lands in the one block of its size
-/// the process keeps ([`crate::device::buffer::AlignedBuf::discard`]: nobody looks
-/// at what the check reads), so the depth asks for no more; the random
-/// reads likewise, through psync a block per disk.
+/// holds a block to pinpoint a failed read with; every read, through
+/// io_uring or psync, lands in the one block of its size the process keeps
+/// ([`crate::device::buffer::AlignedBuf::discard`]: nobody looks at what
+/// the check reads), so the depth asks for no more; the random reads
+/// likewise, one block for every disk.
 fn check_memory(s: &Settings, disks: usize) -> Result<(), PlanError> {
-    let uring = s.engine == EngineKind::IoUring;
     let readers = s.seek_readers.unwrap_or(1) as u64 * disks as u64;
     let block = crate::units::human_bytes_binary(s.block);
-    let need = (readers + u64::from(uring)) * s.block;
-    let what = if uring {
-        format!("{block} for each of {readers} reader(s) and one every read lands in")
-    } else {
-        format!("{block} for each of {readers} reader(s)")
-    };
+    let what = format!("{block} for each of {readers} reader(s) and one every read lands in");
     let flags = format!("--block {block}");
-    crate::memory::refuse_beyond(need, &what, (&flags, "--block")).map_err(PlanError::BadValue)?;
+    crate::memory::refuse_beyond((readers + 1) * s.block, &what, (&flags, "--block"))
+        .map_err(PlanError::BadValue)?;
     let Some(r) = s.random.as_ref().or(s.vibration.as_ref()) else { return Ok(()) };
-    let blocks = if uring { 1 } else { disks as u64 };
     let shown = crate::units::human_bytes_binary(r.block);
-    let what = if uring {
-        format!("one {shown} every random read lands in")
-    } else {
-        format!("{shown} on each of {disks} disk(s)")
-    };
     crate::memory::refuse_beyond(
-        blocks * r.block,
-        &what,
+        r.block,
+        &format!("one {shown} every random read lands in"),
         (&format!("--random-block {shown}"), "--random-block"),
     )
     .map_err(PlanError::BadValue)
