@@ -119,8 +119,8 @@ else
     shared=$(python3 scripts/shared_tests.py)
     # The API docs (`cargo doc`) are the layout's map: a broken link in
     # them fails. Built at the start of the timed run, beside the lab (it
-    # runs first and holds the device lock for its three minutes, its
-    # emulator on one core: no timed test runs then; where its result is
+    # runs first and holds the device lock for about two minutes, its two
+    # emulators waiting more than computing: no timed test runs then; where its result is
     # kept from an earlier run, the first timed tests run beside this
     # build instead), at nice 19 and in a
     # target directory of their own so neither waits for the other's

@@ -10,7 +10,7 @@
 //! guest are the emulator's: no test here judges one.
 //!
 //! Each takes the device lock exclusively, as a timed test does: the
-//! emulated CPU and the drive files it fills (gigabytes from /dev/urandom)
+//! emulated CPUs and the drive files they fill (gigabytes)
 //! cost a paced burn-in beside it its pace, twice in two full runs, even
 //! at nice 19; and at nice 19 the tests beside it starved the guest until
 //! its kernel timed out an emulated NVMe drive's reads. So it runs at
@@ -61,7 +61,7 @@ fn boot() -> Option<PathBuf> {
     let meta = std::fs::metadata(bin).unwrap();
     (meta.len(), meta.modified().unwrap()).hash(&mut key);
     let dir = runs.join(format!("{:016x}", key.finish()));
-    // One boot at a time; the tests that come later read what it wrote.
+    // One lab at a time; the tests that come later read what it wrote.
     let _booting = take(&runs.join("lock"));
     if dir.join("done").exists() {
         return Some(dir);
