@@ -400,11 +400,10 @@ impl Output {
 /// no output holds a finished run, and its disks, without end.
 fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
-    let kernels = p.starts_with("/proc") || p.starts_with("/dev/fd");
     let open = || {
         fs::OpenOptions::new()
             .write(true)
-            .custom_flags(nix::libc::O_NONBLOCK | if kernels { 0 } else { nix::libc::O_NOFOLLOW })
+            .custom_flags(nix::libc::O_NONBLOCK | no_planted_link(p))
             .open(p)
     };
     // Since the reader last did something (opened it, took bytes).
@@ -431,10 +430,7 @@ fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
         }
     };
     if f.metadata()?.is_file() {
-        return Err(io::Error::other(format!(
-            "{} has become a regular file since the run began; not written",
-            p.display()
-        )));
+        return Err(became_file(p));
     }
     // Written without blocking: a reader that stops reading is waited for
     // 100 ms at a time, the same bound from the last bytes it took (a slow
@@ -456,6 +452,35 @@ fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
         }
     }
     f.flush()
+}
+
+/// The flag that opens a FIFO, terminal or character device never through
+/// a link put in its place since it was resolved (the kernel's own links,
+/// under `/proc` and `/dev/fd/N` of a `>(...)`, excepted).
+fn no_planted_link(p: &Path) -> i32 {
+    let kernels = p.starts_with("/proc") || p.starts_with("/dev/fd");
+    if kernels { 0 } else { nix::libc::O_NOFOLLOW }
+}
+
+fn became_file(p: &Path) -> io::Error {
+    io::Error::other(format!(
+        "{} has become a regular file since the run began; not written",
+        p.display()
+    ))
+}
+
+/// Opens a FIFO, terminal or character device for a stream of lines held
+/// for a whole run (`watch --json`), as [`write_special`] opens one for a
+/// document: never through a link put in its place since it was resolved,
+/// and only if it is still not a regular file. A FIFO waits for its
+/// reader here.
+pub fn open_stream(p: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new().write(true).custom_flags(no_planted_link(p)).open(p)?;
+    if f.metadata()?.is_file() {
+        return Err(became_file(p));
+    }
+    Ok(f)
 }
 
 /// How long a FIFO, terminal or character device is waited for: for a
@@ -658,6 +683,42 @@ mod tests {
         assert_eq!(fs::read_to_string(&target).unwrap(), "new");
         let names: Vec<_> = fs::read_dir(d.path()).unwrap().collect();
         assert_eq!(names.len(), 2, "no temporary or probe file left");
+    }
+
+    #[test]
+    fn a_stream_opens_its_fifo_and_never_a_link_or_file_put_in_its_place() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("lines");
+        nix::unistd::mkfifo(&fifo, Mode::from_bits_truncate(0o600)).unwrap();
+        let o = Output::resolve("--json", &fifo, true).unwrap();
+        let Sink::Special(p) = o.sink else { panic!("a FIFO is a special sink") };
+        // A reader first (a non-blocking open for reading returns at once).
+        let reader = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let mut w = open_stream(&p).unwrap();
+        w.write_all(b"{}\n").unwrap();
+        drop(w);
+        let mut got = String::new();
+        (&reader).read_to_string(&mut got).unwrap();
+        assert_eq!(got, "{}\n");
+        // Swapped for a link to a file after it was resolved: not followed.
+        let victim = d.path().join("victim");
+        fs::write(&victim, "kept").unwrap();
+        fs::remove_file(&fifo).unwrap();
+        std::os::unix::fs::symlink(&victim, &fifo).unwrap();
+        let e = open_stream(&p).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(nix::libc::ELOOP), "{e}");
+        // Swapped for a regular file: refused, nothing written.
+        fs::remove_file(&fifo).unwrap();
+        fs::write(&fifo, "").unwrap();
+        let e = open_stream(&p).unwrap_err().to_string();
+        assert!(e.contains("has become a regular file since the run began"), "{e}");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "kept");
+        assert_eq!(fs::read_to_string(&fifo).unwrap(), "");
     }
 
     #[test]

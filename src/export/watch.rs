@@ -180,9 +180,7 @@ pub fn lines_to(given: &std::path::Path) -> Result<Box<dyn Write>> {
             Box::new(dir.append(&name).with_context(|| format!("--json {shown}"))?)
         }
         Sink::Special(p) => Box::new(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(&p)
+            crate::output::open_stream(&p)
                 .with_context(|| format!("--json {shown}: cannot write there"))?,
         ),
     })
