@@ -470,7 +470,7 @@ fn became_file(p: &Path) -> io::Error {
 }
 
 /// Opens a FIFO, terminal or character device for a stream of lines held
-/// for a whole run (`watch --json`), as [`write_special`] opens one for a
+/// for a whole run (`watch --json`), as `write_special` opens one for a
 /// document: never through a link put in its place since it was resolved,
 /// and only if it is still not a regular file. A FIFO waits for its
 /// reader here.
