@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs arrayburn's tests with cargo-nextest (every test in a process of its
 # own, each with a deadline: .config/nextest.toml): the timed ones two at a
-# time, then those that share the machine six at a time. As root
+# time, then those that share the machine four at a time. As root
 # it first installs what the device tests need (libfuse3-dev + fuse3 for
 # the bad-sector disk, e2fsprogs, util-linux, strace for iozone's
 # system-call patterns, chromium to render the HTML report headless,
@@ -114,7 +114,7 @@ if [ $# -gt 0 ]; then
 else
     # Two runs: the timed tests (and those that touch no device) two at a
     # time, then the ones that share the machine (tests/util/lock.rs,
-    # UNTIMED and PACED) six at a time. Mixed in one run, each timed test
+    # UNTIMED and PACED) four at a time. Mixed in one run, each timed test
     # waited for the shared ones running to end while the cores idled.
     shared=$(python3 scripts/shared_tests.py)
     # The API docs (`cargo doc`) are the layout's map: a broken link in
@@ -134,15 +134,10 @@ else
         mv "target/nextest/$profile/junit.xml" "target/nextest/$profile/junit-timed.xml"
     # The paced tests in a nextest test group of as many threads as the
     # lock has pace slots, first: one waiting for a slot holds no thread.
-    # Six threads, not four: at four the two cores idled a quarter of the
-    # run (216 s, 109 of its 432 CPU seconds idle: tests waiting on a
-    # FIFO's minute, a fake slot's power, a throttle); at six 165-174 s
-    # in three runs, 195 s beside two busy loops, all green
-    # (docs/benchmarks.md).
     config="$PWD/target/nextest-shared.toml"
     python3 scripts/shared_tests.py --config .config/nextest.toml >"$config"
-    cargo nextest run --profile "$profile" --cargo-quiet --config-file "$config" \
-        --test-threads 6 -E "$shared" || status=$?
+    cargo nextest run --profile "$profile" --cargo-quiet --config-file "$config" -E "$shared" ||
+        status=$?
     wait "$docs" || { echo "scripts/test.sh: cargo doc failed (above)" >&2; status=1; }
 fi
 bash scripts/leftovers.sh
