@@ -2738,8 +2738,14 @@ fn a_deadline_burns_stripes_over_the_whole_surface_and_a_resume_completes_it() {
     };
     let metrics = dir.path().join("m.prom");
     let m = metrics.to_str().unwrap();
-    let (out, doc, text, took) =
-        run("deadline", &["--destructive", "--deadline", "20s", "--metrics", m]);
+    // Not against peers: what this asserts is the stripes and the resume,
+    // and two throttled disks read side by side for seconds can differ by
+    // a tenth on a busy host (a resume once re-measured its two disks and
+    // could not decide: not judged, exit 3). Its own passes still judge.
+    let (out, doc, text, took) = run(
+        "deadline",
+        &["--destructive", "--deadline", "20s", "--metrics", m, "--not-against-peers"],
+    );
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!((18.0..=22.0).contains(&took), "the run took {took:.1} s for a 20 s deadline");
     assert!(text.contains("64 stripes of 4 MiB, coarse first over the whole range"), "{text}");
@@ -2794,7 +2800,7 @@ fn a_deadline_burns_stripes_over_the_whole_surface_and_a_resume_completes_it() {
     for x in &d {
         t.limit(x, 64_000_000).limit_write(x, 64_000_000);
     }
-    let (out, doc, text, _) = run("resume", &["--destructive", "--resume"]);
+    let (out, doc, text, _) = run("resume", &["--destructive", "--resume", "--not-against-peers"]);
     assert_eq!(out.status.code(), Some(0), "{text}");
     for disk in doc["disks"].as_array().unwrap() {
         let c = &disk["tested"];
