@@ -17,6 +17,8 @@
 # root); the guest's initramfs is built under target/lab/ in layers: the
 # kernel's modules and the tools (again when the kernel or this script
 # changes), arrayburn (again when the binary changes), the command.
+# Several labs may run at once (each its own drives and folder): one
+# builds the shared layers while the others wait for it.
 #
 # --drives SPEC: the drives, items separated by commas, each
 #   KIND[=COUNT][:size=SIZE][:model=M][:serial=S][:rpm=N][:read-bps=N]
@@ -186,11 +188,6 @@ if [ ! -f "$layer" ] || [ "$(cat "$lab/arrayburn.stamp" 2>/dev/null)" != "$bstam
 fi
 
 work=$(mktemp -d)
-# The layers built so far, this run's own copy: the lock let go.
-cp "$base" "$work/initrd"
-truncate --size=%512 "$work/initrd"
-cat "$layer" >>"$work/initrd"
-exec 9>&-
 files=()
 qemu_pid=
 # QEMU itself ended (not only the timeout around it: a QEMU left would
@@ -208,6 +205,11 @@ cleanup() {
     [ -n "$keep" ] || [ ${#files[@]} -eq 0 ] || rm -f "${files[@]}"
 }
 trap cleanup EXIT
+# The layers built so far, this run's own copy: the lock let go.
+cp "$base" "$work/initrd"
+truncate --size=%512 "$work/initrd"
+cat "$layer" >>"$work/initrd"
+exec 9>&-
 # Drive NAME SIZE_MIB: a filled file in /dev/shm (kept in `files`, for the
 # clean-up: not made in a subshell), given to QEMU as `-drive` `$spec`.
 drive() {

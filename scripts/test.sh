@@ -120,11 +120,11 @@ else
     # The API docs (`cargo doc`) are the layout's map: a broken link in
     # them fails. Built at the start of the timed run, beside the lab (it
     # runs first and holds the device lock for about two minutes, its two
-    # emulators waiting more than computing: no timed test runs then; where its result is
-    # kept from an earlier run, the first timed tests run beside this
-    # build instead), at nice 19 and in a
-    # target directory of their own so neither waits for the other's
-    # build lock: 19 s on a fresh clone, no longer beside the shared tests.
+    # emulators waiting more than computing: no timed test runs then;
+    # where its result is kept from an earlier run, the first timed tests
+    # run beside this build instead), at nice 19 and in a target directory
+    # of their own so neither waits for the other's build lock: 19 s on a
+    # fresh clone, no longer beside the shared tests.
     RUSTDOCFLAGS="-D warnings" CARGO_TARGET_DIR=target/docs nice -n 19 \
         cargo doc --no-deps --quiet &
     docs=$!

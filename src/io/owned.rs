@@ -205,9 +205,9 @@ pub trait OwnedIo: Send {
 
     /// `count` buffers of `len` bytes for reads whose data nobody looks
     /// at. An engine that hands the kernel each request's address
-    /// (io_uring) lends views of one memory ([`AlignedBuf::discard`]);
-    /// one that reads through a slice of the buffer (the psync thread)
-    /// lends buffers of their own, as [`Self::lend`] does.
+    /// (io_uring, the psync thread) lends views of one memory
+    /// ([`AlignedBuf::discard`]); one that would read through a slice of
+    /// the buffer lends buffers of their own, as [`Self::lend`] does.
     fn lend_discard(&mut self, count: usize, len: usize) -> Vec<AlignedBuf> {
         self.lend(count, len)
     }

@@ -74,8 +74,8 @@ impl Sweep {
     }
 
     /// `count` buffers of `len` bytes for reads whose data nobody looks
-    /// at: through io_uring, views of one memory every such read of the
-    /// process lands in ([`OwnedIo::lend_discard`]).
+    /// at: through io_uring or psync, views of one memory every such read
+    /// of the process lands in ([`OwnedIo::lend_discard`]).
     pub fn discard_buffers(&mut self, count: usize, len: usize) -> Vec<AlignedBuf> {
         self.io.lend_discard(count, len)
     }

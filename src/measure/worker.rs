@@ -202,8 +202,8 @@ pub struct ReadJob {
     /// The buffers its reads go into, one per read in flight: allocated
     /// (and registered with the kernel) before the pass starts, so that
     /// setting them up is no part of the time measured. Nobody looks at
-    /// what a read brings: through io_uring they are views of the one
-    /// memory every disk's reads land in ([`crate::io::Sweep::discard_buffers`]).
+    /// what a read brings: through either engine they are views of the
+    /// one memory every disk's reads land in ([`crate::io::Sweep::discard_buffers`]).
     pub buffers: Vec<AlignedBuf>,
     /// Device size in bytes.
     pub size: u64,

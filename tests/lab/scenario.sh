@@ -118,6 +118,7 @@ part_drives() {
     step md-watch arrayburn watch --once --interval 2s --progress lines -j /out/md-watch.jsonl \
         /dev/sda /dev/sdb /dev/sdc
     mdadm --stop /dev/md0 >/dev/null 2>&1
+    # (md's lines kept apart: the next disk's file holds only its own.)
     kernel_lines md
 
     # A 4Kn disk with medium errors (the 512-byte one is the other part's).
