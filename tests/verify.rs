@@ -587,8 +587,9 @@ fn a_stop_while_idle_after_a_burn_in_leaves_its_verdict_and_the_line_that_verifi
 
 /// Two disks' enclosure slots, as a lab's `ARRAYBURN_TOPOLOGY` places
 /// them, each with a `power_status` a watcher acts on as a slot's power
-/// does: at `off` the disk's backing file is moved aside and the disk
-/// shrinks to nothing (its reads fail); at `on`, where `back` says so, the
+/// does: at `off` the disk's backing file is moved aside (its reads fail,
+/// the kernel logging their errors) and 1.5 s on the disk shrinks to
+/// nothing; at `on`, where `back` says so, the
 /// file comes back on a new loop device and the disk's name (a link, as
 /// /dev/disk/by-id's) leads there.
 struct Slots {
@@ -645,6 +646,10 @@ impl Slots {
                             .unwrap()
                             .set_len(0)
                             .unwrap();
+                        // As a drive losing its power: its reads fail (the
+                        // kernel logs their I/O errors) a while before the
+                        // kernel drops it.
+                        std::thread::sleep(std::time::Duration::from_millis(1500));
                         Command::new("losetup").args(["-c", dev]).output_within(RUN);
                     } else if *back {
                         let again = LoopDisk::attach(aside, &[]).unwrap();
@@ -721,6 +726,9 @@ fn a_power_cycle_through_the_slot_finds_the_drive_again_by_name_and_one_that_sta
     assert!(c["spin_up_s"].as_f64().is_some(), "{back}");
     assert_eq!(back["verified_bytes"].as_u64(), Some(8 * MIB), "read whole on its new device");
     assert_eq!(back["verdict"], "healthy", "{back}");
+    // The reads that failed while its power was cut were the run's.
+    assert!(back["kernel"]["while_cut"].as_u64() >= Some(1), "{back}");
+    assert_eq!(back["kernel"]["counts"], serde_json::json!({}), "{back}");
     let c = &off["cycles"][0];
     assert_eq!(c["back"]["state"], "gone", "{off}");
     let why = c["back"]["detail"].as_str().unwrap();
@@ -732,6 +740,7 @@ fn a_power_cycle_through_the_slot_finds_the_drive_again_by_name_and_one_that_sta
         text.contains(": power cycle 1 did NOT come back (it did not come back within"),
         "{text}"
     );
+    assert!(text.contains("line(s) while the run had cut its power"), "{text}");
     let said = doc["summary"]["disk_verdicts"][0]["sentence"].as_str().unwrap();
     assert!(said.contains("after power cycle 1 it did not come back"), "{said}");
     // The burn-in's blocks are where it wrote them, on the new device too.

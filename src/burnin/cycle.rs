@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::block::BLOCK;
 use super::targets::Target;
+use crate::device::kernel::Cuts;
 use crate::device::tool::Needed;
 use crate::device::{BlockDevice, SystemPaths};
 use crate::io::{Bounds, Halt, Probe, Until};
@@ -181,10 +182,12 @@ pub fn slot_power(t: &BlockDevice) -> Option<std::path::PathBuf> {
 /// most `within`) for a drive under its name to answer a read: timed from
 /// the power's return, its identity read again; the file opened then is
 /// put in `now` (`first` read until one is). The power is turned on again
-/// on every path.
+/// on every path. The kernel's watch is told when the power is cut and
+/// when the drive is back (`cuts`): what its log says between is the
+/// run's.
 pub fn power(
     t: &Target,
-    (cycle, power): (u16, &std::path::Path),
+    (cycle, power, cuts): (u16, &std::path::Path, &Cuts),
     within: Duration,
     (first, now): (&File, &Mutex<Option<File>>),
     stop: &StopFlag,
@@ -193,7 +196,17 @@ pub fn power(
     let set = |word: &str| {
         std::fs::write(power, word).map_err(|e| format!("{} {word}: {e}", power.display()))
     };
+    // The watch follows it under the names it comes back with.
+    let back_as = || {
+        let now = crate::device::resolve_watched(
+            &SystemPaths::real(),
+            std::slice::from_ref(&t.dev.given),
+        );
+        cuts.back(t.dev.rdev, now.ok().and_then(|mut d| d.pop()).as_ref());
+    };
+    cuts.cut(t.dev.rdev);
     if let Err(why) = set("off") {
+        back_as();
         return at(None, Back::NotSpun(format!("its slot's power could not be cut ({why})")));
     }
     let gone = gone_within(t, (first, now), stop);
@@ -206,6 +219,7 @@ pub fn power(
         return at(None, Back::Gone("the wait for it was stopped".into()));
     }
     if !gone {
+        back_as();
         let limit = crate::units::human_duration(POWER_GONE_LIMIT);
         let why = format!("its slot's power was cut, but it still answered {limit} on");
         return at(None, Back::NotSpun(why));
@@ -217,6 +231,7 @@ pub fn power(
             Ok(file) => {
                 let spin_up_s = Some(began.elapsed().as_secs_f64());
                 *now.lock().unwrap_or_else(|e| e.into_inner()) = Some(file);
+                back_as();
                 let back = changed(&t.dev).map_or(Back::Same, Back::Other);
                 return at(spin_up_s, back);
             }

@@ -241,6 +241,11 @@ pub struct Seen {
     /// Lines the log dropped before they were read (its ring wrapped).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub lost: u64,
+    /// Its lines of a kind while the run had its slot's power cut
+    /// ([`Cuts`]): kept among its first and last, counted in no kind (the
+    /// reads that reach a drive without power fail by the run's doing).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub while_cut: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -248,10 +253,16 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Seen {
-    /// Adds one line about the disk.
-    fn add(&mut self, text: &str) {
+    /// Adds one line about the disk, logged while the run had its power
+    /// `cut` or not.
+    fn add(&mut self, text: &str, cut: bool) {
         self.lines += 1;
         let Some((kind, sector, speed)) = classify(text) else { return };
+        if cut {
+            self.while_cut += 1;
+            self.keep(text);
+            return;
+        }
         *self.counts.entry(kind).or_default() += 1;
         if let Some(s) =
             sector.filter(|s| self.sectors.len() < SECTORS && !self.sectors.contains(s))
@@ -261,6 +272,11 @@ impl Seen {
         if speed.is_some() {
             self.link_up_at = speed;
         }
+        self.keep(text);
+    }
+
+    /// Keeps `text` among the first or the last lines.
+    fn keep(&mut self, text: &str) {
         if self.first.len() < KEEP {
             self.first.push(text.to_string());
         } else {
@@ -360,16 +376,121 @@ fn counters(paths: &SystemPaths, dev: &BlockDevice) -> Vec<(String, u64)> {
     out
 }
 
+/// One disk as the watch follows it: the names its lines go by now,
+/// what they said, and whether the run has its power cut.
+struct Watched {
+    /// Its device number as the run began (how the run names it when it
+    /// tells of a cut).
+    was: u64,
+    device: BlockDevice,
+    names: Names,
+    /// Its counters when the watch began, or when it came back under a
+    /// new name.
+    before: Vec<(String, u64)>,
+    seen: Seen,
+    cut: bool,
+}
+
+/// The log as it is being read, and the disks it is read for: one lock,
+/// so that a line is taken under the names and the cut it was logged in.
+struct Log {
+    file: Option<Box<dyn Read + Send>>,
+    disks: Vec<Watched>,
+}
+
+impl Log {
+    /// Reads what the log holds now, each record about a disk added to its
+    /// [`Seen`]; false once the log cannot be read on.
+    fn read_now(&mut self, buf: &mut [u8]) -> bool {
+        let Some(file) = self.file.as_mut() else { return false };
+        loop {
+            match file.read(buf) {
+                Ok(0) => return true,
+                Ok(n) => {
+                    let Some(r) = parse_record(&String::from_utf8_lossy(&buf[..n])) else {
+                        continue;
+                    };
+                    for d in &mut self.disks {
+                        if d.names.named_in(&r.text, r.device.as_deref()) {
+                            d.seen.add(&r.text, d.cut);
+                        }
+                    }
+                }
+                // The ring wrapped past what was not read: said, and on.
+                Err(e) if e.raw_os_error() == Some(nix::libc::EPIPE) => {
+                    self.disks.iter_mut().for_each(|d| d.seen.lost += 1);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+                Err(_) => {
+                    self.file = None;
+                    return false;
+                }
+            }
+        }
+    }
+}
+
 /// The kernel's log, read from the run's start on a thread of its own,
 /// and each disk's counters: [`Watch::finish`] says what it saw of each.
 pub struct Watch {
-    before: Vec<Vec<(String, u64)>>,
-    seen: Arc<Mutex<Vec<Seen>>>,
+    log: Arc<Mutex<Log>>,
     done: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
     not_read: Option<String>,
     paths: SystemPaths,
-    devices: Vec<BlockDevice>,
+}
+
+/// What the run itself does to its disks, told to their [`Watch`] as it
+/// does it (a verify's `--power-cycle`): from the moment a disk's slot
+/// power is cut until it is found again, its lines are the run's (a
+/// drive losing its power fails the reads that reach it), kept and
+/// counted but not sorted into kinds; once back, it is followed under the
+/// names it came back with (another disk may take its old ones).
+#[derive(Clone)]
+pub struct Cuts {
+    log: Arc<Mutex<Log>>,
+    paths: SystemPaths,
+}
+
+impl Cuts {
+    /// The disk whose device number was `was` as the run began has its
+    /// power cut now: its lines logged before are taken as they were.
+    pub fn cut(&self, was: u64) {
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        log.read_now(&mut [0u8; 8192]);
+        log.disks.iter_mut().filter(|d| d.was == was).for_each(|d| d.cut = true);
+    }
+
+    /// That disk answers again, as the device `now` (where its name could
+    /// be resolved): its lines logged until now were of the cut; from now
+    /// on it goes by the names (and counters) of `now`.
+    pub fn back(&self, was: u64, now: Option<&BlockDevice>) {
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        log.read_now(&mut [0u8; 8192]);
+        for d in log.disks.iter_mut().filter(|d| d.was == was) {
+            d.cut = false;
+            let Some(now) = now.filter(|n| n.rdev != d.device.rdev) else { continue };
+            // The counters it ran up before are kept; the new device's
+            // count from here.
+            let after = counters(&self.paths, &d.device);
+            d.seen.counters.extend(counted(&d.before, &after));
+            d.names = Names::of(&self.paths, now);
+            d.before = counters(&self.paths, now);
+            d.device = now.clone();
+        }
+    }
+}
+
+/// The counters of `before` read again as `after`.
+fn counted(before: &[(String, u64)], after: &[(String, u64)]) -> Vec<Counter> {
+    before
+        .iter()
+        .filter_map(|(name, b)| {
+            let a = after.iter().find(|(n, _)| n == name)?.1;
+            Some(Counter { name: name.clone(), before: *b, after: a })
+        })
+        .collect()
 }
 
 /// Why `/dev/kmsg` could not be opened, in words.
@@ -394,37 +515,54 @@ impl Watch {
 
     /// [`Watch::start`] reading the log at `kmsg`.
     pub fn start_at(paths: &SystemPaths, devices: &[BlockDevice], kmsg: &Path) -> Watch {
-        let names: Vec<Names> = devices.iter().map(|d| Names::of(paths, d)).collect();
-        let before = devices.iter().map(|d| counters(paths, d)).collect();
-        let seen: Vec<Seen> =
-            names.iter().map(|n| Seen { port: n.ata.clone(), ..Seen::default() }).collect();
-        let seen = Arc::new(Mutex::new(seen));
-        let done = Arc::new(AtomicBool::new(false));
         let opened = fs::OpenOptions::new()
             .read(true)
             .custom_flags(nix::libc::O_NONBLOCK)
             .open(kmsg)
             .and_then(|mut f| f.seek(SeekFrom::End(0)).map(|_| f));
-        let (thread, not_read) = match opened {
-            Ok(file) => {
-                let (names, seen, done) = (names.clone(), seen.clone(), done.clone());
-                let t = std::thread::Builder::new()
-                    .name("kernel log".into())
-                    .spawn(move || follow(file, &names, &seen, &done))
-                    .ok();
-                (t, None)
-            }
-            Err(e) => (None, Some(why_unread(&e))),
+        let opened = opened.map(|f| Box::new(f) as Box<dyn Read + Send>);
+        Watch::reading(paths, devices, opened.map_err(|e| why_unread(&e)))
+    }
+
+    /// Starts watching `devices` in `log` (a record each read, as
+    /// `/dev/kmsg` gives them; WouldBlock when none is new), or says why
+    /// there is none.
+    fn reading(
+        paths: &SystemPaths,
+        devices: &[BlockDevice],
+        log: Result<Box<dyn Read + Send>, String>,
+    ) -> Watch {
+        let disks = devices
+            .iter()
+            .map(|d| {
+                let names = Names::of(paths, d);
+                let seen = Seen { port: names.ata.clone(), ..Seen::default() };
+                let before = counters(paths, d);
+                Watched { was: d.rdev, device: d.clone(), names, before, seen, cut: false }
+            })
+            .collect();
+        let (file, not_read) = match log {
+            Ok(file) => (Some(file), None),
+            Err(why) => (None, Some(why)),
         };
-        Watch {
-            before,
-            seen,
-            done,
-            thread,
-            not_read,
-            paths: paths.clone(),
-            devices: devices.to_vec(),
-        }
+        let reading = file.is_some();
+        let log = Arc::new(Mutex::new(Log { file, disks }));
+        let done = Arc::new(AtomicBool::new(false));
+        let thread = reading
+            .then(|| {
+                let (log, done) = (log.clone(), done.clone());
+                std::thread::Builder::new()
+                    .name("kernel log".into())
+                    .spawn(move || follow(&log, &done))
+                    .ok()
+            })
+            .flatten();
+        Watch { log, done, thread, not_read, paths: paths.clone() }
+    }
+
+    /// Where the run tells what it does to its disks.
+    pub fn cuts(&self) -> Cuts {
+        Cuts { log: self.log.clone(), paths: self.paths.clone() }
     }
 
     /// What the kernel saw of each disk (in the order given), its log
@@ -434,19 +572,16 @@ impl Watch {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        let mut seen = std::mem::take(&mut *self.seen.lock().unwrap_or_else(|e| e.into_inner()));
-        for ((s, before), dev) in seen.iter_mut().zip(&self.before).zip(&self.devices) {
-            s.not_read.clone_from(&self.not_read);
-            let after = counters(&self.paths, dev);
-            s.counters = before
-                .iter()
-                .filter_map(|(name, b)| {
-                    let a = after.iter().find(|(n, _)| n == name)?.1;
-                    Some(Counter { name: name.clone(), before: *b, after: a })
-                })
-                .collect();
-        }
-        seen
+        let disks = std::mem::take(&mut self.log.lock().unwrap_or_else(|e| e.into_inner()).disks);
+        disks
+            .into_iter()
+            .map(|mut d| {
+                d.seen.not_read.clone_from(&self.not_read);
+                let after = counters(&self.paths, &d.device);
+                d.seen.counters.extend(counted(&d.before, &after));
+                d.seen
+            })
+            .collect()
     }
 }
 
@@ -458,37 +593,13 @@ impl Drop for Watch {
     }
 }
 
-/// Reads the log until `done`, each record about a disk added to its
-/// [`Seen`]; every [`POLL`] while nothing is new, and once more at the end.
-fn follow(mut file: fs::File, names: &[Names], seen: &Mutex<Vec<Seen>>, done: &AtomicBool) {
+/// Reads the log until `done`: every [`POLL`] while nothing is new, and
+/// once more at the end.
+fn follow(log: &Mutex<Log>, done: &AtomicBool) {
     let mut buf = vec![0u8; 8192];
     loop {
         let last = done.load(Ordering::SeqCst);
-        loop {
-            match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    let Some(r) = parse_record(&String::from_utf8_lossy(&buf[..n])) else {
-                        continue;
-                    };
-                    let mut all = seen.lock().unwrap_or_else(|e| e.into_inner());
-                    for (n, s) in names.iter().zip(all.iter_mut()) {
-                        if n.named_in(&r.text, r.device.as_deref()) {
-                            s.add(&r.text);
-                        }
-                    }
-                }
-                // The ring wrapped past what was not read: said, and on.
-                Err(e) if e.raw_os_error() == Some(nix::libc::EPIPE) => {
-                    for s in seen.lock().unwrap_or_else(|e| e.into_inner()).iter_mut() {
-                        s.lost += 1;
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        if last {
+        if !log.lock().unwrap_or_else(|e| e.into_inner()).read_now(&mut buf) || last {
             return;
         }
         std::thread::sleep(POLL);
@@ -506,7 +617,7 @@ mod tests {
         let mut s = Seen::default();
         for line in std::fs::read_to_string(p).unwrap().lines() {
             if names.named_in(line, None) {
-                s.add(line);
+                s.add(line, false);
             }
         }
         s
@@ -644,7 +755,7 @@ mod tests {
     fn a_disk_keeps_its_first_and_last_lines_only() {
         let mut s = Seen::default();
         for i in 0..1000 {
-            s.add(&format!("I/O error, dev sdb, sector {i} op 0x0:(READ)"));
+            s.add(&format!("I/O error, dev sdb, sector {i} op 0x0:(READ)"), false);
         }
         assert_eq!((s.first.len(), s.last.len(), s.lines), (KEEP, KEEP, 1000));
         assert!(s.last[KEEP - 1].contains("sector 999"));
@@ -661,6 +772,79 @@ mod tests {
                 .is_some_and(|w| w.starts_with("kernel log not read (no /dev/kmsg"))
         );
         assert!(w.finish().is_empty());
+    }
+
+    /// A log as `/dev/kmsg` reads: a record a read, WouldBlock when none
+    /// is new; `put` logs one.
+    #[derive(Clone, Default)]
+    struct Kmsg(Arc<Mutex<std::collections::VecDeque<String>>>);
+
+    impl Kmsg {
+        fn put(&self, text: &str) {
+            self.0.lock().unwrap().push_back(format!("3,1,1,-;{text}\n"));
+        }
+    }
+
+    impl Read for Kmsg {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some(r) = self.0.lock().unwrap().pop_front() else {
+                return Err(ErrorKind::WouldBlock.into());
+            };
+            buf[..r.len()].copy_from_slice(r.as_bytes());
+            Ok(r.len())
+        }
+    }
+
+    fn loop_disk(n: u64) -> BlockDevice {
+        let name = format!("loop{n}");
+        BlockDevice {
+            given: "/dev/disk/by-id/wwn-0x5000".into(),
+            identity: serde_json::from_value(serde_json::json!({
+                "name": name, "dev_path": format!("/dev/{name}"), "by_id": null, "vendor": null,
+                "model": null, "serial": null, "firmware": null, "size_bytes": 0,
+                "logical_block_size": 512, "physical_block_size": 512, "rotational": false,
+                "removable": false, "read_only": false, "devno": format!("7:{n}")
+            }))
+            .unwrap(),
+            partition_of: None,
+            in_use: Vec::new(),
+            rdev: 7 << 8 | n,
+        }
+    }
+
+    #[test]
+    fn what_the_log_says_while_the_run_cut_a_disks_power_is_the_runs_and_it_is_followed_where_it_comes_back()
+     {
+        let t = tempfile::tempdir().unwrap();
+        let paths = SystemPaths { sys: t.path().to_path_buf(), ..SystemPaths::real() };
+        let (kmsg, was, now) = (Kmsg::default(), loop_disk(6), loop_disk(8));
+        let w = Watch::reading(&paths, std::slice::from_ref(&was), Ok(Box::new(kmsg.clone())));
+        let cuts = w.cuts();
+        let error = |dev: &str, at: u64| {
+            format!("I/O error, dev {dev}, sector {at} op 0x0:(READ) flags 0x800 phys_seg 1")
+        };
+        // Before the cut: the disk's, whenever the watch reads it.
+        kmsg.put(&error("loop6", 100));
+        cuts.cut(was.rdev);
+        // Its reads failing while it has no power, and the kernel dropping
+        // it: the run's.
+        kmsg.put(&error("loop6", 0));
+        kmsg.put("sd 0:0:12:0: rejecting I/O to offline device, dev loop6");
+        cuts.back(was.rdev, Some(&now));
+        // Back as loop8: loop6 is another disk's now; loop8's are its own.
+        kmsg.put(&error("loop6", 4));
+        kmsg.put(&error("loop8", 200));
+        let s = w.finish().pop().unwrap();
+        assert_eq!((s.count(Kind::IoError), s.count(Kind::Offline)), (2, 0), "{s:#?}");
+        assert_eq!((s.sectors.as_slice(), s.while_cut, s.lines), (&[100, 200][..], 2, 4), "{s:#?}");
+        assert!(s.first[1].contains("sector 0") && s.first[2].contains("rejecting"), "{s:#?}");
+        // Cut and never back: nothing after the cut is judged.
+        let kmsg = Kmsg::default();
+        let w = Watch::reading(&paths, std::slice::from_ref(&was), Ok(Box::new(kmsg.clone())));
+        w.cuts().cut(was.rdev);
+        kmsg.put(&error("loop6", 0));
+        let s = w.finish().pop().unwrap();
+        assert_eq!((s.count(Kind::IoError), s.while_cut), (0, 1), "{s:#?}");
     }
 
     #[test]

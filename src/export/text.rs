@@ -83,7 +83,8 @@ pub fn kernel_section<'a>(
 ) {
     let spoke: Vec<(&str, &crate::device::kernel::Seen)> = disks
         .filter(|(_, k)| {
-            k.not_read.is_none() && (!k.counts.is_empty() || k.risen().next().is_some())
+            k.not_read.is_none()
+                && (!k.counts.is_empty() || k.risen().next().is_some() || k.while_cut > 0)
         })
         .collect();
     if spoke.is_empty() {
@@ -100,6 +101,9 @@ pub fn kernel_section<'a>(
         if !k.sectors.is_empty() {
             let at: Vec<String> = k.sectors.iter().take(5).map(u64::to_string).collect();
             said.push(format!("sectors {}", at.join(", ")));
+        }
+        if k.while_cut > 0 {
+            said.push(format!("{} line(s) while the run had cut its power", k.while_cut));
         }
         let planned = k.planned.as_ref().map(|p| format!(" ({p}: not judged)")).unwrap_or_default();
         out.push(Block::Item(format!("{path}{planned}: {}", said.join(", "))));

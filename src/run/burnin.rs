@@ -27,7 +27,7 @@ use crate::burnin::stripes::{Pace, Stripes};
 use crate::burnin::targets::Target;
 use crate::burnin::watch::{Told, burn_all};
 use crate::burnin::worker::{self, BurnJob, soak, verify_written};
-use crate::device::kernel::Seen;
+use crate::device::kernel::{Cuts, Seen};
 use crate::judge::burn_facts::{BurnRun, Burned, collapses, speed, suspects};
 use crate::judge::remeasured::Remeasured;
 use crate::judge::smr::Recovery;
@@ -82,11 +82,12 @@ pub fn burn(
     let devices: Vec<crate::device::BlockDevice> =
         plan.disks.iter().map(|d| d.target.dev.clone()).collect();
     let watch = crate::device::kernel::Watch::start(&crate::device::SystemPaths::real(), &devices);
+    let cuts = watch.cuts();
     let burns = burn_all(
         &plan.disks,
         (deadline, &plan.looks),
         (stop, Told { met: &|d, t| plan.met((d, t), stop), tick }),
-        |d, live| one(plan, (d, live), (store, deadline.flatten()), stop),
+        |d, live| one(plan, (d, live, &cuts), (store, deadline.flatten()), stop),
     );
     let mut kernel = watch.finish();
     // A verify's own cycles take its disks' links down: said, not judged.
@@ -130,7 +131,7 @@ fn finished(plan: &BurnPlan, burns: &[(DiskBurn, Temps)]) -> Vec<String> {
 /// burn-in from its checkpoint, its place saved in `store` as it goes.
 fn one(
     plan: &BurnPlan,
-    (d, live): (&DiskPlan, &Live),
+    (d, live, cuts): (&DiskPlan, &Live, &Cuts),
     (store, deadline): (Option<&Store>, Option<Instant>),
     stop: &StopFlag,
 ) -> DiskBurn {
@@ -140,7 +141,7 @@ fn one(
     let save =
         &mut |b: &DiskBurn, at| store.save_place((&d.target.checkpoint, c), (b, at), &mut warned);
     if plan.verify {
-        return verify(plan, (d, live), save, stop);
+        return verify(plan, (d, live, cuts), save, stop);
     }
     let job = plan.job((d, &on), live, deadline, stop);
     if c.burn.stripes.is_some() {
@@ -231,10 +232,11 @@ fn stripe(
 
 /// Disk `d`'s verify; with --cycles, each read-back after a spin cycle, or
 /// with --power-cycle after its slot's power was cut (the disk read
-/// through its file opened again then).
+/// through its file opened again then, the kernel's watch told of each
+/// cut in `cuts`).
 fn verify(
     plan: &BurnPlan,
-    (d, live): (&DiskPlan, &Live),
+    (d, live, cuts): (&DiskPlan, &Live, &Cuts),
     save: &mut dyn FnMut(&DiskBurn, At),
     stop: &StopFlag,
 ) -> DiskBurn {
@@ -247,7 +249,9 @@ fn verify(
     let (on, power) = (&on, &power);
     let spin = within.map(|within| {
         move |n: u16| match power {
-            Some(p) => cycle::power(&d.target, (n, p), within, (on.first.file, &on.now), stop),
+            Some(p) => {
+                cycle::power(&d.target, (n, p, cuts), within, (on.first.file, &on.now), stop)
+            }
             None => cycle::spin(&d.target, n, within, stop),
         }
     });
