@@ -196,14 +196,7 @@ pub fn power(
     let set = |word: &str| {
         std::fs::write(power, word).map_err(|e| format!("{} {word}: {e}", power.display()))
     };
-    // The watch follows it under the names it comes back with.
-    let back_as = || {
-        let now = crate::device::resolve_watched(
-            &SystemPaths::real(),
-            std::slice::from_ref(&t.dev.given),
-        );
-        cuts.back(t.dev.rdev, now.ok().and_then(|mut d| d.pop()).as_ref());
-    };
+    let back_as = || told_back(t, cuts);
     cuts.cut(t.dev.rdev);
     if let Err(why) = set("off") {
         back_as();
@@ -224,26 +217,49 @@ pub fn power(
         let why = format!("its slot's power was cut, but it still answered {limit} on");
         return at(None, Back::NotSpun(why));
     }
+    match found_again(t, within, now, stop) {
+        Ok(spin_up_s) => {
+            back_as();
+            at(Some(spin_up_s), changed(&t.dev).map_or(Back::Same, Back::Other))
+        }
+        Err(last) => {
+            let within = crate::units::human_duration(within);
+            let why = format!("it did not come back within {within} of its slot's power ({last})");
+            at(None, Back::Gone(why))
+        }
+    }
+}
+
+/// Tells the kernel's watch that `t` is back: it follows it under the
+/// names its name now leads to.
+fn told_back(t: &Target, cuts: &Cuts) {
+    let now =
+        crate::device::resolve_watched(&SystemPaths::real(), std::slice::from_ref(&t.dev.given));
+    cuts.back(t.dev.rdev, now.ok().and_then(|mut d| d.pop()).as_ref());
+}
+
+/// Waits (at most `within`) for a drive under `t`'s name to answer a read:
+/// the seconds it took, its file opened then put in `now`; or why it did
+/// not.
+fn found_again(
+    t: &Target,
+    within: Duration,
+    now: &Mutex<Option<File>>,
+    stop: &StopFlag,
+) -> Result<f64, String> {
     let began = Instant::now();
     let mut last = String::from("its name leads to no disk");
     while began.elapsed() < within && !stop.is_set() {
         match answers(t, &Bounds::new(stop, within.saturating_sub(began.elapsed()))) {
             Ok(file) => {
-                let spin_up_s = Some(began.elapsed().as_secs_f64());
                 *now.lock().unwrap_or_else(|e| e.into_inner()) = Some(file);
-                back_as();
-                let back = changed(&t.dev).map_or(Back::Same, Back::Other);
-                return at(spin_up_s, back);
+                return Ok(began.elapsed().as_secs_f64());
             }
             Err(why) => last = why,
         }
         stop.rest(Duration::from_millis(250));
     }
-    let within = crate::units::human_duration(within);
-    at(
-        None,
-        Back::Gone(format!("it did not come back within {within} of its slot's power ({last})")),
-    )
+    Err(last)
 }
 
 /// Whether the drive went once its power was cut: its name leads to
