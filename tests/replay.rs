@@ -418,6 +418,43 @@ fn a_big_block_is_allowed_the_time_its_size_needs() {
 }
 
 #[test]
+fn a_request_no_slower_than_the_pace_of_a_disk_slower_than_a_healthy_one_is_no_stall_and_not_decided()
+ {
+    // As a lab run's emulated SAS drives wrote on a loaded host: 2.4 MB/s,
+    // every 4 MiB write near 1.8 s, the slowest of each 2.0-2.1 s, two of
+    // them called stalls ("return it") at the 2084 ms a 4 MiB request may
+    // take at 50 MB/s. Here the big-block burn-in's disks written at
+    // 10 MB/s: 128 MiB needs 13.4 s at that pace, 2.7 s at 50 MB/s.
+    use arrayburn::burnin::record::SlowIo;
+    use arrayburn::burnin::state::Phase;
+    let paced = |ms: f64| {
+        let mut r = burn_fixture("burnin-big-blocks");
+        for d in &mut r.run.disks {
+            d.burn.write_s = d.burn.written_bytes as f64 / 10e6;
+            d.burn.write_pass_s = vec![d.burn.write_s];
+            d.burn.slowest = Some(SlowIo { pass: 1, phase: Phase::Write, offset: 0, ms });
+        }
+        burn_replayed(&r)
+    };
+    // A 6 s write (a stall at 50 MB/s, faster than the disk's own pace):
+    // no stall claimed, and not decided either.
+    let doc = paced(6000.0);
+    assert_eq!(doc["exit_status"], 3, "{}", doc["summary"]);
+    for disk in doc["disks"].as_array().unwrap() {
+        assert_eq!(disk["verdict"], "not_judged", "{disk}");
+    }
+    let said = doc["summary"]["message"].as_str().unwrap();
+    assert!(
+        said.contains("took 6000 ms (4684 ms or more is a stall for 128 MiB), but its other requests ran at 6.4 MB/s, under the 50 MB/s a healthy disk moves: a stall cannot be told"),
+        "{said}"
+    );
+    assert!(!said.contains("return it"), "{said}");
+    // A 20 s write is beyond even its own pace (15.4 s): a stall.
+    let doc = paced(20_000.0);
+    assert_eq!(doc["disks"][0]["verdict"], "return", "{}", doc["disks"][0]);
+}
+
+#[test]
 fn a_disk_slow_alone_too_is_blamed_with_both_figures() {
     // Three disks written at 20 MB/s, disk 1 at 14 also when re-measured
     // alone in turn with a peer (burnin::a_disk_slow_only_while_every_disk_

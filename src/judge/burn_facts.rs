@@ -270,14 +270,17 @@ impl Evidence<'_> {
 }
 
 /// A burn's slowest request (`len` bytes), with the speed of its phase
-/// and where it was, in words.
+/// but for that request (the pace of the others: a disk's stalls do not
+/// excuse themselves by slowing it) and where it was, in words.
 fn slowest(b: &DiskBurn, len: u64) -> Option<Slowest> {
     let s = b.slowest?;
-    let (what, mb_per_s) = if s.phase == Phase::Write {
-        ("a write", speed(b.written_bytes, b.write_s))
+    let (what, bytes, secs) = if s.phase == Phase::Write {
+        ("a write", b.written_bytes, b.write_s)
     } else {
-        ("a read", speed(b.verified_bytes, b.verify_s))
+        ("a read", b.verified_bytes, b.verify_s)
     };
+    let others = (bytes > len).then(|| speed(bytes - len, secs - s.ms / 1e3)).flatten();
+    let mb_per_s = others.or_else(|| speed(bytes, secs));
     let at = format!("{what} at byte {} in pass {}", s.offset, s.pass);
     Some(Slowest { ms: s.ms, len, mb_per_s, at })
 }

@@ -264,8 +264,10 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
                 .then(|| {
                     let smr = super::smr::judge(d.signs()).1;
                     let speed = smr.or_else(|| undecided(d, (write[i], verify[i]), th));
-                    let said: Vec<String> =
-                        speed.into_iter().chain(d.self_test_unfinished.clone()).collect();
+                    let said: Vec<String> = (speed.into_iter())
+                        .chain(pace_too_slow_to_tell(d, th))
+                        .chain(d.self_test_unfinished.clone())
+                        .collect();
                     (!said.is_empty()).then(|| said.join("; "))
                 })
                 .flatten();
@@ -471,7 +473,7 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     // stalls are named in that verdict.
     let smr = matches!(super::smr::judge(d.signs()).0, Some((Action::Return, _)));
     if let Some(s) = d.slowest.as_ref().filter(|_| !smr) {
-        let allowed = stall_allowance_ms(s.len, s.mb_per_s, th);
+        let allowed = stall_allowance_ms(s.len, s.mb_per_s, th).max(own_pace_ms(s, th));
         if s.ms >= allowed {
             let said = format!(
                 "{} took {:.0} ms ({allowed:.0} ms or more is a stall for {}: a drive retrying a weak sector does this)",
@@ -492,6 +494,31 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     };
     let (findings, bad): (Vec<Finding>, Vec<String>) = bad.into_iter().unzip();
     Some((Action::Return, format!("{}, return it{cable}", bad.join(", ")), findings))
+}
+
+/// How long request `s` may have the disk at the pace of the disk's other
+/// requests (its phase's speed but for it), with no floor: where the disk
+/// moved every request this slowly, one as slow is its pace, not a stall.
+fn own_pace_ms(s: &Slowest, th: &Thresholds) -> f64 {
+    s.mb_per_s.filter(|r| *r > 0.0).map_or(0.0, |r| th.stall_ms + s.len as f64 / 1e6 / r * 1e3)
+}
+
+/// A slowest request that would be a stall at the speed a healthy disk is
+/// taken to move at, but not at the disk's own pace (slower than that):
+/// whether it stalled cannot be told, in words.
+fn pace_too_slow_to_tell(d: &BurnFacts, th: &Thresholds) -> Option<String> {
+    let s = d.slowest.as_ref()?;
+    let floor = stall_allowance_ms(s.len, s.mb_per_s, th);
+    (s.ms >= floor && s.ms < own_pace_ms(s, th)).then(|| {
+        format!(
+            "{} took {:.0} ms ({floor:.0} ms or more is a stall for {}), but its other requests ran at {:.1} MB/s, under the {:.0} MB/s a healthy disk moves: a stall cannot be told from a disk, path or host this slow everywhere; burn it in again on another port or host",
+            s.at,
+            s.ms,
+            crate::units::human_bytes_binary(s.len),
+            s.mb_per_s.unwrap_or_default(),
+            super::STALL_FLOOR_MB_PER_S
+        )
+    })
 }
 
 /// SMART transport errors while every block read back right: the path.
@@ -982,11 +1009,14 @@ mod tests {
                 slowest(2001.0, 4096, Some(150.0)),
                 slowest(1999.0, 4096, Some(150.0)),
                 // A 256 MiB write at 120 MB/s needs 2237 ms: 2593 ms is
-                // no stall, 4300 ms is one; a disk slower than 50 MB/s is
-                // allowed no more than 50 MB/s needs.
+                // no stall, 4300 ms is one.
                 slowest(2593.0, big, Some(120.0)),
                 slowest(4300.0, big, Some(120.0)),
+                // A disk whose other writes ran at 10 MB/s: one that took
+                // 7.5 s (a stall at 50 MB/s) is its pace, and that pace too
+                // slow to tell; 30 s is beyond even its pace.
                 slowest(7500.0, big, Some(10.0)),
+                slowest(30000.0, big, Some(10.0)),
             ],
             &th,
         );
@@ -1005,7 +1035,13 @@ mod tests {
             "{}",
             said(3)
         );
-        assert!(said(4).contains("(7369 ms or more is a stall"), "{}", said(4));
+        assert!(out[4].action.is_none(), "{:?}", out[4]);
+        let why = out[4].undecided.clone().unwrap_or_default();
+        assert!(
+            why.starts_with("a read at byte 4096 in pass 1 took 7500 ms (7369 ms or more is a stall for 256 MiB), but its other requests ran at 10.0 MB/s, under the 50 MB/s a healthy disk moves: a stall cannot be told"),
+            "{why}"
+        );
+        assert!(said(5).contains("took 30000 ms (28844 ms or more is a stall"), "{}", said(5));
         // Timed too briefly to compare: no verdict from speed.
         let brief = |w| BurnFacts { write_s: 0.2, ..disk(w, 100.0) };
         let out = verdicts(&[brief(100.0), brief(100.0), brief(50.0)], &th);

@@ -644,7 +644,7 @@ fn message(
             disks
         ),
         (false, 0, true) if !unjudged.is_empty() => format!(
-            "NOT JUDGED: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written, no request stalled{unjudged}.",
+            "NOT JUDGED: every 4 KiB block of the ranges burned on {} disk(s) written, flushed and read back as written, no request stalled beyond its disk's own pace{unjudged}.",
             disks
         ),
         (false, 0, true) if *kind == Kind::Soak => format!(
