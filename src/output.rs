@@ -399,6 +399,38 @@ impl Output {
 /// anything, said as the error:
 /// no output holds a finished run, and its disks, without end.
 fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
+    let mut s = open_special(p, stop, Some(SPECIAL_WAIT), &|| {})?;
+    s.write_all(bytes)?;
+    s.flush()
+}
+
+/// Why a wait on a FIFO's reader ends: a stop, or `limit` passed since the
+/// reader last did something (`since`); None while the wait goes on.
+fn given_up(
+    p: &Path,
+    what: &str,
+    (stop, since, limit): (&StopFlag, std::time::Instant, Option<std::time::Duration>),
+) -> Option<io::Error> {
+    let why = if stop.is_set() {
+        "before the stop".to_string()
+    } else if let Some(limit) = limit.filter(|l| since.elapsed() >= *l) {
+        format!("within {} s", limit.as_secs())
+    } else {
+        return None;
+    };
+    Some(io::Error::other(format!("{}: {what} {why}; not written", p.display())))
+}
+
+/// `p` (a FIFO, terminal or character device) opened for writing without
+/// blocking, as [`write_special`] opens it; a FIFO without a reader waited
+/// for until one opens it, a stop, or `limit` (none: without end),
+/// `waiting` called once if it has to be.
+fn open_special(
+    p: &Path,
+    stop: &StopFlag,
+    limit: Option<std::time::Duration>,
+    waiting: &dyn Fn(),
+) -> io::Result<Stream> {
     use std::os::unix::fs::OpenOptionsExt;
     let open = || {
         fs::OpenOptions::new()
@@ -406,22 +438,14 @@ fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
             .custom_flags(nix::libc::O_NONBLOCK | no_planted_link(p))
             .open(p)
     };
-    // Since the reader last did something (opened it, took bytes).
-    let mut waited = std::time::Instant::now();
-    let gave_up = |what: &str, waited: std::time::Instant| -> Option<io::Error> {
-        let why = if stop.is_set() {
-            "before the stop".to_string()
-        } else if waited.elapsed() >= SPECIAL_WAIT {
-            format!("within {} s", SPECIAL_WAIT.as_secs())
-        } else {
-            return None;
-        };
-        Some(io::Error::other(format!("{}: {what} {why}; not written", p.display())))
-    };
-    let mut f = loop {
+    let (since, mut said) = (std::time::Instant::now(), false);
+    let f = loop {
         match open() {
             Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => {
-                if let Some(e) = gave_up("no reader opened it", waited) {
+                if !std::mem::replace(&mut said, true) {
+                    waiting();
+                }
+                if let Some(e) = given_up(p, "no reader opened it", (stop, since, limit)) {
                     return Err(e);
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -432,26 +456,43 @@ fn write_special(p: &Path, bytes: &[u8], stop: &StopFlag) -> io::Result<()> {
     if f.metadata()?.is_file() {
         return Err(became_file(p));
     }
-    // Written without blocking: a reader that stops reading is waited for
-    // 100 ms at a time, the same bound from the last bytes it took (a slow
-    // reader that keeps reading is never cut off).
-    waited = std::time::Instant::now();
-    let mut left = bytes;
-    while !left.is_empty() {
-        match f.write(left) {
-            Ok(n) => (left, waited) = (&left[n..], std::time::Instant::now()),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                if let Some(e) = gave_up("its reader stopped taking it", waited) {
-                    return Err(e);
+    Ok(Stream { f, p: p.to_path_buf(), stop: stop.clone() })
+}
+
+/// A FIFO, terminal or character device open for writing, written without
+/// blocking: a reader that takes nothing is waited for 100 ms at a time, a
+/// write given up at a stop or after [`SPECIAL_WAIT`] without the reader
+/// taking a byte (a slow reader that keeps reading is never cut off).
+#[derive(Debug)]
+pub struct Stream {
+    f: fs::File,
+    p: PathBuf,
+    stop: StopFlag,
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let since = std::time::Instant::now();
+        loop {
+            match self.f.write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let waited = (&self.stop, since, Some(SPECIAL_WAIT));
+                    if let Some(e) = given_up(&self.p, "its reader stopped taking it", waited) {
+                        return Err(e);
+                    }
+                    let mut ready =
+                        [nix::poll::PollFd::new(self.f.as_fd(), nix::poll::PollFlags::POLLOUT)];
+                    let _ = nix::poll::poll(&mut ready, nix::poll::PollTimeout::from(100u8));
                 }
-                let mut ready = [nix::poll::PollFd::new(f.as_fd(), nix::poll::PollFlags::POLLOUT)];
-                let _ = nix::poll::poll(&mut ready, nix::poll::PollTimeout::from(100u8));
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                written => return written,
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
         }
     }
-    f.flush()
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.f.flush()
+    }
 }
 
 /// The flag that opens a FIFO, terminal or character device never through
@@ -472,15 +513,11 @@ fn became_file(p: &Path) -> io::Error {
 /// Opens a FIFO, terminal or character device for a stream of lines held
 /// for a whole run (`watch --json`), as `write_special` opens one for a
 /// document: never through a link put in its place since it was resolved,
-/// and only if it is still not a regular file. A FIFO waits for its
-/// reader here.
-pub fn open_stream(p: &Path) -> io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = fs::OpenOptions::new().write(true).custom_flags(no_planted_link(p)).open(p)?;
-    if f.metadata()?.is_file() {
-        return Err(became_file(p));
-    }
-    Ok(f)
+/// and only if it is still not a regular file. A FIFO waits here for its
+/// reader as long as it takes (`waiting` called once if it has to), but
+/// never past a stop.
+pub fn open_stream(p: &Path, stop: &StopFlag, waiting: &dyn Fn()) -> io::Result<Stream> {
+    open_special(p, stop, None, waiting)
 }
 
 /// How long a FIFO, terminal or character device is waited for: for a
@@ -699,7 +736,8 @@ mod tests {
             .custom_flags(nix::libc::O_NONBLOCK)
             .open(&fifo)
             .unwrap();
-        let mut w = open_stream(&p).unwrap();
+        let stop = StopFlag::default();
+        let mut w = open_stream(&p, &stop, &|| panic!("its reader was there")).unwrap();
         w.write_all(b"{}\n").unwrap();
         drop(w);
         let mut got = String::new();
@@ -710,15 +748,59 @@ mod tests {
         fs::write(&victim, "kept").unwrap();
         fs::remove_file(&fifo).unwrap();
         std::os::unix::fs::symlink(&victim, &fifo).unwrap();
-        let e = open_stream(&p).unwrap_err();
+        let e = open_stream(&p, &stop, &|| {}).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(nix::libc::ELOOP), "{e}");
         // Swapped for a regular file: refused, nothing written.
         fs::remove_file(&fifo).unwrap();
         fs::write(&fifo, "").unwrap();
-        let e = open_stream(&p).unwrap_err().to_string();
+        let e = open_stream(&p, &stop, &|| {}).unwrap_err().to_string();
         assert!(e.contains("has become a regular file since the run began"), "{e}");
         assert_eq!(fs::read_to_string(&victim).unwrap(), "kept");
         assert_eq!(fs::read_to_string(&fifo).unwrap(), "");
+    }
+
+    #[test]
+    fn a_stream_waits_for_its_reader_and_for_a_reader_that_stops_taking_lines_only_until_a_stop() {
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::sync::mpsc;
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("lines");
+        nix::unistd::mkfifo(&fifo, Mode::from_bits_truncate(0o600)).unwrap();
+        let deadline = std::time::Duration::from_secs(60);
+        // No reader: it waits (said once), until the stop.
+        let (stop, (said, heard)) = (StopFlag::default(), mpsc::channel());
+        let opening = std::thread::spawn({
+            let (fifo, stop) = (fifo.clone(), stop.clone());
+            move || open_stream(&fifo, &stop, &|| said.send(()).unwrap()).err()
+        });
+        heard.recv_timeout(deadline).expect("it said it waits for a reader");
+        stop.stop();
+        let e = opening.join().unwrap().expect("no stream without a reader").to_string();
+        assert!(e.ends_with("no reader opened it before the stop; not written"), "{e}");
+        assert!(heard.try_recv().is_err(), "said once");
+        // A reader that takes nothing: the pipe fills; at a stop the write
+        // gives up instead of holding the run.
+        let _reader = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let stop = StopFlag::default();
+        let mut w = open_stream(&fifo, &stop, &|| panic!("its reader was there")).unwrap();
+        let line = [b'x'; 4096];
+        while w.f.write(&line).is_ok() {}
+        let (done, ended) = mpsc::channel();
+        let writing = std::thread::spawn(move || {
+            let r = w.write_all(&line);
+            done.send(()).unwrap();
+            r
+        });
+        // Held while the reader might still take it.
+        assert!(ended.recv_timeout(std::time::Duration::from_millis(300)).is_err());
+        stop.stop();
+        ended.recv_timeout(deadline).expect("the write ended at the stop");
+        let e = writing.join().unwrap().unwrap_err().to_string();
+        assert!(e.ends_with("its reader stopped taking it before the stop; not written"), "{e}");
     }
 
     #[test]

@@ -399,3 +399,31 @@ fn once_judges_one_window_and_exits_as_the_check_does() {
         assert!(said.contains(&line), "{said}");
     }
 }
+
+#[test]
+fn a_fifo_without_a_reader_is_waited_for_and_a_stop_there_ends_the_watch_at_once() {
+    need_root!();
+    let disk = sparse_disk(64 << 20, 512);
+    let dir = tempdir();
+    let fifo = dir.path().join("w.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let args = ["watch", "--interval", "1s", "--json", fifo.to_str().unwrap(), &disk.dev];
+    // Ctrl-C while no reader has opened it: the watch ends, interrupted.
+    let child = arrayburn(&args).start();
+    child.wait_line("the wait for a reader", MINUTE, |l| {
+        l.contains("a FIFO: waiting for a reader to open it (Ctrl-C ends the watch)")
+    });
+    let (out, _) = child.interrupt(MINUTE);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted before it began"), "{err}");
+    // A reader that comes later takes the watch's lines from its start.
+    let child = arrayburn(&args).start();
+    child.wait_line("the wait for a reader", MINUTE, |l| l.contains("a FIFO: waiting"));
+    let reader = std::io::BufReader::new(std::fs::File::open(&fifo).unwrap());
+    let mut lines = std::io::BufRead::lines(reader);
+    let first: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["kind"], "watch", "{first}");
+    let (out, _) = child.interrupt(MINUTE);
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -28,7 +28,14 @@ pub fn run(args: &WatchArgs, stop: &StopFlag) -> Result<Outcome> {
         refuse_duplicates([named(&j), named(m)]).map_err(anyhow::Error::msg)?;
     }
     let disks = resolve(&paths, &args.devices, stop)?;
-    let json = args.json.as_deref().map(lines_to).transpose()?;
+    let json = match args.json.as_deref().map(|p| lines_to(p, stop)).transpose() {
+        // Stopped while its FIFO had no reader: nothing was watched.
+        Err(e) if stop.is_set() => {
+            tell!("arrayburn watch: interrupted before it began: {e:#}");
+            return Ok(Outcome::Interrupted);
+        }
+        json => json?,
+    };
     let windows = (args.stand_out.as_secs_f64() / args.interval.as_secs_f64()).ceil() as usize;
     let pace = match args.once {
         true => Pace { interval: args.interval, span: 1, count: Some(1) },

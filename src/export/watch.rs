@@ -84,8 +84,12 @@ impl Telling {
     /// watch goes on.
     fn line(&mut self, line: &str) {
         let Some(out) = self.json.as_mut() else { return };
-        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
-            tell!("arrayburn watch: --json: the output went away; watching on");
+        if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+            let why = match e.kind() {
+                std::io::ErrorKind::BrokenPipe => "the output went away".to_string(),
+                _ => e.to_string(),
+            };
+            tell!("arrayburn watch: --json: {why}; watching on without it");
             self.json = None;
         }
     }
@@ -167,8 +171,9 @@ fn notice(e: &Event) -> crate::notify::Event {
 /// Where `--json` lines go, appended: standard output (`-`), a file
 /// (never through a link, only a regular file of this user's or root's,
 /// as the run logs are), or a FIFO or terminal; refused in one line
-/// before anything is read.
-pub fn lines_to(given: &std::path::Path) -> Result<Box<dyn Write>> {
+/// before anything is read. A FIFO is waited for until a reader opens it
+/// (said once), or a stop (an error then).
+pub fn lines_to(given: &std::path::Path, stop: &StopFlag) -> Result<Box<dyn Write>> {
     use crate::output::Sink;
     let o = Output::resolve("--json", given, true).map_err(anyhow::Error::msg)?;
     let shown = given.display();
@@ -179,10 +184,17 @@ pub fn lines_to(given: &std::path::Path) -> Result<Box<dyn Write>> {
             let name = name.to_string_lossy();
             Box::new(dir.append(&name).with_context(|| format!("--json {shown}"))?)
         }
-        Sink::Special(p) => Box::new(
-            crate::output::open_stream(&p)
-                .with_context(|| format!("--json {shown}: cannot write there"))?,
-        ),
+        Sink::Special(p) => {
+            let waiting = || {
+                tell!(
+                    "arrayburn watch: --json {shown}: a FIFO: waiting for a reader to open it (Ctrl-C ends the watch)"
+                );
+            };
+            Box::new(
+                crate::output::open_stream(&p, stop, &waiting)
+                    .with_context(|| format!("--json {shown}: cannot write there"))?,
+            )
+        }
     })
 }
 
