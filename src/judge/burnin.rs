@@ -36,7 +36,8 @@ use super::advice::Action;
 use super::peers::pct_of_group_median;
 use super::remeasured::against_words;
 use super::remeasured::{Against, Remeasured};
-use super::{ArrayVerdict, MIN_JUDGED_S, SLOWED_PCT, Thresholds, Verdict, stall_allowance_ms};
+pub use super::stall::Slowest;
+use super::{ArrayVerdict, MIN_JUDGED_S, SLOWED_PCT, Thresholds, Verdict};
 use crate::burnin::record::Class;
 use crate::burnin::remeasure::{BATCH, MOST};
 use crate::finding::{Code, Finding};
@@ -112,18 +113,6 @@ impl BurnFacts {
             scattered: self.scattered.as_ref(),
         }
     }
-}
-
-/// A disk's slowest write or read.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Slowest {
-    /// How long it had the disk (ms), and its bytes.
-    pub ms: f64,
-    pub len: u64,
-    /// The disk's speed in that phase (MB/s), where timed.
-    pub mb_per_s: Option<f64>,
-    /// Where, in words ("a read at byte 8388608 in pass 1").
-    pub at: String,
 }
 
 /// What the judge made of one disk's burn-in.
@@ -265,7 +254,7 @@ pub fn verdicts(disks: &[BurnFacts], th: &Thresholds) -> Vec<BurnVerdict> {
                     let smr = super::smr::judge(d.signs()).1;
                     let speed = smr.or_else(|| undecided(d, (write[i], verify[i]), th));
                     let said: Vec<String> = (speed.into_iter())
-                        .chain(pace_too_slow_to_tell(d, th))
+                        .chain(d.slowest.as_ref().and_then(|s| s.too_slow_to_tell(th)))
                         .chain(d.self_test_unfinished.clone())
                         .collect();
                     (!said.is_empty()).then(|| said.join("; "))
@@ -472,17 +461,8 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     // A drive-managed SMR disk stalls while it rewrites its bands: its
     // stalls are named in that verdict.
     let smr = matches!(super::smr::judge(d.signs()).0, Some((Action::Return, _)));
-    if let Some(s) = d.slowest.as_ref().filter(|_| !smr) {
-        let allowed = stall_allowance_ms(s.len, s.mb_per_s, th).max(own_pace_ms(s, th));
-        if s.ms >= allowed {
-            let said = format!(
-                "{} took {:.0} ms ({allowed:.0} ms or more is a stall for {}: a drive retrying a weak sector does this)",
-                s.at,
-                s.ms,
-                crate::units::human_bytes_binary(s.len)
-            );
-            bad.push((Finding::of(Code::Stalled), said));
-        }
+    if let Some(said) = d.slowest.as_ref().filter(|_| !smr).and_then(|s| s.stalled(th)) {
+        bad.push((Finding::of(Code::Stalled), said));
     }
     if bad.is_empty() {
         return None;
@@ -494,31 +474,6 @@ fn faults(d: &BurnFacts, th: &Thresholds) -> Rule {
     };
     let (findings, bad): (Vec<Finding>, Vec<String>) = bad.into_iter().unzip();
     Some((Action::Return, format!("{}, return it{cable}", bad.join(", ")), findings))
-}
-
-/// How long request `s` may have the disk at the pace of the disk's other
-/// requests (its phase's speed but for it), with no floor: where the disk
-/// moved every request this slowly, one as slow is its pace, not a stall.
-fn own_pace_ms(s: &Slowest, th: &Thresholds) -> f64 {
-    s.mb_per_s.filter(|r| *r > 0.0).map_or(0.0, |r| th.stall_ms + s.len as f64 / 1e6 / r * 1e3)
-}
-
-/// A slowest request that would be a stall at the speed a healthy disk is
-/// taken to move at, but not at the disk's own pace (slower than that):
-/// whether it stalled cannot be told, in words.
-fn pace_too_slow_to_tell(d: &BurnFacts, th: &Thresholds) -> Option<String> {
-    let s = d.slowest.as_ref()?;
-    let floor = stall_allowance_ms(s.len, s.mb_per_s, th);
-    (s.ms >= floor && s.ms < own_pace_ms(s, th)).then(|| {
-        format!(
-            "{} took {:.0} ms ({floor:.0} ms or more is a stall for {}), but its other requests ran at {:.1} MB/s, under the {:.0} MB/s a healthy disk moves: a stall cannot be told from a disk, path or host this slow everywhere; burn it in again on another port or host",
-            s.at,
-            s.ms,
-            crate::units::human_bytes_binary(s.len),
-            s.mb_per_s.unwrap_or_default(),
-            super::STALL_FLOOR_MB_PER_S
-        )
-    })
 }
 
 /// SMART transport errors while every block read back right: the path.

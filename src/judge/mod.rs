@@ -44,6 +44,7 @@ pub mod rated;
 pub mod remeasured;
 pub mod slices;
 pub mod smr;
+pub mod stall;
 pub mod surface;
 pub mod vibration;
 pub mod watch;
