@@ -279,7 +279,7 @@ fn slowest(b: &DiskBurn, len: u64) -> Option<Slowest> {
     } else {
         ("a read", b.verified_bytes, b.verify_s)
     };
-    let others = (bytes > len).then(|| speed(bytes - len, secs - s.ms / 1e3)).flatten();
+    let others = crate::judge::stall::pace_without(bytes, secs, (len, s.ms));
     let mb_per_s = others.or_else(|| speed(bytes, secs));
     let at = format!("{what} at byte {} in pass {}", s.offset, s.pass);
     Some(Slowest { ms: s.ms, len, mb_per_s, at })

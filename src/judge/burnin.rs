@@ -15,9 +15,11 @@
 //!   says so, the action stays return until SMART says otherwise.)
 //! - The drive's own self-test failed (`--smart-test`) → return it.
 //! - A write or read that had the disk for `stall_ms` or more beyond what
-//!   its size needs at the disk's own speed (a drive retrying a weak
-//!   sector; `stall_allowance_ms`), the run's first left out (spin-up) →
-//!   return it: the disk's own evidence, judged without peers.
+//!   its size needs at the pace of the disk's other requests, taken as at
+//!   least 50 MB/s (a drive retrying a weak sector; `judge::stall`), the
+//!   run's first left out (spin-up) → return it: the disk's own evidence,
+//!   judged without peers. Beyond what 50 MB/s needs but within the pace
+//!   of a disk slower than that → not decided, said why.
 //! - Above its temperature limit during the run (the drive's own
 //!   where it reports one: NVMe WCTEMP, ATA SCT, SAS trip point; else a
 //!   default for its kind), or minutes it counted above its own warning

@@ -3,9 +3,11 @@
 //!
 //! - **Failed reads** make it `error`, whatever else holds.
 //! - **Stall**: a read that had the disk `stall_ms` or more beyond what
-//!   its size needs at the disk's own speed (`stall_allowance_ms`; the
-//!   first read of a run left out: a spun-down drive takes seconds to spin
-//!   up) makes it slow, also under a shared bottleneck.
+//!   its size needs at the pace of the disk's other reads, taken as at
+//!   least 50 MB/s (`judge::stall`; the first read of a run left out: a
+//!   spun-down drive takes seconds to spin up) makes it slow, also under a
+//!   shared bottleneck. One beyond what 50 MB/s needs but within the pace
+//!   of a disk slower than that: unsure, said why.
 //! - **Latency tail**: p99.99 over [`TAIL_FACTOR`]× its peers' median and
 //!   at least [`TAIL_FLOOR_MS`], and its second-slowest read too: slow,
 //!   unless a shared path set the pace. In a sample of fewer than 10 000
@@ -21,8 +23,9 @@
 
 use super::peers::{classify, lost_alone};
 use super::slices::Spread;
+use super::stall::{Allowance, pace_without, untold_words};
 use super::surface::{Against, SlowRegion};
-use super::{MIN_JUDGED_S, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict, stall_allowance_ms};
+use super::{MIN_JUDGED_S, TAIL_FACTOR, TAIL_FLOOR_MS, Thresholds, Verdict};
 use crate::measure::{PassKind, ReadError, SlowRead, Stopped};
 use crate::units::human_bytes_binary;
 
@@ -111,10 +114,39 @@ pub struct Judged {
 /// `stall_ms`); the run's first read left out (a spun-down drive takes
 /// seconds to spin up).
 pub fn stall<'a>(f: &Facts<'a>, th: &Thresholds) -> Option<&'a SlowRead> {
-    let speed = (f.elapsed_s > 0.0 && f.bytes > 0).then(|| f.bytes as f64 / 1e6 / f.elapsed_s);
     (f.slow_reads.iter())
-        .filter(|s| s.index > 1 && s.had_disk_ms() >= stall_allowance_ms(s.len, speed, th))
+        .filter(|s| s.index > 1 && allowance(f, s, th).1.stalled(s.had_disk_ms()))
         .max_by(|a, b| a.had_disk_ms().total_cmp(&b.had_disk_ms()))
+}
+
+/// The pace of the disk's other reads in the pass (MB/s), and how long
+/// read `s` may have it before it is a stall.
+fn allowance(f: &Facts, s: &SlowRead, th: &Thresholds) -> (Option<f64>, Allowance) {
+    let speed = (f.elapsed_s > 0.0 && f.bytes > 0).then(|| f.bytes as f64 / 1e6 / f.elapsed_s);
+    let pace = pace_without(f.bytes, f.elapsed_s, (s.len, s.had_disk_ms())).or(speed);
+    (pace, Allowance::of(s.len, pace, th))
+}
+
+/// The slowest read that would be a stall at the speed a healthy disk is
+/// taken to move at, but not at the pace of the disk's other reads
+/// (slower than that), in words: whether it stalled cannot be told.
+fn untold_stall(f: &Facts, th: &Thresholds) -> Option<String> {
+    let (s, pace, a) = (f.slow_reads.iter())
+        .filter(|s| s.index > 1)
+        .map(|s| {
+            let (pace, a) = allowance(f, s, th);
+            (s, pace, a)
+        })
+        .filter(|(s, _, a)| a.untold(s.had_disk_ms()))
+        .max_by(|a, b| a.0.had_disk_ms().total_cmp(&b.0.had_disk_ms()))?;
+    Some(format!(
+        "a read took {:.0} ms at byte {} ({:.0} ms is a stall for {}), {}",
+        s.had_disk_ms(),
+        s.offset,
+        a.floor_ms,
+        human_bytes_binary(s.len),
+        untold_words("reads", pace)
+    ))
 }
 
 /// How many times its peers' median p99.99 the disk's p99.99 is, when that
@@ -164,15 +196,20 @@ pub fn verdict(
     }
     // A stalled read is a disk problem whatever the path does.
     let stall = latency_reasons(f, j, path_limited, th);
+    let untold = untold_stall(f, th).filter(|_| stall.is_empty());
     if path_limited {
-        return if stall.is_empty() { (Verdict::Ok, Vec::new()) } else { (Verdict::Slow, stall) };
+        return match (stall.is_empty(), untold) {
+            (false, _) => (Verdict::Slow, stall),
+            (true, Some(why)) => (Verdict::Unsure, vec![why]),
+            (true, None) => (Verdict::Ok, Vec::new()),
+        };
     }
     let mut slow = stall;
     slow.extend(j.slow_regions.iter().take(3).map(region_reason));
     if j.slow_regions.len() > 3 {
         slow.push(format!("{} more slow regions", j.slow_regions.len() - 3));
     }
-    let (mut fast, mut unsure) = (Vec::new(), Vec::new());
+    let (mut fast, mut unsure) = (Vec::new(), Vec::from_iter(untold));
     if kind == PassKind::Seek {
         // Seeking costs every disk speed: only a loss beyond its peers'
         // counts.
@@ -368,9 +405,10 @@ mod tests {
             let f = Facts { slow_reads: &reads, ..facts() };
             assert_eq!(stall(&f, &th).map(|s| s.latency_ms), want, "{reads:?}");
         }
-        // A big read is allowed what its size needs at the disk's speed
-        // (107 MB/s here): 256 MiB, 2508 ms, then the threshold; with two
-        // in flight it had the disk for half its 5435 ms.
+        // A big read is allowed what its size needs at the pace of the
+        // disk's other reads (111 MB/s beside the first, 149 beside the
+        // second): 256 MiB, 2417 ms, then the threshold; with two in
+        // flight it had the disk for half its 5435 ms.
         let big = |latency_ms: f64, service_ms: f64| SlowRead {
             len: 256 << 20,
             service_ms: Some(service_ms),
@@ -381,6 +419,33 @@ mod tests {
             let f = Facts { slow_reads: &reads, ..facts() };
             assert_eq!(stall(&f, &th).map(|s| s.had_disk_ms()), want, "{reads:?}");
         }
+    }
+
+    #[test]
+    fn a_read_within_the_pace_of_a_disk_slower_than_a_healthy_one_is_no_stall_and_unsure() {
+        let th = Thresholds::default();
+        // 64 MiB in 20 s: its other reads at 3.6 MB/s need 1165 ms for
+        // 4 MiB; 50 MB/s would need 84.
+        let read = |ms: f64| SlowRead { len: 4 << 20, ..slow_read(3, ms) };
+        let slow = Facts { bytes: 64 << 20, elapsed_s: 20.0, ..facts() };
+        let reads = [read(2500.0)];
+        let f = Facts { slow_reads: &reads, ..slow.clone() };
+        assert_eq!(stall(&f, &th), None);
+        let why = untold_stall(&f, &th).unwrap();
+        assert!(
+            why.starts_with("a read took 2500 ms at byte 12288 (2084 ms is a stall for 4 MiB), but its other reads ran at 3.6 MB/s, under the 50 MB/s"),
+            "{why}"
+        );
+        let (v, said) = verdict(PassKind::Serial, &f, &Judged::default(), true, None, &th);
+        assert_eq!((v, said), (Verdict::Unsure, vec![why]));
+        // Beyond even its pace: a stall, nothing left untold.
+        let reads = [read(3500.0)];
+        let f = Facts { slow_reads: &reads, ..slow };
+        assert_eq!(stall(&f, &th).map(|s| s.latency_ms), Some(3500.0));
+        assert_eq!(untold_stall(&f, &th), None);
+        // At a healthy pace the floor is the pace: nothing untold.
+        let reads = [read(1900.0)];
+        assert_eq!(untold_stall(&Facts { slow_reads: &reads, ..facts() }, &th), None);
     }
 
     #[test]

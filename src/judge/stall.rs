@@ -22,22 +22,64 @@ pub struct Slowest {
     pub at: String,
 }
 
-impl Slowest {
-    /// How long it may have the disk at the pace of the disk's other
-    /// requests, with no floor (none where that pace is not known).
-    fn own_pace_ms(&self, th: &Thresholds) -> f64 {
-        let pace = self.mb_per_s.filter(|r| *r > 0.0);
-        pace.map_or(0.0, |r| th.stall_ms + self.len as f64 / 1e6 / r * 1e3)
+/// How long a request may have a disk before it is a stall: at the pace
+/// of the disk's other requests and at least at the floor's speed
+/// (`ms`), and at the floor's speed alone (`floor_ms`: the same where the
+/// disk is at least that fast).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Allowance {
+    pub floor_ms: f64,
+    pub ms: f64,
+}
+
+impl Allowance {
+    /// For a request of `len` bytes on a disk whose other requests ran at
+    /// `pace` MB/s (where known).
+    pub fn of(len: u64, pace: Option<f64>, th: &Thresholds) -> Allowance {
+        let floor_ms = stall_allowance_ms(len, pace, th);
+        let own =
+            pace.filter(|r| *r > 0.0).map_or(0.0, |r| th.stall_ms + len as f64 / 1e6 / r * 1e3);
+        Allowance { floor_ms, ms: floor_ms.max(own) }
     }
 
+    /// A request that had the disk `ms` stalled.
+    pub fn stalled(&self, ms: f64) -> bool {
+        ms >= self.ms
+    }
+
+    /// A request that had the disk `ms` would be a stall at the floor's
+    /// speed but not at the disk's own pace: whether it stalled cannot be
+    /// told.
+    pub fn untold(&self, ms: f64) -> bool {
+        ms >= self.floor_ms && ms < self.ms
+    }
+}
+
+/// The pace (MB/s) of `bytes` moved in `secs`, but for one request of
+/// `len` bytes that had the disk `ms`; None where it was all of them.
+pub fn pace_without(bytes: u64, secs: f64, (len, ms): (u64, f64)) -> Option<f64> {
+    let (bytes, secs) = (bytes.checked_sub(len)?, secs - ms / 1e3);
+    (bytes > 0 && secs > 0.0).then(|| bytes as f64 / 1e6 / secs)
+}
+
+/// Why a request that `untold` is not called a stall, in words.
+pub fn untold_words(what: &str, pace: Option<f64>) -> String {
+    format!(
+        "but its other {what} ran at {:.1} MB/s, under the {STALL_FLOOR_MB_PER_S:.0} MB/s a healthy disk moves: a stall cannot be told from a disk, path or host this slow everywhere",
+        pace.unwrap_or_default()
+    )
+}
+
+impl Slowest {
     /// It stalled, in words.
     pub fn stalled(&self, th: &Thresholds) -> Option<String> {
-        let allowed = stall_allowance_ms(self.len, self.mb_per_s, th).max(self.own_pace_ms(th));
-        (self.ms >= allowed).then(|| {
+        let allowed = Allowance::of(self.len, self.mb_per_s, th);
+        allowed.stalled(self.ms).then(|| {
             format!(
-                "{} took {:.0} ms ({allowed:.0} ms or more is a stall for {}: a drive retrying a weak sector does this)",
+                "{} took {:.0} ms ({:.0} ms or more is a stall for {}: a drive retrying a weak sector does this)",
                 self.at,
                 self.ms,
+                allowed.ms,
                 crate::units::human_bytes_binary(self.len)
             )
         })
@@ -47,14 +89,15 @@ impl Slowest {
     /// at, but not at the disk's own pace (slower than that): whether it
     /// stalled cannot be told, in words.
     pub fn too_slow_to_tell(&self, th: &Thresholds) -> Option<String> {
-        let floor = stall_allowance_ms(self.len, self.mb_per_s, th);
-        (self.ms >= floor && self.ms < self.own_pace_ms(th)).then(|| {
+        let allowed = Allowance::of(self.len, self.mb_per_s, th);
+        allowed.untold(self.ms).then(|| {
             format!(
-                "{} took {:.0} ms ({floor:.0} ms or more is a stall for {}), but its other requests ran at {:.1} MB/s, under the {STALL_FLOOR_MB_PER_S:.0} MB/s a healthy disk moves: a stall cannot be told from a disk, path or host this slow everywhere; burn it in again on another port or host",
+                "{} took {:.0} ms ({:.0} ms or more is a stall for {}), {}; burn it in again on another port or host",
                 self.at,
                 self.ms,
+                allowed.floor_ms,
                 crate::units::human_bytes_binary(self.len),
-                self.mb_per_s.unwrap_or_default(),
+                untold_words("requests", self.mb_per_s)
             )
         })
     }
