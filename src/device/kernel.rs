@@ -384,8 +384,8 @@ struct Watched {
     was: u64,
     device: BlockDevice,
     names: Names,
-    /// Its counters when the watch began, or when it came back under a
-    /// new name.
+    /// Its counters when the watch began or the disk came back (none
+    /// while its power is cut: what they do then is the run's).
     before: Vec<(String, u64)>,
     seen: Seen,
     cut: bool,
@@ -400,7 +400,8 @@ struct Log {
 
 impl Log {
     /// Reads what the log holds now, each record about a disk added to its
-    /// [`Seen`]; false once the log cannot be read on.
+    /// [`Seen`]; false where there is no log (an error reading it is tried
+    /// again at the next look, never taken for a quiet log's end).
     fn read_now(&mut self, buf: &mut [u8]) -> bool {
         let Some(file) = self.file.as_mut() else { return false };
         loop {
@@ -421,11 +422,7 @@ impl Log {
                     self.disks.iter_mut().for_each(|d| d.seen.lost += 1);
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
-                Err(_) => {
-                    self.file = None;
-                    return false;
-                }
+                Err(_) => return true,
             }
         }
     }
@@ -455,42 +452,47 @@ pub struct Cuts {
 
 impl Cuts {
     /// The disk whose device number was `was` as the run began has its
-    /// power cut now: its lines logged before are taken as they were.
+    /// power cut now: its lines logged before are taken as they were, and
+    /// what its counters rose by until now.
     pub fn cut(&self, was: u64) {
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         log.read_now(&mut [0u8; 8192]);
-        log.disks.iter_mut().filter(|d| d.was == was).for_each(|d| d.cut = true);
+        for d in log.disks.iter_mut().filter(|d| d.was == was) {
+            d.cut = true;
+            let now = counters(&self.paths, &d.device);
+            add_counted(&mut d.seen, &std::mem::take(&mut d.before), &now);
+        }
     }
 
     /// That disk answers again, as the device `now` (where its name could
     /// be resolved): its lines logged until now were of the cut; from now
-    /// on it goes by the names (and counters) of `now`.
+    /// on it goes by the names of `now`, its counters counted from here
+    /// (a drive back from its power starts them again).
     pub fn back(&self, was: u64, now: Option<&BlockDevice>) {
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         log.read_now(&mut [0u8; 8192]);
         for d in log.disks.iter_mut().filter(|d| d.was == was) {
             d.cut = false;
-            let Some(now) = now.filter(|n| n.rdev != d.device.rdev) else { continue };
-            // The counters it ran up before are kept; the new device's
-            // count from here.
-            let after = counters(&self.paths, &d.device);
-            d.seen.counters.extend(counted(&d.before, &after));
-            d.names = Names::of(&self.paths, now);
-            d.before = counters(&self.paths, now);
-            d.device = now.clone();
+            if let Some(now) = now {
+                d.names = Names::of(&self.paths, now);
+                d.device = now.clone();
+            }
+            d.before = counters(&self.paths, &d.device);
         }
     }
 }
 
-/// The counters of `before` read again as `after`.
-fn counted(before: &[(String, u64)], after: &[(String, u64)]) -> Vec<Counter> {
-    before
-        .iter()
-        .filter_map(|(name, b)| {
-            let a = after.iter().find(|(n, _)| n == name)?.1;
-            Some(Counter { name: name.clone(), before: *b, after: a })
-        })
-        .collect()
+/// What the counters of `before` rose by as read again (`after`), added
+/// to `seen`'s: one entry a counter, however many times it was counted
+/// (its `before` the first reading, its `after` that plus all it rose).
+fn add_counted(seen: &mut Seen, before: &[(String, u64)], after: &[(String, u64)]) {
+    for (name, b) in before {
+        let Some(a) = after.iter().find(|(n, _)| n == name).map(|(_, a)| *a) else { continue };
+        match seen.counters.iter_mut().find(|c| c.name == *name) {
+            Some(c) => c.after += a.saturating_sub(*b),
+            None => seen.counters.push(Counter { name: name.clone(), before: *b, after: a }),
+        }
+    }
 }
 
 /// Why `/dev/kmsg` could not be opened, in words.
@@ -578,7 +580,7 @@ impl Watch {
             .map(|mut d| {
                 d.seen.not_read.clone_from(&self.not_read);
                 let after = counters(&self.paths, &d.device);
-                d.seen.counters.extend(counted(&d.before, &after));
+                add_counted(&mut d.seen, &d.before, &after);
                 d.seen
             })
             .collect()
@@ -818,8 +820,17 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let paths = SystemPaths { sys: t.path().to_path_buf(), ..SystemPaths::real() };
         let (kmsg, was, now) = (Kmsg::default(), loop_disk(6), loop_disk(8));
+        let ioerr = |name: &str, n: u64| {
+            let dir = t.path().join("block").join(name).join("device");
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join("ioerr_cnt"), format!("{n:#x}\n")).unwrap();
+        };
+        ioerr("loop6", 1);
         let w = Watch::reading(&paths, std::slice::from_ref(&was), Ok(Box::new(kmsg.clone())));
         let cuts = w.cuts();
+        // Its failed commands: 2 before the cut, 6 more while its power is
+        // cut (the run's), 1 on the device it came back as.
+        ioerr("loop6", 3);
         let error = |dev: &str, at: u64| {
             format!("I/O error, dev {dev}, sector {at} op 0x0:(READ) flags 0x800 phys_seg 1")
         };
@@ -830,7 +841,10 @@ mod tests {
         // it: the run's.
         kmsg.put(&error("loop6", 0));
         kmsg.put("sd 0:0:12:0: rejecting I/O to offline device, dev loop6");
+        ioerr("loop6", 9);
+        ioerr("loop8", 0);
         cuts.back(was.rdev, Some(&now));
+        ioerr("loop8", 1);
         // Back as loop8: loop6 is another disk's now; loop8's are its own.
         kmsg.put(&error("loop6", 4));
         kmsg.put(&error("loop8", 200));
@@ -838,6 +852,7 @@ mod tests {
         assert_eq!((s.count(Kind::IoError), s.count(Kind::Offline)), (2, 0), "{s:#?}");
         assert_eq!((s.sectors.as_slice(), s.while_cut, s.lines), (&[100, 200][..], 2, 4), "{s:#?}");
         assert!(s.first[1].contains("sector 0") && s.first[2].contains("rejecting"), "{s:#?}");
+        assert_eq!((s.rose("ioerr_cnt"), s.counters.len()), (3, 1), "{s:#?}");
         // Cut and never back: nothing after the cut is judged.
         let kmsg = Kmsg::default();
         let w = Watch::reading(&paths, std::slice::from_ref(&was), Ok(Box::new(kmsg.clone())));

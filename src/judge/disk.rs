@@ -131,13 +131,10 @@ fn allowance(f: &Facts, s: &SlowRead, th: &Thresholds) -> (Option<f64>, Allowanc
 /// taken to move at, but not at the pace of the disk's other reads
 /// (slower than that), in words: whether it stalled cannot be told.
 fn untold_stall(f: &Facts, th: &Thresholds) -> Option<String> {
-    let (s, pace, a) = (f.slow_reads.iter())
+    let (s, (pace, a)) = (f.slow_reads.iter())
         .filter(|s| s.index > 1)
-        .map(|s| {
-            let (pace, a) = allowance(f, s, th);
-            (s, pace, a)
-        })
-        .filter(|(s, _, a)| a.untold(s.had_disk_ms()))
+        .map(|s| (s, allowance(f, s, th)))
+        .filter(|(s, (_, a))| a.untold(s.had_disk_ms()))
         .max_by(|a, b| a.0.had_disk_ms().total_cmp(&b.0.had_disk_ms()))?;
     Some(format!(
         "a read took {:.0} ms at byte {} ({:.0} ms is a stall for {}), {}",

@@ -1,5 +1,6 @@
-//! A burn-in's slowest request against the time its size needs: at the
-//! pace of the disk's other requests (its phase's speed but for it), and
+//! A slow request against the time its size needs (the burn-in's slowest
+//! request, the check's slow reads): at the pace of the disk's other
+//! requests (its phase's or pass's speed but for it), and
 //! at least at the speed a healthy disk is taken to move at
 //! ([`super::STALL_FLOOR_MB_PER_S`]). Beyond both by `stall_ms`: a stall,
 //! a drive retrying a weak sector. Beyond the floor's but within the
