@@ -420,9 +420,24 @@ fn a_fifo_without_a_reader_is_waited_for_and_a_stop_there_ends_the_watch_at_once
     // A reader that comes later takes the watch's lines from its start.
     let child = arrayburn(&args).start();
     child.wait_line("the wait for a reader", MINUTE, |l| l.contains("a FIFO: waiting"));
-    let reader = std::io::BufReader::new(std::fs::File::open(&fifo).unwrap());
-    let mut lines = std::io::BufRead::lines(reader);
-    let first: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    // Opened without blocking and read with a deadline: a watch that died
+    // meanwhile fails the test instead of holding it.
+    let mut reader = {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).custom_flags(nix::libc::O_NONBLOCK).open(&fifo).unwrap()
+    };
+    let mut got = Vec::new();
+    let line = wait_for(MINUTE, || {
+        let mut buf = [0u8; 4096];
+        if let Ok(n) = std::io::Read::read(&mut reader, &mut buf) {
+            got.extend_from_slice(&buf[..n]);
+        }
+        got.contains(&b'\n')
+    });
+    assert!(line, "no line within a minute: {}", String::from_utf8_lossy(&got));
+    let first = String::from_utf8_lossy(&got).lines().next().unwrap_or_default().to_string();
+    let first: serde_json::Value = serde_json::from_str(&first).unwrap();
     assert_eq!(first["kind"], "watch", "{first}");
     let (out, _) = child.interrupt(MINUTE);
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
