@@ -1505,6 +1505,11 @@ fn a_crash_mid_verify_keeps_each_passes_time_whole() {
     let json = dir.path().join("b.json");
     let mut args = vec!["burnin", "--state", st, "--destructive", "--yes", "--smart", "off"];
     args.extend(["--progress", "none", "--checkpoint-every", "1"]);
+    // What it asserts is each pass's time, the disk's own: not judged
+    // against peers (a fresh CI run beside the shared tests wrote one disk
+    // at 37 MB/s against its peer's 44, re-measured it once and could not
+    // decide: exit 3, the machine's doing, not the throttle's).
+    args.push("--not-against-peers");
     let devs: Vec<&str> = d.iter().map(|x| x.dev.as_str()).collect();
     let first: Vec<&str> =
         args.iter().copied().chain(["--passes", "2"]).chain(devs.iter().copied()).collect();

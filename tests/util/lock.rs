@@ -197,7 +197,10 @@ pub const UNTIMED: &[(&str, &str)] = &[
 pub const PACED: &[(&str, &str)] = &[
     ("burnin::a_healthy_array_is_written_", "writes and reads at 16 MB/s"),
     ("burnin::a_slow_reader_among_slow_writers_", "writes at 8 MB/s, reads at 30 and 21"),
-    ("burnin::a_crash_mid_verify_", "writes at 48 MB/s, reads at 32"),
+    (
+        "burnin::a_crash_mid_verify_",
+        "writes at 48 MB/s, reads at 32; each pass's time asserted, not judged against peers",
+    ),
     ("burnin::a_soak_that_ends_before_", "reads at 20 MB/s for a 3 s soak"),
     (
         "safety::a_disk_still_draining_",
